@@ -1,0 +1,373 @@
+import { sql } from "drizzle-orm";
+import {
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
+
+/*
+ * One schema for the whole service. Timestamps are stored as ISO 8601 strings in UTC (what the
+ * API returns), so no conversion happens between D1 and the wire. Integer ids where PostHog's
+ * API has integers (users, projects, environments, dashboards, tiles), UUIDs where it has UUIDs.
+ */
+
+const createdAt = () => text("created_at").notNull();
+const json = <T>(name: string) => text(name, { mode: "json" }).$type<T>();
+
+export type HedgehogConfig = Record<string, unknown> | null;
+
+export const users = sqliteTable("users", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  uuid: text("uuid").notNull().unique(),
+  distinctId: text("distinct_id").notNull(),
+  firstName: text("first_name").notNull().default(""),
+  lastName: text("last_name").notNull().default(""),
+  email: text("email").notNull().unique(),
+  isEmailVerified: integer("is_email_verified", { mode: "boolean" }).notNull().default(false),
+  hedgehogConfig: json<HedgehogConfig>("hedgehog_config"),
+  roleAtOrganization: text("role_at_organization").notNull().default(""),
+  createdAt: createdAt(),
+  lastLogin: text("last_login"),
+});
+
+export const organizations = sqliteTable("organizations", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  createdAt: createdAt(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const organizationMemberships = sqliteTable(
+  "organization_memberships",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    level: integer("level").notNull(),
+    joinedAt: text("joined_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("organization_memberships_organization_user").on(table.organizationId, table.userId),
+    index("organization_memberships_user").on(table.userId),
+    index("organization_memberships_organization_joined").on(table.organizationId, table.joinedAt),
+  ],
+);
+
+export const personalApiKeys = sqliteTable(
+  "personal_api_keys",
+  {
+    id: text("id").primaryKey(),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    label: text("label").notNull(),
+    /** sha256 hex of the key; the key itself is never stored. */
+    secureValue: text("secure_value").notNull().unique(),
+    maskValue: text("mask_value").notNull(),
+    scopes: json<string[]>("scopes").notNull(),
+    scopedOrganizations: json<string[]>("scoped_organizations").notNull(),
+    scopedTeams: json<number[]>("scoped_teams").notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: text("last_used_at"),
+  },
+  (table) => [index("personal_api_keys_user").on(table.userId, table.createdAt)],
+);
+
+/** Project settings the API stores and echoes without reasoning about them (SPEC 10). */
+export type ProjectSettings = Record<string, unknown>;
+
+export const projects = sqliteTable(
+  "projects",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    uuid: text("uuid").notNull().unique(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** lower(name), so that uniqueness ignoring case is an index, not a scan. */
+    nameKey: text("name_key").notNull(),
+    apiToken: text("api_token").notNull().unique(),
+    liveEventsToken: text("live_events_token").notNull(),
+    timezone: text("timezone").notNull().default("UTC"),
+    accessControl: integer("access_control", { mode: "boolean" }).notNull().default(false),
+    isDemo: integer("is_demo", { mode: "boolean" }).notNull().default(false),
+    completedSnippetOnboarding: integer("completed_snippet_onboarding", { mode: "boolean" })
+      .notNull()
+      .default(false),
+    hasCompletedOnboardingFor: json<unknown>("has_completed_onboarding_for"),
+    ingestedEvent: integer("ingested_event", { mode: "boolean" }).notNull().default(false),
+    settings: json<ProjectSettings>("settings").notNull(),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [uniqueIndex("projects_organization_name_key").on(table.organizationId, table.nameKey)],
+);
+
+/** PostHog's "team": a project's environment. The first one shares the project's id. */
+export const environments = sqliteTable(
+  "environments",
+  {
+    id: integer("id").primaryKey(),
+    projectId: integer("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [index("environments_project").on(table.projectId)],
+);
+
+/** Explicit access to a private project (`access_control: true`), granted through invites. */
+export const projectAccessGrants = sqliteTable(
+  "project_access_grants",
+  {
+    projectId: integer("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    level: text("level", { enum: ["member", "admin"] }).notNull(),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.projectId, table.userId] }),
+    index("project_access_grants_user").on(table.userId),
+  ],
+);
+
+export type PrivateProjectAccess = { id: number; level: "member" | "admin" }[] | null;
+
+export const invites = sqliteTable(
+  "invites",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    targetEmail: text("target_email").notNull(),
+    firstName: text("first_name").notNull().default(""),
+    level: integer("level").notNull(),
+    message: text("message"),
+    privateProjectAccess: json<PrivateProjectAccess>("private_project_access"),
+    sendEmail: integer("send_email", { mode: "boolean" }).notNull(),
+    combinePendingInvites: integer("combine_pending_invites", { mode: "boolean" }).notNull(),
+    emailingAttemptMade: integer("emailing_attempt_made", { mode: "boolean" })
+      .notNull()
+      .default(false),
+    createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [
+    index("invites_organization_created").on(table.organizationId, table.createdAt),
+    index("invites_organization_email").on(table.organizationId, table.targetEmail),
+  ],
+);
+
+export const domains = sqliteTable(
+  "domains",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    domain: text("domain").notNull().unique(),
+    verificationChallenge: text("verification_challenge").notNull(),
+    verifiedAt: text("verified_at"),
+    lastVerificationRetry: text("last_verification_retry"),
+    jitProvisioningEnabled: integer("jit_provisioning_enabled", { mode: "boolean" })
+      .notNull()
+      .default(false),
+    ssoEnforcement: text("sso_enforcement").notNull().default(""),
+    samlEntityId: text("saml_entity_id"),
+    samlAcsUrl: text("saml_acs_url"),
+    samlX509Cert: text("saml_x509_cert"),
+    createdAt: createdAt(),
+  },
+  (table) => [index("domains_organization_domain").on(table.organizationId, table.domain)],
+);
+
+export type BatchExportDestinationConfig = Record<string, unknown>;
+
+export const batchExports = sqliteTable(
+  "batch_exports",
+  {
+    id: text("id").primaryKey(),
+    environmentId: integer("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    /** Copied from the environment so that organization routes filter and update in one statement. */
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    model: text("model").notNull().default("events"),
+    destinationType: text("destination_type").notNull(),
+    /** Includes secrets; responses strip them. */
+    destinationConfig: json<BatchExportDestinationConfig>("destination_config").notNull(),
+    interval: text("interval").notNull(),
+    paused: integer("paused", { mode: "boolean" }).notNull().default(false),
+    lastPausedAt: text("last_paused_at"),
+    startAt: text("start_at"),
+    endAt: text("end_at"),
+    hogqlQuery: text("hogql_query").notNull().default(""),
+    filters: json<unknown>("filters"),
+    timezone: text("timezone").notNull().default("UTC"),
+    deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
+    createdAt: createdAt(),
+    lastUpdatedAt: text("last_updated_at").notNull(),
+  },
+  (table) => [
+    index("batch_exports_environment_created").on(table.environmentId, table.createdAt),
+    index("batch_exports_organization_created").on(table.organizationId, table.createdAt),
+  ],
+);
+
+export const dashboards = sqliteTable(
+  "dashboards",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    environmentId: integer("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    name: text("name").notNull().default(""),
+    description: text("description").notNull().default(""),
+    pinned: integer("pinned", { mode: "boolean" }).notNull().default(false),
+    deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
+    creationMode: text("creation_mode", { enum: ["default", "template", "duplicate"] })
+      .notNull()
+      .default("default"),
+    restrictionLevel: integer("restriction_level").notNull().default(21),
+    filters: json<Record<string, unknown>>("filters").notNull().default(sql`'{}'`),
+    variables: json<Record<string, unknown>>("variables").notNull().default(sql`'{}'`),
+    tags: json<string[]>("tags").notNull().default(sql`'[]'`),
+    createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    lastModifiedAt: text("last_modified_at").notNull(),
+  },
+  (table) => [index("dashboards_environment_listing").on(table.environmentId, table.deleted, table.pinned, table.name)],
+);
+
+export const insights = sqliteTable(
+  "insights",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    environmentId: integer("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    shortId: text("short_id").notNull().unique(),
+    name: text("name"),
+    derivedName: text("derived_name"),
+    description: text("description").notNull().default(""),
+    query: json<Record<string, unknown>>("query"),
+    favorited: integer("favorited", { mode: "boolean" }).notNull().default(false),
+    tags: json<string[]>("tags").notNull().default(sql`'[]'`),
+    deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
+    createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [index("insights_environment").on(table.environmentId)],
+);
+
+export const texts = sqliteTable("texts", {
+  id: integer("id").primaryKey({ autoIncrement: true }),
+  environmentId: integer("environment_id")
+    .notNull()
+    .references(() => environments.id, { onDelete: "cascade" }),
+  body: text("body").notNull().default(""),
+  createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
+  lastModifiedById: integer("last_modified_by_id").references(() => users.id, {
+    onDelete: "set null",
+  }),
+  lastModifiedAt: text("last_modified_at").notNull(),
+});
+
+export type TileLayouts = Record<string, unknown>;
+
+export const dashboardTiles = sqliteTable(
+  "dashboard_tiles",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    dashboardId: integer("dashboard_id")
+      .notNull()
+      .references(() => dashboards.id, { onDelete: "cascade" }),
+    insightId: integer("insight_id").references(() => insights.id, { onDelete: "cascade" }),
+    textId: integer("text_id").references(() => texts.id, { onDelete: "cascade" }),
+    layouts: json<TileLayouts>("layouts").notNull().default(sql`'{}'`),
+    color: text("color"),
+    deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    index("dashboard_tiles_dashboard").on(table.dashboardId),
+    index("dashboard_tiles_insight").on(table.insightId),
+  ],
+);
+
+export const dashboardCollaborators = sqliteTable(
+  "dashboard_collaborators",
+  {
+    id: text("id").primaryKey(),
+    dashboardId: integer("dashboard_id")
+      .notNull()
+      .references(() => dashboards.id, { onDelete: "cascade" }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    level: integer("level").notNull(),
+    addedAt: text("added_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [uniqueIndex("dashboard_collaborators_dashboard_user").on(table.dashboardId, table.userId)],
+);
+
+export const sharingConfigurations = sqliteTable("sharing_configurations", {
+  dashboardId: integer("dashboard_id")
+    .primaryKey()
+    .references(() => dashboards.id, { onDelete: "cascade" }),
+  enabled: integer("enabled", { mode: "boolean" }).notNull().default(false),
+  accessToken: text("access_token").notNull().unique(),
+  createdAt: createdAt(),
+});
+
+/** Per-member access rules on one resource (SPEC 12), e.g. resource "dashboard" and its id. */
+export const accessControls = sqliteTable(
+  "access_controls",
+  {
+    id: text("id").primaryKey(),
+    environmentId: integer("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    resource: text("resource").notNull(),
+    resourceId: text("resource_id").notNull(),
+    /** null: the resource's default rule for everyone in the project. */
+    organizationMembershipId: text("organization_membership_id").references(
+      () => organizationMemberships.id,
+      { onDelete: "cascade" },
+    ),
+    accessLevel: text("access_level", { enum: ["none", "viewer", "editor", "manager"] }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("access_controls_resource_member").on(
+      table.resource,
+      table.resourceId,
+      table.organizationMembershipId,
+    ),
+  ],
+);

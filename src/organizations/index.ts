@@ -1,0 +1,14 @@
+import { createRouter } from "../platform/router";
+import {
+  createCallerOrganization,
+  listCallerOrganizations,
+  retrieveCallerOrganization,
+} from "./organizations.handlers";
+import { createOrganization, listOrganizations, retrieveOrganization } from "./organizations.routes";
+import { organizationProjectsRouter } from "./projects";
+
+export const organizationsRouter = createRouter()
+  .openapi(listOrganizations, listCallerOrganizations)
+  .openapi(createOrganization, createCallerOrganization)
+  .openapi(retrieveOrganization, retrieveCallerOrganization)
+  .route("/", organizationProjectsRouter);

@@ -1,0 +1,52 @@
+import { z } from "@hono/zod-openapi";
+import { MembershipLevel } from "../../platform/levels";
+import { requireLevel, resolveOrganization } from "../../platform/organization-context";
+import { paginated, PaginationQuery } from "../../platform/pagination";
+import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
+import { Project, ProjectInput, ProjectListItem } from "./projects.schema";
+
+const OrganizationParams = z.object({
+  organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
+});
+const ProjectParams = OrganizationParams.extend({
+  id: z.string().openapi({ description: "Project id, or `@current`." }),
+});
+
+export const listProjects = apiRoute({
+  method: "get",
+  path: "/api/organizations/{organization_id}/projects",
+  scope: "project:read",
+  middleware: [resolveOrganization],
+  tags: ["projects"],
+  summary: "List the organization's projects the caller can see",
+  request: { params: OrganizationParams, query: PaginationQuery },
+  responses: { 200: json(paginated(ProjectListItem), "A page of projects") },
+});
+
+export const createProject = apiRoute({
+  method: "post",
+  path: "/api/organizations/{organization_id}/projects",
+  scope: "project:write",
+  middleware: [resolveOrganization, requireLevel(MembershipLevel.admin)],
+  tags: ["projects"],
+  summary: "Create a project and its first environment (admin or owner)",
+  request: {
+    params: OrganizationParams,
+    body: jsonBody(ProjectInput),
+  },
+  responses: {
+    201: json(Project, "The project"),
+    409: conflictResponse,
+  },
+});
+
+export const retrieveProject = apiRoute({
+  method: "get",
+  path: "/api/organizations/{organization_id}/projects/{id}",
+  scope: "project:read",
+  middleware: [resolveOrganization],
+  tags: ["projects"],
+  summary: "Retrieve a project of the organization",
+  request: { params: ProjectParams },
+  responses: { 200: json(Project, "The project") },
+});

@@ -1,0 +1,155 @@
+import { z } from "@hono/zod-openapi";
+import type { projects } from "../../db/schema";
+
+const structured = z.unknown().nullable().optional().default(null);
+const nullableBoolean = z.boolean().nullable().optional().default(false);
+const stringList = z.array(z.string()).nullable().optional().default([]);
+const nullableStringList = z.array(z.string().nullable()).nullable().optional().default([]);
+
+function isTimezone(value: string) {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Settings a project stores and echoes (SPEC 10 defaults: booleans false, lists [], objects
+ * null). Kept in one JSON column: the API reasons about none of them.
+ */
+const ProjectSettingsInput = z.object({
+  product_description: z.string().max(1000).nullable().optional().default(null),
+  app_urls: nullableStringList,
+  slack_incoming_webhook: z.string().max(500).nullable().optional().default(null),
+  anonymize_ips: z.boolean().optional().default(false),
+  test_account_filters: z.unknown().optional().default([]),
+  test_account_filters_default_checked: nullableBoolean,
+  path_cleaning_filters: z.unknown().nullable().optional().default([]),
+  data_attributes: z.unknown().optional().default([]),
+  person_display_name_properties: stringList,
+  correlation_config: structured,
+  autocapture_opt_out: nullableBoolean,
+  autocapture_exceptions_opt_in: nullableBoolean,
+  autocapture_web_vitals_opt_in: nullableBoolean,
+  autocapture_web_vitals_allowed_metrics: structured,
+  autocapture_exceptions_errors_to_ignore: structured,
+  capture_console_log_opt_in: nullableBoolean,
+  capture_performance_opt_in: nullableBoolean,
+  session_recording_opt_in: z.boolean().optional().default(false),
+  session_recording_sample_rate: z
+    .string()
+    .regex(/^(0(\.\d{1,2})?|1(\.0{1,2})?)$/, "Ensure the sample rate is a decimal between 0 and 1 with at most 2 decimal places.")
+    .nullable()
+    .optional()
+    .default(null),
+  session_recording_minimum_duration_milliseconds: z.number().int().min(0).max(30000).nullable().optional().default(null),
+  session_recording_linked_flag: structured,
+  session_recording_network_payload_capture_config: structured,
+  session_replay_config: structured,
+  survey_config: structured,
+  week_start_day: z.union([z.literal(0), z.literal(1)]).nullable().optional().default(null),
+  primary_dashboard: z.number().int().nullable().optional().default(null),
+  live_events_columns: stringList,
+  recording_domains: nullableStringList,
+  inject_web_apps: nullableBoolean,
+  extra_settings: structured,
+  modifiers: structured,
+  surveys_opt_in: nullableBoolean,
+  heatmaps_opt_in: nullableBoolean,
+  flags_persistence_default: nullableBoolean,
+});
+
+export const ProjectInput = ProjectSettingsInput.extend({
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .openapi({ description: 'Defaults to "Default project" (then "Default project 2", ...).' }),
+  completed_snippet_onboarding: z.boolean().optional().default(false),
+  is_demo: z.boolean().optional().default(false),
+  timezone: z
+    .string()
+    .refine(isTimezone, {
+      error: (issue) => `"${String(issue.input)}" is not a valid choice.`,
+      params: { code: "invalid_choice" },
+    })
+    .optional()
+    .default("UTC"),
+  access_control: z.boolean().optional().default(false),
+  has_completed_onboarding_for: structured,
+}).openapi("ProjectInput");
+export type ProjectInput = z.infer<typeof ProjectInput>;
+
+export const PROJECT_SETTINGS_KEYS = Object.keys(ProjectSettingsInput.shape) as (keyof z.infer<typeof ProjectSettingsInput>)[];
+
+export const ProjectListItem = z
+  .object({
+    id: z.number().int(),
+    uuid: z.string().uuid(),
+    organization: z.string().uuid(),
+    api_token: z.string(),
+    name: z.string(),
+    completed_snippet_onboarding: z.boolean(),
+    has_completed_onboarding_for: z.unknown().nullable(),
+    ingested_event: z.boolean(),
+    is_demo: z.boolean(),
+    timezone: z.string(),
+    access_control: z.boolean(),
+  })
+  .openapi("ProjectListItem");
+
+const projectSettingsOutput = Object.fromEntries(
+  PROJECT_SETTINGS_KEYS.map((key) => [key, ProjectSettingsInput.shape[key].unwrap().unwrap()]),
+) as { [K in keyof typeof ProjectSettingsInput.shape]: ReturnType<ReturnType<(typeof ProjectSettingsInput.shape)[K]["unwrap"]>["unwrap"]> };
+
+export const Project = ProjectListItem.extend({
+  ...projectSettingsOutput,
+  created_at: z.string(),
+  updated_at: z.string(),
+  effective_membership_level: z.number().int().nullable(),
+  has_group_types: z.boolean(),
+  live_events_token: z.string(),
+  person_on_events_querying_enabled: z.string(),
+  default_modifiers: z.string(),
+  product_intents: z.string(),
+}).openapi("Project");
+export type Project = z.infer<typeof Project>;
+
+type ProjectRow = typeof projects.$inferSelect;
+
+export function toProjectListItem(row: ProjectRow): z.infer<typeof ProjectListItem> {
+  return {
+    id: row.id,
+    uuid: row.uuid,
+    organization: row.organizationId,
+    api_token: row.apiToken,
+    name: row.name,
+    completed_snippet_onboarding: row.completedSnippetOnboarding,
+    has_completed_onboarding_for: row.hasCompletedOnboardingFor ?? null,
+    ingested_event: row.ingestedEvent,
+    is_demo: row.isDemo,
+    timezone: row.timezone,
+    access_control: row.accessControl,
+  };
+}
+
+/** The full object; `effective_membership_level` is the caller's organization level. */
+export function toProject(row: ProjectRow, membershipLevel: number): Project {
+  return {
+    ...toProjectListItem(row),
+    ...(row.settings as Pick<Project, (typeof PROJECT_SETTINGS_KEYS)[number]>),
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    effective_membership_level: membershipLevel,
+    has_group_types: false,
+    live_events_token: row.liveEventsToken,
+    // Typed as strings in PostHog's published schema; kept so.
+    person_on_events_querying_enabled: "false",
+    default_modifiers: "{}",
+    product_intents: "[]",
+  };
+}

@@ -1,0 +1,74 @@
+import { z } from "@hono/zod-openapi";
+import { SCOPES } from "../platform/auth/scopes";
+import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
+
+export const PersonalApiKey = z
+  .object({
+    id: z.string().uuid(),
+    label: z.string(),
+    mask_value: z.string(),
+    created_at: z.string(),
+    last_used_at: z.string().nullable(),
+    user_id: z.number().int(),
+    scopes: z.array(z.string()),
+    scoped_organizations: z.array(z.string()),
+    scoped_teams: z.array(z.number().int()),
+  })
+  .openapi("PersonalApiKey");
+
+export const CreatedPersonalApiKey = PersonalApiKey.extend({
+  value: z.string().openapi({ description: "The key itself. Shown here once, never again." }),
+}).openapi("CreatedPersonalApiKey");
+
+export const PersonalApiKeyInput = z
+  .object({
+    label: z.string().trim().min(1).max(40),
+    scopes: z
+      .array(z.enum(SCOPES as [string, ...string[]]))
+      .min(1)
+      .openapi({ description: "A subset of the calling key's own scopes; `*` for all." }),
+    scoped_organizations: z.array(z.string()).optional().default([]),
+    scoped_teams: z.array(z.number().int()).optional().default([]),
+  })
+  .openapi("PersonalApiKeyInput");
+
+const KeyParams = z.object({ id: z.string() });
+
+export const listKeys = apiRoute({
+  method: "get",
+  path: "/api/personal_api_keys",
+  scope: "personal_api_key:read",
+  tags: ["personal_api_keys"],
+  summary: "List the caller's personal API keys, newest first",
+  responses: { 200: jsonResponse(z.array(PersonalApiKey), "The keys, masked") },
+});
+
+export const createKey = apiRoute({
+  method: "post",
+  path: "/api/personal_api_keys",
+  scope: "personal_api_key:write",
+  tags: ["personal_api_keys"],
+  summary: "Create a personal API key; its value is returned once",
+  request: { body: jsonBody(PersonalApiKeyInput) },
+  responses: { 201: jsonResponse(CreatedPersonalApiKey, "The key, with its value") },
+});
+
+export const retrieveKey = apiRoute({
+  method: "get",
+  path: "/api/personal_api_keys/{id}",
+  scope: "personal_api_key:read",
+  tags: ["personal_api_keys"],
+  summary: "Retrieve one of the caller's keys, masked",
+  request: { params: KeyParams },
+  responses: { 200: jsonResponse(PersonalApiKey, "The key") },
+});
+
+export const deleteKey = apiRoute({
+  method: "delete",
+  path: "/api/personal_api_keys/{id}",
+  scope: "personal_api_key:write",
+  tags: ["personal_api_keys"],
+  summary: "Revoke a key at once",
+  request: { params: KeyParams },
+  responses: { 204: { description: "Revoked" } },
+});

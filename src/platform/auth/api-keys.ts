@@ -1,0 +1,16 @@
+import { randomBase62, sha256Hex } from "../ids";
+
+export const API_KEY_PREFIX = "phx_";
+const API_KEY_PATTERN = /^phx_[0-9A-Za-z]{40,}$/;
+
+/** A new key; the value leaves the server once, in the response that creates it. */
+export async function mintApiKey() {
+  const value = `${API_KEY_PREFIX}${randomBase62(44)}`;
+  return { value, secureValue: await sha256Hex(value), maskValue: maskApiKey(value) };
+}
+
+export const isWellFormedApiKey = (value: string) => API_KEY_PATTERN.test(value);
+
+export const maskApiKey = (value: string) => `${value.slice(0, 4)}...${value.slice(-4)}`;
+
+export const apiKeyCacheKey = (secureValue: string) => `personal_api_key:${secureValue}`;

@@ -1,0 +1,78 @@
+import { eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { createMiddleware } from "hono/factory";
+import { personalApiKeys, users } from "../../db/schema";
+import type { Actor, AppEnv } from "../env";
+import { authenticationFailed, notAuthenticated } from "../errors";
+import { constantTimeEqual, nowIso, sha256Hex } from "../ids";
+import { apiKeyCacheKey, isWellFormedApiKey } from "./api-keys";
+
+/** Revocation deletes the entry; the TTL bounds staleness at other edges (KV's minimum). */
+export const API_KEY_CACHE_TTL_SECONDS = 60;
+const LAST_USED_WRITE_INTERVAL_MS = 60 * 60 * 1000;
+
+type CachedKey = Actor & { secureValue: string; lastUsedAt: string | null };
+
+/** Resolves `Authorization: Bearer <personal API key>` into `c.var.actor`. */
+export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
+  const header = c.req.header("Authorization");
+  if (!header) throw notAuthenticated();
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) throw notAuthenticated();
+  if (!isWellFormedApiKey(match[1])) throw authenticationFailed();
+
+  const secureValue = await sha256Hex(match[1]);
+  const cached = await readCachedKey(c.env.API_KEY_CACHE, secureValue);
+  const key = cached ?? (await loadKey(c.var.db, secureValue));
+  // The lookup is by hash; the final comparison must not leak how much of it matched.
+  if (!key || !constantTimeEqual(key.secureValue, secureValue)) throw authenticationFailed();
+  if (!cached) await cacheKey(c.env.API_KEY_CACHE, key);
+
+  const { secureValue: _secureValue, lastUsedAt, ...actor } = key;
+  c.set("actor", actor);
+  if (!lastUsedAt || Date.now() - Date.parse(lastUsedAt) > LAST_USED_WRITE_INTERVAL_MS) {
+    c.executionCtx.waitUntil(recordUse(c.env, key));
+  }
+  await next();
+});
+
+async function readCachedKey(cache: KVNamespace, secureValue: string) {
+  return cache.get<CachedKey>(apiKeyCacheKey(secureValue), "json");
+}
+
+async function cacheKey(cache: KVNamespace, key: CachedKey) {
+  await cache.put(apiKeyCacheKey(key.secureValue), JSON.stringify(key), {
+    expirationTtl: API_KEY_CACHE_TTL_SECONDS,
+  });
+}
+
+async function loadKey(db: AppEnv["Variables"]["db"], secureValue: string): Promise<CachedKey | null> {
+  const [row] = await db
+    .select({
+      keyId: personalApiKeys.id,
+      secureValue: personalApiKeys.secureValue,
+      scopes: personalApiKeys.scopes,
+      scopedOrganizations: personalApiKeys.scopedOrganizations,
+      scopedTeams: personalApiKeys.scopedTeams,
+      lastUsedAt: personalApiKeys.lastUsedAt,
+      userId: users.id,
+      userUuid: users.uuid,
+    })
+    .from(personalApiKeys)
+    .innerJoin(users, eq(users.id, personalApiKeys.userId))
+    .where(eq(personalApiKeys.secureValue, secureValue))
+    .limit(1);
+  return row ?? null;
+}
+
+/** After the response: at most one write an hour per key, not metered into the response. */
+async function recordUse(env: AppEnv["Bindings"], key: CachedKey) {
+  const lastUsedAt = nowIso();
+  const updated = await drizzle(env.DB)
+    .update(personalApiKeys)
+    .set({ lastUsedAt })
+    .where(eq(personalApiKeys.id, key.keyId))
+    .returning({ id: personalApiKeys.id });
+  // A key revoked meanwhile must not be put back into the cache.
+  if (updated.length > 0) await cacheKey(env.API_KEY_CACHE, { ...key, lastUsedAt });
+}

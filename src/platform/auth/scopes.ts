@@ -1,0 +1,49 @@
+import type { Actor } from "../env";
+import { permissionDenied } from "../errors";
+
+const RESOURCES = [
+  "access_control",
+  "batch_export",
+  "dashboard",
+  "organization",
+  "organization_member",
+  "personal_api_key",
+  "project",
+  "sharing_configuration",
+  "user",
+] as const;
+
+/** `user` has no write scope: a key cannot edit its owner. */
+export const SCOPES: readonly string[] = [
+  "*",
+  ...RESOURCES.flatMap((resource) =>
+    resource === "user" ? [`${resource}:read`] : [`${resource}:read`, `${resource}:write`],
+  ),
+];
+
+export type Scope = (typeof SCOPES)[number];
+
+/** `*` grants everything; `X:write` also grants `X:read`. */
+export function scopesGrant(granted: readonly string[], required: string): boolean {
+  if (granted.includes("*") || granted.includes(required)) return true;
+  const [resource, action] = required.split(":");
+  return action === "read" && granted.includes(`${resource}:write`);
+}
+
+export function assertScope(actor: Actor, required: string) {
+  if (!scopesGrant(actor.scopes, required)) {
+    throw permissionDenied(`API key missing required scope '${required}'`);
+  }
+}
+
+export function assertOrganizationInKeyScope(actor: Actor, organizationId: string) {
+  if (actor.scopedOrganizations.length > 0 && !actor.scopedOrganizations.includes(organizationId)) {
+    throw permissionDenied("API key does not have access to the requested organization");
+  }
+}
+
+export function assertProjectInKeyScope(actor: Actor, projectId: number) {
+  if (actor.scopedTeams.length > 0 && !actor.scopedTeams.includes(projectId)) {
+    throw permissionDenied("API key does not have access to the requested project");
+  }
+}

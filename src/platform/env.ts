@@ -1,0 +1,52 @@
+import type { Database, D1Meter } from "./db";
+
+export type Bindings = {
+  DB: D1Database;
+  API_KEY_CACHE: KVNamespace;
+  /** DNS-over-HTTPS JSON resolver for domain verification. */
+  DNS_RESOLVER_URL: string;
+  /** HTTP endpoint that receives outgoing e-mails as JSON; empty disables e-mail. */
+  EMAIL_TRANSPORT_URL: string;
+};
+
+/** Who is calling: resolved from the personal API key by the auth middleware. */
+export type Actor = {
+  userId: number;
+  userUuid: string;
+  keyId: string;
+  scopes: string[];
+  /** Empty: every organization of the user. */
+  scopedOrganizations: string[];
+  /** Empty: every project of the user. */
+  scopedTeams: number[];
+};
+
+/** The organization named in the path and the caller's membership of it. */
+export type OrganizationContext = {
+  id: string;
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+  membershipId: string;
+  level: number;
+};
+
+/** The project (environment) named in the path and the caller's rights in it. */
+export type ProjectContext = {
+  projectId: number;
+  environmentId: number;
+  organizationId: string;
+  membershipId: string;
+  level: number;
+};
+
+export type AppEnv = {
+  Bindings: Bindings;
+  Variables: {
+    db: Database;
+    meter: D1Meter;
+    actor: Actor;
+    organization: OrganizationContext;
+    project: ProjectContext;
+  };
+};

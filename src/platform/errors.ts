@@ -1,0 +1,159 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "./env";
+
+/** PostHog's error body (SPEC 2). */
+export const ErrorBody = z
+  .object({
+    type: z.string(),
+    code: z.string(),
+    detail: z.string(),
+    attr: z.string().nullable(),
+  })
+  .openapi("Error");
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+const typeByStatus: Record<number, string> = {
+  400: "validation_error",
+  401: "authentication_error",
+  403: "authentication_error",
+  404: "invalid_request",
+  405: "invalid_request",
+  409: "conflict",
+  413: "invalid_request",
+  429: "throttled_error",
+  500: "server_error",
+};
+
+/** The one way a request fails: thrown anywhere, turned into the SPEC's body by `onError`. */
+export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+  readonly body: ErrorBody;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: ContentfulStatusCode,
+    code: string,
+    detail: string,
+    attr: string | null = null,
+    headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.status = status;
+    this.body = { type: typeByStatus[status] ?? "invalid_request", code, detail, attr };
+    this.headers = headers;
+  }
+}
+
+export const validationError = (code: string, detail: string, attr: string | null = null) =>
+  new ApiError(400, code, detail, attr);
+export const parseError = (detail: string) => new ApiError(400, "parse_error", detail);
+export const notAuthenticated = () =>
+  new ApiError(401, "not_authenticated", "Authentication credentials were not provided.");
+export const authenticationFailed = () =>
+  new ApiError(401, "authentication_failed", "Personal API key is invalid.");
+export const permissionDenied = (detail: string) => new ApiError(403, "permission_denied", detail);
+export const insufficientLevel = () =>
+  permissionDenied("Your organization access level is insufficient.");
+export const notFound = () => new ApiError(404, "not_found", "Not found.");
+export const conflict = (detail: string) => new ApiError(409, "conflict", detail);
+
+export function methodNotAllowed(method: string, allow: string[]) {
+  return new ApiError(405, "method_not_allowed", `Method "${method}" not allowed.`, null, {
+    Allow: allow.join(", "),
+  });
+}
+
+export function errorResponse(c: Context, error: ApiError) {
+  for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+  return c.json(error.body, error.status);
+}
+
+export function onError(error: Error, c: Context<AppEnv>) {
+  if (error instanceof ApiError) return errorResponse(c, error);
+  if (error instanceof HTTPException && error.status === 400) {
+    return errorResponse(c, parseError(`JSON parse error - ${error.message}`));
+  }
+  if (error instanceof HTTPException && error.status === 413) {
+    return errorResponse(c, new ApiError(413, "payload_too_large", "Request body is too large."));
+  }
+  // Logged without the request: headers carry API keys.
+  console.error(`${c.req.method} ${c.req.path} failed: ${error.stack ?? error.message}`);
+  return errorResponse(c, new ApiError(500, "error", "A server error occurred."));
+}
+
+type Issue = z.core.$ZodIssue;
+
+/** DRF's wording for the first Zod issue, so that validation reads like PostHog's. */
+function describeIssue(issue: Issue, input: unknown): { code: string; detail: string } {
+  switch (issue.code) {
+    case "invalid_type":
+      if (input === undefined) return { code: "required", detail: "This field is required." };
+      if (input === null) return { code: "null", detail: "This field may not be null." };
+      return { code: "invalid_input", detail: `Expected ${issue.expected}, received ${jsonType(input)}.` };
+    case "too_big":
+      if (issue.origin === "string") {
+        return {
+          code: "max_length",
+          detail: `Ensure this field has no more than ${issue.maximum} characters.`,
+        };
+      }
+      if (issue.origin === "array") {
+        return { code: "max_length", detail: `Ensure this field has no more than ${issue.maximum} elements.` };
+      }
+      return { code: "max_value", detail: `Ensure this value is less than or equal to ${issue.maximum}.` };
+    case "too_small":
+      if (issue.origin === "string") {
+        return issue.minimum === 1
+          ? { code: "blank", detail: "This field may not be blank." }
+          : { code: "min_length", detail: `Ensure this field has at least ${issue.minimum} characters.` };
+      }
+      if (issue.origin === "array") {
+        return { code: "min_length", detail: `Ensure this field has at least ${issue.minimum} elements.` };
+      }
+      return { code: "min_value", detail: `Ensure this value is greater than or equal to ${issue.minimum}.` };
+    case "invalid_value":
+    case "invalid_union":
+      return { code: "invalid_choice", detail: `"${String(input)}" is not a valid choice.` };
+    case "invalid_format":
+      if (issue.format === "email") return { code: "invalid_input", detail: "Enter a valid email address." };
+      return { code: "invalid_input", detail: issue.message };
+    case "custom": {
+      const code = typeof issue.params?.code === "string" ? issue.params.code : "invalid_input";
+      return { code, detail: issue.message };
+    }
+    default:
+      return { code: "invalid_input", detail: issue.message };
+  }
+}
+
+function jsonType(value: unknown) {
+  if (Array.isArray(value)) return "list";
+  if (value === null) return "null";
+  return typeof value === "object" ? "dictionary" : typeof value;
+}
+
+/** The value an issue is about: Zod 4 leaves `input` off issues unless asked. */
+function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
+  let value = data;
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/** Zod's result for a request part (`data` is what was sent), as the first error in PostHog's body. */
+export function validationErrorFromZod(issues: readonly Issue[], data: unknown): ApiError {
+  const [issue] = issues;
+  if (!issue) return validationError("invalid_input", "Invalid input.");
+  const input = valueAt(data, issue.path);
+  if (issue.path.length === 0 && issue.code === "invalid_type") {
+    return parseError(`Invalid data. Expected a ${issue.expected === "array" ? "list" : "dictionary"}, but got ${jsonType(input)}.`);
+  }
+  const { code, detail } = describeIssue(issue, input);
+  const attr = issue.path.length > 0 ? issue.path.map(String).join(".") : null;
+  return validationError(code, detail, attr);
+}

@@ -1,0 +1,144 @@
+import { env, exports } from "cloudflare:workers";
+import { drizzle } from "drizzle-orm/d1";
+import * as schema from "../../src/db/schema";
+import { insertProjectStatements } from "../../src/organizations/projects/projects.queries";
+import { ProjectInput } from "../../src/organizations/projects/projects.schema";
+import { mintApiKey } from "../../src/platform/auth/api-keys";
+import { nowIso, uuid7 } from "../../src/platform/ids";
+import { MembershipLevel } from "../../src/platform/levels";
+
+/** Direct database access for arranging a test; every assertion goes through HTTP. */
+export const db = drizzle(env.DB, { schema });
+
+let sequence = 0;
+const unique = () => `${Date.now().toString(36)}${(sequence += 1)}`;
+
+export type TestUser = typeof schema.users.$inferSelect;
+
+export async function createUser(fields: Partial<typeof schema.users.$inferInsert> = {}): Promise<TestUser> {
+  const id = unique();
+  const [user] = await db
+    .insert(schema.users)
+    .values({
+      uuid: uuid7(),
+      distinctId: `distinct-${id}`,
+      firstName: `First${id}`,
+      lastName: "Tester",
+      email: `user-${id}@example.com`,
+      createdAt: nowIso(),
+      ...fields,
+    })
+    .returning();
+  return user!;
+}
+
+export async function createApiKey(
+  user: TestUser,
+  options: { scopes?: string[]; scopedOrganizations?: string[]; scopedTeams?: number[] } = {},
+) {
+  const key = await mintApiKey();
+  const [row] = await db
+    .insert(schema.personalApiKeys)
+    .values({
+      id: uuid7(),
+      userId: user.id,
+      label: "test key",
+      secureValue: key.secureValue,
+      maskValue: key.maskValue,
+      scopes: options.scopes ?? ["*"],
+      scopedOrganizations: options.scopedOrganizations ?? [],
+      scopedTeams: options.scopedTeams ?? [],
+      createdAt: nowIso(),
+    })
+    .returning();
+  return { ...row!, value: key.value };
+}
+
+export async function addMembership(organizationId: string, user: TestUser, level: number) {
+  const now = nowIso();
+  const [membership] = await db
+    .insert(schema.organizationMemberships)
+    .values({ id: uuid7(), organizationId, userId: user.id, level, joinedAt: now, updatedAt: now })
+    .returning();
+  return membership!;
+}
+
+export async function createProject(organizationId: string, input: Record<string, unknown> = {}) {
+  const statements = insertProjectStatements(db, organizationId, {
+    ...ProjectInput.parse(input),
+    name: (input.name as string | undefined) ?? `Project ${unique()}`,
+  });
+  const [, , [project]] = await db.batch([
+    statements.insertProject,
+    statements.insertEnvironment,
+    statements.selectProject,
+  ]);
+  return project!;
+}
+
+/**
+ * An organization with its owner, a first project and a key of the given scopes: where every
+ * test starts.
+ */
+export async function setupOrganization(options: { scopes?: string[]; name?: string } = {}) {
+  const owner = await createUser();
+  const now = nowIso();
+  const [organization] = await db
+    .insert(schema.organizations)
+    .values({ id: uuid7(), name: options.name ?? `Org ${unique()}`, createdAt: now, updatedAt: now })
+    .returning();
+  await addMembership(organization!.id, owner, MembershipLevel.owner);
+  const project = await createProject(organization!.id, { name: "Default project" });
+  const key = await createApiKey(owner, { scopes: options.scopes ?? ["*"] });
+  return { organization: organization!, owner, project, key: key.value };
+}
+
+/** A further member of an organization, with their own key. */
+export async function addMember(organizationId: string, level: number, scopes: string[] = ["*"]) {
+  const user = await createUser();
+  const membership = await addMembership(organizationId, user, level);
+  const key = await createApiKey(user, { scopes });
+  return { user, membership, key: key.value };
+}
+
+type RequestOptions = { key?: string | null; body?: unknown; headers?: Record<string, string> };
+
+export async function api(method: string, path: string, options: RequestOptions = {}) {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.Authorization = `Bearer ${options.key}`;
+  let body: string | undefined;
+  if (options.body !== undefined) {
+    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    headers["Content-Type"] ??= "application/json";
+  }
+  const response = await exports.default.fetch(
+    new Request(`http://localhost${path}`, { method, headers, body }),
+  );
+  const text = await response.text();
+  return {
+    status: response.status,
+    headers: response.headers,
+    text,
+    // Tests read bodies as the API's JSON; a non-JSON body fails the assertion that reads it.
+    body: (text ? JSON.parse(text) : null) as any,
+    cost: readCost(response.headers),
+  };
+}
+
+/** What `Server-Timing` says the request cost in D1. */
+export function readCost(headers: Headers) {
+  const header = headers.get("Server-Timing") ?? "";
+  const match = /queries=(\d+) rows_read=(\d+) rows_written=(\d+)/.exec(header);
+  if (!match) throw new Error(`no D1 cost in Server-Timing: "${header}"`);
+  return { queries: Number(match[1]), rowsRead: Number(match[2]), rowsWritten: Number(match[3]) };
+}
+
+export const errorBody = (type: string, code: string, detail: string, attr: string | null = null) => ({
+  type,
+  code,
+  detail,
+  attr,
+});
+
+export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
