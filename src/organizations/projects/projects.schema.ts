@@ -85,6 +85,8 @@ export const ProjectInput = ProjectSettingsInput.extend({
 export type ProjectInput = z.infer<typeof ProjectInput>;
 
 export const PROJECT_SETTINGS_KEYS = Object.keys(ProjectSettingsInput.shape) as (keyof z.infer<typeof ProjectSettingsInput>)[];
+/** Applied when a project is read, so that a row stores only what was set (bootstrap stores `{}`). */
+const PROJECT_SETTINGS_DEFAULTS = ProjectSettingsInput.parse({});
 
 export const ProjectListItem = z
   .object({
@@ -141,7 +143,8 @@ export function toProjectListItem(row: ProjectRow): z.infer<typeof ProjectListIt
 export function toProject(row: ProjectRow, membershipLevel: number): Project {
   return {
     ...toProjectListItem(row),
-    ...(row.settings as Pick<Project, (typeof PROJECT_SETTINGS_KEYS)[number]>),
+    ...PROJECT_SETTINGS_DEFAULTS,
+    ...(row.settings as Partial<z.infer<typeof ProjectSettingsInput>>),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     effective_membership_level: membershipLevel,

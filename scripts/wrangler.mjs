@@ -1,0 +1,31 @@
+// Runs the project's own wrangler CLI, non-interactively, without the Request.cf fetch that
+// fails offline.
+import { spawn, spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+export const root = fileURLToPath(new URL("..", import.meta.url));
+const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
+
+export function wrangler(args, { capture = false } = {}) {
+  const result = spawnSync("npx", ["--no-install", "wrangler", ...args], {
+    cwd: root,
+    env: { ...env, CI: "true" },
+    encoding: "utf8",
+    stdio: capture ? ["ignore", "pipe", "pipe"] : "inherit",
+  });
+  if (result.status !== 0) {
+    if (capture) process.stderr.write(`${result.stdout}\n${result.stderr}`);
+    throw new Error(`wrangler ${args.join(" ")} failed with exit code ${result.status}`);
+  }
+  return result.stdout;
+}
+
+/** Results of `wrangler d1 execute --json`: one entry per statement. */
+export function d1Execute(args, location) {
+  const output = wrangler(["d1", "execute", "DB", location, "--json", ...args], { capture: true });
+  return JSON.parse(output.slice(output.indexOf("[")));
+}
+
+export function wranglerInBackground(args) {
+  return spawn("npx", ["--no-install", "wrangler", ...args], { cwd: root, env, stdio: "inherit" });
+}
