@@ -1,0 +1,135 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
+import { sha256Hex } from "../../src/platform/ids";
+import { apiKeyCacheKey } from "../../src/platform/auth/api-keys";
+import {
+  addMember,
+  addMembership,
+  api,
+  createApiKey,
+  createProject,
+  errorBody,
+  setupOrganization,
+} from "../support/harness";
+
+const notAuthenticated = errorBody(
+  "authentication_error",
+  "not_authenticated",
+  "Authentication credentials were not provided.",
+);
+const authenticationFailed = errorBody("authentication_error", "authentication_failed", "Personal API key is invalid.");
+const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
+
+describe("authentication", () => {
+  it("answers 401 without a key", async () => {
+    const { organization } = await setupOrganization();
+    const response = await api("GET", `/api/organizations/${organization.id}/projects`);
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual(notAuthenticated);
+  });
+
+  it("answers 401 to another scheme, and to a key in the query string", async () => {
+    const { organization, key } = await setupOrganization();
+    const basic = await api("GET", `/api/organizations/${organization.id}`, { headers: { Authorization: `Basic ${key}` } });
+    expect(basic.status).toBe(401);
+    expect(basic.body).toEqual(notAuthenticated);
+    const query = await api("GET", `/api/organizations/${organization.id}?personal_api_key=${key}`);
+    expect(query.status).toBe(401);
+    expect(query.body).toEqual(notAuthenticated);
+  });
+
+  it("answers 401 to a malformed key and to an unknown one", async () => {
+    const { organization } = await setupOrganization();
+    for (const key of ["not-a-key", "phx_short", `phx_${"a".repeat(44)}`]) {
+      const response = await api("GET", `/api/organizations/${organization.id}`, { key });
+      expect(response.status, key).toBe(401);
+      expect(response.body).toEqual(authenticationFailed);
+    }
+  });
+
+  it("stops accepting a revoked key at once, though it was cached", async () => {
+    const { key } = await setupOrganization();
+    const created = await api("POST", "/api/personal_api_keys", {
+      key,
+      body: { label: "short-lived", scopes: ["organization:read"] },
+    });
+    const shortLived = created.body.value as string;
+    expect((await api("GET", "/api/organizations", { key: shortLived })).status).toBe(200);
+    expect(await env.API_KEY_CACHE.get(apiKeyCacheKey(await sha256Hex(shortLived)))).not.toBeNull();
+
+    const revoked = await api("DELETE", `/api/personal_api_keys/${created.body.id}`, { key });
+    expect(revoked.status).toBe(204);
+    const response = await api("GET", "/api/organizations", { key: shortLived });
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual(authenticationFailed);
+  });
+
+  it("costs no D1 query once the key is cached", async () => {
+    const { organization, key } = await setupOrganization();
+    const cold = await api("GET", `/api/organizations/${organization.id}`, { key });
+    const warm = await api("GET", `/api/organizations/${organization.id}`, { key });
+    expect(cold.cost.queries).toBe(2);
+    expect(warm.cost.queries).toBe(1);
+  });
+
+  it("records when a key was last used, after the response", async () => {
+    const { key } = await setupOrganization();
+    const [own] = (await api("GET", "/api/personal_api_keys", { key })).body;
+    await vi.waitFor(async () => {
+      const reread = await api("GET", `/api/personal_api_keys/${own.id}`, { key });
+      expect(reread.body.last_used_at).toMatch(/^\d{4}-/);
+    });
+  });
+});
+
+describe("scopes", () => {
+  it("answers 403 naming the missing scope", async () => {
+    const { organization, key } = await setupOrganization({ scopes: ["organization:read"] });
+    const response = await api("GET", `/api/organizations/${organization.id}/projects`, { key });
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(denied("API key missing required scope 'project:read'"));
+  });
+
+  it("lets a write scope read, but not a read scope write", async () => {
+    const { organization, key } = await setupOrganization({ scopes: ["project:write"] });
+    expect((await api("GET", `/api/organizations/${organization.id}/projects`, { key })).status).toBe(200);
+    const { key: readOnly } = await addMember(organization.id, 15, ["project:read"]);
+    const response = await api("POST", `/api/organizations/${organization.id}/projects`, { key: readOnly, body: {} });
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(denied("API key missing required scope 'project:write'"));
+  });
+
+  it("lets `*` do everything", async () => {
+    const { organization, key } = await setupOrganization({ scopes: ["*"] });
+    expect((await api("POST", `/api/organizations/${organization.id}/projects`, { key, body: {} })).status).toBe(201);
+  });
+
+  it("keeps a key scoped to one organization out of the others (403), and hides non-members' (404)", async () => {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    const scoped = await createApiKey(first.owner, { scopedOrganizations: [first.organization.id] });
+    await addMembership(second.organization.id, first.owner, 1);
+
+    const outside = await api("GET", `/api/organizations/${second.organization.id}`, { key: scoped.value });
+    expect(outside.status).toBe(403);
+    expect(outside.body).toEqual(denied("API key does not have access to the requested organization"));
+    expect((await api("GET", `/api/organizations/${first.organization.id}`, { key: scoped.value })).status).toBe(200);
+
+    const third = await setupOrganization();
+    const notMember = await api("GET", `/api/organizations/${third.organization.id}`, { key: first.key });
+    expect(notMember.status).toBe(404);
+    expect(notMember.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
+  });
+
+  it("keeps a key scoped to one project out of the others", async () => {
+    const { organization, owner, project } = await setupOrganization();
+    const other = await createProject(organization.id);
+    const scoped = await createApiKey(owner, { scopedTeams: [project.id] });
+    const response = await api("GET", `/api/projects/${other.id}`, { key: scoped.value });
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(denied("API key does not have access to the requested project"));
+    expect((await api("GET", `/api/projects/${project.id}`, { key: scoped.value })).status).toBe(200);
+    const listed = await api("GET", "/api/projects", { key: scoped.value });
+    expect(listed.body.results.map((item: { id: number }) => item.id)).toEqual([project.id]);
+  });
+});

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { api, errorBody, setupOrganization } from "../support/harness";
+
+describe("HTTP conventions", () => {
+  it("answers unknown /api paths with a JSON 404", async () => {
+    const response = await api("GET", "/api/no-such-thing");
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual(errorBody("invalid_request", "not_found", "Endpoint not found."));
+  });
+
+  it("answers a known path with a wrong method with 405 and Allow", async () => {
+    const { key } = await setupOrganization();
+    const response = await api("PUT", "/api/organizations/", { key, body: {} });
+    expect(response.status).toBe(405);
+    expect(response.headers.get("Allow")).toBe("GET, POST");
+    expect(response.body).toEqual(errorBody("invalid_request", "method_not_allowed", 'Method "PUT" not allowed.'));
+  });
+
+  it("accepts paths with and without a trailing slash", async () => {
+    const { organization, key } = await setupOrganization();
+    for (const path of [`/api/organizations/${organization.id}`, `/api/organizations/${organization.id}/`]) {
+      const response = await api("GET", path, { key });
+      expect(response.status, path).toBe(200);
+      expect(response.body.id).toBe(organization.id);
+    }
+  });
+
+  it("answers JSON with its charset and reports D1 cost in Server-Timing", async () => {
+    const { key } = await setupOrganization();
+    const response = await api("GET", "/api/users/@me", { key });
+    expect(response.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
+    expect(response.headers.get("Server-Timing")).toMatch(
+      /^d1;dur=\d+;desc="queries=\d+ rows_read=\d+ rows_written=\d+"$/,
+    );
+  });
+
+  it("answers a body that is not JSON with 400 parse_error and changes nothing", async () => {
+    const { key } = await setupOrganization();
+    const malformed = await api("POST", "/api/organizations", { key, body: "{not json" });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body).toEqual({
+      type: "validation_error",
+      code: "parse_error",
+      detail: expect.stringMatching(/^JSON parse error - /),
+      attr: null,
+    });
+    const form = await api("POST", "/api/organizations", {
+      key,
+      body: "name=x",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
+    expect(form.status).toBe(400);
+    expect(form.body.code).toBe("parse_error");
+    const list = await api("POST", "/api/organizations", { key, body: [{ name: "x" }] });
+    expect(list.status).toBe(400);
+    expect(list.body).toEqual(
+      errorBody("validation_error", "parse_error", "Invalid data. Expected a dictionary, but got list."),
+    );
+    const organizations = await api("GET", "/api/organizations", { key });
+    expect(organizations.body.count).toBe(1);
+  });
+
+  it("refuses bodies over 1 MiB with 413", async () => {
+    const { key } = await setupOrganization();
+    const response = await api("POST", "/api/organizations", { key, body: { name: "x".repeat(1024 * 1024) } });
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual(
+      errorBody("invalid_request", "payload_too_large", "Request body is too large (over 1 MiB)."),
+    );
+  });
+
+  it("authenticates before it reads the body", async () => {
+    const response = await api("POST", "/api/organizations", { body: "{not json" });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe("OpenAPI document", () => {
+  it("lists every route with the scope it requires", async () => {
+    const response = await api("GET", "/api/schema");
+    expect(response.status).toBe(200);
+    expect(response.body.openapi).toBe("3.1.0");
+    const operations = Object.entries(response.body.paths as Record<string, Record<string, { security: unknown }>>)
+      .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation.security]));
+    expect(Object.fromEntries(operations)).toMatchObject({
+      "GET /api/users/@me": [{ PersonalAPIKey: ["user:read"] }],
+      "GET /api/organizations": [{ PersonalAPIKey: ["organization:read"] }],
+      "POST /api/organizations": [{ PersonalAPIKey: ["organization:write"] }],
+      "GET /api/organizations/{organization_id}": [{ PersonalAPIKey: ["organization:read"] }],
+      "GET /api/organizations/{organization_id}/projects": [{ PersonalAPIKey: ["project:read"] }],
+      "POST /api/organizations/{organization_id}/projects": [{ PersonalAPIKey: ["project:write"] }],
+      "GET /api/organizations/{organization_id}/projects/{id}": [{ PersonalAPIKey: ["project:read"] }],
+      "GET /api/projects": [{ PersonalAPIKey: ["project:read"] }],
+      "GET /api/projects/{id}": [{ PersonalAPIKey: ["project:read"] }],
+      "GET /api/personal_api_keys": [{ PersonalAPIKey: ["personal_api_key:read"] }],
+      "POST /api/personal_api_keys": [{ PersonalAPIKey: ["personal_api_key:write"] }],
+      "GET /api/personal_api_keys/{id}": [{ PersonalAPIKey: ["personal_api_key:read"] }],
+      "DELETE /api/personal_api_keys/{id}": [{ PersonalAPIKey: ["personal_api_key:write"] }],
+    });
+    expect(response.body.components.securitySchemes.PersonalAPIKey).toMatchObject({ type: "http", scheme: "bearer" });
+  });
+});

@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import { addMembership, api, createProject, errorBody, setupOrganization } from "../support/harness";
+import { expectedProject, expectedProjectListItem } from "../support/projects";
+
+describe("GET /api/projects", () => {
+  it("lists the projects the caller can see across organizations", async () => {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    await addMembership(second.organization.id, first.owner, 1);
+    const unrelated = await setupOrganization();
+
+    const response = await api("GET", "/api/projects", { key: first.key });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      count: 2,
+      next: null,
+      previous: null,
+      results: [expectedProjectListItem(first.project), expectedProjectListItem(second.project)],
+    });
+    expect(response.body.results.map((item: { id: number }) => item.id)).not.toContain(unrelated.project.id);
+  });
+
+  it("pages with limit and offset, keeping other query parameters", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const others = [];
+    for (let index = 0; index < 4; index += 1) others.push(await createProject(organization.id));
+    const all = [project, ...others].map((item) => item.id);
+
+    const first = await api("GET", "/api/projects?limit=2&format=json", { key });
+    expect(first.body.count).toBe(5);
+    expect(first.body.results.map((item: { id: number }) => item.id)).toEqual(all.slice(0, 2));
+    expect(first.body.previous).toBeNull();
+    expect(first.body.next).toBe("http://localhost/api/projects?limit=2&format=json&offset=2");
+
+    const middle = await api("GET", "/api/projects?limit=2&offset=2", { key });
+    expect(middle.body.results.map((item: { id: number }) => item.id)).toEqual(all.slice(2, 4));
+    expect(middle.body.previous).toBe("http://localhost/api/projects?limit=2&offset=0");
+    expect(middle.body.next).toBe("http://localhost/api/projects?limit=2&offset=4");
+
+    const last = await api("GET", "/api/projects?limit=2&offset=4", { key });
+    expect(last.body.results.map((item: { id: number }) => item.id)).toEqual(all.slice(4));
+    expect(last.body.next).toBeNull();
+
+    const beyond = await api("GET", "/api/projects?offset=50", { key });
+    expect(beyond.body).toEqual({
+      count: 5,
+      next: null,
+      previous: "http://localhost/api/projects?offset=0&limit=100",
+      results: [],
+    });
+  });
+
+  it("falls back to the defaults for invalid values and caps limit at 1000", async () => {
+    const { organization, key } = await setupOrganization();
+    await createProject(organization.id);
+    for (const query of ["limit=abc", "limit=-1", "limit=0", "limit=1.5", "offset=-3&limit=x", "limit=5000"]) {
+      const response = await api("GET", `/api/projects?${query}`, { key });
+      expect(response.status, query).toBe(200);
+      expect(response.body.count).toBe(2);
+      expect(response.body.results, query).toHaveLength(2);
+    }
+    const capped = await api("GET", "/api/projects?limit=5000&offset=1", { key });
+    expect(capped.body.previous).toBe("http://localhost/api/projects?limit=1000&offset=0");
+  });
+});
+
+describe("GET /api/projects/:id", () => {
+  it("retrieves a project by id and @current", async () => {
+    const { organization, project, key } = await setupOrganization();
+    for (const id of [String(project.id), "@current"]) {
+      const response = await api("GET", `/api/projects/${id}`, { key });
+      expect(response.status).toBe(200);
+      expect(response.body).toEqual(
+        expectedProject({ id: project.id, organization: organization.id, name: project.name, level: 15 }),
+      );
+    }
+  });
+
+  it("answers 404 for unknown ids and other organizations' projects", async () => {
+    const { key } = await setupOrganization();
+    const other = await setupOrganization();
+    for (const id of ["424242", "nope", String(other.project.id)]) {
+      const response = await api("GET", `/api/projects/${id}`, { key });
+      expect(response.status, id).toBe(404);
+      expect(response.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
+    }
+  });
+
+  it("needs project:read", async () => {
+    const { project, key } = await setupOrganization({ scopes: ["dashboard:read"] });
+    const response = await api("GET", `/api/projects/${project.id}`, { key });
+    expect(response.status).toBe(403);
+    expect(response.body.detail).toBe("API key missing required scope 'project:read'");
+  });
+});

@@ -1,0 +1,97 @@
+import { expect } from "vitest";
+import { ISO_TIMESTAMP, UUID } from "./harness";
+
+/** Every request field of a project at its SPEC 10 default. */
+export const PROJECT_REQUEST_DEFAULTS = {
+  product_description: null,
+  app_urls: [],
+  slack_incoming_webhook: null,
+  anonymize_ips: false,
+  completed_snippet_onboarding: false,
+  test_account_filters: [],
+  test_account_filters_default_checked: false,
+  path_cleaning_filters: [],
+  is_demo: false,
+  timezone: "UTC",
+  data_attributes: [],
+  person_display_name_properties: [],
+  correlation_config: null,
+  autocapture_opt_out: false,
+  autocapture_exceptions_opt_in: false,
+  autocapture_web_vitals_opt_in: false,
+  autocapture_web_vitals_allowed_metrics: null,
+  autocapture_exceptions_errors_to_ignore: null,
+  capture_console_log_opt_in: false,
+  capture_performance_opt_in: false,
+  session_recording_opt_in: false,
+  session_recording_sample_rate: null,
+  session_recording_minimum_duration_milliseconds: null,
+  session_recording_linked_flag: null,
+  session_recording_network_payload_capture_config: null,
+  session_replay_config: null,
+  survey_config: null,
+  access_control: false,
+  week_start_day: null,
+  primary_dashboard: null,
+  live_events_columns: [],
+  recording_domains: [],
+  inject_web_apps: false,
+  extra_settings: null,
+  modifiers: null,
+  has_completed_onboarding_for: null,
+  surveys_opt_in: false,
+  heatmaps_opt_in: false,
+  flags_persistence_default: false,
+};
+
+/** The full project object, generated fields matched by shape. */
+export function expectedProject(fields: {
+  id?: number;
+  organization: string;
+  name: string;
+  level: number;
+  overrides?: Record<string, unknown>;
+}) {
+  return {
+    ...PROJECT_REQUEST_DEFAULTS,
+    ...fields.overrides,
+    id: fields.id ?? expect.any(Number),
+    uuid: expect.stringMatching(UUID),
+    organization: fields.organization,
+    name: fields.name,
+    api_token: expect.stringMatching(/^phc_[0-9A-Za-z]{43}$/),
+    live_events_token: expect.any(String),
+    ingested_event: false,
+    created_at: expect.stringMatching(ISO_TIMESTAMP),
+    updated_at: expect.stringMatching(ISO_TIMESTAMP),
+    effective_membership_level: fields.level,
+    has_group_types: false,
+    person_on_events_querying_enabled: "false",
+    default_modifiers: "{}",
+    product_intents: "[]",
+  };
+}
+
+/** The abbreviated list item: exactly the seed's fields. */
+export function expectedProjectListItem(project: {
+  id: number;
+  uuid: string;
+  organizationId: string;
+  apiToken: string;
+  name: string;
+  accessControl?: boolean;
+}) {
+  return {
+    id: project.id,
+    uuid: project.uuid,
+    organization: project.organizationId,
+    api_token: project.apiToken,
+    name: project.name,
+    completed_snippet_onboarding: false,
+    has_completed_onboarding_for: null,
+    ingested_event: false,
+    is_demo: false,
+    timezone: "UTC",
+    access_control: project.accessControl ?? false,
+  };
+}
