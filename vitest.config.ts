@@ -1,21 +1,29 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-export default defineConfig(async () => {
-  const migrations = await readD1Migrations(new URL("./migrations", import.meta.url).pathname);
-  return {
-    plugins: [
-      cloudflareTest({
-        main: "./src/index.ts",
-        wrangler: { configPath: "./wrangler.toml" },
-        miniflare: {
-          bindings: { TEST_MIGRATIONS: migrations },
-        },
-      }),
-    ],
-    test: {
-      include: ["test/**/*.test.ts"],
-      setupFiles: ["./test/apply-migrations.ts"],
-    },
-  };
-});
+const root = new URL(".", import.meta.url).pathname;
+
+/** Tests and benchmarks run alike: inside workerd, against local D1 with the migrations applied. */
+export function workersConfig(include: string[]) {
+  return defineConfig(async () => {
+    const migrations = await readD1Migrations(`${root}migrations`);
+    return {
+      root,
+      plugins: [
+        cloudflareTest({
+          main: "./src/index.ts",
+          wrangler: { configPath: "./wrangler.toml" },
+          miniflare: {
+            bindings: { TEST_MIGRATIONS: migrations },
+          },
+        }),
+      ],
+      test: {
+        include,
+        setupFiles: ["./test/apply-migrations.ts"],
+      },
+    };
+  });
+}
+
+export default workersConfig(["test/**/*.test.ts"]);

@@ -225,6 +225,7 @@ CREATE TABLE `projects` (
 CREATE UNIQUE INDEX `projects_uuid_unique` ON `projects` (`uuid`);--> statement-breakpoint
 CREATE UNIQUE INDEX `projects_api_token_unique` ON `projects` (`api_token`);--> statement-breakpoint
 CREATE UNIQUE INDEX `projects_organization_name_key` ON `projects` (`organization_id`,`name_key`);--> statement-breakpoint
+CREATE INDEX `projects_organization_created` ON `projects` (`organization_id`,`created_at`,`id`);--> statement-breakpoint
 CREATE TABLE `sharing_configurations` (
 	`dashboard_id` integer PRIMARY KEY NOT NULL,
 	`enabled` integer DEFAULT false NOT NULL,

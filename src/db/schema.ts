@@ -109,7 +109,10 @@ export const projects = sqliteTable(
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
-  (table) => [uniqueIndex("projects_organization_name_key").on(table.organizationId, table.nameKey)],
+  (table) => [
+    uniqueIndex("projects_organization_name_key").on(table.organizationId, table.nameKey),
+    index("projects_organization_created").on(table.organizationId, table.createdAt, table.id),
+  ],
 );
 
 /** PostHog's "team": a project's environment. The first one shares the project's id. */

@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, inArray, isNotNull, or, type SQL } from "drizzle-orm";
+import { and, asc, eq, exists, gte, inArray, isNotNull, or, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { environments, organizationMemberships, projectAccessGrants, projects } from "../db/schema";
 import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "./auth/scopes";
@@ -18,6 +18,23 @@ export const projectVisible = or(
   gte(organizationMemberships.level, MembershipLevel.admin),
   isNotNull(projectAccessGrants.userId),
 );
+
+/**
+ * The same rule for a caller whose level in the project's organization is already known: no
+ * join per row, so an organization's list reads only the page it returns.
+ */
+export function projectVisibleAtLevel(db: Database, userId: number, level: number): SQL | undefined {
+  if (level >= MembershipLevel.admin) return undefined;
+  return or(
+    eq(projects.accessControl, false),
+    exists(
+      db
+        .select({ granted: projectAccessGrants.projectId })
+        .from(projectAccessGrants)
+        .where(and(eq(projectAccessGrants.projectId, projects.id), eq(projectAccessGrants.userId, userId))),
+    ),
+  );
+}
 
 /** Joins that `projectVisible` reads, for a query that starts from `projects`. */
 export const membershipOfCaller = (userId: number) =>

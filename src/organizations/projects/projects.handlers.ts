@@ -10,7 +10,7 @@ import { pageEnvelope, readPage } from "../../platform/pagination";
 import {
   findVisibleProject,
   insertProjectStatements,
-  listVisibleProjects,
+  listProjectsOfOrganization,
   MAX_PROJECTS_PER_ORGANIZATION,
   nextDefaultProjectName,
   readProjectQuota,
@@ -20,9 +20,7 @@ import { toProject, toProjectListItem, type ProjectInput } from "./projects.sche
 
 export const listOrganizationProjects: RouteHandler<typeof listProjects, AppEnv> = async (c) => {
   const page = readPage(c);
-  const result = await listVisibleProjects(c.var.db, c.var.actor, page, [
-    eq(projects.organizationId, c.var.organization.id),
-  ]);
+  const result = await listProjectsOfOrganization(c.var.db, c.var.actor, c.var.organization, page);
   return c.json(pageEnvelope(c, page, result.count, result.projects.map(toProjectListItem)), 200);
 };
 

@@ -9,7 +9,9 @@ import {
   membershipOfCaller,
   projectsInKeyScope,
   projectVisible,
+  projectVisibleAtLevel,
 } from "../../platform/project-context";
+import type { OrganizationContext } from "../../platform/env";
 import { PROJECT_SETTINGS_KEYS, type ProjectInput } from "./projects.schema";
 
 export const MAX_PROJECTS_PER_ORGANIZATION = 2000;
@@ -85,8 +87,30 @@ function visibleProjectsWhere(actor: Actor, filters: SQL[]) {
   return and(projectVisible, ...projectsInKeyScope(actor), ...filters);
 }
 
-export async function listVisibleProjects(db: Database, actor: Actor, page: Page, filters: SQL[] = []) {
-  const where = visibleProjectsWhere(actor, filters);
+const byCreation = [asc(projects.createdAt), asc(projects.id)];
+
+/** The organization's projects the caller sees; counted over, and paged along, one index. */
+export async function listProjectsOfOrganization(
+  db: Database,
+  actor: Actor,
+  organization: OrganizationContext,
+  page: Page,
+) {
+  const where = and(
+    eq(projects.organizationId, organization.id),
+    projectVisibleAtLevel(db, actor.userId, organization.level),
+    ...projectsInKeyScope(actor),
+  );
+  const [[total], rows] = await db.batch([
+    db.select({ value: count() }).from(projects).where(where),
+    db.select().from(projects).where(where).orderBy(...byCreation).limit(page.limit).offset(page.offset),
+  ]);
+  return { count: total?.value ?? 0, projects: rows };
+}
+
+/** Every project the caller sees, across their organizations. */
+export async function listVisibleProjects(db: Database, actor: Actor, page: Page) {
+  const where = visibleProjectsWhere(actor, []);
   const [[total], rows] = await db.batch([
     db
       .select({ value: count() })
@@ -100,7 +124,7 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
       .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
       .where(where)
-      .orderBy(asc(projects.createdAt), asc(projects.id))
+      .orderBy(...byCreation)
       .limit(page.limit)
       .offset(page.offset),
   ]);
@@ -115,7 +139,7 @@ export async function findVisibleProject(db: Database, actor: Actor, filters: SQ
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
     .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
     .where(visibleProjectsWhere(actor, filters))
-    .orderBy(asc(projects.createdAt), asc(projects.id))
+    .orderBy(...byCreation)
     .limit(1);
   return row;
 }

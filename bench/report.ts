@@ -1,0 +1,25 @@
+import { api, readCost } from "../test/support/harness";
+
+export type Measurement = { label: string; small: Cost; large: Cost };
+type Cost = ReturnType<typeof readCost>;
+
+/** The D1 cost of one request, with the key already in the KV cache. */
+export async function measure(method: string, path: string, key: string): Promise<Cost> {
+  await api("GET", "/api/users/@me", { key });
+  const response = await api(method, path, { key });
+  if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${response.text}`);
+  return response.cost;
+}
+
+const ratio = (large: number, small: number) => (small === 0 ? "-" : (large / small).toFixed(2));
+
+/** One line per request: queries and rows read for the small and the large data set, and ratios. */
+export function report(title: string, sizes: [number, number], measurements: Measurement[]) {
+  const [small, large] = sizes;
+  const lines = measurements.map(
+    (m) =>
+      `${m.label.padEnd(44)} queries ${m.small.queries} -> ${m.large.queries} (x${ratio(m.large.queries, m.small.queries)})` +
+      `   rows_read ${m.small.rowsRead} -> ${m.large.rowsRead} (x${ratio(m.large.rowsRead, m.small.rowsRead)})`,
+  );
+  console.log(`\n${title}: ${small} vs ${large} items\n${lines.join("\n")}\n`);
+}

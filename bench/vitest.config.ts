@@ -1,0 +1,3 @@
+import { workersConfig } from "../vitest.config";
+
+export default workersConfig(["bench/**/*.bench.ts"]);
