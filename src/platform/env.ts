@@ -3,6 +3,8 @@ import type { Database, D1Meter } from "./db";
 export type Bindings = {
   DB: D1Database;
   API_KEY_CACHE: KVNamespace;
+  /** 480 requests a minute per key (SPEC 13). */
+  API_KEY_RATE_LIMITER: RateLimit;
   /** DNS-over-HTTPS JSON resolver for domain verification. */
   DNS_RESOLVER_URL: string;
   /** HTTP endpoint that receives outgoing e-mails as JSON; empty disables e-mail. */

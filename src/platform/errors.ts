@@ -59,6 +59,10 @@ export const insufficientLevel = () =>
   permissionDenied("Your organization access level is insufficient.");
 export const notFound = () => new ApiError(404, "not_found", "Not found.");
 export const conflict = (detail: string) => new ApiError(409, "conflict", detail);
+export const throttled = (retryAfterSeconds: number) =>
+  new ApiError(429, "throttled", `Request was throttled. Expected available in ${retryAfterSeconds} seconds.`, null, {
+    "Retry-After": String(retryAfterSeconds),
+  });
 
 export function methodNotAllowed(method: string, allow: string[]) {
   return new ApiError(405, "method_not_allowed", `Method "${method}" not allowed.`, null, {

@@ -3,12 +3,14 @@ import { drizzle } from "drizzle-orm/d1";
 import { createMiddleware } from "hono/factory";
 import { personalApiKeys, users } from "../../db/schema";
 import type { Actor, AppEnv } from "../env";
-import { authenticationFailed, notAuthenticated } from "../errors";
+import { authenticationFailed, notAuthenticated, throttled } from "../errors";
 import { constantTimeEqual, nowIso, sha256Hex } from "../ids";
 import { apiKeyCacheKey, isWellFormedApiKey } from "./api-keys";
 
 /** Revocation deletes the entry; the TTL bounds staleness at other edges (KV's minimum). */
 export const API_KEY_CACHE_TTL_SECONDS = 60;
+/** The rate limiter's window (wrangler.toml): the longest a throttled caller waits. */
+const RATE_LIMIT_WINDOW_SECONDS = 60;
 const LAST_USED_WRITE_INTERVAL_MS = 60 * 60 * 1000;
 
 type CachedKey = Actor & { secureValue: string; lastUsedAt: string | null };
@@ -27,6 +29,9 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   // The lookup is by hash; the final comparison must not leak how much of it matched.
   if (!key || !constantTimeEqual(key.secureValue, secureValue)) throw authenticationFailed();
   if (!cached) await cacheKey(c.env.API_KEY_CACHE, key);
+
+  const { success } = await c.env.API_KEY_RATE_LIMITER.limit({ key: secureValue });
+  if (!success) throw throttled(RATE_LIMIT_WINDOW_SECONDS);
 
   const { secureValue: _secureValue, lastUsedAt, ...actor } = key;
   c.set("actor", actor);
