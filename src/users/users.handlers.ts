@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { asc, eq } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import { organizationMemberships, organizations, users } from "../db/schema";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
@@ -7,7 +7,9 @@ import { toUserBasic } from "./user-basic";
 import type { getCurrentUser } from "./users.routes";
 
 export const currentUser: RouteHandler<typeof getCurrentUser, AppEnv> = async (c) => {
-  const userId = c.var.actor.userId;
+  const { userId, scopedOrganizations } = c.var.actor;
+  const inKeyScope =
+    scopedOrganizations.length > 0 ? inArray(organizations.id, scopedOrganizations) : undefined;
   const [userRows, memberships] = await c.var.db.batch([
     c.var.db.select().from(users).where(eq(users.id, userId)),
     c.var.db
@@ -18,7 +20,7 @@ export const currentUser: RouteHandler<typeof getCurrentUser, AppEnv> = async (c
       })
       .from(organizationMemberships)
       .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-      .where(eq(organizationMemberships.userId, userId))
+      .where(and(eq(organizationMemberships.userId, userId), inKeyScope))
       .orderBy(asc(organizations.createdAt), asc(organizations.id)),
   ]);
   const [user] = userRows;

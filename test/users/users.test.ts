@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addMembership, api, errorBody, setupOrganization } from "../support/harness";
+import { addMembership, api, createApiKey, errorBody, setupOrganization } from "../support/harness";
 
 describe("GET /api/users/@me", () => {
   it("returns the caller with their organizations", async () => {
@@ -25,6 +25,18 @@ describe("GET /api/users/@me", () => {
         { id: other.organization.id, name: other.organization.name, membership_level: 1 },
       ],
     });
+  });
+
+  it("shows only the organizations a scoped key may reach", async () => {
+    const { owner, organization } = await setupOrganization();
+    const other = await setupOrganization();
+    await addMembership(other.organization.id, owner, 1);
+    const scoped = await createApiKey(owner, { scopedOrganizations: [other.organization.id] });
+    const response = await api("GET", "/api/users/@me", { key: scoped.value });
+    expect(response.body.organizations).toEqual([
+      { id: other.organization.id, name: other.organization.name, membership_level: 1 },
+    ]);
+    expect(response.body.organizations).not.toContainEqual(expect.objectContaining({ id: organization.id }));
   });
 
   it("needs user:read", async () => {
