@@ -4,6 +4,7 @@ import { organizationMemberships, organizations } from "../db/schema";
 import type { AppEnv, OrganizationContext } from "../platform/env";
 import { nowIso, uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
+import { organizationWithMembership } from "../platform/organization-context";
 import { pageEnvelope, readPage } from "../platform/pagination";
 import { insertProjectStatements, DEFAULT_PROJECT_NAME } from "./projects/projects.queries";
 import { ProjectInput } from "./projects/projects.schema";
@@ -29,13 +30,7 @@ export const listCallerOrganizations: RouteHandler<typeof listOrganizations, App
   const [[total], rows] = await db.batch([
     db.select({ value: count() }).from(organizationMemberships).where(and(...filters)),
     db
-      .select({
-        id: organizations.id,
-        name: organizations.name,
-        createdAt: organizations.createdAt,
-        updatedAt: organizations.updatedAt,
-        level: organizationMemberships.level,
-      })
+      .select(organizationWithMembership)
       .from(organizationMemberships)
       .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
       .where(and(...filters))

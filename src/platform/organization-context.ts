@@ -31,6 +31,16 @@ export const requireLevel = (minimum: number) =>
     await next();
   });
 
+/** An organization with the caller's membership: select it from memberships joined to organizations. */
+export const organizationWithMembership = {
+  id: organizations.id,
+  name: organizations.name,
+  createdAt: organizations.createdAt,
+  updatedAt: organizations.updatedAt,
+  membershipId: organizationMemberships.id,
+  level: organizationMemberships.level,
+};
+
 async function findMembership(
   db: Database,
   actor: Actor,
@@ -45,14 +55,7 @@ async function findMembership(
     conditions.push(eq(organizations.id, requested));
   }
   const [row] = await db
-    .select({
-      id: organizations.id,
-      name: organizations.name,
-      createdAt: organizations.createdAt,
-      updatedAt: organizations.updatedAt,
-      membershipId: organizationMemberships.id,
-      level: organizationMemberships.level,
-    })
+    .select(organizationWithMembership)
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
     .where(and(...conditions))
