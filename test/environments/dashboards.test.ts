@@ -801,3 +801,20 @@ describe("PATCH /api/environments/:project_id/dashboards/:id/move_tile", () => {
     expect(itself.status).toBe(400);
   });
 });
+
+describe("OpenAPI document", () => {
+  it("documents the dashboard routes of both trees with their scopes", async () => {
+    const response = await api("GET", "/api/schema");
+    expect(response.status).toBe(200);
+    for (const tree of ["environments", "projects"]) {
+      const collection = response.body.paths[`/api/${tree}/{project_id}/dashboards`];
+      const item = response.body.paths[`/api/${tree}/{project_id}/dashboards/{id}`];
+      const moveTile = response.body.paths[`/api/${tree}/{project_id}/dashboards/{id}/move_tile`];
+      expect(Object.keys(collection).sort()).toEqual(["get", "post"]);
+      expect(Object.keys(item).sort()).toEqual(["get", "patch"]);
+      expect(collection.get.security).toEqual([{ PersonalAPIKey: ["dashboard:read"] }]);
+      expect(item.patch.security).toEqual([{ PersonalAPIKey: ["dashboard:write"] }]);
+      expect(moveTile.patch.security).toEqual([{ PersonalAPIKey: ["dashboard:write"] }]);
+    }
+  });
+});
