@@ -811,10 +811,50 @@ describe("OpenAPI document", () => {
       const item = response.body.paths[`/api/${tree}/{project_id}/dashboards/{id}`];
       const moveTile = response.body.paths[`/api/${tree}/{project_id}/dashboards/{id}/move_tile`];
       expect(Object.keys(collection).sort()).toEqual(["get", "post"]);
-      expect(Object.keys(item).sort()).toEqual(["get", "patch"]);
+      expect(Object.keys(item).sort()).toEqual(["delete", "get", "patch"]);
+      expect(Object.keys(item.delete.responses).sort()).toEqual(["401", "405"]);
       expect(collection.get.security).toEqual([{ PersonalAPIKey: ["dashboard:read"] }]);
       expect(item.patch.security).toEqual([{ PersonalAPIKey: ["dashboard:write"] }]);
       expect(moveTile.patch.security).toEqual([{ PersonalAPIKey: ["dashboard:write"] }]);
     }
+  });
+});
+
+describe("a newcomer's walk through the README", () => {
+  it("creates from a template, adds a note, duplicates, moves a tile across, pins, soft-deletes and restores", async () => {
+    const { key } = await setupOrganization();
+    const base = dashboardsPath("@current");
+    const created = await api("POST", base, { key, body: { use_template: "WEBSITE_TRAFFIC" } });
+    expect(created.status).toBe(201);
+    const path = `${base}/${created.body.id}`;
+
+    const noted = await api("PATCH", path, {
+      key,
+      body: { tiles: [{ text: { body: "Read me" }, layouts: { sm: { x: 0, y: 50, w: 12, h: 2 } } }] },
+    });
+    const note = noted.body.tiles.at(-1);
+    expect(note.text.body).toBe("Read me");
+
+    const copy = await api("POST", base, { key, body: { name: "Copy", use_dashboard: created.body.id, duplicate_tiles: true } });
+    expect(copy.body.tiles).toHaveLength(6);
+    const empty = await api("POST", base, { key, body: { name: "Notes only" } });
+
+    const moved = await api("PATCH", `${path}/move_tile`, { key, body: { tile: { id: note.id }, toDashboard: empty.body.id } });
+    expect(moved.status).toBe(200);
+    expect(moved.body.tiles.map((tile: { id: number }) => tile.id)).not.toContain(note.id);
+    expect((await api("GET", `${base}/${empty.body.id}`, { key })).body.tiles.map((tile: { id: number }) => tile.id)).toEqual([note.id]);
+
+    await api("PATCH", path, { key, body: { pinned: true } });
+    const listed = await api("GET", base, { key });
+    expect(listed.body.results.map((item: { name: string; pinned: boolean }) => [item.name, item.pinned])).toEqual([
+      ["Website Traffic", true],
+      ["Copy", false],
+      ["Notes only", false],
+    ]);
+
+    expect((await api("PATCH", path, { key, body: { deleted: true } })).body.deleted).toBe(true);
+    expect((await api("GET", path, { key })).status).toBe(404);
+    const restored = await api("PATCH", path, { key, body: { deleted: false } });
+    expect(restored.body).toEqual({ ...moved.body, pinned: true });
   });
 });

@@ -9,12 +9,10 @@ export type TemplateTile =
     }
   | { text: { body: string }; layouts: TileLayouts; color: string | null };
 
-export type DashboardTemplate = { name: string; description: string; tags: string[]; tiles: TemplateTile[] };
+export type DashboardTemplate = { name: string; description: string; tiles: TemplateTile[] };
 
-const layout = (x: number, y: number, w: number, h: number): TileLayouts => ({
-  sm: { x, y, w, h, minW: 3, minH: 5 },
-  xs: { x: 0, y: y + x, w: 1, h, minW: 1, minH: 5 },
-});
+/** A place on PostHog's 12-column grid; the front end derives the one-column layout from it. */
+const layout = (x: number, y: number, w: number, h: number): TileLayouts => ({ sm: { x, y, w, h, minW: 3, minH: 2 } });
 
 const trends = (
   series: Record<string, unknown>[],
@@ -41,7 +39,6 @@ export const DASHBOARD_TEMPLATES: Record<string, DashboardTemplate> = {
   DEFAULT_APP: {
     name: "My App Dashboard",
     description: "",
-    tags: [],
     tiles: [
       {
         insight: {
@@ -102,7 +99,6 @@ export const DASHBOARD_TEMPLATES: Record<string, DashboardTemplate> = {
   WEBSITE_TRAFFIC: {
     name: "Website Traffic",
     description: "",
-    tags: [],
     tiles: [
       {
         text: { body: "# Website traffic\nWho visits the website, from where, and what they read." },

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
 import { authenticate } from "../../platform/auth/authenticate";
@@ -24,6 +24,7 @@ import {
   type DashboardScope,
   type DashboardWithTiles,
   type NewTile,
+  type NewTileContent,
   type Statement,
   type TileRow,
 } from "./dashboards.queries";
@@ -89,23 +90,24 @@ function templateTiles(template: DashboardTemplate): NewTile[] {
   }));
 }
 
-/** The live tiles of a dashboard as new tiles: sharing its insights and texts, or copies of them. */
+/** What a copied tile shows: the same insight or text, or a copy of it. */
+function copiedContent({ insight, text }: TileRow, duplicateContent: boolean): NewTileContent {
+  if (insight) {
+    if (!duplicateContent) return { insightId: insight.id };
+    const name = insight.name === null ? null : `${insight.name} (Copy)`;
+    return { insight: { name, description: insight.description, query: insight.query, tags: insight.tags } };
+  }
+  if (!text) throw new Error("a tile shows an insight or a text");
+  return duplicateContent ? { text: { body: text.body } } : { textId: text.id };
+}
+
+/** The live tiles of a dashboard as new tiles of another one. */
 function copiedTiles(tiles: TileRow[], duplicateContent: boolean): NewTile[] {
-  return tiles.map(({ tile, insight, text }) => {
-    let content: NewTile["content"];
-    if (!duplicateContent) content = insight ? { insightId: insight.id } : { textId: tile.textId! };
-    else if (insight) {
-      content = {
-        insight: {
-          name: insight.name === null ? null : `${insight.name} (Copy)`,
-          description: insight.description,
-          query: insight.query,
-          tags: insight.tags,
-        },
-      };
-    } else content = { text: { body: text?.body ?? "" } };
-    return { content, layouts: tile.layouts, color: tile.color };
-  });
+  return tiles.map((row) => ({
+    content: copiedContent(row, duplicateContent),
+    layouts: row.tile.layouts,
+    color: row.tile.color,
+  }));
 }
 
 /** What the new dashboard starts from: nothing, a template, or another dashboard of the project. */
@@ -182,12 +184,14 @@ function tileChangeStatements(db: Database, scope: DashboardScope, current: Dash
     }
     const existing = shown.get(change.id);
     if (!existing) throw validationError("invalid_input", `Tile ${change.id} is not on this dashboard.`, `${attr}.id`);
-    if (change.deleted) return [db.update(dashboardTiles).set({ deleted: true }).where(eq(dashboardTiles.id, change.id))];
+    // Scoped to the dashboard too: a tile moved away meanwhile is left alone.
+    const thisTile = and(eq(dashboardTiles.id, change.id), eq(dashboardTiles.dashboardId, dashboardId));
+    if (change.deleted) return [db.update(dashboardTiles).set({ deleted: true }).where(thisTile)];
 
     const statements: Statement[] = [];
     if (change.layouts !== undefined || change.color !== undefined) {
       statements.push(
-        db.update(dashboardTiles).set({ layouts: change.layouts, color: change.color }).where(eq(dashboardTiles.id, change.id)),
+        db.update(dashboardTiles).set({ layouts: change.layouts, color: change.color }).where(thisTile),
       );
     }
     if (change.text) {
@@ -265,7 +269,10 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   if (moving.alreadyOnDestination) {
     throw validationError("invalid_input", "The destination dashboard already shows this tile's insight or text.", "toDashboard");
   }
-  const moveTile = db.update(dashboardTiles).set({ dashboardId: destinationId }).where(eq(dashboardTiles.id, tile.id));
+  const moveTile = db
+    .update(dashboardTiles)
+    .set({ dashboardId: destinationId })
+    .where(and(eq(dashboardTiles.id, tile.id), eq(dashboardTiles.dashboardId, sourceId)));
   const moved = await writeAndReadDashboard(db, scope, sourceId, [moveTile]);
   if (!moved) throw notFound();
   return c.json(toDashboard(moved, scope.caller), 200);

@@ -189,8 +189,8 @@ export function insertTilesStatements(db: Database, environmentId: number, dashb
   });
 }
 
-/** Live tiles on other dashboards than `dashboardId` (for existence tests). */
-function liveTilesElsewhere(db: Database, where: SQL | undefined) {
+/** Live tiles matching `where`, under the aliases `otherTiles` and `otherDashboards` (for EXISTS tests). */
+function liveTilesWhere(db: Database, where: SQL | undefined) {
   return db
     .select({ id: otherTiles.id })
     .from(otherTiles)
@@ -216,7 +216,7 @@ export const deleteInsightsOnlyOn = (db: Database, dashboardId: number) =>
       and(
         insightsOnTilesOf(db, dashboardId),
         notExists(
-          liveTilesElsewhere(db, and(eq(otherTiles.insightId, insights.id), ne(otherTiles.dashboardId, dashboardId))),
+          liveTilesWhere(db, and(eq(otherTiles.insightId, insights.id), ne(otherTiles.dashboardId, dashboardId))),
         ),
       ),
     );
@@ -230,7 +230,7 @@ export const restoreInsightsOn = (db: Database, dashboardId: number) =>
 /** The tile to move, on the source dashboard, and whether the destination already shows its content. */
 export function selectTileToMove(db: Database, tileId: number, fromDashboardId: number, toDashboardId: number) {
   const alreadyOnDestination = exists(
-    liveTilesElsewhere(
+    liveTilesWhere(
       db,
       and(
         eq(otherTiles.dashboardId, toDashboardId),

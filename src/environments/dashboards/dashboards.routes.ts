@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { resolveProject } from "../../platform/project-context";
-import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
+import { apiRoute, errorResponses, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
   CreateDashboardInput,
   Dashboard,
@@ -67,6 +67,19 @@ export function dashboardRoutes<T extends DashboardTree>(tree: T) {
       request: { params: DashboardParams, body: jsonBody(UpdateDashboardInput) },
       responses: { 200: json(Dashboard, "The dashboard") },
     }),
+    /** Documented only: answered by `refuseDashboardDelete`, never routed. */
+    refusedDelete: {
+      method: "delete" as const,
+      path: item,
+      tags: ["dashboards"],
+      summary: "Refused: dashboards are soft-deleted with PATCH `deleted: true`",
+      security: [{ PersonalAPIKey: [] }],
+      request: { params: DashboardParams },
+      responses: {
+        401: errorResponses[401],
+        405: { description: "Always, with an empty body and `Allow: GET, PATCH`." },
+      },
+    },
     moveTile: apiRoute({
       ...common,
       method: "patch",

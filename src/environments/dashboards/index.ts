@@ -13,6 +13,7 @@ function dashboardsRouterFor(tree: DashboardTree) {
   const routes = dashboardRoutes(tree);
   const router = createRouter();
   router.use(`${tree}/:project_id/dashboards/:id`, refuseDashboardDelete);
+  router.openAPIRegistry.registerPath(routes.refusedDelete);
   return router
     .openapi(routes.list, listEnvironmentDashboards)
     .openapi(routes.create, createEnvironmentDashboard)
