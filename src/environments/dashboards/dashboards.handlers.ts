@@ -16,6 +16,7 @@ import {
   insertTilesStatements,
   listDashboards,
   newestDashboardId,
+  readDashboard,
   restoreInsightsOn,
   selectDashboard,
   selectTileToMove,
@@ -71,7 +72,7 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
 
 export const retrieveEnvironmentDashboard: Handler<"retrieve"> = async (c) => {
   const scope = scopeOf(c);
-  const found = await writeAndReadDashboard(c.var.db, scope, parseDashboardId(c.req.valid("param").id));
+  const found = await readDashboard(c.var.db, scope, parseDashboardId(c.req.valid("param").id));
   if (!found) throw notFound();
   return c.json(toDashboard(found, scope.caller), 200);
 };
@@ -122,7 +123,7 @@ async function startingPoint(db: Database, scope: DashboardScope, input: CreateD
     return { creationMode: "template" as const, tiles: templateTiles(found), name: found.name, description: found.description, variables: {} };
   }
   if (sourceId !== undefined) {
-    const source = await writeAndReadDashboard(db, scope, sourceId);
+    const source = await readDashboard(db, scope, sourceId);
     if (!source) throw validationError("invalid_input", "Invalid value provided", "use_dashboard");
     const tiles = copiedTiles(source.tiles, input.duplicate_tiles ?? false);
     return { creationMode: "duplicate" as const, tiles, name: "", description: "", variables: source.row.dashboard.variables };
@@ -174,40 +175,42 @@ function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: Update
 function tileChangeStatements(db: Database, scope: DashboardScope, current: DashboardWithTiles, changes: TileInput[]) {
   const shown = new Map(current.tiles.map((row) => [row.tile.id, row]));
   const dashboardId = current.row.dashboard.id;
-  const userId = scope.caller.userId;
   return changes.flatMap((change, index): Statement[] => {
     const attr = `tiles.${index}`;
     if (change.id === undefined) {
-      if (!change.text) throw validationError("required", "A new tile needs a text: {\"text\": {\"body\": \"...\"}}.", `${attr}.text`);
+      if (!change.text) throw validationError("required", 'A new tile needs a text: {"text": {"body": "..."}}.', `${attr}.text`);
       const tile: NewTile = { content: { text: { body: change.text.body } }, layouts: change.layouts ?? {}, color: change.color ?? null };
-      return insertTilesStatements(db, scope.environmentId, dashboardId, userId, [tile]);
+      return insertTilesStatements(db, scope.environmentId, dashboardId, scope.caller.userId, [tile]);
     }
     const existing = shown.get(change.id);
     if (!existing) throw validationError("invalid_input", `Tile ${change.id} is not on this dashboard.`, `${attr}.id`);
-    // Scoped to the dashboard too: a tile moved away meanwhile is left alone.
-    const thisTile = and(eq(dashboardTiles.id, change.id), eq(dashboardTiles.dashboardId, dashboardId));
-    if (change.deleted) return [db.update(dashboardTiles).set({ deleted: true }).where(thisTile)];
-
-    const statements: Statement[] = [];
-    if (change.layouts !== undefined || change.color !== undefined) {
-      statements.push(
-        db.update(dashboardTiles).set({ layouts: change.layouts, color: change.color }).where(thisTile),
-      );
-    }
-    if (change.text) {
-      if (!existing.text) throw validationError("invalid_input", "Only a text tile has a text body.", `${attr}.text`);
-      if (change.text.id !== undefined && change.text.id !== existing.text.id) {
-        throw validationError("invalid_input", `Text ${change.text.id} is not this tile's text.`, `${attr}.text.id`);
-      }
-      statements.push(
-        db
-          .update(texts)
-          .set({ body: change.text.body, lastModifiedById: userId, lastModifiedAt: nowIso() })
-          .where(eq(texts.id, existing.text.id)),
-      );
-    }
-    return statements;
+    return existingTileStatements(db, scope.caller.userId, existing, change, attr);
   });
+}
+
+/** Removing a tile, or editing its layouts, colour and text body. */
+function existingTileStatements(db: Database, userId: number, existing: TileRow, change: TileInput, attr: string): Statement[] {
+  // Scoped to the dashboard too: a tile moved away meanwhile is left alone.
+  const thisTile = and(eq(dashboardTiles.id, existing.tile.id), eq(dashboardTiles.dashboardId, existing.tile.dashboardId));
+  if (change.deleted) return [db.update(dashboardTiles).set({ deleted: true }).where(thisTile)];
+
+  const statements: Statement[] = [];
+  if (change.layouts !== undefined || change.color !== undefined) {
+    statements.push(db.update(dashboardTiles).set({ layouts: change.layouts, color: change.color }).where(thisTile));
+  }
+  if (change.text) {
+    if (!existing.text) throw validationError("invalid_input", "Only a text tile has a text body.", `${attr}.text`);
+    if (change.text.id !== undefined && change.text.id !== existing.text.id) {
+      throw validationError("invalid_input", `Text ${change.text.id} is not this tile's text.`, `${attr}.text.id`);
+    }
+    statements.push(
+      db
+        .update(texts)
+        .set({ body: change.text.body, lastModifiedById: userId, lastModifiedAt: nowIso() })
+        .where(eq(texts.id, existing.text.id)),
+    );
+  }
+  return statements;
 }
 
 /** Soft delete and restore reach the insights too (SPEC 11). */
@@ -223,7 +226,7 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   const scope = scopeOf(c);
   const db = c.var.db;
   const id = parseDashboardId(c.req.valid("param").id);
-  const current = await writeAndReadDashboard(db, scope, id, [], { includeDeleted: true });
+  const current = await readDashboard(db, scope, id, { includeDeleted: true });
   // A deleted dashboard is gone except to the PATCH that restores (or re-deletes) it.
   if (!current || (current.row.dashboard.deleted && input.deleted === undefined)) throw notFound();
   assertMayUpdate(current.row, scope, input);

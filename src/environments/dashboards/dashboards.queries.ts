@@ -114,6 +114,9 @@ export async function writeAndReadDashboard(
   return row ? { row, tiles } : undefined;
 }
 
+export const readDashboard = (db: Database, scope: DashboardScope, ref: DashboardRef, options: { includeDeleted?: boolean } = {}) =>
+  writeAndReadDashboard(db, scope, ref, [], options);
+
 export type DashboardListFilters = { pinned?: boolean; search?: string; tags?: string[] };
 
 function listConditions(environmentId: number, filters: DashboardListFilters) {
