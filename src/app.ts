@@ -1,3 +1,4 @@
+import { environmentsRouter } from "./environments";
 import { organizationsRouter } from "./organizations";
 import { personalApiKeysRouter } from "./personal-api-keys";
 import { onError } from "./platform/errors";
@@ -14,6 +15,7 @@ export function createApp() {
 
   app.route("/", usersRouter);
   app.route("/", organizationsRouter);
+  app.route("/", environmentsRouter);
   app.route("/", projectsRouter);
   app.route("/", personalApiKeysRouter);
 

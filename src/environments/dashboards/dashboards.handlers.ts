@@ -1,0 +1,293 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { and, eq } from "drizzle-orm";
+import { createMiddleware } from "hono/factory";
+import { dashboards, dashboardTiles, texts } from "../../db/schema";
+import { authenticate } from "../../platform/auth/authenticate";
+import type { Database } from "../../platform/db";
+import type { AppEnv } from "../../platform/env";
+import { notFound, permissionDenied, validationError } from "../../platform/errors";
+import { nowIso } from "../../platform/ids";
+import { pageEnvelope, readPage } from "../../platform/pagination";
+import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
+import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
+import {
+  deleteInsightsOnlyOn,
+  insertTilesStatements,
+  listDashboards,
+  newestDashboardId,
+  readDashboard,
+  restoreInsightsOn,
+  selectDashboard,
+  selectTileToMove,
+  writeAndReadDashboard,
+  type DashboardRow,
+  type DashboardScope,
+  type DashboardWithTiles,
+  type NewTile,
+  type NewTileContent,
+  type Statement,
+  type TileRow,
+} from "./dashboards.queries";
+import type { dashboardRoutes, DashboardTree } from "./dashboards.routes";
+import { normalizeTags, type CreateDashboardInput, type TileInput, type UpdateDashboardInput } from "./dashboards.schema";
+
+type DashboardRoutes = ReturnType<typeof dashboardRoutes<DashboardTree>>;
+type Handler<K extends keyof DashboardRoutes> = RouteHandler<DashboardRoutes[K], AppEnv>;
+
+const NO_EDIT_RIGHT = "You don't have edit permissions for this dashboard.";
+
+function scopeOf(c: Context<AppEnv>): DashboardScope {
+  const { project, actor } = c.var;
+  return {
+    environmentId: project.environmentId,
+    caller: { userId: actor.userId, organizationLevel: project.level, membershipId: project.membershipId },
+  };
+}
+
+function parseDashboardId(value: string): number {
+  if (!/^\d{1,15}$/.test(value)) throw notFound();
+  return Number(value);
+}
+
+function parsePinned(value: string | undefined): boolean | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (value === "true" || value === "1") return true;
+  if (value === "false" || value === "0") return false;
+  throw validationError("invalid", "Must be a valid boolean.", "pinned");
+}
+
+export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
+  const page = readPage(c);
+  const query = c.req.valid("query");
+  const scope = scopeOf(c);
+  const result = await listDashboards(c.var.db, scope, page, {
+    pinned: parsePinned(query.pinned),
+    search: query.search?.trim() || undefined,
+    tags: query.tags ? normalizeTags(query.tags.split(",")) : undefined,
+  });
+  const results = result.rows.map((row) => toDashboardListItem(row, scope.caller));
+  return c.json(pageEnvelope(c, page, result.count, results), 200);
+};
+
+export const retrieveEnvironmentDashboard: Handler<"retrieve"> = async (c) => {
+  const scope = scopeOf(c);
+  const found = await readDashboard(c.var.db, scope, parseDashboardId(c.req.valid("param").id));
+  if (!found) throw notFound();
+  return c.json(toDashboard(found, scope.caller), 200);
+};
+
+function findTemplate(name: string): DashboardTemplate {
+  const template = Object.hasOwn(DASHBOARD_TEMPLATES, name) ? DASHBOARD_TEMPLATES[name] : undefined;
+  if (!template) throw validationError("invalid_input", `Invalid template provided: ${name}`, "use_template");
+  return template;
+}
+
+function templateTiles(template: DashboardTemplate): NewTile[] {
+  return template.tiles.map((tile) => ({
+    content: "insight" in tile ? { insight: { ...tile.insight, tags: [] } } : { text: tile.text },
+    layouts: tile.layouts,
+    color: tile.color,
+  }));
+}
+
+/** What a copied tile shows: the same insight or text, or a copy of it. */
+function copiedContent({ insight, text }: TileRow, duplicateContent: boolean): NewTileContent {
+  if (insight) {
+    if (!duplicateContent) return { insightId: insight.id };
+    const name = insight.name === null ? null : `${insight.name} (Copy)`;
+    return { insight: { name, description: insight.description, query: insight.query, tags: insight.tags } };
+  }
+  if (!text) throw new Error("a tile shows an insight or a text");
+  return duplicateContent ? { text: { body: text.body } } : { textId: text.id };
+}
+
+/** The live tiles of a dashboard as new tiles of another one. */
+function copiedTiles(tiles: TileRow[], duplicateContent: boolean): NewTile[] {
+  return tiles.map((row) => ({
+    content: copiedContent(row, duplicateContent),
+    layouts: row.tile.layouts,
+    color: row.tile.color,
+  }));
+}
+
+/** What the new dashboard starts from: nothing, a template, or another dashboard of the project. */
+async function startingPoint(db: Database, scope: DashboardScope, input: CreateDashboardInput) {
+  const template = input.use_template || undefined;
+  const sourceId = input.use_dashboard ?? undefined;
+  if (template !== undefined && sourceId !== undefined) {
+    throw validationError("invalid_input", "`use_dashboard` and `use_template` cannot be used together", "use_template");
+  }
+  if (template !== undefined) {
+    const found = findTemplate(template);
+    return { creationMode: "template" as const, tiles: templateTiles(found), name: found.name, description: found.description, variables: {} };
+  }
+  if (sourceId !== undefined) {
+    const source = await readDashboard(db, scope, sourceId);
+    if (!source) throw validationError("invalid_input", "Invalid value provided", "use_dashboard");
+    const tiles = copiedTiles(source.tiles, input.duplicate_tiles ?? false);
+    return { creationMode: "duplicate" as const, tiles, name: "", description: "", variables: source.row.dashboard.variables };
+  }
+  return { creationMode: "default" as const, tiles: [], name: "", description: "", variables: {} };
+}
+
+export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
+  const input = c.req.valid("json");
+  const scope = scopeOf(c);
+  const db = c.var.db;
+  const start = await startingPoint(db, scope, input);
+  const now = nowIso();
+  const insertDashboard = db.insert(dashboards).values({
+    environmentId: scope.environmentId,
+    name: input.name ?? start.name,
+    description: input.description ?? start.description,
+    pinned: input.pinned ?? false,
+    deleted: input.deleted ?? false,
+    creationMode: start.creationMode,
+    restrictionLevel: input.restriction_level,
+    tags: input.tags ?? [],
+    variables: start.variables,
+    createdById: scope.caller.userId,
+    createdAt: now,
+    lastModifiedAt: now,
+  });
+  const insertTiles = insertTilesStatements(db, scope.environmentId, newestDashboardId, scope.caller.userId, start.tiles);
+  const created = await writeAndReadDashboard(db, scope, newestDashboardId, [insertDashboard, ...insertTiles], {
+    includeDeleted: true,
+  });
+  if (!created) throw new Error("created dashboard was not read back");
+  return c.json(toDashboard(created, scope.caller), 201);
+};
+
+function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: UpdateDashboardInput) {
+  const rights = rightsOn(row, scope.caller);
+  const changesRestriction =
+    input.restriction_level !== undefined && input.restriction_level !== row.dashboard.restrictionLevel;
+  if (changesRestriction && !rights.canChangeRestriction) {
+    throw permissionDenied(
+      "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's restriction level.",
+    );
+  }
+  if (!rights.canEdit) throw permissionDenied(NO_EDIT_RIGHT);
+}
+
+/** Statements for PATCH `tiles`; every entry is validated before anything is written. */
+function tileChangeStatements(db: Database, scope: DashboardScope, current: DashboardWithTiles, changes: TileInput[]) {
+  const shown = new Map(current.tiles.map((row) => [row.tile.id, row]));
+  const dashboardId = current.row.dashboard.id;
+  return changes.flatMap((change, index): Statement[] => {
+    const attr = `tiles.${index}`;
+    if (change.id === undefined) {
+      if (!change.text) throw validationError("required", 'A new tile needs a text: {"text": {"body": "..."}}.', `${attr}.text`);
+      const tile: NewTile = { content: { text: { body: change.text.body } }, layouts: change.layouts ?? {}, color: change.color ?? null };
+      return insertTilesStatements(db, scope.environmentId, dashboardId, scope.caller.userId, [tile]);
+    }
+    const existing = shown.get(change.id);
+    if (!existing) throw validationError("invalid_input", `Tile ${change.id} is not on this dashboard.`, `${attr}.id`);
+    return existingTileStatements(db, scope.caller.userId, existing, change, attr);
+  });
+}
+
+/** Removing a tile, or editing its layouts, colour and text body. */
+function existingTileStatements(db: Database, userId: number, existing: TileRow, change: TileInput, attr: string): Statement[] {
+  // Scoped to the dashboard too: a tile moved away meanwhile is left alone.
+  const thisTile = and(eq(dashboardTiles.id, existing.tile.id), eq(dashboardTiles.dashboardId, existing.tile.dashboardId));
+  if (change.deleted) return [db.update(dashboardTiles).set({ deleted: true }).where(thisTile)];
+
+  const statements: Statement[] = [];
+  if (change.layouts !== undefined || change.color !== undefined) {
+    statements.push(db.update(dashboardTiles).set({ layouts: change.layouts, color: change.color }).where(thisTile));
+  }
+  if (change.text) {
+    if (!existing.text) throw validationError("invalid_input", "Only a text tile has a text body.", `${attr}.text`);
+    if (change.text.id !== undefined && change.text.id !== existing.text.id) {
+      throw validationError("invalid_input", `Text ${change.text.id} is not this tile's text.`, `${attr}.text.id`);
+    }
+    statements.push(
+      db
+        .update(texts)
+        .set({ body: change.text.body, lastModifiedById: userId, lastModifiedAt: nowIso() })
+        .where(eq(texts.id, existing.text.id)),
+    );
+  }
+  return statements;
+}
+
+/** Soft delete and restore reach the insights too (SPEC 11). */
+function deletionStatements(db: Database, current: DashboardRow, input: UpdateDashboardInput): Statement[] {
+  const { id, deleted } = current.dashboard;
+  if (input.deleted === true && !deleted && input.delete_insights) return [deleteInsightsOnlyOn(db, id)];
+  if (input.deleted === false && deleted) return [restoreInsightsOn(db, id)];
+  return [];
+}
+
+export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
+  const input = c.req.valid("json");
+  const scope = scopeOf(c);
+  const db = c.var.db;
+  const id = parseDashboardId(c.req.valid("param").id);
+  const current = await readDashboard(db, scope, id, { includeDeleted: true });
+  // A deleted dashboard is gone except to the PATCH that restores (or re-deletes) it.
+  if (!current || (current.row.dashboard.deleted && input.deleted === undefined)) throw notFound();
+  assertMayUpdate(current.row, scope, input);
+
+  const updateDashboard = db
+    .update(dashboards)
+    .set({
+      name: input.name,
+      description: input.description,
+      pinned: input.pinned,
+      deleted: input.deleted,
+      tags: input.tags,
+      restrictionLevel: input.restriction_level,
+      lastModifiedAt: nowIso(),
+    })
+    .where(eq(dashboards.id, id));
+  const writes = [
+    updateDashboard,
+    ...tileChangeStatements(db, scope, current, input.tiles ?? []),
+    ...deletionStatements(db, current.row, input),
+  ];
+  const updated = await writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true });
+  if (!updated) throw notFound();
+  return c.json(toDashboard(updated, scope.caller), 200);
+};
+
+export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
+  const { tile, toDashboard: destinationId } = c.req.valid("json");
+  const scope = scopeOf(c);
+  const db = c.var.db;
+  const sourceId = parseDashboardId(c.req.valid("param").id);
+  const [[source], [destination], [moving]] = await db.batch([
+    selectDashboard(db, scope, sourceId),
+    selectDashboard(db, scope, destinationId),
+    selectTileToMove(db, tile.id, sourceId, destinationId),
+  ]);
+  if (!source) throw notFound();
+  if (!rightsOn(source, scope.caller).canEdit) throw permissionDenied(NO_EDIT_RIGHT);
+  if (!moving || !destination) throw notFound();
+  if (!rightsOn(destination, scope.caller).canEdit) {
+    throw permissionDenied("You don't have edit permissions for the destination dashboard.");
+  }
+  if (moving.alreadyOnDestination) {
+    throw validationError("invalid_input", "The destination dashboard already shows this tile's insight or text.", "toDashboard");
+  }
+  const moveTile = db
+    .update(dashboardTiles)
+    .set({ dashboardId: destinationId })
+    .where(and(eq(dashboardTiles.id, tile.id), eq(dashboardTiles.dashboardId, sourceId)));
+  const moved = await writeAndReadDashboard(db, scope, sourceId, [moveTile]);
+  if (!moved) throw notFound();
+  return c.json(toDashboard(moved, scope.caller), 200);
+};
+
+/**
+ * PostHog never hard-deletes a dashboard: DELETE is 405 with an empty body for any id, once the
+ * caller is authenticated (SPEC 11). A middleware rather than a route, so that the generic 405
+ * handler does not list DELETE among the allowed methods.
+ */
+export const refuseDashboardDelete = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.method !== "DELETE") return next();
+  await authenticate(c, async () => {});
+  return c.body(null, 405, { Allow: "GET, PATCH" });
+});

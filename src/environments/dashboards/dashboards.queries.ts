@@ -1,0 +1,248 @@
+import { and, asc, count, desc, eq, exists, inArray, isNull, ne, notExists, or, sql, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { alias } from "drizzle-orm/sqlite-core";
+import {
+  accessControls,
+  dashboardCollaborators,
+  dashboards,
+  dashboardTiles,
+  insights,
+  sharingConfigurations,
+  texts,
+  users,
+  type TileLayouts,
+} from "../../db/schema";
+import type { Database } from "../../platform/db";
+import { nowIso, randomBase62 } from "../../platform/ids";
+import type { Page } from "../../platform/pagination";
+import type { AccessLevel, DashboardCaller } from "./dashboard-access";
+
+export type Statement = BatchItem<"sqlite">;
+
+/** The environment the request is about and who is asking: every dashboard query needs both. */
+export type DashboardScope = { environmentId: number; caller: DashboardCaller & { membershipId: string } };
+
+/**
+ * A dashboard id, or an SQL expression for one created earlier in the same batch: a batch runs as
+ * one transaction, so the largest id of an AUTOINCREMENT table is the row just inserted.
+ */
+export type DashboardRef = number | SQL;
+export const newestDashboardId = sql`(select max(${dashboards.id}) from ${dashboards})`;
+const newestTextId = sql`(select max(${texts.id}) from ${texts})`;
+
+const textCreators = alias(users, "text_creators");
+const textModifiers = alias(users, "text_modifiers");
+const otherTiles = alias(dashboardTiles, "other_tiles");
+const otherDashboards = alias(dashboards, "other_dashboards");
+
+/** The caller's access-control rule on each dashboard: their own first, else the default one. */
+const accessRuleOfCaller = (membershipId: string) =>
+  sql<AccessLevel | null>`(select ${accessControls.accessLevel} from ${accessControls}
+    where ${accessControls.resource} = 'dashboard'
+      and ${accessControls.resourceId} = cast(${dashboards.id} as text)
+      and (${accessControls.organizationMembershipId} = ${membershipId} or ${accessControls.organizationMembershipId} is null)
+    order by ${accessControls.organizationMembershipId} is null limit 1)`;
+
+/** Dashboards with their creator, sharing state and what bears on the caller's rights: one query. */
+function selectDashboards(db: Database, scope: DashboardScope) {
+  const { caller } = scope;
+  return db
+    .select({
+      dashboard: dashboards,
+      createdBy: users,
+      sharingEnabled: sharingConfigurations.enabled,
+      collaboratorId: dashboardCollaborators.id,
+      accessRule: accessRuleOfCaller(caller.membershipId),
+    })
+    .from(dashboards)
+    .leftJoin(users, eq(users.id, dashboards.createdById))
+    .leftJoin(sharingConfigurations, eq(sharingConfigurations.dashboardId, dashboards.id))
+    .leftJoin(
+      dashboardCollaborators,
+      and(eq(dashboardCollaborators.dashboardId, dashboards.id), eq(dashboardCollaborators.userId, caller.userId)),
+    );
+}
+
+/** A tile is live while neither it nor its dashboard is deleted. */
+const liveTile = and(eq(dashboardTiles.deleted, false), eq(dashboards.deleted, false));
+
+/** One dashboard of the environment, deleted ones included when asked (a restore must find them). */
+export function selectDashboard(db: Database, scope: DashboardScope, ref: DashboardRef, options: { includeDeleted?: boolean } = {}) {
+  return selectDashboards(db, scope).where(
+    and(
+      eq(dashboards.id, ref),
+      eq(dashboards.environmentId, scope.environmentId),
+      options.includeDeleted ? undefined : eq(dashboards.deleted, false),
+    ),
+  );
+}
+
+/** The live tiles of a dashboard with their insights, texts and the texts' users: one query. */
+function selectTiles(db: Database, ref: DashboardRef) {
+  return db
+    .select({ tile: dashboardTiles, insight: insights, text: texts, textCreator: textCreators, textModifier: textModifiers })
+    .from(dashboardTiles)
+    .innerJoin(dashboards, eq(dashboards.id, dashboardTiles.dashboardId))
+    .leftJoin(insights, eq(insights.id, dashboardTiles.insightId))
+    .leftJoin(texts, eq(texts.id, dashboardTiles.textId))
+    .leftJoin(textCreators, eq(textCreators.id, texts.createdById))
+    .leftJoin(textModifiers, eq(textModifiers.id, texts.lastModifiedById))
+    .where(
+      and(eq(dashboardTiles.dashboardId, ref), liveTile, or(isNull(dashboardTiles.insightId), eq(insights.deleted, false))),
+    );
+}
+
+export type DashboardRow = Awaited<ReturnType<typeof selectDashboards>>[number];
+export type TileRow = Awaited<ReturnType<typeof selectTiles>>[number];
+export type DashboardWithTiles = { row: DashboardRow; tiles: TileRow[] };
+
+/**
+ * Everything a dashboard response shows, in one round trip whatever the number of tiles. Runs
+ * `writes` first in the same batch (atomically), so that a change and its result cost one trip.
+ */
+export async function writeAndReadDashboard(
+  db: Database,
+  scope: DashboardScope,
+  ref: DashboardRef,
+  writes: Statement[] = [],
+  options: { includeDeleted?: boolean } = {},
+): Promise<DashboardWithTiles | undefined> {
+  const statements: Statement[] = [...writes, selectDashboard(db, scope, ref, options), selectTiles(db, ref)];
+  const results = await db.batch(statements as [Statement, ...Statement[]]);
+  const [dashboardRows, tiles] = results.slice(-2) as [DashboardRow[], TileRow[]];
+  const [row] = dashboardRows;
+  return row ? { row, tiles } : undefined;
+}
+
+export const readDashboard = (db: Database, scope: DashboardScope, ref: DashboardRef, options: { includeDeleted?: boolean } = {}) =>
+  writeAndReadDashboard(db, scope, ref, [], options);
+
+export type DashboardListFilters = { pinned?: boolean; search?: string; tags?: string[] };
+
+function listConditions(environmentId: number, filters: DashboardListFilters) {
+  const conditions: (SQL | undefined)[] = [eq(dashboards.environmentId, environmentId), eq(dashboards.deleted, false)];
+  if (filters.pinned !== undefined) conditions.push(eq(dashboards.pinned, filters.pinned));
+  if (filters.search) {
+    const pattern = `%${filters.search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+    conditions.push(
+      sql`(${dashboards.name} like ${pattern} escape '\\' or ${dashboards.description} like ${pattern} escape '\\')`,
+    );
+  }
+  if (filters.tags && filters.tags.length > 0) {
+    const tags = sql.join(filters.tags.map((tag) => sql`${tag}`), sql`, `);
+    conditions.push(sql`exists (select 1 from json_each(${dashboards.tags}) where value in (${tags}))`);
+  }
+  return and(...conditions);
+}
+
+/** A page of the environment's live dashboards and their count: one round trip. */
+export async function listDashboards(db: Database, scope: DashboardScope, page: Page, filters: DashboardListFilters) {
+  const where = listConditions(scope.environmentId, filters);
+  const [[total], rows] = await db.batch([
+    db.select({ value: count() }).from(dashboards).where(where),
+    selectDashboards(db, scope)
+      .where(where)
+      .orderBy(desc(dashboards.pinned), asc(dashboards.name), asc(dashboards.id))
+      .limit(page.limit)
+      .offset(page.offset),
+  ]);
+  return { count: total?.value ?? 0, rows };
+}
+
+export type NewInsight = { name: string | null; description: string; query: Record<string, unknown> | null; tags: string[] };
+
+/** What a new tile shows: an existing insight or text, or a new one created with it. */
+export type NewTileContent = { insightId: number } | { textId: number } | { insight: NewInsight } | { text: { body: string } };
+export type NewTile = { content: NewTileContent; layouts: TileLayouts; color: string | null };
+
+/** Statements that add tiles (and the insights and texts they bring) to a dashboard. */
+export function insertTilesStatements(db: Database, environmentId: number, dashboardId: DashboardRef, userId: number, tiles: NewTile[]) {
+  const now = nowIso();
+  return tiles.flatMap(({ content, layouts, color }): Statement[] => {
+    const insertTile = (reference: { insightId: number | SQL } | { textId: number | SQL }) =>
+      db.insert(dashboardTiles).values({ dashboardId, layouts, color, createdAt: now, ...reference });
+    if ("insightId" in content || "textId" in content) return [insertTile(content)];
+    if ("insight" in content) {
+      const shortId = randomBase62(8);
+      return [
+        db.insert(insights).values({
+          environmentId,
+          shortId,
+          name: content.insight.name,
+          description: content.insight.description,
+          query: content.insight.query,
+          tags: content.insight.tags,
+          createdById: userId,
+          createdAt: now,
+          updatedAt: now,
+        }),
+        insertTile({ insightId: sql`(select ${insights.id} from ${insights} where ${insights.shortId} = ${shortId})` }),
+      ];
+    }
+    return [
+      db.insert(texts).values({
+        environmentId,
+        body: content.text.body,
+        createdById: userId,
+        lastModifiedById: userId,
+        lastModifiedAt: now,
+      }),
+      insertTile({ textId: newestTextId }),
+    ];
+  });
+}
+
+/** Live tiles matching `where`, under the aliases `otherTiles` and `otherDashboards` (for EXISTS tests). */
+function liveTilesWhere(db: Database, where: SQL | undefined) {
+  return db
+    .select({ id: otherTiles.id })
+    .from(otherTiles)
+    .innerJoin(otherDashboards, eq(otherDashboards.id, otherTiles.dashboardId))
+    .where(and(eq(otherTiles.deleted, false), eq(otherDashboards.deleted, false), where));
+}
+
+const insightsOnTilesOf = (db: Database, dashboardId: number) =>
+  inArray(
+    insights.id,
+    db
+      .select({ id: dashboardTiles.insightId })
+      .from(dashboardTiles)
+      .where(and(eq(dashboardTiles.dashboardId, dashboardId), eq(dashboardTiles.deleted, false))),
+  );
+
+/** Soft-deletes the insights of the dashboard's tiles that no live tile elsewhere shows. */
+export const deleteInsightsOnlyOn = (db: Database, dashboardId: number) =>
+  db
+    .update(insights)
+    .set({ deleted: true, updatedAt: nowIso() })
+    .where(
+      and(
+        insightsOnTilesOf(db, dashboardId),
+        notExists(
+          liveTilesWhere(db, and(eq(otherTiles.insightId, insights.id), ne(otherTiles.dashboardId, dashboardId))),
+        ),
+      ),
+    );
+
+export const restoreInsightsOn = (db: Database, dashboardId: number) =>
+  db
+    .update(insights)
+    .set({ deleted: false, updatedAt: nowIso() })
+    .where(and(insightsOnTilesOf(db, dashboardId), eq(insights.deleted, true)));
+
+/** The tile to move, on the source dashboard, and whether the destination already shows its content. */
+export function selectTileToMove(db: Database, tileId: number, fromDashboardId: number, toDashboardId: number) {
+  const alreadyOnDestination = exists(
+    liveTilesWhere(
+      db,
+      and(
+        eq(otherTiles.dashboardId, toDashboardId),
+        or(eq(otherTiles.insightId, dashboardTiles.insightId), eq(otherTiles.textId, dashboardTiles.textId)),
+      ),
+    ),
+  );
+  return db
+    .select({ tile: dashboardTiles, alreadyOnDestination })
+    .from(dashboardTiles)
+    .where(and(eq(dashboardTiles.id, tileId), eq(dashboardTiles.dashboardId, fromDashboardId), eq(dashboardTiles.deleted, false)));
+}

@@ -1,0 +1,93 @@
+import { z } from "@hono/zod-openapi";
+import { paginated, PaginationQuery } from "../../platform/pagination";
+import { resolveProject } from "../../platform/project-context";
+import { apiRoute, errorResponses, jsonBody, jsonResponse as json } from "../../platform/route";
+import {
+  CreateDashboardInput,
+  Dashboard,
+  DashboardListItem,
+  MoveTileInput,
+  UpdateDashboardInput,
+} from "./dashboards.schema";
+
+/** The same dashboards are served under both trees, as PostHog does. */
+export const DASHBOARD_TREES = ["/api/environments", "/api/projects"] as const;
+export type DashboardTree = (typeof DASHBOARD_TREES)[number];
+
+const ProjectParams = z.object({
+  project_id: z.string().openapi({ description: "Environment id, or `@current`." }),
+});
+const DashboardParams = ProjectParams.extend({ id: z.string().openapi({ description: "Dashboard id." }) });
+
+const ListQuery = PaginationQuery.extend({
+  pinned: z.string().optional().openapi({ description: "`true` or `false`." }),
+  search: z.string().optional().openapi({ description: "Part of the name or description, ignoring case." }),
+  tags: z.string().optional().openapi({ description: "Comma-separated tags; dashboards with any of them." }),
+});
+
+/** The dashboard routes of one tree; `tree` only changes the path. */
+export function dashboardRoutes<T extends DashboardTree>(tree: T) {
+  const collection = `${tree}/{project_id}/dashboards` as const;
+  const item = `${collection}/{id}` as const;
+  const common = { middleware: [resolveProject], tags: ["dashboards"] };
+  return {
+    list: apiRoute({
+      ...common,
+      method: "get",
+      path: collection,
+      scope: "dashboard:read",
+      summary: "List the environment's dashboards, pinned first, then by name",
+      request: { params: ProjectParams, query: ListQuery },
+      responses: { 200: json(paginated(DashboardListItem), "A page of dashboards (without tiles, filters, variables)") },
+    }),
+    create: apiRoute({
+      ...common,
+      method: "post",
+      path: collection,
+      scope: "dashboard:write",
+      summary: "Create a dashboard, empty, from a template or as a copy of another",
+      request: { params: ProjectParams, body: jsonBody(CreateDashboardInput) },
+      responses: { 201: json(Dashboard, "The dashboard") },
+    }),
+    retrieve: apiRoute({
+      ...common,
+      method: "get",
+      path: item,
+      scope: "dashboard:read",
+      summary: "Retrieve a dashboard with its tiles",
+      request: { params: DashboardParams },
+      responses: { 200: json(Dashboard, "The dashboard") },
+    }),
+    update: apiRoute({
+      ...common,
+      method: "patch",
+      path: item,
+      scope: "dashboard:write",
+      summary: "Update a dashboard and its tiles; `deleted: true` soft-deletes it, `deleted: false` restores it",
+      request: { params: DashboardParams, body: jsonBody(UpdateDashboardInput) },
+      responses: { 200: json(Dashboard, "The dashboard") },
+    }),
+    /** Documented only: answered by `refuseDashboardDelete`, never routed. */
+    refusedDelete: {
+      method: "delete" as const,
+      path: item,
+      tags: ["dashboards"],
+      summary: "Refused: dashboards are soft-deleted with PATCH `deleted: true`",
+      security: [{ PersonalAPIKey: [] }],
+      request: { params: DashboardParams },
+      responses: {
+        401: errorResponses[401],
+        405: { description: "Always, with an empty body and `Allow: GET, PATCH`." },
+      },
+    },
+    moveTile: apiRoute({
+      ...common,
+      method: "patch",
+      path: `${item}/move_tile`,
+      scope: "dashboard:write",
+      summary: "Move a tile to another dashboard of the same environment",
+      request: { params: DashboardParams, body: jsonBody(MoveTileInput) },
+      responses: { 200: json(Dashboard, "The source dashboard, without the tile") },
+    }),
+  };
+}

@@ -1,0 +1,135 @@
+import { z } from "@hono/zod-openapi";
+import { UserBasic } from "../../users/user-basic";
+import { ACCESS_LEVELS, RestrictionLevel } from "./dashboard-access";
+
+export const MAX_TEXT_BODY_LENGTH = 4000;
+
+/** Tags as PostHog stores them: trimmed, lower-cased, without blanks or repeats, in given order. */
+export function normalizeTags(tags: string[]): string[] {
+  return [...new Set(tags.map((tag) => tag.trim().toLowerCase()).filter((tag) => tag !== ""))];
+}
+
+const Tags = z.array(z.string()).transform(normalizeTags);
+const Layouts = z.record(z.string(), z.unknown());
+const RestrictionLevelInput = z
+  .union([z.literal(RestrictionLevel.everyoneCanEdit), z.literal(RestrictionLevel.onlyCollaboratorsCanEdit)])
+  .openapi({ description: "21: everyone in the project can edit; 37: only collaborators can edit." });
+
+/** Fields both create and update take. */
+const DashboardFields = {
+  name: z.string().max(400).optional(),
+  description: z.string().optional(),
+  pinned: z.boolean().optional(),
+  deleted: z.boolean().optional(),
+  tags: Tags.optional(),
+  restriction_level: RestrictionLevelInput.optional(),
+  delete_insights: z
+    .boolean()
+    .optional()
+    .openapi({ description: "With `deleted: true`: also soft-delete insights no other live tile shows." }),
+};
+
+export const CreateDashboardInput = z
+  .object({
+    ...DashboardFields,
+    use_template: z.string().optional().openapi({ description: "`DEFAULT_APP` or `WEBSITE_TRAFFIC`." }),
+    use_dashboard: z.number().int().nullable().optional().openapi({ description: "Copy the tiles of this dashboard." }),
+    duplicate_tiles: z
+      .boolean()
+      .optional()
+      .openapi({ description: "With `use_dashboard`: copy the insights and texts too, not only the tiles." }),
+  })
+  .openapi("CreateDashboard");
+export type CreateDashboardInput = z.infer<typeof CreateDashboardInput>;
+
+const TextBody = z.string().refine((body) => body.length <= MAX_TEXT_BODY_LENGTH, {
+  error: `Text body cannot exceed ${MAX_TEXT_BODY_LENGTH} characters`,
+  params: { code: "max_length" },
+});
+
+const TileInput = z.object({
+  id: z.number().int().optional().openapi({ description: "An existing tile of this dashboard; absent: a new text tile." }),
+  text: z.object({ id: z.number().int().optional(), body: TextBody }).optional(),
+  layouts: Layouts.optional(),
+  color: z.string().nullable().optional(),
+  deleted: z.boolean().optional().openapi({ description: "`true` removes the tile." }),
+});
+export type TileInput = z.infer<typeof TileInput>;
+
+export const UpdateDashboardInput = z
+  .object({ ...DashboardFields, tiles: z.array(TileInput).optional() })
+  .openapi("UpdateDashboard");
+export type UpdateDashboardInput = z.infer<typeof UpdateDashboardInput>;
+
+export const MoveTileInput = z
+  .object({
+    tile: z.object({ id: z.number().int() }),
+    toDashboard: z.number().int().openapi({ description: "The dashboard of the same project to move the tile to." }),
+  })
+  .openapi("MoveTile");
+
+export const Insight = z
+  .object({
+    id: z.number().int(),
+    short_id: z.string(),
+    name: z.string().nullable(),
+    derived_name: z.string().nullable(),
+    description: z.string(),
+    query: z.record(z.string(), z.unknown()).nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    favorited: z.boolean(),
+    tags: z.array(z.string()),
+    deleted: z.boolean(),
+  })
+  .openapi("DashboardInsight");
+
+export const Text = z
+  .object({
+    id: z.number().int(),
+    body: z.string(),
+    created_by: UserBasic.nullable(),
+    last_modified_by: UserBasic.nullable(),
+    last_modified_at: z.string(),
+  })
+  .openapi("DashboardText");
+
+export const Tile = z
+  .object({
+    id: z.number().int(),
+    layouts: Layouts,
+    color: z.string().nullable(),
+    insight: Insight.nullable(),
+    text: Text.nullable(),
+    order: z.number().int(),
+  })
+  .openapi("DashboardTile");
+
+export const DashboardListItem = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    description: z.string(),
+    pinned: z.boolean(),
+    created_at: z.string(),
+    created_by: UserBasic.nullable(),
+    is_shared: z.boolean(),
+    deleted: z.boolean(),
+    creation_mode: z.enum(["default", "template", "duplicate"]),
+    delete_insights: z.boolean(),
+    tags: z.array(z.string()),
+    restriction_level: z.number().int(),
+    effective_restriction_level: z.number().int(),
+    effective_privilege_level: z.number().int(),
+    user_access_level: z.enum(ACCESS_LEVELS),
+    access_control_version: z.enum(["v1", "v2"]),
+  })
+  .openapi("DashboardListItem");
+export type DashboardListItem = z.infer<typeof DashboardListItem>;
+
+export const Dashboard = DashboardListItem.extend({
+  filters: z.record(z.string(), z.unknown()),
+  variables: z.record(z.string(), z.unknown()),
+  tiles: z.array(Tile),
+}).openapi("Dashboard");
+export type Dashboard = z.infer<typeof Dashboard>;

@@ -1,0 +1,61 @@
+import { expect } from "vitest";
+import type { TestUser } from "../support/harness";
+import { api, ISO_TIMESTAMP } from "../support/harness";
+import { toUserBasic } from "../../src/users/user-basic";
+
+/** The user as dashboards embed it (the shape every resource embeds). */
+export const userBasic = (user: TestUser) => toUserBasic(user);
+
+/** A whole dashboard as its creator sees it, with the given differences. */
+export const dashboardBody = (creator: TestUser, fields: Record<string, unknown> = {}) => ({
+  id: expect.any(Number),
+  name: "",
+  description: "",
+  pinned: false,
+  created_at: expect.stringMatching(ISO_TIMESTAMP),
+  created_by: userBasic(creator),
+  is_shared: false,
+  deleted: false,
+  creation_mode: "default",
+  delete_insights: false,
+  tags: [],
+  restriction_level: 21,
+  effective_restriction_level: 21,
+  effective_privilege_level: 37,
+  user_access_level: "manager",
+  access_control_version: "v2",
+  filters: {},
+  variables: {},
+  tiles: [],
+  ...fields,
+});
+
+/** A list item: the dashboard without tiles, filters and variables. */
+export const listItemBody = (creator: TestUser, fields: Record<string, unknown> = {}) => {
+  const { tiles: _tiles, filters: _filters, variables: _variables, ...item } = dashboardBody(creator, fields);
+  return item;
+};
+
+export const textTileBody = (author: TestUser, body: string, fields: Record<string, unknown> = {}) => ({
+  id: expect.any(Number),
+  layouts: {},
+  color: null,
+  insight: null,
+  text: {
+    id: expect.any(Number),
+    body,
+    created_by: userBasic(author),
+    last_modified_by: userBasic(author),
+    last_modified_at: expect.stringMatching(ISO_TIMESTAMP),
+  },
+  order: 0,
+  ...fields,
+});
+
+export const dashboardsPath = (projectId: number | string, tree = "environments") => `/api/${tree}/${projectId}/dashboards`;
+
+export async function createDashboard(key: string, projectId: number, body: Record<string, unknown> = {}) {
+  const response = await api("POST", dashboardsPath(projectId), { key, body });
+  expect(response.status).toBe(201);
+  return response.body as { id: number; tiles: { id: number; insight: { id: number } | null; text: { id: number } | null }[] };
+}
