@@ -84,7 +84,7 @@ CREATE TABLE `dashboards` (
 	FOREIGN KEY (`created_by_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE set null
 );
 --> statement-breakpoint
-CREATE INDEX `dashboards_environment_listing` ON `dashboards` (`environment_id`,`deleted`,`pinned`,`name`);--> statement-breakpoint
+CREATE INDEX `dashboards_environment_listing` ON `dashboards` (`environment_id`,`deleted`,"pinned" desc,`name`,`id`);--> statement-breakpoint
 CREATE TABLE `domains` (
 	`id` text PRIMARY KEY NOT NULL,
 	`organization_id` text NOT NULL,

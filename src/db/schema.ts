@@ -261,7 +261,16 @@ export const dashboards = sqliteTable(
     createdAt: createdAt(),
     lastModifiedAt: text("last_modified_at").notNull(),
   },
-  (table) => [index("dashboards_environment_listing").on(table.environmentId, table.deleted, table.pinned, table.name)],
+  // In the list's order (pinned first, then name), so that a page stops after its last row.
+  (table) => [
+    index("dashboards_environment_listing").on(
+      table.environmentId,
+      table.deleted,
+      sql`${table.pinned} desc`,
+      table.name,
+      table.id,
+    ),
+  ],
 );
 
 export const insights = sqliteTable(
