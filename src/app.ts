@@ -1,4 +1,5 @@
 import { organizationsRouter } from "./organizations";
+import { organizationDomainsRouter } from "./organizations/domains";
 import { personalApiKeysRouter } from "./personal-api-keys";
 import { onError } from "./platform/errors";
 import { createNotFoundHandler } from "./platform/method-not-allowed";
@@ -14,6 +15,7 @@ export function createApp() {
 
   app.route("/", usersRouter);
   app.route("/", organizationsRouter);
+  app.route("/", organizationDomainsRouter);
   app.route("/", projectsRouter);
   app.route("/", personalApiKeysRouter);
 
