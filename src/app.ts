@@ -1,4 +1,6 @@
+import { environmentBatchExportsRouter, projectBatchExportsRouter } from "./environments/batch-exports";
 import { organizationsRouter } from "./organizations";
+import { organizationBatchExportsRouter } from "./organizations/batch-exports";
 import { organizationDomainsRouter } from "./organizations/domains";
 import { personalApiKeysRouter } from "./personal-api-keys";
 import { onError } from "./platform/errors";
@@ -16,6 +18,9 @@ export function createApp() {
   app.route("/", usersRouter);
   app.route("/", organizationsRouter);
   app.route("/", organizationDomainsRouter);
+  app.route("/", organizationBatchExportsRouter);
+  app.route("/", environmentBatchExportsRouter);
+  app.route("/", projectBatchExportsRouter);
   app.route("/", projectsRouter);
   app.route("/", personalApiKeysRouter);
 

@@ -13,6 +13,7 @@ import {
   setupOrganization,
   UUID,
 } from "../support/harness";
+import { AUTHENTICATION_FAILED, INSUFFICIENT_LEVEL, NOT_AUTHENTICATED, NOT_FOUND, expectError, missingScope } from "../support/error-bodies";
 
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 let sequence = 0;
@@ -101,8 +102,7 @@ describe("POST /api/organizations/:organization_id/domains", () => {
   ])("refuses %s (400, attr domain) and creates nothing", async (_case, body, code, detail) => {
     const { organization, key } = await setupOrganization();
     const response = await api("POST", domainsPath(organization.id), { key, body });
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual(errorBody("validation_error", code, detail, "domain"));
+    expectError(response, 400, errorBody("validation_error", code, detail, "domain"));
     const list = await api("GET", domainsPath(organization.id), { key });
     expect(list.body.count).toBe(0);
   });
@@ -119,8 +119,7 @@ describe("POST /api/organizations/:organization_id/domains", () => {
   ])("refuses %s %j (400) and creates nothing", async (attr, body, code, detail) => {
     const { organization, key } = await setupOrganization();
     const response = await api("POST", domainsPath(organization.id), { key, body: { domain: uniqueDomain(), ...body } });
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual(errorBody("validation_error", code, detail, attr));
+    expectError(response, 400, errorBody("validation_error", code, detail, attr));
     const list = await api("GET", domainsPath(organization.id), { key });
     expect(list.body.count).toBe(0);
   });
@@ -144,10 +143,7 @@ describe("POST /api/organizations/:organization_id/domains", () => {
       [second.organization.id, second.key],
     ] as const) {
       const response = await api("POST", domainsPath(organizationId), { key, body: { domain: domain.toUpperCase() } });
-      expect(response.status).toBe(400);
-      expect(response.body).toEqual(
-        errorBody("validation_error", "unique", "organization domain with this domain already exists.", "domain"),
-      );
+      expectError(response, 400, errorBody("validation_error", "unique", "organization domain with this domain already exists.", "domain"));
     }
     expect((await api("GET", domainsPath(second.organization.id), { key: second.key })).body.count).toBe(0);
   });
@@ -156,10 +152,7 @@ describe("POST /api/organizations/:organization_id/domains", () => {
     const { organization } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
     const response = await api("POST", domainsPath(organization.id), { key: member.key, body: { domain: uniqueDomain() } });
-    expect(response.status).toBe(403);
-    expect(response.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "Your organization access level is insufficient."),
-    );
+    expectError(response, 403, INSUFFICIENT_LEVEL);
     const admin = await addMember(organization.id, MembershipLevel.admin);
     expect((await api("POST", domainsPath(organization.id), { key: admin.key, body: { domain: uniqueDomain() } })).status).toBe(201);
   });
@@ -169,23 +162,16 @@ describe("POST /api/organizations/:organization_id/domains", () => {
     const readOnly = await createApiKey(owner, { scopes: ["organization:read"] });
     const body = { domain: uniqueDomain() };
     const denied = await api("POST", domainsPath(organization.id), { key: readOnly.value, body });
-    expect(denied.status).toBe(403);
-    expect(denied.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization:write'"),
-    );
+    expectError(denied, 403, missingScope("organization:write"));
     const anonymous = await api("POST", domainsPath(organization.id), { body });
-    expect(anonymous.status).toBe(401);
-    expect(anonymous.body).toEqual(
-      errorBody("authentication_error", "not_authenticated", "Authentication credentials were not provided."),
-    );
+    expectError(anonymous, 401, NOT_AUTHENTICATED);
   });
 
   it("answers 404 in an organization the caller does not belong to", async () => {
     const { key } = await setupOrganization();
     const other = await setupOrganization();
     const response = await api("POST", domainsPath(other.organization.id), { key, body: { domain: uniqueDomain() } });
-    expect(response.status).toBe(404);
-    expect(response.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
+    expectError(response, 404, NOT_FOUND);
   });
 });
 
@@ -232,13 +218,9 @@ describe("GET /api/organizations/:organization_id/domains", () => {
     const { organization, owner } = await setupOrganization();
     const wrongScope = await createApiKey(owner, { scopes: ["project:read"] });
     const denied = await api("GET", domainsPath(organization.id), { key: wrongScope.value });
-    expect(denied.status).toBe(403);
-    expect(denied.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization:read'"),
-    );
+    expectError(denied, 403, missingScope("organization:read"));
     const badKey = await api("GET", domainsPath(organization.id), { key: `phx_${"x".repeat(44)}` });
-    expect(badKey.status).toBe(401);
-    expect(badKey.body).toEqual(errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."));
+    expectError(badKey, 401, AUTHENTICATION_FAILED);
     const stranger = await setupOrganization();
     expect((await api("GET", domainsPath(organization.id), { key: stranger.key })).status).toBe(404);
   });
@@ -257,8 +239,7 @@ describe("GET /api/organizations/:organization_id/domains/:id", () => {
     const theirs = await createDomain(other.organization.id, other.key);
     for (const id of [theirs.id, "00000000-0000-7000-8000-000000000000", "nope"]) {
       const missing = await api("GET", `${domainsPath(organization.id)}/${id}`, { key });
-      expect(missing.status).toBe(404);
-      expect(missing.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
+      expectError(missing, 404, NOT_FOUND);
     }
   });
 
@@ -294,10 +275,7 @@ describe("PATCH /api/organizations/:organization_id/domains/:id", () => {
     const { organization, key } = await setupOrganization();
     const created = await createDomain(organization.id, key);
     const response = await api("PATCH", `${domainsPath(organization.id)}/${created.id}`, { key, body: { ...SAML, ...body } });
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual(
-      errorBody("validation_error", "verification_required", "This attribute cannot be updated until the domain is verified.", attr),
-    );
+    expectError(response, 400, errorBody("validation_error", "verification_required", "This attribute cannot be updated until the domain is verified.", attr));
     const unchanged = await api("GET", `${domainsPath(organization.id)}/${created.id}`, { key });
     expect(unchanged.body).toMatchObject({ has_saml: false, jit_provisioning_enabled: false, sso_enforcement: "" });
   });
@@ -353,10 +331,7 @@ describe("PATCH /api/organizations/:organization_id/domains/:id", () => {
       key,
       body: { saml_entity_id: "e".repeat(513) },
     });
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual(
-      errorBody("validation_error", "max_length", "Ensure this field has no more than 512 characters.", "saml_entity_id"),
-    );
+    expectError(response, 400, errorBody("validation_error", "max_length", "Ensure this field has no more than 512 characters.", "saml_entity_id"));
   });
 
   it("is for admins (403 for a member) in the caller's organization (404 elsewhere)", async () => {
@@ -365,10 +340,7 @@ describe("PATCH /api/organizations/:organization_id/domains/:id", () => {
     const member = await addMember(organization.id, MembershipLevel.member);
     const path = `${domainsPath(organization.id)}/${created.id}`;
     const forbidden = await api("PATCH", path, { key: member.key, body: SAML });
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "Your organization access level is insufficient."),
-    );
+    expectError(forbidden, 403, INSUFFICIENT_LEVEL);
     const other = await setupOrganization();
     const theirs = await createDomain(other.organization.id, other.key);
     expect((await api("PATCH", `${domainsPath(organization.id)}/${theirs.id}`, { key, body: SAML })).status).toBe(404);
@@ -435,8 +407,7 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
     expect(init?.signal).toBeInstanceOf(AbortSignal);
 
     const again = await api("POST", `${domainsPath(organization.id)}/${created.id}/verify`, { key });
-    expect(again.status).toBe(400);
-    expect(again.body).toEqual(errorBody("validation_error", "already_verified", "This domain has already been verified."));
+    expectError(again, 400, errorBody("validation_error", "already_verified", "This domain has already been verified."));
     expect(resolver).toHaveBeenCalledTimes(1);
   });
 
@@ -497,13 +468,10 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
     const member = await addMember(organization.id, MembershipLevel.member);
     const path = `${domainsPath(organization.id)}/${created.id}/verify`;
     const forbidden = await api("POST", path, { key: member.key });
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "Your organization access level is insufficient."),
-    );
+    expectError(forbidden, 403, INSUFFICIENT_LEVEL);
     const readOnly = await createApiKey(owner, { scopes: ["organization:read"] });
     expect((await api("POST", path, { key: readOnly.value })).body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization:write'"),
+      missingScope("organization:write"),
     );
     expect((await api("POST", path)).status).toBe(401);
     const other = await setupOrganization();

@@ -1,0 +1,40 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { batchExports } from "../../db/schema";
+import { findBatchExport, listBatchExports } from "../../environments/batch-exports/batch-exports.queries";
+import { toBatchExport } from "../../environments/batch-exports/batch-exports.schema";
+import type { AppEnv } from "../../platform/env";
+import { notFound } from "../../platform/errors";
+import { pageEnvelope, readPage } from "../../platform/pagination";
+import { setPaused, visibleExportsOfOrganization } from "./batch-exports.queries";
+import type * as routes from "./batch-exports.routes";
+
+type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
+type Context = Parameters<Handler<"retrieveOrganizationBatchExport">>[0];
+
+const visibleExport = (c: Context, id: string) =>
+  and(eq(batchExports.id, id), visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization.id));
+
+export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExports"> = async (c) => {
+  const page = readPage(c);
+  const where = visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization.id);
+  const result = await listBatchExports(c.var.db, where, page);
+  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport)), 200);
+};
+
+export const retrieveBatchExportOfOrganization: Handler<"retrieveOrganizationBatchExport"> = async (c) => {
+  const row = await findBatchExport(c.var.db, visibleExport(c, c.req.valid("param").id));
+  if (!row) throw notFound();
+  return c.json(toBatchExport(row), 200);
+};
+
+const pausedStateHandler =
+  (paused: boolean): Handler<"pauseBatchExport"> =>
+  async (c) => {
+    const row = await setPaused(c.var.db, visibleExport(c, c.req.valid("param").id), paused);
+    if (!row) throw notFound();
+    return c.json({ paused: row.paused }, 200);
+  };
+
+export const pauseBatchExportOfOrganization = pausedStateHandler(true);
+export const unpauseBatchExportOfOrganization = pausedStateHandler(false);
