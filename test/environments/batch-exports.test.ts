@@ -437,3 +437,67 @@ describe("DELETE /api/environments/:project_id/batch_exports/:id", () => {
     expect((await api("GET", `${exportsPath(other.project.id)}/${theirs.id}`, { key: other.key })).status).toBe(200);
   });
 });
+
+describe("POST /api/environments/:project_id/batch_exports/:id/pause and /unpause", () => {
+  it("pauses and unpauses in the project, as the organization routes do", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const created = await createExport(project.id, key);
+    const path = `${exportsPath(project.id)}/${created.id}`;
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(new Date("2031-01-01T00:00:00Z"));
+    const paused = await api("POST", `${path}/pause`, { key });
+    expect(paused.status).toBe(200);
+    expect(paused.body).toEqual({ paused: true });
+    expect(paused.cost.queries).toBe(2);
+    vi.setSystemTime(new Date("2031-01-02T00:00:00Z"));
+    expect((await api("POST", `${exportsPath(project.id, "projects")}/${created.id}/pause`, { key })).body).toEqual({ paused: true });
+    const pausedState = s3ExportBody(project.id, {
+      id: created.id,
+      created_at: created.created_at,
+      paused: true,
+      last_paused_at: "2031-01-01T00:00:00.000Z",
+      last_updated_at: "2031-01-01T00:00:00.000Z",
+    });
+    expect((await api("GET", `/api/organizations/${organization.id}/batch_exports/${created.id}`, { key })).body).toEqual(pausedState);
+
+    const unpaused = await api("POST", `${path}/unpause`, { key });
+    expect(unpaused.body).toEqual({ paused: false });
+    expect((await api("POST", `${path}/unpause`, { key })).body).toEqual({ paused: false });
+    expect((await api("GET", path, { key })).body).toEqual({
+      ...pausedState,
+      paused: false,
+      last_updated_at: "2031-01-02T00:00:00.000Z",
+    });
+  });
+
+  it("needs batch_export:write (403), and is 404 for another organization's export", async () => {
+    const { owner, project, key } = await setupOrganization();
+    const created = await createExport(project.id, key);
+    const readOnly = await createApiKey(owner, { scopes: ["batch_export:read"] });
+    expectError(await api("POST", `${exportsPath(project.id)}/${created.id}/pause`, { key: readOnly.value }), 403, missingScope("batch_export:write"));
+    expectError(await api("POST", `${exportsPath(project.id)}/${created.id}/unpause`), 401, NOT_AUTHENTICATED);
+    const other = await setupOrganization();
+    const theirs = await createExport(other.project.id, other.key);
+    expectError(await api("POST", `${exportsPath(project.id)}/${theirs.id}/pause`, { key }), 404, NOT_FOUND);
+    expectError(await api("POST", `${exportsPath(other.project.id)}/${theirs.id}/pause`, { key }), 404, NOT_FOUND);
+    expect((await api("GET", `${exportsPath(other.project.id)}/${theirs.id}`, { key: other.key })).body.paused).toBe(false);
+  });
+});
+
+describe("the OpenAPI document", () => {
+  it("publishes the batch export routes of both trees with their scopes", async () => {
+    const document = await api("GET", "/api/schema");
+    expect(document.status).toBe(200);
+    for (const tree of ["environments", "projects"]) {
+      const collection = document.body.paths[`/api/${tree}/{project_id}/batch_exports`];
+      expect(collection.get.security).toEqual([{ PersonalAPIKey: ["batch_export:read"] }]);
+      expect(collection.post.security).toEqual([{ PersonalAPIKey: ["batch_export:write"] }]);
+      const item = document.body.paths[`/api/${tree}/{project_id}/batch_exports/{id}`];
+      expect(Object.keys(item).sort()).toEqual(["delete", "get", "patch"]);
+      expect(document.body.paths[`/api/${tree}/{project_id}/batch_exports/{id}/pause`].post.security).toEqual([
+        { PersonalAPIKey: ["batch_export:write"] },
+      ]);
+    }
+    expect(document.body.components.schemas.BatchExportInput.required).toEqual(["name", "interval", "destination"]);
+  });
+});

@@ -411,6 +411,28 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
     expect(resolver).toHaveBeenCalledTimes(1);
   });
 
+  it("asks the resolver configured in DNS_RESOLVER_URL, and Cloudflare's when it is empty", async () => {
+    const { organization, key } = await setupOrganization();
+    const configured = env.DNS_RESOLVER_URL;
+    try {
+      for (const [setting, asked] of [
+        ["https://dns.example.net/resolve", "https://dns.example.net/resolve"],
+        ["", "https://cloudflare-dns.com/dns-query"],
+      ] as const) {
+        env.DNS_RESOLVER_URL = setting;
+        const created = await createDomain(organization.id, key);
+        const resolver = fakeResolver(dnsJson(txtAnswer("x", `"${created.verification_challenge}"`)));
+        const response = await api("POST", `${domainsPath(organization.id)}/${created.id}/verify`, { key });
+        expect(response.body.is_verified).toBe(true);
+        const query = new URL(String(resolver.mock.calls[0]![0]));
+        expect(`${query.origin}${query.pathname}`).toBe(asked);
+        vi.restoreAllMocks();
+      }
+    } finally {
+      env.DNS_RESOLVER_URL = configured;
+    }
+  });
+
   it("joins a record split into several strings, and reads unquoted answers", async () => {
     const { organization, key } = await setupOrganization();
     const first = await createDomain(organization.id, key);

@@ -124,3 +124,13 @@ export const deleteProjectBatchExport: Handler<"remove"> = async (c) => {
   if (!deleted) throw notFound();
   return c.body(null, 204);
 };
+
+const pausedStateHandler =
+  (paused: boolean): Handler<"pause"> =>
+  async (c) => {
+    const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
+    return c.json(await queries.setPaused(c.var.db, where, paused), 200);
+  };
+
+export const pauseProjectBatchExport = pausedStateHandler(true);
+export const unpauseProjectBatchExport = pausedStateHandler(false);

@@ -1,6 +1,8 @@
-import { and, count, desc, eq, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, ne, sql, type SQL } from "drizzle-orm";
 import { batchExports } from "../../db/schema";
 import type { Database } from "../../platform/db";
+import { notFound } from "../../platform/errors";
+import { nowIso } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
 
 type BatchExportInsert = typeof batchExports.$inferInsert;
@@ -38,5 +40,28 @@ export async function insertBatchExport(db: Database, values: BatchExportInsert)
 
 export async function updateBatchExport(db: Database, where: SQL | undefined, changes: BatchExportChanges) {
   const [row] = await db.update(batchExports).set(changes).where(where).returning();
+  return row;
+}
+
+/**
+ * Pause or unpause as one conditional UPDATE ... RETURNING, never a read and then a write.
+ * Setting the state an export already has changes nothing: `last_paused_at` and
+ * `last_updated_at` move only when `paused` does. No row matched: 404.
+ */
+export async function setPaused(db: Database, where: SQL | undefined, paused: boolean) {
+  const now = nowIso();
+  const changes = ne(batchExports.paused, paused);
+  const nowIfChanged = (column: typeof batchExports.lastUpdatedAt | typeof batchExports.lastPausedAt) =>
+    sql`CASE WHEN ${changes} THEN ${now} ELSE ${column} END`;
+  const [row] = await db
+    .update(batchExports)
+    .set({
+      paused,
+      lastUpdatedAt: nowIfChanged(batchExports.lastUpdatedAt),
+      ...(paused ? { lastPausedAt: nowIfChanged(batchExports.lastPausedAt) } : {}),
+    })
+    .where(where)
+    .returning({ paused: batchExports.paused });
+  if (!row) throw notFound();
   return row;
 }

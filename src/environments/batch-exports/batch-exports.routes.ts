@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { resolveProject } from "../../platform/project-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
-import { BatchExport, BatchExportCreateInput, BatchExportUpdateInput } from "./batch-exports.schema";
+import { BatchExport, BatchExportCreateInput, BatchExportUpdateInput, PausedState } from "./batch-exports.schema";
 
 /** PostHog serves a project's batch exports under both trees; so do we, from one definition. */
 export type ProjectTree = "/api/environments" | "/api/projects";
@@ -61,6 +61,24 @@ export function batchExportRoutes(tree: ProjectTree) {
       summary: "Delete a batch export (soft: it disappears from lists and reads)",
       request: { params: BatchExportParams },
       responses: { 204: { description: "Deleted" } },
+    }),
+    pause: apiRoute({
+      ...common,
+      method: "post",
+      path: `${item}/pause`,
+      scope: "batch_export:write",
+      summary: "Pause a batch export; pausing a paused one changes nothing",
+      request: { params: BatchExportParams },
+      responses: { 200: json(PausedState, "Paused") },
+    }),
+    unpause: apiRoute({
+      ...common,
+      method: "post",
+      path: `${item}/unpause`,
+      scope: "batch_export:write",
+      summary: "Unpause a batch export; unpausing a running one changes nothing",
+      request: { params: BatchExportParams },
+      responses: { 200: json(PausedState, "Running") },
     }),
   };
 }

@@ -75,6 +75,9 @@ export const BatchExport = z
   .openapi("BatchExport");
 export type BatchExport = z.infer<typeof BatchExport>;
 
+/** What pause and unpause answer (as PostHog). */
+export const PausedState = z.object({ paused: z.boolean() }).openapi("BatchExportPausedState");
+
 export type BatchExportRow = typeof batchExports.$inferSelect;
 
 export function toBatchExport(row: BatchExportRow): BatchExport {

@@ -3,7 +3,9 @@ import {
   createProjectBatchExport,
   deleteProjectBatchExport,
   listProjectBatchExports,
+  pauseProjectBatchExport,
   retrieveProjectBatchExport,
+  unpauseProjectBatchExport,
   updateProjectBatchExport,
 } from "./batch-exports.handlers";
 import { batchExportRoutes, type ProjectTree } from "./batch-exports.routes";
@@ -15,7 +17,9 @@ function createBatchExportsRouter(tree: ProjectTree) {
     .openapi(routes.create, createProjectBatchExport)
     .openapi(routes.retrieve, retrieveProjectBatchExport)
     .openapi(routes.update, updateProjectBatchExport)
-    .openapi(routes.remove, deleteProjectBatchExport);
+    .openapi(routes.remove, deleteProjectBatchExport)
+    .openapi(routes.pause, pauseProjectBatchExport)
+    .openapi(routes.unpause, unpauseProjectBatchExport);
 }
 
 export const environmentBatchExportsRouter = createBatchExportsRouter("/api/environments");

@@ -1,12 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { batchExports } from "../../db/schema";
-import { findBatchExport, listBatchExports } from "../../environments/batch-exports/batch-exports.queries";
+import { findBatchExport, listBatchExports, setPaused } from "../../environments/batch-exports/batch-exports.queries";
 import { toBatchExport } from "../../environments/batch-exports/batch-exports.schema";
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { setPaused, visibleExportsOfOrganization } from "./batch-exports.queries";
+import { visibleExportsOfOrganization } from "./batch-exports.queries";
 import type * as routes from "./batch-exports.routes";
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
@@ -30,11 +30,8 @@ export const retrieveBatchExportOfOrganization: Handler<"retrieveOrganizationBat
 
 const pausedStateHandler =
   (paused: boolean): Handler<"pauseBatchExport"> =>
-  async (c) => {
-    const row = await setPaused(c.var.db, visibleExport(c, c.req.valid("param").id), paused);
-    if (!row) throw notFound();
-    return c.json({ paused: row.paused }, 200);
-  };
+  async (c) =>
+    c.json(await setPaused(c.var.db, visibleExport(c, c.req.valid("param").id), paused), 200);
 
 export const pauseBatchExportOfOrganization = pausedStateHandler(true);
 export const unpauseBatchExportOfOrganization = pausedStateHandler(false);

@@ -1,8 +1,7 @@
-import { and, eq, exists, ne, sql, type SQL } from "drizzle-orm";
+import { and, eq, exists, type SQL } from "drizzle-orm";
 import { batchExports, environments, organizationMemberships, projectAccessGrants, projects } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
-import { nowIso } from "../../platform/ids";
 import {
   grantOfCaller,
   membershipOfCaller,
@@ -25,26 +24,4 @@ export function visibleExportsOfOrganization(db: Database, actor: Actor, organiz
     .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
     .where(and(eq(environments.id, batchExports.environmentId), projectVisible, ...projectsInKeyScope(actor)));
   return and(eq(batchExports.organizationId, organizationId), liveBatchExports, exists(visibleProject));
-}
-
-/**
- * Pause or unpause as one conditional UPDATE ... RETURNING, never a read and then a write.
- * Setting the state an export already has changes nothing: `last_paused_at` and
- * `last_updated_at` move only when `paused` does.
- */
-export async function setPaused(db: Database, where: SQL | undefined, paused: boolean) {
-  const now = nowIso();
-  const changes = ne(batchExports.paused, paused);
-  const nowIfChanged = (column: typeof batchExports.lastUpdatedAt | typeof batchExports.lastPausedAt) =>
-    sql`CASE WHEN ${changes} THEN ${now} ELSE ${column} END`;
-  const [row] = await db
-    .update(batchExports)
-    .set({
-      paused,
-      lastUpdatedAt: nowIfChanged(batchExports.lastUpdatedAt),
-      ...(paused ? { lastPausedAt: nowIfChanged(batchExports.lastPausedAt) } : {}),
-    })
-    .where(where)
-    .returning({ paused: batchExports.paused });
-  return row;
 }

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { BatchExport } from "../../environments/batch-exports/batch-exports.schema";
+import { BatchExport, PausedState } from "../../environments/batch-exports/batch-exports.schema";
 import { resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
@@ -8,7 +8,6 @@ const OrganizationParams = z.object({
   organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
 });
 const BatchExportParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Batch export id." }) });
-const PausedState = z.object({ paused: z.boolean() }).openapi("BatchExportPausedState");
 
 const common = { middleware: [resolveOrganization], tags: ["batch_exports"] };
 

@@ -3,6 +3,9 @@ import { z } from "@hono/zod-openapi";
 /** Where the challenge is published: a TXT record of `_posthog-challenge.<domain>` (as PostHog). */
 export const challengeRecordName = (domain: string) => `_posthog-challenge.${domain}`;
 
+/** Used when the `DNS_RESOLVER_URL` variable is left empty. */
+export const DEFAULT_DNS_RESOLVER_URL = "https://cloudflare-dns.com/dns-query";
+
 /** A slow resolver must not hold the request: past this, the attempt counts as failed. */
 export const DNS_LOOKUP_TIMEOUT_MS = 3000;
 
@@ -30,10 +33,10 @@ function txtText(data: string): string {
  * resolver failure or a timeout all yield no texts: verification then simply fails, never 500s.
  */
 export async function lookupTxtRecords(resolverUrl: string, name: string): Promise<string[]> {
-  const url = new URL(resolverUrl);
-  url.searchParams.set("name", name);
-  url.searchParams.set("type", "TXT");
   try {
+    const url = new URL(resolverUrl || DEFAULT_DNS_RESOLVER_URL);
+    url.searchParams.set("name", name);
+    url.searchParams.set("type", "TXT");
     const response = await fetch(url, {
       headers: { Accept: "application/dns-json" },
       signal: AbortSignal.timeout(DNS_LOOKUP_TIMEOUT_MS),
