@@ -5,15 +5,15 @@ export const DESTINATION_TYPES = ["S3", "Snowflake", "Postgres", "Redshift", "Bi
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
 export type DestinationConfig = Record<string, unknown>;
 
-const identifier = z.string().min(1);
+const nonBlank = z.string().min(1);
 const optionalText = z.string().nullable().optional();
 const port = z.number().int().min(1).max(65535).optional();
 
 const postgresConfig = {
-  user: identifier,
+  user: nonBlank,
   password: z.string(),
-  host: identifier,
-  database: identifier,
+  host: nonBlank,
+  database: nonBlank,
   port,
   schema: z.string().optional(),
   table_name: z.string().optional(),
@@ -28,8 +28,8 @@ const postgresConfig = {
 const DESTINATIONS: Record<DestinationType, { config: z.ZodObject; secrets: readonly string[] }> = {
   S3: {
     config: z.object({
-      bucket_name: identifier,
-      region: identifier,
+      bucket_name: nonBlank,
+      region: nonBlank,
       prefix: z.string(),
       aws_access_key_id: optionalText,
       aws_secret_access_key: optionalText,
@@ -45,11 +45,11 @@ const DESTINATIONS: Record<DestinationType, { config: z.ZodObject; secrets: read
   },
   Snowflake: {
     config: z.object({
-      account: identifier,
-      user: identifier,
-      database: identifier,
-      warehouse: identifier,
-      schema: identifier,
+      account: nonBlank,
+      user: nonBlank,
+      database: nonBlank,
+      warehouse: nonBlank,
+      schema: nonBlank,
       password: optionalText,
       private_key: optionalText,
       private_key_passphrase: optionalText,
@@ -71,12 +71,12 @@ const DESTINATIONS: Record<DestinationType, { config: z.ZodObject; secrets: read
   },
   BigQuery: {
     config: z.object({
-      project_id: identifier,
-      dataset_id: identifier,
-      private_key: identifier,
-      private_key_id: identifier,
-      token_uri: identifier,
-      client_email: identifier,
+      project_id: nonBlank,
+      dataset_id: nonBlank,
+      private_key: nonBlank,
+      private_key_id: nonBlank,
+      token_uri: nonBlank,
+      client_email: nonBlank,
       table_id: z.string().optional(),
       use_json_type: z.boolean().optional(),
     }),
@@ -85,7 +85,7 @@ const DESTINATIONS: Record<DestinationType, { config: z.ZodObject; secrets: read
   HTTP: {
     config: z.object({
       url: z.url({ protocol: /^https?$/, error: "Enter a valid URL." }),
-      token: identifier,
+      token: nonBlank,
     }),
     secrets: ["token"],
   },

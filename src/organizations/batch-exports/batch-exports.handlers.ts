@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { and, eq } from "drizzle-orm";
 import { batchExports } from "../../db/schema";
 import { findBatchExport, listBatchExports, setPaused } from "../../environments/batch-exports/batch-exports.queries";
@@ -10,9 +11,7 @@ import { visibleExportsOfOrganization } from "./batch-exports.queries";
 import type * as routes from "./batch-exports.routes";
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
-type Context = Parameters<Handler<"retrieveOrganizationBatchExport">>[0];
-
-const visibleExport = (c: Context, id: string) =>
+const visibleExport = (c: Context<AppEnv>, id: string) =>
   and(eq(batchExports.id, id), visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization.id));
 
 export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExports"> = async (c) => {
