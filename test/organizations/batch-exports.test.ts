@@ -116,6 +116,12 @@ describe("GET /api/organizations/:organization_id/batch_exports", () => {
     expectError(denied, 403, missingScope("batch_export:read"));
     const anonymous = await api("GET", organizationExports(organization.id));
     expectError(anonymous, 401, NOT_AUTHENTICATED);
+    const scopedElsewhere = await createApiKey(owner, { scopes: ["*"], scopedOrganizations: ["0192a000-0000-7000-8000-000000000000"] });
+    expectError(
+      await api("GET", organizationExports(organization.id), { key: scopedElsewhere.value }),
+      403,
+      errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization"),
+    );
     const stranger = await setupOrganization();
     const response = await api("GET", organizationExports(organization.id), { key: stranger.key });
     expectError(response, 404, NOT_FOUND);

@@ -221,8 +221,14 @@ describe("GET /api/organizations/:organization_id/domains", () => {
     expectError(denied, 403, missingScope("organization:read"));
     const badKey = await api("GET", domainsPath(organization.id), { key: `phx_${"x".repeat(44)}` });
     expectError(badKey, 401, AUTHENTICATION_FAILED);
+    const scopedElsewhere = await createApiKey(owner, { scopes: ["*"], scopedOrganizations: ["0192a000-0000-7000-8000-000000000000"] });
+    expectError(
+      await api("GET", domainsPath(organization.id), { key: scopedElsewhere.value }),
+      403,
+      errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization"),
+    );
     const stranger = await setupOrganization();
-    expect((await api("GET", domainsPath(organization.id), { key: stranger.key })).status).toBe(404);
+    expectError(await api("GET", domainsPath(organization.id), { key: stranger.key }), 404, NOT_FOUND);
   });
 });
 
