@@ -11,6 +11,7 @@ import { visibleExportsOfOrganization } from "./batch-exports.queries";
 import type * as routes from "./batch-exports.routes";
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
+
 const visibleExport = (c: Context<AppEnv>, id: string) =>
   and(eq(batchExports.id, id), visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization.id));
 

@@ -12,7 +12,7 @@ export const DNS_LOOKUP_TIMEOUT_MS = 3000;
 const TXT_RECORD_TYPE = 16;
 const NO_ERROR = 0;
 
-/** The JSON answer of a DNS-over-HTTPS resolver (RFC 8427 style, as Cloudflare and Google serve it). */
+/** The `application/dns-json` answer of a DNS-over-HTTPS resolver, as Cloudflare and Google serve it. */
 const DnsJsonResponse = z.object({
   Status: z.number(),
   Answer: z.array(z.object({ type: z.number(), data: z.string() })).optional(),
