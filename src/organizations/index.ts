@@ -5,10 +5,14 @@ import {
   retrieveCallerOrganization,
 } from "./organizations.handlers";
 import { createOrganization, listOrganizations, retrieveOrganization } from "./organizations.routes";
+import { organizationBatchExportsRouter } from "./batch-exports";
+import { organizationDomainsRouter } from "./domains";
 import { organizationProjectsRouter } from "./projects";
 
 export const organizationsRouter = createRouter()
   .openapi(listOrganizations, listCallerOrganizations)
   .openapi(createOrganization, createCallerOrganization)
   .openapi(retrieveOrganization, retrieveCallerOrganization)
-  .route("/", organizationProjectsRouter);
+  .route("/", organizationProjectsRouter)
+  .route("/", organizationDomainsRouter)
+  .route("/", organizationBatchExportsRouter);

@@ -120,6 +120,8 @@ function describeIssue(issue: Issue, input: unknown): { code: string; detail: st
       return { code: "min_value", detail: `Ensure this value is greater than or equal to ${issue.minimum}.` };
     case "invalid_value":
     case "invalid_union":
+      // A missing enumeration is missing, not a wrong choice.
+      if (input === undefined) return { code: "required", detail: "This field is required." };
       return { code: "invalid_choice", detail: `"${String(input)}" is not a valid choice.` };
     case "invalid_format":
       if (issue.format === "email") return { code: "invalid_input", detail: "Enter a valid email address." };

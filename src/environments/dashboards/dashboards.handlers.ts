@@ -29,10 +29,11 @@ import {
   type Statement,
   type TileRow,
 } from "./dashboards.queries";
-import type { dashboardRoutes, DashboardTree } from "./dashboards.routes";
+import type { ProjectTree } from "../project-trees";
+import type { dashboardRoutes } from "./dashboards.routes";
 import { normalizeTags, type CreateDashboardInput, type TileInput, type UpdateDashboardInput } from "./dashboards.schema";
 
-type DashboardRoutes = ReturnType<typeof dashboardRoutes<DashboardTree>>;
+type DashboardRoutes = ReturnType<typeof dashboardRoutes<ProjectTree>>;
 type Handler<K extends keyof DashboardRoutes> = RouteHandler<DashboardRoutes[K], AppEnv>;
 
 const NO_EDIT_RIGHT = "You don't have edit permissions for this dashboard.";

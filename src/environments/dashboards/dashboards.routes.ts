@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { resolveProject } from "../../platform/project-context";
+import type { ProjectTree } from "../project-trees";
 import { apiRoute, errorResponses, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
   CreateDashboardInput,
@@ -10,9 +11,6 @@ import {
   UpdateDashboardInput,
 } from "./dashboards.schema";
 
-/** The same dashboards are served under both trees, as PostHog does. */
-export const DASHBOARD_TREES = ["/api/environments", "/api/projects"] as const;
-export type DashboardTree = (typeof DASHBOARD_TREES)[number];
 
 const ProjectParams = z.object({
   project_id: z.string().openapi({ description: "Environment id, or `@current`." }),
@@ -26,7 +24,7 @@ const ListQuery = PaginationQuery.extend({
 });
 
 /** The dashboard routes of one tree; `tree` only changes the path. */
-export function dashboardRoutes<T extends DashboardTree>(tree: T) {
+export function dashboardRoutes<T extends ProjectTree>(tree: T) {
   const collection = `${tree}/{project_id}/dashboards` as const;
   const item = `${collection}/{id}` as const;
   const common = { middleware: [resolveProject], tags: ["dashboards"] };

@@ -7,9 +7,10 @@ import {
   retrieveEnvironmentDashboard,
   updateEnvironmentDashboard,
 } from "./dashboards.handlers";
-import { DASHBOARD_TREES, dashboardRoutes, type DashboardTree } from "./dashboards.routes";
+import { underEveryTree, type ProjectTree } from "../project-trees";
+import { dashboardRoutes } from "./dashboards.routes";
 
-function dashboardsRouterFor(tree: DashboardTree) {
+function dashboardsRouterFor(tree: ProjectTree) {
   const routes = dashboardRoutes(tree);
   const router = createRouter();
   router.use(`${tree}/:project_id/dashboards/:id`, refuseDashboardDelete);
@@ -22,8 +23,4 @@ function dashboardsRouterFor(tree: DashboardTree) {
     .openapi(routes.moveTile, moveDashboardTile);
 }
 
-/** `/api/environments/:project_id/dashboards` and its `/api/projects/...` twin: one code path. */
-export const dashboardsRouter = DASHBOARD_TREES.reduce(
-  (router, tree) => router.route("/", dashboardsRouterFor(tree)),
-  createRouter(),
-);
+export const dashboardsRouter = underEveryTree(dashboardsRouterFor);

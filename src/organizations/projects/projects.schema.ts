@@ -15,6 +15,12 @@ function isTimezone(value: string) {
   }
 }
 
+/** An IANA time zone name, refused as PostHog refuses an unknown choice. */
+export const TimezoneName = z.string().refine(isTimezone, {
+  error: (issue) => `"${String(issue.input)}" is not a valid choice.`,
+  params: { code: "invalid_choice" },
+});
+
 /**
  * Settings a project stores and echoes (SPEC 10 defaults: booleans false, lists [], objects
  * null). Kept in one JSON column: the API reasons about none of them.
@@ -71,14 +77,7 @@ export const ProjectInput = ProjectSettingsInput.extend({
     .openapi({ description: 'Defaults to "Default project" (then "Default project 2", ...).' }),
   completed_snippet_onboarding: z.boolean().optional().default(false),
   is_demo: z.boolean().optional().default(false),
-  timezone: z
-    .string()
-    .refine(isTimezone, {
-      error: (issue) => `"${String(issue.input)}" is not a valid choice.`,
-      params: { code: "invalid_choice" },
-    })
-    .optional()
-    .default("UTC"),
+  timezone: TimezoneName.optional().default("UTC"),
   access_control: z.boolean().optional().default(false),
   has_completed_onboarding_for: structured,
 }).openapi("ProjectInput");

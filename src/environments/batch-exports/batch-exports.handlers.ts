@@ -1,0 +1,62 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { and } from "drizzle-orm";
+import type { AppEnv } from "../../platform/env";
+import { notFound } from "../../platform/errors";
+import { nowIso } from "../../platform/ids";
+import { pageEnvelope, readPage } from "../../platform/pagination";
+import { batchExportChanges, newBatchExport } from "./batch-export-changes";
+import * as queries from "./batch-exports.queries";
+import type { BatchExportRoutes } from "./batch-exports.routes";
+import { toBatchExport } from "./batch-exports.schema";
+
+type Handler<R extends keyof BatchExportRoutes> = RouteHandler<BatchExportRoutes[R], AppEnv>;
+
+const liveInProject = (environmentId: number, id: string) =>
+  and(queries.ofEnvironment(environmentId), queries.liveBatchExport(id));
+
+export const listProjectBatchExports: Handler<"list"> = async (c) => {
+  const page = readPage(c);
+  const where = and(queries.ofEnvironment(c.var.project.environmentId), queries.liveBatchExports);
+  const result = await queries.listBatchExports(c.var.db, where, page);
+  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport)), 200);
+};
+
+export const createProjectBatchExport: Handler<"create"> = async (c) => {
+  const row = await queries.insertBatchExport(c.var.db, newBatchExport(c.req.valid("json"), c.var.project, nowIso()));
+  return c.json(toBatchExport(row), 201);
+};
+
+export const retrieveProjectBatchExport: Handler<"retrieve"> = async (c) => {
+  const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
+  const row = await queries.findBatchExport(c.var.db, where);
+  if (!row) throw notFound();
+  return c.json(toBatchExport(row), 200);
+};
+
+export const updateProjectBatchExport: Handler<"update"> = async (c) => {
+  const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
+  const current = await queries.findBatchExport(c.var.db, where);
+  if (!current) throw notFound();
+  const changes = batchExportChanges(current, c.req.valid("json"), nowIso());
+  const updated = await queries.updateBatchExport(c.var.db, where, changes);
+  if (!updated) throw notFound();
+  return c.json(toBatchExport(updated), 200);
+};
+
+/** Soft delete (as PostHog): the row stays, and disappears from every list and read. */
+export const deleteProjectBatchExport: Handler<"remove"> = async (c) => {
+  const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
+  const deleted = await queries.updateBatchExport(c.var.db, where, { deleted: true, lastUpdatedAt: nowIso() });
+  if (!deleted) throw notFound();
+  return c.body(null, 204);
+};
+
+const pausedStateHandler =
+  (paused: boolean): Handler<"pause"> =>
+  async (c) => {
+    const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
+    return c.json(await queries.setPaused(c.var.db, where, paused), 200);
+  };
+
+export const pauseProjectBatchExport = pausedStateHandler(true);
+export const unpauseProjectBatchExport = pausedStateHandler(false);

@@ -1,0 +1,102 @@
+import { z } from "@hono/zod-openapi";
+import type { batchExports } from "../../db/schema";
+import { TimezoneName } from "../../organizations/projects/projects.schema";
+import { DESTINATION_TYPES, publicConfig, REQUIRED_CONFIG_KEYS, type DestinationType } from "./destinations";
+
+export const INTERVALS = ["hour", "day", "week", "every 5 minutes", "every 15 minutes"] as const;
+export const MODELS = ["events", "persons", "sessions"] as const;
+
+const Interval = z.enum(INTERVALS);
+const Model = z.enum(MODELS);
+const DestinationTypeName = z.enum(DESTINATION_TYPES);
+const ConfigObject = z.record(z.string(), z.unknown()).openapi({
+  description: `Keys required by each type: ${Object.entries(REQUIRED_CONFIG_KEYS)
+    .map(([type, keys]) => `${type}: ${keys.join(", ") || "none"}`)
+    .join("; ")}. Secrets are stored, never returned.`,
+});
+
+/** DRF's wording for a date-time it cannot read; stored and returned in UTC with `Z`. */
+const Timestamp = z.iso.datetime({
+  offset: true,
+  error: "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
+});
+
+/** The fields create and update share; create adds its requirements and defaults. */
+const BatchExportFields = z.object({
+  name: z.string().trim().min(1).max(255),
+  model: Model,
+  interval: Interval,
+  paused: z.boolean(),
+  start_at: Timestamp.nullable().openapi({ description: "Runs are not triggered before this time." }),
+  end_at: Timestamp.nullable().openapi({ description: "Runs are not triggered after this time." }),
+  hogql_query: z.string(),
+  filters: z.unknown(),
+  timezone: TimezoneName,
+});
+
+export const BatchExportCreateInput = BatchExportFields.extend({
+  model: Model.optional().default("events"),
+  destination: z.object({ type: DestinationTypeName, config: ConfigObject.optional().default({}) }),
+  paused: z.boolean().optional().default(false),
+  start_at: BatchExportFields.shape.start_at.optional().default(null),
+  end_at: BatchExportFields.shape.end_at.optional().default(null),
+  hogql_query: z.string().optional().default(""),
+  filters: z.unknown().optional().default(null),
+  timezone: TimezoneName.optional().default("UTC"),
+}).openapi("BatchExportInput");
+export type BatchExportCreateInput = z.infer<typeof BatchExportCreateInput>;
+
+/** A PATCH: `destination.config` is merged into the stored one, so omitted secrets are kept. */
+export const BatchExportUpdateInput = BatchExportFields.partial()
+  .extend({
+    destination: z.object({ type: DestinationTypeName.optional(), config: ConfigObject.optional() }).optional(),
+  })
+  .openapi("BatchExportUpdate");
+export type BatchExportUpdateInput = z.infer<typeof BatchExportUpdateInput>;
+
+export const BatchExport = z
+  .object({
+    id: z.string().uuid(),
+    team_id: z.number().int(),
+    name: z.string(),
+    model: Model,
+    destination: z.object({ type: DestinationTypeName, config: z.record(z.string(), z.unknown()) }),
+    interval: Interval,
+    paused: z.boolean(),
+    created_at: z.string(),
+    last_updated_at: z.string(),
+    last_paused_at: z.string().nullable(),
+    start_at: z.string().nullable(),
+    end_at: z.string().nullable(),
+    hogql_query: z.string(),
+    filters: z.unknown(),
+    timezone: z.string(),
+  })
+  .openapi("BatchExport");
+export type BatchExport = z.infer<typeof BatchExport>;
+
+/** What pause and unpause answer (as PostHog). */
+export const PausedState = z.object({ paused: z.boolean() }).openapi("BatchExportPausedState");
+
+export type BatchExportRow = typeof batchExports.$inferSelect;
+
+export function toBatchExport(row: BatchExportRow): BatchExport {
+  const type = row.destinationType as DestinationType;
+  return {
+    id: row.id,
+    team_id: row.environmentId,
+    name: row.name,
+    model: row.model as BatchExport["model"],
+    destination: { type, config: publicConfig(type, row.destinationConfig) },
+    interval: row.interval as BatchExport["interval"],
+    paused: row.paused,
+    created_at: row.createdAt,
+    last_updated_at: row.lastUpdatedAt,
+    last_paused_at: row.lastPausedAt,
+    start_at: row.startAt,
+    end_at: row.endAt,
+    hogql_query: row.hogqlQuery,
+    filters: row.filters ?? null,
+    timezone: row.timezone,
+  };
+}

@@ -1,0 +1,129 @@
+import { z } from "@hono/zod-openapi";
+import { validationError, validationErrorFromZod } from "../../platform/errors";
+
+export const DESTINATION_TYPES = ["S3", "Snowflake", "Postgres", "Redshift", "BigQuery", "HTTP", "NoOp"] as const;
+export type DestinationType = (typeof DESTINATION_TYPES)[number];
+export type DestinationConfig = Record<string, unknown>;
+
+const nonBlank = z.string().min(1);
+const optionalText = z.string().nullable().optional();
+const port = z.number().int().min(1).max(65535).optional();
+
+const postgresConfig = {
+  user: nonBlank,
+  password: z.string(),
+  host: nonBlank,
+  database: nonBlank,
+  port,
+  schema: z.string().optional(),
+  table_name: z.string().optional(),
+  has_self_signed_cert: z.boolean().optional(),
+};
+
+/**
+ * Each destination's configuration as PostHog's workflow inputs declare it (SPEC 6): keys without
+ * `optional()` are required on create. `secrets` are stored and never returned (PostHog's
+ * `BatchExportDestination.secret_fields`).
+ */
+const DESTINATIONS: Record<DestinationType, { config: z.ZodObject; secrets: readonly string[] }> = {
+  S3: {
+    config: z.object({
+      bucket_name: nonBlank,
+      region: nonBlank,
+      prefix: z.string(),
+      aws_access_key_id: optionalText,
+      aws_secret_access_key: optionalText,
+      compression: z.enum(["gzip", "brotli", "zstd", "lz4", "snappy"]).nullable().optional(),
+      encryption: z.enum(["AES256", "aws:kms"]).nullable().optional(),
+      kms_key_id: optionalText,
+      endpoint_url: optionalText,
+      file_format: z.enum(["JSONLines", "Parquet"]).optional(),
+      max_file_size_mb: z.number().int().positive().nullable().optional(),
+      use_virtual_style_addressing: z.boolean().optional(),
+    }),
+    secrets: ["aws_access_key_id", "aws_secret_access_key"],
+  },
+  Snowflake: {
+    config: z.object({
+      account: nonBlank,
+      user: nonBlank,
+      database: nonBlank,
+      warehouse: nonBlank,
+      schema: nonBlank,
+      password: optionalText,
+      private_key: optionalText,
+      private_key_passphrase: optionalText,
+      role: optionalText,
+      table_name: z.string().optional(),
+      authentication_type: z.enum(["password", "keypair"]).optional(),
+    }),
+    secrets: ["user", "password", "private_key", "private_key_passphrase"],
+  },
+  Postgres: { config: z.object(postgresConfig), secrets: ["user", "password"] },
+  Redshift: {
+    config: z.object({
+      ...postgresConfig,
+      properties_data_type: z.enum(["varchar", "super"]).optional(),
+      aws_access_key_id: optionalText,
+      aws_secret_access_key: optionalText,
+    }),
+    secrets: ["user", "password", "aws_access_key_id", "aws_secret_access_key"],
+  },
+  BigQuery: {
+    config: z.object({
+      project_id: nonBlank,
+      dataset_id: nonBlank,
+      private_key: nonBlank,
+      private_key_id: nonBlank,
+      token_uri: nonBlank,
+      client_email: nonBlank,
+      table_id: z.string().optional(),
+      use_json_type: z.boolean().optional(),
+    }),
+    secrets: ["private_key", "private_key_id", "client_email", "token_uri"],
+  },
+  HTTP: {
+    config: z.object({
+      url: z.url({ protocol: /^https?$/, error: "Enter a valid URL." }),
+      token: nonBlank,
+    }),
+    secrets: ["token"],
+  },
+  NoOp: { config: z.object({}), secrets: [] },
+};
+
+/** For the OpenAPI document: what each destination type requires. */
+export const REQUIRED_CONFIG_KEYS = Object.fromEntries(
+  DESTINATION_TYPES.map((type) => {
+    const shape = DESTINATIONS[type].config.shape;
+    return [type, Object.keys(shape).filter((key) => !shape[key]!.safeParse(undefined).success)];
+  }),
+);
+
+/**
+ * The configuration a destination of `type` will run with, or a 400 naming the key as
+ * `destination.config.<key>`: an unknown key, a missing required key, a value of the wrong type.
+ */
+export function parseDestinationConfig(type: DestinationType, config: DestinationConfig): DestinationConfig {
+  const schema = DESTINATIONS[type].config;
+  const unknownKeys = Object.keys(config)
+    .filter((key) => !Object.hasOwn(schema.shape, key))
+    .sort();
+  if (unknownKeys.length > 0) {
+    throw validationError(
+      "invalid_input",
+      `Configuration has unknown field/s: ${unknownKeys.map((key) => `'${key}'`).join(", ")}.`,
+      `destination.config.${unknownKeys[0]}`,
+    );
+  }
+  const result = schema.safeParse(config);
+  if (result.success) return result.data;
+  const issues = result.error.issues.map((issue) => ({ ...issue, path: ["destination", "config", ...issue.path] }));
+  throw validationErrorFromZod(issues, { destination: { config } });
+}
+
+/** The configuration as responses show it: secrets stay in the database. */
+export function publicConfig(type: DestinationType, config: DestinationConfig): DestinationConfig {
+  const secrets = DESTINATIONS[type].secrets;
+  return Object.fromEntries(Object.entries(config).filter(([key]) => !secrets.includes(key)));
+}

@@ -1,0 +1,37 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { and, eq } from "drizzle-orm";
+import { batchExports } from "../../db/schema";
+import { findBatchExport, listBatchExports, setPaused } from "../../environments/batch-exports/batch-exports.queries";
+import { toBatchExport } from "../../environments/batch-exports/batch-exports.schema";
+import type { AppEnv } from "../../platform/env";
+import { notFound } from "../../platform/errors";
+import { pageEnvelope, readPage } from "../../platform/pagination";
+import { visibleExportsOfOrganization } from "./batch-exports.queries";
+import type * as routes from "./batch-exports.routes";
+
+type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
+
+const visibleExport = (c: Context<AppEnv>, id: string) =>
+  and(eq(batchExports.id, id), visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization.id));
+
+export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExports"> = async (c) => {
+  const page = readPage(c);
+  const where = visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization.id);
+  const result = await listBatchExports(c.var.db, where, page);
+  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport)), 200);
+};
+
+export const retrieveBatchExportOfOrganization: Handler<"retrieveOrganizationBatchExport"> = async (c) => {
+  const row = await findBatchExport(c.var.db, visibleExport(c, c.req.valid("param").id));
+  if (!row) throw notFound();
+  return c.json(toBatchExport(row), 200);
+};
+
+const pausedStateHandler =
+  (paused: boolean): Handler<"pauseBatchExport"> =>
+  async (c) =>
+    c.json(await setPaused(c.var.db, visibleExport(c, c.req.valid("param").id), paused), 200);
+
+export const pauseBatchExportOfOrganization = pausedStateHandler(true);
+export const unpauseBatchExportOfOrganization = pausedStateHandler(false);

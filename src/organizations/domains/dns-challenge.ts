@@ -1,0 +1,53 @@
+import { z } from "@hono/zod-openapi";
+
+/** Where the challenge is published: a TXT record of `_posthog-challenge.<domain>` (as PostHog). */
+export const challengeRecordName = (domain: string) => `_posthog-challenge.${domain}`;
+
+/** Used when the `DNS_RESOLVER_URL` variable is left empty. */
+export const DEFAULT_DNS_RESOLVER_URL = "https://cloudflare-dns.com/dns-query";
+
+/** A slow resolver must not hold the request: past this, the attempt counts as failed. */
+export const DNS_LOOKUP_TIMEOUT_MS = 3000;
+
+const TXT_RECORD_TYPE = 16;
+const NO_ERROR = 0;
+
+/** The `application/dns-json` answer of a DNS-over-HTTPS resolver, as Cloudflare and Google serve it. */
+const DnsJsonResponse = z.object({
+  Status: z.number(),
+  Answer: z.array(z.object({ type: z.number(), data: z.string() })).optional(),
+});
+
+/**
+ * A TXT record's text. Resolvers give it as one or more quoted strings (long records are split
+ * into 255-byte strings, which join into one value); some leave the quotes off.
+ */
+function txtText(data: string): string {
+  const strings = data.match(/"(?:[^"\\]|\\.)*"/g);
+  if (!strings) return data;
+  return strings.map((quoted) => quoted.slice(1, -1).replace(/\\(.)/g, "$1")).join("");
+}
+
+/**
+ * The TXT texts of `name` through the resolver's JSON API. A missing name, an error answer, a
+ * resolver failure or a timeout all yield no texts: verification then simply fails, never 500s.
+ */
+export async function lookupTxtRecords(resolverUrl: string, name: string): Promise<string[]> {
+  try {
+    const url = new URL(resolverUrl || DEFAULT_DNS_RESOLVER_URL);
+    url.searchParams.set("name", name);
+    url.searchParams.set("type", "TXT");
+    const response = await fetch(url, {
+      headers: { Accept: "application/dns-json" },
+      signal: AbortSignal.timeout(DNS_LOOKUP_TIMEOUT_MS),
+    });
+    if (!response.ok) throw new Error(`resolver answered ${response.status}`);
+    const answer = DnsJsonResponse.parse(await response.json());
+    if (answer.Status !== NO_ERROR) return [];
+    return (answer.Answer ?? []).filter((record) => record.type === TXT_RECORD_TYPE).map((record) => txtText(record.data));
+  } catch (error) {
+    // Operators need to tell a broken resolver from a missing record; the caller sees neither.
+    console.warn(`DNS lookup of ${name} failed: ${(error as Error).message}`);
+    return [];
+  }
+}

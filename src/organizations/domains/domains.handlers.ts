@@ -1,0 +1,64 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../../platform/env";
+import { notFound, validationError } from "../../platform/errors";
+import { nowIso } from "../../platform/ids";
+import { pageEnvelope, readPage } from "../../platform/pagination";
+import { challengeRecordName, lookupTxtRecords } from "./dns-challenge";
+import { domainSettings, NEW_DOMAIN } from "./domain-settings";
+import * as queries from "./domains.queries";
+import type * as routes from "./domains.routes";
+import { toDomain } from "./domains.schema";
+
+type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
+
+export const listOrganizationDomains: Handler<"listDomains"> = async (c) => {
+  const page = readPage(c);
+  const result = await queries.listDomains(c.var.db, c.var.organization.id, page);
+  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toDomain)), 200);
+};
+
+export const createOrganizationDomain: Handler<"createDomain"> = async (c) => {
+  const { domain, ...settings } = c.req.valid("json");
+  const row = await queries.insertDomain(c.var.db, c.var.organization.id, domain, domainSettings(NEW_DOMAIN, settings));
+  return c.json(toDomain(row), 201);
+};
+
+export const retrieveOrganizationDomain: Handler<"retrieveDomain"> = async (c) => {
+  const row = await queries.findDomain(c.var.db, c.var.organization.id, c.req.valid("param").id);
+  if (!row) throw notFound();
+  return c.json(toDomain(row), 200);
+};
+
+export const updateOrganizationDomain: Handler<"updateDomain"> = async (c) => {
+  const { db, organization } = c.var;
+  const { id } = c.req.valid("param");
+  const current = await queries.findDomain(db, organization.id, id);
+  if (!current) throw notFound();
+  const updated = await queries.updateDomain(db, organization.id, id, domainSettings(current, c.req.valid("json")));
+  if (!updated) throw notFound();
+  return c.json(toDomain(updated), 200);
+};
+
+export const deleteOrganizationDomain: Handler<"deleteDomain"> = async (c) => {
+  const deleted = await queries.deleteDomain(c.var.db, c.var.organization.id, c.req.valid("param").id);
+  if (!deleted) throw notFound();
+  return c.body(null, 204);
+};
+
+/** SPEC 7: a matching TXT record verifies; anything else records the failed attempt. Both 200. */
+export const verifyOrganizationDomain: Handler<"verifyDomain"> = async (c) => {
+  const { db, organization } = c.var;
+  const { id } = c.req.valid("param");
+  const domain = await queries.findDomain(db, organization.id, id);
+  if (!domain) throw notFound();
+  if (domain.verifiedAt !== null) {
+    throw validationError("already_verified", "This domain has already been verified.");
+  }
+  const records = await lookupTxtRecords(c.env.DNS_RESOLVER_URL, challengeRecordName(domain.domain));
+  const now = nowIso();
+  const matched = records.some((record) => record.trim() === domain.verificationChallenge);
+  const changes = matched ? { verifiedAt: now, lastVerificationRetry: null } : { lastVerificationRetry: now };
+  const updated = await queries.updateDomain(db, organization.id, id, changes);
+  if (!updated) throw notFound();
+  return c.json(toDomain(updated), 200);
+};

@@ -1,0 +1,68 @@
+import { and, asc, count, eq } from "drizzle-orm";
+import { domains } from "../../db/schema";
+import { isUniqueViolation, type Database } from "../../platform/db";
+import { validationError } from "../../platform/errors";
+import { nowIso, randomUrlSafeToken, uuid7 } from "../../platform/ids";
+import type { Page } from "../../platform/pagination";
+import type { DomainRow } from "./domains.schema";
+
+type DomainSettings = Pick<
+  DomainRow,
+  "jitProvisioningEnabled" | "ssoEnforcement" | "samlEntityId" | "samlAcsUrl" | "samlX509Cert"
+>;
+type DomainChanges = Partial<Pick<DomainRow, "verifiedAt" | "lastVerificationRetry"> & DomainSettings>;
+
+const domainOfOrganization = (organizationId: string, id: string) =>
+  and(eq(domains.organizationId, organizationId), eq(domains.id, id));
+
+/** A page of the organization's domains, sorted by domain (as PostHog), with the count. */
+export async function listDomains(db: Database, organizationId: string, page: Page) {
+  const ofOrganization = eq(domains.organizationId, organizationId);
+  const [[total], rows] = await db.batch([
+    db.select({ value: count() }).from(domains).where(ofOrganization),
+    db.select().from(domains).where(ofOrganization).orderBy(asc(domains.domain)).limit(page.limit).offset(page.offset),
+  ]);
+  return { count: total?.value ?? 0, rows };
+}
+
+export async function findDomain(db: Database, organizationId: string, id: string) {
+  const [row] = await db.select().from(domains).where(domainOfOrganization(organizationId, id));
+  return row;
+}
+
+/** A new, unverified domain with a fresh challenge: 32 random bytes, URL-safe (as PostHog). */
+export async function insertDomain(db: Database, organizationId: string, domain: string, settings: DomainSettings) {
+  try {
+    const [row] = await db
+      .insert(domains)
+      .values({
+        id: uuid7(),
+        organizationId,
+        domain,
+        verificationChallenge: randomUrlSafeToken(32),
+        ...settings,
+        createdAt: nowIso(),
+      })
+      .returning();
+    return row!;
+  } catch (error) {
+    // Unique across every organization: the message does not say whose it is.
+    if (isUniqueViolation(error)) {
+      throw validationError("unique", "organization domain with this domain already exists.", "domain");
+    }
+    throw error;
+  }
+}
+
+export async function updateDomain(db: Database, organizationId: string, id: string, changes: DomainChanges) {
+  const [row] = await db.update(domains).set(changes).where(domainOfOrganization(organizationId, id)).returning();
+  return row;
+}
+
+export async function deleteDomain(db: Database, organizationId: string, id: string) {
+  const [row] = await db
+    .delete(domains)
+    .where(domainOfOrganization(organizationId, id))
+    .returning({ id: domains.id });
+  return row;
+}

@@ -1,0 +1,23 @@
+import { expect } from "vitest";
+import { errorBody } from "./harness";
+
+/** SPEC 2's bodies for the failures every resource shares. */
+export const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
+export const NOT_AUTHENTICATED = errorBody(
+  "authentication_error",
+  "not_authenticated",
+  "Authentication credentials were not provided.",
+);
+export const AUTHENTICATION_FAILED = errorBody("authentication_error", "authentication_failed", "Personal API key is invalid.");
+export const INSUFFICIENT_LEVEL = errorBody(
+  "authentication_error",
+  "permission_denied",
+  "Your organization access level is insufficient.",
+);
+export const missingScope = (scope: string) =>
+  errorBody("authentication_error", "permission_denied", `API key missing required scope '${scope}'`);
+
+/** Status and body checked together, so that a failure shows both. */
+export function expectError(response: { status: number; body: unknown }, status: number, body: unknown) {
+  expect({ status: response.status, body: response.body }).toEqual({ status, body });
+}
