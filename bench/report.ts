@@ -18,7 +18,7 @@ export function report(title: string, sizes: [number, number], measurements: Mea
   const [small, large] = sizes;
   const lines = measurements.map(
     (m) =>
-      `${m.label.padEnd(44)} queries ${m.small.queries} -> ${m.large.queries} (x${ratio(m.large.queries, m.small.queries)})` +
+      `${m.label.padEnd(50)} queries ${m.small.queries} -> ${m.large.queries} (x${ratio(m.large.queries, m.small.queries)})` +
       `   rows_read ${m.small.rowsRead} -> ${m.large.rowsRead} (x${ratio(m.large.rowsRead, m.small.rowsRead)})`,
   );
   console.log(`\n${title}: ${small} vs ${large} items\n${lines.join("\n")}\n`);

@@ -13,11 +13,11 @@ import type * as routes from "./batch-exports.routes";
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
 
 const visibleExport = (c: Context<AppEnv>, id: string) =>
-  and(eq(batchExports.id, id), visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization.id));
+  and(eq(batchExports.id, id), visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization));
 
 export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExports"> = async (c) => {
   const page = readPage(c);
-  const where = visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization.id);
+  const where = visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization);
   const result = await listBatchExports(c.var.db, where, page);
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport)), 200);
 };
