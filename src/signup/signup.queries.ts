@@ -52,7 +52,8 @@ const inviteColumn = (inviteId: string, column: typeof invites.level | typeof in
 /** Membership at the invite's level, its private project access, and no more invites for the e-mail. */
 function joinStatements(db: Database, invite: InviteRow, userId: SQL | number) {
   const now = nowIso();
-  const access = JSON.stringify(invite.privateProjectAccess ?? []);
+  // One JSON parameter for the whole list: D1 binds at most 100 per statement.
+  const access = sql`json_each(${JSON.stringify(invite.privateProjectAccess ?? [])}) as access`;
   const grants = db
     .insert(projectAccessGrants)
     .select(
@@ -60,17 +61,13 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number) {
         .select({
           projectId: projects.id,
           userId: sql<number>`${userId}`.as("user_id"),
-          level: sql<"member" | "admin">`(select json_extract(value, '$.level') from json_each(${access}) where json_extract(value, '$.id') = ${projects.id})`.as("level"),
+          level: sql<"member" | "admin">`json_extract(access.value, '$.level')`.as("level"),
           createdAt: sql<string>`${now}`.as("created_at"),
         })
         .from(projects)
-        // Projects deleted since the invite was sent are skipped.
-        .where(
-          and(
-            eq(projects.organizationId, invite.organizationId),
-            sql`${projects.id} in (select json_extract(value, '$.id') from json_each(${access}))`,
-          ),
-        ),
+        // Projects deleted since the invite was sent have no row to join: they are skipped.
+        .innerJoin(access, sql`json_extract(access.value, '$.id') = ${projects.id}`)
+        .where(eq(projects.organizationId, invite.organizationId)),
     )
     // A grant left from an earlier membership takes the invite's level.
     .onConflictDoUpdate({

@@ -5,6 +5,7 @@ import {
   addMember,
   addMembership,
   api,
+  createApiKey,
   createProject,
   createUser,
   db,
@@ -15,6 +16,7 @@ import {
 } from "../support/harness";
 import {
   daysAgo,
+  expectKeyAndMembershipRequired,
   FAKE_TRANSPORT_URL,
   insertInvite,
   restoreTestDoubles,
@@ -524,22 +526,14 @@ describe("GET /api/organizations/:organization_id/invites", () => {
     );
   });
 
-  it("answers 401 without a key or with a bad one, and 404 to non-members", async () => {
-    const { organization } = await setupOrganization();
-    const outsider = await setupOrganization();
+  it("answers 401 without a key or with a bad one, and 404 to non-members, on every route", async () => {
+    const { organization, owner } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner);
 
-    const noKey = await api("GET", invitesPath(organization.id));
-    const badKey = await api("GET", invitesPath(organization.id), { key: `phx_${"x".repeat(44)}` });
-    const notMember = await api("GET", invitesPath(organization.id), { key: outsider.key });
-
-    expect(noKey.status).toBe(401);
-    expect(noKey.body).toEqual(
-      errorBody("authentication_error", "not_authenticated", "Authentication credentials were not provided."),
-    );
-    expect(badKey.status).toBe(401);
-    expect(badKey.body).toEqual(errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."));
-    expect(notMember.status).toBe(404);
-    expect(notMember.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
+    await expectKeyAndMembershipRequired("GET", invitesPath(organization.id));
+    await expectKeyAndMembershipRequired("POST", invitesPath(organization.id), { target_email: "a@example.com" });
+    await expectKeyAndMembershipRequired("POST", `${invitesPath(organization.id)}/bulk`, [{ target_email: "a@example.com" }]);
+    await expectKeyAndMembershipRequired("DELETE", `${invitesPath(organization.id)}/${invite.id}`);
   });
 });
 
@@ -584,6 +578,20 @@ describe("DELETE /api/organizations/:organization_id/invites/:id", () => {
       expect(response.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
     }
     expect(await listInviteEmails(other.organization.id, other.key)).toEqual([othersInvite.targetEmail]);
+  });
+
+  it("needs organization_member:write", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner);
+    const readOnly = await createApiKey(owner, { scopes: ["organization_member:read"] });
+
+    const response = await api("DELETE", `${invitesPath(organization.id)}/${invite.id}`, { key: readOnly.value });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:write'"),
+    );
+    expect(await listInviteEmails(organization.id, key)).toEqual([invite.targetEmail]);
   });
 
   it("answers 405 with Allow to a method the invite does not take", async () => {

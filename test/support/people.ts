@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
-import { vi } from "vitest";
+import { expect, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { nowIso, uuid7 } from "../../src/platform/ids";
-import { db, type TestUser } from "./harness";
+import { api, db, errorBody, setupOrganization, type TestUser } from "./harness";
 
 /** The seed's User object, as `created_by` and `user` embed it. */
 export function userBasic(user: TestUser) {
@@ -62,4 +62,25 @@ export function restoreTestDoubles() {
   env.EMAIL_TRANSPORT_URL = transportUrlAtStart;
   vi.restoreAllMocks();
   vi.useRealTimers();
+}
+
+/**
+ * The guards every organization route shares: 401 without a key and with a bad one, 404 to a
+ * caller who is not a member (the organization's existence does not leak).
+ */
+export async function expectKeyAndMembershipRequired(method: string, path: string, body?: unknown) {
+  const outsider = await setupOrganization();
+
+  const noKey = await api(method, path, { body });
+  const badKey = await api(method, path, { key: `phx_${"x".repeat(44)}`, body });
+  const notMember = await api(method, path, { key: outsider.key, body });
+
+  expect(noKey.status).toBe(401);
+  expect(noKey.body).toEqual(
+    errorBody("authentication_error", "not_authenticated", "Authentication credentials were not provided."),
+  );
+  expect(badKey.status).toBe(401);
+  expect(badKey.body).toEqual(errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."));
+  expect(notMember.status).toBe(404);
+  expect(notMember.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
 }
