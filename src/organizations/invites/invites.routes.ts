@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { MEMBERSHIP_LEVELS, MembershipLevel } from "../../platform/levels";
+import { MembershipLevel } from "../../platform/levels";
 import { requireLevel, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
+import { MembershipLevelField } from "../membership-level-field";
 
 export const MAX_BULK_INVITES = 20;
 
@@ -11,10 +12,6 @@ const OrganizationParams = z.object({
   organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
 });
 const InviteParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Invite id." }) });
-
-const MembershipLevelField = z.literal(MEMBERSHIP_LEVELS).openapi({
-  description: "1 member, 8 admin, 15 owner.",
-});
 
 export const ProjectAccess = z.object({
   id: z.number().int().openapi({ description: "Project id." }),
@@ -24,7 +21,7 @@ export const ProjectAccess = z.object({
 export const InviteInput = z
   .object({
     // Lower-cased whole (SPEC 8), so that one address is one invitee and one account.
-    target_email: z.string().trim().toLowerCase().max(254).pipe(z.email()),
+    target_email: z.string().trim().toLowerCase().max(254).pipe(z.email()).openapi({ type: "string", format: "email", maxLength: 254 }),
     first_name: z.string().trim().max(30).optional().default(""),
     level: MembershipLevelField.optional().default(MembershipLevel.member),
     message: z.string().nullable().optional().default(null),
@@ -53,7 +50,12 @@ export const BulkInviteInput = z
     params: { code: "max_length" },
   })
   .pipe(z.array(InviteInput))
-  .openapi({ description: `1 to ${MAX_BULK_INVITES} invites, created all together or not at all.` });
+  .openapi({
+    description: `1 to ${MAX_BULK_INVITES} invites, created all together or not at all.`,
+    items: { $ref: "#/components/schemas/InviteInput" },
+    minItems: 1,
+    maxItems: MAX_BULK_INVITES,
+  });
 
 export const Invite = z
   .object({

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { MEMBERSHIP_LEVELS } from "../../platform/levels";
 import { resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
+import { MembershipLevelField } from "../membership-level-field";
 
 const OrganizationParams = z.object({
   organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
@@ -11,8 +11,6 @@ const OrganizationParams = z.object({
 const MemberParams = OrganizationParams.extend({
   user__uuid: z.string().openapi({ description: "The member's user uuid, or `@me`." }),
 });
-
-const MembershipLevelField = z.literal(MEMBERSHIP_LEVELS).openapi({ description: "1 member, 8 admin, 15 owner." });
 
 export const Member = z
   .object({
