@@ -75,16 +75,16 @@ const alreadyMember = () => validationError("user_already_member", "You already 
 
 export const signUpWithInvite: RouteHandler<typeof acceptInvite, AppEnv> = async (c) => {
   const caller = await optionalCaller(c);
-  const names = c.req.valid("json");
   const found = await findInvite(c, c.req.valid("param").invite_id);
   if (caller) assertOrganizationInKeyScope(caller, found.invite.organizationId);
   assertAcceptable(found, caller);
-  const { invite } = found;
+  const { invite, account } = found;
 
-  if (found.account) {
-    await joining(() => joinAsExistingUser(c.var.db, invite, found.account!.user.id), alreadyMember);
-    return c.json({ user: toUserBasic(found.account.user), organization_id: invite.organizationId }, 201);
+  if (account) {
+    await joining(() => joinAsExistingUser(c.var.db, invite, account.user.id), alreadyMember);
+    return c.json({ user: toUserBasic(account.user), organization_id: invite.organizationId }, 201);
   }
+  const names = c.req.valid("json");
   const key = await mintApiKey();
   const created = await joining(
     () =>

@@ -1,4 +1,4 @@
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type Column, type SQL } from "drizzle-orm";
 import {
   invites,
   organizationMemberships,
@@ -12,7 +12,7 @@ import type { Database } from "../platform/db";
 import { nowIso, randomBase62, uuid7 } from "../platform/ids";
 import type { InviteRow } from "../organizations/invites/invites.queries";
 
-export const FIRST_KEY_LABEL = "First key (signed up by invite)";
+const FIRST_KEY_LABEL = "First key (signed up by invite)";
 
 /**
  * The invite with its organization's name, and the account its e-mail names with that
@@ -46,7 +46,7 @@ export async function findInviteForSignup(db: Database, inviteId: string) {
  * makes it atomic with the invite: if the invite was used or deleted since it was read, the
  * value is NULL, a NOT NULL column refuses it and the whole batch rolls back.
  */
-const inviteColumn = (inviteId: string, column: typeof invites.level | typeof invites.targetEmail | typeof invites.organizationId) =>
+const inviteColumn = (inviteId: string, column: Column) =>
   sql`(select ${column} from ${invites} where ${invites.id} = ${inviteId})`;
 
 /** Membership at the invite's level, its private project access, and no more invites for the e-mail. */
@@ -91,8 +91,7 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number) {
 }
 
 export async function joinAsExistingUser(db: Database, invite: InviteRow, userId: number) {
-  const [membership, ...rest] = joinStatements(db, invite, userId);
-  await db.batch([membership, ...rest]);
+  await db.batch(joinStatements(db, invite, userId));
 }
 
 type NewUser = { firstName: string; lastName: string };
