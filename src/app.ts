@@ -1,5 +1,7 @@
 import { environmentsRouter } from "./environments";
 import { organizationsRouter } from "./organizations";
+import { organizationInvitesRouter } from "./organizations/invites";
+import { organizationMembersRouter } from "./organizations/members";
 import { personalApiKeysRouter } from "./personal-api-keys";
 import { onError } from "./platform/errors";
 import { createNotFoundHandler } from "./platform/method-not-allowed";
@@ -7,6 +9,7 @@ import { serveOpenApiDocument } from "./platform/openapi";
 import { requestContext } from "./platform/request-context";
 import { createRouter } from "./platform/router";
 import { projectsRouter } from "./projects";
+import { signupRouter } from "./signup";
 import { usersRouter } from "./users";
 
 export function createApp() {
@@ -18,6 +21,9 @@ export function createApp() {
   app.route("/", environmentsRouter);
   app.route("/", projectsRouter);
   app.route("/", personalApiKeysRouter);
+  app.route("/", organizationInvitesRouter);
+  app.route("/", organizationMembersRouter);
+  app.route("/", signupRouter);
 
   serveOpenApiDocument(app);
   app.notFound(createNotFoundHandler(() => app.routes));

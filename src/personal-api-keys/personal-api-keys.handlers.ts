@@ -11,7 +11,7 @@ import type { createKey, deleteKey, listKeys, retrieveKey } from "./personal-api
 
 type KeyRow = typeof personalApiKeys.$inferSelect;
 
-function toPersonalApiKey(row: KeyRow) {
+export function toPersonalApiKey(row: KeyRow) {
   return {
     id: row.id,
     label: row.label,

@@ -1,3 +1,4 @@
+import { getTableColumns, sql, type SQLWrapper, type Table } from "drizzle-orm";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import * as schema from "../db/schema";
 
@@ -100,7 +101,31 @@ export function createDatabase(database: D1Database, meter: D1Meter): Database {
 }
 
 /** D1 reports constraint failures only through the message. */
-export function isUniqueViolation(error: unknown): boolean {
+function failedConstraint(error: unknown, kind: "UNIQUE" | "NOT NULL"): boolean {
   const message = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
-  return message.includes("UNIQUE constraint failed");
+  return message.includes(`${kind} constraint failed`);
 }
+
+export const isUniqueViolation = (error: unknown) => failedConstraint(error, "UNIQUE");
+
+/** Lets a batch take a value from a row that must still exist: no row, no value, no batch. */
+export const isNotNullViolation = (error: unknown) => failedConstraint(error, "NOT NULL");
+
+/** D1 binds at most 100 parameters to one statement. */
+const D1_MAX_BOUND_PARAMETERS = 100;
+
+/**
+ * Rows for a multi-row insert, in chunks that each stay within D1's parameter limit (every
+ * column of a row is bound). Insert each chunk as one statement of the same `db.batch`: still
+ * one round trip, still atomic.
+ */
+export function chunkForInsert<T>(table: Table, rows: T[]): T[][] {
+  const size = Math.max(1, Math.floor(D1_MAX_BOUND_PARAMETERS / Object.keys(getTableColumns(table)).length));
+  const chunks: T[][] = [];
+  for (let start = 0; start < rows.length; start += size) chunks.push(rows.slice(start, start + size));
+  return chunks;
+}
+
+/** `column in (...)` for a list of any length: bound as one JSON parameter, not one each. */
+export const inJsonList = (column: SQLWrapper, values: unknown[]) =>
+  sql`${column} in (select value from json_each(${JSON.stringify(values)}))`;

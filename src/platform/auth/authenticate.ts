@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { personalApiKeys, users } from "../../db/schema";
 import type { Actor, AppEnv } from "../env";
@@ -17,6 +18,15 @@ type CachedKey = Actor & { secureValue: string; lastUsedAt: string | null };
 
 /** Resolves `Authorization: Bearer <personal API key>` into `c.var.actor`. */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
+  c.set("actor", await authenticateRequest(c));
+  await next();
+});
+
+/**
+ * The caller the request's key belongs to, or 401. Exported for routes where a key is
+ * optional (signing up by invite), which call it only when a key is sent.
+ */
+export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   const header = c.req.header("Authorization");
   if (!header) throw notAuthenticated();
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -34,12 +44,11 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   if (!success) throw throttled(RATE_LIMIT_WINDOW_SECONDS);
 
   const { secureValue: _secureValue, lastUsedAt, ...actor } = key;
-  c.set("actor", actor);
   if (!lastUsedAt || Date.now() - Date.parse(lastUsedAt) > LAST_USED_WRITE_INTERVAL_MS) {
     c.executionCtx.waitUntil(recordUse(c.env, key));
   }
-  await next();
-});
+  return actor;
+}
 
 async function readCachedKey(cache: KVNamespace, secureValue: string) {
   return cache.get<CachedKey>(apiKeyCacheKey(secureValue), "json");

@@ -1,0 +1,68 @@
+import type { Context } from "hono";
+import type { AppEnv, Bindings } from "../../platform/env";
+import { inviteExpiresAt, type InviteRow, type UserRow } from "./invites.queries";
+
+/** What the transport at `EMAIL_TRANSPORT_URL` receives, as a JSON POST body. */
+export type EmailMessage = { to: string; subject: string; text: string };
+
+export const emailTransportConfigured = (env: Bindings) => env.EMAIL_TRANSPORT_URL.trim() !== "";
+
+/**
+ * Sends the invites marked `emailing_attempt_made` after the response (`waitUntil`): the
+ * request neither waits for the transport nor fails with it.
+ */
+export function sendInviteEmails(c: Context<AppEnv>, rows: InviteRow[], inviter: UserRow) {
+  const toSend = rows.filter((row) => row.emailingAttemptMade);
+  if (toSend.length === 0) return;
+  const transportUrl = c.env.EMAIL_TRANSPORT_URL.trim();
+  const signupUrl = (invite: InviteRow) => new URL(`/api/signup/${invite.id}`, c.req.url).toString();
+  const organizationName = c.var.organization.name;
+  c.executionCtx.waitUntil(
+    Promise.all(
+      toSend.map((invite) =>
+        deliver(transportUrl, invite.id, composeInviteEmail(invite, inviter, organizationName, signupUrl(invite))),
+      ),
+    ),
+  );
+}
+
+export function composeInviteEmail(
+  invite: InviteRow,
+  inviter: UserRow,
+  organizationName: string,
+  signupUrl: string,
+): EmailMessage {
+  const inviterName = inviter.firstName || inviter.email;
+  const greeting = invite.firstName ? `Hi ${invite.firstName},` : "Hi,";
+  const note = invite.message ? `\n${inviterName} wrote: ${invite.message}\n` : "";
+  return {
+    to: invite.targetEmail,
+    subject: `${inviterName} invited you to join ${organizationName} on PostHog`,
+    text: [
+      greeting,
+      "",
+      `${inviterName} (${inviter.email}) invited you to join the organization ${organizationName}.`,
+      note,
+      `See the invite: GET ${signupUrl}`,
+      `Accept it: POST ${signupUrl}`,
+      "Without an API key, this creates your account and answers with your first personal API key.",
+      "If you already have an account, send that account's personal API key as a Bearer token.",
+      "",
+      `The invite expires at ${inviteExpiresAt(invite.createdAt)}.`,
+    ].join("\n"),
+  };
+}
+
+async function deliver(transportUrl: string, inviteId: string, message: EmailMessage) {
+  try {
+    const response = await fetch(transportUrl, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(message),
+    });
+    if (!response.ok) console.error(`e-mail transport answered ${response.status} for invite ${inviteId}`);
+  } catch (error) {
+    // The address stays out of the log: only the invite id identifies the message.
+    console.error(`e-mail transport failed for invite ${inviteId}: ${(error as Error).message}`);
+  }
+}

@@ -1,0 +1,128 @@
+import { and, count, desc, eq, gt, inArray, sql } from "drizzle-orm";
+import { invites, organizationMemberships, projectAccessGrants, projects, users } from "../../db/schema";
+import { chunkForInsert, inJsonList, type Database } from "../../platform/db";
+import type { Page } from "../../platform/pagination";
+import type { Invite, InviteInput } from "./invites.routes";
+import { toUserBasic } from "../../users/user-basic";
+
+export type InviteRow = typeof invites.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
+
+/** PostHog's INVITE_DAYS_VALIDITY. */
+const INVITE_VALIDITY_MS = 3 * 24 * 60 * 60 * 1000;
+
+export const isInviteExpired = (createdAt: string) => Date.parse(createdAt) < Date.now() - INVITE_VALIDITY_MS;
+
+export const inviteExpiresAt = (createdAt: string) => new Date(Date.parse(createdAt) + INVITE_VALIDITY_MS).toISOString();
+
+export function toInvite(row: InviteRow, createdBy: UserRow | null): Invite {
+  return {
+    id: row.id,
+    target_email: row.targetEmail,
+    first_name: row.firstName,
+    emailing_attempt_made: row.emailingAttemptMade,
+    level: row.level as Invite["level"],
+    is_expired: isInviteExpired(row.createdAt),
+    created_by: createdBy ? toUserBasic(createdBy) : null,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+    message: row.message,
+    private_project_access: row.privateProjectAccess,
+    send_email: row.sendEmail,
+    combine_pending_invites: row.combinePendingInvites,
+  };
+}
+
+/** Newest first; the creator joined in, so a page is one query whatever its size. */
+export async function listInvitesPage(db: Database, organizationId: string, page: Page) {
+  const [[total], rows] = await db.batch([
+    db.select({ value: count() }).from(invites).where(eq(invites.organizationId, organizationId)),
+    db
+      .select({ invite: invites, createdBy: users })
+      .from(invites)
+      .leftJoin(users, eq(users.id, invites.createdById))
+      .where(eq(invites.organizationId, organizationId))
+      .orderBy(desc(invites.createdAt), desc(invites.id))
+      .limit(page.limit)
+      .offset(page.offset),
+  ]);
+  return { count: total?.value ?? 0, invites: rows.map((row) => toInvite(row.invite, row.createdBy)) };
+}
+
+/** A project named in `private_project_access`, with the inviter's own grant on it. */
+export type InvitableProject = { id: number; accessControl: boolean; inviterGrant: "member" | "admin" | null };
+
+/**
+ * Everything validating a set of invites needs, in one round trip: the inviter, which of the
+ * e-mails already belong to members, the named projects, and the pending invites to combine.
+ */
+export async function readInviteContext(
+  db: Database,
+  organizationId: string,
+  inviterId: number,
+  inputs: InviteInput[],
+) {
+  const emails = inputs.map((input) => input.target_email);
+  const projectIds = [...new Set(inputs.flatMap((input) => (input.private_project_access ?? []).map(({ id }) => id)))];
+  const emailsToCombine = inputs.filter((input) => input.combine_pending_invites).map((input) => input.target_email);
+  const unexpiredSince = new Date(Date.now() - INVITE_VALIDITY_MS).toISOString();
+
+  const [inviters, members, namedProjects, pending] = await db.batch([
+    db.select().from(users).where(eq(users.id, inviterId)),
+    db
+      .select({ email: sql<string>`lower(${users.email})` })
+      .from(organizationMemberships)
+      .innerJoin(users, eq(users.id, organizationMemberships.userId))
+      .where(and(eq(organizationMemberships.organizationId, organizationId), inArray(sql`lower(${users.email})`, emails))),
+    db
+      .select({ id: projects.id, accessControl: projects.accessControl, inviterGrant: projectAccessGrants.level })
+      .from(projects)
+      .leftJoin(
+        projectAccessGrants,
+        and(eq(projectAccessGrants.projectId, projects.id), eq(projectAccessGrants.userId, inviterId)),
+      )
+      .where(and(eq(projects.organizationId, organizationId), inJsonList(projects.id, projectIds))),
+    db
+      .select()
+      .from(invites)
+      .where(
+        and(
+          eq(invites.organizationId, organizationId),
+          inArray(invites.targetEmail, emailsToCombine),
+          gt(invites.createdAt, unexpiredSince),
+        ),
+      ),
+  ]);
+  const [inviter] = inviters;
+  if (!inviter) throw new Error(`the calling user ${inviterId} has no row`);
+  return {
+    inviter,
+    memberEmails: new Set(members.map((member) => member.email)),
+    projects: new Map<number, InvitableProject>(namedProjects.map((project) => [project.id, project])),
+    pendingByEmail: groupByEmail(pending),
+  };
+}
+function groupByEmail(rows: InviteRow[]) {
+  const groups = new Map<string, InviteRow[]>();
+  for (const row of rows) groups.set(row.targetEmail, [...(groups.get(row.targetEmail) ?? []), row]);
+  return groups;
+}
+
+export type InviteContext = Awaited<ReturnType<typeof readInviteContext>>;
+
+/** A new invite replaces every earlier one for its e-mail (SPEC 8): one atomic batch. */
+export async function replaceInvites(db: Database, organizationId: string, rows: InviteRow[]) {
+  const emails = rows.map((row) => row.targetEmail);
+  await db.batch([
+    db.delete(invites).where(and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emails))),
+    ...chunkForInsert(invites, rows).map((chunk) => db.insert(invites).values(chunk)),
+  ]);
+}
+
+export async function deleteInviteOf(db: Database, organizationId: string, inviteId: string) {
+  const deleted = await db
+    .delete(invites)
+    .where(and(eq(invites.id, inviteId), eq(invites.organizationId, organizationId)))
+    .returning({ id: invites.id });
+  return deleted.length > 0;
+}

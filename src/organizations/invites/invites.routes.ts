@@ -1,0 +1,121 @@
+import { z } from "@hono/zod-openapi";
+import { MembershipLevel } from "../../platform/levels";
+import { requireLevel, resolveOrganization } from "../../platform/organization-context";
+import { paginated, PaginationQuery } from "../../platform/pagination";
+import { apiRoute, jsonBody, jsonResponse } from "../../platform/route";
+import { UserBasic } from "../../users/user-basic";
+import { MembershipLevelField } from "../membership-level-field";
+
+export const MAX_BULK_INVITES = 20;
+
+const OrganizationParams = z.object({
+  organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
+});
+const InviteParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Invite id." }) });
+
+export const ProjectAccess = z.object({
+  id: z.number().int().openapi({ description: "Project id." }),
+  level: z.enum(["member", "admin"]),
+});
+
+export const InviteInput = z
+  .object({
+    // Lower-cased whole (SPEC 8), so that one address is one invitee and one account.
+    target_email: z.string().trim().toLowerCase().max(254).pipe(z.email()).openapi({ type: "string", format: "email", maxLength: 254 }),
+    first_name: z.string().trim().max(30).optional().default(""),
+    level: MembershipLevelField.optional().default(MembershipLevel.member),
+    message: z.string().nullable().optional().default(null),
+    private_project_access: z
+      .array(ProjectAccess)
+      .nullable()
+      .optional()
+      .default(null)
+      .openapi({ description: "Private projects the invitee is granted on joining; each in this organization." }),
+    send_email: z.boolean().optional().default(true),
+    combine_pending_invites: z
+      .boolean()
+      .optional()
+      .default(false)
+      .openapi({ description: "Merge the unexpired pending invites for this e-mail: highest level, union of project access." }),
+  })
+  .openapi("InviteInput");
+export type InviteInput = z.infer<typeof InviteInput>;
+
+/** Counted before any item is validated, as PostHog does, so that the count error comes first. */
+export const BulkInviteInput = z
+  .array(z.unknown())
+  .refine((items) => items.length > 0, { error: "Send at least one invite.", params: { code: "min_length" } })
+  .refine((items) => items.length <= MAX_BULK_INVITES, {
+    error: `A maximum of ${MAX_BULK_INVITES} invites can be sent in a single request.`,
+    params: { code: "max_length" },
+  })
+  .pipe(z.array(InviteInput))
+  .openapi({
+    description: `1 to ${MAX_BULK_INVITES} invites, created all together or not at all.`,
+    items: { $ref: "#/components/schemas/InviteInput" },
+    minItems: 1,
+    maxItems: MAX_BULK_INVITES,
+  });
+
+export const Invite = z
+  .object({
+    id: z.string().uuid(),
+    target_email: z.string(),
+    first_name: z.string(),
+    emailing_attempt_made: z.boolean(),
+    level: MembershipLevelField,
+    is_expired: z.boolean(),
+    created_by: UserBasic.nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    message: z.string().nullable(),
+    private_project_access: z.array(ProjectAccess).nullable(),
+    send_email: z.boolean(),
+    combine_pending_invites: z.boolean(),
+  })
+  .openapi("Invite");
+export type Invite = z.infer<typeof Invite>;
+
+export const listInvites = apiRoute({
+  method: "get",
+  path: "/api/organizations/{organization_id}/invites",
+  scope: "organization_member:read",
+  middleware: [resolveOrganization],
+  tags: ["invites"],
+  summary: "List the organization's invites, newest first",
+  request: { params: OrganizationParams, query: PaginationQuery },
+  responses: { 200: jsonResponse(paginated(Invite), "A page of invites") },
+});
+
+export const createInvite = apiRoute({
+  method: "post",
+  path: "/api/organizations/{organization_id}/invites",
+  scope: "organization_member:write",
+  middleware: [resolveOrganization],
+  tags: ["invites"],
+  summary: "Invite someone by e-mail; replaces earlier invites for the same e-mail",
+  request: { params: OrganizationParams, body: jsonBody(InviteInput) },
+  responses: { 201: jsonResponse(Invite, "The invite") },
+});
+
+export const createInvitesInBulk = apiRoute({
+  method: "post",
+  path: "/api/organizations/{organization_id}/invites/bulk",
+  scope: "organization_member:write",
+  middleware: [resolveOrganization],
+  tags: ["invites"],
+  summary: "Invite up to 20 people at once: all are created, or none",
+  request: { params: OrganizationParams, body: jsonBody(BulkInviteInput) },
+  responses: { 200: jsonResponse(z.array(Invite), "The invites, in the order sent") },
+});
+
+export const deleteInvite = apiRoute({
+  method: "delete",
+  path: "/api/organizations/{organization_id}/invites/{id}",
+  scope: "organization_member:write",
+  middleware: [resolveOrganization, requireLevel(MembershipLevel.admin)],
+  tags: ["invites"],
+  summary: "Cancel an invite (admin or owner)",
+  request: { params: InviteParams },
+  responses: { 204: { description: "Deleted" } },
+});

@@ -1,0 +1,77 @@
+import type { PrivateProjectAccess } from "../../db/schema";
+import { permissionDenied, validationError } from "../../platform/errors";
+import { isAdmin } from "../../platform/levels";
+import type { InviteContext, InviteRow } from "./invites.queries";
+import type { InviteInput } from "./invites.routes";
+
+/** Names a field of the invite at `index`: `target_email` for one invite, `6.target_email` in bulk. */
+export type AttrOf = (index: number, field: string) => string;
+
+type ProjectAccessItem = NonNullable<PrivateProjectAccess>[number];
+
+const PROJECT_NOT_INVITABLE =
+  "Project does not exist on this organization, or it is private and you do not have access to it.";
+const accessRank = { member: 0, admin: 1 } as const;
+
+/** Two invites in one bulk request for one address would replace each other: refused whole. */
+export function assertDistinctEmails(inputs: InviteInput[], attrOf: AttrOf) {
+  const seen = new Set<string>();
+  inputs.forEach((input, index) => {
+    if (seen.has(input.target_email)) {
+      throw validationError("unique", "This email address is already invited earlier in this request.", attrOf(index, "target_email"));
+    }
+    seen.add(input.target_email);
+  });
+}
+
+/** SPEC 8's checks of one invite, in PostHog's order: level, project access, membership. */
+export function assertInvitable(input: InviteInput, inviterLevel: number, context: InviteContext, attr: (field: string) => string) {
+  if (input.level > inviterLevel) {
+    throw permissionDenied("You cannot invite a user with a higher permission level than your own.");
+  }
+  for (const item of input.private_project_access ?? []) {
+    assertProjectInvitable(item, inviterLevel, context, attr("private_project_access"));
+  }
+  if (context.memberEmails.has(input.target_email)) {
+    throw validationError(
+      "invalid_input",
+      "A user with this email address already belongs to the organization.",
+      attr("target_email"),
+    );
+  }
+}
+
+/**
+ * A project of this organization; a private one only if the inviter sees it (admins see all),
+ * and at no higher level than the inviter's own grant.
+ */
+function assertProjectInvitable(item: ProjectAccessItem, inviterLevel: number, context: InviteContext, attr: string) {
+  const project = context.projects.get(item.id);
+  if (!project) throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
+  if (isAdmin(inviterLevel) || !project.accessControl) return;
+  if (!project.inviterGrant) throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
+  if (accessRank[item.level] > accessRank[project.inviterGrant]) {
+    throw validationError("invalid_input", "You cannot invite to a private project with a higher level than your own.", attr);
+  }
+}
+
+/** One entry per project at its highest level, in first-seen order; none is null, as PostHog stores it. */
+export function mergeProjectAccess(lists: PrivateProjectAccess[]): PrivateProjectAccess {
+  const merged = new Map<number, ProjectAccessItem>();
+  for (const item of lists.flatMap((list) => list ?? [])) {
+    const known = merged.get(item.id);
+    if (!known || accessRank[item.level] > accessRank[known.level]) merged.set(item.id, { id: item.id, level: item.level });
+  }
+  return merged.size > 0 ? [...merged.values()] : null;
+}
+
+/** `combine_pending_invites`: the highest level and the union of access of the unexpired pending invites. */
+export function combineWithPending(input: InviteInput, pending: InviteRow[]) {
+  return {
+    level: Math.max(input.level, ...pending.map((invite) => invite.level)),
+    privateProjectAccess: mergeProjectAccess([
+      input.private_project_access,
+      ...pending.map((invite) => invite.privateProjectAccess),
+    ]),
+  };
+}

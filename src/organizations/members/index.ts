@@ -1,0 +1,8 @@
+import { createRouter } from "../../platform/router";
+import { listOrganizationMembers, removeOrganizationMember, updateOrganizationMember } from "./members.handlers";
+import { listMembers, removeMember, updateMember } from "./members.routes";
+
+export const organizationMembersRouter = createRouter()
+  .openapi(listMembers, listOrganizationMembers)
+  .openapi(updateMember, updateOrganizationMember)
+  .openapi(removeMember, removeOrganizationMember);

@@ -1,0 +1,47 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../platform/env";
+import { conflict, notFound } from "../../platform/errors";
+import { pageEnvelope, readPage } from "../../platform/pagination";
+import { deleteMembership, findMember, listMembersPage, setMemberLevel, toMember } from "./members.queries";
+import type { listMembers, removeMember, updateMember } from "./members.routes";
+import { assertCanChangeLevel, assertCanEditOther, assertCanRemove } from "./members.rules";
+
+const ME = "@me";
+
+/** Membership is read on every request, so no cached key needs invalidating on a change here. */
+async function findTargetMember(c: Context<AppEnv>, userUuid: string) {
+  const uuid = userUuid === ME ? c.var.actor.userUuid : userUuid;
+  const target = await findMember(c.var.db, c.var.organization.id, uuid);
+  if (!target) throw notFound();
+  return target;
+}
+
+const changedMeanwhile = () => conflict("The member was changed by another request meanwhile. Try again.");
+
+export const listOrganizationMembers: RouteHandler<typeof listMembers, AppEnv> = async (c) => {
+  const page = readPage(c);
+  const { email } = c.req.valid("query");
+  const result = await listMembersPage(c.var.db, c.var.organization.id, page, email);
+  return c.json(pageEnvelope(c, page, result.count, result.members), 200);
+};
+
+export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv> = async (c) => {
+  const { level } = c.req.valid("json");
+  const target = await findTargetMember(c, c.req.valid("param").user__uuid);
+  if (level === undefined) {
+    assertCanEditOther(c.var.organization, target.membership);
+    return c.json(toMember(target.membership, target.user), 200);
+  }
+  assertCanChangeLevel(c.var.organization, target.membership, level, target.ownerCount);
+  const updated = await setMemberLevel(c.var.db, target.membership, level);
+  if (!updated) throw changedMeanwhile();
+  return c.json(toMember(updated, target.user), 200);
+};
+
+export const removeOrganizationMember: RouteHandler<typeof removeMember, AppEnv> = async (c) => {
+  const target = await findTargetMember(c, c.req.valid("param").user__uuid);
+  assertCanRemove(c.var.organization, target.membership, target.ownerCount);
+  if (!(await deleteMembership(c.var.db, target.membership))) throw changedMeanwhile();
+  return c.body(null, 204);
+};

@@ -1,0 +1,136 @@
+import { and, count, desc, eq, exists, inArray, ne, notExists, sql, type SQL } from "drizzle-orm";
+import { organizationMemberships, projectAccessGrants, projects, users } from "../../db/schema";
+import type { Database } from "../../platform/db";
+import { nowIso } from "../../platform/ids";
+import { MembershipLevel } from "../../platform/levels";
+import type { Page } from "../../platform/pagination";
+import { toUserBasic } from "../../users/user-basic";
+import type { Member } from "./members.routes";
+
+export type MembershipRow = typeof organizationMemberships.$inferSelect;
+type UserRow = typeof users.$inferSelect;
+
+export function toMember(membership: MembershipRow, user: UserRow): Member {
+  return {
+    id: membership.id,
+    user: toUserBasic(user),
+    level: membership.level as Member["level"],
+    joined_at: membership.joinedAt,
+    updated_at: membership.updatedAt,
+    // No 2FA or social login exists here (SPEC 9).
+    is_2fa_enabled: false,
+    has_social_auth: false,
+    last_login: user.lastLogin,
+  };
+}
+
+/** Users are joined, not fetched one by one: a page costs one query whatever its size. */
+export async function listMembersPage(db: Database, organizationId: string, page: Page, email: string | undefined) {
+  const filters: SQL[] = [eq(organizationMemberships.organizationId, organizationId)];
+  if (email) filters.push(eq(sql`lower(${users.email})`, email.toLowerCase()));
+  const [[total], rows] = await db.batch([
+    db
+      .select({ value: count() })
+      .from(organizationMemberships)
+      .innerJoin(users, eq(users.id, organizationMemberships.userId))
+      .where(and(...filters)),
+    db
+      .select({ membership: organizationMemberships, user: users })
+      .from(organizationMemberships)
+      .innerJoin(users, eq(users.id, organizationMemberships.userId))
+      .where(and(...filters))
+      .orderBy(desc(organizationMemberships.joinedAt), desc(organizationMemberships.id))
+      .limit(page.limit)
+      .offset(page.offset),
+  ]);
+  return { count: total?.value ?? 0, members: rows.map((row) => toMember(row.membership, row.user)) };
+}
+
+/** The member by user uuid, and how many owners the organization has: one round trip. */
+export async function findMember(db: Database, organizationId: string, userUuid: string) {
+  const [[found], [owners]] = await db.batch([
+    db
+      .select({ membership: organizationMemberships, user: users })
+      .from(organizationMemberships)
+      .innerJoin(users, eq(users.id, organizationMemberships.userId))
+      .where(and(eq(organizationMemberships.organizationId, organizationId), eq(users.uuid, userUuid))),
+    db
+      .select({ value: count() })
+      .from(organizationMemberships)
+      .where(
+        and(
+          eq(organizationMemberships.organizationId, organizationId),
+          eq(organizationMemberships.level, MembershipLevel.owner),
+        ),
+      ),
+  ]);
+  return found ? { ...found, ownerCount: owners?.value ?? 0 } : undefined;
+}
+
+/**
+ * The rules were checked against `target` as read; the write holds only if it is still so, and
+ * if an owner remains besides it when an owner stops being one. Two owners demoting or removing
+ * each other at once cannot leave the organization without an owner.
+ */
+function unchangedAndOwnerRemains(db: Database, target: MembershipRow, losesOwnership: boolean) {
+  const stillAsRead = and(eq(organizationMemberships.id, target.id), eq(organizationMemberships.level, target.level));
+  if (!losesOwnership) return stillAsRead;
+  return and(
+    stillAsRead,
+    exists(
+      db
+        .select({ id: organizationMemberships.id })
+        .from(organizationMemberships)
+        .where(
+          and(
+            eq(organizationMemberships.organizationId, target.organizationId),
+            eq(organizationMemberships.level, MembershipLevel.owner),
+            ne(organizationMemberships.id, target.id),
+          ),
+        ),
+    ),
+  );
+}
+
+const losesOwnership = (target: MembershipRow, level: number) =>
+  target.level === MembershipLevel.owner && level !== MembershipLevel.owner;
+
+export async function setMemberLevel(db: Database, target: MembershipRow, level: number) {
+  const [updated] = await db
+    .update(organizationMemberships)
+    .set({ level, updatedAt: nowIso() })
+    .where(unchangedAndOwnerRemains(db, target, losesOwnership(target, level)))
+    .returning();
+  return updated;
+}
+
+/** The membership and the private project access it carried, in one atomic batch. */
+export async function deleteMembership(db: Database, target: MembershipRow) {
+  const [removed] = await db.batch([
+    db
+      .delete(organizationMemberships)
+      .where(unchangedAndOwnerRemains(db, target, target.level === MembershipLevel.owner))
+      .returning({ id: organizationMemberships.id }),
+    db.delete(projectAccessGrants).where(
+      and(
+        eq(projectAccessGrants.userId, target.userId),
+        inArray(
+          projectAccessGrants.projectId,
+          db.select({ id: projects.id }).from(projects).where(eq(projects.organizationId, target.organizationId)),
+        ),
+        notExists(
+          db
+            .select({ id: organizationMemberships.id })
+            .from(organizationMemberships)
+            .where(
+              and(
+                eq(organizationMemberships.organizationId, target.organizationId),
+                eq(organizationMemberships.userId, target.userId),
+              ),
+            ),
+        ),
+      ),
+    ),
+  ]);
+  return removed.length > 0;
+}

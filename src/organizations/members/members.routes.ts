@@ -1,0 +1,73 @@
+import { z } from "@hono/zod-openapi";
+import { resolveOrganization } from "../../platform/organization-context";
+import { paginated, PaginationQuery } from "../../platform/pagination";
+import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
+import { UserBasic } from "../../users/user-basic";
+import { MembershipLevelField } from "../membership-level-field";
+
+const OrganizationParams = z.object({
+  organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
+});
+const MemberParams = OrganizationParams.extend({
+  user__uuid: z.string().openapi({ description: "The member's user uuid, or `@me`." }),
+});
+
+export const Member = z
+  .object({
+    id: z.string().uuid().openapi({ description: "The membership's id." }),
+    user: UserBasic,
+    level: MembershipLevelField,
+    joined_at: z.string(),
+    updated_at: z.string(),
+    is_2fa_enabled: z.boolean(),
+    has_social_auth: z.boolean(),
+    last_login: z.string().nullable(),
+  })
+  .openapi("Member");
+export type Member = z.infer<typeof Member>;
+
+export const MemberUpdate = z.object({ level: MembershipLevelField.optional() }).openapi("MemberUpdate");
+
+export const listMembers = apiRoute({
+  method: "get",
+  path: "/api/organizations/{organization_id}/members",
+  scope: "organization_member:read",
+  middleware: [resolveOrganization],
+  tags: ["members"],
+  summary: "List the organization's members, latest joined first",
+  request: {
+    params: OrganizationParams,
+    query: PaginationQuery.extend({
+      email: z.string().optional().openapi({ description: "Only the member with this e-mail (case ignored)." }),
+    }),
+  },
+  responses: { 200: jsonResponse(paginated(Member), "A page of members") },
+});
+
+export const updateMember = apiRoute({
+  method: "patch",
+  path: "/api/organizations/{organization_id}/members/{user__uuid}",
+  scope: "organization_member:write",
+  middleware: [resolveOrganization],
+  tags: ["members"],
+  summary: "Change a member's level (admin; never your own, never above your own)",
+  request: { params: MemberParams, body: jsonBody(MemberUpdate) },
+  responses: {
+    200: jsonResponse(Member, "The member"),
+    409: conflictResponse,
+  },
+});
+
+export const removeMember = apiRoute({
+  method: "delete",
+  path: "/api/organizations/{organization_id}/members/{user__uuid}",
+  scope: "organization_member:write",
+  middleware: [resolveOrganization],
+  tags: ["members"],
+  summary: "Remove a member (admin), or leave the organization (`@me`)",
+  request: { params: MemberParams },
+  responses: {
+    204: { description: "Removed" },
+    409: conflictResponse,
+  },
+});

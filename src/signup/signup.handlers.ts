@@ -1,0 +1,121 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { isInviteExpired } from "../organizations/invites/invites.queries";
+import { toPersonalApiKey } from "../personal-api-keys/personal-api-keys.handlers";
+import { mintApiKey } from "../platform/auth/api-keys";
+import { authenticateRequest } from "../platform/auth/authenticate";
+import { assertOrganizationInKeyScope, assertScope } from "../platform/auth/scopes";
+import { isNotNullViolation, isUniqueViolation } from "../platform/db";
+import type { Actor, AppEnv } from "../platform/env";
+import { notFound, validationError } from "../platform/errors";
+import { toUserBasic } from "../users/user-basic";
+import { findInviteForSignup, joinAsExistingUser, signUpAndJoin } from "./signup.queries";
+import type { acceptInvite, previewInvite } from "./signup.routes";
+
+type FoundInvite = NonNullable<Awaited<ReturnType<typeof findInviteForSignup>>>;
+
+/** PostHog's masking: the first character of the local part, then one `*` per hidden one. */
+export function maskEmail(email: string) {
+  const at = email.indexOf("@");
+  // A one-character local part would be shown whole otherwise.
+  if (at === 1) return `*${email.slice(at)}`;
+  return `${email[0]}${"*".repeat(at - 1)}${email.slice(at)}`;
+}
+
+const expired = () =>
+  validationError("expired", "This invite has expired. Please ask your admin for a new one.");
+
+async function findInvite(c: Context<AppEnv>, inviteId: string) {
+  const found = await findInviteForSignup(c.var.db, inviteId);
+  if (!found) throw notFound();
+  return found;
+}
+
+export const previewSignup: RouteHandler<typeof previewInvite, AppEnv> = async (c) => {
+  const { invite, organizationName } = await findInvite(c, c.req.valid("param").invite_id);
+  if (isInviteExpired(invite.createdAt)) throw expired();
+  return c.json(
+    {
+      id: invite.id,
+      target_email: maskEmail(invite.targetEmail),
+      first_name: invite.firstName,
+      organization_name: organizationName,
+    },
+    200,
+  );
+};
+
+/**
+ * A key is optional here: without one a new account is created; with one, it must be the
+ * account the invite names, and the key must be allowed to add memberships.
+ */
+async function optionalCaller(c: Context<AppEnv>): Promise<Actor | null> {
+  if (c.req.header("Authorization") === undefined) return null;
+  const actor = await authenticateRequest(c);
+  assertScope(actor, "organization_member:write");
+  return actor;
+}
+
+/** PostHog's order of checks and codes. */
+function assertAcceptable(found: FoundInvite, caller: Actor | null) {
+  if (caller && found.account?.user.id !== caller.userId) {
+    throw validationError("invalid_recipient", "This invite is intended for another email address.");
+  }
+  if (isInviteExpired(found.invite.createdAt)) throw expired();
+  if (!caller && found.account) throw accountExists();
+  if (found.account?.membershipId) throw alreadyMember();
+}
+
+const accountExists = () =>
+  validationError(
+    "account_exists",
+    "An account with this email address already exists. Accept the invite with that account's personal API key.",
+  );
+const alreadyMember = () => validationError("user_already_member", "You already are a member of this organization.");
+
+export const signUpWithInvite: RouteHandler<typeof acceptInvite, AppEnv> = async (c) => {
+  const caller = await optionalCaller(c);
+  const found = await findInvite(c, c.req.valid("param").invite_id);
+  if (caller) assertOrganizationInKeyScope(caller, found.invite.organizationId);
+  assertAcceptable(found, caller);
+  const { invite, account } = found;
+
+  if (account) {
+    await joining(() => joinAsExistingUser(c.var.db, invite, account.user.id), alreadyMember);
+    return c.json({ user: toUserBasic(account.user), organization_id: invite.organizationId }, 201);
+  }
+  const names = c.req.valid("json");
+  const key = await mintApiKey();
+  const created = await joining(
+    () =>
+      signUpAndJoin(
+        c.var.db,
+        invite,
+        { firstName: names.first_name ?? invite.firstName, lastName: names.last_name ?? "" },
+        key,
+      ),
+    accountExists,
+  );
+  return c.json(
+    {
+      user: toUserBasic(created.user),
+      organization_id: invite.organizationId,
+      personal_api_key: { ...toPersonalApiKey(created.personalApiKey), value: key.value },
+    },
+    201,
+  );
+};
+
+/**
+ * Another request may have won meanwhile: the invite is gone (404), or the same account or
+ * membership was just created (`onDuplicate`).
+ */
+async function joining<T>(write: () => Promise<T>, onDuplicate: () => Error): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isNotNullViolation(error)) throw notFound();
+    if (isUniqueViolation(error)) throw onDuplicate();
+    throw error;
+  }
+}

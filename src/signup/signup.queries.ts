@@ -1,0 +1,135 @@
+import { and, eq, sql, type Column, type SQL } from "drizzle-orm";
+import {
+  invites,
+  organizationMemberships,
+  organizations,
+  personalApiKeys,
+  projectAccessGrants,
+  projects,
+  users,
+} from "../db/schema";
+import type { Database } from "../platform/db";
+import { nowIso, randomBase62, uuid7 } from "../platform/ids";
+import type { InviteRow } from "../organizations/invites/invites.queries";
+
+const FIRST_KEY_LABEL = "First key (signed up by invite)";
+
+/**
+ * The invite with its organization's name, and the account its e-mail names with that
+ * account's membership of the organization, if any: one round trip. E-mails are stored
+ * lower-cased, so the unique index on users.email serves the lookup.
+ */
+export async function findInviteForSignup(db: Database, inviteId: string) {
+  const [[found], [account]] = await db.batch([
+    db
+      .select({ invite: invites, organizationName: organizations.name })
+      .from(invites)
+      .innerJoin(organizations, eq(organizations.id, invites.organizationId))
+      .where(eq(invites.id, inviteId)),
+    db
+      .select({ user: users, membershipId: organizationMemberships.id })
+      .from(users)
+      .leftJoin(
+        organizationMemberships,
+        and(
+          eq(organizationMemberships.userId, users.id),
+          eq(organizationMemberships.organizationId, inviteColumn(inviteId, invites.organizationId)),
+        ),
+      )
+      .where(eq(users.email, inviteColumn(inviteId, invites.targetEmail))),
+  ]);
+  return found ? { ...found, account } : undefined;
+}
+
+/**
+ * A value of the invite row, read inside the statement. In the joining batch this is what
+ * makes it atomic with the invite: if the invite was used or deleted since it was read, the
+ * value is NULL, a NOT NULL column refuses it and the whole batch rolls back.
+ */
+const inviteColumn = (inviteId: string, column: Column) =>
+  sql`(select ${column} from ${invites} where ${invites.id} = ${inviteId})`;
+
+/** Membership at the invite's level, its private project access, and no more invites for the e-mail. */
+function joinStatements(db: Database, invite: InviteRow, userId: SQL | number) {
+  const now = nowIso();
+  // One JSON parameter for the whole list: D1 binds at most 100 per statement.
+  const access = sql`json_each(${JSON.stringify(invite.privateProjectAccess ?? [])}) as access`;
+  const grants = db
+    .insert(projectAccessGrants)
+    .select(
+      db
+        .select({
+          projectId: projects.id,
+          userId: sql<number>`${userId}`.as("user_id"),
+          level: sql<"member" | "admin">`json_extract(access.value, '$.level')`.as("level"),
+          createdAt: sql<string>`${now}`.as("created_at"),
+        })
+        .from(projects)
+        // Projects deleted since the invite was sent have no row to join: they are skipped.
+        .innerJoin(access, sql`json_extract(access.value, '$.id') = ${projects.id}`)
+        .where(eq(projects.organizationId, invite.organizationId)),
+    )
+    // A grant left from an earlier membership takes the invite's level.
+    .onConflictDoUpdate({
+      target: [projectAccessGrants.projectId, projectAccessGrants.userId],
+      set: { level: sql`excluded.level` },
+    });
+  return [
+    db.insert(organizationMemberships).values({
+      id: uuid7(),
+      organizationId: invite.organizationId,
+      userId,
+      level: inviteColumn(invite.id, invites.level),
+      joinedAt: now,
+      updatedAt: now,
+    }),
+    grants,
+    db
+      .delete(invites)
+      .where(and(eq(invites.organizationId, invite.organizationId), eq(invites.targetEmail, invite.targetEmail))),
+  ] as const;
+}
+
+export async function joinAsExistingUser(db: Database, invite: InviteRow, userId: number) {
+  await db.batch(joinStatements(db, invite, userId));
+}
+
+type NewUser = { firstName: string; lastName: string };
+type NewKey = { secureValue: string; maskValue: string };
+
+/** The user, their first key (`*`) and the membership: all in one atomic batch. */
+export async function signUpAndJoin(db: Database, invite: InviteRow, names: NewUser, key: NewKey) {
+  const now = nowIso();
+  const uuid = uuid7();
+  const userId = sql<number>`(select ${users.id} from ${users} where ${users.uuid} = ${uuid})`;
+  const [[user], [personalApiKey]] = await db.batch([
+    db
+      .insert(users)
+      .values({
+        uuid,
+        distinctId: randomBase62(43),
+        firstName: names.firstName,
+        lastName: names.lastName,
+        email: inviteColumn(invite.id, invites.targetEmail),
+        createdAt: now,
+      })
+      .returning(),
+    db
+      .insert(personalApiKeys)
+      .values({
+        id: uuid7(),
+        userId,
+        label: FIRST_KEY_LABEL,
+        secureValue: key.secureValue,
+        maskValue: key.maskValue,
+        scopes: ["*"],
+        scopedOrganizations: [],
+        scopedTeams: [],
+        createdAt: now,
+      })
+      .returning(),
+    ...joinStatements(db, invite, userId),
+  ]);
+  if (!user || !personalApiKey) throw new Error("the new user or key was not returned");
+  return { user, personalApiKey };
+}

@@ -1,0 +1,58 @@
+import { z } from "@hono/zod-openapi";
+import { CreatedPersonalApiKey } from "../personal-api-keys/personal-api-keys.routes";
+import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../platform/route";
+import { UserBasic } from "../users/user-basic";
+
+const SignupParams = z.object({ invite_id: z.string().openapi({ description: "The invite's id." }) });
+
+export const InvitePreview = z
+  .object({
+    id: z.string().uuid(),
+    target_email: z.string().openapi({ description: "Masked: `j***@example.com`." }),
+    first_name: z.string(),
+    organization_name: z.string(),
+  })
+  .openapi("InvitePreview");
+
+export const SignupInput = z
+  .object({
+    first_name: z.string().trim().max(150).optional().openapi({ description: "New users only; defaults to the invite's." }),
+    last_name: z.string().trim().max(150).optional().openapi({ description: "New users only." }),
+  })
+  .openapi("SignupInput");
+
+export const SignupResult = z
+  .object({
+    user: UserBasic,
+    organization_id: z.string().uuid(),
+    personal_api_key: CreatedPersonalApiKey.optional().openapi({
+      description: "New users only: their first key (scopes `*`), its value shown here once.",
+    }),
+  })
+  .openapi("SignupResult");
+
+export const previewInvite = publicRoute({
+  method: "get",
+  path: "/api/signup/{invite_id}",
+  tags: ["signup"],
+  summary: "Preview an invite (no key): masked e-mail, first name, organization name",
+  request: { params: SignupParams },
+  responses: {
+    200: jsonResponse(InvitePreview, "The invite"),
+    400: errorResponses[400],
+    404: errorResponses[404],
+  },
+});
+
+export const acceptInvite = publicRoute({
+  method: "post",
+  path: "/api/signup/{invite_id}",
+  tags: ["signup"],
+  summary:
+    "Join by invite: without a key, as a new user who receives a first API key; with a key (scope organization_member:write), as the existing user the invite names",
+  request: { params: SignupParams, body: jsonBody(SignupInput) },
+  responses: {
+    201: jsonResponse(SignupResult, "The user and the organization joined"),
+    ...errorResponses,
+  },
+});

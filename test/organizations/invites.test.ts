@@ -1,0 +1,762 @@
+import { eq } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MembershipLevel } from "../../src/platform/levels";
+import {
+  addMember,
+  addMembership,
+  api,
+  createApiKey,
+  createProject,
+  createUser,
+  db,
+  errorBody,
+  ISO_TIMESTAMP,
+  setupOrganization,
+  UUID,
+} from "../support/harness";
+import {
+  daysAgo,
+  expectKeyAndMembershipRequired,
+  FAKE_TRANSPORT_URL,
+  insertInvite,
+  restoreTestDoubles,
+  useEmailTransport,
+  userBasic,
+} from "../support/people";
+import * as schema from "../../src/db/schema";
+
+afterEach(restoreTestDoubles);
+
+const invitesPath = (organizationId: string) => `/api/organizations/${organizationId}/invites`;
+const PROJECT_NOT_INVITABLE =
+  "Project does not exist on this organization, or it is private and you do not have access to it.";
+
+const alreadyMember = (attr: string) =>
+  errorBody("validation_error", "invalid_input", "A user with this email address already belongs to the organization.", attr);
+
+async function listInviteEmails(organizationId: string, key: string) {
+  const response = await api("GET", `${invitesPath(organizationId)}?limit=1000`, { key });
+  expect(response.status).toBe(200);
+  return response.body.results.map((invite: { target_email: string }) => invite.target_email);
+}
+
+describe("POST /api/organizations/:organization_id/invites", () => {
+  it("creates an invite with SPEC 8's defaults, the e-mail trimmed and lower-cased", async () => {
+    const { organization, owner, key } = await setupOrganization();
+
+    const response = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: "  Jane.Doe@Example.COM " },
+    });
+
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual({
+      id: expect.stringMatching(UUID),
+      target_email: "jane.doe@example.com",
+      first_name: "",
+      emailing_attempt_made: false,
+      level: 1,
+      is_expired: false,
+      created_by: userBasic(owner),
+      created_at: expect.stringMatching(ISO_TIMESTAMP),
+      updated_at: response.body.created_at,
+      message: null,
+      private_project_access: null,
+      send_email: true,
+      combine_pending_invites: false,
+    });
+    const listed = await api("GET", invitesPath(organization.id), { key });
+    expect(listed.body.results).toEqual([response.body]);
+  });
+
+  it("stores every field sent, private project access included, at the inviter's level", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const privateProject = await createProject(organization.id, { access_control: true });
+
+    const response = await api("POST", invitesPath(organization.id), {
+      key,
+      body: {
+        target_email: "boss@example.com",
+        first_name: "Boss",
+        level: 15,
+        message: "Welcome aboard",
+        private_project_access: [
+          { id: privateProject.id, level: "member" },
+          { id: privateProject.id, level: "admin" },
+        ],
+        send_email: false,
+        id: "ignored",
+        is_expired: true,
+      },
+    });
+
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual({
+      id: expect.stringMatching(UUID),
+      target_email: "boss@example.com",
+      first_name: "Boss",
+      emailing_attempt_made: false,
+      level: 15,
+      is_expired: false,
+      created_by: userBasic(owner),
+      created_at: expect.stringMatching(ISO_TIMESTAMP),
+      updated_at: expect.stringMatching(ISO_TIMESTAMP),
+      message: "Welcome aboard",
+      private_project_access: [{ id: privateProject.id, level: "admin" }],
+      send_email: false,
+      combine_pending_invites: false,
+    });
+  });
+
+  it.each([
+    [{}, "required", "This field is required.", "target_email"],
+    [{ target_email: "not-an-email" }, "invalid_input", "Enter a valid email address.", "target_email"],
+    [{ target_email: `${"a".repeat(243)}@example.com` }, "max_length", "Ensure this field has no more than 254 characters.", "target_email"],
+    [{ target_email: "a@example.com", first_name: "x".repeat(31) }, "max_length", "Ensure this field has no more than 30 characters.", "first_name"],
+    [{ target_email: "a@example.com", level: 5 }, "invalid_choice", '"5" is not a valid choice.', "level"],
+    [{ target_email: "a@example.com", send_email: "yes" }, "invalid_input", "Expected boolean, received string.", "send_email"],
+    [{ target_email: "a@example.com", private_project_access: "all" }, "invalid_input", "Expected array, received string.", "private_project_access"],
+    [
+      { target_email: "a@example.com", private_project_access: [{ id: 1, level: "owner" }] },
+      "invalid_choice",
+      '"owner" is not a valid choice.',
+      "private_project_access.0.level",
+    ],
+  ])("refuses %j with 400 %s and creates nothing", async (body, code, detail, attr) => {
+    const { organization, key } = await setupOrganization();
+
+    const response = await api("POST", invitesPath(organization.id), { key, body });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(errorBody("validation_error", code, detail, attr));
+    expect(await listInviteEmails(organization.id, key)).toEqual([]);
+  });
+
+  it("refuses private project access to a project of another organization, or an unknown one", async () => {
+    const { organization, key } = await setupOrganization();
+    const other = await setupOrganization();
+
+    for (const projectId of [other.project.id, 987654321]) {
+      const response = await api("POST", invitesPath(organization.id), {
+        key,
+        body: { target_email: "a@example.com", private_project_access: [{ id: projectId, level: "member" }] },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual(
+        errorBody("validation_error", "invalid_input", PROJECT_NOT_INVITABLE, "private_project_access"),
+      );
+    }
+    expect(await listInviteEmails(organization.id, key)).toEqual([]);
+  });
+
+  it("lets a member grant only the private projects they hold, at no higher level than theirs", async () => {
+    const { organization } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const hidden = await createProject(organization.id, { access_control: true });
+    const granted = await createProject(organization.id, { access_control: true });
+    const open = await createProject(organization.id);
+    await db.insert(schema.projectAccessGrants).values({
+      projectId: granted.id,
+      userId: member.user.id,
+      level: "member",
+      createdAt: daysAgo(0),
+    });
+    const invite = (access: { id: number; level: string }[]) =>
+      api("POST", invitesPath(organization.id), {
+        key: member.key,
+        body: { target_email: "a@example.com", private_project_access: access },
+      });
+
+    const toHidden = await invite([{ id: hidden.id, level: "member" }]);
+    expect(toHidden.status).toBe(400);
+    expect(toHidden.body).toEqual(
+      errorBody("validation_error", "invalid_input", PROJECT_NOT_INVITABLE, "private_project_access"),
+    );
+    const aboveOwnGrant = await invite([{ id: granted.id, level: "admin" }]);
+    expect(aboveOwnGrant.status).toBe(400);
+    expect(aboveOwnGrant.body).toEqual(
+      errorBody(
+        "validation_error",
+        "invalid_input",
+        "You cannot invite to a private project with a higher level than your own.",
+        "private_project_access",
+      ),
+    );
+    const allowed = await invite([
+      { id: granted.id, level: "member" },
+      { id: open.id, level: "admin" },
+    ]);
+    expect(allowed.status).toBe(201);
+    expect(allowed.body.private_project_access).toEqual([
+      { id: granted.id, level: "member" },
+      { id: open.id, level: "admin" },
+    ]);
+  });
+
+  it("lets an admin grant any project of the organization, private or not", async () => {
+    const { organization } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const hidden = await createProject(organization.id, { access_control: true });
+
+    const response = await api("POST", invitesPath(organization.id), {
+      key: admin.key,
+      body: { target_email: "a@example.com", level: 8, private_project_access: [{ id: hidden.id, level: "admin" }] },
+    });
+
+    expect(response.status).toBe(201);
+    expect(response.body.private_project_access).toEqual([{ id: hidden.id, level: "admin" }]);
+    expect(response.body.created_by).toEqual(userBasic(admin.user));
+  });
+
+  it("refuses a level above the inviter's own with 403, and lets any member invite members", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const denied = errorBody(
+      "authentication_error",
+      "permission_denied",
+      "You cannot invite a user with a higher permission level than your own.",
+    );
+
+    for (const [inviterKey, level] of [
+      [member.key, 8],
+      [admin.key, 15],
+    ] as const) {
+      const response = await api("POST", invitesPath(organization.id), {
+        key: inviterKey,
+        body: { target_email: "a@example.com", level },
+      });
+      expect(response.status).toBe(403);
+      expect(response.body).toEqual(denied);
+    }
+    expect(await listInviteEmails(organization.id, key)).toEqual([]);
+
+    const byMember = await api("POST", invitesPath(organization.id), {
+      key: member.key,
+      body: { target_email: "a@example.com" },
+    });
+    expect(byMember.status).toBe(201);
+    expect(byMember.body.created_by).toEqual(userBasic(member.user));
+  });
+
+  it("refuses the e-mail of a current member, whatever its case", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+
+    const response = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: member.user.email.toUpperCase() },
+    });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(alreadyMember("target_email"));
+    expect(await listInviteEmails(organization.id, key)).toEqual([]);
+  });
+
+  it("accepts the e-mail of a member of another organization", async () => {
+    const { organization, key } = await setupOrganization();
+    const other = await setupOrganization();
+
+    const response = await api("POST", invitesPath(organization.id), { key, body: { target_email: other.owner.email } });
+
+    expect(response.status).toBe(201);
+  });
+
+  it("replaces earlier invites for the same e-mail, expired ones included, and keeps the others", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    await insertInvite(organization.id, owner, { targetEmail: "jane@example.com", level: 8 });
+    await insertInvite(organization.id, owner, { targetEmail: "jane@example.com", createdAt: daysAgo(10) });
+    const kept = await insertInvite(organization.id, owner, { targetEmail: "joe@example.com" });
+
+    const response = await api("POST", invitesPath(organization.id), { key, body: { target_email: "jane@example.com" } });
+
+    expect(response.status).toBe(201);
+    expect(response.body.level).toBe(1);
+    const listed = await api("GET", invitesPath(organization.id), { key });
+    expect(listed.body.results.map((invite: { id: string }) => invite.id)).toEqual([response.body.id, kept.id]);
+  });
+
+  it("with combine_pending_invites, merges the unexpired pending invites: highest level, union of access", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const first = await createProject(organization.id, { access_control: true });
+    const second = await createProject(organization.id, { access_control: true });
+    await insertInvite(organization.id, owner, {
+      targetEmail: "jane@example.com",
+      level: 8,
+      privateProjectAccess: [{ id: first.id, level: "admin" }, { id: second.id, level: "member" }],
+    });
+    // Expired: neither its level nor its access count.
+    await insertInvite(organization.id, owner, {
+      targetEmail: "jane@example.com",
+      level: 15,
+      privateProjectAccess: [{ id: 424242, level: "admin" }],
+      createdAt: daysAgo(3, 1000),
+    });
+
+    const response = await api("POST", invitesPath(organization.id), {
+      key,
+      body: {
+        target_email: "jane@example.com",
+        level: 1,
+        private_project_access: [{ id: second.id, level: "admin" }, { id: first.id, level: "member" }],
+        combine_pending_invites: true,
+      },
+    });
+
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({
+      level: 8,
+      private_project_access: [
+        { id: second.id, level: "admin" },
+        { id: first.id, level: "admin" },
+      ],
+      combine_pending_invites: true,
+    });
+    const listed = await api("GET", invitesPath(organization.id), { key });
+    expect(listed.body.results).toEqual([response.body]);
+  });
+
+  it("answers 404 to a caller who is not a member of the organization, and creates nothing", async () => {
+    const { organization, key } = await setupOrganization();
+    const outsider = await setupOrganization();
+
+    const response = await api("POST", invitesPath(organization.id), {
+      key: outsider.key,
+      body: { target_email: "a@example.com" },
+    });
+
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
+    expect(await listInviteEmails(organization.id, key)).toEqual([]);
+  });
+
+  it("needs organization_member:write", async () => {
+    const { organization, key } = await setupOrganization({ scopes: ["organization_member:read"] });
+
+    const response = await api("POST", invitesPath(organization.id), { key, body: { target_email: "a@example.com" } });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:write'"),
+    );
+  });
+
+  it("costs three D1 round trips: the membership, one read, one atomic write", async () => {
+    const { organization, key } = await setupOrganization();
+    await api("GET", `/api/organizations/${organization.id}`, { key });
+
+    const response = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: "a@example.com", combine_pending_invites: true },
+    });
+
+    expect(response.status).toBe(201);
+    expect(response.cost.queries).toBe(3);
+  });
+});
+
+describe("e-mail", () => {
+  it("sends the invite to the configured transport after the response, and records the attempt", async () => {
+    const { organization, owner, key } = await setupOrganization({ name: "Acme" });
+    useEmailTransport();
+    // A slow transport: the request must answer without waiting for it.
+    let transportAnswered = false;
+    const transport = vi.spyOn(globalThis, "fetch").mockImplementation(
+      () =>
+        new Promise<Response>((resolve) =>
+          setTimeout(() => {
+            transportAnswered = true;
+            resolve(new Response("queued", { status: 202 }));
+          }, 300),
+        ),
+    );
+
+    const response = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: "jane@example.com", first_name: "Jane", message: "Join us!" },
+    });
+
+    expect(response.status).toBe(201);
+    expect(transportAnswered).toBe(false);
+    expect(response.body.emailing_attempt_made).toBe(true);
+    await vi.waitFor(() => expect(transportAnswered).toBe(true), { timeout: 5000 });
+    expect(transport).toHaveBeenCalledTimes(1);
+    const [url, init] = transport.mock.calls[0]!;
+    expect(url).toBe(FAKE_TRANSPORT_URL);
+    expect(init?.method).toBe("POST");
+    expect(new Headers(init?.headers).get("Content-Type")).toBe("application/json");
+    const signupUrl = `http://localhost/api/signup/${response.body.id}`;
+    expect(JSON.parse(String(init?.body))).toEqual({
+      to: "jane@example.com",
+      subject: `${owner.firstName} invited you to join Acme on PostHog`,
+      text: expect.stringContaining(`Accept it: POST ${signupUrl}`),
+    });
+    expect(JSON.parse(String(init?.body)).text).toContain(`${owner.firstName} wrote: Join us!`);
+    const listed = await api("GET", invitesPath(organization.id), { key });
+    expect(listed.body.results[0].emailing_attempt_made).toBe(true);
+  });
+
+  it("a failing transport never fails the request", async () => {
+    const { organization, key } = await setupOrganization();
+    useEmailTransport();
+    const transport = vi.spyOn(globalThis, "fetch").mockRejectedValue(new TypeError("network down"));
+    const logged = vi.spyOn(console, "error").mockImplementation(() => undefined);
+
+    const response = await api("POST", invitesPath(organization.id), { key, body: { target_email: "a@example.com" } });
+
+    expect(response.status).toBe(201);
+    expect(response.body.emailing_attempt_made).toBe(true);
+    await vi.waitFor(() =>
+      expect(logged).toHaveBeenCalledWith(`e-mail transport failed for invite ${response.body.id}: network down`),
+    );
+    expect(transport).toHaveBeenCalledTimes(1);
+  });
+
+  it("sends nothing with send_email false, or with no transport configured", async () => {
+    const { organization, key } = await setupOrganization();
+    const transport = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+
+    const withoutTransport = await api("POST", invitesPath(organization.id), { key, body: { target_email: "a@example.com" } });
+    useEmailTransport();
+    const notWanted = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: "b@example.com", send_email: false },
+    });
+
+    expect(withoutTransport.body.emailing_attempt_made).toBe(false);
+    expect(notWanted.body.emailing_attempt_made).toBe(false);
+    expect(transport).not.toHaveBeenCalled();
+  });
+});
+
+describe("GET /api/organizations/:organization_id/invites", () => {
+  it("lists newest first, paginated, with the creator embedded and expiry computed", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const oldest = await insertInvite(organization.id, owner, { createdAt: daysAgo(4), updatedAt: daysAgo(4) });
+    const middle = await insertInvite(organization.id, admin.user, { createdAt: daysAgo(1), level: 8 });
+    const newest = await insertInvite(organization.id, owner, { privateProjectAccess: null, message: "hi" });
+    await insertInvite((await setupOrganization()).organization.id, owner);
+
+    const firstPage = await api("GET", `${invitesPath(organization.id)}?limit=2`, { key });
+
+    expect(firstPage.status).toBe(200);
+    expect(firstPage.body).toEqual({
+      count: 3,
+      next: `http://localhost${invitesPath(organization.id)}?limit=2&offset=2`,
+      previous: null,
+      results: [
+        {
+          id: newest.id,
+          target_email: newest.targetEmail,
+          first_name: "",
+          emailing_attempt_made: false,
+          level: 1,
+          is_expired: false,
+          created_by: userBasic(owner),
+          created_at: newest.createdAt,
+          updated_at: newest.updatedAt,
+          message: "hi",
+          private_project_access: null,
+          send_email: false,
+          combine_pending_invites: false,
+        },
+        expect.objectContaining({ id: middle.id, level: 8, is_expired: false, created_by: userBasic(admin.user) }),
+      ],
+    });
+    const secondPage = await api("GET", firstPage.body.next.replace("http://localhost", ""), { key });
+    expect(secondPage.body.results).toEqual([
+      expect.objectContaining({ id: oldest.id, is_expired: true, created_at: oldest.createdAt }),
+    ]);
+    expect(secondPage.body.previous).toBe(`http://localhost${invitesPath(organization.id)}?limit=2&offset=0`);
+  });
+
+  it("shows a null creator once that user is gone", async () => {
+    const { organization, key } = await setupOrganization();
+    const gone = await createUser();
+    const invite = await insertInvite(organization.id, gone);
+    await db.delete(schema.users).where(eq(schema.users.id, gone.id));
+
+    const response = await api("GET", invitesPath(organization.id), { key });
+
+    expect(response.body.results).toEqual([expect.objectContaining({ id: invite.id, created_by: null })]);
+  });
+
+  it("turns is_expired on once three days have passed", async () => {
+    const { organization, key } = await setupOrganization();
+    const created = await api("POST", invitesPath(organization.id), { key, body: { target_email: "a@example.com" } });
+    const createdAt = Date.parse(created.body.created_at);
+    vi.useFakeTimers({ toFake: ["Date"] });
+
+    vi.setSystemTime(createdAt + 3 * 24 * 60 * 60 * 1000 - 1000);
+    const justBefore = await api("GET", invitesPath(organization.id), { key });
+    vi.setSystemTime(createdAt + 3 * 24 * 60 * 60 * 1000 + 1000);
+    const justAfter = await api("GET", invitesPath(organization.id), { key });
+
+    expect(justBefore.body.results[0].is_expired).toBe(false);
+    expect(justAfter.body.results[0].is_expired).toBe(true);
+  });
+
+  it("costs the same D1 round trips for 1 invite and for 30", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    await insertInvite(organization.id, owner);
+    await api("GET", invitesPath(organization.id), { key });
+    const one = await api("GET", invitesPath(organization.id), { key });
+    for (let index = 0; index < 29; index += 1) await insertInvite(organization.id, owner);
+
+    const thirty = await api("GET", invitesPath(organization.id), { key });
+
+    expect(thirty.body.count).toBe(30);
+    expect(one.cost.queries).toBe(2);
+    expect(thirty.cost.queries).toBe(one.cost.queries);
+  });
+
+  it("is readable with organization_member:read, not with another resource's scope", async () => {
+    const { organization, key } = await setupOrganization({ scopes: ["organization_member:read"] });
+    const other = await setupOrganization({ scopes: ["project:read"] });
+    await addMembership(organization.id, other.owner, MembershipLevel.member);
+
+    const allowed = await api("GET", invitesPath(organization.id), { key });
+    const denied = await api("GET", invitesPath(organization.id), { key: other.key });
+
+    expect(allowed.status).toBe(200);
+    expect(denied.status).toBe(403);
+    expect(denied.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:read'"),
+    );
+  });
+
+  it("answers 401 without a key or with a bad one, and 404 to non-members, on every route", async () => {
+    const { organization, owner } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner);
+
+    await expectKeyAndMembershipRequired("GET", invitesPath(organization.id));
+    await expectKeyAndMembershipRequired("POST", invitesPath(organization.id), { target_email: "a@example.com" });
+    await expectKeyAndMembershipRequired("POST", `${invitesPath(organization.id)}/bulk`, [{ target_email: "a@example.com" }]);
+    await expectKeyAndMembershipRequired("DELETE", `${invitesPath(organization.id)}/${invite.id}`);
+  });
+});
+
+describe("DELETE /api/organizations/:organization_id/invites/:id", () => {
+  it("lets an admin cancel an invite", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const invite = await insertInvite(organization.id, owner);
+    const kept = await insertInvite(organization.id, owner);
+
+    const response = await api("DELETE", `${invitesPath(organization.id)}/${invite.id}/`, { key: admin.key });
+
+    expect(response.status).toBe(204);
+    expect(response.text).toBe("");
+    expect(await listInviteEmails(organization.id, key)).toEqual([kept.targetEmail]);
+  });
+
+  it("refuses a member with 403 and deletes nothing", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const invite = await insertInvite(organization.id, owner);
+
+    const response = await api("DELETE", `${invitesPath(organization.id)}/${invite.id}`, { key: member.key });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "Your organization access level is insufficient."),
+    );
+    expect(await listInviteEmails(organization.id, key)).toEqual([invite.targetEmail]);
+  });
+
+  it("answers 404 for an unknown id and for another organization's invite, which stays", async () => {
+    const { organization, key } = await setupOrganization();
+    const other = await setupOrganization();
+    const othersInvite = await insertInvite(other.organization.id, other.owner);
+
+    const unknown = await api("DELETE", `${invitesPath(organization.id)}/${crypto.randomUUID()}`, { key });
+    const foreign = await api("DELETE", `${invitesPath(organization.id)}/${othersInvite.id}`, { key });
+
+    for (const response of [unknown, foreign]) {
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
+    }
+    expect(await listInviteEmails(other.organization.id, other.key)).toEqual([othersInvite.targetEmail]);
+  });
+
+  it("needs organization_member:write", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner);
+    const readOnly = await createApiKey(owner, { scopes: ["organization_member:read"] });
+
+    const response = await api("DELETE", `${invitesPath(organization.id)}/${invite.id}`, { key: readOnly.value });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:write'"),
+    );
+    expect(await listInviteEmails(organization.id, key)).toEqual([invite.targetEmail]);
+  });
+
+  it("answers 405 with Allow to a method the invite does not take", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner);
+
+    const response = await api("PATCH", `${invitesPath(organization.id)}/${invite.id}`, { key, body: {} });
+
+    expect(response.status).toBe(405);
+    expect(response.headers.get("Allow")).toBe("DELETE");
+    expect(response.body).toEqual(errorBody("invalid_request", "method_not_allowed", 'Method "PATCH" not allowed.'));
+  });
+});
+
+describe("POST /api/organizations/:organization_id/invites/bulk", () => {
+  const bulkPath = (organizationId: string) => `${invitesPath(organizationId)}/bulk`;
+  const someInvites = (count: number) =>
+    Array.from({ length: count }, (_, index) => ({ target_email: `person-${index}@example.com`, first_name: `P${index}` }));
+
+  it("creates all the invites in one go and answers 200 with them, in the order sent", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    await insertInvite(organization.id, owner, { targetEmail: "person-1@example.com", level: 8 });
+
+    const response = await api("POST", bulkPath(organization.id), {
+      key,
+      body: [{ target_email: "Person-0@Example.com", level: 8 }, { target_email: "person-1@example.com" }],
+    });
+
+    expect(response.status).toBe(200);
+    const invite = (targetEmail: string, level: number) => ({
+      id: expect.stringMatching(UUID),
+      target_email: targetEmail,
+      first_name: "",
+      emailing_attempt_made: false,
+      level,
+      is_expired: false,
+      created_by: userBasic(owner),
+      created_at: expect.stringMatching(ISO_TIMESTAMP),
+      updated_at: expect.stringMatching(ISO_TIMESTAMP),
+      message: null,
+      private_project_access: null,
+      send_email: true,
+      combine_pending_invites: false,
+    });
+    expect(response.body).toEqual([invite("person-0@example.com", 8), invite("person-1@example.com", 1)]);
+    expect((await listInviteEmails(organization.id, key)).sort()).toEqual(["person-0@example.com", "person-1@example.com"]);
+  });
+
+  it("creates nothing, and replaces nothing, when the 7th invite is invalid", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const earlier = await insertInvite(organization.id, owner, { targetEmail: "person-0@example.com", level: 8 });
+    const invites = someInvites(10);
+    invites[6] = { target_email: "not-an-email", first_name: "Seven" };
+
+    const response = await api("POST", bulkPath(organization.id), { key, body: invites });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(
+      errorBody("validation_error", "invalid_input", "Enter a valid email address.", "6.target_email"),
+    );
+    const listed = await api("GET", invitesPath(organization.id), { key });
+    expect(listed.body.results).toEqual([expect.objectContaining({ id: earlier.id, level: 8 })]);
+  });
+
+  it("creates nothing when a later invite breaks a rule checked against the database", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const invites = [...someInvites(6), { target_email: member.user.email }];
+
+    const response = await api("POST", bulkPath(organization.id), { key, body: invites });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(alreadyMember("6.target_email"));
+    expect(await listInviteEmails(organization.id, key)).toEqual([]);
+  });
+
+  it("creates nothing when one invite is above the inviter's level", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+
+    const response = await api("POST", bulkPath(organization.id), {
+      key: admin.key,
+      body: [...someInvites(3), { target_email: "boss@example.com", level: 15 }],
+    });
+
+    expect(response.status).toBe(403);
+    expect(await listInviteEmails(organization.id, key)).toEqual([]);
+  });
+
+  it.each([
+    [{ target_email: "a@example.com" }, "parse_error", "Invalid data. Expected a list, but got dictionary."],
+    [[], "min_length", "Send at least one invite."],
+    ["21 invites", "max_length", "A maximum of 20 invites can be sent in a single request."],
+  ])("refuses %j with 400 %s", async (body, code, detail) => {
+    const { organization, key } = await setupOrganization();
+
+    const response = await api("POST", bulkPath(organization.id), {
+      key,
+      body: body === "21 invites" ? someInvites(21) : body,
+    });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(errorBody("validation_error", code, detail, null));
+    expect(await listInviteEmails(organization.id, key)).toEqual([]);
+  });
+
+  it("refuses the same e-mail twice in one request", async () => {
+    const { organization, key } = await setupOrganization();
+
+    const response = await api("POST", bulkPath(organization.id), {
+      key,
+      body: [{ target_email: "a@example.com" }, { target_email: "b@example.com" }, { target_email: "A@example.com" }],
+    });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(
+      errorBody("validation_error", "unique", "This email address is already invited earlier in this request.", "2.target_email"),
+    );
+    expect(await listInviteEmails(organization.id, key)).toEqual([]);
+  });
+
+  it("costs the same three D1 round trips for 1 invite and for 20", async () => {
+    const { organization, key } = await setupOrganization();
+    await api("GET", `/api/organizations/${organization.id}`, { key });
+
+    const one = await api("POST", bulkPath(organization.id), { key, body: someInvites(1) });
+    const twenty = await api("POST", bulkPath(organization.id), {
+      key,
+      body: someInvites(20).map((invite) => ({ ...invite, combine_pending_invites: true })),
+    });
+
+    expect(twenty.status).toBe(200);
+    expect(twenty.body).toHaveLength(20);
+    expect(one.cost.queries).toBe(3);
+    expect(twenty.cost.queries).toBe(3);
+  });
+
+  it("sends one e-mail per invite that wants one", async () => {
+    const { organization, key } = await setupOrganization();
+    useEmailTransport();
+    const transport = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
+
+    const response = await api("POST", bulkPath(organization.id), {
+      key,
+      body: [{ target_email: "a@example.com" }, { target_email: "b@example.com", send_email: false }, { target_email: "c@example.com" }],
+    });
+
+    expect(response.body.map((invite: { emailing_attempt_made: boolean }) => invite.emailing_attempt_made)).toEqual([
+      true,
+      false,
+      true,
+    ]);
+    await vi.waitFor(() => expect(transport).toHaveBeenCalledTimes(2));
+    const recipients = transport.mock.calls.map(([, init]) => JSON.parse(String(init?.body)).to);
+    expect(recipients.sort()).toEqual(["a@example.com", "c@example.com"]);
+  });
+
+  it("needs organization_member:write", async () => {
+    const { organization, key } = await setupOrganization({ scopes: ["organization_member:read"] });
+
+    const response = await api("POST", bulkPath(organization.id), { key, body: someInvites(1) });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:write'"),
+    );
+  });
+});

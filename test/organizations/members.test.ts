@@ -1,0 +1,420 @@
+import { eq } from "drizzle-orm";
+import { afterEach, describe, expect, it } from "vitest";
+import * as schema from "../../src/db/schema";
+import { MembershipLevel } from "../../src/platform/levels";
+import {
+  addMember,
+  addMembership,
+  api,
+  createApiKey,
+  createProject,
+  createUser,
+  db,
+  errorBody,
+  ISO_TIMESTAMP,
+  setupOrganization,
+} from "../support/harness";
+import { daysAgo, expectKeyAndMembershipRequired, restoreTestDoubles, userBasic } from "../support/people";
+
+afterEach(restoreTestDoubles);
+
+const membersPath = (organizationId: string) => `/api/organizations/${organizationId}/members`;
+const memberPath = (organizationId: string, userUuid: string) => `${membersPath(organizationId)}/${userUuid}`;
+const forbidden = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
+const notFound = errorBody("invalid_request", "not_found", "Not found.");
+
+type Membership = typeof schema.organizationMemberships.$inferSelect;
+type User = typeof schema.users.$inferSelect;
+
+function expectedMember(membership: Membership, user: User) {
+  return {
+    id: membership.id,
+    user: userBasic(user),
+    level: membership.level,
+    joined_at: membership.joinedAt,
+    updated_at: membership.updatedAt,
+    is_2fa_enabled: false,
+    has_social_auth: false,
+    last_login: user.lastLogin,
+  };
+}
+
+async function memberLevels(organizationId: string, key: string) {
+  const response = await api("GET", `${membersPath(organizationId)}?limit=1000`, { key });
+  expect(response.status).toBe(200);
+  return Object.fromEntries(
+    response.body.results.map((member: { user: { uuid: string }; level: number }) => [member.user.uuid, member.level]),
+  );
+}
+
+/** An organization with an owner, an admin and a member, each with a `*` key. */
+async function setupTeam() {
+  const team = await setupOrganization();
+  const admin = await addMember(team.organization.id, MembershipLevel.admin);
+  const member = await addMember(team.organization.id, MembershipLevel.member);
+  return { ...team, admin, member };
+}
+
+describe("GET /api/organizations/:organization_id/members", () => {
+  it("lists members latest joined first, with their users embedded, paginated", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const [ownerMembership] = await db
+      .update(schema.organizationMemberships)
+      .set({ joinedAt: daysAgo(3) })
+      .where(eq(schema.organizationMemberships.userId, owner.id))
+      .returning();
+    const lastLogin = daysAgo(0);
+    const admin = await createUser({ lastLogin, hedgehogConfig: { color: "green" }, roleAtOrganization: "engineering" });
+    const adminMembership = await addMembership(organization.id, admin, MembershipLevel.admin);
+    await addMember((await setupOrganization()).organization.id, MembershipLevel.member);
+
+    const firstPage = await api("GET", `${membersPath(organization.id)}?limit=1`, { key });
+
+    expect(firstPage.status).toBe(200);
+    expect(firstPage.body).toEqual({
+      count: 2,
+      next: `http://localhost${membersPath(organization.id)}?limit=1&offset=1`,
+      previous: null,
+      results: [
+        {
+          id: adminMembership.id,
+          user: {
+            id: admin.id,
+            uuid: admin.uuid,
+            distinct_id: admin.distinctId,
+            first_name: admin.firstName,
+            last_name: "Tester",
+            email: admin.email,
+            is_email_verified: false,
+            hedgehog_config: { color: "green" },
+            role_at_organization: "engineering",
+          },
+          level: 8,
+          joined_at: expect.stringMatching(ISO_TIMESTAMP),
+          updated_at: adminMembership.updatedAt,
+          is_2fa_enabled: false,
+          has_social_auth: false,
+          last_login: lastLogin,
+        },
+      ],
+    });
+    const secondPage = await api("GET", `${membersPath(organization.id)}?limit=1&offset=1`, { key });
+    expect(secondPage.body.results).toEqual([expectedMember(ownerMembership!, owner)]);
+  });
+
+  it("filters by ?email=, ignoring case", async () => {
+    const { organization, key, admin } = await setupTeam();
+
+    const found = await api("GET", `${membersPath(organization.id)}?email=${admin.user.email.toUpperCase()}`, { key });
+    const none = await api("GET", `${membersPath(organization.id)}?email=nobody@example.com`, { key });
+
+    expect(found.body).toEqual({
+      count: 1,
+      next: null,
+      previous: null,
+      results: [expectedMember(admin.membership, admin.user)],
+    });
+    expect(none.body).toEqual({ count: 0, next: null, previous: null, results: [] });
+  });
+
+  it("costs the same D1 queries for 1 member and for 50: users are joined, not fetched one by one", async () => {
+    const { organization, key } = await setupOrganization();
+    // The first request reads the key from D1 and caches it in KV.
+    await api("GET", membersPath(organization.id), { key });
+    const one = await api("GET", membersPath(organization.id), { key });
+    for (let index = 0; index < 49; index += 1) {
+      await addMembership(organization.id, await createUser(), MembershipLevel.member);
+    }
+
+    const fifty = await api("GET", membersPath(organization.id), { key });
+
+    expect(one.body.count).toBe(1);
+    expect(fifty.body.count).toBe(50);
+    expect(fifty.body.results).toHaveLength(50);
+    expect(fifty.body.results.at(-1)).toEqual(one.body.results[0]);
+    // The caller's membership, then one batch of count and page.
+    expect(one.cost.queries).toBe(2);
+    expect(fifty.cost.queries).toBe(one.cost.queries);
+  });
+
+  it("is readable with organization_member:read and not with another resource's scope", async () => {
+    const { organization, owner } = await setupOrganization();
+    const readKey = await createApiKey(owner, { scopes: ["organization_member:read"] });
+    const projectKey = await createApiKey(owner, { scopes: ["project:read"] });
+
+    const allowed = await api("GET", membersPath(organization.id), { key: readKey.value });
+    const denied = await api("GET", membersPath(organization.id), { key: projectKey.value });
+
+    expect(allowed.status).toBe(200);
+    expect(denied.status).toBe(403);
+    expect(denied.body).toEqual(forbidden("API key missing required scope 'organization_member:read'"));
+  });
+
+  it("answers 401 without a key or with a bad one, and 404 to non-members", async () => {
+    const { organization } = await setupOrganization();
+
+    await expectKeyAndMembershipRequired("GET", membersPath(organization.id));
+  });
+});
+
+describe("PATCH /api/organizations/:organization_id/members/:user__uuid", () => {
+  it("lets an admin change a member's level and answers the whole member", async () => {
+    const { organization, admin, member } = await setupTeam();
+    const lastUpdate = daysAgo(1);
+    await db
+      .update(schema.organizationMemberships)
+      .set({ updatedAt: lastUpdate })
+      .where(eq(schema.organizationMemberships.id, member.membership.id));
+
+    const response = await api("PATCH", memberPath(organization.id, member.user.uuid), {
+      key: admin.key,
+      body: { level: 8 },
+    });
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      ...expectedMember(member.membership, member.user),
+      level: 8,
+      updated_at: expect.stringMatching(ISO_TIMESTAMP),
+    });
+    expect(response.body.updated_at > lastUpdate).toBe(true);
+    expect((await memberLevels(organization.id, admin.key))[member.user.uuid]).toBe(8);
+  });
+
+  it("lets an owner make another member owner, and then demote an owner", async () => {
+    const { organization, key, admin } = await setupTeam();
+
+    const promoted = await api("PATCH", memberPath(organization.id, admin.user.uuid), { key, body: { level: 15 } });
+    const demoted = await api("PATCH", memberPath(organization.id, admin.user.uuid), { key, body: { level: 1 } });
+
+    expect(promoted.status).toBe(200);
+    expect(promoted.body.level).toBe(15);
+    expect(demoted.status).toBe(200);
+    expect(demoted.body.level).toBe(1);
+  });
+
+  it("refuses changing one's own level, with @me too", async () => {
+    const { organization, key, admin } = await setupTeam();
+    await api("PATCH", memberPath(organization.id, admin.user.uuid), { key, body: { level: 15 } });
+
+    for (const [callerKey, target] of [
+      [admin.key, "@me"],
+      [key, "@me"],
+      [admin.key, admin.user.uuid],
+    ] as const) {
+      const response = await api("PATCH", memberPath(organization.id, target), { key: callerKey, body: { level: 8 } });
+      expect(response.status).toBe(403);
+      expect(response.body).toEqual(forbidden("You can't change your own access level."));
+    }
+    const levels = await memberLevels(organization.id, key);
+    expect(levels[admin.user.uuid]).toBe(15);
+  });
+
+  it("refuses the last owner demoting themself with 400", async () => {
+    const { organization, owner, key } = await setupTeam();
+
+    const response = await api("PATCH", memberPath(organization.id, "@me"), { key, body: { level: 8 } });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(
+      errorBody(
+        "validation_error",
+        "invalid_input",
+        "Cannot demote the organization's only owner. Make another member owner first.",
+        "level",
+      ),
+    );
+    expect((await memberLevels(organization.id, key))[owner.uuid]).toBe(15);
+  });
+
+  it("refuses a member editing others", async () => {
+    const { organization, key, admin, member } = await setupTeam();
+    const other = await addMember(organization.id, MembershipLevel.member);
+
+    const response = await api("PATCH", memberPath(organization.id, other.user.uuid), {
+      key: member.key,
+      body: { level: 1 },
+    });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(forbidden("You can only edit others if you are an admin."));
+    expect((await memberLevels(organization.id, key))[admin.user.uuid]).toBe(8);
+  });
+
+  it("refuses an admin editing an owner, or making anyone owner", async () => {
+    const { organization, owner, key, admin, member } = await setupTeam();
+
+    const editOwner = await api("PATCH", memberPath(organization.id, owner.uuid), {
+      key: admin.key,
+      body: { level: 8 },
+    });
+    const grantOwner = await api("PATCH", memberPath(organization.id, member.user.uuid), {
+      key: admin.key,
+      body: { level: 15 },
+    });
+
+    expect(editOwner.status).toBe(403);
+    expect(editOwner.body).toEqual(forbidden("You can only edit others with level lower or equal to you."));
+    expect(grantOwner.status).toBe(403);
+    expect(grantOwner.body).toEqual(
+      forbidden("You can only make another member owner if you're this organization's owner."),
+    );
+    const levels = await memberLevels(organization.id, key);
+    expect([levels[owner.uuid], levels[member.user.uuid]]).toEqual([15, 1]);
+  });
+
+  it("without a level, answers the member unchanged to whoever may edit them", async () => {
+    const { organization, admin, member } = await setupTeam();
+
+    const own = await api("PATCH", memberPath(organization.id, "@me"), { key: member.key, body: {} });
+    const other = await api("PATCH", memberPath(organization.id, member.user.uuid), { key: admin.key, body: {} });
+    const notAllowed = await api("PATCH", memberPath(organization.id, admin.user.uuid), { key: member.key, body: {} });
+
+    expect(own.status).toBe(200);
+    expect(own.body).toEqual(expectedMember(member.membership, member.user));
+    expect(other.body).toEqual(expectedMember(member.membership, member.user));
+    expect(notAllowed.status).toBe(403);
+  });
+
+  it.each([
+    [{ level: 5 }, "invalid_choice", '"5" is not a valid choice.'],
+    [{ level: "admin" }, "invalid_choice", '"admin" is not a valid choice.'],
+  ])("refuses %j with 400", async (body, code, detail) => {
+    const { organization, key, member } = await setupTeam();
+
+    const response = await api("PATCH", memberPath(organization.id, member.user.uuid), { key, body });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(errorBody("validation_error", code, detail, "level"));
+  });
+
+  it("answers 404 for an unknown user, a user of another organization, and to non-members; 401 without a good key", async () => {
+    const { organization, key } = await setupTeam();
+    const other = await setupOrganization();
+
+    const unknown = await api("PATCH", memberPath(organization.id, crypto.randomUUID()), { key, body: { level: 1 } });
+    const foreign = await api("PATCH", memberPath(organization.id, other.owner.uuid), { key, body: { level: 1 } });
+    const outsider = await api("PATCH", memberPath(organization.id, "@me"), { key: other.key, body: { level: 1 } });
+
+    for (const response of [unknown, foreign, outsider]) {
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual(notFound);
+    }
+    expect((await memberLevels(other.organization.id, other.key))[other.owner.uuid]).toBe(15);
+    await expectKeyAndMembershipRequired("PATCH", memberPath(organization.id, other.owner.uuid), { level: 1 });
+  });
+
+  it("needs organization_member:write", async () => {
+    const { organization, owner, member } = await setupTeam();
+    const readOnly = await createApiKey(owner, { scopes: ["organization_member:read"] });
+
+    const response = await api("PATCH", memberPath(organization.id, member.user.uuid), {
+      key: readOnly.value,
+      body: { level: 8 },
+    });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(forbidden("API key missing required scope 'organization_member:write'"));
+  });
+});
+
+describe("DELETE /api/organizations/:organization_id/members/:user__uuid", () => {
+  it("lets an admin remove a member, who then sees the organization as unknown", async () => {
+    const { organization, key, admin, member } = await setupTeam();
+
+    const response = await api("DELETE", memberPath(organization.id, member.user.uuid), { key: admin.key });
+
+    expect(response.status).toBe(204);
+    expect(response.text).toBe("");
+    expect(Object.keys(await memberLevels(organization.id, key))).not.toContain(member.user.uuid);
+    // Membership is read per request: the removed member's still-valid key no longer reaches it.
+    const afterwards = await api("GET", membersPath(organization.id), { key: member.key });
+    expect(afterwards.status).toBe(404);
+  });
+
+  it("takes the removed member's private project access with them", async () => {
+    const { organization, admin, member } = await setupTeam();
+    const secret = await createProject(organization.id, { access_control: true });
+    await db
+      .insert(schema.projectAccessGrants)
+      .values({ projectId: secret.id, userId: member.user.id, level: "member", createdAt: daysAgo(0) });
+    const projectPath = `/api/organizations/${organization.id}/projects/${secret.id}`;
+    expect((await api("GET", projectPath, { key: member.key })).status).toBe(200);
+
+    await api("DELETE", memberPath(organization.id, member.user.uuid), { key: admin.key });
+    // Back as a plain member: the old grant must not come back with them.
+    await addMembership(organization.id, member.user, MembershipLevel.member);
+
+    expect((await api("GET", projectPath, { key: member.key })).status).toBe(404);
+  });
+
+  it("lets anyone leave with @me", async () => {
+    const { organization, key, member, admin } = await setupTeam();
+
+    const memberLeaves = await api("DELETE", memberPath(organization.id, "@me"), { key: member.key });
+    const adminLeaves = await api("DELETE", memberPath(organization.id, admin.user.uuid), { key: admin.key });
+
+    expect(memberLeaves.status).toBe(204);
+    expect(adminLeaves.status).toBe(204);
+    expect(Object.keys(await memberLevels(organization.id, key))).toHaveLength(1);
+  });
+
+  it("refuses the last owner leaving with 400, and lets an owner leave when another remains", async () => {
+    const { organization, owner, key, admin, member } = await setupTeam();
+
+    const lastOwner = await api("DELETE", memberPath(organization.id, "@me"), { key });
+    expect(lastOwner.status).toBe(400);
+    expect(lastOwner.body).toEqual(
+      errorBody(
+        "validation_error",
+        "invalid_input",
+        "Cannot leave the organization as its only owner. Make another member owner first.",
+      ),
+    );
+    expect((await memberLevels(organization.id, key))[owner.uuid]).toBe(15);
+
+    await api("PATCH", memberPath(organization.id, admin.user.uuid), { key, body: { level: 15 } });
+    const oneOfTwo = await api("DELETE", memberPath(organization.id, "@me"), { key });
+
+    expect(oneOfTwo.status).toBe(204);
+    expect(await memberLevels(organization.id, admin.key)).toEqual({ [admin.user.uuid]: 15, [member.user.uuid]: 1 });
+  });
+
+  it("refuses a member removing others, and an admin removing an owner", async () => {
+    const { organization, owner, key, admin, member } = await setupTeam();
+
+    const byMember = await api("DELETE", memberPath(organization.id, admin.user.uuid), { key: member.key });
+    const ofOwner = await api("DELETE", memberPath(organization.id, owner.uuid), { key: admin.key });
+
+    expect(byMember.status).toBe(403);
+    expect(byMember.body).toEqual(forbidden("You can only edit others if you are an admin."));
+    expect(ofOwner.status).toBe(403);
+    expect(ofOwner.body).toEqual(forbidden("You can only edit others with level lower or equal to you."));
+    expect(Object.keys(await memberLevels(organization.id, key))).toHaveLength(3);
+  });
+
+  it("answers 404 for an unknown user, a user of another organization, and to non-members; 401 without a good key", async () => {
+    const { organization, key } = await setupTeam();
+    const other = await setupOrganization();
+
+    const unknown = await api("DELETE", memberPath(organization.id, crypto.randomUUID()), { key });
+    const foreign = await api("DELETE", memberPath(organization.id, other.owner.uuid), { key });
+    const outsider = await api("DELETE", memberPath(organization.id, "@me"), { key: other.key });
+
+    for (const response of [unknown, foreign, outsider]) {
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual(notFound);
+    }
+    expect(Object.keys(await memberLevels(other.organization.id, other.key))).toEqual([other.owner.uuid]);
+    await expectKeyAndMembershipRequired("DELETE", memberPath(organization.id, other.owner.uuid));
+  });
+
+  it("answers 405 with Allow to a method members do not take", async () => {
+    const { organization, key, member } = await setupTeam();
+
+    const response = await api("PUT", memberPath(organization.id, member.user.uuid), { key, body: { level: 8 } });
+
+    expect(response.status).toBe(405);
+    expect(response.headers.get("Allow")).toBe("DELETE, PATCH");
+  });
+});

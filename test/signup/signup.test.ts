@@ -1,0 +1,316 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { MembershipLevel } from "../../src/platform/levels";
+import {
+  addMember,
+  api,
+  createApiKey,
+  createProject,
+  createUser,
+  errorBody,
+  ISO_TIMESTAMP,
+  setupOrganization,
+  UUID,
+} from "../support/harness";
+import { daysAgo, insertInvite, restoreTestDoubles, userBasic } from "../support/people";
+
+afterEach(restoreTestDoubles);
+
+const signupPath = (inviteId: string) => `/api/signup/${inviteId}`;
+const notFound = errorBody("invalid_request", "not_found", "Not found.");
+const expired = errorBody(
+  "validation_error",
+  "expired",
+  "This invite has expired. Please ask your admin for a new one.",
+);
+
+async function inviteEmails(organizationId: string, key: string) {
+  const response = await api("GET", `/api/organizations/${organizationId}/invites`, { key });
+  return response.body.results.map((invite: { target_email: string }) => invite.target_email);
+}
+
+describe("GET /api/signup/:invite_id", () => {
+  it("previews the invite without a key: masked e-mail, first name, organization name", async () => {
+    const { organization, owner } = await setupOrganization({ name: "Acme" });
+    const invite = await insertInvite(organization.id, owner, { targetEmail: "jane.doe@example.com", firstName: "Jane" });
+
+    const response = await api("GET", signupPath(invite.id));
+
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      id: invite.id,
+      target_email: "j*******@example.com",
+      first_name: "Jane",
+      organization_name: "Acme",
+    });
+    expect(response.cost.queries).toBe(1);
+  });
+
+  it("masks a one-letter local part whole", async () => {
+    const { organization, owner } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner, { targetEmail: "j@example.com" });
+
+    const response = await api("GET", `${signupPath(invite.id)}/`);
+
+    expect(response.body.target_email).toBe("*@example.com");
+  });
+
+  it("answers 404 to an unknown invite and 400 expired to one past its 3 days", async () => {
+    const { organization, owner } = await setupOrganization();
+    const old = await insertInvite(organization.id, owner, { createdAt: daysAgo(3, 1000) });
+
+    const unknown = await api("GET", signupPath(crypto.randomUUID()));
+    const tooOld = await api("GET", signupPath(old.id));
+
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual(notFound);
+    expect(tooOld.status).toBe(400);
+    expect(tooOld.body).toEqual(expired);
+  });
+});
+
+describe("POST /api/signup/:invite_id, as a new user", () => {
+  it("creates the user with a first key shown once, joins at the invite's level, and uses up the invite", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner, {
+      targetEmail: "jane@example.com",
+      firstName: "Jane",
+      level: MembershipLevel.admin,
+    });
+    await insertInvite(organization.id, owner, { targetEmail: "jane@example.com" });
+    const otherInvite = await insertInvite(organization.id, owner, { targetEmail: "joe@example.com" });
+    const elsewhere = await setupOrganization();
+    const inviteElsewhere = await insertInvite(elsewhere.organization.id, elsewhere.owner, {
+      targetEmail: "jane@example.com",
+    });
+
+    const response = await api("POST", signupPath(invite.id), { body: { last_name: "Doe" } });
+
+    expect(response.status).toBe(201);
+    const user = {
+      id: expect.any(Number),
+      uuid: expect.stringMatching(UUID),
+      distinct_id: expect.stringMatching(/^[0-9A-Za-z]{43}$/),
+      first_name: "Jane",
+      last_name: "Doe",
+      email: "jane@example.com",
+      is_email_verified: false,
+      hedgehog_config: null,
+      role_at_organization: "",
+    };
+    expect(response.body).toEqual({
+      user,
+      organization_id: organization.id,
+      personal_api_key: {
+        id: expect.stringMatching(UUID),
+        label: "First key (signed up by invite)",
+        mask_value: `phx_...${response.body.personal_api_key.value.slice(-4)}`,
+        created_at: expect.stringMatching(ISO_TIMESTAMP),
+        last_used_at: null,
+        user_id: response.body.user.id,
+        scopes: ["*"],
+        scoped_organizations: [],
+        scoped_teams: [],
+        value: expect.stringMatching(/^phx_[0-9A-Za-z]{44}$/),
+      },
+    });
+    expect(response.cost.queries).toBe(2);
+
+    const newKey = response.body.personal_api_key.value;
+    const me = await api("GET", "/api/users/@me", { key: newKey });
+    expect(me.body).toMatchObject({
+      ...response.body.user,
+      organizations: [{ id: organization.id, name: organization.name, membership_level: 8 }],
+    });
+    expect(await inviteEmails(organization.id, key)).toEqual([otherInvite.targetEmail]);
+    expect(await inviteEmails(elsewhere.organization.id, elsewhere.key)).toEqual([inviteElsewhere.targetEmail]);
+    // Shown once: listing keys gives the mask only.
+    const keys = await api("GET", "/api/personal_api_keys", { key: newKey });
+    const { value: _shownOnce, ...maskedKey } = response.body.personal_api_key;
+    expect(keys.body).toEqual([{ ...maskedKey, last_used_at: expect.stringMatching(ISO_TIMESTAMP) }]);
+  });
+
+  it("grants the invite's private project access, skipping projects deleted since", async () => {
+    const { organization, owner } = await setupOrganization();
+    const secret = await createProject(organization.id, { access_control: true });
+    const otherSecret = await createProject(organization.id, { access_control: true });
+    const invite = await insertInvite(organization.id, owner, {
+      privateProjectAccess: [
+        { id: 999999, level: "member" },
+        { id: secret.id, level: "admin" },
+      ],
+    });
+
+    const response = await api("POST", signupPath(invite.id), { body: {} });
+
+    expect(response.status).toBe(201);
+    const newKey = response.body.personal_api_key.value;
+    const projectPath = (id: number) => `/api/organizations/${organization.id}/projects/${id}`;
+    expect((await api("GET", projectPath(secret.id), { key: newKey })).status).toBe(200);
+    expect((await api("GET", projectPath(otherSecret.id), { key: newKey })).status).toBe(404);
+  });
+
+  it("uses the names sent, over the invite's first name", async () => {
+    const { organization, owner } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner, { firstName: "Jane" });
+
+    const response = await api("POST", signupPath(invite.id), { body: { first_name: " Janet ", last_name: "Roe" } });
+
+    expect(response.body.user).toMatchObject({ first_name: "Janet", last_name: "Roe" });
+  });
+
+  it("refuses an e-mail that already has an account: that account must use its key", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const existing = await createUser();
+    const invite = await insertInvite(organization.id, owner, { targetEmail: existing.email });
+
+    const response = await api("POST", signupPath(invite.id), { body: {} });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(
+      errorBody(
+        "validation_error",
+        "account_exists",
+        "An account with this email address already exists. Accept the invite with that account's personal API key.",
+      ),
+    );
+    expect(await inviteEmails(organization.id, key)).toEqual([existing.email]);
+  });
+
+  it("answers 404 to an unknown invite and to one already used", async () => {
+    const { organization, owner } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner);
+    expect((await api("POST", signupPath(invite.id), { body: {} })).status).toBe(201);
+
+    const usedAgain = await api("POST", signupPath(invite.id), { body: {} });
+    const unknown = await api("POST", signupPath(crypto.randomUUID()), { body: {} });
+
+    for (const response of [usedAgain, unknown]) {
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual(notFound);
+    }
+  });
+
+  it("refuses an expired invite with 400 and creates nothing", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner, { createdAt: daysAgo(3, 1000) });
+
+    const response = await api("POST", signupPath(invite.id), { body: {} });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(expired);
+    expect(await inviteEmails(organization.id, key)).toEqual([invite.targetEmail]);
+    const members = await api("GET", `/api/organizations/${organization.id}/members`, { key });
+    expect(members.body.count).toBe(1);
+  });
+
+  it.each([
+    [{ first_name: "x".repeat(151) }, "max_length", "Ensure this field has no more than 150 characters.", "first_name"],
+    [{ last_name: 7 }, "invalid_input", "Expected string, received number.", "last_name"],
+  ])("refuses %j with 400", async (body, code, detail, attr) => {
+    const { organization, owner } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner);
+
+    const response = await api("POST", signupPath(invite.id), { body });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(errorBody("validation_error", code, detail, attr));
+    expect((await api("GET", signupPath(invite.id))).status).toBe(200);
+  });
+});
+
+describe("POST /api/signup/:invite_id, as an existing user with their key", () => {
+  it("joins the organization at the invite's level, without a new key", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const colleague = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner, { targetEmail: colleague.owner.email, level: 8 });
+
+    const response = await api("POST", signupPath(invite.id), { key: colleague.key, body: { first_name: "Ignored" } });
+
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual({ user: userBasic(colleague.owner), organization_id: organization.id });
+    const members = await api("GET", `/api/organizations/${organization.id}/members?email=${colleague.owner.email}`, {
+      key,
+    });
+    expect(members.body.results).toEqual([
+      expect.objectContaining({ level: 8, user: userBasic(colleague.owner) }),
+    ]);
+    expect(await inviteEmails(organization.id, key)).toEqual([]);
+  });
+
+  it("refuses a key of another user than the invite names", async () => {
+    const { organization, owner } = await setupOrganization();
+    const someoneElse = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner, { targetEmail: "jane@example.com" });
+
+    const response = await api("POST", signupPath(invite.id), { key: someoneElse.key, body: {} });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(
+      errorBody("validation_error", "invalid_recipient", "This invite is intended for another email address."),
+    );
+  });
+
+  it("refuses a user who is already a member", async () => {
+    const { organization, owner } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const invite = await insertInvite(organization.id, owner, { targetEmail: member.user.email });
+
+    const response = await api("POST", signupPath(invite.id), { key: member.key, body: {} });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(
+      errorBody("validation_error", "user_already_member", "You already are a member of this organization."),
+    );
+  });
+
+  it("answers 401 to a bad key and 403 to a key without organization_member:write or scoped elsewhere", async () => {
+    const { organization, owner } = await setupOrganization();
+    const colleague = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner, { targetEmail: colleague.owner.email });
+    const readOnly = await createApiKey(colleague.owner, { scopes: ["organization_member:read"] });
+    const scoped = await createApiKey(colleague.owner, { scopedOrganizations: [colleague.organization.id] });
+
+    const badKey = await api("POST", signupPath(invite.id), { key: `phx_${"1".repeat(44)}`, body: {} });
+    const missingScope = await api("POST", signupPath(invite.id), { key: readOnly.value, body: {} });
+    const outOfScope = await api("POST", signupPath(invite.id), { key: scoped.value, body: {} });
+
+    expect(badKey.status).toBe(401);
+    expect(badKey.body).toEqual(errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."));
+    expect(missingScope.status).toBe(403);
+    expect(missingScope.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:write'"),
+    );
+    expect(outOfScope.status).toBe(403);
+    expect(outOfScope.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization"),
+    );
+    expect((await api("GET", signupPath(invite.id))).status).toBe(200);
+  });
+});
+
+describe("the whole journey, as README.md shows it", () => {
+  it("invite, join with the link, promote, demote, remove", async () => {
+    const { organization, key } = await setupOrganization();
+    const members = `/api/organizations/${organization.id}/members`;
+
+    const invite = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: "colleague@example.com", first_name: "Col" },
+    });
+    const preview = await api("GET", signupPath(invite.body.id));
+    const joined = await api("POST", signupPath(invite.body.id), { body: { last_name: "League" } });
+    const colleagueKey = joined.body.personal_api_key.value;
+    const colleague = joined.body.user.uuid;
+    const promoted = await api("PATCH", `${members}/${colleague}`, { key, body: { level: 8 } });
+    const demoted = await api("PATCH", `${members}/${colleague}`, { key, body: { level: 1 } });
+    const removed = await api("DELETE", `${members}/${colleague}`, { key });
+    const afterRemoval = await api("GET", members, { key: colleagueKey });
+
+    expect([invite.status, preview.status, joined.status]).toEqual([201, 200, 201]);
+    expect(preview.body.first_name).toBe("Col");
+    expect([promoted.body.level, demoted.body.level, removed.status]).toEqual([8, 1, 204]);
+    expect(afterRemoval.status).toBe(404);
+    const remaining = await api("GET", members, { key });
+    expect(remaining.body.count).toBe(1);
+  });
+});

@@ -1,0 +1,86 @@
+import { env } from "cloudflare:workers";
+import { expect, vi } from "vitest";
+import * as schema from "../../src/db/schema";
+import { nowIso, uuid7 } from "../../src/platform/ids";
+import { api, db, errorBody, setupOrganization, type TestUser } from "./harness";
+
+/** The seed's User object, as `created_by` and `user` embed it. */
+export function userBasic(user: TestUser) {
+  return {
+    id: user.id,
+    uuid: user.uuid,
+    distinct_id: user.distinctId,
+    first_name: user.firstName,
+    last_name: user.lastName,
+    email: user.email,
+    is_email_verified: user.isEmailVerified,
+    hedgehog_config: user.hedgehogConfig,
+    role_at_organization: user.roleAtOrganization,
+  };
+}
+
+/** An invite arranged directly in D1, e.g. back-dated past its 3 days. */
+export async function insertInvite(
+  organizationId: string,
+  createdBy: TestUser,
+  fields: Partial<typeof schema.invites.$inferInsert> = {},
+) {
+  const now = nowIso();
+  const [invite] = await db
+    .insert(schema.invites)
+    .values({
+      id: uuid7(),
+      organizationId,
+      targetEmail: `invitee-${uuid7()}@example.com`,
+      level: 1,
+      sendEmail: false,
+      combinePendingInvites: false,
+      createdById: createdBy.id,
+      createdAt: now,
+      updatedAt: now,
+      ...fields,
+    })
+    .returning();
+  return invite!;
+}
+
+export const daysAgo = (days: number, extraMs = 0) =>
+  new Date(Date.now() - days * 24 * 60 * 60 * 1000 - extraMs).toISOString();
+
+/**
+ * The worker shares this isolate and its `env`: a test turns the e-mail transport on by setting
+ * the same wrangler var production reads, and every test gets it back off.
+ */
+const transportUrlAtStart = env.EMAIL_TRANSPORT_URL;
+export const FAKE_TRANSPORT_URL = "https://mail.example.test/send";
+export function useEmailTransport() {
+  env.EMAIL_TRANSPORT_URL = FAKE_TRANSPORT_URL;
+}
+
+/** For `afterEach`: the transport off, fetch and the clock real again. */
+export function restoreTestDoubles() {
+  env.EMAIL_TRANSPORT_URL = transportUrlAtStart;
+  vi.restoreAllMocks();
+  vi.useRealTimers();
+}
+
+/**
+ * The guards every organization route shares: 401 without a key and with a bad one, 404 to a
+ * caller who is not a member (the organization's existence does not leak).
+ */
+export async function expectKeyAndMembershipRequired(method: string, path: string, body?: unknown) {
+  const outsider = await setupOrganization();
+
+  const noKey = await api(method, path, { body });
+  const badKey = await api(method, path, { key: `phx_${"x".repeat(44)}`, body });
+  const notMember = await api(method, path, { key: outsider.key, body });
+
+  expect(noKey.status).toBe(401);
+  expect(noKey.body).toEqual(
+    errorBody("authentication_error", "not_authenticated", "Authentication credentials were not provided."),
+  );
+  expect(badKey.status).toBe(401);
+  expect(badKey.body).toEqual(errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."));
+  expect(notMember.status).toBe(404);
+  expect(notMember.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
+}
