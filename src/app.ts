@@ -1,7 +1,5 @@
 import { environmentsRouter } from "./environments";
 import { organizationsRouter } from "./organizations";
-import { organizationInvitesRouter } from "./organizations/invites";
-import { organizationMembersRouter } from "./organizations/members";
 import { personalApiKeysRouter } from "./personal-api-keys";
 import { onError } from "./platform/errors";
 import { createNotFoundHandler } from "./platform/method-not-allowed";
@@ -21,8 +19,6 @@ export function createApp() {
   app.route("/", environmentsRouter);
   app.route("/", projectsRouter);
   app.route("/", personalApiKeysRouter);
-  app.route("/", organizationInvitesRouter);
-  app.route("/", organizationMembersRouter);
   app.route("/", signupRouter);
 
   serveOpenApiDocument(app);

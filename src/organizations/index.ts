@@ -7,6 +7,8 @@ import {
 import { createOrganization, listOrganizations, retrieveOrganization } from "./organizations.routes";
 import { organizationBatchExportsRouter } from "./batch-exports";
 import { organizationDomainsRouter } from "./domains";
+import { organizationInvitesRouter } from "./invites";
+import { organizationMembersRouter } from "./members";
 import { organizationProjectsRouter } from "./projects";
 
 export const organizationsRouter = createRouter()
@@ -15,4 +17,6 @@ export const organizationsRouter = createRouter()
   .openapi(retrieveOrganization, retrieveCallerOrganization)
   .route("/", organizationProjectsRouter)
   .route("/", organizationDomainsRouter)
-  .route("/", organizationBatchExportsRouter);
+  .route("/", organizationBatchExportsRouter)
+  .route("/", organizationInvitesRouter)
+  .route("/", organizationMembersRouter);
