@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { api, setupOrganization } from "../test/support/harness";
+import { addMember, api, setupOrganization } from "../test/support/harness";
 import { measure, report, type Measurement } from "./report";
 
 const S3_EXPORT = {
@@ -20,14 +20,23 @@ async function arrange(count: number) {
       key: setup.key,
       body: { domain: `d${index}-${setup.organization.id.slice(0, 8)}.example.com` },
     });
+    await api("POST", `/api/organizations/${setup.organization.id}/invites`, {
+      key: setup.key,
+      body: { target_email: `invitee${index}@example.com`, send_email: false },
+    });
+    if (index > 0) await addMember(setup.organization.id, 1);
   }
   return { ...setup, exportId };
 }
 
-it("domains and batch exports", async () => {
+it("members, invites, domains and batch exports", async () => {
   const small = await arrange(1);
   const large = await arrange(50);
   const requests: [string, string, (o: typeof small) => string][] = [
+    ["GET /api/organizations/:id/members", "GET", (o) => `/api/organizations/${o.organization.id}/members`],
+    ["GET /api/organizations/:id/members?limit=2", "GET", (o) => `/api/organizations/${o.organization.id}/members?limit=2`],
+    ["GET /api/organizations/:id/invites", "GET", (o) => `/api/organizations/${o.organization.id}/invites`],
+    ["GET /api/organizations/:id/invites?limit=2", "GET", (o) => `/api/organizations/${o.organization.id}/invites?limit=2`],
     ["GET /api/organizations/:id/domains", "GET", (o) => `/api/organizations/${o.organization.id}/domains`],
     ["GET /api/organizations/:id/domains?limit=2", "GET", (o) => `/api/organizations/${o.organization.id}/domains?limit=2`],
     ["GET /api/organizations/:id/batch_exports", "GET", (o) => `/api/organizations/${o.organization.id}/batch_exports`],

@@ -11,7 +11,8 @@ import { pathToFileURL } from "node:url";
 import { d1Execute } from "./wrangler.mjs";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const OWNER_EMAIL = process.env.BOOTSTRAP_OWNER_EMAIL ?? "owner@example.com";
+// Lower-cased like every stored e-mail, so that look-ups by e-mail use the unique index.
+const OWNER_EMAIL = (process.env.BOOTSTRAP_OWNER_EMAIL ?? "owner@example.com").toLowerCase();
 
 function randomBase62(length) {
   let out = "";

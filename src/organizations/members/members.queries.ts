@@ -1,4 +1,4 @@
-import { and, count, desc, eq, exists, inArray, ne, notExists, sql, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, exists, inArray, ne, notExists } from "drizzle-orm";
 import { organizationMemberships, projectAccessGrants, projects, users } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
@@ -24,21 +24,27 @@ export function toMember(membership: MembershipRow, user: UserRow): Member {
   };
 }
 
-/** Users are joined, not fetched one by one: a page costs one query whatever its size. */
+/**
+ * Users are joined, not fetched one by one: a page costs one query whatever its size. The count
+ * reads memberships only; e-mails are stored lower-cased, so `?email=` is one unique-index probe.
+ */
 export async function listMembersPage(db: Database, organizationId: string, page: Page, email: string | undefined) {
-  const filters: SQL[] = [eq(organizationMemberships.organizationId, organizationId)];
-  if (email) filters.push(eq(sql`lower(${users.email})`, email.toLowerCase()));
+  const where = and(
+    eq(organizationMemberships.organizationId, organizationId),
+    !email
+      ? undefined
+      : inArray(
+          organizationMemberships.userId,
+          db.select({ id: users.id }).from(users).where(eq(users.email, email.toLowerCase())),
+        ),
+  );
   const [[total], rows] = await db.batch([
-    db
-      .select({ value: count() })
-      .from(organizationMemberships)
-      .innerJoin(users, eq(users.id, organizationMemberships.userId))
-      .where(and(...filters)),
+    db.select({ value: count() }).from(organizationMemberships).where(where),
     db
       .select({ membership: organizationMemberships, user: users })
       .from(organizationMemberships)
       .innerJoin(users, eq(users.id, organizationMemberships.userId))
-      .where(and(...filters))
+      .where(where)
       .orderBy(desc(organizationMemberships.joinedAt), desc(organizationMemberships.id))
       .limit(page.limit)
       .offset(page.offset),
