@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { resolveOrganization } from "../platform/organization-context";
+import { OrganizationParams, resolveOrganization } from "../platform/organization-context";
 import { paginated, PaginationQuery } from "../platform/pagination";
 import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
 
@@ -44,8 +44,6 @@ export const retrieveOrganization = apiRoute({
   middleware: [resolveOrganization],
   tags: ["organizations"],
   summary: "Retrieve an organization the caller belongs to",
-  request: {
-    params: z.object({ organization_id: z.string().openapi({ description: "Organization id, or `@current`." }) }),
-  },
+  request: { params: OrganizationParams },
   responses: { 200: jsonResponse(Organization, "The organization") },
 });

@@ -1,3 +1,4 @@
+import { z } from "@hono/zod-openapi";
 import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { organizationMemberships, organizations } from "../db/schema";
@@ -7,6 +8,11 @@ import { insufficientLevel, notFound } from "./errors";
 import type { Database } from "./db";
 
 export const CURRENT = "@current";
+
+/** The path parameter `resolveOrganization` reads, for every organization route's schema. */
+export const OrganizationParams = z.object({
+  organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
+});
 
 /**
  * Resolves `:organization_id` (or `@current`: the caller's first organization in creation order,

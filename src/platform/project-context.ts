@@ -1,3 +1,4 @@
+import { z } from "@hono/zod-openapi";
 import { and, asc, eq, exists, gte, inArray, isNotNull, or, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { environments, organizationMemberships, projectAccessGrants, projects } from "../db/schema";
@@ -7,6 +8,11 @@ import { notFound } from "./errors";
 import { MembershipLevel } from "./levels";
 import { CURRENT } from "./organization-context";
 import type { Database } from "./db";
+
+/** The path parameter `resolveProject` reads, for every environment route's schema. */
+export const ProjectParams = z.object({
+  project_id: z.string().openapi({ description: "Environment (project) id, or `@current`." }),
+});
 
 /**
  * SPEC 10: a private project (`access_control`) is seen only by organization admins and owners

@@ -1,10 +1,6 @@
 import { expect } from "vitest";
 import type { TestUser } from "../support/harness";
-import { api, ISO_TIMESTAMP } from "../support/harness";
-import { toUserBasic } from "../../src/users/user-basic";
-
-/** The user as dashboards embed it (the shape every resource embeds). */
-export const userBasic = (user: TestUser) => toUserBasic(user);
+import { api, ISO_TIMESTAMP, userBasic } from "../support/harness";
 
 /** A whole dashboard as its creator sees it, with the given differences. */
 export const dashboardBody = (creator: TestUser, fields: Record<string, unknown> = {}) => ({

@@ -13,15 +13,9 @@ import {
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
-} from "../support/harness";
-import {
-  createDashboard,
-  dashboardBody,
-  dashboardsPath,
-  listItemBody,
-  textTileBody,
   userBasic,
-} from "./dashboard-fixtures";
+} from "../support/harness";
+import { createDashboard, dashboardBody, dashboardsPath, listItemBody, textTileBody } from "./dashboard-fixtures";
 
 const invalid = (code: string, detail: string, attr: string | null) => errorBody("validation_error", code, detail, attr);
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");

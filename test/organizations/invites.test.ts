@@ -12,17 +12,10 @@ import {
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
+  userBasic,
   UUID,
 } from "../support/harness";
-import {
-  daysAgo,
-  expectKeyAndMembershipRequired,
-  FAKE_TRANSPORT_URL,
-  insertInvite,
-  restoreTestDoubles,
-  useEmailTransport,
-  userBasic,
-} from "../support/people";
+import { daysAgo, expectKeyAndMembershipRequired, FAKE_TRANSPORT_URL, insertInvite, restoreTestDoubles, useEmailTransport } from "../support/people";
 import * as schema from "../../src/db/schema";
 
 afterEach(restoreTestDoubles);

@@ -13,8 +13,9 @@ import {
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
+  userBasic,
 } from "../support/harness";
-import { daysAgo, expectKeyAndMembershipRequired, restoreTestDoubles, userBasic } from "../support/people";
+import { daysAgo, expectKeyAndMembershipRequired, restoreTestDoubles } from "../support/people";
 
 afterEach(restoreTestDoubles);
 

@@ -9,9 +9,10 @@ import {
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
+  userBasic,
   UUID,
 } from "../support/harness";
-import { daysAgo, insertInvite, restoreTestDoubles, userBasic } from "../support/people";
+import { daysAgo, insertInvite, restoreTestDoubles } from "../support/people";
 
 afterEach(restoreTestDoubles);
 

@@ -32,6 +32,21 @@ export async function createUser(fields: Partial<typeof schema.users.$inferInser
   return user!;
 }
 
+/** The seed's User object, as `created_by` and `user` embed it. */
+export function userBasic(user: TestUser) {
+  return {
+    id: user.id,
+    uuid: user.uuid,
+    distinct_id: user.distinctId,
+    first_name: user.firstName,
+    last_name: user.lastName,
+    email: user.email,
+    is_email_verified: user.isEmailVerified,
+    hedgehog_config: user.hedgehogConfig,
+    role_at_organization: user.roleAtOrganization,
+  };
+}
+
 export async function createApiKey(
   user: TestUser,
   options: { scopes?: string[]; scopedOrganizations?: string[]; scopedTeams?: number[] } = {},

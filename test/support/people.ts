@@ -4,21 +4,6 @@ import * as schema from "../../src/db/schema";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { api, db, errorBody, setupOrganization, type TestUser } from "./harness";
 
-/** The seed's User object, as `created_by` and `user` embed it. */
-export function userBasic(user: TestUser) {
-  return {
-    id: user.id,
-    uuid: user.uuid,
-    distinct_id: user.distinctId,
-    first_name: user.firstName,
-    last_name: user.lastName,
-    email: user.email,
-    is_email_verified: user.isEmailVerified,
-    hedgehog_config: user.hedgehogConfig,
-    role_at_organization: user.roleAtOrganization,
-  };
-}
-
 /** An invite arranged directly in D1, e.g. back-dated past its 3 days. */
 export async function insertInvite(
   organizationId: string,

@@ -1,13 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { paginated, PaginationQuery } from "../../platform/pagination";
-import { resolveProject } from "../../platform/project-context";
+import { ProjectParams, resolveProject } from "../../platform/project-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
 import { BatchExport, BatchExportCreateInput, BatchExportUpdateInput, PausedState } from "./batch-exports.schema";
 
-const ProjectParams = z.object({
-  project_id: z.string().openapi({ description: "Project (environment) id, or `@current`." }),
-});
 const BatchExportParams = ProjectParams.extend({ id: z.string().openapi({ description: "Batch export id." }) });
 
 export function batchExportRoutes(tree: ProjectTree) {

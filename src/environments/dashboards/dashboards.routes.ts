@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { paginated, PaginationQuery } from "../../platform/pagination";
-import { resolveProject } from "../../platform/project-context";
+import { ProjectParams, resolveProject } from "../../platform/project-context";
 import type { ProjectTree } from "../project-trees";
 import { apiRoute, errorResponses, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
@@ -12,9 +12,6 @@ import {
 } from "./dashboards.schema";
 
 
-const ProjectParams = z.object({
-  project_id: z.string().openapi({ description: "Environment id, or `@current`." }),
-});
 const DashboardParams = ProjectParams.extend({ id: z.string().openapi({ description: "Dashboard id." }) });
 
 const ListQuery = PaginationQuery.extend({

@@ -1,12 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { BatchExport, PausedState } from "../../environments/batch-exports/batch-exports.schema";
-import { resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
 
-const OrganizationParams = z.object({
-  organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
-});
 const BatchExportParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Batch export id." }) });
 
 const common = { middleware: [resolveOrganization], tags: ["batch_exports"] };

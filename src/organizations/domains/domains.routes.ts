@@ -1,13 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { requireLevel, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams, requireLevel, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import { Domain, DomainCreateInput, DomainUpdateInput } from "./domains.schema";
 
-const OrganizationParams = z.object({
-  organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
-});
 const DomainParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Domain id." }) });
 
 // Any member reads; writes need admin or owner (SPEC 4), as PostHog's OrganizationAdminWritePermissions.

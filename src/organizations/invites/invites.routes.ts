@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { requireLevel, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams, requireLevel, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
@@ -8,9 +8,6 @@ import { MembershipLevelField } from "../membership-level-field";
 
 export const MAX_BULK_INVITES = 20;
 
-const OrganizationParams = z.object({
-  organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
-});
 const InviteParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Invite id." }) });
 
 export const ProjectAccess = z.object({

@@ -1,13 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
 
-const OrganizationParams = z.object({
-  organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
-});
 const MemberParams = OrganizationParams.extend({
   user__uuid: z.string().openapi({ description: "The member's user uuid, or `@me`." }),
 });

@@ -1,13 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { requireLevel, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams, requireLevel, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { Project, ProjectInput, ProjectListItem } from "./projects.schema";
 
-const OrganizationParams = z.object({
-  organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
-});
 const ProjectParams = OrganizationParams.extend({
   id: z.string().openapi({ description: "Project id, or `@current`." }),
 });
