@@ -1,4 +1,4 @@
-import { getTableColumns, sql, type SQLWrapper, type Table } from "drizzle-orm";
+import { and, eq, getTableColumns, isNull, sql, type Column, type SQLWrapper, type Table } from "drizzle-orm";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import * as schema from "../db/schema";
 
@@ -129,3 +129,12 @@ export function chunkForInsert<T>(table: Table, rows: T[]): T[][] {
 /** `column in (...)` for a list of any length: bound as one JSON parameter, not one each. */
 export const inJsonList = (column: SQLWrapper, values: unknown[]) =>
   sql`${column} in (select value from json_each(${JSON.stringify(values)}))`;
+
+/**
+ * No interactive transactions on D1: a write that depends on what was read (rules checked, a
+ * config merged) is guarded by this instead, and matches nothing if another request changed
+ * those columns meanwhile. The caller answers `changedMeanwhile()` then.
+ */
+export function unchangedSinceRead(columns: [Column, unknown][]) {
+  return and(...columns.map(([column, value]) => (value === null ? isNull(column) : eq(column, value))));
+}

@@ -59,6 +59,9 @@ export const insufficientLevel = () =>
   permissionDenied("Your organization access level is insufficient.");
 export const notFound = () => new ApiError(404, "not_found", "Not found.");
 export const conflict = (detail: string) => new ApiError(409, "conflict", detail);
+/** A guarded write (see `unchangedSinceRead`) lost to a concurrent one. */
+export const changedMeanwhile = (what: string) =>
+  conflict(`The ${what} was changed by another request meanwhile. Try again.`);
 export const throttled = (retryAfterSeconds: number) =>
   new ApiError(429, "throttled", `Request was throttled. Expected available in ${retryAfterSeconds} seconds.`, null, {
     "Retry-After": String(retryAfterSeconds),

@@ -1,7 +1,9 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and } from "drizzle-orm";
 import type { AppEnv } from "../../platform/env";
-import { notFound } from "../../platform/errors";
+import { batchExports } from "../../db/schema";
+import { unchangedSinceRead } from "../../platform/db";
+import { changedMeanwhile, notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { batchExportChanges, newBatchExport } from "./batch-export-changes";
@@ -38,8 +40,11 @@ export const updateProjectBatchExport: Handler<"update"> = async (c) => {
   const current = await queries.findBatchExport(c.var.db, where);
   if (!current) throw notFound();
   const changes = batchExportChanges(current, c.req.valid("json"), nowIso());
-  const updated = await queries.updateBatchExport(c.var.db, where, changes);
-  if (!updated) throw notFound();
+  // The stored config was merged as read; every write moves last_updated_at, so a write in
+  // between makes this one match nothing rather than drop what the other wrote.
+  const unchanged = unchangedSinceRead([[batchExports.lastUpdatedAt, current.lastUpdatedAt]]);
+  const updated = await queries.updateBatchExport(c.var.db, and(where, unchanged), changes);
+  if (!updated) throw changedMeanwhile("batch export");
   return c.json(toBatchExport(updated), 200);
 };
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { ProjectParams, resolveProject } from "../../platform/project-context";
-import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
+import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
 import { BatchExport, BatchExportCreateInput, BatchExportUpdateInput, PausedState } from "./batch-exports.schema";
 
@@ -46,7 +46,7 @@ export function batchExportRoutes(tree: ProjectTree) {
       scope: "batch_export:write",
       summary: "Update a batch export; `destination.config` is merged, so omitted secrets are kept",
       request: { params: BatchExportParams, body: jsonBody(BatchExportUpdateInput) },
-      responses: { 200: json(BatchExport, "The batch export, without its secrets") },
+      responses: { 200: json(BatchExport, "The batch export, without its secrets"), 409: conflictResponse },
     }),
     remove: apiRoute({
       ...common,

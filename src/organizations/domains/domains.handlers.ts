@@ -1,6 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../platform/env";
-import { notFound, validationError } from "../../platform/errors";
+import { domains } from "../../db/schema";
+import { unchangedSinceRead } from "../../platform/db";
+import { changedMeanwhile, notFound, validationError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { challengeRecordName, lookupTxtRecords } from "./dns-challenge";
@@ -34,8 +36,19 @@ export const updateOrganizationDomain: Handler<"updateDomain"> = async (c) => {
   const { id } = c.req.valid("param");
   const current = await queries.findDomain(db, organization.id, id);
   if (!current) throw notFound();
-  const updated = await queries.updateDomain(db, organization.id, id, domainSettings(current, c.req.valid("json")));
-  if (!updated) throw notFound();
+  const settings = domainSettings(current, c.req.valid("json"));
+  // The rules were checked against the domain as read: two PATCHes at once must not combine
+  // into a state neither was checked for (SAML enforced with a SAML field cleared).
+  const guard = unchangedSinceRead([
+    [domains.verifiedAt, current.verifiedAt],
+    [domains.jitProvisioningEnabled, current.jitProvisioningEnabled],
+    [domains.ssoEnforcement, current.ssoEnforcement],
+    [domains.samlEntityId, current.samlEntityId],
+    [domains.samlAcsUrl, current.samlAcsUrl],
+    [domains.samlX509Cert, current.samlX509Cert],
+  ]);
+  const updated = await queries.updateDomain(db, organization.id, id, settings, guard);
+  if (!updated) throw changedMeanwhile("domain");
   return c.json(toDomain(updated), 200);
 };
 

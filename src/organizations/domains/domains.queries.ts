@@ -1,4 +1,4 @@
-import { and, asc, count, eq } from "drizzle-orm";
+import { and, asc, count, eq, type SQL } from "drizzle-orm";
 import { domains } from "../../db/schema";
 import { isUniqueViolation, type Database } from "../../platform/db";
 import { validationError } from "../../platform/errors";
@@ -54,8 +54,19 @@ export async function insertDomain(db: Database, organizationId: string, domain:
   }
 }
 
-export async function updateDomain(db: Database, organizationId: string, id: string, changes: DomainChanges) {
-  const [row] = await db.update(domains).set(changes).where(domainOfOrganization(organizationId, id)).returning();
+/** `guard`: the update applies only while it holds (see `unchangedSinceRead`). */
+export async function updateDomain(
+  db: Database,
+  organizationId: string,
+  id: string,
+  changes: DomainChanges,
+  guard?: SQL,
+) {
+  const [row] = await db
+    .update(domains)
+    .set(changes)
+    .where(and(domainOfOrganization(organizationId, id), guard))
+    .returning();
   return row;
 }
 

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
 import { OrganizationParams, requireLevel, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
-import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
+import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { Domain, DomainCreateInput, DomainUpdateInput } from "./domains.schema";
 
 const DomainParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Domain id." }) });
@@ -51,7 +51,7 @@ export const updateDomain = apiRoute({
   tags: ["domains"],
   summary: "Update a domain's SSO settings (admin or owner); `domain` itself cannot change",
   request: { params: DomainParams, body: jsonBody(DomainUpdateInput) },
-  responses: { 200: json(Domain, "The domain") },
+  responses: { 200: json(Domain, "The domain"), 409: conflictResponse },
 });
 
 export const deleteDomain = apiRoute({

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, count, desc, eq, gt, inArray } from "drizzle-orm";
 import { invites, organizationMemberships, projectAccessGrants, projects, users } from "../../db/schema";
 import { chunkForInsert, inJsonList, type Database } from "../../platform/db";
 import type { Page } from "../../platform/pagination";
@@ -69,11 +69,12 @@ export async function readInviteContext(
 
   const [inviters, members, namedProjects, pending] = await db.batch([
     db.select().from(users).where(eq(users.id, inviterId)),
+    // E-mails are stored lower-cased (as `target_email` is validated): the unique index serves this.
     db
-      .select({ email: sql<string>`lower(${users.email})` })
-      .from(organizationMemberships)
-      .innerJoin(users, eq(users.id, organizationMemberships.userId))
-      .where(and(eq(organizationMemberships.organizationId, organizationId), inArray(sql`lower(${users.email})`, emails))),
+      .select({ email: users.email })
+      .from(users)
+      .innerJoin(organizationMemberships, eq(organizationMemberships.userId, users.id))
+      .where(and(inArray(users.email, emails), eq(organizationMemberships.organizationId, organizationId))),
     db
       .select({ id: projects.id, accessControl: projects.accessControl, inviterGrant: projectAccessGrants.level })
       .from(projects)

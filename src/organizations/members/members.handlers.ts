@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
-import { conflict, notFound } from "../../platform/errors";
+import { changedMeanwhile, notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { deleteMembership, findMember, listMembersPage, setMemberLevel, toMember } from "./members.queries";
 import type { listMembers, removeMember, updateMember } from "./members.routes";
@@ -16,8 +16,6 @@ async function findTargetMember(c: Context<AppEnv>, userUuid: string) {
   if (!target) throw notFound();
   return target;
 }
-
-const changedMeanwhile = () => conflict("The member was changed by another request meanwhile. Try again.");
 
 export const listOrganizationMembers: RouteHandler<typeof listMembers, AppEnv> = async (c) => {
   const page = readPage(c);
@@ -35,13 +33,13 @@ export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv>
   }
   assertCanChangeLevel(c.var.organization, target.membership, level, target.ownerCount);
   const updated = await setMemberLevel(c.var.db, target.membership, level);
-  if (!updated) throw changedMeanwhile();
+  if (!updated) throw changedMeanwhile("member");
   return c.json(toMember(updated, target.user), 200);
 };
 
 export const removeOrganizationMember: RouteHandler<typeof removeMember, AppEnv> = async (c) => {
   const target = await findTargetMember(c, c.req.valid("param").user__uuid);
   assertCanRemove(c.var.organization, target.membership, target.ownerCount);
-  if (!(await deleteMembership(c.var.db, target.membership))) throw changedMeanwhile();
+  if (!(await deleteMembership(c.var.db, target.membership))) throw changedMeanwhile("member");
   return c.body(null, 204);
 };

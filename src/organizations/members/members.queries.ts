@@ -1,6 +1,6 @@
 import { and, count, desc, eq, exists, inArray, ne, notExists } from "drizzle-orm";
 import { organizationMemberships, projectAccessGrants, projects, users } from "../../db/schema";
-import type { Database } from "../../platform/db";
+import { unchangedSinceRead, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import { MembershipLevel } from "../../platform/levels";
 import type { Page } from "../../platform/pagination";
@@ -79,7 +79,10 @@ export async function findMember(db: Database, organizationId: string, userUuid:
  * each other at once cannot leave the organization without an owner.
  */
 function unchangedAndOwnerRemains(db: Database, target: MembershipRow, losesOwnership: boolean) {
-  const stillAsRead = and(eq(organizationMemberships.id, target.id), eq(organizationMemberships.level, target.level));
+  const stillAsRead = unchangedSinceRead([
+    [organizationMemberships.id, target.id],
+    [organizationMemberships.level, target.level],
+  ]);
   if (!losesOwnership) return stillAsRead;
   return and(
     stillAsRead,
