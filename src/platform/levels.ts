@@ -1,6 +1,5 @@
 /** Organization membership levels (SPEC 4), as PostHog numbers them. */
 export const MembershipLevel = { member: 1, admin: 8, owner: 15 } as const;
 export type MembershipLevel = (typeof MembershipLevel)[keyof typeof MembershipLevel];
-export const MEMBERSHIP_LEVELS = [1, 8, 15] as const;
 
 export const isAdmin = (level: number) => level >= MembershipLevel.admin;
