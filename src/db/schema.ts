@@ -171,6 +171,11 @@ export const invites = sqliteTable(
       .notNull()
       .default(false),
     createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
+    /**
+     * SHA-256 of the acceptance token, which only the inviter and the invitee ever see. Null
+     * for invites made before tokens existed: they cannot be accepted and must be sent again.
+     */
+    tokenHash: text("token_hash").unique(),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },

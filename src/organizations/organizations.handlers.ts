@@ -1,5 +1,6 @@
+import { inJsonList } from "../platform/db";
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, asc, count, eq, inArray, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, type SQL } from "drizzle-orm";
 import { organizationMemberships, organizations } from "../db/schema";
 import type { AppEnv, OrganizationContext } from "../platform/env";
 import { nowIso, uuid7 } from "../platform/ids";
@@ -25,7 +26,7 @@ export const listCallerOrganizations: RouteHandler<typeof listOrganizations, App
   const page = readPage(c);
   const filters: SQL[] = [eq(organizationMemberships.userId, actor.userId)];
   if (actor.scopedOrganizations.length > 0) {
-    filters.push(inArray(organizationMemberships.organizationId, actor.scopedOrganizations));
+    filters.push(inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations));
   }
   const [[total], rows] = await db.batch([
     db.select({ value: count() }).from(organizationMemberships).where(and(...filters)),

@@ -1,13 +1,14 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, desc, eq, inArray } from "drizzle-orm";
-import { environments, organizationMemberships, personalApiKeys } from "../db/schema";
+import { and, desc, eq } from "drizzle-orm";
+import { organizationMemberships, personalApiKeys, projectAccessGrants, projects } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
-import type { Database } from "../platform/db";
-import type { createKey, deleteKey, listKeys, retrieveKey } from "./personal-api-keys.routes";
+import { inJsonList, type Database } from "../platform/db";
+import { grantOfCaller, membershipOfCaller, projectVisible } from "../platform/project-context";
+import type { createKey, deleteKey, listKeys, retrieveCurrentKey, retrieveKey } from "./personal-api-keys.routes";
 
 type KeyRow = typeof personalApiKeys.$inferSelect;
 
@@ -69,6 +70,13 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   return c.json({ ...toPersonalApiKey(row), value: key.value }, 201);
 };
 
+/** The calling key itself: PostHog's clients read it to learn what they may do. */
+export const retrieveCallingApiKey: RouteHandler<typeof retrieveCurrentKey, AppEnv> = async (c) => {
+  const [row] = await c.var.db.select().from(personalApiKeys).where(ownKey(c.var.actor, c.var.actor.keyId));
+  if (!row) throw notFound();
+  return c.json(toPersonalApiKey(row), 200);
+};
+
 /** A key never mints a key that could do more than itself (SPEC 3). */
 function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: string[], teams: number[]) {
   for (const scope of scopes) {
@@ -86,29 +94,28 @@ function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: st
   }
 }
 
+/**
+ * Only organizations the caller belongs to and projects the caller can see: a private project
+ * the caller cannot see answers exactly like an id that does not exist, so ids cannot be probed.
+ */
 async function assertCallerBelongs(db: Database, actor: Actor, organizations: string[], teams: number[]) {
   if (organizations.length === 0 && teams.length === 0) return;
-  const [memberOf, teamsOfMember] = await db.batch([
+  const [memberOf, visibleTeams] = await db.batch([
     db
       .select({ id: organizationMemberships.organizationId })
       .from(organizationMemberships)
       .where(
         and(
           eq(organizationMemberships.userId, actor.userId),
-          inArray(organizationMemberships.organizationId, organizations),
+          inJsonList(organizationMemberships.organizationId, organizations),
         ),
       ),
     db
-      .select({ id: environments.id })
-      .from(environments)
-      .innerJoin(
-        organizationMemberships,
-        and(
-          eq(organizationMemberships.organizationId, environments.organizationId),
-          eq(organizationMemberships.userId, actor.userId),
-        ),
-      )
-      .where(inArray(environments.id, teams)),
+      .select({ id: projects.id })
+      .from(projects)
+      .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+      .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
+      .where(and(projectVisible, inJsonList(projects.id, teams))),
   ]);
   if (memberOf.length !== organizations.length) {
     throw validationError(
@@ -117,7 +124,7 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       "scoped_organizations",
     );
   }
-  if (teamsOfMember.length !== teams.length) {
+  if (visibleTeams.length !== teams.length) {
     throw validationError(
       "invalid_input",
       "You must be a member of all projects that you are scoping the key to.",

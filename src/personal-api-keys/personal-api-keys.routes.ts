@@ -2,6 +2,9 @@ import { z } from "@hono/zod-openapi";
 import { SCOPES } from "../platform/auth/scopes";
 import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
 
+/** A key names at most this many organizations or projects. */
+const MAX_SCOPED_IDS = 1000;
+
 export const PersonalApiKey = z
   .object({
     id: z.string().uuid(),
@@ -27,8 +30,8 @@ export const PersonalApiKeyInput = z
       .array(z.enum(SCOPES as [string, ...string[]]))
       .min(1)
       .openapi({ description: "A subset of the calling key's own scopes; `*` for all." }),
-    scoped_organizations: z.array(z.string()).optional().default([]),
-    scoped_teams: z.array(z.number().int()).optional().default([]),
+    scoped_organizations: z.array(z.string()).max(MAX_SCOPED_IDS).optional().default([]),
+    scoped_teams: z.array(z.number().int()).max(MAX_SCOPED_IDS).optional().default([]),
   })
   .openapi("PersonalApiKeyInput");
 
@@ -51,6 +54,16 @@ export const createKey = apiRoute({
   summary: "Create a personal API key; its value is returned once",
   request: { body: jsonBody(PersonalApiKeyInput) },
   responses: { 201: jsonResponse(CreatedPersonalApiKey, "The key, with its value") },
+});
+
+export const retrieveCurrentKey = apiRoute({
+  method: "get",
+  path: "/api/personal_api_keys/@current",
+  // Any valid key may read itself, whatever its scopes: clients call this to learn them.
+  scope: null,
+  tags: ["personal_api_keys"],
+  summary: "The calling key, masked: its scopes and scoping",
+  responses: { 200: jsonResponse(PersonalApiKey, "The calling key") },
 });
 
 export const retrieveKey = apiRoute({

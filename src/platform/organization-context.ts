@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
+import { and, asc, eq, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { organizationMemberships, organizations } from "../db/schema";
-import { assertOrganizationInKeyScope } from "./auth/scopes";
+import { assertOrganizationInKeyScope } from "./auth/key-scoping";
 import type { Actor, AppEnv, OrganizationContext } from "./env";
-import { insufficientLevel, notFound } from "./errors";
-import type { Database } from "./db";
+import { notFound } from "./errors";
+import { inJsonList, type Database } from "./db";
 
 export const CURRENT = "@current";
 
@@ -30,13 +30,6 @@ export const resolveOrganization = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-/** A level check declared on a route; runs after `resolveOrganization`. */
-export const requireLevel = (minimum: number) =>
-  createMiddleware<AppEnv>(async (c, next) => {
-    if (c.var.organization.level < minimum) throw insufficientLevel();
-    await next();
-  });
-
 /** An organization with the caller's membership: select it from memberships joined to organizations. */
 export const organizationWithMembership = {
   id: organizations.id,
@@ -55,7 +48,7 @@ async function findMembership(
   const conditions: (SQL | undefined)[] = [eq(organizationMemberships.userId, actor.userId)];
   if (requested === CURRENT) {
     if (actor.scopedOrganizations.length > 0) {
-      conditions.push(inArray(organizations.id, actor.scopedOrganizations));
+      conditions.push(inJsonList(organizations.id, actor.scopedOrganizations));
     }
   } else {
     conditions.push(eq(organizations.id, requested));

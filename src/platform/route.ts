@@ -2,9 +2,10 @@ import { createRoute, type RouteConfig, type z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { authenticate } from "./auth/authenticate";
+import { requireKeyReach, routeReach } from "./auth/key-scoping";
 import { assertScope, type Scope } from "./auth/scopes";
 import type { AppEnv } from "./env";
-import { ErrorBody } from "./errors";
+import { ErrorBody, insufficientLevel } from "./errors";
 import { parseJsonBody } from "./request-body";
 
 const errorResponse = (description: string) => ({
@@ -20,30 +21,54 @@ export const errorResponses = {
   404: errorResponse("Unknown id, or one the caller may not see."),
 } as const;
 
-const requireScope = (scope: Scope) =>
+const requireScope = (scope: Scope | null) =>
   createMiddleware<AppEnv>(async (c, next) => {
-    assertScope(c.var.actor, scope);
+    if (scope !== null) assertScope(c.var.actor, scope);
+    await next();
+  });
+
+/**
+ * The caller's level in the organization the route's resolver found: the organization in the
+ * path, or the project's organization.
+ */
+const requireLevel = (minimum: number) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const level = c.get("organization")?.level ?? c.get("project")?.level;
+    if (level === undefined) throw new Error("a route with a level needs resolveOrganization or resolveProject");
+    if (level < minimum) throw insufficientLevel();
     await next();
   });
 
 type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> & {
-  /** The personal API key scope the route requires; authentication comes with it. */
-  scope: Scope;
-  /** Further checks, run in order after authentication and the scope check. */
+  /** The personal API key scope the route requires; `null`: any valid key may call it. */
+  scope: Scope | null;
+  /** Resolvers and further checks, run in order after authentication, scope and key scoping. */
   middleware?: MiddlewareHandler<AppEnv>[];
+  /** The organization level the caller needs (`MembershipLevel`), checked after `middleware`. */
+  level?: number;
 };
 
 /**
- * An authenticated route: the scope is declared here, enforced here and published in the
- * OpenAPI document, so that no handler checks it by hand.
+ * An authenticated route. Its scope, the key scoping that its path implies and the level it
+ * needs are declared here, enforced here and published in the OpenAPI document
+ * (`x-minimum-level`), so that no handler checks them by hand.
  */
 export function apiRoute<const R extends ApiRouteConfig>(config: R) {
-  const { scope, middleware = [], ...route } = config;
+  const { scope, middleware = [], level, ...route } = config;
+  const levelCheck = level === undefined ? [] : [requireLevel(level)];
   return createRoute({
     ...route,
-    security: [{ PersonalAPIKey: [scope] }],
+    ...(level === undefined ? {} : { "x-minimum-level": level }),
+    security: [{ PersonalAPIKey: scope === null ? [] : [scope] }],
     // Authentication, scope and access come before the body is read, as in DRF.
-    middleware: [authenticate, requireScope(scope), ...middleware, parseJsonBody] as const,
+    middleware: [
+      authenticate,
+      requireScope(scope),
+      requireKeyReach(routeReach(route.method, route.path)),
+      ...middleware,
+      ...levelCheck,
+      parseJsonBody,
+    ] as const,
     responses: { ...errorResponses, ...route.responses },
   });
 }

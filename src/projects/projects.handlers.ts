@@ -7,7 +7,8 @@ import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
 import { CURRENT } from "../platform/organization-context";
 import { pageEnvelope, readPage } from "../platform/pagination";
-import { parseProjectId } from "../platform/project-context";
+import { parseProjectId, projectsInKeyScope } from "../platform/project-context";
+import { assertOrganizationInKeyScope } from "../platform/auth/key-scoping";
 import type { listAccessibleProjects, retrieveAccessibleProject } from "./projects.routes";
 
 export const listProjects: RouteHandler<typeof listAccessibleProjects, AppEnv> = async (c) => {
@@ -18,8 +19,10 @@ export const listProjects: RouteHandler<typeof listAccessibleProjects, AppEnv> =
 
 export const retrieveProject: RouteHandler<typeof retrieveAccessibleProject, AppEnv> = async (c) => {
   const { id } = c.req.valid("param");
-  const filters = id === CURRENT ? [] : [eq(projects.id, parseProjectId(c.var.actor, id))];
-  const found = await findVisibleProject(c.var.db, c.var.actor, filters);
+  const { actor } = c.var;
+  const filters = id === CURRENT ? projectsInKeyScope(actor) : [eq(projects.id, parseProjectId(actor, id))];
+  const found = await findVisibleProject(c.var.db, actor, filters);
   if (!found) throw notFound();
+  assertOrganizationInKeyScope(actor, found.project.organizationId);
   return c.json(toProject(found.project, found.level), 200);
 };

@@ -1,10 +1,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { inviteTokenHash } from "../organizations/invites/invite-tokens";
 import { isInviteExpired } from "../organizations/invites/invites.queries";
+import type { MembershipLevel } from "../platform/levels";
 import { toPersonalApiKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { mintApiKey } from "../platform/auth/api-keys";
 import { authenticateRequest } from "../platform/auth/authenticate";
-import { assertOrganizationInKeyScope, assertScope } from "../platform/auth/scopes";
+import { assertKeyMayJoin } from "../platform/auth/key-scoping";
+import { assertScope } from "../platform/auth/scopes";
 import { isNotNullViolation, isUniqueViolation } from "../platform/db";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, validationError } from "../platform/errors";
@@ -25,14 +28,19 @@ export function maskEmail(email: string) {
 const expired = () =>
   validationError("expired", "This invite has expired. Please ask your admin for a new one.");
 
-async function findInvite(c: Context<AppEnv>, inviteId: string) {
-  const found = await findInviteForSignup(c.var.db, inviteId);
+/**
+ * The invite a token accepts. Anything else (an invite id, a malformed, unknown or superseded
+ * token) is the same 404, so that tokens cannot be probed.
+ */
+async function findInvite(c: Context<AppEnv>, token: string) {
+  const tokenHash = await inviteTokenHash(token);
+  const found = tokenHash === null ? undefined : await findInviteForSignup(c.var.db, tokenHash);
   if (!found) throw notFound();
   return found;
 }
 
 export const previewSignup: RouteHandler<typeof previewInvite, AppEnv> = async (c) => {
-  const { invite, organizationName } = await findInvite(c, c.req.valid("param").invite_id);
+  const { invite, organizationName } = await findInvite(c, c.req.valid("param").token);
   if (isInviteExpired(invite.createdAt)) throw expired();
   return c.json(
     {
@@ -40,6 +48,7 @@ export const previewSignup: RouteHandler<typeof previewInvite, AppEnv> = async (
       target_email: maskEmail(invite.targetEmail),
       first_name: invite.firstName,
       organization_name: organizationName,
+      level: invite.level as MembershipLevel,
     },
     200,
   );
@@ -75,8 +84,8 @@ const alreadyMember = () => validationError("user_already_member", "You already 
 
 export const signUpWithInvite: RouteHandler<typeof acceptInvite, AppEnv> = async (c) => {
   const caller = await optionalCaller(c);
-  const found = await findInvite(c, c.req.valid("param").invite_id);
-  if (caller) assertOrganizationInKeyScope(caller, found.invite.organizationId);
+  const found = await findInvite(c, c.req.valid("param").token);
+  if (caller) assertKeyMayJoin(caller, found.invite.organizationId);
   assertAcceptable(found, caller);
   const { invite, account } = found;
 

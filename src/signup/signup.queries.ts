@@ -15,17 +15,17 @@ import type { InviteRow } from "../organizations/invites/invites.queries";
 const FIRST_KEY_LABEL = "First key (signed up by invite)";
 
 /**
- * The invite with its organization's name, and the account its e-mail names with that
- * account's membership of the organization, if any: one round trip. E-mails are stored
- * lower-cased, so the unique index on users.email serves the lookup.
+ * The invite a token hash names, with its organization's name, and the account its e-mail
+ * names with that account's membership of the organization, if any: one round trip. E-mails
+ * are stored lower-cased, so the unique index on users.email serves the lookup.
  */
-export async function findInviteForSignup(db: Database, inviteId: string) {
+export async function findInviteForSignup(db: Database, tokenHash: string) {
   const [[found], [account]] = await db.batch([
     db
       .select({ invite: invites, organizationName: organizations.name })
       .from(invites)
       .innerJoin(organizations, eq(organizations.id, invites.organizationId))
-      .where(eq(invites.id, inviteId)),
+      .where(eq(invites.tokenHash, tokenHash)),
     db
       .select({ user: users, membershipId: organizationMemberships.id })
       .from(users)
@@ -33,10 +33,10 @@ export async function findInviteForSignup(db: Database, inviteId: string) {
         organizationMemberships,
         and(
           eq(organizationMemberships.userId, users.id),
-          eq(organizationMemberships.organizationId, inviteColumn(inviteId, invites.organizationId)),
+          eq(organizationMemberships.organizationId, invitedBy(tokenHash, invites.organizationId)),
         ),
       )
-      .where(eq(users.email, inviteColumn(inviteId, invites.targetEmail))),
+      .where(eq(users.email, invitedBy(tokenHash, invites.targetEmail))),
   ]);
   return found ? { ...found, account } : undefined;
 }
@@ -48,6 +48,10 @@ export async function findInviteForSignup(db: Database, inviteId: string) {
  */
 const inviteColumn = (inviteId: string, column: Column) =>
   sql`(select ${column} from ${invites} where ${invites.id} = ${inviteId})`;
+
+/** A value of the invite a token hash names, read inside the statement. */
+const invitedBy = (tokenHash: string, column: Column) =>
+  sql`(select ${column} from ${invites} where ${invites.tokenHash} = ${tokenHash})`;
 
 /** Membership at the invite's level, its private project access, and no more invites for the e-mail. */
 function joinStatements(db: Database, invite: InviteRow, userId: SQL | number) {

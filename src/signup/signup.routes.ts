@@ -1,9 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import { CreatedPersonalApiKey } from "../personal-api-keys/personal-api-keys.routes";
 import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../platform/route";
+import { MembershipLevelField } from "../organizations/membership-level-field";
 import { UserBasic } from "../users/user-basic";
 
-const SignupParams = z.object({ invite_id: z.string().openapi({ description: "The invite's id." }) });
+const SignupParams = z.object({
+  token: z.string().openapi({
+    description: "The invite's acceptance token (`phi_...`), from the invite e-mail or its creator; not the invite's id.",
+  }),
+});
 
 export const InvitePreview = z
   .object({
@@ -11,6 +16,7 @@ export const InvitePreview = z
     target_email: z.string().openapi({ description: "Masked: `j***@example.com`." }),
     first_name: z.string(),
     organization_name: z.string(),
+    level: MembershipLevelField,
   })
   .openapi("InvitePreview");
 
@@ -33,7 +39,7 @@ export const SignupResult = z
 
 export const previewInvite = publicRoute({
   method: "get",
-  path: "/api/signup/{invite_id}",
+  path: "/api/signup/{token}",
   tags: ["signup"],
   summary: "Preview an invite (no key): masked e-mail, first name, organization name",
   request: { params: SignupParams },
@@ -46,7 +52,7 @@ export const previewInvite = publicRoute({
 
 export const acceptInvite = publicRoute({
   method: "post",
-  path: "/api/signup/{invite_id}",
+  path: "/api/signup/{token}",
   tags: ["signup"],
   summary:
     "Join by invite: without a key, as a new user who receives a first API key; with a key (scope organization_member:write), as the existing user the invite names",

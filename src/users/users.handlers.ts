@@ -1,5 +1,6 @@
+import { inJsonList } from "../platform/db";
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { organizationMemberships, organizations, users } from "../db/schema";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
@@ -9,7 +10,7 @@ import type { getCurrentUser } from "./users.routes";
 export const currentUser: RouteHandler<typeof getCurrentUser, AppEnv> = async (c) => {
   const { userId, scopedOrganizations } = c.var.actor;
   const inKeyScope =
-    scopedOrganizations.length > 0 ? inArray(organizations.id, scopedOrganizations) : undefined;
+    scopedOrganizations.length > 0 ? inJsonList(organizations.id, scopedOrganizations) : undefined;
   const [userRows, memberships] = await c.var.db.batch([
     c.var.db.select().from(users).where(eq(users.id, userId)),
     c.var.db

@@ -88,7 +88,7 @@ describe("GET /api/organizations/:organization_id/batch_exports", () => {
     expect(rest.body.results).toEqual([exportBody(first)]);
   });
 
-  it("hides exports of a private project from members without access, and keeps a scoped key to its projects", async () => {
+  it("hides exports of a private project from members without access, and refuses a key scoped to projects", async () => {
     const { organization, owner, project, key } = await setupOrganization();
     const privateProject = await createProject(organization.id, { access_control: true });
     vi.useFakeTimers({ toFake: ["Date"] });
@@ -106,7 +106,11 @@ describe("GET /api/organizations/:organization_id/batch_exports", () => {
     expect(asAdmin.body.results).toEqual([exportBody(hidden), exportBody(open)]);
     const scoped = await createApiKey(owner, { scopes: ["batch_export:read"], scopedTeams: [privateProject.id] });
     const asScoped = await api("GET", organizationExports(organization.id), { key: scoped.value });
-    expect(asScoped.body.results).toEqual([exportBody(hidden)]);
+    expectError(
+      asScoped,
+      403,
+      errorBody("authentication_error", "permission_denied", "API key with scoped projects are only supported on project-based views."),
+    );
   });
 
   it("needs batch_export:read (403), a key (401) and membership (404)", async () => {

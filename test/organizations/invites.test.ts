@@ -27,6 +27,10 @@ const PROJECT_NOT_INVITABLE =
 const alreadyMember = (attr: string) =>
   errorBody("validation_error", "invalid_input", "A user with this email address already belongs to the organization.", attr);
 
+const INVITE_TOKEN = /^phi_[0-9A-Za-z]{44}$/;
+/** An invite as lists show it: the acceptance token is in the creating response only. */
+const withoutToken = ({ token: _token, ...invite }: Record<string, unknown>) => invite;
+
 async function listInviteEmails(organizationId: string, key: string) {
   const response = await api("GET", `${invitesPath(organizationId)}?limit=1000`, { key });
   expect(response.status).toBe(200);
@@ -57,9 +61,10 @@ describe("POST /api/organizations/:organization_id/invites", () => {
       private_project_access: null,
       send_email: true,
       combine_pending_invites: false,
+      token: expect.stringMatching(INVITE_TOKEN),
     });
     const listed = await api("GET", invitesPath(organization.id), { key });
-    expect(listed.body.results).toEqual([response.body]);
+    expect(listed.body.results).toEqual([withoutToken(response.body)]);
   });
 
   it("stores every field sent, private project access included, at the inviter's level", async () => {
@@ -98,6 +103,7 @@ describe("POST /api/organizations/:organization_id/invites", () => {
       private_project_access: [{ id: privateProject.id, level: "admin" }],
       send_email: false,
       combine_pending_invites: false,
+      token: expect.stringMatching(INVITE_TOKEN),
     });
   });
 
@@ -199,6 +205,24 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     expect(response.status).toBe(201);
     expect(response.body.private_project_access).toEqual([{ id: hidden.id, level: "admin" }]);
     expect(response.body.created_by).toEqual(userBasic(admin.user));
+  });
+
+  it("holds the level rules on the invite as combined: a member cannot combine into an admin invite", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const adminInvite = await insertInvite(organization.id, owner, { targetEmail: "jane@example.com", level: 8 });
+
+    const response = await api("POST", invitesPath(organization.id), {
+      key: member.key,
+      body: { target_email: "jane@example.com", combine_pending_invites: true },
+    });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "You cannot invite a user with a higher permission level than your own."),
+    );
+    const listed = await api("GET", invitesPath(organization.id), { key });
+    expect(listed.body.results.map((invite: { id: string }) => invite.id)).toEqual([adminInvite.id]);
   });
 
   it("refuses a level above the inviter's own with 403, and lets any member invite members", async () => {
@@ -306,7 +330,7 @@ describe("POST /api/organizations/:organization_id/invites", () => {
       combine_pending_invites: true,
     });
     const listed = await api("GET", invitesPath(organization.id), { key });
-    expect(listed.body.results).toEqual([response.body]);
+    expect(listed.body.results).toEqual([withoutToken(response.body)]);
   });
 
   it("answers 404 to a caller who is not a member of the organization, and creates nothing", async () => {
@@ -378,7 +402,7 @@ describe("e-mail", () => {
     expect(url).toBe(FAKE_TRANSPORT_URL);
     expect(init?.method).toBe("POST");
     expect(new Headers(init?.headers).get("Content-Type")).toBe("application/json");
-    const signupUrl = `http://localhost/api/signup/${response.body.id}`;
+    const signupUrl = `http://localhost/api/signup/${response.body.token}`;
     expect(JSON.parse(String(init?.body))).toEqual({
       to: "jane@example.com",
       subject: `${owner.firstName} invited you to join Acme on PostHog`,
@@ -628,6 +652,7 @@ describe("POST /api/organizations/:organization_id/invites/bulk", () => {
       private_project_access: null,
       send_email: true,
       combine_pending_invites: false,
+      token: expect.stringMatching(INVITE_TOKEN),
     });
     expect(response.body).toEqual([invite("person-0@example.com", 8), invite("person-1@example.com", 1)]);
     expect((await listInviteEmails(organization.id, key)).sort()).toEqual(["person-0@example.com", "person-1@example.com"]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { addMember, api, createApiKey, errorBody, ISO_TIMESTAMP, setupOrganization, UUID } from "../support/harness";
+import { MembershipLevel } from "../../src/platform/levels";
+import { addMember, api, createApiKey, createProject, errorBody, ISO_TIMESTAMP, setupOrganization, UUID } from "../support/harness";
 
 const keyShape = (fields: Record<string, unknown>) => ({
   id: expect.stringMatching(UUID),
@@ -105,11 +106,116 @@ describe("POST /api/personal_api_keys", () => {
     expect((await api("GET", "/api/personal_api_keys", { key })).body).toHaveLength(1);
   });
 
+  it("answers a private project the caller cannot see exactly like an unknown id", async () => {
+    const { organization } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const hidden = await createProject(organization.id, { access_control: true });
+    const open = await createProject(organization.id);
+    const refused = errorBody(
+      "validation_error",
+      "invalid_input",
+      "You must be a member of all projects that you are scoping the key to.",
+      "scoped_teams",
+    );
+
+    const forHidden = await api("POST", "/api/personal_api_keys", {
+      key: member.key,
+      body: { label: "probe", scopes: ["*"], scoped_teams: [hidden.id] },
+    });
+    const forUnknown = await api("POST", "/api/personal_api_keys", {
+      key: member.key,
+      body: { label: "probe", scopes: ["*"], scoped_teams: [99_999_999] },
+    });
+    const forOpen = await api("POST", "/api/personal_api_keys", {
+      key: member.key,
+      body: { label: "fine", scopes: ["*"], scoped_teams: [open.id] },
+    });
+
+    expect([forHidden.status, forUnknown.status]).toEqual([400, 400]);
+    expect(forHidden.body).toEqual(refused);
+    expect(forUnknown.body).toEqual(refused);
+    expect(forOpen.status).toBe(201);
+  });
+
+  it("takes up to 1,000 scoped ids in one check, past D1's parameter limit, and refuses more", async () => {
+    const { key } = await setupOrganization();
+    const ids = Array.from({ length: 150 }, (_, index) => 50_000_000 + index);
+    await api("GET", "/api/personal_api_keys/@current", { key });
+
+    const many = await api("POST", "/api/personal_api_keys", { key, body: { label: "k", scopes: ["*"], scoped_teams: ids } });
+    const tooMany = await api("POST", "/api/personal_api_keys", {
+      key,
+      body: { label: "k", scopes: ["*"], scoped_organizations: Array.from({ length: 1001 }, () => crypto.randomUUID()) },
+    });
+
+    expect(many.status).toBe(400);
+    expect(many.body.attr).toBe("scoped_teams");
+    expect(many.cost.queries).toBe(1);
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body).toEqual(
+      errorBody("validation_error", "max_length", "Ensure this field has no more than 1000 elements.", "scoped_organizations"),
+    );
+  });
+
+  it("is refused to a key scoped to projects: a project key cannot mint a wider one", async () => {
+    const { owner, project } = await setupOrganization();
+    const projectKey = await createApiKey(owner, { scopedTeams: [project.id] });
+
+    const response = await api("POST", "/api/personal_api_keys", {
+      key: projectKey.value,
+      body: { label: "escape", scopes: ["*"] },
+    });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "API key with scoped projects are only supported on project-based views."),
+    );
+    expect((await api("GET", "/api/personal_api_keys/@current", { key: projectKey.value })).body.scoped_teams).toEqual([project.id]);
+  });
+
   it("needs personal_api_key:write", async () => {
     const { key } = await setupOrganization({ scopes: ["personal_api_key:read"] });
     const response = await api("POST", "/api/personal_api_keys", { key, body: { label: "x", scopes: ["*"] } });
     expect(response.status).toBe(403);
     expect(response.body.detail).toBe("API key missing required scope 'personal_api_key:write'");
+  });
+});
+
+describe("GET /api/personal_api_keys/@current", () => {
+  it("answers the calling key, masked, to any valid key whatever its scopes", async () => {
+    const { organization, owner } = await setupOrganization();
+    const narrow = await createApiKey(owner, { scopes: ["dashboard:read"], scopedOrganizations: [organization.id] });
+
+    const response = await api("GET", "/api/personal_api_keys/@current/", { key: narrow.value });
+
+    expect(response.status).toBe(200);
+    // Written after the first response: null, or already this request's use.
+    const { last_used_at: lastUsedAt, ...rest } = response.body;
+    expect(lastUsedAt === null || ISO_TIMESTAMP.test(lastUsedAt)).toBe(true);
+    expect(rest).toEqual({
+      id: narrow.id,
+      label: "test key",
+      mask_value: narrow.maskValue,
+      created_at: narrow.createdAt,
+      user_id: owner.id,
+      scopes: ["dashboard:read"],
+      scoped_organizations: [organization.id],
+      scoped_teams: [],
+    });
+    expect(response.text).not.toContain(narrow.value);
+  });
+
+  it("answers 401 without a key or with a revoked one", async () => {
+    const { owner } = await setupOrganization();
+    const revoked = await createApiKey(owner);
+    await api("DELETE", `/api/personal_api_keys/${revoked.id}`, { key: revoked.value });
+
+    const anonymous = await api("GET", "/api/personal_api_keys/@current");
+    const afterRevoking = await api("GET", "/api/personal_api_keys/@current", { key: revoked.value });
+
+    expect(anonymous.status).toBe(401);
+    expect(afterRevoking.status).toBe(401);
+    expect(afterRevoking.body).toEqual(errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."));
   });
 });
 

@@ -132,4 +132,62 @@ describe("scopes", () => {
     const listed = await api("GET", "/api/projects", { key: scoped.value });
     expect(listed.body.results.map((item: { id: number }) => item.id)).toEqual([project.id]);
   });
+
+  it("keeps a key scoped to one project off every organization route, and it cannot raise itself by inviting", async () => {
+    const { organization, owner, project } = await setupOrganization();
+    const projectKey = await createApiKey(owner, { scopedTeams: [project.id] });
+    const projectDenied = denied("API key with scoped projects are only supported on project-based views.");
+
+    const invite = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key: projectKey.value,
+      body: { target_email: "accomplice@example.com", level: 15 },
+    });
+    const listOrganizations = await api("GET", "/api/organizations", { key: projectKey.value });
+    const createOrganization = await api("POST", "/api/organizations", { key: projectKey.value, body: { name: "Mine" } });
+    const createProjectThere = await api("POST", `/api/organizations/${organization.id}/projects`, {
+      key: projectKey.value,
+      body: { name: "Mine" },
+    });
+
+    for (const response of [invite, listOrganizations, createOrganization, createProjectThere]) {
+      expect(response.status).toBe(403);
+      expect(response.body).toEqual(projectDenied);
+    }
+    expect((await api("GET", "/api/users/@me", { key: projectKey.value })).status).toBe(200);
+    expect((await api("GET", `/api/environments/${project.id}/dashboards`, { key: projectKey.value })).status).toBe(200);
+    const invites = await api("GET", `/api/organizations/${organization.id}/invites`, { key: (await createApiKey(owner)).value });
+    expect(invites.body.count).toBe(0);
+  });
+
+  it("keeps a key scoped to organizations from creating one", async () => {
+    const { organization, owner } = await setupOrganization();
+    const scoped = await createApiKey(owner, { scopedOrganizations: [organization.id] });
+
+    const response = await api("POST", "/api/organizations", { key: scoped.value, body: { name: "Elsewhere" } });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(denied("API key with scoped organizations cannot create organizations."));
+    expect((await api("GET", "/api/organizations", { key: scoped.value })).body.count).toBe(1);
+  });
+
+  it("serves keys scoped to more ids than D1 binds in one statement", async () => {
+    const { organization, owner, project } = await setupOrganization();
+    const unknownIds = Array.from({ length: 150 }, (_, index) => 60_000_000 + index);
+    const manyTeams = await createApiKey(owner, { scopedTeams: [...unknownIds, project.id] });
+    const manyOrganizations = await createApiKey(owner, {
+      scopedOrganizations: [...unknownIds.map(() => crypto.randomUUID()), organization.id],
+    });
+
+    const current = await api("GET", "/api/environments/@current/dashboards", { key: manyTeams.value });
+    const projects = await api("GET", "/api/projects", { key: manyTeams.value });
+    const organizations = await api("GET", "/api/organizations", { key: manyOrganizations.value });
+    const me = await api("GET", "/api/users/@me", { key: manyOrganizations.value });
+    const currentOrganization = await api("GET", "/api/organizations/@current", { key: manyOrganizations.value });
+
+    expect([current.status, projects.status, organizations.status, me.status, currentOrganization.status]).toEqual([
+      200, 200, 200, 200, 200,
+    ]);
+    expect(projects.body.results.map((item: { id: number }) => item.id)).toEqual([project.id]);
+    expect(currentOrganization.body.id).toBe(organization.id);
+  });
 });

@@ -1,31 +1,65 @@
 import { describe, expect, it } from "vitest";
-import { api, createApiKey, errorBody, setupOrganization } from "../support/harness";
+import { MembershipLevel } from "../../src/platform/levels";
+import { addMember, addMembership, api, createApiKey, createProject, errorBody, setupOrganization } from "../support/harness";
 
-type Operation = { method: string; path: string; scope: string | undefined };
+type Operation = {
+  method: string;
+  path: string;
+  scope: string | undefined;
+  minimumLevel: number | undefined;
+  /** False for the refused dashboard DELETE, which answers 405 to every key. */
+  canSucceed: boolean;
+};
+
+type PublishedOperation = {
+  security?: Record<string, string[]>[];
+  responses: Record<string, unknown>;
+  "x-minimum-level"?: number;
+};
 
 /** Every authenticated operation, as the OpenAPI document publishes it. */
 async function authenticatedOperations(): Promise<Operation[]> {
   const document = (await api("GET", "/api/schema")).body as {
-    paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
+    paths: Record<string, Record<string, PublishedOperation>>;
   };
   return Object.entries(document.paths).flatMap(([path, methods]) =>
     Object.entries(methods)
       .filter(([, operation]) => (operation.security ?? []).length > 0)
-      .map(([method, operation]) => ({ method: method.toUpperCase(), path, scope: operation.security?.[0]?.PersonalAPIKey?.[0] })),
+      .map(([method, operation]) => ({
+        method: method.toUpperCase(),
+        path,
+        scope: operation.security?.[0]?.PersonalAPIKey?.[0],
+        minimumLevel: operation["x-minimum-level"],
+        canSucceed: Object.keys(operation.responses).some((status) => status.startsWith("2")),
+      })),
   );
 }
 
+type Tenant = { organizationId: string; projectId: number };
+
 /**
  * One request to the operation with the tenant's organization and project in its path. Keys,
- * scopes and tenancy are all decided before any other id is looked up, so `1` stands for those.
+ * scopes, tenancy and levels are all decided before any other id is looked up, so `1` stands
+ * for those.
  */
-function call(operation: Operation, tenant: { organizationId: string; projectId: number }, key?: string) {
+function call(operation: Operation, tenant: Tenant, key?: string) {
   const path = operation.path
     .replace("{organization_id}", tenant.organizationId)
     .replace("{project_id}", String(tenant.projectId))
+    .replace(/^\/api\/projects\/\{id\}/, `/api/projects/${tenant.projectId}`)
     .replace(/\{[a-z_]+\}/g, "1");
   return api(operation.method, path, { key, body: operation.method === "GET" ? undefined : {} });
 }
+
+/** What a key's scoping may reach, as the security model states it (README, "Security model"). */
+const CALLER_OPERATIONS = ["GET /api/users/@me", "GET /api/personal_api_keys/@current"];
+const isCallerOperation = (operation: Operation) => CALLER_OPERATIONS.includes(label(operation));
+const isProjectOperation = (operation: Operation) =>
+  operation.path.includes("{project_id}") || operation.path.startsWith("/api/projects");
+const namesTenant = (operation: Operation) =>
+  /\{(organization_id|project_id)\}/.test(operation.path) || operation.path.startsWith("/api/projects/{id}");
+
+const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
 
 const label = (operation: Operation) => `${operation.method} ${operation.path}`;
 
@@ -37,8 +71,13 @@ describe("every authenticated route", () => {
   it("is published with its scope", async () => {
     const operations = await authenticatedOperations();
     expect(operations.length).toBeGreaterThan(40);
-    // Only the refused dashboard DELETE declares no scope: it answers 405 to any valid key.
-    expect(operations.filter((operation) => !operation.scope).map((operation) => operation.method)).toEqual(["DELETE", "DELETE"]);
+    // Declaring no scope: the refused dashboard DELETE (405 to any valid key) and the calling
+    // key's own description, which any key may read.
+    expect(operations.filter((operation) => !operation.scope).map(label).sort()).toEqual([
+      "DELETE /api/environments/{project_id}/dashboards/{id}",
+      "DELETE /api/projects/{project_id}/dashboards/{id}",
+      "GET /api/personal_api_keys/@current",
+    ]);
   });
 
   it("answers 401 without a key and with a bad one", async () => {
@@ -78,6 +117,64 @@ describe("every authenticated route", () => {
       const response = await call(operation, tenant, key);
       expect(response.status, label(operation)).toBe(404);
       expect(response.body, label(operation)).toEqual(NOT_FOUND);
+    }
+  });
+
+  it("holds a key scoped to another project to that project: 403 on every other project and every organization route", async () => {
+    const { organization, project, owner } = await setupOrganization();
+    const elsewhere = await createProject(organization.id);
+    const key = (await createApiKey(owner, { scopedTeams: [elsewhere.id] })).value;
+    const tenant = { organizationId: organization.id, projectId: project.id };
+    for (const operation of await authenticatedOperations()) {
+      if (!operation.canSucceed) continue;
+      const response = await call(operation, tenant, key);
+      if (isCallerOperation(operation) || label(operation) === "GET /api/projects") {
+        expect(response.status, label(operation)).toBe(200);
+      } else if (isProjectOperation(operation)) {
+        expect(response.status, label(operation)).toBe(403);
+        expect(response.body, label(operation)).toEqual(denied("API key does not have access to the requested project"));
+      } else {
+        expect(response.status, label(operation)).toBe(403);
+        expect(response.body, label(operation)).toEqual(
+          denied("API key with scoped projects are only supported on project-based views."),
+        );
+      }
+    }
+  });
+
+  it("holds a key scoped to another organization to that organization: 403 on this one's routes and projects", async () => {
+    const { organization, project, owner } = await setupOrganization();
+    const elsewhere = await setupOrganization();
+    await addMembership(elsewhere.organization.id, owner, MembershipLevel.owner);
+    const key = (await createApiKey(owner, { scopedOrganizations: [elsewhere.organization.id] })).value;
+    const tenant = { organizationId: organization.id, projectId: project.id };
+    for (const operation of await authenticatedOperations()) {
+      if (!operation.canSucceed) continue;
+      const response = await call(operation, tenant, key);
+      if (namesTenant(operation)) {
+        expect(response.status, label(operation)).toBe(403);
+        expect(response.body, label(operation)).toEqual(denied("API key does not have access to the requested organization"));
+      } else if (label(operation) === "POST /api/organizations") {
+        expect(response.status, label(operation)).toBe(403);
+        expect(response.body, label(operation)).toEqual(denied("API key with scoped organizations cannot create organizations."));
+      } else {
+        // The caller's own resources (user, keys, lists filtered to the key's scope).
+        expect(response.status, label(operation)).not.toBe(403);
+        expect(response.status, label(operation)).toBeLessThan(500);
+      }
+    }
+  });
+
+  it("answers 403 to a plain member on every route that needs a higher level, before looking anything up", async () => {
+    const { organization, project } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const tenant = { organizationId: organization.id, projectId: project.id };
+    const levelled = (await authenticatedOperations()).filter((operation) => (operation.minimumLevel ?? 0) > MembershipLevel.member);
+    expect(levelled.length).toBeGreaterThan(5);
+    for (const operation of levelled) {
+      const response = await call(operation, tenant, member.key);
+      expect(response.status, label(operation)).toBe(403);
+      expect(response.body, label(operation)).toEqual(denied("Your organization access level is insufficient."));
     }
   });
 });

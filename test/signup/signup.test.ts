@@ -16,7 +16,7 @@ import { daysAgo, insertInvite, restoreTestDoubles } from "../support/people";
 
 afterEach(restoreTestDoubles);
 
-const signupPath = (inviteId: string) => `/api/signup/${inviteId}`;
+const signupPath = (token: string) => `/api/signup/${token}`;
 const notFound = errorBody("invalid_request", "not_found", "Not found.");
 const expired = errorBody(
   "validation_error",
@@ -29,12 +29,12 @@ async function inviteEmails(organizationId: string, key: string) {
   return response.body.results.map((invite: { target_email: string }) => invite.target_email);
 }
 
-describe("GET /api/signup/:invite_id", () => {
+describe("GET /api/signup/:token", () => {
   it("previews the invite without a key: masked e-mail, first name, organization name", async () => {
     const { organization, owner } = await setupOrganization({ name: "Acme" });
     const invite = await insertInvite(organization.id, owner, { targetEmail: "jane.doe@example.com", firstName: "Jane" });
 
-    const response = await api("GET", signupPath(invite.id));
+    const response = await api("GET", signupPath(invite.token));
 
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
@@ -42,6 +42,7 @@ describe("GET /api/signup/:invite_id", () => {
       target_email: "j*******@example.com",
       first_name: "Jane",
       organization_name: "Acme",
+      level: MembershipLevel.member,
     });
     expect(response.cost.queries).toBe(1);
   });
@@ -50,7 +51,7 @@ describe("GET /api/signup/:invite_id", () => {
     const { organization, owner } = await setupOrganization();
     const invite = await insertInvite(organization.id, owner, { targetEmail: "j@example.com" });
 
-    const response = await api("GET", `${signupPath(invite.id)}/`);
+    const response = await api("GET", `${signupPath(invite.token)}/`);
 
     expect(response.body.target_email).toBe("*@example.com");
   });
@@ -60,7 +61,7 @@ describe("GET /api/signup/:invite_id", () => {
     const old = await insertInvite(organization.id, owner, { createdAt: daysAgo(3, 1000) });
 
     const unknown = await api("GET", signupPath(crypto.randomUUID()));
-    const tooOld = await api("GET", signupPath(old.id));
+    const tooOld = await api("GET", signupPath(old.token));
 
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual(notFound);
@@ -69,7 +70,7 @@ describe("GET /api/signup/:invite_id", () => {
   });
 });
 
-describe("POST /api/signup/:invite_id, as a new user", () => {
+describe("POST /api/signup/:token, as a new user", () => {
   it("creates the user with a first key shown once, joins at the invite's level, and uses up the invite", async () => {
     const { organization, owner, key } = await setupOrganization();
     const invite = await insertInvite(organization.id, owner, {
@@ -84,7 +85,7 @@ describe("POST /api/signup/:invite_id, as a new user", () => {
       targetEmail: "jane@example.com",
     });
 
-    const response = await api("POST", signupPath(invite.id), { body: { last_name: "Doe" } });
+    const response = await api("POST", signupPath(invite.token), { body: { last_name: "Doe" } });
 
     expect(response.status).toBe(201);
     const user = {
@@ -141,7 +142,7 @@ describe("POST /api/signup/:invite_id, as a new user", () => {
       ],
     });
 
-    const response = await api("POST", signupPath(invite.id), { body: {} });
+    const response = await api("POST", signupPath(invite.token), { body: {} });
 
     expect(response.status).toBe(201);
     const newKey = response.body.personal_api_key.value;
@@ -154,7 +155,7 @@ describe("POST /api/signup/:invite_id, as a new user", () => {
     const { organization, owner } = await setupOrganization();
     const invite = await insertInvite(organization.id, owner, { firstName: "Jane" });
 
-    const response = await api("POST", signupPath(invite.id), { body: { first_name: " Janet ", last_name: "Roe" } });
+    const response = await api("POST", signupPath(invite.token), { body: { first_name: " Janet ", last_name: "Roe" } });
 
     expect(response.body.user).toMatchObject({ first_name: "Janet", last_name: "Roe" });
   });
@@ -164,7 +165,7 @@ describe("POST /api/signup/:invite_id, as a new user", () => {
     const existing = await createUser();
     const invite = await insertInvite(organization.id, owner, { targetEmail: existing.email });
 
-    const response = await api("POST", signupPath(invite.id), { body: {} });
+    const response = await api("POST", signupPath(invite.token), { body: {} });
 
     expect(response.status).toBe(400);
     expect(response.body).toEqual(
@@ -180,9 +181,9 @@ describe("POST /api/signup/:invite_id, as a new user", () => {
   it("answers 404 to an unknown invite and to one already used", async () => {
     const { organization, owner } = await setupOrganization();
     const invite = await insertInvite(organization.id, owner);
-    expect((await api("POST", signupPath(invite.id), { body: {} })).status).toBe(201);
+    expect((await api("POST", signupPath(invite.token), { body: {} })).status).toBe(201);
 
-    const usedAgain = await api("POST", signupPath(invite.id), { body: {} });
+    const usedAgain = await api("POST", signupPath(invite.token), { body: {} });
     const unknown = await api("POST", signupPath(crypto.randomUUID()), { body: {} });
 
     for (const response of [usedAgain, unknown]) {
@@ -195,7 +196,7 @@ describe("POST /api/signup/:invite_id, as a new user", () => {
     const { organization, owner, key } = await setupOrganization();
     const invite = await insertInvite(organization.id, owner, { createdAt: daysAgo(3, 1000) });
 
-    const response = await api("POST", signupPath(invite.id), { body: {} });
+    const response = await api("POST", signupPath(invite.token), { body: {} });
 
     expect(response.status).toBe(400);
     expect(response.body).toEqual(expired);
@@ -211,21 +212,21 @@ describe("POST /api/signup/:invite_id, as a new user", () => {
     const { organization, owner } = await setupOrganization();
     const invite = await insertInvite(organization.id, owner);
 
-    const response = await api("POST", signupPath(invite.id), { body });
+    const response = await api("POST", signupPath(invite.token), { body });
 
     expect(response.status).toBe(400);
     expect(response.body).toEqual(errorBody("validation_error", code, detail, attr));
-    expect((await api("GET", signupPath(invite.id))).status).toBe(200);
+    expect((await api("GET", signupPath(invite.token))).status).toBe(200);
   });
 });
 
-describe("POST /api/signup/:invite_id, as an existing user with their key", () => {
+describe("POST /api/signup/:token, as an existing user with their key", () => {
   it("joins the organization at the invite's level, without a new key", async () => {
     const { organization, owner, key } = await setupOrganization();
     const colleague = await setupOrganization();
     const invite = await insertInvite(organization.id, owner, { targetEmail: colleague.owner.email, level: 8 });
 
-    const response = await api("POST", signupPath(invite.id), { key: colleague.key, body: { first_name: "Ignored" } });
+    const response = await api("POST", signupPath(invite.token), { key: colleague.key, body: { first_name: "Ignored" } });
 
     expect(response.status).toBe(201);
     expect(response.body).toEqual({ user: userBasic(colleague.owner), organization_id: organization.id });
@@ -243,7 +244,7 @@ describe("POST /api/signup/:invite_id, as an existing user with their key", () =
     const someoneElse = await setupOrganization();
     const invite = await insertInvite(organization.id, owner, { targetEmail: "jane@example.com" });
 
-    const response = await api("POST", signupPath(invite.id), { key: someoneElse.key, body: {} });
+    const response = await api("POST", signupPath(invite.token), { key: someoneElse.key, body: {} });
 
     expect(response.status).toBe(400);
     expect(response.body).toEqual(
@@ -256,7 +257,7 @@ describe("POST /api/signup/:invite_id, as an existing user with their key", () =
     const member = await addMember(organization.id, MembershipLevel.member);
     const invite = await insertInvite(organization.id, owner, { targetEmail: member.user.email });
 
-    const response = await api("POST", signupPath(invite.id), { key: member.key, body: {} });
+    const response = await api("POST", signupPath(invite.token), { key: member.key, body: {} });
 
     expect(response.status).toBe(400);
     expect(response.body).toEqual(
@@ -271,9 +272,9 @@ describe("POST /api/signup/:invite_id, as an existing user with their key", () =
     const readOnly = await createApiKey(colleague.owner, { scopes: ["organization_member:read"] });
     const scoped = await createApiKey(colleague.owner, { scopedOrganizations: [colleague.organization.id] });
 
-    const badKey = await api("POST", signupPath(invite.id), { key: `phx_${"1".repeat(44)}`, body: {} });
-    const missingScope = await api("POST", signupPath(invite.id), { key: readOnly.value, body: {} });
-    const outOfScope = await api("POST", signupPath(invite.id), { key: scoped.value, body: {} });
+    const badKey = await api("POST", signupPath(invite.token), { key: `phx_${"1".repeat(44)}`, body: {} });
+    const missingScope = await api("POST", signupPath(invite.token), { key: readOnly.value, body: {} });
+    const outOfScope = await api("POST", signupPath(invite.token), { key: scoped.value, body: {} });
 
     expect(badKey.status).toBe(401);
     expect(badKey.body).toEqual(errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."));
@@ -285,7 +286,77 @@ describe("POST /api/signup/:invite_id, as an existing user with their key", () =
     expect(outOfScope.body).toEqual(
       errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization"),
     );
-    expect((await api("GET", signupPath(invite.id))).status).toBe(200);
+    expect((await api("GET", signupPath(invite.token))).status).toBe(200);
+  });
+});
+
+describe("the acceptance token", () => {
+  it("is the only way in: an invite id, a malformed, unknown or superseded token all answer the same 404", async () => {
+    const { organization, key } = await setupOrganization();
+    const invites = `/api/organizations/${organization.id}/invites`;
+    const first = await api("POST", invites, { key, body: { target_email: "jane@example.com" } });
+    const second = await api("POST", invites, { key, body: { target_email: "jane@example.com" } });
+
+    const probes = [
+      first.body.id,
+      first.body.token,
+      `phi_${"a".repeat(44)}`,
+      "phi_short",
+      second.body.id,
+    ];
+    for (const probe of probes) {
+      for (const method of ["GET", "POST"]) {
+        const response = await api(method, signupPath(probe), { body: method === "POST" ? {} : undefined });
+        expect(response.status, `${method} ${probe}`).toBe(404);
+        expect(response.body, `${method} ${probe}`).toEqual(notFound);
+      }
+    }
+    expect((await api("GET", signupPath(second.body.token))).status).toBe(200);
+  });
+
+  it("is returned once, to the inviter, and never listed; the response is not cached", async () => {
+    const { organization, key } = await setupOrganization();
+    const invites = `/api/organizations/${organization.id}/invites`;
+    const created = await api("POST", invites, { key, body: { target_email: "jane@example.com" } });
+    const bulk = await api("POST", `${invites}/bulk`, { key, body: [{ target_email: "joe@example.com" }] });
+    const listed = await api("GET", invites, { key });
+
+    expect(created.body.token).toMatch(/^phi_[0-9A-Za-z]{44}$/);
+    expect(bulk.body[0].token).toMatch(/^phi_[0-9A-Za-z]{44}$/);
+    expect(created.headers.get("Cache-Control")).toBe("no-store");
+    expect(bulk.headers.get("Cache-Control")).toBe("no-store");
+    expect(listed.text).not.toContain("phi_");
+    for (const invite of listed.body.results) expect(Object.keys(invite)).not.toContain("token");
+  });
+
+  it("a plain member who lists invites cannot accept one in the invitee's place", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: "new-owner@example.com", level: MembershipLevel.owner },
+    });
+    const listed = await api("GET", `/api/organizations/${organization.id}/invites`, { key: member.key });
+
+    const hijack = await api("POST", signupPath(listed.body.results[0].id), { body: {} });
+
+    expect(hijack.status).toBe(404);
+    expect(hijack.body).toEqual(notFound);
+    expect((await inviteEmails(organization.id, key))).toEqual(["new-owner@example.com"]);
+  });
+
+  it("a key scoped to projects cannot join an organization with it", async () => {
+    const { organization, owner } = await setupOrganization();
+    const colleague = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner, { targetEmail: colleague.owner.email });
+    const projectKey = await createApiKey(colleague.owner, { scopedTeams: [colleague.project.id] });
+
+    const response = await api("POST", signupPath(invite.token), { key: projectKey.value, body: {} });
+
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "API key with scoped projects are only supported on project-based views."),
+    );
   });
 });
 
@@ -298,8 +369,8 @@ describe("the whole journey, as README.md shows it", () => {
       key,
       body: { target_email: "colleague@example.com", first_name: "Col" },
     });
-    const preview = await api("GET", signupPath(invite.body.id));
-    const joined = await api("POST", signupPath(invite.body.id), { body: { last_name: "League" } });
+    const preview = await api("GET", signupPath(invite.body.token));
+    const joined = await api("POST", signupPath(invite.body.token), { body: { last_name: "League" } });
     const colleagueKey = joined.body.personal_api_key.value;
     const colleague = joined.body.user.uuid;
     const promoted = await api("PATCH", `${members}/${colleague}`, { key, body: { level: 8 } });

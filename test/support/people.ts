@@ -1,16 +1,18 @@
 import { env } from "cloudflare:workers";
 import { expect, vi } from "vitest";
 import * as schema from "../../src/db/schema";
+import { mintInviteToken } from "../../src/organizations/invites/invite-tokens";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { api, db, errorBody, setupOrganization, type TestUser } from "./harness";
 
-/** An invite arranged directly in D1, e.g. back-dated past its 3 days. */
+/** An invite arranged directly in D1, e.g. back-dated past its 3 days, with its acceptance token. */
 export async function insertInvite(
   organizationId: string,
   createdBy: TestUser,
   fields: Partial<typeof schema.invites.$inferInsert> = {},
 ) {
   const now = nowIso();
+  const token = await mintInviteToken();
   const [invite] = await db
     .insert(schema.invites)
     .values({
@@ -21,12 +23,13 @@ export async function insertInvite(
       sendEmail: false,
       combinePendingInvites: false,
       createdById: createdBy.id,
+      tokenHash: token.hash,
       createdAt: now,
       updatedAt: now,
       ...fields,
     })
     .returning();
-  return invite!;
+  return { ...invite!, token: token.value };
 }
 
 export const daysAgo = (days: number, extraMs = 0) =>

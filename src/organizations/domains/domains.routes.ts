@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams, requireLevel, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { Domain, DomainCreateInput, DomainUpdateInput } from "./domains.schema";
@@ -8,7 +8,6 @@ import { Domain, DomainCreateInput, DomainUpdateInput } from "./domains.schema";
 const DomainParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Domain id." }) });
 
 // Any member reads; writes need admin or owner (SPEC 4), as PostHog's OrganizationAdminWritePermissions.
-const adminWrite = [resolveOrganization, requireLevel(MembershipLevel.admin)];
 
 export const listDomains = apiRoute({
   method: "get",
@@ -25,7 +24,8 @@ export const createDomain = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/domains",
   scope: "organization:write",
-  middleware: adminWrite,
+  middleware: [resolveOrganization],
+  level: MembershipLevel.admin,
   tags: ["domains"],
   summary: "Add a domain (admin or owner); it starts unverified, with a verification challenge",
   request: { params: OrganizationParams, body: jsonBody(DomainCreateInput) },
@@ -47,7 +47,8 @@ export const updateDomain = apiRoute({
   method: "patch",
   path: "/api/organizations/{organization_id}/domains/{id}",
   scope: "organization:write",
-  middleware: adminWrite,
+  middleware: [resolveOrganization],
+  level: MembershipLevel.admin,
   tags: ["domains"],
   summary: "Update a domain's SSO settings (admin or owner); `domain` itself cannot change",
   request: { params: DomainParams, body: jsonBody(DomainUpdateInput) },
@@ -58,7 +59,8 @@ export const deleteDomain = apiRoute({
   method: "delete",
   path: "/api/organizations/{organization_id}/domains/{id}",
   scope: "organization:write",
-  middleware: adminWrite,
+  middleware: [resolveOrganization],
+  level: MembershipLevel.admin,
   tags: ["domains"],
   summary: "Remove a domain (admin or owner)",
   request: { params: DomainParams },
@@ -69,7 +71,8 @@ export const verifyDomain = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/domains/{id}/verify",
   scope: "organization:write",
-  middleware: adminWrite,
+  middleware: [resolveOrganization],
+  level: MembershipLevel.admin,
   tags: ["domains"],
   summary: "Look up the TXT record `_posthog-challenge.<domain>` and verify the domain if it holds the challenge",
   description:

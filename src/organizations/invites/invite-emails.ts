@@ -7,20 +7,23 @@ export type EmailMessage = { to: string; subject: string; text: string };
 
 export const emailTransportConfigured = (env: Bindings) => env.EMAIL_TRANSPORT_URL.trim() !== "";
 
+/** An invite just written, with the acceptance token that only its response and e-mail carry. */
+export type IssuedInvite = { row: InviteRow; token: string };
+
 /**
  * Sends the invites marked `emailing_attempt_made` after the response (`waitUntil`): the
  * request neither waits for the transport nor fails with it.
  */
-export function sendInviteEmails(c: Context<AppEnv>, rows: InviteRow[], inviter: UserRow) {
-  const toSend = rows.filter((row) => row.emailingAttemptMade);
+export function sendInviteEmails(c: Context<AppEnv>, issued: IssuedInvite[], inviter: UserRow) {
+  const toSend = issued.filter(({ row }) => row.emailingAttemptMade);
   if (toSend.length === 0) return;
   const transportUrl = c.env.EMAIL_TRANSPORT_URL.trim();
-  const signupUrl = (invite: InviteRow) => new URL(`/api/signup/${invite.id}`, c.req.url).toString();
+  const acceptUrl = (token: string) => new URL(`/api/signup/${token}`, c.req.url).toString();
   const organizationName = c.var.organization.name;
   c.executionCtx.waitUntil(
     Promise.all(
-      toSend.map((invite) =>
-        deliver(transportUrl, invite.id, composeInviteEmail(invite, inviter, organizationName, signupUrl(invite))),
+      toSend.map(({ row, token }) =>
+        deliver(transportUrl, row.id, composeInviteEmail(row, inviter, organizationName, acceptUrl(token))),
       ),
     ),
   );

@@ -14,7 +14,8 @@ import {
   type InviteContext,
   type InviteRow,
 } from "./invites.queries";
-import type { createInvite, createInvitesInBulk, deleteInvite, Invite, InviteInput, listInvites } from "./invites.routes";
+import { mintInviteToken } from "./invite-tokens";
+import type { CreatedInvite, createInvite, createInvitesInBulk, deleteInvite, InviteInput, listInvites } from "./invites.routes";
 import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf } from "./invites.rules";
 
 export const listOrganizationInvites: RouteHandler<typeof listInvites, AppEnv> = async (c) => {
@@ -40,42 +41,55 @@ export const deleteOrganizationInvite: RouteHandler<typeof deleteInvite, AppEnv>
 };
 
 /**
- * Validates every invite before writing any (one read), then replaces earlier invites for the
- * same e-mails and inserts the new ones in one atomic batch: all are created, or none.
+ * Validates every invite, as it will be stored, before writing any (one read), then replaces
+ * earlier invites for the same e-mails and inserts the new ones in one atomic batch: all are
+ * created, or none. Each gets a new acceptance token, so earlier tokens for those e-mails die.
  */
-async function createInvites(c: Context<AppEnv>, inputs: InviteInput[], attrOf: AttrOf): Promise<Invite[]> {
+async function createInvites(c: Context<AppEnv>, inputs: InviteInput[], attrOf: AttrOf): Promise<CreatedInvite[]> {
   const { db, actor, organization } = c.var;
   assertDistinctEmails(inputs, attrOf);
   const context = await readInviteContext(db, organization.id, actor.userId, inputs);
-  inputs.forEach((input, index) =>
-    assertInvitable(input, organization.level, context, (field) => attrOf(index, field)),
+  const invites = inputs.map((input) => combineWithPending(input, context.pendingByEmail.get(input.target_email) ?? []));
+  invites.forEach((invite, index) =>
+    assertInvitable(invite, organization.level, context, (field) => attrOf(index, field)),
   );
   const emailing = emailTransportConfigured(c.env);
-  const rows = inputs.map((input) => toInviteRow(input, organization.id, context, emailing));
-  await replaceInvites(db, organization.id, rows);
-  sendInviteEmails(c, rows, context.inviter);
-  return rows.map((row) => toInvite(row, context.inviter));
+  const tokens = await Promise.all(invites.map(() => mintInviteToken()));
+  const issued = invites.map((invite, index) => ({
+    row: toInviteRow(invite, organization.id, context, emailing, tokens[index]!.hash),
+    token: tokens[index]!.value,
+  }));
+  await replaceInvites(db, organization.id, issued.map(({ row }) => row));
+  sendInviteEmails(c, issued, context.inviter);
+  c.header("Cache-Control", "no-store");
+  return issued.map(({ row, token }) => ({ ...toInvite(row, context.inviter), token }));
 }
 
 /**
  * `emailing_attempt_made` is set when the send is scheduled, as PostHog does: the attempt
  * follows the response, and the invite answered here already says it will be made.
  */
-function toInviteRow(input: InviteInput, organizationId: string, context: InviteContext, emailing: boolean): InviteRow {
+function toInviteRow(
+  invite: InviteInput,
+  organizationId: string,
+  context: InviteContext,
+  emailing: boolean,
+  tokenHash: string,
+): InviteRow {
   const now = nowIso();
-  const combined = combineWithPending(input, context.pendingByEmail.get(input.target_email) ?? []);
   return {
     id: uuid7(),
     organizationId,
-    targetEmail: input.target_email,
-    firstName: input.first_name,
-    level: combined.level,
-    message: input.message,
-    privateProjectAccess: combined.privateProjectAccess,
-    sendEmail: input.send_email,
-    combinePendingInvites: input.combine_pending_invites,
-    emailingAttemptMade: emailing && input.send_email,
+    targetEmail: invite.target_email,
+    firstName: invite.first_name,
+    level: invite.level,
+    message: invite.message,
+    privateProjectAccess: invite.private_project_access,
+    sendEmail: invite.send_email,
+    combinePendingInvites: invite.combine_pending_invites,
+    emailingAttemptMade: emailing && invite.send_email,
     createdById: context.inviter.id,
+    tokenHash,
     createdAt: now,
     updatedAt: now,
   };

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams, requireLevel, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
@@ -73,6 +73,15 @@ export const Invite = z
   .openapi("Invite");
 export type Invite = z.infer<typeof Invite>;
 
+/** The invite as its creator receives it: once, with the secret that accepts it. */
+export const CreatedInvite = Invite.extend({
+  token: z.string().openapi({
+    description:
+      "The secret that accepts the invite (`POST /api/signup/{token}`). Shown here once, never listed; also in the invite e-mail's accept link.",
+  }),
+}).openapi("CreatedInvite");
+export type CreatedInvite = z.infer<typeof CreatedInvite>;
+
 export const listInvites = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/invites",
@@ -92,7 +101,7 @@ export const createInvite = apiRoute({
   tags: ["invites"],
   summary: "Invite someone by e-mail; replaces earlier invites for the same e-mail",
   request: { params: OrganizationParams, body: jsonBody(InviteInput) },
-  responses: { 201: jsonResponse(Invite, "The invite") },
+  responses: { 201: jsonResponse(CreatedInvite, "The invite, with its acceptance token") },
 });
 
 export const createInvitesInBulk = apiRoute({
@@ -103,14 +112,15 @@ export const createInvitesInBulk = apiRoute({
   tags: ["invites"],
   summary: "Invite up to 20 people at once: all are created, or none",
   request: { params: OrganizationParams, body: jsonBody(BulkInviteInput) },
-  responses: { 200: jsonResponse(z.array(Invite), "The invites, in the order sent") },
+  responses: { 200: jsonResponse(z.array(CreatedInvite), "The invites, in the order sent, with their acceptance tokens") },
 });
 
 export const deleteInvite = apiRoute({
   method: "delete",
   path: "/api/organizations/{organization_id}/invites/{id}",
   scope: "organization_member:write",
-  middleware: [resolveOrganization, requireLevel(MembershipLevel.admin)],
+  middleware: [resolveOrganization],
+  level: MembershipLevel.admin,
   tags: ["invites"],
   summary: "Cancel an invite (admin or owner)",
   request: { params: InviteParams },

@@ -24,7 +24,7 @@ export function assertDistinctEmails(inputs: InviteInput[], attrOf: AttrOf) {
   });
 }
 
-/** SPEC 8's checks of one invite, in PostHog's order: level, project access, membership. */
+/** The checks of one invite as it will be stored, in PostHog's order: level, project access, membership. */
 export function assertInvitable(input: InviteInput, inviterLevel: number, context: InviteContext, attr: (field: string) => string) {
   if (input.level > inviterLevel) {
     throw permissionDenied("You cannot invite a user with a higher permission level than your own.");
@@ -65,11 +65,16 @@ export function mergeProjectAccess(lists: PrivateProjectAccess[]): PrivateProjec
   return merged.size > 0 ? [...merged.values()] : null;
 }
 
-/** `combine_pending_invites`: the highest level and the union of access of the unexpired pending invites. */
-export function combineWithPending(input: InviteInput, pending: InviteRow[]) {
+/**
+ * The invite as it will be stored. `combine_pending_invites`: the highest level and the union of
+ * access of the unexpired pending invites, which the inviter's rules then apply to, so that
+ * combining can never grant more than the inviter could grant directly.
+ */
+export function combineWithPending(input: InviteInput, pending: InviteRow[]): InviteInput {
   return {
-    level: Math.max(input.level, ...pending.map((invite) => invite.level)),
-    privateProjectAccess: mergeProjectAccess([
+    ...input,
+    level: Math.max(input.level, ...pending.map((invite) => invite.level)) as InviteInput["level"],
+    private_project_access: mergeProjectAccess([
       input.private_project_access,
       ...pending.map((invite) => invite.privateProjectAccess),
     ]),

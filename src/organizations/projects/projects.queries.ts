@@ -131,14 +131,18 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
   return { count: total?.value ?? 0, projects: rows.map((row) => row.project) };
 }
 
-/** One visible project by id, or the first visible one for `@current`, with the caller's level. */
+/**
+ * The first project the caller sees among `filters`, with the caller's level. Key scoping is
+ * the caller's to add: as filters when picking `@current`, or as a 403 once an explicitly
+ * named project is found.
+ */
 export async function findVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
   const [row] = await db
     .select({ project: projects, level: organizationMemberships.level })
     .from(projects)
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
     .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
-    .where(visibleProjectsWhere(actor, filters))
+    .where(and(projectVisible, ...filters))
     .orderBy(...byCreation)
     .limit(1);
   return row;

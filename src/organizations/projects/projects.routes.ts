@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams, requireLevel, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { Project, ProjectInput, ProjectListItem } from "./projects.schema";
@@ -24,7 +24,8 @@ export const createProject = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/projects",
   scope: "project:write",
-  middleware: [resolveOrganization, requireLevel(MembershipLevel.admin)],
+  middleware: [resolveOrganization],
+  level: MembershipLevel.admin,
   tags: ["projects"],
   summary: "Create a project and its first environment (admin or owner)",
   request: {

@@ -81,12 +81,20 @@ async function loadKey(db: AppEnv["Variables"]["db"], secureValue: string): Prom
 
 /** After the response: at most one write an hour per key, not metered into the response. */
 async function recordUse(env: AppEnv["Bindings"], key: CachedKey) {
+  const db = drizzle(env.DB);
   const lastUsedAt = nowIso();
-  const updated = await drizzle(env.DB)
+  const updated = await db
     .update(personalApiKeys)
     .set({ lastUsedAt })
     .where(eq(personalApiKeys.id, key.keyId))
     .returning({ id: personalApiKeys.id });
-  // A key revoked meanwhile must not be put back into the cache.
-  if (updated.length > 0) await cacheKey(env.API_KEY_CACHE, { ...key, lastUsedAt });
+  if (updated.length === 0) return;
+  await cacheKey(env.API_KEY_CACHE, { ...key, lastUsedAt });
+  // A revocation between the update and the put deleted the cache entry before the put wrote
+  // it back: look again, so that a revoked key is never left cached.
+  const [stillThere] = await db
+    .select({ id: personalApiKeys.id })
+    .from(personalApiKeys)
+    .where(eq(personalApiKeys.id, key.keyId));
+  if (!stillThere) await env.API_KEY_CACHE.delete(apiKeyCacheKey(key.secureValue));
 }

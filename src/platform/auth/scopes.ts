@@ -35,15 +35,3 @@ export function assertScope(actor: Actor, required: string) {
     throw permissionDenied(`API key missing required scope '${required}'`);
   }
 }
-
-export function assertOrganizationInKeyScope(actor: Actor, organizationId: string) {
-  if (actor.scopedOrganizations.length > 0 && !actor.scopedOrganizations.includes(organizationId)) {
-    throw permissionDenied("API key does not have access to the requested organization");
-  }
-}
-
-export function assertProjectInKeyScope(actor: Actor, projectId: number) {
-  if (actor.scopedTeams.length > 0 && !actor.scopedTeams.includes(projectId)) {
-    throw permissionDenied("API key does not have access to the requested project");
-  }
-}

@@ -1,0 +1,71 @@
+import { createMiddleware } from "hono/factory";
+import type { Actor, AppEnv } from "../env";
+import { permissionDenied } from "../errors";
+
+/**
+ * Key scoping (`scoped_organizations`, `scoped_teams`) is a ceiling on what a key reaches, never
+ * a widening. Every rule of it lives in this file: the route-level rule below, applied by
+ * `apiRoute` to every authenticated route, and the per-id checks that the organization and
+ * project resolvers (and joining by invite) call once they know which organization or project
+ * a request is about.
+ */
+
+/** What a route acts on, read from its method and path; decides which keys may call it. */
+export type RouteReach =
+  /** The calling key or user itself: any key may read it, however it is scoped. */
+  | "caller"
+  /** One project (environment) or the caller's projects: checked per project by the resolvers. */
+  | "project"
+  /** An organization, or the user's account beyond one project. */
+  | "organization"
+  /** Creates an organization, which no scoped key can reach. */
+  | "new-organization";
+
+/** Reads that PostHog's clients make first with any key, to learn who they are and what they may do. */
+const CALLER_ROUTES = new Set(["GET /api/users/@me", "GET /api/personal_api_keys/@current"]);
+
+export function routeReach(method: string, path: string): RouteReach {
+  const verb = method.toUpperCase();
+  if (CALLER_ROUTES.has(`${verb} ${path}`)) return "caller";
+  if (path.includes("{project_id}") || path === "/api/projects" || path.startsWith("/api/projects/")) return "project";
+  if (verb === "POST" && path === "/api/organizations") return "new-organization";
+  return "organization";
+}
+
+export const PROJECT_SCOPED_KEY_DENIED = "API key with scoped projects are only supported on project-based views.";
+export const ORGANIZATION_OUT_OF_SCOPE = "API key does not have access to the requested organization";
+export const PROJECT_OUT_OF_SCOPE = "API key does not have access to the requested project";
+export const SCOPED_KEY_CANNOT_CREATE_ORGANIZATIONS = "API key with scoped organizations cannot create organizations.";
+
+/** The route-level rule, before anything is looked up. */
+export function assertKeyReaches(actor: Actor, reach: RouteReach) {
+  if (reach === "caller" || reach === "project") return;
+  if (actor.scopedTeams.length > 0) throw permissionDenied(PROJECT_SCOPED_KEY_DENIED);
+  if (reach === "new-organization" && actor.scopedOrganizations.length > 0) {
+    throw permissionDenied(SCOPED_KEY_CANNOT_CREATE_ORGANIZATIONS);
+  }
+}
+
+export const requireKeyReach = (reach: RouteReach) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    assertKeyReaches(c.var.actor, reach);
+    await next();
+  });
+
+export function assertOrganizationInKeyScope(actor: Actor, organizationId: string) {
+  if (actor.scopedOrganizations.length > 0 && !actor.scopedOrganizations.includes(organizationId)) {
+    throw permissionDenied(ORGANIZATION_OUT_OF_SCOPE);
+  }
+}
+
+export function assertProjectInKeyScope(actor: Actor, projectId: number) {
+  if (actor.scopedTeams.length > 0 && !actor.scopedTeams.includes(projectId)) {
+    throw permissionDenied(PROJECT_OUT_OF_SCOPE);
+  }
+}
+
+/** Joining an organization by invite with a key: an organization-level act, within the key's scope. */
+export function assertKeyMayJoin(actor: Actor, organizationId: string) {
+  assertKeyReaches(actor, "organization");
+  assertOrganizationInKeyScope(actor, organizationId);
+}
