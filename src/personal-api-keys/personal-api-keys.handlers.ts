@@ -1,11 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, desc, eq } from "drizzle-orm";
+import { and, count, desc, eq } from "drizzle-orm";
 import { organizationMemberships, personalApiKeys, projectAccessGrants, projects } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
+import { pageEnvelope, readPage } from "../platform/pagination";
 import { inJsonList, type Database } from "../platform/db";
 import { grantOfCaller, membershipOfCaller, projectVisible } from "../platform/project-context";
 import type { createKey, deleteKey, listKeys, retrieveCurrentKey, retrieveKey } from "./personal-api-keys.routes";
@@ -29,13 +30,22 @@ export function toPersonalApiKey(row: KeyRow) {
 const ownKey = (actor: Actor, id: string) =>
   and(eq(personalApiKeys.id, id), eq(personalApiKeys.userId, actor.userId));
 
+/** Newest first, paged along the (user, created_at) index like every list. */
 export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async (c) => {
-  const rows = await c.var.db
-    .select()
-    .from(personalApiKeys)
-    .where(eq(personalApiKeys.userId, c.var.actor.userId))
-    .orderBy(desc(personalApiKeys.createdAt), desc(personalApiKeys.id));
-  return c.json(rows.map(toPersonalApiKey), 200);
+  const { db, actor } = c.var;
+  const page = readPage(c);
+  const ofCaller = eq(personalApiKeys.userId, actor.userId);
+  const [[total], rows] = await db.batch([
+    db.select({ value: count() }).from(personalApiKeys).where(ofCaller),
+    db
+      .select()
+      .from(personalApiKeys)
+      .where(ofCaller)
+      .orderBy(desc(personalApiKeys.createdAt), desc(personalApiKeys.id))
+      .limit(page.limit)
+      .offset(page.offset),
+  ]);
+  return c.json(pageEnvelope(c, page, total?.value ?? 0, rows.map(toPersonalApiKey)), 200);
 };
 
 export const retrievePersonalApiKey: RouteHandler<typeof retrieveKey, AppEnv> = async (c) => {

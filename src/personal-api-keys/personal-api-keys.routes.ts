@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { SCOPES } from "../platform/auth/scopes";
+import { paginated, PaginationQuery } from "../platform/pagination";
 import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
 
 /** A key names at most this many organizations or projects. */
@@ -43,7 +44,8 @@ export const listKeys = apiRoute({
   scope: "personal_api_key:read",
   tags: ["personal_api_keys"],
   summary: "List the caller's personal API keys, newest first",
-  responses: { 200: jsonResponse(z.array(PersonalApiKey), "The keys, masked") },
+  request: { query: PaginationQuery },
+  responses: { 200: jsonResponse(paginated(PersonalApiKey), "A page of keys, masked") },
 });
 
 export const createKey = apiRoute({

@@ -103,7 +103,7 @@ describe("POST /api/personal_api_keys", () => {
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body).toEqual(errorBody("validation_error", code, detail, attr));
     }
-    expect((await api("GET", "/api/personal_api_keys", { key })).body).toHaveLength(1);
+    expect((await api("GET", "/api/personal_api_keys", { key })).body.count).toBe(1);
   });
 
   it("answers a private project the caller cannot see exactly like an unknown id", async () => {
@@ -226,11 +226,32 @@ describe("GET /api/personal_api_keys", () => {
     await addMember(organization.id, 1);
     const response = await api("GET", "/api/personal_api_keys", { key });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual([
-      keyShape({ id: created.body.id, label: "second", user_id: owner.id, scopes: ["user:read"] }),
-      keyShape({ label: "test key", user_id: owner.id, scopes: ["*"], last_used_at: expect.anything() }),
-    ]);
+    expect(response.body).toEqual({
+      count: 2,
+      next: null,
+      previous: null,
+      results: [
+        keyShape({ id: created.body.id, label: "second", user_id: owner.id, scopes: ["user:read"] }),
+        keyShape({ label: "test key", user_id: owner.id, scopes: ["*"], last_used_at: expect.anything() }),
+      ],
+    });
     expect(JSON.stringify(response.body)).not.toContain(created.body.value);
+  });
+
+  it("pages like every list, reading only its page", async () => {
+    const { owner, key } = await setupOrganization();
+    for (let index = 0; index < 4; index += 1) await createApiKey(owner);
+    await api("GET", "/api/personal_api_keys/@current", { key });
+
+    const first = await api("GET", "/api/personal_api_keys?limit=2", { key });
+    const second = await api("GET", first.body.next.replace("http://localhost", ""), { key });
+
+    expect(first.body.count).toBe(5);
+    expect(first.body.results).toHaveLength(2);
+    expect(first.body.next).toBe("http://localhost/api/personal_api_keys?limit=2&offset=2");
+    expect(second.body.previous).toBe("http://localhost/api/personal_api_keys?limit=2&offset=0");
+    expect(second.body.results.map((item: { id: string }) => item.id)).not.toContain(first.body.results[0].id);
+    expect(first.cost.queries).toBe(1);
   });
 });
 
@@ -238,7 +259,7 @@ describe("GET and DELETE /api/personal_api_keys/:id", () => {
   it("answers 404 for unknown ids and other users' keys", async () => {
     const { key } = await setupOrganization();
     const other = await setupOrganization();
-    const [othersKey] = (await api("GET", "/api/personal_api_keys", { key: other.key })).body;
+    const [othersKey] = (await api("GET", "/api/personal_api_keys", { key: other.key })).body.results;
     for (const id of ["0190a0a0-0000-7000-8000-000000000000", othersKey.id]) {
       for (const method of ["GET", "DELETE"]) {
         const response = await api(method, `/api/personal_api_keys/${id}`, { key });

@@ -74,7 +74,7 @@ describe("authentication", () => {
 
   it("records when a key was last used, after the response", async () => {
     const { key } = await setupOrganization();
-    const [own] = (await api("GET", "/api/personal_api_keys", { key })).body;
+    const [own] = (await api("GET", "/api/personal_api_keys", { key })).body.results;
     await vi.waitFor(async () => {
       const reread = await api("GET", `/api/personal_api_keys/${own.id}`, { key });
       expect(reread.body.last_used_at).toMatch(/^\d{4}-/);
