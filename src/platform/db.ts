@@ -79,25 +79,39 @@ function uniqueColumnNames(query: string): string {
   return /^\s*select\b/i.test(query) ? `select * from (${query})` : query;
 }
 
-/** A D1 binding that records every round trip in `meter`. */
-export function meterD1(database: D1Database, meter: D1Meter): D1Database {
+/**
+ * A D1 session that records every round trip in `meter`. Drizzle only prepares and batches, so
+ * that is all the wrapper offers.
+ */
+export function meterD1(session: D1DatabaseSession, meter: D1Meter): D1Database {
   return {
-    prepare: (query: string) => meterStatement(database.prepare(uniqueColumnNames(query)), meter),
+    prepare: (query: string) => meterStatement(session.prepare(uniqueColumnNames(query)), meter),
     async batch<T>(statements: D1PreparedStatement[]) {
       const startedAt = Date.now();
       const unwrapped = statements.map((statement) => meteredStatements.get(statement) ?? statement);
-      const results = await database.batch<T>(unwrapped);
+      const results = await session.batch<T>(unwrapped);
       meter.record(results, startedAt);
       return results;
     },
-    exec: (query: string) => database.exec(query),
-    dump: () => database.dump(),
-    withSession: (constraint?: string) => database.withSession(constraint),
   } as D1Database;
 }
 
-export function createDatabase(database: D1Database, meter: D1Meter): Database {
-  return drizzle(meterD1(database, meter), { schema });
+export function createDatabase(session: D1DatabaseSession, meter: D1Meter): Database {
+  return drizzle(meterD1(session, meter), { schema });
+}
+
+/** D1's bookmarks: hex groups joined by dashes. Anything else a client sends is ignored. */
+const BOOKMARK_PATTERN = /^[0-9a-f]{1,64}(-[0-9a-f]{1,64}){1,15}$/;
+
+/**
+ * The request's D1 session (the Sessions API): a read may be served by a read replica, at least
+ * as fresh as the bookmark the client sent back from an earlier response (`X-D1-Bookmark`), so a
+ * client that follows bookmarks always reads its own writes. Writes start at the primary.
+ */
+export function openSession(database: D1Database, method: string, bookmark: string | undefined): D1DatabaseSession {
+  if (!["GET", "HEAD", "OPTIONS"].includes(method)) return database.withSession("first-primary");
+  if (bookmark !== undefined && BOOKMARK_PATTERN.test(bookmark)) return database.withSession(bookmark);
+  return database.withSession("first-unconstrained");
 }
 
 /** D1 reports constraint failures only through the message. */

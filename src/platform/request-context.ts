@@ -1,6 +1,9 @@
 import { createMiddleware } from "hono/factory";
-import { createDatabase, D1Meter } from "./db";
+import { createDatabase, D1Meter, openSession } from "./db";
 import type { AppEnv } from "./env";
+
+/** Sent with every answer that touched D1; sent back, it makes a read at least that fresh. */
+export const BOOKMARK_HEADER = "X-D1-Bookmark";
 
 /**
  * Builds the request's database once, reports what it cost in `Server-Timing` (SPEC 13), and
@@ -8,10 +11,13 @@ import type { AppEnv } from "./env";
  */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const meter = new D1Meter();
+  const session = openSession(c.env.DB, c.req.method, c.req.header(BOOKMARK_HEADER));
   c.set("meter", meter);
-  c.set("db", createDatabase(c.env.DB, meter));
+  c.set("db", createDatabase(session, meter));
   await next();
   c.res.headers.set("Server-Timing", meter.serverTiming());
+  const bookmark = session.getBookmark();
+  if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
   if (c.res.headers.get("Content-Type") === "application/json") {
     c.res.headers.set("Content-Type", "application/json; charset=utf-8");
   }

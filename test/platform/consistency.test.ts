@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { api, setupOrganization } from "../support/harness";
+
+const BOOKMARK = /^[0-9a-f]+(-[0-9a-f]+)+$/;
+
+describe("read-your-writes with D1 bookmarks", () => {
+  it("answers every D1 request with a bookmark, and a read sent with a write's bookmark sees that write", async () => {
+    const { key } = await setupOrganization();
+
+    const created = await api("POST", "/api/organizations", { key, body: { name: "Bookmarked" } });
+    const bookmark = created.headers.get("X-D1-Bookmark");
+    const read = await api("GET", `/api/organizations/${created.body.id}`, {
+      key,
+      headers: { "X-D1-Bookmark": bookmark ?? "" },
+    });
+
+    expect(created.status).toBe(201);
+    expect(bookmark).toMatch(BOOKMARK);
+    expect(read.status).toBe(200);
+    expect(read.body.name).toBe("Bookmarked");
+    expect(read.headers.get("X-D1-Bookmark")).toMatch(BOOKMARK);
+    // Bookmarks only move forward: the read is at least as fresh as the write.
+    expect(read.headers.get("X-D1-Bookmark")! >= bookmark!).toBe(true);
+  });
+
+  it("ignores a bookmark that is not one, instead of failing the read", async () => {
+    const { key } = await setupOrganization();
+
+    for (const value of ["not-a-bookmark", "../../etc", "x".repeat(5000)]) {
+      const response = await api("GET", "/api/organizations", { key, headers: { "X-D1-Bookmark": value } });
+      expect(response.status, value).toBe(200);
+    }
+  });
+});
