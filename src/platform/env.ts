@@ -1,10 +1,14 @@
+import type { ApiKeyRateLimiter } from "./auth/rate-limit";
 import type { Database, D1Meter } from "./db";
 
 export type Bindings = {
   DB: D1Database;
   API_KEY_CACHE: KVNamespace;
-  /** 480 requests a minute per key (SPEC 13). */
-  API_KEY_RATE_LIMITER: RateLimit;
+  /** One counter per API key, for both rate-limit windows. */
+  API_KEY_RATE_LIMITER: DurableObjectNamespace<ApiKeyRateLimiter>;
+  /** Requests a key may make in a minute, and in an hour. */
+  RATE_LIMIT_PER_MINUTE: string;
+  RATE_LIMIT_PER_HOUR: string;
   /** DNS-over-HTTPS JSON resolver for domain verification. */
   DNS_RESOLVER_URL: string;
   /** HTTP endpoint that receives outgoing e-mails as JSON; empty disables e-mail. */

@@ -4,14 +4,13 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { personalApiKeys, users } from "../../db/schema";
 import type { Actor, AppEnv } from "../env";
-import { authenticationFailed, notAuthenticated, throttled } from "../errors";
+import { authenticationFailed, notAuthenticated } from "../errors";
 import { constantTimeEqual, nowIso, sha256Hex } from "../ids";
 import { apiKeyCacheKey, isWellFormedApiKey } from "./api-keys";
+import { assertWithinRateLimit, consumeRateLimit } from "./rate-limit";
 
 /** Revocation deletes the entry; the TTL bounds staleness at other edges (KV's minimum). */
 export const API_KEY_CACHE_TTL_SECONDS = 60;
-/** The rate limiter's window (wrangler.toml): the longest a throttled caller waits. */
-const RATE_LIMIT_WINDOW_SECONDS = 60;
 const LAST_USED_WRITE_INTERVAL_MS = 60 * 60 * 1000;
 
 type CachedKey = Actor & { secureValue: string; lastUsedAt: string | null };
@@ -34,14 +33,15 @@ export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   if (!isWellFormedApiKey(match[1])) throw authenticationFailed();
 
   const secureValue = await sha256Hex(match[1]);
-  const cached = await readCachedKey(c.env.API_KEY_CACHE, secureValue);
+  const [cached, rateLimit] = await Promise.all([
+    readCachedKey(c.env.API_KEY_CACHE, secureValue),
+    consumeRateLimit(c.env, secureValue),
+  ]);
   const key = cached ?? (await loadKey(c.var.db, secureValue));
   // The lookup is by hash; the final comparison must not leak how much of it matched.
   if (!key || !constantTimeEqual(key.secureValue, secureValue)) throw authenticationFailed();
   if (!cached) await cacheKey(c.env.API_KEY_CACHE, key);
-
-  const { success } = await c.env.API_KEY_RATE_LIMITER.limit({ key: secureValue });
-  if (!success) throw throttled(RATE_LIMIT_WINDOW_SECONDS);
+  assertWithinRateLimit(rateLimit);
 
   const { secureValue: _secureValue, lastUsedAt, ...actor } = key;
   if (!lastUsedAt || Date.now() - Date.parse(lastUsedAt) > LAST_USED_WRITE_INTERVAL_MS) {
