@@ -1,12 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { environments, organizationMemberships, personalApiKeys } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
-import type { Database } from "../platform/db";
+import { inJsonList, type Database } from "../platform/db";
 import type { createKey, deleteKey, listKeys, retrieveKey } from "./personal-api-keys.routes";
 
 type KeyRow = typeof personalApiKeys.$inferSelect;
@@ -95,7 +95,7 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       .where(
         and(
           eq(organizationMemberships.userId, actor.userId),
-          inArray(organizationMemberships.organizationId, organizations),
+          inJsonList(organizationMemberships.organizationId, organizations),
         ),
       ),
     db
@@ -108,7 +108,7 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
           eq(organizationMemberships.userId, actor.userId),
         ),
       )
-      .where(inArray(environments.id, teams)),
+      .where(inJsonList(environments.id, teams)),
   ]);
   if (memberOf.length !== organizations.length) {
     throw validationError(

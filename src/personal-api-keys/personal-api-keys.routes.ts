@@ -1,5 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { idList } from "../platform/input-limits";
 import { SCOPES } from "../platform/auth/scopes";
+import { noStore } from "../platform/response-headers";
 import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
 
 export const PersonalApiKey = z
@@ -27,8 +29,8 @@ export const PersonalApiKeyInput = z
       .array(z.enum(SCOPES as [string, ...string[]]))
       .min(1)
       .openapi({ description: "A subset of the calling key's own scopes; `*` for all." }),
-    scoped_organizations: z.array(z.string()).optional().default([]),
-    scoped_teams: z.array(z.number().int()).optional().default([]),
+    scoped_organizations: idList(z.string()).optional().default([]),
+    scoped_teams: idList(z.number().int()).optional().default([]),
   })
   .openapi("PersonalApiKeyInput");
 
@@ -47,6 +49,7 @@ export const createKey = apiRoute({
   method: "post",
   path: "/api/personal_api_keys",
   scope: "personal_api_key:write",
+  middleware: [noStore],
   tags: ["personal_api_keys"],
   summary: "Create a personal API key; its value is returned once",
   request: { body: jsonBody(PersonalApiKeyInput) },

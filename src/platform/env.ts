@@ -45,6 +45,8 @@ export type ProjectContext = {
 export type AppEnv = {
   Bindings: Bindings;
   Variables: {
+    /** Set by hono's `requestId` middleware; echoed in `X-Request-Id`. */
+    requestId: string;
     db: Database;
     meter: D1Meter;
     actor: Actor;

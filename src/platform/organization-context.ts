@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { and, asc, eq, inArray, type SQL } from "drizzle-orm";
+import { and, asc, eq, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { organizationMemberships, organizations } from "../db/schema";
 import { assertOrganizationInKeyScope } from "./auth/scopes";
 import type { Actor, AppEnv, OrganizationContext } from "./env";
 import { insufficientLevel, notFound } from "./errors";
-import type { Database } from "./db";
+import { inJsonList, type Database } from "./db";
 
 export const CURRENT = "@current";
 
@@ -55,7 +55,7 @@ async function findMembership(
   const conditions: (SQL | undefined)[] = [eq(organizationMemberships.userId, actor.userId)];
   if (requested === CURRENT) {
     if (actor.scopedOrganizations.length > 0) {
-      conditions.push(inArray(organizations.id, actor.scopedOrganizations));
+      conditions.push(inJsonList(organizations.id, actor.scopedOrganizations));
     }
   } else {
     conditions.push(eq(organizations.id, requested));

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { and, asc, eq, exists, gte, inArray, isNotNull, or, type SQL } from "drizzle-orm";
+import { and, asc, eq, exists, gte, isNotNull, or, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { environments, organizationMemberships, projectAccessGrants, projects } from "../db/schema";
 import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "./auth/scopes";
@@ -7,7 +7,7 @@ import type { Actor, AppEnv, ProjectContext } from "./env";
 import { notFound } from "./errors";
 import { MembershipLevel } from "./levels";
 import { CURRENT } from "./organization-context";
-import type { Database } from "./db";
+import { inJsonList, type Database } from "./db";
 
 /** The path parameter `resolveProject` reads, for every environment route's schema. */
 export const ProjectParams = z.object({
@@ -55,9 +55,9 @@ export const grantOfCaller = (userId: number) =>
 export function projectsInKeyScope(actor: Actor): SQL[] {
   const filters: SQL[] = [];
   if (actor.scopedOrganizations.length > 0) {
-    filters.push(inArray(projects.organizationId, actor.scopedOrganizations));
+    filters.push(inJsonList(projects.organizationId, actor.scopedOrganizations));
   }
-  if (actor.scopedTeams.length > 0) filters.push(inArray(projects.id, actor.scopedTeams));
+  if (actor.scopedTeams.length > 0) filters.push(inJsonList(projects.id, actor.scopedTeams));
   return filters;
 }
 

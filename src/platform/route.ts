@@ -5,7 +5,7 @@ import { authenticate } from "./auth/authenticate";
 import { assertScope, type Scope } from "./auth/scopes";
 import type { AppEnv } from "./env";
 import { ErrorBody } from "./errors";
-import { parseJsonBody } from "./request-body";
+import { readJsonBody } from "./request-body";
 
 const errorResponse = (description: string) => ({
   description,
@@ -43,14 +43,17 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
     ...route,
     security: [{ PersonalAPIKey: [scope] }],
     // Authentication, scope and access come before the body is read, as in DRF.
-    middleware: [authenticate, requireScope(scope), ...middleware, parseJsonBody] as const,
+    middleware: [authenticate, requireScope(scope), ...middleware, ...readJsonBody] as const,
     responses: { ...errorResponses, ...route.responses },
   });
 }
 
+type PublicRouteConfig = Omit<RouteConfig, "middleware" | "security"> & { middleware?: MiddlewareHandler<AppEnv>[] };
+
 /** A route that needs no key (signing up, public shares). */
-export function publicRoute<const R extends Omit<RouteConfig, "middleware" | "security">>(config: R) {
-  return createRoute({ ...config, security: [], middleware: [parseJsonBody] as const });
+export function publicRoute<const R extends PublicRouteConfig>(config: R) {
+  const { middleware = [], ...route } = config;
+  return createRoute({ ...route, security: [], middleware: [...middleware, ...readJsonBody] as const });
 }
 
 export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({

@@ -7,6 +7,7 @@ import { authenticate } from "../../platform/auth/authenticate";
 import type { Database } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied, validationError } from "../../platform/errors";
+import { splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
@@ -65,7 +66,7 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   const result = await listDashboards(c.var.db, scope, page, {
     pinned: parsePinned(query.pinned),
     search: query.search?.trim() || undefined,
-    tags: query.tags ? normalizeTags(query.tags.split(",")) : undefined,
+    tags: query.tags ? normalizeTags(splitQueryList(query.tags, "tags")) : undefined,
   });
   const results = result.rows.map((row) => toDashboardListItem(row, scope.caller));
   return c.json(pageEnvelope(c, page, result.count, results), 200);

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { boundedText, idList } from "../../platform/input-limits";
 import { MembershipLevel } from "../../platform/levels";
 import { OrganizationParams, requireLevel, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
@@ -21,9 +22,8 @@ export const InviteInput = z
     target_email: z.string().trim().toLowerCase().max(254).pipe(z.email()).openapi({ type: "string", format: "email", maxLength: 254 }),
     first_name: z.string().trim().max(30).optional().default(""),
     level: MembershipLevelField.optional().default(MembershipLevel.member),
-    message: z.string().nullable().optional().default(null),
-    private_project_access: z
-      .array(ProjectAccess)
+    message: boundedText().nullable().optional().default(null),
+    private_project_access: idList(ProjectAccess)
       .nullable()
       .optional()
       .default(null)
