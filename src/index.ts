@@ -1,3 +1,10 @@
 import { createApp } from "./app";
+import type { Bindings } from "./platform/env";
+import { runScheduledTasks } from "./scheduled";
 
-export default createApp();
+const app = createApp();
+
+export default {
+  fetch: app.fetch,
+  scheduled: runScheduledTasks,
+} satisfies ExportedHandler<Bindings>;

@@ -240,8 +240,9 @@ export function selectTileToMove(db: Database, tileId: number, fromDashboardId: 
       ),
     ),
   );
+  const destinationTiles = db.$count(liveTilesWhere(db, eq(otherTiles.dashboardId, toDashboardId)));
   return db
-    .select({ tile: dashboardTiles, alreadyOnDestination })
+    .select({ tile: dashboardTiles, alreadyOnDestination, destinationTiles })
     .from(dashboardTiles)
     .where(and(eq(dashboardTiles.id, tileId), eq(dashboardTiles.dashboardId, fromDashboardId), eq(dashboardTiles.deleted, false)));
 }
