@@ -14,7 +14,12 @@ export function workersConfig(include: string[]) {
           main: "./src/index.ts",
           wrangler: { configPath: "./wrangler.toml" },
           miniflare: {
-            bindings: { TEST_MIGRATIONS: migrations },
+            bindings: {
+              TEST_MIGRATIONS: migrations,
+              // Test-only keys (base64 of 32 bytes); deployments set theirs with `wrangler secret put`.
+              SECRETS_ENCRYPTION_KEY: "dGVzdCBrZXk6IHNlYWxzIHNlY3JldHMgaW4gdGVzdHM=",
+              SECRETS_ENCRYPTION_OLD_KEYS: "Zm9ybWVyIHRlc3Qga2V5LCBmb3Igcm90YXRpb25zISE=",
+            },
           },
         }),
       ],

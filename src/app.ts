@@ -5,6 +5,7 @@ import { onError } from "./platform/errors";
 import { createNotFoundHandler } from "./platform/method-not-allowed";
 import { serveOpenApiDocument } from "./platform/openapi";
 import { requestContext } from "./platform/request-context";
+import { responseHeaders } from "./platform/response-headers";
 import { createRouter } from "./platform/router";
 import { projectsRouter } from "./projects";
 import { signupRouter } from "./signup";
@@ -12,7 +13,7 @@ import { usersRouter } from "./users";
 
 export function createApp() {
   const app = createRouter();
-  app.use("*", requestContext);
+  app.use("*", ...responseHeaders, requestContext);
 
   app.route("/", usersRouter);
   app.route("/", organizationsRouter);

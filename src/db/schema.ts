@@ -224,8 +224,13 @@ export const batchExports = sqliteTable(
     name: text("name").notNull(),
     model: text("model").notNull().default("events"),
     destinationType: text("destination_type").notNull(),
-    /** Includes secrets; responses strip them. */
+    /** Secrets included, each sealed (see `sealedSecretsKeyId`); responses strip them. */
     destinationConfig: json<BatchExportDestinationConfig>("destination_config").notNull(),
+    /**
+     * The id of the encryption key that sealed the secrets in `destination_config`. Null: written
+     * before secrets were encrypted, still plaintext until the re-sealing pass reaches the row.
+     */
+    sealedSecretsKeyId: text("sealed_secrets_key_id"),
     interval: text("interval").notNull(),
     paused: integer("paused", { mode: "boolean" }).notNull().default(false),
     lastPausedAt: text("last_paused_at"),
@@ -241,6 +246,7 @@ export const batchExports = sqliteTable(
   (table) => [
     index("batch_exports_environment_created").on(table.environmentId, table.createdAt),
     index("batch_exports_organization_created").on(table.organizationId, table.createdAt),
+    index("batch_exports_sealed_secrets_key").on(table.sealedSecretsKeyId),
   ],
 );
 

@@ -1,10 +1,9 @@
 import { z } from "@hono/zod-openapi";
+import { idList } from "../platform/input-limits";
 import { SCOPES } from "../platform/auth/scopes";
 import { paginated, PaginationQuery } from "../platform/pagination";
+import { noStore } from "../platform/response-headers";
 import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
-
-/** A key names at most this many organizations or projects. */
-const MAX_SCOPED_IDS = 1000;
 
 export const PersonalApiKey = z
   .object({
@@ -31,8 +30,8 @@ export const PersonalApiKeyInput = z
       .array(z.enum(SCOPES as [string, ...string[]]))
       .min(1)
       .openapi({ description: "A subset of the calling key's own scopes; `*` for all." }),
-    scoped_organizations: z.array(z.string()).max(MAX_SCOPED_IDS).optional().default([]),
-    scoped_teams: z.array(z.number().int()).max(MAX_SCOPED_IDS).optional().default([]),
+    scoped_organizations: idList(z.string()).optional().default([]),
+    scoped_teams: idList(z.number().int()).optional().default([]),
   })
   .openapi("PersonalApiKeyInput");
 
@@ -52,6 +51,7 @@ export const createKey = apiRoute({
   method: "post",
   path: "/api/personal_api_keys",
   scope: "personal_api_key:write",
+  middleware: [noStore],
   tags: ["personal_api_keys"],
   summary: "Create a personal API key; its value is returned once",
   request: { body: jsonBody(PersonalApiKeyInput) },

@@ -13,6 +13,10 @@ export type Bindings = {
   DNS_RESOLVER_URL: string;
   /** HTTP endpoint that receives outgoing e-mails as JSON; empty disables e-mail. */
   EMAIL_TRANSPORT_URL: string;
+  /** A Worker secret: 32 random bytes in base64, the key that seals stored secrets (AES-GCM). */
+  SECRETS_ENCRYPTION_KEY: string;
+  /** Comma-separated former keys, still accepted to open secrets sealed before a rotation. */
+  SECRETS_ENCRYPTION_OLD_KEYS?: string;
 };
 
 /** Who is calling: resolved from the personal API key by the auth middleware. */
@@ -49,6 +53,8 @@ export type ProjectContext = {
 export type AppEnv = {
   Bindings: Bindings;
   Variables: {
+    /** Set by hono's `requestId` middleware; echoed in `X-Request-Id`. */
+    requestId: string;
     db: Database;
     meter: D1Meter;
     actor: Actor;

@@ -83,9 +83,6 @@ export function onError(error: Error, c: Context<AppEnv>) {
   if (error instanceof HTTPException && error.status === 400) {
     return errorResponse(c, parseError(`JSON parse error - ${error.message}`));
   }
-  if (error instanceof HTTPException && error.status === 413) {
-    return errorResponse(c, new ApiError(413, "payload_too_large", "Request body is too large."));
-  }
   // Logged without the request: headers carry API keys.
   console.error(`${c.req.method} ${c.req.path} failed: ${error.stack ?? error.message}`);
   return errorResponse(c, new ApiError(500, "error", "A server error occurred."));
@@ -125,7 +122,7 @@ function describeIssue(issue: Issue, input: unknown): { code: string; detail: st
     case "invalid_union":
       // A missing enumeration is missing, not a wrong choice.
       if (input === undefined) return { code: "required", detail: "This field is required." };
-      return { code: "invalid_choice", detail: `"${String(input)}" is not a valid choice.` };
+      return { code: "invalid_choice", detail: `${quoteChoice(input)} is not a valid choice.` };
     case "invalid_format":
       if (issue.format === "email") return { code: "invalid_input", detail: "Enter a valid email address." };
       return { code: "invalid_input", detail: issue.message };
@@ -136,6 +133,11 @@ function describeIssue(issue: Issue, input: unknown): { code: string; detail: st
     default:
       return { code: "invalid_input", detail: issue.message };
   }
+}
+
+/** Only a scalar is echoed: a list or object is named by its type, however large or deep it is. */
+function quoteChoice(input: unknown) {
+  return input !== null && typeof input === "object" ? `A ${jsonType(input)}` : `"${String(input)}"`;
 }
 
 function jsonType(value: unknown) {

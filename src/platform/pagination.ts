@@ -6,21 +6,28 @@ export const MAX_PAGE_SIZE = 1000;
 
 export type Page = { limit: number; offset: number };
 
-/** Query parameters every paginated list documents. Lenient: bad values fall back (SPEC 5). */
+/** A parameter sent more than once reaches the validator as a list: accepted, then ignored. */
+const lenientParameter = (description: string) =>
+  z.union([z.string(), z.array(z.string())]).optional().openapi({ type: "string", description });
+
+/** Query parameters every paginated list documents. Lenient: bad values fall back to the defaults. */
 export const PaginationQuery = z.object({
-  limit: z.string().optional().openapi({ description: "Number of results per page (default 100, at most 1000)." }),
-  offset: z.string().optional().openapi({ description: "Index of the first result (default 0)." }),
+  limit: lenientParameter("Number of results per page (default 100, at most 1000)."),
+  offset: lenientParameter("Index of the first result (default 0)."),
 });
 
-function nonNegativeInteger(value: string | undefined): number | undefined {
-  if (value === undefined || !/^\d+$/.test(value)) return undefined;
+/** The parameter's value when it was sent once as a non-negative integer; anything else falls back. */
+function nonNegativeInteger(c: Context, name: string): number | undefined {
+  const values = c.req.queries(name) ?? [];
+  const [value] = values;
+  if (values.length !== 1 || value === undefined || !/^\d+$/.test(value)) return undefined;
   const parsed = Number(value);
   return Number.isSafeInteger(parsed) ? parsed : undefined;
 }
 
 export function readPage(c: Context): Page {
-  const limit = nonNegativeInteger(c.req.query("limit"));
-  const offset = nonNegativeInteger(c.req.query("offset"));
+  const limit = nonNegativeInteger(c, "limit");
+  const offset = nonNegativeInteger(c, "offset");
   return {
     limit: limit === undefined || limit === 0 ? DEFAULT_PAGE_SIZE : Math.min(limit, MAX_PAGE_SIZE),
     offset: offset ?? 0,

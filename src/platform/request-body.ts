@@ -1,38 +1,83 @@
+import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
 import { ApiError, parseError } from "./errors";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/** Deeper JSON is refused before validation: nothing stored needs more, and deep values blow stacks. */
+export const MAX_JSON_DEPTH = 32;
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+/** With the `u` flag a well-formed surrogate pair is one code point, so only lone halves match. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+const payloadTooLarge = () => new ApiError(413, "payload_too_large", "Request body is too large (over 1 MiB).");
 
 /**
- * Reads and parses a JSON body once, for every route: over 1 MiB is 413, a body that is not JSON
- * is 400 `parse_error`, and an empty body counts as `{}` (as DRF treats it), so that each route's
- * Zod schema always runs and applies its defaults.
+ * hono's `bodyLimit` counts bytes as they arrive (chunked bodies included) and stops reading past
+ * the limit, so an oversized body never sits in memory whole.
  */
-export const parseJsonBody = createMiddleware<AppEnv>(async (c, next) => {
-  if (!["POST", "PUT", "PATCH"].includes(c.req.method)) return next();
-  const declaredLength = Number(c.req.header("Content-Length") ?? "0");
-  if (declaredLength > MAX_BODY_BYTES) throw payloadTooLarge();
-  const bytes = await c.req.arrayBuffer();
-  if (bytes.byteLength > MAX_BODY_BYTES) throw payloadTooLarge();
-  const text = new TextDecoder().decode(bytes);
+const limitBodySize = bodyLimit({
+  maxSize: MAX_BODY_BYTES,
+  onError: () => {
+    throw payloadTooLarge();
+  },
+});
 
-  let body: unknown = {};
-  if (text.trim() !== "") {
-    const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
-    if (!JSON_MEDIA_TYPE.test(mediaType)) {
-      throw parseError(`Unsupported media type "${mediaType}" in request. Send application/json.`);
-    }
-    try {
-      body = JSON.parse(text);
-    } catch (error) {
-      throw parseError(`JSON parse error - ${(error as Error).message}`);
-    }
+/**
+ * Strings that SQLite would store as invalid UTF-8 (lone surrogates) and nesting deeper than any
+ * stored field needs, refused before validation. Recursion stops at the depth limit.
+ */
+function assertStorableJson(value: unknown, depth = 0): void {
+  if (typeof value === "string") {
+    if (LONE_SURROGATE.test(value)) throw parseError("JSON parse error - A string holds a lone UTF-16 surrogate.");
+    return;
   }
+  if (value === null || typeof value !== "object") return;
+  if (depth >= MAX_JSON_DEPTH) throw parseError(`JSON parse error - Nested deeper than ${MAX_JSON_DEPTH} levels.`);
+  for (const [key, item] of Object.entries(value)) {
+    assertStorableJson(key, depth + 1);
+    assertStorableJson(item, depth + 1);
+  }
+}
+
+function decodeUtf8(bytes: ArrayBuffer): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw parseError("JSON parse error - The body is not valid UTF-8.");
+  }
+}
+
+function parseJsonText(text: string, mediaType: string): unknown {
+  if (text.trim() === "") return {};
+  if (!JSON_MEDIA_TYPE.test(mediaType)) {
+    throw parseError(`Unsupported media type "${mediaType}" in request. Send application/json.`);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw parseError(`JSON parse error - ${(error as Error).message}`);
+  }
+  assertStorableJson(body);
+  return body;
+}
+
+const WRITE_METHODS = ["POST", "PUT", "PATCH"];
+
+/**
+ * Parses a JSON body once, for every route: a body that is not JSON (or not UTF-8, or holds lone
+ * surrogates, or is nested too deep) is 400 `parse_error`, and an empty body counts as `{}` (as
+ * DRF treats it), so that each route's Zod schema always runs and applies its defaults.
+ */
+const parseJsonBody = createMiddleware<AppEnv>(async (c, next) => {
+  if (!WRITE_METHODS.includes(c.req.method)) return next();
+  const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
+  const body = parseJsonText(decodeUtf8(await c.req.arrayBuffer()), mediaType);
   // Hono's validators read the body through this cache.
   c.req.bodyCache.json = Promise.resolve(body);
   await next();
 });
 
-const payloadTooLarge = () => new ApiError(413, "payload_too_large", "Request body is too large (over 1 MiB).");
+/** The size limit while reading, then parsing: the last middleware of every route. */
+export const readJsonBody = [limitBodySize, parseJsonBody] as const;

@@ -6,7 +6,7 @@ import { requireKeyReach, routeReach } from "./auth/key-scoping";
 import { assertScope, type Scope } from "./auth/scopes";
 import type { AppEnv } from "./env";
 import { ErrorBody, insufficientLevel } from "./errors";
-import { parseJsonBody } from "./request-body";
+import { readJsonBody } from "./request-body";
 
 const errorResponse = (description: string) => ({
   description,
@@ -67,15 +67,18 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
       requireKeyReach(routeReach(route.method, route.path)),
       ...middleware,
       ...levelCheck,
-      parseJsonBody,
+      ...readJsonBody,
     ] as const,
     responses: { ...errorResponses, ...route.responses },
   });
 }
 
+type PublicRouteConfig = Omit<RouteConfig, "middleware" | "security"> & { middleware?: MiddlewareHandler<AppEnv>[] };
+
 /** A route that needs no key (signing up, public shares). */
-export function publicRoute<const R extends Omit<RouteConfig, "middleware" | "security">>(config: R) {
-  return createRoute({ ...config, security: [], middleware: [parseJsonBody] as const });
+export function publicRoute<const R extends PublicRouteConfig>(config: R) {
+  const { middleware = [], ...route } = config;
+  return createRoute({ ...route, security: [], middleware: [...middleware, ...readJsonBody] as const });
 }
 
 export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { CreatedPersonalApiKey } from "../personal-api-keys/personal-api-keys.routes";
+import { noStore } from "../platform/response-headers";
 import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../platform/route";
 import { MembershipLevelField } from "../organizations/membership-level-field";
 import { UserBasic } from "../users/user-basic";
@@ -52,6 +53,7 @@ export const previewInvite = publicRoute({
 
 export const acceptInvite = publicRoute({
   method: "post",
+  middleware: [noStore],
   path: "/api/signup/{token}",
   tags: ["signup"],
   summary:

@@ -1,7 +1,10 @@
+import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
+import { openDestination } from "../../src/environments/batch-exports/destination-secrets";
 import { MembershipLevel } from "../../src/platform/levels";
+import { loadKeyring } from "../../src/platform/secrets";
 import {
   addMember,
   api,
@@ -51,10 +54,10 @@ async function createExport(projectId: number, key: string, body: Record<string,
   return response.body as { id: string; created_at: string; last_updated_at: string };
 }
 
-/** Secrets never come back through the API, so whether they are kept is read from D1. */
+/** Secrets never come back through the API, so whether they are kept is read from D1 (and opened). */
 async function storedConfig(id: string) {
   const [row] = await db.select().from(schema.batchExports).where(eq(schema.batchExports.id, id));
-  return row?.destinationConfig;
+  return row && openDestination(await loadKeyring(env), row);
 }
 
 afterEach(() => {

@@ -128,7 +128,7 @@ describe("POST /api/signup/:token, as a new user", () => {
     // Shown once: listing keys gives the mask only.
     const keys = await api("GET", "/api/personal_api_keys", { key: newKey });
     const { value: _shownOnce, ...maskedKey } = response.body.personal_api_key;
-    expect(keys.body).toEqual([{ ...maskedKey, last_used_at: expect.stringMatching(ISO_TIMESTAMP) }]);
+    expect(keys.body.results).toEqual([{ ...maskedKey, last_used_at: expect.stringMatching(ISO_TIMESTAMP) }]);
   });
 
   it("grants the invite's private project access, skipping projects deleted since", async () => {

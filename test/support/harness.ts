@@ -116,14 +116,20 @@ export async function addMember(organizationId: string, level: number, scopes: s
   return { user, membership, key: key.value };
 }
 
+/** `body`: JSON text or bytes sent as they are, or any other value serialized as JSON. */
 type RequestOptions = { key?: string | null; body?: unknown; headers?: Record<string, string> };
+
+function requestBody(body: unknown): BodyInit {
+  if (typeof body === "string" || body instanceof Uint8Array || body instanceof ReadableStream) return body;
+  return JSON.stringify(body);
+}
 
 export async function api(method: string, path: string, options: RequestOptions = {}) {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.Authorization = `Bearer ${options.key}`;
-  let body: string | undefined;
+  let body: BodyInit | undefined;
   if (options.body !== undefined) {
-    body = typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    body = requestBody(options.body);
     headers["Content-Type"] ??= "application/json";
   }
   const response = await exports.default.fetch(

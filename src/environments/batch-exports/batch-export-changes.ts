@@ -4,7 +4,7 @@ import { validationError } from "../../platform/errors";
 import { uuid7 } from "../../platform/ids";
 import type { BatchExportChanges } from "./batch-exports.queries";
 import type { BatchExportCreateInput, BatchExportRow, BatchExportUpdateInput } from "./batch-exports.schema";
-import { parseDestinationConfig, type DestinationType } from "./destinations";
+import { parseDestinationConfig, type DestinationConfig, type DestinationType } from "./destinations";
 
 type Schedule = { type: DestinationType; model: string; startAt: string | null; endAt: string | null };
 
@@ -59,7 +59,11 @@ export function newBatchExport(
  * so secrets that are not sent are kept, then the result is validated whole. A new destination
  * type starts from an empty configuration instead: the old type's keys mean nothing to it.
  */
-export function batchExportChanges(current: BatchExportRow, input: BatchExportUpdateInput, now: string): BatchExportChanges {
+export function batchExportChanges(
+  current: BatchExportRow,
+  input: BatchExportUpdateInput,
+  now: string,
+): BatchExportChanges & { destinationType: DestinationType; destinationConfig: DestinationConfig } {
   const type = input.destination?.type ?? (current.destinationType as DestinationType);
   const sentConfig = input.destination?.config ?? {};
   const config = parseDestinationConfig(

@@ -6,7 +6,10 @@ import { unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
+import { loadKeyring } from "../../platform/secrets";
 import { batchExportChanges, newBatchExport } from "./batch-export-changes";
+import { openDestination, sealDestination } from "./destination-secrets";
+import type { DestinationType } from "./destinations";
 import * as queries from "./batch-exports.queries";
 import type { BatchExportRoutes } from "./batch-exports.routes";
 import { toBatchExport } from "./batch-exports.schema";
@@ -24,7 +27,10 @@ export const listProjectBatchExports: Handler<"list"> = async (c) => {
 };
 
 export const createProjectBatchExport: Handler<"create"> = async (c) => {
-  const row = await queries.insertBatchExport(c.var.db, newBatchExport(c.req.valid("json"), c.var.project, nowIso()));
+  const values = newBatchExport(c.req.valid("json"), c.var.project, nowIso());
+  const keyring = await loadKeyring(c.env);
+  const sealed = await sealDestination(keyring, values.id, values.destinationType as DestinationType, values.destinationConfig);
+  const row = await queries.insertBatchExport(c.var.db, { ...values, ...sealed });
   return c.json(toBatchExport(row), 201);
 };
 
@@ -39,11 +45,14 @@ export const updateProjectBatchExport: Handler<"update"> = async (c) => {
   const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
   const current = await queries.findBatchExport(c.var.db, where);
   if (!current) throw notFound();
-  const changes = batchExportChanges(current, c.req.valid("json"), nowIso());
+  const keyring = await loadKeyring(c.env);
+  const opened = { ...current, destinationConfig: await openDestination(keyring, current) };
+  const changes = batchExportChanges(opened, c.req.valid("json"), nowIso());
+  const sealed = await sealDestination(keyring, current.id, changes.destinationType, changes.destinationConfig);
   // The stored config was merged as read; every write moves last_updated_at, so a write in
   // between makes this one match nothing rather than drop what the other wrote.
   const unchanged = unchangedSinceRead([[batchExports.lastUpdatedAt, current.lastUpdatedAt]]);
-  const updated = await queries.updateBatchExport(c.var.db, and(where, unchanged), changes);
+  const updated = await queries.updateBatchExport(c.var.db, and(where, unchanged), { ...changes, ...sealed });
   if (!updated) throw changedMeanwhile("batch export");
   return c.json(toBatchExport(updated), 200);
 };

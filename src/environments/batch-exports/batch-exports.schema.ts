@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { boundedJson, boundedJsonObject, boundedText } from "../../platform/input-limits";
 import type { batchExports } from "../../db/schema";
 import { TimezoneName } from "../../organizations/projects/projects.schema";
 import { DESTINATION_TYPES, publicConfig, REQUIRED_CONFIG_KEYS, type DestinationType } from "./destinations";
@@ -9,7 +10,7 @@ export const MODELS = ["events", "persons", "sessions"] as const;
 const Interval = z.enum(INTERVALS);
 const Model = z.enum(MODELS);
 const DestinationTypeName = z.enum(DESTINATION_TYPES);
-const ConfigObject = z.record(z.string(), z.unknown()).openapi({
+const ConfigObject = boundedJsonObject().openapi({
   description: `Keys required by each type: ${Object.entries(REQUIRED_CONFIG_KEYS)
     .map(([type, keys]) => `${type}: ${keys.join(", ") || "none"}`)
     .join("; ")}. Secrets are stored, never returned.`,
@@ -29,8 +30,8 @@ const BatchExportFields = z.object({
   paused: z.boolean(),
   start_at: Timestamp.nullable().openapi({ description: "Runs are not triggered before this time." }),
   end_at: Timestamp.nullable().openapi({ description: "Runs are not triggered after this time." }),
-  hogql_query: z.string(),
-  filters: z.unknown(),
+  hogql_query: boundedText(),
+  filters: boundedJson(z.unknown()),
   timezone: TimezoneName,
 });
 
@@ -40,8 +41,8 @@ export const BatchExportCreateInput = BatchExportFields.extend({
   paused: z.boolean().optional().default(false),
   start_at: BatchExportFields.shape.start_at.optional().default(null),
   end_at: BatchExportFields.shape.end_at.optional().default(null),
-  hogql_query: z.string().optional().default(""),
-  filters: z.unknown().optional().default(null),
+  hogql_query: BatchExportFields.shape.hogql_query.optional().default(""),
+  filters: BatchExportFields.shape.filters.optional().default(null),
   timezone: TimezoneName.optional().default("UTC"),
 }).openapi("BatchExportInput");
 export type BatchExportCreateInput = z.infer<typeof BatchExportCreateInput>;

@@ -122,6 +122,9 @@ export function parseDestinationConfig(type: DestinationType, config: Destinatio
   throw validationErrorFromZod(issues, { destination: { config } });
 }
 
+/** The configuration keys of `type` that hold secrets: sealed in the database, never returned. */
+export const secretFields = (type: DestinationType) => DESTINATIONS[type].secrets;
+
 /** The configuration as responses show it: secrets stay in the database. */
 export function publicConfig(type: DestinationType, config: DestinationConfig): DestinationConfig {
   const secrets = DESTINATIONS[type].secrets;

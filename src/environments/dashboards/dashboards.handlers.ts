@@ -7,6 +7,7 @@ import { authenticate } from "../../platform/auth/authenticate";
 import type { Database } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied, validationError } from "../../platform/errors";
+import { splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
@@ -31,7 +32,7 @@ import {
 } from "./dashboards.queries";
 import type { ProjectTree } from "../project-trees";
 import type { dashboardRoutes } from "./dashboards.routes";
-import { normalizeTags, type CreateDashboardInput, type TileInput, type UpdateDashboardInput } from "./dashboards.schema";
+import { MAX_LIVE_TILES, normalizeTags, type CreateDashboardInput, type TileInput, type UpdateDashboardInput } from "./dashboards.schema";
 
 type DashboardRoutes = ReturnType<typeof dashboardRoutes<ProjectTree>>;
 type Handler<K extends keyof DashboardRoutes> = RouteHandler<DashboardRoutes[K], AppEnv>;
@@ -65,7 +66,7 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   const result = await listDashboards(c.var.db, scope, page, {
     pinned: parsePinned(query.pinned),
     search: query.search?.trim() || undefined,
-    tags: query.tags ? normalizeTags(query.tags.split(",")) : undefined,
+    tags: query.tags ? normalizeTags(splitQueryList(query.tags, "tags")) : undefined,
   });
   const results = result.rows.map((row) => toDashboardListItem(row, scope.caller));
   return c.json(pageEnvelope(c, page, result.count, results), 200);
@@ -172,8 +173,19 @@ function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: Update
   if (!rights.canEdit) throw permissionDenied(NO_EDIT_RIGHT);
 }
 
+const tooManyTiles = (attr: string) =>
+  validationError("max_length", `A dashboard holds at most ${MAX_LIVE_TILES} tiles.`, attr);
+
+/** The live tiles a PATCH leaves on the dashboard may not pass the limit. */
+function assertTileLimit(current: DashboardWithTiles, changes: TileInput[]) {
+  const added = changes.filter((change) => change.id === undefined).length;
+  const removed = new Set(changes.filter((change) => change.id !== undefined && change.deleted).map((change) => change.id)).size;
+  if (added > 0 && current.tiles.length + added - removed > MAX_LIVE_TILES) throw tooManyTiles("tiles");
+}
+
 /** Statements for PATCH `tiles`; every entry is validated before anything is written. */
 function tileChangeStatements(db: Database, scope: DashboardScope, current: DashboardWithTiles, changes: TileInput[]) {
+  assertTileLimit(current, changes);
   const shown = new Map(current.tiles.map((row) => [row.tile.id, row]));
   const dashboardId = current.row.dashboard.id;
   return changes.flatMap((change, index): Statement[] => {
@@ -270,6 +282,7 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   if (!rightsOn(destination, scope.caller).canEdit) {
     throw permissionDenied("You don't have edit permissions for the destination dashboard.");
   }
+  if (moving.destinationTiles >= MAX_LIVE_TILES) throw tooManyTiles("toDashboard");
   if (moving.alreadyOnDestination) {
     throw validationError("invalid_input", "The destination dashboard already shows this tile's insight or text.", "toDashboard");
   }

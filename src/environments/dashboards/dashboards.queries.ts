@@ -12,7 +12,7 @@ import {
   users,
   type TileLayouts,
 } from "../../db/schema";
-import type { Database } from "../../platform/db";
+import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
 import type { AccessLevel, DashboardCaller } from "./dashboard-access";
@@ -129,8 +129,7 @@ function listConditions(environmentId: number, filters: DashboardListFilters) {
     );
   }
   if (filters.tags && filters.tags.length > 0) {
-    const tags = sql.join(filters.tags.map((tag) => sql`${tag}`), sql`, `);
-    conditions.push(sql`exists (select 1 from json_each(${dashboards.tags}) where value in (${tags}))`);
+    conditions.push(sql`exists (select 1 from json_each(${dashboards.tags}) where ${inJsonList(sql`value`, filters.tags)})`);
   }
   return and(...conditions);
 }
@@ -241,8 +240,9 @@ export function selectTileToMove(db: Database, tileId: number, fromDashboardId: 
       ),
     ),
   );
+  const destinationTiles = db.$count(liveTilesWhere(db, eq(otherTiles.dashboardId, toDashboardId)));
   return db
-    .select({ tile: dashboardTiles, alreadyOnDestination })
+    .select({ tile: dashboardTiles, alreadyOnDestination, destinationTiles })
     .from(dashboardTiles)
     .where(and(eq(dashboardTiles.id, tileId), eq(dashboardTiles.dashboardId, fromDashboardId), eq(dashboardTiles.deleted, false)));
 }

@@ -1,16 +1,20 @@
 import { z } from "@hono/zod-openapi";
+import { boundedJsonObject, boundedText, tagList } from "../../platform/input-limits";
 import { UserBasic } from "../../users/user-basic";
 import { ACCESS_LEVELS, RestrictionLevel } from "./dashboard-access";
 
 export const MAX_TEXT_BODY_LENGTH = 4000;
+/** Live tiles on one dashboard: its read stays one bounded page. */
+export const MAX_LIVE_TILES = 500;
 
 /** Tags as PostHog stores them: trimmed, lower-cased, without blanks or repeats, in given order. */
 export function normalizeTags(tags: string[]): string[] {
   return [...new Set(tags.map((tag) => tag.trim().toLowerCase()).filter((tag) => tag !== ""))];
 }
 
-const Tags = z.array(z.string()).transform(normalizeTags);
+const Tags = tagList().transform(normalizeTags);
 const Layouts = z.record(z.string(), z.unknown());
+const LayoutsInput = boundedJsonObject();
 const RestrictionLevelInput = z
   .union([z.literal(RestrictionLevel.everyoneCanEdit), z.literal(RestrictionLevel.onlyCollaboratorsCanEdit)])
   .openapi({ description: "21: everyone in the project can edit; 37: only collaborators can edit." });
@@ -18,7 +22,7 @@ const RestrictionLevelInput = z
 /** Fields both create and update take. */
 const DashboardFields = {
   name: z.string().max(400).optional(),
-  description: z.string().optional(),
+  description: boundedText().optional(),
   pinned: z.boolean().optional(),
   deleted: z.boolean().optional(),
   tags: Tags.optional(),
@@ -50,14 +54,15 @@ const TextBody = z.string().refine((body) => body.length <= MAX_TEXT_BODY_LENGTH
 const TileInput = z.object({
   id: z.number().int().optional().openapi({ description: "An existing tile of this dashboard; absent: a new text tile." }),
   text: z.object({ id: z.number().int().optional(), body: TextBody }).optional(),
-  layouts: Layouts.optional(),
-  color: z.string().nullable().optional(),
+  layouts: LayoutsInput.optional(),
+  // PostHog's column is 400 characters.
+  color: z.string().max(400).nullable().optional(),
   deleted: z.boolean().optional().openapi({ description: "`true` removes the tile." }),
 });
 export type TileInput = z.infer<typeof TileInput>;
 
 export const UpdateDashboardInput = z
-  .object({ ...DashboardFields, tiles: z.array(TileInput).optional() })
+  .object({ ...DashboardFields, tiles: z.array(TileInput).max(MAX_LIVE_TILES).optional() })
   .openapi("UpdateDashboard");
 export type UpdateDashboardInput = z.infer<typeof UpdateDashboardInput>;
 

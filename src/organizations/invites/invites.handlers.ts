@@ -61,7 +61,6 @@ async function createInvites(c: Context<AppEnv>, inputs: InviteInput[], attrOf: 
   }));
   await replaceInvites(db, organization.id, issued.map(({ row }) => row));
   sendInviteEmails(c, issued, context.inviter);
-  c.header("Cache-Control", "no-store");
   return issued.map(({ row, token }) => ({ ...toInvite(row, context.inviter), token }));
 }
 

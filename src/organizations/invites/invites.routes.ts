@@ -1,7 +1,9 @@
 import { z } from "@hono/zod-openapi";
+import { boundedText, idList } from "../../platform/input-limits";
 import { MembershipLevel } from "../../platform/levels";
 import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
+import { noStore } from "../../platform/response-headers";
 import { apiRoute, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
@@ -21,9 +23,8 @@ export const InviteInput = z
     target_email: z.string().trim().toLowerCase().max(254).pipe(z.email()).openapi({ type: "string", format: "email", maxLength: 254 }),
     first_name: z.string().trim().max(30).optional().default(""),
     level: MembershipLevelField.optional().default(MembershipLevel.member),
-    message: z.string().nullable().optional().default(null),
-    private_project_access: z
-      .array(ProjectAccess)
+    message: boundedText().nullable().optional().default(null),
+    private_project_access: idList(ProjectAccess)
       .nullable()
       .optional()
       .default(null)
@@ -97,7 +98,7 @@ export const createInvite = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/invites",
   scope: "organization_member:write",
-  middleware: [resolveOrganization],
+  middleware: [resolveOrganization, noStore],
   tags: ["invites"],
   summary: "Invite someone by e-mail; replaces earlier invites for the same e-mail",
   request: { params: OrganizationParams, body: jsonBody(InviteInput) },
@@ -108,7 +109,7 @@ export const createInvitesInBulk = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/invites/bulk",
   scope: "organization_member:write",
-  middleware: [resolveOrganization],
+  middleware: [resolveOrganization, noStore],
   tags: ["invites"],
   summary: "Invite up to 20 people at once: all are created, or none",
   request: { params: OrganizationParams, body: jsonBody(BulkInviteInput) },

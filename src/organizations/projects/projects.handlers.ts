@@ -12,8 +12,6 @@ import {
   insertProjectStatements,
   listProjectsOfOrganization,
   MAX_PROJECTS_PER_ORGANIZATION,
-  nextDefaultProjectName,
-  readProjectQuota,
 } from "./projects.queries";
 import type { createProject, listProjects, retrieveProject } from "./projects.routes";
 import { toProject, toProjectListItem, type ProjectInput } from "./projects.schema";
@@ -31,27 +29,28 @@ export const createOrganizationProject: RouteHandler<typeof createProject, AppEn
   return c.json(toProject(project, organization.level), 201);
 };
 
-/** SPEC 10: default names, the per-organization limit, and names unique ignoring case (409). */
+/**
+ * Default names, the per-organization limit, and names unique ignoring case (409). The limit and
+ * the default name are decided by the INSERT itself, so parallel creates cannot pass the limit
+ * together nor pick the same default name.
+ */
 export async function insertProject(db: AppEnv["Variables"]["db"], organizationId: string, input: ProjectInput) {
-  const quota = await readProjectQuota(db, organizationId);
-  if (quota.total >= MAX_PROJECTS_PER_ORGANIZATION) {
-    throw permissionDenied(
-      `You have reached the maximum limit of allowed projects for your current plan (${MAX_PROJECTS_PER_ORGANIZATION}).`,
-    );
-  }
-  const name = input.name ?? nextDefaultProjectName(quota.takenNames);
-  const statements = insertProjectStatements(db, organizationId, { ...input, name });
+  const statements = insertProjectStatements(db, organizationId, input);
   try {
     const [, , [project]] = await db.batch([
       statements.insertProject,
       statements.insertEnvironment,
       statements.selectProject,
     ]);
-    if (!project) throw new Error("created project was not read back");
+    if (!project) {
+      throw permissionDenied(
+        `You have reached the maximum limit of allowed projects for your current plan (${MAX_PROJECTS_PER_ORGANIZATION}).`,
+      );
+    }
     return project;
   } catch (error) {
     if (isUniqueViolation(error)) {
-      throw conflict(`There is already a project called "${name}" in this organization. Choose a different name.`);
+      throw conflict(`There is already a project called "${input.name}" in this organization. Choose a different name.`);
     }
     throw error;
   }

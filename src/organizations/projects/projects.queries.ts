@@ -1,5 +1,5 @@
-import { and, asc, count, eq, like, type SQL } from "drizzle-orm";
-import { environments, organizationMemberships, projectAccessGrants, projects } from "../../db/schema";
+import { and, asc, count, eq, sql, type Column, type SQL } from "drizzle-orm";
+import { environments, organizationMemberships, organizations, projectAccessGrants, projects } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
 import { nowIso, randomBase62, randomUrlSafeToken, uuid7 } from "../../platform/ids";
@@ -17,31 +17,64 @@ import { PROJECT_SETTINGS_KEYS, type ProjectInput } from "./projects.schema";
 export const MAX_PROJECTS_PER_ORGANIZATION = 2000;
 export const DEFAULT_PROJECT_NAME = "Default project";
 
-/** The statements that create a project and its first environment, which shares its id. */
-export function insertProjectStatements(
-  db: Database,
-  organizationId: string,
-  input: ProjectInput & { name: string },
-) {
+/**
+ * "Default project", else "Default project N" for the smallest N >= 2 not taken in the
+ * organization, computed by the INSERT itself: parallel creates each see the rows inserted
+ * before them (D1 runs one statement at a time), so none picks a name another just took.
+ */
+function defaultProjectName(organizationId: string): SQL<string> {
+  const prefixLength = DEFAULT_PROJECT_NAME.length + 2;
+  const defaultKey = DEFAULT_PROJECT_NAME.toLowerCase();
+  const takenNumbers = sql`select case when ${projects.nameKey} = ${defaultKey} then 1
+      else cast(substr(${projects.nameKey}, ${prefixLength}) as integer) end as n
+    from ${projects}
+    where ${projects.organizationId} = ${organizationId} and (${projects.nameKey} = ${defaultKey}
+      or (${projects.nameKey} glob ${`${defaultKey} [1-9]*`}
+        and substr(${projects.nameKey}, ${prefixLength}) not glob '*[^0-9]*'))`;
+  const freeNumber = sql`(select min(candidate) from (select 1 as candidate union all select n + 1 from (${takenNumbers}))
+    where candidate not in (select n from (${takenNumbers})))`;
+  return sql<string>`(case when ${freeNumber} = 1 then ${DEFAULT_PROJECT_NAME} else ${`${DEFAULT_PROJECT_NAME} `} || ${freeNumber} end)`;
+}
+
+/** The organization still has room: checked by the INSERT itself, so parallel creates cannot pass it together. */
+const belowProjectLimit = (organizationId: string) =>
+  sql`(select count(*) from ${projects} where ${projects.organizationId} = ${organizationId}) < ${MAX_PROJECTS_PER_ORGANIZATION}`;
+
+/**
+ * The statements that create a project and its first environment, which shares its id. The
+ * project row is inserted only while the organization is below its project limit, with its
+ * default name (when none is given) chosen in the same statement; nothing is inserted otherwise,
+ * and `selectProject` then reads no row.
+ */
+export function insertProjectStatements(db: Database, organizationId: string, input: ProjectInput) {
   const now = nowIso();
   const uuid = uuid7();
   const settings = Object.fromEntries(PROJECT_SETTINGS_KEYS.map((key) => [key, input[key]]));
-  const insertProject = db.insert(projects).values({
-    uuid,
-    organizationId,
-    name: input.name,
-    nameKey: input.name.toLowerCase(),
-    apiToken: `phc_${randomBase62(43)}`,
-    liveEventsToken: randomUrlSafeToken(24),
-    timezone: input.timezone,
-    accessControl: input.access_control,
-    isDemo: input.is_demo,
-    completedSnippetOnboarding: input.completed_snippet_onboarding,
-    hasCompletedOnboardingFor: input.has_completed_onboarding_for,
-    settings,
-    createdAt: now,
-    updatedAt: now,
-  });
+  const name = input.name === undefined ? defaultProjectName(organizationId) : sql<string>`${input.name}`;
+  const bind = <T>(value: T, column: Column) => sql<T>`${sql.param(value, column)}`.as(column.name);
+  const insertProject = db.insert(projects).select(
+    db
+      .select({
+        id: sql<number>`null`.as("id"),
+        uuid: bind(uuid, projects.uuid),
+        organizationId: organizations.id,
+        name: name.as("name"),
+        nameKey: sql<string>`lower(${name})`.as("name_key"),
+        apiToken: bind(`phc_${randomBase62(43)}`, projects.apiToken),
+        liveEventsToken: bind(randomUrlSafeToken(24), projects.liveEventsToken),
+        timezone: bind(input.timezone, projects.timezone),
+        accessControl: bind(input.access_control, projects.accessControl),
+        isDemo: bind(input.is_demo, projects.isDemo),
+        completedSnippetOnboarding: bind(input.completed_snippet_onboarding, projects.completedSnippetOnboarding),
+        hasCompletedOnboardingFor: bind(input.has_completed_onboarding_for, projects.hasCompletedOnboardingFor),
+        ingestedEvent: bind(false, projects.ingestedEvent),
+        settings: bind(settings, projects.settings),
+        createdAt: bind(now, projects.createdAt),
+        updatedAt: bind(now, projects.updatedAt),
+      })
+      .from(organizations)
+      .where(and(eq(organizations.id, organizationId), belowProjectLimit(organizationId))),
+  );
   const insertEnvironment = db.insert(environments).select(
     db
       .select({
@@ -56,30 +89,6 @@ export function insertProjectStatements(
   );
   const selectProject = db.select().from(projects).where(eq(projects.uuid, uuid));
   return { insertProject, insertEnvironment, selectProject };
-}
-
-/** How many projects the organization has, and its taken "Default project N" names. */
-export async function readProjectQuota(db: Database, organizationId: string) {
-  const [[total], defaultNames] = await db.batch([
-    db.select({ value: count() }).from(projects).where(eq(projects.organizationId, organizationId)),
-    db
-      .select({ nameKey: projects.nameKey })
-      .from(projects)
-      .where(
-        and(
-          eq(projects.organizationId, organizationId),
-          like(projects.nameKey, `${DEFAULT_PROJECT_NAME.toLowerCase()}%`),
-        ),
-      ),
-  ]);
-  return { total: total?.value ?? 0, takenNames: new Set(defaultNames.map((row) => row.nameKey)) };
-}
-
-export function nextDefaultProjectName(takenNames: Set<string>): string {
-  for (let suffix = 1; ; suffix += 1) {
-    const name = suffix === 1 ? DEFAULT_PROJECT_NAME : `${DEFAULT_PROJECT_NAME} ${suffix}`;
-    if (!takenNames.has(name.toLowerCase())) return name;
-  }
 }
 
 /** Projects the caller can see: member of the organization, and granted if private. */

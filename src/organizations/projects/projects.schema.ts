@@ -1,10 +1,12 @@
 import { z } from "@hono/zod-openapi";
+import { boundedJson, boundedText, idList } from "../../platform/input-limits";
 import type { projects } from "../../db/schema";
 
-const structured = z.unknown().nullable().optional().default(null);
+const storedJson = boundedJson(z.unknown());
+const structured = storedJson.nullable().optional().default(null);
 const nullableBoolean = z.boolean().nullable().optional().default(false);
-const stringList = z.array(z.string()).nullable().optional().default([]);
-const nullableStringList = z.array(z.string().nullable()).nullable().optional().default([]);
+const stringList = idList(boundedText()).nullable().optional().default([]);
+const nullableStringList = idList(boundedText().nullable()).nullable().optional().default([]);
 
 function isTimezone(value: string) {
   try {
@@ -30,10 +32,10 @@ const ProjectSettingsInput = z.object({
   app_urls: nullableStringList,
   slack_incoming_webhook: z.string().max(500).nullable().optional().default(null),
   anonymize_ips: z.boolean().optional().default(false),
-  test_account_filters: z.unknown().optional().default([]),
+  test_account_filters: storedJson.optional().default([]),
   test_account_filters_default_checked: nullableBoolean,
-  path_cleaning_filters: z.unknown().nullable().optional().default([]),
-  data_attributes: z.unknown().optional().default([]),
+  path_cleaning_filters: storedJson.nullable().optional().default([]),
+  data_attributes: storedJson.optional().default([]),
   person_display_name_properties: stringList,
   correlation_config: structured,
   autocapture_opt_out: nullableBoolean,

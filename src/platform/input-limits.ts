@@ -1,0 +1,43 @@
+import { z } from "@hono/zod-openapi";
+import { validationError } from "./errors";
+
+/**
+ * The sizes every stored field keeps to, so that no single write can make a list page huge or a
+ * row unreadable for other clients. Depth needs no per-field check: a body nested deeper than
+ * `MAX_JSON_DEPTH` is refused whole before validation (request-body.ts).
+ */
+export const MAX_TEXT_LENGTH = 65_536;
+export const MAX_JSON_BYTES = 64 * 1024;
+export const MAX_TAGS = 100;
+export const MAX_TAG_LENGTH = 255;
+export const MAX_ID_LIST = 1000;
+
+/** Free text (descriptions, messages, queries): at most 65,536 characters. */
+export const boundedText = () => z.string().max(MAX_TEXT_LENGTH);
+
+const serializedBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength;
+
+/** Any JSON value stored as given, at most 64 KiB serialized. */
+export const boundedJson = <T extends z.ZodType>(schema: T) =>
+  schema.refine((value) => serializedBytes(value) <= MAX_JSON_BYTES, {
+    error: `Ensure this field has no more than ${MAX_JSON_BYTES} bytes when serialized.`,
+    params: { code: "max_length" },
+  });
+
+/** A JSON object stored as given (`filters`, `layouts`, `config`...), at most 64 KiB serialized. */
+export const boundedJsonObject = () => boundedJson(z.record(z.string(), z.unknown()));
+
+/** Tags of one resource: at most 100, each at most 255 characters. */
+export const tagList = () => z.array(z.string().max(MAX_TAG_LENGTH)).max(MAX_TAGS);
+
+/** A list of ids in a body (`scoped_teams`, `private_project_access`...): at most 1,000 items. */
+export const idList = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_ID_LIST);
+
+/** A comma-separated list of ids or names in a query parameter, at most 1,000 items, else 400 on it. */
+export function splitQueryList(value: string, parameter: string): string[] {
+  const items = value.split(",");
+  if (items.length > MAX_ID_LIST) {
+    throw validationError("max_length", `Ensure this field has no more than ${MAX_ID_LIST} elements.`, parameter);
+  }
+  return items;
+}

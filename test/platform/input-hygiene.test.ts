@@ -1,0 +1,181 @@
+import { describe, expect, it } from "vitest";
+import { MembershipLevel } from "../../src/platform/levels";
+import { databaseDigest, markKeysUsed } from "../support/database-digest";
+import { expectError } from "../support/error-bodies";
+import { addMember, api, errorBody, setupOrganization, UUID } from "../support/harness";
+
+const parseError = (detail: string) => errorBody("validation_error", "parse_error", `JSON parse error - ${detail}`);
+const LONE_SURROGATE = parseError("A string holds a lone UTF-16 surrogate.");
+const TOO_DEEP = parseError("Nested deeper than 32 levels.");
+
+/** JSON text of `value` nested `depth` lists deep, without building it (JSON.stringify would recurse). */
+const nestedList = (depth: number, value = "1") => `${"[".repeat(depth)}${value}${"]".repeat(depth)}`;
+
+/** Sends `request`, expects `status` and `body`, and that the database did not change. */
+async function expectRefusedUnchanged(request: () => Promise<{ status: number; body: unknown }>, status: number, body: unknown) {
+  await markKeysUsed();
+  const before = await databaseDigest();
+  expectError(await request(), status, body);
+  expect(await databaseDigest()).toEqual(before);
+}
+
+describe("strings that are not valid Unicode", () => {
+  it("refuses a lone surrogate anywhere in the body, in values and keys, storing nothing", async () => {
+    const { organization, key } = await setupOrganization();
+    const domains = `/api/organizations/${organization.id}/domains`;
+    for (const body of [
+      '{"domain": "example.com", "saml_entity_id": "\\ud800"}',
+      '{"domain": "example.com", "saml_entity_id": "ok \\udfff"}',
+      '{"domain": "example.com", "nested": {"\\ud83d": 1}}',
+      '{"domain": "example.com", "list": ["a", ["\\udc00\\ud800"]]}',
+    ]) {
+      await expectRefusedUnchanged(() => api("POST", domains, { key, body }), 400, LONE_SURROGATE);
+    }
+  });
+
+  it("accepts a well-formed surrogate pair, escaped or not", async () => {
+    const { organization, key } = await setupOrganization();
+    const response = await api("POST", `/api/organizations`, { key, body: '{"name": "Rocket \\ud83d\\ude80 🚀"}' });
+    expect(response.status).toBe(201);
+    expect(response.body.name).toBe("Rocket 🚀 🚀");
+    expect(organization.id).not.toBe(response.body.id);
+  });
+
+  it("refuses a body that is not valid UTF-8", async () => {
+    const { key } = await setupOrganization();
+    const prefix = new TextEncoder().encode('{"name": "caf');
+    for (const invalid of [[0xff], [0xc3], [0xed, 0xa0, 0x80], [0xe9, 0x22]]) {
+      const body = new Uint8Array([...prefix, ...invalid, ...new TextEncoder().encode('"}')]);
+      await expectRefusedUnchanged(
+        () => api("POST", "/api/organizations", { key, body }),
+        400,
+        parseError("The body is not valid UTF-8."),
+      );
+    }
+  });
+});
+
+describe("nesting", () => {
+  it("refuses JSON deeper than 32 levels before validating it, even 5,000 deep in a choice field", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const deepChoices: [string, string, string][] = [
+      ["PATCH", `/api/organizations/${organization.id}/members/${member.user.uuid}`, "level"],
+      ["POST", `/api/organizations/${organization.id}/invites`, "level"],
+      ["POST", `/api/environments/${project.id}/dashboards`, "restriction_level"],
+      ["POST", `/api/environments/${project.id}/batch_exports`, "interval"],
+      ["POST", "/api/personal_api_keys", "scopes"],
+    ];
+    for (const [method, path, field] of deepChoices) {
+      const body = `{"${field}": ${nestedList(5000)}}`;
+      await expectRefusedUnchanged(() => api(method, path, { key, body }), 400, TOO_DEEP);
+    }
+  });
+
+  it("accepts 32 levels and refuses 33", async () => {
+    const { project, key } = await setupOrganization();
+    const dashboards = `/api/environments/${project.id}/dashboards`;
+    // The body object is the first level; `filters` of batch exports stores any JSON.
+    const atLimit = await api("POST", dashboards, { key, body: `{"name": "deep", "ignored": ${nestedList(31)}}` });
+    expect(atLimit.status).toBe(201);
+    await expectRefusedUnchanged(
+      () => api("POST", dashboards, { key, body: `{"name": "deeper", "ignored": ${nestedList(32)}}` }),
+      400,
+      TOO_DEEP,
+    );
+  });
+
+  it("names a list or an object refused as a choice by its type, not by its text", async () => {
+    const { organization, key } = await setupOrganization();
+    const response = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: "deep@example.com", level: [[["x"]]] },
+    });
+    expectError(response, 400, errorBody("validation_error", "invalid_choice", "A list is not a valid choice.", "level"));
+  });
+});
+
+describe("body size", () => {
+  /** A chunked body (no Content-Length) of `total` bytes, counting how many the server pulled. */
+  function chunkedBody(total: number) {
+    const chunk = new Uint8Array(64 * 1024).fill(0x20);
+    const pulled = { bytes: 0 };
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled.bytes >= total) return controller.close();
+        pulled.bytes += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    return { stream, pulled };
+  }
+
+  it("answers a 2 MiB chunked body with 413 while reading it, not after", async () => {
+    const { key } = await setupOrganization();
+    const { stream, pulled } = chunkedBody(2 * 1024 * 1024);
+    await markKeysUsed();
+    const before = await databaseDigest();
+    const response = await api("POST", "/api/organizations", { key, body: stream });
+    expectError(response, 413, errorBody("invalid_request", "payload_too_large", "Request body is too large (over 1 MiB)."));
+    expect(pulled.bytes).toBeLessThan(2 * 1024 * 1024);
+    expect(await databaseDigest()).toEqual(before);
+  });
+
+  it("reads a chunked body within the limit as any other", async () => {
+    const { key } = await setupOrganization();
+    const text = new TextEncoder().encode(JSON.stringify({ name: "Chunked" }));
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(text.subarray(0, 5));
+        controller.enqueue(text.subarray(5));
+        controller.close();
+      },
+    });
+    const response = await api("POST", "/api/organizations", { key, body: stream });
+    expect(response.status).toBe(201);
+    expect(response.body.name).toBe("Chunked");
+  });
+});
+
+describe("pagination parameters", () => {
+  it("falls back to the defaults when limit or offset is sent twice", async () => {
+    const { key } = await setupOrganization();
+    const response = await api("GET", "/api/organizations?limit=5&limit=7&offset=1&offset=2", { key });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ count: 1, next: null, previous: null });
+    expect(response.body.results).toHaveLength(1);
+  });
+});
+
+describe("response headers", () => {
+  it("sends nosniff and a request id on every response, errors included", async () => {
+    const { key } = await setupOrganization();
+    for (const response of [
+      await api("GET", "/api/users/@me", { key }),
+      await api("GET", "/api/users/@me"),
+      await api("GET", "/api/no-such-thing", { key }),
+      await api("POST", "/api/organizations", { key, body: "{" }),
+    ]) {
+      expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
+      expect(response.headers.get("X-Request-Id")).toMatch(UUID);
+    }
+  });
+
+  it("keeps the caller's request id when it is sane, and replaces it otherwise", async () => {
+    const sane = await api("GET", "/api/users/@me", { headers: { "X-Request-Id": "trace-42_abc=" } });
+    expect(sane.headers.get("X-Request-Id")).toBe("trace-42_abc=");
+    for (const insane of ["has space", "semi;colon", "x".repeat(256)]) {
+      const response = await api("GET", "/api/users/@me", { headers: { "X-Request-Id": insane } });
+      expect(response.headers.get("X-Request-Id")).toMatch(UUID);
+    }
+  });
+
+  it("forbids caching a response that carries a key value, and only those", async () => {
+    const { key } = await setupOrganization();
+    const created = await api("POST", "/api/personal_api_keys", { key, body: { label: "CI", scopes: ["*"] } });
+    expect(created.status).toBe(201);
+    expect(created.headers.get("Cache-Control")).toBe("no-store");
+    const listed = await api("GET", "/api/personal_api_keys", { key });
+    expect(listed.headers.get("Cache-Control")).toBeNull();
+  });
+});

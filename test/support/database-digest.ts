@@ -1,0 +1,33 @@
+import { env } from "cloudflare:workers";
+
+/** Tables the platform keeps for itself, not the API's data. */
+const PLATFORM_TABLES = ["d1_migrations", "_cf_KV", "_cf_METADATA"];
+
+async function sha256(text: string) {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Every table's row count and a hash of all its rows, read straight from D1 in one batch: equal
+ * digests before and after a request mean the request changed nothing.
+ */
+export async function databaseDigest(): Promise<Record<string, string>> {
+  const { results: tables } = await env.DB.prepare(
+    "select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name",
+  ).all<{ name: string }>();
+  const names = tables.map((table) => table.name).filter((name) => !PLATFORM_TABLES.includes(name));
+  const contents = await env.DB.batch(names.map((name) => env.DB.prepare(`select * from "${name}" order by rowid`)));
+  const digests = await Promise.all(
+    contents.map(async (content) => `${content.results.length}:${await sha256(JSON.stringify(content.results))}`),
+  );
+  return Object.fromEntries(names.map((name, index) => [name, digests[index]!]));
+}
+
+/**
+ * A key's first use records `last_used_at` after the response, which would show as a change:
+ * marks every key used now, before the requests a digest compares.
+ */
+export async function markKeysUsed() {
+  await env.DB.prepare("update personal_api_keys set last_used_at = ?").bind(new Date().toISOString()).run();
+}
