@@ -40,7 +40,7 @@ const requireLevel = (minimum: number) =>
   });
 
 type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> & {
-  /** The personal API key scope the route requires; `null`: any valid key may call it. */
+  /** The personal API key scope the route requires; `null` lets every valid key call it. */
   scope: Scope | null;
   /** Resolvers and further checks, run in order after authentication, scope and key scoping. */
   middleware?: MiddlewareHandler<AppEnv>[];

@@ -12,7 +12,7 @@ import { permissionDenied } from "../errors";
 
 /** What a route acts on, read from its method and path; decides which keys may call it. */
 export type RouteReach =
-  /** The calling key or user itself: any key may read it, however it is scoped. */
+  /** The calling key or user itself, which every key may read, however it is scoped. */
   | "caller"
   /** One project (environment) or the caller's projects: checked per project by the resolvers. */
   | "project"
