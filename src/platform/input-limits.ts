@@ -19,10 +19,12 @@ const serializedBytes = (value: unknown) => new TextEncoder().encode(JSON.string
 
 /** Any JSON value stored as given, at most 64 KiB serialized. */
 export const boundedJson = <T extends z.ZodType>(schema: T) =>
-  schema.refine((value) => serializedBytes(value) <= MAX_JSON_BYTES, {
-    error: `Ensure this field has no more than ${MAX_JSON_BYTES} bytes when serialized.`,
-    params: { code: "max_length" },
-  });
+  schema
+    .refine((value) => serializedBytes(value) <= MAX_JSON_BYTES, {
+      error: `Ensure this field has no more than ${MAX_JSON_BYTES} bytes when serialized.`,
+      params: { code: "max_length" },
+    })
+    .openapi({ description: `At most ${MAX_JSON_BYTES} bytes serialized.` });
 
 /** A JSON object stored as given (`filters`, `layouts`, `config`...), at most 64 KiB serialized. */
 export const boundedJsonObject = () => boundedJson(z.record(z.string(), z.unknown()));
