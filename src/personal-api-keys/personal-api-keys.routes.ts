@@ -26,8 +26,7 @@ export const CreatedPersonalApiKey = PersonalApiKey.extend({
 export const PersonalApiKeyInput = z
   .object({
     label: z.string().trim().min(1).max(40),
-    scopes: z
-      .array(z.enum(SCOPES as [string, ...string[]]))
+    scopes: idList(z.enum(SCOPES as [string, ...string[]]))
       .min(1)
       .openapi({ description: "A subset of the calling key's own scopes; `*` for all." }),
     scoped_organizations: idList(z.string()).optional().default([]),

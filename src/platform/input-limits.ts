@@ -6,11 +6,11 @@ import { validationError } from "./errors";
  * row unreadable for other clients. Depth needs no per-field check: a body nested deeper than
  * `MAX_JSON_DEPTH` is refused whole before validation (request-body.ts).
  */
-export const MAX_TEXT_LENGTH = 65_536;
-export const MAX_JSON_BYTES = 64 * 1024;
-export const MAX_TAGS = 100;
-export const MAX_TAG_LENGTH = 255;
-export const MAX_ID_LIST = 1000;
+const MAX_TEXT_LENGTH = 65_536;
+const MAX_JSON_BYTES = 64 * 1024;
+const MAX_TAGS = 100;
+const MAX_TAG_LENGTH = 255;
+const MAX_ID_LIST = 1000;
 
 /** Free text (descriptions, messages, queries): at most 65,536 characters. */
 export const boundedText = () => z.string().max(MAX_TEXT_LENGTH);
@@ -19,10 +19,12 @@ const serializedBytes = (value: unknown) => new TextEncoder().encode(JSON.string
 
 /** Any JSON value stored as given, at most 64 KiB serialized. */
 export const boundedJson = <T extends z.ZodType>(schema: T) =>
-  schema.refine((value) => serializedBytes(value) <= MAX_JSON_BYTES, {
-    error: `Ensure this field has no more than ${MAX_JSON_BYTES} bytes when serialized.`,
-    params: { code: "max_length" },
-  });
+  schema
+    .refine((value) => serializedBytes(value) <= MAX_JSON_BYTES, {
+      error: `Ensure this field has no more than ${MAX_JSON_BYTES} bytes when serialized.`,
+      params: { code: "max_length" },
+    })
+    .openapi({ description: `At most ${MAX_JSON_BYTES} bytes serialized.` });
 
 /** A JSON object stored as given (`filters`, `layouts`, `config`...), at most 64 KiB serialized. */
 export const boundedJsonObject = () => boundedJson(z.record(z.string(), z.unknown()));

@@ -3,9 +3,9 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
 import { ApiError, parseError } from "./errors";
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_BODY_BYTES = 1024 * 1024;
 /** Deeper JSON is refused before validation: nothing stored needs more, and deep values blow stacks. */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 /** With the `u` flag a well-formed surrogate pair is one code point, so only lone halves match. */
 const LONE_SURROGATE = /\p{Cs}/u;

@@ -3,6 +3,7 @@ import { MembershipLevel } from "../../src/platform/levels";
 import { databaseDigest, markKeysUsed } from "../support/database-digest";
 import { expectError } from "../support/error-bodies";
 import { addMember, api, errorBody, setupOrganization, UUID } from "../support/harness";
+import { insertInvite } from "../support/people";
 
 const parseError = (detail: string) => errorBody("validation_error", "parse_error", `JSON parse error - ${detail}`);
 const LONE_SURROGATE = parseError("A string holds a lone UTF-16 surrogate.");
@@ -177,5 +178,12 @@ describe("response headers", () => {
     expect(created.headers.get("Cache-Control")).toBe("no-store");
     const listed = await api("GET", "/api/personal_api_keys", { key });
     expect(listed.headers.get("Cache-Control")).toBeNull();
+
+    const { organization, owner } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner);
+    const joined = await api("POST", `/api/signup/${invite.id}`, { body: {} });
+    expect(joined.status).toBe(201);
+    expect(joined.body.personal_api_key.value).toMatch(/^phx_/);
+    expect(joined.headers.get("Cache-Control")).toBe("no-store");
   });
 });

@@ -80,6 +80,21 @@ describe("sizes of stored fields: 400 max_length naming the field, nothing store
     expect(swap.body.tiles).toHaveLength(500);
   });
 
+  it("dashboards: parallel PATCHes adding tiles never pass 500 together", async () => {
+    const { project, key } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id);
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const notes = (count: number) => Array.from({ length: count }, (_, index) => ({ text: { body: `note ${index}` } }));
+    expect((await api("PATCH", path, { key, body: { tiles: notes(490) } })).status).toBe(200);
+
+    const responses = await Promise.all(Array.from({ length: 10 }, () => api("PATCH", path, { key, body: { tiles: notes(2) } })));
+
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 400)).toHaveLength(5);
+    expect((await api("GET", path, { key })).body.tiles).toHaveLength(500);
+  });
+
   it("batch exports: hogql_query, filters and destination.config", async () => {
     const { project, key } = await setupOrganization();
     const path = `/api/environments/${project.id}/batch_exports`;

@@ -35,7 +35,7 @@ export function openDestination(keyring: Keyring, row: StoredDestination): Promi
 }
 
 /** Rows per pass: a pass stays well within a scheduled run's limits, and the next one goes on. */
-export const RESEAL_BATCH_SIZE = 100;
+const RESEAL_BATCH_SIZE = 100;
 
 /**
  * Re-seals, under the current key, the secrets of exports written in plaintext (before secrets

@@ -4,7 +4,7 @@ import { and, eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
 import { authenticate } from "../../platform/auth/authenticate";
-import type { Database } from "../../platform/db";
+import { isNotNullViolation, type Database } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied, validationError } from "../../platform/errors";
 import { splitQueryList } from "../../platform/input-limits";
@@ -21,6 +21,7 @@ import {
   restoreInsightsOn,
   selectDashboard,
   selectTileToMove,
+  tileLimitGuard,
   writeAndReadDashboard,
   type DashboardRow,
   type DashboardScope,
@@ -173,19 +174,20 @@ function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: Update
   if (!rights.canEdit) throw permissionDenied(NO_EDIT_RIGHT);
 }
 
-const tooManyTiles = (attr: string) =>
-  validationError("max_length", `A dashboard holds at most ${MAX_LIVE_TILES} tiles.`, attr);
-
-/** The live tiles a PATCH leaves on the dashboard may not pass the limit. */
-function assertTileLimit(current: DashboardWithTiles, changes: TileInput[]) {
-  const added = changes.filter((change) => change.id === undefined).length;
-  const removed = new Set(changes.filter((change) => change.id !== undefined && change.deleted).map((change) => change.id)).size;
-  if (added > 0 && current.tiles.length + added - removed > MAX_LIVE_TILES) throw tooManyTiles("tiles");
+/** A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then. */
+async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    if (isNotNullViolation(error)) {
+      throw validationError("max_length", `A dashboard holds at most ${MAX_LIVE_TILES} tiles.`, attr);
+    }
+    throw error;
+  }
 }
 
 /** Statements for PATCH `tiles`; every entry is validated before anything is written. */
 function tileChangeStatements(db: Database, scope: DashboardScope, current: DashboardWithTiles, changes: TileInput[]) {
-  assertTileLimit(current, changes);
   const shown = new Map(current.tiles.map((row) => [row.tile.id, row]));
   const dashboardId = current.row.dashboard.id;
   return changes.flatMap((change, index): Statement[] => {
@@ -261,7 +263,9 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
     ...tileChangeStatements(db, scope, current, input.tiles ?? []),
     ...deletionStatements(db, current.row, input),
   ];
-  const updated = await writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true });
+  const addsTiles = (input.tiles ?? []).some((change) => change.id === undefined);
+  if (addsTiles) writes.push(tileLimitGuard(db, id));
+  const updated = await withinTileLimit("tiles", writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }));
   if (!updated) throw notFound();
   return c.json(toDashboard(updated, scope.caller), 200);
 };
@@ -282,7 +286,6 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   if (!rightsOn(destination, scope.caller).canEdit) {
     throw permissionDenied("You don't have edit permissions for the destination dashboard.");
   }
-  if (moving.destinationTiles >= MAX_LIVE_TILES) throw tooManyTiles("toDashboard");
   if (moving.alreadyOnDestination) {
     throw validationError("invalid_input", "The destination dashboard already shows this tile's insight or text.", "toDashboard");
   }
@@ -290,7 +293,8 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     .update(dashboardTiles)
     .set({ dashboardId: destinationId })
     .where(and(eq(dashboardTiles.id, tile.id), eq(dashboardTiles.dashboardId, sourceId)));
-  const moved = await writeAndReadDashboard(db, scope, sourceId, [moveTile]);
+  const guard = tileLimitGuard(db, destinationId);
+  const moved = await withinTileLimit("toDashboard", writeAndReadDashboard(db, scope, sourceId, [moveTile, guard]));
   if (!moved) throw notFound();
   return c.json(toDashboard(moved, scope.caller), 200);
 };

@@ -16,6 +16,7 @@ import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
 import type { AccessLevel, DashboardCaller } from "./dashboard-access";
+import { MAX_LIVE_TILES } from "./dashboards.schema";
 
 export type Statement = BatchItem<"sqlite">;
 
@@ -191,6 +192,19 @@ export function insertTilesStatements(db: Database, environmentId: number, dashb
   });
 }
 
+/**
+ * The last write of a batch that adds tiles to a dashboard: past `MAX_LIVE_TILES` live tiles it
+ * sets a NOT NULL column to null, which fails (and so undoes) the whole batch. The count is taken
+ * by the write itself, so concurrent additions cannot pass the limit together.
+ */
+export function tileLimitGuard(db: Database, dashboardId: number) {
+  const liveTiles = db.$count(dashboardTiles, and(eq(dashboardTiles.dashboardId, dashboardId), eq(dashboardTiles.deleted, false)));
+  return db
+    .update(dashboards)
+    .set({ lastModifiedAt: sql`case when ${liveTiles} <= ${MAX_LIVE_TILES} then ${dashboards.lastModifiedAt} end` })
+    .where(eq(dashboards.id, dashboardId));
+}
+
 /** Live tiles matching `where`, under the aliases `otherTiles` and `otherDashboards` (for EXISTS tests). */
 function liveTilesWhere(db: Database, where: SQL | undefined) {
   return db
@@ -240,9 +254,8 @@ export function selectTileToMove(db: Database, tileId: number, fromDashboardId: 
       ),
     ),
   );
-  const destinationTiles = db.$count(liveTilesWhere(db, eq(otherTiles.dashboardId, toDashboardId)));
   return db
-    .select({ tile: dashboardTiles, alreadyOnDestination, destinationTiles })
+    .select({ tile: dashboardTiles, alreadyOnDestination })
     .from(dashboardTiles)
     .where(and(eq(dashboardTiles.id, tileId), eq(dashboardTiles.dashboardId, fromDashboardId), eq(dashboardTiles.deleted, false)));
 }
