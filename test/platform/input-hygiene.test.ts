@@ -181,7 +181,7 @@ describe("response headers", () => {
 
     const { organization, owner } = await setupOrganization();
     const invite = await insertInvite(organization.id, owner);
-    const joined = await api("POST", `/api/signup/${invite.id}`, { body: {} });
+    const joined = await api("POST", `/api/signup/${invite.token}`, { body: {} });
     expect(joined.status).toBe(201);
     expect(joined.body.personal_api_key.value).toMatch(/^phx_/);
     expect(joined.headers.get("Cache-Control")).toBe("no-store");
