@@ -46,6 +46,7 @@ export async function insertProject(db: AppEnv["Variables"]["db"], organizationI
       statements.insertProject,
       statements.insertEnvironment,
       statements.selectProject,
+      statements.insertPrivacyRule,
     ]);
     if (!project) throw new Error("created project was not read back");
     return project;

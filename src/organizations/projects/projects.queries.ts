@@ -1,11 +1,11 @@
-import { and, asc, count, eq, like, type SQL } from "drizzle-orm";
-import { environments, organizationMemberships, projectAccessGrants, projects } from "../../db/schema";
+import { and, asc, count, eq, like, sql, type SQL } from "drizzle-orm";
+import { accessControls, environments, organizationMemberships, projects } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
 import { nowIso, randomBase62, randomUrlSafeToken, uuid7 } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
 import {
-  grantOfCaller,
+  effectiveProjectLevel,
   membershipOfCaller,
   projectsInKeyScope,
   projectVisible,
@@ -55,7 +55,24 @@ export function insertProjectStatements(
       .where(eq(projects.uuid, uuid)),
   );
   const selectProject = db.select().from(projects).where(eq(projects.uuid, uuid));
-  return { insertProject, insertEnvironment, selectProject };
+  // A private project is one whose default access rule is `none`: one way to decide who sees it.
+  const insertPrivacyRule = db.insert(accessControls).select(
+    db
+      .select({
+        id: sql<string>`${uuid7()}`.as("id"),
+        environmentId: projects.id,
+        resource: sql<"project">`'project'`.as("resource"),
+        resourceId: sql<string>`cast(${projects.id} as text)`.as("resource_id"),
+        organizationMembershipId: sql<null>`null`.as("organization_membership_id"),
+        accessLevel: sql<"none">`'none'`.as("access_level"),
+        createdById: sql<null>`null`.as("created_by_id"),
+        createdAt: projects.createdAt,
+        updatedAt: projects.updatedAt,
+      })
+      .from(projects)
+      .where(and(eq(projects.uuid, uuid), eq(projects.accessControl, true))),
+  );
+  return { insertProject, insertEnvironment, selectProject, insertPrivacyRule };
 }
 
 /** How many projects the organization has, and its taken "Default project N" names. */
@@ -82,7 +99,7 @@ export function nextDefaultProjectName(takenNames: Set<string>): string {
   }
 }
 
-/** Projects the caller can see: member of the organization, and granted if private. */
+/** Projects the caller can see: member of the organization, and not hidden by an access rule. */
 function visibleProjectsWhere(actor: Actor, filters: SQL[]) {
   return and(projectVisible, ...projectsInKeyScope(actor), ...filters);
 }
@@ -98,7 +115,7 @@ export async function listProjectsOfOrganization(
 ) {
   const where = and(
     eq(projects.organizationId, organization.id),
-    projectVisibleAtLevel(db, actor.userId, organization.level),
+    projectVisibleAtLevel(organization),
     ...projectsInKeyScope(actor),
   );
   const [[total], rows] = await db.batch([
@@ -116,13 +133,11 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
       .select({ value: count() })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
       .where(where),
     db
       .select({ project: projects })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
       .where(where)
       .orderBy(...byCreation)
       .limit(page.limit)
@@ -134,10 +149,9 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
 /** One visible project by id, or the first visible one for `@current`, with the caller's level. */
 export async function findVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
   const [row] = await db
-    .select({ project: projects, level: organizationMemberships.level })
+    .select({ project: projects, level: effectiveProjectLevel })
     .from(projects)
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-    .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
     .where(visibleProjectsWhere(actor, filters))
     .orderBy(...byCreation)
     .limit(1);
