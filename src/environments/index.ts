@@ -1,6 +1,10 @@
 import { createRouter } from "../platform/router";
 import { batchExportsRouter } from "./batch-exports";
 import { dashboardsRouter } from "./dashboards";
+import { collaboratorsRouter } from "./dashboards/collaborators";
 
 /** The environment tree: resources addressed by `/api/environments/:project_id/...`. */
-export const environmentsRouter = createRouter().route("/", dashboardsRouter).route("/", batchExportsRouter);
+export const environmentsRouter = createRouter()
+  .route("/", dashboardsRouter)
+  .route("/", collaboratorsRouter)
+  .route("/", batchExportsRouter);

@@ -1,6 +1,6 @@
 import { and, count, desc, eq, gt, inArray } from "drizzle-orm";
 import { invites, organizationMemberships, projects, users } from "../../db/schema";
-import { ruleOfMember, type AccessLevel } from "../../platform/access-controls/access-rules";
+import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
 import { chunkForInsert, inJsonList, type Database } from "../../platform/db";
 import type { Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
@@ -52,7 +52,7 @@ export async function listInvitesPage(db: Database, organizationId: string, page
 
 /** A project named in `private_project_access`, with the inviter's own grant on it. */
 /** A project named in an invite, with the inviter's access rule on it (their own, else its default). */
-export type InvitableProject = { id: number; inviterRule: AccessLevel | null };
+export type InvitableProject = { id: number; inviterRule: AccessLevelOf<"project"> | null };
 
 /**
  * Everything validating a set of invites needs, in one round trip: the inviter, which of the
