@@ -7,6 +7,7 @@ import { serveOpenApiDocument } from "./platform/openapi";
 import { requestContext } from "./platform/request-context";
 import { createRouter } from "./platform/router";
 import { projectsRouter } from "./projects";
+import { sharedRouter } from "./shared";
 import { signupRouter } from "./signup";
 import { usersRouter } from "./users";
 
@@ -20,6 +21,7 @@ export function createApp() {
   app.route("/", projectsRouter);
   app.route("/", personalApiKeysRouter);
   app.route("/", signupRouter);
+  app.route("/", sharedRouter);
 
   serveOpenApiDocument(app);
   app.notFound(createNotFoundHandler(() => app.routes));

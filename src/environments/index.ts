@@ -2,9 +2,11 @@ import { createRouter } from "../platform/router";
 import { batchExportsRouter } from "./batch-exports";
 import { dashboardsRouter } from "./dashboards";
 import { collaboratorsRouter } from "./dashboards/collaborators";
+import { sharingRouter } from "./dashboards/sharing";
 
 /** The environment tree: resources addressed by `/api/environments/:project_id/...`. */
 export const environmentsRouter = createRouter()
   .route("/", dashboardsRouter)
   .route("/", collaboratorsRouter)
+  .route("/", sharingRouter)
   .route("/", batchExportsRouter);

@@ -77,7 +77,7 @@ export function selectDashboard(db: Database, scope: DashboardReadScope, ref: Da
 }
 
 /** The live tiles of a dashboard with their insights, texts and the texts' users: one query. */
-function selectTiles(db: Database, ref: DashboardRef) {
+export function selectTiles(db: Database, ref: DashboardRef) {
   return db
     .select({ tile: dashboardTiles, insight: insights, text: texts, textCreator: textCreators, textModifier: textModifiers })
     .from(dashboardTiles)
