@@ -371,5 +371,9 @@ export const accessControls = sqliteTable(
       table.resourceId,
       table.organizationMembershipId,
     ),
+    // A unique index treats NULLs as distinct: this one keeps a single default rule per resource.
+    uniqueIndex("access_controls_resource_default")
+      .on(table.resource, table.resourceId)
+      .where(sql`${table.organizationMembershipId} is null`),
   ],
 );

@@ -1,4 +1,7 @@
+import { accessControls } from "../platform/access-controls/access-controls";
 import { createRouter } from "../platform/router";
+import { projectAccessControl } from "./project-access-control";
+import { underEveryTree } from "./project-trees";
 import { batchExportsRouter } from "./batch-exports";
 import { dashboardsRouter } from "./dashboards";
 import { collaboratorsRouter } from "./dashboards/collaborators";
@@ -9,4 +12,5 @@ export const environmentsRouter = createRouter()
   .route("/", dashboardsRouter)
   .route("/", collaboratorsRouter)
   .route("/", sharingRouter)
-  .route("/", batchExportsRouter);
+  .route("/", batchExportsRouter)
+  .route("/", underEveryTree((tree) => accessControls(projectAccessControl, `${tree}/{project_id}`)));

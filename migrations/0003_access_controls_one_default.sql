@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX `access_controls_resource_default` ON `access_controls` (`resource`,`resource_id`) WHERE "access_controls"."organization_membership_id" is null;
