@@ -67,7 +67,7 @@ describe("dashboard access controls", () => {
   });
 
   it("none hides the dashboard from that member (404, not listed, same list cost); viewer makes it read-only", async () => {
-    const { key, organization, project, member, dashboardPath, rulesPath } = await setupTeam();
+    const { key, organization, project, member, dashboard, dashboardPath, rulesPath } = await setupTeam();
     await createDashboard(key, project.id, { name: "Other" });
     const names = async (callerKey: string) => {
       const response = await api("GET", dashboardsPath(project.id), { key: callerKey });
@@ -84,6 +84,8 @@ describe("dashboard access controls", () => {
     expect((await api("PATCH", dashboardPath, { key: member.key, body: { name: "x" } })).status).toBe(404);
     expect((await api("GET", rulesPath, { key: member.key })).status).toBe(404);
     expect((await api("GET", `${dashboardPath}/sharing`, { key: member.key })).status).toBe(404);
+    const copy = await api("POST", dashboardsPath(project.id), { key: member.key, body: { use_dashboard: dashboard.id } });
+    expect(copy.body).toEqual(errorBody("validation_error", "invalid_input", "Invalid value provided", "use_dashboard"));
     // Organization admins and owners are never restricted.
     const admin = await addMember(organization.id, MembershipLevel.admin);
     await api("PUT", rulesPath, { key, body: { access_level: "none", organization_member: admin.membership.id } });

@@ -111,7 +111,10 @@ async function startingPoint(db: Database, scope: DashboardScope, input: CreateD
   }
   if (sourceId !== undefined) {
     const source = await readDashboard(db, scope, sourceId);
-    if (!source) throw validationError("invalid_input", "Invalid value provided", "use_dashboard");
+    // A dashboard an access rule hides is refused like an unknown one.
+    if (!source || rightsOn(source.row, scope.caller).userAccessLevel === "none") {
+      throw validationError("invalid_input", "Invalid value provided", "use_dashboard");
+    }
     const tiles = copiedTiles(source.tiles, input.duplicate_tiles ?? false);
     return { creationMode: "duplicate" as const, tiles, name: "", description: "", variables: source.row.dashboard.variables };
   }
