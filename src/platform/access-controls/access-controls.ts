@@ -144,12 +144,19 @@ const selectMembership = (db: Database, organizationId: string, membershipId: st
     .from(organizationMemberships)
     .where(and(eq(organizationMemberships.organizationId, organizationId), eq(organizationMemberships.id, membershipId ?? "")));
 
+/** A level the resource has, or null (remove the rule); anything else is PostHog's 400. */
+function checkedLevel<R extends AccessControlledResourceName>(resource: R, level: string | null): AccessLevelOf<R> | null {
+  const levels: readonly string[] = RESOURCE_ACCESS_LEVELS[resource];
+  if (level === null || levels.includes(level)) return level as AccessLevelOf<R> | null;
+  throw validationError("invalid_choice", `Invalid access level. Must be one of: ${levels.join(", ")}`, "access_level");
+}
+
 /** Serves `GET/PUT <itemPath>/access_controls` for one kind of resource, in one tree. */
 export function accessControls<R extends AccessControlledResourceName, S extends Statement>(
   definition: AccessControlDefinition<R, S>,
   itemPath: string,
 ) {
-  const levels: readonly string[] = RESOURCE_ACCESS_LEVELS[definition.resource];
+  const levels = RESOURCE_ACCESS_LEVELS[definition.resource];
   const path = `${itemPath}/access_controls`;
   const tags = ["access_controls"];
   const retrieveRoute = apiRoute({
@@ -196,15 +203,11 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     const membershipId = input.organization_member ?? null;
     const [resourceRows, members] = await db.batch([statement, selectMembership(db, project.organizationId, membershipId)]);
     if (definition.levelOf(c, resourceRows as Awaited<S>) !== definition.managerLevel) throw permissionDenied(definition.notManager);
-    const level = input.access_level;
-    if (level !== null && !levels.includes(level)) {
-      throw validationError("invalid_choice", `Invalid access level. Must be one of: ${levels.join(", ")}`, "access_level");
-    }
+    const resourceLevel = checkedLevel(definition.resource, input.access_level);
     if (membershipId !== null && members.length === 0) {
       throw validationError("invalid_input", "This user is not a member of the organization.", "organization_member");
     }
     const target = { resource: definition.resource, resourceId, environmentId: project.environmentId, membershipId };
-    const resourceLevel = level as AccessLevelOf<R> | null;
     const keepInStep = membershipId === null ? (definition.onDefaultChange?.(db, resourceId, resourceLevel) ?? []) : [];
     if (resourceLevel === null) {
       await db.batch([deleteRule(db, target), ...keepInStep]);
