@@ -150,6 +150,26 @@ describe("dashboard access controls", () => {
 });
 
 describe("project access controls", () => {
+  it("turns an invite's private project access into the new member's rule when they join", async () => {
+    const { key, organization, owner } = await setupTeam();
+    const secret = await createProject(organization.id, { name: "Secret", access_control: true });
+    const invite = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: "joiner@example.com", private_project_access: [{ id: secret.id, level: "admin" }] },
+    });
+    const joined = await api("POST", `/api/signup/${invite.body.id}`, { body: {} });
+    const members = await api("GET", `/api/organizations/${organization.id}/members`, { key });
+    const membership = members.body.results.find((item: { user: { email: string } }) => item.user.email === "joiner@example.com");
+
+    const rules = (await api("GET", `/api/projects/${secret.id}/access_controls`, { key })).body.access_controls;
+    expect(rules).toEqual([
+      rule({ access_level: "none", organization_member: null, resource: "project", resource_id: String(secret.id), created_by: null }),
+      rule({ access_level: "admin", organization_member: membership.id, resource: "project", resource_id: String(secret.id), created_by: userBasic(owner) }),
+    ]);
+    const asJoiner = await api("GET", `/api/projects/${secret.id}`, { key: joined.body.personal_api_key.value });
+    expect(asJoiner.body.effective_membership_level).toBe(8);
+  });
+
   it("serves both trees with project levels, and makes a project private by its default rule", async () => {
     const { key, organization, project, member } = await setupTeam();
     const rulesPath = `/api/projects/${project.id}/access_controls`;
@@ -171,6 +191,11 @@ describe("project access controls", () => {
     expect((await api("GET", projectPath, { key })).body.access_control).toBe(true);
     const listed = await api("GET", `/api/organizations/${organization.id}/projects`, { key: member.key });
     expect(listed.body.results).toEqual([]);
+
+    // Organization admins and owners are never restricted, even by a rule of their own.
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    await api("PUT", rulesPath, { key, body: { access_level: "none", organization_member: admin.membership.id } });
+    expect((await api("GET", projectPath, { key: admin.key })).status).toBe(200);
 
     await api("PUT", rulesPath, { key, body: { access_level: "member", organization_member: member.membership.id } });
     expect((await api("GET", projectPath, { key: member.key })).status).toBe(200);
