@@ -59,8 +59,11 @@ WHERE o.id = ${firstOrganization};
 `;
 }
 
-/** Ensures the first organization exists and mints a key; returns what a client needs. */
-export function bootstrap({ remote = false } = {}) {
+/**
+ * Ensures the first organization exists and mints a key; returns what a client needs.
+ * `persistTo`: a local state directory other than wrangler's default (the browser test's).
+ */
+export function bootstrap({ remote = false, persistTo = undefined } = {}) {
   const value = `phx_${randomBase62(44)}`;
   const secureValue = createHash("sha256").update(value).digest("hex");
   const maskValue = `${value.slice(0, 4)}...${value.slice(-4)}`;
@@ -68,7 +71,8 @@ export function bootstrap({ remote = false } = {}) {
   const file = path.join(directory, "bootstrap.sql");
   try {
     writeFileSync(file, bootstrapSql({ secureValue, maskValue }));
-    const results = d1Execute(["--file", file, ...(remote ? ["--yes"] : [])], remote ? "--remote" : "--local");
+    const where = [...(remote ? ["--yes"] : []), ...(persistTo ? ["--persist-to", persistTo] : [])];
+    const results = d1Execute(["--file", file, ...where], remote ? "--remote" : "--local");
     const [row] = results.at(-1).results;
     return {
       api_key: value,

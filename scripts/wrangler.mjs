@@ -26,6 +26,6 @@ export function d1Execute(args, location) {
   return JSON.parse(output.slice(output.indexOf("[")));
 }
 
-export function wranglerInBackground(args) {
-  return spawn("npx", ["--no-install", "wrangler", ...args], { cwd: root, env, stdio: "inherit" });
+export function wranglerInBackground(args, options = {}) {
+  return spawn("npx", ["--no-install", "wrangler", ...args], { cwd: root, env, stdio: "inherit", ...options });
 }

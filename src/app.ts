@@ -8,6 +8,7 @@ import { requestContext } from "./platform/request-context";
 import { responseHeaders } from "./platform/response-headers";
 import { createRouter } from "./platform/router";
 import { projectsRouter } from "./projects";
+import { sharedRouter } from "./shared";
 import { signupRouter } from "./signup";
 import { usersRouter } from "./users";
 
@@ -21,6 +22,7 @@ export function createApp() {
   app.route("/", projectsRouter);
   app.route("/", personalApiKeysRouter);
   app.route("/", signupRouter);
+  app.route("/", sharedRouter);
 
   serveOpenApiDocument(app);
   app.notFound(createNotFoundHandler(() => app.routes));

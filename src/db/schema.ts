@@ -36,6 +36,7 @@ export const users = sqliteTable("users", {
 export const organizations = sqliteTable("organizations", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
+  allowPubliclySharedResources: integer("allow_publicly_shared_resources", { mode: "boolean" }).notNull().default(true),
   createdAt: createdAt(),
   updatedAt: text("updated_at").notNull(),
 });
@@ -130,25 +131,6 @@ export const environments = sqliteTable(
     createdAt: createdAt(),
   },
   (table) => [index("environments_project").on(table.projectId)],
-);
-
-/** Explicit access to a private project (`access_control: true`), granted through invites. */
-export const projectAccessGrants = sqliteTable(
-  "project_access_grants",
-  {
-    projectId: integer("project_id")
-      .notNull()
-      .references(() => projects.id, { onDelete: "cascade" }),
-    userId: integer("user_id")
-      .notNull()
-      .references(() => users.id, { onDelete: "cascade" }),
-    level: text("level", { enum: ["member", "admin"] }).notNull(),
-    createdAt: createdAt(),
-  },
-  (table) => [
-    primaryKey({ columns: [table.projectId, table.userId] }),
-    index("project_access_grants_user").on(table.userId),
-  ],
 );
 
 export type PrivateProjectAccess = { id: number; level: "member" | "admin" }[] | null;
@@ -358,16 +340,23 @@ export const dashboardCollaborators = sqliteTable(
   (table) => [uniqueIndex("dashboard_collaborators_dashboard_user").on(table.dashboardId, table.userId)],
 );
 
+export type SharingSettings = Record<string, boolean>;
+
 export const sharingConfigurations = sqliteTable("sharing_configurations", {
   dashboardId: integer("dashboard_id")
     .primaryKey()
     .references(() => dashboards.id, { onDelete: "cascade" }),
   enabled: integer("enabled", { mode: "boolean" }).notNull().default(false),
+  /** PostHog shows the token in GET sharing, so it is stored as is; the unique index finds it. */
   accessToken: text("access_token").notNull().unique(),
+  settings: json<SharingSettings>("settings").notNull().default(sql`'{}'`),
   createdAt: createdAt(),
 });
 
-/** Per-member access rules on one resource (SPEC 12), e.g. resource "dashboard" and its id. */
+/**
+ * Per-member access rules on one resource, e.g. resource "dashboard" and its id, or "project" (whose
+ * rules live in its first environment, which shares its id). Private projects are rules too.
+ */
 export const accessControls = sqliteTable(
   "access_controls",
   {
@@ -382,7 +371,8 @@ export const accessControls = sqliteTable(
       () => organizationMemberships.id,
       { onDelete: "cascade" },
     ),
-    accessLevel: text("access_level", { enum: ["none", "viewer", "editor", "manager"] }).notNull(),
+    accessLevel: text("access_level", { enum: ["none", "viewer", "editor", "manager", "member", "admin"] }).notNull(),
+    createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -392,5 +382,9 @@ export const accessControls = sqliteTable(
       table.resourceId,
       table.organizationMembershipId,
     ),
+    // A unique index treats NULLs as distinct: this one keeps a single default rule per resource.
+    uniqueIndex("access_controls_resource_default")
+      .on(table.resource, table.resourceId)
+      .where(sql`${table.organizationMembershipId} is null`),
   ],
 );

@@ -1,6 +1,16 @@
+import { accessControls } from "../platform/access-controls/access-controls";
 import { createRouter } from "../platform/router";
+import { projectAccessControl } from "./project-access-control";
+import { underEveryTree } from "./project-trees";
 import { batchExportsRouter } from "./batch-exports";
 import { dashboardsRouter } from "./dashboards";
+import { collaboratorsRouter } from "./dashboards/collaborators";
+import { sharingRouter } from "./dashboards/sharing";
 
 /** The environment tree: resources addressed by `/api/environments/:project_id/...`. */
-export const environmentsRouter = createRouter().route("/", dashboardsRouter).route("/", batchExportsRouter);
+export const environmentsRouter = createRouter()
+  .route("/", dashboardsRouter)
+  .route("/", collaboratorsRouter)
+  .route("/", sharingRouter)
+  .route("/", batchExportsRouter)
+  .route("/", underEveryTree((tree) => accessControls(projectAccessControl, `${tree}/{project_id}`)));

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, count, desc, eq } from "drizzle-orm";
-import { organizationMemberships, personalApiKeys, projectAccessGrants, projects } from "../db/schema";
+import { organizationMemberships, personalApiKeys, projects } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
@@ -8,7 +8,7 @@ import { notFound, permissionDenied, validationError } from "../platform/errors"
 import { nowIso, uuid7 } from "../platform/ids";
 import { pageEnvelope, readPage } from "../platform/pagination";
 import { inJsonList, type Database } from "../platform/db";
-import { grantOfCaller, membershipOfCaller, projectVisible } from "../platform/project-context";
+import { membershipOfCaller, projectVisible } from "../platform/project-context";
 import type { createKey, deleteKey, listKeys, retrieveCurrentKey, retrieveKey } from "./personal-api-keys.routes";
 
 type KeyRow = typeof personalApiKeys.$inferSelect;
@@ -124,7 +124,6 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       .select({ id: projects.id })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
       .where(and(projectVisible, inJsonList(projects.id, teams))),
   ]);
   if (memberOf.length !== organizations.length) {

@@ -1,7 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { and, asc, eq, exists, gte, isNotNull, or, type SQL } from "drizzle-orm";
+import { and, asc, eq, gte, or, sql, type SQL } from "drizzle-orm";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { environments, organizationMemberships, projectAccessGrants, projects } from "../db/schema";
+import { environments, organizationMemberships, projects } from "../db/schema";
+import { ruleOfMember } from "./access-controls/access-rules";
 import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "./auth/key-scoping";
 import type { Actor, AppEnv, ProjectContext } from "./env";
 import { notFound } from "./errors";
@@ -14,42 +17,42 @@ export const ProjectParams = z.object({
   project_id: z.string().openapi({ description: "Environment (project) id, or `@current`." }),
 });
 
+/** The caller's access rule on the project (their own, else its default), with memberships joined. */
+const projectRuleOfCaller = ruleOfMember("project", projects.id, organizationMemberships.id);
+
 /**
- * SPEC 10: a private project (`access_control`) is seen only by organization admins and owners
- * and by members granted access; everyone else gets a 404. Used with the caller's membership
- * (`organizationMemberships`) and grant (`projectAccessGrants`) joined on the project.
+ * Who sees a project is decided by its access-control rules alone: a `none` rule (a private
+ * project's default) hides it, and a member's own rule overrides the default. Organization admins
+ * and owners see every project. Used with the caller's membership (`organizationMemberships`)
+ * joined on the project.
  */
 export const projectVisible = or(
-  eq(projects.accessControl, false),
   gte(organizationMemberships.level, MembershipLevel.admin),
-  isNotNull(projectAccessGrants.userId),
+  sql`coalesce(${projectRuleOfCaller}, 'member') <> 'none'`,
 );
 
 /**
- * The same rule for a caller whose level in the project's organization is already known: no
+ * The caller's level in the project: their organization level, raised to admin by a project rule
+ * of `admin`, as PostHog's `effective_membership_level`.
+ */
+export const effectiveProjectLevel = sql<number>`max(${organizationMemberships.level},
+  case when ${projectRuleOfCaller} = 'admin' then ${MembershipLevel.admin} else 0 end)`;
+
+/**
+ * The same rule for a caller whose membership of the project's organization is already known: no
  * join per row, so an organization's list reads only the page it returns.
  */
-export function projectVisibleAtLevel(db: Database, userId: number, level: number): SQL | undefined {
-  if (level >= MembershipLevel.admin) return undefined;
-  return or(
-    eq(projects.accessControl, false),
-    exists(
-      db
-        .select({ granted: projectAccessGrants.projectId })
-        .from(projectAccessGrants)
-        .where(and(eq(projectAccessGrants.projectId, projects.id), eq(projectAccessGrants.userId, userId))),
-    ),
-  );
+export function projectVisibleAtLevel(membership: { membershipId: string; level: number }): SQL | undefined {
+  if (membership.level >= MembershipLevel.admin) return undefined;
+  return sql`coalesce(${ruleOfMember("project", projects.id, membership.membershipId)}, 'member') <> 'none'`;
 }
 
-/** Joins that `projectVisible` reads, for a query that starts from `projects`. */
+/** The join that `projectVisible` reads, for a query that starts from `projects`. */
 export const membershipOfCaller = (userId: number) =>
   and(
     eq(organizationMemberships.organizationId, projects.organizationId),
     eq(organizationMemberships.userId, userId),
   );
-export const grantOfCaller = (userId: number) =>
-  and(eq(projectAccessGrants.projectId, projects.id), eq(projectAccessGrants.userId, userId));
 
 /** Key scoping as filters, for queries that pick or list projects. */
 export function projectsInKeyScope(actor: Actor): SQL[] {
@@ -74,37 +77,73 @@ export function parseProjectId(actor: Actor, value: string): number {
  * project) with the caller's membership and rights in one query.
  */
 export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
-  const requested = c.req.param("project_id");
-  if (requested === undefined) throw new Error("resolveProject needs :project_id");
-  const actor = c.var.actor;
-  const environmentId = requested === CURRENT ? undefined : parseProjectId(actor, requested);
-  const project = await findProject(c.var.db, actor, environmentId);
-  if (!project) throw notFound();
-  assertOrganizationInKeyScope(actor, project.organizationId);
-  c.set("project", project);
+  const requested = requestedProject(c);
+  const environmentId = requested === CURRENT ? undefined : parseProjectId(c.var.actor, requested);
+  const [row] = await selectProject(c.var.db, c.var.actor, environmentId);
+  acceptProject(c, row);
   await next();
 });
 
-async function findProject(
-  db: Database,
-  actor: Actor,
-  environmentId: number | undefined,
-): Promise<ProjectContext | undefined> {
+type Statement = BatchItem<"sqlite">;
+
+/**
+ * `resolveProject` for a read that needs only the environment id: the project and the read go in
+ * one round trip. The read runs before the caller's access is known, so it must only read, and
+ * its rows are dropped unless the project is the caller's. (`@current` costs two round trips.)
+ */
+export async function resolveProjectAndRead<T extends [Statement, ...Statement[]]>(
+  c: Context<AppEnv>,
+  reads: (environmentId: number) => T,
+): Promise<BatchResponse<T>> {
+  const { db, actor } = c.var;
+  const requested = requestedProject(c);
+  if (requested === CURRENT) {
+    const [row] = await selectProject(db, actor, undefined);
+    return db.batch(reads(acceptProject(c, row).environmentId));
+  }
+  const environmentId = parseProjectId(actor, requested);
+  const [rows, ...results] = await db.batch([selectProject(db, actor, environmentId), ...reads(environmentId)]);
+  acceptProject(c, (rows as ProjectContext[])[0]);
+  return results as BatchResponse<T>;
+}
+
+/**
+ * The caller's membership id in the environment's organization, as SQL: for reads batched with
+ * the project before the membership is known.
+ */
+export const membershipInEnvironment = (userId: number, environmentId: number) =>
+  sql<string>`(select ${organizationMemberships.id} from ${organizationMemberships}
+    join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
+    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${userId})`;
+
+function requestedProject(c: Context<AppEnv>): string {
+  const requested = c.req.param("project_id");
+  if (requested === undefined) throw new Error("resolving a project needs :project_id");
+  return requested;
+}
+
+function acceptProject(c: Context<AppEnv>, project: ProjectContext | undefined): ProjectContext {
+  if (!project) throw notFound();
+  assertOrganizationInKeyScope(c.var.actor, project.organizationId);
+  c.set("project", project);
+  return project;
+}
+
+/** The requested environment (or the first visible one) with the caller's rights: one query. */
+function selectProject(db: Database, actor: Actor, environmentId: number | undefined) {
   const filters = environmentId === undefined ? projectsInKeyScope(actor) : [eq(environments.id, environmentId)];
-  const [row] = await db
+  return db
     .select({
       environmentId: environments.id,
       projectId: projects.id,
       organizationId: projects.organizationId,
       membershipId: organizationMemberships.id,
-      level: organizationMemberships.level,
+      level: effectiveProjectLevel,
     })
     .from(environments)
     .innerJoin(projects, eq(projects.id, environments.projectId))
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-    .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
     .where(and(projectVisible, ...filters))
     .orderBy(asc(projects.createdAt), asc(environments.id))
     .limit(1);
-  return row;
 }

@@ -3,8 +3,8 @@ import {
   invites,
   organizationMemberships,
   organizations,
+  accessControls,
   personalApiKeys,
-  projectAccessGrants,
   projects,
   users,
 } from "../db/schema";
@@ -56,38 +56,41 @@ const invitedBy = (tokenHash: string, column: Column) =>
 /** Membership at the invite's level, its private project access, and no more invites for the e-mail. */
 function joinStatements(db: Database, invite: InviteRow, userId: SQL | number) {
   const now = nowIso();
-  // One JSON parameter for the whole list: D1 binds at most 100 per statement.
-  const access = sql`json_each(${JSON.stringify(invite.privateProjectAccess ?? [])}) as access`;
-  const grants = db
-    .insert(projectAccessGrants)
-    .select(
-      db
-        .select({
-          projectId: projects.id,
-          userId: sql<number>`${userId}`.as("user_id"),
-          level: sql<"member" | "admin">`json_extract(access.value, '$.level')`.as("level"),
-          createdAt: sql<string>`${now}`.as("created_at"),
-        })
-        .from(projects)
-        // Projects deleted since the invite was sent have no row to join: they are skipped.
-        .innerJoin(access, sql`json_extract(access.value, '$.id') = ${projects.id}`)
-        .where(eq(projects.organizationId, invite.organizationId)),
-    )
-    // A grant left from an earlier membership takes the invite's level.
-    .onConflictDoUpdate({
-      target: [projectAccessGrants.projectId, projectAccessGrants.userId],
-      set: { level: sql`excluded.level` },
-    });
+  const membershipId = uuid7();
+  // One JSON parameter for the whole list (D1 binds at most 100 per statement), each with its rule's id.
+  const accessList = (invite.privateProjectAccess ?? []).map((item) => ({ ...item, ruleId: uuid7() }));
+  const access = sql`json_each(${JSON.stringify(accessList)}) as access`;
+  // Project access is the new member's access rule on each project (the rules of an earlier
+  // membership went with it).
+  const projectRules = db.insert(accessControls).select(
+    db
+      .select({
+        id: sql<string>`json_extract(access.value, '$.ruleId')`.as("id"),
+        environmentId: projects.id,
+        resource: sql<"project">`'project'`.as("resource"),
+        resourceId: sql<string>`cast(${projects.id} as text)`.as("resource_id"),
+        organizationMembershipId: sql<string>`${membershipId}`.as("organization_membership_id"),
+        accessLevel: sql<"member" | "admin">`json_extract(access.value, '$.level')`.as("access_level"),
+        createdById: invites.createdById,
+        createdAt: sql<string>`${now}`.as("created_at"),
+        updatedAt: sql<string>`${now}`.as("updated_at"),
+      })
+      .from(projects)
+      // Projects deleted since the invite was sent have no row to join: they are skipped.
+      .innerJoin(access, sql`json_extract(access.value, '$.id') = ${projects.id}`)
+      .innerJoin(invites, eq(invites.id, invite.id))
+      .where(eq(projects.organizationId, invite.organizationId)),
+  );
   return [
     db.insert(organizationMemberships).values({
-      id: uuid7(),
+      id: membershipId,
       organizationId: invite.organizationId,
       userId,
       level: inviteColumn(invite.id, invites.level),
       joinedAt: now,
       updatedAt: now,
     }),
-    grants,
+    projectRules,
     db
       .delete(invites)
       .where(and(eq(invites.organizationId, invite.organizationId), eq(invites.targetEmail, invite.targetEmail))),

@@ -10,6 +10,7 @@ import {
   createUser,
   db,
   errorBody,
+  grantProjectAccess,
   ISO_TIMESTAMP,
   setupOrganization,
   userBasic,
@@ -154,12 +155,7 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     const hidden = await createProject(organization.id, { access_control: true });
     const granted = await createProject(organization.id, { access_control: true });
     const open = await createProject(organization.id);
-    await db.insert(schema.projectAccessGrants).values({
-      projectId: granted.id,
-      userId: member.user.id,
-      level: "member",
-      createdAt: daysAgo(0),
-    });
+    await grantProjectAccess(granted.id, member.membership.id);
     const invite = (access: { id: number; level: string }[]) =>
       api("POST", invitesPath(organization.id), {
         key: member.key,

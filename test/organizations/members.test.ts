@@ -11,6 +11,7 @@ import {
   createUser,
   db,
   errorBody,
+  grantProjectAccess,
   ISO_TIMESTAMP,
   setupOrganization,
   userBasic,
@@ -336,9 +337,7 @@ describe("DELETE /api/organizations/:organization_id/members/:user__uuid", () =>
   it("takes the removed member's private project access with them", async () => {
     const { organization, admin, member } = await setupTeam();
     const secret = await createProject(organization.id, { access_control: true });
-    await db
-      .insert(schema.projectAccessGrants)
-      .values({ projectId: secret.id, userId: member.user.id, level: "member", createdAt: daysAgo(0) });
+    await grantProjectAccess(secret.id, member.membership.id);
     const projectPath = `/api/organizations/${organization.id}/projects/${secret.id}`;
     expect((await api("GET", projectPath, { key: member.key })).status).toBe(200);
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { projectAccessGrants, projects } from "../../src/db/schema";
+import { projects } from "../../src/db/schema";
 import { nowIso } from "../../src/platform/ids";
-import { addMember, api, createProject, db, errorBody, setupOrganization } from "../support/harness";
+import { addMember, api, createProject, db, errorBody, grantProjectAccess, setupOrganization } from "../support/harness";
 import { expectedProject, expectedProjectListItem } from "../support/projects";
 
 const projectsPath = (organizationId: string) => `/api/organizations/${organizationId}/projects`;
@@ -200,7 +200,7 @@ describe("GET /api/organizations/:organization_id/projects", () => {
     const secret = await createProject(organization.id, { name: "Secret", access_control: true });
     const member = await addMember(organization.id, 1);
     const granted = await addMember(organization.id, 1);
-    await db.insert(projectAccessGrants).values({ projectId: secret.id, userId: granted.user.id, level: "member", createdAt: nowIso() });
+    await grantProjectAccess(secret.id, granted.membership.id);
 
     const names = async (callerKey: string) =>
       (await api("GET", projectsPath(organization.id), { key: callerKey })).body.results.map((item: { name: string }) => item.name);

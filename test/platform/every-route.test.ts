@@ -96,10 +96,12 @@ describe("every authenticated route", () => {
   it("answers 403 naming the scope to a key without it", async () => {
     const { organization, project, owner } = await setupOrganization();
     const tenant = { organizationId: organization.id, projectId: project.id };
+    // One key per unrelated scope, not one per operation: the list of routes keeps growing.
+    const userReader = await createApiKey(owner, { scopes: ["user:read"] });
+    const dashboardReader = await createApiKey(owner, { scopes: ["dashboard:read"] });
     for (const operation of await authenticatedOperations()) {
       if (!operation.scope) continue;
-      const unrelated = operation.scope.startsWith("user:") ? "dashboard:read" : "user:read";
-      const key = await createApiKey(owner, { scopes: [unrelated] });
+      const key = operation.scope.startsWith("user:") ? dashboardReader : userReader;
       const response = await call(operation, tenant, key.value);
       expect(response.status, label(operation)).toBe(403);
       expect(response.body, label(operation)).toEqual(

@@ -87,6 +87,7 @@ export async function createProject(organizationId: string, input: Record<string
     statements.insertProject,
     statements.insertEnvironment,
     statements.selectProject,
+    statements.insertPrivacyRule,
   ]);
   return project!;
 }
@@ -163,3 +164,18 @@ export const errorBody = (type: string, code: string, detail: string, attr: stri
 
 export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A member's access rule on a project, as an invite's `private_project_access` leaves it. */
+export async function grantProjectAccess(projectId: number, membershipId: string, level: "member" | "admin" | "none" = "member") {
+  const now = nowIso();
+  await db.insert(schema.accessControls).values({
+    id: uuid7(),
+    environmentId: projectId,
+    resource: "project",
+    resourceId: String(projectId),
+    organizationMembershipId: membershipId,
+    accessLevel: level,
+    createdAt: now,
+    updatedAt: now,
+  });
+}

@@ -1,11 +1,12 @@
+import { RESOURCE_ACCESS_LEVELS, type AccessLevelOf } from "../../platform/access-controls/access-rules";
 import { isAdmin } from "../../platform/levels";
 
 /** PostHog's dashboard restriction levels and privilege levels share these numbers. */
 export const RestrictionLevel = { everyoneCanEdit: 21, onlyCollaboratorsCanEdit: 37 } as const;
 export const PrivilegeLevel = { canView: 21, canEdit: 37 } as const;
 
-export const ACCESS_LEVELS = ["none", "viewer", "editor", "manager"] as const;
-export type AccessLevel = (typeof ACCESS_LEVELS)[number];
+export const ACCESS_LEVELS = RESOURCE_ACCESS_LEVELS.dashboard;
+export type AccessLevel = AccessLevelOf<"dashboard">;
 
 /** Who is asking, as far as a dashboard's rights go. */
 export type DashboardCaller = { userId: number; organizationLevel: number };

@@ -45,7 +45,7 @@ export function toDashboardListItem(row: DashboardRow, caller: DashboardCaller):
   };
 }
 
-function toInsight(insight: typeof insights.$inferSelect) {
+export function toInsight(insight: typeof insights.$inferSelect) {
   return {
     id: insight.id,
     short_id: insight.shortId,
@@ -85,12 +85,15 @@ function byGridPosition(left: TileRow, right: TileRow) {
   return leftY - rightY || leftX - rightX || left.tile.id - right.tile.id;
 }
 
+/** Tiles in PostHog's display order: by their small-screen grid position. */
+export const inLayoutOrder = (tiles: TileRow[]) => [...tiles].sort(byGridPosition);
+
 export function toDashboard({ row, tiles }: DashboardWithTiles, caller: DashboardCaller): Dashboard {
   return {
     ...toDashboardListItem(row, caller),
     filters: row.dashboard.filters,
     variables: row.dashboard.variables,
-    tiles: [...tiles].sort(byGridPosition).map((tile, order) => ({
+    tiles: inLayoutOrder(tiles).map((tile, order) => ({
       id: tile.tile.id,
       layouts: tile.tile.layouts,
       color: tile.tile.color,

@@ -1,5 +1,4 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { and, eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
@@ -10,6 +9,7 @@ import { notFound, permissionDenied, validationError } from "../../platform/erro
 import { splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
+import { editableDashboard, NO_EDIT_RIGHT, parseDashboardId, scopeOf, visibleDashboard } from "./dashboard-request";
 import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
 import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
 import {
@@ -38,21 +38,6 @@ import { MAX_LIVE_TILES, normalizeTags, type CreateDashboardInput, type TileInpu
 type DashboardRoutes = ReturnType<typeof dashboardRoutes<ProjectTree>>;
 type Handler<K extends keyof DashboardRoutes> = RouteHandler<DashboardRoutes[K], AppEnv>;
 
-const NO_EDIT_RIGHT = "You don't have edit permissions for this dashboard.";
-
-function scopeOf(c: Context<AppEnv>): DashboardScope {
-  const { project, actor } = c.var;
-  return {
-    environmentId: project.environmentId,
-    caller: { userId: actor.userId, organizationLevel: project.level, membershipId: project.membershipId },
-  };
-}
-
-function parseDashboardId(value: string): number {
-  if (!/^\d{1,15}$/.test(value)) throw notFound();
-  return Number(value);
-}
-
 function parsePinned(value: string | undefined): boolean | undefined {
   if (value === undefined || value === "") return undefined;
   if (value === "true" || value === "1") return true;
@@ -77,6 +62,7 @@ export const retrieveEnvironmentDashboard: Handler<"retrieve"> = async (c) => {
   const scope = scopeOf(c);
   const found = await readDashboard(c.var.db, scope, parseDashboardId(c.req.valid("param").id));
   if (!found) throw notFound();
+  visibleDashboard(c, found.row);
   return c.json(toDashboard(found, scope.caller), 200);
 };
 
@@ -127,7 +113,10 @@ async function startingPoint(db: Database, scope: DashboardScope, input: CreateD
   }
   if (sourceId !== undefined) {
     const source = await readDashboard(db, scope, sourceId);
-    if (!source) throw validationError("invalid_input", "Invalid value provided", "use_dashboard");
+    // A dashboard an access rule hides is refused like an unknown one.
+    if (!source || rightsOn(source.row, scope.caller).userAccessLevel === "none") {
+      throw validationError("invalid_input", "Invalid value provided", "use_dashboard");
+    }
     const tiles = copiedTiles(source.tiles, input.duplicate_tiles ?? false);
     return { creationMode: "duplicate" as const, tiles, name: "", description: "", variables: source.row.dashboard.variables };
   }
@@ -244,6 +233,7 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   const current = await readDashboard(db, scope, id, { includeDeleted: true });
   // A deleted dashboard is gone except to the PATCH that restores (or re-deletes) it.
   if (!current || (current.row.dashboard.deleted && input.deleted === undefined)) throw notFound();
+  visibleDashboard(c, current.row);
   assertMayUpdate(current.row, scope, input);
 
   const updateDashboard = db
@@ -280,9 +270,8 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     selectDashboard(db, scope, destinationId),
     selectTileToMove(db, tile.id, sourceId, destinationId),
   ]);
-  if (!source) throw notFound();
-  if (!rightsOn(source, scope.caller).canEdit) throw permissionDenied(NO_EDIT_RIGHT);
-  if (!moving || !destination) throw notFound();
+  editableDashboard(c, source);
+  if (!moving || !destination || rightsOn(destination, scope.caller).userAccessLevel === "none") throw notFound();
   if (!rightsOn(destination, scope.caller).canEdit) {
     throw permissionDenied("You don't have edit permissions for the destination dashboard.");
   }

@@ -2,7 +2,6 @@ import { and, asc, count, desc, eq, exists, inArray, isNull, ne, notExists, or, 
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
-  accessControls,
   dashboardCollaborators,
   dashboards,
   dashboardTiles,
@@ -15,6 +14,8 @@ import {
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
+import { ruleOfMember } from "../../platform/access-controls/access-rules";
+import { isAdmin } from "../../platform/levels";
 import type { AccessLevel, DashboardCaller } from "./dashboard-access";
 import { MAX_LIVE_TILES } from "./dashboards.schema";
 
@@ -22,6 +23,12 @@ export type Statement = BatchItem<"sqlite">;
 
 /** The environment the request is about and who is asking: every dashboard query needs both. */
 export type DashboardScope = { environmentId: number; caller: DashboardCaller & { membershipId: string } };
+
+/**
+ * What reading a dashboard needs of the caller. The membership may be SQL, for a read batched
+ * with the project before the membership is known (`resolveProjectAndRead`).
+ */
+export type DashboardReadScope = { environmentId: number; caller: { userId: number; membershipId: string | SQL } };
 
 /**
  * A dashboard id, or an SQL expression for one created earlier in the same batch: a batch runs as
@@ -36,16 +43,8 @@ const textModifiers = alias(users, "text_modifiers");
 const otherTiles = alias(dashboardTiles, "other_tiles");
 const otherDashboards = alias(dashboards, "other_dashboards");
 
-/** The caller's access-control rule on each dashboard: their own first, else the default one. */
-const accessRuleOfCaller = (membershipId: string) =>
-  sql<AccessLevel | null>`(select ${accessControls.accessLevel} from ${accessControls}
-    where ${accessControls.resource} = 'dashboard'
-      and ${accessControls.resourceId} = cast(${dashboards.id} as text)
-      and (${accessControls.organizationMembershipId} = ${membershipId} or ${accessControls.organizationMembershipId} is null)
-    order by ${accessControls.organizationMembershipId} is null limit 1)`;
-
 /** Dashboards with their creator, sharing state and what bears on the caller's rights: one query. */
-function selectDashboards(db: Database, scope: DashboardScope) {
+function selectDashboards(db: Database, scope: DashboardReadScope) {
   const { caller } = scope;
   return db
     .select({
@@ -53,7 +52,7 @@ function selectDashboards(db: Database, scope: DashboardScope) {
       createdBy: users,
       sharingEnabled: sharingConfigurations.enabled,
       collaboratorId: dashboardCollaborators.id,
-      accessRule: accessRuleOfCaller(caller.membershipId),
+      accessRule: ruleOfMember("dashboard", dashboards.id, caller.membershipId),
     })
     .from(dashboards)
     .leftJoin(users, eq(users.id, dashboards.createdById))
@@ -68,7 +67,7 @@ function selectDashboards(db: Database, scope: DashboardScope) {
 const liveTile = and(eq(dashboardTiles.deleted, false), eq(dashboards.deleted, false));
 
 /** One dashboard of the environment, deleted ones included when asked (a restore must find them). */
-export function selectDashboard(db: Database, scope: DashboardScope, ref: DashboardRef, options: { includeDeleted?: boolean } = {}) {
+export function selectDashboard(db: Database, scope: DashboardReadScope, ref: DashboardRef, options: { includeDeleted?: boolean } = {}) {
   return selectDashboards(db, scope).where(
     and(
       eq(dashboards.id, ref),
@@ -79,7 +78,7 @@ export function selectDashboard(db: Database, scope: DashboardScope, ref: Dashbo
 }
 
 /** The live tiles of a dashboard with their insights, texts and the texts' users: one query. */
-function selectTiles(db: Database, ref: DashboardRef) {
+export function selectTiles(db: Database, ref: DashboardRef) {
   return db
     .select({ tile: dashboardTiles, insight: insights, text: texts, textCreator: textCreators, textModifier: textModifiers })
     .from(dashboardTiles)
@@ -120,8 +119,22 @@ export const readDashboard = (db: Database, scope: DashboardScope, ref: Dashboar
 
 export type DashboardListFilters = { pinned?: boolean; search?: string; tags?: string[] };
 
-function listConditions(environmentId: number, filters: DashboardListFilters) {
-  const conditions: (SQL | undefined)[] = [eq(dashboards.environmentId, environmentId), eq(dashboards.deleted, false)];
+/**
+ * A `none` rule hides a dashboard from the member, as in PostHog;
+ * its creator and organization admins always see it.
+ */
+function hiddenByRule(caller: DashboardScope["caller"]): SQL | undefined {
+  if (isAdmin(caller.organizationLevel)) return undefined;
+  const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
+  return sql`(${dashboards.createdById} = ${caller.userId} or coalesce(${rule}, 'editor') <> 'none')`;
+}
+
+function listConditions(scope: DashboardScope, filters: DashboardListFilters) {
+  const conditions: (SQL | undefined)[] = [
+    eq(dashboards.environmentId, scope.environmentId),
+    eq(dashboards.deleted, false),
+    hiddenByRule(scope.caller),
+  ];
   if (filters.pinned !== undefined) conditions.push(eq(dashboards.pinned, filters.pinned));
   if (filters.search) {
     const pattern = `%${filters.search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
@@ -137,7 +150,7 @@ function listConditions(environmentId: number, filters: DashboardListFilters) {
 
 /** A page of the environment's live dashboards and their count: one round trip. */
 export async function listDashboards(db: Database, scope: DashboardScope, page: Page, filters: DashboardListFilters) {
-  const where = listConditions(scope.environmentId, filters);
+  const where = listConditions(scope, filters);
   const [[total], rows] = await db.batch([
     db.select({ value: count() }).from(dashboards).where(where),
     selectDashboards(db, scope)

@@ -12,7 +12,7 @@ import {
 } from "./dashboards.schema";
 
 
-const DashboardParams = ProjectParams.extend({ id: z.string().openapi({ description: "Dashboard id." }) });
+export const DashboardParams = ProjectParams.extend({ id: z.string().openapi({ description: "Dashboard id." }) });
 
 const ListQuery = PaginationQuery.extend({
   pinned: z.string().optional().openapi({ description: "`true` or `false`." }),

@@ -1,4 +1,6 @@
+import { accessControls } from "../../platform/access-controls/access-controls";
 import { createRouter } from "../../platform/router";
+import { dashboardAccessControl } from "./dashboard-access-control";
 import {
   createEnvironmentDashboard,
   listEnvironmentDashboards,
@@ -20,7 +22,8 @@ function dashboardsRouterFor(tree: ProjectTree) {
     .openapi(routes.create, createEnvironmentDashboard)
     .openapi(routes.retrieve, retrieveEnvironmentDashboard)
     .openapi(routes.update, updateEnvironmentDashboard)
-    .openapi(routes.moveTile, moveDashboardTile);
+    .openapi(routes.moveTile, moveDashboardTile)
+    .route("/", accessControls(dashboardAccessControl, `${tree}/{project_id}/dashboards/{id}`));
 }
 
 export const dashboardsRouter = underEveryTree(dashboardsRouterFor);

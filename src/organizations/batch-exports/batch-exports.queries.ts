@@ -18,7 +18,7 @@ export function visibleExportsOfOrganization(
   organization: OrganizationContext,
 ): SQL | undefined {
   const ofOrganization = and(eq(batchExports.organizationId, organization.id), liveBatchExports);
-  const projectFilters = [projectVisibleAtLevel(db, actor.userId, organization.level), ...projectsInKeyScope(actor)].filter(
+  const projectFilters = [projectVisibleAtLevel(organization), ...projectsInKeyScope(actor)].filter(
     (filter) => filter !== undefined,
   );
   if (projectFilters.length === 0) return ofOrganization;

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, gt, inArray } from "drizzle-orm";
-import { invites, organizationMemberships, projectAccessGrants, projects, users } from "../../db/schema";
+import { invites, organizationMemberships, projects, users } from "../../db/schema";
+import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
 import { chunkForInsert, inJsonList, type Database } from "../../platform/db";
 import type { Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
@@ -50,7 +51,8 @@ export async function listInvitesPage(db: Database, organizationId: string, page
 }
 
 /** A project named in `private_project_access`, with the inviter's own grant on it. */
-export type InvitableProject = { id: number; accessControl: boolean; inviterGrant: "member" | "admin" | null };
+/** A project named in an invite, with the inviter's access rule on it (their own, else its default). */
+export type InvitableProject = { id: number; inviterRule: AccessLevelOf<"project"> | null };
 
 /**
  * Everything validating a set of invites needs, in one round trip: the inviter, which of the
@@ -76,11 +78,11 @@ export async function readInviteContext(
       .innerJoin(organizationMemberships, eq(organizationMemberships.userId, users.id))
       .where(and(inArray(users.email, emails), eq(organizationMemberships.organizationId, organizationId))),
     db
-      .select({ id: projects.id, accessControl: projects.accessControl, inviterGrant: projectAccessGrants.level })
+      .select({ id: projects.id, inviterRule: ruleOfMember("project", projects.id, organizationMemberships.id) })
       .from(projects)
-      .leftJoin(
-        projectAccessGrants,
-        and(eq(projectAccessGrants.projectId, projects.id), eq(projectAccessGrants.userId, inviterId)),
+      .innerJoin(
+        organizationMemberships,
+        and(eq(organizationMemberships.organizationId, projects.organizationId), eq(organizationMemberships.userId, inviterId)),
       )
       .where(and(eq(projects.organizationId, organizationId), inJsonList(projects.id, projectIds))),
     db

@@ -42,15 +42,16 @@ export function assertInvitable(input: InviteInput, inviterLevel: number, contex
 }
 
 /**
- * A project of this organization; a private one only if the inviter sees it (admins see all),
- * and at no higher level than the inviter's own grant.
+ * A project of this organization; one the inviter's access rules hide only if they are an admin
+ * (admins see all), and at no higher level than the inviter's own rule.
  */
 function assertProjectInvitable(item: ProjectAccessItem, inviterLevel: number, context: InviteContext, attr: string) {
   const project = context.projects.get(item.id);
   if (!project) throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
-  if (isAdmin(inviterLevel) || !project.accessControl) return;
-  if (!project.inviterGrant) throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
-  if (accessRank[item.level] > accessRank[project.inviterGrant]) {
+  const rule = project.inviterRule;
+  if (isAdmin(inviterLevel) || rule === null) return;
+  if (rule !== "member" && rule !== "admin") throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
+  if (accessRank[item.level] > accessRank[rule]) {
     throw validationError("invalid_input", "You cannot invite to a private project with a higher level than your own.", attr);
   }
 }

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, exists, inArray, ne, notExists } from "drizzle-orm";
-import { organizationMemberships, projectAccessGrants, projects, users } from "../../db/schema";
+import { dashboardCollaborators, dashboards, environments, organizationMemberships, users } from "../../db/schema";
 import { unchangedSinceRead, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import { MembershipLevel } from "../../platform/levels";
@@ -113,19 +113,27 @@ export async function setMemberLevel(db: Database, target: MembershipRow, level:
   return updated;
 }
 
-/** The membership and the private project access it carried, in one atomic batch. */
+/**
+ * The membership and what it carried, in one atomic batch: its access rules go with it (they
+ * reference the membership, ON DELETE CASCADE), and the user's collaborations on the
+ * organization's dashboards are deleted once the membership is gone.
+ */
 export async function deleteMembership(db: Database, target: MembershipRow) {
   const [removed] = await db.batch([
     db
       .delete(organizationMemberships)
       .where(unchangedAndOwnerRemains(db, target, target.level === MembershipLevel.owner))
       .returning({ id: organizationMemberships.id }),
-    db.delete(projectAccessGrants).where(
+    db.delete(dashboardCollaborators).where(
       and(
-        eq(projectAccessGrants.userId, target.userId),
+        eq(dashboardCollaborators.userId, target.userId),
         inArray(
-          projectAccessGrants.projectId,
-          db.select({ id: projects.id }).from(projects).where(eq(projects.organizationId, target.organizationId)),
+          dashboardCollaborators.dashboardId,
+          db
+            .select({ id: dashboards.id })
+            .from(dashboards)
+            .innerJoin(environments, eq(environments.id, dashboards.environmentId))
+            .where(eq(environments.organizationId, target.organizationId)),
         ),
         notExists(
           db

@@ -41,6 +41,7 @@ export async function insertProject(db: AppEnv["Variables"]["db"], organizationI
       statements.insertProject,
       statements.insertEnvironment,
       statements.selectProject,
+      statements.insertPrivacyRule,
     ]);
     if (!project) {
       throw permissionDenied(

@@ -1,11 +1,11 @@
 import { and, asc, count, eq, sql, type Column, type SQL } from "drizzle-orm";
-import { environments, organizationMemberships, organizations, projectAccessGrants, projects } from "../../db/schema";
+import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
 import { nowIso, randomBase62, randomUrlSafeToken, uuid7 } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
 import {
-  grantOfCaller,
+  effectiveProjectLevel,
   membershipOfCaller,
   projectsInKeyScope,
   projectVisible,
@@ -88,10 +88,27 @@ export function insertProjectStatements(db: Database, organizationId: string, in
       .where(eq(projects.uuid, uuid)),
   );
   const selectProject = db.select().from(projects).where(eq(projects.uuid, uuid));
-  return { insertProject, insertEnvironment, selectProject };
+  // A private project is one whose default access rule is `none`: one way to decide who sees it.
+  const insertPrivacyRule = db.insert(accessControls).select(
+    db
+      .select({
+        id: sql<string>`${uuid7()}`.as("id"),
+        environmentId: projects.id,
+        resource: sql<"project">`'project'`.as("resource"),
+        resourceId: sql<string>`cast(${projects.id} as text)`.as("resource_id"),
+        organizationMembershipId: sql<null>`null`.as("organization_membership_id"),
+        accessLevel: sql<"none">`'none'`.as("access_level"),
+        createdById: sql<null>`null`.as("created_by_id"),
+        createdAt: projects.createdAt,
+        updatedAt: projects.updatedAt,
+      })
+      .from(projects)
+      .where(and(eq(projects.uuid, uuid), eq(projects.accessControl, true))),
+  );
+  return { insertProject, insertEnvironment, selectProject, insertPrivacyRule };
 }
 
-/** Projects the caller can see: member of the organization, and granted if private. */
+/** Projects the caller can see: member of the organization, and not hidden by an access rule. */
 function visibleProjectsWhere(actor: Actor, filters: SQL[]) {
   return and(projectVisible, ...projectsInKeyScope(actor), ...filters);
 }
@@ -107,7 +124,7 @@ export async function listProjectsOfOrganization(
 ) {
   const where = and(
     eq(projects.organizationId, organization.id),
-    projectVisibleAtLevel(db, actor.userId, organization.level),
+    projectVisibleAtLevel(organization),
     ...projectsInKeyScope(actor),
   );
   const [[total], rows] = await db.batch([
@@ -125,13 +142,11 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
       .select({ value: count() })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
       .where(where),
     db
       .select({ project: projects })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
       .where(where)
       .orderBy(...byCreation)
       .limit(page.limit)
@@ -147,10 +162,9 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
  */
 export async function findVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
   const [row] = await db
-    .select({ project: projects, level: organizationMemberships.level })
+    .select({ project: projects, level: effectiveProjectLevel })
     .from(projects)
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-    .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
     .where(and(projectVisible, ...filters))
     .orderBy(...byCreation)
     .limit(1);

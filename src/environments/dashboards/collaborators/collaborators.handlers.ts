@@ -1,0 +1,92 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../../../platform/env";
+import { notFound, validationError } from "../../../platform/errors";
+import { isUniqueViolation } from "../../../platform/db";
+import { isAdmin } from "../../../platform/levels";
+import { resolveProjectAndRead } from "../../../platform/project-context";
+import type { ProjectTree } from "../../project-trees";
+import { PrivilegeLevel, RestrictionLevel } from "../dashboard-access";
+import { editableDashboard, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "../dashboard-request";
+import { selectDashboard, type DashboardRow } from "../dashboards.queries";
+import {
+  deleteCollaborator,
+  insertCollaborator,
+  selectCandidate,
+  selectCollaborators,
+  toCollaborator,
+  type Candidate,
+} from "./collaborators.queries";
+import type { collaboratorRoutes } from "./collaborators.routes";
+
+type CollaboratorRoutes = ReturnType<typeof collaboratorRoutes<ProjectTree>>;
+type Handler<K extends keyof CollaboratorRoutes> = RouteHandler<CollaboratorRoutes[K], AppEnv>;
+
+/** One round trip: the project, the dashboard and its collaborators are read in one batch. */
+export const listDashboardCollaborators: Handler<"list"> = async (c) => {
+  const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
+  const db = c.var.db;
+  const [[dashboard], collaborators] = await resolveProjectAndRead(c, (environmentId) => [
+    selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
+    selectCollaborators(db, environmentId, dashboardId),
+  ]);
+  visibleDashboard(c, dashboard);
+  return c.json(collaborators.map(toCollaborator), 200);
+};
+
+const invalid = (detail: string, attr: string | null) => validationError("invalid_input", detail, attr);
+
+/** PostHog's checks on a new collaborator, in its order, each with its own message. */
+function assertMayCollaborate(
+  dashboard: DashboardRow["dashboard"],
+  level: number,
+  candidate: Candidate | undefined,
+): asserts candidate is Candidate {
+  if (dashboard.restrictionLevel <= RestrictionLevel.everyoneCanEdit) {
+    throw invalid("Cannot add collaborators to a dashboard on the lowest restriction level.", null);
+  }
+  if (level !== PrivilegeLevel.canEdit) throw invalid("Only edit access can be explicitly specified currently.", "level");
+  if (!candidate) throw invalid("User does not exist.", "user_uuid");
+  const { organizationLevel, projectRule } = candidate;
+  const seesProject = organizationLevel !== null && (isAdmin(organizationLevel) || projectRule !== "none");
+  if (!seesProject) throw invalid("Cannot add collaborators that have no access to the project.", "user_uuid");
+  const inherentAccess = candidate.user.id === dashboard.createdById || isAdmin(organizationLevel) || projectRule === "admin";
+  if (inherentAccess) {
+    throw invalid(
+      "Cannot add collaborators that already have inherent access (the dashboard owner or a project admins).",
+      "user_uuid",
+    );
+  }
+}
+
+export const addDashboardCollaborator: Handler<"add"> = async (c) => {
+  const { user_uuid: userUuid, level } = c.req.valid("json");
+  const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
+  const scope = scopeOf(c);
+  const db = c.var.db;
+  const [[row], [candidate]] = await db.batch([
+    selectDashboard(db, scope, dashboardId),
+    selectCandidate(db, c.var.project, userUuid),
+  ]);
+  const { dashboard } = editableDashboard(c, row);
+  assertMayCollaborate(dashboard, level, candidate);
+  try {
+    const created = await insertCollaborator(db, scope.environmentId, dashboard.id, candidate.user.id, level);
+    return c.json(toCollaborator(created), 201);
+  } catch (error) {
+    // The unique index decides, so that two concurrent adds cannot both succeed.
+    if (isUniqueViolation(error)) throw invalid("User already is a collaborator.", "user_uuid");
+    throw error;
+  }
+};
+
+export const removeDashboardCollaborator: Handler<"remove"> = async (c) => {
+  const { dashboard_id: rawDashboardId, user__uuid: userUuid } = c.req.valid("param");
+  const db = c.var.db;
+  const [row] = await selectDashboard(db, scopeOf(c), parseDashboardId(rawDashboardId));
+  const { dashboard } = editableDashboard(c, row);
+  if (dashboard.restrictionLevel <= RestrictionLevel.everyoneCanEdit) {
+    throw invalid("Cannot remove collaborators from a dashboard on the lowest restriction level.", null);
+  }
+  if (!(await deleteCollaborator(db, dashboard.id, userUuid))) throw notFound();
+  return c.body(null, 204);
+};

@@ -1,0 +1,84 @@
+import { and, asc, eq, inArray } from "drizzle-orm";
+import { dashboardCollaborators, dashboards, organizationMemberships, users } from "../../../db/schema";
+import { ruleOfMember } from "../../../platform/access-controls/access-rules";
+import type { Database } from "../../../platform/db";
+import type { ProjectContext } from "../../../platform/env";
+import { nowIso, uuid7 } from "../../../platform/ids";
+import { toUserBasic } from "../../../users/user-basic";
+import type { Collaborator } from "./collaborators.routes";
+
+/** A dashboard's collaborators (or the one with `id`) with their users, oldest first: one query. */
+export function selectCollaborators(db: Database, environmentId: number, dashboardId: number, id?: string) {
+  return db
+    .select({ collaborator: dashboardCollaborators, user: users })
+    .from(dashboardCollaborators)
+    .innerJoin(users, eq(users.id, dashboardCollaborators.userId))
+    .innerJoin(dashboards, eq(dashboards.id, dashboardCollaborators.dashboardId))
+    .where(
+      and(
+        eq(dashboardCollaborators.dashboardId, dashboardId),
+        eq(dashboards.environmentId, environmentId),
+        id === undefined ? undefined : eq(dashboardCollaborators.id, id),
+      ),
+    )
+    .orderBy(asc(dashboardCollaborators.addedAt), asc(dashboardCollaborators.id));
+}
+
+export type CollaboratorRow = Awaited<ReturnType<typeof selectCollaborators>>[number];
+
+export const toCollaborator = ({ collaborator, user }: CollaboratorRow): Collaborator => ({
+  id: collaborator.id,
+  dashboard_id: collaborator.dashboardId,
+  user: toUserBasic(user),
+  level: collaborator.level,
+  added_at: collaborator.addedAt,
+  updated_at: collaborator.updatedAt,
+});
+
+/**
+ * The user a collaborator would be, with what decides whether they may be one: their level in
+ * the project's organization (null: not a member) and their access rule on the project.
+ */
+export function selectCandidate(db: Database, project: ProjectContext, userUuid: string) {
+  return db
+    .select({
+      user: users,
+      organizationLevel: organizationMemberships.level,
+      projectRule: ruleOfMember("project", String(project.projectId), organizationMemberships.id),
+    })
+    .from(users)
+    .leftJoin(
+      organizationMemberships,
+      and(eq(organizationMemberships.userId, users.id), eq(organizationMemberships.organizationId, project.organizationId)),
+    )
+    .where(eq(users.uuid, userUuid));
+}
+
+export type Candidate = Awaited<ReturnType<typeof selectCandidate>>[number];
+
+/** Adds the collaborator and reads it back with its user; the unique index refuses a second one. */
+export async function insertCollaborator(db: Database, environmentId: number, dashboardId: number, userId: number, level: number) {
+  const id = uuid7();
+  const now = nowIso();
+  const [, rows] = await db.batch([
+    db.insert(dashboardCollaborators).values({ id, dashboardId, userId, level, addedAt: now, updatedAt: now }),
+    selectCollaborators(db, environmentId, dashboardId, id),
+  ]);
+  const [created] = rows;
+  if (!created) throw new Error("the new collaborator was not read back");
+  return created;
+}
+
+/** Removes the user's collaboration; false when they were not a collaborator. */
+export async function deleteCollaborator(db: Database, dashboardId: number, userUuid: string) {
+  const removed = await db
+    .delete(dashboardCollaborators)
+    .where(
+      and(
+        eq(dashboardCollaborators.dashboardId, dashboardId),
+        inArray(dashboardCollaborators.userId, db.select({ id: users.id }).from(users).where(eq(users.uuid, userUuid))),
+      ),
+    )
+    .returning({ id: dashboardCollaborators.id });
+  return removed.length > 0;
+}

@@ -1,0 +1,69 @@
+import { z } from "@hono/zod-openapi";
+import { ProjectParams, resolveProject } from "../../../platform/project-context";
+import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
+import { UserBasic } from "../../../users/user-basic";
+import type { ProjectTree } from "../../project-trees";
+import { PrivilegeLevel } from "../dashboard-access";
+
+export const Collaborator = z
+  .object({
+    id: z.string(),
+    dashboard_id: z.number().int(),
+    user: UserBasic,
+    level: z.number().int().openapi({ description: "37: can edit." }),
+    added_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("DashboardCollaborator");
+export type Collaborator = z.infer<typeof Collaborator>;
+
+const AddCollaboratorInput = z
+  .object({
+    user_uuid: z.string().uuid(),
+    level: z
+      .union([z.literal(PrivilegeLevel.canView), z.literal(PrivilegeLevel.canEdit)])
+      .openapi({ description: "Only 37 (can edit) may be given." }),
+  })
+  .openapi("AddDashboardCollaborator");
+
+const CollaboratorsParams = ProjectParams.extend({ dashboard_id: z.string().openapi({ description: "Dashboard id." }) });
+const CollaboratorParams = CollaboratorsParams.extend({
+  user__uuid: z.string().openapi({ description: "The collaborator's user uuid." }),
+});
+
+/** The collaborator routes of one tree; `tree` only changes the path. */
+export function collaboratorRoutes<T extends ProjectTree>(tree: T) {
+  const collection = `${tree}/{project_id}/dashboards/{dashboard_id}/collaborators` as const;
+  const tags = ["dashboards"];
+  return {
+    list: apiRoute({
+      tags,
+      method: "get",
+      path: collection,
+      scope: "dashboard:read",
+      summary: "List a dashboard's collaborators, oldest first (a plain array)",
+      request: { params: CollaboratorsParams },
+      responses: { 200: json(z.array(Collaborator), "The collaborators") },
+    }),
+    add: apiRoute({
+      tags,
+      middleware: [resolveProject],
+      method: "post",
+      path: collection,
+      scope: "dashboard:write",
+      summary: "Let a member edit a dashboard restricted to collaborators (restriction level 37)",
+      request: { params: CollaboratorsParams, body: jsonBody(AddCollaboratorInput) },
+      responses: { 201: json(Collaborator, "The collaborator") },
+    }),
+    remove: apiRoute({
+      tags,
+      middleware: [resolveProject],
+      method: "delete",
+      path: `${collection}/{user__uuid}`,
+      scope: "dashboard:write",
+      summary: "Remove a collaborator: their edit right ends at once",
+      request: { params: CollaboratorParams },
+      responses: { 204: { description: "Removed" } },
+    }),
+  };
+}

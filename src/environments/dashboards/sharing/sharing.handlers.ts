@@ -1,0 +1,68 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { SharingSettings } from "../../../db/schema";
+import type { AppEnv } from "../../../platform/env";
+import { permissionDenied, validationError } from "../../../platform/errors";
+import { resolveProjectAndRead } from "../../../platform/project-context";
+import type { ProjectTree } from "../../project-trees";
+import { editableDashboard, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "../dashboard-request";
+import { selectDashboard } from "../dashboards.queries";
+import { newAccessToken, selectPublicSharingAllowed, selectSharing, toSharingConfiguration, upsertSharing } from "./sharing.queries";
+import { SHARING_SETTINGS_KEYS, type sharingRoutes } from "./sharing.routes";
+
+type SharingRoutes = ReturnType<typeof sharingRoutes<ProjectTree>>;
+type Handler<K extends keyof SharingRoutes> = RouteHandler<SharingRoutes[K], AppEnv>;
+
+/** One round trip once the configuration exists: project, dashboard and configuration in one batch. */
+export const retrieveDashboardSharing: Handler<"retrieve"> = async (c) => {
+  const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
+  const db = c.var.db;
+  const [[dashboard], [sharing]] = await resolveProjectAndRead(c, (environmentId) => [
+    selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
+    selectSharing(db, dashboardId),
+  ]);
+  visibleDashboard(c, dashboard);
+  return c.json(toSharingConfiguration(sharing ?? (await upsertSharing(db, dashboardId))), 200);
+};
+
+const INVALID_SETTINGS = () => validationError("invalid_input", "Invalid settings format", "settings");
+
+/** PostHog's settings keys only, each a boolean; anything else is dropped. */
+function parseSettings(value: unknown): SharingSettings {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw INVALID_SETTINGS();
+  const settings: SharingSettings = {};
+  for (const key of SHARING_SETTINGS_KEYS) {
+    const setting: unknown = (value as Record<string, unknown>)[key];
+    if (setting === undefined) continue;
+    if (typeof setting !== "boolean") throw INVALID_SETTINGS();
+    settings[key] = setting;
+  }
+  return settings;
+}
+
+export const updateDashboardSharing: Handler<"update"> = async (c) => {
+  const input = c.req.valid("json");
+  const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
+  const scope = scopeOf(c);
+  const db = c.var.db;
+  const [[dashboard], [organization]] = await db.batch([
+    selectDashboard(db, scope, dashboardId),
+    selectPublicSharingAllowed(db, scope.environmentId),
+  ]);
+  editableDashboard(c, dashboard);
+  const settings = input.settings === undefined ? undefined : parseSettings(input.settings);
+  if (input.enabled === true && !organization?.allowed) {
+    throw permissionDenied("Public sharing is disabled for this organization.");
+  }
+  const sharing = await upsertSharing(db, dashboardId, { enabled: input.enabled, settings });
+  return c.json(toSharingConfiguration(sharing), 200);
+};
+
+/** A new token at once: PostHog keeps the old one for 5 minutes, but a refresh usually answers a leak. */
+export const refreshDashboardSharing: Handler<"refresh"> = async (c) => {
+  const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
+  const db = c.var.db;
+  const [dashboard] = await selectDashboard(db, scopeOf(c), dashboardId);
+  editableDashboard(c, dashboard);
+  const sharing = await upsertSharing(db, dashboardId, { accessToken: newAccessToken() });
+  return c.json(toSharingConfiguration(sharing), 200);
+};

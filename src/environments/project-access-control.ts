@@ -1,0 +1,35 @@
+import { eq, sql } from "drizzle-orm";
+import { environments, projects } from "../db/schema";
+import type { AccessControlDefinition } from "../platform/access-controls/access-controls";
+import type { Database } from "../platform/db";
+import { isAdmin } from "../platform/levels";
+import { ProjectParams } from "../platform/project-context";
+
+const selectEnvironment = (db: Database, environmentId: number) =>
+  db.select({ projectId: environments.projectId }).from(environments).where(eq(environments.id, environmentId));
+
+/**
+ * Projects under access control, addressed by any of their environments: a `none` rule (or a
+ * default of `none`: a private project) hides the project from a member, `admin` makes them a
+ * project admin. Organization admins and owners see and manage every project.
+ */
+export const projectAccessControl: AccessControlDefinition<"project", ReturnType<typeof selectEnvironment>> = {
+  resource: "project",
+  defaultLevel: "member",
+  managerLevel: "admin",
+  notManager: "Must be admin to modify project permissions.",
+  params: ProjectParams,
+  read: (c, environmentId) => ({
+    statement: selectEnvironment(c.var.db, environmentId),
+    resourceId: sql`cast((select ${environments.projectId} from ${environments} where ${environments.id} = ${environmentId}) as text)`,
+  }),
+  // The project resolved, so the caller sees it: their effective level says the rest.
+  levelOf: (c) => (isAdmin(c.var.project.level) ? "admin" : "member"),
+  // `access_control` (a private project) is the default rule's `none`, kept in step for readers.
+  onDefaultChange: (db, resourceId, level) => [
+    db
+      .update(projects)
+      .set({ accessControl: level === "none" })
+      .where(eq(projects.id, sql`cast(${resourceId} as integer)`)),
+  ],
+};

@@ -1,0 +1,228 @@
+import { z, type RouteHandler } from "@hono/zod-openapi";
+import { and, asc, eq, isNull, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { Context } from "hono";
+import { accessControls as rules, organizationMemberships, users } from "../../db/schema";
+import { toUserBasic, UserBasic } from "../../users/user-basic";
+import type { Database } from "../db";
+import type { AppEnv } from "../env";
+import { permissionDenied, validationError } from "../errors";
+import { nowIso, uuid7 } from "../ids";
+import { resolveProject, resolveProjectAndRead } from "../project-context";
+import { apiRoute, jsonBody, jsonResponse as json } from "../route";
+import { createRouter } from "../router";
+import { RESOURCE_ACCESS_LEVELS, type AccessControlledResourceName, type AccessLevelOf } from "./access-rules";
+
+type Statement = BatchItem<"sqlite">;
+type ResourceId = string | SQL;
+
+/**
+ * What it takes to put a resource under access control: its levels and default, who may change
+ * its rules, and how to find it in a request. `accessControls(definition, itemPath)` then serves
+ * `GET/PUT <itemPath>/access_controls`; the effects on reads, writes and lists live where the
+ * resource decides its rights (`ruleOfMember`).
+ */
+export type AccessControlDefinition<R extends AccessControlledResourceName, S extends Statement> = {
+  resource: R;
+  /** The level everyone has when no rule says otherwise. */
+  defaultLevel: AccessLevelOf<R>;
+  /** The level that may change the resource's rules, and what a caller below it is told. */
+  managerLevel: AccessLevelOf<R>;
+  notManager: string;
+  /** The path parameters of the resource's item path, `project_id` included. */
+  params: z.ZodObject<{ project_id: z.ZodString }>;
+  /**
+   * A read of the resource for a batch that also resolves the project (so it must only read),
+   * and its id as its rules store it.
+   */
+  read: (c: Context<AppEnv>, environmentId: number) => { statement: S; resourceId: ResourceId };
+  /** The caller's level from the read's rows, once the project is resolved; 404 when it is not theirs to see. */
+  levelOf: (c: Context<AppEnv>, rows: Awaited<S>) => AccessLevelOf<R>;
+  /** Statements that keep the resource in step with its default rule (a private project). */
+  onDefaultChange?: (db: Database, resourceId: ResourceId, level: AccessLevelOf<R> | null) => Statement[];
+};
+
+const AccessControlRule = z
+  .object({
+    id: z.string(),
+    access_level: z.string(),
+    organization_member: z.string().nullable().openapi({ description: "The membership id; null: the default for everyone." }),
+    resource: z.string(),
+    resource_id: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    created_by: UserBasic.nullable(),
+  })
+  .openapi("AccessControl");
+
+const AccessControls = z
+  .object({
+    access_controls: z.array(AccessControlRule),
+    available_access_levels: z.array(z.string()),
+    default_access_level: z.string(),
+    user_access_level: z.string(),
+    user_can_edit_access_levels: z.boolean(),
+  })
+  .openapi("AccessControls");
+
+const PutAccessControlInput = z
+  .object({
+    access_level: z.string().nullable().openapi({ description: "A level of the resource; null removes the rule." }),
+    organization_member: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: "A membership id of the organization; absent or null: the default for everyone." }),
+  })
+  .openapi("PutAccessControl");
+
+/** The resource's rules, or the one rule of a member (`null`: the default), when `membershipId` is given. */
+function rulesOf(resource: AccessControlledResourceName, resourceId: ResourceId, membershipId?: string | null) {
+  const ofMember =
+    membershipId === undefined
+      ? undefined
+      : membershipId === null
+        ? isNull(rules.organizationMembershipId)
+        : eq(rules.organizationMembershipId, membershipId);
+  return and(eq(rules.resource, resource), eq(rules.resourceId, resourceId), ofMember);
+}
+
+/** Rules with their creators, oldest first: one query. */
+function selectRules(db: Database, where: SQL | undefined) {
+  return db
+    .select({ rule: rules, createdBy: users })
+    .from(rules)
+    .leftJoin(users, eq(users.id, rules.createdById))
+    .where(where)
+    .orderBy(asc(rules.createdAt), asc(rules.id));
+}
+
+type RuleRow = Awaited<ReturnType<typeof selectRules>>[number];
+
+const toRule = ({ rule, createdBy }: RuleRow): z.infer<typeof AccessControlRule> => ({
+  id: rule.id,
+  access_level: rule.accessLevel,
+  organization_member: rule.organizationMembershipId,
+  resource: rule.resource,
+  resource_id: rule.resourceId,
+  created_at: rule.createdAt,
+  updated_at: rule.updatedAt,
+  created_by: createdBy ? toUserBasic(createdBy) : null,
+});
+
+type RuleTarget = { resource: AccessControlledResourceName; resourceId: ResourceId; environmentId: number; membershipId: string | null };
+
+/** Writes the rule of one member (or the default, `membershipId` null), whether or not it existed. */
+function upsertRule(db: Database, target: RuleTarget, level: AccessLevelOf<AccessControlledResourceName>, userId: number) {
+  const now = nowIso();
+  const isDefault = target.membershipId === null;
+  return db
+    .insert(rules)
+    .values({
+      id: uuid7(),
+      environmentId: target.environmentId,
+      resource: target.resource,
+      resourceId: target.resourceId,
+      organizationMembershipId: target.membershipId,
+      accessLevel: level,
+      createdById: userId,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .onConflictDoUpdate({
+      // The default rule has its own (partial) unique index: NULLs never conflict in the other one.
+      target: isDefault ? [rules.resource, rules.resourceId] : [rules.resource, rules.resourceId, rules.organizationMembershipId],
+      targetWhere: isDefault ? isNull(rules.organizationMembershipId) : undefined,
+      set: { accessLevel: level, updatedAt: now },
+    });
+}
+
+/** A membership of the organization, to check that a rule names one of its members. */
+const selectMembership = (db: Database, organizationId: string, membershipId: string | null) =>
+  db
+    .select({ id: organizationMemberships.id })
+    .from(organizationMemberships)
+    .where(and(eq(organizationMemberships.organizationId, organizationId), eq(organizationMemberships.id, membershipId ?? "")));
+
+/** A level the resource has, or null (remove the rule); anything else is PostHog's 400. */
+function checkedLevel<R extends AccessControlledResourceName>(resource: R, level: string | null): AccessLevelOf<R> | null {
+  const levels: readonly string[] = RESOURCE_ACCESS_LEVELS[resource];
+  if (level === null || levels.includes(level)) return level as AccessLevelOf<R> | null;
+  throw validationError("invalid_choice", `Invalid access level. Must be one of: ${levels.join(", ")}`, "access_level");
+}
+
+/** Serves `GET/PUT <itemPath>/access_controls` for one kind of resource, in one tree. */
+export function accessControls<R extends AccessControlledResourceName, S extends Statement>(
+  definition: AccessControlDefinition<R, S>,
+  itemPath: string,
+) {
+  const levels = RESOURCE_ACCESS_LEVELS[definition.resource];
+  const path = `${itemPath}/access_controls`;
+  const tags = ["access_controls"];
+  const retrieveRoute = apiRoute({
+    tags,
+    method: "get",
+    path,
+    scope: "access_control:read",
+    summary: `The ${definition.resource}'s access rules and the caller's level`,
+    request: { params: definition.params },
+    responses: { 200: json(AccessControls, "The rules") },
+  });
+  const putRoute = apiRoute({
+    tags,
+    middleware: [resolveProject],
+    method: "put",
+    path,
+    scope: "access_control:write",
+    summary: `Set a member's (or everyone's default) access level on the ${definition.resource}; null removes the rule`,
+    request: { params: definition.params, body: jsonBody(PutAccessControlInput) },
+    responses: { 200: json(AccessControlRule, "The rule"), 204: { description: "The rule was removed" } },
+  });
+
+  /** One round trip with the key warm: the project, the resource and its rules in one batch. */
+  const retrieve: RouteHandler<typeof retrieveRoute, AppEnv> = async (c) => {
+    const [resourceRows, ruleRows] = await resolveProjectAndRead(c, (environmentId) => {
+      const { statement, resourceId } = definition.read(c, environmentId);
+      return [statement, selectRules(c.var.db, rulesOf(definition.resource, resourceId))] as [S, ReturnType<typeof selectRules>];
+    });
+    const level: string = definition.levelOf(c, resourceRows as Awaited<S>);
+    const body: z.infer<typeof AccessControls> = {
+      access_controls: ruleRows.map(toRule),
+      available_access_levels: [...levels],
+      default_access_level: definition.defaultLevel,
+      user_access_level: level,
+      user_can_edit_access_levels: level === definition.managerLevel,
+    };
+    return c.json(body, 200);
+  };
+
+  const put: RouteHandler<typeof putRoute, AppEnv> = async (c) => {
+    const input = c.req.valid("json");
+    const { db, project, actor } = c.var;
+    const { statement, resourceId } = definition.read(c, project.environmentId);
+    const membershipId = input.organization_member ?? null;
+    const [resourceRows, members] = await db.batch([statement, selectMembership(db, project.organizationId, membershipId)]);
+    if (definition.levelOf(c, resourceRows as Awaited<S>) !== definition.managerLevel) throw permissionDenied(definition.notManager);
+    const resourceLevel = checkedLevel(definition.resource, input.access_level);
+    if (membershipId !== null && members.length === 0) {
+      throw validationError("invalid_input", "This user is not a member of the organization.", "organization_member");
+    }
+    const target = { resource: definition.resource, resourceId, environmentId: project.environmentId, membershipId };
+    const keepInStep = membershipId === null ? (definition.onDefaultChange?.(db, resourceId, resourceLevel) ?? []) : [];
+    if (resourceLevel === null) {
+      await db.batch([deleteRule(db, target), ...keepInStep]);
+      return c.body(null, 204);
+    }
+    const written = selectRules(db, rulesOf(definition.resource, resourceId, membershipId));
+    const results = await db.batch([upsertRule(db, target, resourceLevel, actor.userId), ...keepInStep, written]);
+    const [rule] = results.at(-1) as RuleRow[];
+    if (!rule) throw new Error("the access rule was not read back");
+    return c.json(toRule(rule), 200);
+  };
+
+  return createRouter().openapi(retrieveRoute, retrieve).openapi(putRoute, put);
+}
+
+function deleteRule(db: Database, target: RuleTarget) {
+  return db.delete(rules).where(rulesOf(target.resource, target.resourceId, target.membershipId));
+}

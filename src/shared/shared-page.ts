@@ -1,0 +1,88 @@
+import { html, raw } from "hono/html";
+import type { SharedDashboard } from "./shared-dashboard";
+
+type SharedTile = SharedDashboard["dashboard"]["tiles"][number];
+
+/*
+ * One small stylesheet, inline under the response's CSP nonce: no font, script or image from
+ * elsewhere. Cards flow in one column on a phone and several on a desktop.
+ */
+const STYLES = `
+  :root { color-scheme: light dark; --bg: #f5f5f4; --card: #ffffff; --text: #1c1917; --muted: #57534e; --line: #e7e5e4; }
+  @media (prefers-color-scheme: dark) { :root { --bg: #1c1917; --card: #292524; --text: #f5f5f4; --muted: #a8a29e; --line: #44403c; } }
+  * { box-sizing: border-box; }
+  body { margin: 0; background: var(--bg); color: var(--text);
+    font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+  main { max-width: 1100px; margin: 0 auto; padding: 24px 16px 48px; }
+  header { margin-bottom: 24px; }
+  h1 { font-size: 1.75rem; line-height: 1.2; margin: 0 0 8px; overflow-wrap: anywhere; }
+  .description { color: var(--muted); margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+  .tags { display: flex; flex-wrap: wrap; gap: 6px; margin: 12px 0 0; padding: 0; list-style: none; }
+  .tags li { font-size: 0.8rem; border: 1px solid var(--line); border-radius: 999px; padding: 2px 10px; color: var(--muted); }
+  .tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 320px), 1fr)); gap: 16px; }
+  .tile { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 16px 18px; min-width: 0; }
+  .tile h2 { font-size: 1.1rem; margin: 0 0 6px; overflow-wrap: anywhere; }
+  .tile p { margin: 0; overflow-wrap: anywhere; }
+  .text-body { white-space: pre-wrap; }
+  .kind { font-size: 0.75rem; text-transform: uppercase; letter-spacing: 0.05em; color: var(--muted); margin-bottom: 6px; }
+  .muted { color: var(--muted); }
+  footer { margin-top: 32px; font-size: 0.85rem; color: var(--muted); }
+`;
+
+const insightTitle = (insight: NonNullable<SharedTile["insight"]>) => insight.name || insight.derived_name || "Untitled insight";
+
+function tileHtml(tile: SharedTile) {
+  if (tile.text) {
+    return html`<article class="tile text-tile"><div class="kind">Note</div><p class="text-body">${tile.text.body}</p></article>`;
+  }
+  if (!tile.insight) return "";
+  const description = tile.insight.description
+    ? html`<p>${tile.insight.description}</p>`
+    : html`<p class="muted">No description.</p>`;
+  return html`<article class="tile insight-tile"><div class="kind">Insight</div><h2>${insightTitle(tile.insight)}</h2>${description}</article>`;
+}
+
+/** The JSON embedded in the page: `<` escaped, so that no value can close the data block. */
+const embeddedJson = (data: SharedDashboard) =>
+  raw(JSON.stringify(data).replaceAll("<", "\\u003c").replaceAll(">", "\\u003e").replaceAll("&", "\\u0026"));
+
+function page(title: string, nonce: string, content: unknown) {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>${title}</title>
+<style nonce="${nonce}">${raw(STYLES)}</style>
+</head>
+<body><main>${content}</main></body>
+</html>`;
+}
+
+/** The public page of a shared dashboard: every value escaped, the data also embedded as JSON. */
+export function sharedDashboardPage(data: SharedDashboard, nonce: string) {
+  const { dashboard } = data;
+  const name = dashboard.name || "Untitled dashboard";
+  const tags = dashboard.tags.length > 0 ? html`<ul class="tags">${dashboard.tags.map((tag) => html`<li>${tag}</li>`)}</ul>` : "";
+  const tiles =
+    dashboard.tiles.length > 0
+      ? html`<section class="tiles">${dashboard.tiles.map(tileHtml)}</section>`
+      : html`<p class="muted">This dashboard has no tiles yet.</p>`;
+  return page(
+    name,
+    nonce,
+    html`<header><h1>${name}</h1>${dashboard.description ? html`<p class="description">${dashboard.description}</p>` : ""}${tags}</header>
+${tiles}
+<footer>A read-only view of a shared dashboard.</footer>
+<script type="application/json" id="dashboard-data">${embeddedJson(data)}</script>`,
+  );
+}
+
+export function sharedNotFoundPage(nonce: string) {
+  return page(
+    "Not found",
+    nonce,
+    html`<header><h1>Not found</h1><p class="description">This shared dashboard does not exist or is no longer shared.</p></header>`,
+  );
+}

@@ -1,0 +1,231 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import * as schema from "../../src/db/schema";
+import { MembershipLevel } from "../../src/platform/levels";
+import { addMember, api, createApiKey, createProject, db, errorBody, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../support/harness";
+import { createDashboard, dashboardsPath } from "./dashboard-fixtures";
+
+const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
+const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
+
+async function setupTeam() {
+  const team = await setupOrganization();
+  const member = await addMember(team.organization.id, MembershipLevel.member);
+  const dashboard = await createDashboard(team.key, team.project.id, { name: "Board" });
+  const dashboardPath = `${dashboardsPath(team.project.id)}/${dashboard.id}`;
+  return { ...team, member, dashboard, dashboardPath, rulesPath: `${dashboardPath}/access_controls` };
+}
+
+const rule = (fields: Record<string, unknown>) => ({
+  id: expect.stringMatching(UUID),
+  created_at: expect.stringMatching(ISO_TIMESTAMP),
+  updated_at: expect.stringMatching(ISO_TIMESTAMP),
+  ...fields,
+});
+
+describe("dashboard access controls", () => {
+  it("reads the rules, levels, default and the caller's level in one round trip with the key warm", async () => {
+    const { key, rulesPath } = await setupTeam();
+    await api("GET", rulesPath, { key });
+    const response = await api("GET", rulesPath, { key });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      access_controls: [],
+      available_access_levels: ["none", "viewer", "editor", "manager"],
+      default_access_level: "editor",
+      user_access_level: "manager",
+      user_can_edit_access_levels: true,
+    });
+    expect(response.cost.queries).toBe(1);
+  });
+
+  it("upserts a member's rule (200), lists it, and removes it with access_level null (204)", async () => {
+    const { key, owner, dashboard, member, rulesPath } = await setupTeam();
+    const put = await api("PUT", rulesPath, { key, body: { access_level: "viewer", organization_member: member.membership.id } });
+    expect(put.status).toBe(200);
+    const expected = rule({
+      access_level: "viewer",
+      organization_member: member.membership.id,
+      resource: "dashboard",
+      resource_id: String(dashboard.id),
+      created_by: userBasic(owner),
+    });
+    expect(put.body).toEqual(expected);
+    const changed = await api("PUT", rulesPath, { key, body: { access_level: "editor", organization_member: member.membership.id } });
+    expect(changed.body).toEqual({ ...expected, id: put.body.id, created_at: put.body.created_at, access_level: "editor" });
+    const everyone = await api("PUT", rulesPath, { key, body: { access_level: "viewer" } });
+    expect(everyone.body).toEqual(rule({ ...expected, access_level: "viewer", organization_member: null, id: expect.stringMatching(UUID) }));
+    await api("PUT", rulesPath, { key, body: { access_level: "none", organization_member: null } });
+
+    const listed = (await api("GET", rulesPath, { key })).body.access_controls;
+    expect(listed).toEqual([changed.body, { ...everyone.body, access_level: "none", updated_at: expect.stringMatching(ISO_TIMESTAMP) }]);
+
+    const removed = await api("PUT", rulesPath, { key, body: { access_level: null, organization_member: member.membership.id } });
+    expect(removed.status).toBe(204);
+    expect(removed.text).toBe("");
+    expect((await api("GET", rulesPath, { key })).body.access_controls).toHaveLength(1);
+  });
+
+  it("none hides the dashboard from that member (404, not listed, same list cost); viewer makes it read-only", async () => {
+    const { key, organization, project, member, dashboard, dashboardPath, rulesPath } = await setupTeam();
+    await createDashboard(key, project.id, { name: "Other" });
+    const names = async (callerKey: string) => {
+      const response = await api("GET", dashboardsPath(project.id), { key: callerKey });
+      return { names: response.body.results.map((item: { name: string }) => item.name), count: response.body.count, queries: response.cost.queries };
+    };
+    await names(member.key);
+    const before = await names(member.key);
+    expect(before.names).toEqual(["Board", "Other"]);
+
+    await api("PUT", rulesPath, { key, body: { access_level: "none", organization_member: member.membership.id } });
+    const hidden = await names(member.key);
+    expect(hidden).toEqual({ names: ["Other"], count: 1, queries: before.queries });
+    expect((await api("GET", dashboardPath, { key: member.key })).body).toEqual(NOT_FOUND);
+    expect((await api("PATCH", dashboardPath, { key: member.key, body: { name: "x" } })).status).toBe(404);
+    expect((await api("GET", rulesPath, { key: member.key })).status).toBe(404);
+    expect((await api("GET", `${dashboardPath}/sharing`, { key: member.key })).status).toBe(404);
+    const copy = await api("POST", dashboardsPath(project.id), { key: member.key, body: { use_dashboard: dashboard.id } });
+    expect(copy.body).toEqual(errorBody("validation_error", "invalid_input", "Invalid value provided", "use_dashboard"));
+    // Organization admins and owners are never restricted.
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    await api("PUT", rulesPath, { key, body: { access_level: "none", organization_member: admin.membership.id } });
+    expect((await api("GET", dashboardPath, { key: admin.key })).body.user_access_level).toBe("manager");
+    expect((await names(key)).names).toEqual(["Board", "Other"]);
+
+    await api("PUT", rulesPath, { key, body: { access_level: "viewer", organization_member: member.membership.id } });
+    const asViewer = await api("GET", dashboardPath, { key: member.key });
+    expect(asViewer.body).toMatchObject({ user_access_level: "viewer", effective_privilege_level: 21 });
+    const write = await api("PATCH", dashboardPath, { key: member.key, body: { name: "x" } });
+    expect(write.status).toBe(403);
+    expect(write.body).toEqual(denied("You don't have edit permissions for this dashboard."));
+  });
+
+  it("lets only managers change rules (403), a member ruled manager included", async () => {
+    const { key, member, rulesPath } = await setupTeam();
+    const body = { access_level: "viewer" };
+    const refused = await api("PUT", rulesPath, { key: member.key, body });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual(denied("Must be manager to modify dashboard permissions."));
+    expect((await api("GET", rulesPath, { key: member.key })).body).toMatchObject({ user_access_level: "editor", user_can_edit_access_levels: false });
+    await api("PUT", rulesPath, { key, body: { access_level: "manager", organization_member: member.membership.id } });
+    expect((await api("PUT", rulesPath, { key: member.key, body })).status).toBe(200);
+  });
+
+  it("answers 400 for an invalid level or a member of another organization, changing nothing", async () => {
+    const { key, rulesPath } = await setupTeam();
+    const badLevel = await api("PUT", rulesPath, { key, body: { access_level: "admin" } });
+    expect(badLevel.status).toBe(400);
+    expect(badLevel.body).toEqual(
+      errorBody("validation_error", "invalid_choice", "Invalid access level. Must be one of: none, viewer, editor, manager", "access_level"),
+    );
+    const stranger = await setupTeam();
+    const foreign = await api("PUT", rulesPath, { key, body: { access_level: "viewer", organization_member: stranger.member.membership.id } });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body).toEqual(errorBody("validation_error", "invalid_input", "This user is not a member of the organization.", "organization_member"));
+    const missing = await api("PUT", rulesPath, { key, body: {} });
+    expect(missing.status).toBe(400);
+    expect(missing.body.attr).toBe("access_level");
+    expect((await api("GET", rulesPath, { key })).body.access_controls).toEqual([]);
+  });
+
+  it("needs access_control:read and :write; 404 for unknown and foreign dashboards", async () => {
+    const { key, owner, project, rulesPath } = await setupTeam();
+    const reader = await createApiKey(owner, { scopes: ["access_control:read"] });
+    expect((await api("GET", rulesPath, { key: reader.value })).status).toBe(200);
+    const write = await api("PUT", rulesPath, { key: reader.value, body: { access_level: "viewer" } });
+    expect(write.body).toEqual(denied("API key missing required scope 'access_control:write'"));
+    const other = await setupTeam();
+    for (const path of [`${dashboardsPath(project.id)}/999999/access_controls`, `${dashboardsPath(project.id)}/${other.dashboard.id}/access_controls`, other.rulesPath]) {
+      expect((await api("GET", path, { key })).body).toEqual(NOT_FOUND);
+      expect((await api("PUT", path, { key, body: { access_level: "viewer" } })).status).toBe(404);
+    }
+  });
+
+  it("leaves with the member: removing them from the organization removes their rules", async () => {
+    const { key, organization, member, rulesPath } = await setupTeam();
+    await api("PUT", rulesPath, { key, body: { access_level: "viewer", organization_member: member.membership.id } });
+    await api("DELETE", `/api/organizations/${organization.id}/members/${member.user.uuid}`, { key });
+    expect((await api("GET", rulesPath, { key })).body.access_controls).toEqual([]);
+  });
+});
+
+describe("project access controls", () => {
+  it("turns an invite's private project access into the new member's rule when they join", async () => {
+    const { key, organization, owner } = await setupTeam();
+    const secret = await createProject(organization.id, { name: "Secret", access_control: true });
+    const invite = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: "joiner@example.com", private_project_access: [{ id: secret.id, level: "admin" }] },
+    });
+    const joined = await api("POST", `/api/signup/${invite.body.token}`, { body: {} });
+    const members = await api("GET", `/api/organizations/${organization.id}/members`, { key });
+    const membership = members.body.results.find((item: { user: { email: string } }) => item.user.email === "joiner@example.com");
+
+    const rules = (await api("GET", `/api/projects/${secret.id}/access_controls`, { key })).body.access_controls;
+    expect(rules).toEqual([
+      rule({ access_level: "none", organization_member: null, resource: "project", resource_id: String(secret.id), created_by: null }),
+      rule({ access_level: "admin", organization_member: membership.id, resource: "project", resource_id: String(secret.id), created_by: userBasic(owner) }),
+    ]);
+    const asJoiner = await api("GET", `/api/projects/${secret.id}`, { key: joined.body.personal_api_key.value });
+    expect(asJoiner.body.effective_membership_level).toBe(8);
+  });
+
+  it("serves both trees with project levels, and makes a project private by its default rule", async () => {
+    const { key, organization, project, member } = await setupTeam();
+    const rulesPath = `/api/projects/${project.id}/access_controls`;
+    const initial = await api("GET", `/api/environments/${project.id}/access_controls`, { key });
+    expect(initial.body).toEqual({
+      access_controls: [],
+      available_access_levels: ["none", "member", "admin"],
+      default_access_level: "member",
+      user_access_level: "admin",
+      user_can_edit_access_levels: true,
+    });
+    const projectPath = `/api/projects/${project.id}`;
+    expect((await api("GET", projectPath, { key: member.key })).body.access_control).toBe(false);
+
+    const privateRule = await api("PUT", rulesPath, { key, body: { access_level: "none" } });
+    expect(privateRule.body).toMatchObject({ access_level: "none", organization_member: null, resource: "project", resource_id: String(project.id) });
+    expect((await api("GET", projectPath, { key: member.key })).body).toEqual(NOT_FOUND);
+    expect((await api("GET", dashboardsPath(project.id), { key: member.key })).status).toBe(404);
+    expect((await api("GET", projectPath, { key })).body.access_control).toBe(true);
+    const listed = await api("GET", `/api/organizations/${organization.id}/projects`, { key: member.key });
+    expect(listed.body.results).toEqual([]);
+
+    // Organization admins and owners are never restricted, even by a rule of their own.
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    await api("PUT", rulesPath, { key, body: { access_level: "none", organization_member: admin.membership.id } });
+    expect((await api("GET", projectPath, { key: admin.key })).status).toBe(200);
+
+    await api("PUT", rulesPath, { key, body: { access_level: "member", organization_member: member.membership.id } });
+    expect((await api("GET", projectPath, { key: member.key })).status).toBe(200);
+    await api("PUT", rulesPath, { key, body: { access_level: null } });
+    expect((await api("GET", projectPath, { key })).body.access_control).toBe(false);
+  });
+
+  it("treats a private project created with access_control: true as default none, and admin rules as project admins", async () => {
+    const { key, organization, member } = await setupTeam();
+    const secret = await createProject(organization.id, { name: "Secret", access_control: true });
+    const rulesPath = `/api/projects/${secret.id}/access_controls`;
+    expect((await api("GET", rulesPath, { key })).body.access_controls).toEqual([
+      rule({ access_level: "none", organization_member: null, resource: "project", resource_id: String(secret.id), created_by: null }),
+    ]);
+    expect((await api("GET", rulesPath, { key: member.key })).status).toBe(404);
+
+    await api("PUT", rulesPath, { key, body: { access_level: "admin", organization_member: member.membership.id } });
+    const asProjectAdmin = await api("GET", rulesPath, { key: member.key });
+    expect(asProjectAdmin.body).toMatchObject({ user_access_level: "admin", user_can_edit_access_levels: true });
+    expect((await api("GET", `/api/projects/${secret.id}`, { key: member.key })).body.effective_membership_level).toBe(8);
+  });
+
+  it("lets only project admins change rules", async () => {
+    const { project, member } = await setupTeam();
+    const refused = await api("PUT", `/api/projects/${project.id}/access_controls`, { key: member.key, body: { access_level: "none" } });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual(denied("Must be admin to modify project permissions."));
+    const asMember = await api("GET", `/api/projects/${project.id}/access_controls`, { key: member.key });
+    expect(asMember.body).toMatchObject({ user_access_level: "member", user_can_edit_access_levels: false });
+    const stored = await db.select().from(schema.accessControls).where(eq(schema.accessControls.resourceId, String(project.id)));
+    expect(stored).toEqual([]);
+  });
+});

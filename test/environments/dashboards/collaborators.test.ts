@@ -1,0 +1,197 @@
+import { describe, expect, it } from "vitest";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { addMember, api, createApiKey, errorBody, grantProjectAccess, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../../support/harness";
+import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
+
+const collaboratorsPath = (projectId: number | string, dashboardId: number, tree = "environments") =>
+  `${dashboardsPath(projectId, tree)}/${dashboardId}/collaborators`;
+const invalid = (detail: string, attr: string | null) => errorBody("validation_error", "invalid_input", detail, attr);
+const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
+const NO_EDIT_RIGHT = errorBody("authentication_error", "permission_denied", "You don't have edit permissions for this dashboard.");
+
+/** An organization with a level-37 dashboard of its owner, and a plain member. */
+async function setupRestrictedDashboard() {
+  const team = await setupOrganization();
+  const member = await addMember(team.organization.id, MembershipLevel.member);
+  const dashboard = await createDashboard(team.key, team.project.id, { name: "Board", restriction_level: 37 });
+  return { ...team, member, dashboard, path: collaboratorsPath(team.project.id, dashboard.id) };
+}
+
+describe("dashboard collaborators", () => {
+  it("adds a collaborator (201), lists them oldest first, and removes them (204)", async () => {
+    const { key, organization, project, member, dashboard, path } = await setupRestrictedDashboard();
+    const second = await addMember(organization.id, MembershipLevel.member);
+
+    const added = await api("POST", path, { key, body: { user_uuid: member.user.uuid, level: 37 } });
+    expect(added.status).toBe(201);
+    const expected = {
+      id: expect.stringMatching(UUID),
+      dashboard_id: dashboard.id,
+      user: userBasic(member.user),
+      level: 37,
+      added_at: expect.stringMatching(ISO_TIMESTAMP),
+      updated_at: expect.stringMatching(ISO_TIMESTAMP),
+    };
+    expect(added.body).toEqual(expected);
+    await api("POST", path, { key, body: { user_uuid: second.user.uuid, level: 37 } });
+
+    const listed = await api("GET", collaboratorsPath(project.id, dashboard.id, "projects"), { key });
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual([{ ...expected, id: added.body.id }, { ...expected, user: userBasic(second.user) }]);
+
+    const removed = await api("DELETE", `${path}/${member.user.uuid}`, { key });
+    expect(removed.status).toBe(204);
+    expect(removed.text).toBe("");
+    expect((await api("GET", path, { key })).body.map((item: { user: { uuid: string } }) => item.user.uuid)).toEqual([
+      second.user.uuid,
+    ]);
+  });
+
+  it("gives a collaborator the edit right on a level-37 dashboard, and takes it away at once on removal", async () => {
+    const { key, project, member, dashboard, path } = await setupRestrictedDashboard();
+    const dashboardPath = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const rename = () => api("PATCH", dashboardPath, { key: member.key, body: { name: "Renamed" } });
+
+    expect((await rename()).body).toEqual(NO_EDIT_RIGHT);
+    await api("POST", path, { key, body: { user_uuid: member.user.uuid, level: 37 } });
+    const asCollaborator = await rename();
+    expect(asCollaborator.status).toBe(200);
+    expect(asCollaborator.body).toMatchObject({ name: "Renamed", effective_privilege_level: 37, user_access_level: "editor" });
+
+    await api("DELETE", `${path}/${member.user.uuid}`, { key });
+    expect((await rename()).status).toBe(403);
+    expect((await api("GET", dashboardPath, { key: member.key })).body.effective_privilege_level).toBe(21);
+  });
+
+  it("lists in one D1 round trip with the key warm, whatever the number of collaborators", async () => {
+    const { key, organization, path } = await setupRestrictedDashboard();
+    await api("GET", path, { key });
+    expect((await api("GET", path, { key })).cost.queries).toBe(1);
+    for (let index = 0; index < 5; index += 1) {
+      const colleague = await addMember(organization.id, MembershipLevel.member);
+      await api("POST", path, { key, body: { user_uuid: colleague.user.uuid, level: 37 } });
+    }
+    const listed = await api("GET", path, { key });
+    expect(listed.body).toHaveLength(5);
+    expect(listed.cost.queries).toBe(1);
+    expect((await api("GET", collaboratorsPath("@current", Number(path.split("/")[5])), { key })).cost.queries).toBe(2);
+  });
+
+  it("checks a new collaborator in PostHog's order, each with its own 400", async () => {
+    const { key, organization, owner, project, member, path } = await setupRestrictedDashboard();
+    const add = (body: unknown, dashboardPath = path) => api("POST", dashboardPath, { key, body });
+    const open = await createDashboard(key, project.id, { name: "Open" });
+
+    expect((await add({ user_uuid: member.user.uuid, level: 37 }, collaboratorsPath(project.id, open.id))).body).toEqual(
+      invalid("Cannot add collaborators to a dashboard on the lowest restriction level.", null),
+    );
+    expect((await add({ user_uuid: member.user.uuid, level: 21 })).body).toEqual(
+      invalid("Only edit access can be explicitly specified currently.", "level"),
+    );
+    expect((await add({ user_uuid: "0190a0a0-0000-7000-8000-000000000000", level: 37 })).body).toEqual(
+      invalid("User does not exist.", "user_uuid"),
+    );
+    const stranger = await setupOrganization();
+    expect((await add({ user_uuid: stranger.owner.uuid, level: 37 })).body).toEqual(
+      invalid("Cannot add collaborators that have no access to the project.", "user_uuid"),
+    );
+    const shutOut = await addMember(organization.id, MembershipLevel.member);
+    await grantProjectAccess(project.id, shutOut.membership.id, "none");
+    expect((await add({ user_uuid: shutOut.user.uuid, level: 37 })).body).toEqual(
+      invalid("Cannot add collaborators that have no access to the project.", "user_uuid"),
+    );
+    const inherent = invalid(
+      "Cannot add collaborators that already have inherent access (the dashboard owner or a project admins).",
+      "user_uuid",
+    );
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const projectAdmin = await addMember(organization.id, MembershipLevel.member);
+    await grantProjectAccess(project.id, projectAdmin.membership.id, "admin");
+    for (const user of [owner, admin.user, projectAdmin.user]) {
+      expect((await add({ user_uuid: user.uuid, level: 37 })).body).toEqual(inherent);
+    }
+    expect((await add({ user_uuid: member.user.uuid, level: 37 })).status).toBe(201);
+    const again = await add({ user_uuid: member.user.uuid, level: 37 });
+    expect(again.status).toBe(400);
+    expect(again.body).toEqual(invalid("User already is a collaborator.", "user_uuid"));
+    expect((await api("GET", path, { key })).body).toHaveLength(1);
+  });
+
+  it("answers 400 naming the field for a missing or malformed field", async () => {
+    const { key, path } = await setupRestrictedDashboard();
+    const missingUser = await api("POST", path, { key, body: { level: 37 } });
+    expect(missingUser.status).toBe(400);
+    expect(missingUser.body).toMatchObject({ type: "validation_error", code: "required", attr: "user_uuid" });
+    const badUuid = await api("POST", path, { key, body: { user_uuid: "nope", level: 37 } });
+    expect(badUuid.body).toMatchObject({ type: "validation_error", attr: "user_uuid" });
+    const badLevel = await api("POST", path, { key, body: { user_uuid: "0190a0a0-0000-7000-8000-000000000000", level: 99 } });
+    expect(badLevel.body).toMatchObject({ type: "validation_error", attr: "level" });
+    expect((await api("GET", path, { key })).body).toEqual([]);
+  });
+
+  it("refuses writes without edit rights (403), and removal on a level-21 dashboard or of a non-collaborator", async () => {
+    const { key, organization, project, member, dashboard, path } = await setupRestrictedDashboard();
+    const other = await addMember(organization.id, MembershipLevel.member);
+    const byMember = await api("POST", path, { key: member.key, body: { user_uuid: other.user.uuid, level: 37 } });
+    expect(byMember.status).toBe(403);
+    expect(byMember.body).toEqual(NO_EDIT_RIGHT);
+    expect((await api("DELETE", `${path}/${other.user.uuid}`, { key: member.key })).body).toEqual(NO_EDIT_RIGHT);
+    // Reading is open to every member who sees the dashboard.
+    expect((await api("GET", path, { key: member.key })).status).toBe(200);
+
+    const notCollaborator = await api("DELETE", `${path}/${other.user.uuid}`, { key });
+    expect(notCollaborator.status).toBe(404);
+    expect(notCollaborator.body).toEqual(NOT_FOUND);
+
+    await api("POST", path, { key, body: { user_uuid: member.user.uuid, level: 37 } });
+    await api("PATCH", `${dashboardsPath(project.id)}/${dashboard.id}`, { key, body: { restriction_level: 21 } });
+    const onOpen = await api("DELETE", `${path}/${member.user.uuid}`, { key });
+    expect(onOpen.status).toBe(400);
+    expect(onOpen.body).toEqual(invalid("Cannot remove collaborators from a dashboard on the lowest restriction level.", null));
+  });
+
+  it("answers 405 to PATCH and PUT", async () => {
+    const { key, member, path } = await setupRestrictedDashboard();
+    for (const method of ["PATCH", "PUT"]) {
+      const onList = await api(method, path, { key, body: {} });
+      expect(onList.status).toBe(405);
+      expect(onList.headers.get("Allow")).toBe("GET, POST");
+      expect((await api(method, `${path}/${member.user.uuid}`, { key, body: {} })).status).toBe(405);
+    }
+  });
+
+  it("answers 404 for an unknown dashboard, another organization's dashboard, and a dashboard a none rule hides", async () => {
+    const { key, project, path } = await setupRestrictedDashboard();
+    const other = await setupRestrictedDashboard();
+    for (const foreign of [collaboratorsPath(project.id, 999999), collaboratorsPath(project.id, other.dashboard.id), other.path]) {
+      const response = await api("GET", foreign, { key });
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual(NOT_FOUND);
+      expect((await api("POST", foreign, { key, body: { user_uuid: other.member.user.uuid, level: 37 } })).status).toBe(404);
+    }
+    expect((await api("GET", path, { key })).status).toBe(200);
+  });
+
+  it("needs dashboard:read to list and dashboard:write to change; a key scoped to another project gets 403", async () => {
+    const { owner, project, member, path } = await setupRestrictedDashboard();
+    const reader = await createApiKey(owner, { scopes: ["dashboard:read"] });
+    expect((await api("GET", path, { key: reader.value })).status).toBe(200);
+    const write = await api("POST", path, { key: reader.value, body: { user_uuid: member.user.uuid, level: 37 } });
+    expect(write.status).toBe(403);
+    expect(write.body).toEqual(errorBody("authentication_error", "permission_denied", "API key missing required scope 'dashboard:write'"));
+    const scoped = await createApiKey(owner, { scopedTeams: [project.id + 100000] });
+    expect((await api("GET", path, { key: scoped.value })).status).toBe(403);
+  });
+
+  it("goes when the member leaves or is removed from the organization, in the same batch", async () => {
+    const { key, organization, member, path } = await setupRestrictedDashboard();
+    const leaving = await addMember(organization.id, MembershipLevel.member);
+    await api("POST", path, { key, body: { user_uuid: member.user.uuid, level: 37 } });
+    await api("POST", path, { key, body: { user_uuid: leaving.user.uuid, level: 37 } });
+
+    await api("DELETE", `/api/organizations/${organization.id}/members/${member.user.uuid}`, { key });
+    await api("DELETE", `/api/organizations/${organization.id}/members/@me`, { key: leaving.key });
+
+    expect((await api("GET", path, { key })).body).toEqual([]);
+  });
+});

@@ -1,0 +1,133 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import * as schema from "../../../src/db/schema";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { addMember, api, createApiKey, db, errorBody, ISO_TIMESTAMP, setupOrganization } from "../../support/harness";
+import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
+
+const sharingPath = (projectId: number | string, dashboardId: number, tree = "environments") =>
+  `${dashboardsPath(projectId, tree)}/${dashboardId}/sharing`;
+const TOKEN = /^[A-Za-z0-9_-]{30}$/;
+const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
+const NO_EDIT_RIGHT = errorBody("authentication_error", "permission_denied", "You don't have edit permissions for this dashboard.");
+
+async function setupSharedDashboard() {
+  const team = await setupOrganization();
+  const dashboard = await createDashboard(team.key, team.project.id, { name: "Shared" });
+  return { ...team, dashboard, path: sharingPath(team.project.id, dashboard.id) };
+}
+
+const configuration = (fields: Record<string, unknown> = {}) => ({
+  created_at: expect.stringMatching(ISO_TIMESTAMP),
+  enabled: false,
+  access_token: expect.stringMatching(TOKEN),
+  settings: {},
+  password_required: false,
+  share_passwords: [],
+  ...fields,
+});
+
+describe("dashboard sharing configuration", () => {
+  it("is created disabled on first read, with a token that stays the same", async () => {
+    const { key, project, dashboard, path } = await setupSharedDashboard();
+    const first = await api("GET", path, { key });
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual(configuration());
+    const again = await api("GET", sharingPath(project.id, dashboard.id, "projects"), { key });
+    expect(again.body).toEqual(first.body);
+  });
+
+  it("reads in one D1 round trip with the key warm, once created", async () => {
+    const { key, path } = await setupSharedDashboard();
+    await api("GET", path, { key });
+    expect((await api("GET", path, { key })).cost.queries).toBe(1);
+  });
+
+  it("enables and disables with PATCH, keeping the token, and is_shared follows", async () => {
+    const { key, project, dashboard, path } = await setupSharedDashboard();
+    const { access_token: token } = (await api("GET", path, { key })).body;
+    const enabled = await api("PATCH", path, { key, body: { enabled: true } });
+    expect(enabled.status).toBe(200);
+    expect(enabled.body).toEqual(configuration({ enabled: true, access_token: token }));
+    const dashboardPath = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    expect((await api("GET", dashboardPath, { key })).body.is_shared).toBe(true);
+    expect((await api("PATCH", path, { key, body: { enabled: false } })).body.enabled).toBe(false);
+    expect((await api("GET", dashboardPath, { key })).body.is_shared).toBe(false);
+  });
+
+  it("keeps only PostHog's settings keys and refuses settings that are not an object of booleans", async () => {
+    const { key, path } = await setupSharedDashboard();
+    const response = await api("PATCH", path, {
+      key,
+      body: { settings: { whitelabel: true, noHeader: false, legend: true, theme: "dark", detailed: true } },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.settings).toEqual({ whitelabel: true, noHeader: false, legend: true, detailed: true });
+    for (const settings of ["dark", [], null, { legend: "yes" }]) {
+      const refused = await api("PATCH", path, { key, body: { settings, enabled: true } });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual(errorBody("validation_error", "invalid_input", "Invalid settings format", "settings"));
+    }
+    const unchanged = (await api("GET", path, { key })).body;
+    expect(unchanged).toMatchObject({ enabled: false, settings: { whitelabel: true, noHeader: false, legend: true, detailed: true } });
+    const badEnabled = await api("PATCH", path, { key, body: { enabled: "yes" } });
+    expect(badEnabled.status).toBe(400);
+    expect(badEnabled.body.attr).toBe("enabled");
+  });
+
+  it("issues a new token on refresh", async () => {
+    const { key, path } = await setupSharedDashboard();
+    const before = (await api("PATCH", path, { key, body: { enabled: true } })).body;
+    const refreshed = await api("POST", `${path}/refresh`, { key });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body).toEqual(configuration({ enabled: true, created_at: before.created_at }));
+    expect(refreshed.body.access_token).not.toBe(before.access_token);
+    expect((await api("GET", path, { key })).body.access_token).toBe(refreshed.body.access_token);
+  });
+
+  it("needs edit rights to change (403), and lets any member who sees the dashboard read", async () => {
+    const { key, organization, project } = await setupSharedDashboard();
+    const restricted = await createDashboard(key, project.id, { restriction_level: 37 });
+    const path = sharingPath(project.id, restricted.id);
+    const member = await addMember(organization.id, MembershipLevel.member);
+    expect((await api("GET", path, { key: member.key })).status).toBe(200);
+    for (const [method, target] of [["PATCH", path], ["POST", `${path}/refresh`]] as const) {
+      const refused = await api(method, target, { key: member.key, body: { enabled: true } });
+      expect(refused.status).toBe(403);
+      expect(refused.body).toEqual(NO_EDIT_RIGHT);
+    }
+    expect((await api("GET", path, { key })).body.enabled).toBe(false);
+  });
+
+  it("refuses to enable when the organization disallows public sharing, but still disables", async () => {
+    const { key, organization, path } = await setupSharedDashboard();
+    await api("PATCH", path, { key, body: { enabled: true } });
+    await db.update(schema.organizations).set({ allowPubliclySharedResources: false }).where(eq(schema.organizations.id, organization.id));
+    const refused = await api("PATCH", path, { key, body: { enabled: true } });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual(errorBody("authentication_error", "permission_denied", "Public sharing is disabled for this organization."));
+    expect((await api("PATCH", path, { key, body: { enabled: false } })).body.enabled).toBe(false);
+  });
+
+  it("needs sharing_configuration:read and :write; 404 for unknown, foreign and deleted dashboards", async () => {
+    const { key, owner, project, dashboard, path } = await setupSharedDashboard();
+    const reader = await createApiKey(owner, { scopes: ["sharing_configuration:read"] });
+    expect((await api("GET", path, { key: reader.value })).status).toBe(200);
+    const write = await api("PATCH", path, { key: reader.value, body: { enabled: true } });
+    expect(write.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "API key missing required scope 'sharing_configuration:write'"),
+    );
+    const dashboardOnly = await createApiKey(owner, { scopes: ["dashboard:read"] });
+    expect((await api("GET", path, { key: dashboardOnly.value })).status).toBe(403);
+
+    const other = await setupSharedDashboard();
+    await api("PATCH", `${dashboardsPath(project.id)}/${dashboard.id}`, { key, body: { deleted: true } });
+    for (const target of [sharingPath(project.id, 999999), sharingPath(project.id, other.dashboard.id), other.path, path]) {
+      const response = await api("GET", target, { key });
+      expect(response.status).toBe(404);
+      expect(response.body).toEqual(NOT_FOUND);
+      expect((await api("PATCH", target, { key, body: { enabled: true } })).status).toBe(404);
+      expect((await api("POST", `${target}/refresh`, { key })).status).toBe(404);
+    }
+  });
+});
