@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { and, asc, eq, exists, gte, inArray, isNotNull, or, type SQL } from "drizzle-orm";
+import { and, asc, eq, exists, gte, inArray, isNotNull, or, sql, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
-import { environments, organizationMemberships, projectAccessGrants, projects } from "../db/schema";
+import { environments, organizationMemberships, organizations, projectAccessGrants, projects, users } from "../db/schema";
 import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "./auth/scopes";
 import type { Actor, AppEnv, ProjectContext } from "./env";
 import { notFound } from "./errors";
 import { MembershipLevel } from "./levels";
-import { CURRENT } from "./organization-context";
+import { assertPersonalApiKeysAllowed, callerOrganizationId, CURRENT } from "./organization-context";
 import type { Database } from "./db";
 
 /** The path parameter `resolveProject` reads, for every environment route's schema. */
@@ -70,8 +70,21 @@ export function parseProjectId(actor: Actor, value: string): number {
 }
 
 /**
- * Resolves `:project_id` (an environment id, or `@current`: the caller's first visible
- * project) with the caller's membership and rights in one query.
+ * The order `@current` picks a project from: the one the user chose (PATCH `/api/users/@me`),
+ * then those of the current organization, then creation order. Choices the key's scope or the
+ * project's privacy rule out are not among the rows, so the first one in scope is picked; the
+ * current project and the current organization thus agree whenever the key allows it.
+ */
+export const currentProjectFirst = (db: Database, actor: Actor): SQL[] => [
+  sql`${projects.id} = (select ${users.currentProjectId} from ${users} where ${users.id} = ${actor.userId}) desc`,
+  sql`${projects.organizationId} = (${callerOrganizationId(db, actor, CURRENT)}) desc`,
+  asc(projects.createdAt),
+  asc(projects.id),
+];
+
+/**
+ * Resolves `:project_id` (an environment id, or `@current`: the caller's current project) with
+ * the caller's membership and rights in one query.
  */
 export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
   const requested = c.req.param("project_id");
@@ -81,7 +94,9 @@ export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
   const project = await findProject(c.var.db, actor, environmentId);
   if (!project) throw notFound();
   assertOrganizationInKeyScope(actor, project.organizationId);
-  c.set("project", project);
+  const { membersCanUsePersonalApiKeys, ...context } = project;
+  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys, level: context.level });
+  c.set("project", context);
   await next();
 });
 
@@ -89,7 +104,7 @@ async function findProject(
   db: Database,
   actor: Actor,
   environmentId: number | undefined,
-): Promise<ProjectContext | undefined> {
+): Promise<(ProjectContext & { membersCanUsePersonalApiKeys: boolean }) | undefined> {
   const filters = environmentId === undefined ? projectsInKeyScope(actor) : [eq(environments.id, environmentId)];
   const [row] = await db
     .select({
@@ -98,13 +113,15 @@ async function findProject(
       organizationId: projects.organizationId,
       membershipId: organizationMemberships.id,
       level: organizationMemberships.level,
+      membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
     })
     .from(environments)
     .innerJoin(projects, eq(projects.id, environments.projectId))
+    .innerJoin(organizations, eq(organizations.id, projects.organizationId))
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
     .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
     .where(and(projectVisible, ...filters))
-    .orderBy(asc(projects.createdAt), asc(environments.id))
+    .orderBy(...currentProjectFirst(db, actor), asc(environments.id))
     .limit(1);
   return row;
 }

@@ -1,10 +1,12 @@
 import { and, asc, count, eq, like, type SQL } from "drizzle-orm";
-import { environments, organizationMemberships, projectAccessGrants, projects } from "../../db/schema";
+import { environments, organizationMemberships, organizations, projectAccessGrants, projects } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
 import { nowIso, randomBase62, randomUrlSafeToken, uuid7 } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
+import { assertPersonalApiKeysAllowed } from "../../platform/organization-context";
 import {
+  currentProjectFirst,
   grantOfCaller,
   membershipOfCaller,
   projectsInKeyScope,
@@ -131,15 +133,26 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
   return { count: total?.value ?? 0, projects: rows.map((row) => row.project) };
 }
 
-/** One visible project by id, or the first visible one for `@current`, with the caller's level. */
-export async function findVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
-  const [row] = await db
-    .select({ project: projects, level: organizationMemberships.level })
+/** One visible project by id, or the current one (`@current`), with the caller's level: a statement to batch. */
+export function selectVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
+  return db
+    .select({
+      project: projects,
+      level: organizationMemberships.level,
+      membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
+    })
     .from(projects)
+    .innerJoin(organizations, eq(organizations.id, projects.organizationId))
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
     .leftJoin(projectAccessGrants, grantOfCaller(actor.userId))
     .where(visibleProjectsWhere(actor, filters))
-    .orderBy(...byCreation)
+    .orderBy(...currentProjectFirst(db, actor))
     .limit(1);
+}
+
+/** `selectVisibleProject`, refused to a plain member's key where the organization forbids them. */
+export async function findVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
+  const [row] = await selectVisibleProject(db, actor, filters);
+  if (row) assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys: row.membersCanUsePersonalApiKeys, level: row.level });
   return row;
 }
