@@ -1,10 +1,10 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { BatchResponse } from "drizzle-orm/batch";
 import { organizationMemberships, organizations, projects, users } from "../db/schema";
 import { organizationObjectStatements, toOrganizationObject } from "../organizations/organizations.queries";
 import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations.schema";
 import { selectVisibleProject } from "../organizations/projects/projects.queries";
-import type { Database } from "../platform/db";
+import { jsonObjectWithKeys, type Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { callerMemberships, CURRENT } from "../platform/organization-context";
 import { toCurrentUser, type CurrentUserUpdate } from "./users.schema";
@@ -66,16 +66,10 @@ export function userChanges(input: CurrentUserUpdate, current: { organizationId?
     lastName: input.last_name,
     roleAtOrganization: input.role_at_organization === undefined ? undefined : (input.role_at_organization ?? ""),
     themeMode: input.theme_mode,
-    notificationSettings: input.notification_settings && mergedNotificationSettings(input.notification_settings),
+    notificationSettings: input.notification_settings && jsonObjectWithKeys(users.notificationSettings, input.notification_settings),
     currentOrganizationId: current.organizationId,
     currentProjectId: current.projectId,
   };
   return Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as UserChanges;
 }
 type UserChanges = Partial<typeof users.$inferInsert>;
-
-function mergedNotificationSettings(settings: Record<string, unknown>) {
-  const assignments = Object.entries(settings).map(([name, value]) => sql`${`$.${name}`}, json(${JSON.stringify(value)})`);
-  if (assignments.length === 0) return undefined;
-  return sql`json_set(${users.notificationSettings}, ${sql.join(assignments, sql`, `)})`;
-}

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, like, type SQL } from "drizzle-orm";
 import { environments, organizationMemberships, organizations, projectAccessGrants, projects } from "../../db/schema";
-import type { Database } from "../../platform/db";
+import { jsonObjectWithKeys, type Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
 import { nowIso, randomBase62, randomUrlSafeToken, uuid7 } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
@@ -14,7 +14,7 @@ import {
   projectVisibleAtLevel,
 } from "../../platform/project-context";
 import type { OrganizationContext } from "../../platform/env";
-import { PROJECT_SETTINGS_KEYS, type ProjectInput } from "./projects.schema";
+import { PROJECT_SETTINGS_KEYS, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
 
 export const MAX_PROJECTS_PER_ORGANIZATION = 2000;
 export const DEFAULT_PROJECT_NAME = "Default project";
@@ -58,6 +58,34 @@ export function insertProjectStatements(
   );
   const selectProject = db.select().from(projects).where(eq(projects.uuid, uuid));
   return { insertProject, insertEnvironment, selectProject };
+}
+
+/**
+ * A PATCH of a project as statements of one atomic batch: the fields sent (settings merged key
+ * by key in SQL), the environment's name kept equal to the project's, and the project read back.
+ */
+export function updateProjectStatements(db: Database, projectId: number, input: ProjectUpdateInput) {
+  const { name, completed_snippet_onboarding, is_demo, timezone, access_control, has_completed_onboarding_for, ...settings } =
+    input;
+  const sentSettings = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+  const updateProject = db
+    .update(projects)
+    .set({
+      name,
+      nameKey: name?.toLowerCase(),
+      timezone,
+      accessControl: access_control,
+      isDemo: is_demo,
+      completedSnippetOnboarding: completed_snippet_onboarding,
+      hasCompletedOnboardingFor: has_completed_onboarding_for,
+      settings: jsonObjectWithKeys(projects.settings, sentSettings),
+      updatedAt: nowIso(),
+    })
+    .where(eq(projects.id, projectId));
+  const renameEnvironment =
+    name === undefined ? undefined : db.update(environments).set({ name }).where(eq(environments.projectId, projectId));
+  const selectProject = db.select().from(projects).where(eq(projects.id, projectId));
+  return { updateProject, renameEnvironment, selectProject };
 }
 
 /** How many projects the organization has, and its taken "Default project N" names. */
