@@ -20,7 +20,7 @@ function selectCallerOrganizations(db: Database, actor: Actor, requested: string
 }
 
 /** The projects the caller sees (and the key reaches) in the organizations `organizationIds` selects. */
-export function selectVisibleProjectsIn(db: Database, actor: Actor, organizationIds: SQLWrapper) {
+function selectVisibleProjectsIn(db: Database, actor: Actor, organizationIds: SQLWrapper) {
   return db
     .select({ project: projects })
     .from(projects)
@@ -33,12 +33,14 @@ export function selectVisibleProjectsIn(db: Database, actor: Actor, organization
 function groupByOrganization(rows: { project: ProjectRow }[]) {
   const byOrganization = new Map<string, ProjectRow[]>();
   for (const { project } of rows) {
-    byOrganization.set(project.organizationId, [...(byOrganization.get(project.organizationId) ?? []), project]);
+    const group = byOrganization.get(project.organizationId);
+    if (group) group.push(project);
+    else byOrganization.set(project.organizationId, [project]);
   }
   return byOrganization;
 }
 
-/** The organizations' statements for one round trip: rows with the caller's level, then their visible projects. */
+/** Full objects from organization rows (with the caller's level) and the visible projects read beside them. */
 function organizationObjects(
   rows: { organization: typeof organizations.$inferSelect; level: number }[],
   projectRows: { project: ProjectRow }[],
