@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { expectError, missingScope, NOT_FOUND } from "../support/error-bodies";
-import { addMember, api, createProject, setupOrganization } from "../support/harness";
+import { addMember, api, createApiKey, createProject, errorBody, setupOrganization } from "../support/harness";
 import { expectKeyAndMembershipRequired } from "../support/people";
 import { expectedProject } from "../support/projects";
 
@@ -30,6 +30,16 @@ describe("GET /api/environments/:id", () => {
     const member = await addMember(organization.id, 1);
     expect((await api("GET", `/api/environments/${secret.id}`, { key })).status).toBe(200);
     expectError(await api("GET", `/api/environments/${secret.id}`, { key: member.key }), 404, NOT_FOUND);
+  });
+
+  it("keeps a key scoped to other projects out with 403", async () => {
+    const { organization, owner, project } = await setupOrganization();
+    const other = await createProject(organization.id);
+    const scoped = await createApiKey(owner, { scopedTeams: [other.id] });
+    for (const method of ["GET", "PATCH"]) {
+      const response = await api(method, `/api/environments/${project.id}`, { key: scoped.value, body: method === "PATCH" ? { name: "x" } : undefined });
+      expectError(response, 403, errorBody("authentication_error", "permission_denied", "API key does not have access to the requested project"));
+    }
   });
 
   it("needs project:read and a key, and answers 404 across organizations and for unknown ids", async () => {

@@ -4,7 +4,9 @@ import * as schema from "../../src/db/schema";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
 import {
   addMember,
+  addMembership,
   api,
+  createApiKey,
   createProject,
   db,
   errorBody,
@@ -214,6 +216,21 @@ describe("PATCH /api/organizations/:id", () => {
     const { key } = await setupOrganization();
     const other = await setupOrganization();
     expectError(await api("PATCH", `/api/organizations/${other.organization.id}`, { key, body: { name: "x" } }), 404, NOT_FOUND);
+  });
+});
+
+describe("PATCH and DELETE with a key scoped to other organizations", () => {
+  it("answers 403 and changes nothing", async () => {
+    const { owner, organization } = await setupOrganization();
+    const elsewhere = await setupOrganization();
+    await addMembership(elsewhere.organization.id, owner, 15);
+    const scoped = await createApiKey(owner, { scopedOrganizations: [elsewhere.organization.id] });
+    const outOfScope = errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization");
+    const path = `/api/organizations/${organization.id}`;
+    expectError(await api("PATCH", path, { key: scoped.value, body: { name: "x" } }), 403, outOfScope);
+    expectError(await api("DELETE", path, { key: scoped.value }), 403, outOfScope);
+    const [row] = await db.select().from(schema.organizations).where(eq(schema.organizations.id, organization.id));
+    expect(row!.name).toBe(organization.name);
   });
 });
 

@@ -89,14 +89,13 @@ describe.each(paths)("PATCH a project through the $tree path", ({ path, extra })
   });
 
   it("needs project:write, and keeps a key scoped to other projects out", async () => {
-    const { organization, owner, project } = await setupOrganization({ scopes: ["project:read"] });
-    const reader = await api("PATCH", path(project), { key: (await createApiKey(owner, { scopes: ["project:read"] })).value, body: {} });
-    expectError(reader, 403, missingScope("project:write"));
+    const { organization, owner, project, key } = await setupOrganization({ scopes: ["project:read"] });
+    expectError(await api("PATCH", path(project), { key, body: { name: "x" } }), 403, missingScope("project:write"));
     const other = await createProject(organization.id);
     const scoped = await createApiKey(owner, { scopedTeams: [other.id] });
     const response = await api("PATCH", path(project), { key: scoped.value, body: { name: "x" } });
-    expect(response.status).toBe(403);
-    expect(response.body.code).toBe("permission_denied");
+    expectError(response, 403, errorBody("authentication_error", "permission_denied", "API key does not have access to the requested project"));
+    expect((await api("GET", `/api/projects/${project.id}`, { key })).body.name).toBe("Default project");
   });
 
   it("answers 404 for another organization's project and unknown ids, 401 without a good key", async () => {
