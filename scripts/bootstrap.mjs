@@ -32,8 +32,8 @@ function bootstrapSql({ secureValue, maskValue }) {
   const ownerOfFirst = `SELECT user_id FROM organization_memberships WHERE organization_id = ${firstOrganization} AND level = 15 ORDER BY joined_at LIMIT 1`;
   const projectUuid = randomUUID();
   return `
-INSERT INTO organizations (id, name, created_at, updated_at)
-  SELECT ${quote(randomUUID())}, 'My organization', ${quote(now)}, ${quote(now)}
+INSERT INTO organizations (id, name, slug, created_at, updated_at)
+  SELECT ${quote(randomUUID())}, 'My organization', 'my-organization', ${quote(now)}, ${quote(now)}
   WHERE NOT EXISTS (SELECT 1 FROM organizations);
 INSERT INTO users (uuid, distinct_id, first_name, last_name, email, is_email_verified, role_at_organization, created_at)
   SELECT ${quote(randomUUID())}, ${quote(randomBase62(32))}, 'Owner', '', ${quote(OWNER_EMAIL)}, 1, '', ${quote(now)}

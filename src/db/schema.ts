@@ -18,6 +18,7 @@ const createdAt = () => text("created_at").notNull();
 const json = <T>(name: string) => text(name, { mode: "json" }).$type<T>();
 
 export type HedgehogConfig = Record<string, unknown> | null;
+export type NotificationSettings = Record<string, unknown>;
 
 export const users = sqliteTable("users", {
   id: integer("id").primaryKey({ autoIncrement: true }),
@@ -31,15 +32,42 @@ export const users = sqliteTable("users", {
   roleAtOrganization: text("role_at_organization").notNull().default(""),
   createdAt: createdAt(),
   lastLogin: text("last_login"),
+  notificationSettings: json<NotificationSettings>("notification_settings").notNull().default(sql`'{}'`),
+  themeMode: text("theme_mode"),
+  /**
+   * The user's choice of what `@current` means (PATCH `/api/users/@me`); null: the first one.
+   * Not foreign keys: leaving or deleting an organization must not need a write per user, and
+   * a choice the user can no longer see simply falls back to the first one.
+   */
+  currentOrganizationId: text("current_organization_id"),
+  currentProjectId: integer("current_project_id"),
 });
 
-export const organizations = sqliteTable("organizations", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  allowPubliclySharedResources: integer("allow_publicly_shared_resources", { mode: "boolean" }).notNull().default(true),
-  createdAt: createdAt(),
-  updatedAt: text("updated_at").notNull(),
-});
+export const organizations = sqliteTable(
+  "organizations",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    /**
+     * Derived from the name at creation (`acme`, `acme-2`), then never changed. The empty default
+     * exists only so that the column could be added to existing rows (then backfilled).
+     */
+    slug: text("slug").notNull().default(""),
+    logoMediaId: text("logo_media_id"),
+    isMemberJoinEmailEnabled: integer("is_member_join_email_enabled", { mode: "boolean" }).notNull().default(true),
+    enforce2fa: integer("enforce_2fa", { mode: "boolean" }),
+    membersCanInvite: integer("members_can_invite", { mode: "boolean" }).notNull().default(true),
+    membersCanUsePersonalApiKeys: integer("members_can_use_personal_api_keys", { mode: "boolean" })
+      .notNull()
+      .default(true),
+    allowPubliclySharedResources: integer("allow_publicly_shared_resources", { mode: "boolean" }).notNull().default(true),
+    /** Kept by triggers on organization_memberships (a custom migration): read in O(1). */
+    memberCount: integer("member_count").notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [uniqueIndex("organizations_slug").on(table.slug)],
+);
 
 export const organizationMemberships = sqliteTable(
   "organization_memberships",
@@ -253,6 +281,8 @@ export const dashboards = sqliteTable(
     createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
     createdAt: createdAt(),
     lastModifiedAt: text("last_modified_at").notNull(),
+    /** Written at most once an hour, after the response that retrieved it. */
+    lastAccessedAt: text("last_accessed_at"),
   },
   // In the list's order (pinned first, then name), so that a page stops after its last row.
   (table) => [

@@ -1,10 +1,18 @@
 import { createRouter } from "../platform/router";
 import {
   createCallerOrganization,
+  deleteCallerOrganization,
   listCallerOrganizations,
   retrieveCallerOrganization,
+  updateCallerOrganization,
 } from "./organizations.handlers";
-import { createOrganization, listOrganizations, retrieveOrganization } from "./organizations.routes";
+import {
+  createOrganization,
+  deleteOrganization,
+  listOrganizations,
+  retrieveOrganization,
+  updateOrganization,
+} from "./organizations.routes";
 import { organizationBatchExportsRouter } from "./batch-exports";
 import { organizationDomainsRouter } from "./domains";
 import { organizationInvitesRouter } from "./invites";
@@ -15,6 +23,8 @@ export const organizationsRouter = createRouter()
   .openapi(listOrganizations, listCallerOrganizations)
   .openapi(createOrganization, createCallerOrganization)
   .openapi(retrieveOrganization, retrieveCallerOrganization)
+  .openapi(updateOrganization, updateCallerOrganization)
+  .openapi(deleteOrganization, deleteCallerOrganization)
   .route("/", organizationProjectsRouter)
   .route("/", organizationDomainsRouter)
   .route("/", organizationBatchExportsRouter)

@@ -1,21 +1,8 @@
-import { z } from "@hono/zod-openapi";
+import { MembershipLevel } from "../platform/levels";
 import { OrganizationParams, resolveOrganization } from "../platform/organization-context";
 import { paginated, PaginationQuery } from "../platform/pagination";
 import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
-
-export const Organization = z
-  .object({
-    id: z.string().uuid(),
-    name: z.string(),
-    created_at: z.string(),
-    updated_at: z.string(),
-    membership_level: z.number().int(),
-  })
-  .openapi("Organization");
-
-export const OrganizationInput = z
-  .object({ name: z.string().trim().min(1).max(64) })
-  .openapi("OrganizationInput");
+import { Organization, OrganizationInput, OrganizationUpdateInput } from "./organizations.schema";
 
 export const listOrganizations = apiRoute({
   method: "get",
@@ -41,9 +28,33 @@ export const retrieveOrganization = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}",
   scope: "organization:read",
-  middleware: [resolveOrganization],
+  // No resolveOrganization: the handler checks the membership it reads with the organization.
   tags: ["organizations"],
   summary: "Retrieve an organization the caller belongs to",
   request: { params: OrganizationParams },
   responses: { 200: jsonResponse(Organization, "The organization") },
+});
+
+export const updateOrganization = apiRoute({
+  method: "patch",
+  path: "/api/organizations/{organization_id}",
+  scope: "organization:write",
+  middleware: [resolveOrganization],
+  level: MembershipLevel.admin,
+  tags: ["organizations"],
+  summary: "Rename or configure an organization (admin or owner)",
+  request: { params: OrganizationParams, body: jsonBody(OrganizationUpdateInput) },
+  responses: { 200: jsonResponse(Organization, "The organization") },
+});
+
+export const deleteOrganization = apiRoute({
+  method: "delete",
+  path: "/api/organizations/{organization_id}",
+  scope: "organization:write",
+  middleware: [resolveOrganization],
+  level: MembershipLevel.owner,
+  tags: ["organizations"],
+  summary: "Delete an organization and everything in it, atomically (owner)",
+  request: { params: OrganizationParams },
+  responses: { 204: { description: "Deleted" } },
 });

@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, isNull, sql, type Column, type SQLWrapper, type Table } from "drizzle-orm";
+import { and, eq, getTableColumns, isNull, sql, type Column, type SQL, type SQLWrapper, type Table } from "drizzle-orm";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import * as schema from "../db/schema";
 
@@ -143,6 +143,17 @@ export function chunkForInsert<T>(table: Table, rows: T[]): T[][] {
 /** `column in (...)` for a list of any length: bound as one JSON parameter, not one each. */
 export const inJsonList = (column: SQLWrapper, values: unknown[]) =>
   sql`${column} in (select value from json_each(${JSON.stringify(values)}))`;
+
+/**
+ * `column`, a JSON object, with the keys of `values` set to them, computed in SQL: two requests
+ * setting different keys both land (no read-then-write), and a null is stored as null. Keys are
+ * identifiers the caller's schema allows. Undefined when there is nothing to set.
+ */
+export function jsonObjectWithKeys(column: Column, values: Record<string, unknown>): SQL | undefined {
+  const assignments = Object.entries(values).map(([key, value]) => sql`${`$.${key}`}, json(${JSON.stringify(value)})`);
+  if (assignments.length === 0) return undefined;
+  return sql`json_set(${column}, ${sql.join(assignments, sql`, `)})`;
+}
 
 /**
  * No interactive transactions on D1: a write that depends on what was read (rules checked, a

@@ -39,6 +39,8 @@ export type OrganizationContext = {
   updatedAt: string;
   membershipId: string;
   level: number;
+  membersCanInvite: boolean;
+  membersCanUsePersonalApiKeys: boolean;
 };
 
 /** The project (environment) named in the path and the caller's rights in it. */

@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { and, asc, eq, type SQL } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
-import { organizationMemberships, organizations } from "../db/schema";
+import { organizationMemberships, organizations, users } from "../db/schema";
 import { assertOrganizationInKeyScope } from "./auth/key-scoping";
 import type { Actor, AppEnv, OrganizationContext } from "./env";
-import { notFound } from "./errors";
+import { notFound, permissionDenied } from "./errors";
+import { isAdmin } from "./levels";
 import { inJsonList, type Database } from "./db";
 
 export const CURRENT = "@current";
@@ -15,50 +16,99 @@ export const OrganizationParams = z.object({
 });
 
 /**
- * Resolves `:organization_id` (or `@current`: the caller's first organization in creation order,
- * within the key's scope) and the caller's membership of it in one query. A non-member gets
- * 404, so that organization ids do not leak.
+ * Resolves `:organization_id` (or `@current`: the caller's chosen organization, else the first in
+ * creation order, within the key's scope) and the caller's membership of it in one query. A
+ * non-member gets 404, so that organization ids do not leak.
  */
 export const resolveOrganization = createMiddleware<AppEnv>(async (c, next) => {
-  const requested = c.req.param("organization_id");
-  if (requested === undefined) throw new Error("resolveOrganization needs :organization_id");
-  const actor = c.var.actor;
-  if (requested !== CURRENT) assertOrganizationInKeyScope(actor, requested);
-  const organization = await findMembership(c.var.db, actor, requested);
-  if (!organization) throw notFound();
-  c.set("organization", organization);
+  const requested = requestedOrganization(c.req.param("organization_id"), c.var.actor);
+  c.set("organization", admitMember(await findMembership(c.var.db, c.var.actor, requested)));
   await next();
 });
 
+/**
+ * `resolveOrganization` in two halves, for a read that fetches the membership in the same round
+ * trip as its data (retrieving the organization): what is checked before any query, and what
+ * the membership found must satisfy. Every organization route goes through both.
+ */
+export function requestedOrganization(requested: string | undefined, actor: Actor): string {
+  if (requested === undefined) throw new Error("an organization route needs :organization_id");
+  if (requested !== CURRENT) assertOrganizationInKeyScope(actor, requested);
+  return requested;
+}
+
+export function admitMember<T extends { membersCanUsePersonalApiKeys: boolean; level: number }>(membership: T | undefined): T {
+  if (!membership) throw notFound();
+  assertPersonalApiKeysAllowed(membership);
+  return membership;
+}
+
+/**
+ * The organization setting `members_can_use_personal_api_keys: false`: every request here comes
+ * with a personal API key, so a plain member's requests on the organization are refused.
+ */
+export function assertPersonalApiKeysAllowed(membership: { membersCanUsePersonalApiKeys: boolean; level: number }) {
+  if (!membership.membersCanUsePersonalApiKeys && !isAdmin(membership.level)) {
+    throw permissionDenied("Your organization does not allow members using personal API keys.");
+  }
+}
+
 /** An organization with the caller's membership: select it from memberships joined to organizations. */
-export const organizationWithMembership = {
+const organizationWithMembership = {
   id: organizations.id,
   name: organizations.name,
   createdAt: organizations.createdAt,
   updatedAt: organizations.updatedAt,
   membershipId: organizationMemberships.id,
   level: organizationMemberships.level,
+  membersCanInvite: organizations.membersCanInvite,
+  membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
 };
+
+/**
+ * The order `@current` picks from: the organization the user chose (PATCH `/api/users/@me`)
+ * first, then creation order. A choice outside the key's scope, or one the user has left, is
+ * simply not among the rows, so the first one in scope is picked.
+ */
+export const currentOrganizationFirst = (userId: number): SQL[] => [
+  sql`${organizations.id} = (select ${users.currentOrganizationId} from ${users} where ${users.id} = ${userId}) desc`,
+  asc(organizations.createdAt),
+  asc(organizations.id),
+];
+
+/** The caller's memberships (of `requested`, or any for `@current`) within the key's scope. */
+export function callerMemberships(actor: Actor, requested: string): SQL | undefined {
+  const conditions: (SQL | undefined)[] = [eq(organizationMemberships.userId, actor.userId)];
+  if (requested !== CURRENT) conditions.push(eq(organizations.id, requested));
+  else if (actor.scopedOrganizations.length > 0) conditions.push(inJsonList(organizations.id, actor.scopedOrganizations));
+  return and(...conditions);
+}
+
+/**
+ * The id of the organization `requested` names (`@current` included) if the caller is a member,
+ * as a subquery other queries of the same round trip can use.
+ */
+export function callerOrganizationId(db: Database, actor: Actor, requested: string) {
+  return db
+    .select({ id: organizations.id })
+    .from(organizationMemberships)
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .where(callerMemberships(actor, requested))
+    .orderBy(...currentOrganizationFirst(actor.userId))
+    .limit(1);
+}
 
 async function findMembership(
   db: Database,
   actor: Actor,
   requested: string,
 ): Promise<OrganizationContext | undefined> {
-  const conditions: (SQL | undefined)[] = [eq(organizationMemberships.userId, actor.userId)];
-  if (requested === CURRENT) {
-    if (actor.scopedOrganizations.length > 0) {
-      conditions.push(inJsonList(organizations.id, actor.scopedOrganizations));
-    }
-  } else {
-    conditions.push(eq(organizations.id, requested));
-  }
   const [row] = await db
     .select(organizationWithMembership)
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(and(...conditions))
-    .orderBy(asc(organizations.createdAt), asc(organizations.id))
+    .where(callerMemberships(actor, requested))
+    .orderBy(...currentOrganizationFirst(actor.userId))
     .limit(1);
   return row;
 }

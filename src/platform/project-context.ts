@@ -3,13 +3,13 @@ import { and, asc, eq, gte, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { environments, organizationMemberships, projects } from "../db/schema";
+import { environments, organizationMemberships, organizations, projects, users } from "../db/schema";
 import { ruleOfMember } from "./access-controls/access-rules";
 import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "./auth/key-scoping";
 import type { Actor, AppEnv, ProjectContext } from "./env";
 import { notFound } from "./errors";
 import { MembershipLevel } from "./levels";
-import { CURRENT } from "./organization-context";
+import { assertPersonalApiKeysAllowed, callerOrganizationId, CURRENT } from "./organization-context";
 import { inJsonList, type Database } from "./db";
 
 /** The path parameter `resolveProject` reads, for every environment route's schema. */
@@ -73,8 +73,21 @@ export function parseProjectId(actor: Actor, value: string): number {
 }
 
 /**
- * Resolves `:project_id` (an environment id, or `@current`: the caller's first visible
- * project) with the caller's membership and rights in one query.
+ * The order `@current` picks a project from: the one the user chose (PATCH `/api/users/@me`),
+ * then those of the current organization, then creation order. Choices the key's scope or the
+ * project's privacy rule out are not among the rows, so the first one in scope is picked; the
+ * current project and the current organization thus agree whenever the key allows it.
+ */
+export const currentProjectFirst = (db: Database, actor: Actor): SQL[] => [
+  sql`${projects.id} = (select ${users.currentProjectId} from ${users} where ${users.id} = ${actor.userId}) desc`,
+  sql`${projects.organizationId} = (${callerOrganizationId(db, actor, CURRENT)}) desc`,
+  asc(projects.createdAt),
+  asc(projects.id),
+];
+
+/**
+ * Resolves `:project_id` (an environment id, or `@current`: the caller's current project) with
+ * the caller's membership and rights in one query.
  */
 export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
   const requested = requestedProject(c);
@@ -103,7 +116,7 @@ export async function resolveProjectAndRead<T extends [Statement, ...Statement[]
   }
   const environmentId = parseProjectId(actor, requested);
   const [rows, ...results] = await db.batch([selectProject(db, actor, environmentId), ...reads(environmentId)]);
-  acceptProject(c, (rows as ProjectContext[])[0]);
+  acceptProject(c, (rows as SelectedProject[])[0]);
   return results as BatchResponse<T>;
 }
 
@@ -122,14 +135,18 @@ function requestedProject(c: Context<AppEnv>): string {
   return requested;
 }
 
-function acceptProject(c: Context<AppEnv>, project: ProjectContext | undefined): ProjectContext {
-  if (!project) throw notFound();
-  assertOrganizationInKeyScope(c.var.actor, project.organizationId);
+type SelectedProject = ProjectContext & { membersCanUsePersonalApiKeys: boolean };
+
+function acceptProject(c: Context<AppEnv>, selected: SelectedProject | undefined): ProjectContext {
+  if (!selected) throw notFound();
+  assertOrganizationInKeyScope(c.var.actor, selected.organizationId);
+  const { membersCanUsePersonalApiKeys, ...project } = selected;
+  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys, level: project.level });
   c.set("project", project);
   return project;
 }
 
-/** The requested environment (or the first visible one) with the caller's rights: one query. */
+/** The requested environment (or the caller's current one) with the caller's rights: one query. */
 function selectProject(db: Database, actor: Actor, environmentId: number | undefined) {
   const filters = environmentId === undefined ? projectsInKeyScope(actor) : [eq(environments.id, environmentId)];
   return db
@@ -139,11 +156,13 @@ function selectProject(db: Database, actor: Actor, environmentId: number | undef
       organizationId: projects.organizationId,
       membershipId: organizationMemberships.id,
       level: effectiveProjectLevel,
+      membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
     })
     .from(environments)
     .innerJoin(projects, eq(projects.id, environments.projectId))
+    .innerJoin(organizations, eq(organizations.id, projects.organizationId))
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
     .where(and(projectVisible, ...filters))
-    .orderBy(asc(projects.createdAt), asc(environments.id))
+    .orderBy(...currentProjectFirst(db, actor), asc(environments.id))
     .limit(1);
 }

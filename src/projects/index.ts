@@ -1,7 +1,8 @@
 import { createRouter } from "../platform/router";
-import { listProjects, retrieveProject } from "./projects.handlers";
-import { listAccessibleProjects, retrieveAccessibleProject } from "./projects.routes";
+import { listProjects, retrieveProject, updateProject } from "./projects.handlers";
+import { listAccessibleProjects, retrieveAccessibleProject, updateAccessibleProject } from "./projects.routes";
 
 export const projectsRouter = createRouter()
   .openapi(listAccessibleProjects, listProjects)
-  .openapi(retrieveAccessibleProject, retrieveProject);
+  .openapi(retrieveAccessibleProject, retrieveProject)
+  .openapi(updateAccessibleProject, updateProject);

@@ -1,7 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { Project, ProjectListItem } from "../organizations/projects/projects.schema";
+import { Project, ProjectListItem, ProjectUpdateInput } from "../organizations/projects/projects.schema";
 import { paginated, PaginationQuery } from "../platform/pagination";
-import { apiRoute, jsonResponse } from "../platform/route";
+import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
+
+const ProjectIdParams = z.object({ id: z.string().openapi({ description: "Project id, or `@current`." }) });
 
 export const listAccessibleProjects = apiRoute({
   method: "get",
@@ -19,6 +21,16 @@ export const retrieveAccessibleProject = apiRoute({
   scope: "project:read",
   tags: ["projects"],
   summary: "Retrieve a project the caller can see",
-  request: { params: z.object({ id: z.string().openapi({ description: "Project id, or `@current`." }) }) },
+  request: { params: ProjectIdParams },
   responses: { 200: jsonResponse(Project, "The project") },
+});
+
+export const updateAccessibleProject = apiRoute({
+  method: "patch",
+  path: "/api/projects/{id}",
+  scope: "project:write",
+  tags: ["projects"],
+  summary: "Change a project's name and settings (admin or owner of its organization), with the rules of create",
+  request: { params: ProjectIdParams, body: jsonBody(ProjectUpdateInput) },
+  responses: { 200: jsonResponse(Project, "The project"), 409: conflictResponse },
 });

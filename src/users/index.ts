@@ -1,5 +1,5 @@
 import { createRouter } from "../platform/router";
-import { currentUser } from "./users.handlers";
-import { getCurrentUser } from "./users.routes";
+import { currentUser, updateUser } from "./users.handlers";
+import { getCurrentUser, updateCurrentUser } from "./users.routes";
 
-export const usersRouter = createRouter().openapi(getCurrentUser, currentUser);
+export const usersRouter = createRouter().openapi(getCurrentUser, currentUser).openapi(updateCurrentUser, updateUser);

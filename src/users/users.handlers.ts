@@ -1,30 +1,44 @@
-import { inJsonList } from "../platform/db";
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, asc, eq } from "drizzle-orm";
-import { organizationMemberships, organizations, users } from "../db/schema";
+import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "../platform/auth/key-scoping";
+import type { Context } from "hono";
 import type { AppEnv } from "../platform/env";
-import { notFound } from "../platform/errors";
-import { toUserBasic } from "./user-basic";
-import type { getCurrentUser } from "./users.routes";
+import { notFound, validationError } from "../platform/errors";
+import { findCurrentChoices, readCurrentUser, userChanges } from "./users.queries";
+import type { getCurrentUser, updateCurrentUser } from "./users.routes";
+import type { CurrentUserUpdate } from "./users.schema";
 
 export const currentUser: RouteHandler<typeof getCurrentUser, AppEnv> = async (c) => {
-  const { userId, scopedOrganizations } = c.var.actor;
-  const inKeyScope =
-    scopedOrganizations.length > 0 ? inJsonList(organizations.id, scopedOrganizations) : undefined;
-  const [userRows, memberships] = await c.var.db.batch([
-    c.var.db.select().from(users).where(eq(users.id, userId)),
-    c.var.db
-      .select({
-        id: organizations.id,
-        name: organizations.name,
-        membership_level: organizationMemberships.level,
-      })
-      .from(organizationMemberships)
-      .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-      .where(and(eq(organizationMemberships.userId, userId), inKeyScope))
-      .orderBy(asc(organizations.createdAt), asc(organizations.id)),
-  ]);
-  const [user] = userRows;
+  const user = await readCurrentUser(c.var.db, c.var.actor);
   if (!user) throw notFound();
-  return c.json({ ...toUserBasic(user), date_joined: user.createdAt, organizations: memberships }, 200);
+  return c.json(user, 200);
+};
+
+const doesNotExist = (value: string | number, attr: string) =>
+  validationError("does_not_exist", `Object with id=${value} does not exist.`, attr);
+
+/**
+ * What `@current` is to become. Choosing a project chooses its organization too, and choosing an
+ * organization alone lets `@current` take its first project, so the two always agree. Checked
+ * before the write; a membership lost meanwhile makes `@current` fall back, never fail.
+ */
+async function currentChoices(c: Context<AppEnv>, input: CurrentUserUpdate) {
+  const { set_current_organization: organizationId, set_current_team: projectId } = input;
+  if (organizationId === undefined && projectId === undefined) return {};
+  if (organizationId !== undefined) assertOrganizationInKeyScope(c.var.actor, organizationId);
+  if (projectId !== undefined) assertProjectInKeyScope(c.var.actor, projectId);
+  const found = await findCurrentChoices(c.var.db, c.var.actor, organizationId, projectId);
+  if (organizationId !== undefined && !found.organization) throw doesNotExist(organizationId, "set_current_organization");
+  if (projectId !== undefined) {
+    if (!found.project) throw doesNotExist(projectId, "set_current_team");
+    return { organizationId: found.project.organizationId, projectId: found.project.id };
+  }
+  return { organizationId, projectId: null };
+}
+
+export const updateUser: RouteHandler<typeof updateCurrentUser, AppEnv> = async (c) => {
+  const { db, actor } = c.var;
+  const input = c.req.valid("json");
+  const user = await readCurrentUser(db, actor, userChanges(input, await currentChoices(c, input)));
+  if (!user) throw notFound();
+  return c.json(user, 200);
 };

@@ -1,21 +1,21 @@
-import { z } from "@hono/zod-openapi";
-import { apiRoute } from "../platform/route";
-import { UserBasic } from "./user-basic";
-
-export const CurrentUser = UserBasic.extend({
-  date_joined: z.string(),
-  organizations: z.array(
-    z.object({ id: z.string().uuid(), name: z.string(), membership_level: z.number().int() }),
-  ),
-}).openapi("CurrentUser");
+import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
+import { CurrentUser, CurrentUserUpdate } from "./users.schema";
 
 export const getCurrentUser = apiRoute({
   method: "get",
   path: "/api/users/@me",
   scope: "user:read",
   tags: ["users"],
-  summary: "The user the API key belongs to, with their organizations",
-  responses: {
-    200: { description: "The caller", content: { "application/json": { schema: CurrentUser } } },
-  },
+  summary: "The user the API key belongs to, with their current organization and project",
+  responses: { 200: jsonResponse(CurrentUser, "The caller") },
+});
+
+export const updateCurrentUser = apiRoute({
+  method: "patch",
+  path: "/api/users/@me",
+  scope: "user:write",
+  tags: ["users"],
+  summary: "Change the caller's name, preferences, and current organization or project",
+  request: { body: jsonBody(CurrentUserUpdate) },
+  responses: { 200: jsonResponse(CurrentUser, "The caller") },
 });

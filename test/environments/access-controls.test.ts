@@ -150,6 +150,29 @@ describe("dashboard access controls", () => {
 });
 
 describe("project access controls", () => {
+  it("keeps the default rule in step when a project PATCH makes it private, then open again", async () => {
+    const { key, organization, member } = await setupTeam();
+    const project = await createProject(organization.id, { name: "Soon private" });
+    const asMember = () => api("GET", `/api/projects/${project.id}`, { key: member.key });
+    const defaultRules = async () =>
+      (await api("GET", `/api/projects/${project.id}/access_controls`, { key })).body.access_controls.map(
+        (item: { organization_member: string | null; access_level: string }) => [item.organization_member, item.access_level],
+      );
+    expect((await asMember()).status).toBe(200);
+
+    const closed = await api("PATCH", `/api/projects/${project.id}`, { key, body: { access_control: true } });
+    expect(closed.body.access_control).toBe(true);
+    expect((await asMember()).status).toBe(404);
+    expect(await defaultRules()).toEqual([[null, "none"]]);
+    await api("PATCH", `/api/projects/${project.id}`, { key, body: { access_control: true } });
+    expect(await defaultRules()).toEqual([[null, "none"]]);
+
+    const opened = await api("PATCH", `/api/projects/${project.id}`, { key, body: { access_control: false } });
+    expect(opened.body.access_control).toBe(false);
+    expect((await asMember()).status).toBe(200);
+    expect(await defaultRules()).toEqual([]);
+  });
+
   it("turns an invite's private project access into the new member's rule when they join", async () => {
     const { key, organization, owner } = await setupTeam();
     const secret = await createProject(organization.id, { name: "Secret", access_control: true });

@@ -45,6 +45,8 @@ const s3ExportBody = (teamId: number, changes: Record<string, unknown> = {}) => 
   hogql_query: "",
   filters: null,
   timezone: "UTC",
+  latest_runs: [],
+  schema: null,
   ...changes,
 });
 

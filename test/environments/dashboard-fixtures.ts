@@ -20,15 +20,37 @@ export const dashboardBody = (creator: TestUser, fields: Record<string, unknown>
   effective_privilege_level: 37,
   user_access_level: "manager",
   access_control_version: "v2",
+  team_id: expect.any(Number),
+  // Recorded after a retrieval's response: whether an earlier one landed yet is not this helper's concern.
+  last_accessed_at: expect.toBeOneOf([null, expect.stringMatching(ISO_TIMESTAMP)]),
+  last_refresh: null,
   filters: {},
   variables: {},
   tiles: [],
+  persisted_filters: null,
+  persisted_variables: null,
   ...fields,
 });
 
-/** A list item: the dashboard without tiles, filters and variables. */
+/**
+ * A dashboard read earlier, as it must read now: the retrieval that read it records
+ * `last_accessed_at` after its response, which may or may not have landed yet.
+ */
+export const unchangedSince = (earlier: Record<string, unknown>) => ({
+  ...earlier,
+  last_accessed_at: expect.toBeOneOf([null, expect.stringMatching(ISO_TIMESTAMP)]),
+});
+
+/** A list item: the dashboard without tiles, filters, variables and their persisted forms. */
 export const listItemBody = (creator: TestUser, fields: Record<string, unknown> = {}) => {
-  const { tiles: _tiles, filters: _filters, variables: _variables, ...item } = dashboardBody(creator, fields);
+  const {
+    tiles: _tiles,
+    filters: _filters,
+    variables: _variables,
+    persisted_filters: _persistedFilters,
+    persisted_variables: _persistedVariables,
+    ...item
+  } = dashboardBody(creator, fields);
   return item;
 };
 

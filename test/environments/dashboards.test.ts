@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { DASHBOARD_TEMPLATES } from "../../src/environments/dashboards/dashboard-templates";
 import { nowIso, uuid7 } from "../../src/platform/ids";
@@ -15,7 +15,14 @@ import {
   setupOrganization,
   userBasic,
 } from "../support/harness";
-import { createDashboard, dashboardBody, dashboardsPath, listItemBody, textTileBody } from "./dashboard-fixtures";
+import {
+  createDashboard,
+  dashboardBody,
+  dashboardsPath,
+  listItemBody,
+  textTileBody,
+  unchangedSince,
+} from "./dashboard-fixtures";
 
 const invalid = (code: string, detail: string, attr: string | null) => errorBody("validation_error", code, detail, attr);
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
@@ -35,7 +42,14 @@ describe("POST /api/environments/:project_id/dashboards", () => {
     });
     expect(response.status).toBe(201);
     expect(response.body).toEqual(
-      dashboardBody(owner, { name: "Sales", description: "Weekly numbers", pinned: true, tags: ["growth", "kpi"] }),
+      dashboardBody(owner, {
+        name: "Sales",
+        description: "Weekly numbers",
+        pinned: true,
+        tags: ["growth", "kpi"],
+        team_id: project.id,
+        last_accessed_at: null,
+      }),
     );
   });
 
@@ -403,6 +417,26 @@ describe("GET /api/environments/:project_id/dashboards", () => {
 });
 
 describe("GET /api/environments/:project_id/dashboards/:id", () => {
+  it("records when it was last retrieved, after the response and at most once an hour", async () => {
+    const { key, project } = await setupOrganization();
+    const { id } = await createDashboard(key, project.id);
+    const path = `${dashboardsPath(project.id)}/${id}`;
+    const first = await api("GET", path, { key });
+    expect(first.body).toMatchObject({ team_id: project.id, last_accessed_at: null });
+    expect(first.cost.rowsWritten).toBe(0);
+    const recorded = await vi.waitFor(async () => {
+      const [row] = await db.select().from(schema.dashboards).where(eq(schema.dashboards.id, id));
+      expect(row!.lastAccessedAt).toMatch(ISO_TIMESTAMP);
+      return row!.lastAccessedAt;
+    });
+    expect((await api("GET", path, { key })).body.last_accessed_at).toBe(recorded);
+    // Within the hour, later retrievals leave it be.
+    await api("GET", path, { key });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const [row] = await db.select().from(schema.dashboards).where(eq(schema.dashboards.id, id));
+    expect(row!.lastAccessedAt).toBe(recorded);
+  });
+
   it("retrieves a dashboard with its tiles at a fixed cost: 1 tile and 40 tiles both cost at most 3 queries", async () => {
     const { key, owner, project } = await setupOrganization();
     const small = await createDashboard(key, project.id, { name: "Small" });
@@ -561,7 +595,7 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
       const response = await api("PATCH", path, { key, body });
       expect({ body, status: response.status, error: response.body }).toEqual({ body, status: 400, error });
     }
-    expect((await api("GET", path, { key })).body).toEqual(before);
+    expect((await api("GET", path, { key })).body).toEqual(unchangedSince(before));
   });
 
   it("soft-deletes with deleted: true and restores with deleted: false", async () => {
@@ -580,7 +614,7 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
 
     const restored = await api("PATCH", path, { key, body: { deleted: false } });
     expect(restored.status).toBe(200);
-    expect(restored.body).toEqual(before);
+    expect(restored.body).toEqual(unchangedSince(before));
     expect((await api("GET", dashboardsPath(project.id), { key })).body.count).toBe(1);
   });
 
@@ -717,7 +751,7 @@ describe("PATCH /api/environments/:project_id/dashboards/:id/move_tile", () => {
     const response = await api("PATCH", movePath, { key, body: { tile: { id: moving.id }, toDashboard: destination.id } });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
-      ...before,
+      ...unchangedSince(before),
       tiles: staying.map((tile: Record<string, unknown>, order: number) => ({ ...tile, order })),
     });
     // Project resolution, the read of both dashboards and the tile, then the move with its read-back.

@@ -48,6 +48,8 @@ const exportBody = (created: CreatedExport, changes: Record<string, unknown> = {
   hogql_query: "",
   filters: null,
   timezone: "UTC",
+  latest_runs: [],
+  schema: null,
   ...changes,
 });
 

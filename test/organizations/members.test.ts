@@ -212,20 +212,13 @@ describe("PATCH /api/organizations/:organization_id/members/:user__uuid", () => 
     expect(levels[admin.user.uuid]).toBe(15);
   });
 
-  it("refuses the last owner demoting themself with 400", async () => {
+  it("refuses the last owner demoting themself with the own-level 403, before the last-owner rule", async () => {
     const { organization, owner, key } = await setupTeam();
 
     const response = await api("PATCH", memberPath(organization.id, "@me"), { key, body: { level: 8 } });
 
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual(
-      errorBody(
-        "validation_error",
-        "invalid_input",
-        "Cannot demote the organization's only owner. Make another member owner first.",
-        "level",
-      ),
-    );
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual(forbidden("You can't change your own access level."));
     expect((await memberLevels(organization.id, key))[owner.uuid]).toBe(15);
   });
 

@@ -1,42 +1,74 @@
+import { count, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { addMember, api, errorBody, ISO_TIMESTAMP, setupOrganization, UUID } from "../support/harness";
+import * as schema from "../../src/db/schema";
+import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
+import {
+  addMember,
+  addMembership,
+  api,
+  createApiKey,
+  createProject,
+  db,
+  errorBody,
+  ISO_TIMESTAMP,
+  setupOrganization,
+  UUID,
+} from "../support/harness";
+import { expectedOrganization } from "../support/organizations";
+import { expectKeyAndMembershipRequired } from "../support/people";
+
+const API_KEYS_REFUSED = errorBody(
+  "authentication_error",
+  "permission_denied",
+  "Your organization does not allow members using personal API keys.",
+);
 
 describe("organizations", () => {
-  it("lists the caller's organizations in creation order", async () => {
-    const { key, organization } = await setupOrganization();
+  it("lists the caller's organizations in creation order, as PostHog's Organization", async () => {
+    const { key, organization, project } = await setupOrganization();
     const response = await api("GET", "/api/organizations", { key });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
       count: 1,
       next: null,
       previous: null,
-      results: [
-        {
-          id: organization.id,
-          name: organization.name,
-          created_at: organization.createdAt,
-          updated_at: organization.updatedAt,
-          membership_level: 15,
-        },
-      ],
+      results: [expectedOrganization(organization, { level: 15, projects: [project] })],
     });
   });
 
-  it("creates an organization owned by the caller, with a default project", async () => {
+  it("creates an organization owned by the caller, with a default project and a slug from its name", async () => {
     const { key } = await setupOrganization();
-    const response = await api("POST", "/api/organizations", { key, body: { name: "  Acme  " } });
+    const response = await api("POST", "/api/organizations", { key, body: { name: "  Acme, Inc.  " } });
     expect(response.status).toBe(201);
-    expect(response.body).toEqual({
-      id: expect.stringMatching(UUID),
-      name: "Acme",
-      created_at: expect.stringMatching(ISO_TIMESTAMP),
-      updated_at: response.body.created_at,
-      membership_level: 15,
-    });
-    const projects = await api("GET", `/api/organizations/${response.body.id}/projects`, { key });
-    expect(projects.body.results.map((project: { name: string }) => project.name)).toEqual(["Default project"]);
+    const [project] = await db.select().from(schema.projects).where(eq(schema.projects.organizationId, response.body.id));
+    expect(response.body).toEqual(
+      expectedOrganization(
+        { id: expect.stringMatching(UUID), name: "Acme, Inc.", slug: "acme-inc" },
+        { level: 15, projects: [project!] },
+      ),
+    );
+    expect(response.body.created_at).toMatch(ISO_TIMESTAMP);
+    expect(response.body.updated_at).toBe(response.body.created_at);
     const listed = await api("GET", "/api/organizations", { key });
     expect(listed.body.count).toBe(2);
+  });
+
+  it("keeps slugs unique, also when organizations of one name are created at once", async () => {
+    const { key } = await setupOrganization();
+    const name = `Globex ${crypto.randomUUID().slice(0, 8)}`;
+    const base = name.toLowerCase().replace(" ", "-");
+    const responses = await Promise.all(
+      Array.from({ length: 4 }, () => api("POST", "/api/organizations", { key, body: { name } })),
+    );
+    expect(responses.map((response) => response.status)).toEqual([201, 201, 201, 201]);
+    expect(responses.map((response) => response.body.slug).sort()).toEqual([base, `${base}-2`, `${base}-3`, `${base}-4`]);
+  });
+
+  it("gives a name without letters or digits a slug all the same", async () => {
+    const { key } = await setupOrganization();
+    const response = await api("POST", "/api/organizations", { key, body: { name: "★★★" } });
+    expect(response.status).toBe(201);
+    expect(response.body.slug).toMatch(/^organization(-\d+)?$/);
   });
 
   it("validates the name and creates nothing on bad input", async () => {
@@ -59,25 +91,30 @@ describe("organizations", () => {
   it("needs organization:write to create", async () => {
     const { key } = await setupOrganization({ scopes: ["organization:read"] });
     const response = await api("POST", "/api/organizations", { key, body: { name: "Acme" } });
-    expect(response.status).toBe(403);
-    expect(response.body.detail).toBe("API key missing required scope 'organization:write'");
+    expectError(response, 403, missingScope("organization:write"));
   });
 
-  it("retrieves an organization by id and by @current, with the caller's level", async () => {
-    const { organization } = await setupOrganization();
+  it("retrieves an organization by id and by @current, with the caller's level and the member count, in one query", async () => {
+    const { organization, project } = await setupOrganization();
     const member = await addMember(organization.id, 1);
-    const expected = {
-      id: organization.id,
-      name: organization.name,
-      created_at: organization.createdAt,
-      updated_at: organization.updatedAt,
-      membership_level: 1,
-    };
+    const expected = expectedOrganization(organization, { level: 1, projects: [project], memberCount: 2 });
     for (const id of [organization.id, "@current"]) {
       const response = await api("GET", `/api/organizations/${id}`, { key: member.key });
       expect(response.status).toBe(200);
       expect(response.body).toEqual(expected);
+      expect(response.cost.queries).toBeLessThanOrEqual(2);
     }
+    const warm = await api("GET", `/api/organizations/${organization.id}`, { key: member.key });
+    expect(warm.cost.queries).toBe(1);
+  });
+
+  it("lists only the projects the caller sees in `teams` and `projects`", async () => {
+    const { organization, project } = await setupOrganization();
+    await createProject(organization.id, { name: "Secret", access_control: true });
+    const member = await addMember(organization.id, 1);
+    const response = await api("GET", `/api/organizations/${organization.id}`, { key: member.key });
+    expect(response.body.projects.map((item: { id: number }) => item.id)).toEqual([project.id]);
+    expect(response.body.teams.map((item: { id: number }) => item.id)).toEqual([project.id]);
   });
 
   it("answers 404 for unknown ids and other organizations", async () => {
@@ -86,7 +123,208 @@ describe("organizations", () => {
     for (const id of ["0190a0a0-0000-7000-8000-000000000000", other.organization.id, "not-a-uuid"]) {
       const response = await api("GET", `/api/organizations/${id}`, { key });
       expect(response.status, id).toBe(404);
-      expect(response.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
+      expect(response.body).toEqual(NOT_FOUND);
     }
+  });
+});
+
+describe("PATCH /api/organizations/:id", () => {
+  const settings = {
+    name: "Renamed",
+    logo_media_id: "0190a0a0-0000-7000-8000-000000000001",
+    is_member_join_email_enabled: false,
+    enforce_2fa: true,
+    members_can_invite: false,
+    members_can_use_personal_api_keys: false,
+    allow_publicly_shared_resources: false,
+  };
+
+  it("renames and configures the organization; the slug stays", async () => {
+    const { key, organization, project } = await setupOrganization();
+    const response = await api("PATCH", `/api/organizations/${organization.id}`, { key, body: settings });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual(
+      expectedOrganization(
+        { ...organization, name: "Renamed", updatedAt: undefined },
+        {
+          level: 15,
+          projects: [project],
+          overrides: {
+            logo_media_id: settings.logo_media_id,
+            is_member_join_email_enabled: false,
+            enforce_2fa: true,
+            members_can_invite: false,
+            members_can_use_personal_api_keys: false,
+            allow_publicly_shared_resources: false,
+          },
+        },
+      ),
+    );
+    expect(response.body.updated_at > organization.updatedAt).toBe(true);
+    expect((await api("GET", `/api/organizations/${organization.id}`, { key })).body).toEqual(response.body);
+  });
+
+  it("changes only the fields sent", async () => {
+    const { key, organization } = await setupOrganization();
+    await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { members_can_invite: false } });
+    const response = await api("PATCH", `/api/organizations/@current`, { key, body: { enforce_2fa: null } });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ name: organization.name, members_can_invite: false, enforce_2fa: null });
+  });
+
+  it("lets admins configure, not members", async () => {
+    const { organization } = await setupOrganization();
+    const admin = await addMember(organization.id, 8);
+    const member = await addMember(organization.id, 1);
+    expect((await api("PATCH", `/api/organizations/${organization.id}`, { key: admin.key, body: { name: "By admin" } })).status).toBe(200);
+    const refused = await api("PATCH", `/api/organizations/${organization.id}`, { key: member.key, body: { name: "By member" } });
+    expectError(refused, 403, INSUFFICIENT_LEVEL);
+  });
+
+  it("needs organization:write, a key, and membership", async () => {
+    const { organization } = await setupOrganization({ scopes: ["organization:read"] });
+    const reader = await setupOrganization({ scopes: ["organization:read"] });
+    const response = await api("PATCH", `/api/organizations/${reader.organization.id}`, { key: reader.key, body: { name: "x" } });
+    expectError(response, 403, missingScope("organization:write"));
+    await expectKeyAndMembershipRequired("PATCH", `/api/organizations/${organization.id}`, { name: "x" });
+  });
+
+  it("refuses each invalid field with 400 naming it, and changes nothing", async () => {
+    const { key, organization } = await setupOrganization();
+    const cases: [Record<string, unknown>, string, string, string][] = [
+      [{ name: "" }, "name", "blank", "This field may not be blank."],
+      [{ name: "x".repeat(65) }, "name", "max_length", "Ensure this field has no more than 64 characters."],
+      [{ name: null }, "name", "null", "This field may not be null."],
+      [{ logo_media_id: "logo.png" }, "logo_media_id", "invalid_input", "Invalid UUID"],
+      [{ is_member_join_email_enabled: "yes" }, "is_member_join_email_enabled", "invalid_input", "Expected boolean, received string."],
+      [{ enforce_2fa: 1 }, "enforce_2fa", "invalid_input", "Expected boolean, received number."],
+      [{ members_can_invite: null }, "members_can_invite", "null", "This field may not be null."],
+      [{ members_can_use_personal_api_keys: "false" }, "members_can_use_personal_api_keys", "invalid_input", "Expected boolean, received string."],
+      [{ allow_publicly_shared_resources: [] }, "allow_publicly_shared_resources", "invalid_input", "Expected boolean, received list."],
+    ];
+    for (const [body, attr, code, detail] of cases) {
+      // A valid change sent alongside must not land either.
+      const withValidChange = { is_member_join_email_enabled: false, ...body };
+      const response = await api("PATCH", `/api/organizations/${organization.id}`, { key, body: withValidChange });
+      expectError(response, 400, errorBody("validation_error", code, detail, attr));
+    }
+    const unchanged = await api("GET", `/api/organizations/${organization.id}`, { key });
+    expect(unchanged.body).toMatchObject({ name: organization.name, is_member_join_email_enabled: true, updated_at: organization.updatedAt });
+  });
+
+  it("answers 404 for another organization", async () => {
+    const { key } = await setupOrganization();
+    const other = await setupOrganization();
+    expectError(await api("PATCH", `/api/organizations/${other.organization.id}`, { key, body: { name: "x" } }), 404, NOT_FOUND);
+  });
+});
+
+describe("PATCH and DELETE with a key scoped to other organizations", () => {
+  it("answers 403 and changes nothing", async () => {
+    const { owner, organization } = await setupOrganization();
+    const elsewhere = await setupOrganization();
+    await addMembership(elsewhere.organization.id, owner, 15);
+    const scoped = await createApiKey(owner, { scopedOrganizations: [elsewhere.organization.id] });
+    const outOfScope = errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization");
+    const path = `/api/organizations/${organization.id}`;
+    expectError(await api("PATCH", path, { key: scoped.value, body: { name: "x" } }), 403, outOfScope);
+    expectError(await api("DELETE", path, { key: scoped.value }), 403, outOfScope);
+    const [row] = await db.select().from(schema.organizations).where(eq(schema.organizations.id, organization.id));
+    expect(row!.name).toBe(organization.name);
+  });
+});
+
+describe("organization settings, enforced", () => {
+  it("members_can_invite: false leaves inviting to admins and owners", async () => {
+    const { key, organization } = await setupOrganization();
+    const admin = await addMember(organization.id, 8);
+    const member = await addMember(organization.id, 1);
+    const path = `/api/organizations/${organization.id}/invites`;
+    await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { members_can_invite: false } });
+
+    expectError(await api("POST", path, { key: member.key, body: { target_email: "a@example.com" } }), 403, INSUFFICIENT_LEVEL);
+    expectError(await api("POST", `${path}/bulk`, { key: member.key, body: [{ target_email: "a@example.com" }] }), 403, INSUFFICIENT_LEVEL);
+    expect((await api("POST", path, { key: admin.key, body: { target_email: "b@example.com" } })).status).toBe(201);
+
+    await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { members_can_invite: true } });
+    expect((await api("POST", path, { key: member.key, body: { target_email: "c@example.com" } })).status).toBe(201);
+  });
+
+  it("members_can_use_personal_api_keys: false refuses plain members' keys on the organization's routes", async () => {
+    const { key, organization, project } = await setupOrganization();
+    const admin = await addMember(organization.id, 8);
+    const member = await addMember(organization.id, 1);
+    await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { members_can_use_personal_api_keys: false } });
+
+    const paths = [
+      `/api/organizations/${organization.id}`,
+      "/api/organizations/@current",
+      `/api/organizations/${organization.id}/members`,
+      `/api/organizations/${organization.id}/projects/${project.id}`,
+      `/api/projects/${project.id}`,
+      `/api/environments/${project.id}/dashboards`,
+      `/api/projects/@current/dashboards`,
+    ];
+    for (const path of paths) {
+      expectError(await api("GET", path, { key: member.key }), 403, API_KEYS_REFUSED);
+      expect((await api("GET", path, { key: admin.key })).status, path).toBe(200);
+    }
+    // The key still says who its owner is.
+    expect((await api("GET", "/api/users/@me", { key: member.key })).status).toBe(200);
+  });
+
+  it("allow_publicly_shared_resources is stored and returned", async () => {
+    const { key, organization } = await setupOrganization();
+    const response = await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { allow_publicly_shared_resources: false } });
+    expect(response.body.allow_publicly_shared_resources).toBe(false);
+    const [row] = await db.select().from(schema.organizations).where(eq(schema.organizations.id, organization.id));
+    expect(row!.allowPubliclySharedResources).toBe(false);
+  });
+});
+
+describe("DELETE /api/organizations/:id", () => {
+  async function rowsOf(organizationId: string) {
+    const [[projects], [memberships], [dashboards]] = await db.batch([
+      db.select({ value: count() }).from(schema.projects).where(eq(schema.projects.organizationId, organizationId)),
+      db.select({ value: count() }).from(schema.organizationMemberships).where(eq(schema.organizationMemberships.organizationId, organizationId)),
+      db
+        .select({ value: count() })
+        .from(schema.dashboards)
+        .innerJoin(schema.environments, eq(schema.environments.id, schema.dashboards.environmentId))
+        .where(eq(schema.environments.organizationId, organizationId)),
+    ]);
+    return { projects: projects!.value, memberships: memberships!.value, dashboards: dashboards!.value };
+  }
+
+  it("removes the organization and everything in it; others are untouched", async () => {
+    const { key, organization, project } = await setupOrganization();
+    const other = await setupOrganization();
+    await addMember(organization.id, 1);
+    await api("POST", `/api/environments/${project.id}/dashboards`, { key, body: { name: "Gone", use_template: "DEFAULT_APP" } });
+    await api("POST", `/api/environments/${other.project.id}/dashboards`, { key: other.key, body: { name: "Kept" } });
+    await api("POST", `/api/organizations/${organization.id}/invites`, { key, body: { target_email: "x@example.com" } });
+    expect(await rowsOf(organization.id)).toEqual({ projects: 1, memberships: 2, dashboards: 1 });
+
+    const response = await api("DELETE", `/api/organizations/${organization.id}`, { key });
+    expect(response.status).toBe(204);
+    expect(response.text).toBe("");
+    expect(await rowsOf(organization.id)).toEqual({ projects: 0, memberships: 0, dashboards: 0 });
+    expect(await rowsOf(other.organization.id)).toEqual({ projects: 1, memberships: 1, dashboards: 1 });
+    expectError(await api("GET", `/api/organizations/${organization.id}`, { key }), 404, NOT_FOUND);
+    expectError(await api("GET", `/api/projects/${project.id}`, { key }), 404, NOT_FOUND);
+  });
+
+  it("is for owners only", async () => {
+    const { organization } = await setupOrganization();
+    const admin = await addMember(organization.id, 8);
+    expectError(await api("DELETE", `/api/organizations/${organization.id}`, { key: admin.key }), 403, INSUFFICIENT_LEVEL);
+    expect((await rowsOf(organization.id)).projects).toBe(1);
+  });
+
+  it("needs organization:write, a key, and membership", async () => {
+    const reader = await setupOrganization({ scopes: ["organization:read"] });
+    expectError(await api("DELETE", `/api/organizations/${reader.organization.id}`, { key: reader.key }), 403, missingScope("organization:write"));
+    await expectKeyAndMembershipRequired("DELETE", `/api/organizations/${reader.organization.id}`);
+    expect((await rowsOf(reader.organization.id)).projects).toBe(1);
   });
 });

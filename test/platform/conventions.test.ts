@@ -84,6 +84,13 @@ describe("OpenAPI document", () => {
       .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation.security]));
     expect(Object.fromEntries(operations)).toMatchObject({
       "GET /api/users/@me": [{ PersonalAPIKey: ["user:read"] }],
+      "PATCH /api/users/@me": [{ PersonalAPIKey: ["user:write"] }],
+      "PATCH /api/organizations/{organization_id}": [{ PersonalAPIKey: ["organization:write"] }],
+      "DELETE /api/organizations/{organization_id}": [{ PersonalAPIKey: ["organization:write"] }],
+      "PATCH /api/organizations/{organization_id}/projects/{id}": [{ PersonalAPIKey: ["project:write"] }],
+      "PATCH /api/projects/{id}": [{ PersonalAPIKey: ["project:write"] }],
+      "GET /api/environments/{project_id}": [{ PersonalAPIKey: ["project:read"] }],
+      "PATCH /api/environments/{project_id}": [{ PersonalAPIKey: ["project:write"] }],
       "GET /api/organizations": [{ PersonalAPIKey: ["organization:read"] }],
       "POST /api/organizations": [{ PersonalAPIKey: ["organization:write"] }],
       "GET /api/organizations/{organization_id}": [{ PersonalAPIKey: ["organization:read"] }],

@@ -99,9 +99,10 @@ export async function createProject(organizationId: string, input: Record<string
 export async function setupOrganization(options: { scopes?: string[]; name?: string } = {}) {
   const owner = await createUser();
   const now = nowIso();
+  const id = unique();
   const [organization] = await db
     .insert(schema.organizations)
-    .values({ id: uuid7(), name: options.name ?? `Org ${unique()}`, createdAt: now, updatedAt: now })
+    .values({ id: uuid7(), name: options.name ?? `Org ${id}`, slug: `org-${id}`, createdAt: now, updatedAt: now })
     .returning();
   await addMembership(organization!.id, owner, MembershipLevel.owner);
   const project = await createProject(organization!.id, { name: "Default project" });

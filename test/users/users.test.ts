@@ -1,54 +1,239 @@
 import { describe, expect, it } from "vitest";
-import { addMembership, api, createApiKey, errorBody, setupOrganization } from "../support/harness";
+import { AUTHENTICATION_FAILED, expectError, missingScope, NOT_AUTHENTICATED } from "../support/error-bodies";
+import {
+  addMembership,
+  api,
+  createApiKey,
+  createProject,
+  createUser,
+  errorBody,
+  setupOrganization,
+  userBasic,
+} from "../support/harness";
+import { expectedOrganization, organizationBasic, teamBasic } from "../support/organizations";
+
+const doesNotExist = (value: string | number, attr: string) =>
+  errorBody("validation_error", "does_not_exist", `Object with id=${value} does not exist.`, attr);
+
+/** The caller's own part of PostHog's User: the seed's fields and the neutral values of what we do not model. */
+function expectedUser(user: Parameters<typeof userBasic>[0], overrides: Record<string, unknown> = {}) {
+  const { role_at_organization: _blank, ...basic } = userBasic(user);
+  return {
+    ...basic,
+    date_joined: user.createdAt,
+    pending_email: null,
+    notification_settings: {},
+    anonymize_data: false,
+    toolbar_mode: "toolbar",
+    has_password: false,
+    is_staff: false,
+    is_impersonated: false,
+    is_impersonated_until: null,
+    sensitive_session_expires_at: null,
+    events_column_config: { active: "DEFAULT" },
+    is_2fa_enabled: false,
+    has_social_auth: false,
+    has_sso_enforcement: false,
+    scene_personalisation: [],
+    theme_mode: null,
+    ...overrides,
+  };
+}
+
+/** Two organizations: the user owns the first (created first) and is a member of the second. */
+async function userWithTwoOrganizations() {
+  const first = await setupOrganization();
+  const second = await setupOrganization();
+  await addMembership(second.organization.id, first.owner, 1);
+  return { first, second, user: first.owner, key: first.key };
+}
 
 describe("GET /api/users/@me", () => {
-  it("returns the caller with their organizations", async () => {
-    const { key, owner, organization } = await setupOrganization();
-    const other = await setupOrganization();
-    await addMembership(other.organization.id, owner, 1);
-
+  it("returns the caller with their current organization and project, as PostHog's User", async () => {
+    const { first, second, user, key } = await userWithTwoOrganizations();
     const response = await api("GET", "/api/users/@me", { key });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({
-      id: owner.id,
-      uuid: owner.uuid,
-      distinct_id: owner.distinctId,
-      first_name: owner.firstName,
-      last_name: owner.lastName,
-      email: owner.email,
-      is_email_verified: false,
-      hedgehog_config: null,
-      role_at_organization: "",
-      date_joined: owner.createdAt,
-      organizations: [
-        { id: organization.id, name: organization.name, membership_level: 15 },
-        { id: other.organization.id, name: other.organization.name, membership_level: 1 },
-      ],
-    });
-  });
-
-  it("shows only the organizations a scoped key may reach", async () => {
-    const { owner, organization } = await setupOrganization();
-    const other = await setupOrganization();
-    await addMembership(other.organization.id, owner, 1);
-    const scoped = await createApiKey(owner, { scopedOrganizations: [other.organization.id] });
-    const response = await api("GET", "/api/users/@me", { key: scoped.value });
-    expect(response.body.organizations).toEqual([
-      { id: other.organization.id, name: other.organization.name, membership_level: 1 },
-    ]);
-    expect(response.body.organizations).not.toContainEqual(expect.objectContaining({ id: organization.id }));
-  });
-
-  it("needs user:read", async () => {
-    const { key } = await setupOrganization({ scopes: ["organization:read"] });
-    const response = await api("GET", "/api/users/@me", { key });
-    expect(response.status).toBe(403);
     expect(response.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key missing required scope 'user:read'"),
+      expectedUser(user, {
+        team: teamBasic(first.project),
+        organization: expectedOrganization(first.organization, { level: 15, projects: [first.project] }),
+        organizations: [organizationBasic(first.organization, 15), organizationBasic(second.organization, 1)],
+      }),
     );
   });
 
-  it("needs a key", async () => {
-    expect((await api("GET", "/api/users/@me")).status).toBe(401);
+  it("costs one D1 query once the key is cached", async () => {
+    const { key } = await userWithTwoOrganizations();
+    await api("GET", "/api/users/@me", { key });
+    expect((await api("GET", "/api/users/@me", { key })).cost.queries).toBe(1);
+  });
+
+  it("shows the role at the organization once one is set, and leaves a blank one out", async () => {
+    const { organization } = await setupOrganization();
+    const withRole = await createUser({ roleAtOrganization: "engineering" });
+    await addMembership(organization.id, withRole, 1);
+    const key = await createApiKey(withRole);
+    expect((await api("GET", "/api/users/@me", { key: key.value })).body.role_at_organization).toBe("engineering");
+  });
+
+  it("stays within a scoped key's organizations: the current ones fall back to the first in scope", async () => {
+    const { second, user } = await userWithTwoOrganizations();
+    const scoped = await createApiKey(user, { scopedOrganizations: [second.organization.id] });
+    const response = await api("GET", "/api/users/@me", { key: scoped.value });
+    expect(response.body.organizations).toEqual([organizationBasic(second.organization, 1)]);
+    expect(response.body.organization.id).toBe(second.organization.id);
+    expect(response.body.team).toEqual(teamBasic(second.project));
+  });
+
+  it("answers team and organization null to a user without any", async () => {
+    const loner = await createUser();
+    const key = await createApiKey(loner);
+    const response = await api("GET", "/api/users/@me", { key: key.value });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual(expectedUser(loner, { team: null, organization: null, organizations: [] }));
+  });
+
+  it("needs user:read and a key", async () => {
+    const { key } = await setupOrganization({ scopes: ["organization:read"] });
+    expectError(await api("GET", "/api/users/@me", { key }), 403, missingScope("user:read"));
+    expectError(await api("GET", "/api/users/@me"), 401, NOT_AUTHENTICATED);
+    expectError(await api("GET", "/api/users/@me", { key: `phx_${"x".repeat(44)}` }), 401, AUTHENTICATION_FAILED);
+  });
+});
+
+describe("PATCH /api/users/@me", () => {
+  it("changes names, role, theme and merges notification settings", async () => {
+    const first = await setupOrganization();
+    const { owner: user, key } = first;
+    await api("PATCH", "/api/users/@me", { key, body: { notification_settings: { plugin_disabled: true, digest: { weekly: true } } } });
+    const response = await api("PATCH", "/api/users/@me", {
+      key,
+      body: {
+        first_name: "  Ada ",
+        last_name: "Lovelace",
+        role_at_organization: "founder",
+        theme_mode: "dark",
+        notification_settings: { plugin_disabled: false, error_tracking_issue_assigned: true },
+      },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual(
+      expectedUser(
+        { ...user, firstName: "Ada", lastName: "Lovelace" },
+        {
+          role_at_organization: "founder",
+          theme_mode: "dark",
+          notification_settings: { plugin_disabled: false, digest: { weekly: true }, error_tracking_issue_assigned: true },
+          team: teamBasic(first.project),
+          organization: expectedOrganization(first.organization, { level: 15, projects: [first.project] }),
+          organizations: [organizationBasic(first.organization, 15)],
+        },
+      ),
+    );
+    expect((await api("GET", "/api/users/@me", { key })).body).toEqual(response.body);
+  });
+
+  it("clears the role and theme with null or blank", async () => {
+    const { key } = await setupOrganization();
+    await api("PATCH", "/api/users/@me", { key, body: { role_at_organization: "data", theme_mode: "light" } });
+    const response = await api("PATCH", "/api/users/@me", { key, body: { role_at_organization: "", theme_mode: null } });
+    expect(response.body.role_at_organization).toBeUndefined();
+    expect(response.body.theme_mode).toBeNull();
+  });
+
+  it("set_current_organization moves @current everywhere to that organization and its first project", async () => {
+    const { second, key } = await userWithTwoOrganizations();
+    const response = await api("PATCH", "/api/users/@me", { key, body: { set_current_organization: second.organization.id } });
+    expect(response.status).toBe(200);
+    expect(response.body.organization).toEqual(expectedOrganization(second.organization, { level: 1, projects: [second.project], memberCount: 2 }));
+    expect(response.body.team).toEqual(teamBasic(second.project));
+    expect((await api("GET", "/api/organizations/@current", { key })).body.id).toBe(second.organization.id);
+    expect((await api("GET", "/api/projects/@current", { key })).body.id).toBe(second.project.id);
+    expect((await api("GET", "/api/organizations/@current/projects/@current", { key })).body.id).toBe(second.project.id);
+    expect((await api("GET", "/api/environments/@current/dashboards", { key })).status).toBe(200);
+  });
+
+  it("set_current_team moves @current to that project and its organization", async () => {
+    const { first, second, key } = await userWithTwoOrganizations();
+    const later = await createProject(second.organization.id, { name: "Later" });
+    const response = await api("PATCH", "/api/users/@me", { key, body: { set_current_team: later.id } });
+    expect(response.status).toBe(200);
+    expect(response.body.team).toEqual(teamBasic(later));
+    expect(response.body.organization.id).toBe(second.organization.id);
+    expect((await api("GET", "/api/projects/@current", { key })).body.id).toBe(later.id);
+    expect((await api("GET", "/api/organizations/@current", { key })).body.id).toBe(second.organization.id);
+
+    const back = await api("PATCH", "/api/users/@me", { key, body: { set_current_team: String(first.project.id) } });
+    expect(back.body.team).toEqual(teamBasic(first.project));
+    expect(back.body.organization.id).toBe(first.organization.id);
+  });
+
+  it("falls back to the first organization a scoped key allows when the choice is outside its scope", async () => {
+    const { first, second, user, key } = await userWithTwoOrganizations();
+    await api("PATCH", "/api/users/@me", { key, body: { set_current_organization: second.organization.id } });
+    const scoped = await createApiKey(user, { scopedOrganizations: [first.organization.id] });
+    expect((await api("GET", "/api/organizations/@current", { key: scoped.value })).body.id).toBe(first.organization.id);
+    expect((await api("GET", "/api/projects/@current", { key: scoped.value })).body.id).toBe(first.project.id);
+    const teamScoped = await createApiKey(user, { scopedTeams: [first.project.id] });
+    expect((await api("GET", "/api/projects/@current", { key: teamScoped.value })).body.id).toBe(first.project.id);
+  });
+
+  it("refuses a choice outside the key's scope with 403", async () => {
+    const { first, second, user } = await userWithTwoOrganizations();
+    const scoped = await createApiKey(user, { scopedOrganizations: [first.organization.id] });
+    expectError(
+      await api("PATCH", "/api/users/@me", { key: scoped.value, body: { set_current_organization: second.organization.id } }),
+      403,
+      errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization"),
+    );
+    // A key scoped to projects may read `@me`, not change the account.
+    const teamScoped = await createApiKey(user, { scopedTeams: [first.project.id] });
+    expectError(
+      await api("PATCH", "/api/users/@me", { key: teamScoped.value, body: { set_current_team: first.project.id } }),
+      403,
+      errorBody("authentication_error", "permission_denied", "API key with scoped projects are only supported on project-based views."),
+    );
+  });
+
+  it("refuses organizations the caller is not in and projects they cannot see with 400, changing nothing", async () => {
+    const { key, organization } = await setupOrganization();
+    const other = await setupOrganization();
+    const member = await createUser();
+    await addMembership(organization.id, member, 1);
+    const memberKey = (await createApiKey(member)).value;
+    const secret = await createProject(organization.id, { name: "Secret", access_control: true });
+    const unknown = "0190a0a0-0000-7000-8000-000000000000";
+
+    const cases: [string, Record<string, unknown>, unknown][] = [
+      [key, { set_current_organization: other.organization.id, first_name: "Changed" }, doesNotExist(other.organization.id, "set_current_organization")],
+      [key, { set_current_organization: unknown }, doesNotExist(unknown, "set_current_organization")],
+      [key, { set_current_team: other.project.id }, doesNotExist(other.project.id, "set_current_team")],
+      [memberKey, { set_current_team: secret.id, first_name: "Changed" }, doesNotExist(secret.id, "set_current_team")],
+    ];
+    for (const [caller, body, error] of cases) expectError(await api("PATCH", "/api/users/@me", { key: caller, body }), 400, error);
+    expect((await api("GET", "/api/users/@me", { key: memberKey })).body.first_name).toBe(member.firstName);
+  });
+
+  it("refuses each invalid field with 400 naming it", async () => {
+    const { key, owner } = await setupOrganization();
+    const cases: [Record<string, unknown>, string, string, string][] = [
+      [{ first_name: "x".repeat(151) }, "first_name", "max_length", "Ensure this field has no more than 150 characters."],
+      [{ last_name: 7 }, "last_name", "invalid_input", "Expected string, received number."],
+      [{ role_at_organization: "astronaut" }, "role_at_organization", "invalid_choice", '"astronaut" is not a valid choice.'],
+      [{ theme_mode: "sepia" }, "theme_mode", "invalid_choice", '"sepia" is not a valid choice.'],
+      [{ notification_settings: [] }, "notification_settings", "invalid_input", "Expected record, received list."],
+      [{ set_current_organization: 12 }, "set_current_organization", "invalid_input", "Expected string, received number."],
+      [{ set_current_team: "abc" }, "set_current_team", "invalid_choice", '"abc" is not a valid choice.'],
+    ];
+    for (const [body, attr, code, detail] of cases) {
+      expectError(await api("PATCH", "/api/users/@me", { key, body: { first_name: "Changed", ...body } }), 400, errorBody("validation_error", code, detail, attr));
+    }
+    expect((await api("GET", "/api/users/@me", { key })).body.first_name).toBe(owner.firstName);
+  });
+
+  it("needs user:write and a key", async () => {
+    const { key } = await setupOrganization({ scopes: ["user:read"] });
+    expectError(await api("PATCH", "/api/users/@me", { key, body: { first_name: "x" } }), 403, missingScope("user:write"));
+    expectError(await api("PATCH", "/api/users/@me", { body: {} }), 401, NOT_AUTHENTICATED);
   });
 });

@@ -72,6 +72,8 @@ export const BatchExport = z
     hogql_query: z.string(),
     filters: z.unknown(),
     timezone: z.string(),
+    latest_runs: z.array(z.record(z.string(), z.unknown())).openapi({ description: "Always empty: exports do not run here." }),
+    schema: z.unknown().openapi({ description: "Always null: no custom schema here." }),
   })
   .openapi("BatchExport");
 export type BatchExport = z.infer<typeof BatchExport>;
@@ -99,5 +101,7 @@ export function toBatchExport(row: BatchExportRow): BatchExport {
     hogql_query: row.hogqlQuery,
     filters: row.filters ?? null,
     timezone: row.timezone,
+    latest_runs: [],
+    schema: null,
   };
 }

@@ -42,6 +42,9 @@ export function toDashboardListItem(row: DashboardRow, caller: DashboardCaller):
     effective_privilege_level: rights.effectivePrivilegeLevel,
     user_access_level: rights.userAccessLevel,
     access_control_version: dashboard.restrictionLevel > RestrictionLevel.everyoneCanEdit ? "v1" : "v2",
+    team_id: dashboard.environmentId,
+    last_accessed_at: dashboard.lastAccessedAt,
+    last_refresh: null,
   };
 }
 
@@ -101,5 +104,7 @@ export function toDashboard({ row, tiles }: DashboardWithTiles, caller: Dashboar
       text: tile.text ? toText(tile.text, tile.textCreator, tile.textModifier) : null,
       order,
     })),
+    persisted_filters: null,
+    persisted_variables: null,
   };
 }

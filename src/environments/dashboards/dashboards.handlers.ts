@@ -13,10 +13,12 @@ import { editableDashboard, NO_EDIT_RIGHT, parseDashboardId, scopeOf, visibleDas
 import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
 import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
 import {
+  ACCESS_WRITE_INTERVAL_MS,
   deleteInsightsOnlyOn,
   insertTilesStatements,
   listDashboards,
   newestDashboardId,
+  recordDashboardAccess,
   readDashboard,
   restoreInsightsOn,
   selectDashboard,
@@ -63,6 +65,10 @@ export const retrieveEnvironmentDashboard: Handler<"retrieve"> = async (c) => {
   const found = await readDashboard(c.var.db, scope, parseDashboardId(c.req.valid("param").id));
   if (!found) throw notFound();
   visibleDashboard(c, found.row);
+  const lastAccessedAt = found.row.dashboard.lastAccessedAt;
+  if (!lastAccessedAt || Date.now() - Date.parse(lastAccessedAt) > ACCESS_WRITE_INTERVAL_MS) {
+    c.executionCtx.waitUntil(recordDashboardAccess(c.env.DB, found.row.dashboard.id));
+  }
   return c.json(toDashboard(found, scope.caller), 200);
 };
 

@@ -1,4 +1,5 @@
-import { and, asc, count, desc, eq, exists, inArray, isNull, ne, notExists, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, exists, inArray, isNull, lt, ne, notExists, or, sql, type SQL } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
@@ -271,4 +272,19 @@ export function selectTileToMove(db: Database, tileId: number, fromDashboardId: 
     .select({ tile: dashboardTiles, alreadyOnDestination })
     .from(dashboardTiles)
     .where(and(eq(dashboardTiles.id, tileId), eq(dashboardTiles.dashboardId, fromDashboardId), eq(dashboardTiles.deleted, false)));
+}
+
+export const ACCESS_WRITE_INTERVAL_MS = 60 * 60 * 1000;
+
+/**
+ * After the response, unmetered: `last_accessed_at` at most once an hour. Conditional, so that
+ * retrievals at the same moment write once.
+ */
+export async function recordDashboardAccess(database: D1Database, dashboardId: number) {
+  const now = new Date();
+  const hourAgo = new Date(now.getTime() - ACCESS_WRITE_INTERVAL_MS).toISOString();
+  await drizzle(database)
+    .update(dashboards)
+    .set({ lastAccessedAt: now.toISOString() })
+    .where(and(eq(dashboards.id, dashboardId), or(isNull(dashboards.lastAccessedAt), lt(dashboards.lastAccessedAt, hourAgo))));
 }

@@ -128,6 +128,12 @@ export const DashboardListItem = z
     effective_privilege_level: z.number().int(),
     user_access_level: z.enum(ACCESS_LEVELS),
     access_control_version: z.enum(["v1", "v2"]),
+    team_id: z.number().int().openapi({ description: "The environment's id." }),
+    last_accessed_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "When it was last retrieved; recorded at most once an hour." }),
+    last_refresh: z.string().nullable().openapi({ description: "Always null: no cached results here." }),
   })
   .openapi("DashboardListItem");
 export type DashboardListItem = z.infer<typeof DashboardListItem>;
@@ -136,5 +142,7 @@ export const Dashboard = DashboardListItem.extend({
   filters: z.record(z.string(), z.unknown()),
   variables: z.record(z.string(), z.unknown()),
   tiles: z.array(Tile),
+  persisted_filters: z.record(z.string(), z.unknown()).nullable().openapi({ description: "Always null." }),
+  persisted_variables: z.record(z.string(), z.unknown()).nullable().openapi({ description: "Always null." }),
 }).openapi("Dashboard");
 export type Dashboard = z.infer<typeof Dashboard>;

@@ -7,6 +7,7 @@ import { noStore } from "../../platform/response-headers";
 import { apiRoute, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
+import { requireInvitePermission } from "./invites.rules";
 
 export const MAX_BULK_INVITES = 20;
 
@@ -98,7 +99,7 @@ export const createInvite = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/invites",
   scope: "organization_member:write",
-  middleware: [resolveOrganization, noStore],
+  middleware: [resolveOrganization, requireInvitePermission, noStore],
   tags: ["invites"],
   summary: "Invite someone by e-mail; replaces earlier invites for the same e-mail",
   request: { params: OrganizationParams, body: jsonBody(InviteInput) },
@@ -109,7 +110,7 @@ export const createInvitesInBulk = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/invites/bulk",
   scope: "organization_member:write",
-  middleware: [resolveOrganization, noStore],
+  middleware: [resolveOrganization, requireInvitePermission, noStore],
   tags: ["invites"],
   summary: "Invite up to 20 people at once: all are created, or none",
   request: { params: OrganizationParams, body: jsonBody(BulkInviteInput) },

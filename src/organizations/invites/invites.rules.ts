@@ -1,5 +1,7 @@
+import { createMiddleware } from "hono/factory";
 import type { PrivateProjectAccess } from "../../db/schema";
-import { permissionDenied, validationError } from "../../platform/errors";
+import type { AppEnv } from "../../platform/env";
+import { insufficientLevel, permissionDenied, validationError } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
 import type { InviteContext, InviteRow } from "./invites.queries";
 import type { InviteInput } from "./invites.routes";
@@ -12,6 +14,13 @@ type ProjectAccessItem = NonNullable<PrivateProjectAccess>[number];
 const PROJECT_NOT_INVITABLE =
   "Project does not exist on this organization, or it is private and you do not have access to it.";
 const accessRank = { member: 0, admin: 1 } as const;
+
+/** The organization setting `members_can_invite: false` leaves inviting to admins and owners. */
+export const requireInvitePermission = createMiddleware<AppEnv>(async (c, next) => {
+  const { membersCanInvite, level } = c.var.organization;
+  if (!membersCanInvite && !isAdmin(level)) throw insufficientLevel();
+  await next();
+});
 
 /** Two invites in one bulk request for one address would replace each other: refused whole. */
 export function assertDistinctEmails(inputs: InviteInput[], attrOf: AttrOf) {

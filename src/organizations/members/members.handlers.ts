@@ -31,7 +31,7 @@ export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv>
     assertCanEditOther(c.var.organization, target.membership);
     return c.json(toMember(target.membership, target.user), 200);
   }
-  assertCanChangeLevel(c.var.organization, target.membership, level, target.ownerCount);
+  assertCanChangeLevel(c.var.organization, target.membership, level);
   const updated = await setMemberLevel(c.var.db, target.membership, level);
   if (!updated) throw changedMeanwhile("member");
   return c.json(toMember(updated, target.user), 200);

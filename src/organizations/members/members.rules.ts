@@ -9,21 +9,12 @@ const isLastOwner = (target: MembershipRow, ownerCount: number) =>
   target.level === MembershipLevel.owner && ownerCount <= 1;
 
 /**
- * SPEC 9, with PostHog's messages. Only the last owner themself can reach "demoting the last
- * owner" (anyone else editing them is below them); it is answered before the own-level rule so
- * that the reason is the one the caller needs.
+ * With PostHog's messages. Nobody changes their own level, which is checked first: so the last
+ * owner, who only could demote themself (anyone else editing them is below them), gets that
+ * 403 too, and the write's own guard keeps an owner in place under concurrent demotions.
  */
-export function assertCanChangeLevel(caller: Caller, target: MembershipRow, level: number, ownerCount: number) {
-  if (target.id === caller.membershipId) {
-    if (level !== MembershipLevel.owner && isLastOwner(target, ownerCount)) {
-      throw validationError(
-        "invalid_input",
-        "Cannot demote the organization's only owner. Make another member owner first.",
-        "level",
-      );
-    }
-    throw permissionDenied("You can't change your own access level.");
-  }
+export function assertCanChangeLevel(caller: Caller, target: MembershipRow, level: number) {
+  if (target.id === caller.membershipId) throw permissionDenied("You can't change your own access level.");
   assertCanEditOther(caller, target);
   // Past the admin check, the only level above the caller's is owner, granted only by owners.
   if (level > caller.level) {

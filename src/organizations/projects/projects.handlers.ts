@@ -1,20 +1,25 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { eq, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { projects } from "../../db/schema";
-import { isUniqueViolation } from "../../platform/db";
-import type { AppEnv } from "../../platform/env";
-import { conflict, notFound, permissionDenied } from "../../platform/errors";
+import { isUniqueViolation, type Database } from "../../platform/db";
+import type { Actor, AppEnv } from "../../platform/env";
+import { conflict, insufficientLevel, notFound, permissionDenied } from "../../platform/errors";
+import { isAdmin } from "../../platform/levels";
 import { CURRENT } from "../../platform/organization-context";
-import { parseProjectId } from "../../platform/project-context";
+import { parseProjectId, projectsInKeyScope } from "../../platform/project-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import {
   findVisibleProject,
   insertProjectStatements,
   listProjectsOfOrganization,
   MAX_PROJECTS_PER_ORGANIZATION,
+  updateProjectStatements,
 } from "./projects.queries";
-import type { createProject, listProjects, retrieveProject } from "./projects.routes";
-import { toProject, toProjectListItem, type ProjectInput } from "./projects.schema";
+import type { createProject, listProjects, retrieveProject, updateProject as updateProjectRoute } from "./projects.routes";
+import { toProject, toProjectListItem, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
+
+type ProjectRow = typeof projects.$inferSelect;
 
 export const listOrganizationProjects: RouteHandler<typeof listProjects, AppEnv> = async (c) => {
   const page = readPage(c);
@@ -50,17 +55,50 @@ export async function insertProject(db: AppEnv["Variables"]["db"], organizationI
     }
     return project;
   } catch (error) {
-    if (isUniqueViolation(error)) {
-      throw conflict(`There is already a project called "${input.name}" in this organization. Choose a different name.`);
-    }
+    if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
     throw error;
   }
 }
 
+/** The conflict a duplicate name (ignoring case) answers, on create and on rename. */
+const duplicateName = (name: string) =>
+  conflict(`There is already a project called "${name}" in this organization. Choose a different name.`);
+
+/** Applies a PATCH in one atomic batch; a name another project of the organization has is 409. */
+export async function updateProject(db: Database, projectId: number, input: ProjectUpdateInput) {
+  const { updateProject, renameEnvironment, keepPrivacyInStep, selectProject } = updateProjectStatements(db, projectId, input);
+  const writes: BatchItem<"sqlite">[] = [renameEnvironment, keepPrivacyInStep].filter((statement) => statement !== undefined);
+  try {
+    const results = await db.batch([updateProject, ...writes, selectProject]);
+    const [project] = results.at(-1) as ProjectRow[];
+    if (!project) throw notFound();
+    return project;
+  } catch (error) {
+    if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
+    throw error;
+  }
+}
+
+/** The project `filters` select among those the caller sees (404 otherwise), patched if they are an admin. */
+export async function patchVisibleProject(db: Database, actor: Actor, filters: SQL[], input: ProjectUpdateInput) {
+  const found = await findVisibleProject(db, actor, filters);
+  if (!found) throw notFound();
+  if (!isAdmin(found.level)) throw insufficientLevel();
+  return toProject(await updateProject(db, found.project.id, input), found.level);
+}
+
+/** `:id` of a project route: a project id, or `@current` (the current one within the key's scope). */
+export function projectIdFilters(actor: Actor, id: string): SQL[] {
+  return id === CURRENT ? projectsInKeyScope(actor) : [eq(projects.id, parseProjectId(actor, id))];
+}
+
+export const updateOrganizationProject: RouteHandler<typeof updateProjectRoute, AppEnv> = async (c) => {
+  const filters = [eq(projects.organizationId, c.var.organization.id), ...projectIdFilters(c.var.actor, c.req.valid("param").id)];
+  return c.json(await patchVisibleProject(c.var.db, c.var.actor, filters, c.req.valid("json")), 200);
+};
+
 export const retrieveOrganizationProject: RouteHandler<typeof retrieveProject, AppEnv> = async (c) => {
-  const { id } = c.req.valid("param");
-  const filters: SQL[] = [eq(projects.organizationId, c.var.organization.id)];
-  if (id !== CURRENT) filters.push(eq(projects.id, parseProjectId(c.var.actor, id)));
+  const filters = [eq(projects.organizationId, c.var.organization.id), ...projectIdFilters(c.var.actor, c.req.valid("param").id)];
   const found = await findVisibleProject(c.var.db, c.var.actor, filters);
   if (!found) throw notFound();
   return c.json(toProject(found.project, found.level), 200);

@@ -1,10 +1,13 @@
 import { and, asc, count, eq, sql, type Column, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
-import type { Database } from "../../platform/db";
+import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
+import { jsonObjectWithKeys, type Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
 import { nowIso, randomBase62, randomUrlSafeToken, uuid7 } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
+import { assertPersonalApiKeysAllowed } from "../../platform/organization-context";
 import {
+  currentProjectFirst,
   effectiveProjectLevel,
   membershipOfCaller,
   projectsInKeyScope,
@@ -12,7 +15,7 @@ import {
   projectVisibleAtLevel,
 } from "../../platform/project-context";
 import type { OrganizationContext } from "../../platform/env";
-import { PROJECT_SETTINGS_KEYS, type ProjectInput } from "./projects.schema";
+import { PROJECT_SETTINGS_KEYS, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
 
 export const MAX_PROJECTS_PER_ORGANIZATION = 2000;
 export const DEFAULT_PROJECT_NAME = "Default project";
@@ -88,24 +91,81 @@ export function insertProjectStatements(db: Database, organizationId: string, in
       .where(eq(projects.uuid, uuid)),
   );
   const selectProject = db.select().from(projects).where(eq(projects.uuid, uuid));
-  // A private project is one whose default access rule is `none`: one way to decide who sees it.
-  const insertPrivacyRule = db.insert(accessControls).select(
-    db
-      .select({
-        id: sql<string>`${uuid7()}`.as("id"),
-        environmentId: projects.id,
-        resource: sql<"project">`'project'`.as("resource"),
-        resourceId: sql<string>`cast(${projects.id} as text)`.as("resource_id"),
-        organizationMembershipId: sql<null>`null`.as("organization_membership_id"),
-        accessLevel: sql<"none">`'none'`.as("access_level"),
-        createdById: sql<null>`null`.as("created_by_id"),
-        createdAt: projects.createdAt,
-        updatedAt: projects.updatedAt,
-      })
-      .from(projects)
-      .where(and(eq(projects.uuid, uuid), eq(projects.accessControl, true))),
-  );
+  const insertPrivacyRule = privacyRuleStatements(db, and(eq(projects.uuid, uuid), eq(projects.accessControl, true))!, true);
   return { insertProject, insertEnvironment, selectProject, insertPrivacyRule };
+}
+
+/**
+ * A PATCH of a project as statements of one atomic batch: the fields sent (settings merged key
+ * by key in SQL), the environment's name kept equal to the project's, and the project read back.
+ */
+export function updateProjectStatements(db: Database, projectId: number, input: ProjectUpdateInput) {
+  const { name, completed_snippet_onboarding, is_demo, timezone, access_control, has_completed_onboarding_for, ...settings } =
+    input;
+  const sentSettings = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+  const updateProject = db
+    .update(projects)
+    .set({
+      name,
+      nameKey: name?.toLowerCase(),
+      timezone,
+      accessControl: access_control,
+      isDemo: is_demo,
+      completedSnippetOnboarding: completed_snippet_onboarding,
+      hasCompletedOnboardingFor: has_completed_onboarding_for,
+      settings: jsonObjectWithKeys(projects.settings, sentSettings),
+      updatedAt: nowIso(),
+    })
+    .where(eq(projects.id, projectId));
+  const renameEnvironment =
+    name === undefined ? undefined : db.update(environments).set({ name }).where(eq(environments.projectId, projectId));
+  const keepPrivacyInStep =
+    access_control === undefined ? undefined : privacyRuleStatements(db, eq(projects.id, projectId), access_control);
+  const selectProject = db.select().from(projects).where(eq(projects.id, projectId));
+  return { updateProject, renameEnvironment, keepPrivacyInStep, selectProject };
+}
+
+/**
+ * A private project (`access_control`) is one whose default access rule is `none`: one way to
+ * decide who sees it. Making the projects `where` selects private writes that rule (or turns
+ * their default into `none`); making them open removes a `none` default.
+ */
+function privacyRuleStatements(db: Database, where: SQL, isPrivate: boolean) {
+  if (!isPrivate) {
+    return db
+      .delete(accessControls)
+      .where(
+        and(
+          eq(accessControls.resource, "project"),
+          sql`${accessControls.organizationMembershipId} is null`,
+          eq(accessControls.accessLevel, "none"),
+          sql`${accessControls.resourceId} in (select cast(${projects.id} as text) from ${projects} where ${where})`,
+        ),
+      );
+  }
+  return db
+    .insert(accessControls)
+    .select(
+      db
+        .select({
+          id: sql<string>`${uuid7()}`.as("id"),
+          environmentId: projects.id,
+          resource: sql<"project">`'project'`.as("resource"),
+          resourceId: sql<string>`cast(${projects.id} as text)`.as("resource_id"),
+          organizationMembershipId: sql<null>`null`.as("organization_membership_id"),
+          accessLevel: sql<"none">`'none'`.as("access_level"),
+          createdById: sql<null>`null`.as("created_by_id"),
+          createdAt: projects.updatedAt,
+          updatedAt: projects.updatedAt,
+        })
+        .from(projects)
+        .where(where),
+    )
+    .onConflictDoUpdate({
+      target: [accessControls.resource, accessControls.resourceId],
+      targetWhere: sql`${accessControls.organizationMembershipId} is null`,
+      set: { accessLevel: "none", updatedAt: sql`excluded.updated_at` },
+    });
 }
 
 /** Projects the caller can see: member of the organization, and not hidden by an access rule. */
@@ -156,17 +216,30 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
 }
 
 /**
- * The first project the caller sees among `filters`, with the caller's level. Key scoping is
- * the caller's to add: as filters when picking `@current`, or as a 403 once an explicitly
- * named project is found.
+ * The first project the caller sees among `filters` (the current one first, for `@current`),
+ * with the caller's level: a statement to batch. Key scoping is the caller's to add as filters
+ * when picking `@current`; a named project outside it is found, then refused (403).
  */
-export async function findVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
-  const [row] = await db
-    .select({ project: projects, level: effectiveProjectLevel })
+export function selectVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
+  return db
+    .select({
+      project: projects,
+      level: effectiveProjectLevel,
+      membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
+    })
     .from(projects)
+    .innerJoin(organizations, eq(organizations.id, projects.organizationId))
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
     .where(and(projectVisible, ...filters))
-    .orderBy(...byCreation)
+    .orderBy(...currentProjectFirst(db, actor))
     .limit(1);
+}
+
+/** `selectVisibleProject`, refused outside the key's scope and to a plain member's key where the organization forbids them. */
+export async function findVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
+  const [row] = await selectVisibleProject(db, actor, filters);
+  if (!row) return undefined;
+  assertOrganizationInKeyScope(actor, row.project.organizationId);
+  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys: row.membersCanUsePersonalApiKeys, level: row.level });
   return row;
 }

@@ -3,7 +3,7 @@ import { MembershipLevel } from "../../platform/levels";
 import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
-import { Project, ProjectInput, ProjectListItem } from "./projects.schema";
+import { Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
 
 const ProjectParams = OrganizationParams.extend({
   id: z.string().openapi({ description: "Project id, or `@current`." }),
@@ -47,4 +47,16 @@ export const retrieveProject = apiRoute({
   summary: "Retrieve a project of the organization",
   request: { params: ProjectParams },
   responses: { 200: json(Project, "The project") },
+});
+
+export const updateProject = apiRoute({
+  method: "patch",
+  path: "/api/organizations/{organization_id}/projects/{id}",
+  scope: "project:write",
+  middleware: [resolveOrganization],
+  level: MembershipLevel.admin,
+  tags: ["projects"],
+  summary: "Change a project's name and settings (admin or owner), with the rules of create",
+  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
+  responses: { 200: json(Project, "The project"), 409: conflictResponse },
 });

@@ -109,16 +109,35 @@ const projectSettingsOutput = Object.fromEntries(
   PROJECT_SETTINGS_KEYS.map((key) => [key, ProjectSettingsInput.shape[key].unwrap().unwrap()]),
 ) as { [K in keyof typeof ProjectSettingsInput.shape]: ReturnType<ReturnType<(typeof ProjectSettingsInput.shape)[K]["unwrap"]>["unwrap"]> };
 
+/** A PATCH takes every create field with the same rules, and no defaults: what is not sent is kept. */
+export const ProjectUpdateInput = z
+  .object({
+    ...projectSettingsOutput,
+    name: z.string().trim().min(1).max(200),
+    completed_snippet_onboarding: z.boolean(),
+    is_demo: z.boolean(),
+    timezone: TimezoneName,
+    access_control: z.boolean(),
+    has_completed_onboarding_for: z.unknown().nullable(),
+  })
+  .partial()
+  .openapi("ProjectUpdate");
+export type ProjectUpdateInput = z.infer<typeof ProjectUpdateInput>;
+
 export const Project = ProjectListItem.extend({
   ...projectSettingsOutput,
   created_at: z.string(),
   updated_at: z.string(),
   effective_membership_level: z.number().int().nullable(),
   has_group_types: z.boolean(),
+  group_types: z.array(z.record(z.string(), z.unknown())).openapi({ description: "Always empty: no groups here." }),
   live_events_token: z.string(),
+  // Typed as strings in PostHog's published schema; kept so.
   person_on_events_querying_enabled: z.string(),
   default_modifiers: z.string(),
   product_intents: z.string(),
+  secret_api_token: z.string().nullable().openapi({ description: "Always null: no feature-flag secret here." }),
+  secret_api_token_backup: z.string().nullable(),
 }).openapi("Project");
 export type Project = z.infer<typeof Project>;
 
@@ -150,10 +169,12 @@ export function toProject(row: ProjectRow, membershipLevel: number): Project {
     updated_at: row.updatedAt,
     effective_membership_level: membershipLevel,
     has_group_types: false,
+    group_types: [],
     live_events_token: row.liveEventsToken,
-    // Typed as strings in PostHog's published schema; kept so.
     person_on_events_querying_enabled: "false",
     default_modifiers: "{}",
     product_intents: "[]",
+    secret_api_token: null,
+    secret_api_token_backup: null,
   };
 }

@@ -13,13 +13,7 @@ const RESOURCES = [
   "user",
 ] as const;
 
-/** `user` has no write scope: a key cannot edit its owner. */
-export const SCOPES: readonly string[] = [
-  "*",
-  ...RESOURCES.flatMap((resource) =>
-    resource === "user" ? [`${resource}:read`] : [`${resource}:read`, `${resource}:write`],
-  ),
-];
+export const SCOPES: readonly string[] = ["*", ...RESOURCES.flatMap((resource) => [`${resource}:read`, `${resource}:write`])];
 
 export type Scope = (typeof SCOPES)[number];
 

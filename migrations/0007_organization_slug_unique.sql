@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX `organizations_slug` ON `organizations` (`slug`);

@@ -1,0 +1,21 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { patchVisibleProject, projectIdFilters } from "../organizations/projects/projects.handlers";
+import { findVisibleProject } from "../organizations/projects/projects.queries";
+import { toProject, type Project } from "../organizations/projects/projects.schema";
+import type { AppEnv } from "../platform/env";
+import { notFound } from "../platform/errors";
+import type { Environment, retrieveEnvironment, updateEnvironment } from "./environments.routes";
+
+const toEnvironment = (project: Project): Environment => ({ ...project, project_id: project.id });
+
+/** Found as a project is (one query): the environment shares its project's id. */
+export const retrieveCallerEnvironment: RouteHandler<typeof retrieveEnvironment, AppEnv> = async (c) => {
+  const found = await findVisibleProject(c.var.db, c.var.actor, projectIdFilters(c.var.actor, c.req.valid("param").project_id));
+  if (!found) throw notFound();
+  return c.json(toEnvironment(toProject(found.project, found.level)), 200);
+};
+
+export const updateCallerEnvironment: RouteHandler<typeof updateEnvironment, AppEnv> = async (c) => {
+  const filters = projectIdFilters(c.var.actor, c.req.valid("param").project_id);
+  return c.json(toEnvironment(await patchVisibleProject(c.var.db, c.var.actor, filters, c.req.valid("json"))), 200);
+};

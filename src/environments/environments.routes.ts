@@ -1,0 +1,31 @@
+import { z } from "@hono/zod-openapi";
+import { Project, ProjectUpdateInput } from "../organizations/projects/projects.schema";
+import { ProjectParams } from "../platform/project-context";
+import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
+
+/**
+ * PostHog's Team. Every project here has exactly one environment, with the project's id, name
+ * and settings: the environment is the project seen from the environment tree.
+ */
+export const Environment = Project.extend({ project_id: z.number().int() }).openapi("Environment");
+export type Environment = z.infer<typeof Environment>;
+
+export const retrieveEnvironment = apiRoute({
+  method: "get",
+  path: "/api/environments/{project_id}",
+  scope: "project:read",
+  tags: ["environments"],
+  summary: "Retrieve an environment the caller can see (`@current` allowed)",
+  request: { params: ProjectParams },
+  responses: { 200: jsonResponse(Environment, "The environment") },
+});
+
+export const updateEnvironment = apiRoute({
+  method: "patch",
+  path: "/api/environments/{project_id}",
+  scope: "project:write",
+  tags: ["environments"],
+  summary: "Change an environment's name and settings (admin or owner), as its project's PATCH",
+  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
+  responses: { 200: jsonResponse(Environment, "The environment"), 409: conflictResponse },
+});

@@ -1,0 +1,151 @@
+import { and, asc, count, eq, gte, inArray, lt, or, type SQL, type SQLWrapper } from "drizzle-orm";
+import { organizationMemberships, organizations, projects } from "../db/schema";
+import { inJsonList, type Database } from "../platform/db";
+import type { Actor } from "../platform/env";
+import { nowIso } from "../platform/ids";
+import { callerMemberships, callerOrganizationId, CURRENT, currentOrganizationFirst } from "../platform/organization-context";
+import type { Page } from "../platform/pagination";
+import { membershipOfCaller, projectsInKeyScope, projectVisible } from "../platform/project-context";
+import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
+
+type ProjectRow = typeof projects.$inferSelect;
+
+/** The caller's organizations with their level; `requested` is an id, or `@current` for any in the key's scope. */
+function selectCallerOrganizations(db: Database, actor: Actor, requested: string) {
+  return db
+    .select({ organization: organizations, level: organizationMemberships.level })
+    .from(organizationMemberships)
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .where(callerMemberships(actor, requested));
+}
+
+/** The projects the caller sees (and the key reaches) in the organizations `organizationIds` selects. */
+function selectVisibleProjectsIn(db: Database, actor: Actor, organizationIds: SQLWrapper) {
+  return db
+    .select({ project: projects })
+    .from(projects)
+    .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+    .where(and(projectVisible, ...projectsInKeyScope(actor), inArray(projects.organizationId, organizationIds)))
+    .orderBy(asc(projects.createdAt), asc(projects.id));
+}
+
+function groupByOrganization(rows: { project: ProjectRow }[]) {
+  const byOrganization = new Map<string, ProjectRow[]>();
+  for (const { project } of rows) {
+    const group = byOrganization.get(project.organizationId);
+    if (group) group.push(project);
+    else byOrganization.set(project.organizationId, [project]);
+  }
+  return byOrganization;
+}
+
+/** Full objects from organization rows (with the caller's level) and the visible projects read beside them. */
+function organizationObjects(
+  rows: { organization: typeof organizations.$inferSelect; level: number }[],
+  projectRows: { project: ProjectRow }[],
+): Organization[] {
+  const projectsOf = groupByOrganization(projectRows);
+  return rows.map(({ organization, level }) => toOrganization(organization, level, projectsOf.get(organization.id) ?? []));
+}
+
+/** A page of the caller's organizations as full objects: one round trip. */
+export async function readOrganizationsPage(db: Database, actor: Actor, page: Page) {
+  const pageIds = db
+    .select({ id: organizations.id })
+    .from(organizationMemberships)
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .where(callerMemberships(actor, CURRENT))
+    .orderBy(asc(organizations.createdAt), asc(organizations.id))
+    .limit(page.limit)
+    .offset(page.offset);
+  const [[total], rows, projectRows] = await db.batch([
+    db.select({ value: count() }).from(organizationMemberships).where(callerMembershipsOnly(actor)),
+    selectCallerOrganizations(db, actor, CURRENT)
+      .orderBy(asc(organizations.createdAt), asc(organizations.id))
+      .limit(page.limit)
+      .offset(page.offset),
+    selectVisibleProjectsIn(db, actor, pageIds),
+  ]);
+  return { count: total?.value ?? 0, organizations: organizationObjects(rows, projectRows) };
+}
+
+/** The count reads memberships only, along their user index. */
+function callerMembershipsOnly(actor: Actor): SQL | undefined {
+  return and(
+    eq(organizationMemberships.userId, actor.userId),
+    actor.scopedOrganizations.length > 0
+      ? inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations)
+      : undefined,
+  );
+}
+
+/** The statements reading one organization (an id, or `@current`) as a full object, for a caller's batch. */
+export function organizationObjectStatements(db: Database, actor: Actor, requested: string) {
+  const organization = selectCallerOrganizations(db, actor, requested)
+    .orderBy(...currentOrganizationFirst(actor.userId))
+    .limit(1);
+  return [organization, selectVisibleProjectsIn(db, actor, callerOrganizationId(db, actor, requested))] as const;
+}
+
+export function toOrganizationObject(
+  rows: { organization: typeof organizations.$inferSelect; level: number }[],
+  projectRows: { project: ProjectRow }[],
+): Organization | undefined {
+  return organizationObjects(rows, projectRows)[0];
+}
+
+/** Lower-case ASCII letters and digits joined by single hyphens: `Acme, Inc.` → `acme-inc`. */
+export function slugify(name: string): string {
+  const slug = name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 48)
+    .replace(/-+$/, "");
+  return slug || "organization";
+}
+
+/** Slugs already taken among `base`, `base-2`, `base-3`...: one range of the unique index. */
+export async function takenSlugs(db: Database, base: string): Promise<Set<string>> {
+  const rows = await db
+    .select({ slug: organizations.slug })
+    .from(organizations)
+    // "-" and "." are neighbours in ASCII: this range is exactly the slugs starting with "base-".
+    .where(or(eq(organizations.slug, base), and(gte(organizations.slug, `${base}-`), lt(organizations.slug, `${base}.`))));
+  return new Set(rows.map((row) => row.slug));
+}
+
+export function firstFreeSlug(base: string, taken: Set<string>): string {
+  if (!taken.has(base)) return base;
+  for (let suffix = 2; ; suffix += 1) {
+    if (!taken.has(`${base}-${suffix}`)) return `${base}-${suffix}`;
+  }
+}
+
+/** Only the fields sent change; `updated_at` moves with them. A statement for the caller's batch. */
+export function updateOrganizationSettings(db: Database, organizationId: string, input: OrganizationUpdateInput) {
+  return db
+    .update(organizations)
+    .set({
+      name: input.name,
+      logoMediaId: input.logo_media_id,
+      isMemberJoinEmailEnabled: input.is_member_join_email_enabled,
+      enforce2fa: input.enforce_2fa,
+      membersCanInvite: input.members_can_invite,
+      membersCanUsePersonalApiKeys: input.members_can_use_personal_api_keys,
+      allowPubliclySharedResources: input.allow_publicly_shared_resources,
+      updatedAt: nowIso(),
+    })
+    .where(eq(organizations.id, organizationId));
+}
+
+/**
+ * One statement, so one atomic write: every table of an organization's data references it (or
+ * a project, environment or dashboard of it) with ON DELETE CASCADE, so SQLite removes all of
+ * it with the organization or nothing at all.
+ */
+export async function deleteOrganization(db: Database, organizationId: string) {
+  await db.delete(organizations).where(eq(organizations.id, organizationId));
+}

@@ -1,0 +1,113 @@
+import { z } from "@hono/zod-openapi";
+import type { organizations, projects } from "../db/schema";
+import { MembershipLevelField } from "./membership-level-field";
+import { ProjectListItem, toProjectListItem } from "./projects/projects.schema";
+
+/** PostHog's TeamBasic: a project's environment as other objects embed it (same id as the project). */
+export const TeamBasic = ProjectListItem.extend({ project_id: z.number().int() }).openapi("TeamBasic");
+export type TeamBasic = z.infer<typeof TeamBasic>;
+
+export function toTeamBasic(project: typeof projects.$inferSelect): TeamBasic {
+  return { ...toProjectListItem(project), project_id: project.id };
+}
+
+/**
+ * PostHog's Organization. Fields we do not model carry PostHog's neutral values, so that clients
+ * validating against PostHog's schema accept it.
+ */
+export const Organization = z
+  .object({
+    id: z.string().uuid(),
+    name: z.string(),
+    slug: z.string(),
+    logo_media_id: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    membership_level: MembershipLevelField.nullable(),
+    plugins_access_level: z.number().int().openapi({ description: "Always 9 (PostHog's root level): no plugins here." }),
+    teams: z.array(TeamBasic).openapi({ description: "The environments of `projects`." }),
+    projects: z.array(ProjectListItem).openapi({ description: "The organization's projects the caller can see." }),
+    available_product_features: z.array(z.unknown()),
+    is_member_join_email_enabled: z.boolean(),
+    metadata: z.record(z.string(), z.unknown()),
+    customer_id: z.string().nullable(),
+    enforce_2fa: z.boolean().nullable(),
+    members_can_invite: z.boolean(),
+    members_can_use_personal_api_keys: z.boolean(),
+    allow_publicly_shared_resources: z.boolean(),
+    member_count: z.number().int(),
+    is_ai_data_processing_approved: z.boolean().nullable(),
+    default_experiment_stats_method: z.string().nullable(),
+    default_role_id: z.string().nullable(),
+  })
+  .openapi("Organization");
+export type Organization = z.infer<typeof Organization>;
+
+/** PostHog's OrganizationBasic: the organizations listed in `/api/users/@me`. */
+export const OrganizationBasic = Organization.pick({
+  id: true,
+  name: true,
+  slug: true,
+  logo_media_id: true,
+  membership_level: true,
+  members_can_use_personal_api_keys: true,
+}).openapi("OrganizationBasic");
+export type OrganizationBasic = z.infer<typeof OrganizationBasic>;
+
+export const OrganizationInput = z
+  .object({ name: z.string().trim().min(1).max(64) })
+  .openapi("OrganizationInput");
+
+/** The settings an admin may change (PATCH); every field optional. */
+export const OrganizationUpdateInput = z
+  .object({
+    name: OrganizationInput.shape.name,
+    logo_media_id: z.string().uuid().nullable(),
+    is_member_join_email_enabled: z.boolean(),
+    enforce_2fa: z.boolean().nullable(),
+    members_can_invite: z.boolean().openapi({ description: "`false`: only admins and owners may invite." }),
+    members_can_use_personal_api_keys: z
+      .boolean()
+      .openapi({ description: "`false`: plain members' personal API keys get 403 on this organization." }),
+    allow_publicly_shared_resources: z.boolean(),
+  })
+  .partial()
+  .openapi("OrganizationUpdate");
+export type OrganizationUpdateInput = z.infer<typeof OrganizationUpdateInput>;
+
+type OrganizationRow = typeof organizations.$inferSelect;
+type ProjectRow = typeof projects.$inferSelect;
+
+export function toOrganizationBasic(organization: OrganizationRow, level: number): OrganizationBasic {
+  return {
+    id: organization.id,
+    name: organization.name,
+    slug: organization.slug,
+    logo_media_id: organization.logoMediaId,
+    membership_level: level as OrganizationBasic["membership_level"],
+    members_can_use_personal_api_keys: organization.membersCanUsePersonalApiKeys,
+  };
+}
+
+/** `visibleProjects`: the organization's projects the caller sees, in creation order. */
+export function toOrganization(organization: OrganizationRow, level: number, visibleProjects: ProjectRow[]): Organization {
+  return {
+    ...toOrganizationBasic(organization, level),
+    created_at: organization.createdAt,
+    updated_at: organization.updatedAt,
+    plugins_access_level: 9,
+    teams: visibleProjects.map(toTeamBasic),
+    projects: visibleProjects.map(toProjectListItem),
+    available_product_features: [],
+    is_member_join_email_enabled: organization.isMemberJoinEmailEnabled,
+    metadata: {},
+    customer_id: null,
+    enforce_2fa: organization.enforce2fa,
+    members_can_invite: organization.membersCanInvite,
+    allow_publicly_shared_resources: organization.allowPubliclySharedResources,
+    member_count: organization.memberCount,
+    is_ai_data_processing_approved: null,
+    default_experiment_stats_method: null,
+    default_role_id: null,
+  };
+}

@@ -1,0 +1,76 @@
+import { and, asc, eq } from "drizzle-orm";
+import type { BatchResponse } from "drizzle-orm/batch";
+import { organizationMemberships, organizations, projects, users } from "../db/schema";
+import { organizationObjectStatements, toOrganizationObject } from "../organizations/organizations.queries";
+import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations.schema";
+import { selectVisibleProject } from "../organizations/projects/projects.queries";
+import { jsonObjectWithKeys, type Database } from "../platform/db";
+import type { Actor } from "../platform/env";
+import { callerMemberships, CURRENT } from "../platform/organization-context";
+import { projectsInKeyScope } from "../platform/project-context";
+import { toCurrentUser, type CurrentUserUpdate } from "./users.schema";
+
+/**
+ * Everything `/api/users/@me` shows, as statements of one batch: the user, their organizations
+ * (within the key's scope), the current organization as a full object, and the current project,
+ * both picked exactly as `@current` picks them in paths.
+ */
+export function currentUserStatements(db: Database, actor: Actor) {
+  return [
+    db.select().from(users).where(eq(users.id, actor.userId)),
+    db
+      .select({ organization: organizations, level: organizationMemberships.level })
+      .from(organizationMemberships)
+      .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+      .where(callerMemberships(actor, CURRENT))
+      .orderBy(asc(organizations.createdAt), asc(organizations.id)),
+    ...organizationObjectStatements(db, actor, CURRENT),
+    selectVisibleProject(db, actor, projectsInKeyScope(actor)),
+  ] as const;
+}
+
+type CurrentUserResults = BatchResponse<ReturnType<typeof currentUserStatements>>;
+
+function toCurrentUserObject([[user], memberships, currentRows, currentProjects, [team]]: CurrentUserResults) {
+  if (!user) return undefined;
+  return toCurrentUser(user, {
+    team: team ? toTeamBasic(team.project) : null,
+    organization: toOrganizationObject(currentRows, currentProjects) ?? null,
+    organizations: memberships.map((row) => toOrganizationBasic(row.organization, row.level)),
+  });
+}
+
+/** The caller as `/api/users/@me` shows them, after `changes` if any: one round trip either way. */
+export async function readCurrentUser(db: Database, actor: Actor, changes: UserChanges = {}) {
+  const reads = currentUserStatements(db, actor);
+  if (Object.keys(changes).length === 0) return toCurrentUserObject(await db.batch(reads));
+  const [, ...results] = await db.batch([db.update(users).set(changes).where(eq(users.id, actor.userId)), ...reads]);
+  return toCurrentUserObject(results);
+}
+
+/** Whether the caller is a member of the organization, and sees the project: one round trip. */
+export async function findCurrentChoices(db: Database, actor: Actor, organizationId: string | undefined, projectId: number | undefined) {
+  const [membership, project] = await db.batch([
+    db
+      .select({ id: organizationMemberships.organizationId })
+      .from(organizationMemberships)
+      .where(and(eq(organizationMemberships.userId, actor.userId), eq(organizationMemberships.organizationId, organizationId ?? ""))),
+    selectVisibleProject(db, actor, [eq(projects.id, projectId ?? -1), ...projectsInKeyScope(actor)]),
+  ]);
+  return { organization: membership[0], project: project[0]?.project };
+}
+
+/** The columns a PATCH of `@me` sets; settings are merged key by key in SQL, so concurrent merges both land. */
+export function userChanges(input: CurrentUserUpdate, current: { organizationId?: string; projectId?: number | null }) {
+  const changes = {
+    firstName: input.first_name,
+    lastName: input.last_name,
+    roleAtOrganization: input.role_at_organization === undefined ? undefined : (input.role_at_organization ?? ""),
+    themeMode: input.theme_mode,
+    notificationSettings: input.notification_settings && jsonObjectWithKeys(users.notificationSettings, input.notification_settings),
+    currentOrganizationId: current.organizationId,
+    currentProjectId: current.projectId,
+  };
+  return Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as UserChanges;
+}
+type UserChanges = Partial<typeof users.$inferInsert>;

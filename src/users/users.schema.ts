@@ -1,0 +1,106 @@
+import { z } from "@hono/zod-openapi";
+import type { users } from "../db/schema";
+import { Organization, OrganizationBasic, TeamBasic } from "../organizations/organizations.schema";
+import { toUserBasic, UserBasic } from "./user-basic";
+
+export const ROLES_AT_ORGANIZATION = [
+  "engineering",
+  "data",
+  "product",
+  "founder",
+  "leadership",
+  "marketing",
+  "sales",
+  "other",
+] as const;
+export const THEME_MODES = ["light", "dark", "system"] as const;
+
+/**
+ * PostHog's User, as `/api/users/@me` answers it. What we do not model (passwords, 2FA, social
+ * login, impersonation, the toolbar) takes the value PostHog gives a user without it.
+ */
+export const CurrentUser = UserBasic.omit({ role_at_organization: true })
+  .extend({
+    // PostHog's User types it as the enumeration only: a blank one is left out, never "".
+    role_at_organization: z.enum(ROLES_AT_ORGANIZATION).optional(),
+    date_joined: z.string(),
+    pending_email: z.string().nullable(),
+    notification_settings: z.record(z.string(), z.unknown()),
+    anonymize_data: z.boolean(),
+    toolbar_mode: z.string(),
+    has_password: z.boolean(),
+    is_staff: z.boolean(),
+    is_impersonated: z.boolean(),
+    is_impersonated_until: z.string().nullable(),
+    sensitive_session_expires_at: z.string().nullable(),
+    team: TeamBasic.nullable().openapi({ description: "The current project (what `@current` stands for)." }),
+    organization: Organization.nullable().openapi({ description: "The current organization." }),
+    organizations: z.array(OrganizationBasic),
+    events_column_config: z.record(z.string(), z.unknown()),
+    is_2fa_enabled: z.boolean(),
+    has_social_auth: z.boolean(),
+    has_sso_enforcement: z.boolean(),
+    scene_personalisation: z.array(z.object({ scene: z.string(), dashboard: z.number().int().nullable() })),
+    theme_mode: z.enum(THEME_MODES).nullable(),
+  })
+  .openapi("User");
+export type CurrentUser = z.infer<typeof CurrentUser>;
+
+const NotificationSettingName = z
+  .string()
+  .regex(/^[A-Za-z0-9_]{1,64}$/, "Setting names are letters, digits and underscores.");
+
+export const CurrentUserUpdate = z
+  .object({
+    first_name: z.string().trim().max(150),
+    last_name: z.string().trim().max(150),
+    role_at_organization: z.enum(ROLES_AT_ORGANIZATION).or(z.literal("")).nullable(),
+    notification_settings: z
+      .record(NotificationSettingName, z.unknown())
+      .openapi({ description: "Merged into the stored settings: only the keys sent change." }),
+    theme_mode: z.enum(THEME_MODES).nullable(),
+    set_current_organization: z
+      .string()
+      .openapi({ description: "An organization of the caller: `@current` now stands for it (and its first project)." }),
+    set_current_team: z
+      .union([z.number().int().nonnegative(), z.string().regex(/^\d{1,15}$/).transform(Number)])
+      .openapi({ type: "integer", description: "A project the caller sees: `@current` now stands for it and its organization." }),
+  })
+  .partial()
+  .openapi("UserUpdate");
+export type CurrentUserUpdate = z.infer<typeof CurrentUserUpdate>;
+
+type UserRow = typeof users.$inferSelect;
+
+export function toCurrentUser(
+  user: UserRow,
+  current: { team: TeamBasic | null; organization: Organization | null; organizations: OrganizationBasic[] },
+): CurrentUser {
+  const { role_at_organization: role, ...basic } = toUserBasic(user);
+  return {
+    ...basic,
+    ...(isRole(role) ? { role_at_organization: role } : {}),
+    date_joined: user.createdAt,
+    pending_email: null,
+    notification_settings: user.notificationSettings,
+    anonymize_data: false,
+    toolbar_mode: "toolbar",
+    has_password: false,
+    is_staff: false,
+    is_impersonated: false,
+    is_impersonated_until: null,
+    sensitive_session_expires_at: null,
+    ...current,
+    events_column_config: { active: "DEFAULT" },
+    is_2fa_enabled: false,
+    has_social_auth: false,
+    has_sso_enforcement: false,
+    scene_personalisation: [],
+    theme_mode: isThemeMode(user.themeMode) ? user.themeMode : null,
+  };
+}
+
+const isRole = (value: string): value is (typeof ROLES_AT_ORGANIZATION)[number] =>
+  (ROLES_AT_ORGANIZATION as readonly string[]).includes(value);
+const isThemeMode = (value: string | null): value is (typeof THEME_MODES)[number] =>
+  value !== null && (THEME_MODES as readonly string[]).includes(value);

@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
+import { addMember, api, createApiKey, createProject, errorBody, setupOrganization } from "../support/harness";
+import { expectKeyAndMembershipRequired } from "../support/people";
+import { expectedProject } from "../support/projects";
+
+type ProjectRow = Awaited<ReturnType<typeof createProject>>;
+
+/** The three ways to PATCH a project: its organization's path, the projects tree, and its environment. */
+const paths = [
+  { tree: "organization", path: (project: ProjectRow) => `/api/organizations/${project.organizationId}/projects/${project.id}`, extra: {} },
+  { tree: "projects", path: (project: ProjectRow) => `/api/projects/${project.id}`, extra: {} },
+  { tree: "environments", path: (project: ProjectRow) => `/api/environments/${project.id}`, extra: { withProjectId: true } },
+] as const;
+
+describe.each(paths)("PATCH a project through the $tree path", ({ tree, path, extra }) => {
+  const shape = (project: ProjectRow, name: string, overrides: Record<string, unknown> = {}) => ({
+    ...expectedProject({ id: project.id, organization: project.organizationId, name, level: 15, overrides }),
+    uuid: project.uuid,
+    api_token: project.apiToken,
+    ...("withProjectId" in extra ? { project_id: project.id } : {}),
+  });
+
+  it("renames it and changes the settings sent, keeping the others", async () => {
+    const { key, project } = await setupOrganization();
+    await api("PATCH", path(project), { key, body: { app_urls: ["https://example.com"], week_start_day: 1 } });
+    const response = await api("PATCH", path(project), {
+      key,
+      body: { name: "  Web app ", timezone: "Europe/Paris", anonymize_ips: true, session_recording_sample_rate: "0.5", correlation_config: null },
+    });
+    expect(response.status).toBe(200);
+    const overrides = {
+      timezone: "Europe/Paris",
+      anonymize_ips: true,
+      session_recording_sample_rate: "0.5",
+      app_urls: ["https://example.com"],
+      week_start_day: 1,
+    };
+    expect(response.body).toEqual(shape(project, "Web app", overrides));
+    expect(response.body.updated_at > project.updatedAt).toBe(true);
+    const environment = await api("GET", `/api/environments/${project.id}`, { key });
+    expect(environment.body).toMatchObject({ name: "Web app", project_id: project.id, ...overrides });
+  });
+
+  it("answers 409 for a name another project of the organization has, ignoring case; its own name is fine", async () => {
+    const { key, organization, project } = await setupOrganization();
+    await createProject(organization.id, { name: "Mobile" });
+    const response = await api("PATCH", path(project), { key, body: { name: "mobile", is_demo: true } });
+    expectError(
+      response,
+      409,
+      errorBody("conflict", "conflict", 'There is already a project called "mobile" in this organization. Choose a different name.'),
+    );
+    expect((await api("GET", `/api/projects/${project.id}`, { key })).body).toMatchObject({ name: "Default project", is_demo: false });
+    expect((await api("PATCH", path(project), { key, body: { name: "DEFAULT PROJECT" } })).body.name).toBe("DEFAULT PROJECT");
+    const elsewhere = await setupOrganization();
+    expect((await api("PATCH", path(elsewhere.project), { key: elsewhere.key, body: { name: "Mobile" } })).status).toBe(200);
+  });
+
+  it("validates as create does: 400 naming each invalid field, and changes nothing", async () => {
+    const { key, project } = await setupOrganization();
+    const cases: [Record<string, unknown>, string, string, string][] = [
+      [{ name: "  " }, "name", "blank", "This field may not be blank."],
+      [{ name: "x".repeat(201) }, "name", "max_length", "Ensure this field has no more than 200 characters."],
+      [{ timezone: "Mars/Olympus" }, "timezone", "invalid_choice", '"Mars/Olympus" is not a valid choice.'],
+      [{ week_start_day: 3 }, "week_start_day", "invalid_choice", '"3" is not a valid choice.'],
+      [{ app_urls: "https://example.com" }, "app_urls", "invalid_input", "Expected array, received string."],
+      [{ access_control: "yes" }, "access_control", "invalid_input", "Expected boolean, received string."],
+      [
+        { session_recording_sample_rate: "2" },
+        "session_recording_sample_rate",
+        "invalid_input",
+        "Ensure the sample rate is a decimal between 0 and 1 with at most 2 decimal places.",
+      ],
+    ];
+    for (const [body, attr, code, detail] of cases) {
+      const response = await api("PATCH", path(project), { key, body: { is_demo: true, ...body } });
+      expectError(response, 400, errorBody("validation_error", code, detail, attr));
+    }
+    expect((await api("GET", `/api/projects/${project.id}`, { key })).body).toMatchObject({ name: "Default project", is_demo: false });
+  });
+
+  it("is for admins and owners", async () => {
+    const { organization, project } = await setupOrganization();
+    const admin = await addMember(organization.id, 8);
+    const member = await addMember(organization.id, 1);
+    expect((await api("PATCH", path(project), { key: admin.key, body: { name: "By admin" } })).status).toBe(200);
+    expectError(await api("PATCH", path(project), { key: member.key, body: { name: "By member" } }), 403, INSUFFICIENT_LEVEL);
+  });
+
+  it("needs project:write, and keeps a key scoped to other projects out", async () => {
+    const { organization, owner, project, key } = await setupOrganization({ scopes: ["project:read"] });
+    expectError(await api("PATCH", path(project), { key, body: { name: "x" } }), 403, missingScope("project:write"));
+    const other = await createProject(organization.id);
+    const scoped = await createApiKey(owner, { scopedTeams: [other.id] });
+    const response = await api("PATCH", path(project), { key: scoped.value, body: { name: "x" } });
+    // A key scoped to projects reaches no organization route; on project routes, only its projects.
+    const detail =
+      tree === "organization"
+        ? "API key with scoped projects are only supported on project-based views."
+        : "API key does not have access to the requested project";
+    expectError(response, 403, errorBody("authentication_error", "permission_denied", detail));
+    expect((await api("GET", `/api/projects/${project.id}`, { key })).body.name).toBe("Default project");
+  });
+
+  it("answers 404 for another organization's project and unknown ids, 401 without a good key", async () => {
+    const { key } = await setupOrganization();
+    const other = await setupOrganization();
+    expectError(await api("PATCH", path(other.project), { key, body: { name: "x" } }), 404, NOT_FOUND);
+    expectError(await api("PATCH", path({ ...other.project, id: 999_999_999 }), { key: other.key, body: {} }), 404, NOT_FOUND);
+    await expectKeyAndMembershipRequired("PATCH", path(other.project), { name: "x" });
+  });
+});
