@@ -29,3 +29,10 @@ export function d1Execute(args, location) {
 export function wranglerInBackground(args) {
   return spawn("npx", ["--no-install", "wrangler", ...args], { cwd: root, env, stdio: "inherit" });
 }
+
+/** The value of `--name value` or `--name=value` in a wrangler argument list. */
+export function optionValue(args, name) {
+  const index = args.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
+  if (index === -1) return undefined;
+  return args[index].includes("=") ? args[index].slice(args[index].indexOf("=") + 1) : args[index + 1];
+}

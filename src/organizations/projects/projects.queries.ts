@@ -2,7 +2,7 @@ import { and, asc, count, eq, like, type SQL } from "drizzle-orm";
 import { environments, organizationMemberships, projectAccessGrants, projects } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
-import { nowIso, randomBase62, randomUrlSafeToken, uuid7 } from "../../platform/ids";
+import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
 import {
   grantOfCaller,
@@ -31,8 +31,7 @@ export function insertProjectStatements(
     organizationId,
     name: input.name,
     nameKey: input.name.toLowerCase(),
-    apiToken: `phc_${randomBase62(43)}`,
-    liveEventsToken: randomUrlSafeToken(24),
+    ...newProjectTokens(),
     timezone: input.timezone,
     accessControl: input.access_control,
     isDemo: input.is_demo,
