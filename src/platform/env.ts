@@ -9,6 +9,10 @@ export type Bindings = {
   DNS_RESOLVER_URL: string;
   /** HTTP endpoint that receives outgoing e-mails as JSON; empty disables e-mail. */
   EMAIL_TRANSPORT_URL: string;
+  /** The origin callers use (`https://api.example.com`), for links; empty: the request's own. */
+  PUBLIC_BASE_URL?: string;
+  /** Comma-separated origins allowed by CORS; empty: none. */
+  CORS_ORIGINS?: string;
 };
 
 /** Who is calling: resolved from the personal API key by the auth middleware. */

@@ -1,15 +1,25 @@
 import type { Context } from "hono";
 import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "./env";
+import { publicUrl } from "./public-url";
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
 
 export type Page = { limit: number; offset: number };
 
-/** Query parameters every paginated list documents. Lenient: bad values fall back (SPEC 5). */
+/**
+ * Query parameters every paginated list documents: integers to a client. Read leniently, as
+ * PostHog does: a value that is not a non-negative integer falls back to the default.
+ */
 export const PaginationQuery = z.object({
-  limit: z.string().optional().openapi({ description: "Number of results per page (default 100, at most 1000)." }),
-  offset: z.string().optional().openapi({ description: "Index of the first result (default 0)." }),
+  limit: z.string().optional().openapi({
+    type: "integer",
+    minimum: 0,
+    example: 20,
+    description: "Number of results per page (default 100, at most 1000; larger is capped).",
+  }),
+  offset: z.string().optional().openapi({ type: "integer", minimum: 0, example: 0, description: "Index of the first result (default 0)." }),
 });
 
 function nonNegativeInteger(value: string | undefined): number | undefined {
@@ -35,15 +45,16 @@ export const paginated = <T extends z.ZodType>(item: T) =>
     results: z.array(item),
   });
 
-function pageUrl(c: Context, page: Page): string {
-  const url = new URL(c.req.url);
+function pageUrl(c: Context<AppEnv>, page: Page): string {
+  const request = new URL(c.req.url);
+  const url = publicUrl(c, `${request.pathname}${request.search}`);
   url.searchParams.set("limit", String(page.limit));
   url.searchParams.set("offset", String(page.offset));
   return url.toString();
 }
 
-/** The envelope of SPEC 5: absolute `next`/`previous` that keep the other query parameters. */
-export function pageEnvelope<T>(c: Context, page: Page, count: number, results: T[]) {
+/** A page: absolute `next`/`previous` links that keep the other query parameters, or null. */
+export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, results: T[]) {
   const hasNext = page.offset + page.limit < count;
   const hasPrevious = page.offset > 0;
   return {

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { integerOrCurrentPathId } from "./path-ids";
 import { and, asc, eq, exists, gte, inArray, isNotNull, or, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { environments, organizationMemberships, projectAccessGrants, projects } from "../db/schema";
@@ -11,7 +12,7 @@ import type { Database } from "./db";
 
 /** The path parameter `resolveProject` reads, for every environment route's schema. */
 export const ProjectParams = z.object({
-  project_id: z.string().openapi({ description: "Environment (project) id, or `@current`." }),
+  project_id: integerOrCurrentPathId("Environment (project) id, or `@current`."),
 });
 
 /**

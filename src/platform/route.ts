@@ -12,13 +12,46 @@ const errorResponse = (description: string) => ({
   content: { "application/json": { schema: ErrorBody } },
 });
 
+/** What any route can answer, with or without a key. */
+const anyRouteErrors = {
+  413: errorResponse("The body is larger than 1 MiB."),
+  500: errorResponse("An unexpected error; the body never carries a stack trace."),
+} as const;
+
 /** The failures every authenticated route can answer, declared once. */
 export const errorResponses = {
   400: errorResponse("Invalid input: the first error, naming the field in `attr`."),
   401: errorResponse("No key, or a bad or revoked key."),
   403: errorResponse("Missing scope, key out of scope, or insufficient access level."),
   404: errorResponse("Unknown id, or one the caller may not see."),
+  429: {
+    ...errorResponse("Too many requests with this key; retry after `Retry-After` seconds."),
+    headers: { "Retry-After": { description: "Seconds until the window frees.", schema: { type: "integer" as const } } },
+  },
+  ...anyRouteErrors,
 } as const;
+
+const VERB_BY_METHOD: Record<string, string> = {
+  post: "create",
+  put: "update",
+  patch: "partial_update",
+  delete: "destroy",
+};
+
+const isPathParameter = (segment: string) => segment.startsWith("{") || segment.startsWith("@");
+
+/**
+ * PostHog's operation ids (DRF's): the path's literal segments after `/api`, then the verb.
+ * `GET /api/organizations/{organization_id}/members` is `organizations_members_list`,
+ * `POST .../invites/bulk` is `organizations_invites_bulk_create`; a GET ending in an id (or
+ * `@me`, `@current`) retrieves, any other GET lists.
+ */
+export function operationIdFor(method: string, path: string): string {
+  const segments = path.split("/").filter(Boolean).slice(1);
+  const names = segments.filter((segment) => !isPathParameter(segment));
+  const verb = method === "get" ? (isPathParameter(segments.at(-1) ?? "") ? "retrieve" : "list") : VERB_BY_METHOD[method];
+  return [...names, verb].join("_");
+}
 
 const requireScope = (scope: Scope) =>
   createMiddleware<AppEnv>(async (c, next) => {
@@ -41,6 +74,8 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   const { scope, middleware = [], ...route } = config;
   return createRoute({
     ...route,
+    operationId: route.operationId ?? operationIdFor(route.method, route.path),
+    description: [`Requires the scope \`${scope}\`.`, route.description].filter(Boolean).join("\n\n"),
     security: [{ PersonalAPIKey: [scope] }],
     // Authentication, scope and access come before the body is read, as in DRF.
     middleware: [authenticate, requireScope(scope), ...middleware, parseJsonBody] as const,
@@ -50,7 +85,13 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
 
 /** A route that needs no key (signing up, public shares). */
 export function publicRoute<const R extends Omit<RouteConfig, "middleware" | "security">>(config: R) {
-  return createRoute({ ...config, security: [], middleware: [parseJsonBody] as const });
+  return createRoute({
+    ...config,
+    operationId: config.operationId ?? operationIdFor(config.method, config.path),
+    security: [],
+    middleware: [parseJsonBody] as const,
+    responses: { ...anyRouteErrors, ...config.responses },
+  });
 }
 
 export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({

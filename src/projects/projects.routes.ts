@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { integerOrCurrentPathId } from "../platform/path-ids";
 import { Project, ProjectListItem } from "../organizations/projects/projects.schema";
 import { paginated, PaginationQuery } from "../platform/pagination";
 import { apiRoute, jsonResponse } from "../platform/route";
@@ -19,6 +20,6 @@ export const retrieveAccessibleProject = apiRoute({
   scope: "project:read",
   tags: ["projects"],
   summary: "Retrieve a project the caller can see",
-  request: { params: z.object({ id: z.string().openapi({ description: "Project id, or `@current`." }) }) },
+  request: { params: z.object({ id: integerOrCurrentPathId("Project id, or `@current`.") }) },
   responses: { 200: jsonResponse(Project, "The project") },
 });

@@ -633,6 +633,18 @@ describe("POST /api/organizations/:organization_id/invites/bulk", () => {
     expect((await listInviteEmails(organization.id, key)).sort()).toEqual(["person-0@example.com", "person-1@example.com"]);
   });
 
+  it("lists the invites of one request newest first: their ids count up within a millisecond", async () => {
+    const { organization, key } = await setupOrganization();
+    const sent = someInvites(6);
+
+    const created = await api("POST", bulkPath(organization.id), { key, body: sent });
+
+    expect(created.status).toBe(200);
+    const ids = (created.body as { id: string }[]).map((invite) => invite.id);
+    expect([...ids].sort()).toEqual(ids);
+    expect(await listInviteEmails(organization.id, key)).toEqual(sent.map((invite) => invite.target_email).reverse());
+  });
+
   it("creates nothing, and replaces nothing, when the 7th invite is invalid", async () => {
     const { organization, owner, key } = await setupOrganization();
     const earlier = await insertInvite(organization.id, owner, { targetEmail: "person-0@example.com", level: 8 });

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv, Bindings } from "../../platform/env";
+import { publicUrl } from "../../platform/public-url";
 import { inviteExpiresAt, type InviteRow, type UserRow } from "./invites.queries";
 
 /** What the transport at `EMAIL_TRANSPORT_URL` receives, as a JSON POST body. */
@@ -15,7 +16,7 @@ export function sendInviteEmails(c: Context<AppEnv>, rows: InviteRow[], inviter:
   const toSend = rows.filter((row) => row.emailingAttemptMade);
   if (toSend.length === 0) return;
   const transportUrl = c.env.EMAIL_TRANSPORT_URL.trim();
-  const signupUrl = (invite: InviteRow) => new URL(`/api/signup/${invite.id}`, c.req.url).toString();
+  const signupUrl = (invite: InviteRow) => publicUrl(c, `/api/signup/${invite.id}`).toString();
   const organizationName = c.var.organization.name;
   c.executionCtx.waitUntil(
     Promise.all(

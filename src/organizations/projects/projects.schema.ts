@@ -47,6 +47,7 @@ const ProjectSettingsInput = z.object({
   session_recording_sample_rate: z
     .string()
     .regex(/^(0(\.\d{1,2})?|1(\.0{1,2})?)$/, "Ensure the sample rate is a decimal between 0 and 1 with at most 2 decimal places.")
+    .openapi({ example: "0.5" })
     .nullable()
     .optional()
     .default(null),
