@@ -14,7 +14,8 @@ export function workersConfig(include: string[]) {
           main: "./src/index.ts",
           wrangler: { configPath: "./wrangler.toml" },
           miniflare: {
-            bindings: { TEST_MIGRATIONS: migrations },
+            // One origin allowed, so that CORS can be tested; wrangler.toml allows none.
+            bindings: { TEST_MIGRATIONS: migrations, CORS_ORIGINS: "https://app.example.test" },
           },
         }),
       ],

@@ -1,28 +1,39 @@
+import { requestId } from "hono/request-id";
+import { timing } from "hono/timing";
 import { environmentsRouter } from "./environments";
 import { organizationsRouter } from "./organizations";
 import { personalApiKeysRouter } from "./personal-api-keys";
+import { corsFromEnvironment } from "./platform/cors";
 import { onError } from "./platform/errors";
-import { createNotFoundHandler } from "./platform/method-not-allowed";
+import { healthRouter } from "./platform/health";
+import { answerMethodNotAllowed, endpointNotFound } from "./platform/method-not-allowed";
 import { serveOpenApiDocument } from "./platform/openapi";
 import { requestContext } from "./platform/request-context";
+import { requestLog } from "./platform/request-log";
 import { createRouter } from "./platform/router";
 import { projectsRouter } from "./projects";
 import { signupRouter } from "./signup";
 import { usersRouter } from "./users";
 
+/** Where people look for an API's documentation; /docs itself is a static asset. */
+const DOCUMENTATION_ALIASES = ["/", "/api", "/api/docs", "/swagger", "/redoc", "/reference"];
+
 export function createApp() {
   const app = createRouter();
-  app.use("*", requestContext);
+  app.use("*", requestId(), timing({ total: false, enabled: (c) => c.get("meter") !== undefined }), requestLog, corsFromEnvironment, requestContext);
+  app.use("*", answerMethodNotAllowed(app));
 
+  app.route("/", healthRouter);
   app.route("/", usersRouter);
   app.route("/", organizationsRouter);
   app.route("/", environmentsRouter);
   app.route("/", projectsRouter);
   app.route("/", personalApiKeysRouter);
   app.route("/", signupRouter);
+  for (const alias of DOCUMENTATION_ALIASES) app.get(alias, (c) => c.redirect("/docs/", 302));
 
   serveOpenApiDocument(app);
-  app.notFound(createNotFoundHandler(() => app.routes));
+  app.notFound(endpointNotFound);
   app.onError(onError);
   return app;
 }

@@ -1,3 +1,5 @@
+import type { RequestIdVariables } from "hono/request-id";
+import type { TimingVariables } from "hono/timing";
 import type { Database, D1Meter } from "./db";
 
 export type Bindings = {
@@ -48,7 +50,8 @@ export type ProjectContext = {
 
 export type AppEnv = {
   Bindings: Bindings;
-  Variables: {
+  Variables: RequestIdVariables &
+    TimingVariables & {
     db: Database;
     meter: D1Meter;
     actor: Actor;

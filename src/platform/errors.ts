@@ -86,8 +86,7 @@ export function onError(error: Error, c: Context<AppEnv>) {
   if (error instanceof HTTPException && error.status === 413) {
     return errorResponse(c, new ApiError(413, "payload_too_large", "Request body is too large."));
   }
-  // Logged without the request: headers carry API keys.
-  console.error(`${c.req.method} ${c.req.path} failed: ${error.stack ?? error.message}`);
+  // The request's log line carries the stack (see request-log.ts); the caller never sees it.
   return errorResponse(c, new ApiError(500, "error", "A server error occurred."));
 }
 

@@ -24,6 +24,7 @@ export const TAGS = [
   { name: "batch_exports", description: "Scheduled exports of a project's data to a destination." },
   { name: "dashboards", description: "An environment's dashboards and their tiles." },
   { name: "personal_api_keys", description: "The caller's personal API keys; a value is shown once, at creation." },
+  { name: "operations", description: "For load balancers and uptime checks; no key." },
 ];
 
 const SCOPE_DESCRIPTION = [

@@ -47,7 +47,8 @@ const isPathParameter = (segment: string) => segment.startsWith("{") || segment.
  * `@me`, `@current`) retrieves, any other GET lists.
  */
 export function operationIdFor(method: string, path: string): string {
-  const segments = path.split("/").filter(Boolean).slice(1);
+  const segments = path.split("/").filter(Boolean);
+  if (segments[0] === "api") segments.shift();
   const names = segments.filter((segment) => !isPathParameter(segment));
   const verb = method === "get" ? (isPathParameter(segments.at(-1) ?? "") ? "retrieve" : "list") : VERB_BY_METHOD[method];
   return [...names, verb].join("_");
