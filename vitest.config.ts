@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 const root = new URL(".", import.meta.url).pathname;
 
 /** Tests and benchmarks run alike: inside workerd, against local D1 with the migrations applied. */
-export function workersConfig(include: string[]) {
+export function workersConfig(include: string[], exclude: string[] = []) {
   return defineConfig(async () => {
     const migrations = await readD1Migrations(`${root}migrations`);
     return {
@@ -21,10 +21,12 @@ export function workersConfig(include: string[]) {
       ],
       test: {
         include,
+        exclude,
         setupFiles: ["./test/apply-migrations.ts"],
       },
     };
   });
 }
 
-export default workersConfig(["test/**/*.test.ts"]);
+// test/browser and test/node drive a real `wrangler dev` from Node: vitest.node.config.ts.
+export default workersConfig(["test/**/*.test.ts"], ["test/browser/**", "test/node/**"]);
