@@ -25,26 +25,7 @@ const PAGES = [
 const FENCE = /^```sh( skip)?\n([\s\S]*?)^```$/gm;
 const EXPECT = /^\s*# expect (\d{3}|[2-5]xx)\s*$/;
 
-/** Every curl reports its status; an unannounced non-2xx stops the session. */
-const PRELUDE = String.raw`
-set -euo pipefail
-__docs_expect=""
-curl() {
-  local response status expected="$__docs_expect"
-  response=$(command curl -sS -w '\n%{http_code}' "$@")
-  status=${response##*$'\n'}
-  printf '%s\n' "${response%$'\n'*}"
-  if [[ -n $expected ]]; then
-    [[ $status == "$expected" || ( $expected == ?xx && ${status:0:1} == "${expected:0:1}" ) ]] && return 0
-    echo "docs:check: expected HTTP $expected, got $status" >&2
-    return 1
-  fi
-  if (( status < 200 || status > 299 )); then
-    echo "docs:check: HTTP $status not announced by '# expect'" >&2
-    return 1
-  fi
-}
-`;
+const PRELUDE = path.join(root, "scripts", "docs-check-prelude.sh");
 
 /** `# expect N` holds for the one command after it, continuation lines included. */
 function announceExpectations(code) {
@@ -81,7 +62,7 @@ function sessionScript(blocks) {
   const steps = blocks
     .filter((block) => !block.skip)
     .map((block) => `echo "--- ${block.page}:${block.line}" >&2\n${announceExpectations(block.code)}`);
-  return [PRELUDE, ...steps].join("\n");
+  return [`source ${JSON.stringify(PRELUDE)}`, ...steps].join("\n");
 }
 
 const server = await startLocalServer();

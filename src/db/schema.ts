@@ -81,7 +81,7 @@ export const personalApiKeys = sqliteTable(
   (table) => [index("personal_api_keys_user").on(table.userId, table.createdAt)],
 );
 
-/** Project settings the API stores and echoes without reasoning about them (SPEC 10). */
+/** Project settings the API stores and echoes without reasoning about them (defaults applied when read). */
 export type ProjectSettings = Record<string, unknown>;
 
 export const projects = sqliteTable(
@@ -356,7 +356,7 @@ export const sharingConfigurations = sqliteTable("sharing_configurations", {
   createdAt: createdAt(),
 });
 
-/** Per-member access rules on one resource (SPEC 12), e.g. resource "dashboard" and its id. */
+/** Per-member access rules on one resource (dashboards, projects), e.g. resource "dashboard" and its id. */
 export const accessControls = sqliteTable(
   "access_controls",
   {

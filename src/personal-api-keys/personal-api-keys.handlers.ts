@@ -69,7 +69,7 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   return c.json({ ...toPersonalApiKey(row), value: key.value }, 201);
 };
 
-/** A key never mints a key that could do more than itself (SPEC 3). */
+/** A key never mints a key that could do more than itself: scopes are a ceiling. */
 function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: string[], teams: number[]) {
   for (const scope of scopes) {
     if (!scopesGrant(actor.scopes, scope)) {

@@ -5,7 +5,7 @@ import type { Database, D1Meter } from "./db";
 export type Bindings = {
   DB: D1Database;
   API_KEY_CACHE: KVNamespace;
-  /** 480 requests a minute per key (SPEC 13). */
+  /** 480 requests a minute per key. */
   API_KEY_RATE_LIMITER: RateLimit;
   /** DNS-over-HTTPS JSON resolver for domain verification. */
   DNS_RESOLVER_URL: string;

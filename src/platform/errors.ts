@@ -4,7 +4,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "./env";
 
-/** PostHog's error body (SPEC 2). */
+/** PostHog's error body: `{type, code, detail, attr}`, the first error only. */
 export const ErrorBody = z
   .object({
     type: z.string(),
@@ -27,7 +27,7 @@ const typeByStatus: Record<number, string> = {
   500: "server_error",
 };
 
-/** The one way a request fails: thrown anywhere, turned into the SPEC's body by `onError`. */
+/** The one way a request fails: thrown anywhere, turned into PostHog's body by `onError`. */
 export class ApiError extends Error {
   readonly status: ContentfulStatusCode;
   readonly body: ErrorBody;

@@ -16,7 +16,7 @@ export const ProjectParams = z.object({
 });
 
 /**
- * SPEC 10: a private project (`access_control`) is seen only by organization admins and owners
+ * A private project (`access_control`) is seen only by organization admins and owners
  * and by members granted access; everyone else gets a 404. Used with the caller's membership
  * (`organizationMemberships`) and grant (`projectAccessGrants`) joined on the project.
  */

@@ -34,7 +34,7 @@ async function listInviteEmails(organizationId: string, key: string) {
 }
 
 describe("POST /api/organizations/:organization_id/invites", () => {
-  it("creates an invite with SPEC 8's defaults, the e-mail trimmed and lower-cased", async () => {
+  it("creates an invite with its defaults, the e-mail trimmed and lower-cased", async () => {
     const { organization, owner, key } = await setupOrganization();
 
     const response = await api("POST", invitesPath(organization.id), {

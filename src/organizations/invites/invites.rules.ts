@@ -24,7 +24,7 @@ export function assertDistinctEmails(inputs: InviteInput[], attrOf: AttrOf) {
   });
 }
 
-/** SPEC 8's checks of one invite, in PostHog's order: level, project access, membership. */
+/** The checks of one invite, in PostHog's order: level, project access, membership. */
 export function assertInvitable(input: InviteInput, inviterLevel: number, context: InviteContext, attr: (field: string) => string) {
   if (input.level > inviterLevel) {
     throw permissionDenied("You cannot invite a user with a higher permission level than your own.");

@@ -9,7 +9,7 @@ const isLastOwner = (target: MembershipRow, ownerCount: number) =>
   target.level === MembershipLevel.owner && ownerCount <= 1;
 
 /**
- * SPEC 9, with PostHog's messages. Only the last owner themself can reach "demoting the last
+ * Who may change or remove whom, with PostHog's messages. Only the last owner themself can reach "demoting the last
  * owner" (anyone else editing them is below them); it is answered before the own-level rule so
  * that the reason is the one the caller needs.
  */

@@ -31,7 +31,7 @@ export const createOrganizationProject: RouteHandler<typeof createProject, AppEn
   return c.json(toProject(project, organization.level), 201);
 };
 
-/** SPEC 10: default names, the per-organization limit, and names unique ignoring case (409). */
+/** Default names, the per-organization limit, and names unique ignoring case (409). */
 export async function insertProject(db: AppEnv["Variables"]["db"], organizationId: string, input: ProjectInput) {
   const quota = await readProjectQuota(db, organizationId);
   if (quota.total >= MAX_PROJECTS_PER_ORGANIZATION) {

@@ -22,7 +22,7 @@ export const TimezoneName = z.string().refine(isTimezone, {
 });
 
 /**
- * Settings a project stores and echoes (SPEC 10 defaults: booleans false, lists [], objects
+ * Settings a project stores and echoes (defaults: booleans false, lists [], objects
  * null). Kept in one JSON column: the API reasons about none of them.
  */
 const ProjectSettingsInput = z.object({
