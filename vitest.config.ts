@@ -23,6 +23,8 @@ export function workersConfig(include: string[], exclude: string[] = []) {
         include,
         exclude,
         setupFiles: ["./test/apply-migrations.ts"],
+        // The request log's JSON lines (one per request) would drown the test output.
+        onConsoleLog: (log: string) => !log.startsWith('{"level":'),
       },
     };
   });
