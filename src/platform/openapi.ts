@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "./env";
 import { SCOPES } from "./auth/scopes";
 import { exampleOf, type JsonSchema } from "./openapi-examples";
+import { configuredBaseUrl } from "./public-url";
 import type { Router } from "./router";
 
 type OpenApiDocument = ReturnType<Router["getOpenAPI31Document"]>;
@@ -100,7 +101,7 @@ export function serveOpenApiDocument(app: Router) {
   let document: OpenApiDocument | undefined;
   app.get("/api/schema", (c: Context<AppEnv>) => {
     document ??= buildDocument(app);
-    const url = c.env.PUBLIC_BASE_URL?.trim() || "/";
+    const url = configuredBaseUrl(c.env) ?? "/";
     return c.json({ ...document, servers: [{ url, description: "This server" }] });
   });
 }

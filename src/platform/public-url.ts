@@ -1,14 +1,16 @@
 import type { Context } from "hono";
-import type { AppEnv } from "./env";
+import type { AppEnv, Bindings } from "./env";
+
+/** `PUBLIC_BASE_URL` without trailing slashes; undefined when it is not set. */
+export const configuredBaseUrl = (env: Bindings) => env.PUBLIC_BASE_URL?.trim().replace(/\/+$/, "") || undefined;
 
 /**
- * The origin links are built on (`next`, `previous`, invite accept links, `servers`):
- * `PUBLIC_BASE_URL` when set, since behind a proxy the request's own URL may not be the one
- * callers use; else the request's origin.
+ * The origin links are built on (`next`, `previous`, invite accept links): `PUBLIC_BASE_URL`
+ * when set, since behind a proxy the request's own URL may not be the one callers use; else the
+ * request's origin.
  */
-export function publicBaseUrl(c: Context<AppEnv>): string {
-  const configured = c.env.PUBLIC_BASE_URL?.trim().replace(/\/+$/, "");
-  return configured || new URL(c.req.url).origin;
+function publicBaseUrl(c: Context<AppEnv>): string {
+  return configuredBaseUrl(c.env) ?? new URL(c.req.url).origin;
 }
 
 /** An absolute link to `path` (with its query) on the public origin. */

@@ -1,6 +1,18 @@
-import { exports } from "cloudflare:workers";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { api, setupOrganization } from "../support/harness";
+import app from "../../src/index";
+import { addMember, api, setupOrganization } from "../support/harness";
+import { MembershipLevel } from "../../src/platform/levels";
+
+/** The Worker with `PUBLIC_BASE_URL` set, as a deployment behind a proxy would have it. */
+async function behindProxy(path: string, key: string) {
+  const context = createExecutionContext();
+  const request = new Request(`http://10.0.0.7:8787${path}`, { headers: { Authorization: `Bearer ${key}` } });
+  const response = await app.fetch(request, { ...env, PUBLIC_BASE_URL: "https://api.example.test/" }, context);
+  await waitOnExecutionContext(context);
+  return (await response.json()) as Record<string, unknown>;
+}
 
 /** A browser's preflight: no key, ever. */
 const preflight = (origin: string) =>
@@ -66,6 +78,19 @@ describe("the request log", () => {
       key_id: expect.any(String),
       user_id: expect.any(Number),
     });
+  });
+});
+
+describe("PUBLIC_BASE_URL", () => {
+  it("is the origin of pagination links and of the OpenAPI servers", async () => {
+    const { organization, key } = await setupOrganization();
+    await addMember(organization.id, MembershipLevel.member);
+    const members = `/api/organizations/${organization.id}/members`;
+
+    const page = await behindProxy(`${members}?limit=1`, key);
+    expect(page.next).toBe(`https://api.example.test${members}?limit=1&offset=1`);
+    const document = await behindProxy("/api/schema", key);
+    expect(document.servers).toEqual([{ url: "https://api.example.test", description: "This server" }]);
   });
 });
 
