@@ -5,7 +5,6 @@ export type LocalServer = {
   organization_id: string;
   project_id: number;
   user: { uuid: string; email: string };
-  output(): string;
   stop(): Promise<void>;
 };
 

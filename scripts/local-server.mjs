@@ -60,7 +60,6 @@ export async function startLocalServer({ vars = {} } = {}) {
   return {
     ...setup,
     url,
-    output: () => server.output(),
     async stop() {
       await stopServer(server);
       rmSync(persistTo, { recursive: true, force: true });

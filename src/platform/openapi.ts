@@ -13,8 +13,8 @@ type Operation = {
   responses?: Record<string, { content?: Record<string, MediaType> }>;
 };
 
-/** Every tag an operation may carry, with what it groups; a test keeps the two lists in step. */
-export const TAGS = [
+/** Every tag an operation may carry, with what it groups; a test checks that each one is here. */
+const TAGS = [
   { name: "users", description: "The caller: `GET /api/users/@me`." },
   { name: "organizations", description: "Organizations the caller belongs to; creating one makes the caller its owner." },
   { name: "members", description: "Members of an organization and their levels (member 1, admin 8, owner 15)." },

@@ -46,7 +46,7 @@ const isPathParameter = (segment: string) => segment.startsWith("{") || segment.
  * `POST .../invites/bulk` is `organizations_invites_bulk_create`; a GET ending in an id (or
  * `@me`, `@current`) retrieves, any other GET lists.
  */
-export function operationIdFor(method: string, path: string): string {
+function operationIdFor(method: string, path: string): string {
   const segments = path.split("/").filter(Boolean);
   if (segments[0] === "api") segments.shift();
   const names = segments.filter((segment) => !isPathParameter(segment));

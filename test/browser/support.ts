@@ -21,7 +21,7 @@ const CHROMIUM_FLAGS = [
 ];
 
 /** Git-ignored: screenshots and generated clients, kept for a person to look at. */
-export const OUTPUT_DIRECTORY = fileURLToPath(new URL("../.output/", import.meta.url));
+const OUTPUT_DIRECTORY = fileURLToPath(new URL("../.output/", import.meta.url));
 
 export function outputPath(name: string): string {
   mkdirSync(OUTPUT_DIRECTORY, { recursive: true });
