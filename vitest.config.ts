@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 const root = new URL(".", import.meta.url).pathname;
 
 /** Tests and benchmarks run alike: inside workerd, against local D1 with the migrations applied. */
-export function workersConfig(include: string[]) {
+export function workersConfig(include: string[], exclude: string[] = []) {
   return defineConfig(async () => {
     const migrations = await readD1Migrations(`${root}migrations`);
     return {
@@ -14,21 +14,27 @@ export function workersConfig(include: string[]) {
           main: "./src/index.ts",
           wrangler: { configPath: "./wrangler.toml" },
           miniflare: {
+            // Test-only keys (base64 of 32 bytes); deployments set theirs with `wrangler secret put`.
+            // One CORS origin allowed, so that CORS can be tested; wrangler.toml allows none.
             bindings: {
               TEST_MIGRATIONS: migrations,
-              // Test-only keys (base64 of 32 bytes); deployments set theirs with `wrangler secret put`.
               SECRETS_ENCRYPTION_KEY: "dGVzdCBrZXk6IHNlYWxzIHNlY3JldHMgaW4gdGVzdHM=",
               SECRETS_ENCRYPTION_OLD_KEYS: "Zm9ybWVyIHRlc3Qga2V5LCBmb3Igcm90YXRpb25zISE=",
+              CORS_ORIGINS: "https://app.example.test",
             },
           },
         }),
       ],
       test: {
         include,
+        exclude,
         setupFiles: ["./test/apply-migrations.ts"],
+        // The request log's JSON lines (one per request) would drown the test output.
+        onConsoleLog: (log: string) => !log.startsWith('{"level":'),
       },
     };
   });
 }
 
-export default workersConfig(["test/**/*.test.ts"]);
+// test/browser and test/node drive a real `wrangler dev` from Node: vitest.node.config.ts.
+export default workersConfig(["test/**/*.test.ts"], ["test/browser/**", "test/node/**"]);

@@ -1,28 +1,20 @@
 #!/usr/bin/env node
 // First-run set-up, safe to run again and while the server runs: ensures the first organization,
 // its owner and a project exist, then mints a new all-scopes key for the owner. Only the key's
-// sha256 reaches the database (through `wrangler d1 execute`).
-//   npm run bootstrap [-- --json] [-- --remote]
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+// sha256 reaches the database (through `wrangler d1 execute`). Ids, tokens and the key come from
+// the Worker's own generators (Node runs the TypeScript modules as they are).
+//   npm run bootstrap [-- --json] [-- --remote] [-- --persist-to <state folder>]
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { d1Execute } from "./wrangler.mjs";
+import { mintApiKey } from "../src/platform/auth/api-keys.ts";
+import { newDistinctId, newProjectTokens, uuid7 } from "../src/platform/ids.ts";
+import { localUrl } from "./local-url.mjs";
+import { d1Execute, optionValue } from "./wrangler.mjs";
 
-const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 // Lower-cased like every stored e-mail, so that look-ups by e-mail use the unique index.
 const OWNER_EMAIL = (process.env.BOOTSTRAP_OWNER_EMAIL ?? "owner@example.com").toLowerCase();
-
-function randomBase62(length) {
-  let out = "";
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
-    }
-  }
-  return out;
-}
 
 const quote = (value) => `'${String(value).replaceAll("'", "''")}'`;
 
@@ -30,26 +22,27 @@ function bootstrapSql({ secureValue, maskValue }) {
   const now = new Date().toISOString();
   const firstOrganization = "(SELECT id FROM organizations ORDER BY created_at, id LIMIT 1)";
   const ownerOfFirst = `SELECT user_id FROM organization_memberships WHERE organization_id = ${firstOrganization} AND level = 15 ORDER BY joined_at LIMIT 1`;
-  const projectUuid = randomUUID();
+  const projectUuid = uuid7();
+  const tokens = newProjectTokens();
   return `
 INSERT INTO organizations (id, name, slug, created_at, updated_at)
-  SELECT ${quote(randomUUID())}, 'My organization', 'my-organization', ${quote(now)}, ${quote(now)}
+  SELECT ${quote(uuid7())}, 'My organization', 'my-organization', ${quote(now)}, ${quote(now)}
   WHERE NOT EXISTS (SELECT 1 FROM organizations);
 INSERT INTO users (uuid, distinct_id, first_name, last_name, email, is_email_verified, role_at_organization, created_at)
-  SELECT ${quote(randomUUID())}, ${quote(randomBase62(32))}, 'Owner', '', ${quote(OWNER_EMAIL)}, 1, '', ${quote(now)}
+  SELECT ${quote(uuid7())}, ${quote(newDistinctId())}, 'Owner', '', ${quote(OWNER_EMAIL)}, 1, '', ${quote(now)}
   WHERE NOT EXISTS (${ownerOfFirst}) AND NOT EXISTS (SELECT 1 FROM users WHERE email = ${quote(OWNER_EMAIL)});
 INSERT INTO organization_memberships (id, organization_id, user_id, level, joined_at, updated_at)
-  SELECT ${quote(randomUUID())}, ${firstOrganization}, id, 15, ${quote(now)}, ${quote(now)}
+  SELECT ${quote(uuid7())}, ${firstOrganization}, id, 15, ${quote(now)}, ${quote(now)}
   FROM users WHERE email = ${quote(OWNER_EMAIL)} AND NOT EXISTS (${ownerOfFirst})
   AND NOT EXISTS (SELECT 1 FROM organization_memberships m WHERE m.user_id = users.id AND m.organization_id = ${firstOrganization});
 INSERT INTO projects (uuid, organization_id, name, name_key, api_token, live_events_token, settings, created_at, updated_at)
   SELECT ${quote(projectUuid)}, ${firstOrganization}, 'Default project', 'default project',
-    ${quote(`phc_${randomBase62(43)}`)}, ${quote(randomBase62(32))}, '{}', ${quote(now)}, ${quote(now)}
+    ${quote(tokens.apiToken)}, ${quote(tokens.liveEventsToken)}, '{}', ${quote(now)}, ${quote(now)}
   WHERE NOT EXISTS (SELECT 1 FROM projects WHERE organization_id = ${firstOrganization});
 INSERT INTO environments (id, project_id, organization_id, name, created_at)
   SELECT id, id, organization_id, name, created_at FROM projects WHERE uuid = ${quote(projectUuid)};
 INSERT INTO personal_api_keys (id, user_id, label, secure_value, mask_value, scopes, scoped_organizations, scoped_teams, created_at)
-  SELECT ${quote(randomUUID())}, (${ownerOfFirst}), 'bootstrap', ${quote(secureValue)}, ${quote(maskValue)}, '["*"]', '[]', '[]', ${quote(now)};
+  SELECT ${quote(uuid7())}, (${ownerOfFirst}), 'bootstrap', ${quote(secureValue)}, ${quote(maskValue)}, '["*"]', '[]', '[]', ${quote(now)};
 SELECT o.id AS organization_id,
   (SELECT id FROM projects WHERE organization_id = o.id ORDER BY created_at, id LIMIT 1) AS project_id,
   u.uuid AS user_uuid, u.email AS user_email
@@ -59,20 +52,15 @@ WHERE o.id = ${firstOrganization};
 `;
 }
 
-/**
- * Ensures the first organization exists and mints a key; returns what a client needs.
- * `persistTo`: a local state directory other than wrangler's default (the browser test's).
- */
-export function bootstrap({ remote = false, persistTo = undefined } = {}) {
-  const value = `phx_${randomBase62(44)}`;
-  const secureValue = createHash("sha256").update(value).digest("hex");
-  const maskValue = `${value.slice(0, 4)}...${value.slice(-4)}`;
+/** Ensures the first organization exists and mints a key; returns what a client needs. */
+export async function bootstrap({ remote = false, persistTo } = {}) {
+  const { value, secureValue, maskValue } = await mintApiKey();
   const directory = mkdtempSync(path.join(tmpdir(), "bootstrap-"));
   const file = path.join(directory, "bootstrap.sql");
   try {
     writeFileSync(file, bootstrapSql({ secureValue, maskValue }));
-    const where = [...(remote ? ["--yes"] : []), ...(persistTo ? ["--persist-to", persistTo] : [])];
-    const results = d1Execute(["--file", file, ...where], remote ? "--remote" : "--local");
+    const options = remote ? ["--yes"] : persistTo ? ["--persist-to", persistTo] : [];
+    const results = d1Execute(["--file", file, ...options], remote ? "--remote" : "--local");
     const [row] = results.at(-1).results;
     return {
       api_key: value,
@@ -99,8 +87,9 @@ Try it:
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const args = new Set(process.argv.slice(2));
-  const result = bootstrap({ remote: args.has("--remote") });
-  if (args.has("--json")) console.log(JSON.stringify(result));
-  else printWelcome(result, process.env.API_URL ?? `http://127.0.0.1:${process.env.PORT ?? 8787}`);
+  const args = process.argv.slice(2);
+  const persistTo = optionValue(args, "persist-to");
+  const result = await bootstrap({ remote: args.includes("--remote"), persistTo });
+  if (args.includes("--json")) console.log(JSON.stringify(result));
+  else printWelcome(result, process.env.API_URL ?? localUrl(persistTo));
 }

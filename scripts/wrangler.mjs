@@ -26,6 +26,26 @@ export function d1Execute(args, location) {
   return JSON.parse(output.slice(output.indexOf("[")));
 }
 
-export function wranglerInBackground(args, options = {}) {
-  return spawn("npx", ["--no-install", "wrangler", ...args], { cwd: root, env, stdio: "inherit", ...options });
+/**
+ * `quiet`: output kept in `output()` instead of shown, and the server in its own process group,
+ * so that `stop()` ends wrangler and the workerd it started, and nothing else.
+ */
+export function wranglerInBackground(args, { quiet = false } = {}) {
+  const child = spawn("npx", ["--no-install", "wrangler", ...args], {
+    cwd: root,
+    env,
+    stdio: quiet ? ["ignore", "pipe", "pipe"] : "inherit",
+    detached: quiet,
+  });
+  let output = "";
+  for (const stream of [child.stdout, child.stderr]) stream?.on("data", (chunk) => (output += chunk));
+  child.output = () => output;
+  return child;
+}
+
+/** The value of `--name value` or `--name=value` in a wrangler argument list. */
+export function optionValue(args, name) {
+  const index = args.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
+  if (index === -1) return undefined;
+  return args[index].includes("=") ? args[index].slice(args[index].indexOf("=") + 1) : args[index + 1];
 }

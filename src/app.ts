@@ -1,21 +1,30 @@
+import { timing } from "hono/timing";
 import { environmentsRouter } from "./environments";
 import { organizationsRouter } from "./organizations";
 import { personalApiKeysRouter } from "./personal-api-keys";
+import { corsFromEnvironment } from "./platform/cors";
 import { onError } from "./platform/errors";
-import { createNotFoundHandler } from "./platform/method-not-allowed";
+import { healthRouter } from "./platform/health";
+import { answerMethodNotAllowed, endpointNotFound } from "./platform/method-not-allowed";
 import { serveOpenApiDocument } from "./platform/openapi";
 import { requestContext } from "./platform/request-context";
 import { responseHeaders } from "./platform/response-headers";
+import { requestLog } from "./platform/request-log";
 import { createRouter } from "./platform/router";
 import { projectsRouter } from "./projects";
 import { sharedRouter } from "./shared";
 import { signupRouter } from "./signup";
 import { usersRouter } from "./users";
 
+/** Where people look for an API's documentation; /docs itself is a static asset. */
+const DOCUMENTATION_ALIASES = ["/", "/api", "/api/docs", "/swagger", "/redoc", "/reference"];
+
 export function createApp() {
   const app = createRouter();
-  app.use("*", ...responseHeaders, requestContext);
+  app.use("*", ...responseHeaders, timing({ total: false, enabled: (c) => c.get("meter") !== undefined }), requestLog, corsFromEnvironment, requestContext);
+  app.use("*", answerMethodNotAllowed(app));
 
+  app.route("/", healthRouter);
   app.route("/", usersRouter);
   app.route("/", organizationsRouter);
   app.route("/", environmentsRouter);
@@ -23,9 +32,10 @@ export function createApp() {
   app.route("/", personalApiKeysRouter);
   app.route("/", signupRouter);
   app.route("/", sharedRouter);
+  for (const alias of DOCUMENTATION_ALIASES) app.get(alias, (c) => c.redirect("/docs/", 302));
 
   serveOpenApiDocument(app);
-  app.notFound(createNotFoundHandler(() => app.routes));
+  app.notFound(endpointNotFound);
   app.onError(onError);
   return app;
 }

@@ -110,7 +110,7 @@ export const personalApiKeys = sqliteTable(
   (table) => [index("personal_api_keys_user").on(table.userId, table.createdAt)],
 );
 
-/** Project settings the API stores and echoes without reasoning about them (SPEC 10). */
+/** Project settings the API stores and echoes without reasoning about them (defaults applied when read). */
 export type ProjectSettings = Record<string, unknown>;
 
 export const projects = sqliteTable(

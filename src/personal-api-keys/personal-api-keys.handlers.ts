@@ -87,7 +87,7 @@ export const retrieveCallingApiKey: RouteHandler<typeof retrieveCurrentKey, AppE
   return c.json(toPersonalApiKey(row), 200);
 };
 
-/** A key never mints a key that could do more than itself (SPEC 3). */
+/** A key never mints a key that could do more than itself: scopes are a ceiling. */
 function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: string[], teams: number[]) {
   for (const scope of scopes) {
     if (!scopesGrant(actor.scopes, scope)) {

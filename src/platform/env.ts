@@ -1,4 +1,6 @@
 import type { ApiKeyRateLimiter } from "./auth/rate-limit";
+import type { RequestIdVariables } from "hono/request-id";
+import type { TimingVariables } from "hono/timing";
 import type { Database, D1Meter } from "./db";
 
 export type Bindings = {
@@ -17,6 +19,10 @@ export type Bindings = {
   SECRETS_ENCRYPTION_KEY: string;
   /** Comma-separated former keys, still accepted to open secrets sealed before a rotation. */
   SECRETS_ENCRYPTION_OLD_KEYS?: string;
+  /** The origin callers use (`https://api.example.com`), for links; empty: the request's own. */
+  PUBLIC_BASE_URL?: string;
+  /** Comma-separated origins allowed by CORS; empty: none. */
+  CORS_ORIGINS?: string;
 };
 
 /** Who is calling: resolved from the personal API key by the auth middleware. */
@@ -54,9 +60,8 @@ export type ProjectContext = {
 
 export type AppEnv = {
   Bindings: Bindings;
-  Variables: {
-    /** Set by hono's `requestId` middleware; echoed in `X-Request-Id`. */
-    requestId: string;
+  Variables: RequestIdVariables &
+    TimingVariables & {
     db: Database;
     meter: D1Meter;
     actor: Actor;

@@ -4,7 +4,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "@hono/zod-openapi";
 import type { AppEnv } from "./env";
 
-/** PostHog's error body (SPEC 2). */
+/** PostHog's error body: `{type, code, detail, attr}`, the first error only. */
 export const ErrorBody = z
   .object({
     type: z.string(),
@@ -27,7 +27,7 @@ const typeByStatus: Record<number, string> = {
   500: "server_error",
 };
 
-/** The one way a request fails: thrown anywhere, turned into the SPEC's body by `onError`. */
+/** The one way a request fails: thrown anywhere, turned into PostHog's body by `onError`. */
 export class ApiError extends Error {
   readonly status: ContentfulStatusCode;
   readonly body: ErrorBody;
@@ -83,8 +83,7 @@ export function onError(error: Error, c: Context<AppEnv>) {
   if (error instanceof HTTPException && error.status === 400) {
     return errorResponse(c, parseError(`JSON parse error - ${error.message}`));
   }
-  // Logged without the request: headers carry API keys.
-  console.error(`${c.req.method} ${c.req.path} failed: ${error.stack ?? error.message}`);
+  // The request's log line carries the stack (see request-log.ts); the caller never sees it.
   return errorResponse(c, new ApiError(500, "error", "A server error occurred."));
 }
 

@@ -1,14 +1,39 @@
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-/** UUID version 7: time-ordered, so new rows sort by creation. */
+/** The last UUID's time and counter: ids minted in one millisecond still sort in minting order. */
+const clock = { milliseconds: 0, counter: 0 };
+const COUNTER_MAX = 0xfff;
+
+/**
+ * The 12-bit `rand_a` counter of RFC 9562 (method 1): it starts at a random value below half its
+ * range in each new millisecond and counts up within one; when it runs out, the next ids borrow the
+ * next millisecond. workerd's clock does not move during a request, so this is what orders the
+ * rows one request creates (six bulk invites, a template's tiles).
+ */
+function tick(now: number): { milliseconds: number; counter: number } {
+  if (now > clock.milliseconds) {
+    clock.milliseconds = now;
+    clock.counter = crypto.getRandomValues(new Uint16Array(1))[0]! & 0x7ff;
+  } else if (clock.counter < COUNTER_MAX) {
+    clock.counter += 1;
+  } else {
+    clock.milliseconds += 1;
+    clock.counter = 0;
+  }
+  return { ...clock };
+}
+
+/** UUID version 7: time-ordered and, from one isolate, strictly increasing. */
 export function uuid7(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
-  let timestamp = Date.now();
+  const { milliseconds, counter } = tick(Date.now());
+  let timestamp = milliseconds;
   for (let index = 5; index >= 0; index -= 1) {
     bytes[index] = timestamp & 0xff;
     timestamp = Math.floor(timestamp / 256);
   }
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[6] = 0x70 | (counter >> 8);
+  bytes[7] = counter & 0xff;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
@@ -24,6 +49,12 @@ export function randomBase62(length: number): string {
   }
   return out;
 }
+
+/** A new user's `distinct_id`, as PostHog's analytics knows them. */
+export const newDistinctId = () => randomBase62(43);
+
+/** A new project's ingestion token (PostHog's `phc_` form) and live-events token. */
+export const newProjectTokens = () => ({ apiToken: `phc_${randomBase62(43)}`, liveEventsToken: randomUrlSafeToken(24) });
 
 export function randomUrlSafeToken(byteLength: number): string {
   const bytes = crypto.getRandomValues(new Uint8Array(byteLength));

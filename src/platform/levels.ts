@@ -1,4 +1,4 @@
-/** Organization membership levels (SPEC 4), as PostHog numbers them. */
+/** Organization membership levels, as PostHog numbers them. */
 export const MembershipLevel = { member: 1, admin: 8, owner: 15 } as const;
 export type MembershipLevel = (typeof MembershipLevel)[keyof typeof MembershipLevel];
 

@@ -1,19 +1,107 @@
+import type { Context } from "hono";
+import type { AppEnv } from "./env";
+import { SCOPES } from "./auth/scopes";
+import { exampleOf, type JsonSchema } from "./openapi-examples";
+import { configuredBaseUrl } from "./public-url";
 import type { Router } from "./router";
 
-/** The OpenAPI 3.1 document, generated from the same route definitions that validate requests. */
-export function serveOpenApiDocument(app: Router) {
+type OpenApiDocument = ReturnType<Router["getOpenAPI31Document"]>;
+type MediaType = { schema?: JsonSchema; example?: unknown };
+type Operation = {
+  tags?: string[];
+  requestBody?: { content?: Record<string, MediaType> };
+  responses?: Record<string, { content?: Record<string, MediaType> }>;
+};
+
+/** Every tag an operation may carry, with what it groups; a test checks that each one is here. */
+const TAGS = [
+  { name: "users", description: "The caller: `GET /api/users/@me`." },
+  { name: "organizations", description: "Organizations the caller belongs to; creating one makes the caller its owner." },
+  { name: "members", description: "Members of an organization and their levels (member 1, admin 8, owner 15)." },
+  { name: "invites", description: "Invitations by e-mail, one at a time or up to 20 at once." },
+  { name: "signup", description: "Joining an organization by invite, without a key." },
+  { name: "projects", description: "Projects of an organization; each has an environment with the same id." },
+  { name: "domains", description: "Authentication domains, verified by a DNS TXT record." },
+  { name: "batch_exports", description: "Scheduled exports of a project's data to a destination." },
+  { name: "dashboards", description: "An environment's dashboards and their tiles." },
+  { name: "personal_api_keys", description: "The caller's personal API keys; a value is shown once, at creation." },
+  { name: "operations", description: "For load balancers and uptime checks; no key." },
+];
+
+const SCOPE_DESCRIPTION = [
+  "A personal API key (`phx_...`) sent as `Authorization: Bearer <key>`. Each operation lists the scope it requires;",
+  "`*` grants all, `X:write` implies `X:read`. Scopes:",
+  "",
+  ...SCOPES.map((scope) => `- \`${scope}\``),
+].join("\n");
+
+/**
+ * zod-to-openapi writes a nullable reference as `allOf: [$ref, {type: [object, null]}]`, which no
+ * validator accepts `null` for (the reference still demands an object) and which generated
+ * clients type as non-null. `anyOf` says what the API does.
+ */
+function nullableReferences(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(nullableReferences);
+  if (node === null || typeof node !== "object") return node;
+  const entries = Object.entries(node).map(([key, value]) => [key, nullableReferences(value)] as const);
+  const schema = Object.fromEntries(entries) as JsonSchema & Record<string, unknown>;
+  const [reference, nullable, ...rest] = schema.allOf ?? [];
+  if (reference?.$ref && Array.isArray(nullable?.type) && nullable.type.includes("null") && rest.length === 0) {
+    const { allOf: _replaced, ...others } = schema;
+    return { ...others, anyOf: [reference, { type: "null" }] };
+  }
+  return schema;
+}
+
+/** A request and a response example on every operation, unless a route wrote its own. */
+function addExamples(document: OpenApiDocument) {
+  const components = (document.components?.schemas ?? {}) as Record<string, JsonSchema>;
+  const media = (content: Record<string, MediaType> | undefined) => Object.values(content ?? {});
+  for (const pathItem of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(pathItem as Record<string, Operation>)) {
+      const successes = Object.entries(operation.responses ?? {}).filter(([status]) => status.startsWith("2"));
+      const targets = [...media(operation.requestBody?.content), ...successes.flatMap(([, response]) => media(response.content))];
+      for (const target of targets) {
+        if (target.schema && target.example === undefined) target.example = exampleOf(target.schema, components);
+      }
+    }
+  }
+  return document;
+}
+
+/** OpenAPI 3.1's SPDX form, which the generator's types predate (hence not written inline). */
+const LICENSE = { name: "Proprietary", identifier: "LicenseRef-Proprietary" };
+
+function buildDocument(app: Router): OpenApiDocument {
   app.openAPIRegistry.registerComponent("securitySchemes", "PersonalAPIKey", {
     type: "http",
     scheme: "bearer",
-    description:
-      "A personal API key (`phx_...`). Each operation lists the scope it requires; `*` grants all, `X:write` implies `X:read`.",
+    description: SCOPE_DESCRIPTION,
   });
-  app.doc31("/api/schema", {
+  const document = app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: {
       title: "Organization and environment management API",
       version: "1.0.0",
-      description: "PostHog-compatible management of organizations, projects and environment dashboards.",
+      description:
+        "PostHog-compatible management of organizations, projects and environment dashboards. Errors share one body: `{type, code, detail, attr}`.",
+      license: LICENSE,
     },
+    tags: TAGS,
+  });
+  return addExamples(nullableReferences(document) as OpenApiDocument);
+}
+
+/**
+ * The OpenAPI 3.1 document at `/api/schema`, generated from the same route definitions that
+ * validate requests. Built once per isolate. `servers` is `PUBLIC_BASE_URL` when set, else `/`:
+ * relative to wherever the document was fetched from.
+ */
+export function serveOpenApiDocument(app: Router) {
+  let document: OpenApiDocument | undefined;
+  app.get("/api/schema", (c: Context<AppEnv>) => {
+    document ??= buildDocument(app);
+    const url = configuredBaseUrl(c.env) ?? "/";
+    return c.json({ ...document, servers: [{ url, description: "This server" }] });
   });
 }

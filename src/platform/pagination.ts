@@ -1,19 +1,27 @@
 import type { Context } from "hono";
 import { z } from "@hono/zod-openapi";
+import type { AppEnv } from "./env";
+import { publicUrl } from "./public-url";
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
 
 export type Page = { limit: number; offset: number };
 
-/** A parameter sent more than once reaches the validator as a list: accepted, then ignored. */
-const lenientParameter = (description: string) =>
-  z.union([z.string(), z.array(z.string())]).optional().openapi({ type: "string", description });
+/**
+ * A parameter sent more than once reaches the validator as a list: accepted, then ignored.
+ * Documented as an integer, which is what a client sends.
+ */
+const lenientParameter = (description: string, example: number) =>
+  z.union([z.string(), z.array(z.string())]).optional().openapi({ type: "integer", minimum: 0, example, description });
 
-/** Query parameters every paginated list documents. Lenient: bad values fall back to the defaults. */
+/**
+ * Query parameters every paginated list documents. Read leniently, as PostHog does: a value that
+ * is not a non-negative integer falls back to the default.
+ */
 export const PaginationQuery = z.object({
-  limit: lenientParameter("Number of results per page (default 100, at most 1000)."),
-  offset: lenientParameter("Index of the first result (default 0)."),
+  limit: lenientParameter("Number of results per page (default 100, at most 1000; larger is capped).", 20),
+  offset: lenientParameter("Index of the first result (default 0).", 0),
 });
 
 /** The parameter's value when it was sent once as a non-negative integer; anything else falls back. */
@@ -42,15 +50,16 @@ export const paginated = <T extends z.ZodType>(item: T) =>
     results: z.array(item),
   });
 
-function pageUrl(c: Context, page: Page): string {
-  const url = new URL(c.req.url);
+function pageUrl(c: Context<AppEnv>, page: Page): string {
+  const request = new URL(c.req.url);
+  const url = publicUrl(c, `${request.pathname}${request.search}`);
   url.searchParams.set("limit", String(page.limit));
   url.searchParams.set("offset", String(page.offset));
   return url.toString();
 }
 
-/** The envelope of SPEC 5: absolute `next`/`previous` that keep the other query parameters. */
-export function pageEnvelope<T>(c: Context, page: Page, count: number, results: T[]) {
+/** A page: absolute `next`/`previous` links that keep the other query parameters, or null. */
+export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, results: T[]) {
   const hasNext = page.offset + page.limit < count;
   const hasPrevious = page.offset > 0;
   return {

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { integerOrCurrentPathId } from "./path-ids";
 import { and, asc, eq, gte, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Context } from "hono";
@@ -14,7 +15,7 @@ import { inJsonList, type Database } from "./db";
 
 /** The path parameter `resolveProject` reads, for every environment route's schema. */
 export const ProjectParams = z.object({
-  project_id: z.string().openapi({ description: "Environment (project) id, or `@current`." }),
+  project_id: integerOrCurrentPathId("Environment (project) id, or `@current`."),
 });
 
 /** The caller's access rule on the project (their own, else its default), with memberships joined. */

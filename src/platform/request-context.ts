@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import { setMetric } from "hono/timing";
 import { createDatabase, D1Meter, openSession } from "./db";
 import type { AppEnv } from "./env";
 
@@ -6,8 +7,8 @@ import type { AppEnv } from "./env";
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
 
 /**
- * Builds the request's database once, reports what it cost in `Server-Timing` (SPEC 13), and
- * names the charset of JSON answers (SPEC 1).
+ * Builds the request's database once, reports what it cost in `Server-Timing` (through hono's
+ * `timing`, which must run before this), and names the charset of JSON answers.
  */
 export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   const meter = new D1Meter();
@@ -15,7 +16,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   c.set("meter", meter);
   c.set("db", createDatabase(session, meter));
   await next();
-  c.res.headers.set("Server-Timing", meter.serverTiming());
+  setMetric(c, "d1", meter.durationMs, meter.describe(), 0);
   const bookmark = session.getBookmark();
   if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
   if (c.res.headers.get("Content-Type") === "application/json") {

@@ -13,13 +13,47 @@ const errorResponse = (description: string) => ({
   content: { "application/json": { schema: ErrorBody } },
 });
 
+/** What any route can answer, with or without a key. */
+const anyRouteErrors = {
+  413: errorResponse("The body is larger than 1 MiB."),
+  500: errorResponse("An unexpected error; the body never carries a stack trace."),
+} as const;
+
 /** The failures every authenticated route can answer, declared once. */
 export const errorResponses = {
   400: errorResponse("Invalid input: the first error, naming the field in `attr`."),
   401: errorResponse("No key, or a bad or revoked key."),
   403: errorResponse("Missing scope, key out of scope, or insufficient access level."),
   404: errorResponse("Unknown id, or one the caller may not see."),
+  429: {
+    ...errorResponse("Too many requests with this key; retry after `Retry-After` seconds."),
+    headers: { "Retry-After": { description: "Seconds until the window frees.", schema: { type: "integer" as const } } },
+  },
+  ...anyRouteErrors,
 } as const;
+
+const VERB_BY_METHOD: Record<string, string> = {
+  post: "create",
+  put: "update",
+  patch: "partial_update",
+  delete: "destroy",
+};
+
+const isPathParameter = (segment: string) => segment.startsWith("{") || segment.startsWith("@");
+
+/**
+ * PostHog's operation ids (DRF's): the path's literal segments after `/api`, then the verb.
+ * `GET /api/organizations/{organization_id}/members` is `organizations_members_list`,
+ * `POST .../invites/bulk` is `organizations_invites_bulk_create`; a GET ending in an id (or
+ * `@me`, `@current`) retrieves, any other GET lists.
+ */
+function operationIdFor(method: string, path: string): string {
+  const segments = path.split("/").filter(Boolean);
+  if (segments[0] === "api") segments.shift();
+  const names = segments.filter((segment) => !isPathParameter(segment));
+  const verb = method === "get" ? (isPathParameter(segments.at(-1) ?? "") ? "retrieve" : "list") : VERB_BY_METHOD[method];
+  return [...names, verb].join("_");
+}
 
 const requireScope = (scope: Scope | null) =>
   createMiddleware<AppEnv>(async (c, next) => {
@@ -38,6 +72,14 @@ const requireLevel = (minimum: number) =>
     if (level < minimum) throw insufficientLevel();
     await next();
   });
+
+const LEVEL_NAMES: Record<number, string> = { 8: "an admin or owner", 15: "an owner" };
+
+/** What the operation's description says it needs, before the route's own description. */
+function requirementsOf(scope: Scope | null, level: number | undefined): string {
+  const key = scope === null ? "Any valid key may call it." : `Requires the scope \`${scope}\`.`;
+  return level === undefined ? key : `${key} The caller must be ${LEVEL_NAMES[level] ?? `at level ${level}`} of the organization.`;
+}
 
 type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> & {
   /** The personal API key scope the route requires; `null` lets every valid key call it. */
@@ -59,6 +101,8 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   return createRoute({
     ...route,
     ...(level === undefined ? {} : { "x-minimum-level": level }),
+    operationId: route.operationId ?? operationIdFor(route.method, route.path),
+    description: [requirementsOf(scope, level), route.description].filter(Boolean).join("\n\n"),
     security: [{ PersonalAPIKey: scope === null ? [] : [scope] }],
     // Authentication, scope and access come before the body is read, as in DRF.
     middleware: [
@@ -78,7 +122,13 @@ type PublicRouteConfig = Omit<RouteConfig, "middleware" | "security"> & { middle
 /** A route that needs no key (signing up, public shares). */
 export function publicRoute<const R extends PublicRouteConfig>(config: R) {
   const { middleware = [], ...route } = config;
-  return createRoute({ ...route, security: [], middleware: [...middleware, ...readJsonBody] as const });
+  return createRoute({
+    ...route,
+    operationId: route.operationId ?? operationIdFor(route.method, route.path),
+    security: [],
+    middleware: [...middleware, ...readJsonBody] as const,
+    responses: { ...anyRouteErrors, ...route.responses },
+  });
 }
 
 export const jsonResponse = <T extends z.ZodType>(schema: T, description: string) => ({

@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
+import { integerOrCurrentPathId } from "../platform/path-ids";
 import { Project, ProjectListItem, ProjectUpdateInput } from "../organizations/projects/projects.schema";
 import { paginated, PaginationQuery } from "../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
 
-const ProjectIdParams = z.object({ id: z.string().openapi({ description: "Project id, or `@current`." }) });
+const ProjectIdParams = z.object({ id: integerOrCurrentPathId("Project id, or `@current`.") });
 
 export const listAccessibleProjects = apiRoute({
   method: "get",

@@ -9,7 +9,7 @@ import {
   users,
 } from "../db/schema";
 import type { Database } from "../platform/db";
-import { nowIso, randomBase62, uuid7 } from "../platform/ids";
+import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
 import type { InviteRow } from "../organizations/invites/invites.queries";
 
 const FIRST_KEY_LABEL = "First key (signed up by invite)";
@@ -114,7 +114,7 @@ export async function signUpAndJoin(db: Database, invite: InviteRow, names: NewU
       .insert(users)
       .values({
         uuid,
-        distinctId: randomBase62(43),
+        distinctId: newDistinctId(),
         firstName: names.firstName,
         lastName: names.lastName,
         email: inviteColumn(invite.id, invites.targetEmail),

@@ -39,7 +39,7 @@ async function listInviteEmails(organizationId: string, key: string) {
 }
 
 describe("POST /api/organizations/:organization_id/invites", () => {
-  it("creates an invite with SPEC 8's defaults, the e-mail trimmed and lower-cased", async () => {
+  it("creates an invite with its defaults, the e-mail trimmed and lower-cased", async () => {
     const { organization, owner, key } = await setupOrganization();
 
     const response = await api("POST", invitesPath(organization.id), {
@@ -652,6 +652,18 @@ describe("POST /api/organizations/:organization_id/invites/bulk", () => {
     });
     expect(response.body).toEqual([invite("person-0@example.com", 8), invite("person-1@example.com", 1)]);
     expect((await listInviteEmails(organization.id, key)).sort()).toEqual(["person-0@example.com", "person-1@example.com"]);
+  });
+
+  it("lists the invites of one request newest first: their ids count up within a millisecond", async () => {
+    const { organization, key } = await setupOrganization();
+    const sent = someInvites(6);
+
+    const created = await api("POST", bulkPath(organization.id), { key, body: sent });
+
+    expect(created.status).toBe(200);
+    const ids = (created.body as { id: string }[]).map((invite) => invite.id);
+    expect([...ids].sort()).toEqual(ids);
+    expect(await listInviteEmails(organization.id, key)).toEqual(sent.map((invite) => invite.target_email).reverse());
   });
 
   it("creates nothing, and replaces nothing, when the 7th invite is invalid", async () => {

@@ -1,7 +1,7 @@
 import { expect } from "vitest";
 import { errorBody } from "./harness";
 
-/** SPEC 2's bodies for the failures every resource shares. */
+/** PostHog's error bodies for the failures every resource shares. */
 export const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
 export const NOT_AUTHENTICATED = errorBody(
   "authentication_error",

@@ -21,7 +21,7 @@ const postgresConfig = {
 };
 
 /**
- * Each destination's configuration as PostHog's workflow inputs declare it (SPEC 6): keys without
+ * Each destination's configuration as PostHog's workflow inputs declare it: keys without
  * `optional()` are required on create. `secrets` are stored and never returned (PostHog's
  * `BatchExportDestination.secret_fields`).
  */

@@ -29,7 +29,7 @@ export type DashboardRights = {
 };
 
 /**
- * The one place that decides what a caller may do with a dashboard (SPEC 11 and 12). The creator
+ * The one place that decides what a caller may do with a dashboard (restriction level, collaborators, access rules). The creator
  * and organization admins manage it; otherwise an access-control rule, if any, sets the level,
  * and at restriction level 37 only collaborators (or managers) edit.
  */

@@ -223,7 +223,7 @@ function existingTileStatements(db: Database, userId: number, existing: TileRow,
   return statements;
 }
 
-/** Soft delete and restore reach the insights too (SPEC 11). */
+/** Soft delete and restore reach the insights too, as in PostHog. */
 function deletionStatements(db: Database, current: DashboardRow, input: UpdateDashboardInput): Statement[] {
   const { id, deleted } = current.dashboard;
   if (input.deleted === true && !deleted && input.delete_insights) return [deleteInsightsOnlyOn(db, id)];
@@ -296,8 +296,8 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
 
 /**
  * PostHog never hard-deletes a dashboard: DELETE is 405 with an empty body for any id, once the
- * caller is authenticated (SPEC 11). A middleware rather than a route, so that the generic 405
- * handler does not list DELETE among the allowed methods.
+ * caller is authenticated. A middleware rather than a route, so that the generic 405 handler
+ * does not list DELETE among the allowed methods.
  */
 export const refuseDashboardDelete = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method !== "DELETE") return next();

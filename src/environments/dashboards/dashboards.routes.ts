@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
+import { integerPathId } from "../../platform/path-ids";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { ProjectParams, resolveProject } from "../../platform/project-context";
 import type { ProjectTree } from "../project-trees";
-import { apiRoute, errorResponses, jsonBody, jsonResponse as json } from "../../platform/route";
+import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
   CreateDashboardInput,
   Dashboard,
@@ -12,7 +13,7 @@ import {
 } from "./dashboards.schema";
 
 
-export const DashboardParams = ProjectParams.extend({ id: z.string().openapi({ description: "Dashboard id." }) });
+export const DashboardParams = ProjectParams.extend({ id: integerPathId("Dashboard id.") });
 
 const ListQuery = PaginationQuery.extend({
   pinned: z.string().optional().openapi({ description: "`true` or `false`." }),
@@ -59,22 +60,10 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       path: item,
       scope: "dashboard:write",
       summary: "Update a dashboard and its tiles; `deleted: true` soft-deletes it, `deleted: false` restores it",
+      description: "Dashboards are never deleted outright: `DELETE` answers 405 with an empty body and `Allow: GET, PATCH`.",
       request: { params: DashboardParams, body: jsonBody(UpdateDashboardInput) },
       responses: { 200: json(Dashboard, "The dashboard") },
     }),
-    /** Documented only: answered by `refuseDashboardDelete`, never routed. */
-    refusedDelete: {
-      method: "delete" as const,
-      path: item,
-      tags: ["dashboards"],
-      summary: "Refused: dashboards are soft-deleted with PATCH `deleted: true`",
-      security: [{ PersonalAPIKey: [] }],
-      request: { params: DashboardParams },
-      responses: {
-        401: errorResponses[401],
-        405: { description: "Always, with an empty body and `Allow: GET, PATCH`." },
-      },
-    },
     moveTile: apiRoute({
       ...common,
       method: "patch",

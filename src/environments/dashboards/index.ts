@@ -16,7 +16,6 @@ function dashboardsRouterFor(tree: ProjectTree) {
   const routes = dashboardRoutes(tree);
   const router = createRouter();
   router.use(`${tree}/:project_id/dashboards/:id`, refuseDashboardDelete);
-  router.openAPIRegistry.registerPath(routes.refusedDelete);
   return router
     .openapi(routes.list, listEnvironmentDashboards)
     .openapi(routes.create, createEnvironmentDashboard)

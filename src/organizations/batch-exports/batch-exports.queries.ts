@@ -7,7 +7,7 @@ import { projectsInKeyScope, projectVisibleAtLevel } from "../../platform/projec
 
 /**
  * The organization's live exports whose project the caller may see: a private project's exports
- * stay hidden from members without access (SPEC 10), and a key scoped to some projects reaches
+ * stay hidden from members without access (private projects), and a key scoped to some projects reaches
  * only theirs. The caller's level is known, so admins with an unscoped key need no per-row test;
  * otherwise a correlated EXISTS on the project, so that one statement both filters and, for
  * pause, writes.

@@ -58,7 +58,7 @@ export const deleteOrganizationDomain: Handler<"deleteDomain"> = async (c) => {
   return c.body(null, 204);
 };
 
-/** SPEC 7: a matching TXT record verifies; anything else records the failed attempt. Both 200. */
+/** A matching TXT record verifies; anything else records the failed attempt. Both 200. */
 export const verifyOrganizationDomain: Handler<"verifyDomain"> = async (c) => {
   const { db, organization } = c.var;
   const { id } = c.req.valid("param");

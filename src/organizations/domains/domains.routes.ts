@@ -7,7 +7,7 @@ import { Domain, DomainCreateInput, DomainUpdateInput } from "./domains.schema";
 
 const DomainParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Domain id." }) });
 
-// Any member reads; writes need admin or owner (SPEC 4), as PostHog's OrganizationAdminWritePermissions.
+// Any member reads; writes need admin or owner, as PostHog's OrganizationAdminWritePermissions.
 
 export const listDomains = apiRoute({
   method: "get",

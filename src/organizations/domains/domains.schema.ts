@@ -6,7 +6,7 @@ const DOMAIN_PATTERN = /^([a-z0-9]+(-[a-z0-9]+)*\.)+[a-z]{2,}$/;
 
 export const SSO_ENFORCEMENTS = ["", "google-oauth2", "github", "gitlab", "saml"] as const;
 
-/** The settings a domain accepts on create and update (SPEC 7); lengths as PostHog's model. */
+/** The settings a domain accepts on create and update; lengths as PostHog's model. */
 const DomainSettingsInput = z.object({
   jit_provisioning_enabled: z.boolean().optional().openapi({ description: "Only once the domain is verified." }),
   sso_enforcement: z

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv, Bindings } from "../../platform/env";
+import { publicUrl } from "../../platform/public-url";
 import { inviteExpiresAt, type InviteRow, type UserRow } from "./invites.queries";
 
 /** What the transport at `EMAIL_TRANSPORT_URL` receives, as a JSON POST body. */
@@ -18,7 +19,7 @@ export function sendInviteEmails(c: Context<AppEnv>, issued: IssuedInvite[], inv
   const toSend = issued.filter(({ row }) => row.emailingAttemptMade);
   if (toSend.length === 0) return;
   const transportUrl = c.env.EMAIL_TRANSPORT_URL.trim();
-  const acceptUrl = (token: string) => new URL(`/api/signup/${token}`, c.req.url).toString();
+  const acceptUrl = (token: string) => publicUrl(c, `/api/signup/${token}`).toString();
   const organizationName = c.var.organization.name;
   c.executionCtx.waitUntil(
     Promise.all(

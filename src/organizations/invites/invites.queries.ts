@@ -113,7 +113,7 @@ function groupByEmail(rows: InviteRow[]) {
 
 export type InviteContext = Awaited<ReturnType<typeof readInviteContext>>;
 
-/** A new invite replaces every earlier one for its e-mail (SPEC 8): one atomic batch. */
+/** A new invite replaces every earlier one for its e-mail in the organization: one atomic batch. */
 export async function replaceInvites(db: Database, organizationId: string, rows: InviteRow[]) {
   const emails = rows.map((row) => row.targetEmail);
   await db.batch([

@@ -20,7 +20,7 @@ export const ProjectAccess = z.object({
 
 export const InviteInput = z
   .object({
-    // Lower-cased whole (SPEC 8), so that one address is one invitee and one account.
+    // Lower-cased whole (PostHog lower-cases only the domain), so that one address is one invitee and one account.
     target_email: z.string().trim().toLowerCase().max(254).pipe(z.email()).openapi({ type: "string", format: "email", maxLength: 254 }),
     first_name: z.string().trim().max(30).optional().default(""),
     level: MembershipLevelField.optional().default(MembershipLevel.member),

@@ -17,7 +17,7 @@ export function toMember(membership: MembershipRow, user: UserRow): Member {
     level: membership.level as Member["level"],
     joined_at: membership.joinedAt,
     updated_at: membership.updatedAt,
-    // No 2FA or social login exists here (SPEC 9).
+    // No 2FA or social login exists here: both always false.
     is_2fa_enabled: false,
     has_social_auth: false,
     last_login: user.lastLogin,

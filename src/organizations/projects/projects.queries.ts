@@ -3,7 +3,7 @@ import { accessControls, environments, organizationMemberships, organizations, p
 import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
 import { jsonObjectWithKeys, type Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
-import { nowIso, randomBase62, randomUrlSafeToken, uuid7 } from "../../platform/ids";
+import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
 import { assertPersonalApiKeysAllowed } from "../../platform/organization-context";
 import {
@@ -54,6 +54,7 @@ export function insertProjectStatements(db: Database, organizationId: string, in
   const uuid = uuid7();
   const settings = Object.fromEntries(PROJECT_SETTINGS_KEYS.map((key) => [key, input[key]]));
   const name = input.name === undefined ? defaultProjectName(organizationId) : sql<string>`${input.name}`;
+  const tokens = newProjectTokens();
   const bind = <T>(value: T, column: Column) => sql<T>`${sql.param(value, column)}`.as(column.name);
   const insertProject = db.insert(projects).select(
     db
@@ -63,8 +64,8 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         organizationId: organizations.id,
         name: name.as("name"),
         nameKey: sql<string>`lower(${name})`.as("name_key"),
-        apiToken: bind(`phc_${randomBase62(43)}`, projects.apiToken),
-        liveEventsToken: bind(randomUrlSafeToken(24), projects.liveEventsToken),
+        apiToken: bind(tokens.apiToken, projects.apiToken),
+        liveEventsToken: bind(tokens.liveEventsToken, projects.liveEventsToken),
         timezone: bind(input.timezone, projects.timezone),
         accessControl: bind(input.access_control, projects.accessControl),
         isDemo: bind(input.is_demo, projects.isDemo),

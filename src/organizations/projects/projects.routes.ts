@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { integerOrCurrentPathId } from "../../platform/path-ids";
 import { MembershipLevel } from "../../platform/levels";
 import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
@@ -6,7 +7,7 @@ import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../.
 import { Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
 
 const ProjectParams = OrganizationParams.extend({
-  id: z.string().openapi({ description: "Project id, or `@current`." }),
+  id: integerOrCurrentPathId("Project id, or `@current`."),
 });
 
 export const listProjects = apiRoute({

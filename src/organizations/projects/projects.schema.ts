@@ -24,7 +24,7 @@ export const TimezoneName = z.string().refine(isTimezone, {
 });
 
 /**
- * Settings a project stores and echoes (SPEC 10 defaults: booleans false, lists [], objects
+ * Settings a project stores and echoes (defaults: booleans false, lists [], objects
  * null). Kept in one JSON column: the API reasons about none of them.
  */
 const ProjectSettingsInput = z.object({
@@ -49,6 +49,7 @@ const ProjectSettingsInput = z.object({
   session_recording_sample_rate: z
     .string()
     .regex(/^(0(\.\d{1,2})?|1(\.0{1,2})?)$/, "Ensure the sample rate is a decimal between 0 and 1 with at most 2 decimal places.")
+    .openapi({ example: "0.5" })
     .nullable()
     .optional()
     .default(null),

@@ -1,4 +1,5 @@
-import { randomBase62, sha256Hex } from "../ids";
+// The extension lets `npm run bootstrap` (plain Node) import this module as the Worker does.
+import { randomBase62, sha256Hex } from "../ids.ts";
 
 export const API_KEY_PREFIX = "phx_";
 const API_KEY_PATTERN = /^phx_[0-9A-Za-z]{40,}$/;

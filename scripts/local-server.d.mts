@@ -1,0 +1,11 @@
+// Types of local-server.mjs, for the Node-side tests.
+export type LocalServer = {
+  url: string;
+  api_key: string;
+  organization_id: string;
+  project_id: number;
+  user: { uuid: string; email: string };
+  stop(): Promise<void>;
+};
+
+export function startLocalServer(options?: { vars?: Record<string, string> }): Promise<LocalServer>;

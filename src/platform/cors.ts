@@ -1,0 +1,23 @@
+import { cors } from "hono/cors";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "./env";
+
+const allowedOrigins = (setting: string | undefined) =>
+  (setting ?? "")
+    .split(",")
+    .map((origin) => origin.trim())
+    .filter(Boolean);
+
+/**
+ * CORS for the origins in `CORS_ORIGINS` (comma-separated; empty: none). Preflights are answered
+ * here, before authentication: a browser never sends the key with them.
+ */
+export const corsFromEnvironment = createMiddleware<AppEnv>((c, next) =>
+  cors({
+    origin: (origin) => (allowedOrigins(c.env.CORS_ORIGINS).includes(origin) ? origin : null),
+    allowMethods: ["GET", "POST", "PATCH", "PUT", "DELETE"],
+    allowHeaders: ["Authorization", "Content-Type"],
+    exposeHeaders: ["Server-Timing", "X-Request-Id", "Retry-After"],
+    maxAge: 600,
+  })(c, next),
+);

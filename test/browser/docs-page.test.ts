@@ -1,0 +1,42 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchOfflineChromium, localServer, outputPath, type OfflineBrowser } from "./support";
+
+const { url, apiKey } = localServer();
+let browser: OfflineBrowser;
+
+beforeAll(async () => {
+  browser = await launchOfflineChromium(url);
+});
+afterAll(() => browser.close());
+
+async function operationCount() {
+  const document = (await (await fetch(`${url}/api/schema`)).json()) as { paths: Record<string, object> };
+  return Object.values(document.paths).reduce((count, methods) => count + Object.keys(methods).length, 0);
+}
+
+describe("GET /docs", () => {
+  it("renders every operation of /api/schema offline, and tries a call with a key", async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${url}/docs`);
+    await page.locator(".opblock").first().waitFor();
+    expect(await page.locator(".opblock").count()).toBe(await operationCount());
+    expect(await page.locator(".opblock-summary-operation-id", { hasText: "organizations_members_list" }).count()).toBe(1);
+
+    await page.getByRole("button", { name: "Authorize" }).first().click();
+    await page.locator(".auth-container input").fill(apiKey);
+    await page.locator(".auth-btn-wrapper .authorize").click();
+    await page.locator(".btn-done").click();
+
+    const operation = page.locator("#operations-users-users_retrieve");
+    await operation.locator(".opblock-summary").click();
+    await expect.poll(() => operation.getByText("Requires the scope").count()).toBeGreaterThan(0);
+    await operation.getByRole("button", { name: "Try it out" }).click();
+    await operation.getByRole("button", { name: "Execute" }).click();
+    const status = operation.locator(".live-responses-table tr.response .response-col_status").first();
+    await expect.poll(() => status.textContent()).toContain("200");
+    expect(await operation.locator(".live-responses-table .microlight").first().textContent()).toContain("owner@example.com");
+
+    await page.screenshot({ path: outputPath("docs.png"), fullPage: false });
+    expect(browser.refused).toEqual([]);
+  });
+});

@@ -1,0 +1,93 @@
+import { describe, expect, it } from "vitest";
+import { api } from "../support/harness";
+
+type Schema = Record<string, unknown>;
+type Operation = {
+  operationId: string;
+  tags: string[];
+  description: string;
+  security: Record<string, string[]>[];
+  parameters?: { name: string; in: string; schema: Schema }[];
+  requestBody?: { content: Record<string, { example?: unknown }> };
+  responses: Record<string, { content?: Record<string, { example?: unknown }> }>;
+};
+type Document = {
+  servers: { url: string }[];
+  tags: { name: string; description: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, { properties: Record<string, Schema> }> };
+};
+
+async function openApiDocument() {
+  const response = await api("GET", "/api/schema");
+  expect(response.status).toBe(200);
+  return response.body as Document;
+}
+
+const operationsOf = (document: Document) =>
+  Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ label: `${method.toUpperCase()} ${path}`, operation })),
+  );
+
+describe("the OpenAPI document", () => {
+  it("names every operation as PostHog does, once", async () => {
+    const operations = operationsOf(await openApiDocument());
+    const ids = Object.fromEntries(operations.map(({ label, operation }) => [label, operation.operationId]));
+    expect(ids).toMatchObject({
+      "GET /api/users/@me": "users_retrieve",
+      "GET /api/organizations": "organizations_list",
+      "GET /api/organizations/{organization_id}/members": "organizations_members_list",
+      "PATCH /api/organizations/{organization_id}/members/{user__uuid}": "organizations_members_partial_update",
+      "POST /api/organizations/{organization_id}/invites/bulk": "organizations_invites_bulk_create",
+      "DELETE /api/organizations/{organization_id}/invites/{id}": "organizations_invites_destroy",
+      "GET /api/environments/{project_id}/dashboards/{id}": "environments_dashboards_retrieve",
+      "PATCH /api/projects/{project_id}/dashboards/{id}/move_tile": "projects_dashboards_move_tile_partial_update",
+      "POST /api/signup/{invite_id}": "signup_create",
+    });
+    expect(new Set(Object.values(ids)).size).toBe(operations.length);
+  });
+
+  it("describes every tag it uses, and says each operation's scope", async () => {
+    const document = await openApiDocument();
+    const declared = document.tags.map((tag) => tag.name);
+    for (const { label, operation } of operationsOf(document)) {
+      expect(declared, label).toEqual(expect.arrayContaining(operation.tags));
+      const scope = operation.security[0]?.PersonalAPIKey?.[0];
+      if (scope) expect(operation.description, label).toContain(`\`${scope}\``);
+    }
+    expect(document.servers).toEqual([{ url: "/", description: "This server" }]);
+  });
+
+  it("shows a request and a response example on every operation", async () => {
+    for (const { label, operation } of operationsOf(await openApiDocument())) {
+      for (const media of Object.values(operation.requestBody?.content ?? {})) expect(media.example, label).toBeDefined();
+      const success = Object.entries(operation.responses).find(([status]) => status.startsWith("2"));
+      for (const media of Object.values(success?.[1].content ?? {})) expect(media.example, label).toBeDefined();
+    }
+  });
+
+  it("documents 413, 429 and 500 once, in the shared error responses", async () => {
+    const document = await openApiDocument();
+    const invites = document.paths["/api/organizations/{organization_id}/invites"]!.post!;
+    expect(Object.keys(invites.responses).sort()).toEqual(["201", "400", "401", "403", "404", "413", "429", "500"]);
+    expect(Object.keys(document.paths["/api/signup/{invite_id}"]!.post!.responses)).toEqual(
+      expect.arrayContaining(["413", "500"]),
+    );
+  });
+
+  it("lets embedded users be null and numeric parameters be integers", async () => {
+    const document = await openApiDocument();
+    expect(document.components.schemas.Invite!.properties.created_by).toEqual({
+      anyOf: [{ $ref: "#/components/schemas/UserBasic" }, { type: "null" }],
+    });
+    const parameters = document.paths["/api/environments/{project_id}/dashboards/{id}"]!.get!.parameters ?? [];
+    const schemaOf = (name: string) => parameters.find((parameter) => parameter.name === name)?.schema;
+    expect(schemaOf("id")).toMatchObject({ type: "integer" });
+    expect(schemaOf("project_id")).toMatchObject({ anyOf: [{ type: "integer" }, { type: "string", enum: ["@current"] }] });
+    const list = document.paths["/api/organizations/{organization_id}/members"]!.get!.parameters ?? [];
+    expect(list.filter((parameter) => parameter.in === "query" && ["limit", "offset"].includes(parameter.name))).toEqual([
+      expect.objectContaining({ name: "limit", schema: expect.objectContaining({ type: "integer" }) }),
+      expect.objectContaining({ name: "offset", schema: expect.objectContaining({ type: "integer" }) }),
+    ]);
+  });
+});

@@ -1,0 +1,105 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import app from "../../src/index";
+import { addMember, api, setupOrganization } from "../support/harness";
+import { MembershipLevel } from "../../src/platform/levels";
+
+/** The Worker with `PUBLIC_BASE_URL` set, as a deployment behind a proxy would have it. */
+async function behindProxy(path: string, key: string) {
+  const context = createExecutionContext();
+  const request = new Request(`http://10.0.0.7:8787${path}`, { headers: { Authorization: `Bearer ${key}` } });
+  const response = await app.fetch(request, { ...env, PUBLIC_BASE_URL: "https://api.example.test/" }, context);
+  await waitOnExecutionContext(context);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+/** A browser's preflight: no key, ever. */
+const preflight = (origin: string) =>
+  exports.default.fetch(
+    new Request("http://localhost/api/organizations", {
+      method: "OPTIONS",
+      headers: { Origin: origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type" },
+    }),
+  );
+
+describe("GET /healthz", () => {
+  it("answers ok without a key, after a database read", async () => {
+    const response = await api("GET", "/healthz");
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ status: "ok" });
+    expect(response.cost.queries).toBe(1);
+  });
+});
+
+describe("CORS", () => {
+  it("answers a preflight from an allowed origin without a key", async () => {
+    const response = await preflight("https://app.example.test");
+    expect(response.status).toBe(204);
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("https://app.example.test");
+    expect(response.headers.get("Access-Control-Allow-Headers")).toBe("Authorization,Content-Type");
+  });
+
+  it("allows no other origin", async () => {
+    const response = await preflight("https://elsewhere.example.test");
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBeNull();
+  });
+
+  it("lets an allowed origin read the answer of a real request", async () => {
+    const { key } = await setupOrganization();
+    const response = await api("GET", "/api/users/@me", { key, headers: { Origin: "https://app.example.test" } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("https://app.example.test");
+  });
+});
+
+describe("the request log", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("writes one JSON line per request: ids, route pattern, status, cost; never the key", async () => {
+    const { organization, key } = await setupOrganization();
+    const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
+
+    const response = await api("GET", `/api/organizations/${organization.id}`, { key, headers: { "X-Request-Id": "req-123" } });
+
+    expect(response.headers.get("X-Request-Id")).toBe("req-123");
+    expect(log).toHaveBeenCalledTimes(1);
+    const line = String(log.mock.calls[0]![0]);
+    expect(line).not.toContain(key);
+    expect(line).not.toContain(organization.id);
+    expect(JSON.parse(line)).toEqual({
+      level: "info",
+      request_id: "req-123",
+      method: "GET",
+      route: "/api/organizations/:organization_id",
+      status: 200,
+      duration_ms: expect.any(Number),
+      d1: { queries: response.cost.queries, rows_read: response.cost.rowsRead, rows_written: 0, duration_ms: expect.any(Number) },
+      key_id: expect.any(String),
+      user_id: expect.any(Number),
+    });
+  });
+});
+
+describe("PUBLIC_BASE_URL", () => {
+  it("is the origin of pagination links and of the OpenAPI servers", async () => {
+    const { organization, key } = await setupOrganization();
+    await addMember(organization.id, MembershipLevel.member);
+    const members = `/api/organizations/${organization.id}/members`;
+
+    const page = await behindProxy(`${members}?limit=1`, key);
+    expect(page.next).toBe(`https://api.example.test${members}?limit=1&offset=1`);
+    const document = await behindProxy("/api/schema", key);
+    expect(document.servers).toEqual([{ url: "https://api.example.test", description: "This server" }]);
+  });
+});
+
+describe("documentation", () => {
+  it("sends people who look for it to /docs", async () => {
+    for (const path of ["/", "/api", "/api/docs", "/swagger"]) {
+      const response = await exports.default.fetch(new Request(`http://localhost${path}`), { redirect: "manual" });
+      expect(response.status, path).toBe(302);
+      expect(response.headers.get("Location"), path).toBe("/docs/");
+    }
+  });
+});
