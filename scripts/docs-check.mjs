@@ -5,21 +5,37 @@
 // text does not announce. The convention, for whoever writes documentation:
 //   - ```sh blocks run; other languages (```json, ```text, ```ts) do not.
 //   - A line `# expect 404` (or `# expect 4xx`) announces the status of the next command.
-//   - ```sh skip marks a block that cannot run locally (installing, deploying, DNS); say why in
-//     the text next to it.
+//   - ```sh skip marks a block that cannot run locally (installing, deploying, DNS, Cloudflare's
+//     own API); say why in the text next to it.
+//   - The session's `curl` prints the body and checks the status: don't pass `-w` or `-o` to it.
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { startLocalServer } from "./local-server.mjs";
 import { root } from "./wrangler.mjs";
 
-/** Reading order: README's tour first, then the pages it links to, in its order. */
-const PAGES = [
+/**
+ * Reading order: README's tour first, then the pages it links to, in its order; any other page
+ * of docs/ after them, so that a new page is checked without being listed here.
+ */
+const ORDER = [
   "README.md",
+  "docs/contract.md",
   "docs/organizations.md",
   "docs/people.md",
   "docs/domains-and-batch-exports.md",
   "docs/dashboards.md",
+  "docs/security.md",
+  "docs/consistency.md",
+  "docs/development.md",
+];
+const PAGES = [
+  ...ORDER,
+  ...readdirSync(path.join(root, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`)
+    .filter((page) => !ORDER.includes(page))
+    .sort(),
 ];
 
 const FENCE = /^```sh( skip)?\n([\s\S]*?)^```$/gm;
