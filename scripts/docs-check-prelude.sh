@@ -3,17 +3,17 @@
 set -euo pipefail
 __docs_expect=""
 curl() {
-  local response status expected="$__docs_expect"
+  local response status expected="$__docs_expect" request="${*: -1}"
   response=$(command curl -sS -w '\n%{http_code}' "$@")
   status=${response##*$'\n'}
   printf '%s\n' "${response%$'\n'*}"
   if [[ -n $expected ]]; then
     [[ $status == "$expected" || ( $expected == ?xx && ${status:0:1} == "${expected:0:1}" ) ]] && return 0
-    echo "docs:check: expected HTTP $expected, got $status" >&2
+    echo "docs:check: expected HTTP $expected, got $status: $request" >&2
     return 1
   fi
   if (( status < 200 || status > 299 )); then
-    echo "docs:check: HTTP $status not announced by '# expect'" >&2
+    echo "docs:check: HTTP $status not announced by '# expect': $request" >&2
     return 1
   fi
 }
