@@ -7,7 +7,8 @@
 //   - A line `# expect 404` (or `# expect 4xx`) announces the status of the next command.
 //   - ```sh skip marks a block that cannot run locally (installing, deploying, DNS, Cloudflare's
 //     own API); say why in the text next to it.
-//   - The session's `curl` prints the body and checks the status: don't pass `-w` or `-o` to it.
+//   - The session's `curl` prints the body and checks the status (it adds its own `-w`): don't
+//     pass `-w` to it.
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
