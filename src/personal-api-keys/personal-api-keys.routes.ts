@@ -60,6 +60,8 @@ export const createKey = apiRoute({
 export const retrieveCurrentKey = apiRoute({
   method: "get",
   path: "/api/personal_api_keys/@current",
+  // PostHog serves it as `retrieve` with the id `@current`; apart from `{id}` here, it needs its own name.
+  operationId: "personal_api_keys_current_retrieve",
   // Any valid key may read itself, whatever its scopes: clients call this to learn them.
   scope: null,
   tags: ["personal_api_keys"],

@@ -1,4 +1,6 @@
 import type { Context } from "hono";
+import { Organization, TeamBasic } from "../organizations/organizations.schema";
+import { UserBasic } from "../users/user-basic";
 import type { AppEnv } from "./env";
 import { SCOPES } from "./auth/scopes";
 import { exampleOf, type JsonSchema } from "./openapi-examples";
@@ -24,9 +26,15 @@ const TAGS = [
   { name: "domains", description: "Authentication domains, verified by a DNS TXT record." },
   { name: "batch_exports", description: "Scheduled exports of a project's data to a destination." },
   { name: "dashboards", description: "An environment's dashboards and their tiles." },
+  { name: "sharing", description: "A dashboard's public link, and the public page it opens." },
+  { name: "access_controls", description: "Per-member access rules on dashboards and projects." },
+  { name: "environments", description: "A project's environment (the same id), in PostHog's Team shape." },
   { name: "personal_api_keys", description: "The caller's personal API keys; a value is shown once, at creation." },
   { name: "operations", description: "For load balancers and uptime checks; no key." },
 ];
+
+/** Components that some routes embed as nullable. */
+const EMBEDDED_COMPONENTS = { UserBasic, Organization, TeamBasic };
 
 const SCOPE_DESCRIPTION = [
   "A personal API key (`phx_...`) sent as `Authorization: Bearer <key>`. Each operation lists the scope it requires;",
@@ -73,6 +81,10 @@ function addExamples(document: OpenApiDocument) {
 const LICENSE = { name: "Proprietary", identifier: "LicenseRef-Proprietary" };
 
 function buildDocument(app: Router): OpenApiDocument {
+  // The generator keeps, as a component, the first form of a schema it meets; a route that embeds
+  // one as nullable (`created_by`, `@me`'s `organization`) would make the component itself
+  // nullable. Registered schemas are generated before any route, as themselves.
+  for (const [name, schema] of Object.entries(EMBEDDED_COMPONENTS)) app.openAPIRegistry.register(name, schema);
   app.openAPIRegistry.registerComponent("securitySchemes", "PersonalAPIKey", {
     type: "http",
     scheme: "bearer",

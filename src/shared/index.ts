@@ -51,6 +51,7 @@ sharedRouter.get("/shared/:access_token", publicPageHeaders, serveSharedDashboar
 sharedRouter.openAPIRegistry.registerPath({
   method: "get",
   path: "/shared/{access_token}",
+  operationId: "shared_retrieve",
   tags: ["sharing"],
   summary: "The public view of a shared dashboard: an HTML page, or its data as JSON with a `.json` suffix",
   security: [],

@@ -42,7 +42,7 @@ describe("the OpenAPI document", () => {
       "DELETE /api/organizations/{organization_id}/invites/{id}": "organizations_invites_destroy",
       "GET /api/environments/{project_id}/dashboards/{id}": "environments_dashboards_retrieve",
       "PATCH /api/projects/{project_id}/dashboards/{id}/move_tile": "projects_dashboards_move_tile_partial_update",
-      "POST /api/signup/{invite_id}": "signup_create",
+      "POST /api/signup/{token}": "signup_create",
     });
     expect(new Set(Object.values(ids)).size).toBe(operations.length);
   });
@@ -70,7 +70,7 @@ describe("the OpenAPI document", () => {
     const document = await openApiDocument();
     const invites = document.paths["/api/organizations/{organization_id}/invites"]!.post!;
     expect(Object.keys(invites.responses).sort()).toEqual(["201", "400", "401", "403", "404", "413", "429", "500"]);
-    expect(Object.keys(document.paths["/api/signup/{invite_id}"]!.post!.responses)).toEqual(
+    expect(Object.keys(document.paths["/api/signup/{token}"]!.post!.responses)).toEqual(
       expect.arrayContaining(["413", "500"]),
     );
   });
