@@ -76,9 +76,7 @@ export const Invite = z
 export type Invite = z.infer<typeof Invite>;
 
 /** The invite as its creator receives it: once, with the secret that accepts it. */
-// Spread, not `Invite.extend`: the OpenAPI generator would otherwise drop `created_by`'s null.
-export const CreatedInvite = z.object({
-  ...Invite.shape,
+export const CreatedInvite = Invite.extend({
   token: z.string().openapi({
     description:
       "The secret that accepts the invite (`POST /api/signup/{token}`). Shown here once, never listed; also in the invite e-mail's accept link.",
