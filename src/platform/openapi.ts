@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { Insight, Text } from "../environments/dashboards/dashboards.schema";
 import { Organization, TeamBasic } from "../organizations/organizations.schema";
 import { UserBasic } from "../users/user-basic";
 import type { AppEnv } from "./env";
@@ -34,7 +35,7 @@ const TAGS = [
 ];
 
 /** Components that some routes embed as nullable. */
-const EMBEDDED_COMPONENTS = { UserBasic, Organization, TeamBasic };
+const EMBEDDED_COMPONENTS = { UserBasic, Organization, TeamBasic, DashboardInsight: Insight, DashboardText: Text };
 
 const SCOPE_DESCRIPTION = [
   "A personal API key (`phx_...`) sent as `Authorization: Bearer <key>`. Each operation lists the scope it requires;",

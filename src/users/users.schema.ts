@@ -33,7 +33,8 @@ export const CurrentUser = UserBasic.omit({ role_at_organization: true })
     is_impersonated: z.boolean(),
     is_impersonated_until: z.string().nullable(),
     sensitive_session_expires_at: z.string().nullable(),
-    team: TeamBasic.nullable().openapi({ description: "The current project (what `@current` stands for)." }),
+    // TeamBasic is an `allOf`, with no type of its own to make nullable: say it here.
+    team: TeamBasic.nullable().openapi({ type: ["object", "null"], description: "The current project (what `@current` stands for)." }),
     organization: Organization.nullable().openapi({ description: "The current organization." }),
     organizations: z.array(OrganizationBasic),
     events_column_config: z.record(z.string(), z.unknown()),

@@ -80,6 +80,11 @@ describe("the OpenAPI document", () => {
     expect(document.components.schemas.Invite!.properties.created_by).toEqual({
       anyOf: [{ $ref: "#/components/schemas/UserBasic" }, { type: "null" }],
     });
+    // The components themselves stay non-null, whichever route embeds them as nullable first.
+    const components = document.components.schemas as Record<string, { type?: unknown }>;
+    for (const name of ["UserBasic", "Organization", "DashboardInsight", "DashboardText"]) {
+      expect(components[name]!.type, name).toBe("object");
+    }
     const parameters = document.paths["/api/environments/{project_id}/dashboards/{id}"]!.get!.parameters ?? [];
     const schemaOf = (name: string) => parameters.find((parameter) => parameter.name === name)?.schema;
     expect(schemaOf("id")).toMatchObject({ type: "integer" });
