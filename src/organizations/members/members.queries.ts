@@ -127,13 +127,18 @@ export async function deleteMembership(db: Database, target: MembershipRow) {
     db.delete(dashboardCollaborators).where(
       and(
         eq(dashboardCollaborators.userId, target.userId),
-        inArray(
-          dashboardCollaborators.dashboardId,
+        // Per collaboration of the user (its index), not per dashboard of the organization.
+        exists(
           db
             .select({ id: dashboards.id })
             .from(dashboards)
             .innerJoin(environments, eq(environments.id, dashboards.environmentId))
-            .where(eq(environments.organizationId, target.organizationId)),
+            .where(
+              and(
+                eq(dashboards.id, dashboardCollaborators.dashboardId),
+                eq(environments.organizationId, target.organizationId),
+              ),
+            ),
         ),
         notExists(
           db
