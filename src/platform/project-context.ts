@@ -87,6 +87,29 @@ export const currentProjectFirst = (db: Database, actor: Actor): SQL[] => [
 ];
 
 /**
+ * The project `@current` picks (the order of `currentProjectFirst`) as a scalar subquery, without
+ * sorting every project the caller sees: the chosen one by its id, else the first of the current
+ * organization along its creation index, else the first in creation order (the only step that
+ * sorts, reached only when the caller sees no project of the current organization). Each step
+ * keeps to the projects the caller sees within the key's scope; `coalesce` stops at the first
+ * step that finds one.
+ */
+export function currentProjectId(db: Database, actor: Actor) {
+  const firstVisible = (filter: SQL | undefined) =>
+    db
+      .select({ id: projects.id })
+      .from(projects)
+      .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+      .where(and(projectVisible, filter, ...projectsInKeyScope(actor)))
+      .orderBy(asc(projects.createdAt), asc(projects.id))
+      .limit(1);
+  const chosen = sql`(select ${users.currentProjectId} from ${users} where ${users.id} = ${actor.userId})`;
+  return sql<number>`coalesce((${firstVisible(eq(projects.id, chosen))}),
+    (${firstVisible(eq(projects.organizationId, sql`(${callerOrganizationId(db, actor, CURRENT)})`))}),
+    (${firstVisible(undefined)}))`;
+}
+
+/**
  * Resolves `:project_id` (an environment id, or `@current`: the caller's current project) with
  * the caller's membership and rights in one query.
  */
@@ -149,7 +172,8 @@ function acceptProject(c: Context<AppEnv>, selected: SelectedProject | undefined
 
 /** The requested environment (or the caller's current one) with the caller's rights: one query. */
 function selectProject(db: Database, actor: Actor, environmentId: number | undefined) {
-  const filters = environmentId === undefined ? projectsInKeyScope(actor) : [eq(environments.id, environmentId)];
+  const filter =
+    environmentId === undefined ? eq(projects.id, currentProjectId(db, actor)) : eq(environments.id, environmentId);
   return db
     .select({
       environmentId: environments.id,
@@ -163,7 +187,7 @@ function selectProject(db: Database, actor: Actor, environmentId: number | undef
     .innerJoin(projects, eq(projects.id, environments.projectId))
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-    .where(and(projectVisible, ...filters))
-    .orderBy(...currentProjectFirst(db, actor), asc(environments.id))
+    .where(and(projectVisible, filter))
+    .orderBy(asc(environments.id))
     .limit(1);
 }

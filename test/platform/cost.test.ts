@@ -1,3 +1,4 @@
+import { eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -125,5 +126,28 @@ describe("rows read are bounded by the page, not the table", () => {
     expect(response.cost.rowsRead).toBeLessThanOrEqual(50);
     const members = await api("GET", `/api/organizations/${team.organization.id}/members?email=${target.email}`, { key: team.key });
     expect(members.body.count).toBe(0);
+  });
+
+  it("@current lists dashboards at the cost of the explicit project id", async () => {
+    const explicit = await api("GET", `/api/environments/${team.project.id}/dashboards?limit=10`, { key: team.key });
+    const current = await api("GET", "/api/environments/@current/dashboards?limit=10", { key: team.key });
+
+    expect(current.status).toBe(200);
+    expect(current.body.results).toEqual(explicit.body.results);
+    expect(current.body.count).toBe(explicit.body.count);
+    expect(Math.abs(current.cost.rowsRead - explicit.cost.rowsRead)).toBeLessThanOrEqual(10);
+  });
+
+  it("@current costs the same when the user chose a project", async () => {
+    const chosen = seeded.projects[SIZE - 1]!.id!;
+    await db.update(schema.users).set({ currentProjectId: chosen }).where(eq(schema.users.id, team.owner.id));
+    const explicit = await api("GET", `/api/environments/${chosen}/dashboards?limit=10`, { key: team.key });
+    const current = await api("GET", "/api/environments/@current/dashboards?limit=10", { key: team.key });
+    await db.update(schema.users).set({ currentProjectId: null }).where(eq(schema.users.id, team.owner.id));
+
+    expect(current.status).toBe(200);
+    expect(current.body.results).toEqual(explicit.body.results);
+    expect(current.body.count).toBe(explicit.body.count);
+    expect(Math.abs(current.cost.rowsRead - explicit.cost.rowsRead)).toBeLessThanOrEqual(10);
   });
 });
