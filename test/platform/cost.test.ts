@@ -150,4 +150,14 @@ describe("rows read are bounded by the page, not the table", () => {
     expect(current.body.count).toBe(explicit.body.count);
     expect(Math.abs(current.cost.rowsRead - explicit.cost.rowsRead)).toBeLessThanOrEqual(10);
   });
+
+  it("finding a member by e-mail reads a bounded number of rows", async () => {
+    const member = seeded.users[SIZE / 4]!;
+    const response = await api("GET", `/api/organizations/${team.organization.id}/members?email=${member.email}`, { key: team.key });
+
+    expect(response.status).toBe(200);
+    expect(response.body.count).toBe(1);
+    expect(response.body.results[0].user.uuid).toBe(member.uuid);
+    expect(response.cost.rowsRead).toBeLessThanOrEqual(50);
+  });
 });
