@@ -74,33 +74,22 @@ export function parseProjectId(actor: Actor, value: string): number {
 }
 
 /**
- * The order `@current` picks a project from: the one the user chose (PATCH `/api/users/@me`),
- * then those of the current organization, then creation order. Choices the key's scope or the
- * project's privacy rule out are not among the rows, so the first one in scope is picked; the
- * current project and the current organization thus agree whenever the key allows it.
+ * The project `@current` picks, as a scalar subquery: the one the user chose (PATCH
+ * `/api/users/@me`), else the first of the current organization, else the first in creation
+ * order, among the projects the caller sees within the key's scope (and `within`, if given).
+ * Choices the key's scope or the project's privacy rule out are skipped, so the current project
+ * and the current organization agree whenever the key allows it. No step sorts every project the
+ * caller sees: the choice is read by its id, the current organization's first along its creation
+ * index, and `coalesce` stops at the first step that finds one (the last step sorts, reached only
+ * when the caller sees no project of the current organization).
  */
-export const currentProjectFirst = (db: Database, actor: Actor): SQL[] => [
-  sql`${projects.id} = (select ${users.currentProjectId} from ${users} where ${users.id} = ${actor.userId}) desc`,
-  sql`${projects.organizationId} = (${callerOrganizationId(db, actor, CURRENT)}) desc`,
-  asc(projects.createdAt),
-  asc(projects.id),
-];
-
-/**
- * The project `@current` picks (the order of `currentProjectFirst`) as a scalar subquery, without
- * sorting every project the caller sees: the chosen one by its id, else the first of the current
- * organization along its creation index, else the first in creation order (the only step that
- * sorts, reached only when the caller sees no project of the current organization). Each step
- * keeps to the projects the caller sees within the key's scope; `coalesce` stops at the first
- * step that finds one.
- */
-export function currentProjectId(db: Database, actor: Actor) {
+export function currentProjectId(db: Database, actor: Actor, within?: SQL) {
   const firstVisible = (filter: SQL | undefined) =>
     db
       .select({ id: projects.id })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .where(and(projectVisible, filter, ...projectsInKeyScope(actor)))
+      .where(and(projectVisible, filter, within, ...projectsInKeyScope(actor)))
       .orderBy(asc(projects.createdAt), asc(projects.id))
       .limit(1);
   const chosen = sql`(select ${users.currentProjectId} from ${users} where ${users.id} = ${actor.userId})`;

@@ -151,6 +151,20 @@ describe("rows read are bounded by the page, not the table", () => {
     expect(Math.abs(current.cost.rowsRead - explicit.cost.rowsRead)).toBeLessThanOrEqual(10);
   });
 
+  it("@current retrieves a project and the user at the cost of one project", async () => {
+    const explicit = await api("GET", `/api/projects/${team.project.id}`, { key: team.key });
+    const current = await api("GET", "/api/projects/@current", { key: team.key });
+    const inOrganization = await api("GET", `/api/organizations/${team.organization.id}/projects/@current`, { key: team.key });
+    const me = await api("GET", "/api/users/@me", { key: team.key });
+
+    expect(current.status).toBe(200);
+    expect(current.body).toEqual(explicit.body);
+    expect(inOrganization.body).toEqual(explicit.body);
+    expect(me.body.team.id).toBe(team.project.id);
+    expect(Math.abs(current.cost.rowsRead - explicit.cost.rowsRead)).toBeLessThanOrEqual(10);
+    expect(Math.abs(inOrganization.cost.rowsRead - explicit.cost.rowsRead)).toBeLessThanOrEqual(10);
+  });
+
   it("finding a member by e-mail reads a bounded number of rows", async () => {
     const member = seeded.users[SIZE / 4]!;
     const response = await api("GET", `/api/organizations/${team.organization.id}/members?email=${member.email}`, { key: team.key });
