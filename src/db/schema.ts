@@ -12,6 +12,8 @@ import {
  * One schema for the whole service. Timestamps are stored as ISO 8601 strings in UTC (what the
  * API returns), so no conversion happens between D1 and the wire. Integer ids where PostHog's
  * API has integers (users, projects, environments, dashboards, tiles), UUIDs where it has UUIDs.
+ * Every column a delete cascades through (ON DELETE CASCADE / SET NULL) leads an index: without
+ * one, SQLite scans the whole child table, every tenant's rows, for each parent row deleted.
  */
 
 const createdAt = () => text("created_at").notNull();
@@ -87,6 +89,8 @@ export const organizationMemberships = sqliteTable(
     uniqueIndex("organization_memberships_organization_user").on(table.organizationId, table.userId),
     index("organization_memberships_user").on(table.userId),
     index("organization_memberships_organization_joined").on(table.organizationId, table.joinedAt),
+    // Owners are counted before an owner is removed or demoted: read the owners, not every member.
+    index("organization_memberships_organization_level").on(table.organizationId, table.level),
   ],
 );
 
@@ -158,7 +162,10 @@ export const environments = sqliteTable(
     name: text("name").notNull(),
     createdAt: createdAt(),
   },
-  (table) => [index("environments_project").on(table.projectId)],
+  (table) => [
+    index("environments_project").on(table.projectId),
+    index("environments_organization").on(table.organizationId),
+  ],
 );
 
 export type PrivateProjectAccess = { id: number; level: "member" | "admin" }[] | null;
@@ -192,6 +199,7 @@ export const invites = sqliteTable(
   (table) => [
     index("invites_organization_created").on(table.organizationId, table.createdAt),
     index("invites_organization_email").on(table.organizationId, table.targetEmail),
+    index("invites_created_by").on(table.createdById),
   ],
 );
 
@@ -293,6 +301,7 @@ export const dashboards = sqliteTable(
       table.name,
       table.id,
     ),
+    index("dashboards_created_by").on(table.createdById),
   ],
 );
 
@@ -315,21 +324,32 @@ export const insights = sqliteTable(
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
-  (table) => [index("insights_environment").on(table.environmentId)],
+  (table) => [
+    index("insights_environment").on(table.environmentId),
+    index("insights_created_by").on(table.createdById),
+  ],
 );
 
-export const texts = sqliteTable("texts", {
-  id: integer("id").primaryKey({ autoIncrement: true }),
-  environmentId: integer("environment_id")
-    .notNull()
-    .references(() => environments.id, { onDelete: "cascade" }),
-  body: text("body").notNull().default(""),
-  createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
-  lastModifiedById: integer("last_modified_by_id").references(() => users.id, {
-    onDelete: "set null",
-  }),
-  lastModifiedAt: text("last_modified_at").notNull(),
-});
+export const texts = sqliteTable(
+  "texts",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    environmentId: integer("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    body: text("body").notNull().default(""),
+    createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
+    lastModifiedById: integer("last_modified_by_id").references(() => users.id, {
+      onDelete: "set null",
+    }),
+    lastModifiedAt: text("last_modified_at").notNull(),
+  },
+  (table) => [
+    index("texts_environment").on(table.environmentId),
+    index("texts_created_by").on(table.createdById),
+    index("texts_last_modified_by").on(table.lastModifiedById),
+  ],
+);
 
 export type TileLayouts = Record<string, unknown>;
 
@@ -350,6 +370,7 @@ export const dashboardTiles = sqliteTable(
   (table) => [
     index("dashboard_tiles_dashboard").on(table.dashboardId),
     index("dashboard_tiles_insight").on(table.insightId),
+    index("dashboard_tiles_text").on(table.textId),
   ],
 );
 
@@ -367,7 +388,10 @@ export const dashboardCollaborators = sqliteTable(
     addedAt: text("added_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
-  (table) => [uniqueIndex("dashboard_collaborators_dashboard_user").on(table.dashboardId, table.userId)],
+  (table) => [
+    uniqueIndex("dashboard_collaborators_dashboard_user").on(table.dashboardId, table.userId),
+    index("dashboard_collaborators_user").on(table.userId),
+  ],
 );
 
 export type SharingSettings = Record<string, boolean>;
@@ -416,5 +440,8 @@ export const accessControls = sqliteTable(
     uniqueIndex("access_controls_resource_default")
       .on(table.resource, table.resourceId)
       .where(sql`${table.organizationMembershipId} is null`),
+    index("access_controls_environment").on(table.environmentId),
+    index("access_controls_membership").on(table.organizationMembershipId),
+    index("access_controls_created_by").on(table.createdById),
   ],
 );

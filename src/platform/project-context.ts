@@ -74,17 +74,29 @@ export function parseProjectId(actor: Actor, value: string): number {
 }
 
 /**
- * The order `@current` picks a project from: the one the user chose (PATCH `/api/users/@me`),
- * then those of the current organization, then creation order. Choices the key's scope or the
- * project's privacy rule out are not among the rows, so the first one in scope is picked; the
- * current project and the current organization thus agree whenever the key allows it.
+ * The project `@current` picks, as a scalar subquery: the one the user chose (PATCH
+ * `/api/users/@me`), else the first of the current organization, else the first in creation
+ * order, among the projects the caller sees within the key's scope (and `within`, if given).
+ * Choices the key's scope or the project's privacy rule out are skipped, so the current project
+ * and the current organization agree whenever the key allows it. No step sorts every project the
+ * caller sees: the choice is read by its id, the current organization's first along its creation
+ * index, and `coalesce` stops at the first step that finds one (the last step sorts, reached only
+ * when the caller sees no project of the current organization).
  */
-export const currentProjectFirst = (db: Database, actor: Actor): SQL[] => [
-  sql`${projects.id} = (select ${users.currentProjectId} from ${users} where ${users.id} = ${actor.userId}) desc`,
-  sql`${projects.organizationId} = (${callerOrganizationId(db, actor, CURRENT)}) desc`,
-  asc(projects.createdAt),
-  asc(projects.id),
-];
+export function currentProjectId(db: Database, actor: Actor, within?: SQL) {
+  const firstVisible = (filter: SQL | undefined) =>
+    db
+      .select({ id: projects.id })
+      .from(projects)
+      .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+      .where(and(projectVisible, filter, within, ...projectsInKeyScope(actor)))
+      .orderBy(asc(projects.createdAt), asc(projects.id))
+      .limit(1);
+  const chosen = sql`(select ${users.currentProjectId} from ${users} where ${users.id} = ${actor.userId})`;
+  return sql<number>`coalesce((${firstVisible(eq(projects.id, chosen))}),
+    (${firstVisible(eq(projects.organizationId, sql`(${callerOrganizationId(db, actor, CURRENT)})`))}),
+    (${firstVisible(undefined)}))`;
+}
 
 /**
  * Resolves `:project_id` (an environment id, or `@current`: the caller's current project) with
@@ -149,7 +161,8 @@ function acceptProject(c: Context<AppEnv>, selected: SelectedProject | undefined
 
 /** The requested environment (or the caller's current one) with the caller's rights: one query. */
 function selectProject(db: Database, actor: Actor, environmentId: number | undefined) {
-  const filters = environmentId === undefined ? projectsInKeyScope(actor) : [eq(environments.id, environmentId)];
+  const filter =
+    environmentId === undefined ? eq(projects.id, currentProjectId(db, actor)) : eq(environments.id, environmentId);
   return db
     .select({
       environmentId: environments.id,
@@ -163,7 +176,7 @@ function selectProject(db: Database, actor: Actor, environmentId: number | undef
     .innerJoin(projects, eq(projects.id, environments.projectId))
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-    .where(and(projectVisible, ...filters))
-    .orderBy(...currentProjectFirst(db, actor), asc(environments.id))
+    .where(and(projectVisible, filter))
+    .orderBy(asc(environments.id))
     .limit(1);
 }

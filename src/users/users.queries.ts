@@ -7,7 +7,7 @@ import { selectVisibleProject } from "../organizations/projects/projects.queries
 import { jsonObjectWithKeys, type Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { callerMemberships, CURRENT } from "../platform/organization-context";
-import { projectsInKeyScope } from "../platform/project-context";
+import { currentProjectId, projectsInKeyScope } from "../platform/project-context";
 import { toCurrentUser, type CurrentUserUpdate } from "./users.schema";
 
 /**
@@ -25,7 +25,7 @@ export function currentUserStatements(db: Database, actor: Actor) {
       .where(callerMemberships(actor, CURRENT))
       .orderBy(asc(organizations.createdAt), asc(organizations.id)),
     ...organizationObjectStatements(db, actor, CURRENT),
-    selectVisibleProject(db, actor, projectsInKeyScope(actor)),
+    selectVisibleProject(db, actor, [eq(projects.id, currentProjectId(db, actor))]),
   ] as const;
 }
 

@@ -45,7 +45,8 @@ export async function listMembersPage(db: Database, organizationId: string, page
       .from(organizationMemberships)
       .innerJoin(users, eq(users.id, organizationMemberships.userId))
       .where(where)
-      .orderBy(desc(organizationMemberships.joinedAt), desc(organizationMemberships.id))
+      // One member at most has the e-mail: no order to walk the joined-at index in for it.
+      .orderBy(...(email ? [] : [desc(organizationMemberships.joinedAt), desc(organizationMemberships.id)]))
       .limit(page.limit)
       .offset(page.offset),
   ]);
@@ -127,13 +128,18 @@ export async function deleteMembership(db: Database, target: MembershipRow) {
     db.delete(dashboardCollaborators).where(
       and(
         eq(dashboardCollaborators.userId, target.userId),
-        inArray(
-          dashboardCollaborators.dashboardId,
+        // Per collaboration of the user (its index), not per dashboard of the organization.
+        exists(
           db
             .select({ id: dashboards.id })
             .from(dashboards)
             .innerJoin(environments, eq(environments.id, dashboards.environmentId))
-            .where(eq(environments.organizationId, target.organizationId)),
+            .where(
+              and(
+                eq(dashboards.id, dashboardCollaborators.dashboardId),
+                eq(environments.organizationId, target.organizationId),
+              ),
+            ),
         ),
         notExists(
           db

@@ -7,7 +7,7 @@ import type { Actor, AppEnv } from "../../platform/env";
 import { conflict, insufficientLevel, notFound, permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
 import { CURRENT } from "../../platform/organization-context";
-import { parseProjectId, projectsInKeyScope } from "../../platform/project-context";
+import { currentProjectId, parseProjectId } from "../../platform/project-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import {
   findVisibleProject,
@@ -87,18 +87,24 @@ export async function patchVisibleProject(db: Database, actor: Actor, filters: S
   return toProject(await updateProject(db, found.project.id, input), found.level);
 }
 
-/** `:id` of a project route: a project id, or `@current` (the current one within the key's scope). */
-export function projectIdFilters(actor: Actor, id: string): SQL[] {
-  return id === CURRENT ? projectsInKeyScope(actor) : [eq(projects.id, parseProjectId(actor, id))];
+/**
+ * `:id` of a project route: a project id, or `@current` (the current one within the key's scope),
+ * among the projects `within` selects if given.
+ */
+export function projectIdFilters(db: Database, actor: Actor, id: string, within?: SQL): SQL[] {
+  const picked = id === CURRENT ? currentProjectId(db, actor, within) : parseProjectId(actor, id);
+  return within ? [within, eq(projects.id, picked)] : [eq(projects.id, picked)];
 }
 
 export const updateOrganizationProject: RouteHandler<typeof updateProjectRoute, AppEnv> = async (c) => {
-  const filters = [eq(projects.organizationId, c.var.organization.id), ...projectIdFilters(c.var.actor, c.req.valid("param").id)];
+  const inOrganization = eq(projects.organizationId, c.var.organization.id);
+  const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id, inOrganization);
   return c.json(await patchVisibleProject(c.var.db, c.var.actor, filters, c.req.valid("json")), 200);
 };
 
 export const retrieveOrganizationProject: RouteHandler<typeof retrieveProject, AppEnv> = async (c) => {
-  const filters = [eq(projects.organizationId, c.var.organization.id), ...projectIdFilters(c.var.actor, c.req.valid("param").id)];
+  const inOrganization = eq(projects.organizationId, c.var.organization.id);
+  const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id, inOrganization);
   const found = await findVisibleProject(c.var.db, c.var.actor, filters);
   if (!found) throw notFound();
   return c.json(toProject(found.project, found.level), 200);

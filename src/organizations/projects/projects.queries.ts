@@ -7,7 +7,6 @@ import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
 import { assertPersonalApiKeysAllowed } from "../../platform/organization-context";
 import {
-  currentProjectFirst,
   effectiveProjectLevel,
   membershipOfCaller,
   projectsInKeyScope,
@@ -217,9 +216,9 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
 }
 
 /**
- * The first project the caller sees among `filters` (the current one first, for `@current`),
- * with the caller's level: a statement to batch. Key scoping is the caller's to add as filters
- * when picking `@current`; a named project outside it is found, then refused (403).
+ * The project `filters` pick (by its id, or `currentProjectId` for `@current`) if the caller sees
+ * it, with the caller's level: a statement to batch. A named project outside the key's scope is
+ * found, then refused (403).
  */
 export function selectVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
   return db
@@ -232,7 +231,6 @@ export function selectVisibleProject(db: Database, actor: Actor, filters: SQL[])
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
     .where(and(projectVisible, ...filters))
-    .orderBy(...currentProjectFirst(db, actor))
     .limit(1);
 }
 
