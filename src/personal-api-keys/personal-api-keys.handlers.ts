@@ -60,7 +60,7 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   const scopes = [...new Set(input.scopes)];
   const scopedOrganizations = [...new Set(input.scoped_organizations)];
   const scopedTeams = [...new Set(input.scoped_teams)];
-  assertWithinCallerKey(actor, scopes, scopedOrganizations, scopedTeams);
+  assertWithinCallerKey(actor, scopes, scopedOrganizations);
   await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
 
   const key = await mintApiKey();
@@ -87,20 +87,19 @@ export const retrieveCallingApiKey: RouteHandler<typeof retrieveCurrentKey, AppE
   return c.json(toPersonalApiKey(row), 200);
 };
 
-/** A key never mints a key that could do more than itself: scopes are a ceiling. */
-function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: string[], teams: number[]) {
+/**
+ * A key never mints a key that could do more than itself: scopes are a ceiling, and so are its
+ * organizations. (A key scoped to projects never gets here: key routes are organization-level.)
+ */
+function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: string[]) {
   for (const scope of scopes) {
     if (!scopesGrant(actor.scopes, scope)) {
       throw permissionDenied(`API key cannot grant scope '${scope}' that it does not have itself`);
     }
   }
-  const widens = <T>(callerScope: T[], requested: T[]) =>
-    callerScope.length > 0 && (requested.length === 0 || requested.some((id) => !callerScope.includes(id)));
-  if (widens(actor.scopedOrganizations, organizations)) {
+  const within = actor.scopedOrganizations;
+  if (within.length > 0 && (organizations.length === 0 || organizations.some((id) => !within.includes(id)))) {
     throw permissionDenied("API key cannot grant access to organizations outside its own scope");
-  }
-  if (widens(actor.scopedTeams, teams)) {
-    throw permissionDenied("API key cannot grant access to projects outside its own scope");
   }
 }
 

@@ -32,13 +32,13 @@ export function routeReach(method: string, path: string): RouteReach {
   return "organization";
 }
 
-export const PROJECT_SCOPED_KEY_DENIED = "API key with scoped projects are only supported on project-based views.";
-export const ORGANIZATION_OUT_OF_SCOPE = "API key does not have access to the requested organization";
-export const PROJECT_OUT_OF_SCOPE = "API key does not have access to the requested project";
-export const SCOPED_KEY_CANNOT_CREATE_ORGANIZATIONS = "API key with scoped organizations cannot create organizations.";
+const PROJECT_SCOPED_KEY_DENIED = "API key with scoped projects are only supported on project-based views.";
+const ORGANIZATION_OUT_OF_SCOPE = "API key does not have access to the requested organization";
+const PROJECT_OUT_OF_SCOPE = "API key does not have access to the requested project";
+const SCOPED_KEY_CANNOT_CREATE_ORGANIZATIONS = "API key with scoped organizations cannot create organizations.";
 
 /** The route-level rule, before anything is looked up. */
-export function assertKeyReaches(actor: Actor, reach: RouteReach) {
+function assertKeyReaches(actor: Actor, reach: RouteReach) {
   if (reach === "caller" || reach === "project") return;
   if (actor.scopedTeams.length > 0) throw permissionDenied(PROJECT_SCOPED_KEY_DENIED);
   if (reach === "new-organization" && actor.scopedOrganizations.length > 0) {
