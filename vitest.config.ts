@@ -30,7 +30,7 @@ export function workersConfig(include: string[], exclude: string[] = []) {
         exclude,
         setupFiles: ["./test/apply-migrations.ts"],
         // The request log's JSON lines (one per request) would drown the test output.
-        onConsoleLog: (log: string) => !log.startsWith('{"level":'),
+        onConsoleLog: (log: string) => !log.startsWith('{"level":') || log.includes("\"error\""),
       },
     };
   });

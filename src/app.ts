@@ -1,5 +1,6 @@
 import { timing } from "hono/timing";
 import { environmentsRouter } from "./environments";
+import { sealAppendedActivity } from "./platform/activity-log/after-response";
 import { organizationsRouter } from "./organizations";
 import { personalApiKeysRouter } from "./personal-api-keys";
 import { corsFromEnvironment } from "./platform/cors";
@@ -21,7 +22,7 @@ const DOCUMENTATION_ALIASES = ["/", "/api", "/api/docs", "/swagger", "/redoc", "
 
 export function createApp() {
   const app = createRouter();
-  app.use("*", ...responseHeaders, timing({ total: false, enabled: (c) => c.get("meter") !== undefined }), requestLog, corsFromEnvironment, requestContext);
+  app.use("*", ...responseHeaders, timing({ total: false, enabled: (c) => c.get("meter") !== undefined }), requestLog, corsFromEnvironment, requestContext, sealAppendedActivity);
   app.use("*", answerMethodNotAllowed(app));
 
   app.route("/", healthRouter);

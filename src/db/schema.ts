@@ -445,3 +445,58 @@ export const accessControls = sqliteTable(
     index("access_controls_created_by").on(table.createdById),
   ],
 );
+
+/**
+ * The organization's activity log: append-only, one gapless `seq` per organization, assigned by
+ * the INSERT itself inside the batch that makes the change (so concurrent writers cannot take the
+ * same number). `hash` chains each entry to the one before; it is filled in right after the batch
+ * commits (see src/platform/activity-log/chain.ts). No foreign keys to projects or users: an entry
+ * outlives what it describes. It goes with its organization.
+ */
+export const activityLog = sqliteTable(
+  "activity_log",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    seq: integer("seq").notNull(),
+    projectId: integer("project_id"),
+    userId: integer("user_id"),
+    apiKeyId: text("api_key_id"),
+    isSystem: integer("is_system", { mode: "boolean" }).notNull(),
+    activity: text("activity").notNull(),
+    scope: text("scope").notNull(),
+    itemId: text("item_id"),
+    /** The entry's `detail` as JSON text, hashed exactly as stored. */
+    detail: text("detail").notNull(),
+    requestId: text("request_id"),
+    createdAt: createdAt(),
+    hash: text("hash"),
+  },
+  (table) => [
+    uniqueIndex("activity_log_organization_seq").on(table.organizationId, table.seq),
+    index("activity_log_organization_scope").on(table.organizationId, table.scope, table.seq),
+    index("activity_log_organization_item").on(table.organizationId, table.itemId, table.seq),
+    index("activity_log_organization_user").on(table.organizationId, table.userId, table.seq),
+    index("activity_log_organization_activity").on(table.organizationId, table.activity, table.seq),
+    index("activity_log_organization_created").on(table.organizationId, table.createdAt, table.seq),
+    index("activity_log_project").on(table.projectId, table.seq),
+    index("activity_log_created").on(table.createdAt),
+    // What the sealer looks for after every write: only the few entries not yet hashed.
+    index("activity_log_unsealed").on(table.organizationId, table.seq).where(sql`${table.hash} is null`),
+  ],
+);
+
+/**
+ * Where an organization's remaining chain starts once retention has pruned older entries: the
+ * last pruned entry's number and hash.
+ */
+export const activityLogAnchors = sqliteTable("activity_log_anchors", {
+  organizationId: text("organization_id")
+    .primaryKey()
+    .references(() => organizations.id, { onDelete: "cascade" }),
+  seq: integer("seq").notNull(),
+  hash: text("hash").notNull(),
+  prunedAt: text("pruned_at").notNull(),
+});

@@ -2,6 +2,7 @@ import { accessControls } from "../platform/access-controls/access-controls";
 import { createRouter } from "../platform/router";
 import { projectAccessControl } from "./project-access-control";
 import { underEveryTree } from "./project-trees";
+import { projectActivityLogRouter } from "./activity-log";
 import { batchExportsRouter } from "./batch-exports";
 import { dashboardsRouter } from "./dashboards";
 import { collaboratorsRouter } from "./dashboards/collaborators";
@@ -17,4 +18,5 @@ export const environmentsRouter = createRouter()
   .route("/", collaboratorsRouter)
   .route("/", sharingRouter)
   .route("/", batchExportsRouter)
+  .route("/", projectActivityLogRouter)
   .route("/", underEveryTree((tree) => accessControls(projectAccessControl, `${tree}/{project_id}`)));

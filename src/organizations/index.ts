@@ -13,6 +13,7 @@ import {
   retrieveOrganization,
   updateOrganization,
 } from "./organizations.routes";
+import { organizationActivityLogRouter } from "./activity-log";
 import { organizationBatchExportsRouter } from "./batch-exports";
 import { organizationDomainsRouter } from "./domains";
 import { organizationInvitesRouter } from "./invites";
@@ -29,4 +30,5 @@ export const organizationsRouter = createRouter()
   .route("/", organizationDomainsRouter)
   .route("/", organizationBatchExportsRouter)
   .route("/", organizationInvitesRouter)
-  .route("/", organizationMembersRouter);
+  .route("/", organizationMembersRouter)
+  .route("/", organizationActivityLogRouter);

@@ -5,6 +5,7 @@ import { changedMeanwhile, notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { deleteMembership, findMember, listMembersPage, setMemberLevel, toMember } from "./members.queries";
 import type { listMembers, removeMember, updateMember } from "./members.routes";
+import { memberLeft, membershipActivity, membershipItem } from "./members.activity";
 import { assertCanChangeLevel, assertCanEditOther, assertCanRemove } from "./members.rules";
 
 const ME = "@me";
@@ -32,7 +33,14 @@ export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv>
     return c.json(toMember(target.membership, target.user), 200);
   }
   assertCanChangeLevel(c.var.organization, target.membership, level);
-  const updated = await setMemberLevel(c.var.db, target.membership, level);
+  const entry = membershipActivity.changed(
+    c,
+    "updated",
+    membershipItem(target.membership, target.user),
+    { level: target.membership.level },
+    { level },
+  );
+  const updated = await setMemberLevel(c.var.db, target.membership, level, entry);
   if (!updated) throw changedMeanwhile("member");
   return c.json(toMember(updated, target.user), 200);
 };
@@ -40,6 +48,7 @@ export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv>
 export const removeOrganizationMember: RouteHandler<typeof removeMember, AppEnv> = async (c) => {
   const target = await findTargetMember(c, c.req.valid("param").user__uuid);
   assertCanRemove(c.var.organization, target.membership, target.ownerCount);
-  if (!(await deleteMembership(c.var.db, target.membership))) throw changedMeanwhile("member");
+  const entry = memberLeft(c, target.membership, target.user);
+  if (!(await deleteMembership(c.var.db, target.membership, entry))) throw changedMeanwhile("member");
   return c.body(null, 204);
 };

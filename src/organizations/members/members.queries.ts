@@ -1,5 +1,7 @@
 import { and, count, desc, eq, exists, inArray, ne, notExists } from "drizzle-orm";
 import { dashboardCollaborators, dashboards, environments, organizationMemberships, users } from "../../db/schema";
+import type { BatchItem } from "drizzle-orm/batch";
+import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { unchangedSinceRead, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import { MembershipLevel } from "../../platform/levels";
@@ -9,6 +11,7 @@ import type { Member } from "./members.routes";
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect;
 type UserRow = typeof users.$inferSelect;
+type Statement = BatchItem<"sqlite">;
 
 export function toMember(membership: MembershipRow, user: UserRow): Member {
   return {
@@ -105,26 +108,31 @@ function unchangedAndOwnerRemains(db: Database, target: MembershipRow, losesOwne
 const losesOwnership = (target: MembershipRow, level: number) =>
   target.level === MembershipLevel.owner && level !== MembershipLevel.owner;
 
-export async function setMemberLevel(db: Database, target: MembershipRow, level: number) {
-  const [updated] = await db
-    .update(organizationMemberships)
-    .set({ level, updatedAt: nowIso() })
-    .where(unchangedAndOwnerRemains(db, target, losesOwnership(target, level)))
-    .returning();
+export async function setMemberLevel(db: Database, target: MembershipRow, level: number, entry: Statement | undefined) {
+  const [updated] = await writeWithActivity(
+    db,
+    db
+      .update(organizationMemberships)
+      .set({ level, updatedAt: nowIso() })
+      .where(unchangedAndOwnerRemains(db, target, losesOwnership(target, level)))
+      .returning(),
+    entry,
+  );
   return updated;
 }
 
 /**
- * The membership and what it carried, in one atomic batch: its access rules go with it (they
+ * The membership, its `entry` in the activity log, and what it carried, in one atomic batch: its access rules go with it (they
  * reference the membership, ON DELETE CASCADE), and the user's collaborations on the
  * organization's dashboards are deleted once the membership is gone.
  */
-export async function deleteMembership(db: Database, target: MembershipRow) {
+export async function deleteMembership(db: Database, target: MembershipRow, entry: Statement) {
   const [removed] = await db.batch([
     db
       .delete(organizationMemberships)
       .where(unchangedAndOwnerRemains(db, target, target.level === MembershipLevel.owner))
       .returning({ id: organizationMemberships.id }),
+    entry,
     db.delete(dashboardCollaborators).where(
       and(
         eq(dashboardCollaborators.userId, target.userId),

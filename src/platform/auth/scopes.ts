@@ -3,6 +3,7 @@ import { permissionDenied } from "../errors";
 
 const RESOURCES = [
   "access_control",
+  "activity_log",
   "batch_export",
   "dashboard",
   "organization",
@@ -11,6 +12,7 @@ const RESOURCES = [
   "project",
   "sharing_configuration",
   "user",
+  "webhook",
 ] as const;
 
 export const SCOPES: readonly string[] = ["*", ...RESOURCES.flatMap((resource) => [`${resource}:read`, `${resource}:write`])];

@@ -1,0 +1,16 @@
+import { ActivityLogPage, ActivityLogQuery } from "../../platform/activity-log/activity-log.schema";
+import { ProjectParams } from "../../platform/project-context";
+import { apiRoute, jsonResponse as json } from "../../platform/route";
+import type { ProjectTree } from "../project-trees";
+
+/** A project's own entries, for everyone who can see the project (the project is resolved with the read). */
+export const projectActivityLogRoute = (tree: ProjectTree) =>
+  apiRoute({
+    method: "get",
+    path: `${tree}/{project_id}/activity_log`,
+    scope: "activity_log:read",
+    tags: ["activity log"],
+    summary: "What changed in the project, newest first (cursor pages)",
+    request: { params: ProjectParams, query: ActivityLogQuery },
+    responses: { 200: json(ActivityLogPage, "A page of the project's entries") },
+  });

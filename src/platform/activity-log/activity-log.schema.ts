@@ -1,0 +1,88 @@
+import { z } from "@hono/zod-openapi";
+import { UserBasic } from "../../users/user-basic";
+import { MAX_PAGE_SIZE } from "../pagination";
+import { ACTIVITY_NAMES, ACTIVITY_SCOPES } from "./vocabulary";
+
+const Change = z
+  .object({
+    type: z.string(),
+    action: z.enum(["changed", "created", "deleted"]),
+    field: z.string().nullable(),
+    before: z.unknown(),
+    after: z.unknown(),
+  })
+  .openapi("ActivityChange");
+
+const Detail = z
+  .object({
+    id: z.string().nullable(),
+    name: z.string().nullable(),
+    short_id: z.string().nullable(),
+    type: z.string().nullable(),
+    changes: z.array(Change).nullable(),
+    merge: z.unknown().nullable(),
+    trigger: z.unknown().nullable(),
+    context: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .openapi("ActivityDetail");
+
+/** PostHog's `ActivityLog`, with where it happened, which request and key did it, and its place in the chain. */
+export const ActivityLogEntry = z
+  .object({
+    id: z.string().uuid(),
+    user: UserBasic.nullable(),
+    unread: z.boolean(),
+    organization_id: z.string().uuid(),
+    project_id: z.number().int().nullable(),
+    was_impersonated: z.boolean(),
+    is_system: z.boolean(),
+    activity: z.string(),
+    scope: z.string(),
+    item_id: z.string().nullable(),
+    detail: Detail,
+    created_at: z.string(),
+    request_id: z.string().nullable(),
+    api_key_id: z.string().nullable(),
+    seq: z.number().int().openapi({ description: "The entry's number in its organization's chain: 1, 2, 3, ... with no gaps." }),
+    hash: z.string().nullable().openapi({
+      description: "SHA-256 (hex) of the previous entry's hash followed by this entry's canonical JSON; null for the moments before it is sealed.",
+    }),
+  })
+  .openapi("ActivityLog");
+export type ActivityLogEntry = z.infer<typeof ActivityLogEntry>;
+
+export const ActivityLogPage = z
+  .object({
+    next: z.string().nullable(),
+    previous: z.string().nullable(),
+    results: z.array(ActivityLogEntry),
+  })
+  .openapi("PaginatedActivityLogList");
+
+const time = (description: string) =>
+  z.string().datetime({ offset: true }).optional().openapi({ description, example: "2026-01-01T00:00:00Z" });
+
+export const ActivityLogQuery = z.object({
+  scope: z.enum(ACTIVITY_SCOPES as [string, ...string[]]).optional().openapi({ description: "Only entries about this kind of item." }),
+  item_id: z.string().max(200).optional().openapi({ description: "Only entries about this item." }),
+  user: z.string().uuid().optional().openapi({ description: "Only entries made by this user (uuid)." }),
+  activity: z.enum(ACTIVITY_NAMES as [string, ...string[]]).optional().openapi({ description: "Only entries of this activity." }),
+  after: time("Only entries created after this time."),
+  before: time("Only entries created before this time."),
+  cursor: z
+    .string()
+    .regex(/^[1-9]\d{0,15}$/, "Invalid cursor.")
+    .optional()
+    .openapi({ description: "Where the page starts: taken from the previous page's `next` link." }),
+  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().openapi({ description: "Entries per page (default 100, at most 1000)." }),
+});
+export type ActivityLogQuery = z.infer<typeof ActivityLogQuery>;
+
+export const ChainVerdict = z
+  .object({
+    valid: z.boolean(),
+    entries: z.number().int(),
+    first_invalid: z.number().int().nullable().openapi({ description: "The `seq` of the first missing or altered entry." }),
+    head: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
+  })
+  .openapi("ActivityLogVerification");

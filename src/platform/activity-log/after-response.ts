@@ -1,0 +1,31 @@
+import { createMiddleware } from "hono/factory";
+import { createDatabase, D1Meter } from "../db";
+import type { AppEnv, Bindings } from "../env";
+import { sealChain } from "./chain";
+import { organizationsAppendedBy } from "./record";
+
+/** What runs once entries are sealed (webhook deliveries are enqueued here). */
+type SealedListener = (env: Bindings, organizationIds: string[]) => Promise<void>;
+const sealedListeners: SealedListener[] = [];
+
+export function onActivitySealed(listener: SealedListener) {
+  sealedListeners.push(listener);
+}
+
+/** Seals the chains of these organizations at the primary, then tells the listeners. */
+export async function sealOrganizations(env: Bindings, organizationIds: string[]) {
+  const db = createDatabase(env.DB.withSession("first-primary"), new D1Meter());
+  await Promise.all(organizationIds.map((organizationId) => sealChain(db, organizationId)));
+  await Promise.all(sealedListeners.map((listener) => listener(env, organizationIds)));
+}
+
+/**
+ * After a request that appended entries, their chains are sealed without holding the response
+ * (`waitUntil`). A seal that does not happen here (the isolate stops) happens on the next write
+ * to the organization or on the next cron run.
+ */
+export const sealAppendedActivity = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  const organizationIds = organizationsAppendedBy(c);
+  if (organizationIds.length > 0) c.executionCtx.waitUntil(sealOrganizations(c.env, organizationIds));
+});

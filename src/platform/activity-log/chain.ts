@@ -1,0 +1,108 @@
+import { and, asc, desc, eq, isNotNull, isNull } from "drizzle-orm";
+import { activityLog, activityLogAnchors } from "../../db/schema";
+import type { Database } from "../db";
+import { sha256Hex } from "../ids";
+
+type EntryRow = typeof activityLog.$inferSelect;
+
+/** The previous hash of an organization's first entry. */
+export const GENESIS_HASH = "0".repeat(64);
+
+/** Entries sealed per round trip; the next pass (the next write, or the cron) takes the rest. */
+const SEAL_BATCH = 200;
+
+/**
+ * What an entry's hash covers: every stored column but the hash, as JSON with the keys in
+ * alphabetical order and `detail` as the exact text stored. Anyone holding the rows can recompute it.
+ */
+export function canonicalEntry(row: EntryRow): string {
+  return JSON.stringify({
+    activity: row.activity,
+    api_key_id: row.apiKeyId,
+    created_at: row.createdAt,
+    detail: row.detail,
+    id: row.id,
+    is_system: row.isSystem,
+    item_id: row.itemId,
+    organization_id: row.organizationId,
+    project_id: row.projectId,
+    request_id: row.requestId,
+    scope: row.scope,
+    seq: row.seq,
+    user_id: row.userId,
+  });
+}
+
+/** `hash` = SHA-256 (hex) of the previous entry's hash followed by the entry's canonical JSON. */
+export const entryHash = (previousHash: string, row: EntryRow) => sha256Hex(previousHash + canonicalEntry(row));
+
+/** Where the chain's remaining entries start: after the retention anchor, or at the beginning. */
+const startOf = (anchor: { seq: number; hash: string } | undefined) => ({ seq: anchor?.seq ?? 0, hash: anchor?.hash ?? GENESIS_HASH });
+
+/**
+ * Hashes the organization's entries appended since the last sealed one, in order. Entries are
+ * numbered inside the writing batch; hashing needs the previous hash, which only exists once that
+ * batch has committed, so it happens here, right after the response and on every cron run. Two
+ * passes at once compute the same hashes and each update applies only to a still-unsealed row:
+ * the chain cannot fork. Returns how many entries it sealed.
+ */
+export async function sealChain(db: Database, organizationId: string): Promise<number> {
+  const [[lastSealed], pending, [anchor]] = await db.batch([
+    db
+      .select()
+      .from(activityLog)
+      .where(and(eq(activityLog.organizationId, organizationId), isNotNull(activityLog.hash)))
+      .orderBy(desc(activityLog.seq))
+      .limit(1),
+    db
+      .select()
+      .from(activityLog)
+      .where(and(eq(activityLog.organizationId, organizationId), isNull(activityLog.hash)))
+      .orderBy(asc(activityLog.seq))
+      .limit(SEAL_BATCH),
+    db.select().from(activityLogAnchors).where(eq(activityLogAnchors.organizationId, organizationId)),
+  ]);
+  let previous = lastSealed ? { seq: lastSealed.seq, hash: lastSealed.hash ?? GENESIS_HASH } : startOf(anchor);
+  const seals: { id: string; hash: string }[] = [];
+  for (const row of pending) {
+    if (row.seq !== previous.seq + 1) break;
+    const hash = await entryHash(previous.hash, row);
+    seals.push({ id: row.id, hash });
+    previous = { seq: row.seq, hash };
+  }
+  const [first, ...rest] = seals.map((seal) =>
+    db
+      .update(activityLog)
+      .set({ hash: seal.hash })
+      .where(and(eq(activityLog.id, seal.id), isNull(activityLog.hash))),
+  );
+  if (first) await db.batch([first, ...rest]);
+  return seals.length;
+}
+
+export type ChainVerdict = {
+  valid: boolean;
+  /** Entries checked (the organization's entries since the retention anchor). */
+  entries: number;
+  /** The `seq` of the first entry that is missing, altered or out of place; null when valid. */
+  first_invalid: number | null;
+  /** The last entry's `seq` and `hash`: keep them elsewhere to detect a truncated chain later. */
+  head: { seq: number; hash: string } | null;
+};
+
+/** Recomputes the organization's whole chain from its anchor: every number present, every hash right. */
+export async function verifyChain(db: Database, organizationId: string): Promise<ChainVerdict> {
+  const [rows, [anchor]] = await db.batch([
+    db.select().from(activityLog).where(eq(activityLog.organizationId, organizationId)).orderBy(asc(activityLog.seq)),
+    db.select().from(activityLogAnchors).where(eq(activityLogAnchors.organizationId, organizationId)),
+  ]);
+  let previous = startOf(anchor);
+  for (const row of rows) {
+    const hash = row.seq === previous.seq + 1 && row.hash !== null ? await entryHash(previous.hash, row) : null;
+    if (hash === null || hash !== row.hash) {
+      return { valid: false, entries: rows.length, first_invalid: Math.min(row.seq, previous.seq + 1), head: null };
+    }
+    previous = { seq: row.seq, hash };
+  }
+  return { valid: true, entries: rows.length, first_invalid: null, head: rows.length === 0 ? null : previous };
+}

@@ -1,0 +1,121 @@
+import type { Context } from "hono";
+import { sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import { activityLog, activityLogAnchors } from "../../db/schema";
+import type { Database } from "../db";
+import type { AppEnv } from "../env";
+import { uuid7 } from "../ids";
+import type { ActivityOf, ActivityScope } from "./vocabulary";
+
+/** PostHog's `Change`: one field of an item, before and after. */
+export type Change = {
+  type: ActivityScope;
+  action: "changed" | "created" | "deleted";
+  field: string | null;
+  before: unknown;
+  after: unknown;
+};
+
+/** What PostHog shows in place of a secret's value. */
+export const MASKED = "masked";
+
+/** Who made the change: a key's user, or the service itself (`is_system`). */
+export type ActivityActor = {
+  userId: number | null;
+  apiKeyId: string | null;
+  isSystem: boolean;
+  requestId: string | null;
+};
+
+export type ActivityEntry<S extends ActivityScope = ActivityScope> = {
+  organizationId: string;
+  projectId?: number | null;
+  scope: S;
+  activity: ActivityOf<S>;
+  itemId: string | number;
+  /** The item's human name (a dashboard's name, a member's e-mail). */
+  name?: string | null;
+  changes?: Change[] | null;
+  context?: Record<string, unknown> | null;
+};
+
+/**
+ * The statement that appends `entry`, to be placed in the same `db.batch` as the write it
+ * describes, right after it: it inserts only if that statement changed a row (`changes()`), so
+ * a conditional write that matched nothing records nothing. Entries placed one after another are
+ * gated in a chain. The entry's number is the organization's next, taken inside the batch's
+ * transaction: gapless, and never the same for two writers. Its time is the database's.
+ */
+export function activityStatement(db: Database, actor: ActivityActor, entry: ActivityEntry): BatchItem<"sqlite"> {
+  const detail = JSON.stringify({ name: entry.name ?? null, changes: entry.changes ?? null, context: entry.context ?? null });
+  const nextSeq = sql<number>`coalesce(
+    (select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${entry.organizationId} order by ${activityLog.seq} desc limit 1),
+    (select ${activityLogAnchors.seq} from ${activityLogAnchors} where ${activityLogAnchors.organizationId} = ${entry.organizationId}),
+    0
+  ) + 1`;
+  // drizzle's D1 batch cannot bind a raw statement's parameters, so the INSERT ... SELECT is built.
+  return db.insert(activityLog).select(
+    db
+      .select({
+        id: sql<string>`${uuid7()}`.as("id"),
+        organizationId: sql<string>`${entry.organizationId}`.as("organization_id"),
+        seq: nextSeq.as("seq"),
+        projectId: sql<number | null>`${entry.projectId ?? null}`.as("project_id"),
+        userId: sql<number | null>`${actor.userId}`.as("user_id"),
+        apiKeyId: sql<string | null>`${actor.apiKeyId}`.as("api_key_id"),
+        isSystem: sql<boolean>`${actor.isSystem ? 1 : 0}`.as("is_system"),
+        activity: sql<string>`${entry.activity}`.as("activity"),
+        scope: sql<string>`${entry.scope}`.as("scope"),
+        itemId: sql<string>`${String(entry.itemId)}`.as("item_id"),
+        detail: sql<string>`${detail}`.as("detail"),
+        requestId: sql<string | null>`${actor.requestId}`.as("request_id"),
+        createdAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("created_at"),
+        hash: sql<string | null>`null`.as("hash"),
+      })
+      .from(sql`(select 1)`)
+      .where(sql`changes() > 0`),
+  );
+}
+
+/** The organizations this request appended entries to: their chains are sealed after the response. */
+const appendedByRequest = new WeakMap<Context, Set<string>>();
+
+export function organizationsAppendedBy(c: Context): string[] {
+  return [...(appendedByRequest.get(c) ?? [])];
+}
+
+/** The caller of the request, as the log names it. */
+export function requestActor(c: Context<AppEnv>): ActivityActor {
+  const actor = c.get("actor");
+  return { userId: actor?.userId ?? null, apiKeyId: actor?.keyId ?? null, isSystem: false, requestId: c.get("requestId") ?? null };
+}
+
+/** `activityStatement` for the request's caller (or `actor`, for a caller without a key). */
+export function recordActivity(c: Context<AppEnv>, entry: ActivityEntry, actor: ActivityActor = requestActor(c)): BatchItem<"sqlite"> {
+  const appended = appendedByRequest.get(c) ?? new Set<string>();
+  appended.add(entry.organizationId);
+  appendedByRequest.set(c, appended);
+  return activityStatement(c.var.db, actor, entry);
+}
+
+const sameValue = (left: unknown, right: unknown) => JSON.stringify(left ?? null) === JSON.stringify(right ?? null);
+
+/**
+ * The fields of an update that changed, in `fields` order; a secret field says only that it
+ * changed. Values are compared as JSON (API shapes: objects and lists compare by content).
+ */
+export function changesBetween(
+  type: ActivityScope,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+  fields: readonly string[],
+  secretFields: readonly string[] = [],
+): Change[] {
+  return fields
+    .filter((field) => !sameValue(before[field], after[field]))
+    .map((field) =>
+      secretFields.includes(field)
+        ? { type, action: "changed", field, before: MASKED, after: MASKED }
+        : { type, action: "changed", field, before: before[field] ?? null, after: after[field] ?? null },
+    );
+}
