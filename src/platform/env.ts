@@ -21,6 +21,8 @@ export type Bindings = {
   SECRETS_ENCRYPTION_OLD_KEYS?: string;
   /** The origin callers use (`https://api.example.com`), for links; empty: the request's own. */
   PUBLIC_BASE_URL?: string;
+  /** Days activity-log entries are kept (default 365). */
+  ACTIVITY_LOG_RETENTION_DAYS?: string;
   /** Comma-separated origins allowed by CORS; empty: none. */
   CORS_ORIGINS?: string;
 };

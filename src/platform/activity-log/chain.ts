@@ -106,3 +106,13 @@ export async function verifyChain(db: Database, organizationId: string): Promise
   }
   return { valid: true, entries: rows.length, first_invalid: null, head: rows.length === 0 ? null : previous };
 }
+
+/** Organizations with entries still unsealed (a seal after a response that never ran), at most `limit`. */
+export async function organizationsWithUnsealedEntries(db: Database, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ organizationId: activityLog.organizationId })
+    .from(activityLog)
+    .where(isNull(activityLog.hash))
+    .limit(limit);
+  return rows.map((row) => row.organizationId);
+}

@@ -29,10 +29,23 @@ export async function pruneActivityLog(db: Database, days: number, now = new Dat
   let deleted = 0;
   for (let start = 0; start < ends.length; start += ORGANIZATIONS_PER_BATCH) {
     const statements = ends.slice(start, start + ORGANIZATIONS_PER_BATCH).flatMap(({ organizationId, seq }) => [
-      db.run(sql`
-        insert into ${activityLogAnchors} (organization_id, seq, hash, pruned_at)
-        select organization_id, seq, hash, ${nowIso()} from ${activityLog} where organization_id = ${organizationId} and seq = ${seq}
-        on conflict (organization_id) do update set seq = excluded.seq, hash = excluded.hash, pruned_at = excluded.pruned_at`),
+      db
+        .insert(activityLogAnchors)
+        .select(
+          db
+            .select({
+              organizationId: activityLog.organizationId,
+              seq: activityLog.seq,
+              hash: sql<string>`${activityLog.hash}`.as("hash"),
+              prunedAt: sql<string>`${nowIso()}`.as("pruned_at"),
+            })
+            .from(activityLog)
+            .where(and(eq(activityLog.organizationId, organizationId), eq(activityLog.seq, seq))),
+        )
+        .onConflictDoUpdate({
+          target: activityLogAnchors.organizationId,
+          set: { seq: sql`excluded.seq`, hash: sql`excluded.hash`, prunedAt: sql`excluded.pruned_at` },
+        }),
       db.delete(activityLog).where(and(eq(activityLog.organizationId, organizationId), lte(activityLog.seq, seq))),
     ]);
     const [first, ...rest] = statements;

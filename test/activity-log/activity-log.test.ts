@@ -1,0 +1,283 @@
+import { createScheduledController } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { and, eq } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import * as schema from "../../src/db/schema";
+import worker from "../../src/index";
+import { MembershipLevel } from "../../src/platform/levels";
+import { addMember, api, createApiKey, db, errorBody, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../support/harness";
+import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
+
+type Organization = Awaited<ReturnType<typeof setupOrganization>>;
+type Entry = { seq: number; activity: string; scope: string; item_id: string; hash: string | null; user: { uuid: string } | null };
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const logPath = (organizationId: string) => `/api/organizations/${organizationId}/activity_log`;
+const memberPath = (organizationId: string, userUuid: string) => `/api/organizations/${organizationId}/members/${userUuid}`;
+
+async function readLog(organization: Organization, query = "") {
+  const response = await api("GET", `${logPath(organization.organization.id)}${query}`, { key: organization.key });
+  expect(response.status).toBe(200);
+  return response.body as { next: string | null; previous: null; results: Entry[] };
+}
+
+const verify = async (organization: Organization) =>
+  (await api("GET", `${logPath(organization.organization.id)}/verify`, { key: organization.key })).body;
+
+/** `count` members promoted to admin by the owner: one entry each. */
+async function promoteMembers(organization: Organization, count: number) {
+  const members = await Promise.all(Array.from({ length: count }, () => addMember(organization.organization.id, MembershipLevel.member)));
+  for (const member of members) {
+    const response = await api("PATCH", memberPath(organization.organization.id, member.user.uuid), {
+      key: organization.key,
+      body: { level: MembershipLevel.admin },
+    });
+    expect(response.status).toBe(200);
+  }
+  return members;
+}
+
+const runScheduledPass = (bindings: typeof env = env) => worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), bindings);
+
+describe("the organization's activity log", () => {
+  it("records a change with who made it, through which key and request, and what changed", async () => {
+    const organization = await setupOrganization();
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const response = await api("PATCH", memberPath(organization.organization.id, member.user.uuid), {
+      key: organization.key,
+      body: { level: MembershipLevel.admin },
+    });
+    const [key] = await db.select().from(schema.personalApiKeys).where(eq(schema.personalApiKeys.userId, organization.owner.id));
+    await verify(organization);
+    const log = await readLog(organization);
+    expect(log).toEqual({
+      next: null,
+      previous: null,
+      results: [
+        {
+          id: expect.stringMatching(UUID),
+          user: userBasic(organization.owner),
+          unread: false,
+          organization_id: organization.organization.id,
+          project_id: null,
+          was_impersonated: false,
+          is_system: false,
+          activity: "updated",
+          scope: "OrganizationMembership",
+          item_id: member.membership.id,
+          detail: {
+            id: member.membership.id,
+            name: member.user.email,
+            short_id: null,
+            type: null,
+            changes: [{ type: "OrganizationMembership", action: "changed", field: "level", before: 1, after: 8 }],
+            merge: null,
+            trigger: null,
+            context: { user_uuid: member.user.uuid },
+          },
+          created_at: expect.stringMatching(ISO_TIMESTAMP),
+          request_id: response.headers.get("X-Request-Id"),
+          api_key_id: key!.id,
+          seq: 1,
+          hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        },
+      ],
+    });
+  });
+
+  it("appends nothing for a write that fails or changes nothing", async () => {
+    const organization = await setupOrganization();
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const path = memberPath(organization.organization.id, member.user.uuid);
+    const failures = [
+      await api("PATCH", path, { key: organization.key, body: { level: 3 } }),
+      await api("PATCH", memberPath(organization.organization.id, organization.owner.uuid), { key: organization.key, body: { level: 1 } }),
+      await api("DELETE", memberPath(organization.organization.id, "01a20283-0000-7000-8000-000000000000"), { key: organization.key }),
+      await api("PATCH", path, { key: member.key, body: { level: MembershipLevel.owner } }),
+    ];
+    expect(failures.map((response) => response.status)).toEqual([400, 403, 404, 403]);
+    expect((await api("PATCH", path, { key: organization.key, body: { level: MembershipLevel.member } })).status).toBe(200);
+    expect((await readLog(organization)).results).toEqual([]);
+  });
+
+  it("is for admins and owners with activity_log:read; another organization's log is not found", async () => {
+    const organization = await setupOrganization();
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const admin = await addMember(organization.organization.id, MembershipLevel.admin);
+    const outsider = await setupOrganization();
+    const narrowKey = (await createApiKey(organization.owner, { scopes: ["organization:read"] })).value;
+    const readerKey = (await createApiKey(organization.owner, { scopes: ["activity_log:read"] })).value;
+    for (const suffix of ["", "/verify"]) {
+      const path = `${logPath(organization.organization.id)}${suffix}`;
+      expectError(await api("GET", path, { key: member.key }), 403, INSUFFICIENT_LEVEL);
+      expectError(await api("GET", path, { key: outsider.key }), 404, NOT_FOUND);
+      expectError(await api("GET", path, { key: narrowKey }), 403, missingScope("activity_log:read"));
+      expect((await api("GET", path, { key: admin.key })).status).toBe(200);
+      expect((await api("GET", path, { key: readerKey })).status).toBe(200);
+    }
+  });
+
+  it("filters by scope, item, user, activity and time, each answered by an index", async () => {
+    const organization = await setupOrganization();
+    const admin = await addMember(organization.organization.id, MembershipLevel.admin);
+    const [first, second] = await promoteMembers(organization, 2);
+    const startedAt = new Date().toISOString();
+    const removed = await api("DELETE", memberPath(organization.organization.id, first!.user.uuid), { key: admin.key });
+    expect(removed.status).toBe(204);
+    const pick = async (query: string) => (await readLog(organization, query)).results.map((entry) => [entry.activity, entry.item_id]);
+    expect(await pick("?scope=OrganizationMembership")).toEqual([
+      ["left", first!.membership.id],
+      ["updated", second!.membership.id],
+      ["updated", first!.membership.id],
+    ]);
+    expect(await pick(`?item_id=${second!.membership.id}`)).toEqual([["updated", second!.membership.id]]);
+    expect(await pick(`?user=${admin.user.uuid}`)).toEqual([["left", first!.membership.id]]);
+    expect(await pick("?activity=left")).toEqual([["left", first!.membership.id]]);
+    expect(await pick(`?after=${startedAt}`)).toEqual([["left", first!.membership.id]]);
+    expect(await pick(`?before=${startedAt}`)).toEqual([
+      ["updated", second!.membership.id],
+      ["updated", first!.membership.id],
+    ]);
+    expect(await pick("?scope=Dashboard")).toEqual([]);
+    const filtered = await api("GET", `${logPath(organization.organization.id)}?user=${admin.user.uuid}&scope=OrganizationMembership`, {
+      key: organization.key,
+    });
+    expect(filtered.cost).toEqual({ queries: 2, rowsRead: expect.any(Number), rowsWritten: 0 });
+    expect(filtered.cost.rowsRead).toBeLessThanOrEqual(10);
+  });
+
+  it("answers 400 naming the parameter for a bad filter or cursor", async () => {
+    const organization = await setupOrganization();
+    const cases: [string, string][] = [
+      ["scope=Nothing", "scope"],
+      ["activity=exploded", "activity"],
+      ["user=not-a-uuid", "user"],
+      ["after=yesterday", "after"],
+      ["before=2026-13-01", "before"],
+      ["cursor=abc", "cursor"],
+      ["limit=0", "limit"],
+      [`item_id=${"x".repeat(201)}`, "item_id"],
+    ];
+    for (const [query, attr] of cases) {
+      const response = await api("GET", `${logPath(organization.organization.id)}?${query}`, { key: organization.key });
+      expect({ query, status: response.status, attr: response.body.attr, type: response.body.type }).toEqual({
+        query,
+        status: 400,
+        attr,
+        type: "validation_error",
+      });
+    }
+  });
+
+  it("pages newest first with a cursor that entries appended meanwhile do not shift", async () => {
+    const organization = await setupOrganization();
+    await promoteMembers(organization, 5);
+    const firstPage = await readLog(organization, "?limit=2");
+    expect(firstPage.results.map((entry) => entry.seq)).toEqual([5, 4]);
+    await promoteMembers(organization, 2);
+    const secondPage = await api("GET", new URL(firstPage.next!).pathname + new URL(firstPage.next!).search, { key: organization.key });
+    expect(secondPage.body.results.map((entry: Entry) => entry.seq)).toEqual([3, 2]);
+    const lastPage = await api("GET", new URL(secondPage.body.next).pathname + new URL(secondPage.body.next).search, { key: organization.key });
+    expect(lastPage.body).toMatchObject({ next: null, previous: null });
+    expect(lastPage.body.results.map((entry: Entry) => entry.seq)).toEqual([1]);
+    expect(lastPage.cost.rowsRead).toBeLessThanOrEqual(10);
+  });
+
+  it("shows a project's own entries to those who can see the project, under both trees", async () => {
+    const organization = await setupOrganization();
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    await promoteMembers(organization, 1);
+    const [environment] = await db.select().from(schema.environments).where(eq(schema.environments.projectId, organization.project.id));
+    await db.insert(schema.activityLog).values({
+      id: "01a20283-0000-7000-8000-00000000beef",
+      organizationId: organization.organization.id,
+      seq: 2,
+      projectId: organization.project.id,
+      userId: organization.owner.id,
+      isSystem: false,
+      activity: "created",
+      scope: "Dashboard",
+      itemId: "42",
+      detail: JSON.stringify({ name: "Seeded", changes: null, context: null }),
+      createdAt: new Date().toISOString(),
+    });
+    for (const tree of ["environments", "projects"]) {
+      const response = await api("GET", `/api/${tree}/${environment!.id}/activity_log`, { key: member.key });
+      expect(response.status).toBe(200);
+      expect(response.body.results.map((entry: Entry) => [entry.scope, entry.item_id])).toEqual([["Dashboard", "42"]]);
+    }
+    const outsider = await setupOrganization();
+    expectError(await api("GET", `/api/environments/${environment!.id}/activity_log`, { key: outsider.key }), 404, NOT_FOUND);
+  });
+});
+
+describe("the hash chain", () => {
+  it("verifies, and says where an edited, deleted or re-hashed entry breaks it", async () => {
+    const organization = await setupOrganization();
+    await promoteMembers(organization, 4);
+    const intact = await verify(organization);
+    expect(intact).toEqual({ valid: true, entries: 4, first_invalid: null, head: { seq: 4, hash: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    const entryAt = (seq: number) =>
+      and(eq(schema.activityLog.organizationId, organization.organization.id), eq(schema.activityLog.seq, seq));
+
+    const [third] = await db.select().from(schema.activityLog).where(entryAt(3));
+    await db.update(schema.activityLog).set({ detail: third!.detail.replace('"after":8', '"after":15') }).where(entryAt(3));
+    expect(await verify(organization)).toEqual({ valid: false, entries: 4, first_invalid: 3, head: null });
+    await db.update(schema.activityLog).set({ detail: third!.detail }).where(entryAt(3));
+    expect((await verify(organization)).valid).toBe(true);
+
+    await db.update(schema.activityLog).set({ hash: "0".repeat(64) }).where(entryAt(2));
+    expect((await verify(organization)).first_invalid).toBe(2);
+    await db.delete(schema.activityLog).where(entryAt(2));
+    expect(await verify(organization)).toEqual({ valid: false, entries: 3, first_invalid: 2, head: null });
+  });
+
+  it("stays one gapless chain under concurrent writers", async () => {
+    const organization = await setupOrganization();
+    const members = await Promise.all(Array.from({ length: 16 }, () => addMember(organization.organization.id, MembershipLevel.member)));
+    const responses = await Promise.all(
+      members.map((member) =>
+        api("PATCH", memberPath(organization.organization.id, member.user.uuid), { key: organization.key, body: { level: MembershipLevel.admin } }),
+      ),
+    );
+    expect(responses.every((response) => response.status === 200)).toBe(true);
+    expect(await verify(organization)).toMatchObject({ valid: true, entries: 16, first_invalid: null, head: { seq: 16 } });
+    const seqs = (await readLog(organization)).results.map((entry) => entry.seq);
+    expect(seqs).toEqual(Array.from({ length: 16 }, (_, index) => 16 - index));
+  });
+
+  it("is sealed by the cron when the seal after the response did not run", async () => {
+    const organization = await setupOrganization();
+    await promoteMembers(organization, 2);
+    const { head } = await verify(organization);
+    await db.update(schema.activityLog).set({ hash: null }).where(eq(schema.activityLog.organizationId, organization.organization.id));
+    await runScheduledPass();
+    const rows = await db.select().from(schema.activityLog).where(eq(schema.activityLog.organizationId, organization.organization.id));
+    expect(rows.every((row) => row.hash !== null)).toBe(true);
+    expect(await verify(organization)).toEqual({ valid: true, entries: 2, first_invalid: null, head });
+  });
+
+  it("prunes past retention in the scheduled handler, and the rest of the chain still verifies", async () => {
+    const organization = await setupOrganization();
+    await promoteMembers(organization, 3);
+    const before = await verify(organization);
+    vi.useFakeTimers({ now: Date.now() + 31 * 86_400_000, toFake: ["Date"] });
+    await runScheduledPass({ ...env, ACTIVITY_LOG_RETENTION_DAYS: "30" });
+    vi.useRealTimers();
+    const [anchor] = await db
+      .select()
+      .from(schema.activityLogAnchors)
+      .where(eq(schema.activityLogAnchors.organizationId, organization.organization.id));
+    expect(anchor).toMatchObject({ seq: 3, hash: before.head.hash });
+    expect((await readLog(organization)).results).toEqual([]);
+    await promoteMembers(organization, 2);
+    expect(await verify(organization)).toMatchObject({ valid: true, entries: 2, first_invalid: null, head: { seq: 5 } });
+    const untouched = await setupOrganization();
+    await promoteMembers(untouched, 1);
+    await runScheduledPass();
+    expect((await verify(untouched)).entries).toBe(1);
+  });
+});
