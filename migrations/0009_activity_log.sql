@@ -3,6 +3,7 @@ CREATE TABLE `activity_log` (
 	`organization_id` text NOT NULL,
 	`seq` integer NOT NULL,
 	`project_id` integer,
+	`dashboard_id` integer,
 	`user_id` integer,
 	`api_key_id` text,
 	`is_system` integer NOT NULL,

@@ -462,6 +462,8 @@ export const activityLog = sqliteTable(
       .references(() => organizations.id, { onDelete: "cascade" }),
     seq: integer("seq").notNull(),
     projectId: integer("project_id"),
+    /** Set on entries about a dashboard or its parts: a project's log hides them from whoever cannot see it. */
+    dashboardId: integer("dashboard_id"),
     userId: integer("user_id"),
     apiKeyId: text("api_key_id"),
     isSystem: integer("is_system", { mode: "boolean" }).notNull(),

@@ -212,6 +212,45 @@ describe("the organization's activity log", () => {
     const outsider = await setupOrganization();
     expectError(await api("GET", `/api/environments/${environment!.id}/activity_log`, { key: outsider.key }), 404, NOT_FOUND);
   });
+
+  it("hides entries about a dashboard from a member whom a none rule keeps from it", async () => {
+    const organization = await setupOrganization();
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const dashboardPath = `/api/environments/${organization.project.id}/dashboards`;
+    const secret = await api("POST", dashboardPath, { key: organization.key, body: { name: "Secret plans" } });
+    const open = await api("POST", dashboardPath, { key: organization.key, body: { name: "Open" } });
+    await db.insert(schema.accessControls).values({
+      id: "01a20283-0000-7000-8000-00000000c0de",
+      environmentId: organization.project.id,
+      resource: "dashboard",
+      resourceId: String(secret.body.id),
+      organizationMembershipId: member.membership.id,
+      accessLevel: "none",
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    });
+    const entry = (seq: number, dashboardId: number, name: string) => ({
+      id: `01a20283-0000-7000-8000-0000000000${seq}0`,
+      organizationId: organization.organization.id,
+      seq: 100 + seq,
+      projectId: organization.project.id,
+      dashboardId,
+      userId: organization.owner.id,
+      isSystem: false,
+      activity: "updated",
+      scope: "Dashboard",
+      itemId: String(dashboardId),
+      detail: JSON.stringify({ name, changes: null, context: null }),
+      createdAt: new Date().toISOString(),
+    });
+    await db.insert(schema.activityLog).values([entry(1, secret.body.id, "Secret plans"), entry(2, open.body.id, "Open")]);
+    const names = async (key: string) =>
+      (await api("GET", `/api/environments/${organization.project.id}/activity_log?scope=Dashboard`, { key })).body.results.map(
+        (result: { detail: { name: string } }) => result.detail.name,
+      );
+    expect(await names(member.key)).toEqual(["Open"]);
+    expect(await names(organization.key)).toEqual(["Open", "Secret plans"]);
+  });
 });
 
 describe("the hash chain", () => {

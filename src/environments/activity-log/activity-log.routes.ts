@@ -1,14 +1,15 @@
 import { ActivityLogPage, ActivityLogQuery } from "../../platform/activity-log/activity-log.schema";
-import { ProjectParams } from "../../platform/project-context";
+import { ProjectParams, resolveProject } from "../../platform/project-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
 
-/** A project's own entries, for everyone who can see the project (the project is resolved with the read). */
+/** A project's own entries, for everyone who can see the project. */
 export const projectActivityLogRoute = (tree: ProjectTree) =>
   apiRoute({
     method: "get",
     path: `${tree}/{project_id}/activity_log`,
     scope: "activity_log:read",
+    middleware: [resolveProject],
     tags: ["activity log"],
     summary: "What changed in the project, newest first (cursor pages)",
     request: { params: ProjectParams, query: ActivityLogQuery },

@@ -124,7 +124,7 @@ export type DashboardListFilters = { pinned?: boolean; search?: string; tags?: s
  * A `none` rule hides a dashboard from the member, as in PostHog;
  * its creator and organization admins always see it.
  */
-function hiddenByRule(caller: DashboardScope["caller"]): SQL | undefined {
+export function notHiddenByRule(caller: DashboardScope["caller"]): SQL | undefined {
   if (isAdmin(caller.organizationLevel)) return undefined;
   const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
   return sql`(${dashboards.createdById} = ${caller.userId} or coalesce(${rule}, 'editor') <> 'none')`;
@@ -134,7 +134,7 @@ function listConditions(scope: DashboardScope, filters: DashboardListFilters) {
   const conditions: (SQL | undefined)[] = [
     eq(dashboards.environmentId, scope.environmentId),
     eq(dashboards.deleted, false),
-    hiddenByRule(scope.caller),
+    notHiddenByRule(scope.caller),
   ];
   if (filters.pinned !== undefined) conditions.push(eq(dashboards.pinned, filters.pinned));
   if (filters.search) {

@@ -54,7 +54,7 @@ function filtersOf(query: ActivityLogQuery): (SQL | undefined)[] {
  * The cursor is a position in the chain, so entries appended meanwhile never shift a page.
  * One more row than the page is read, to know whether a next page exists.
  */
-export function selectActivityPage(db: Database, where: SQL, query: ActivityLogQuery) {
+export function selectActivityPage(db: Database, where: SQL | undefined, query: ActivityLogQuery) {
   return db
     .select({ entry: activityLog, user: users })
     .from(activityLog)

@@ -20,6 +20,7 @@ export function canonicalEntry(row: EntryRow): string {
     activity: row.activity,
     api_key_id: row.apiKeyId,
     created_at: row.createdAt,
+    dashboard_id: row.dashboardId,
     detail: row.detail,
     id: row.id,
     is_system: row.isSystem,

@@ -30,6 +30,8 @@ export type ActivityActor = {
 export type ActivityEntry<S extends ActivityScope = ActivityScope> = {
   organizationId: string;
   projectId?: number | null;
+  /** The dashboard the entry is about (itself, a tile, a collaborator, its sharing or rules). */
+  dashboardId?: number | null;
   scope: S;
   activity: ActivityOf<S>;
   itemId: string | number;
@@ -61,6 +63,7 @@ export function activityStatement(db: Database, actor: ActivityActor, entry: Act
         organizationId: sql<string>`${entry.organizationId}`.as("organization_id"),
         seq: nextSeq.as("seq"),
         projectId: sql<number | null>`${entry.projectId ?? null}`.as("project_id"),
+        dashboardId: sql<number | null>`${entry.dashboardId ?? null}`.as("dashboard_id"),
         userId: sql<number | null>`${actor.userId}`.as("user_id"),
         apiKeyId: sql<string | null>`${actor.apiKeyId}`.as("api_key_id"),
         isSystem: sql<boolean>`${actor.isSystem ? 1 : 0}`.as("is_system"),
