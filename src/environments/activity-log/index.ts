@@ -21,10 +21,10 @@ function dashboardEntriesVisibleTo(caller: DashboardScope["caller"]) {
 
 const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogRoute>, AppEnv> = async (c) => {
   const query = c.req.valid("query");
-  const { environmentId, level, membershipId } = c.var.project;
+  const { environmentId, organizationId, level, membershipId } = c.var.project;
   const caller = { userId: c.var.actor.userId, organizationLevel: level, membershipId };
   const where = and(ofEnvironmentProject(environmentId), dashboardEntriesVisibleTo(caller));
-  const rows = await selectActivityPage(c.var.db, where, query);
+  const rows = await selectActivityPage(c.var.db, { organizationId, where }, query);
   return c.json(activityPageEnvelope(c, query, rows), 200);
 };
 

@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { activityPageEnvelope, ofOrganization, selectActivityPage } from "../../platform/activity-log/activity-log.queries";
+import { activityPageEnvelope, selectActivityPage } from "../../platform/activity-log/activity-log.queries";
 import { sealChain, verifyChain } from "../../platform/activity-log/chain";
 import { createDatabase } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
@@ -7,7 +7,7 @@ import type { listActivityLog, verifyActivityLog } from "./activity-log.routes";
 
 export const listOrganizationActivityLog: RouteHandler<typeof listActivityLog, AppEnv> = async (c) => {
   const query = c.req.valid("query");
-  const rows = await selectActivityPage(c.var.db, ofOrganization(c.var.organization.id), query);
+  const rows = await selectActivityPage(c.var.db, { organizationId: c.var.organization.id }, query);
   return c.json(activityPageEnvelope(c, query, rows), 200);
 };
 

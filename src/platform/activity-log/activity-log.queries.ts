@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { and, desc, eq, gt, lt, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, users } from "../../db/schema";
 import { toUserBasic } from "../../users/user-basic";
 import type { Database } from "../db";
@@ -36,30 +36,47 @@ export function toActivityLogEntry(row: EntryRow, user: UserRow | null): Activit
 /** Milliseconds as stored (`...T10:00:00.000Z`), so that text comparison is time comparison. */
 const storedTime = (value: string) => new Date(value).toISOString();
 
+/**
+ * The organization's last `seq` written at or before `time`, as SQL: one probe of the time index.
+ * Entries take their number and their time (the database's clock) in the same transaction, so
+ * numbers and times rise together, and a time range is a range of numbers, read along the
+ * number index in the page's own order.
+ */
+const lastSeqAtOrBefore = (organizationId: string, time: string) =>
+  sql`coalesce((select ${activityLog.seq} from ${activityLog}
+    where ${activityLog.organizationId} = ${organizationId} and ${activityLog.createdAt} <= ${storedTime(time)}
+    order by ${activityLog.createdAt} desc, ${activityLog.seq} desc limit 1), 0)`;
+
 /** The filters of the query string, as SQL; each leads an index together with the organization or project. */
-function filtersOf(query: ActivityLogQuery): (SQL | undefined)[] {
+function filtersOf(organizationId: string, query: ActivityLogQuery): (SQL | undefined)[] {
   return [
     query.scope === undefined ? undefined : eq(activityLog.scope, query.scope),
     query.item_id === undefined ? undefined : eq(activityLog.itemId, query.item_id),
     query.user === undefined ? undefined : sql`${activityLog.userId} = (select ${users.id} from ${users} where ${users.uuid} = ${query.user})`,
     query.activity === undefined ? undefined : eq(activityLog.activity, query.activity),
-    query.after === undefined ? undefined : gt(activityLog.createdAt, storedTime(query.after)),
-    query.before === undefined ? undefined : lt(activityLog.createdAt, storedTime(query.before)),
+    query.after === undefined ? undefined : sql`${activityLog.seq} > ${lastSeqAtOrBefore(organizationId, query.after)}`,
+    // Before a time: at or below the last number of the millisecond before it.
+    query.before === undefined
+      ? undefined
+      : sql`${activityLog.seq} <= ${lastSeqAtOrBefore(organizationId, new Date(new Date(query.before).getTime() - 1).toISOString())}`,
     query.cursor === undefined ? undefined : lt(activityLog.seq, Number(query.cursor)),
   ];
 }
 
+/** Whose entries a page lists: an organization's, or some of them (a project's). */
+export type ActivityLogSource = { organizationId: string; where?: SQL };
+
 /**
- * A page of entries, newest first, from `where` (an organization, or a project) and the filters.
- * The cursor is a position in the chain, so entries appended meanwhile never shift a page.
- * One more row than the page is read, to know whether a next page exists.
+ * A page of entries, newest first, from `source` and the filters. The cursor is a position in the
+ * chain, so entries appended meanwhile never shift a page. One more row than the page is read,
+ * to know whether a next page exists.
  */
-export function selectActivityPage(db: Database, where: SQL | undefined, query: ActivityLogQuery) {
+export function selectActivityPage(db: Database, source: ActivityLogSource, query: ActivityLogQuery) {
   return db
     .select({ entry: activityLog, user: users })
     .from(activityLog)
     .leftJoin(users, eq(users.id, activityLog.userId))
-    .where(and(where, ...filtersOf(query)))
+    .where(and(source.where ?? eq(activityLog.organizationId, source.organizationId), ...filtersOf(source.organizationId, query)))
     .orderBy(desc(activityLog.seq))
     .limit((query.limit ?? DEFAULT_PAGE_SIZE) + 1);
 }
@@ -80,7 +97,6 @@ export function activityPageEnvelope(c: Context<AppEnv>, query: ActivityLogQuery
   return { next, previous: null, results: page.map((row) => toActivityLogEntry(row.entry, row.user)) };
 }
 
-export const ofOrganization = (organizationId: string) => eq(activityLog.organizationId, organizationId);
 /** A project's entries: `:project_id` names an environment, the entries name its project. */
 export const ofEnvironmentProject = (environmentId: number) =>
   sql`${activityLog.projectId} = (select project_id from environments where id = ${environmentId})`;

@@ -1,0 +1,90 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { MembershipLevel } from "../../src/platform/levels";
+import { addMember, api, setupOrganization } from "../support/harness";
+
+/**
+ * The log grows forever (until retention), so reading it must cost the page, not the log: one
+ * organization holds 10,000 entries and another 10,000 more.
+ */
+const ENTRIES = 10_000;
+const PAGE_BOUND = (limit: number) => 3 * limit + 50;
+
+let organization: Awaited<ReturnType<typeof setupOrganization>>;
+let member: Awaited<ReturnType<typeof addMember>>;
+let boundaryTime = "";
+
+/**
+ * `count` entries in one statement: every 100th is a Dashboard entry by the member, the others
+ * are membership updates by the owner, one minute apart so that time filters have a range.
+ */
+async function seedEntries(organizationId: string, projectId: number, ownerId: number, memberId: number, count: number) {
+  await env.DB.prepare(
+    `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
+     insert into activity_log (id, organization_id, seq, project_id, user_id, is_system, activity, scope, item_id, detail, created_at, hash)
+     select printf('00000000-0000-7000-8000-%012d', i) || ?2, ?2, i, ?3,
+       case when i % 100 = 0 then ?5 else ?4 end, 0,
+       case when i % 100 = 0 then 'created' else 'updated' end,
+       case when i % 100 = 0 then 'Dashboard' else 'OrganizationMembership' end,
+       'item-' || (i % 50), '{"name":null,"changes":null,"context":null}',
+       strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes'), null
+     from n`,
+  )
+    .bind(count, organizationId, projectId, ownerId, memberId)
+    .run();
+}
+
+beforeAll(async () => {
+  organization = await setupOrganization();
+  member = await addMember(organization.organization.id, MembershipLevel.admin);
+  await seedEntries(organization.organization.id, organization.project.id, organization.owner.id, member.user.id, ENTRIES);
+  const other = await setupOrganization();
+  await seedEntries(other.organization.id, other.project.id, other.owner.id, other.owner.id, ENTRIES);
+  boundaryTime = new Date(Date.UTC(2026, 0, 1) + 5_000 * 60_000).toISOString();
+}, 60_000);
+
+const logPath = () => `/api/organizations/${organization.organization.id}/activity_log`;
+
+async function costOf(path: string) {
+  const response = await api("GET", path, { key: organization.key });
+  expect(response.status).toBe(200);
+  return { rowsRead: response.cost.rowsRead, results: response.body.results.length as number };
+}
+
+describe("reading a log of 10,000 entries", () => {
+  it.each([
+    ["the first page", "?limit=100", 100],
+    ["a page deep in the log", "?limit=100&cursor=5000", 100],
+    ["the last page", "?limit=100&cursor=60", 59],
+    ["a page of one scope", "?limit=20&scope=Dashboard", 20],
+    ["one item's entries", "?limit=20&item_id=item-7", 20],
+    ["one user's entries", "?limit=20&user=MEMBER", 20],
+    ["one activity", "?limit=20&activity=created", 20],
+    ["entries after a time", `?limit=100&after=BOUNDARY`, 100],
+    ["entries before a time", `?limit=100&before=BOUNDARY`, 100],
+  ])("%s costs the page, not the log", async (_label, query, expected) => {
+    const path = logPath() + query.replace("MEMBER", member.user.uuid).replace("BOUNDARY", boundaryTime);
+    const limit = Number(/limit=(\d+)/.exec(query)![1]);
+    const cost = await costOf(path);
+    expect(cost.results).toBe(expected);
+    expect(cost.rowsRead).toBeLessThanOrEqual(PAGE_BOUND(limit));
+  });
+
+  it("a project's log costs the page too", async () => {
+    const response = await api("GET", `/api/environments/${organization.project.id}/activity_log?limit=100`, { key: member.key });
+    expect(response.body.results).toHaveLength(100);
+    expect(response.cost.rowsRead).toBeLessThanOrEqual(PAGE_BOUND(100));
+  });
+
+  it("appending an entry reads a handful of rows whatever the log's length", async () => {
+    const other = await addMember(organization.organization.id, MembershipLevel.member);
+    const response = await api("PATCH", `/api/organizations/${organization.organization.id}/members/${other.user.uuid}`, {
+      key: organization.key,
+      body: { level: MembershipLevel.admin },
+    });
+    expect(response.status).toBe(200);
+    expect(response.cost.rowsRead).toBeLessThanOrEqual(50);
+    const [latest] = (await api("GET", `${logPath()}?limit=1`, { key: organization.key })).body.results;
+    expect(latest).toMatchObject({ seq: ENTRIES + 1, item_id: other.membership.id });
+  });
+});
