@@ -1,0 +1,204 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import * as schema from "../../src/db/schema";
+import { api, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID, type TestUser } from "../support/harness";
+
+/**
+ * Every write to a project's resources appends one entry to its organization's activity log,
+ * in the batch of the write: the entry is checked whole, and a write that fails appends nothing.
+ */
+
+type Organization = Awaited<ReturnType<typeof setupOrganization>>;
+type Entry = Record<string, unknown> & { seq: number; detail: Record<string, unknown> };
+
+const MASKED = "masked";
+const HASH = /^[0-9a-f]{64}$/;
+
+async function organizationLog(team: Organization): Promise<Entry[]> {
+  const response = await api("GET", `/api/organizations/${team.organization.id}/activity_log`, { key: team.key });
+  expect(response.status).toBe(200);
+  return response.body.results;
+}
+
+async function projectLog(team: Organization, projectId = team.project.id): Promise<Entry[]> {
+  const response = await api("GET", `/api/environments/${projectId}/activity_log`, { key: team.key });
+  expect(response.status).toBe(200);
+  return response.body.results;
+}
+
+async function keyIdOf(user: TestUser): Promise<string> {
+  const [key] = await db.select().from(schema.personalApiKeys).where(eq(schema.personalApiKeys.userId, user.id));
+  return key!.id;
+}
+
+type Expected = {
+  scope: string;
+  activity: string;
+  itemId: string;
+  name: string | null;
+  changes?: unknown;
+  context?: unknown;
+  projectId?: number | null;
+};
+
+/** An entry as the log shows it, made with the owner's key by the request that answered `response`. */
+async function expectedEntry(team: Organization, response: { headers: Headers }, expected: Expected) {
+  return {
+    id: expect.stringMatching(UUID),
+    user: userBasic(team.owner),
+    unread: false,
+    organization_id: team.organization.id,
+    project_id: expected.projectId === undefined ? team.project.id : expected.projectId,
+    was_impersonated: false,
+    is_system: false,
+    activity: expected.activity,
+    scope: expected.scope,
+    item_id: expected.itemId,
+    detail: {
+      id: expected.itemId,
+      name: expected.name,
+      short_id: null,
+      type: null,
+      changes: expected.changes ?? null,
+      merge: null,
+      trigger: null,
+      context: expected.context ?? null,
+    },
+    created_at: expect.stringMatching(ISO_TIMESTAMP),
+    request_id: response.headers.get("X-Request-Id"),
+    api_key_id: await keyIdOf(team.owner),
+    seq: expect.any(Number),
+    hash: expect.toBeOneOf([null, expect.stringMatching(HASH)]),
+  };
+}
+
+/** The entries `write` appended, oldest first. */
+async function entriesAppendedBy<T>(team: Organization, write: () => Promise<T>): Promise<{ result: T; entries: Entry[] }> {
+  const before = await organizationLog(team);
+  const lastSeq = before[0]?.seq ?? 0;
+  const result = await write();
+  const after = await organizationLog(team);
+  return { result, entries: after.filter((entry) => entry.seq > lastSeq).reverse() };
+}
+
+type Response = Awaited<ReturnType<typeof api>>;
+
+/** `write` succeeds with `status` and appends exactly the entry `expected` describes. */
+async function expectRecorded(team: Organization, write: () => Promise<Response>, status: number, expected: (response: Response) => Expected) {
+  const { result, entries } = await entriesAppendedBy(team, write);
+  expect(result.status, result.text).toBe(status);
+  expect(entries).toEqual([await expectedEntry(team, result, expected(result))]);
+  return result;
+}
+
+/** `write` fails with `status` and appends nothing. */
+async function expectNothingRecorded(team: Organization, write: () => Promise<Response>, status: number) {
+  const { result, entries } = await entriesAppendedBy(team, write);
+  expect(result.status, result.text).toBe(status);
+  expect(entries).toEqual([]);
+}
+
+/** No secret anywhere in either log; and the chain, names read in the batch included, verifies. */
+async function expectNoSecretIn(team: Organization, secrets: string[]) {
+  const logs = JSON.stringify([await organizationLog(team), await projectLog(team)]);
+  for (const secret of secrets) expect(logs).not.toContain(secret);
+  const verdict = await api("GET", `/api/organizations/${team.organization.id}/activity_log/verify`, { key: team.key });
+  expect(verdict.body).toMatchObject({ valid: true, first_invalid: null });
+}
+
+const exportsPath = (projectId: number) => `/api/environments/${projectId}/batch_exports`;
+const S3_SECRETS = { aws_access_key_id: "AKIA-LOGGED-NEVER", aws_secret_access_key: "s3cr3t-logged-never" };
+const S3_EXPORT = {
+  name: "Events to S3",
+  interval: "hour",
+  destination: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "", ...S3_SECRETS } },
+};
+
+describe("batch exports", () => {
+  const exportEntry = (id: string, activity: string, name: string, changes?: unknown): Expected => ({
+    scope: "BatchExport",
+    activity,
+    itemId: id,
+    name,
+    changes,
+  });
+
+  it("records creation, an update's changes (secrets masked), pause, unpause and deletion", async () => {
+    const team = await setupOrganization();
+    const created = await expectRecorded(team, () => api("POST", exportsPath(team.project.id), { key: team.key, body: S3_EXPORT }), 201, (response) =>
+      exportEntry(response.body.id, "created", "Events to S3"),
+    );
+    const id: string = created.body.id;
+    const path = `${exportsPath(team.project.id)}/${id}`;
+
+    await expectRecorded(
+      team,
+      () =>
+        api("PATCH", path, {
+          key: team.key,
+          body: { name: "Events to the bucket", interval: "day", destination: { config: { prefix: "p/", aws_secret_access_key: "rotated-logged-never" } } },
+        }),
+      200,
+      () =>
+        exportEntry(id, "updated", "Events to the bucket", [
+          { type: "BatchExport", action: "changed", field: "name", before: "Events to S3", after: "Events to the bucket" },
+          { type: "BatchExport", action: "changed", field: "interval", before: "hour", after: "day" },
+          {
+            type: "BatchExport",
+            action: "changed",
+            field: "destination",
+            before: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "" } },
+            after: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "p/" } },
+          },
+          { type: "BatchExport", action: "changed", field: "destination.config.aws_secret_access_key", before: MASKED, after: MASKED },
+        ]),
+    );
+    await expectRecorded(team, () => api("POST", `${path}/pause`, { key: team.key }), 200, () => exportEntry(id, "paused", "Events to the bucket"));
+    // Pausing a paused export changes nothing, and records nothing.
+    await expectNothingRecorded(team, () => api("POST", `${path}/pause`, { key: team.key }), 200);
+    await expectRecorded(team, () => api("POST", `${path}/unpause`, { key: team.key }), 200, () => exportEntry(id, "unpaused", "Events to the bucket"));
+    await expectNothingRecorded(team, () => api("POST", `${path}/unpause`, { key: team.key }), 200);
+    // A PATCH that changes nothing tracked records nothing.
+    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { name: "Events to the bucket" } }), 200);
+    await expectRecorded(team, () => api("DELETE", path, { key: team.key }), 204, () => exportEntry(id, "deleted", "Events to the bucket"));
+
+    const projectEntries = await projectLog(team);
+    expect(projectEntries.map((entry) => `${entry.scope}.${entry.activity}`)).toEqual([
+      "BatchExport.deleted",
+      "BatchExport.unpaused",
+      "BatchExport.paused",
+      "BatchExport.updated",
+      "BatchExport.created",
+    ]);
+    await expectNoSecretIn(team, [...Object.values(S3_SECRETS), "rotated-logged-never"]);
+  });
+
+  it("records pausing and unpausing from the organization, with the export's project", async () => {
+    const team = await setupOrganization();
+    const created = await api("POST", exportsPath(team.project.id), { key: team.key, body: S3_EXPORT });
+    const path = `/api/organizations/${team.organization.id}/batch_exports/${created.body.id}`;
+    await expectRecorded(team, () => api("POST", `${path}/pause`, { key: team.key }), 200, () => exportEntry(created.body.id, "paused", "Events to S3"));
+    await expectNothingRecorded(team, () => api("POST", `${path}/pause`, { key: team.key }), 200);
+    await expectRecorded(team, () => api("POST", `${path}/unpause`, { key: team.key }), 200, () => exportEntry(created.body.id, "unpaused", "Events to S3"));
+    expect((await projectLog(team)).map((entry) => entry.activity)).toEqual(["unpaused", "paused", "created"]);
+  });
+
+  it("records nothing for a write that fails", async () => {
+    const team = await setupOrganization();
+    const created = await api("POST", exportsPath(team.project.id), { key: team.key, body: S3_EXPORT });
+    const path = `${exportsPath(team.project.id)}/${created.body.id}`;
+    const unknown = `${exportsPath(team.project.id)}/0190b9a4-0000-7000-8000-000000000000`;
+    await expectNothingRecorded(team, () => api("POST", exportsPath(team.project.id), { key: team.key, body: { ...S3_EXPORT, interval: "never" } }), 400);
+    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { interval: "never" } }), 400);
+    await expectNothingRecorded(team, () => api("PATCH", unknown, { key: team.key, body: { name: "x" } }), 404);
+    await expectNothingRecorded(team, () => api("POST", `${unknown}/pause`, { key: team.key }), 404);
+    await expectNothingRecorded(team, () => api("DELETE", unknown, { key: team.key }), 404);
+    await expectNothingRecorded(
+      team,
+      () => api("POST", `/api/organizations/${team.organization.id}/batch_exports/0190b9a4-0000-7000-8000-000000000000/pause`, { key: team.key }),
+      404,
+    );
+    await api("DELETE", path, { key: team.key });
+    await expectNothingRecorded(team, () => api("DELETE", path, { key: team.key }), 404);
+  });
+});
