@@ -202,3 +202,115 @@ describe("batch exports", () => {
     await expectNothingRecorded(team, () => api("DELETE", path, { key: team.key }), 404);
   });
 });
+
+const dashboardsPath = (projectId: number) => `/api/environments/${projectId}/dashboards`;
+const change = (type: string, field: string, before: unknown, after: unknown) => ({ type, action: "changed", field, before, after });
+
+describe("dashboards", () => {
+  const dashboardEntry = (id: number, activity: string, name: string, changes?: unknown): Expected => ({
+    scope: "Dashboard",
+    activity,
+    itemId: String(id),
+    name,
+    changes,
+  });
+
+  it("records creation (one entry for a template's tiles), updates, deletion and restoration", async () => {
+    const team = await setupOrganization();
+    const fromTemplate = await expectRecorded(
+      team,
+      () => api("POST", dashboardsPath(team.project.id), { key: team.key, body: { use_template: "DEFAULT_APP" } }),
+      201,
+      (response) => dashboardEntry(response.body.id, "created", "My App Dashboard"),
+    );
+    expect(fromTemplate.body.tiles.length).toBeGreaterThan(0);
+    const created = await expectRecorded(
+      team,
+      () => api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Revenue" } }),
+      201,
+      (response) => dashboardEntry(response.body.id, "created", "Revenue"),
+    );
+    const path = `${dashboardsPath(team.project.id)}/${created.body.id}`;
+    await expectRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { name: "Revenue 2026", pinned: true, tags: ["finance"], restriction_level: 37 } }),
+      200,
+      () =>
+        dashboardEntry(created.body.id, "updated", "Revenue 2026", [
+          change("Dashboard", "name", "Revenue", "Revenue 2026"),
+          change("Dashboard", "pinned", false, true),
+          change("Dashboard", "tags", [], ["finance"]),
+          change("Dashboard", "restriction_level", 21, 37),
+        ]),
+    );
+    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { name: "Revenue 2026" } }), 200);
+    await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { deleted: true } }), 200, () =>
+      dashboardEntry(created.body.id, "deleted", "Revenue 2026"),
+    );
+    await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { deleted: false } }), 200, () =>
+      dashboardEntry(created.body.id, "restored", "Revenue 2026"),
+    );
+    expect((await projectLog(team)).map((entry) => `${entry.scope}.${entry.activity}`)).toEqual([
+      "Dashboard.restored",
+      "Dashboard.deleted",
+      "Dashboard.updated",
+      "Dashboard.created",
+      "Dashboard.created",
+    ]);
+  });
+
+  it("records tiles added, edited, removed and moved", async () => {
+    const team = await setupOrganization();
+    const source = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Source" } });
+    const destination = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Destination" } });
+    const path = `${dashboardsPath(team.project.id)}/${source.body.id}`;
+    const onSource = { dashboard_id: source.body.id };
+    const tileEntry = (id: number, activity: string, name: string, extra: Partial<Expected> = {}): Expected => ({
+      scope: "DashboardTile",
+      activity,
+      itemId: String(id),
+      name,
+      context: onSource,
+      ...extra,
+    });
+
+    const added = await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { tiles: [{ text: { body: "Hello" } }] } }), 200, (response) =>
+      tileEntry(response.body.tiles[0].id, "created", "Hello"),
+    );
+    const tileId: number = added.body.tiles[0].id;
+    await expectRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { tiles: [{ id: tileId, color: "blue", text: { body: "Hello there" } }] } }),
+      200,
+      () =>
+        tileEntry(tileId, "updated", "Hello there", {
+          changes: [change("DashboardTile", "color", null, "blue"), change("DashboardTile", "text", "Hello", "Hello there")],
+        }),
+    );
+    await expectRecorded(
+      team,
+      () => api("PATCH", `${path}/move_tile`, { key: team.key, body: { tile: { id: tileId }, toDashboard: destination.body.id } }),
+      200,
+      () => tileEntry(tileId, "moved", "Hello there", { context: { from_dashboard_id: source.body.id, to_dashboard_id: destination.body.id } }),
+    );
+    const destinationPath = `${dashboardsPath(team.project.id)}/${destination.body.id}`;
+    await expectRecorded(team, () => api("PATCH", destinationPath, { key: team.key, body: { tiles: [{ id: tileId, deleted: true }] } }), 200, () =>
+      tileEntry(tileId, "deleted", "Hello there", { context: { dashboard_id: destination.body.id } }),
+    );
+  });
+
+  it("records nothing for a write that fails", async () => {
+    const team = await setupOrganization();
+    const created = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Revenue" } });
+    const path = `${dashboardsPath(team.project.id)}/${created.body.id}`;
+    await expectNothingRecorded(team, () => api("POST", dashboardsPath(team.project.id), { key: team.key, body: { use_template: "NOPE" } }), 400);
+    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { pinned: "yes" } }), 400);
+    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { name: "x", tiles: [{ id: 999999999 }] } }), 400);
+    await expectNothingRecorded(team, () => api("PATCH", `${dashboardsPath(team.project.id)}/999999999`, { key: team.key, body: { name: "x" } }), 404);
+    await expectNothingRecorded(
+      team,
+      () => api("PATCH", `${path}/move_tile`, { key: team.key, body: { tile: { id: 999999999 }, toDashboard: created.body.id } }),
+      404,
+    );
+  });
+});
