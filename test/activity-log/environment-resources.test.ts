@@ -1,7 +1,8 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
-import { api, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID, type TestUser } from "../support/harness";
+import { MembershipLevel } from "../../src/platform/levels";
+import { addMember, api, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID, type TestUser } from "../support/harness";
 
 /**
  * Every write to a project's resources appends one entry to its organization's activity log,
@@ -312,5 +313,58 @@ describe("dashboards", () => {
       () => api("PATCH", `${path}/move_tile`, { key: team.key, body: { tile: { id: 999999999 }, toDashboard: created.body.id } }),
       404,
     );
+  });
+});
+
+describe("dashboard collaborators", () => {
+  it("records adding and removing a collaborator, named by e-mail", async () => {
+    const team = await setupOrganization();
+    const member = await addMember(team.organization.id, MembershipLevel.member);
+    const dashboard = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Board", restriction_level: 37 } });
+    const path = `${dashboardsPath(team.project.id)}/${dashboard.body.id}/collaborators`;
+    const collaboratorEntry = (id: string, activity: string): Expected => ({
+      scope: "DashboardCollaborator",
+      activity,
+      itemId: id,
+      name: member.user.email,
+      context: { dashboard_id: dashboard.body.id, user_uuid: member.user.uuid, level: 37 },
+    });
+    const added = await expectRecorded(team, () => api("POST", path, { key: team.key, body: { user_uuid: member.user.uuid, level: 37 } }), 201, (response) =>
+      collaboratorEntry(response.body.id, "created"),
+    );
+    await expectNothingRecorded(team, () => api("POST", path, { key: team.key, body: { user_uuid: member.user.uuid, level: 37 } }), 400);
+    await expectNothingRecorded(team, () => api("POST", path, { key: team.key, body: { user_uuid: member.user.uuid, level: 21 } }), 400);
+    await expectRecorded(team, () => api("DELETE", `${path}/${member.user.uuid}`, { key: team.key }), 204, () => collaboratorEntry(added.body.id, "deleted"));
+    await expectNothingRecorded(team, () => api("DELETE", `${path}/${member.user.uuid}`, { key: team.key }), 404);
+    expect((await projectLog(team)).map((entry) => `${entry.scope}.${entry.activity}`).slice(0, 2)).toEqual([
+      "DashboardCollaborator.deleted",
+      "DashboardCollaborator.created",
+    ]);
+  });
+});
+
+describe("dashboard sharing", () => {
+  it("records enabling, settings, token refreshes and disabling, never the token", async () => {
+    const team = await setupOrganization();
+    const dashboard = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Shared board" } });
+    const path = `${dashboardsPath(team.project.id)}/${dashboard.body.id}/sharing`;
+    const sharingEntry = (activity: string, changes?: unknown): Expected => ({
+      scope: "SharingConfiguration",
+      activity,
+      itemId: String(dashboard.body.id),
+      name: "Shared board",
+      changes,
+      context: { dashboard_id: dashboard.body.id },
+    });
+    const enabled = await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { enabled: true } }), 200, () => sharingEntry("enabled"));
+    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { enabled: true } }), 200);
+    await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { settings: { whitelabel: true } } }), 200, () =>
+      sharingEntry("updated", [change("SharingConfiguration", "settings", {}, { whitelabel: true })]),
+    );
+    const refreshed = await expectRecorded(team, () => api("POST", `${path}/refresh`, { key: team.key }), 200, () => sharingEntry("access_token_refreshed"));
+    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { settings: "none" } }), 400);
+    await expectNothingRecorded(team, () => api("POST", `${dashboardsPath(team.project.id)}/999999999/sharing/refresh`, { key: team.key }), 404);
+    await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { enabled: false } }), 200, () => sharingEntry("disabled"));
+    await expectNoSecretIn(team, [enabled.body.access_token, refreshed.body.access_token]);
   });
 });
