@@ -368,3 +368,74 @@ describe("dashboard sharing", () => {
     await expectNoSecretIn(team, [enabled.body.access_token, refreshed.body.access_token]);
   });
 });
+
+describe("access controls", () => {
+  it("records a member's rule on a dashboard created, changed and removed, and the project's default rule", async () => {
+    const team = await setupOrganization();
+    const member = await addMember(team.organization.id, MembershipLevel.member);
+    const dashboard = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Board" } });
+    const rulesPath = `${dashboardsPath(team.project.id)}/${dashboard.body.id}/access_controls`;
+    const ruleEntry = (id: string, activity: string, accessLevel: string, changes?: unknown): Expected => ({
+      scope: "AccessControl",
+      activity,
+      itemId: id,
+      name: member.user.email,
+      changes,
+      context: { resource: "dashboard", resource_id: String(dashboard.body.id), organization_member: member.membership.id, access_level: accessLevel },
+    });
+    const created = await expectRecorded(
+      team,
+      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: "viewer" } }),
+      200,
+      (response) => ruleEntry(response.body.id, "created", "viewer"),
+    );
+    await expectNothingRecorded(
+      team,
+      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: "viewer" } }),
+      200,
+    );
+    await expectRecorded(
+      team,
+      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: "editor" } }),
+      200,
+      () => ruleEntry(created.body.id, "updated", "editor", [change("AccessControl", "access_level", "viewer", "editor")]),
+    );
+    await expectNothingRecorded(
+      team,
+      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: "owner" } }),
+      400,
+    );
+    await expectNothingRecorded(team, () => api("PUT", rulesPath, { key: team.key, body: { organization_member: "not-a-member", access_level: "viewer" } }), 400);
+    await expectRecorded(
+      team,
+      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: null } }),
+      204,
+      () => ruleEntry(created.body.id, "deleted", "editor"),
+    );
+    // Removing a rule that does not exist changes nothing.
+    await expectNothingRecorded(
+      team,
+      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: null } }),
+      204,
+    );
+
+    const projectRules = `/api/environments/${team.project.id}/access_controls`;
+    // A public project has no default rule: making it private creates one.
+    const defaultRule = await expectRecorded(team, () => api("PUT", projectRules, { key: team.key, body: { access_level: "none" } }), 200, (response) => ({
+      scope: "AccessControl",
+      activity: "created",
+      itemId: response.body.id,
+      name: null,
+      context: { resource: "project", resource_id: String(team.project.id), organization_member: null, access_level: "none" },
+    }));
+    await expectRecorded(team, () => api("PUT", projectRules, { key: team.key, body: { access_level: "member" } }), 200, () => ({
+      scope: "AccessControl",
+      activity: "updated",
+      itemId: defaultRule.body.id,
+      name: null,
+      changes: [change("AccessControl", "access_level", "none", "member")],
+      context: { resource: "project", resource_id: String(team.project.id), organization_member: null, access_level: "member" },
+    }));
+    expect((await projectLog(team)).filter((entry) => entry.scope === "AccessControl")).toHaveLength(5);
+  });
+});
