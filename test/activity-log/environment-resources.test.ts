@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID, type TestUser } from "../support/harness";
+import { addMember, api, createProject, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID, type TestUser } from "../support/harness";
 
 /**
  * Every write to a project's resources appends one entry to its organization's activity log,
@@ -176,12 +176,15 @@ describe("batch exports", () => {
 
   it("records pausing and unpausing from the organization, with the export's project", async () => {
     const team = await setupOrganization();
-    const created = await api("POST", exportsPath(team.project.id), { key: team.key, body: S3_EXPORT });
+    const other = await createProject(team.organization.id);
+    const created = await api("POST", exportsPath(other.id), { key: team.key, body: S3_EXPORT });
     const path = `/api/organizations/${team.organization.id}/batch_exports/${created.body.id}`;
-    await expectRecorded(team, () => api("POST", `${path}/pause`, { key: team.key }), 200, () => exportEntry(created.body.id, "paused", "Events to S3"));
+    const inOtherProject = (activity: string): Expected => ({ ...exportEntry(created.body.id, activity, "Events to S3"), projectId: other.id });
+    await expectRecorded(team, () => api("POST", `${path}/pause`, { key: team.key }), 200, () => inOtherProject("paused"));
     await expectNothingRecorded(team, () => api("POST", `${path}/pause`, { key: team.key }), 200);
-    await expectRecorded(team, () => api("POST", `${path}/unpause`, { key: team.key }), 200, () => exportEntry(created.body.id, "unpaused", "Events to S3"));
-    expect((await projectLog(team)).map((entry) => entry.activity)).toEqual(["unpaused", "paused", "created"]);
+    await expectRecorded(team, () => api("POST", `${path}/unpause`, { key: team.key }), 200, () => inOtherProject("unpaused"));
+    expect((await projectLog(team, other.id)).map((entry) => entry.activity)).toEqual(["unpaused", "paused", "created"]);
+    expect(await projectLog(team)).toEqual([]);
   });
 
   it("records nothing for a write that fails", async () => {
@@ -313,6 +316,10 @@ describe("dashboards", () => {
       () => api("PATCH", `${path}/move_tile`, { key: team.key, body: { tile: { id: 999999999 }, toDashboard: created.body.id } }),
       404,
     );
+    const member = await addMember(team.organization.id, MembershipLevel.member);
+    await api("PATCH", path, { key: team.key, body: { restriction_level: 37 } });
+    await expectNothingRecorded(team, () => api("PATCH", path, { key: member.key, body: { name: "Mine" } }), 403);
+    await expectNothingRecorded(team, () => api("PUT", `${path}/access_controls`, { key: member.key, body: { access_level: "viewer" } }), 403);
   });
 });
 
