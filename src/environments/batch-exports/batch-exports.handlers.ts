@@ -8,6 +8,7 @@ import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { loadKeyring } from "../../platform/secrets";
 import { batchExportChanges, newBatchExport } from "./batch-export-changes";
+import { batchExportActivity, batchExportAfter, batchExportItem, batchExportNameInBatch, trackedBatchExportFields } from "./batch-exports.activity";
 import { openDestination, sealDestination } from "./destination-secrets";
 import type { DestinationType } from "./destinations";
 import * as queries from "./batch-exports.queries";
@@ -30,7 +31,8 @@ export const createProjectBatchExport: Handler<"create"> = async (c) => {
   const values = newBatchExport(c.req.valid("json"), c.var.project, nowIso());
   const keyring = await loadKeyring(c.env);
   const sealed = await sealDestination(keyring, values.id, values.destinationType as DestinationType, values.destinationConfig);
-  const row = await queries.insertBatchExport(c.var.db, { ...values, ...sealed });
+  const entry = batchExportActivity.record(c, "created", batchExportItem(c.var.project, values.id, values.name));
+  const row = await queries.insertBatchExport(c.var.db, { ...values, ...sealed }, entry);
   return c.json(toBatchExport(row), 201);
 };
 
@@ -52,15 +54,25 @@ export const updateProjectBatchExport: Handler<"update"> = async (c) => {
   // The stored config was merged as read; every write moves last_updated_at, so a write in
   // between makes this one match nothing rather than drop what the other wrote.
   const unchanged = unchangedSinceRead([[batchExports.lastUpdatedAt, current.lastUpdatedAt]]);
-  const updated = await queries.updateBatchExport(c.var.db, and(where, unchanged), { ...changes, ...sealed });
+  const after = batchExportAfter(opened, changes);
+  const entry = batchExportActivity.changed(
+    c,
+    "updated",
+    batchExportItem(c.var.project, current.id, after.name),
+    trackedBatchExportFields(opened),
+    trackedBatchExportFields(after),
+  );
+  const updated = await queries.updateBatchExport(c.var.db, and(where, unchanged), { ...changes, ...sealed }, entry);
   if (!updated) throw changedMeanwhile("batch export");
   return c.json(toBatchExport(updated), 200);
 };
 
 /** Soft delete (as PostHog): the row stays, and disappears from every list and read. */
 export const deleteProjectBatchExport: Handler<"remove"> = async (c) => {
-  const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
-  const deleted = await queries.updateBatchExport(c.var.db, where, { deleted: true, lastUpdatedAt: nowIso() });
+  const { id } = c.req.valid("param");
+  const where = liveInProject(c.var.project.environmentId, id);
+  const entry = batchExportActivity.record(c, "deleted", batchExportItem(c.var.project, id, batchExportNameInBatch(id)));
+  const deleted = await queries.updateBatchExport(c.var.db, where, { deleted: true, lastUpdatedAt: nowIso() }, entry);
   if (!deleted) throw notFound();
   return c.body(null, 204);
 };
@@ -68,8 +80,11 @@ export const deleteProjectBatchExport: Handler<"remove"> = async (c) => {
 const pausedStateHandler =
   (paused: boolean): Handler<"pause"> =>
   async (c) => {
-    const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
-    return c.json(await queries.setPaused(c.var.db, where, paused), 200);
+    const { id } = c.req.valid("param");
+    const where = liveInProject(c.var.project.environmentId, id);
+    const item = batchExportItem(c.var.project, id, batchExportNameInBatch(id));
+    const entry = batchExportActivity.record(c, paused ? "paused" : "unpaused", item);
+    return c.json(await queries.setPaused(c.var.db, where, paused, entry), 200);
   };
 
 export const pauseProjectBatchExport = pausedStateHandler(true);

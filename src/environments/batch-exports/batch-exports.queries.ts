@@ -1,9 +1,13 @@
-import { and, count, desc, eq, ne, sql, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, ne, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { batchExports } from "../../db/schema";
+import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import type { Database } from "../../platform/db";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
+
+type Statement = BatchItem<"sqlite">;
 
 type BatchExportInsert = typeof batchExports.$inferInsert;
 export type BatchExportChanges = Partial<Omit<BatchExportInsert, "id" | "environmentId" | "organizationId" | "createdAt">>;
@@ -33,35 +37,37 @@ export async function findBatchExport(db: Database, where: SQL | undefined) {
   return row;
 }
 
-export async function insertBatchExport(db: Database, values: BatchExportInsert) {
-  const [row] = await db.insert(batchExports).values(values).returning();
+/** Each write below goes with its `entry` in the activity log, in one batch. */
+export async function insertBatchExport(db: Database, values: BatchExportInsert, entry: Statement) {
+  const [row] = await writeWithActivity(db, db.insert(batchExports).values(values).returning(), entry);
   return row!;
 }
 
-export async function updateBatchExport(db: Database, where: SQL | undefined, changes: BatchExportChanges) {
-  const [row] = await db.update(batchExports).set(changes).where(where).returning();
+export async function updateBatchExport(
+  db: Database,
+  where: SQL | undefined,
+  changes: BatchExportChanges,
+  entry: Statement | undefined,
+) {
+  const [row] = await writeWithActivity(db, db.update(batchExports).set(changes).where(where).returning(), entry);
   return row;
 }
 
 /**
- * Pause or unpause as one conditional UPDATE ... RETURNING, never a read and then a write.
- * Setting the state an export already has changes nothing: `last_paused_at` and
- * `last_updated_at` move only when `paused` does. No row matched: 404.
+ * Pause or unpause in one round trip, never a read and then a write: the UPDATE matches only an
+ * export whose state it changes, so that `entry` records a real change and `last_paused_at` and
+ * `last_updated_at` move only then; the read after it answers either way. No row: 404.
  */
-export async function setPaused(db: Database, where: SQL | undefined, paused: boolean) {
+export async function setPaused(db: Database, where: SQL | undefined, paused: boolean, entry: Statement) {
   const now = nowIso();
-  const changes = ne(batchExports.paused, paused);
-  const nowIfChanged = (column: typeof batchExports.lastUpdatedAt | typeof batchExports.lastPausedAt) =>
-    sql`CASE WHEN ${changes} THEN ${now} ELSE ${column} END`;
-  const [row] = await db
-    .update(batchExports)
-    .set({
-      paused,
-      lastUpdatedAt: nowIfChanged(batchExports.lastUpdatedAt),
-      ...(paused ? { lastPausedAt: nowIfChanged(batchExports.lastPausedAt) } : {}),
-    })
-    .where(where)
-    .returning({ paused: batchExports.paused });
+  const [, , [row]] = await db.batch([
+    db
+      .update(batchExports)
+      .set({ paused, lastUpdatedAt: now, ...(paused ? { lastPausedAt: now } : {}) })
+      .where(and(where, ne(batchExports.paused, paused))),
+    entry,
+    db.select({ paused: batchExports.paused }).from(batchExports).where(where).limit(1),
+  ]);
   if (!row) throw notFound();
   return row;
 }

@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { and, eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
@@ -9,6 +10,7 @@ import { notFound, permissionDenied, validationError } from "../../platform/erro
 import { splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
+import { dashboardActivity, dashboardItem, newestTileId, tileActivity, tileItem, trackedDashboardFields } from "./dashboards.activity";
 import { editableDashboard, NO_EDIT_RIGHT, parseDashboardId, scopeOf, visibleDashboard } from "./dashboard-request";
 import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
 import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
@@ -150,7 +152,9 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     lastModifiedAt: now,
   });
   const insertTiles = insertTilesStatements(db, scope.environmentId, newestDashboardId, scope.caller.userId, start.tiles);
-  const created = await writeAndReadDashboard(db, scope, newestDashboardId, [insertDashboard, ...insertTiles], {
+  // One entry for the dashboard: the tiles it starts with are part of its creation.
+  const entry = dashboardActivity.record(c, "created", dashboardItem(c.var.project, newestDashboardId, input.name ?? start.name));
+  const created = await writeAndReadDashboard(db, scope, newestDashboardId, [insertDashboard, entry, ...insertTiles], {
     includeDeleted: true,
   });
   if (!created) throw new Error("created dashboard was not read back");
@@ -181,21 +185,43 @@ async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
   }
 }
 
-/** Statements for PATCH `tiles`; every entry is validated before anything is written. */
-function tileChangeStatements(db: Database, scope: DashboardScope, current: DashboardWithTiles, changes: TileInput[]) {
+/**
+ * Statements for PATCH `tiles`, each write followed by its entry in the activity log; every
+ * change is validated before anything is written.
+ */
+function tileChangeStatements(c: Context<AppEnv>, scope: DashboardScope, current: DashboardWithTiles, changes: TileInput[]) {
+  const db = c.var.db;
   const shown = new Map(current.tiles.map((row) => [row.tile.id, row]));
   const dashboardId = current.row.dashboard.id;
+  const onDashboard = { dashboard_id: dashboardId };
   return changes.flatMap((change, index): Statement[] => {
     const attr = `tiles.${index}`;
     if (change.id === undefined) {
       if (!change.text) throw validationError("required", 'A new tile needs a text: {"text": {"body": "..."}}.', `${attr}.text`);
       const tile: NewTile = { content: { text: { body: change.text.body } }, layouts: change.layouts ?? {}, color: change.color ?? null };
-      return insertTilesStatements(db, scope.environmentId, dashboardId, scope.caller.userId, [tile]);
+      return [
+        ...insertTilesStatements(db, scope.environmentId, dashboardId, scope.caller.userId, [tile]),
+        tileActivity.record(c, "created", tileItem(c.var.project, newestTileId, onDashboard)),
+      ];
     }
     const existing = shown.get(change.id);
     if (!existing) throw validationError("invalid_input", `Tile ${change.id} is not on this dashboard.`, `${attr}.id`);
-    return existingTileStatements(db, scope.caller.userId, existing, change, attr);
+    const writes = existingTileStatements(db, scope.caller.userId, existing, change, attr);
+    const item = tileItem(c.var.project, existing.tile.id, onDashboard);
+    const entry = change.deleted
+      ? tileActivity.record(c, "deleted", item)
+      : tileActivity.changed(c, "updated", item, trackedTileFields(existing), trackedTileFields(existing, change));
+    return writes.length === 0 || !entry ? writes : [...writes, entry];
   });
+}
+
+/** A tile's tracked fields as the API names them; with `change`, as the change leaves them. */
+function trackedTileFields({ tile, text }: TileRow, change: TileInput = {}) {
+  return {
+    layouts: change.layouts ?? tile.layouts,
+    color: change.color === undefined ? tile.color : change.color,
+    text: change.text?.body ?? text?.body ?? null,
+  };
 }
 
 /** Removing a tile, or editing its layouts, colour and text body. */
@@ -231,6 +257,26 @@ function deletionStatements(db: Database, current: DashboardRow, input: UpdateDa
   return [];
 }
 
+/** The entries of a PATCH on the dashboard itself: deleted or restored, and what else changed. */
+function dashboardEntries(c: Context<AppEnv>, current: DashboardRow, input: UpdateDashboardInput): Statement[] {
+  const before = trackedDashboardFields(current.dashboard);
+  const after = {
+    name: input.name ?? before.name,
+    description: input.description ?? before.description,
+    pinned: input.pinned ?? before.pinned,
+    tags: input.tags ?? before.tags,
+    restriction_level: input.restriction_level ?? before.restriction_level,
+  };
+  const item = dashboardItem(c.var.project, current.dashboard.id, after.name);
+  const { deleted } = current.dashboard;
+  const entries = [
+    input.deleted === true && !deleted ? dashboardActivity.record(c, "deleted", item) : undefined,
+    input.deleted === false && deleted ? dashboardActivity.record(c, "restored", item) : undefined,
+    dashboardActivity.changed(c, "updated", item, before, after),
+  ];
+  return entries.filter((entry) => entry !== undefined);
+}
+
 export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   const input = c.req.valid("json");
   const scope = scopeOf(c);
@@ -256,7 +302,8 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
     .where(eq(dashboards.id, id));
   const writes = [
     updateDashboard,
-    ...tileChangeStatements(db, scope, current, input.tiles ?? []),
+    ...dashboardEntries(c, current.row, input),
+    ...tileChangeStatements(c, scope, current, input.tiles ?? []),
     ...deletionStatements(db, current.row, input),
   ];
   const addsTiles = (input.tiles ?? []).some((change) => change.id === undefined);
@@ -289,7 +336,12 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     .set({ dashboardId: destinationId })
     .where(and(eq(dashboardTiles.id, tile.id), eq(dashboardTiles.dashboardId, sourceId)));
   const guard = tileLimitGuard(db, destinationId);
-  const moved = await withinTileLimit("toDashboard", writeAndReadDashboard(db, scope, sourceId, [moveTile, guard]));
+  const entry = tileActivity.record(
+    c,
+    "moved",
+    tileItem(c.var.project, tile.id, { from_dashboard_id: sourceId, to_dashboard_id: destinationId }),
+  );
+  const moved = await withinTileLimit("toDashboard", writeAndReadDashboard(db, scope, sourceId, [moveTile, entry, guard]));
   if (!moved) throw notFound();
   return c.json(toDashboard(moved, scope.caller), 200);
 };

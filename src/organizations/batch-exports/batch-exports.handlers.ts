@@ -2,6 +2,11 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { and, eq } from "drizzle-orm";
 import { batchExports } from "../../db/schema";
+import {
+  batchExportActivity,
+  batchExportNameInBatch,
+  batchExportProjectInBatch,
+} from "../../environments/batch-exports/batch-exports.activity";
 import { findBatchExport, listBatchExports, setPaused } from "../../environments/batch-exports/batch-exports.queries";
 import { toBatchExport } from "../../environments/batch-exports/batch-exports.schema";
 import type { AppEnv } from "../../platform/env";
@@ -28,10 +33,19 @@ export const retrieveBatchExportOfOrganization: Handler<"retrieveOrganizationBat
   return c.json(toBatchExport(row), 200);
 };
 
+/** The export's project is not in the path: the entry reads it, as the name, in the batch. */
 const pausedStateHandler =
   (paused: boolean): Handler<"pauseBatchExport"> =>
-  async (c) =>
-    c.json(await setPaused(c.var.db, visibleExport(c, c.req.valid("param").id), paused), 200);
+  async (c) => {
+    const { id } = c.req.valid("param");
+    const entry = batchExportActivity.record(c, paused ? "paused" : "unpaused", {
+      organizationId: c.var.organization.id,
+      projectId: batchExportProjectInBatch(id),
+      itemId: id,
+      name: batchExportNameInBatch(id),
+    });
+    return c.json(await setPaused(c.var.db, visibleExport(c, id), paused, entry), 200);
+  };
 
 export const pauseBatchExportOfOrganization = pausedStateHandler(true);
 export const unpauseBatchExportOfOrganization = pausedStateHandler(false);

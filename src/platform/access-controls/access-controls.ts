@@ -1,5 +1,5 @@
 import { z, type RouteHandler } from "@hono/zod-openapi";
-import { and, asc, eq, isNull, type SQL } from "drizzle-orm";
+import { and, asc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { accessControls as rules, organizationMemberships, users } from "../../db/schema";
@@ -11,6 +11,7 @@ import { nowIso, uuid7 } from "../ids";
 import { resolveProject, resolveProjectAndRead } from "../project-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../route";
 import { createRouter } from "../router";
+import { accessControlActivity, accessControlItem, ruleIdInBatch } from "./access-controls.activity";
 import { RESOURCE_ACCESS_LEVELS, type AccessControlledResourceName, type AccessLevelOf } from "./access-rules";
 
 type Statement = BatchItem<"sqlite">;
@@ -137,12 +138,17 @@ function upsertRule(db: Database, target: RuleTarget, level: AccessLevelOf<Acces
     });
 }
 
-/** A membership of the organization, to check that a rule names one of its members. */
+/** A membership of the organization, to check that a rule names one of its members (and name them in the log). */
 const selectMembership = (db: Database, organizationId: string, membershipId: string | null) =>
   db
-    .select({ id: organizationMemberships.id })
+    .select({ id: organizationMemberships.id, email: users.email })
     .from(organizationMemberships)
+    .innerJoin(users, eq(users.id, organizationMemberships.userId))
     .where(and(eq(organizationMemberships.organizationId, organizationId), eq(organizationMemberships.id, membershipId ?? "")));
+
+/** The resource's id as its rules store it, for the log: the definition's may be SQL. */
+const selectResourceId = (db: Database, resourceId: ResourceId) =>
+  db.select({ value: sql<string>`${resourceId}` }).from(sql`(select 1)`);
 
 /** A level the resource has, or null (remove the rule); anything else is PostHog's 400. */
 function checkedLevel<R extends AccessControlledResourceName>(resource: R, level: string | null): AccessLevelOf<R> | null {
@@ -201,7 +207,13 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     const { db, project, actor } = c.var;
     const { statement, resourceId } = definition.read(c, project.environmentId);
     const membershipId = input.organization_member ?? null;
-    const [resourceRows, members] = await db.batch([statement, selectMembership(db, project.organizationId, membershipId)]);
+    const ruleOfTarget = rulesOf(definition.resource, resourceId, membershipId);
+    const [resourceRows, members, [existing], [storedResourceId]] = await db.batch([
+      statement,
+      selectMembership(db, project.organizationId, membershipId),
+      db.select({ id: rules.id, accessLevel: rules.accessLevel }).from(rules).where(ruleOfTarget),
+      selectResourceId(db, resourceId),
+    ]);
     if (definition.levelOf(c, resourceRows as Awaited<S>) !== definition.managerLevel) throw permissionDenied(definition.notManager);
     const resourceLevel = checkedLevel(definition.resource, input.access_level);
     if (membershipId !== null && members.length === 0) {
@@ -209,12 +221,26 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     }
     const target = { resource: definition.resource, resourceId, environmentId: project.environmentId, membershipId };
     const keepInStep = membershipId === null ? (definition.onDefaultChange?.(db, resourceId, resourceLevel) ?? []) : [];
+    const ruleDescription = {
+      resource: definition.resource,
+      resourceId: storedResourceId?.value ?? "",
+      member: members[0] ?? null,
+      accessLevel: resourceLevel ?? existing?.accessLevel ?? null,
+    };
     if (resourceLevel === null) {
-      await db.batch([deleteRule(db, target), ...keepInStep]);
+      // No rule to remove: the DELETE matches nothing, and its entry records nothing.
+      const entry = accessControlActivity.record(c, "deleted", accessControlItem(project, existing?.id ?? "", ruleDescription));
+      await db.batch([deleteRule(db, target), entry, ...keepInStep]);
       return c.body(null, 204);
     }
-    const written = selectRules(db, rulesOf(definition.resource, resourceId, membershipId));
-    const results = await db.batch([upsertRule(db, target, resourceLevel, actor.userId), ...keepInStep, written]);
+    // Whether the rule existed is as read; the entry reads the id of the rule the upsert wrote.
+    const item = accessControlItem(project, ruleIdInBatch(ruleOfTarget), ruleDescription);
+    const entry = existing
+      ? accessControlActivity.changed(c, "updated", item, { access_level: existing.accessLevel }, { access_level: resourceLevel })
+      : accessControlActivity.record(c, "created", item);
+    const written = selectRules(db, ruleOfTarget);
+    const upsert = upsertRule(db, target, resourceLevel, actor.userId);
+    const results = await db.batch(entry ? [upsert, entry, ...keepInStep, written] : [upsert, ...keepInStep, written]);
     const [rule] = results.at(-1) as RuleRow[];
     if (!rule) throw new Error("the access rule was not read back");
     return c.json(toRule(rule), 200);

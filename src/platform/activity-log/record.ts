@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { sql } from "drizzle-orm";
+import { SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { activityLog, activityLogAnchors } from "../../db/schema";
 import type { Database } from "../db";
@@ -27,19 +27,39 @@ export type ActivityActor = {
   requestId: string | null;
 };
 
+/**
+ * A value the write itself decides, read when the entry is appended (after the write, in the same
+ * batch): the id of a row just inserted, the name of a row the write matched without reading it.
+ */
+export type ReadInBatch = SQL;
+
 export type ActivityEntry<S extends ActivityScope = ActivityScope> = {
   organizationId: string;
-  projectId?: number | null;
+  projectId?: number | null | ReadInBatch;
   /** The dashboard the entry is about (itself, a tile, a collaborator, its sharing or rules). */
-  dashboardId?: number | null;
+  dashboardId?: number | null | ReadInBatch;
   scope: S;
   activity: ActivityOf<S>;
-  itemId: string | number;
+  itemId: string | number | ReadInBatch;
   /** The item's human name (a dashboard's name, a member's e-mail). */
-  name?: string | null;
+  name?: string | null | ReadInBatch;
   changes?: Change[] | null;
   context?: Record<string, unknown> | null;
 };
+
+/**
+ * `detail` as stored text. A name read in the batch is put in by SQLite's `json_object`, which
+ * writes the same compact JSON as `JSON.stringify`.
+ */
+function detailOf(entry: ActivityEntry): SQL | string {
+  const changes = entry.changes ?? null;
+  const context = entry.context ?? null;
+  if (!(entry.name instanceof SQL)) return JSON.stringify({ name: entry.name ?? null, changes, context });
+  return sql`json_object('name', (${entry.name}), 'changes', json(${JSON.stringify(changes)}), 'context', json(${JSON.stringify(context)}))`;
+}
+
+/** A value bound as a parameter, or an expression read in the batch (parenthesized: it may be a subquery). */
+const valueOrRead = (value: string | number | null | ReadInBatch) => (value instanceof SQL ? sql`(${value})` : sql`${value}`);
 
 /**
  * The statement that appends `entry`, to be placed in the same `db.batch` as the write it
@@ -49,7 +69,7 @@ export type ActivityEntry<S extends ActivityScope = ActivityScope> = {
  * transaction: gapless, and never the same for two writers. Its time is the database's.
  */
 export function activityStatement(db: Database, actor: ActivityActor, entry: ActivityEntry): BatchItem<"sqlite"> {
-  const detail = JSON.stringify({ name: entry.name ?? null, changes: entry.changes ?? null, context: entry.context ?? null });
+  const detail = detailOf(entry);
   const nextSeq = sql<number>`coalesce(
     (select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${entry.organizationId} order by ${activityLog.seq} desc limit 1),
     (select ${activityLogAnchors.seq} from ${activityLogAnchors} where ${activityLogAnchors.organizationId} = ${entry.organizationId}),
@@ -62,14 +82,14 @@ export function activityStatement(db: Database, actor: ActivityActor, entry: Act
         id: sql<string>`${uuid7()}`.as("id"),
         organizationId: sql<string>`${entry.organizationId}`.as("organization_id"),
         seq: nextSeq.as("seq"),
-        projectId: sql<number | null>`${entry.projectId ?? null}`.as("project_id"),
-        dashboardId: sql<number | null>`${entry.dashboardId ?? null}`.as("dashboard_id"),
+        projectId: sql<number | null>`${valueOrRead(entry.projectId ?? null)}`.as("project_id"),
+        dashboardId: sql<number | null>`${valueOrRead(entry.dashboardId ?? null)}`.as("dashboard_id"),
         userId: sql<number | null>`${actor.userId}`.as("user_id"),
         apiKeyId: sql<string | null>`${actor.apiKeyId}`.as("api_key_id"),
         isSystem: sql<boolean>`${actor.isSystem ? 1 : 0}`.as("is_system"),
         activity: sql<string>`${entry.activity}`.as("activity"),
         scope: sql<string>`${entry.scope}`.as("scope"),
-        itemId: sql<string>`${String(entry.itemId)}`.as("item_id"),
+        itemId: sql<string>`${entry.itemId instanceof SQL ? sql`cast((${entry.itemId}) as text)` : String(entry.itemId)}`.as("item_id"),
         detail: sql<string>`${detail}`.as("detail"),
         requestId: sql<string | null>`${actor.requestId}`.as("request_id"),
         createdAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("created_at"),

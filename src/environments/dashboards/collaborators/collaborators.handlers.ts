@@ -2,6 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../platform/env";
 import { notFound, validationError } from "../../../platform/errors";
 import { isUniqueViolation } from "../../../platform/db";
+import { uuid7 } from "../../../platform/ids";
 import { isAdmin } from "../../../platform/levels";
 import { resolveProjectAndRead } from "../../../platform/project-context";
 import type { ProjectTree } from "../../project-trees";
@@ -11,12 +12,14 @@ import { selectDashboard, type DashboardRow } from "../dashboards.queries";
 import {
   deleteCollaborator,
   insertCollaborator,
+  selectCollaboration,
   selectCandidate,
   selectCollaborators,
   toCollaborator,
   type Candidate,
 } from "./collaborators.queries";
 import type { collaboratorRoutes } from "./collaborators.routes";
+import { collaboratorActivity, collaboratorItem } from "./collaborators.activity";
 
 type CollaboratorRoutes = ReturnType<typeof collaboratorRoutes<ProjectTree>>;
 type Handler<K extends keyof CollaboratorRoutes> = RouteHandler<CollaboratorRoutes[K], AppEnv>;
@@ -69,8 +72,10 @@ export const addDashboardCollaborator: Handler<"add"> = async (c) => {
   ]);
   const { dashboard } = editableDashboard(c, row);
   assertMayCollaborate(dashboard, level, candidate);
+  const collaborator = { id: uuid7(), dashboardId: dashboard.id, userId: candidate.user.id, level };
+  const entry = collaboratorActivity.record(c, "created", collaboratorItem(c.var.project, collaborator, candidate.user));
   try {
-    const created = await insertCollaborator(db, scope.environmentId, dashboard.id, candidate.user.id, level);
+    const created = await insertCollaborator(db, scope.environmentId, collaborator, entry);
     return c.json(toCollaborator(created), 201);
   } catch (error) {
     // The unique index decides, so that two concurrent adds cannot both succeed.
@@ -82,11 +87,18 @@ export const addDashboardCollaborator: Handler<"add"> = async (c) => {
 export const removeDashboardCollaborator: Handler<"remove"> = async (c) => {
   const { dashboard_id: rawDashboardId, user__uuid: userUuid } = c.req.valid("param");
   const db = c.var.db;
-  const [row] = await selectDashboard(db, scopeOf(c), parseDashboardId(rawDashboardId));
+  const dashboardId = parseDashboardId(rawDashboardId);
+  const [[row], [collaboration]] = await db.batch([
+    selectDashboard(db, scopeOf(c), dashboardId),
+    selectCollaboration(db, dashboardId, userUuid),
+  ]);
   const { dashboard } = editableDashboard(c, row);
   if (dashboard.restrictionLevel <= RestrictionLevel.everyoneCanEdit) {
     throw invalid("Cannot remove collaborators from a dashboard on the lowest restriction level.", null);
   }
-  if (!(await deleteCollaborator(db, dashboard.id, userUuid))) throw notFound();
+  if (!collaboration) throw notFound();
+  const { collaborator, user } = collaboration;
+  const entry = collaboratorActivity.record(c, "deleted", collaboratorItem(c.var.project, collaborator, user));
+  if (!(await deleteCollaborator(db, collaborator.id, entry))) throw notFound();
   return c.body(null, 204);
 };

@@ -1,9 +1,10 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { dashboardCollaborators, dashboards, organizationMemberships, users } from "../../../db/schema";
 import { ruleOfMember } from "../../../platform/access-controls/access-rules";
 import type { Database } from "../../../platform/db";
 import type { ProjectContext } from "../../../platform/env";
-import { nowIso, uuid7 } from "../../../platform/ids";
+import { nowIso } from "../../../platform/ids";
 import { toUserBasic } from "../../../users/user-basic";
 import type { Collaborator } from "./collaborators.routes";
 
@@ -56,29 +57,43 @@ export function selectCandidate(db: Database, project: ProjectContext, userUuid:
 
 export type Candidate = Awaited<ReturnType<typeof selectCandidate>>[number];
 
-/** Adds the collaborator and reads it back with its user; the unique index refuses a second one. */
-export async function insertCollaborator(db: Database, environmentId: number, dashboardId: number, userId: number, level: number) {
-  const id = uuid7();
+type Statement = BatchItem<"sqlite">;
+
+/**
+ * Adds the collaborator, with its `entry` in the activity log, and reads it back with its user;
+ * the unique index refuses a second one.
+ */
+export async function insertCollaborator(
+  db: Database,
+  environmentId: number,
+  collaborator: { id: string; dashboardId: number; userId: number; level: number },
+  entry: Statement,
+) {
   const now = nowIso();
-  const [, rows] = await db.batch([
-    db.insert(dashboardCollaborators).values({ id, dashboardId, userId, level, addedAt: now, updatedAt: now }),
-    selectCollaborators(db, environmentId, dashboardId, id),
+  const [, , rows] = await db.batch([
+    db.insert(dashboardCollaborators).values({ ...collaborator, addedAt: now, updatedAt: now }),
+    entry,
+    selectCollaborators(db, environmentId, collaborator.dashboardId, collaborator.id),
   ]);
   const [created] = rows;
   if (!created) throw new Error("the new collaborator was not read back");
   return created;
 }
 
-/** Removes the user's collaboration; false when they were not a collaborator. */
-export async function deleteCollaborator(db: Database, dashboardId: number, userUuid: string) {
-  const removed = await db
-    .delete(dashboardCollaborators)
-    .where(
-      and(
-        eq(dashboardCollaborators.dashboardId, dashboardId),
-        inArray(dashboardCollaborators.userId, db.select({ id: users.id }).from(users).where(eq(users.uuid, userUuid))),
-      ),
-    )
-    .returning({ id: dashboardCollaborators.id });
+/** The user's collaboration on the dashboard, with the user: read with the dashboard, before removing it. */
+export function selectCollaboration(db: Database, dashboardId: number, userUuid: string) {
+  return db
+    .select({ collaborator: dashboardCollaborators, user: users })
+    .from(dashboardCollaborators)
+    .innerJoin(users, eq(users.id, dashboardCollaborators.userId))
+    .where(and(eq(dashboardCollaborators.dashboardId, dashboardId), eq(users.uuid, userUuid)));
+}
+
+/** Removes the collaboration, with its `entry`; false when it was gone already. */
+export async function deleteCollaborator(db: Database, collaboratorId: string, entry: Statement) {
+  const [removed] = await db.batch([
+    db.delete(dashboardCollaborators).where(eq(dashboardCollaborators.id, collaboratorId)).returning({ id: dashboardCollaborators.id }),
+    entry,
+  ]);
   return removed.length > 0;
 }

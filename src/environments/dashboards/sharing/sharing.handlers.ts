@@ -8,6 +8,7 @@ import { editableDashboard, parseDashboardId, readScopeOf, scopeOf, visibleDashb
 import { selectDashboard } from "../dashboards.queries";
 import { newAccessToken, selectPublicSharingAllowed, selectSharing, toSharingConfiguration, upsertSharing } from "./sharing.queries";
 import { SHARING_SETTINGS_KEYS, type sharingRoutes } from "./sharing.routes";
+import { sharingActivity, sharingEntries, sharingItem } from "./sharing.activity";
 
 type SharingRoutes = ReturnType<typeof sharingRoutes<ProjectTree>>;
 type Handler<K extends keyof SharingRoutes> = RouteHandler<SharingRoutes[K], AppEnv>;
@@ -44,16 +45,18 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
   const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
   const scope = scopeOf(c);
   const db = c.var.db;
-  const [[dashboard], [organization]] = await db.batch([
+  const [[dashboard], [organization], [current]] = await db.batch([
     selectDashboard(db, scope, dashboardId),
     selectPublicSharingAllowed(db, scope.environmentId),
+    selectSharing(db, dashboardId),
   ]);
-  editableDashboard(c, dashboard);
+  const { dashboard: shared } = editableDashboard(c, dashboard);
   const settings = input.settings === undefined ? undefined : parseSettings(input.settings);
   if (input.enabled === true && !organization?.allowed) {
     throw permissionDenied("Public sharing is disabled for this organization.");
   }
-  const sharing = await upsertSharing(db, dashboardId, { enabled: input.enabled, settings });
+  const entries = sharingEntries(c, shared, current, { enabled: input.enabled, settings });
+  const sharing = await upsertSharing(db, dashboardId, { enabled: input.enabled, settings }, entries);
   return c.json(toSharingConfiguration(sharing), 200);
 };
 
@@ -62,7 +65,8 @@ export const refreshDashboardSharing: Handler<"refresh"> = async (c) => {
   const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
   const db = c.var.db;
   const [dashboard] = await selectDashboard(db, scopeOf(c), dashboardId);
-  editableDashboard(c, dashboard);
-  const sharing = await upsertSharing(db, dashboardId, { accessToken: newAccessToken() });
+  const { dashboard: shared } = editableDashboard(c, dashboard);
+  const entry = sharingActivity.record(c, "access_token_refreshed", sharingItem(c.var.project, shared));
+  const sharing = await upsertSharing(db, dashboardId, { accessToken: newAccessToken() }, [entry]);
   return c.json(toSharingConfiguration(sharing), 200);
 };

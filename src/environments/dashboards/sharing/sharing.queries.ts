@@ -1,4 +1,5 @@
 import { eq, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { environments, organizations, sharingConfigurations, type SharingSettings } from "../../../db/schema";
 import type { Database } from "../../../platform/db";
 import { nowIso, randomUrlSafeToken } from "../../../platform/ids";
@@ -22,12 +23,14 @@ export const selectPublicSharingAllowed = (db: Database, environmentId: number) 
 
 /**
  * Writes the dashboard's configuration, creating it (disabled, with a new token) if it has none,
- * and reads it back: one atomic batch. Concurrent first reads keep the first token.
+ * with the `entries` that record the change, and reads it back: one atomic batch. Concurrent
+ * first reads keep the first token.
  */
 export async function upsertSharing(
   db: Database,
   dashboardId: number,
   changes: { enabled?: boolean; settings?: SharingSettings; accessToken?: string } = {},
+  entries: BatchItem<"sqlite">[] = [],
 ): Promise<SharingRow> {
   const insert = db
     .insert(sharingConfigurations)
@@ -49,7 +52,8 @@ export async function upsertSharing(
         },
       })
     : insert.onConflictDoNothing();
-  const [, [row]] = await db.batch([write, selectSharing(db, dashboardId)]);
+  const results = await db.batch([write, ...entries, selectSharing(db, dashboardId)]);
+  const [row] = results.at(-1) as SharingRow[];
   if (!row) throw new Error("the sharing configuration was not read back");
   return row;
 }

@@ -1,0 +1,37 @@
+import { sql, type SQL } from "drizzle-orm";
+import { accessControls as rules } from "../../db/schema";
+import { resourceActivity } from "../activity-log/resource-activity";
+import type { ProjectContext } from "../env";
+
+/** Access rules are created, changed (their level) and removed, on projects and dashboards alike. */
+export const accessControlActivity = resourceActivity("AccessControl", { fields: ["access_level"] });
+
+type RuleOf = {
+  resource: string;
+  /** The resource's id as its rules store it (read in the request's first batch). */
+  resourceId: string;
+  /** The member's membership, with their e-mail; null: the default rule for everyone. */
+  member: { id: string; email: string } | null;
+  /** The rule's level: as written, or, for a rule removed, as it was. */
+  accessLevel: string | null;
+};
+
+/**
+ * A rule is named by its member's e-mail (the default rule has no name) and described by what
+ * it is on. `ruleId`: the rule's id, or SQL reading it when the write may have just created it.
+ */
+export const accessControlItem = (project: ProjectContext, ruleId: string | SQL, rule: RuleOf) => ({
+  organizationId: project.organizationId,
+  projectId: project.projectId,
+  itemId: ruleId,
+  name: rule.member?.email ?? null,
+  context: {
+    resource: rule.resource,
+    resource_id: rule.resourceId,
+    organization_member: rule.member?.id ?? null,
+    access_level: rule.accessLevel,
+  },
+});
+
+/** The id of the rule `where` finds, read after the upsert that wrote it. */
+export const ruleIdInBatch = (where: SQL | undefined): SQL => sql`select ${rules.id} from ${rules} where ${where} limit 1`;
