@@ -1,8 +1,8 @@
-import { and, count, desc, eq, gt, inArray } from "drizzle-orm";
-import { invites, organizationMemberships, projects, users } from "../../db/schema";
+import { and, desc, eq, gt, inArray } from "drizzle-orm";
+import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
 import { chunkForInsert, inJsonList, type Database } from "../../platform/db";
-import type { Page } from "../../platform/pagination";
+import { onPage, type Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
 
@@ -34,18 +34,21 @@ export function toInvite(row: InviteRow, createdBy: UserRow | null): Invite {
   };
 }
 
-/** Newest first; the creator joined in, so a page is one query whatever its size. */
+const newestFirst = [desc(invites.createdAt), desc(invites.id)];
+
+/**
+ * Newest first; the creator joined in for the page's invites only, so a page is one query
+ * whatever its size. The count is the organization's counter (one row).
+ */
 export async function listInvitesPage(db: Database, organizationId: string, page: Page) {
   const [[total], rows] = await db.batch([
-    db.select({ value: count() }).from(invites).where(eq(invites.organizationId, organizationId)),
+    db.select({ value: organizations.inviteCount }).from(organizations).where(eq(organizations.id, organizationId)),
     db
       .select({ invite: invites, createdBy: users })
       .from(invites)
       .leftJoin(users, eq(users.id, invites.createdById))
-      .where(eq(invites.organizationId, organizationId))
-      .orderBy(desc(invites.createdAt), desc(invites.id))
-      .limit(page.limit)
-      .offset(page.offset),
+      .where(onPage(db, invites.id, eq(invites.organizationId, organizationId), newestFirst, page))
+      .orderBy(...newestFirst),
   ]);
   return { count: total?.value ?? 0, invites: rows.map((row) => toInvite(row.invite, row.createdBy)) };
 }
