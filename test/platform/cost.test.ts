@@ -1,12 +1,10 @@
 import { eq } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
-import { chunkForInsert } from "../../src/platform/db";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
 import { api, db, setupOrganization } from "../support/harness";
+import { emptySeedRows, insertSeedRows, seedProject, type SeedRows } from "../support/seed";
 
 /**
  * D1 bills rows read: a request's cost must follow the page it answers, not the size of the
@@ -17,22 +15,11 @@ const SIZE = 2000;
 const OTHER_ORGANIZATIONS = 50;
 const PER_OTHER_ORGANIZATION = 20;
 
-type Rows = {
-  organizations: (typeof schema.organizations.$inferInsert)[];
-  users: (typeof schema.users.$inferInsert)[];
-  memberships: (typeof schema.organizationMemberships.$inferInsert)[];
-  projects: (typeof schema.projects.$inferInsert)[];
-  environments: (typeof schema.environments.$inferInsert)[];
-  dashboards: (typeof schema.dashboards.$inferInsert)[];
-  collaborators: (typeof schema.dashboardCollaborators.$inferInsert)[];
-  accessControls: (typeof schema.accessControls.$inferInsert)[];
-};
-
 let nextId = 1_000_000;
 let now = "";
 
 /** `count` members of the organization, each with a rule on the project, a dashboard there and a collaboration on it. */
-function seedOrganization(rows: Rows, organizationId: string, projectId: number, count: number) {
+function seedOrganization(rows: SeedRows, organizationId: string, projectId: number, count: number) {
   for (let index = 0; index < count; index += 1) {
     const id = (nextId += 1);
     const membershipId = uuid7();
@@ -54,57 +41,17 @@ function seedOrganization(rows: Rows, organizationId: string, projectId: number,
 }
 
 /** Projects of the organization besides its first, each with its first environment. */
-function seedProjects(rows: Rows, organizationId: string, count: number) {
-  for (let index = 0; index < count; index += 1) {
-    const id = (nextId += 1);
-    rows.projects.push({
-      id,
-      uuid: uuid7(),
-      organizationId,
-      name: `Seeded project ${id}`,
-      nameKey: `seeded project ${id}`,
-      apiToken: `phc_seed_${id}`,
-      liveEventsToken: `live_${id}`,
-      settings: {},
-      createdAt: now,
-      updatedAt: now,
-    });
-    rows.environments.push({ id, projectId: id, organizationId, name: "Default", createdAt: now });
-  }
-}
-
-async function insertAll(rows: Rows) {
-  const inserts = <T>(table: SQLiteTable, values: T[]) =>
-    chunkForInsert(table, values).map((chunk) => db.insert(table).values(chunk as never) as BatchItem<"sqlite">);
-  const statements = [
-    ...inserts(schema.organizations, rows.organizations),
-    ...inserts(schema.users, rows.users),
-    ...inserts(schema.organizationMemberships, rows.memberships),
-    ...inserts(schema.projects, rows.projects),
-    ...inserts(schema.environments, rows.environments),
-    ...inserts(schema.dashboards, rows.dashboards),
-    ...inserts(schema.dashboardCollaborators, rows.collaborators),
-    ...inserts(schema.accessControls, rows.accessControls),
-  ];
-  await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+function seedProjects(rows: SeedRows, organizationId: string, count: number) {
+  for (let index = 0; index < count; index += 1) seedProject(rows, organizationId, now);
 }
 
 let team: Awaited<ReturnType<typeof setupOrganization>>;
-let seeded: Rows;
+let seeded: SeedRows;
 
 beforeAll(async () => {
   team = await setupOrganization();
   now = nowIso();
-  const rows: Rows = {
-    organizations: [],
-    users: [],
-    memberships: [],
-    projects: [],
-    environments: [],
-    dashboards: [],
-    collaborators: [],
-    accessControls: [],
-  };
+  const rows = emptySeedRows();
   seedOrganization(rows, team.organization.id, team.project.id, SIZE);
   seedProjects(rows, team.organization.id, SIZE);
   for (let index = 0; index < OTHER_ORGANIZATIONS; index += 1) {
@@ -113,7 +60,7 @@ beforeAll(async () => {
     seedProjects(rows, organizationId, 1);
     seedOrganization(rows, organizationId, rows.projects.at(-1)!.id!, PER_OTHER_ORGANIZATION);
   }
-  await insertAll(rows);
+  await insertSeedRows(rows);
   seeded = rows;
 }, 120_000);
 
