@@ -4,7 +4,14 @@ import * as schema from "../../src/db/schema";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
 import { api, db, setupOrganization } from "../support/harness";
-import { emptySeedRows, insertSeedRows, seedProject, type SeedRows } from "../support/seed";
+import {
+  emptySeedRows,
+  insertSeedRows,
+  seedOrganization as seedOrganizationOfEveryKind,
+  seedProject,
+  type SeededOrganization,
+  type SeedRows,
+} from "../support/seed";
 
 /**
  * D1 bills rows read: a request's cost must follow the page it answers, not the size of the
@@ -47,6 +54,8 @@ function seedProjects(rows: SeedRows, organizationId: string, count: number) {
 
 let team: Awaited<ReturnType<typeof setupOrganization>>;
 let seeded: SeedRows;
+/** Another organization with SIZE rows of every kind a list pages through. */
+let everyKind: SeededOrganization;
 
 beforeAll(async () => {
   team = await setupOrganization();
@@ -60,6 +69,7 @@ beforeAll(async () => {
     seedProjects(rows, organizationId, 1);
     seedOrganization(rows, organizationId, rows.projects.at(-1)!.id!, PER_OTHER_ORGANIZATION);
   }
+  everyKind = await seedOrganizationOfEveryKind(rows, SIZE);
   await insertSeedRows(rows);
   seeded = rows;
 }, 120_000);
@@ -120,5 +130,60 @@ describe("rows read are bounded by the page, not the table", () => {
     expect(response.body.count).toBe(1);
     expect(response.body.results[0].user.uuid).toBe(member.uuid);
     expect(response.cost.rowsRead).toBeLessThanOrEqual(50);
+  });
+});
+
+describe("every list counts in one row and pages along its index", () => {
+  const LIMIT = 10;
+  /** What any single request may read beyond the rows it skips. */
+  const BUDGET = 3 * LIMIT + 50;
+  const lists = (o: SeededOrganization): [string, number][] => [
+    [`/api/organizations/${o.organization.id}/members`, SIZE + 1],
+    [`/api/organizations/${o.organization.id}/invites`, SIZE],
+    [`/api/organizations/${o.organization.id}/domains`, SIZE],
+    // The seed stops short of the organization's limit of 2,000 projects.
+    [`/api/organizations/${o.organization.id}/projects`, 1990],
+    [`/api/organizations/${o.organization.id}/batch_exports`, SIZE],
+    [`/api/environments/${o.project.id}/batch_exports`, SIZE],
+    [`/api/environments/${o.project.id}/dashboards`, SIZE],
+    ["/api/personal_api_keys", SIZE],
+  ];
+
+  it("answers the first page and the exact count at the cost of the page", async () => {
+    for (const [path, count] of lists(everyKind)) {
+      const response = await api("GET", `${path}?limit=${LIMIT}`, { key: everyKind.key });
+
+      expect(response.status, path).toBe(200);
+      expect(response.body.count, path).toBe(count);
+      expect(response.body.results, path).toHaveLength(LIMIT);
+      expect(response.cost.rowsRead, path).toBeLessThanOrEqual(BUDGET);
+    }
+  });
+
+  it("reads the last page's skipped index entries, not their rows", async () => {
+    for (const [path, count] of lists(everyKind)) {
+      const offset = count - LIMIT;
+      const response = await api("GET", `${path}?limit=${LIMIT}&offset=${offset}`, { key: everyKind.key });
+
+      expect(response.status, path).toBe(200);
+      expect(response.body.results, path).toHaveLength(LIMIT);
+      // D1 counts every index entry an OFFSET steps over as a row read.
+      expect(response.cost.rowsRead, path).toBeLessThanOrEqual(offset + BUDGET);
+    }
+  });
+
+  it("creates an invite, a bulk of invites and a project at a bounded cost", async () => {
+    const organization = `/api/organizations/${everyKind.organization.id}`;
+    const one = await api("POST", `${organization}/invites`, { key: everyKind.key, body: { target_email: "cost-one@example.com", send_email: false } });
+    const bulk = await api("POST", `${organization}/invites/bulk`, {
+      key: everyKind.key,
+      body: Array.from({ length: 10 }, (_, index) => ({ target_email: `cost-bulk-${index}@example.com`, send_email: false })),
+    });
+    const project = await api("POST", `${organization}/projects`, { key: everyKind.key, body: { name: "Measured" } });
+
+    expect([one.status, bulk.status, project.status]).toEqual([201, 200, 201]);
+    expect(one.cost.rowsRead).toBeLessThanOrEqual(50);
+    expect(bulk.cost.rowsRead).toBeLessThanOrEqual(10 * 10);
+    expect(project.cost.rowsRead).toBeLessThanOrEqual(50);
   });
 });
