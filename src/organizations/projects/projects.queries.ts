@@ -1,7 +1,8 @@
-import { and, asc, count, eq, sql, type Column, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, inArray, sql, type Column, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
-import { jsonObjectWithKeys, type Database } from "../../platform/db";
+import { inJsonList, jsonObjectWithKeys, type Database } from "../../platform/db";
+import { MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
 import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
@@ -203,25 +204,56 @@ export async function listProjectsOfOrganization(
   return { count: counted?.value ?? 0, projects: rows };
 }
 
-/** Every project the caller sees, across their organizations. */
-export async function listVisibleProjects(db: Database, actor: Actor, page: Page) {
-  const where = visibleProjectsWhere(actor, []);
-  const [[total], rows] = await db.batch([
-    db
+/**
+ * How many projects the caller sees across their organizations: each organization's counter
+ * where they are an admin (they see every project), else a count of the visible ones. A key
+ * scoped to some projects counts those.
+ */
+function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
+  if (actor.scopedTeams.length > 0) {
+    return sql<number>`(${db
       .select({ value: count() })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .where(where),
-    db
-      .select({ project: projects })
-      .from(projects)
-      .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .where(where)
-      .orderBy(...byCreation)
-      .limit(page.limit)
-      .offset(page.offset),
+      .where(visibleProjectsWhere(actor, []))})`;
+  }
+  const visibleInOrganization = db
+    .select({ value: count() })
+    .from(projects)
+    .where(and(eq(projects.organizationId, organizationMemberships.organizationId), projectVisible));
+  const perOrganization = sql`case when ${organizationMemberships.level} >= ${MembershipLevel.admin}
+    then ${organizations.projectCount} else (${visibleInOrganization}) end`;
+  return sql<number>`(${db
+    .select({ value: sql`coalesce(sum(${perOrganization}), 0)` })
+    .from(organizationMemberships)
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .where(
+      and(
+        eq(organizationMemberships.userId, actor.userId),
+        actor.scopedOrganizations.length > 0 ? inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations) : undefined,
+      ),
+    )})`;
+}
+
+/**
+ * Every project the caller sees, across their organizations. The page's ids are sorted from the
+ * index of each organization's projects (spanning organizations, the order is not one index's),
+ * then only the page's rows are read.
+ */
+export async function listVisibleProjects(db: Database, actor: Actor, page: Page) {
+  const pageIds = db
+    .select({ id: projects.id })
+    .from(projects)
+    .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+    .where(visibleProjectsWhere(actor, []))
+    .orderBy(...byCreation)
+    .limit(page.limit)
+    .offset(page.offset);
+  const [[total], rows] = await db.batch([
+    selectCount(db, visibleProjectCount(db, actor)),
+    db.select().from(projects).where(inArray(projects.id, pageIds)).orderBy(...byCreation),
   ]);
-  return { count: total?.value ?? 0, projects: rows.map((row) => row.project) };
+  return { count: total?.value ?? 0, projects: rows };
 }
 
 /**
