@@ -4,9 +4,9 @@ export type Measurement = { label: string; small: Cost; large: Cost };
 type Cost = ReturnType<typeof readCost>;
 
 /** The D1 cost of one request, with the key already in the KV cache. */
-export async function measure(method: string, path: string, key: string): Promise<Cost> {
+export async function measure(method: string, path: string, key: string, body?: unknown): Promise<Cost> {
   await api("GET", "/api/users/@me", { key });
-  const response = await api(method, path, { key });
+  const response = await api(method, path, { key, body });
   if (response.status >= 400) throw new Error(`${method} ${path}: ${response.status} ${response.text}`);
   return response.cost;
 }

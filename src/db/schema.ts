@@ -14,6 +14,8 @@ import {
  * API has integers (users, projects, environments, dashboards, tiles), UUIDs where it has UUIDs.
  * Every column a delete cascades through (ON DELETE CASCADE / SET NULL) leads an index: without
  * one, SQLite scans the whole child table, every tenant's rows, for each parent row deleted.
+ * A list's index holds its whole order, ties broken by id, and the id: a page's ids are read from
+ * the index alone (`onPage`), however deep the offset, before the page's rows are.
  */
 
 const createdAt = () => text("created_at").notNull();
@@ -43,6 +45,8 @@ export const users = sqliteTable("users", {
    */
   currentOrganizationId: text("current_organization_id"),
   currentProjectId: integer("current_project_id"),
+  /** Kept by triggers on personal_api_keys (migration list_counters): the list's count in one row. */
+  personalApiKeyCount: integer("personal_api_key_count").notNull().default(0),
 });
 
 export const organizations = sqliteTable(
@@ -65,6 +69,15 @@ export const organizations = sqliteTable(
     allowPubliclySharedResources: integer("allow_publicly_shared_resources", { mode: "boolean" }).notNull().default(true),
     /** Kept by triggers on organization_memberships (a custom migration): read in O(1). */
     memberCount: integer("member_count").notNull().default(0),
+    /**
+     * Each list's exact count, kept by triggers on its table (migration list_counters), so that
+     * every write, cascades included, keeps it, and reading it costs one row. Batch exports count
+     * the live ones (not soft-deleted).
+     */
+    inviteCount: integer("invite_count").notNull().default(0),
+    domainCount: integer("domain_count").notNull().default(0),
+    projectCount: integer("project_count").notNull().default(0),
+    batchExportCount: integer("batch_export_count").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -88,7 +101,7 @@ export const organizationMemberships = sqliteTable(
   (table) => [
     uniqueIndex("organization_memberships_organization_user").on(table.organizationId, table.userId),
     index("organization_memberships_user").on(table.userId),
-    index("organization_memberships_organization_joined").on(table.organizationId, table.joinedAt),
+    index("organization_memberships_organization_joined").on(table.organizationId, table.joinedAt, table.id),
     // Owners are counted before an owner is removed or demoted: read the owners, not every member.
     index("organization_memberships_organization_level").on(table.organizationId, table.level),
   ],
@@ -111,7 +124,7 @@ export const personalApiKeys = sqliteTable(
     createdAt: createdAt(),
     lastUsedAt: text("last_used_at"),
   },
-  (table) => [index("personal_api_keys_user").on(table.userId, table.createdAt)],
+  (table) => [index("personal_api_keys_user").on(table.userId, table.createdAt, table.id)],
 );
 
 /** Project settings the API stores and echoes without reasoning about them (defaults applied when read). */
@@ -161,6 +174,9 @@ export const environments = sqliteTable(
       .references(() => organizations.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     createdAt: createdAt(),
+    /** Live (not soft-deleted) rows, kept by triggers (migration list_counters), as the organization's counts are. */
+    batchExportCount: integer("batch_export_count").notNull().default(0),
+    dashboardCount: integer("dashboard_count").notNull().default(0),
   },
   (table) => [
     index("environments_project").on(table.projectId),
@@ -197,7 +213,7 @@ export const invites = sqliteTable(
     updatedAt: text("updated_at").notNull(),
   },
   (table) => [
-    index("invites_organization_created").on(table.organizationId, table.createdAt),
+    index("invites_organization_created").on(table.organizationId, table.createdAt, table.id),
     index("invites_organization_email").on(table.organizationId, table.targetEmail),
     index("invites_created_by").on(table.createdById),
   ],
@@ -223,7 +239,7 @@ export const domains = sqliteTable(
     samlX509Cert: text("saml_x509_cert"),
     createdAt: createdAt(),
   },
-  (table) => [index("domains_organization_domain").on(table.organizationId, table.domain)],
+  (table) => [index("domains_organization_domain").on(table.organizationId, table.domain, table.id)],
 );
 
 export type BatchExportDestinationConfig = Record<string, unknown>;
@@ -262,8 +278,8 @@ export const batchExports = sqliteTable(
     lastUpdatedAt: text("last_updated_at").notNull(),
   },
   (table) => [
-    index("batch_exports_environment_created").on(table.environmentId, table.createdAt),
-    index("batch_exports_organization_created").on(table.organizationId, table.createdAt),
+    index("batch_exports_environment_created").on(table.environmentId, table.deleted, table.createdAt, table.id),
+    index("batch_exports_organization_created").on(table.organizationId, table.deleted, table.createdAt, table.id),
     index("batch_exports_sealed_secrets_key").on(table.sealedSecretsKeyId),
   ],
 );

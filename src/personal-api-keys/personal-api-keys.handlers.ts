@@ -1,12 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, count, desc, eq } from "drizzle-orm";
-import { organizationMemberships, personalApiKeys, projects } from "../db/schema";
+import { and, desc, eq } from "drizzle-orm";
+import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
-import { pageEnvelope, readPage } from "../platform/pagination";
+import { onPage, pageEnvelope, readPage } from "../platform/pagination";
 import { inJsonList, type Database } from "../platform/db";
 import { membershipOfCaller, projectVisible } from "../platform/project-context";
 import type { createKey, deleteKey, listKeys, retrieveCurrentKey, retrieveKey } from "./personal-api-keys.routes";
@@ -30,20 +30,16 @@ export function toPersonalApiKey(row: KeyRow) {
 const ownKey = (actor: Actor, id: string) =>
   and(eq(personalApiKeys.id, id), eq(personalApiKeys.userId, actor.userId));
 
-/** Newest first, paged along the (user, created_at) index like every list. */
+const newestFirst = [desc(personalApiKeys.createdAt), desc(personalApiKeys.id)];
+
+/** Newest first, paged along the (user, created_at, id) index like every list; counted by the user's counter. */
 export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async (c) => {
   const { db, actor } = c.var;
   const page = readPage(c);
   const ofCaller = eq(personalApiKeys.userId, actor.userId);
   const [[total], rows] = await db.batch([
-    db.select({ value: count() }).from(personalApiKeys).where(ofCaller),
-    db
-      .select()
-      .from(personalApiKeys)
-      .where(ofCaller)
-      .orderBy(desc(personalApiKeys.createdAt), desc(personalApiKeys.id))
-      .limit(page.limit)
-      .offset(page.offset),
+    db.select({ value: users.personalApiKeyCount }).from(users).where(eq(users.id, actor.userId)),
+    db.select().from(personalApiKeys).where(onPage(db, personalApiKeys.id, ofCaller, newestFirst, page)).orderBy(...newestFirst),
   ]);
   return c.json(pageEnvelope(c, page, total?.value ?? 0, rows.map(toPersonalApiKey)), 200);
 };

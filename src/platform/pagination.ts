@@ -1,5 +1,8 @@
 import type { Context } from "hono";
 import { z } from "@hono/zod-openapi";
+import { inArray, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { Database } from "./db";
 import type { AppEnv } from "./env";
 import { publicUrl } from "./public-url";
 
@@ -71,3 +74,25 @@ export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, r
     results,
   };
 }
+
+/**
+ * A page's rows by their ids, the ids read first along the list's index alone (a deferred join):
+ * an offset then skips narrow index entries instead of whole rows and their joins, and only the
+ * page's rows are read and joined. `order` must be what the index holds, in its order; the outer
+ * query orders its few rows the same way.
+ */
+export function onPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SQL[], page: Page): SQL {
+  const ids = db.select({ id }).from(id.table).where(where).orderBy(...order).limit(page.limit).offset(page.offset);
+  return inArray(id, ids);
+}
+
+/**
+ * A list's count as a statement of its batch, whatever computes it: the counter its triggers
+ * keep (`counterOf`, one row) for the whole list, or `db.$count(...)` where the caller sees only
+ * some of it (those rows are then read).
+ */
+export const selectCount = (db: Database, count: SQL<number>) => db.select({ value: count }).from(sql`(select 1)`);
+
+/** A counter column of the row `where` picks (a trigger-kept count: see migrations/). */
+export const counterOf = (column: SQLiteColumn, where: SQL | undefined) =>
+  sql<number>`(select ${column} from ${column.table} where ${where})`;

@@ -1,12 +1,17 @@
 import { eq } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
-import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { beforeAll, describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
-import { chunkForInsert } from "../../src/platform/db";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
 import { api, db, setupOrganization } from "../support/harness";
+import {
+  emptySeedRows,
+  insertSeedRows,
+  seedOrganization as seedOrganizationOfEveryKind,
+  seedProject,
+  type SeededOrganization,
+  type SeedRows,
+} from "../support/seed";
 
 /**
  * D1 bills rows read: a request's cost must follow the page it answers, not the size of the
@@ -17,22 +22,11 @@ const SIZE = 2000;
 const OTHER_ORGANIZATIONS = 50;
 const PER_OTHER_ORGANIZATION = 20;
 
-type Rows = {
-  organizations: (typeof schema.organizations.$inferInsert)[];
-  users: (typeof schema.users.$inferInsert)[];
-  memberships: (typeof schema.organizationMemberships.$inferInsert)[];
-  projects: (typeof schema.projects.$inferInsert)[];
-  environments: (typeof schema.environments.$inferInsert)[];
-  dashboards: (typeof schema.dashboards.$inferInsert)[];
-  collaborators: (typeof schema.dashboardCollaborators.$inferInsert)[];
-  accessControls: (typeof schema.accessControls.$inferInsert)[];
-};
-
 let nextId = 1_000_000;
 let now = "";
 
 /** `count` members of the organization, each with a rule on the project, a dashboard there and a collaboration on it. */
-function seedOrganization(rows: Rows, organizationId: string, projectId: number, count: number) {
+function seedOrganization(rows: SeedRows, organizationId: string, projectId: number, count: number) {
   for (let index = 0; index < count; index += 1) {
     const id = (nextId += 1);
     const membershipId = uuid7();
@@ -54,57 +48,19 @@ function seedOrganization(rows: Rows, organizationId: string, projectId: number,
 }
 
 /** Projects of the organization besides its first, each with its first environment. */
-function seedProjects(rows: Rows, organizationId: string, count: number) {
-  for (let index = 0; index < count; index += 1) {
-    const id = (nextId += 1);
-    rows.projects.push({
-      id,
-      uuid: uuid7(),
-      organizationId,
-      name: `Seeded project ${id}`,
-      nameKey: `seeded project ${id}`,
-      apiToken: `phc_seed_${id}`,
-      liveEventsToken: `live_${id}`,
-      settings: {},
-      createdAt: now,
-      updatedAt: now,
-    });
-    rows.environments.push({ id, projectId: id, organizationId, name: "Default", createdAt: now });
-  }
-}
-
-async function insertAll(rows: Rows) {
-  const inserts = <T>(table: SQLiteTable, values: T[]) =>
-    chunkForInsert(table, values).map((chunk) => db.insert(table).values(chunk as never) as BatchItem<"sqlite">);
-  const statements = [
-    ...inserts(schema.organizations, rows.organizations),
-    ...inserts(schema.users, rows.users),
-    ...inserts(schema.organizationMemberships, rows.memberships),
-    ...inserts(schema.projects, rows.projects),
-    ...inserts(schema.environments, rows.environments),
-    ...inserts(schema.dashboards, rows.dashboards),
-    ...inserts(schema.dashboardCollaborators, rows.collaborators),
-    ...inserts(schema.accessControls, rows.accessControls),
-  ];
-  await db.batch(statements as [BatchItem<"sqlite">, ...BatchItem<"sqlite">[]]);
+function seedProjects(rows: SeedRows, organizationId: string, count: number) {
+  for (let index = 0; index < count; index += 1) seedProject(rows, organizationId, now);
 }
 
 let team: Awaited<ReturnType<typeof setupOrganization>>;
-let seeded: Rows;
+let seeded: SeedRows;
+/** Another organization with SIZE rows of every kind a list pages through. */
+let everyKind: SeededOrganization;
 
 beforeAll(async () => {
   team = await setupOrganization();
   now = nowIso();
-  const rows: Rows = {
-    organizations: [],
-    users: [],
-    memberships: [],
-    projects: [],
-    environments: [],
-    dashboards: [],
-    collaborators: [],
-    accessControls: [],
-  };
+  const rows = emptySeedRows();
   seedOrganization(rows, team.organization.id, team.project.id, SIZE);
   seedProjects(rows, team.organization.id, SIZE);
   for (let index = 0; index < OTHER_ORGANIZATIONS; index += 1) {
@@ -113,7 +69,8 @@ beforeAll(async () => {
     seedProjects(rows, organizationId, 1);
     seedOrganization(rows, organizationId, rows.projects.at(-1)!.id!, PER_OTHER_ORGANIZATION);
   }
-  await insertAll(rows);
+  everyKind = await seedOrganizationOfEveryKind(rows, SIZE);
+  await insertSeedRows(rows);
   seeded = rows;
 }, 120_000);
 
@@ -173,5 +130,60 @@ describe("rows read are bounded by the page, not the table", () => {
     expect(response.body.count).toBe(1);
     expect(response.body.results[0].user.uuid).toBe(member.uuid);
     expect(response.cost.rowsRead).toBeLessThanOrEqual(50);
+  });
+});
+
+describe("every list counts in one row and pages along its index", () => {
+  const LIMIT = 10;
+  /** What any single request may read beyond the rows it skips. */
+  const BUDGET = 3 * LIMIT + 50;
+  const lists = (o: SeededOrganization): [string, number][] => [
+    [`/api/organizations/${o.organization.id}/members`, SIZE + 1],
+    [`/api/organizations/${o.organization.id}/invites`, SIZE],
+    [`/api/organizations/${o.organization.id}/domains`, SIZE],
+    // The seed stops short of the organization's limit of 2,000 projects.
+    [`/api/organizations/${o.organization.id}/projects`, 1990],
+    [`/api/organizations/${o.organization.id}/batch_exports`, SIZE],
+    [`/api/environments/${o.project.id}/batch_exports`, SIZE],
+    [`/api/environments/${o.project.id}/dashboards`, SIZE],
+    ["/api/personal_api_keys", SIZE],
+  ];
+
+  it("answers the first page and the exact count at the cost of the page", async () => {
+    for (const [path, count] of lists(everyKind)) {
+      const response = await api("GET", `${path}?limit=${LIMIT}`, { key: everyKind.key });
+
+      expect(response.status, path).toBe(200);
+      expect(response.body.count, path).toBe(count);
+      expect(response.body.results, path).toHaveLength(LIMIT);
+      expect(response.cost.rowsRead, path).toBeLessThanOrEqual(BUDGET);
+    }
+  });
+
+  it("reads the last page's skipped index entries, not their rows", async () => {
+    for (const [path, count] of lists(everyKind)) {
+      const offset = count - LIMIT;
+      const response = await api("GET", `${path}?limit=${LIMIT}&offset=${offset}`, { key: everyKind.key });
+
+      expect(response.status, path).toBe(200);
+      expect(response.body.results, path).toHaveLength(LIMIT);
+      // D1 counts every index entry an OFFSET steps over as a row read.
+      expect(response.cost.rowsRead, path).toBeLessThanOrEqual(offset + BUDGET);
+    }
+  });
+
+  it("creates an invite, a bulk of invites and a project at a bounded cost", async () => {
+    const organization = `/api/organizations/${everyKind.organization.id}`;
+    const one = await api("POST", `${organization}/invites`, { key: everyKind.key, body: { target_email: "cost-one@example.com", send_email: false } });
+    const bulk = await api("POST", `${organization}/invites/bulk`, {
+      key: everyKind.key,
+      body: Array.from({ length: 10 }, (_, index) => ({ target_email: `cost-bulk-${index}@example.com`, send_email: false })),
+    });
+    const project = await api("POST", `${organization}/projects`, { key: everyKind.key, body: { name: "Measured" } });
+
+    expect([one.status, bulk.status, project.status]).toEqual([201, 200, 201]);
+    expect(one.cost.rowsRead).toBeLessThanOrEqual(50);
+    expect(bulk.cost.rowsRead).toBeLessThanOrEqual(10 * 10);
+    expect(project.cost.rowsRead).toBeLessThanOrEqual(50);
   });
 });

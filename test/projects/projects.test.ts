@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { addMembership, api, createProject, errorBody, setupOrganization } from "../support/harness";
+import { MembershipLevel } from "../../src/platform/levels";
+import { addMember, addMembership, api, createApiKey, createProject, errorBody, setupOrganization } from "../support/harness";
 import { expectedProject, expectedProjectListItem } from "../support/projects";
 
 describe("GET /api/projects", () => {
@@ -18,6 +19,28 @@ describe("GET /api/projects", () => {
       results: [expectedProjectListItem(first.project), expectedProjectListItem(second.project)],
     });
     expect(response.body.results.map((item: { id: number }) => item.id)).not.toContain(unrelated.project.id);
+  });
+
+  it("counts what the caller sees: every project where an admin, the visible ones elsewhere, within the key's scope", async () => {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    const member = await addMember(second.organization.id, MembershipLevel.member);
+    await addMembership(first.organization.id, member.user, MembershipLevel.admin);
+    const hiddenFromMember = await createProject(second.organization.id, { access_control: true });
+    const visible = await createProject(second.organization.id);
+    const privateSeenByAdmin = await createProject(first.organization.id, { access_control: true });
+    const ids = async (key: string) => {
+      const response = await api("GET", "/api/projects", { key });
+      expect(response.body.count).toBe(response.body.results.length);
+      return response.body.results.map((item: { id: number }) => item.id);
+    };
+
+    expect(await ids(member.key)).toEqual([first.project.id, second.project.id, visible.id, privateSeenByAdmin.id].sort((a, b) => a - b));
+    expect(await ids(member.key)).not.toContain(hiddenFromMember.id);
+    const inFirst = await createApiKey(member.user, { scopedOrganizations: [first.organization.id] });
+    expect(await ids(inFirst.value)).toEqual([first.project.id, privateSeenByAdmin.id]);
+    const onOne = await createApiKey(member.user, { scopedTeams: [visible.id] });
+    expect(await ids(onOne.value)).toEqual([visible.id]);
   });
 
   it("pages with limit and offset, keeping other query parameters", async () => {

@@ -1,11 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { AppEnv } from "../../platform/env";
-import { batchExports } from "../../db/schema";
+import { batchExports, environments } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
-import { pageEnvelope, readPage } from "../../platform/pagination";
+import { counterOf, pageEnvelope, readPage } from "../../platform/pagination";
 import { loadKeyring } from "../../platform/secrets";
 import { batchExportChanges, newBatchExport } from "./batch-export-changes";
 import { batchExportActivity, batchExportAfter, batchExportItem, batchExportNameInBatch, trackedBatchExportFields } from "./batch-exports.activity";
@@ -22,8 +22,10 @@ const liveInProject = (environmentId: number, id: string) =>
 
 export const listProjectBatchExports: Handler<"list"> = async (c) => {
   const page = readPage(c);
-  const where = and(queries.ofEnvironment(c.var.project.environmentId), queries.liveBatchExports);
-  const result = await queries.listBatchExports(c.var.db, where, page);
+  const { environmentId } = c.var.project;
+  const where = and(queries.ofEnvironment(environmentId), queries.liveBatchExports);
+  const count = counterOf(environments.batchExportCount, eq(environments.id, environmentId));
+  const result = await queries.listBatchExports(c.var.db, where, count, page);
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport)), 200);
 };
 

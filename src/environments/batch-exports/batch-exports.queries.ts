@@ -1,11 +1,11 @@
-import { and, count, desc, eq, ne, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, ne, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { batchExports } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import type { Database } from "../../platform/db";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
-import type { Page } from "../../platform/pagination";
+import { onPage, selectCount, type Page } from "../../platform/pagination";
 
 type Statement = BatchItem<"sqlite">;
 
@@ -17,17 +17,13 @@ export const liveBatchExport = (id: string) => and(eq(batchExports.id, id), eq(b
 export const liveBatchExports = eq(batchExports.deleted, false);
 export const ofEnvironment = (environmentId: number) => eq(batchExports.environmentId, environmentId);
 
-/** A page, newest first (as PostHog), with the count: one round trip. */
-export async function listBatchExports(db: Database, where: SQL | undefined, page: Page) {
+const newestFirst = [desc(batchExports.createdAt), desc(batchExports.id)];
+
+/** A page, newest first (as PostHog), with its `count` (see `selectCount`): one round trip. */
+export async function listBatchExports(db: Database, where: SQL | undefined, count: SQL<number>, page: Page) {
   const [[total], rows] = await db.batch([
-    db.select({ value: count() }).from(batchExports).where(where),
-    db
-      .select()
-      .from(batchExports)
-      .where(where)
-      .orderBy(desc(batchExports.createdAt), desc(batchExports.id))
-      .limit(page.limit)
-      .offset(page.offset),
+    selectCount(db, count),
+    db.select().from(batchExports).where(onPage(db, batchExports.id, where, newestFirst, page)).orderBy(...newestFirst),
   ]);
   return { count: total?.value ?? 0, rows };
 }

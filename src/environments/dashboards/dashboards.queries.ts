@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, exists, inArray, isNull, lt, ne, notExists, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, exists, inArray, isNull, lt, ne, notExists, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
@@ -6,6 +6,7 @@ import {
   dashboardCollaborators,
   dashboards,
   dashboardTiles,
+  environments,
   insights,
   sharingConfigurations,
   texts,
@@ -14,7 +15,7 @@ import {
 } from "../../db/schema";
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
-import type { Page } from "../../platform/pagination";
+import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { isAdmin } from "../../platform/levels";
 import type { AccessLevel, DashboardCaller } from "./dashboard-access";
@@ -149,18 +150,26 @@ function listConditions(scope: DashboardScope, filters: DashboardListFilters) {
   return and(...conditions);
 }
 
-/** A page of the environment's live dashboards and their count: one round trip. */
+/** The listing index's order: pinned first, then by name. */
+const listingOrder = [desc(dashboards.pinned), asc(dashboards.name), asc(dashboards.id)];
+
+/**
+ * A page of the environment's live dashboards and their count: one round trip. The count is the
+ * environment's counter when nothing is filtered out; a filter, or a member whom rules may hide
+ * some dashboards from, counts what they see (reading the environment's dashboards).
+ */
 export async function listDashboards(db: Database, scope: DashboardScope, page: Page, filters: DashboardListFilters) {
   const where = listConditions(scope, filters);
-  const [[total], rows] = await db.batch([
-    db.select({ value: count() }).from(dashboards).where(where),
-    selectDashboards(db, scope)
-      .where(where)
-      .orderBy(desc(dashboards.pinned), asc(dashboards.name), asc(dashboards.id))
-      .limit(page.limit)
-      .offset(page.offset),
+  const unfiltered =
+    notHiddenByRule(scope.caller) === undefined && Object.values(filters).every((filter) => filter === undefined);
+  const total = unfiltered
+    ? counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId))
+    : db.$count(dashboards, where);
+  const [[counted], rows] = await db.batch([
+    selectCount(db, total),
+    selectDashboards(db, scope).where(onPage(db, dashboards.id, where, listingOrder, page)).orderBy(...listingOrder),
   ]);
-  return { count: total?.value ?? 0, rows };
+  return { count: counted?.value ?? 0, rows };
 }
 
 export type NewInsight = { name: string | null; description: string; query: Record<string, unknown> | null; tags: string[] };

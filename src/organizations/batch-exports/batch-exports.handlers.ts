@@ -12,7 +12,7 @@ import { toBatchExport } from "../../environments/batch-exports/batch-exports.sc
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { visibleExportsOfOrganization } from "./batch-exports.queries";
+import { countOfVisibleExports, visibleExportsOfOrganization } from "./batch-exports.queries";
 import type * as routes from "./batch-exports.routes";
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
@@ -23,7 +23,8 @@ const visibleExport = (c: Context<AppEnv>, id: string) =>
 export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExports"> = async (c) => {
   const page = readPage(c);
   const where = visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization);
-  const result = await listBatchExports(c.var.db, where, page);
+  const count = countOfVisibleExports(c.var.db, c.var.actor, c.var.organization);
+  const result = await listBatchExports(c.var.db, where, count, page);
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport)), 200);
 };
 

@@ -1,8 +1,9 @@
 import { and, eq, exists, type SQL } from "drizzle-orm";
-import { batchExports, environments, projects } from "../../db/schema";
+import { batchExports, environments, organizations, projects } from "../../db/schema";
 import { liveBatchExports } from "../../environments/batch-exports/batch-exports.queries";
 import type { Database } from "../../platform/db";
 import type { Actor, OrganizationContext } from "../../platform/env";
+import { counterOf } from "../../platform/pagination";
 import { projectsInKeyScope, projectVisibleAtLevel } from "../../platform/project-context";
 
 /**
@@ -18,9 +19,7 @@ export function visibleExportsOfOrganization(
   organization: OrganizationContext,
 ): SQL | undefined {
   const ofOrganization = and(eq(batchExports.organizationId, organization.id), liveBatchExports);
-  const projectFilters = [projectVisibleAtLevel(organization), ...projectsInKeyScope(actor)].filter(
-    (filter) => filter !== undefined,
-  );
+  const projectFilters = projectFiltersOf(actor, organization);
   if (projectFilters.length === 0) return ofOrganization;
   const visibleProject = db
     .select({ id: environments.id })
@@ -28,4 +27,19 @@ export function visibleExportsOfOrganization(
     .innerJoin(projects, eq(projects.id, environments.projectId))
     .where(and(eq(environments.id, batchExports.environmentId), ...projectFilters));
   return and(ofOrganization, exists(visibleProject));
+}
+
+function projectFiltersOf(actor: Actor, organization: OrganizationContext) {
+  return [projectVisibleAtLevel(organization), ...projectsInKeyScope(actor)].filter((filter) => filter !== undefined);
+}
+
+/**
+ * How many exports the caller sees: the organization's counter when they see every project, else
+ * a count of the visible ones (which reads the organization's exports).
+ */
+export function countOfVisibleExports(db: Database, actor: Actor, organization: OrganizationContext) {
+  if (projectFiltersOf(actor, organization).length === 0) {
+    return counterOf(organizations.batchExportCount, eq(organizations.id, organization.id));
+  }
+  return db.$count(batchExports, visibleExportsOfOrganization(db, actor, organization));
 }

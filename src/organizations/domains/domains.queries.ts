@@ -1,9 +1,9 @@
-import { and, asc, count, eq, type SQL } from "drizzle-orm";
-import { domains } from "../../db/schema";
+import { and, asc, eq, type SQL } from "drizzle-orm";
+import { domains, organizations } from "../../db/schema";
 import { isUniqueViolation, type Database } from "../../platform/db";
 import { validationError } from "../../platform/errors";
 import { nowIso, randomUrlSafeToken, uuid7 } from "../../platform/ids";
-import type { Page } from "../../platform/pagination";
+import { onPage, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
 type DomainSettings = Pick<
@@ -15,12 +15,16 @@ type DomainChanges = Partial<Pick<DomainRow, "verifiedAt" | "lastVerificationRet
 const domainOfOrganization = (organizationId: string, id: string) =>
   and(eq(domains.organizationId, organizationId), eq(domains.id, id));
 
-/** A page of the organization's domains, sorted by domain (as PostHog), with the count. */
+/** A page of the organization's domains, sorted by domain (as PostHog), with the organization's counter. */
 export async function listDomains(db: Database, organizationId: string, page: Page) {
-  const ofOrganization = eq(domains.organizationId, organizationId);
+  const byDomain = [asc(domains.domain)];
   const [[total], rows] = await db.batch([
-    db.select({ value: count() }).from(domains).where(ofOrganization),
-    db.select().from(domains).where(ofOrganization).orderBy(asc(domains.domain)).limit(page.limit).offset(page.offset),
+    db.select({ value: organizations.domainCount }).from(organizations).where(eq(organizations.id, organizationId)),
+    db
+      .select()
+      .from(domains)
+      .where(onPage(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page))
+      .orderBy(...byDomain),
   ]);
   return { count: total?.value ?? 0, rows };
 }

@@ -1,8 +1,8 @@
-import { and, count, desc, eq, gt, inArray } from "drizzle-orm";
-import { invites, organizationMemberships, projects, users } from "../../db/schema";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
-import { chunkForInsert, inJsonList, type Database } from "../../platform/db";
-import type { Page } from "../../platform/pagination";
+import { chunkForInsert, type Database } from "../../platform/db";
+import { onPage, type Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
 
@@ -34,18 +34,21 @@ export function toInvite(row: InviteRow, createdBy: UserRow | null): Invite {
   };
 }
 
-/** Newest first; the creator joined in, so a page is one query whatever its size. */
+const newestFirst = [desc(invites.createdAt), desc(invites.id)];
+
+/**
+ * Newest first; the creator joined in for the page's invites only, so a page is one query
+ * whatever its size. The count is the organization's counter (one row).
+ */
 export async function listInvitesPage(db: Database, organizationId: string, page: Page) {
   const [[total], rows] = await db.batch([
-    db.select({ value: count() }).from(invites).where(eq(invites.organizationId, organizationId)),
+    db.select({ value: organizations.inviteCount }).from(organizations).where(eq(organizations.id, organizationId)),
     db
       .select({ invite: invites, createdBy: users })
       .from(invites)
       .leftJoin(users, eq(users.id, invites.createdById))
-      .where(eq(invites.organizationId, organizationId))
-      .orderBy(desc(invites.createdAt), desc(invites.id))
-      .limit(page.limit)
-      .offset(page.offset),
+      .where(onPage(db, invites.id, eq(invites.organizationId, organizationId), newestFirst, page))
+      .orderBy(...newestFirst),
   ]);
   return { count: total?.value ?? 0, invites: rows.map((row) => toInvite(row.invite, row.createdBy)) };
 }
@@ -71,30 +74,38 @@ export async function readInviteContext(
 
   const [inviters, members, namedProjects, pending] = await db.batch([
     db.select().from(users).where(eq(users.id, inviterId)),
-    // E-mails are stored lower-cased (as `target_email` is validated): the unique index serves this.
+    // E-mails are stored lower-cased (as `target_email` is validated): the unique index finds each
+    // user, then their membership; CROSS JOIN keeps that order, which the planner would otherwise
+    // reverse for a bulk, walking every member of the organization.
     db
       .select({ email: users.email })
       .from(users)
-      .innerJoin(organizationMemberships, eq(organizationMemberships.userId, users.id))
-      .where(and(inArray(users.email, emails), eq(organizationMemberships.organizationId, organizationId))),
+      .crossJoin(organizationMemberships)
+      .where(
+        and(
+          inArray(users.email, emails),
+          eq(organizationMemberships.userId, users.id),
+          eq(organizationMemberships.organizationId, organizationId),
+        ),
+      ),
+    // From the named ids, each found by its key (CROSS JOIN keeps that order): the planner would
+    // otherwise walk the organization's projects, however few were named.
     db
       .select({ id: projects.id, inviterRule: ruleOfMember("project", projects.id, organizationMemberships.id) })
-      .from(projects)
+      .from(sql`json_each(${JSON.stringify(projectIds)}) as named`)
+      .crossJoin(projects)
       .innerJoin(
         organizationMemberships,
         and(eq(organizationMemberships.organizationId, projects.organizationId), eq(organizationMemberships.userId, inviterId)),
       )
-      .where(and(eq(projects.organizationId, organizationId), inJsonList(projects.id, projectIds))),
+      .where(and(eq(projects.id, sql`named.value`), eq(projects.organizationId, organizationId))),
+    // Along the (organization, e-mail) index: an e-mail has one pending invite (each replaces the
+    // last), so the expired ones are dropped here rather than by a range on created_at, which
+    // the planner would walk instead, through every recent invite.
     db
       .select()
       .from(invites)
-      .where(
-        and(
-          eq(invites.organizationId, organizationId),
-          inArray(invites.targetEmail, emailsToCombine),
-          gt(invites.createdAt, unexpiredSince),
-        ),
-      ),
+      .where(and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emailsToCombine))),
   ]);
   const [inviter] = inviters;
   if (!inviter) throw new Error(`the calling user ${inviterId} has no row`);
@@ -102,7 +113,7 @@ export async function readInviteContext(
     inviter,
     memberEmails: new Set(members.map((member) => member.email)),
     projects: new Map<number, InvitableProject>(namedProjects.map((project) => [project.id, project])),
-    pendingByEmail: groupByEmail(pending),
+    pendingByEmail: groupByEmail(pending.filter((invite) => invite.createdAt > unexpiredSince)),
   };
 }
 function groupByEmail(rows: InviteRow[]) {

@@ -1,11 +1,11 @@
 import { and, count, desc, eq, exists, inArray, ne, notExists } from "drizzle-orm";
-import { dashboardCollaborators, dashboards, environments, organizationMemberships, users } from "../../db/schema";
+import { dashboardCollaborators, dashboards, environments, organizationMemberships, organizations, users } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { unchangedSinceRead, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import { MembershipLevel } from "../../platform/levels";
-import type { Page } from "../../platform/pagination";
+import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
 import { toUserBasic } from "../../users/user-basic";
 import type { Member } from "./members.routes";
 
@@ -41,19 +41,19 @@ export async function listMembersPage(db: Database, organizationId: string, page
           db.select({ id: users.id }).from(users).where(eq(users.email, email.toLowerCase())),
         ),
   );
-  const [[total], rows] = await db.batch([
-    db.select({ value: count() }).from(organizationMemberships).where(where),
+  // One member at most has the e-mail: no order to walk the joined-at index in for it.
+  const order = email ? [] : [desc(organizationMemberships.joinedAt), desc(organizationMemberships.id)];
+  const total = email ? db.$count(organizationMemberships, where) : counterOf(organizations.memberCount, eq(organizations.id, organizationId));
+  const [[counted], rows] = await db.batch([
+    selectCount(db, total),
     db
       .select({ membership: organizationMemberships, user: users })
       .from(organizationMemberships)
       .innerJoin(users, eq(users.id, organizationMemberships.userId))
-      .where(where)
-      // One member at most has the e-mail: no order to walk the joined-at index in for it.
-      .orderBy(...(email ? [] : [desc(organizationMemberships.joinedAt), desc(organizationMemberships.id)]))
-      .limit(page.limit)
-      .offset(page.offset),
+      .where(onPage(db, organizationMemberships.id, where, order, page))
+      .orderBy(...order),
   ]);
-  return { count: total?.value ?? 0, members: rows.map((row) => toMember(row.membership, row.user)) };
+  return { count: counted?.value ?? 0, members: rows.map((row) => toMember(row.membership, row.user)) };
 }
 
 /** The member by user uuid, and how many owners the organization has: one round trip. */

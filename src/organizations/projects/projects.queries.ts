@@ -1,10 +1,11 @@
-import { and, asc, count, eq, sql, type Column, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, inArray, sql, type Column, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
-import { jsonObjectWithKeys, type Database } from "../../platform/db";
+import { inJsonList, jsonObjectWithKeys, type Database } from "../../platform/db";
+import { MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
-import type { Page } from "../../platform/pagination";
+import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
 import { assertPersonalApiKeysAllowed } from "../../platform/organization-context";
 import {
   effectiveProjectLevel,
@@ -38,9 +39,11 @@ function defaultProjectName(organizationId: string): SQL<string> {
   return sql<string>`(case when ${freeNumber} = 1 then ${DEFAULT_PROJECT_NAME} else ${`${DEFAULT_PROJECT_NAME} `} || ${freeNumber} end)`;
 }
 
-/** The organization still has room: checked by the INSERT itself, so parallel creates cannot pass it together. */
-const belowProjectLimit = (organizationId: string) =>
-  sql`(select count(*) from ${projects} where ${projects.organizationId} = ${organizationId}) < ${MAX_PROJECTS_PER_ORGANIZATION}`;
+/**
+ * The organization still has room: checked by the INSERT itself, so parallel creates cannot pass
+ * it together (the trigger counts each insert before the next statement runs).
+ */
+const belowProjectLimit = sql`${organizations.projectCount} < ${MAX_PROJECTS_PER_ORGANIZATION}`;
 
 /**
  * The statements that create a project and its first environment, which shares its id. The
@@ -76,7 +79,7 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         updatedAt: bind(now, projects.updatedAt),
       })
       .from(organizations)
-      .where(and(eq(organizations.id, organizationId), belowProjectLimit(organizationId))),
+      .where(and(eq(organizations.id, organizationId), belowProjectLimit)),
   );
   const insertEnvironment = db.insert(environments).select(
     db
@@ -86,6 +89,9 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         organizationId: projects.organizationId,
         name: projects.name,
         createdAt: projects.createdAt,
+        // A new environment has nothing yet; the triggers count from here.
+        batchExportCount: sql<number>`0`.as("batch_export_count"),
+        dashboardCount: sql<number>`0`.as("dashboard_count"),
       })
       .from(projects)
       .where(eq(projects.uuid, uuid)),
@@ -175,44 +181,79 @@ function visibleProjectsWhere(actor: Actor, filters: SQL[]) {
 
 const byCreation = [asc(projects.createdAt), asc(projects.id)];
 
-/** The organization's projects the caller sees; counted over, and paged along, one index. */
+/**
+ * The organization's projects the caller sees, paged along one index. Counted by the
+ * organization's counter when the caller sees them all, else over the index.
+ */
 export async function listProjectsOfOrganization(
   db: Database,
   actor: Actor,
   organization: OrganizationContext,
   page: Page,
 ) {
-  const where = and(
-    eq(projects.organizationId, organization.id),
-    projectVisibleAtLevel(organization),
-    ...projectsInKeyScope(actor),
-  );
-  const [[total], rows] = await db.batch([
-    db.select({ value: count() }).from(projects).where(where),
-    db.select().from(projects).where(where).orderBy(...byCreation).limit(page.limit).offset(page.offset),
+  const filters = [projectVisibleAtLevel(organization), ...projectsInKeyScope(actor)].filter((filter) => filter !== undefined);
+  const where = and(eq(projects.organizationId, organization.id), ...filters);
+  const total =
+    filters.length === 0
+      ? counterOf(organizations.projectCount, eq(organizations.id, organization.id))
+      : db.$count(projects, where);
+  const [[counted], rows] = await db.batch([
+    selectCount(db, total),
+    db.select().from(projects).where(onPage(db, projects.id, where, byCreation, page)).orderBy(...byCreation),
   ]);
-  return { count: total?.value ?? 0, projects: rows };
+  return { count: counted?.value ?? 0, projects: rows };
 }
 
-/** Every project the caller sees, across their organizations. */
-export async function listVisibleProjects(db: Database, actor: Actor, page: Page) {
-  const where = visibleProjectsWhere(actor, []);
-  const [[total], rows] = await db.batch([
-    db
+/**
+ * How many projects the caller sees across their organizations: each organization's counter
+ * where they are an admin (they see every project), else a count of the visible ones. A key
+ * scoped to some projects counts those.
+ */
+function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
+  if (actor.scopedTeams.length > 0) {
+    return sql<number>`(${db
       .select({ value: count() })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .where(where),
-    db
-      .select({ project: projects })
-      .from(projects)
-      .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .where(where)
-      .orderBy(...byCreation)
-      .limit(page.limit)
-      .offset(page.offset),
+      .where(visibleProjectsWhere(actor, []))})`;
+  }
+  const visibleInOrganization = db
+    .select({ value: count() })
+    .from(projects)
+    .where(and(eq(projects.organizationId, organizationMemberships.organizationId), projectVisible));
+  const perOrganization = sql`case when ${organizationMemberships.level} >= ${MembershipLevel.admin}
+    then ${organizations.projectCount} else (${visibleInOrganization}) end`;
+  return sql<number>`(${db
+    .select({ value: sql`coalesce(sum(${perOrganization}), 0)` })
+    .from(organizationMemberships)
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .where(
+      and(
+        eq(organizationMemberships.userId, actor.userId),
+        actor.scopedOrganizations.length > 0 ? inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations) : undefined,
+      ),
+    )})`;
+}
+
+/**
+ * Every project the caller sees, across their organizations. The page's ids are sorted from the
+ * index of each organization's projects (spanning organizations, the order is not one index's),
+ * then only the page's rows are read.
+ */
+export async function listVisibleProjects(db: Database, actor: Actor, page: Page) {
+  const pageIds = db
+    .select({ id: projects.id })
+    .from(projects)
+    .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+    .where(visibleProjectsWhere(actor, []))
+    .orderBy(...byCreation)
+    .limit(page.limit)
+    .offset(page.offset);
+  const [[total], rows] = await db.batch([
+    selectCount(db, visibleProjectCount(db, actor)),
+    db.select().from(projects).where(inArray(projects.id, pageIds)).orderBy(...byCreation),
   ]);
-  return { count: total?.value ?? 0, projects: rows.map((row) => row.project) };
+  return { count: total?.value ?? 0, projects: rows };
 }
 
 /**

@@ -1,0 +1,154 @@
+import { expect, it } from "vitest";
+import { MembershipLevel } from "../src/platform/levels";
+import { exports } from "cloudflare:workers";
+import { api, readCost } from "../test/support/harness";
+import { emptySeedRows, insertSeedRows, seedOrganization, seedOtherOrganizations, type SeededOrganization } from "../test/support/seed";
+import { measure, report, type Measurement } from "./report";
+
+/**
+ * Every route of `/api/schema` that reads, and one write per resource, in an organization with
+ * 10 rows of each kind and in one with 10,000 (projects stop at the organization's limit of
+ * 2,000), among 1,000 other organizations: what a request costs must follow its page, not the
+ * data around it.
+ */
+const SMALL = 10;
+const LARGE = 10_000;
+const OTHER_ORGANIZATIONS = 1000;
+
+type Request = { label: string; method: string; path: (o: SeededOrganization) => string; body?: (o: SeededOrganization) => unknown };
+
+const get = (label: string, path: Request["path"]): Request => ({ label, method: "GET", path });
+const write = (label: string, method: string, path: Request["path"], body?: Request["body"]): Request => ({ label, method, path, body });
+
+const organization = (o: SeededOrganization) => `/api/organizations/${o.organization.id}`;
+const environment = (o: SeededOrganization) => `/api/environments/${o.project.id}`;
+const dashboard = (o: SeededOrganization) => `${environment(o)}/dashboards/${o.dashboardId}`;
+
+/** Lists, each as the first page of 10 and as the last one, at offset count - 10. */
+const LISTS: [string, Request["path"]][] = [
+  ["/api/organizations/:id/members", (o) => `${organization(o)}/members`],
+  ["/api/organizations/:id/invites", (o) => `${organization(o)}/invites`],
+  ["/api/organizations/:id/domains", (o) => `${organization(o)}/domains`],
+  ["/api/organizations/:id/projects", (o) => `${organization(o)}/projects`],
+  ["/api/organizations/:id/batch_exports", (o) => `${organization(o)}/batch_exports`],
+  ["/api/environments/:id/batch_exports", (o) => `${environment(o)}/batch_exports`],
+  ["/api/environments/:id/dashboards", (o) => `${environment(o)}/dashboards`],
+  ["/api/projects/:id/dashboards", (o) => `/api/projects/${o.project.id}/dashboards`],
+  ["/api/projects", () => "/api/projects"],
+  ["/api/personal_api_keys", () => "/api/personal_api_keys"],
+  ["/api/organizations", () => "/api/organizations"],
+];
+
+const READS: Request[] = [
+  get("GET /api/users/@me", () => "/api/users/@me"),
+  get("GET /api/organizations/:id", organization),
+  get("GET /api/organizations/@current", () => "/api/organizations/@current"),
+  get("GET /api/organizations/:id/projects/:id", (o) => `${organization(o)}/projects/${o.project.id}`),
+  get("GET /api/organizations/:id/projects/@current", (o) => `${organization(o)}/projects/@current`),
+  get("GET /api/organizations/:id/domains/:id", (o) => `${organization(o)}/domains/${o.domainId}`),
+  get("GET /api/organizations/:id/batch_exports/:id", (o) => `${organization(o)}/batch_exports/${o.batchExportId}`),
+  get("GET /api/organizations/:id/members?email=", (o) => `${organization(o)}/members?email=${o.owner.email}`),
+  get("GET /api/environments/:id", environment),
+  get("GET /api/environments/@current", () => "/api/environments/@current"),
+  get("GET /api/environments/:id/dashboards/:id", dashboard),
+  get("GET /api/environments/@current/dashboards/:id", (o) => `/api/environments/@current/dashboards/${o.dashboardId}`),
+  get("GET .../dashboards/:id/access_controls", (o) => `${dashboard(o)}/access_controls`),
+  get("GET .../dashboards/:id/collaborators", (o) => `${environment(o)}/dashboards/${o.dashboardId}/collaborators`),
+  get("GET .../dashboards/:id/sharing", (o) => `${environment(o)}/dashboards/${o.dashboardId}/sharing`),
+  get("GET /api/environments/:id/batch_exports/:id", (o) => `${environment(o)}/batch_exports/${o.batchExportId}`),
+  get("GET /api/environments/:id/access_controls", (o) => `${environment(o)}/access_controls`),
+  get("GET /api/projects/:id", (o) => `/api/projects/${o.project.id}`),
+  get("GET /api/projects/@current", () => "/api/projects/@current"),
+  get("GET /api/personal_api_keys/:id", (o) => `/api/personal_api_keys/${o.personalApiKeyId}`),
+  get("GET /api/personal_api_keys/@current", () => "/api/personal_api_keys/@current"),
+  get("GET /api/signup/:token", (o) => `/api/signup/${o.inviteToken}`),
+];
+
+const S3_EXPORT = { interval: "hour", destination: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "events/" } } };
+
+const WRITES: Request[] = [
+  write("PATCH /api/users/@me", "PATCH", () => "/api/users/@me", () => ({ first_name: "Measured" })),
+  write("PATCH /api/organizations/:id", "PATCH", organization, () => ({ name: "Measured" })),
+  write("POST .../invites", "POST", (o) => `${organization(o)}/invites`, () => ({ target_email: "one@example.com", send_email: false })),
+  write("POST .../invites/bulk (10 invites)", "POST", (o) => `${organization(o)}/invites/bulk`, () =>
+    Array.from({ length: 10 }, (_, index) => ({ target_email: `bulk-${index}@example.com`, send_email: false })),
+  ),
+  write("DELETE .../invites/:id", "DELETE", (o) => `${organization(o)}/invites/${o.inviteId}`),
+  write("POST .../domains", "POST", (o) => `${organization(o)}/domains`, (o) => ({ domain: `new-${o.organization.id}.example.com` })),
+  write("PATCH .../domains/:id", "PATCH", (o) => `${organization(o)}/domains/${o.domainId}`, () => ({ jit_provisioning_enabled: false })),
+  write("POST .../projects", "POST", (o) => `${organization(o)}/projects`, () => ({ name: "Measured project" })),
+  write("PATCH /api/projects/:id", "PATCH", (o) => `/api/projects/${o.project.id}`, () => ({ name: "Renamed" })),
+  write("PATCH .../members/:uuid", "PATCH", (o) => `${organization(o)}/members/${o.spareMembers[0]!.uuid}`, () => ({ level: MembershipLevel.admin })),
+  write("POST .../batch_exports", "POST", (o) => `${environment(o)}/batch_exports`, () => ({ ...S3_EXPORT, name: "Measured" })),
+  write("POST .../batch_exports/:id/pause", "POST", (o) => `${organization(o)}/batch_exports/${o.batchExportId}/pause`),
+  write("DELETE .../batch_exports/:id", "DELETE", (o) => `${environment(o)}/batch_exports/${o.batchExportId}`),
+  write("POST .../dashboards", "POST", (o) => `${environment(o)}/dashboards`, () => ({ name: "Measured" })),
+  write("PATCH .../dashboards/:id", "PATCH", dashboard, () => ({ description: "Measured" })),
+  write("POST .../collaborators", "POST", (o) => `${dashboard(o)}/collaborators`, (o) => ({ user_uuid: o.spareMembers[1]!.uuid, level: 37 })),
+  write("PUT .../dashboards/:id/access_controls", "PUT", (o) => `${dashboard(o)}/access_controls`, (o) => ({
+    access_level: "editor",
+    organization_member: o.spareMembers[1]!.membershipId,
+  })),
+  write("PATCH .../sharing", "PATCH", (o) => `${dashboard(o)}/sharing`, () => ({ enabled: true })),
+  write("POST /api/personal_api_keys", "POST", () => "/api/personal_api_keys", () => ({ label: "Measured", scopes: ["*"] })),
+  write("DELETE .../members/:uuid", "DELETE", (o) => `${organization(o)}/members/${o.spareMembers[0]!.uuid}`),
+];
+
+/** The public page is HTML, not JSON: its cost is read from the headers alone. */
+async function measurePublicPage(accessToken: string) {
+  const response = await exports.default.fetch(new Request(`http://localhost/shared/${accessToken}`));
+  await response.text();
+  if (response.status !== 200) throw new Error(`/shared: ${response.status}`);
+  return readCost(response.headers);
+}
+
+async function both(request: Request, small: SeededOrganization, large: SeededOrganization): Promise<Measurement> {
+  const one = (o: SeededOrganization) => measure(request.method, request.path(o), o.key, request.body?.(o));
+  return { label: request.label, small: await one(small), large: await one(large) };
+}
+
+/** The first page of 10 and the last one: the deeper the offset, the more index entries are skipped. */
+async function pages(label: string, path: Request["path"], small: SeededOrganization, large: SeededOrganization) {
+  const first = await both(get(`GET ${label}?limit=10`, (o) => `${path(o)}?limit=10`), small, large);
+  const lastOffset = async (o: SeededOrganization) => {
+    const { body } = await api("GET", `${path(o)}?limit=1`, { key: o.key });
+    return Math.max(0, (body as { count: number }).count - 10);
+  };
+  const smallOffset = await lastOffset(small);
+  const largeOffset = await lastOffset(large);
+  const last = {
+    label: `GET ${label}?limit=10&offset=count-10`,
+    small: await measure("GET", `${path(small)}?limit=10&offset=${smallOffset}`, small.key),
+    large: await measure("GET", `${path(large)}?limit=10&offset=${largeOffset}`, large.key),
+  };
+  return [first, last];
+}
+
+it("every read and one write per resource, 10 vs 10,000 rows of each kind", async () => {
+  const rows = emptySeedRows();
+  const small = await seedOrganization(rows, SMALL);
+  const large = await seedOrganization(rows, LARGE);
+  seedOtherOrganizations(rows, OTHER_ORGANIZATIONS);
+  await insertSeedRows(rows);
+
+  const listed: Measurement[] = [];
+  for (const [label, path] of LISTS) listed.push(...(await pages(label, path, small, large)));
+  const read: Measurement[] = [];
+  for (const request of READS) read.push(await both(request, small, large));
+  const sharing = await api("GET", `${dashboard(large)}/sharing`, { key: large.key });
+  const written: Measurement[] = [];
+  for (const request of WRITES) written.push(await both(request, small, large));
+  const smallSharing = await api("GET", `${dashboard(small)}/sharing`, { key: small.key });
+  const publicPages = [
+    {
+      label: "GET /shared/:access_token",
+      small: await measurePublicPage((smallSharing.body as { access_token: string }).access_token),
+      large: await measurePublicPage((sharing.body as { access_token: string }).access_token),
+    },
+  ];
+
+  report(`Lists (${OTHER_ORGANIZATIONS} other organizations, warm key cache)`, [SMALL, LARGE], listed);
+  report("Retrievals", [SMALL, LARGE], [...read, ...publicPages]);
+  report("Writes", [SMALL, LARGE], written);
+  for (const m of [...listed, ...read, ...written]) expect(m.large.queries, m.label).toBe(m.small.queries);
+}, 900_000);

@@ -1,0 +1,205 @@
+import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import * as schema from "../../src/db/schema";
+import { chunkForInsert } from "../../src/platform/db";
+import { nowIso, uuid7 } from "../../src/platform/ids";
+import { mintInviteToken } from "../../src/organizations/invites/invite-tokens";
+import { MembershipLevel } from "../../src/platform/levels";
+import { MAX_PROJECTS_PER_ORGANIZATION } from "../../src/organizations/projects/projects.queries";
+import { db, setupOrganization } from "./harness";
+
+/*
+ * Organizations with thousands of rows of every kind, written straight into D1 (HTTP would take
+ * hours), for measuring what reads cost as the data grows. The counters' triggers run on these
+ * inserts as on any other.
+ */
+
+type Insert<T extends SQLiteTable> = T["$inferInsert"];
+
+/** What is seeded, parents first: the order rows are inserted in. */
+const SEEDED_TABLES = {
+  organizations: schema.organizations,
+  users: schema.users,
+  memberships: schema.organizationMemberships,
+  personalApiKeys: schema.personalApiKeys,
+  projects: schema.projects,
+  environments: schema.environments,
+  invites: schema.invites,
+  domains: schema.domains,
+  batchExports: schema.batchExports,
+  dashboards: schema.dashboards,
+  collaborators: schema.dashboardCollaborators,
+  accessControls: schema.accessControls,
+};
+
+export type SeedRows = { [K in keyof typeof SEEDED_TABLES]: Insert<(typeof SEEDED_TABLES)[K]>[] };
+
+export const emptySeedRows = () =>
+  Object.fromEntries(Object.keys(SEEDED_TABLES).map((name) => [name, []])) as unknown as SeedRows;
+
+/** Integer ids far above what the tests' own inserts reach, so that seeded rows never collide with them. */
+let nextId = 10_000_000;
+const newId = () => (nextId += 1);
+
+const S3_CONFIG = { bucket_name: "bucket", region: "us-east-1", prefix: "events/" };
+
+export function seedProject(rows: SeedRows, organizationId: string, now: string) {
+  const id = newId();
+  rows.projects.push({
+    id,
+    uuid: uuid7(),
+    organizationId,
+    name: `Seeded project ${id}`,
+    nameKey: `seeded project ${id}`,
+    apiToken: `phc_seed_${id}`,
+    liveEventsToken: `live_${id}`,
+    settings: {},
+    createdAt: now,
+    updatedAt: now,
+  });
+  rows.environments.push({ id, projectId: id, organizationId, name: "Default", createdAt: now });
+  return id;
+}
+
+function seedBatchExport(rows: SeedRows, organizationId: string, environmentId: number, now: string) {
+  const id = uuid7();
+  rows.batchExports.push({
+    id,
+    environmentId,
+    organizationId,
+    name: `Export ${id}`,
+    destinationType: "S3",
+    destinationConfig: S3_CONFIG,
+    interval: "hour",
+    createdAt: now,
+    lastUpdatedAt: now,
+  });
+  return id;
+}
+
+const seedDomain = (rows: SeedRows, organizationId: string, now: string) => {
+  const id = uuid7();
+  rows.domains.push({ id, organizationId, domain: `${id}.example.com`, verificationChallenge: id, createdAt: now });
+  return id;
+};
+
+function seedInvite(rows: SeedRows, organizationId: string, now: string, tokenHash: string | null = null) {
+  const id = uuid7();
+  rows.invites.push({
+    id,
+    organizationId,
+    targetEmail: `invitee-${id}@example.com`,
+    level: MembershipLevel.member,
+    sendEmail: false,
+    combinePendingInvites: false,
+    tokenHash,
+    createdAt: now,
+    updatedAt: now,
+  });
+  return id;
+}
+
+function seedMember(rows: SeedRows, organizationId: string, now: string) {
+  const id = newId();
+  const membershipId = uuid7();
+  const user = { id, uuid: uuid7(), distinctId: `seed-${id}`, email: `seed-${id}@example.com`, createdAt: now };
+  rows.users.push(user);
+  rows.memberships.push({ id: membershipId, organizationId, userId: id, level: MembershipLevel.member, joinedAt: now, updatedAt: now });
+  return { user, membershipId };
+}
+
+export type SeededOrganization = Awaited<ReturnType<typeof setupOrganization>> & {
+  /** A dashboard with every member but the last as collaborator and a rule for each. */
+  dashboardId: number;
+  batchExportId: string;
+  domainId: string;
+  inviteId: string;
+  /** An invite's acceptance token, for the signup routes. */
+  inviteToken: string;
+  personalApiKeyId: string;
+  /** Members without a collaboration on the dashboard, for writes to use. */
+  spareMembers: { uuid: string; membershipId: string }[];
+};
+
+/**
+ * `size` rows of each kind in a new organization (projects stop short of the organization's
+ * limit): members (each with a rule on the first project), invites, domains, projects, batch
+ * exports, dashboards, the owner's personal API keys, and collaborators and rules on one
+ * dashboard. Rows to insert are added to `rows`; nothing is written until `insertSeedRows`.
+ */
+export async function seedOrganization(rows: SeedRows, size: number): Promise<SeededOrganization> {
+  const team = await setupOrganization();
+  const now = nowIso();
+  const organizationId = team.organization.id;
+  const environmentId = team.project.id;
+  const inviteToken = await mintInviteToken();
+  const inviteId = seedInvite(rows, organizationId, now, inviteToken.hash);
+  const domainId = seedDomain(rows, organizationId, now);
+  const batchExportId = seedBatchExport(rows, organizationId, environmentId, now);
+  const dashboardId = newId();
+  rows.dashboards.push({ id: dashboardId, environmentId, name: "Shared board", restrictionLevel: 37, createdById: team.owner.id, createdAt: now, lastModifiedAt: now });
+  const personalApiKeyId = uuid7();
+  const spareMembers: SeededOrganization["spareMembers"] = [];
+  for (let index = 1; index < size; index += 1) {
+    seedInvite(rows, organizationId, now);
+    seedDomain(rows, organizationId, now);
+    seedBatchExport(rows, organizationId, environmentId, now);
+    rows.dashboards.push({ id: newId(), environmentId, name: `Seeded ${index}`, createdById: team.owner.id, createdAt: now, lastModifiedAt: now });
+    rows.personalApiKeys.push({
+      id: index === 1 ? personalApiKeyId : uuid7(),
+      userId: team.owner.id,
+      label: `Seeded ${index}`,
+      secureValue: `seed-${uuid7()}`,
+      maskValue: "phx_...seed",
+      scopes: ["*"],
+      scopedOrganizations: [],
+      scopedTeams: [],
+      createdAt: now,
+    });
+    if (index < MAX_PROJECTS_PER_ORGANIZATION - 10) seedProject(rows, organizationId, now);
+  }
+  for (let index = 0; index < size; index += 1) {
+    const { user, membershipId } = seedMember(rows, organizationId, now);
+    const rule = { environmentId, organizationMembershipId: membershipId, createdAt: now, updatedAt: now };
+    rows.accessControls.push({ ...rule, id: uuid7(), resource: "project", resourceId: String(environmentId), accessLevel: "member" });
+    if (index >= size - 2) {
+      spareMembers.push({ uuid: user.uuid, membershipId });
+      continue;
+    }
+    rows.accessControls.push({ ...rule, id: uuid7(), resource: "dashboard", resourceId: String(dashboardId), accessLevel: "viewer" });
+    rows.collaborators.push({ id: uuid7(), dashboardId, userId: user.id, level: 37, addedAt: now, updatedAt: now });
+  }
+  return { ...team, dashboardId, batchExportId, domainId, inviteId, inviteToken: inviteToken.value, personalApiKeyId, spareMembers };
+}
+
+/** Organizations besides the measured ones, each with a member and one row of each kind. */
+export function seedOtherOrganizations(rows: SeedRows, count: number) {
+  const now = nowIso();
+  for (let index = 0; index < count; index += 1) {
+    const organizationId = uuid7();
+    rows.organizations.push({ id: organizationId, name: `Other ${index}`, slug: `other-${organizationId}`, createdAt: now, updatedAt: now });
+    const environmentId = seedProject(rows, organizationId, now);
+    seedMember(rows, organizationId, now);
+    seedInvite(rows, organizationId, now);
+    seedDomain(rows, organizationId, now);
+    seedBatchExport(rows, organizationId, environmentId, now);
+    rows.dashboards.push({ id: newId(), environmentId, name: `Other ${index}`, createdAt: now, lastModifiedAt: now });
+  }
+}
+
+/** Statements per round trip: a batch of tens of thousands would hold D1's writer for too long at once. */
+const STATEMENTS_PER_BATCH = 500;
+
+/** Every row, parents first, in multi-row inserts that keep to D1's parameter limit. */
+export async function insertSeedRows(rows: SeedRows) {
+  const statements = Object.entries(SEEDED_TABLES).flatMap(([name, table]) =>
+    // The entries lose the pairing of each table with its rows' type; the keys are SeedRows' own.
+    chunkForInsert<unknown>(table, rows[name as keyof SeedRows]).map(
+      (chunk) => db.insert(table).values(chunk as never) as BatchItem<"sqlite">,
+    ),
+  );
+  for (let start = 0; start < statements.length; start += STATEMENTS_PER_BATCH) {
+    const [first, ...rest] = statements.slice(start, start + STATEMENTS_PER_BATCH);
+    if (first) await db.batch([first, ...rest]);
+  }
+}
