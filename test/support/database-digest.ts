@@ -1,4 +1,7 @@
 import { env } from "cloudflare:workers";
+import { sealOrganizations } from "../../src/platform/activity-log/after-response";
+import { organizationsWithUnsealedEntries } from "../../src/platform/activity-log/chain";
+import { createDatabase, D1Meter } from "../../src/platform/db";
 
 /** Tables the platform keeps for itself, not the API's data. */
 const PLATFORM_TABLES = ["d1_migrations", "_cf_KV", "_cf_METADATA"];
@@ -13,6 +16,7 @@ async function sha256(text: string) {
  * digests before and after a request mean the request changed nothing.
  */
 export async function databaseDigest(): Promise<Record<string, string>> {
+  await sealPendingActivity();
   const { results: tables } = await env.DB.prepare(
     "select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name",
   ).all<{ name: string }>();
@@ -30,4 +34,13 @@ export async function databaseDigest(): Promise<Record<string, string>> {
  */
 export async function markKeysUsed() {
   await env.DB.prepare("update personal_api_keys set last_used_at = ?").bind(new Date().toISOString()).run();
+}
+
+/**
+ * Entries are hashed after their response, under `waitUntil`: a seal of an earlier write landing
+ * between two digests would show as a change. Sealing every pending entry first settles them.
+ */
+async function sealPendingActivity() {
+  const db = createDatabase(env.DB.withSession("first-primary"), new D1Meter());
+  await sealOrganizations(env, await organizationsWithUnsealedEntries(db, 10_000));
 }

@@ -29,6 +29,7 @@ export const trackedDashboardFields = (dashboard: DashboardRow["dashboard"]) => 
 export const dashboardItem = (project: ProjectContext, ref: DashboardRef, name: string) => ({
   organizationId: project.organizationId,
   projectId: project.projectId,
+  dashboardId: ref,
   itemId: ref,
   name,
 });
@@ -43,10 +44,11 @@ export const newestTileId: ReadInBatch = sql`(select max(${dashboardTiles.id}) f
  * A tile is named by what it shows (its insight's name, or the start of its text), read when the
  * entry is appended: a new tile's content is inserted in the same batch.
  */
-export function tileItem(project: ProjectContext, tileId: number | ReadInBatch, context: Record<string, unknown>) {
+export function tileItem(project: ProjectContext, dashboardId: number, tileId: number | ReadInBatch, context: Record<string, unknown>) {
   return {
     organizationId: project.organizationId,
     projectId: project.projectId,
+    dashboardId,
     itemId: tileId,
     name: sql`select coalesce(${insights.name}, substr(${texts.body}, 1, ${TILE_NAME_LENGTH}))
       from ${dashboardTiles}

@@ -201,13 +201,13 @@ function tileChangeStatements(c: Context<AppEnv>, scope: DashboardScope, current
       const tile: NewTile = { content: { text: { body: change.text.body } }, layouts: change.layouts ?? {}, color: change.color ?? null };
       return [
         ...insertTilesStatements(db, scope.environmentId, dashboardId, scope.caller.userId, [tile]),
-        tileActivity.record(c, "created", tileItem(c.var.project, newestTileId, onDashboard)),
+        tileActivity.record(c, "created", tileItem(c.var.project, dashboardId, newestTileId, onDashboard)),
       ];
     }
     const existing = shown.get(change.id);
     if (!existing) throw validationError("invalid_input", `Tile ${change.id} is not on this dashboard.`, `${attr}.id`);
     const writes = existingTileStatements(db, scope.caller.userId, existing, change, attr);
-    const item = tileItem(c.var.project, existing.tile.id, onDashboard);
+    const item = tileItem(c.var.project, dashboardId, existing.tile.id, onDashboard);
     const entry = change.deleted
       ? tileActivity.record(c, "deleted", item)
       : tileActivity.changed(c, "updated", item, trackedTileFields(existing), trackedTileFields(existing, change));
@@ -339,7 +339,7 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   const entry = tileActivity.record(
     c,
     "moved",
-    tileItem(c.var.project, tile.id, { from_dashboard_id: sourceId, to_dashboard_id: destinationId }),
+    tileItem(c.var.project, sourceId, tile.id, { from_dashboard_id: sourceId, to_dashboard_id: destinationId }),
   );
   const moved = await withinTileLimit("toDashboard", writeAndReadDashboard(db, scope, sourceId, [moveTile, entry, guard]));
   if (!moved) throw notFound();

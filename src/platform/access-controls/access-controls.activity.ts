@@ -23,6 +23,8 @@ type RuleOf = {
 export const accessControlItem = (project: ProjectContext, ruleId: string | SQL, rule: RuleOf) => ({
   organizationId: project.organizationId,
   projectId: project.projectId,
+  // A dashboard's rules are the dashboard's business: hidden with it from those it hides from.
+  dashboardId: rule.resource === "dashboard" ? Number(rule.resourceId) : null,
   itemId: ruleId,
   name: rule.member?.email ?? null,
   context: {

@@ -14,6 +14,7 @@ export const collaboratorItem = (
 ) => ({
   organizationId: project.organizationId,
   projectId: project.projectId,
+  dashboardId: collaborator.dashboardId,
   itemId: collaborator.id,
   name: user.email,
   context: { dashboard_id: collaborator.dashboardId, user_uuid: user.uuid, level: collaborator.level },

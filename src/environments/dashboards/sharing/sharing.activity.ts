@@ -15,6 +15,7 @@ export const sharingActivity = resourceActivity("SharingConfiguration", { fields
 export const sharingItem = (project: ProjectContext, dashboard: DashboardRow["dashboard"]) => ({
   organizationId: project.organizationId,
   projectId: project.projectId,
+  dashboardId: dashboard.id,
   itemId: dashboard.id,
   name: dashboard.name,
   context: { dashboard_id: dashboard.id },
