@@ -4,7 +4,7 @@ import { defineConfig } from "vitest/config";
 const root = new URL(".", import.meta.url).pathname;
 
 /** Tests and benchmarks run alike: inside workerd, against local D1 with the migrations applied. */
-export function workersConfig(include: string[], exclude: string[] = []) {
+export function workersConfig(include: string[], exclude: string[] = [], testTimeout = 5_000) {
   return defineConfig(async () => {
     const migrations = await readD1Migrations(`${root}migrations`);
     return {
@@ -28,6 +28,7 @@ export function workersConfig(include: string[], exclude: string[] = []) {
       test: {
         include,
         exclude,
+        testTimeout,
         setupFiles: ["./test/apply-migrations.ts"],
         // The request log's JSON lines (one per request) would drown the test output.
         onConsoleLog: (log: string) => !log.startsWith('{"level":') || log.includes("\"error\""),

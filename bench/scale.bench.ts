@@ -62,6 +62,10 @@ const READS: Request[] = [
   get("GET /api/personal_api_keys/:id", (o) => `/api/personal_api_keys/${o.personalApiKeyId}`),
   get("GET /api/personal_api_keys/@current", () => "/api/personal_api_keys/@current"),
   get("GET /api/signup/:token", (o) => `/api/signup/${o.inviteToken}`),
+  get("GET /api/organizations/:id/activity_log?limit=10", (o) => `${organization(o)}/activity_log?limit=10`),
+  get("GET .../activity_log?limit=10&cursor=20 (deep)", (o) => `${organization(o)}/activity_log?limit=10&cursor=20`),
+  get("GET .../activity_log?scope=Dashboard&limit=10", (o) => `${organization(o)}/activity_log?scope=Dashboard&limit=10`),
+  get("GET /api/environments/:id/activity_log?limit=10", (o) => `${environment(o)}/activity_log?limit=10`),
 ];
 
 const S3_EXPORT = { interval: "hour", destination: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "events/" } } };

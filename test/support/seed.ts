@@ -30,6 +30,7 @@ const SEEDED_TABLES = {
   dashboards: schema.dashboards,
   collaborators: schema.dashboardCollaborators,
   accessControls: schema.accessControls,
+  activityLog: schema.activityLog,
 };
 
 export type SeedRows = { [K in keyof typeof SEEDED_TABLES]: Insert<(typeof SEEDED_TABLES)[K]>[] };
@@ -124,8 +125,8 @@ export type SeededOrganization = Awaited<ReturnType<typeof setupOrganization>> &
 /**
  * `size` rows of each kind in a new organization (projects stop short of the organization's
  * limit): members (each with a rule on the first project), invites, domains, projects, batch
- * exports, dashboards, the owner's personal API keys, and collaborators and rules on one
- * dashboard. Rows to insert are added to `rows`; nothing is written until `insertSeedRows`.
+ * exports, dashboards, the owner's personal API keys, activity-log entries (unsealed: reading
+ * them costs the same), and collaborators and rules on one dashboard. Rows to insert are added to `rows`; nothing is written until `insertSeedRows`.
  */
 export async function seedOrganization(rows: SeedRows, size: number): Promise<SeededOrganization> {
   const team = await setupOrganization();
@@ -158,6 +159,7 @@ export async function seedOrganization(rows: SeedRows, size: number): Promise<Se
     });
     if (index < MAX_PROJECTS_PER_ORGANIZATION - 10) seedProject(rows, organizationId, now);
   }
+  for (let seq = 1; seq <= size; seq += 1) seedActivityEntry(rows, organizationId, environmentId, team.owner.id, seq, now);
   for (let index = 0; index < size; index += 1) {
     const { user, membershipId } = seedMember(rows, organizationId, now);
     const rule = { environmentId, organizationMembershipId: membershipId, createdAt: now, updatedAt: now };
@@ -172,6 +174,22 @@ export async function seedOrganization(rows: SeedRows, size: number): Promise<Se
   return { ...team, dashboardId, batchExportId, domainId, inviteId, inviteToken: inviteToken.value, personalApiKeyId, spareMembers };
 }
 
+function seedActivityEntry(rows: SeedRows, organizationId: string, projectId: number, userId: number | null, seq: number, now: string) {
+  rows.activityLog.push({
+    id: uuid7(),
+    organizationId,
+    seq,
+    projectId: seq % 2 === 0 ? projectId : null,
+    userId,
+    isSystem: false,
+    activity: "updated",
+    scope: seq % 2 === 0 ? "Dashboard" : "OrganizationMembership",
+    itemId: String(seq % 100),
+    detail: JSON.stringify({ name: `Seeded ${seq}`, changes: null, context: null }),
+    createdAt: now,
+  });
+}
+
 /** Organizations besides the measured ones, each with a member and one row of each kind. */
 export function seedOtherOrganizations(rows: SeedRows, count: number) {
   const now = nowIso();
@@ -184,6 +202,7 @@ export function seedOtherOrganizations(rows: SeedRows, count: number) {
     seedDomain(rows, organizationId, now);
     seedBatchExport(rows, organizationId, environmentId, now);
     rows.dashboards.push({ id: newId(), environmentId, name: `Other ${index}`, createdAt: now, lastModifiedAt: now });
+    seedActivityEntry(rows, organizationId, environmentId, null, 1, now);
   }
 }
 
