@@ -1,5 +1,4 @@
 import { resourceActivity } from "../platform/activity-log/resource-activity";
-import type { OrganizationUpdateInput } from "./organizations.schema";
 
 /** An organization is created, and its settings updated; an entry names it. */
 export const organizationActivity = resourceActivity("Organization", {
@@ -34,12 +33,6 @@ export const trackedOrganizationFields = (organization: OrganizationSettings): R
   members_can_use_personal_api_keys: organization.membersCanUsePersonalApiKeys,
   allow_publicly_shared_resources: organization.allowPubliclySharedResources,
 });
-
-/** The tracked settings after a PATCH: a field not sent (undefined) keeps its value. */
-export function organizationSettingsAfter(before: Record<string, unknown>, input: OrganizationUpdateInput) {
-  const sent = Object.entries(input).filter(([, value]) => value !== undefined);
-  return { ...before, ...Object.fromEntries(sent) };
-}
 
 export const organizationItem = (organization: { id: string; name: string }) => ({
   organizationId: organization.id,

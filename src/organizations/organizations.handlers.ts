@@ -28,7 +28,8 @@ import type {
 } from "./organizations.routes";
 import { toOrganization } from "./organizations.schema";
 import { membershipActivity } from "./members/members.activity";
-import { organizationActivity, organizationItem, organizationSettingsAfter, trackedOrganizationFields } from "./organizations.activity";
+import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
+import { organizationActivity, organizationItem, trackedOrganizationFields } from "./organizations.activity";
 import { DEFAULT_PROJECT_NAME, insertProjectStatements } from "./projects/projects.queries";
 import { ProjectInput } from "./projects/projects.schema";
 
@@ -115,7 +116,7 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
     "updated",
     organizationItem({ id: organizationId, name: input.name ?? current.name }),
     before,
-    organizationSettingsAfter(before, input),
+    fieldsAfterPatch(before, input),
   );
   const update = updateOrganizationSettings(db, organizationId, input);
   const [read, readProjects] = organizationObjectStatements(db, actor, organizationId);

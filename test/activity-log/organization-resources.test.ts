@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
-import { api, db, setupOrganization } from "../support/harness";
+import { api, createApiKey, createUser, db, setupOrganization } from "../support/harness";
 import { activityEntry, keyIdOf, type ExpectedActivity } from "../support/activity-log";
 import { insertInvite } from "../support/people";
 
@@ -405,5 +405,12 @@ describe("personal API keys", () => {
     expect(created.entries).toHaveLength(1);
     expect(created.entries[0]).toMatchObject({ scope: "PersonalAPIKey", activity: "created", item_id: created.response.body.id });
     expect(await logOf(other)).toEqual([]);
+  });
+
+  it("a key of a user in no organization is created with no entry anywhere", async () => {
+    const loner = await createApiKey(await createUser(), { scopes: ["*"] });
+    const response = await api("POST", "/api/personal_api_keys", { key: loner.value, body: { label: "Alone", scopes: ["*"] } });
+    expect(response.status).toBe(201);
+    expect(await db.select().from(schema.activityLog).where(eq(schema.activityLog.itemId, response.body.id))).toEqual([]);
   });
 });

@@ -14,12 +14,6 @@ export const projectActivity = resourceActivity("Project", { fields: PROJECT_TRA
 export const trackedProjectFields = (project: Project): Record<string, unknown> =>
   Object.fromEntries(PROJECT_TRACKED_FIELDS.map((field) => [field, project[field as keyof Project]]));
 
-/** The tracked fields after a PATCH: a field not sent (undefined) keeps its value. */
-export function projectFieldsAfter(before: Record<string, unknown>, input: ProjectUpdateInput) {
-  const sent = Object.entries(input).filter(([, value]) => value !== undefined);
-  return { ...before, ...Object.fromEntries(sent) };
-}
-
 export const projectItem = (organizationId: string, projectId: number | ReadInBatch, name: string | ReadInBatch) => ({
   organizationId,
   projectId,

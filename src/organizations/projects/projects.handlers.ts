@@ -17,7 +17,8 @@ import {
   MAX_PROJECTS_PER_ORGANIZATION,
   updateProjectStatements,
 } from "./projects.queries";
-import { createdProjectIdInBatch, createdProjectNameInBatch, projectActivity, projectFieldsAfter, projectItem, trackedProjectFields } from "./projects.activity";
+import { createdProjectIdInBatch, createdProjectNameInBatch, projectActivity, projectItem, trackedProjectFields } from "./projects.activity";
+import { fieldsAfterPatch } from "../../platform/activity-log/resource-activity";
 import type { createProject, listProjects, retrieveProject, updateProject as updateProjectRoute } from "./projects.routes";
 import { toProject, toProjectListItem, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
 
@@ -104,7 +105,7 @@ export async function patchVisibleProject(c: Context<AppEnv>, filters: SQL[], in
     "updated",
     projectItem(found.project.organizationId, found.project.id, input.name ?? found.project.name),
     before,
-    projectFieldsAfter(before, input),
+    fieldsAfterPatch(before, input),
   );
   return toProject(await updateProject(db, found.project.id, input, entry), found.level);
 }
