@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
-import { api, createApiKey, createUser, db, setupOrganization } from "../support/harness";
+import { api, createApiKey, createProject, createUser, db, setupOrganization } from "../support/harness";
 import { activityEntry, keyIdOf, type ExpectedActivity } from "../support/activity-log";
 import { insertInvite } from "../support/people";
 
@@ -353,6 +353,10 @@ describe("projects", () => {
     const projects = `${organizationPath(team)}/projects`;
     await expectNothingAppended(team, () => api("POST", projects, { key: team.key, body: { name: "default PROJECT" } }), 409);
     await expectNothingAppended(team, () => api("POST", projects, { key: team.key, body: { name: "" } }), 400);
+    const other = await createProject(team.organization.id, { name: "Other" });
+    // The rename's entry is in the batch the unique name refuses: it is rolled back with it.
+    const rename = { key: team.key, body: { name: "DEFAULT project" } };
+    await expectNothingAppended(team, () => api("PATCH", `/api/projects/${other.id}`, rename), 409);
     await expectNothingAppended(team, () => api("PATCH", `/api/projects/${team.project.id + 100000}`, { key: team.key, body: { name: "x" } }), 404);
     await expectNothingAppended(team, () => api("PATCH", `/api/projects/${team.project.id}`, { key: team.key, body: { name: team.project.name } }), 200);
   });
