@@ -17,5 +17,5 @@ export const retrieveCallerEnvironment: RouteHandler<typeof retrieveEnvironment,
 
 export const updateCallerEnvironment: RouteHandler<typeof updateEnvironment, AppEnv> = async (c) => {
   const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id);
-  return c.json(toEnvironment(await patchVisibleProject(c.var.db, c.var.actor, filters, c.req.valid("json"))), 200);
+  return c.json(toEnvironment(await patchVisibleProject(c, filters, c.req.valid("json"))), 200);
 };

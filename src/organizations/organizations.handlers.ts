@@ -1,7 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
-import { organizationMemberships, organizations } from "../db/schema";
-import { isUniqueViolation, type Database } from "../platform/db";
+import type { Context } from "hono";
+import { eq, sql } from "drizzle-orm";
+import { organizationMemberships, organizations, users } from "../db/schema";
+import { isUniqueViolation } from "../platform/db";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
@@ -26,8 +27,14 @@ import type {
   updateOrganization,
 } from "./organizations.routes";
 import { toOrganization } from "./organizations.schema";
+import { membershipActivity } from "./members/members.activity";
+import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
+import { organizationActivity, organizationItem, trackedOrganizationFields } from "./organizations.activity";
 import { DEFAULT_PROJECT_NAME, insertProjectStatements } from "./projects/projects.queries";
 import { ProjectInput } from "./projects/projects.schema";
+
+/** The user's e-mail, read when the entry is appended: the key names its user by id only. */
+const userEmailInBatch = (userId: number) => sql`select ${users.email} from ${users} where ${users.id} = ${userId}`;
 
 /** Concurrent creates of one name race for its slug; the loser takes the next free one. */
 const SLUG_ATTEMPTS = 5;
@@ -38,20 +45,32 @@ export const listCallerOrganizations: RouteHandler<typeof listOrganizations, App
   return c.json(pageEnvelope(c, page, result.count, result.organizations), 200);
 };
 
-/** The organization, the caller's owner membership and a default project: one atomic batch. */
-async function insertOrganization(db: Database, userId: number, name: string, slug: string) {
+/**
+ * The organization, the caller's owner membership and a default project: one atomic batch, with
+ * the organization's creation and the owner's joining as the first entries of its log.
+ */
+async function insertOrganization(c: Context<AppEnv>, name: string, slug: string) {
+  const { db, actor } = c.var;
   const now = nowIso();
   const organization = { id: uuid7(), name, slug, createdAt: now, updatedAt: now };
+  const membershipId = uuid7();
   const project = insertProjectStatements(db, organization.id, { ...ProjectInput.parse({}), name: DEFAULT_PROJECT_NAME });
-  const [, , , , [projectRow], [organizationRow]] = await db.batch([
+  const [, , , , , , [projectRow], [organizationRow]] = await db.batch([
     db.insert(organizations).values(organization),
+    organizationActivity.record(c, "created", organizationItem(organization)),
     db.insert(organizationMemberships).values({
-      id: uuid7(),
+      id: membershipId,
       organizationId: organization.id,
-      userId,
+      userId: actor.userId,
       level: MembershipLevel.owner,
       joinedAt: now,
       updatedAt: now,
+    }),
+    membershipActivity.record(c, "joined", {
+      organizationId: organization.id,
+      itemId: membershipId,
+      name: userEmailInBatch(actor.userId),
+      context: { user_uuid: actor.userUuid },
     }),
     project.insertProject,
     project.insertEnvironment,
@@ -64,13 +83,13 @@ async function insertOrganization(db: Database, userId: number, name: string, sl
 }
 
 export const createCallerOrganization: RouteHandler<typeof createOrganization, AppEnv> = async (c) => {
-  const { db, actor } = c.var;
+  const { db } = c.var;
   const { name } = c.req.valid("json");
   const base = slugify(name);
   for (let attempt = 1; ; attempt += 1) {
     const slug = firstFreeSlug(base, await takenSlugs(db, base));
     try {
-      return c.json(await insertOrganization(db, actor.userId, name, slug), 201);
+      return c.json(await insertOrganization(c, name, slug), 201);
     } catch (error) {
       if (!isUniqueViolation(error) || attempt >= SLUG_ATTEMPTS) throw error;
     }
@@ -88,12 +107,23 @@ export const retrieveCallerOrganization: RouteHandler<typeof retrieveOrganizatio
 };
 
 export const updateCallerOrganization: RouteHandler<typeof updateOrganization, AppEnv> = async (c) => {
-  const { db, actor } = c.var;
-  const organizationId = c.var.organization.id;
-  const [, rows, projectRows] = await db.batch([
-    updateOrganizationSettings(db, organizationId, c.req.valid("json")),
-    ...organizationObjectStatements(db, actor, organizationId),
-  ]);
+  const { db, actor, organization: current } = c.var;
+  const organizationId = current.id;
+  const input = c.req.valid("json");
+  const before = trackedOrganizationFields(current);
+  const entry = organizationActivity.changed(
+    c,
+    "updated",
+    organizationItem({ id: organizationId, name: input.name ?? current.name }),
+    before,
+    fieldsAfterPatch(before, input),
+  );
+  const update = updateOrganizationSettings(db, organizationId, input);
+  const [read, readProjects] = organizationObjectStatements(db, actor, organizationId);
+  // Nothing tracked changed: no entry, and the batch reads back as before.
+  const [rows, projectRows] = entry
+    ? await db.batch([update, entry, read, readProjects]).then(([, , found, visible]) => [found, visible] as const)
+    : await db.batch([update, read, readProjects]).then(([, found, visible]) => [found, visible] as const);
   const organization = toOrganizationObject(rows, projectRows);
   if (!organization) throw notFound();
   return c.json(organization, 200);

@@ -9,6 +9,8 @@ import { nowIso, uuid7 } from "../platform/ids";
 import { onPage, pageEnvelope, readPage } from "../platform/pagination";
 import { inJsonList, type Database } from "../platform/db";
 import { membershipOfCaller, projectVisible } from "../platform/project-context";
+import { writeWithActivity } from "../platform/activity-log/resource-activity";
+import { personalApiKeyEntries } from "./personal-api-keys.activity";
 import type { createKey, deleteKey, listKeys, retrieveCurrentKey, retrieveKey } from "./personal-api-keys.routes";
 
 type KeyRow = typeof personalApiKeys.$inferSelect;
@@ -57,7 +59,7 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   const scopedOrganizations = [...new Set(input.scoped_organizations)];
   const scopedTeams = [...new Set(input.scoped_teams)];
   assertWithinCallerKey(actor, scopes, scopedOrganizations);
-  await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  const reachable = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
 
   const key = await mintApiKey();
   const row: KeyRow = {
@@ -72,7 +74,7 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
     createdAt: nowIso(),
     lastUsedAt: null,
   };
-  await db.insert(personalApiKeys).values(row);
+  await writeWithActivity(db, db.insert(personalApiKeys).values(row), ...personalApiKeyEntries(c, "created", row, reachable));
   return c.json({ ...toPersonalApiKey(row), value: key.value }, 201);
 };
 
@@ -102,9 +104,10 @@ function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: st
 /**
  * Only organizations the caller belongs to and projects the caller can see: a private project
  * the caller cannot see answers exactly like an id that does not exist, so ids cannot be probed.
+ * Returns the organizations the new key reaches (its own, else all the caller's), whose activity
+ * logs record it.
  */
 async function assertCallerBelongs(db: Database, actor: Actor, organizations: string[], teams: number[]) {
-  if (organizations.length === 0 && teams.length === 0) return;
   const [memberOf, visibleTeams] = await db.batch([
     db
       .select({ id: organizationMemberships.organizationId })
@@ -112,7 +115,7 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       .where(
         and(
           eq(organizationMemberships.userId, actor.userId),
-          inJsonList(organizationMemberships.organizationId, organizations),
+          organizations.length > 0 ? inJsonList(organizationMemberships.organizationId, organizations) : undefined,
         ),
       ),
     db
@@ -121,7 +124,7 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
       .where(and(projectVisible, inJsonList(projects.id, teams))),
   ]);
-  if (memberOf.length !== organizations.length) {
+  if (organizations.length > 0 && memberOf.length !== organizations.length) {
     throw validationError(
       "invalid_input",
       "You must be a member of all organizations that you are scoping the key to.",
@@ -135,13 +138,34 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       "scoped_teams",
     );
   }
+  return memberOf.map(({ id }) => id);
 }
 
+/**
+ * The key and the caller's organizations are read first (its entries name its label and go into
+ * each organization it reached); the delete and its entries are then one atomic batch.
+ */
 export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = async (c) => {
-  const [deleted] = await c.var.db
-    .delete(personalApiKeys)
-    .where(ownKey(c.var.actor, c.req.valid("param").id))
-    .returning({ secureValue: personalApiKeys.secureValue });
+  const { db, actor } = c.var;
+  const id = c.req.valid("param").id;
+  const [[key], memberships] = await db.batch([
+    db.select().from(personalApiKeys).where(ownKey(actor, id)),
+    db
+      .select({ id: organizationMemberships.organizationId })
+      .from(organizationMemberships)
+      .where(eq(organizationMemberships.userId, actor.userId)),
+  ]);
+  if (!key) throw notFound();
+  const memberOf = memberships.map((membership) => membership.id);
+  const reachable =
+    key.scopedOrganizations.length > 0
+      ? key.scopedOrganizations.filter((organization) => memberOf.includes(organization))
+      : memberOf;
+  const [deleted] = await writeWithActivity(
+    db,
+    db.delete(personalApiKeys).where(ownKey(actor, id)).returning({ secureValue: personalApiKeys.secureValue }),
+    ...personalApiKeyEntries(c, "revoked", key, reachable),
+  );
   if (!deleted) throw notFound();
   await c.env.API_KEY_CACHE.delete(apiKeyCacheKey(deleted.secureValue));
   return c.body(null, 204);

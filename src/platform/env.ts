@@ -49,6 +49,11 @@ export type OrganizationContext = {
   level: number;
   membersCanInvite: boolean;
   membersCanUsePersonalApiKeys: boolean;
+  /** The other settings a PATCH can change, read with the membership: an update's entry compares them. */
+  logoMediaId: string | null;
+  isMemberJoinEmailEnabled: boolean;
+  enforce2fa: boolean | null;
+  allowPubliclySharedResources: boolean;
 };
 
 /** The project (environment) named in the path and the caller's rights in it. */

@@ -63,6 +63,10 @@ const organizationWithMembership = {
   level: organizationMemberships.level,
   membersCanInvite: organizations.membersCanInvite,
   membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
+  logoMediaId: organizations.logoMediaId,
+  isMemberJoinEmailEnabled: organizations.isMemberJoinEmailEnabled,
+  enforce2fa: organizations.enforce2fa,
+  allowPubliclySharedResources: organizations.allowPubliclySharedResources,
 };
 
 /**

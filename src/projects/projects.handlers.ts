@@ -21,5 +21,5 @@ export const retrieveProject: RouteHandler<typeof retrieveAccessibleProject, App
 
 export const updateProject: RouteHandler<typeof updateAccessibleProject, AppEnv> = async (c) => {
   const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id);
-  return c.json(await patchVisibleProject(c.var.db, c.var.actor, filters, c.req.valid("json")), 200);
+  return c.json(await patchVisibleProject(c, filters, c.req.valid("json")), 200);
 };

@@ -2,6 +2,9 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { inviteTokenHash } from "../organizations/invites/invite-tokens";
 import { isInviteExpired } from "../organizations/invites/invites.queries";
+import { inviteActivity, inviteItem } from "../organizations/invites/invites.activity";
+import { membershipActivity } from "../organizations/members/members.activity";
+import type { ActivityActor, ReadInBatch } from "../platform/activity-log/record";
 import type { MembershipLevel } from "../platform/levels";
 import { toPersonalApiKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { mintApiKey } from "../platform/auth/api-keys";
@@ -12,7 +15,7 @@ import { isNotNullViolation, isUniqueViolation } from "../platform/db";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, validationError } from "../platform/errors";
 import { toUserBasic } from "../users/user-basic";
-import { findInviteForSignup, joinAsExistingUser, signUpAndJoin } from "./signup.queries";
+import { findInviteForSignup, joinAsExistingUser, signUpAndJoin, type JoinEntries } from "./signup.queries";
 import type { acceptInvite, previewInvite } from "./signup.routes";
 
 type FoundInvite = NonNullable<Awaited<ReturnType<typeof findInviteForSignup>>>;
@@ -89,8 +92,10 @@ export const signUpWithInvite: RouteHandler<typeof acceptInvite, AppEnv> = async
   assertAcceptable(found, caller);
   const { invite, account } = found;
 
+  const entriesFor = joinEntries(c, invite, caller);
   if (account) {
-    await joining(() => joinAsExistingUser(c.var.db, invite, account.user.id), alreadyMember);
+    const entries = entriesFor(account.user);
+    await joining(() => joinAsExistingUser(c.var.db, invite, account.user.id, entries), alreadyMember);
     return c.json({ user: toUserBasic(account.user), organization_id: invite.organizationId }, 201);
   }
   const names = c.req.valid("json");
@@ -102,6 +107,7 @@ export const signUpWithInvite: RouteHandler<typeof acceptInvite, AppEnv> = async
         invite,
         { firstName: names.first_name ?? invite.firstName, lastName: names.last_name ?? "" },
         key,
+        entriesFor,
       ),
     accountExists,
   );
@@ -114,6 +120,32 @@ export const signUpWithInvite: RouteHandler<typeof acceptInvite, AppEnv> = async
     201,
   );
 };
+
+/**
+ * The invite's acceptance and the membership's joining, in the invite's organization, made by
+ * the joining user: with their key if they sent one, else none (a new account has no key yet).
+ */
+const joinEntries =
+  (c: Context<AppEnv>, invite: FoundInvite["invite"], caller: Actor | null) =>
+  (user: { id: number | ReadInBatch; uuid: string }): JoinEntries =>
+  (membershipId) => {
+    const actor: ActivityActor = {
+      userId: user.id,
+      apiKeyId: caller?.keyId ?? null,
+      isSystem: false,
+      requestId: c.get("requestId") ?? null,
+    };
+    const joinedItem = {
+      organizationId: invite.organizationId,
+      itemId: membershipId,
+      name: invite.targetEmail,
+      context: { user_uuid: user.uuid },
+    };
+    return {
+      joined: membershipActivity.record(c, "joined", joinedItem, actor),
+      accepted: inviteActivity.record(c, "accepted", inviteItem(invite, invite.targetEmail), actor),
+    };
+  };
 
 /**
  * Another request may have won meanwhile: the invite is gone (404), or the same account or

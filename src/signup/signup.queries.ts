@@ -8,9 +8,12 @@ import {
   projects,
   users,
 } from "../db/schema";
+import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../platform/db";
 import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
 import type { InviteRow } from "../organizations/invites/invites.queries";
+
+type Statement = BatchItem<"sqlite">;
 
 const FIRST_KEY_LABEL = "First key (signed up by invite)";
 
@@ -53,10 +56,18 @@ const inviteColumn = (inviteId: string, column: Column) =>
 const invitedBy = (tokenHash: string, column: Column) =>
   sql`(select ${column} from ${invites} where ${invites.tokenHash} = ${tokenHash})`;
 
-/** Membership at the invite's level, its private project access, and no more invites for the e-mail. */
-function joinStatements(db: Database, invite: InviteRow, userId: SQL | number) {
+/** The joining's entries in the activity log, for the membership it creates. */
+export type JoinEntries = (membershipId: string) => { joined: Statement; accepted: Statement };
+
+/**
+ * Membership at the invite's level, its private project access, and no more invites for the
+ * e-mail; the membership's joining is recorded right after its insert, the invite's acceptance
+ * right after the invites are deleted.
+ */
+function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, entries: JoinEntries) {
   const now = nowIso();
   const membershipId = uuid7();
+  const { joined, accepted } = entries(membershipId);
   // One JSON parameter for the whole list (D1 binds at most 100 per statement), each with its rule's id.
   const accessList = (invite.privateProjectAccess ?? []).map((item) => ({ ...item, ruleId: uuid7() }));
   const access = sql`json_each(${JSON.stringify(accessList)}) as access`;
@@ -90,22 +101,33 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number) {
       joinedAt: now,
       updatedAt: now,
     }),
+    joined,
     projectRules,
     db
       .delete(invites)
       .where(and(eq(invites.organizationId, invite.organizationId), eq(invites.targetEmail, invite.targetEmail))),
+    accepted,
   ] as const;
 }
 
-export async function joinAsExistingUser(db: Database, invite: InviteRow, userId: number) {
-  await db.batch(joinStatements(db, invite, userId));
+export async function joinAsExistingUser(db: Database, invite: InviteRow, userId: number, entries: JoinEntries) {
+  await db.batch(joinStatements(db, invite, userId, entries));
 }
 
 type NewUser = { firstName: string; lastName: string };
 type NewKey = { secureValue: string; maskValue: string };
 
-/** The user, their first key (`*`) and the membership: all in one atomic batch. */
-export async function signUpAndJoin(db: Database, invite: InviteRow, names: NewUser, key: NewKey) {
+/**
+ * The user, their first key (`*`) and the membership: all in one atomic batch. `entriesFor`
+ * gets the new user (their id read in the batch) and gives the joining's entries.
+ */
+export async function signUpAndJoin(
+  db: Database,
+  invite: InviteRow,
+  names: NewUser,
+  key: NewKey,
+  entriesFor: (user: { id: SQL; uuid: string }) => JoinEntries,
+) {
   const now = nowIso();
   const uuid = uuid7();
   const userId = sql<number>`(select ${users.id} from ${users} where ${users.uuid} = ${uuid})`;
@@ -135,7 +157,7 @@ export async function signUpAndJoin(db: Database, invite: InviteRow, names: NewU
         createdAt: now,
       })
       .returning(),
-    ...joinStatements(db, invite, userId),
+    ...joinStatements(db, invite, userId, entriesFor({ id: userId, uuid })),
   ]);
   if (!user || !personalApiKey) throw new Error("the new user or key was not returned");
   return { user, personalApiKey };

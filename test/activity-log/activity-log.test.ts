@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import worker from "../../src/index";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, createApiKey, db, errorBody, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../support/harness";
+import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../support/harness";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;

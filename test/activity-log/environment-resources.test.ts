@@ -1,8 +1,7 @@
-import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, createProject, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID, type TestUser } from "../support/harness";
+import { addMember, api, createProject, setupOrganization } from "../support/harness";
+import { activityEntry, keyIdOf, type ExpectedActivity } from "../support/activity-log";
 
 /**
  * Every write to a project's resources appends one entry to its organization's activity log,
@@ -13,7 +12,6 @@ type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 type Entry = Record<string, unknown> & { seq: number; detail: Record<string, unknown> };
 
 const MASKED = "masked";
-const HASH = /^[0-9a-f]{64}$/;
 
 async function organizationLog(team: Organization): Promise<Entry[]> {
   const response = await api("GET", `/api/organizations/${team.organization.id}/activity_log`, { key: team.key });
@@ -27,50 +25,18 @@ async function projectLog(team: Organization, projectId = team.project.id): Prom
   return response.body.results;
 }
 
-async function keyIdOf(user: TestUser): Promise<string> {
-  const [key] = await db.select().from(schema.personalApiKeys).where(eq(schema.personalApiKeys.userId, user.id));
-  return key!.id;
-}
-
-type Expected = {
-  scope: string;
-  activity: string;
-  itemId: string;
-  name: string | null;
-  changes?: unknown;
-  context?: unknown;
-  projectId?: number | null;
-};
+/** What an entry says about its item; the organization, user and key are the owner's, the project the team's unless given. */
+type Expected = Omit<ExpectedActivity, "organizationId" | "projectId" | "user" | "apiKeyId"> & { projectId?: number | null };
 
 /** An entry as the log shows it, made with the owner's key by the request that answered `response`. */
 async function expectedEntry(team: Organization, response: { headers: Headers }, expected: Expected) {
-  return {
-    id: expect.stringMatching(UUID),
-    user: userBasic(team.owner),
-    unread: false,
-    organization_id: team.organization.id,
-    project_id: expected.projectId === undefined ? team.project.id : expected.projectId,
-    was_impersonated: false,
-    is_system: false,
-    activity: expected.activity,
-    scope: expected.scope,
-    item_id: expected.itemId,
-    detail: {
-      id: expected.itemId,
-      name: expected.name,
-      short_id: null,
-      type: null,
-      changes: expected.changes ?? null,
-      merge: null,
-      trigger: null,
-      context: expected.context ?? null,
-    },
-    created_at: expect.stringMatching(ISO_TIMESTAMP),
-    request_id: response.headers.get("X-Request-Id"),
-    api_key_id: await keyIdOf(team.owner),
-    seq: expect.any(Number),
-    hash: expect.toBeOneOf([null, expect.stringMatching(HASH)]),
-  };
+  return activityEntry(response, {
+    ...expected,
+    organizationId: team.organization.id,
+    projectId: expected.projectId === undefined ? team.project.id : expected.projectId,
+    user: team.owner,
+    apiKeyId: await keyIdOf(team.owner),
+  });
 }
 
 /** The entries `write` appended, oldest first. */

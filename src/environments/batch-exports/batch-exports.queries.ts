@@ -1,4 +1,4 @@
-import { and, count, desc, eq, ne, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, ne, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { batchExports } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";

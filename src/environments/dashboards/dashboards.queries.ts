@@ -18,7 +18,7 @@ import { nowIso, randomBase62 } from "../../platform/ids";
 import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { isAdmin } from "../../platform/levels";
-import type { AccessLevel, DashboardCaller } from "./dashboard-access";
+import type { DashboardCaller } from "./dashboard-access";
 import { MAX_LIVE_TILES } from "./dashboards.schema";
 
 export type Statement = BatchItem<"sqlite">;

@@ -3,10 +3,11 @@ import type { AppEnv } from "../../platform/env";
 import { domains } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound, validationError } from "../../platform/errors";
-import { nowIso } from "../../platform/ids";
+import { nowIso, uuid7 } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { challengeRecordName, lookupTxtRecords } from "./dns-challenge";
 import { domainSettings, NEW_DOMAIN } from "./domain-settings";
+import { domainActivity, domainItem, domainNameInBatch, trackedDomainFields } from "./domains.activity";
 import * as queries from "./domains.queries";
 import type * as routes from "./domains.routes";
 import { toDomain } from "./domains.schema";
@@ -21,7 +22,10 @@ export const listOrganizationDomains: Handler<"listDomains"> = async (c) => {
 
 export const createOrganizationDomain: Handler<"createDomain"> = async (c) => {
   const { domain, ...settings } = c.req.valid("json");
-  const row = await queries.insertDomain(c.var.db, c.var.organization.id, domain, domainSettings(NEW_DOMAIN, settings));
+  const organizationId = c.var.organization.id;
+  const id = uuid7();
+  const entry = domainActivity.record(c, "created", domainItem(organizationId, id, domain));
+  const row = await queries.insertDomain(c.var.db, organizationId, { id, domain }, domainSettings(NEW_DOMAIN, settings), entry);
   return c.json(toDomain(row), 201);
 };
 
@@ -47,13 +51,18 @@ export const updateOrganizationDomain: Handler<"updateDomain"> = async (c) => {
     [domains.samlAcsUrl, current.samlAcsUrl],
     [domains.samlX509Cert, current.samlX509Cert],
   ]);
-  const updated = await queries.updateDomain(db, organization.id, id, settings, guard);
+  const item = domainItem(organization.id, id, current.domain);
+  const entry = domainActivity.changed(c, "updated", item, trackedDomainFields(current), trackedDomainFields(settings));
+  const updated = await queries.updateDomain(db, organization.id, id, settings, guard, entry);
   if (!updated) throw changedMeanwhile("domain");
   return c.json(toDomain(updated), 200);
 };
 
 export const deleteOrganizationDomain: Handler<"deleteDomain"> = async (c) => {
-  const deleted = await queries.deleteDomain(c.var.db, c.var.organization.id, c.req.valid("param").id);
+  const { id } = c.req.valid("param");
+  const organizationId = c.var.organization.id;
+  const entry = domainActivity.record(c, "deleted", domainItem(organizationId, id, domainNameInBatch(id)));
+  const deleted = await queries.deleteDomain(c.var.db, organizationId, id, entry);
   if (!deleted) throw notFound();
   return c.body(null, 204);
 };
@@ -71,7 +80,9 @@ export const verifyOrganizationDomain: Handler<"verifyDomain"> = async (c) => {
   const now = nowIso();
   const matched = records.some((record) => record.trim() === domain.verificationChallenge);
   const changes = matched ? { verifiedAt: now, lastVerificationRetry: null } : { lastVerificationRetry: now };
-  const updated = await queries.updateDomain(db, organization.id, id, changes);
+  // Only a verification that succeeded is recorded; a failed attempt is not.
+  const entry = matched ? domainActivity.record(c, "verified", domainItem(organization.id, id, domain.domain)) : undefined;
+  const updated = await queries.updateDomain(db, organization.id, id, changes, undefined, entry);
   if (!updated) throw notFound();
   return c.json(toDomain(updated), 200);
 };

@@ -1,8 +1,10 @@
-import { and, asc, eq, type SQL } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { domains, organizations } from "../../db/schema";
 import { isUniqueViolation, type Database } from "../../platform/db";
 import { validationError } from "../../platform/errors";
-import { nowIso, randomUrlSafeToken, uuid7 } from "../../platform/ids";
+import { writeWithActivity } from "../../platform/activity-log/resource-activity";
+import { nowIso, randomUrlSafeToken } from "../../platform/ids";
 import { onPage, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
@@ -10,6 +12,7 @@ type DomainSettings = Pick<
   DomainRow,
   "jitProvisioningEnabled" | "ssoEnforcement" | "samlEntityId" | "samlAcsUrl" | "samlX509Cert"
 >;
+type Statement = BatchItem<"sqlite">;
 type DomainChanges = Partial<Pick<DomainRow, "verifiedAt" | "lastVerificationRetry"> & DomainSettings>;
 
 const domainOfOrganization = (organizationId: string, id: string) =>
@@ -35,19 +38,29 @@ export async function findDomain(db: Database, organizationId: string, id: strin
 }
 
 /** A new, unverified domain with a fresh challenge: 32 random bytes, URL-safe (as PostHog). */
-export async function insertDomain(db: Database, organizationId: string, domain: string, settings: DomainSettings) {
+export async function insertDomain(
+  db: Database,
+  organizationId: string,
+  { id, domain }: { id: string; domain: string },
+  settings: DomainSettings,
+  entry: Statement,
+) {
   try {
-    const [row] = await db
-      .insert(domains)
-      .values({
-        id: uuid7(),
-        organizationId,
-        domain,
-        verificationChallenge: randomUrlSafeToken(32),
-        ...settings,
-        createdAt: nowIso(),
-      })
-      .returning();
+    const [row] = await writeWithActivity(
+      db,
+      db
+        .insert(domains)
+        .values({
+          id,
+          organizationId,
+          domain,
+          verificationChallenge: randomUrlSafeToken(32),
+          ...settings,
+          createdAt: nowIso(),
+        })
+        .returning(),
+      entry,
+    );
     return row!;
   } catch (error) {
     // Unique across every organization: the message does not say whose it is.
@@ -64,20 +77,31 @@ export async function updateDomain(
   organizationId: string,
   id: string,
   changes: DomainChanges,
-  guard?: SQL,
+  guard: SQL | undefined,
+  entry: Statement | undefined,
 ) {
-  const [row] = await db
-    .update(domains)
-    .set(changes)
-    .where(and(domainOfOrganization(organizationId, id), guard))
-    .returning();
+  const [row] = await writeWithActivity(
+    db,
+    db
+      .update(domains)
+      .set(changes)
+      .where(and(domainOfOrganization(organizationId, id), guard))
+      .returning(),
+    entry,
+  );
   return row;
 }
 
-export async function deleteDomain(db: Database, organizationId: string, id: string) {
-  const [row] = await db
-    .delete(domains)
-    .where(domainOfOrganization(organizationId, id))
-    .returning({ id: domains.id });
+/**
+ * The domain is touched first, so that its entry (which reads its name) is appended only if it
+ * exists, and before the delete removes what the entry reads; all in one atomic batch.
+ */
+export async function deleteDomain(db: Database, organizationId: string, id: string, entry: Statement) {
+  const ofOrganization = domainOfOrganization(organizationId, id);
+  const [, , [row]] = await db.batch([
+    db.update(domains).set({ domain: sql`${domains.domain}` }).where(ofOrganization),
+    entry,
+    db.delete(domains).where(ofOrganization).returning({ id: domains.id }),
+  ]);
   return row;
 }

@@ -15,6 +15,7 @@ import {
   type InviteRow,
 } from "./invites.queries";
 import { mintInviteToken } from "./invite-tokens";
+import { inviteActivity, inviteEmailInBatch, inviteItem } from "./invites.activity";
 import type { CreatedInvite, createInvite, createInvitesInBulk, deleteInvite, InviteInput, listInvites } from "./invites.routes";
 import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf } from "./invites.rules";
 
@@ -35,7 +36,10 @@ export const createOrganizationInvitesInBulk: RouteHandler<typeof createInvitesI
 };
 
 export const deleteOrganizationInvite: RouteHandler<typeof deleteInvite, AppEnv> = async (c) => {
-  const deleted = await deleteInviteOf(c.var.db, c.var.organization.id, c.req.valid("param").id);
+  const { id } = c.req.valid("param");
+  const organizationId = c.var.organization.id;
+  const entry = inviteActivity.record(c, "cancelled", inviteItem({ id, organizationId }, inviteEmailInBatch(id)));
+  const deleted = await deleteInviteOf(c.var.db, organizationId, id, entry);
   if (!deleted) throw notFound();
   return c.body(null, 204);
 };
@@ -59,7 +63,9 @@ async function createInvites(c: Context<AppEnv>, inputs: InviteInput[], attrOf: 
     row: toInviteRow(invite, organization.id, context, emailing, tokens[index]!.hash),
     token: tokens[index]!.value,
   }));
-  await replaceInvites(db, organization.id, issued.map(({ row }) => row));
+  const rows = issued.map(({ row }) => row);
+  const entries = rows.map((row) => inviteActivity.record(c, "created", inviteItem(row, row.targetEmail)));
+  await replaceInvites(db, organization.id, rows, entries);
   sendInviteEmails(c, issued, context.inviter);
   return issued.map(({ row, token }) => ({ ...toInvite(row, context.inviter), token }));
 }

@@ -1,4 +1,5 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
 import { chunkForInsert, type Database } from "../../platform/db";
@@ -7,6 +8,7 @@ import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
 
 export type InviteRow = typeof invites.$inferSelect;
+type Statement = BatchItem<"sqlite">;
 export type UserRow = typeof users.$inferSelect;
 
 /** PostHog's INVITE_DAYS_VALIDITY. */
@@ -124,19 +126,29 @@ function groupByEmail(rows: InviteRow[]) {
 
 export type InviteContext = Awaited<ReturnType<typeof readInviteContext>>;
 
-/** A new invite replaces every earlier one for its e-mail in the organization: one atomic batch. */
-export async function replaceInvites(db: Database, organizationId: string, rows: InviteRow[]) {
+/**
+ * A new invite replaces every earlier one for its e-mail in the organization: one atomic batch,
+ * with an entry per invite chained after the last insert.
+ */
+export async function replaceInvites(db: Database, organizationId: string, rows: InviteRow[], entries: Statement[]) {
   const emails = rows.map((row) => row.targetEmail);
   await db.batch([
     db.delete(invites).where(and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emails))),
     ...chunkForInsert(invites, rows).map((chunk) => db.insert(invites).values(chunk)),
+    ...entries,
   ]);
 }
 
-export async function deleteInviteOf(db: Database, organizationId: string, inviteId: string) {
-  const deleted = await db
-    .delete(invites)
-    .where(and(eq(invites.id, inviteId), eq(invites.organizationId, organizationId)))
-    .returning({ id: invites.id });
+/**
+ * The invite is touched first, so that its entry (which reads its e-mail) is appended only if it
+ * exists, and before the delete removes what the entry reads; all in one atomic batch.
+ */
+export async function deleteInviteOf(db: Database, organizationId: string, inviteId: string, entry: Statement) {
+  const ofOrganization = and(eq(invites.id, inviteId), eq(invites.organizationId, organizationId));
+  const [, , deleted] = await db.batch([
+    db.update(invites).set({ updatedAt: sql`${invites.updatedAt}` }).where(ofOrganization),
+    entry,
+    db.delete(invites).where(ofOrganization).returning({ id: invites.id }),
+  ]);
   return deleted.length > 0;
 }

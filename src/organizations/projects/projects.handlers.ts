@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { eq, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { projects } from "../../db/schema";
@@ -16,6 +17,8 @@ import {
   MAX_PROJECTS_PER_ORGANIZATION,
   updateProjectStatements,
 } from "./projects.queries";
+import { createdProjectIdInBatch, createdProjectNameInBatch, projectActivity, projectItem, trackedProjectFields } from "./projects.activity";
+import { fieldsAfterPatch } from "../../platform/activity-log/resource-activity";
 import type { createProject, listProjects, retrieveProject, updateProject as updateProjectRoute } from "./projects.routes";
 import { toProject, toProjectListItem, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
 
@@ -30,7 +33,7 @@ export const listOrganizationProjects: RouteHandler<typeof listProjects, AppEnv>
 export const createOrganizationProject: RouteHandler<typeof createProject, AppEnv> = async (c) => {
   const input = c.req.valid("json");
   const organization = c.var.organization;
-  const project = await insertProject(c.var.db, organization.id, input);
+  const project = await insertProject(c, organization.id, input);
   return c.json(toProject(project, organization.level), 201);
 };
 
@@ -39,11 +42,19 @@ export const createOrganizationProject: RouteHandler<typeof createProject, AppEn
  * the default name are decided by the INSERT itself, so parallel creates cannot pass the limit
  * together nor pick the same default name.
  */
-export async function insertProject(db: AppEnv["Variables"]["db"], organizationId: string, input: ProjectInput) {
+export async function insertProject(c: Context<AppEnv>, organizationId: string, input: ProjectInput) {
+  const db = c.var.db;
   const statements = insertProjectStatements(db, organizationId, input);
+  const created = projectItem(
+    organizationId,
+    createdProjectIdInBatch(statements.uuid),
+    createdProjectNameInBatch(statements.uuid),
+  );
   try {
-    const [, , [project]] = await db.batch([
+    const [, , , [project]] = await db.batch([
       statements.insertProject,
+      // Appended only if the INSERT (below the limit) made the project.
+      projectActivity.record(c, "created", created),
       statements.insertEnvironment,
       statements.selectProject,
       statements.insertPrivacyRule,
@@ -64,10 +75,13 @@ export async function insertProject(db: AppEnv["Variables"]["db"], organizationI
 const duplicateName = (name: string) =>
   conflict(`There is already a project called "${name}" in this organization. Choose a different name.`);
 
-/** Applies a PATCH in one atomic batch; a name another project of the organization has is 409. */
-export async function updateProject(db: Database, projectId: number, input: ProjectUpdateInput) {
+/**
+ * Applies a PATCH and its `entry` (right after the project's update) in one atomic batch; a name
+ * another project of the organization has is 409, and nothing is recorded.
+ */
+export async function updateProject(db: Database, projectId: number, input: ProjectUpdateInput, entry: BatchItem<"sqlite"> | undefined) {
   const { updateProject, renameEnvironment, keepPrivacyInStep, selectProject } = updateProjectStatements(db, projectId, input);
-  const writes: BatchItem<"sqlite">[] = [renameEnvironment, keepPrivacyInStep].filter((statement) => statement !== undefined);
+  const writes: BatchItem<"sqlite">[] = [entry, renameEnvironment, keepPrivacyInStep].filter((statement) => statement !== undefined);
   try {
     const results = await db.batch([updateProject, ...writes, selectProject]);
     const [project] = results.at(-1) as ProjectRow[];
@@ -80,11 +94,20 @@ export async function updateProject(db: Database, projectId: number, input: Proj
 }
 
 /** The project `filters` select among those the caller sees (404 otherwise), patched if they are an admin. */
-export async function patchVisibleProject(db: Database, actor: Actor, filters: SQL[], input: ProjectUpdateInput) {
+export async function patchVisibleProject(c: Context<AppEnv>, filters: SQL[], input: ProjectUpdateInput) {
+  const { db, actor } = c.var;
   const found = await findVisibleProject(db, actor, filters);
   if (!found) throw notFound();
   if (!isAdmin(found.level)) throw insufficientLevel();
-  return toProject(await updateProject(db, found.project.id, input), found.level);
+  const before = trackedProjectFields(toProject(found.project, found.level));
+  const entry = projectActivity.changed(
+    c,
+    "updated",
+    projectItem(found.project.organizationId, found.project.id, input.name ?? found.project.name),
+    before,
+    fieldsAfterPatch(before, input),
+  );
+  return toProject(await updateProject(db, found.project.id, input, entry), found.level);
 }
 
 /**
@@ -99,7 +122,7 @@ export function projectIdFilters(db: Database, actor: Actor, id: string, within?
 export const updateOrganizationProject: RouteHandler<typeof updateProjectRoute, AppEnv> = async (c) => {
   const inOrganization = eq(projects.organizationId, c.var.organization.id);
   const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id, inOrganization);
-  return c.json(await patchVisibleProject(c.var.db, c.var.actor, filters, c.req.valid("json")), 200);
+  return c.json(await patchVisibleProject(c, filters, c.req.valid("json")), 200);
 };
 
 export const retrieveOrganizationProject: RouteHandler<typeof retrieveProject, AppEnv> = async (c) => {

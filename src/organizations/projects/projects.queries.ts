@@ -98,7 +98,7 @@ export function insertProjectStatements(db: Database, organizationId: string, in
   );
   const selectProject = db.select().from(projects).where(eq(projects.uuid, uuid));
   const insertPrivacyRule = privacyRuleStatements(db, and(eq(projects.uuid, uuid), eq(projects.accessControl, true))!, true);
-  return { insertProject, insertEnvironment, selectProject, insertPrivacyRule };
+  return { uuid, insertProject, insertEnvironment, selectProject, insertPrivacyRule };
 }
 
 /**

@@ -1,4 +1,3 @@
-import { z } from "@hono/zod-openapi";
 import { integerOrCurrentPathId } from "../../platform/path-ids";
 import { MembershipLevel } from "../../platform/levels";
 import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";

@@ -21,7 +21,8 @@ export const MASKED = "masked";
 
 /** Who made the change: a key's user, or the service itself (`is_system`). */
 export type ActivityActor = {
-  userId: number | null;
+  /** Read in the batch for a user the same batch creates (signing up). */
+  userId: number | null | ReadInBatch;
   apiKeyId: string | null;
   isSystem: boolean;
   requestId: string | null;
@@ -84,7 +85,7 @@ export function activityStatement(db: Database, actor: ActivityActor, entry: Act
         seq: nextSeq.as("seq"),
         projectId: sql<number | null>`${valueOrRead(entry.projectId ?? null)}`.as("project_id"),
         dashboardId: sql<number | null>`${valueOrRead(entry.dashboardId ?? null)}`.as("dashboard_id"),
-        userId: sql<number | null>`${actor.userId}`.as("user_id"),
+        userId: sql<number | null>`${valueOrRead(actor.userId)}`.as("user_id"),
         apiKeyId: sql<string | null>`${actor.apiKeyId}`.as("api_key_id"),
         isSystem: sql<boolean>`${actor.isSystem ? 1 : 0}`.as("is_system"),
         activity: sql<string>`${entry.activity}`.as("activity"),

@@ -39,6 +39,15 @@ export function resourceActivity<S extends ActivityScope>(scope: S, { fields, se
 type Statement = BatchItem<"sqlite">;
 
 /**
+ * The tracked fields (API names) after a PATCH whose body uses the same names: a field not sent
+ * (undefined) keeps its value.
+ */
+export function fieldsAfterPatch(before: Record<string, unknown>, input: Record<string, unknown>): Record<string, unknown> {
+  const sent = Object.entries(input).filter(([, value]) => value !== undefined);
+  return { ...before, ...Object.fromEntries(sent) };
+}
+
+/**
  * `write` and the entries that describe it, as one atomic batch; the write's own result back.
  * Entries that are `undefined` (nothing to record) are left out.
  */

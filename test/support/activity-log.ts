@@ -1,0 +1,56 @@
+import { eq } from "drizzle-orm";
+import { expect } from "vitest";
+import * as schema from "../../src/db/schema";
+import { db, ISO_TIMESTAMP, userBasic, UUID, type TestUser } from "./harness";
+
+const HASH = /^[0-9a-f]{64}$/;
+
+/** The id of the user's (first) key: the one their requests in a test are made with. */
+export async function keyIdOf(user: TestUser): Promise<string> {
+  const [key] = await db.select().from(schema.personalApiKeys).where(eq(schema.personalApiKeys.userId, user.id));
+  return key!.id;
+}
+
+export type ExpectedActivity = {
+  organizationId: string;
+  projectId: number | null;
+  user: TestUser;
+  apiKeyId: string | null;
+  scope: string;
+  activity: string;
+  itemId: string;
+  name: string | null;
+  changes?: unknown;
+  context?: unknown;
+};
+
+/** An entry as the log shows it, made by the request that answered `response`. */
+export function activityEntry(response: { headers: Headers }, expected: ExpectedActivity) {
+  return {
+    id: expect.stringMatching(UUID),
+    user: userBasic(expected.user),
+    unread: false,
+    organization_id: expected.organizationId,
+    project_id: expected.projectId,
+    was_impersonated: false,
+    is_system: false,
+    activity: expected.activity,
+    scope: expected.scope,
+    item_id: expected.itemId,
+    detail: {
+      id: expected.itemId,
+      name: expected.name,
+      short_id: null,
+      type: null,
+      changes: expected.changes ?? null,
+      merge: null,
+      trigger: null,
+      context: expected.context ?? null,
+    },
+    created_at: expect.stringMatching(ISO_TIMESTAMP),
+    request_id: response.headers.get("X-Request-Id"),
+    api_key_id: expected.apiKeyId,
+    seq: expect.any(Number),
+    hash: expect.toBeOneOf([null, expect.stringMatching(HASH)]),
+  };
+}
