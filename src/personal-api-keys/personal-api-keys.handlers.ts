@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
 import { scopesGrant } from "../platform/auth/scopes";
@@ -122,7 +122,9 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       .select({ id: projects.id })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .where(and(projectVisible, inJsonList(projects.id, teams))),
+      // No project named: a constant false, which SQLite answers without reading a row (an empty
+      // JSON list would walk every project the caller can see).
+      .where(teams.length > 0 ? and(projectVisible, inJsonList(projects.id, teams)) : sql`0`),
   ]);
   if (organizations.length > 0 && memberOf.length !== organizations.length) {
     throw validationError(

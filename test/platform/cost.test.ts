@@ -186,4 +186,12 @@ describe("every list counts in one row and pages along its index", () => {
     expect(bulk.cost.rowsRead).toBeLessThanOrEqual(10 * 10);
     expect(project.cost.rowsRead).toBeLessThanOrEqual(50);
   });
+
+  it("creates and revokes a personal API key at a bounded cost, however many projects the caller sees", async () => {
+    const created = await api("POST", "/api/personal_api_keys", { key: everyKind.key, body: { label: "Measured", scopes: ["*"] } });
+    const revoked = await api("DELETE", `/api/personal_api_keys/${created.body.id}`, { key: everyKind.key });
+    expect([created.status, revoked.status]).toEqual([201, 204]);
+    expect(created.cost.rowsRead).toBeLessThanOrEqual(50);
+    expect(revoked.cost.rowsRead).toBeLessThanOrEqual(50);
+  });
 });
