@@ -1,5 +1,5 @@
 import { ActivityLogPage, ActivityLogQuery } from "../../platform/activity-log/activity-log.schema";
-import { ProjectParams, resolveProject } from "../../platform/project-context";
+import { ProjectParams } from "../../platform/project-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
 
@@ -9,7 +9,6 @@ export const projectActivityLogRoute = (tree: ProjectTree) =>
     method: "get",
     path: `${tree}/{project_id}/activity_log`,
     scope: "activity_log:read",
-    middleware: [resolveProject],
     tags: ["activity log"],
     summary: "What changed in the project, newest first (cursor pages)",
     request: { params: ProjectParams, query: ActivityLogQuery },

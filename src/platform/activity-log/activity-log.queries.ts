@@ -42,13 +42,13 @@ const storedTime = (value: string) => new Date(value).toISOString();
  * numbers and times rise together, and a time range is a range of numbers, read along the
  * number index in the page's own order.
  */
-const lastSeqAtOrBefore = (organizationId: string, time: string) =>
+const lastSeqAtOrBefore = (organizationId: string | SQL, time: string) =>
   sql`coalesce((select ${activityLog.seq} from ${activityLog}
     where ${activityLog.organizationId} = ${organizationId} and ${activityLog.createdAt} <= ${storedTime(time)}
     order by ${activityLog.createdAt} desc, ${activityLog.seq} desc limit 1), 0)`;
 
 /** The filters of the query string, as SQL; each leads an index together with the organization or project. */
-function filtersOf(organizationId: string, query: ActivityLogQuery): (SQL | undefined)[] {
+function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL | undefined)[] {
   return [
     query.scope === undefined ? undefined : eq(activityLog.scope, query.scope),
     query.item_id === undefined ? undefined : eq(activityLog.itemId, query.item_id),
@@ -64,7 +64,7 @@ function filtersOf(organizationId: string, query: ActivityLogQuery): (SQL | unde
 }
 
 /** Whose entries a page lists: an organization's, or some of them (a project's). */
-export type ActivityLogSource = { organizationId: string; where?: SQL };
+export type ActivityLogSource = { organizationId: string | SQL; where?: SQL };
 
 /**
  * A page of entries, newest first, from `source` and the filters. The cursor is a position in the
