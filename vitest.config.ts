@@ -21,6 +21,8 @@ export function workersConfig(include: string[], exclude: string[] = [], testTim
               SECRETS_ENCRYPTION_KEY: "dGVzdCBrZXk6IHNlYWxzIHNlY3JldHMgaW4gdGVzdHM=",
               SECRETS_ENCRYPTION_OLD_KEYS: "Zm9ybWVyIHRlc3Qga2V5LCBmb3Igcm90YXRpb25zISE=",
               CORS_ORIGINS: "https://app.example.test",
+              // As in local development: webhooks may deliver to http and loopback receivers.
+              WEBHOOKS_ALLOW_INSECURE: "1",
             },
           },
         }),

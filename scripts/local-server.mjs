@@ -51,7 +51,7 @@ export async function startLocalServer({ vars = {} } = {}) {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   // A throwaway key for the secrets this state seals, as `npm start` writes one into .dev.vars.
-  const withKey = { SECRETS_ENCRYPTION_KEY: randomBytes(32).toString("base64"), ...vars };
+  const withKey = { SECRETS_ENCRYPTION_KEY: randomBytes(32).toString("base64"), WEBHOOKS_ALLOW_INSECURE: "1", ...vars };
   const variables = Object.entries(withKey).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
   const server = wranglerInBackground(["dev", "--ip", "127.0.0.1", "--port", String(port), ...state, ...variables], { quiet: true });
   try {

@@ -3,7 +3,7 @@
 // on a first run, then `wrangler dev` with the arguments given (127.0.0.1:$PORT, 8787, unless
 // `--ip`/`--port` say otherwise; `--persist-to` is honoured by the migrations and set-up too).
 import { randomBytes } from "node:crypto";
-import { existsSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bootstrap, printWelcome } from "./bootstrap.mjs";
 import { forgetLocalUrl, rememberLocalUrl } from "./local-url.mjs";
@@ -16,11 +16,15 @@ const persistTo = optionValue(args, "persist-to");
 const state = persistTo ? ["--persist-to", persistTo] : [];
 const baseUrl = `http://${ip}:${port}`;
 
-// The local encryption key for stored secrets (git-ignored); deployments use `wrangler secret put`.
+// Local settings (git-ignored): the encryption key for stored secrets (deployments use `wrangler
+// secret put`), and webhooks allowed to deliver to http and loopback receivers (never deployed).
 const devVars = join(root, ".dev.vars");
 if (!existsSync(devVars)) {
   writeFileSync(devVars, `SECRETS_ENCRYPTION_KEY="${randomBytes(32).toString("base64")}"\n`, { mode: 0o600 });
   console.log("Created .dev.vars with a local SECRETS_ENCRYPTION_KEY.");
+}
+if (!readFileSync(devVars, "utf8").includes("WEBHOOKS_ALLOW_INSECURE")) {
+  appendFileSync(devVars, `WEBHOOKS_ALLOW_INSECURE="1"\n`);
 }
 
 wrangler(["d1", "migrations", "apply", "DB", "--local", ...state]);

@@ -1,6 +1,11 @@
 import { createApp } from "./app";
 import type { Bindings } from "./platform/env";
+import { deliverBatch, enqueueAfterSeal, type DeliveryMessage } from "./organizations/webhooks/deliveries";
+import { onActivitySealed } from "./platform/activity-log/after-response";
 import { runScheduledTasks } from "./scheduled";
+
+// The activity log is the webhooks' outbox: sealed entries become deliveries.
+onActivitySealed(enqueueAfterSeal);
 
 export { ApiKeyRateLimiter } from "./platform/auth/rate-limit";
 
@@ -9,4 +14,5 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   scheduled: runScheduledTasks,
-} satisfies ExportedHandler<Bindings>;
+  queue: deliverBatch,
+} satisfies ExportedHandler<Bindings, DeliveryMessage>;

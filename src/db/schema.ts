@@ -517,3 +517,52 @@ export const activityLogAnchors = sqliteTable("activity_log_anchors", {
   hash: text("hash").notNull(),
   prunedAt: text("pruned_at").notNull(),
 });
+
+/**
+ * An organization's webhook subscriptions. The signing secret is sealed (AES-GCM, bound to the
+ * webhook's id); `lastEnqueuedSeq` is how far in the organization's activity log entries have
+ * been turned into deliveries, so each entry is considered once and a lost pass is resumed.
+ */
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    events: json<string[]>("events").notNull(),
+    enabled: integer("enabled", { mode: "boolean" }).notNull(),
+    description: text("description").notNull().default(""),
+    sealedSecret: text("sealed_secret").notNull(),
+    createdById: integer("created_by_id"),
+    lastEnqueuedSeq: integer("last_enqueued_seq").notNull(),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [index("webhooks_organization_created").on(table.organizationId, table.createdAt, table.id)],
+);
+
+/** One entry's delivery to one webhook; its id is the `webhook-id` header, the same on every attempt. */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    webhookId: text("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    entryId: text("entry_id").notNull(),
+    event: text("event").notNull(),
+    status: text("status").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    nextAttemptAt: text("next_attempt_at"),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("webhook_deliveries_webhook_entry").on(table.webhookId, table.entryId),
+    index("webhook_deliveries_webhook_created").on(table.webhookId, table.createdAt, table.id),
+  ],
+);

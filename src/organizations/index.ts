@@ -19,6 +19,7 @@ import { organizationDomainsRouter } from "./domains";
 import { organizationInvitesRouter } from "./invites";
 import { organizationMembersRouter } from "./members";
 import { organizationProjectsRouter } from "./projects";
+import { organizationWebhooksRouter } from "./webhooks";
 
 export const organizationsRouter = createRouter()
   .openapi(listOrganizations, listCallerOrganizations)
@@ -31,4 +32,5 @@ export const organizationsRouter = createRouter()
   .route("/", organizationBatchExportsRouter)
   .route("/", organizationInvitesRouter)
   .route("/", organizationMembersRouter)
-  .route("/", organizationActivityLogRouter);
+  .route("/", organizationActivityLogRouter)
+  .route("/", organizationWebhooksRouter);

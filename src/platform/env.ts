@@ -21,6 +21,10 @@ export type Bindings = {
   SECRETS_ENCRYPTION_OLD_KEYS?: string;
   /** The origin callers use (`https://api.example.com`), for links; empty: the request's own. */
   PUBLIC_BASE_URL?: string;
+  /** Webhook deliveries, one message per delivery (a Cloudflare Queue). */
+  WEBHOOK_DELIVERIES: Queue<{ deliveryId: string }>;
+  /** Set in local development and tests only: webhooks may use http and loopback receivers. */
+  WEBHOOKS_ALLOW_INSECURE?: string;
   /** Days activity-log entries are kept (default 365). */
   ACTIVITY_LOG_RETENTION_DAYS?: string;
   /** Comma-separated origins allowed by CORS; empty: none. */

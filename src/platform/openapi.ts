@@ -31,6 +31,7 @@ const TAGS = [
   { name: "access_controls", description: "Per-member access rules on dashboards and projects." },
   { name: "environments", description: "A project's environment (the same id), in PostHog's Team shape." },
   { name: "activity log", description: "Who changed what, when: every write, in a hash chain per organization." },
+  { name: "webhooks", description: "Signed deliveries of the activity log's events to your endpoints (Standard Webhooks)." },
   { name: "personal_api_keys", description: "The caller's personal API keys; a value is shown once, at creation." },
   { name: "operations", description: "For load balancers and uptime checks; no key." },
 ];

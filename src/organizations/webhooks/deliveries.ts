@@ -1,0 +1,186 @@
+import { and, asc, eq, gt, isNotNull, sql } from "drizzle-orm";
+import { activityLog, users, webhookDeliveries, webhooks } from "../../db/schema";
+import { toActivityLogEntry } from "../../platform/activity-log/activity-log.queries";
+import { createDatabase, D1Meter, type Database } from "../../platform/db";
+import type { Bindings } from "../../platform/env";
+import { nowIso, uuid7 } from "../../platform/ids";
+import { loadKeyring, unseal } from "../../platform/secrets";
+import { secretContext } from "./webhooks.handlers";
+import { insecureReceiversAllowed, isPrivateHost } from "./webhook-urls";
+
+export type DeliveryMessage = { deliveryId: string };
+
+/** Entries turned into deliveries per organization and pass; the next pass takes the rest. */
+const ENTRIES_PER_PASS = 200;
+/** A delivery is retried for a day after it was created, then `failed`. */
+const RETRY_WINDOW_MS = 24 * 3_600_000;
+const TIMEOUT_MS = 10_000;
+/** What is kept of a receiver's answer, for `last_error`. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+const primary = (env: Bindings) => createDatabase(env.DB.withSession("first-primary"), new D1Meter());
+
+const eventOf = (entry: { scope: string; activity: string }) => `${entry.scope}.${entry.activity}`;
+const matches = (events: string[], event: string) => events.includes("*") || events.includes(event);
+
+/**
+ * The outbox pass, after entries are sealed: each enabled webhook of the organization gets a
+ * delivery for every sealed entry after its `lastEnqueuedSeq` that its events match. The
+ * deliveries (unique per webhook and entry, so a repeated pass adds none) and each webhook's new
+ * position are one batch; then one queue message per new delivery.
+ */
+export async function enqueueDeliveries(env: Bindings, db: Database, organizationId: string) {
+  const subscribed = await db
+    .select()
+    .from(webhooks)
+    .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.enabled, true)));
+  if (subscribed.length === 0) return 0;
+  const from = Math.min(...subscribed.map((webhook) => webhook.lastEnqueuedSeq));
+  const entries = await db
+    .select({ id: activityLog.id, seq: activityLog.seq, scope: activityLog.scope, activity: activityLog.activity })
+    .from(activityLog)
+    .where(and(eq(activityLog.organizationId, organizationId), gt(activityLog.seq, from), isNotNull(activityLog.hash)))
+    .orderBy(asc(activityLog.seq))
+    .limit(ENTRIES_PER_PASS);
+  const last = entries.at(-1);
+  if (!last) return 0;
+  const now = nowIso();
+  const rows = subscribed.flatMap((webhook) =>
+    entries
+      .filter((entry) => entry.seq > webhook.lastEnqueuedSeq && matches(webhook.events, eventOf(entry)))
+      .map((entry) => ({
+        id: uuid7(),
+        webhookId: webhook.id,
+        entryId: entry.id,
+        event: eventOf(entry),
+        status: "pending",
+        nextAttemptAt: now,
+        createdAt: now,
+        updatedAt: now,
+      })),
+  );
+  const advance = subscribed.map((webhook) =>
+    db
+      .update(webhooks)
+      .set({ lastEnqueuedSeq: sql`max(${webhooks.lastEnqueuedSeq}, ${last.seq})` })
+      .where(eq(webhooks.id, webhook.id)),
+  );
+  const inserts = rows.length === 0 ? [] : [db.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id })];
+  const [first, ...rest] = [...inserts, ...advance];
+  const results = await db.batch([first!, ...rest]);
+  const created = rows.length === 0 ? [] : (results[0] as { id: string }[]);
+  if (created.length > 0) await env.WEBHOOK_DELIVERIES.sendBatch(created.map(({ id }) => ({ body: { deliveryId: id } })));
+  return created.length;
+}
+
+/** Registered with `onActivitySealed`: after every request that appended entries, and on the cron. */
+export async function enqueueAfterSeal(env: Bindings, organizationIds: string[]) {
+  const db = primary(env);
+  await Promise.all(organizationIds.map((organizationId) => enqueueDeliveries(env, db, organizationId)));
+}
+
+function base64(bytes: ArrayBuffer): string {
+  return btoa(String.fromCharCode(...new Uint8Array(bytes)));
+}
+
+/**
+ * Standard Webhooks' signature: HMAC-SHA256, keyed with the secret's bytes (the base64 after
+ * `whsec_`), over `id.timestamp.body`, sent as `v1,<base64>`.
+ */
+export async function signature(secret: string, id: string, timestamp: number, body: string): Promise<string> {
+  const keyBytes = Uint8Array.from(atob(secret.replace(/^whsec_/, "")), (character) => character.charCodeAt(0));
+  const key = await crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${timestamp}.${body}`));
+  return `v1,${base64(mac)}`;
+}
+
+/** At most `MAX_RESPONSE_BYTES` of a response body, never more held in memory. */
+async function readBounded(response: Response): Promise<string> {
+  const reader = response.body?.getReader();
+  if (!reader) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < MAX_RESPONSE_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  await reader.cancel().catch(() => undefined);
+  const bytes = new Uint8Array(Math.min(size, MAX_RESPONSE_BYTES));
+  let offset = 0;
+  for (const chunk of chunks) {
+    const part = chunk.subarray(0, bytes.byteLength - offset);
+    bytes.set(part, offset);
+    offset += part.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+type Attempt = { ok: true; status: number } | { ok: false; status: number | null; error: string };
+
+/** One POST to the receiver: no redirect followed, 10 s at most, a private address refused. */
+async function post(env: Bindings, url: string, headers: Record<string, string>, body: string): Promise<Attempt> {
+  if (!insecureReceiversAllowed(env) && isPrivateHost(new URL(url).hostname)) {
+    return { ok: false, status: null, error: "The receiver's address is private." };
+  }
+  try {
+    const response = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const text = await readBounded(response);
+    if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status };
+    return { ok: false, status: response.status, error: text.slice(0, 500) || `HTTP ${response.status}` };
+  } catch (error) {
+    return { ok: false, status: null, error: error instanceof Error ? error.name : "fetch failed" };
+  }
+}
+
+/** Exponential backoff with jitter: 10 s, 20 s, 40 s... capped at an hour. */
+const backoffSeconds = (attempts: number) => Math.min(10 * 2 ** (attempts - 1), 3600) + Math.floor(Math.random() * 10);
+
+/** Delivers one message's delivery; `retry` is asked for when the receiver failed within the window. */
+export async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
+  const db = primary(env);
+  const [[row]] = await db.batch([
+    db
+      .select({ delivery: webhookDeliveries, webhook: webhooks, entry: activityLog, user: users })
+      .from(webhookDeliveries)
+      .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+      .innerJoin(activityLog, eq(activityLog.id, webhookDeliveries.entryId))
+      .leftJoin(users, eq(users.id, activityLog.userId))
+      .where(eq(webhookDeliveries.id, message.body.deliveryId)),
+  ]);
+  if (!row || row.delivery.status !== "pending" || !row.webhook.enabled) return message.ack();
+  const secret = await unseal(await loadKeyring(env), row.webhook.sealedSecret, secretContext(row.webhook.id));
+  const body = JSON.stringify({ type: row.delivery.event, ...toActivityLogEntry(row.entry, row.user) });
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers = {
+    "content-type": "application/json",
+    "webhook-id": row.delivery.id,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": await signature(secret, row.delivery.id, timestamp, body),
+  };
+  const attempt = await post(env, row.webhook.url, headers, body);
+  const attempts = row.delivery.attempts + 1;
+  const expired = Date.now() - Date.parse(row.delivery.createdAt) >= RETRY_WINDOW_MS;
+  const delaySeconds = backoffSeconds(attempts);
+  const status = attempt.ok ? "succeeded" : expired ? "failed" : "pending";
+  await db
+    .update(webhookDeliveries)
+    .set({
+      status,
+      attempts,
+      lastStatusCode: attempt.status,
+      lastError: attempt.ok ? null : attempt.error,
+      nextAttemptAt: status === "pending" ? new Date(Date.now() + delaySeconds * 1000).toISOString() : null,
+      updatedAt: nowIso(),
+    })
+    .where(and(eq(webhookDeliveries.id, row.delivery.id), eq(webhookDeliveries.status, "pending")));
+  if (status === "pending") message.retry({ delaySeconds });
+  else message.ack();
+}
+
+/** The queue consumer: each message on its own, so that one slow receiver does not fail the batch. */
+export async function deliverBatch(batch: MessageBatch<DeliveryMessage>, env: Bindings) {
+  await Promise.all(batch.messages.map((message) => deliver(env, message)));
+}
+

@@ -1,0 +1,71 @@
+import { and, count, desc, eq, sql } from "drizzle-orm";
+import { activityLog, activityLogAnchors, webhookDeliveries, webhooks } from "../../db/schema";
+import type { Database } from "../../platform/db";
+import { onPage, type Page } from "../../platform/pagination";
+import type { Webhook } from "./webhooks.schema";
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+
+export function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    enabled: row.enabled,
+    description: row.description,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+export const toDelivery = (row: DeliveryRow) => ({
+  id: row.id,
+  entry_id: row.entryId,
+  event: row.event,
+  status: row.status as "pending" | "succeeded" | "failed",
+  attempts: row.attempts,
+  last_status_code: row.lastStatusCode,
+  last_error: row.lastError,
+  next_attempt_at: row.nextAttemptAt,
+  created_at: row.createdAt,
+  updated_at: row.updatedAt,
+});
+
+/** The organization's last activity number, as SQL: a new webhook is sent what comes after it. */
+export const currentHeadSeq = (organizationId: string) => sql<number>`coalesce(
+  (select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${organizationId} order by ${activityLog.seq} desc limit 1),
+  (select ${activityLogAnchors.seq} from ${activityLogAnchors} where ${activityLogAnchors.organizationId} = ${organizationId}),
+  0)`;
+
+export const ofOrganization = (organizationId: string, id: string) =>
+  and(eq(webhooks.organizationId, organizationId), eq(webhooks.id, id));
+
+const newestFirst = [desc(webhooks.createdAt), desc(webhooks.id)];
+
+/** An organization has a handful of webhooks: they are counted along its index. */
+export async function listWebhooksPage(db: Database, organizationId: string, page: Page) {
+  const ofOrg = eq(webhooks.organizationId, organizationId);
+  const [[total], rows] = await db.batch([
+    db.select({ value: count() }).from(webhooks).where(ofOrg),
+    db.select().from(webhooks).where(onPage(db, webhooks.id, ofOrg, newestFirst, page)).orderBy(...newestFirst),
+  ]);
+  return { count: total?.value ?? 0, results: rows.map(toWebhook) };
+}
+
+const deliveriesNewestFirst = [desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)];
+
+/** The webhook (of the organization) and a page of its deliveries, newest first, in one round trip. */
+export async function listDeliveriesPage(db: Database, organizationId: string, webhookId: string, page: Page) {
+  const ofWebhook = eq(webhookDeliveries.webhookId, webhookId);
+  const [[webhook], [total], rows] = await db.batch([
+    db.select({ id: webhooks.id }).from(webhooks).where(ofOrganization(organizationId, webhookId)),
+    db.select({ value: count() }).from(webhookDeliveries).where(ofWebhook),
+    db
+      .select()
+      .from(webhookDeliveries)
+      .where(onPage(db, webhookDeliveries.id, ofWebhook, deliveriesNewestFirst, page))
+      .orderBy(...deliveriesNewestFirst),
+  ]);
+  return webhook ? { count: total?.value ?? 0, results: rows.map(toDelivery) } : undefined;
+}

@@ -1,0 +1,86 @@
+import { z } from "@hono/zod-openapi";
+import { MembershipLevel } from "../../platform/levels";
+import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { paginated, PaginationQuery } from "../../platform/pagination";
+import { noStore } from "../../platform/response-headers";
+import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
+import { Webhook, WebhookCreateInput, WebhookDelivery, WebhookUpdateInput, WebhookWithSecret } from "./webhooks.schema";
+
+const WebhookParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Webhook id." }) });
+const collection = "/api/organizations/{organization_id}/webhooks";
+const item = `${collection}/{id}` as const;
+
+// Webhooks are for admins and owners, reading them included: they say where the organization's events go.
+const common = { middleware: [resolveOrganization], level: MembershipLevel.admin, tags: ["webhooks"] };
+
+export const listWebhooks = apiRoute({
+  ...common,
+  method: "get",
+  path: collection,
+  scope: "webhook:read",
+  summary: "List the organization's webhooks, newest first (no secrets)",
+  request: { params: OrganizationParams, query: PaginationQuery },
+  responses: { 200: json(paginated(Webhook), "A page of webhooks") },
+});
+
+export const createWebhook = apiRoute({
+  ...common,
+  middleware: [resolveOrganization, noStore],
+  method: "post",
+  path: collection,
+  scope: "webhook:write",
+  summary: "Subscribe a receiver to activity events; the signing secret is shown this once",
+  request: { params: OrganizationParams, body: jsonBody(WebhookCreateInput) },
+  responses: { 201: json(WebhookWithSecret, "The webhook, with its signing secret") },
+});
+
+export const retrieveWebhook = apiRoute({
+  ...common,
+  method: "get",
+  path: item,
+  scope: "webhook:read",
+  summary: "Retrieve a webhook (no secret)",
+  request: { params: WebhookParams },
+  responses: { 200: json(Webhook, "The webhook") },
+});
+
+export const updateWebhook = apiRoute({
+  ...common,
+  method: "patch",
+  path: item,
+  scope: "webhook:write",
+  summary: "Change a webhook's URL, events, description, or turn it on or off",
+  request: { params: WebhookParams, body: jsonBody(WebhookUpdateInput) },
+  responses: { 200: json(Webhook, "The webhook") },
+});
+
+export const deleteWebhook = apiRoute({
+  ...common,
+  method: "delete",
+  path: item,
+  scope: "webhook:write",
+  summary: "Delete a webhook and its deliveries",
+  request: { params: WebhookParams },
+  responses: { 204: { description: "Deleted" } },
+});
+
+export const rotateSecret = apiRoute({
+  ...common,
+  middleware: [resolveOrganization, noStore],
+  method: "post",
+  path: `${item}/rotate_secret`,
+  scope: "webhook:write",
+  summary: "Replace the signing secret; the new one is shown this once, the old one stops signing",
+  request: { params: WebhookParams },
+  responses: { 200: json(WebhookWithSecret, "The webhook, with its new signing secret") },
+});
+
+export const listDeliveries = apiRoute({
+  ...common,
+  method: "get",
+  path: `${item}/deliveries`,
+  scope: "webhook:read",
+  summary: "The webhook's deliveries, newest first: status, attempts, last response",
+  request: { params: WebhookParams, query: PaginationQuery },
+  responses: { 200: json(paginated(WebhookDelivery), "A page of deliveries") },
+});

@@ -1,0 +1,57 @@
+import { z } from "@hono/zod-openapi";
+import { ACTIVITY_EVENTS } from "../../platform/activity-log/vocabulary";
+
+const EventName = z
+  .string()
+  .refine((event) => event === "*" || ACTIVITY_EVENTS.includes(event), "Unknown event: use an activity name such as OrganizationMembership.joined, or *.")
+  .openapi({ example: "OrganizationMembership.joined" });
+
+const Url = z.string().max(2000).openapi({ example: "https://hooks.example.com/posthog" });
+const Events = z.array(EventName).min(1).max(100);
+const Description = z.string().max(400);
+
+export const Webhook = z
+  .object({
+    id: z.string().uuid(),
+    url: z.string(),
+    events: z.array(z.string()),
+    enabled: z.boolean(),
+    description: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("Webhook");
+export type Webhook = z.infer<typeof Webhook>;
+
+export const WebhookWithSecret = Webhook.extend({
+  secret: z.string().openapi({ description: "The signing secret (`whsec_` + base64): shown this once." }),
+}).openapi("WebhookWithSecret");
+
+export const WebhookCreateInput = z.object({
+  url: Url,
+  events: Events,
+  enabled: z.boolean().default(true),
+  description: Description.default(""),
+});
+
+export const WebhookUpdateInput = z.object({
+  url: Url.optional(),
+  events: Events.optional(),
+  enabled: z.boolean().optional(),
+  description: Description.optional(),
+});
+
+export const WebhookDelivery = z
+  .object({
+    id: z.string().uuid().openapi({ description: "The `webhook-id` header: the same on every attempt." }),
+    entry_id: z.string(),
+    event: z.string(),
+    status: z.enum(["pending", "succeeded", "failed"]),
+    attempts: z.number().int(),
+    last_status_code: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    next_attempt_at: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("WebhookDelivery");

@@ -1,0 +1,242 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { Webhook as StandardWebhook } from "standardwebhooks";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import * as schema from "../../src/db/schema";
+import worker from "../../src/index";
+import { MembershipLevel } from "../../src/platform/levels";
+import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
+import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization, UUID } from "../support/harness";
+
+const RECEIVER = "http://receiver.test/hook";
+const insecureAtStart = env.WEBHOOKS_ALLOW_INSECURE;
+
+afterEach(() => {
+  env.WEBHOOKS_ALLOW_INSECURE = insecureAtStart;
+  vi.restoreAllMocks();
+});
+
+type Organization = Awaited<ReturnType<typeof setupOrganization>>;
+const webhooksPath = (organization: Organization) => `/api/organizations/${organization.organization.id}/webhooks`;
+
+async function subscribe(organization: Organization, body: Record<string, unknown> = {}) {
+  const response = await api("POST", webhooksPath(organization), {
+    key: organization.key,
+    body: { url: RECEIVER, events: ["OrganizationMembership.updated"], ...body },
+  });
+  expect(response.status).toBe(201);
+  return response.body as { id: string; secret: string };
+}
+
+type Received = { url: string; headers: Record<string, string>; body: string };
+
+/** The receivers: capture what is posted to them and answer `status`. */
+function receiver(status: number) {
+  const received: Received[] = [];
+  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+    const request = new Request(input, init);
+    received.push({ url: request.url, headers: Object.fromEntries(request.headers), body: await request.text() });
+    return new Response(status === 200 ? "ok" : "receiver down", { status });
+  });
+  return received;
+}
+
+async function eventually<T>(read: () => Promise<T | undefined>): Promise<T> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const value = await read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("never happened");
+}
+
+describe("webhook subscriptions", () => {
+  it("shows the signing secret once, at creation and rotation, and records the changes without it", async () => {
+    const organization = await setupOrganization();
+    const created = await api("POST", webhooksPath(organization), {
+      key: organization.key,
+      body: { url: RECEIVER, events: ["OrganizationMembership.joined", "Dashboard.updated"], description: "CRM sync" },
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get("Cache-Control")).toBe("no-store");
+    const webhook = {
+      id: expect.stringMatching(UUID),
+      url: RECEIVER,
+      events: ["OrganizationMembership.joined", "Dashboard.updated"],
+      enabled: true,
+      description: "CRM sync",
+      created_at: expect.stringMatching(ISO_TIMESTAMP),
+      updated_at: expect.stringMatching(ISO_TIMESTAMP),
+    };
+    expect(created.body).toEqual({ ...webhook, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) });
+    const path = `${webhooksPath(organization)}/${created.body.id}`;
+    expect((await api("GET", path, { key: organization.key })).body).toEqual(webhook);
+    expect((await api("GET", webhooksPath(organization), { key: organization.key })).body).toEqual({
+      count: 1,
+      next: null,
+      previous: null,
+      results: [webhook],
+    });
+    const patched = await api("PATCH", path, { key: organization.key, body: { enabled: false } });
+    expect(patched.body).toEqual({ ...webhook, enabled: false });
+    const rotated = await api("POST", `${path}/rotate_secret`, { key: organization.key });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect(rotated.body.secret).not.toBe(created.body.secret);
+    expect((await api("DELETE", path, { key: organization.key })).status).toBe(204);
+    expectError(await api("GET", path, { key: organization.key }), 404, NOT_FOUND);
+
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook`, { key: organization.key });
+    expect(log.body.results.map((entry: { activity: string }) => entry.activity)).toEqual(["deleted", "secret_rotated", "updated", "created"]);
+    expect(log.body.results[2].detail.changes).toEqual([{ type: "Webhook", action: "changed", field: "enabled", before: true, after: false }]);
+    const stored = JSON.stringify(await db.select().from(schema.webhooks));
+    for (const secret of [created.body.secret, rotated.body.secret]) {
+      expect(log.text).not.toContain(secret);
+      expect(stored).not.toContain(secret.slice(6));
+    }
+  });
+
+  it("refuses unknown events and receivers it must not reach, naming the field", async () => {
+    const organization = await setupOrganization();
+    const refused = async (body: Record<string, unknown>) =>
+      api("POST", webhooksPath(organization), { key: organization.key, body: { url: RECEIVER, events: ["*"], ...body } });
+    expect((await refused({ events: ["Dashboard.exploded"] })).body).toMatchObject({ type: "validation_error", attr: "events.0" });
+    expect((await refused({ events: [] })).body).toMatchObject({ type: "validation_error", attr: "events" });
+    expect((await refused({ url: "ftp://files.example.com" })).body).toMatchObject({ attr: "url" });
+    expect((await refused({ url: "https://user:pass@hooks.example.com" })).body).toMatchObject({ attr: "url" });
+
+    env.WEBHOOKS_ALLOW_INSECURE = "";
+    for (const url of [
+      "http://hooks.example.com",
+      "https://127.0.0.1/hook",
+      "https://10.1.2.3/hook",
+      "https://172.16.0.1/hook",
+      "https://192.168.1.1/hook",
+      "https://169.254.169.254/latest/meta-data",
+      "https://[::1]/hook",
+      "https://[fd00::1]/hook",
+      "https://[::ffff:127.0.0.1]/hook",
+      "https://localhost/hook",
+    ]) {
+      const response = await refused({ url });
+      expect({ url, status: response.status, attr: response.body.attr }).toEqual({ url, status: 400, attr: "url" });
+    }
+    expect((await refused({ url: "https://hooks.example.com/posthog" })).status).toBe(201);
+    expect((await api("GET", webhooksPath(organization), { key: organization.key })).body.count).toBe(1);
+  });
+
+  it("is for admins and owners with the webhook scopes; another organization's are not found", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization);
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const outsider = await setupOrganization();
+    const readOnly = (await createApiKey(organization.owner, { scopes: ["webhook:read"] })).value;
+    const path = `${webhooksPath(organization)}/${id}`;
+    expectError(await api("GET", path, { key: member.key }), 403, INSUFFICIENT_LEVEL);
+    expectError(await api("GET", path, { key: outsider.key }), 404, NOT_FOUND);
+    expectError(await api("GET", `${webhooksPath(outsider)}/${id}`, { key: outsider.key }), 404, NOT_FOUND);
+    expect((await api("GET", path, { key: readOnly })).status).toBe(200);
+    expectError(await api("PATCH", path, { key: readOnly, body: { enabled: false } }), 403, missingScope("webhook:write"));
+  });
+});
+
+describe("deliveries", () => {
+  it("delivers a matching event once, signed as Standard Webhooks verify it", async () => {
+    const organization = await setupOrganization();
+    const { id, secret } = await subscribe(organization);
+    const received = receiver(200);
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const memberPath = `/api/organizations/${organization.organization.id}/members/${member.user.uuid}`;
+    const change = await api("PATCH", memberPath, { key: organization.key, body: { level: MembershipLevel.admin } });
+    expect(change.status).toBe(200);
+    const deliveriesPath = `${webhooksPath(organization)}/${id}/deliveries`;
+    const [delivery] = await eventually(async () => {
+      const { results } = (await api("GET", deliveriesPath, { key: organization.key })).body;
+      return results.length === 1 && results[0].status === "succeeded" ? results : undefined;
+    });
+    expect(delivery).toEqual({
+      id: expect.stringMatching(UUID),
+      entry_id: expect.stringMatching(UUID),
+      event: "OrganizationMembership.updated",
+      status: "succeeded",
+      attempts: 1,
+      last_status_code: 200,
+      last_error: null,
+      next_attempt_at: null,
+      created_at: expect.stringMatching(ISO_TIMESTAMP),
+      updated_at: expect.stringMatching(ISO_TIMESTAMP),
+    });
+    // Other tests' receivers may still be answered by the queue meanwhile: this one's posts only.
+    const posts = received.filter((post) => post.url === RECEIVER);
+    expect(posts).toHaveLength(1);
+    const [post] = posts;
+    expect(post!.headers["webhook-id"]).toBe(delivery.id);
+    const payload = new StandardWebhook(secret).verify(post!.body, post!.headers) as Record<string, unknown>;
+    expect(payload).toMatchObject({
+      type: "OrganizationMembership.updated",
+      scope: "OrganizationMembership",
+      activity: "updated",
+      item_id: member.membership.id,
+      request_id: change.headers.get("X-Request-Id"),
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(() => new StandardWebhook(`whsec_${btoa("another secret, 32 bytes long!!!")}`).verify(post!.body, post!.headers)).toThrow();
+
+    // An event the subscription does not name is not delivered.
+    await api("DELETE", memberPath, { key: organization.key });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await api("GET", deliveriesPath, { key: organization.key })).body.count).toBe(1);
+  });
+
+  it("retries a failing receiver with a delay, then gives up after 24 hours", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"], enabled: true });
+    // An entry and its delivery written directly, so that only this test's consumer runs.
+    const entryId = crypto.randomUUID();
+    await db.insert(schema.activityLog).values({
+      id: entryId,
+      organizationId: organization.organization.id,
+      seq: 1000,
+      isSystem: true,
+      activity: "updated",
+      scope: "Organization",
+      itemId: organization.organization.id,
+      detail: JSON.stringify({ name: "Acme", changes: null, context: null }),
+      createdAt: new Date().toISOString(),
+      hash: "0".repeat(64),
+    });
+    const deliveryId = crypto.randomUUID();
+    const now = new Date().toISOString();
+    await db.insert(schema.webhookDeliveries).values({
+      id: deliveryId,
+      webhookId: id,
+      entryId,
+      event: "Organization.updated",
+      status: "pending",
+      createdAt: now,
+      updatedAt: now,
+    });
+    receiver(500);
+    const consume = async () => {
+      const batch = createMessageBatch("webhook-deliveries", [{ id: "message", timestamp: new Date(), attempts: 1, body: { deliveryId } }]);
+      await worker.queue(batch, env);
+      return getQueueResult(batch, createExecutionContext());
+    };
+    const first = await consume();
+    expect(first.retryMessages.map((message) => message.msgId)).toEqual(["message"]);
+    const [pending] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
+    expect(pending).toMatchObject({ status: "pending", attempts: 1, lastStatusCode: 500, lastError: "receiver down" });
+    // The next attempt waits: 10 s and a jitter after the first failure.
+    expect(Date.parse(pending!.nextAttemptAt!) - Date.now()).toBeGreaterThan(5_000);
+
+    await db
+      .update(schema.webhookDeliveries)
+      .set({ createdAt: new Date(Date.now() - 25 * 3_600_000).toISOString() })
+      .where(eq(schema.webhookDeliveries.id, deliveryId));
+    const last = await consume();
+    expect(last.explicitAcks).toEqual(["message"]);
+    const [failed] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
+    expect(failed).toMatchObject({ status: "failed", attempts: 2, lastStatusCode: 500, nextAttemptAt: null });
+  });
+});
