@@ -5,6 +5,7 @@ import { createDatabase, D1Meter } from "./platform/db";
 import type { Bindings } from "./platform/env";
 import { loadKeyring } from "./platform/secrets";
 import { resealBatchExportSecrets } from "./environments/batch-exports/destination-secrets";
+import { sweepWebhooks } from "./organizations/webhooks/deliveries";
 
 /** Organizations whose chains one cron run seals, if their seal after the response was lost. */
 const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
@@ -14,7 +15,8 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  * - re-seals batch export secrets still in plaintext (rows written before they were encrypted) or
  *   sealed with a former key, a batch of rows per run, until none is left;
  * - seals activity-log entries whose seal after the response did not run;
- * - prunes activity-log entries older than `ACTIVITY_LOG_RETENTION_DAYS`.
+ * - prunes activity-log entries older than `ACTIVITY_LOG_RETENTION_DAYS`;
+ * - turns entries a lost pass left behind into webhook deliveries, and re-sends lost messages.
  */
 export async function runScheduledTasks(_controller: ScheduledController, env: Bindings) {
   const db = createDatabase(env.DB.withSession("first-primary"), new D1Meter());
@@ -23,4 +25,6 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
   await sealOrganizations(env, await organizationsWithUnsealedEntries(db, UNSEALED_ORGANIZATIONS_PER_RUN));
   const pruned = await pruneActivityLog(db, retentionDays(env.ACTIVITY_LOG_RETENTION_DAYS));
   if (pruned > 0) console.log(`pruned ${pruned} activity-log entries past retention`);
+  const resent = await sweepWebhooks(env);
+  if (resent > 0) console.log(`re-sent ${resent} webhook deliveries whose message was lost`);
 }

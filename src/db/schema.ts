@@ -537,6 +537,8 @@ export const webhooks = sqliteTable(
     sealedSecret: text("sealed_secret").notNull(),
     createdById: integer("created_by_id"),
     lastEnqueuedSeq: integer("last_enqueued_seq").notNull(),
+    /** Since when every delivery has failed (null after a success): 3 days of it disables the webhook. */
+    failingSince: text("failing_since"),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -558,10 +560,13 @@ export const webhookDeliveries = sqliteTable(
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
     nextAttemptAt: text("next_attempt_at"),
+    /** Retries stop after this (24 hours from the delivery, or from a redelivery). */
+    retryUntil: text("retry_until").notNull(),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
   (table) => [
+    index("webhook_deliveries_pending").on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
     uniqueIndex("webhook_deliveries_webhook_entry").on(table.webhookId, table.entryId),
     index("webhook_deliveries_webhook_created").on(table.webhookId, table.createdAt, table.id),
   ],

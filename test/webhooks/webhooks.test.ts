@@ -1,4 +1,4 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { Webhook as StandardWebhook } from "standardwebhooks";
@@ -214,6 +214,7 @@ describe("deliveries", () => {
       entryId,
       event: "Organization.updated",
       status: "pending",
+      retryUntil: new Date(Date.now() + 24 * 3_600_000).toISOString(),
       createdAt: now,
       updatedAt: now,
     });
@@ -232,11 +233,103 @@ describe("deliveries", () => {
 
     await db
       .update(schema.webhookDeliveries)
-      .set({ createdAt: new Date(Date.now() - 25 * 3_600_000).toISOString() })
+      .set({ retryUntil: new Date(Date.now() - 1000).toISOString() })
       .where(eq(schema.webhookDeliveries.id, deliveryId));
     const last = await consume();
     expect(last.explicitAcks).toEqual(["message"]);
     const [failed] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
     expect(failed).toMatchObject({ status: "failed", attempts: 2, lastStatusCode: 500, nextAttemptAt: null });
+
+    // Redelivered once the receiver is back: the same webhook-id, a new day of retries.
+    const received = receiver(200);
+    const deliveriesPath = `${webhooksPath(organization)}/${id}/deliveries`;
+    const again = await api("POST", `${deliveriesPath}/${deliveryId}/redeliver`, { key: organization.key });
+    expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({ id: deliveryId, status: "pending", attempts: 2 });
+    const done = await eventually(async () => {
+      const { results } = (await api("GET", deliveriesPath, { key: organization.key })).body;
+      const row = results.find((candidate: { id: string }) => candidate.id === deliveryId);
+      return row.status === "succeeded" ? row : undefined;
+    });
+    expect(done).toMatchObject({ id: deliveryId, attempts: 3, last_status_code: 200, last_error: null });
+    expect(received.filter((post) => post.headers["webhook-id"] === deliveryId)).toHaveLength(1);
+    expectError(await api("POST", `${deliveriesPath}/${crypto.randomUUID()}/redeliver`, { key: organization.key }), 404, NOT_FOUND);
+  });
+
+  it("disables a webhook whose deliveries have all failed for 3 days, and the log says so", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"] });
+    await db
+      .update(schema.webhooks)
+      .set({ failingSince: new Date(Date.now() - 3 * 24 * 3_600_000 - 1000).toISOString() })
+      .where(eq(schema.webhooks.id, id));
+    const entryId = crypto.randomUUID();
+    await db.insert(schema.activityLog).values({
+      id: entryId,
+      organizationId: organization.organization.id,
+      seq: 1000,
+      isSystem: true,
+      activity: "updated",
+      scope: "Organization",
+      itemId: organization.organization.id,
+      detail: JSON.stringify({ name: "Acme", changes: null, context: null }),
+      createdAt: new Date().toISOString(),
+      hash: "0".repeat(64),
+    });
+    const deliveryId = crypto.randomUUID();
+    const now = new Date().toISOString();
+    await db.insert(schema.webhookDeliveries).values({
+      id: deliveryId,
+      webhookId: id,
+      entryId,
+      event: "Organization.updated",
+      status: "pending",
+      retryUntil: new Date(Date.now() + 3_600_000).toISOString(),
+      createdAt: now,
+      updatedAt: now,
+    });
+    receiver(503);
+    const batch = createMessageBatch("webhook-deliveries", [{ id: "message", timestamp: new Date(), attempts: 1, body: { deliveryId } }]);
+    await worker.queue(batch, env);
+    const webhook = await api("GET", `${webhooksPath(organization)}/${id}`, { key: organization.key });
+    expect(webhook.body.enabled).toBe(false);
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?activity=disabled`, { key: organization.key });
+    expect(log.body.results).toEqual([
+      expect.objectContaining({ scope: "Webhook", activity: "disabled", item_id: id, is_system: true, user: null, api_key_id: null }),
+    ]);
+  });
+
+  it("posts a signed webhook.test event on demand and says how the receiver answered", async () => {
+    const organization = await setupOrganization();
+    const { id, secret } = await subscribe(organization);
+    const received = receiver(200);
+    const response = await api("POST", `${webhooksPath(organization)}/${id}/test`, { key: organization.key });
+    expect(response.body).toEqual({ id: expect.stringMatching(UUID), ok: true, status_code: 200, error: null });
+    const post = received.find((candidate) => candidate.headers["webhook-id"] === response.body.id)!;
+    expect(new StandardWebhook(secret).verify(post.body, post.headers)).toMatchObject({ type: "webhook.test", webhook_id: id });
+  });
+
+  it("catches up in the cron on entries a lost pass left behind", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization);
+    const received = receiver(200);
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const change = await api("PATCH", `/api/organizations/${organization.organization.id}/members/${member.user.uuid}`, {
+      key: organization.key,
+      body: { level: MembershipLevel.admin },
+    });
+    const deliveriesPath = `${webhooksPath(organization)}/${id}/deliveries`;
+    await eventually(async () => ((await api("GET", deliveriesPath, { key: organization.key })).body.count === 1 ? true : undefined));
+    // As if the pass after that response had never run.
+    await db.delete(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.webhookId, id));
+    await db.update(schema.webhooks).set({ lastEnqueuedSeq: 0 }).where(eq(schema.webhooks.id, id));
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+    const [delivery] = await eventually(async () => {
+      const { results } = (await api("GET", deliveriesPath, { key: organization.key })).body;
+      return results.length === 1 && results[0].status === "succeeded" ? results : undefined;
+    });
+    const posted = received.filter((post) => post.headers["webhook-id"] === delivery.id);
+    expect(posted).toHaveLength(1);
+    expect(JSON.parse(posted[0]!.body)).toMatchObject({ request_id: change.headers.get("X-Request-Id") });
   });
 });

@@ -1,11 +1,12 @@
-import { and, asc, eq, gt, isNotNull, sql } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, lt, sql } from "drizzle-orm";
 import { activityLog, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { toActivityLogEntry } from "../../platform/activity-log/activity-log.queries";
+import { activityStatement } from "../../platform/activity-log/record";
 import { createDatabase, D1Meter, type Database } from "../../platform/db";
 import type { Bindings } from "../../platform/env";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { loadKeyring, unseal } from "../../platform/secrets";
-import { secretContext } from "./webhooks.handlers";
+import { secretContext } from "./webhook-secrets";
 import { insecureReceiversAllowed, isPrivateHost } from "./webhook-urls";
 
 export type DeliveryMessage = { deliveryId: string };
@@ -17,6 +18,11 @@ const RETRY_WINDOW_MS = 24 * 3_600_000;
 const TIMEOUT_MS = 10_000;
 /** What is kept of a receiver's answer, for `last_error`. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/** When retries of a delivery made (or redelivered) at `time` stop. */
+export const retryUntilFrom = (time: string) => new Date(Date.parse(time) + RETRY_WINDOW_MS).toISOString();
+/** A webhook whose every delivery failed for this long is disabled. */
+const DISABLE_AFTER_MS = 3 * 24 * 3_600_000;
 
 const primary = (env: Bindings) => createDatabase(env.DB.withSession("first-primary"), new D1Meter());
 
@@ -55,6 +61,7 @@ export async function enqueueDeliveries(env: Bindings, db: Database, organizatio
         event: eventOf(entry),
         status: "pending",
         nextAttemptAt: now,
+        retryUntil: retryUntilFrom(now),
         createdAt: now,
         updatedAt: now,
       })),
@@ -161,22 +168,107 @@ export async function deliver(env: Bindings, message: Message<DeliveryMessage>) 
   };
   const attempt = await post(env, row.webhook.url, headers, body);
   const attempts = row.delivery.attempts + 1;
-  const expired = Date.now() - Date.parse(row.delivery.createdAt) >= RETRY_WINDOW_MS;
+  const now = nowIso();
   const delaySeconds = backoffSeconds(attempts);
-  const status = attempt.ok ? "succeeded" : expired ? "failed" : "pending";
-  await db
-    .update(webhookDeliveries)
-    .set({
-      status,
-      attempts,
-      lastStatusCode: attempt.status,
-      lastError: attempt.ok ? null : attempt.error,
-      nextAttemptAt: status === "pending" ? new Date(Date.now() + delaySeconds * 1000).toISOString() : null,
-      updatedAt: nowIso(),
-    })
-    .where(and(eq(webhookDeliveries.id, row.delivery.id), eq(webhookDeliveries.status, "pending")));
+  const status = attempt.ok ? "succeeded" : now >= row.delivery.retryUntil ? "failed" : "pending";
+  await db.batch([
+    db
+      .update(webhookDeliveries)
+      .set({
+        status,
+        attempts,
+        lastStatusCode: attempt.status,
+        lastError: attempt.ok ? null : attempt.error,
+        nextAttemptAt: status === "pending" ? new Date(Date.now() + delaySeconds * 1000).toISOString() : null,
+        updatedAt: now,
+      })
+      .where(and(eq(webhookDeliveries.id, row.delivery.id), eq(webhookDeliveries.status, "pending"))),
+    ...webhookHealth(db, row.webhook, attempt.ok, now),
+  ]);
   if (status === "pending") message.retry({ delaySeconds });
   else message.ack();
+}
+
+const SYSTEM = { userId: null, apiKeyId: null, isSystem: true, requestId: null };
+
+/**
+ * A success clears `failingSince`; a failure sets it if unset. A webhook failing for 3 days is
+ * disabled, and the activity log says so, in the same batch (the entry only if this disabled it).
+ */
+function webhookHealth(db: Database, webhook: typeof webhooks.$inferSelect, succeeded: boolean, now: string) {
+  const ofWebhook = eq(webhooks.id, webhook.id);
+  if (succeeded) return [db.update(webhooks).set({ failingSince: null }).where(ofWebhook)];
+  const failingSince = webhook.failingSince ?? now;
+  if (Date.parse(now) - Date.parse(failingSince) < DISABLE_AFTER_MS) {
+    return [db.update(webhooks).set({ failingSince }).where(ofWebhook)];
+  }
+  return [
+    db
+      .update(webhooks)
+      .set({ enabled: false, updatedAt: now })
+      .where(and(ofWebhook, eq(webhooks.enabled, true))),
+    activityStatement(db, SYSTEM, {
+      organizationId: webhook.organizationId,
+      scope: "Webhook",
+      activity: "disabled",
+      itemId: webhook.id,
+      name: webhook.url,
+      context: { reason: "Every delivery failed for 3 days.", failing_since: failingSince },
+    }),
+  ];
+}
+
+/** A delivery sent again: pending, with a new day of retries, and a message on the queue. */
+export async function redeliver(env: Bindings, db: Database, webhookId: string, deliveryId: string) {
+  const now = nowIso();
+  const [delivery] = await db
+    .update(webhookDeliveries)
+    .set({ status: "pending", nextAttemptAt: now, retryUntil: retryUntilFrom(now), updatedAt: now })
+    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId)))
+    .returning();
+  if (delivery) await env.WEBHOOK_DELIVERIES.send({ deliveryId: delivery.id });
+  return delivery;
+}
+
+/** A `webhook.test` event, signed like every delivery and posted now; nothing is stored. */
+export async function sendTestEvent(env: Bindings, webhook: typeof webhooks.$inferSelect) {
+  const secret = await unseal(await loadKeyring(env), webhook.sealedSecret, secretContext(webhook.id));
+  const id = uuid7();
+  const body = JSON.stringify({ type: "webhook.test", webhook_id: webhook.id, organization_id: webhook.organizationId, created_at: nowIso() });
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers = {
+    "content-type": "application/json",
+    "webhook-id": id,
+    "webhook-timestamp": String(timestamp),
+    "webhook-signature": await signature(secret, id, timestamp, body),
+  };
+  const attempt = await post(env, webhook.url, headers, body);
+  return { id, ok: attempt.ok, status_code: attempt.status, error: attempt.ok ? null : attempt.error };
+}
+
+/** Messages re-sent per cron run, for deliveries whose message seems lost. */
+const SWEEP_LIMIT = 500;
+/** A pending delivery this late past its attempt time has lost its message. */
+const LOST_AFTER_MS = 15 * 60_000;
+
+/**
+ * The cron's part of at-least-once: every organization with an enabled webhook gets an outbox
+ * pass (entries a lost pass left behind), and pending deliveries long past their attempt time
+ * get their message again. A duplicate message finds the delivery done and is dropped.
+ */
+export async function sweepWebhooks(env: Bindings) {
+  const db = primary(env);
+  const [organizations, lost] = await db.batch([
+    db.selectDistinct({ id: webhooks.organizationId }).from(webhooks).where(eq(webhooks.enabled, true)).limit(SWEEP_LIMIT),
+    db
+      .select({ id: webhookDeliveries.id })
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.status, "pending"), lt(webhookDeliveries.nextAttemptAt, new Date(Date.now() - LOST_AFTER_MS).toISOString())))
+      .limit(SWEEP_LIMIT),
+  ]);
+  await Promise.all(organizations.map(({ id }) => enqueueDeliveries(env, db, id)));
+  if (lost.length > 0) await env.WEBHOOK_DELIVERIES.sendBatch(lost.map(({ id }) => ({ body: { deliveryId: id } })));
+  return lost.length;
 }
 
 /** The queue consumer: each message on its own, so that one slow receiver does not fail the batch. */

@@ -4,11 +4,23 @@ import {
   deleteOrganizationWebhook,
   listOrganizationWebhooks,
   listWebhookDeliveries,
+  redeliverWebhookDelivery,
   retrieveOrganizationWebhook,
+  testWebhookReceiver,
   rotateWebhookSecret,
   updateOrganizationWebhook,
 } from "./webhooks.handlers";
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, retrieveWebhook, rotateSecret, updateWebhook } from "./webhooks.routes";
+import {
+  createWebhook,
+  deleteWebhook,
+  listDeliveries,
+  listWebhooks,
+  redeliverDelivery,
+  retrieveWebhook,
+  rotateSecret,
+  testWebhook,
+  updateWebhook,
+} from "./webhooks.routes";
 
 export const organizationWebhooksRouter = createRouter()
   .openapi(listWebhooks, listOrganizationWebhooks)
@@ -17,4 +29,6 @@ export const organizationWebhooksRouter = createRouter()
   .openapi(updateWebhook, updateOrganizationWebhook)
   .openapi(deleteWebhook, deleteOrganizationWebhook)
   .openapi(rotateSecret, rotateWebhookSecret)
-  .openapi(listDeliveries, listWebhookDeliveries);
+  .openapi(listDeliveries, listWebhookDeliveries)
+  .openapi(redeliverDelivery, redeliverWebhookDelivery)
+  .openapi(testWebhook, testWebhookReceiver);

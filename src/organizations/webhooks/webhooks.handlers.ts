@@ -7,25 +7,22 @@ import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { loadKeyring, seal } from "../../platform/secrets";
 import { assertReceiverUrl } from "./webhook-urls";
+import { sealedNewSecret } from "./webhook-secrets";
 import { webhookActivity, webhookItem } from "./webhooks.activity";
-import { currentHeadSeq, listDeliveriesPage, listWebhooksPage, ofOrganization, toWebhook, type WebhookRow } from "./webhooks.queries";
-import type { createWebhook, deleteWebhook, listDeliveries, listWebhooks, retrieveWebhook, rotateSecret, updateWebhook } from "./webhooks.routes";
-
-/** Each sealed secret is bound to its webhook: copied to another row, it does not open. */
-export const secretContext = (webhookId: string) => `webhook:${webhookId}:secret`;
-
-/** Standard Webhooks' secret form: `whsec_` and the base64 of 32 random bytes. */
-function mintSecret(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return `whsec_${btoa(String.fromCharCode(...bytes))}`;
-}
-
-async function sealedNewSecret(c: Context<AppEnv>, webhookId: string) {
-  const secret = mintSecret();
-  return { secret, sealedSecret: await seal(await loadKeyring(c.env), secret, secretContext(webhookId)) };
-}
+import { currentHeadSeq, listDeliveriesPage, listWebhooksPage, ofOrganization, toDelivery, toWebhook, type WebhookRow } from "./webhooks.queries";
+import { redeliver, sendTestEvent } from "./deliveries";
+import type {
+  createWebhook,
+  deleteWebhook,
+  listDeliveries,
+  listWebhooks,
+  redeliverDelivery,
+  retrieveWebhook,
+  rotateSecret,
+  testWebhook,
+  updateWebhook,
+} from "./webhooks.routes";
 
 async function findWebhook(c: Context<AppEnv>, id: string): Promise<WebhookRow> {
   const [row] = await c.var.db.select().from(webhooks).where(ofOrganization(c.var.organization.id, id));
@@ -124,3 +121,14 @@ export const listWebhookDeliveries: RouteHandler<typeof listDeliveries, AppEnv> 
   if (!result) throw notFound();
   return c.json(pageEnvelope(c, page, result.count, result.results), 200);
 };
+
+export const redeliverWebhookDelivery: RouteHandler<typeof redeliverDelivery, AppEnv> = async (c) => {
+  const { id, delivery_id } = c.req.valid("param");
+  const webhook = await findWebhook(c, id);
+  const delivery = await redeliver(c.env, c.var.db, webhook.id, delivery_id);
+  if (!delivery) throw notFound();
+  return c.json(toDelivery(delivery), 202);
+};
+
+export const testWebhookReceiver: RouteHandler<typeof testWebhook, AppEnv> = async (c) =>
+  c.json(await sendTestEvent(c.env, await findWebhook(c, c.req.valid("param").id)), 200);

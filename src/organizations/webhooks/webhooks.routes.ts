@@ -7,6 +7,16 @@ import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import { Webhook, WebhookCreateInput, WebhookDelivery, WebhookUpdateInput, WebhookWithSecret } from "./webhooks.schema";
 
 const WebhookParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Webhook id." }) });
+const DeliveryParams = WebhookParams.extend({ delivery_id: z.string().openapi({ description: "Delivery id (its `webhook-id`)." }) });
+
+const TestResult = z
+  .object({
+    id: z.string().uuid().openapi({ description: "The test event's `webhook-id`." }),
+    ok: z.boolean(),
+    status_code: z.number().int().nullable(),
+    error: z.string().nullable(),
+  })
+  .openapi("WebhookTestResult");
 const collection = "/api/organizations/{organization_id}/webhooks";
 const item = `${collection}/{id}` as const;
 
@@ -83,4 +93,24 @@ export const listDeliveries = apiRoute({
   summary: "The webhook's deliveries, newest first: status, attempts, last response",
   request: { params: WebhookParams, query: PaginationQuery },
   responses: { 200: json(paginated(WebhookDelivery), "A page of deliveries") },
+});
+
+export const redeliverDelivery = apiRoute({
+  ...common,
+  method: "post",
+  path: `${item}/deliveries/{delivery_id}/redeliver`,
+  scope: "webhook:write",
+  summary: "Send a delivery again (same `webhook-id`), with a new day of retries",
+  request: { params: DeliveryParams },
+  responses: { 202: json(WebhookDelivery, "The delivery, pending again") },
+});
+
+export const testWebhook = apiRoute({
+  ...common,
+  method: "post",
+  path: `${item}/test`,
+  scope: "webhook:write",
+  summary: "Post a signed `webhook.test` event to the receiver now, and say how it answered",
+  request: { params: WebhookParams },
+  responses: { 200: json(TestResult, "How the receiver answered") },
 });
