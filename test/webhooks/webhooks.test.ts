@@ -51,6 +51,36 @@ async function eventually<T>(read: () => Promise<T | undefined>): Promise<T> {
   throw new Error("never happened");
 }
 
+/** An entry and its pending delivery written directly, so that only the test's own consumer call delivers it. */
+async function seedPendingDelivery(organization: Organization, webhookId: string) {
+  const entryId = crypto.randomUUID();
+  await db.insert(schema.activityLog).values({
+    id: entryId,
+    organizationId: organization.organization.id,
+    seq: 1000,
+    isSystem: true,
+    activity: "updated",
+    scope: "Organization",
+    itemId: organization.organization.id,
+    detail: JSON.stringify({ name: "Acme", changes: null, context: null }),
+    createdAt: new Date().toISOString(),
+    hash: "0".repeat(64),
+  });
+  const deliveryId = crypto.randomUUID();
+  const now = new Date().toISOString();
+  await db.insert(schema.webhookDeliveries).values({
+    id: deliveryId,
+    webhookId,
+    entryId,
+    event: "Organization.updated",
+    status: "pending",
+    retryUntil: new Date(Date.now() + 3_600_000).toISOString(),
+    createdAt: now,
+    updatedAt: now,
+  });
+  return deliveryId;
+}
+
 describe("webhook subscriptions", () => {
   it("shows the signing secret once, at creation and rotation, and records the changes without it", async () => {
     const organization = await setupOrganization();
@@ -192,32 +222,7 @@ describe("deliveries", () => {
   it("retries a failing receiver with a delay, then gives up after 24 hours", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"], enabled: true });
-    // An entry and its delivery written directly, so that only this test's consumer runs.
-    const entryId = crypto.randomUUID();
-    await db.insert(schema.activityLog).values({
-      id: entryId,
-      organizationId: organization.organization.id,
-      seq: 1000,
-      isSystem: true,
-      activity: "updated",
-      scope: "Organization",
-      itemId: organization.organization.id,
-      detail: JSON.stringify({ name: "Acme", changes: null, context: null }),
-      createdAt: new Date().toISOString(),
-      hash: "0".repeat(64),
-    });
-    const deliveryId = crypto.randomUUID();
-    const now = new Date().toISOString();
-    await db.insert(schema.webhookDeliveries).values({
-      id: deliveryId,
-      webhookId: id,
-      entryId,
-      event: "Organization.updated",
-      status: "pending",
-      retryUntil: new Date(Date.now() + 24 * 3_600_000).toISOString(),
-      createdAt: now,
-      updatedAt: now,
-    });
+    const deliveryId = await seedPendingDelivery(organization, id);
     receiver(500);
     const consume = async () => {
       const batch = createMessageBatch("webhook-deliveries", [{ id: "message", timestamp: new Date(), attempts: 1, body: { deliveryId } }]);
@@ -263,31 +268,7 @@ describe("deliveries", () => {
       .update(schema.webhooks)
       .set({ failingSince: new Date(Date.now() - 3 * 24 * 3_600_000 - 1000).toISOString() })
       .where(eq(schema.webhooks.id, id));
-    const entryId = crypto.randomUUID();
-    await db.insert(schema.activityLog).values({
-      id: entryId,
-      organizationId: organization.organization.id,
-      seq: 1000,
-      isSystem: true,
-      activity: "updated",
-      scope: "Organization",
-      itemId: organization.organization.id,
-      detail: JSON.stringify({ name: "Acme", changes: null, context: null }),
-      createdAt: new Date().toISOString(),
-      hash: "0".repeat(64),
-    });
-    const deliveryId = crypto.randomUUID();
-    const now = new Date().toISOString();
-    await db.insert(schema.webhookDeliveries).values({
-      id: deliveryId,
-      webhookId: id,
-      entryId,
-      event: "Organization.updated",
-      status: "pending",
-      retryUntil: new Date(Date.now() + 3_600_000).toISOString(),
-      createdAt: now,
-      updatedAt: now,
-    });
+    const deliveryId = await seedPendingDelivery(organization, id);
     receiver(503);
     const batch = createMessageBatch("webhook-deliveries", [{ id: "message", timestamp: new Date(), attempts: 1, body: { deliveryId } }]);
     await worker.queue(batch, env);
