@@ -280,6 +280,29 @@ describe("deliveries", () => {
     ]);
   });
 
+  it("refuses at delivery a host whose name resolves to a private address", async () => {
+    env.WEBHOOKS_ALLOW_INSECURE = "";
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { url: "https://internal.example.com/hook", events: ["*"] });
+    const deliveryId = await seedPendingDelivery(organization, id);
+    const posted: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const url = new Request(input, init).url;
+      if (url.startsWith(env.DNS_RESOLVER_URL)) {
+        const type = new URL(url).searchParams.get("type");
+        const answer = type === "A" ? [{ type: 1, data: "10.0.0.5" }] : [];
+        return Response.json({ Status: 0, Answer: answer });
+      }
+      posted.push(url);
+      return new Response("ok");
+    });
+    const batch = createMessageBatch("webhook-deliveries", [{ id: "message", timestamp: new Date(), attempts: 1, body: { deliveryId } }]);
+    await worker.queue(batch, env);
+    const [delivery] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
+    expect(delivery).toMatchObject({ status: "pending", attempts: 1, lastStatusCode: null, lastError: "The receiver's host does not resolve to a public address." });
+    expect(posted).toEqual([]);
+  });
+
   it("posts a signed webhook.test event on demand and says how the receiver answered", async () => {
     const organization = await setupOrganization();
     const { id, secret } = await subscribe(organization);

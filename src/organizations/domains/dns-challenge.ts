@@ -9,7 +9,9 @@ export const DEFAULT_DNS_RESOLVER_URL = "https://cloudflare-dns.com/dns-query";
 /** A slow resolver must not hold the request: past this, the attempt counts as failed. */
 export const DNS_LOOKUP_TIMEOUT_MS = 3000;
 
-const TXT_RECORD_TYPE = 16;
+/** Record types as a query names them, and their numbers in answers. */
+const RECORD_TYPES = { TXT: 16, A: 1, AAAA: 28 } as const;
+export type RecordType = keyof typeof RECORD_TYPES;
 const NO_ERROR = 0;
 
 /** The `application/dns-json` answer of a DNS-over-HTTPS resolver, as Cloudflare and Google serve it. */
@@ -29,14 +31,15 @@ function txtText(data: string): string {
 }
 
 /**
- * The TXT texts of `name` through the resolver's JSON API. A missing name, an error answer, a
- * resolver failure or a timeout all yield no texts: verification then simply fails, never 500s.
+ * The records of `name` of one type (the data of each answer) through the resolver's JSON API.
+ * A missing name, an error answer, a resolver failure or a timeout all yield none: the caller
+ * decides what that means, and never answers 500 for it.
  */
-export async function lookupTxtRecords(resolverUrl: string, name: string): Promise<string[]> {
+export async function lookupDnsRecords(resolverUrl: string, name: string, type: RecordType): Promise<string[]> {
   try {
     const url = new URL(resolverUrl || DEFAULT_DNS_RESOLVER_URL);
     url.searchParams.set("name", name);
-    url.searchParams.set("type", "TXT");
+    url.searchParams.set("type", type);
     const response = await fetch(url, {
       headers: { Accept: "application/dns-json" },
       signal: AbortSignal.timeout(DNS_LOOKUP_TIMEOUT_MS),
@@ -44,10 +47,15 @@ export async function lookupTxtRecords(resolverUrl: string, name: string): Promi
     if (!response.ok) throw new Error(`resolver answered ${response.status}`);
     const answer = DnsJsonResponse.parse(await response.json());
     if (answer.Status !== NO_ERROR) return [];
-    return (answer.Answer ?? []).filter((record) => record.type === TXT_RECORD_TYPE).map((record) => txtText(record.data));
+    return (answer.Answer ?? []).filter((record) => record.type === RECORD_TYPES[type]).map((record) => record.data);
   } catch (error) {
     // Operators need to tell a broken resolver from a missing record; the caller sees neither.
     console.warn(`DNS lookup of ${name} failed: ${(error as Error).message}`);
     return [];
   }
+}
+
+/** The TXT texts of `name`: verification simply fails when there are none. */
+export async function lookupTxtRecords(resolverUrl: string, name: string): Promise<string[]> {
+  return (await lookupDnsRecords(resolverUrl, name, "TXT")).map(txtText);
 }

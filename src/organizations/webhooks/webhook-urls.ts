@@ -1,3 +1,4 @@
+import { lookupDnsRecords } from "../domains/dns-challenge";
 import type { Bindings } from "../../platform/env";
 import { validationError } from "../../platform/errors";
 
@@ -70,4 +71,18 @@ export function assertReceiverUrl(value: string, env: Pick<Bindings, "WEBHOOKS_A
     throw validationError("invalid_input", "The URL may not point to a private, loopback or link-local address.", "url");
   }
   return url.toString();
+}
+
+
+/**
+ * Whether a receiver's host may be reached: an address literal must be public; a name must
+ * resolve (A and AAAA, through the DoH resolver) and every address it gives must be public, so
+ * that a name pointing at an internal address is refused at delivery time too. The fetch resolves
+ * the name again, so this narrows rebinding to the moments between the two lookups.
+ */
+export async function receiverHostAllowed(env: Pick<Bindings, "DNS_RESOLVER_URL">, host: string): Promise<boolean> {
+  if (isPrivateHost(host)) return false;
+  if (host.startsWith("[") || ipv4Number(host) !== undefined) return true;
+  const answers = (await Promise.all((["A", "AAAA"] as const).map((type) => lookupDnsRecords(env.DNS_RESOLVER_URL, host, type)))).flat();
+  return answers.length > 0 && answers.every((address) => !isPrivateHost(address.includes(":") ? `[${address}]` : address));
 }
