@@ -137,7 +137,9 @@ async function post(env: Bindings, url: string, headers: Record<string, string>,
     if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status };
     return { ok: false, status: response.status, error: text.slice(0, 500) || `HTTP ${response.status}` };
   } catch (error) {
-    return { ok: false, status: null, error: error instanceof Error ? error.name : "fetch failed" };
+    // What went wrong (a timeout, a refused connection), never more than a line.
+    const reason = error instanceof Error ? `${error.name}: ${error.message}` : "fetch failed";
+    return { ok: false, status: null, error: reason.slice(0, 500) };
   }
 }
 
