@@ -1,8 +1,17 @@
 import { and, eq, getTableColumns, isNull, sql, type Column, type SQL, type SQLWrapper, type Table } from "drizzle-orm";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import * as schema from "../db/schema";
 
 export type Database = DrizzleD1Database<typeof schema>;
+
+type Statement = BatchItem<"sqlite">;
+
+/**
+ * A read's one round trip: `db.batch`, or a context's (`organizationRead`, `projectRead`), which
+ * adds the caller's membership to the batch and admits it before returning the results.
+ */
+export type ReadBatch = <T extends [Statement, ...Statement[]]>(statements: T) => Promise<BatchResponse<T>>;
 
 /**
  * What the D1 work of one request cost: round trips (a batch is one), rows read and rows written,

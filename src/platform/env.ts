@@ -78,5 +78,9 @@ export type AppEnv = {
     actor: Actor;
     organization: OrganizationContext;
     project: ProjectContext;
+    /** The route's `level`, for a context resolved by the handler (`deferContext`). */
+    minimumLevel: number | undefined;
+    /** Set when the handler, not a middleware, resolves the organization or project. */
+    contextDeferred: boolean | undefined;
   };
 };

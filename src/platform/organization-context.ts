@@ -1,12 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { organizationMemberships, organizations, users } from "../db/schema";
 import { assertOrganizationInKeyScope } from "./auth/key-scoping";
+import { assertMinimumLevel, deferContext } from "./deferred-context";
 import type { Actor, AppEnv, OrganizationContext } from "./env";
 import { notFound, permissionDenied } from "./errors";
 import { isAdmin } from "./levels";
-import { inJsonList, type Database } from "./db";
+import { inJsonList, type Database, type ReadBatch } from "./db";
 
 export const CURRENT = "@current";
 
@@ -25,6 +28,81 @@ export const resolveOrganization = createMiddleware<AppEnv>(async (c, next) => {
   c.set("organization", admitMember(await findMembership(c.var.db, c.var.actor, requested)));
   await next();
 });
+
+/**
+ * For a read: the key's scope is checked now, with no query; the handler then reads through
+ * `organizationRead`, which sends the membership lookup in the same round trip as its data.
+ */
+export const deferOrganization = createMiddleware<AppEnv>(async (c, next) => {
+  requestedOrganization(c.req.param("organization_id"), c.var.actor);
+  await deferContext(c, next, "organization");
+});
+
+/** The organization's id for statements batched with the membership: `@current` is a subquery. */
+export type OrganizationRef = string | SQL<string>;
+
+type Statement = BatchItem<"sqlite">;
+
+/** A read of a `deferOrganization` route: its statements and the membership, in one round trip. */
+export type OrganizationRead = {
+  db: Database;
+  organizationId: OrganizationRef;
+  /**
+   * Runs the statements with the caller's membership and admits it (404, 403) before any result
+   * is returned. The statements run before access is known: they must only read.
+   */
+  batch: ReadBatch;
+};
+
+/** `db`: another session of the database than the request's (the primary, say). */
+export function organizationRead(c: Context<AppEnv>, db: Database = c.var.db): OrganizationRead {
+  const { actor } = c.var;
+  const requested = requestedOrganization(c.req.param("organization_id"), actor);
+  return {
+    db,
+    organizationId: requested === CURRENT ? sql<string>`(${callerOrganizationId(db, actor, CURRENT)})` : requested,
+    async batch<T extends [Statement, ...Statement[]]>(statements: T) {
+      const [memberships, ...results] = await db.batch([selectMembership(db, actor, requested), ...statements]);
+      const organization = admitMember((memberships as OrganizationContext[])[0]);
+      assertMinimumLevel(c, organization.level);
+      c.set("organization", organization);
+      return results as BatchResponse<T>;
+    },
+  };
+}
+
+/** The caller's membership of the organization, as subqueries read once by the statement using them. */
+export function callerInOrganization(userId: number, organizationId: OrganizationRef) {
+  const ofCaller = and(eq(organizationMemberships.organizationId, organizationId), eq(organizationMemberships.userId, userId));
+  return {
+    membershipId: sql<string>`(select ${organizationMemberships.id} from ${organizationMemberships} where ${ofCaller})`,
+    level: sql<number>`(select ${organizationMemberships.level} from ${organizationMemberships} where ${ofCaller})`,
+  };
+}
+
+/**
+ * `resolveOrganization` for a write whose handler first reads what its path names (the row it
+ * changes): those reads go in the resolver's round trip, so the write is the second and last.
+ * The organization is resolved before the body is read, as every write's is.
+ */
+export function resolveOrganizationWith<T extends [Statement, ...Statement[]]>(
+  reads: (read: OrganizationRead, c: Context<AppEnv>) => T,
+) {
+  const loaded = new WeakMap<Context<AppEnv>, BatchResponse<T>>();
+  return {
+    middleware: createMiddleware<AppEnv>(async (c, next) => {
+      const read = organizationRead(c);
+      loaded.set(c, await read.batch(reads(read, c)));
+      await next();
+    }),
+    /** What the reads returned, for the request's handler. */
+    results(c: Context<AppEnv>): BatchResponse<T> {
+      const results = loaded.get(c);
+      if (!results) throw new Error("the route does not run this resolver");
+      return results;
+    },
+  };
+}
 
 /**
  * `resolveOrganization` in two halves, for a read that fetches the membership in the same round
@@ -102,17 +180,17 @@ export function callerOrganizationId(db: Database, actor: Actor, requested: stri
     .limit(1);
 }
 
-async function findMembership(
-  db: Database,
-  actor: Actor,
-  requested: string,
-): Promise<OrganizationContext | undefined> {
-  const [row] = await db
+function selectMembership(db: Database, actor: Actor, requested: string) {
+  return db
     .select(organizationWithMembership)
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
     .where(callerMemberships(actor, requested))
     .orderBy(...currentOrganizationFirst(actor.userId))
     .limit(1);
+}
+
+async function findMembership(db: Database, actor: Actor, requested: string): Promise<OrganizationContext | undefined> {
+  const [row] = await selectMembership(db, actor, requested);
   return row;
 }

@@ -11,7 +11,8 @@ import type { Actor, AppEnv, ProjectContext } from "./env";
 import { notFound } from "./errors";
 import { MembershipLevel } from "./levels";
 import { assertPersonalApiKeysAllowed, callerOrganizationId, CURRENT } from "./organization-context";
-import { inJsonList, type Database } from "./db";
+import { inJsonList, type Database, type ReadBatch } from "./db";
+import { assertMinimumLevel, deferContext } from "./deferred-context";
 
 /** The path parameter `resolveProject` reads, for every environment route's schema. */
 export const ProjectParams = z.object({
@@ -40,12 +41,20 @@ export const effectiveProjectLevel = sql<number>`max(${organizationMemberships.l
   case when ${projectRuleOfCaller} = 'admin' then ${MembershipLevel.admin} else 0 end)`;
 
 /**
- * The same rule for a caller whose membership of the project's organization is already known: no
- * join per row, so an organization's list reads only the page it returns.
+ * The caller's membership of the organization a statement reads: known (resolved before), or as
+ * subqueries of the same round trip (`callerInOrganization`).
  */
-export function projectVisibleAtLevel(membership: { membershipId: string; level: number }): SQL | undefined {
-  if (membership.level >= MembershipLevel.admin) return undefined;
-  return sql`coalesce(${ruleOfMember("project", projects.id, membership.membershipId)}, 'member') <> 'none'`;
+export type CallerMembership = { membershipId: string | SQL; level: number | SQL };
+
+/**
+ * The same rule for a caller whose membership of the project's organization is known, or read
+ * once by a subquery: no join per row, so an organization's list reads only the page it returns
+ * (an admin's rows test no rule).
+ */
+export function projectVisibleAtLevel(membership: CallerMembership): SQL | undefined {
+  const ruleAllows = sql`coalesce(${ruleOfMember("project", projects.id, membership.membershipId)}, 'member') <> 'none'`;
+  if (typeof membership.level !== "number") return sql`(${membership.level} >= ${MembershipLevel.admin} or ${ruleAllows})`;
+  return membership.level >= MembershipLevel.admin ? undefined : ruleAllows;
 }
 
 /** The join that `projectVisible` reads, for a query that starts from `projects`. */
@@ -113,34 +122,82 @@ export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
 type Statement = BatchItem<"sqlite">;
 
 /**
- * `resolveProject` for a read that needs only the environment id: the project and the read go in
- * one round trip. The read runs before the caller's access is known, so it must only read, and
- * its rows are dropped unless the project is the caller's. (`@current` costs two round trips.)
+ * For a read: the path's project id is checked now (404 when not a number, 403 outside the key's
+ * scoped teams), with no query; the handler then reads through `projectRead`, which sends the
+ * project and the caller's rights in the same round trip as its data.
  */
-export async function resolveProjectAndRead<T extends [Statement, ...Statement[]]>(
-  c: Context<AppEnv>,
-  reads: (environmentId: number) => T,
-): Promise<BatchResponse<T>> {
+export const deferProject = createMiddleware<AppEnv>(async (c, next) => {
+  const requested = requestedProject(c);
+  if (requested !== CURRENT) parseProjectId(c.var.actor, requested);
+  await deferContext(c, next, "project");
+});
+
+/** A read of a `deferProject` route: its statements and the project, in one round trip. */
+export type ProjectRead = {
+  db: Database;
+  environmentId: number;
+  /**
+   * Runs the statements with the project and the caller's rights, and admits them (404, 403)
+   * before any result is returned. The statements run before access is known: they must only read.
+   */
+  batch: ReadBatch;
+};
+
+/**
+ * `@current` is resolved first, in a round trip of its own: choosing the current project is a
+ * statement too large to repeat in every statement of the read (D1 binds at most 100 values).
+ */
+export async function projectRead(c: Context<AppEnv>): Promise<ProjectRead> {
   const { db, actor } = c.var;
   const requested = requestedProject(c);
   if (requested === CURRENT) {
     const [row] = await selectProject(db, actor, undefined);
-    return db.batch(reads(acceptProject(c, row).environmentId));
+    const project = acceptProject(c, row);
+    assertMinimumLevel(c, project.level);
+    return { db, environmentId: project.environmentId, batch: (statements) => db.batch(statements) };
   }
   const environmentId = parseProjectId(actor, requested);
-  const [rows, ...results] = await db.batch([selectProject(db, actor, environmentId), ...reads(environmentId)]);
-  acceptProject(c, (rows as SelectedProject[])[0]);
-  return results as BatchResponse<T>;
+  return {
+    db,
+    environmentId,
+    async batch<T extends [Statement, ...Statement[]]>(statements: T) {
+      const [rows, ...results] = await db.batch([selectProject(db, actor, environmentId), ...statements]);
+      const project = acceptProject(c, (rows as SelectedProject[])[0]);
+      assertMinimumLevel(c, project.level);
+      return results as BatchResponse<T>;
+    },
+  };
+}
+
+/** `projectRead` for statements that need only the environment id. */
+export async function resolveProjectAndRead<T extends [Statement, ...Statement[]]>(
+  c: Context<AppEnv>,
+  reads: (environmentId: number) => T,
+): Promise<BatchResponse<T>> {
+  const read = await projectRead(c);
+  return read.batch(reads(read.environmentId));
 }
 
 /**
  * The caller's membership id in the environment's organization, as SQL: for reads batched with
  * the project before the membership is known.
  */
-export const membershipInEnvironment = (userId: number, environmentId: number) =>
+export const membershipInEnvironment = (userId: number, environmentId: number | SQL<number>) =>
   sql<string>`(select ${organizationMemberships.id} from ${organizationMemberships}
     join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
     where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${userId})`;
+
+/**
+ * Whether the caller administers the environment's project (an organization admin, or a project
+ * rule of `admin`: `effectiveProjectLevel`), as SQL for reads batched with the project.
+ */
+export function projectAdminInEnvironment(userId: number, environmentId: number | SQL<number>): SQL<boolean> {
+  const projectRule = ruleOfMember("project", environments.projectId, organizationMemberships.id);
+  return sql<boolean>`coalesce((select ${organizationMemberships.level} >= ${MembershipLevel.admin} or ${projectRule} = 'admin'
+    from ${organizationMemberships}
+    join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
+    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${userId}), 0)`;
+}
 
 function requestedProject(c: Context<AppEnv>): string {
   const requested = c.req.param("project_id");

@@ -5,7 +5,8 @@ import { authenticate } from "./auth/authenticate";
 import { requireKeyReach, routeReach } from "./auth/key-scoping";
 import { assertScope, type Scope } from "./auth/scopes";
 import type { AppEnv } from "./env";
-import { ErrorBody, insufficientLevel } from "./errors";
+import { assertMinimumLevel } from "./deferred-context";
+import { ErrorBody } from "./errors";
 import { readJsonBody } from "./request-body";
 
 const errorResponse = (description: string) => ({
@@ -63,13 +64,15 @@ const requireScope = (scope: Scope | null) =>
 
 /**
  * The caller's level in the organization the route's resolver found: the organization in the
- * path, or the project's organization.
+ * path, or the project's organization. A route whose handler resolves it (`deferContext`) has it
+ * checked there, after the round trip that reads the membership.
  */
 const requireLevel = (minimum: number) =>
   createMiddleware<AppEnv>(async (c, next) => {
+    c.set("minimumLevel", minimum);
     const level = c.get("organization")?.level ?? c.get("project")?.level;
-    if (level === undefined) throw new Error("a route with a level needs resolveOrganization or resolveProject");
-    if (level < minimum) throw insufficientLevel();
+    if (level !== undefined) assertMinimumLevel(c, level);
+    else if (!c.get("contextDeferred")) throw new Error("a route with a level needs a resolver of its organization or project");
     await next();
   });
 

@@ -520,7 +520,7 @@ describe("GET /api/organizations/:organization_id/invites", () => {
     const thirty = await api("GET", invitesPath(organization.id), { key });
 
     expect(thirty.body.count).toBe(30);
-    expect(one.cost.queries).toBe(2);
+    expect(one.cost.queries).toBe(1);
     expect(thirty.cost.queries).toBe(one.cost.queries);
   });
 

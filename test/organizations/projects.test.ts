@@ -227,7 +227,7 @@ describe("GET /api/organizations/:organization_id/projects", () => {
     expect(fifty.body.count).toBe(50);
     expect(fifty.body.results).toHaveLength(50);
     expect(fifty.cost.queries).toBe(one.cost.queries);
-    expect(one.cost.queries).toBe(2);
+    expect(one.cost.queries).toBe(1);
   });
 });
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import { addMember, addMembership, api, createApiKey, createProject, errorBody, setupOrganization } from "../support/harness";
+import { emptySeedRows, insertSeedRows, seedOrganization } from "../support/seed";
 
 type Operation = {
   method: string;
@@ -166,6 +167,68 @@ describe("every authenticated route", () => {
       const response = await call(operation, tenant, member.key);
       expect(response.status, label(operation)).toBe(403);
       expect(response.body, label(operation)).toEqual(denied("Your organization access level is insufficient."));
+    }
+  });
+});
+
+/**
+ * Reads cost one D1 round trip with a warm key: the caller's membership (or project and rights)
+ * goes in the same `db.batch` as the data. Each read is called with real ids of one organization
+ * holding a few rows of every kind, by id and as `@current`: a project's `@current` is chosen in
+ * a round trip of its own first (the statement that chooses it is too large to repeat).
+ */
+describe("every authenticated read", () => {
+  /** What `{id}` stands for, by the collection it follows. */
+  const idsByCollection = (seeded: Awaited<ReturnType<typeof seedOrganization>>, webhookId: string): Record<string, string> => ({
+    projects: String(seeded.project.id),
+    domains: seeded.domainId,
+    batch_exports: seeded.batchExportId,
+    dashboards: String(seeded.dashboardId),
+    webhooks: webhookId,
+    personal_api_keys: seeded.personalApiKeyId,
+  });
+
+  function pathOf(operation: Operation, ids: Record<string, string>, tenant: { organization: string; project: string }) {
+    return operation.path
+      .replace("{organization_id}", tenant.organization)
+      .replace("{project_id}", tenant.project)
+      .replace("{dashboard_id}", ids.dashboards!)
+      .replace(/\/([a-z_]+)\/\{id\}/, (_match, collection: string) => `/${collection}/${ids[collection]}`);
+  }
+
+  it("answers in one round trip by id, and in two for a project's @current", async () => {
+    const rows = emptySeedRows();
+    const seeded = await seedOrganization(rows, 3);
+    await insertSeedRows(rows);
+    const webhook = await api("POST", `/api/organizations/${seeded.organization.id}/webhooks`, {
+      key: seeded.key,
+      body: { url: "http://127.0.0.1:9/hook", events: ["Dashboard.updated"] },
+    });
+    expect(webhook.status).toBe(201);
+    const ids = idsByCollection(seeded, webhook.body.id);
+    const reads = (await authenticatedOperations()).filter((operation) => operation.method === "GET");
+    /**
+     * The caller's project level decides, row by row, which dashboards a rule hides; read in SQL
+     * with the page, it cost more rows than the list's budget. It is resolved first instead.
+     */
+    const resolvedFirst = (operation: Operation) => operation.path.endsWith("/dashboards");
+    expect(reads.length).toBeGreaterThan(30);
+    await api("GET", "/api/users/@me", { key: seeded.key });
+    // The sharing configuration is created by its first read (a write).
+    await api("GET", `/api/environments/${seeded.project.id}/dashboards/${seeded.dashboardId}/sharing`, { key: seeded.key });
+    const tenants = [
+      { organization: seeded.organization.id, project: String(seeded.project.id), projectTrips: 1 },
+      { organization: "@current", project: "@current", projectTrips: 2 },
+    ];
+    for (const tenant of tenants) {
+      for (const operation of reads) {
+        const path = pathOf(operation, ids, tenant);
+        const response = await api("GET", path, { key: seeded.key });
+        expect(response.status, path).toBe(200);
+        const projectTrips = operation.path.endsWith("{project_id}") ? 1 : tenant.projectTrips;
+        const expected = resolvedFirst(operation) ? 2 : operation.path.includes("{project_id}") ? projectTrips : 1;
+        expect(response.cost.queries, path).toBe(expected);
+      }
     }
   });
 });

@@ -1,11 +1,12 @@
 import { ActivityLogPage, ActivityLogQuery } from "../../platform/activity-log/activity-log.schema";
-import { ProjectParams } from "../../platform/project-context";
+import { deferProject, ProjectParams } from "../../platform/project-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
 
 /** A project's own entries, for everyone who can see the project. */
 export const projectActivityLogRoute = (tree: ProjectTree) =>
   apiRoute({
+    middleware: [deferProject],
     method: "get",
     path: `${tree}/{project_id}/activity_log`,
     scope: "activity_log:read",

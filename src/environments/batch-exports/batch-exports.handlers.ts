@@ -1,11 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
+import { and, eq, type SQL } from "drizzle-orm";
 import type { AppEnv } from "../../platform/env";
 import { batchExports, environments } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { counterOf, pageEnvelope, readPage } from "../../platform/pagination";
+import { projectRead } from "../../platform/project-context";
 import { loadKeyring } from "../../platform/secrets";
 import { batchExportChanges, newBatchExport } from "./batch-export-changes";
 import { batchExportActivity, batchExportAfter, batchExportItem, batchExportNameInBatch, trackedBatchExportFields } from "./batch-exports.activity";
@@ -17,15 +18,15 @@ import { toBatchExport } from "./batch-exports.schema";
 
 type Handler<R extends keyof BatchExportRoutes> = RouteHandler<BatchExportRoutes[R], AppEnv>;
 
-const liveInProject = (environmentId: number, id: string) =>
+const liveInProject = (environmentId: number | SQL<number>, id: string) =>
   and(queries.ofEnvironment(environmentId), queries.liveBatchExport(id));
 
 export const listProjectBatchExports: Handler<"list"> = async (c) => {
   const page = readPage(c);
-  const { environmentId } = c.var.project;
-  const where = and(queries.ofEnvironment(environmentId), queries.liveBatchExports);
-  const count = counterOf(environments.batchExportCount, eq(environments.id, environmentId));
-  const result = await queries.listBatchExports(c.var.db, where, count, page);
+  const read = await projectRead(c);
+  const where = and(queries.ofEnvironment(read.environmentId), queries.liveBatchExports);
+  const count = counterOf(environments.batchExportCount, eq(environments.id, read.environmentId));
+  const result = await queries.listBatchExports(read.db, read.batch, where, count, page);
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport)), 200);
 };
 
@@ -39,8 +40,8 @@ export const createProjectBatchExport: Handler<"create"> = async (c) => {
 };
 
 export const retrieveProjectBatchExport: Handler<"retrieve"> = async (c) => {
-  const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
-  const row = await queries.findBatchExport(c.var.db, where);
+  const read = await projectRead(c);
+  const [[row]] = await read.batch([queries.selectBatchExport(read.db, liveInProject(read.environmentId, c.req.valid("param").id))]);
   if (!row) throw notFound();
   return c.json(toBatchExport(row), 200);
 };

@@ -2,7 +2,7 @@ import { and, desc, eq, ne, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { batchExports } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
-import type { Database } from "../../platform/db";
+import type { Database, ReadBatch } from "../../platform/db";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { onPage, selectCount, type Page } from "../../platform/pagination";
@@ -15,21 +15,23 @@ export type BatchExportChanges = Partial<Omit<BatchExportInsert, "id" | "environ
 /** A batch export that is not soft-deleted: deleted ones disappear from every read and write. */
 export const liveBatchExport = (id: string) => and(eq(batchExports.id, id), eq(batchExports.deleted, false));
 export const liveBatchExports = eq(batchExports.deleted, false);
-export const ofEnvironment = (environmentId: number) => eq(batchExports.environmentId, environmentId);
+export const ofEnvironment = (environmentId: number | SQL<number>) => eq(batchExports.environmentId, environmentId);
 
 const newestFirst = [desc(batchExports.createdAt), desc(batchExports.id)];
 
 /** A page, newest first (as PostHog), with its `count` (see `selectCount`): one round trip. */
-export async function listBatchExports(db: Database, where: SQL | undefined, count: SQL<number>, page: Page) {
-  const [[total], rows] = await db.batch([
+export async function listBatchExports(db: Database, batch: ReadBatch, where: SQL | undefined, count: SQL<number>, page: Page) {
+  const [[total], rows] = await batch([
     selectCount(db, count),
     db.select().from(batchExports).where(onPage(db, batchExports.id, where, newestFirst, page)).orderBy(...newestFirst),
   ]);
   return { count: total?.value ?? 0, rows };
 }
 
+export const selectBatchExport = (db: Database, where: SQL | undefined) => db.select().from(batchExports).where(where).limit(1);
+
 export async function findBatchExport(db: Database, where: SQL | undefined) {
-  const [row] = await db.select().from(batchExports).where(where).limit(1);
+  const [row] = await selectBatchExport(db, where);
   return row;
 }
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { paginated, PaginationQuery } from "../../platform/pagination";
-import { ProjectParams, resolveProject } from "../../platform/project-context";
+import { deferProject, ProjectParams, resolveProject } from "../../platform/project-context";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
 import { BatchExport, BatchExportCreateInput, BatchExportUpdateInput, PausedState } from "./batch-exports.schema";
@@ -11,9 +11,11 @@ export function batchExportRoutes(tree: ProjectTree) {
   const collection = `${tree}/{project_id}/batch_exports` as const;
   const item = `${collection}/{id}` as const;
   const common = { middleware: [resolveProject], tags: ["batch_exports"] };
+  /** Reads resolve the project in their own round trip. */
+  const read = { ...common, middleware: [deferProject] };
   return {
     list: apiRoute({
-      ...common,
+      ...read,
       method: "get",
       path: collection,
       scope: "batch_export:read",
@@ -31,7 +33,7 @@ export function batchExportRoutes(tree: ProjectTree) {
       responses: { 201: json(BatchExport, "The batch export, without its secrets") },
     }),
     retrieve: apiRoute({
-      ...common,
+      ...read,
       method: "get",
       path: item,
       scope: "batch_export:read",

@@ -10,8 +10,10 @@ import { notFound, permissionDenied, validationError } from "../../platform/erro
 import { splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
+import { isAdmin } from "../../platform/levels";
+import { projectRead } from "../../platform/project-context";
 import { dashboardActivity, dashboardItem, newestTileId, tileActivity, tileItem, trackedDashboardFields } from "./dashboards.activity";
-import { editableDashboard, NO_EDIT_RIGHT, parseDashboardId, scopeOf, visibleDashboard } from "./dashboard-request";
+import { editableDashboard, NO_EDIT_RIGHT, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "./dashboard-request";
 import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
 import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
 import {
@@ -24,6 +26,7 @@ import {
   readDashboard,
   restoreInsightsOn,
   selectDashboard,
+  selectTiles,
   selectTileToMove,
   tileLimitGuard,
   writeAndReadDashboard,
@@ -53,7 +56,8 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   const page = readPage(c);
   const query = c.req.valid("query");
   const scope = scopeOf(c);
-  const result = await listDashboards(c.var.db, scope, page, {
+  const listScope = { ...scope, caller: { ...scope.caller, isProjectAdmin: isAdmin(scope.caller.organizationLevel) } };
+  const result = await listDashboards((statements) => c.var.db.batch(statements), c.var.db, listScope, page, {
     pinned: parsePinned(query.pinned),
     search: query.search?.trim() || undefined,
     tags: query.tags ? normalizeTags(splitQueryList(query.tags, "tags")) : undefined,
@@ -62,11 +66,13 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   return c.json(pageEnvelope(c, page, result.count, results), 200);
 };
 
+/** The dashboard and its tiles, with the project: one round trip, whatever the number of tiles. */
 export const retrieveEnvironmentDashboard: Handler<"retrieve"> = async (c) => {
+  const read = await projectRead(c);
+  const id = parseDashboardId(c.req.valid("param").id);
+  const [[row], tiles] = await read.batch([selectDashboard(read.db, readScopeOf(c, read.environmentId), id), selectTiles(read.db, id)]);
+  const found = { row: visibleDashboard(c, row), tiles };
   const scope = scopeOf(c);
-  const found = await readDashboard(c.var.db, scope, parseDashboardId(c.req.valid("param").id));
-  if (!found) throw notFound();
-  visibleDashboard(c, found.row);
   const lastAccessedAt = found.row.dashboard.lastAccessedAt;
   if (!lastAccessedAt || Date.now() - Date.parse(lastAccessedAt) > ACCESS_WRITE_INTERVAL_MS) {
     c.executionCtx.waitUntil(recordDashboardAccess(c.env.DB, found.row.dashboard.id));

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { integerPathId } from "../../platform/path-ids";
 import { paginated, PaginationQuery } from "../../platform/pagination";
-import { ProjectParams, resolveProject } from "../../platform/project-context";
+import { deferProject, ProjectParams, resolveProject } from "../../platform/project-context";
 import type { ProjectTree } from "../project-trees";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
@@ -26,6 +26,8 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
   const collection = `${tree}/{project_id}/dashboards` as const;
   const item = `${collection}/{id}` as const;
   const common = { middleware: [resolveProject], tags: ["dashboards"] };
+  /** A dashboard read resolves the project in its own round trip. */
+  const read = { ...common, middleware: [deferProject] };
   return {
     list: apiRoute({
       ...common,
@@ -46,7 +48,7 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       responses: { 201: json(Dashboard, "The dashboard") },
     }),
     retrieve: apiRoute({
-      ...common,
+      ...read,
       method: "get",
       path: item,
       scope: "dashboard:read",

@@ -1,6 +1,6 @@
 import { ActivityLogPage, ActivityLogQuery, ChainVerdict } from "../../platform/activity-log/activity-log.schema";
 import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { deferOrganization, OrganizationParams } from "../../platform/organization-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
 
 // The organization-wide log is for admins and owners, as in PostHog.
@@ -9,7 +9,7 @@ export const listActivityLog = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/activity_log",
   scope: "activity_log:read",
-  middleware: [resolveOrganization],
+  middleware: [deferOrganization],
   level: MembershipLevel.admin,
   tags: ["activity log"],
   summary: "Who changed what in the organization, newest first (cursor pages)",
@@ -21,7 +21,7 @@ export const verifyActivityLog = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/activity_log/verify",
   scope: "activity_log:read",
-  middleware: [resolveOrganization],
+  middleware: [deferOrganization],
   level: MembershipLevel.admin,
   tags: ["activity log"],
   summary: "Recompute the organization's hash chain: is every entry present and unaltered?",

@@ -7,29 +7,39 @@ import {
   batchExportNameInBatch,
   batchExportProjectInBatch,
 } from "../../environments/batch-exports/batch-exports.activity";
-import { findBatchExport, listBatchExports, setPaused } from "../../environments/batch-exports/batch-exports.queries";
+import { listBatchExports, selectBatchExport, setPaused } from "../../environments/batch-exports/batch-exports.queries";
 import { toBatchExport } from "../../environments/batch-exports/batch-exports.schema";
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { countOfVisibleExports, visibleExportsOfOrganization } from "./batch-exports.queries";
+import { callerInOrganization, organizationRead, type OrganizationRead } from "../../platform/organization-context";
+import { countOfVisibleExports, visibleExportsOfOrganization, type OrganizationCaller } from "./batch-exports.queries";
 import type * as routes from "./batch-exports.routes";
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
 
 const visibleExport = (c: Context<AppEnv>, id: string) =>
-  and(eq(batchExports.id, id), visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization));
+  and(eq(batchExports.id, id), visibleExportsOfOrganization(c.var.db, c.var.actor, { ...c.var.organization, organizationId: c.var.organization.id }));
+
+/** The caller's membership as subqueries of the read that resolves it. */
+function callerOfRead(c: Context<AppEnv>, read: OrganizationRead): OrganizationCaller {
+  return { organizationId: read.organizationId, ...callerInOrganization(c.var.actor.userId, read.organizationId) };
+}
 
 export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExports"> = async (c) => {
   const page = readPage(c);
-  const where = visibleExportsOfOrganization(c.var.db, c.var.actor, c.var.organization);
-  const count = countOfVisibleExports(c.var.db, c.var.actor, c.var.organization);
-  const result = await listBatchExports(c.var.db, where, count, page);
+  const read = organizationRead(c);
+  const caller = callerOfRead(c, read);
+  const where = visibleExportsOfOrganization(read.db, c.var.actor, caller);
+  const count = countOfVisibleExports(read.db, c.var.actor, caller);
+  const result = await listBatchExports(read.db, read.batch, where, count, page);
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport)), 200);
 };
 
 export const retrieveBatchExportOfOrganization: Handler<"retrieveOrganizationBatchExport"> = async (c) => {
-  const row = await findBatchExport(c.var.db, visibleExport(c, c.req.valid("param").id));
+  const read = organizationRead(c);
+  const visible = and(eq(batchExports.id, c.req.valid("param").id), visibleExportsOfOrganization(read.db, c.var.actor, callerOfRead(c, read)));
+  const [[row]] = await read.batch([selectBatchExport(read.db, visible)]);
   if (!row) throw notFound();
   return c.json(toBatchExport(row), 200);
 };

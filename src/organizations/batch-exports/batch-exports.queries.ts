@@ -1,45 +1,54 @@
-import { and, eq, exists, type SQL } from "drizzle-orm";
+import { and, eq, exists, or, sql, type SQL } from "drizzle-orm";
 import { batchExports, environments, organizations, projects } from "../../db/schema";
 import { liveBatchExports } from "../../environments/batch-exports/batch-exports.queries";
 import type { Database } from "../../platform/db";
-import type { Actor, OrganizationContext } from "../../platform/env";
+import type { Actor } from "../../platform/env";
+import { MembershipLevel } from "../../platform/levels";
+import type { OrganizationRef } from "../../platform/organization-context";
 import { counterOf } from "../../platform/pagination";
-import { projectsInKeyScope, projectVisibleAtLevel } from "../../platform/project-context";
+import { projectsInKeyScope, projectVisibleAtLevel, type CallerMembership } from "../../platform/project-context";
+
+/** The organization and the caller's membership of it: resolved, or subqueries of the read (`callerInOrganization`). */
+export type OrganizationCaller = CallerMembership & { organizationId: OrganizationRef };
 
 /**
  * The organization's live exports whose project the caller may see: a private project's exports
  * stay hidden from members without access (private projects), and a key scoped to some projects reaches
- * only theirs. The caller's level is known, so admins with an unscoped key need no per-row test;
+ * only theirs. When the caller's level is known, admins with an unscoped key need no per-row test;
  * otherwise a correlated EXISTS on the project, so that one statement both filters and, for
  * pause, writes.
  */
-export function visibleExportsOfOrganization(
-  db: Database,
-  actor: Actor,
-  organization: OrganizationContext,
-): SQL | undefined {
-  const ofOrganization = and(eq(batchExports.organizationId, organization.id), liveBatchExports);
-  const projectFilters = projectFiltersOf(actor, organization);
+export function visibleExportsOfOrganization(db: Database, actor: Actor, caller: OrganizationCaller): SQL | undefined {
+  const ofOrganization = and(eq(batchExports.organizationId, caller.organizationId), liveBatchExports);
+  const projectFilters = projectFiltersOf(actor, caller);
   if (projectFilters.length === 0) return ofOrganization;
   const visibleProject = db
     .select({ id: environments.id })
     .from(environments)
     .innerJoin(projects, eq(projects.id, environments.projectId))
     .where(and(eq(environments.id, batchExports.environmentId), ...projectFilters));
-  return and(ofOrganization, exists(visibleProject));
+  // A level read in the same statement: an admin's rows skip the per-row test.
+  const adminWithUnscopedKey =
+    typeof caller.level === "number" || projectsInKeyScope(actor).length > 0
+      ? undefined
+      : sql`${caller.level} >= ${MembershipLevel.admin}`;
+  return and(ofOrganization, adminWithUnscopedKey ? or(adminWithUnscopedKey, exists(visibleProject)) : exists(visibleProject));
 }
 
-function projectFiltersOf(actor: Actor, organization: OrganizationContext) {
-  return [projectVisibleAtLevel(organization), ...projectsInKeyScope(actor)].filter((filter) => filter !== undefined);
+function projectFiltersOf(actor: Actor, caller: CallerMembership) {
+  return [projectVisibleAtLevel(caller), ...projectsInKeyScope(actor)].filter((filter) => filter !== undefined);
 }
 
 /**
  * How many exports the caller sees: the organization's counter when they see every project, else
  * a count of the visible ones (which reads the organization's exports).
  */
-export function countOfVisibleExports(db: Database, actor: Actor, organization: OrganizationContext) {
-  if (projectFiltersOf(actor, organization).length === 0) {
-    return counterOf(organizations.batchExportCount, eq(organizations.id, organization.id));
+export function countOfVisibleExports(db: Database, actor: Actor, caller: OrganizationCaller): SQL<number> {
+  const counter = counterOf(organizations.batchExportCount, eq(organizations.id, caller.organizationId));
+  const counted = db.$count(batchExports, visibleExportsOfOrganization(db, actor, caller));
+  if (projectsInKeyScope(actor).length > 0) return sql<number>`${counted}`;
+  if (typeof caller.level !== "number") {
+    return sql<number>`case when ${caller.level} >= ${MembershipLevel.admin} then ${counter} else ${counted} end`;
   }
-  return db.$count(batchExports, visibleExportsOfOrganization(db, actor, organization));
+  return caller.level >= MembershipLevel.admin ? counter : sql<number>`${counted}`;
 }

@@ -4,6 +4,7 @@ import { domains } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
+import { organizationRead } from "../../platform/organization-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { challengeRecordName, lookupTxtRecords } from "./dns-challenge";
 import { domainSettings, NEW_DOMAIN } from "./domain-settings";
@@ -16,7 +17,7 @@ type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], A
 
 export const listOrganizationDomains: Handler<"listDomains"> = async (c) => {
   const page = readPage(c);
-  const result = await queries.listDomains(c.var.db, c.var.organization.id, page);
+  const result = await queries.listDomains(organizationRead(c), page);
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toDomain)), 200);
 };
 
@@ -30,7 +31,7 @@ export const createOrganizationDomain: Handler<"createDomain"> = async (c) => {
 };
 
 export const retrieveOrganizationDomain: Handler<"retrieveDomain"> = async (c) => {
-  const row = await queries.findDomain(c.var.db, c.var.organization.id, c.req.valid("param").id);
+  const row = await queries.findDomain(organizationRead(c), c.req.valid("param").id);
   if (!row) throw notFound();
   return c.json(toDomain(row), 200);
 };
@@ -38,7 +39,7 @@ export const retrieveOrganizationDomain: Handler<"retrieveDomain"> = async (c) =
 export const updateOrganizationDomain: Handler<"updateDomain"> = async (c) => {
   const { db, organization } = c.var;
   const { id } = c.req.valid("param");
-  const current = await queries.findDomain(db, organization.id, id);
+  const [[current]] = queries.domainOfPath.results(c);
   if (!current) throw notFound();
   const settings = domainSettings(current, c.req.valid("json"));
   // The rules were checked against the domain as read: two PATCHes at once must not combine
@@ -71,7 +72,7 @@ export const deleteOrganizationDomain: Handler<"deleteDomain"> = async (c) => {
 export const verifyOrganizationDomain: Handler<"verifyDomain"> = async (c) => {
   const { db, organization } = c.var;
   const { id } = c.req.valid("param");
-  const domain = await queries.findDomain(db, organization.id, id);
+  const [[domain]] = queries.domainOfPath.results(c);
   if (!domain) throw notFound();
   if (domain.verifiedAt !== null) {
     throw validationError("already_verified", "This domain has already been verified.");

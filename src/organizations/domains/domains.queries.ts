@@ -5,6 +5,7 @@ import { isUniqueViolation, type Database } from "../../platform/db";
 import { validationError } from "../../platform/errors";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { nowIso, randomUrlSafeToken } from "../../platform/ids";
+import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import { onPage, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
@@ -15,13 +16,14 @@ type DomainSettings = Pick<
 type Statement = BatchItem<"sqlite">;
 type DomainChanges = Partial<Pick<DomainRow, "verifiedAt" | "lastVerificationRetry"> & DomainSettings>;
 
-const domainOfOrganization = (organizationId: string, id: string) =>
+const domainOfOrganization = (organizationId: OrganizationRef, id: string) =>
   and(eq(domains.organizationId, organizationId), eq(domains.id, id));
 
 /** A page of the organization's domains, sorted by domain (as PostHog), with the organization's counter. */
-export async function listDomains(db: Database, organizationId: string, page: Page) {
+export async function listDomains(read: OrganizationRead, page: Page) {
+  const { db, organizationId } = read;
   const byDomain = [asc(domains.domain)];
-  const [[total], rows] = await db.batch([
+  const [[total], rows] = await read.batch([
     db.select({ value: organizations.domainCount }).from(organizations).where(eq(organizations.id, organizationId)),
     db
       .select()
@@ -32,8 +34,14 @@ export async function listDomains(db: Database, organizationId: string, page: Pa
   return { count: total?.value ?? 0, rows };
 }
 
-export async function findDomain(db: Database, organizationId: string, id: string) {
-  const [row] = await db.select().from(domains).where(domainOfOrganization(organizationId, id));
+/** The domain the path names, read in the round trip that resolves the organization (PATCH, verify). */
+export const domainOfPath = resolveOrganizationWith((read, c) => [selectDomain(read, c.req.param("id") ?? "")]);
+
+const selectDomain = (read: OrganizationRead, id: string) =>
+  read.db.select().from(domains).where(domainOfOrganization(read.organizationId, id));
+
+export async function findDomain(read: OrganizationRead, id: string) {
+  const [[row]] = await read.batch([selectDomain(read, id)]);
   return row;
 }
 

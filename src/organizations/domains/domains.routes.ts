@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
+import { domainOfPath } from "./domains.queries";
 import { Domain, DomainCreateInput, DomainUpdateInput } from "./domains.schema";
 
 const DomainParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Domain id." }) });
@@ -13,7 +14,7 @@ export const listDomains = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/domains",
   scope: "organization:read",
-  middleware: [resolveOrganization],
+  middleware: [deferOrganization],
   tags: ["domains"],
   summary: "List the organization's authentication domains, by domain",
   request: { params: OrganizationParams, query: PaginationQuery },
@@ -36,7 +37,7 @@ export const retrieveDomain = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/domains/{id}",
   scope: "organization:read",
-  middleware: [resolveOrganization],
+  middleware: [deferOrganization],
   tags: ["domains"],
   summary: "Retrieve a domain",
   request: { params: DomainParams },
@@ -47,7 +48,7 @@ export const updateDomain = apiRoute({
   method: "patch",
   path: "/api/organizations/{organization_id}/domains/{id}",
   scope: "organization:write",
-  middleware: [resolveOrganization],
+  middleware: [domainOfPath.middleware],
   level: MembershipLevel.admin,
   tags: ["domains"],
   summary: "Update a domain's SSO settings (admin or owner); `domain` itself cannot change",
@@ -71,7 +72,7 @@ export const verifyDomain = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/domains/{id}/verify",
   scope: "organization:write",
-  middleware: [resolveOrganization],
+  middleware: [domainOfPath.middleware],
   level: MembershipLevel.admin,
   tags: ["domains"],
   summary: "Look up the TXT record `_posthog-challenge.<domain>` and verify the domain if it holds the challenge",

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
+import { organizationRead } from "../../platform/organization-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { emailTransportConfigured, sendInviteEmails } from "./invite-emails";
 import {
@@ -21,7 +22,7 @@ import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf 
 
 export const listOrganizationInvites: RouteHandler<typeof listInvites, AppEnv> = async (c) => {
   const page = readPage(c);
-  const result = await listInvitesPage(c.var.db, c.var.organization.id, page);
+  const result = await listInvitesPage(organizationRead(c), page);
   return c.json(pageEnvelope(c, page, result.count, result.invites), 200);
 };
 

@@ -3,6 +3,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
 import { chunkForInsert, type Database } from "../../platform/db";
+import type { OrganizationRead } from "../../platform/organization-context";
 import { onPage, type Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
@@ -42,8 +43,9 @@ const newestFirst = [desc(invites.createdAt), desc(invites.id)];
  * Newest first; the creator joined in for the page's invites only, so a page is one query
  * whatever its size. The count is the organization's counter (one row).
  */
-export async function listInvitesPage(db: Database, organizationId: string, page: Page) {
-  const [[total], rows] = await db.batch([
+export async function listInvitesPage(read: OrganizationRead, page: Page) {
+  const { db, organizationId } = read;
+  const [[total], rows] = await read.batch([
     db.select({ value: organizations.inviteCount }).from(organizations).where(eq(organizations.id, organizationId)),
     db
       .select({ invite: invites, createdBy: users })

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { boundedText, idList } from "../../platform/input-limits";
 import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { noStore } from "../../platform/response-headers";
 import { apiRoute, jsonBody, jsonResponse } from "../../platform/route";
@@ -88,7 +88,7 @@ export const listInvites = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/invites",
   scope: "organization_member:read",
-  middleware: [resolveOrganization],
+  middleware: [deferOrganization],
   tags: ["invites"],
   summary: "List the organization's invites, newest first",
   request: { params: OrganizationParams, query: PaginationQuery },

@@ -2,18 +2,16 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { changedMeanwhile, notFound } from "../../platform/errors";
+import { organizationRead } from "../../platform/organization-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { deleteMembership, findMember, listMembersPage, setMemberLevel, toMember } from "./members.queries";
+import { deleteMembership, listMembersPage, memberOfRequest, setMemberLevel, toMember } from "./members.queries";
 import type { listMembers, removeMember, updateMember } from "./members.routes";
 import { memberLeft, membershipActivity, membershipItem } from "./members.activity";
 import { assertCanChangeLevel, assertCanEditOther, assertCanRemove } from "./members.rules";
 
-const ME = "@me";
-
 /** Membership is read on every request, so no cached key needs invalidating on a change here. */
-async function findTargetMember(c: Context<AppEnv>, userUuid: string) {
-  const uuid = userUuid === ME ? c.var.actor.userUuid : userUuid;
-  const target = await findMember(c.var.db, c.var.organization.id, uuid);
+function targetMember(c: Context<AppEnv>) {
+  const target = memberOfRequest(c);
   if (!target) throw notFound();
   return target;
 }
@@ -21,13 +19,13 @@ async function findTargetMember(c: Context<AppEnv>, userUuid: string) {
 export const listOrganizationMembers: RouteHandler<typeof listMembers, AppEnv> = async (c) => {
   const page = readPage(c);
   const { email } = c.req.valid("query");
-  const result = await listMembersPage(c.var.db, c.var.organization.id, page, email);
+  const result = await listMembersPage(organizationRead(c), page, email);
   return c.json(pageEnvelope(c, page, result.count, result.members), 200);
 };
 
 export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv> = async (c) => {
   const { level } = c.req.valid("json");
-  const target = await findTargetMember(c, c.req.valid("param").user__uuid);
+  const target = targetMember(c);
   if (level === undefined) {
     assertCanEditOther(c.var.organization, target.membership);
     return c.json(toMember(target.membership, target.user), 200);
@@ -46,7 +44,7 @@ export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv>
 };
 
 export const removeOrganizationMember: RouteHandler<typeof removeMember, AppEnv> = async (c) => {
-  const target = await findTargetMember(c, c.req.valid("param").user__uuid);
+  const target = targetMember(c);
   assertCanRemove(c.var.organization, target.membership, target.ownerCount);
   const entry = memberLeft(c, target.membership, target.user);
   if (!(await deleteMembership(c.var.db, target.membership, entry))) throw changedMeanwhile("member");

@@ -4,6 +4,9 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { unchangedSinceRead, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
+import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
+import type { Context } from "hono";
+import type { AppEnv } from "../../platform/env";
 import { MembershipLevel } from "../../platform/levels";
 import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
 import { toUserBasic } from "../../users/user-basic";
@@ -31,7 +34,8 @@ export function toMember(membership: MembershipRow, user: UserRow): Member {
  * Users are joined, not fetched one by one: a page costs one query whatever its size. The count
  * reads memberships only; e-mails are stored lower-cased, so `?email=` is one unique-index probe.
  */
-export async function listMembersPage(db: Database, organizationId: string, page: Page, email: string | undefined) {
+export async function listMembersPage(read: OrganizationRead, page: Page, email: string | undefined) {
+  const { db, organizationId } = read;
   const where = and(
     eq(organizationMemberships.organizationId, organizationId),
     !email
@@ -44,7 +48,7 @@ export async function listMembersPage(db: Database, organizationId: string, page
   // One member at most has the e-mail: no order to walk the joined-at index in for it.
   const order = email ? [] : [desc(organizationMemberships.joinedAt), desc(organizationMemberships.id)];
   const total = email ? db.$count(organizationMemberships, where) : counterOf(organizations.memberCount, eq(organizations.id, organizationId));
-  const [[counted], rows] = await db.batch([
+  const [[counted], rows] = await read.batch([
     selectCount(db, total),
     db
       .select({ membership: organizationMemberships, user: users })
@@ -56,26 +60,48 @@ export async function listMembersPage(db: Database, organizationId: string, page
   return { count: counted?.value ?? 0, members: rows.map((row) => toMember(row.membership, row.user)) };
 }
 
-/** The member by user uuid, and how many owners the organization has: one round trip. */
-export async function findMember(db: Database, organizationId: string, userUuid: string) {
-  const [[found], [owners]] = await db.batch([
-    db
-      .select({ membership: organizationMemberships, user: users })
-      .from(organizationMemberships)
-      .innerJoin(users, eq(users.id, organizationMemberships.userId))
-      .where(and(eq(organizationMemberships.organizationId, organizationId), eq(users.uuid, userUuid))),
-    db
-      .select({ value: count() })
-      .from(organizationMemberships)
-      .where(
-        and(
-          eq(organizationMemberships.organizationId, organizationId),
-          eq(organizationMemberships.level, MembershipLevel.owner),
-        ),
-      ),
-  ]);
+const ME = "@me";
+
+/**
+ * The member the path names (`@me`: the caller) and how many owners the organization has, read
+ * in the round trip that resolves the organization.
+ */
+export const memberOfPath = resolveOrganizationWith((read, c) => {
+  const requested = c.req.param("user__uuid") ?? "";
+  return memberStatements(read.db, read.organizationId, requested === ME ? c.var.actor.userUuid : requested);
+});
+
+/** The member found by `memberOfPath`, with the organization's owner count. */
+export function memberOfRequest(c: Context<AppEnv>) {
+  const [[found], [owners]] = memberOfPath.results(c);
   return found ? { ...found, ownerCount: owners?.value ?? 0 } : undefined;
 }
+
+function memberStatements(db: Database, organizationId: OrganizationRef, userUuid: string) {
+  const statements: [ReturnType<typeof selectMemberByUuid>, ReturnType<typeof selectOwnerCount>] = [
+    selectMemberByUuid(db, organizationId, userUuid),
+    selectOwnerCount(db, organizationId),
+  ];
+  return statements;
+}
+
+const selectMemberByUuid = (db: Database, organizationId: OrganizationRef, userUuid: string) =>
+  db
+    .select({ membership: organizationMemberships, user: users })
+    .from(organizationMemberships)
+    .innerJoin(users, eq(users.id, organizationMemberships.userId))
+    .where(and(eq(organizationMemberships.organizationId, organizationId), eq(users.uuid, userUuid)));
+
+const selectOwnerCount = (db: Database, organizationId: OrganizationRef) =>
+  db
+    .select({ value: count() })
+    .from(organizationMemberships)
+    .where(
+      and(
+        eq(organizationMemberships.organizationId, organizationId),
+        eq(organizationMemberships.level, MembershipLevel.owner),
+      ),
+    );
 
 /**
  * The rules were checked against `target` as read; the write holds only if it is still so, and

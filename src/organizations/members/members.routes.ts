@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { deferOrganization, OrganizationParams } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
+import { memberOfPath } from "./members.queries";
 
 const MemberParams = OrganizationParams.extend({
   user__uuid: z.string().openapi({ description: "The member's user uuid, or `@me`." }),
@@ -29,7 +30,7 @@ export const listMembers = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/members",
   scope: "organization_member:read",
-  middleware: [resolveOrganization],
+  middleware: [deferOrganization],
   tags: ["members"],
   summary: "List the organization's members, latest joined first",
   request: {
@@ -45,7 +46,7 @@ export const updateMember = apiRoute({
   method: "patch",
   path: "/api/organizations/{organization_id}/members/{user__uuid}",
   scope: "organization_member:write",
-  middleware: [resolveOrganization],
+  middleware: [memberOfPath.middleware],
   tags: ["members"],
   summary: "Change a member's level (admin; never your own, never above your own)",
   request: { params: MemberParams, body: jsonBody(MemberUpdate) },
@@ -59,7 +60,7 @@ export const removeMember = apiRoute({
   method: "delete",
   path: "/api/organizations/{organization_id}/members/{user__uuid}",
   scope: "organization_member:write",
-  middleware: [resolveOrganization],
+  middleware: [memberOfPath.middleware],
   tags: ["members"],
   summary: "Remove a member (admin), or leave the organization (`@me`)",
   request: { params: MemberParams },

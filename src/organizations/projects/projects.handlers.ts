@@ -7,11 +7,13 @@ import { isUniqueViolation, type Database } from "../../platform/db";
 import type { Actor, AppEnv } from "../../platform/env";
 import { conflict, insufficientLevel, notFound, permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
-import { CURRENT } from "../../platform/organization-context";
+import { CURRENT, organizationRead } from "../../platform/organization-context";
 import { currentProjectId, parseProjectId } from "../../platform/project-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import {
+  admitVisibleProject,
   findVisibleProject,
+  selectVisibleProject,
   insertProjectStatements,
   listProjectsOfOrganization,
   MAX_PROJECTS_PER_ORGANIZATION,
@@ -26,7 +28,7 @@ type ProjectRow = typeof projects.$inferSelect;
 
 export const listOrganizationProjects: RouteHandler<typeof listProjects, AppEnv> = async (c) => {
   const page = readPage(c);
-  const result = await listProjectsOfOrganization(c.var.db, c.var.actor, c.var.organization, page);
+  const result = await listProjectsOfOrganization(organizationRead(c), c.var.actor, page);
   return c.json(pageEnvelope(c, page, result.count, result.projects.map(toProjectListItem)), 200);
 };
 
@@ -126,9 +128,11 @@ export const updateOrganizationProject: RouteHandler<typeof updateProjectRoute, 
 };
 
 export const retrieveOrganizationProject: RouteHandler<typeof retrieveProject, AppEnv> = async (c) => {
-  const inOrganization = eq(projects.organizationId, c.var.organization.id);
-  const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id, inOrganization);
-  const found = await findVisibleProject(c.var.db, c.var.actor, filters);
+  const read = organizationRead(c);
+  const inOrganization = eq(projects.organizationId, read.organizationId);
+  const filters = projectIdFilters(read.db, c.var.actor, c.req.valid("param").id, inOrganization);
+  const [[row]] = await read.batch([selectVisibleProject(read.db, c.var.actor, filters)]);
+  const found = admitVisibleProject(c.var.actor, row);
   if (!found) throw notFound();
   return c.json(toProject(found.project, found.level), 200);
 };

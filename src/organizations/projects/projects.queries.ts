@@ -6,7 +6,7 @@ import { MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
 import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
-import { assertPersonalApiKeysAllowed } from "../../platform/organization-context";
+import { assertPersonalApiKeysAllowed, callerInOrganization, type OrganizationRead } from "../../platform/organization-context";
 import {
   effectiveProjectLevel,
   membershipOfCaller,
@@ -14,7 +14,6 @@ import {
   projectVisible,
   projectVisibleAtLevel,
 } from "../../platform/project-context";
-import type { OrganizationContext } from "../../platform/env";
 import { PROJECT_SETTINGS_KEYS, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
 
 export const MAX_PROJECTS_PER_ORGANIZATION = 2000;
@@ -185,19 +184,18 @@ const byCreation = [asc(projects.createdAt), asc(projects.id)];
  * The organization's projects the caller sees, paged along one index. Counted by the
  * organization's counter when the caller sees them all, else over the index.
  */
-export async function listProjectsOfOrganization(
-  db: Database,
-  actor: Actor,
-  organization: OrganizationContext,
-  page: Page,
-) {
-  const filters = [projectVisibleAtLevel(organization), ...projectsInKeyScope(actor)].filter((filter) => filter !== undefined);
-  const where = and(eq(projects.organizationId, organization.id), ...filters);
+export async function listProjectsOfOrganization(read: OrganizationRead, actor: Actor, page: Page) {
+  const { db, organizationId } = read;
+  const caller = callerInOrganization(actor.userId, organizationId);
+  const scoped = projectsInKeyScope(actor);
+  const where = and(eq(projects.organizationId, organizationId), projectVisibleAtLevel(caller), ...scoped);
+  // An admin sees every project: the counter, unless the key is scoped to some of them.
+  const counter = counterOf(organizations.projectCount, eq(organizations.id, organizationId));
   const total =
-    filters.length === 0
-      ? counterOf(organizations.projectCount, eq(organizations.id, organization.id))
+    scoped.length === 0
+      ? sql<number>`case when ${caller.level} >= ${MembershipLevel.admin} then ${counter} else ${db.$count(projects, where)} end`
       : db.$count(projects, where);
-  const [[counted], rows] = await db.batch([
+  const [[counted], rows] = await read.batch([
     selectCount(db, total),
     db.select().from(projects).where(onPage(db, projects.id, where, byCreation, page)).orderBy(...byCreation),
   ]);
@@ -278,6 +276,14 @@ export function selectVisibleProject(db: Database, actor: Actor, filters: SQL[])
 /** `selectVisibleProject`, refused outside the key's scope and to a plain member's key where the organization forbids them. */
 export async function findVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
   const [row] = await selectVisibleProject(db, actor, filters);
+  return admitVisibleProject(actor, row);
+}
+
+/** A row of `selectVisibleProject`, refused as `findVisibleProject` refuses it. */
+export function admitVisibleProject<T extends { project: typeof projects.$inferSelect; level: number; membersCanUsePersonalApiKeys: boolean }>(
+  actor: Actor,
+  row: T | undefined,
+): T | undefined {
   if (!row) return undefined;
   assertOrganizationInKeyScope(actor, row.project.organizationId);
   assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys: row.membersCanUsePersonalApiKeys, level: row.level });

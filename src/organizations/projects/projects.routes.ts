@@ -1,6 +1,6 @@
 import { integerOrCurrentPathId } from "../../platform/path-ids";
 import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
@@ -13,7 +13,7 @@ export const listProjects = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/projects",
   scope: "project:read",
-  middleware: [resolveOrganization],
+  middleware: [deferOrganization],
   tags: ["projects"],
   summary: "List the organization's projects the caller can see",
   request: { params: OrganizationParams, query: PaginationQuery },
@@ -42,7 +42,7 @@ export const retrieveProject = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/projects/{id}",
   scope: "project:read",
-  middleware: [resolveOrganization],
+  middleware: [deferOrganization],
   tags: ["projects"],
   summary: "Retrieve a project of the organization",
   request: { params: ProjectParams },

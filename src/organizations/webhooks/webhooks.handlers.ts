@@ -6,11 +6,12 @@ import { writeWithActivity } from "../../platform/activity-log/resource-activity
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
+import { organizationRead } from "../../platform/organization-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { assertReceiverUrl } from "./webhook-urls";
 import { sealedNewSecret } from "./webhook-secrets";
 import { webhookActivity, webhookItem } from "./webhooks.activity";
-import { currentHeadSeq, listDeliveriesPage, listWebhooksPage, ofOrganization, toDelivery, toWebhook, type WebhookRow } from "./webhooks.queries";
+import { currentHeadSeq, listDeliveriesPage, listWebhooksPage, ofOrganization, webhookOfPath, toDelivery, toWebhook, type WebhookRow } from "./webhooks.queries";
 import { redeliver, sendTestEvent } from "./deliveries";
 import type {
   createWebhook,
@@ -24,15 +25,16 @@ import type {
   updateWebhook,
 } from "./webhooks.routes";
 
-async function findWebhook(c: Context<AppEnv>, id: string): Promise<WebhookRow> {
-  const [row] = await c.var.db.select().from(webhooks).where(ofOrganization(c.var.organization.id, id));
+/** The webhook the path names, read with the membership (`webhookOfPath`). */
+function webhookOfRequest(c: Context<AppEnv>): WebhookRow {
+  const [[row]] = webhookOfPath.results(c);
   if (!row) throw notFound();
   return row;
 }
 
 export const listOrganizationWebhooks: RouteHandler<typeof listWebhooks, AppEnv> = async (c) => {
   const page = readPage(c);
-  const { count, results } = await listWebhooksPage(c.var.db, c.var.organization.id, page);
+  const { count, results } = await listWebhooksPage(organizationRead(c), page);
   return c.json(pageEnvelope(c, page, count, results), 200);
 };
 
@@ -67,12 +69,16 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
   return c.json({ ...toWebhook(row!), secret }, 201);
 };
 
-export const retrieveOrganizationWebhook: RouteHandler<typeof retrieveWebhook, AppEnv> = async (c) =>
-  c.json(toWebhook(await findWebhook(c, c.req.valid("param").id)), 200);
+export const retrieveOrganizationWebhook: RouteHandler<typeof retrieveWebhook, AppEnv> = async (c) => {
+  const read = organizationRead(c);
+  const [[row]] = await read.batch([read.db.select().from(webhooks).where(ofOrganization(read.organizationId, c.req.valid("param").id))]);
+  if (!row) throw notFound();
+  return c.json(toWebhook(row), 200);
+};
 
 export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEnv> = async (c) => {
   const input = c.req.valid("json");
-  const current = await findWebhook(c, c.req.valid("param").id);
+  const current = webhookOfRequest(c);
   const url = input.url === undefined ? current.url : assertReceiverUrl(input.url, c.env);
   const after = { ...current, ...input, url, updatedAt: nowIso() };
   const [row] = await writeWithActivity(
@@ -89,7 +95,7 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
 };
 
 export const deleteOrganizationWebhook: RouteHandler<typeof deleteWebhook, AppEnv> = async (c) => {
-  const current = await findWebhook(c, c.req.valid("param").id);
+  const current = webhookOfRequest(c);
   const [removed] = await writeWithActivity(
     c.var.db,
     c.var.db.delete(webhooks).where(ofOrganization(current.organizationId, current.id)).returning({ id: webhooks.id }),
@@ -100,7 +106,7 @@ export const deleteOrganizationWebhook: RouteHandler<typeof deleteWebhook, AppEn
 };
 
 export const rotateWebhookSecret: RouteHandler<typeof rotateSecret, AppEnv> = async (c) => {
-  const current = await findWebhook(c, c.req.valid("param").id);
+  const current = webhookOfRequest(c);
   const { secret, sealedSecret } = await sealedNewSecret(c, current.id);
   const [row] = await writeWithActivity(
     c.var.db,
@@ -117,18 +123,18 @@ export const rotateWebhookSecret: RouteHandler<typeof rotateSecret, AppEnv> = as
 
 export const listWebhookDeliveries: RouteHandler<typeof listDeliveries, AppEnv> = async (c) => {
   const page = readPage(c);
-  const result = await listDeliveriesPage(c.var.db, c.var.organization.id, c.req.valid("param").id, page);
+  const result = await listDeliveriesPage(organizationRead(c), c.req.valid("param").id, page);
   if (!result) throw notFound();
   return c.json(pageEnvelope(c, page, result.count, result.results), 200);
 };
 
 export const redeliverWebhookDelivery: RouteHandler<typeof redeliverDelivery, AppEnv> = async (c) => {
-  const { id, delivery_id } = c.req.valid("param");
-  const webhook = await findWebhook(c, id);
+  const { delivery_id } = c.req.valid("param");
+  const webhook = webhookOfRequest(c);
   const delivery = await redeliver(c.env, c.var.db, webhook.id, delivery_id);
   if (!delivery) throw notFound();
   return c.json(toDelivery(delivery), 202);
 };
 
 export const testWebhookReceiver: RouteHandler<typeof testWebhook, AppEnv> = async (c) =>
-  c.json(await sendTestEvent(c.env, await findWebhook(c, c.req.valid("param").id)), 200);
+  c.json(await sendTestEvent(c.env, webhookOfRequest(c)), 200);

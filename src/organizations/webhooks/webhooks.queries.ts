@@ -1,6 +1,6 @@
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import { activityLog, activityLogAnchors, webhookDeliveries, webhooks } from "../../db/schema";
-import type { Database } from "../../platform/db";
+import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import { onPage, type Page } from "../../platform/pagination";
 import type { Webhook } from "./webhooks.schema";
 
@@ -38,15 +38,21 @@ export const currentHeadSeq = (organizationId: string) => sql<number>`coalesce(
   (select ${activityLogAnchors.seq} from ${activityLogAnchors} where ${activityLogAnchors.organizationId} = ${organizationId}),
   0)`;
 
-export const ofOrganization = (organizationId: string, id: string) =>
+export const ofOrganization = (organizationId: OrganizationRef, id: string) =>
   and(eq(webhooks.organizationId, organizationId), eq(webhooks.id, id));
+
+/** The webhook the path names, read in the round trip that resolves the organization (writes). */
+export const webhookOfPath = resolveOrganizationWith((read, c) => [
+  read.db.select().from(webhooks).where(ofOrganization(read.organizationId, c.req.param("id") ?? "")),
+]);
 
 const newestFirst = [desc(webhooks.createdAt), desc(webhooks.id)];
 
 /** An organization has a handful of webhooks: they are counted along its index. */
-export async function listWebhooksPage(db: Database, organizationId: string, page: Page) {
+export async function listWebhooksPage(read: OrganizationRead, page: Page) {
+  const { db, organizationId } = read;
   const ofOrg = eq(webhooks.organizationId, organizationId);
-  const [[total], rows] = await db.batch([
+  const [[total], rows] = await read.batch([
     db.select({ value: count() }).from(webhooks).where(ofOrg),
     db.select().from(webhooks).where(onPage(db, webhooks.id, ofOrg, newestFirst, page)).orderBy(...newestFirst),
   ]);
@@ -56,9 +62,10 @@ export async function listWebhooksPage(db: Database, organizationId: string, pag
 const deliveriesNewestFirst = [desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)];
 
 /** The webhook (of the organization) and a page of its deliveries, newest first, in one round trip. */
-export async function listDeliveriesPage(db: Database, organizationId: string, webhookId: string, page: Page) {
+export async function listDeliveriesPage(read: OrganizationRead, webhookId: string, page: Page) {
+  const { db, organizationId } = read;
   const ofWebhook = eq(webhookDeliveries.webhookId, webhookId);
-  const [[webhook], [total], rows] = await db.batch([
+  const [[webhook], [total], rows] = await read.batch([
     db.select({ id: webhooks.id }).from(webhooks).where(ofOrganization(organizationId, webhookId)),
     db.select({ value: count() }).from(webhookDeliveries).where(ofWebhook),
     db

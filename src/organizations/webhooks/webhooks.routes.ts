@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { noStore } from "../../platform/response-headers";
+import { webhookOfPath } from "./webhooks.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import { Webhook, WebhookCreateInput, WebhookDelivery, WebhookUpdateInput, WebhookWithSecret } from "./webhooks.schema";
 
@@ -22,9 +23,13 @@ const item = `${collection}/{id}` as const;
 
 // Webhooks are for admins and owners, reading them included: they say where the organization's events go.
 const common = { middleware: [resolveOrganization], level: MembershipLevel.admin, tags: ["webhooks"] };
+/** Reads resolve the organization in their own round trip. */
+const read = { ...common, middleware: [deferOrganization] };
+/** Writes to the webhook in the path read it with the membership. */
+const ofPath = { ...common, middleware: [webhookOfPath.middleware] };
 
 export const listWebhooks = apiRoute({
-  ...common,
+  ...read,
   method: "get",
   path: collection,
   scope: "webhook:read",
@@ -45,7 +50,7 @@ export const createWebhook = apiRoute({
 });
 
 export const retrieveWebhook = apiRoute({
-  ...common,
+  ...read,
   method: "get",
   path: item,
   scope: "webhook:read",
@@ -55,7 +60,7 @@ export const retrieveWebhook = apiRoute({
 });
 
 export const updateWebhook = apiRoute({
-  ...common,
+  ...ofPath,
   method: "patch",
   path: item,
   scope: "webhook:write",
@@ -65,7 +70,7 @@ export const updateWebhook = apiRoute({
 });
 
 export const deleteWebhook = apiRoute({
-  ...common,
+  ...ofPath,
   method: "delete",
   path: item,
   scope: "webhook:write",
@@ -76,7 +81,7 @@ export const deleteWebhook = apiRoute({
 
 export const rotateSecret = apiRoute({
   ...common,
-  middleware: [resolveOrganization, noStore],
+  middleware: [webhookOfPath.middleware, noStore],
   method: "post",
   path: `${item}/rotate_secret`,
   scope: "webhook:write",
@@ -86,7 +91,7 @@ export const rotateSecret = apiRoute({
 });
 
 export const listDeliveries = apiRoute({
-  ...common,
+  ...read,
   method: "get",
   path: `${item}/deliveries`,
   scope: "webhook:read",
@@ -96,7 +101,7 @@ export const listDeliveries = apiRoute({
 });
 
 export const redeliverDelivery = apiRoute({
-  ...common,
+  ...ofPath,
   method: "post",
   path: `${item}/deliveries/{delivery_id}/redeliver`,
   scope: "webhook:write",
@@ -106,7 +111,7 @@ export const redeliverDelivery = apiRoute({
 });
 
 export const testWebhook = apiRoute({
-  ...common,
+  ...ofPath,
   method: "post",
   path: `${item}/test`,
   scope: "webhook:write",

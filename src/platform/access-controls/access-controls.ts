@@ -8,7 +8,7 @@ import type { Database } from "../db";
 import type { AppEnv } from "../env";
 import { permissionDenied, validationError } from "../errors";
 import { nowIso, uuid7 } from "../ids";
-import { resolveProject, resolveProjectAndRead } from "../project-context";
+import { deferProject, resolveProject, resolveProjectAndRead } from "../project-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../route";
 import { createRouter } from "../router";
 import { accessControlActivity, accessControlItem, ruleIdInBatch } from "./access-controls.activity";
@@ -36,7 +36,7 @@ export type AccessControlDefinition<R extends AccessControlledResourceName, S ex
    * A read of the resource for a batch that also resolves the project (so it must only read),
    * and its id as its rules store it.
    */
-  read: (c: Context<AppEnv>, environmentId: number) => { statement: S; resourceId: ResourceId };
+  read: (c: Context<AppEnv>, environmentId: number | SQL<number>) => { statement: S; resourceId: ResourceId };
   /** The caller's level from the read's rows, once the project is resolved; 404 when it is not theirs to see. */
   levelOf: (c: Context<AppEnv>, rows: Awaited<S>) => AccessLevelOf<R>;
   /** Statements that keep the resource in step with its default rule (a private project). */
@@ -167,6 +167,7 @@ export function accessControls<R extends AccessControlledResourceName, S extends
   const tags = ["access_controls"];
   const retrieveRoute = apiRoute({
     tags,
+    middleware: [deferProject],
     method: "get",
     path,
     scope: "access_control:read",

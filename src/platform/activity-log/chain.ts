@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, isNotNull, isNull } from "drizzle-orm";
+import { and, asc, desc, eq, isNotNull, isNull, type SQL } from "drizzle-orm";
 import { activityLog, activityLogAnchors } from "../../db/schema";
 import type { Database } from "../db";
 import { sha256Hex } from "../ids";
@@ -93,10 +93,23 @@ export type ChainVerdict = {
 
 /** Recomputes the organization's whole chain from its anchor: every number present, every hash right. */
 export async function verifyChain(db: Database, organizationId: string): Promise<ChainVerdict> {
-  const [rows, [anchor]] = await db.batch([
+  const [rows, [anchor]] = await db.batch(chainStatements(db, organizationId));
+  return verdictOf(rows, anchor);
+}
+
+/** The organization's entries in order and its retention anchor: what a verdict reads. */
+export function chainStatements(db: Database, organizationId: string | SQL<string>) {
+  return [
     db.select().from(activityLog).where(eq(activityLog.organizationId, organizationId)).orderBy(asc(activityLog.seq)),
     db.select().from(activityLogAnchors).where(eq(activityLogAnchors.organizationId, organizationId)),
-  ]);
+  ] as const;
+}
+
+/** Recomputes the chain from the entries and the anchor `chainStatements` read. */
+export async function verdictOf(
+  rows: (typeof activityLog.$inferSelect)[],
+  anchor: typeof activityLogAnchors.$inferSelect | undefined,
+): Promise<ChainVerdict> {
   let previous = startOf(anchor);
   for (const row of rows) {
     const hash = row.seq === previous.seq + 1 && row.hash !== null ? await entryHash(previous.hash, row) : null;

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ProjectParams, resolveProject } from "../../../platform/project-context";
+import { deferProject, ProjectParams, resolveProject } from "../../../platform/project-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
 import { UserBasic } from "../../../users/user-basic";
 import type { ProjectTree } from "../../project-trees";
@@ -38,6 +38,7 @@ export function collaboratorRoutes<T extends ProjectTree>(tree: T) {
   return {
     list: apiRoute({
       tags,
+      middleware: [deferProject],
       method: "get",
       path: collection,
       scope: "dashboard:read",

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ProjectParams, resolveProject } from "../../../platform/project-context";
+import { deferProject, ProjectParams, resolveProject } from "../../../platform/project-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
 import type { ProjectTree } from "../../project-trees";
 
@@ -39,6 +39,7 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
   return {
     retrieve: apiRoute({
       tags,
+      middleware: [deferProject],
       method: "get",
       path,
       scope: "sharing_configuration:read",
