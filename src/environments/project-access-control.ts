@@ -1,11 +1,11 @@
-import { eq, sql, type SQL } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { environments, projects } from "../db/schema";
 import type { AccessControlDefinition } from "../platform/access-controls/access-controls";
 import type { Database } from "../platform/db";
 import { isAdmin } from "../platform/levels";
 import { ProjectParams } from "../platform/project-context";
 
-const selectEnvironment = (db: Database, environmentId: number | SQL<number>) =>
+const selectEnvironment = (db: Database, environmentId: number) =>
   db.select({ projectId: environments.projectId }).from(environments).where(eq(environments.id, environmentId));
 
 /**

@@ -182,22 +182,10 @@ export async function resolveProjectAndRead<T extends [Statement, ...Statement[]
  * The caller's membership id in the environment's organization, as SQL: for reads batched with
  * the project before the membership is known.
  */
-export const membershipInEnvironment = (userId: number, environmentId: number | SQL<number>) =>
+export const membershipInEnvironment = (userId: number, environmentId: number) =>
   sql<string>`(select ${organizationMemberships.id} from ${organizationMemberships}
     join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
     where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${userId})`;
-
-/**
- * Whether the caller administers the environment's project (an organization admin, or a project
- * rule of `admin`: `effectiveProjectLevel`), as SQL for reads batched with the project.
- */
-export function projectAdminInEnvironment(userId: number, environmentId: number | SQL<number>): SQL<boolean> {
-  const projectRule = ruleOfMember("project", environments.projectId, organizationMemberships.id);
-  return sql<boolean>`coalesce((select ${organizationMemberships.level} >= ${MembershipLevel.admin} or ${projectRule} = 'admin'
-    from ${organizationMemberships}
-    join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
-    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${userId}), 0)`;
-}
 
 function requestedProject(c: Context<AppEnv>): string {
   const requested = c.req.param("project_id");

@@ -1,10 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, sql, type SQL } from "drizzle-orm";
-import { activityLog, dashboards, environments } from "../../db/schema";
+import { and, sql } from "drizzle-orm";
+import { activityLog, dashboards, environments, organizationMemberships } from "../../db/schema";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { activityPageEnvelope, ofEnvironmentProject, selectActivityPage } from "../../platform/activity-log/activity-log.queries";
 import type { AppEnv } from "../../platform/env";
-import { membershipInEnvironment, projectAdminInEnvironment, resolveProjectAndRead } from "../../platform/project-context";
+import { MembershipLevel } from "../../platform/levels";
+import { membershipInEnvironment, resolveProjectAndRead } from "../../platform/project-context";
 import { createRouter } from "../../platform/router";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import { projectActivityLogRoute } from "./activity-log.routes";
@@ -15,9 +16,12 @@ import { projectActivityLogRoute } from "./activity-log.routes";
  * the project's admins (organization admins, or a project rule of `admin`) always see it, as the
  * dashboards list decides. In SQL, so that the page is read with the project in one round trip.
  */
-function dashboardEntriesVisibleTo(userId: number, environmentId: number | SQL<number>) {
+function dashboardEntriesVisibleTo(userId: number, environmentId: number) {
   const membershipId = membershipInEnvironment(userId, environmentId);
-  const isProjectAdmin = projectAdminInEnvironment(userId, environmentId);
+  const projectId = sql`(select ${environments.projectId} from ${environments} where ${environments.id} = ${environmentId})`;
+  const isProjectAdmin = sql`(
+    (select ${organizationMemberships.level} from ${organizationMemberships} where ${organizationMemberships.id} = ${membershipId}) >= ${MembershipLevel.admin}
+    or ${ruleOfMember("project", projectId, membershipId)} = 'admin')`;
   const dashboardRule = ruleOfMember("dashboard", dashboards.id, membershipId);
   const dashboardVisible = sql`exists (select 1 from ${dashboards} where ${dashboards.id} = ${activityLog.dashboardId}
     and (${dashboards.createdById} = ${userId} or coalesce(${dashboardRule}, 'editor') <> 'none'))`;

@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, eq, type SQL } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { AppEnv } from "../../platform/env";
 import { batchExports, environments } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
@@ -18,7 +18,7 @@ import { toBatchExport } from "./batch-exports.schema";
 
 type Handler<R extends keyof BatchExportRoutes> = RouteHandler<BatchExportRoutes[R], AppEnv>;
 
-const liveInProject = (environmentId: number | SQL<number>, id: string) =>
+const liveInProject = (environmentId: number, id: string) =>
   and(queries.ofEnvironment(environmentId), queries.liveBatchExport(id));
 
 export const listProjectBatchExports: Handler<"list"> = async (c) => {

@@ -1,4 +1,3 @@
-import type { SQL } from "drizzle-orm";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied } from "../../platform/errors";
@@ -18,7 +17,7 @@ export function scopeOf(c: Context<AppEnv>): DashboardScope {
 }
 
 /** The scope of a read batched with the project itself (`resolveProjectAndRead`). */
-export function readScopeOf(c: Context<AppEnv>, environmentId: number | SQL<number>): DashboardReadScope {
+export function readScopeOf(c: Context<AppEnv>, environmentId: number): DashboardReadScope {
   const userId = c.var.actor.userId;
   return { environmentId, caller: { userId, membershipId: membershipInEnvironment(userId, environmentId) } };
 }

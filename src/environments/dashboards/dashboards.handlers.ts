@@ -10,7 +10,6 @@ import { notFound, permissionDenied, validationError } from "../../platform/erro
 import { splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { isAdmin } from "../../platform/levels";
 import { projectRead } from "../../platform/project-context";
 import { dashboardActivity, dashboardItem, newestTileId, tileActivity, tileItem, trackedDashboardFields } from "./dashboards.activity";
 import { editableDashboard, NO_EDIT_RIGHT, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "./dashboard-request";
@@ -56,8 +55,7 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   const page = readPage(c);
   const query = c.req.valid("query");
   const scope = scopeOf(c);
-  const listScope = { ...scope, caller: { ...scope.caller, isProjectAdmin: isAdmin(scope.caller.organizationLevel) } };
-  const result = await listDashboards((statements) => c.var.db.batch(statements), c.var.db, listScope, page, {
+  const result = await listDashboards(c.var.db, scope, page, {
     pinned: parsePinned(query.pinned),
     search: query.search?.trim() || undefined,
     tags: query.tags ? normalizeTags(splitQueryList(query.tags, "tags")) : undefined,

@@ -13,10 +13,11 @@ import {
   users,
   type TileLayouts,
 } from "../../db/schema";
-import { inJsonList, type Database, type ReadBatch } from "../../platform/db";
+import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
+import { isAdmin } from "../../platform/levels";
 import type { DashboardCaller } from "./dashboard-access";
 import { MAX_LIVE_TILES } from "./dashboards.schema";
 
@@ -29,7 +30,7 @@ export type DashboardScope = { environmentId: number; caller: DashboardCaller & 
  * What reading a dashboard needs of the caller. The membership may be SQL, for a read batched
  * with the project before the membership is known (`resolveProjectAndRead`).
  */
-export type DashboardReadScope = { environmentId: number | SQL<number>; caller: { userId: number; membershipId: string | SQL } };
+export type DashboardReadScope = { environmentId: number; caller: { userId: number; membershipId: string | SQL } };
 
 /**
  * A dashboard id, or an SQL expression for one created earlier in the same batch: a batch runs as
@@ -124,16 +125,13 @@ export type DashboardListFilters = { pinned?: boolean; search?: string; tags?: s
  * A `none` rule hides a dashboard from the member, as in PostHog;
  * its creator and organization admins always see it.
  */
-function notHiddenByRule(caller: DashboardListScope["caller"]): SQL | undefined {
-  if (caller.isProjectAdmin) return undefined;
+export function notHiddenByRule(caller: DashboardScope["caller"]): SQL | undefined {
+  if (isAdmin(caller.organizationLevel)) return undefined;
   const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
   return sql`(${dashboards.createdById} = ${caller.userId} or coalesce(${rule}, 'editor') <> 'none')`;
 }
 
-/** What listing needs of the caller: whether they administer the project (then they see every dashboard). */
-export type DashboardListScope = DashboardReadScope & { caller: DashboardReadScope["caller"] & { isProjectAdmin: boolean } };
-
-function listConditions(scope: DashboardListScope, filters: DashboardListFilters) {
+function listConditions(scope: DashboardScope, filters: DashboardListFilters) {
   const conditions: (SQL | undefined)[] = [
     eq(dashboards.environmentId, scope.environmentId),
     eq(dashboards.deleted, false),
@@ -160,19 +158,14 @@ const listingOrder = [desc(dashboards.pinned), asc(dashboards.name), asc(dashboa
  * environment's counter when nothing is filtered out; a filter, or a member whom rules may hide
  * some dashboards from, counts what they see (reading the environment's dashboards).
  */
-export async function listDashboards(
-  read: ReadBatch,
-  db: Database,
-  scope: DashboardListScope,
-  page: Page,
-  filters: DashboardListFilters,
-) {
+export async function listDashboards(db: Database, scope: DashboardScope, page: Page, filters: DashboardListFilters) {
   const where = listConditions(scope, filters);
-  const unfiltered = scope.caller.isProjectAdmin && Object.values(filters).every((filter) => filter === undefined);
+  const unfiltered =
+    notHiddenByRule(scope.caller) === undefined && Object.values(filters).every((filter) => filter === undefined);
   const total = unfiltered
     ? counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId))
     : db.$count(dashboards, where);
-  const [[counted], rows] = await read([
+  const [[counted], rows] = await db.batch([
     selectCount(db, total),
     selectDashboards(db, scope).where(onPage(db, dashboards.id, where, listingOrder, page)).orderBy(...listingOrder),
   ]);

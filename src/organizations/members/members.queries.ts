@@ -68,21 +68,14 @@ const ME = "@me";
  */
 export const memberOfPath = resolveOrganizationWith((read, c) => {
   const requested = c.req.param("user__uuid") ?? "";
-  return memberStatements(read.db, read.organizationId, requested === ME ? c.var.actor.userUuid : requested);
+  const userUuid = requested === ME ? c.var.actor.userUuid : requested;
+  return [selectMemberByUuid(read.db, read.organizationId, userUuid), selectOwnerCount(read.db, read.organizationId)];
 });
 
 /** The member found by `memberOfPath`, with the organization's owner count. */
 export function memberOfRequest(c: Context<AppEnv>) {
   const [[found], [owners]] = memberOfPath.results(c);
   return found ? { ...found, ownerCount: owners?.value ?? 0 } : undefined;
-}
-
-function memberStatements(db: Database, organizationId: OrganizationRef, userUuid: string) {
-  const statements: [ReturnType<typeof selectMemberByUuid>, ReturnType<typeof selectOwnerCount>] = [
-    selectMemberByUuid(db, organizationId, userUuid),
-    selectOwnerCount(db, organizationId),
-  ];
-  return statements;
 }
 
 const selectMemberByUuid = (db: Database, organizationId: OrganizationRef, userUuid: string) =>

@@ -36,7 +36,7 @@ export type AccessControlDefinition<R extends AccessControlledResourceName, S ex
    * A read of the resource for a batch that also resolves the project (so it must only read),
    * and its id as its rules store it.
    */
-  read: (c: Context<AppEnv>, environmentId: number | SQL<number>) => { statement: S; resourceId: ResourceId };
+  read: (c: Context<AppEnv>, environmentId: number) => { statement: S; resourceId: ResourceId };
   /** The caller's level from the read's rows, once the project is resolved; 404 when it is not theirs to see. */
   levelOf: (c: Context<AppEnv>, rows: Awaited<S>) => AccessLevelOf<R>;
   /** Statements that keep the resource in step with its default rule (a private project). */

@@ -98,5 +98,5 @@ export function activityPageEnvelope(c: Context<AppEnv>, query: ActivityLogQuery
 }
 
 /** A project's entries: `:project_id` names an environment, the entries name its project. */
-export const ofEnvironmentProject = (environmentId: number | SQL<number>) =>
+export const ofEnvironmentProject = (environmentId: number) =>
   sql`${activityLog.projectId} = (select project_id from environments where id = ${environmentId})`;

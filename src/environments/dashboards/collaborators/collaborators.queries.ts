@@ -1,4 +1,4 @@
-import { and, asc, eq, type SQL } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { dashboardCollaborators, dashboards, organizationMemberships, users } from "../../../db/schema";
 import { ruleOfMember } from "../../../platform/access-controls/access-rules";
@@ -9,7 +9,7 @@ import { toUserBasic } from "../../../users/user-basic";
 import type { Collaborator } from "./collaborators.routes";
 
 /** A dashboard's collaborators (or the one with `id`) with their users, oldest first: one query. */
-export function selectCollaborators(db: Database, environmentId: number | SQL<number>, dashboardId: number, id?: string) {
+export function selectCollaborators(db: Database, environmentId: number, dashboardId: number, id?: string) {
   return db
     .select({ collaborator: dashboardCollaborators, user: users })
     .from(dashboardCollaborators)
