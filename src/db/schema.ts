@@ -77,6 +77,7 @@ export const organizations = sqliteTable(
     domainCount: integer("domain_count").notNull().default(0),
     projectCount: integer("project_count").notNull().default(0),
     batchExportCount: integer("batch_export_count").notNull().default(0),
+    webhookCount: integer("webhook_count").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -539,6 +540,8 @@ export const webhooks = sqliteTable(
     lastEnqueuedSeq: integer("last_enqueued_seq").notNull(),
     /** Since when every delivery has failed (null after a success): 3 days of it disables the webhook. */
     failingSince: text("failing_since"),
+    /** Its deliveries, kept by triggers (migration webhook_counters). */
+    deliveryCount: integer("delivery_count").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },

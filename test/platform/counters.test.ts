@@ -23,7 +23,20 @@ const COUNTERS = [
   ["environments", "batch_export_count", "select count(*) from batch_exports where environment_id = environments.id and deleted = 0"],
   ["environments", "dashboard_count", "select count(*) from dashboards where environment_id = environments.id and deleted = 0"],
   ["users", "personal_api_key_count", "select count(*) from personal_api_keys where user_id = users.id"],
+  ["organizations", "webhook_count", "select count(*) from webhooks where organization_id = organizations.id"],
+  ["webhooks", "delivery_count", "select count(*) from webhook_deliveries where webhook_id = webhooks.id"],
 ] as const;
+
+/** A delivery of the webhook, written directly: deliveries are made by the outbox, not by a route. */
+async function insertDelivery(webhookId: string) {
+  const now = new Date().toISOString();
+  await env.DB.prepare(
+    `insert into webhook_deliveries (id, webhook_id, entry_id, event, status, retry_until, created_at, updated_at)
+     values (?, ?, ?, 'Organization.updated', 'delivered', ?, ?, ?)`,
+  )
+    .bind(crypto.randomUUID(), webhookId, crypto.randomUUID(), now, now, now)
+    .run();
+}
 
 /** Rows whose counter differs from its count, named; none when every counter holds. */
 async function countersThatDrifted() {
@@ -109,6 +122,16 @@ describe("list counters", () => {
     await send("DELETE", `/api/personal_api_keys/${key.body.id}`);
     await send("DELETE", `/api/personal_api_keys/${key.body.id}`);
 
+    // Webhooks (disabled: nothing is sent): created, one without a valid URL refused, one with
+    // deliveries deleted (they go with it), one deleted twice (404).
+    const webhook = (name: string) => ({ url: `http://127.0.0.1:9/${name}`, events: ["*"], enabled: false });
+    const kept = await send("POST", `${organization}/webhooks`, webhook("kept"));
+    const removed = await send("POST", `${organization}/webhooks`, webhook("removed"));
+    await send("POST", `${organization}/webhooks`, { ...webhook("refused"), url: "not a url" });
+    for (const created of [kept, kept, removed]) await insertDelivery(created.body.id);
+    await send("DELETE", `${organization}/webhooks/${removed.body.id}`);
+    await send("DELETE", `${organization}/webhooks/${removed.body.id}`);
+
     // Members: one removed, a missing one 404.
     const member = await addMember(team.organization.id, MembershipLevel.member);
     await send("DELETE", `${organization}/members/${member.user.uuid}`);
@@ -122,6 +145,7 @@ describe("list counters", () => {
       ...[1, 2, 3].map((index) => send("POST", `${organization}/domains`, { domain: `race-${index}-${team.organization.id}.example.com` })),
       ...[1, 2, 3].map((index) => send("POST", `${organization}/projects`, { name: `Race ${index}` })),
       ...[1, 2].map((index) => send("POST", "/api/personal_api_keys", { label: `Race ${index}`, scopes: ["*"] })),
+      ...[1, 2].map((index) => send("POST", `${organization}/webhooks`, webhook(`race-${index}`))),
       ...exports.slice(1).map((created) => send("DELETE", `${environment}/batch_exports/${created.body.id}`)),
       // The same export deleted twice at once: one 204, one 404, counted once.
       send("DELETE", `${environment}/batch_exports/${exports[0]!.body.id}`),
@@ -139,8 +163,9 @@ describe("list counters", () => {
 
     // Refused: the bad bulk, the second delete of an invite, the duplicate domain, the taken project
     // name, the export without destination and its second delete, the dashboard named 42, the bad
-    // scope and the revoked key, the removed member, and one of the racing deletes of one export.
-    expect(statuses.filter((status) => status >= 400 && status < 500).length).toBe(11);
+    // scope and the revoked key, the URL that is none and the deleted webhook, the removed member,
+    // and one of the racing deletes of one export.
+    expect(statuses.filter((status) => status >= 400 && status < 500).length).toBe(13);
     expect(statuses.filter((status) => status >= 500)).toEqual([]);
     expect(await countersThatDrifted()).toEqual([]);
     expect(await exercisedCounters()).toEqual(COUNTERS.map(([table, column]) => `${table}.${column}`));

@@ -171,6 +171,48 @@ describe("webhook subscriptions", () => {
   });
 });
 
+describe("the webhook limit", () => {
+  /** `count` webhooks of the organization, written directly (their secrets are never opened). */
+  async function insertWebhooks(organization: Organization, count: number) {
+    const now = new Date().toISOString();
+    const [first, ...rest] = Array.from({ length: count }, (_, index) =>
+      db.insert(schema.webhooks).values({
+        id: crypto.randomUUID(),
+        organizationId: organization.organization.id,
+        url: `${RECEIVER}/${index}`,
+        events: ["*"],
+        enabled: false,
+        sealedSecret: "sealed",
+        lastEnqueuedSeq: 0,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
+    await db.batch([first!, ...rest]);
+  }
+
+  it("refuses a 51st webhook with 400, records nothing, and lets racing creates stop at 50", async () => {
+    const organization = await setupOrganization();
+    await insertWebhooks(organization, 48);
+    const create = () => api("POST", webhooksPath(organization), { key: organization.key, body: { url: RECEIVER, events: ["*"], enabled: false } });
+
+    const racing = await Promise.all([create(), create(), create()]);
+    expect(racing.map((response) => response.status).sort()).toEqual([201, 201, 400]);
+    const refused = await create();
+
+    expectError(refused, 400, {
+      type: "validation_error",
+      code: "max_webhooks",
+      detail: "An organization can have at most 50 webhooks.",
+      attr: null,
+    });
+    const listed = await api("GET", `${webhooksPath(organization)}?limit=1`, { key: organization.key });
+    expect(listed.body.count).toBe(50);
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook`, { key: organization.key });
+    expect(log.body.results).toHaveLength(2);
+  });
+});
+
 describe("deliveries", () => {
   it("delivers a matching event once, signed as Standard Webhooks verify it", async () => {
     const organization = await setupOrganization();

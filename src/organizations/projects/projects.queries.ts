@@ -1,7 +1,7 @@
-import { and, asc, count, eq, inArray, sql, type Column, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
-import { inJsonList, jsonObjectWithKeys, type Database } from "../../platform/db";
+import { boundAs, inJsonList, jsonObjectWithKeys, type Database } from "../../platform/db";
 import { MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
@@ -56,26 +56,25 @@ export function insertProjectStatements(db: Database, organizationId: string, in
   const settings = Object.fromEntries(PROJECT_SETTINGS_KEYS.map((key) => [key, input[key]]));
   const name = input.name === undefined ? defaultProjectName(organizationId) : sql<string>`${input.name}`;
   const tokens = newProjectTokens();
-  const bind = <T>(value: T, column: Column) => sql<T>`${sql.param(value, column)}`.as(column.name);
   const insertProject = db.insert(projects).select(
     db
       .select({
         id: sql<number>`null`.as("id"),
-        uuid: bind(uuid, projects.uuid),
+        uuid: boundAs(uuid, projects.uuid),
         organizationId: organizations.id,
         name: name.as("name"),
         nameKey: sql<string>`lower(${name})`.as("name_key"),
-        apiToken: bind(tokens.apiToken, projects.apiToken),
-        liveEventsToken: bind(tokens.liveEventsToken, projects.liveEventsToken),
-        timezone: bind(input.timezone, projects.timezone),
-        accessControl: bind(input.access_control, projects.accessControl),
-        isDemo: bind(input.is_demo, projects.isDemo),
-        completedSnippetOnboarding: bind(input.completed_snippet_onboarding, projects.completedSnippetOnboarding),
-        hasCompletedOnboardingFor: bind(input.has_completed_onboarding_for, projects.hasCompletedOnboardingFor),
-        ingestedEvent: bind(false, projects.ingestedEvent),
-        settings: bind(settings, projects.settings),
-        createdAt: bind(now, projects.createdAt),
-        updatedAt: bind(now, projects.updatedAt),
+        apiToken: boundAs(tokens.apiToken, projects.apiToken),
+        liveEventsToken: boundAs(tokens.liveEventsToken, projects.liveEventsToken),
+        timezone: boundAs(input.timezone, projects.timezone),
+        accessControl: boundAs(input.access_control, projects.accessControl),
+        isDemo: boundAs(input.is_demo, projects.isDemo),
+        completedSnippetOnboarding: boundAs(input.completed_snippet_onboarding, projects.completedSnippetOnboarding),
+        hasCompletedOnboardingFor: boundAs(input.has_completed_onboarding_for, projects.hasCompletedOnboardingFor),
+        ingestedEvent: boundAs(false, projects.ingestedEvent),
+        settings: boundAs(settings, projects.settings),
+        createdAt: boundAs(now, projects.createdAt),
+        updatedAt: boundAs(now, projects.updatedAt),
       })
       .from(organizations)
       .where(and(eq(organizations.id, organizationId), belowProjectLimit)),

@@ -1,17 +1,16 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { sql } from "drizzle-orm";
 import { webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import type { AppEnv } from "../../platform/env";
-import { notFound } from "../../platform/errors";
+import { notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/organization-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { assertReceiverUrl } from "./webhook-urls";
 import { sealedNewSecret } from "./webhook-secrets";
 import { webhookActivity, webhookItem } from "./webhooks.activity";
-import { currentHeadSeq, listDeliveriesPage, listWebhooksPage, ofOrganization, webhookOfPath, toDelivery, toWebhook, type WebhookRow } from "./webhooks.queries";
+import { insertWebhookBelowLimit, listDeliveriesPage, MAX_WEBHOOKS_PER_ORGANIZATION, listWebhooksPage, ofOrganization, webhookOfPath, toDelivery, toWebhook, type WebhookRow } from "./webhooks.queries";
 import { redeliver, sendTestEvent } from "./deliveries";
 import type {
   createWebhook,
@@ -44,29 +43,17 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
   const id = uuid7();
   const { secret, sealedSecret } = await sealedNewSecret(c, id);
   const organizationId = c.var.organization.id;
-  const now = nowIso();
+  const webhook = { id, organizationId, url, events: input.events, enabled: input.enabled, description: input.description, sealedSecret, createdById: c.var.actor.userId };
   const [row] = await writeWithActivity(
     c.var.db,
-    c.var.db
-      .insert(webhooks)
-      .values({
-        id,
-        organizationId,
-        url,
-        events: input.events,
-        enabled: input.enabled,
-        description: input.description,
-        sealedSecret,
-        createdById: c.var.actor.userId,
-        // Only what happens from now on is sent.
-        lastEnqueuedSeq: sql`${currentHeadSeq(organizationId)}`,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning(),
+    insertWebhookBelowLimit(c.var.db, webhook, nowIso()),
+    // Appended only if the INSERT (below the limit) made the webhook.
     webhookActivity.record(c, "created", webhookItem({ id, organizationId, url })),
   );
-  return c.json({ ...toWebhook(row!), secret }, 201);
+  if (!row) {
+    throw validationError("max_webhooks", `An organization can have at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks.`);
+  }
+  return c.json({ ...toWebhook(row), secret }, 201);
 };
 
 export const retrieveOrganizationWebhook: RouteHandler<typeof retrieveWebhook, AppEnv> = async (c) => {

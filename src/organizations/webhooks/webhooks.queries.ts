@@ -1,5 +1,6 @@
-import { and, count, desc, eq, sql } from "drizzle-orm";
-import { activityLog, activityLogAnchors, webhookDeliveries, webhooks } from "../../db/schema";
+import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { activityLog, activityLogAnchors, organizations, webhookDeliveries, webhooks } from "../../db/schema";
+import { boundAs, type Database } from "../../platform/db";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import { onPage, type Page } from "../../platform/pagination";
 import type { Webhook } from "./webhooks.schema";
@@ -48,12 +49,49 @@ export const webhookOfPath = resolveOrganizationWith((read, c) => [
 
 const newestFirst = [desc(webhooks.createdAt), desc(webhooks.id)];
 
-/** An organization has a handful of webhooks: they are counted along its index. */
+export const MAX_WEBHOOKS_PER_ORGANIZATION = 50;
+
+export type NewWebhook = Pick<WebhookRow, "id" | "organizationId" | "url" | "events" | "enabled" | "description" | "sealedSecret" | "createdById">;
+
+/**
+ * Inserts the webhook while the organization has fewer than `MAX_WEBHOOKS_PER_ORGANIZATION`:
+ * the INSERT checks its counter itself, so parallel creates cannot pass the limit together.
+ * Returns no row at the limit.
+ */
+export function insertWebhookBelowLimit(db: Database, webhook: NewWebhook, now: string) {
+  const field = <K extends keyof NewWebhook>(key: K) => boundAs(webhook[key], webhooks[key]);
+  return db
+    .insert(webhooks)
+    .select(
+      db
+        .select({
+          id: field("id"),
+          organizationId: organizations.id,
+          url: field("url"),
+          events: field("events"),
+          enabled: field("enabled"),
+          description: field("description"),
+          sealedSecret: field("sealedSecret"),
+          createdById: field("createdById"),
+          // Only what happens from now on is sent.
+          lastEnqueuedSeq: sql<number>`${currentHeadSeq(webhook.organizationId)}`.as("last_enqueued_seq"),
+          failingSince: sql<string | null>`null`.as("failing_since"),
+          deliveryCount: sql<number>`0`.as("delivery_count"),
+          createdAt: boundAs(now, webhooks.createdAt),
+          updatedAt: boundAs(now, webhooks.updatedAt),
+        })
+        .from(organizations)
+        .where(and(eq(organizations.id, webhook.organizationId), lt(organizations.webhookCount, MAX_WEBHOOKS_PER_ORGANIZATION))),
+    )
+    .returning();
+}
+
+/** A page of the organization's webhooks, newest first, with their count (the organization's counter). */
 export async function listWebhooksPage(read: OrganizationRead, page: Page) {
   const { db, organizationId } = read;
   const ofOrg = eq(webhooks.organizationId, organizationId);
   const [[total], rows] = await read.batch([
-    db.select({ value: count() }).from(webhooks).where(ofOrg),
+    db.select({ value: organizations.webhookCount }).from(organizations).where(eq(organizations.id, organizationId)),
     db.select().from(webhooks).where(onPage(db, webhooks.id, ofOrg, newestFirst, page)).orderBy(...newestFirst),
   ]);
   return { count: total?.value ?? 0, results: rows.map(toWebhook) };
@@ -65,14 +103,13 @@ const deliveriesNewestFirst = [desc(webhookDeliveries.createdAt), desc(webhookDe
 export async function listDeliveriesPage(read: OrganizationRead, webhookId: string, page: Page) {
   const { db, organizationId } = read;
   const ofWebhook = eq(webhookDeliveries.webhookId, webhookId);
-  const [[webhook], [total], rows] = await read.batch([
-    db.select({ id: webhooks.id }).from(webhooks).where(ofOrganization(organizationId, webhookId)),
-    db.select({ value: count() }).from(webhookDeliveries).where(ofWebhook),
+  const [[webhook], rows] = await read.batch([
+    db.select({ deliveryCount: webhooks.deliveryCount }).from(webhooks).where(ofOrganization(organizationId, webhookId)),
     db
       .select()
       .from(webhookDeliveries)
       .where(onPage(db, webhookDeliveries.id, ofWebhook, deliveriesNewestFirst, page))
       .orderBy(...deliveriesNewestFirst),
   ]);
-  return webhook ? { count: total?.value ?? 0, results: rows.map(toDelivery) } : undefined;
+  return webhook ? { count: webhook.deliveryCount, results: rows.map(toDelivery) } : undefined;
 }
