@@ -1,9 +1,12 @@
 import { and, eq, getTableColumns, isNull, sql, type Column, type SQL, type SQLWrapper, type Table } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
-import * as schema from "../db/schema";
 
-export type Database = DrizzleD1Database<typeof schema>;
+/**
+ * Every query goes through the query builders: the relational API (`db.query`, which needs the
+ * schema passed in) is not used, so the schema and drizzle's relations stay out of the bundle.
+ */
+export type Database = DrizzleD1Database;
 
 type Statement = BatchItem<"sqlite">;
 
@@ -113,7 +116,7 @@ export function meterD1(session: D1DatabaseSession, meter: D1Meter): D1Database 
 }
 
 export function createDatabase(session: D1DatabaseSession, meter: D1Meter): Database {
-  return drizzle(meterD1(session, meter), { schema });
+  return drizzle(meterD1(session, meter));
 }
 
 /** D1's bookmarks: hex groups joined by dashes. Anything else a client sends is ignored. */

@@ -1,6 +1,11 @@
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Context, Next } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { ReadBatch } from "./db";
 import type { AppEnv } from "./env";
 import { insufficientLevel } from "./errors";
+
+type Statement = BatchItem<"sqlite">;
 
 /**
  * A route whose handler resolves its organization or project in its own first round trip (the
@@ -21,4 +26,30 @@ export async function deferContext(c: Context<AppEnv>, next: Next, context: "org
 export function assertMinimumLevel(c: Context<AppEnv>, level: number) {
   const minimum = c.get("minimumLevel");
   if (minimum !== undefined && level < minimum) throw insufficientLevel();
+}
+
+/**
+ * A resolver for a write whose handler first reads what its path names (the row it changes):
+ * `open` resolves the organization or project (`organizationRead`, `projectRead`) and `reads` go in
+ * its round trip, so the write is the second and last. It runs as a middleware, before the body
+ * is read, as every write's resolver does; the handler takes the rows from `results`.
+ */
+export function resolverWith<R extends { batch: ReadBatch }, T extends [Statement, ...Statement[]]>(
+  open: (c: Context<AppEnv>) => R | Promise<R>,
+  reads: (read: R, c: Context<AppEnv>) => T,
+) {
+  const loaded = new WeakMap<Context<AppEnv>, BatchResponse<T>>();
+  return {
+    middleware: createMiddleware<AppEnv>(async (c, next) => {
+      const read = await open(c);
+      loaded.set(c, await read.batch(reads(read, c)));
+      await next();
+    }),
+    /** What the reads returned, for the request's handler. */
+    results(c: Context<AppEnv>): BatchResponse<T> {
+      const results = loaded.get(c);
+      if (!results) throw new Error("the route does not run this resolver");
+      return results;
+    },
+  };
 }

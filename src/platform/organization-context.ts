@@ -5,7 +5,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { organizationMemberships, organizations, users } from "../db/schema";
 import { assertOrganizationInKeyScope } from "./auth/key-scoping";
-import { assertMinimumLevel, deferContext } from "./deferred-context";
+import { assertMinimumLevel, deferContext, resolverWith } from "./deferred-context";
 import type { Actor, AppEnv, OrganizationContext } from "./env";
 import { notFound, permissionDenied } from "./errors";
 import { isAdmin } from "./levels";
@@ -85,24 +85,9 @@ export function callerInOrganization(userId: number, organizationId: Organizatio
  * changes): those reads go in the resolver's round trip, so the write is the second and last.
  * The organization is resolved before the body is read, as every write's is.
  */
-export function resolveOrganizationWith<T extends [Statement, ...Statement[]]>(
+export const resolveOrganizationWith = <T extends [Statement, ...Statement[]]>(
   reads: (read: OrganizationRead, c: Context<AppEnv>) => T,
-) {
-  const loaded = new WeakMap<Context<AppEnv>, BatchResponse<T>>();
-  return {
-    middleware: createMiddleware<AppEnv>(async (c, next) => {
-      const read = organizationRead(c);
-      loaded.set(c, await read.batch(reads(read, c)));
-      await next();
-    }),
-    /** What the reads returned, for the request's handler. */
-    results(c: Context<AppEnv>): BatchResponse<T> {
-      const results = loaded.get(c);
-      if (!results) throw new Error("the route does not run this resolver");
-      return results;
-    },
-  };
-}
+) => resolverWith(organizationRead, reads);
 
 /**
  * `resolveOrganization` in two halves, for a read that fetches the membership in the same round

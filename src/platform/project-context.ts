@@ -12,7 +12,7 @@ import { notFound } from "./errors";
 import { MembershipLevel } from "./levels";
 import { assertPersonalApiKeysAllowed, callerOrganizationId, CURRENT } from "./organization-context";
 import { inJsonList, type Database, type ReadBatch } from "./db";
-import { assertMinimumLevel, deferContext } from "./deferred-context";
+import { assertMinimumLevel, deferContext, resolverWith } from "./deferred-context";
 
 /** The path parameter `resolveProject` reads, for every environment route's schema. */
 export const ProjectParams = z.object({
@@ -168,6 +168,10 @@ export async function projectRead(c: Context<AppEnv>): Promise<ProjectRead> {
     },
   };
 }
+
+/** `resolveOrganizationWith` for a project: the project and what the path names, in one round trip. */
+export const resolveProjectWith = <T extends [Statement, ...Statement[]]>(reads: (read: ProjectRead, c: Context<AppEnv>) => T) =>
+  resolverWith(projectRead, reads);
 
 /** `projectRead` for statements that need only the environment id. */
 export async function resolveProjectAndRead<T extends [Statement, ...Statement[]]>(

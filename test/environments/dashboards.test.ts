@@ -510,6 +510,8 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
       access_control_version: "v1",
     });
     expect(response.body).toEqual(expected);
+    // The project with the dashboard and its tiles, then the writes with their read-back.
+    expect(response.cost.queries).toBe(2);
     expect((await api("GET", `${dashboardsPath(project.id)}/${dashboard.id}`, { key })).body).toEqual(expected);
   });
 

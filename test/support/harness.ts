@@ -8,7 +8,7 @@ import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
 
 /** Direct database access for arranging a test; every assertion goes through HTTP. */
-export const db = drizzle(env.DB, { schema });
+export const db = drizzle(env.DB);
 
 let sequence = 0;
 const unique = () => `${Date.now().toString(36)}${(sequence += 1)}`;

@@ -17,6 +17,7 @@ import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templat
 import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
 import {
   ACCESS_WRITE_INTERVAL_MS,
+  dashboardOfPath,
   deleteInsightsOnlyOn,
   insertTilesStatements,
   listDashboards,
@@ -286,7 +287,8 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   const scope = scopeOf(c);
   const db = c.var.db;
   const id = parseDashboardId(c.req.valid("param").id);
-  const current = await readDashboard(db, scope, id, { includeDeleted: true });
+  const [[row], tiles] = dashboardOfPath.results(c);
+  const current = row && { row, tiles };
   // A deleted dashboard is gone except to the PATCH that restores (or re-deletes) it.
   if (!current || (current.row.dashboard.deleted && input.deleted === undefined)) throw notFound();
   visibleDashboard(c, current.row);

@@ -18,6 +18,8 @@ import { nowIso, randomBase62 } from "../../platform/ids";
 import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { isAdmin } from "../../platform/levels";
+import { resolveProjectWith } from "../../platform/project-context";
+import { parseDashboardId, readScopeOf } from "./dashboard-request";
 import type { DashboardCaller } from "./dashboard-access";
 import { MAX_LIVE_TILES } from "./dashboards.schema";
 
@@ -118,6 +120,15 @@ export async function writeAndReadDashboard(
 
 export const readDashboard = (db: Database, scope: DashboardScope, ref: DashboardRef, options: { includeDeleted?: boolean } = {}) =>
   writeAndReadDashboard(db, scope, ref, [], options);
+
+/**
+ * The dashboard the path names (deleted included: a PATCH restores) and its tiles, read in the
+ * round trip that resolves the project.
+ */
+export const dashboardOfPath = resolveProjectWith((read, c) => {
+  const id = parseDashboardId(c.req.param("id") ?? "");
+  return [selectDashboard(read.db, readScopeOf(c, read.environmentId), id, { includeDeleted: true }), selectTiles(read.db, id)];
+});
 
 export type DashboardListFilters = { pinned?: boolean; search?: string; tags?: string[] };
 

@@ -3,6 +3,7 @@ import { integerPathId } from "../../platform/path-ids";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { deferProject, ProjectParams, resolveProject } from "../../platform/project-context";
 import type { ProjectTree } from "../project-trees";
+import { dashboardOfPath } from "./dashboards.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
   CreateDashboardInput,
@@ -58,6 +59,7 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
     }),
     update: apiRoute({
       ...common,
+      middleware: [dashboardOfPath.middleware],
       method: "patch",
       path: item,
       scope: "dashboard:write",

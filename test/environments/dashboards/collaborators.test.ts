@@ -42,6 +42,8 @@ describe("dashboard collaborators", () => {
     const removed = await api("DELETE", `${path}/${member.user.uuid}`, { key });
     expect(removed.status).toBe(204);
     expect(removed.text).toBe("");
+    // The project with the dashboard and the collaboration, then the delete.
+    expect(removed.cost.queries).toBe(2);
     expect((await api("GET", path, { key })).body.map((item: { user: { uuid: string } }) => item.user.uuid)).toEqual([
       second.user.uuid,
     ]);

@@ -49,6 +49,8 @@ describe("dashboard sharing configuration", () => {
     const enabled = await api("PATCH", path, { key, body: { enabled: true } });
     expect(enabled.status).toBe(200);
     expect(enabled.body).toEqual(configuration({ enabled: true, access_token: token }));
+    // The project with the dashboard and its configuration, then the upsert.
+    expect(enabled.cost.queries).toBe(2);
     const dashboardPath = `${dashboardsPath(project.id)}/${dashboard.id}`;
     expect((await api("GET", dashboardPath, { key })).body.is_shared).toBe(true);
     expect((await api("PATCH", path, { key, body: { enabled: false } })).body.enabled).toBe(false);
@@ -82,6 +84,7 @@ describe("dashboard sharing configuration", () => {
     expect(refreshed.status).toBe(200);
     expect(refreshed.body).toEqual(configuration({ enabled: true, created_at: before.created_at }));
     expect(refreshed.body.access_token).not.toBe(before.access_token);
+    expect(refreshed.cost.queries).toBe(2);
     expect((await api("GET", path, { key })).body.access_token).toBe(refreshed.body.access_token);
   });
 

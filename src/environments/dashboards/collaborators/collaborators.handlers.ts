@@ -12,7 +12,7 @@ import { selectDashboard, type DashboardRow } from "../dashboards.queries";
 import {
   deleteCollaborator,
   insertCollaborator,
-  selectCollaboration,
+  collaborationOfPath,
   selectCandidate,
   selectCollaborators,
   toCollaborator,
@@ -85,13 +85,7 @@ export const addDashboardCollaborator: Handler<"add"> = async (c) => {
 };
 
 export const removeDashboardCollaborator: Handler<"remove"> = async (c) => {
-  const { dashboard_id: rawDashboardId, user__uuid: userUuid } = c.req.valid("param");
-  const db = c.var.db;
-  const dashboardId = parseDashboardId(rawDashboardId);
-  const [[row], [collaboration]] = await db.batch([
-    selectDashboard(db, scopeOf(c), dashboardId),
-    selectCollaboration(db, dashboardId, userUuid),
-  ]);
+  const [[row], [collaboration]] = collaborationOfPath.results(c);
   const { dashboard } = editableDashboard(c, row);
   if (dashboard.restrictionLevel <= RestrictionLevel.everyoneCanEdit) {
     throw invalid("Cannot remove collaborators from a dashboard on the lowest restriction level.", null);
@@ -99,6 +93,6 @@ export const removeDashboardCollaborator: Handler<"remove"> = async (c) => {
   if (!collaboration) throw notFound();
   const { collaborator, user } = collaboration;
   const entry = collaboratorActivity.record(c, "deleted", collaboratorItem(c.var.project, collaborator, user));
-  if (!(await deleteCollaborator(db, collaborator.id, entry))) throw notFound();
+  if (!(await deleteCollaborator(c.var.db, collaborator.id, entry))) throw notFound();
   return c.body(null, 204);
 };

@@ -6,7 +6,19 @@ import type { Database } from "../../../platform/db";
 import type { ProjectContext } from "../../../platform/env";
 import { nowIso } from "../../../platform/ids";
 import { toUserBasic } from "../../../users/user-basic";
+import { resolveProjectWith } from "../../../platform/project-context";
+import { parseDashboardId, readScopeOf } from "../dashboard-request";
+import { selectDashboard } from "../dashboards.queries";
 import type { Collaborator } from "./collaborators.routes";
+
+/** The dashboard and the collaboration the path names, read in the round trip that resolves the project (DELETE). */
+export const collaborationOfPath = resolveProjectWith((read, c) => {
+  const dashboardId = parseDashboardId(c.req.param("dashboard_id") ?? "");
+  return [
+    selectDashboard(read.db, readScopeOf(c, read.environmentId), dashboardId),
+    selectCollaboration(read.db, dashboardId, c.req.param("user__uuid") ?? ""),
+  ];
+});
 
 /** A dashboard's collaborators (or the one with `id`) with their users, oldest first: one query. */
 export function selectCollaborators(db: Database, environmentId: number, dashboardId: number, id?: string) {

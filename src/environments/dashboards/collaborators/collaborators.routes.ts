@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { deferProject, ProjectParams, resolveProject } from "../../../platform/project-context";
+import { collaborationOfPath } from "./collaborators.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
 import { UserBasic } from "../../../users/user-basic";
 import type { ProjectTree } from "../../project-trees";
@@ -58,7 +59,7 @@ export function collaboratorRoutes<T extends ProjectTree>(tree: T) {
     }),
     remove: apiRoute({
       tags,
-      middleware: [resolveProject],
+      middleware: [collaborationOfPath.middleware],
       method: "delete",
       path: `${collection}/{user__uuid}`,
       scope: "dashboard:write",

@@ -4,9 +4,9 @@ import type { AppEnv } from "../../../platform/env";
 import { permissionDenied, validationError } from "../../../platform/errors";
 import { resolveProjectAndRead } from "../../../platform/project-context";
 import type { ProjectTree } from "../../project-trees";
-import { editableDashboard, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "../dashboard-request";
+import { editableDashboard, parseDashboardId, readScopeOf, visibleDashboard } from "../dashboard-request";
 import { selectDashboard } from "../dashboards.queries";
-import { newAccessToken, selectPublicSharingAllowed, selectSharing, toSharingConfiguration, upsertSharing } from "./sharing.queries";
+import { newAccessToken, selectSharing, sharingOfPath, toSharingConfiguration, upsertSharing } from "./sharing.queries";
 import { SHARING_SETTINGS_KEYS, type sharingRoutes } from "./sharing.routes";
 import { sharingActivity, sharingEntries, sharingItem } from "./sharing.activity";
 
@@ -43,13 +43,8 @@ function parseSettings(value: unknown): SharingSettings {
 export const updateDashboardSharing: Handler<"update"> = async (c) => {
   const input = c.req.valid("json");
   const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
-  const scope = scopeOf(c);
   const db = c.var.db;
-  const [[dashboard], [organization], [current]] = await db.batch([
-    selectDashboard(db, scope, dashboardId),
-    selectPublicSharingAllowed(db, scope.environmentId),
-    selectSharing(db, dashboardId),
-  ]);
+  const [[dashboard], [organization], [current]] = sharingOfPath.results(c);
   const { dashboard: shared } = editableDashboard(c, dashboard);
   const settings = input.settings === undefined ? undefined : parseSettings(input.settings);
   if (input.enabled === true && !organization?.allowed) {
@@ -64,7 +59,7 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
 export const refreshDashboardSharing: Handler<"refresh"> = async (c) => {
   const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
   const db = c.var.db;
-  const [dashboard] = await selectDashboard(db, scopeOf(c), dashboardId);
+  const [[dashboard]] = sharingOfPath.results(c);
   const { dashboard: shared } = editableDashboard(c, dashboard);
   const entry = sharingActivity.record(c, "access_token_refreshed", sharingItem(c.var.project, shared));
   const sharing = await upsertSharing(db, dashboardId, { accessToken: newAccessToken() }, [entry]);

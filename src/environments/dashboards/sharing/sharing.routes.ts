@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { deferProject, ProjectParams, resolveProject } from "../../../platform/project-context";
+import { deferProject, ProjectParams } from "../../../platform/project-context";
+import { sharingOfPath } from "./sharing.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
 import type { ProjectTree } from "../../project-trees";
 
@@ -49,7 +50,7 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
     }),
     update: apiRoute({
       tags,
-      middleware: [resolveProject],
+      middleware: [sharingOfPath.middleware],
       method: "patch",
       path,
       scope: "sharing_configuration:write",
@@ -59,7 +60,7 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
     }),
     refresh: apiRoute({
       tags,
-      middleware: [resolveProject],
+      middleware: [sharingOfPath.middleware],
       method: "post",
       path: `${path}/refresh`,
       scope: "sharing_configuration:write",
