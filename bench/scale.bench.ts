@@ -111,7 +111,10 @@ async function both(request: Request, small: SeededOrganization, large: SeededOr
   return { label: request.label, small: await one(small), large: await one(large) };
 }
 
-/** The first page of 10 and the last one: the deeper the offset, the more index entries are skipped. */
+/**
+ * The first page of 10 and the last one, by its offset (the deeper, the more index entries are
+ * skipped) and by the `next` link of the page before (a cursor: no entry skipped).
+ */
 async function pages(label: string, path: Request["path"], small: SeededOrganization, large: SeededOrganization) {
   const first = await both(get(`GET ${label}?limit=10`, (o) => `${path(o)}?limit=10`), small, large);
   const lastOffset = async (o: SeededOrganization) => {
@@ -125,7 +128,19 @@ async function pages(label: string, path: Request["path"], small: SeededOrganiza
     small: await measure("GET", `${path(small)}?limit=10&offset=${smallOffset}`, small.key),
     large: await measure("GET", `${path(large)}?limit=10&offset=${largeOffset}`, large.key),
   };
-  return [first, last];
+  // The same last page reached by the page before's `next` link, whose cursor seeks.
+  const followed = async (o: SeededOrganization, offset: number) => {
+    const { body } = await api("GET", `${path(o)}?limit=10&offset=${Math.max(0, offset - 10)}`, { key: o.key });
+    const next = (body as { next: string | null }).next;
+    const url = next ? new URL(next) : undefined;
+    return measure("GET", url ? `${url.pathname}${url.search}` : `${path(o)}?limit=10&offset=${offset}`, o.key);
+  };
+  const viaNext = {
+    label: `GET ${label} last page via next`,
+    small: await followed(small, smallOffset),
+    large: await followed(large, largeOffset),
+  };
+  return [first, last, viaNext];
 }
 
 it("every read and one write per resource, 10 vs 10,000 rows of each kind", async () => {

@@ -1,12 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
-import { onPage, pageEnvelope, readPage } from "../platform/pagination";
+import { keyOfRow, onPage, pageEnvelope, readPage, seekOrder } from "../platform/pagination";
 import { inJsonList, type Database } from "../platform/db";
 import { membershipOfCaller, projectVisible } from "../platform/project-context";
 import { writeWithActivity } from "../platform/activity-log/resource-activity";
@@ -32,7 +32,7 @@ export function toPersonalApiKey(row: KeyRow) {
 const ownKey = (actor: Actor, id: string) =>
   and(eq(personalApiKeys.id, id), eq(personalApiKeys.userId, actor.userId));
 
-const newestFirst = [desc(personalApiKeys.createdAt), desc(personalApiKeys.id)];
+const newestFirst = seekOrder([[personalApiKeys.createdAt, "desc"], [personalApiKeys.id, "desc"]]);
 
 /** Newest first, paged along the (user, created_at, id) index like every list; counted by the user's counter. */
 export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async (c) => {
@@ -41,9 +41,10 @@ export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async 
   const ofCaller = eq(personalApiKeys.userId, actor.userId);
   const [[total], rows] = await db.batch([
     db.select({ value: users.personalApiKeyCount }).from(users).where(eq(users.id, actor.userId)),
-    db.select().from(personalApiKeys).where(onPage(db, personalApiKeys.id, ofCaller, newestFirst, page)).orderBy(...newestFirst),
+    db.select().from(personalApiKeys).where(onPage(db, personalApiKeys.id, ofCaller, newestFirst, page)).orderBy(...newestFirst.sql),
   ]);
-  return c.json(pageEnvelope(c, page, total?.value ?? 0, rows.map(toPersonalApiKey)), 200);
+  const last = rows.at(-1);
+  return c.json(pageEnvelope(c, page, total?.value ?? 0, rows.map(toPersonalApiKey), last && keyOfRow(newestFirst, last)), 200);
 };
 
 export const retrievePersonalApiKey: RouteHandler<typeof retrieveKey, AppEnv> = async (c) => {

@@ -57,9 +57,16 @@ export const newDistinctId = () => randomBase62(43);
 export const newProjectTokens = () => ({ apiToken: `phc_${randomBase62(43)}`, liveEventsToken: randomUrlSafeToken(24) });
 
 export function randomUrlSafeToken(byteLength: number): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(byteLength));
-  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return toBase64Url(crypto.getRandomValues(new Uint8Array(byteLength)));
 }
+
+/** base64url without padding (RFC 4648 section 5). */
+export const toBase64Url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+/** The bytes of base64url text; throws on text that is not base64. */
+export const fromBase64Url = (text: string) =>
+  Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/")), (character) => character.charCodeAt(0));
 
 export async function sha256Hex(value: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value));

@@ -1,15 +1,23 @@
 import type { Context } from "hono";
 import { z } from "@hono/zod-openapi";
-import { inArray, sql, type SQL } from "drizzle-orm";
+import { asc, desc, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "./db";
 import type { AppEnv } from "./env";
+import { fromBase64Url, toBase64Url } from "./ids";
 import { publicUrl } from "./public-url";
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
 
-export type Page = { limit: number; offset: number };
+/**
+ * `after`: the sort key of the row before the page, from the `next` link of the page before it
+ * (`seekOrder`), used only when it was made for this very offset.
+ */
+export type Page = { limit: number; offset: number; after?: Cursor };
+
+/** A sort key in a cursor: what a row's columns hold. */
+type Cursor = (string | number | boolean)[];
 
 /**
  * A parameter sent more than once reaches the validator as a list: accepted, then ignored.
@@ -38,12 +46,29 @@ function nonNegativeInteger(c: Context, name: string): number | undefined {
 
 export function readPage(c: Context): Page {
   const limit = nonNegativeInteger(c, "limit");
-  const offset = nonNegativeInteger(c, "offset");
+  const offset = nonNegativeInteger(c, "offset") ?? 0;
   return {
     limit: limit === undefined || limit === 0 ? DEFAULT_PAGE_SIZE : Math.min(limit, MAX_PAGE_SIZE),
-    offset: offset ?? 0,
+    offset,
+    after: readCursor(c.req.query("after"), offset),
   };
 }
+
+/** A cursor is `{"o": offset, "k": [sort key]}` in base64url JSON; anything else is ignored. */
+function readCursor(value: string | undefined, offset: number): Cursor | undefined {
+  if (!value || value.length > 1024) return undefined;
+  try {
+    const cursor: unknown = JSON.parse(new TextDecoder().decode(fromBase64Url(value)));
+    if (typeof cursor !== "object" || cursor === null) return undefined;
+    const { o, k } = cursor as { o?: unknown; k?: unknown };
+    const valid = o === offset && Array.isArray(k) && k.every((part) => ["string", "number", "boolean"].includes(typeof part));
+    return valid ? (k as Cursor) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const encodeCursor = (offset: number, key: unknown[]) => toBase64Url(new TextEncoder().encode(JSON.stringify({ o: offset, k: key })));
 
 export const paginated = <T extends z.ZodType>(item: T) =>
   z.object({
@@ -53,21 +78,29 @@ export const paginated = <T extends z.ZodType>(item: T) =>
     results: z.array(item),
   });
 
-function pageUrl(c: Context<AppEnv>, page: Page): string {
+function pageUrl(c: Context<AppEnv>, page: Page, after?: string): string {
   const request = new URL(c.req.url);
   const url = publicUrl(c, `${request.pathname}${request.search}`);
   url.searchParams.set("limit", String(page.limit));
   url.searchParams.set("offset", String(page.offset));
+  url.searchParams.delete("after");
+  if (after !== undefined) url.searchParams.set("after", after);
   return url.toString();
 }
 
-/** A page: absolute `next`/`previous` links that keep the other query parameters, or null. */
-export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, results: T[]) {
+/**
+ * A page: absolute `next`/`previous` links that keep the other query parameters, or null. With
+ * `lastKey` (the sort key of the page's last row, `keyOfRow`), `next` also carries a cursor, so
+ * that following it seeks past that row instead of skipping `offset` rows.
+ */
+export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, results: T[], lastKey?: unknown[]) {
   const hasNext = page.offset + page.limit < count;
   const hasPrevious = page.offset > 0;
+  const nextOffset = page.offset + page.limit;
+  const cursor = lastKey && results.length === page.limit ? encodeCursor(nextOffset, lastKey) : undefined;
   return {
     count,
-    next: hasNext ? pageUrl(c, { limit: page.limit, offset: page.offset + page.limit }) : null,
+    next: hasNext ? pageUrl(c, { limit: page.limit, offset: nextOffset }, cursor) : null,
     previous: hasPrevious
       ? pageUrl(c, { limit: page.limit, offset: Math.max(0, page.offset - page.limit) })
       : null,
@@ -76,14 +109,61 @@ export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, r
 }
 
 /**
+ * A list's order along its index, each column in its direction, the last one unique (the id): a
+ * page can then start right after a row, by its sort key, however deep it is.
+ */
+export type SeekOrder = { columns: [SQLiteColumn, "asc" | "desc"][]; sql: SQL[] };
+
+export const seekOrder = (columns: [SQLiteColumn, "asc" | "desc"][]): SeekOrder => ({
+  columns,
+  sql: columns.map(([column, direction]) => (direction === "desc" ? desc(column) : asc(column))),
+});
+
+/** The sort key of a row of the order's table (`select()` of it): what a cursor carries. */
+export function keyOfRow(order: SeekOrder, row: Record<string, unknown>): unknown[] {
+  return order.columns.map(([column]) => {
+    const entry = Object.entries(getTableColumns(column.table)).find(([, candidate]) => candidate === column);
+    if (!entry) throw new Error(`${column.name} is not a column of its table`);
+    return row[entry[0]];
+  });
+}
+
+/**
  * A page's rows by their ids, the ids read first along the list's index alone (a deferred join):
  * an offset then skips narrow index entries instead of whole rows and their joins, and only the
  * page's rows are read and joined. `order` must be what the index holds, in its order; the outer
- * query orders its few rows the same way.
+ * query orders its few rows the same way. With a `SeekOrder` and a cursor for this offset, the
+ * ids start right after the cursor's row (a row-value comparison the index answers), and no
+ * entry is skipped.
  */
-export function onPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SQL[], page: Page): SQL {
-  const ids = db.select({ id }).from(id.table).where(where).orderBy(...order).limit(page.limit).offset(page.offset);
-  return inArray(id, ids);
+export function onPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SQL[] | SeekOrder, page: Page): SQL {
+  if (!Array.isArray(order) && page.after?.length === order.columns.length) return seekPage(db, id, where, order, page.limit, page.after);
+  const sorted = Array.isArray(order) ? order : order.sql;
+  return inArray(id, db.select({ id }).from(id.table).where(where).orderBy(...sorted).limit(page.limit).offset(page.offset));
+}
+
+/**
+ * The ids after the row whose sort key is `after`, as the union of one index range per column:
+ * rows tied with it on the columns before, and past it on this one. Each range reads at most
+ * `limit` entries; the union is sorted and cut to `limit`. (A row-value comparison would be one
+ * range, but SQLite neither range-scans one that ends with a table's rowid nor mixes directions.)
+ */
+function seekPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, limit: number, after: Cursor) {
+  const keys = order.columns.map(([column, direction], index) => ({
+    column,
+    alias: `key_${index}`,
+    direction: sql.raw(direction),
+    value: sql.param(after[index], column),
+    past: sql.raw(direction === "desc" ? "<" : ">"),
+  }));
+  const fields = Object.fromEntries([["id", sql`${id}`.as("id")], ...keys.map((key) => [key.alias, sql`${key.column}`.as(key.alias)])]);
+  const ranges = keys.map((key, index) => {
+    const tied = keys.slice(0, index).map((earlier) => sql`${earlier.column} = ${earlier.value}`);
+    const condition = sql.join([...tied, sql`${key.column} ${key.past} ${key.value}`, ...(where ? [where] : [])], sql` and `);
+    return sql`select * from (${db.select(fields).from(id.table).where(condition).orderBy(...order.sql).limit(limit)})`;
+  });
+  const sorted = sql.join(keys.map((key) => sql`${sql.identifier(key.alias)} ${key.direction}`), sql`, `);
+  return sql`${id} in (select "id" from (${sql.join(ranges, sql` union all `)}) order by ${sorted} limit ${limit})`;
 }
 
 /**

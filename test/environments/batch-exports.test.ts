@@ -15,6 +15,7 @@ import {
   ISO_TIMESTAMP,
   setupOrganization,
   UUID,
+  nextLink,
 } from "../support/harness";
 import { AUTHENTICATION_FAILED, NOT_AUTHENTICATED, NOT_FOUND, expectError, missingScope } from "../support/error-bodies";
 
@@ -224,7 +225,7 @@ describe("GET /api/environments/:project_id/batch_exports", () => {
     expect(first.status).toBe(200);
     expect(first.body).toEqual({
       count: 3,
-      next: `http://localhost${exportsPath(project.id)}?limit=2&offset=2`,
+      next: nextLink(exportsPath(project.id), 2, 2, ["2026-05-01T11:00:00.000Z", middle.id]),
       previous: null,
       results: [
         s3ExportBody(project.id, { id: newest.id, name: "newest", created_at: "2026-05-01T12:00:00.000Z", last_updated_at: "2026-05-01T12:00:00.000Z" }),

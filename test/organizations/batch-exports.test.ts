@@ -9,6 +9,7 @@ import {
   ISO_TIMESTAMP,
   setupOrganization,
   UUID,
+  nextLink,
 } from "../support/harness";
 import { NOT_AUTHENTICATED, NOT_FOUND, expectError, missingScope } from "../support/error-bodies";
 
@@ -79,7 +80,7 @@ describe("GET /api/organizations/:organization_id/batch_exports", () => {
     expect(page.status).toBe(200);
     expect(page.body).toEqual({
       count: 3,
-      next: `http://localhost${organizationExports(organization.id)}/?limit=2&offset=2`,
+      next: nextLink(`${organizationExports(organization.id)}/`, 2, 2, [other.created_at, other.id]),
       previous: null,
       results: [exportBody(newest), exportBody(other)],
     });

@@ -12,6 +12,7 @@ import {
   ISO_TIMESTAMP,
   setupOrganization,
   UUID,
+  nextLink,
 } from "../support/harness";
 import { AUTHENTICATION_FAILED, INSUFFICIENT_LEVEL, NOT_AUTHENTICATED, NOT_FOUND, expectError, missingScope } from "../support/error-bodies";
 
@@ -190,7 +191,7 @@ describe("GET /api/organizations/:organization_id/domains", () => {
     expect(first.status).toBe(200);
     expect(first.body).toEqual({
       count: 3,
-      next: `http://localhost${domainsPath("@current")}?limit=2&offset=2`,
+      next: nextLink(domainsPath("@current"), 2, 2, [first.body.results[1].domain, first.body.results[1].id]),
       previous: null,
       results: [
         expect.objectContaining({ domain: `alpha-${stamp}.example.com`, is_verified: false }),

@@ -139,6 +139,47 @@ describe("body size", () => {
 });
 
 describe("pagination parameters", () => {
+  it("walks a list through its `next` links in the order of one whole page, ties and mixed directions included", async () => {
+    const { key, project } = await setupOrganization();
+    const path = `/api/environments/${project.id}/dashboards`;
+    // Pinned first, then by name, then by id: equal names and both pinned states.
+    for (const [name, pinned] of [["b", false], ["a", true], ["b", true], ["a", false], ["b", false], ["c", true], ["a", false]] as const) {
+      expect((await api("POST", path, { key, body: { name, pinned } })).status).toBe(201);
+    }
+    const whole = await api("GET", `${path}?limit=100`, { key });
+    const walked: unknown[] = [];
+    let next: string | null = `${path}?limit=2`;
+    while (next) {
+      const page: Awaited<ReturnType<typeof api>> = await api("GET", next, { key });
+      walked.push(...page.body.results);
+      next = page.body.next && `${new URL(page.body.next).pathname}${new URL(page.body.next).search}`;
+      if (next) expect(next).toContain("&after=");
+    }
+    expect(walked).toEqual(whole.body.results);
+  });
+
+  it("ignores a cursor that is not one, or was made for another offset: the offset decides", async () => {
+    const { key, organization } = await setupOrganization();
+    for (let index = 0; index < 3; index += 1) {
+      await api("POST", `/api/organizations/${organization.id}/invites`, { key, body: { target_email: `page-${index}@example.com`, send_email: false } });
+    }
+    const path = `/api/organizations/${organization.id}/invites?limit=1`;
+    const second = await api("GET", `${path}&offset=1`, { key });
+    const next = new URL((await api("GET", path, { key })).body.next);
+    const cursor = next.searchParams.get("after")!;
+    const json = (value: unknown) => btoa(JSON.stringify(value)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+
+    for (const after of ["%%%", "bm90IGpzb24", json([1, 2]), json({ o: 1, k: [{ nested: true }] }), "x".repeat(2000)]) {
+      const response = await api("GET", `${path}&offset=1&after=${after}`, { key });
+      expect(response.status, after).toBe(200);
+      expect(response.body, after).toEqual(second.body);
+    }
+    // Made for offset 1: sent with offset 2, the offset wins.
+    const third = await api("GET", `${path}&offset=2`, { key });
+    expect((await api("GET", `${path}&offset=2&after=${cursor}`, { key })).body).toEqual(third.body);
+    expect((await api("GET", next.pathname + next.search, { key })).body.results).toEqual(second.body.results);
+  });
+
   it("falls back to the defaults when limit or offset is sent twice", async () => {
     const { key } = await setupOrganization();
     const response = await api("GET", "/api/organizations?limit=5&limit=7&offset=1&offset=2", { key });

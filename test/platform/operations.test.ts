@@ -2,7 +2,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import app from "../../src/index";
-import { addMember, api, setupOrganization } from "../support/harness";
+import { addMember, api, nextLink, setupOrganization } from "../support/harness";
 import { MembershipLevel } from "../../src/platform/levels";
 
 /** The Worker with `PUBLIC_BASE_URL` set, as a deployment behind a proxy would have it. */
@@ -88,7 +88,8 @@ describe("PUBLIC_BASE_URL", () => {
     const members = `/api/organizations/${organization.id}/members`;
 
     const page = await behindProxy(`${members}?limit=1`, key);
-    expect(page.next).toBe(`https://api.example.test${members}?limit=1&offset=1`);
+    const [last] = page.results as { joined_at: string; id: string }[];
+    expect(page.next).toBe(nextLink(members, 1, 1, [last!.joined_at, last!.id], "https://api.example.test"));
     const document = await behindProxy("/api/schema", key);
     expect(document.servers).toEqual([{ url: "https://api.example.test", description: "This server" }]);
   });

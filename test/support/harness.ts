@@ -163,6 +163,16 @@ export const errorBody = (type: string, code: string, detail: string, attr: stri
   attr,
 });
 
+/**
+ * A `next` link as lists write it: `limit` and `offset`, then the cursor naming the sort key of
+ * the page's last row (base64url JSON), so that following it seeks instead of skipping.
+ */
+export function nextLink(path: string, limit: number, offset: number, lastKey: unknown[], origin = "http://localhost") {
+  const cursor = btoa(JSON.stringify({ o: offset, k: lastKey })).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  const separator = path.includes("?") ? "&" : "?";
+  return `${origin}${path}${separator}limit=${limit}&offset=${offset}&after=${cursor}`;
+}
+
 export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

@@ -27,7 +27,7 @@ export const listProjectBatchExports: Handler<"list"> = async (c) => {
   const where = and(queries.ofEnvironment(read.environmentId), queries.liveBatchExports);
   const count = counterOf(environments.batchExportCount, eq(environments.id, read.environmentId));
   const result = await queries.listBatchExports(read.db, read.batch, where, count, page);
-  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport)), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.lastKey), 200);
 };
 
 export const createProjectBatchExport: Handler<"create"> = async (c) => {

@@ -1,11 +1,11 @@
-import { and, desc, eq, ne, type SQL } from "drizzle-orm";
+import { and, eq, ne, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { batchExports } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import type { Database, ReadBatch } from "../../platform/db";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
-import { onPage, selectCount, type Page } from "../../platform/pagination";
+import { keyOfRow, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 
 type Statement = BatchItem<"sqlite">;
 
@@ -17,15 +17,16 @@ export const liveBatchExport = (id: string) => and(eq(batchExports.id, id), eq(b
 export const liveBatchExports = eq(batchExports.deleted, false);
 export const ofEnvironment = (environmentId: number) => eq(batchExports.environmentId, environmentId);
 
-const newestFirst = [desc(batchExports.createdAt), desc(batchExports.id)];
+const newestFirst = seekOrder([[batchExports.createdAt, "desc"], [batchExports.id, "desc"]]);
 
 /** A page, newest first (as PostHog), with its `count` (see `selectCount`): one round trip. */
 export async function listBatchExports(db: Database, batch: ReadBatch, where: SQL | undefined, count: SQL<number>, page: Page) {
   const [[total], rows] = await batch([
     selectCount(db, count),
-    db.select().from(batchExports).where(onPage(db, batchExports.id, where, newestFirst, page)).orderBy(...newestFirst),
+    db.select().from(batchExports).where(onPage(db, batchExports.id, where, newestFirst, page)).orderBy(...newestFirst.sql),
   ]);
-  return { count: total?.value ?? 0, rows };
+  const last = rows.at(-1);
+  return { count: total?.value ?? 0, rows, lastKey: last && keyOfRow(newestFirst, last) };
 }
 
 export const selectBatchExport = (db: Database, where: SQL | undefined) => db.select().from(batchExports).where(where).limit(1);

@@ -62,7 +62,7 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
     tags: query.tags ? normalizeTags(splitQueryList(query.tags, "tags")) : undefined,
   });
   const results = result.rows.map((row) => toDashboardListItem(row, scope.caller));
-  return c.json(pageEnvelope(c, page, result.count, results), 200);
+  return c.json(pageEnvelope(c, page, result.count, results, result.lastKey), 200);
 };
 
 /** The dashboard and its tiles, with the project: one round trip, whatever the number of tiles. */

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, exists, inArray, isNull, lt, ne, notExists, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, exists, inArray, isNull, lt, ne, notExists, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import type { BatchItem } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
@@ -15,7 +15,7 @@ import {
 } from "../../db/schema";
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
-import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, keyOfRow, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { isAdmin } from "../../platform/levels";
 import { resolveProjectWith } from "../../platform/project-context";
@@ -162,7 +162,7 @@ function listConditions(scope: DashboardScope, filters: DashboardListFilters) {
 }
 
 /** The listing index's order: pinned first, then by name. */
-const listingOrder = [desc(dashboards.pinned), asc(dashboards.name), asc(dashboards.id)];
+const listingOrder = seekOrder([[dashboards.pinned, "desc"], [dashboards.name, "asc"], [dashboards.id, "asc"]]);
 
 /**
  * A page of the environment's live dashboards and their count: one round trip. The count is the
@@ -178,9 +178,10 @@ export async function listDashboards(db: Database, scope: DashboardScope, page: 
     : db.$count(dashboards, where);
   const [[counted], rows] = await db.batch([
     selectCount(db, total),
-    selectDashboards(db, scope).where(onPage(db, dashboards.id, where, listingOrder, page)).orderBy(...listingOrder),
+    selectDashboards(db, scope).where(onPage(db, dashboards.id, where, listingOrder, page)).orderBy(...listingOrder.sql),
   ]);
-  return { count: counted?.value ?? 0, rows };
+  const last = rows.at(-1);
+  return { count: counted?.value ?? 0, rows, lastKey: last && keyOfRow(listingOrder, last.dashboard) };
 }
 
 export type NewInsight = { name: string | null; description: string; query: Record<string, unknown> | null; tags: string[] };

@@ -1,4 +1,4 @@
-import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { domains, organizations } from "../../db/schema";
 import { isUniqueViolation, type Database } from "../../platform/db";
@@ -6,7 +6,7 @@ import { validationError } from "../../platform/errors";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { nowIso, randomUrlSafeToken } from "../../platform/ids";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { onPage, type Page } from "../../platform/pagination";
+import { keyOfRow, onPage, seekOrder, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
 type DomainSettings = Pick<
@@ -22,16 +22,17 @@ const domainOfOrganization = (organizationId: OrganizationRef, id: string) =>
 /** A page of the organization's domains, sorted by domain (as PostHog), with the organization's counter. */
 export async function listDomains(read: OrganizationRead, page: Page) {
   const { db, organizationId } = read;
-  const byDomain = [asc(domains.domain)];
+  const byDomain = seekOrder([[domains.domain, "asc"], [domains.id, "asc"]]);
   const [[total], rows] = await read.batch([
     db.select({ value: organizations.domainCount }).from(organizations).where(eq(organizations.id, organizationId)),
     db
       .select()
       .from(domains)
       .where(onPage(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page))
-      .orderBy(...byDomain),
+      .orderBy(...byDomain.sql),
   ]);
-  return { count: total?.value ?? 0, rows };
+  const last = rows.at(-1);
+  return { count: total?.value ?? 0, rows, lastKey: last && keyOfRow(byDomain, last) };
 }
 
 /** The domain the path names, read in the round trip that resolves the organization (PATCH, verify). */

@@ -1,10 +1,10 @@
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
 import { chunkForInsert, type Database } from "../../platform/db";
 import type { OrganizationRead } from "../../platform/organization-context";
-import { onPage, type Page } from "../../platform/pagination";
+import { keyOfRow, onPage, seekOrder, type Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
 
@@ -37,7 +37,7 @@ export function toInvite(row: InviteRow, createdBy: UserRow | null): Invite {
   };
 }
 
-const newestFirst = [desc(invites.createdAt), desc(invites.id)];
+const newestFirst = seekOrder([[invites.createdAt, "desc"], [invites.id, "desc"]]);
 
 /**
  * Newest first; the creator joined in for the page's invites only, so a page is one query
@@ -52,9 +52,14 @@ export async function listInvitesPage(read: OrganizationRead, page: Page) {
       .from(invites)
       .leftJoin(users, eq(users.id, invites.createdById))
       .where(onPage(db, invites.id, eq(invites.organizationId, organizationId), newestFirst, page))
-      .orderBy(...newestFirst),
+      .orderBy(...newestFirst.sql),
   ]);
-  return { count: total?.value ?? 0, invites: rows.map((row) => toInvite(row.invite, row.createdBy)) };
+  const last = rows.at(-1);
+  return {
+    count: total?.value ?? 0,
+    invites: rows.map((row) => toInvite(row.invite, row.createdBy)),
+    lastKey: last && keyOfRow(newestFirst, last.invite),
+  };
 }
 
 /** A project named in `private_project_access`, with the inviter's own grant on it. */

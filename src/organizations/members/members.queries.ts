@@ -1,4 +1,4 @@
-import { and, count, desc, eq, exists, inArray, ne, notExists } from "drizzle-orm";
+import { and, count, eq, exists, inArray, ne, notExists } from "drizzle-orm";
 import { dashboardCollaborators, dashboards, environments, organizationMemberships, organizations, users } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
@@ -8,7 +8,7 @@ import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } 
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { MembershipLevel } from "../../platform/levels";
-import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, keyOfRow, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import { toUserBasic } from "../../users/user-basic";
 import type { Member } from "./members.routes";
 
@@ -34,6 +34,8 @@ export function toMember(membership: MembershipRow, user: UserRow): Member {
  * Users are joined, not fetched one by one: a page costs one query whatever its size. The count
  * reads memberships only; e-mails are stored lower-cased, so `?email=` is one unique-index probe.
  */
+const latestJoinedFirst = seekOrder([[organizationMemberships.joinedAt, "desc"], [organizationMemberships.id, "desc"]]);
+
 export async function listMembersPage(read: OrganizationRead, page: Page, email: string | undefined) {
   const { db, organizationId } = read;
   const where = and(
@@ -46,7 +48,7 @@ export async function listMembersPage(read: OrganizationRead, page: Page, email:
         ),
   );
   // One member at most has the e-mail: no order to walk the joined-at index in for it.
-  const order = email ? [] : [desc(organizationMemberships.joinedAt), desc(organizationMemberships.id)];
+  const order = email ? [] : latestJoinedFirst;
   const total = email ? db.$count(organizationMemberships, where) : counterOf(organizations.memberCount, eq(organizations.id, organizationId));
   const [[counted], rows] = await read.batch([
     selectCount(db, total),
@@ -55,9 +57,14 @@ export async function listMembersPage(read: OrganizationRead, page: Page, email:
       .from(organizationMemberships)
       .innerJoin(users, eq(users.id, organizationMemberships.userId))
       .where(onPage(db, organizationMemberships.id, where, order, page))
-      .orderBy(...order),
+      .orderBy(...(Array.isArray(order) ? order : order.sql)),
   ]);
-  return { count: counted?.value ?? 0, members: rows.map((row) => toMember(row.membership, row.user)) };
+  const last = rows.at(-1);
+  return {
+    count: counted?.value ?? 0,
+    members: rows.map((row) => toMember(row.membership, row.user)),
+    lastKey: last && !email ? keyOfRow(latestJoinedFirst, last.membership) : undefined,
+  };
 }
 
 const ME = "@me";

@@ -1,11 +1,11 @@
-import { and, asc, count, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, count, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
 import { boundAs, inJsonList, jsonObjectWithKeys, type Database } from "../../platform/db";
 import { MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
-import { counterOf, onPage, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, keyOfRow, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import { assertPersonalApiKeysAllowed, callerInOrganization, type OrganizationRead } from "../../platform/organization-context";
 import {
   effectiveProjectLevel,
@@ -177,7 +177,7 @@ function visibleProjectsWhere(actor: Actor, filters: SQL[]) {
   return and(projectVisible, ...projectsInKeyScope(actor), ...filters);
 }
 
-const byCreation = [asc(projects.createdAt), asc(projects.id)];
+const byCreation = seekOrder([[projects.createdAt, "asc"], [projects.id, "asc"]]);
 
 /**
  * The organization's projects the caller sees, paged along one index. Counted by the
@@ -196,9 +196,10 @@ export async function listProjectsOfOrganization(read: OrganizationRead, actor: 
       : db.$count(projects, where);
   const [[counted], rows] = await read.batch([
     selectCount(db, total),
-    db.select().from(projects).where(onPage(db, projects.id, where, byCreation, page)).orderBy(...byCreation),
+    db.select().from(projects).where(onPage(db, projects.id, where, byCreation, page)).orderBy(...byCreation.sql),
   ]);
-  return { count: counted?.value ?? 0, projects: rows };
+  const last = rows.at(-1);
+  return { count: counted?.value ?? 0, projects: rows, lastKey: last && keyOfRow(byCreation, last) };
 }
 
 /**
@@ -243,12 +244,12 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
     .from(projects)
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
     .where(visibleProjectsWhere(actor, []))
-    .orderBy(...byCreation)
+    .orderBy(...byCreation.sql)
     .limit(page.limit)
     .offset(page.offset);
   const [[total], rows] = await db.batch([
     selectCount(db, visibleProjectCount(db, actor)),
-    db.select().from(projects).where(inArray(projects.id, pageIds)).orderBy(...byCreation),
+    db.select().from(projects).where(inArray(projects.id, pageIds)).orderBy(...byCreation.sql),
   ]);
   return { count: total?.value ?? 0, projects: rows };
 }

@@ -1,8 +1,8 @@
-import { and, desc, eq, lt, sql } from "drizzle-orm";
+import { and, eq, lt, sql } from "drizzle-orm";
 import { activityLog, activityLogAnchors, organizations, webhookDeliveries, webhooks } from "../../db/schema";
 import { boundAs, type Database } from "../../platform/db";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { onPage, type Page } from "../../platform/pagination";
+import { keyOfRow, onPage, seekOrder, type Page } from "../../platform/pagination";
 import type { Webhook } from "./webhooks.schema";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
@@ -47,7 +47,7 @@ export const webhookOfPath = resolveOrganizationWith((read, c) => [
   read.db.select().from(webhooks).where(ofOrganization(read.organizationId, c.req.param("id") ?? "")),
 ]);
 
-const newestFirst = [desc(webhooks.createdAt), desc(webhooks.id)];
+const newestFirst = seekOrder([[webhooks.createdAt, "desc"], [webhooks.id, "desc"]]);
 
 export const MAX_WEBHOOKS_PER_ORGANIZATION = 50;
 
@@ -92,12 +92,13 @@ export async function listWebhooksPage(read: OrganizationRead, page: Page) {
   const ofOrg = eq(webhooks.organizationId, organizationId);
   const [[total], rows] = await read.batch([
     db.select({ value: organizations.webhookCount }).from(organizations).where(eq(organizations.id, organizationId)),
-    db.select().from(webhooks).where(onPage(db, webhooks.id, ofOrg, newestFirst, page)).orderBy(...newestFirst),
+    db.select().from(webhooks).where(onPage(db, webhooks.id, ofOrg, newestFirst, page)).orderBy(...newestFirst.sql),
   ]);
-  return { count: total?.value ?? 0, results: rows.map(toWebhook) };
+  const last = rows.at(-1);
+  return { count: total?.value ?? 0, results: rows.map(toWebhook), lastKey: last && keyOfRow(newestFirst, last) };
 }
 
-const deliveriesNewestFirst = [desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id)];
+const deliveriesNewestFirst = seekOrder([[webhookDeliveries.createdAt, "desc"], [webhookDeliveries.id, "desc"]]);
 
 /** The webhook (of the organization) and a page of its deliveries, newest first, in one round trip. */
 export async function listDeliveriesPage(read: OrganizationRead, webhookId: string, page: Page) {
@@ -109,7 +110,10 @@ export async function listDeliveriesPage(read: OrganizationRead, webhookId: stri
       .select()
       .from(webhookDeliveries)
       .where(onPage(db, webhookDeliveries.id, ofWebhook, deliveriesNewestFirst, page))
-      .orderBy(...deliveriesNewestFirst),
+      .orderBy(...deliveriesNewestFirst.sql),
   ]);
-  return webhook ? { count: webhook.deliveryCount, results: rows.map(toDelivery) } : undefined;
+  const last = rows.at(-1);
+  return webhook
+    ? { count: webhook.deliveryCount, results: rows.map(toDelivery), lastKey: last && keyOfRow(deliveriesNewestFirst, last) }
+    : undefined;
 }
