@@ -1,7 +1,6 @@
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { ReadBatch } from "./db";
 import type { AppEnv } from "./env";
 import { insufficientLevel } from "./errors";
 
@@ -30,19 +29,15 @@ export function assertMinimumLevel(c: Context<AppEnv>, level: number) {
 
 /**
  * A resolver for a write whose handler first reads what its path names (the row it changes):
- * `open` resolves the organization or project (`organizationRead`, `projectRead`) and `reads` go in
- * its round trip, so the write is the second and last. It runs as a middleware, before the body
- * is read, as every write's resolver does; the handler takes the rows from `results`.
+ * `load` resolves the organization or project (`organizationRead`, `projectRead`) with those reads
+ * in its round trip, so the write is the second and last. It runs as a middleware, before the
+ * body is read, as every write's resolver does; the handler takes the rows from `results`.
  */
-export function resolverWith<R extends { batch: ReadBatch }, T extends [Statement, ...Statement[]]>(
-  open: (c: Context<AppEnv>) => R | Promise<R>,
-  reads: (read: R, c: Context<AppEnv>) => T,
-) {
+export function resolverWith<T extends [Statement, ...Statement[]]>(load: (c: Context<AppEnv>) => Promise<BatchResponse<T>>) {
   const loaded = new WeakMap<Context<AppEnv>, BatchResponse<T>>();
   return {
     middleware: createMiddleware<AppEnv>(async (c, next) => {
-      const read = await open(c);
-      loaded.set(c, await read.batch(reads(read, c)));
+      loaded.set(c, await load(c));
       await next();
     }),
     /** What the reads returned, for the request's handler. */

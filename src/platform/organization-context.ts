@@ -87,7 +87,11 @@ export function callerInOrganization(userId: number, organizationId: Organizatio
  */
 export const resolveOrganizationWith = <T extends [Statement, ...Statement[]]>(
   reads: (read: OrganizationRead, c: Context<AppEnv>) => T,
-) => resolverWith(organizationRead, reads);
+) =>
+  resolverWith((c) => {
+    const read = organizationRead(c);
+    return read.batch(reads(read, c));
+  });
 
 /**
  * `resolveOrganization` in two halves, for a read that fetches the membership in the same round

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { integerOrCurrentPathId } from "./path-ids";
-import { and, asc, eq, gte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gte, min, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -11,7 +11,7 @@ import type { Actor, AppEnv, ProjectContext } from "./env";
 import { notFound } from "./errors";
 import { MembershipLevel } from "./levels";
 import { assertPersonalApiKeysAllowed, callerOrganizationId, CURRENT } from "./organization-context";
-import { inJsonList, type Database, type ReadBatch } from "./db";
+import { inJsonList, type Database } from "./db";
 import { assertMinimumLevel, deferContext, resolverWith } from "./deferred-context";
 
 /** The path parameter `resolveProject` reads, for every environment route's schema. */
@@ -135,52 +135,85 @@ export const deferProject = createMiddleware<AppEnv>(async (c, next) => {
 /** A read of a `deferProject` route: its statements and the project, in one round trip. */
 export type ProjectRead = {
   db: Database;
-  environmentId: number;
   /**
-   * Runs the statements with the project and the caller's rights, and admits them (404, 403)
-   * before any result is returned. The statements run before access is known: they must only read.
+   * Runs the statements `build` makes for the environment with the project and the caller's
+   * rights, and admits them (404, 403) before any result is returned. The statements run before
+   * access is known: they must only read. `build` may be called twice (`@current`, below).
    */
-  batch: ReadBatch;
+  batch<T extends [Statement, ...Statement[]]>(build: (environmentId: number) => T): Promise<BatchResponse<T>>;
 };
 
 /**
- * `@current` is resolved first, in a round trip of its own: choosing the current project is a
- * statement too large to repeat in every statement of the read (D1 binds at most 100 values).
+ * The environment `@current` last resolved to, per key, in this isolate: a guess that lets an
+ * `@current` read go in one round trip. The round trip also reads which environment `@current`
+ * picks now (with the key's scope and the caller's rights); when that is not the guess, the
+ * results are dropped and read again for the right one. So a stale guess costs a round trip,
+ * never a wrong answer. Choosing in every statement instead would repeat a statement too large
+ * to bind in each (D1 binds at most 100 values).
  */
-export async function projectRead(c: Context<AppEnv>): Promise<ProjectRead> {
+const currentEnvironmentGuesses = new Map<string, number>();
+const MAX_CURRENT_ENVIRONMENT_GUESSES = 10_000;
+
+function rememberCurrentEnvironment(keyId: string, environmentId: number) {
+  currentEnvironmentGuesses.delete(keyId);
+  if (currentEnvironmentGuesses.size >= MAX_CURRENT_ENVIRONMENT_GUESSES) {
+    const oldest = currentEnvironmentGuesses.keys().next();
+    if (!oldest.done) currentEnvironmentGuesses.delete(oldest.value);
+  }
+  currentEnvironmentGuesses.set(keyId, environmentId);
+}
+
+/** The environment `@current` picks: the first of the current project. */
+const selectCurrentEnvironment = (db: Database, actor: Actor) =>
+  db
+    .select({ id: min(environments.id) })
+    .from(environments)
+    .where(eq(environments.projectId, currentProjectId(db, actor)));
+
+export function projectRead(c: Context<AppEnv>): ProjectRead {
   const { db, actor } = c.var;
   const requested = requestedProject(c);
-  if (requested === CURRENT) {
-    const [row] = await selectProject(db, actor, undefined);
-    const project = acceptProject(c, row);
-    assertMinimumLevel(c, project.level);
-    return { db, environmentId: project.environmentId, batch: (statements) => db.batch(statements) };
+  const named = requested === CURRENT ? undefined : parseProjectId(actor, requested);
+
+  const admit = (rows: unknown) => assertMinimumLevel(c, acceptProject(c, (rows as SelectedProject[])[0]).level);
+
+  async function readEnvironment<T extends [Statement, ...Statement[]]>(environmentId: number, build: (environmentId: number) => T) {
+    const [rows, ...results] = await db.batch([selectProject(db, actor, environmentId), ...build(environmentId)]);
+    admit(rows);
+    return results as BatchResponse<T>;
   }
-  const environmentId = parseProjectId(actor, requested);
+
   return {
     db,
-    environmentId,
-    async batch<T extends [Statement, ...Statement[]]>(statements: T) {
-      const [rows, ...results] = await db.batch([selectProject(db, actor, environmentId), ...statements]);
-      const project = acceptProject(c, (rows as SelectedProject[])[0]);
-      assertMinimumLevel(c, project.level);
-      return results as BatchResponse<T>;
+    async batch<T extends [Statement, ...Statement[]]>(build: (environmentId: number) => T) {
+      if (named !== undefined) return readEnvironment(named, build);
+      const guess = currentEnvironmentGuesses.get(actor.keyId);
+      let current: number | null | undefined;
+      if (guess === undefined) {
+        [{ id: current } = { id: null }] = await selectCurrentEnvironment(db, actor);
+      } else {
+        const [picked, rows, ...results] = await db.batch([selectCurrentEnvironment(db, actor), selectProject(db, actor, guess), ...build(guess)]);
+        current = picked[0]?.id;
+        if (current === guess) {
+          admit(rows);
+          return results as BatchResponse<T>;
+        }
+      }
+      if (current === null || current === undefined) throw notFound();
+      rememberCurrentEnvironment(actor.keyId, current);
+      return readEnvironment(current, build);
     },
   };
 }
 
 /** `resolveOrganizationWith` for a project: the project and what the path names, in one round trip. */
-export const resolveProjectWith = <T extends [Statement, ...Statement[]]>(reads: (read: ProjectRead, c: Context<AppEnv>) => T) =>
-  resolverWith(projectRead, reads);
+export const resolveProjectWith = <T extends [Statement, ...Statement[]]>(
+  reads: (db: Database, environmentId: number, c: Context<AppEnv>) => T,
+) => resolverWith((c) => projectRead(c).batch((environmentId) => reads(c.var.db, environmentId, c)));
 
 /** `projectRead` for statements that need only the environment id. */
-export async function resolveProjectAndRead<T extends [Statement, ...Statement[]]>(
-  c: Context<AppEnv>,
-  reads: (environmentId: number) => T,
-): Promise<BatchResponse<T>> {
-  const read = await projectRead(c);
-  return read.batch(reads(read.environmentId));
-}
+export const resolveProjectAndRead = <T extends [Statement, ...Statement[]]>(c: Context<AppEnv>, reads: (environmentId: number) => T) =>
+  projectRead(c).batch(reads);
 
 /**
  * The caller's membership id in the environment's organization, as SQL: for reads batched with
@@ -189,6 +222,16 @@ export async function resolveProjectAndRead<T extends [Statement, ...Statement[]
 export const membershipInEnvironment = (userId: number, environmentId: number) =>
   sql<string>`(select ${organizationMemberships.id} from ${organizationMemberships}
     join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
+    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${userId})`;
+
+/**
+ * The caller's level in the environment's project (`effectiveProjectLevel`) as SQL, for reads
+ * batched with the project before the level is known. Null when the caller is not a member.
+ */
+export const projectLevelInEnvironment = (userId: number, environmentId: number) =>
+  sql<number>`(select ${effectiveProjectLevel} from ${organizationMemberships}
+    join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
+    join ${projects} on ${projects.id} = ${environments.projectId}
     where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${userId})`;
 
 function requestedProject(c: Context<AppEnv>): string {

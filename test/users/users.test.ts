@@ -237,3 +237,31 @@ describe("PATCH /api/users/@me", () => {
     expectError(await api("PATCH", "/api/users/@me", { body: {} }), 401, NOT_AUTHENTICATED);
   });
 });
+
+describe("@current reads", () => {
+  /** The name of the one dashboard of the caller's current environment, and what reading it cost. */
+  async function currentDashboard(key: string) {
+    const response = await api("GET", "/api/environments/@current/dashboards", { key });
+    expect(response.status).toBe(200);
+    return { name: response.body.results.map((dashboard: { name: string }) => dashboard.name), queries: response.cost.queries };
+  }
+
+  it("take one round trip once the key's choice is known, and follow a changed choice or a project turned private at once", async () => {
+    const { first, second, key } = await userWithTwoOrganizations();
+    for (const [project, name] of [[first.project, "In first"], [second.project, "In second"]] as const) {
+      expect((await api("POST", `/api/environments/${project.id}/dashboards`, { key, body: { name } })).status).toBe(201);
+    }
+    expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 2 });
+    expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 1 });
+
+    expect((await api("PATCH", "/api/users/@me", { key, body: { set_current_team: second.project.id } })).status).toBe(200);
+    expect(await currentDashboard(key)).toEqual({ name: ["In second"], queries: 2 });
+    expect(await currentDashboard(key)).toEqual({ name: ["In second"], queries: 1 });
+
+    // The caller is a plain member of the second organization: a private project is hidden from them.
+    const hidden = await api("PATCH", `/api/projects/${second.project.id}`, { key: second.key, body: { access_control: true } });
+    expect(hidden.status).toBe(200);
+    expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 2 });
+    expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 1 });
+  });
+});

@@ -1,11 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, sql } from "drizzle-orm";
-import { activityLog, dashboards, environments, organizationMemberships } from "../../db/schema";
+import { activityLog, dashboards, environments } from "../../db/schema";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { activityPageEnvelope, ofEnvironmentProject, selectActivityPage } from "../../platform/activity-log/activity-log.queries";
 import type { AppEnv } from "../../platform/env";
 import { MembershipLevel } from "../../platform/levels";
-import { membershipInEnvironment, resolveProjectAndRead } from "../../platform/project-context";
+import { membershipInEnvironment, projectLevelInEnvironment, resolveProjectAndRead } from "../../platform/project-context";
 import { createRouter } from "../../platform/router";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import { projectActivityLogRoute } from "./activity-log.routes";
@@ -18,10 +18,7 @@ import { projectActivityLogRoute } from "./activity-log.routes";
  */
 function dashboardEntriesVisibleTo(userId: number, environmentId: number) {
   const membershipId = membershipInEnvironment(userId, environmentId);
-  const projectId = sql`(select ${environments.projectId} from ${environments} where ${environments.id} = ${environmentId})`;
-  const isProjectAdmin = sql`(
-    (select ${organizationMemberships.level} from ${organizationMemberships} where ${organizationMemberships.id} = ${membershipId}) >= ${MembershipLevel.admin}
-    or ${ruleOfMember("project", projectId, membershipId)} = 'admin')`;
+  const isProjectAdmin = sql`coalesce(${projectLevelInEnvironment(userId, environmentId)} >= ${MembershipLevel.admin}, 0)`;
   const dashboardRule = ruleOfMember("dashboard", dashboards.id, membershipId);
   const dashboardVisible = sql`exists (select 1 from ${dashboards} where ${dashboards.id} = ${activityLog.dashboardId}
     and (${dashboards.createdById} = ${userId} or coalesce(${dashboardRule}, 'editor') <> 'none'))`;

@@ -6,7 +6,7 @@ import { unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { counterOf, pageEnvelope, readPage } from "../../platform/pagination";
-import { projectRead } from "../../platform/project-context";
+import { resolveProjectAndRead } from "../../platform/project-context";
 import { loadKeyring } from "../../platform/secrets";
 import { batchExportChanges, newBatchExport } from "./batch-export-changes";
 import { batchExportActivity, batchExportAfter, batchExportItem, batchExportNameInBatch, trackedBatchExportFields } from "./batch-exports.activity";
@@ -23,10 +23,14 @@ const liveInProject = (environmentId: number, id: string) =>
 
 export const listProjectBatchExports: Handler<"list"> = async (c) => {
   const page = readPage(c);
-  const read = await projectRead(c);
-  const where = and(queries.ofEnvironment(read.environmentId), queries.liveBatchExports);
-  const count = counterOf(environments.batchExportCount, eq(environments.id, read.environmentId));
-  const result = await queries.listBatchExports(read.db, read.batch, where, count, page);
+  const result = await queries.listBatchExports(c.var.db, page, (list) =>
+    resolveProjectAndRead(c, (environmentId) =>
+      list(
+        and(queries.ofEnvironment(environmentId), queries.liveBatchExports),
+        counterOf(environments.batchExportCount, eq(environments.id, environmentId)),
+      ),
+    ),
+  );
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.lastKey), 200);
 };
 
@@ -40,8 +44,8 @@ export const createProjectBatchExport: Handler<"create"> = async (c) => {
 };
 
 export const retrieveProjectBatchExport: Handler<"retrieve"> = async (c) => {
-  const read = await projectRead(c);
-  const [[row]] = await read.batch([queries.selectBatchExport(read.db, liveInProject(read.environmentId, c.req.valid("param").id))]);
+  const id = c.req.valid("param").id;
+  const [[row]] = await resolveProjectAndRead(c, (environmentId) => [queries.selectBatchExport(c.var.db, liveInProject(environmentId, id))]);
   if (!row) throw notFound();
   return c.json(toBatchExport(row), 200);
 };

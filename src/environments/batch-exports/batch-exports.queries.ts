@@ -1,8 +1,8 @@
 import { and, eq, ne, type SQL } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { batchExports } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
-import type { Database, ReadBatch } from "../../platform/db";
+import type { Database } from "../../platform/db";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { keyOfRow, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
@@ -19,12 +19,25 @@ export const ofEnvironment = (environmentId: number) => eq(batchExports.environm
 
 const newestFirst = seekOrder([[batchExports.createdAt, "desc"], [batchExports.id, "desc"]]);
 
-/** A page, newest first (as PostHog), with its `count` (see `selectCount`): one round trip. */
-export async function listBatchExports(db: Database, batch: ReadBatch, where: SQL | undefined, count: SQL<number>, page: Page) {
-  const [[total], rows] = await batch([
-    selectCount(db, count),
-    db.select().from(batchExports).where(onPage(db, batchExports.id, where, newestFirst, page)).orderBy(...newestFirst.sql),
-  ]);
+function pageStatements(db: Database, page: Page, where: SQL | undefined, count: SQL<number>) {
+  const total = selectCount(db, count);
+  const rows = db.select().from(batchExports).where(onPage(db, batchExports.id, where, newestFirst, page)).orderBy(...newestFirst.sql);
+  return [total, rows] as [typeof total, typeof rows];
+}
+
+type PageStatements = ReturnType<typeof pageStatements>;
+
+/**
+ * A page, newest first (as PostHog), with its `count` (see `selectCount`): `read` sends the
+ * statements `list` makes (of the exports `where` selects) in the round trip that resolves the
+ * caller's context.
+ */
+export async function listBatchExports(
+  db: Database,
+  page: Page,
+  read: (list: (where: SQL | undefined, count: SQL<number>) => PageStatements) => Promise<BatchResponse<PageStatements>>,
+) {
+  const [[total], rows] = await read((where, count) => pageStatements(db, page, where, count));
   const last = rows.at(-1);
   return { count: total?.value ?? 0, rows, lastKey: last && keyOfRow(newestFirst, last) };
 }

@@ -1,9 +1,9 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied } from "../../platform/errors";
-import { membershipInEnvironment } from "../../platform/project-context";
+import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/project-context";
 import { rightsOn } from "./dashboard-response";
-import type { DashboardReadScope, DashboardRow, DashboardScope } from "./dashboards.queries";
+import type { DashboardListScope, DashboardReadScope, DashboardRow, DashboardScope } from "./dashboards.queries";
 
 export const NO_EDIT_RIGHT = "You don't have edit permissions for this dashboard.";
 
@@ -20,6 +20,19 @@ export function scopeOf(c: Context<AppEnv>): DashboardScope {
 export function readScopeOf(c: Context<AppEnv>, environmentId: number): DashboardReadScope {
   const userId = c.var.actor.userId;
   return { environmentId, caller: { userId, membershipId: membershipInEnvironment(userId, environmentId) } };
+}
+
+/** The scope of a list batched with the project: the caller's membership and level as SQL. */
+export function listScopeOf(c: Context<AppEnv>, environmentId: number): DashboardListScope {
+  const userId = c.var.actor.userId;
+  return {
+    environmentId,
+    caller: {
+      userId,
+      membershipId: membershipInEnvironment(userId, environmentId),
+      level: projectLevelInEnvironment(userId, environmentId),
+    },
+  };
 }
 
 export function parseDashboardId(value: string): number {

@@ -14,7 +14,7 @@ export function rightsOn(row: DashboardRow, caller: DashboardCaller): DashboardR
     {
       createdById: row.dashboard.createdById,
       restrictionLevel: row.dashboard.restrictionLevel,
-      isCollaborator: row.collaboratorId !== null,
+      isCollaborator: row.isCollaborator,
       accessRule: row.accessRule,
     },
     caller,
@@ -31,7 +31,7 @@ export function toDashboardListItem(row: DashboardRow, caller: DashboardCaller):
     pinned: dashboard.pinned,
     created_at: dashboard.createdAt,
     created_by: toUser(row.createdBy),
-    is_shared: row.sharingEnabled ?? false,
+    is_shared: row.sharingEnabled,
     deleted: dashboard.deleted,
     creation_mode: dashboard.creationMode,
     // Write-only in PostHog: it acts once, at deletion, and always reads back false.

@@ -10,9 +10,9 @@ import { notFound, permissionDenied, validationError } from "../../platform/erro
 import { splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { projectRead } from "../../platform/project-context";
+import { resolveProjectAndRead } from "../../platform/project-context";
 import { dashboardActivity, dashboardItem, newestTileId, tileActivity, tileItem, trackedDashboardFields } from "./dashboards.activity";
-import { editableDashboard, NO_EDIT_RIGHT, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "./dashboard-request";
+import { editableDashboard, listScopeOf, NO_EDIT_RIGHT, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "./dashboard-request";
 import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
 import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
 import {
@@ -20,7 +20,8 @@ import {
   dashboardOfPath,
   deleteInsightsOnlyOn,
   insertTilesStatements,
-  listDashboards,
+  dashboardPageStatements,
+  toDashboardPage,
   newestDashboardId,
   recordDashboardAccess,
   readDashboard,
@@ -55,21 +56,26 @@ function parsePinned(value: string | undefined): boolean | undefined {
 export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   const page = readPage(c);
   const query = c.req.valid("query");
-  const scope = scopeOf(c);
-  const result = await listDashboards(c.var.db, scope, page, {
+  const filters = {
     pinned: parsePinned(query.pinned),
     search: query.search?.trim() || undefined,
     tags: query.tags ? normalizeTags(splitQueryList(query.tags, "tags")) : undefined,
-  });
-  const results = result.rows.map((row) => toDashboardListItem(row, scope.caller));
+  };
+  const result = toDashboardPage(
+    await resolveProjectAndRead(c, (environmentId) => dashboardPageStatements(c.var.db, listScopeOf(c, environmentId), page, filters)),
+  );
+  const caller = scopeOf(c).caller;
+  const results = result.rows.map((row) => toDashboardListItem(row, caller));
   return c.json(pageEnvelope(c, page, result.count, results, result.lastKey), 200);
 };
 
 /** The dashboard and its tiles, with the project: one round trip, whatever the number of tiles. */
 export const retrieveEnvironmentDashboard: Handler<"retrieve"> = async (c) => {
-  const read = await projectRead(c);
   const id = parseDashboardId(c.req.valid("param").id);
-  const [[row], tiles] = await read.batch([selectDashboard(read.db, readScopeOf(c, read.environmentId), id), selectTiles(read.db, id)]);
+  const [[row], tiles] = await resolveProjectAndRead(c, (environmentId) => [
+    selectDashboard(c.var.db, readScopeOf(c, environmentId), id),
+    selectTiles(c.var.db, id),
+  ]);
   const found = { row: visibleDashboard(c, row), tiles };
   const scope = scopeOf(c);
   const lastAccessedAt = found.row.dashboard.lastAccessedAt;

@@ -1,6 +1,6 @@
 import { and, eq, exists, inArray, isNull, lt, ne, notExists, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import type { BatchItem } from "drizzle-orm/batch";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   dashboardCollaborators,
@@ -8,7 +8,6 @@ import {
   dashboardTiles,
   environments,
   insights,
-  sharingConfigurations,
   texts,
   users,
   type TileLayouts,
@@ -17,10 +16,10 @@ import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import { counterOf, keyOfRow, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
-import { isAdmin } from "../../platform/levels";
+import { MembershipLevel } from "../../platform/levels";
 import { resolveProjectWith } from "../../platform/project-context";
 import { parseDashboardId, readScopeOf } from "./dashboard-request";
-import type { DashboardCaller } from "./dashboard-access";
+import { RestrictionLevel, type AccessLevel, type DashboardCaller } from "./dashboard-access";
 import { MAX_LIVE_TILES } from "./dashboards.schema";
 
 export type Statement = BatchItem<"sqlite">;
@@ -47,24 +46,26 @@ const textModifiers = alias(users, "text_modifiers");
 const otherTiles = alias(dashboardTiles, "other_tiles");
 const otherDashboards = alias(dashboards, "other_dashboards");
 
-/** Dashboards with their creator, sharing state and what bears on the caller's rights: one query. */
-function selectDashboards(db: Database, scope: DashboardReadScope) {
+/**
+ * Dashboards with their creator, sharing state and what bears on the caller's rights: one query.
+ * A caller's `level` known to the statement spares an admin reading each dashboard's rule.
+ */
+function selectDashboards(db: Database, scope: DashboardReadScope & { caller: { level?: SQL<number> } }) {
   const { caller } = scope;
+  const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
   return db
     .select({
       dashboard: dashboards,
       createdBy: users,
-      sharingEnabled: sharingConfigurations.enabled,
-      collaboratorId: dashboardCollaborators.id,
-      accessRule: ruleOfMember("dashboard", dashboards.id, caller.membershipId),
+      sharingEnabled: dashboards.sharingEnabled,
+      // Only where it bears on the rights: at the restriction level where only collaborators edit.
+      isCollaborator: sql<boolean>`case when ${dashboards.restrictionLevel} > ${RestrictionLevel.everyoneCanEdit}
+        then exists (select 1 from ${dashboardCollaborators} where ${dashboardCollaborators.dashboardId} = ${dashboards.id}
+          and ${dashboardCollaborators.userId} = ${caller.userId}) else 0 end`.mapWith(Boolean),
+      accessRule: caller.level ? sql<AccessLevel | null>`case when ${callerIsAdmin(caller.level)} then null else ${rule} end` : rule,
     })
     .from(dashboards)
-    .leftJoin(users, eq(users.id, dashboards.createdById))
-    .leftJoin(sharingConfigurations, eq(sharingConfigurations.dashboardId, dashboards.id))
-    .leftJoin(
-      dashboardCollaborators,
-      and(eq(dashboardCollaborators.dashboardId, dashboards.id), eq(dashboardCollaborators.userId, caller.userId)),
-    );
+    .leftJoin(users, eq(users.id, dashboards.createdById));
 }
 
 /** A tile is live while neither it nor its dashboard is deleted. */
@@ -125,24 +126,35 @@ export const readDashboard = (db: Database, scope: DashboardScope, ref: Dashboar
  * The dashboard the path names (deleted included: a PATCH restores) and its tiles, read in the
  * round trip that resolves the project.
  */
-export const dashboardOfPath = resolveProjectWith((read, c) => {
+export const dashboardOfPath = resolveProjectWith((db, environmentId, c) => {
   const id = parseDashboardId(c.req.param("id") ?? "");
-  return [selectDashboard(read.db, readScopeOf(c, read.environmentId), id, { includeDeleted: true }), selectTiles(read.db, id)];
+  return [selectDashboard(db, readScopeOf(c, environmentId), id, { includeDeleted: true }), selectTiles(db, id)];
 });
 
 export type DashboardListFilters = { pinned?: boolean; search?: string; tags?: string[] };
 
 /**
- * A `none` rule hides a dashboard from the member, as in PostHog;
- * its creator and organization admins always see it.
+ * The caller of a list read with the project: their membership and project level as SQL read
+ * once by each statement, since the level is known only when the round trip returns.
  */
-export function notHiddenByRule(caller: DashboardScope["caller"]): SQL | undefined {
-  if (isAdmin(caller.organizationLevel)) return undefined;
+export type DashboardListScope = {
+  environmentId: number;
+  caller: { userId: number; membershipId: SQL; level: SQL<number> };
+};
+
+/** An organization admin or a project admin: they see and manage every dashboard. */
+const callerIsAdmin = (level: SQL<number>) => sql`coalesce(${level} >= ${MembershipLevel.admin}, 0)`;
+
+/**
+ * A `none` rule hides a dashboard from the member, as in PostHog;
+ * its creator and the project's admins always see it.
+ */
+function notHiddenByRule(caller: DashboardListScope["caller"]): SQL {
   const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
-  return sql`(${dashboards.createdById} = ${caller.userId} or coalesce(${rule}, 'editor') <> 'none')`;
+  return sql`(${callerIsAdmin(caller.level)} or ${dashboards.createdById} = ${caller.userId} or coalesce(${rule}, 'editor') <> 'none')`;
 }
 
-function listConditions(scope: DashboardScope, filters: DashboardListFilters) {
+function listConditions(scope: DashboardListScope, filters: DashboardListFilters) {
   const conditions: (SQL | undefined)[] = [
     eq(dashboards.environmentId, scope.environmentId),
     eq(dashboards.deleted, false),
@@ -165,21 +177,28 @@ function listConditions(scope: DashboardScope, filters: DashboardListFilters) {
 const listingOrder = seekOrder([[dashboards.pinned, "desc"], [dashboards.name, "asc"], [dashboards.id, "asc"]]);
 
 /**
- * A page of the environment's live dashboards and their count: one round trip. The count is the
- * environment's counter when nothing is filtered out; a filter, or a member whom rules may hide
- * some dashboards from, counts what they see (reading the environment's dashboards).
+ * A page of the environment's live dashboards and their count, for the round trip that resolves
+ * the project. The count is the environment's counter when nothing is filtered out; a filter, or
+ * a member whom rules may hide some dashboards from, counts what they see (reading the
+ * environment's dashboards). SQLite evaluates only the branch of a `case` it takes, and each
+ * uncorrelated subquery (the caller's level) once per statement; an admin's rows test no rule.
  */
-export async function listDashboards(db: Database, scope: DashboardScope, page: Page, filters: DashboardListFilters) {
+export function dashboardPageStatements(db: Database, scope: DashboardListScope, page: Page, filters: DashboardListFilters) {
   const where = listConditions(scope, filters);
-  const unfiltered =
-    notHiddenByRule(scope.caller) === undefined && Object.values(filters).every((filter) => filter === undefined);
+  const unfiltered = Object.values(filters).every((filter) => filter === undefined);
+  const counted = db.$count(dashboards, where);
   const total = unfiltered
-    ? counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId))
-    : db.$count(dashboards, where);
-  const [[counted], rows] = await db.batch([
-    selectCount(db, total),
-    selectDashboards(db, scope).where(onPage(db, dashboards.id, where, listingOrder, page)).orderBy(...listingOrder.sql),
-  ]);
+    ? sql<number>`case when ${callerIsAdmin(scope.caller.level)}
+        then ${counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId))} else ${counted} end`
+    : counted;
+  const rows = selectDashboards(db, scope)
+    .where(onPage(db, dashboards.id, where, listingOrder, page))
+    .orderBy(...listingOrder.sql);
+  const count = selectCount(db, total);
+  return [count, rows] as [typeof count, typeof rows];
+}
+
+export function toDashboardPage([[counted], rows]: BatchResponse<ReturnType<typeof dashboardPageStatements>>) {
   const last = rows.at(-1);
   return { count: counted?.value ?? 0, rows, lastKey: last && keyOfRow(listingOrder, last.dashboard) };
 }

@@ -27,11 +27,11 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
   const collection = `${tree}/{project_id}/dashboards` as const;
   const item = `${collection}/{id}` as const;
   const common = { middleware: [resolveProject], tags: ["dashboards"] };
-  /** A dashboard read resolves the project in its own round trip. */
+  /** A dashboard read resolves the project in the round trip that reads its data. */
   const read = { ...common, middleware: [deferProject] };
   return {
     list: apiRoute({
-      ...common,
+      ...read,
       method: "get",
       path: collection,
       scope: "dashboard:read",

@@ -32,7 +32,7 @@ export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExpor
   const caller = callerOfRead(c, read);
   const where = visibleExportsOfOrganization(read.db, c.var.actor, caller);
   const count = countOfVisibleExports(read.db, c.var.actor, caller);
-  const result = await listBatchExports(read.db, read.batch, where, count, page);
+  const result = await listBatchExports(read.db, page, (list) => read.batch(list(where, count)));
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.lastKey), 200);
 };
 

@@ -52,9 +52,13 @@ describe("dashboard sharing configuration", () => {
     // The project with the dashboard and its configuration, then the upsert.
     expect(enabled.cost.queries).toBe(2);
     const dashboardPath = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    // The list reads it from the dashboard, where a trigger keeps it in step with the configuration.
+    const listed = async () => (await api("GET", dashboardsPath(project.id), { key })).body.results.map((row: { is_shared: boolean }) => row.is_shared);
     expect((await api("GET", dashboardPath, { key })).body.is_shared).toBe(true);
+    expect(await listed()).toEqual([true]);
     expect((await api("PATCH", path, { key, body: { enabled: false } })).body.enabled).toBe(false);
     expect((await api("GET", dashboardPath, { key })).body.is_shared).toBe(false);
+    expect(await listed()).toEqual([false]);
   });
 
   it("keeps only PostHog's settings keys and refuses settings that are not an object of booleans", async () => {

@@ -12,11 +12,11 @@ import { selectDashboard } from "../dashboards.queries";
 import type { Collaborator } from "./collaborators.routes";
 
 /** The dashboard and the collaboration the path names, read in the round trip that resolves the project (DELETE). */
-export const collaborationOfPath = resolveProjectWith((read, c) => {
+export const collaborationOfPath = resolveProjectWith((db, environmentId, c) => {
   const dashboardId = parseDashboardId(c.req.param("dashboard_id") ?? "");
   return [
-    selectDashboard(read.db, readScopeOf(c, read.environmentId), dashboardId),
-    selectCollaboration(read.db, dashboardId, c.req.param("user__uuid") ?? ""),
+    selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
+    selectCollaboration(db, dashboardId, c.req.param("user__uuid") ?? ""),
   ];
 });
 

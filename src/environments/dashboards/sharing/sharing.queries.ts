@@ -12,12 +12,12 @@ import type { SharingConfiguration } from "./sharing.routes";
  * The dashboard the path names, whether the organization allows public sharing, and the
  * dashboard's configuration, read in the round trip that resolves the project (the writes).
  */
-export const sharingOfPath = resolveProjectWith((read, c) => {
+export const sharingOfPath = resolveProjectWith((db, environmentId, c) => {
   const dashboardId = parseDashboardId(c.req.param("dashboard_id") ?? "");
   return [
-    selectDashboard(read.db, readScopeOf(c, read.environmentId), dashboardId),
-    selectPublicSharingAllowed(read.db, read.environmentId),
-    selectSharing(read.db, dashboardId),
+    selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
+    selectPublicSharingAllowed(db, environmentId),
+    selectSharing(db, dashboardId),
   ];
 });
 
