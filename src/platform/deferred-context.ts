@@ -1,10 +1,7 @@
-import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
 import { insufficientLevel } from "./errors";
-
-type Statement = BatchItem<"sqlite">;
 
 /**
  * A route whose handler resolves its organization or project in its own first round trip (the
@@ -33,18 +30,17 @@ export function assertMinimumLevel(c: Context<AppEnv>, level: number) {
  * in its round trip, so the write is the second and last. It runs as a middleware, before the
  * body is read, as every write's resolver does; the handler takes the rows from `results`.
  */
-export function resolverWith<T extends [Statement, ...Statement[]]>(load: (c: Context<AppEnv>) => Promise<BatchResponse<T>>) {
-  const loaded = new WeakMap<Context<AppEnv>, BatchResponse<T>>();
+export function resolverWith<R>(load: (c: Context<AppEnv>) => Promise<R>) {
+  const loaded = new WeakMap<Context<AppEnv>, R>();
   return {
     middleware: createMiddleware<AppEnv>(async (c, next) => {
       loaded.set(c, await load(c));
       await next();
     }),
     /** What the reads returned, for the request's handler. */
-    results(c: Context<AppEnv>): BatchResponse<T> {
-      const results = loaded.get(c);
-      if (!results) throw new Error("the route does not run this resolver");
-      return results;
+    results(c: Context<AppEnv>): R {
+      if (!loaded.has(c)) throw new Error("the route does not run this resolver");
+      return loaded.get(c) as R;
     },
   };
 }

@@ -10,6 +10,7 @@ import type { Actor, AppEnv, OrganizationContext } from "./env";
 import { notFound, permissionDenied } from "./errors";
 import { isAdmin } from "./levels";
 import { inJsonList, type Database, type ReadBatch } from "./db";
+import { peekJsonBody } from "./request-body";
 
 export const CURRENT = "@current";
 
@@ -91,6 +92,17 @@ export const resolveOrganizationWith = <T extends [Statement, ...Statement[]]>(
   resolverWith((c) => {
     const read = organizationRead(c);
     return read.batch(reads(read, c));
+  });
+
+/** `resolveProjectWithBody` for an organization: reads that depend on the body, with the membership. */
+export const resolveOrganizationWithBody = <S extends z.ZodType, T extends [Statement, ...Statement[]]>(
+  schema: S,
+  reads: (read: OrganizationRead, c: Context<AppEnv>, body: z.output<S> | undefined) => T,
+) =>
+  resolverWith(async (c) => {
+    const body = await peekJsonBody(c, schema);
+    const read = organizationRead(c);
+    return { body, results: await read.batch(reads(read, c, body)) };
   });
 
 /**

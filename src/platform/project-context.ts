@@ -12,6 +12,7 @@ import { notFound } from "./errors";
 import { MembershipLevel } from "./levels";
 import { assertPersonalApiKeysAllowed, callerOrganizationId, CURRENT } from "./organization-context";
 import { inJsonList, type Database } from "./db";
+import { peekJsonBody } from "./request-body";
 import { assertMinimumLevel, deferContext, resolverWith } from "./deferred-context";
 
 /** The path parameter `resolveProject` reads, for every environment route's schema. */
@@ -120,6 +121,8 @@ export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 type Statement = BatchItem<"sqlite">;
+/** What a read sends with the project: none, for a write whose body names nothing to read. */
+type Statements = [] | [Statement, ...Statement[]];
 
 /**
  * For a read: the path's project id is checked now (404 when not a number, 403 outside the key's
@@ -140,7 +143,7 @@ export type ProjectRead = {
    * rights, and admits them (404, 403) before any result is returned. The statements run before
    * access is known: they must only read. `build` may be called twice (`@current`, below).
    */
-  batch<T extends [Statement, ...Statement[]]>(build: (environmentId: number) => T): Promise<BatchResponse<T>>;
+  batch<T extends Statements>(build: (environmentId: number) => T): Promise<BatchResponse<T>>;
 };
 
 /**
@@ -177,7 +180,7 @@ export function projectRead(c: Context<AppEnv>): ProjectRead {
 
   const admit = (rows: unknown) => assertMinimumLevel(c, acceptProject(c, (rows as SelectedProject[])[0]).level);
 
-  async function readEnvironment<T extends [Statement, ...Statement[]]>(environmentId: number, build: (environmentId: number) => T) {
+  async function readEnvironment<T extends Statements>(environmentId: number, build: (environmentId: number) => T) {
     const [rows, ...results] = await db.batch([selectProject(db, actor, environmentId), ...build(environmentId)]);
     admit(rows);
     return results as BatchResponse<T>;
@@ -185,7 +188,7 @@ export function projectRead(c: Context<AppEnv>): ProjectRead {
 
   return {
     db,
-    async batch<T extends [Statement, ...Statement[]]>(build: (environmentId: number) => T) {
+    async batch<T extends Statements>(build: (environmentId: number) => T) {
       if (named !== undefined) return readEnvironment(named, build);
       const guess = currentEnvironmentGuesses.get(actor.keyId);
       let current: number | null | undefined;
@@ -210,6 +213,20 @@ export function projectRead(c: Context<AppEnv>): ProjectRead {
 export const resolveProjectWith = <T extends [Statement, ...Statement[]]>(
   reads: (db: Database, environmentId: number, c: Context<AppEnv>) => T,
 ) => resolverWith((c) => projectRead(c).batch((environmentId) => reads(c.var.db, environmentId, c)));
+
+/**
+ * `resolveProjectWith` for a write whose reads also depend on its body, as `schema` will read
+ * it (`peekJsonBody`): `body` is undefined when that is not certain, and the handler then reads
+ * what it needs itself (a round trip more). The handler compares `body` with the validated one.
+ */
+export const resolveProjectWithBody = <S extends z.ZodType, T extends Statements>(
+  schema: S,
+  reads: (db: Database, environmentId: number, c: Context<AppEnv>, body: z.output<S> | undefined) => T,
+) =>
+  resolverWith(async (c) => {
+    const body = await peekJsonBody(c, schema);
+    return { body, results: await projectRead(c).batch((environmentId) => reads(c.var.db, environmentId, c, body)) };
+  });
 
 /** `projectRead` for statements that need only the environment id. */
 export const resolveProjectAndRead = <T extends [Statement, ...Statement[]]>(c: Context<AppEnv>, reads: (environmentId: number) => T) =>

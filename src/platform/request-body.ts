@@ -1,3 +1,5 @@
+import type { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
@@ -81,3 +83,23 @@ const parseJsonBody = createMiddleware<AppEnv>(async (c, next) => {
 
 /** The size limit while reading, then parsing: the last middleware of every route. */
 export const readJsonBody = [limitBodySize, parseJsonBody] as const;
+
+/**
+ * The body as the route's `schema` will validate it, read ahead of the access checks so that a
+ * write can send the reads its body names in the round trip that resolves the caller: undefined
+ * whenever that is not certain (no Content-Length within the limit, not JSON, or not valid),
+ * and never an error, which the checks and then the validator answer in their order. The body is
+ * read once: hono caches it for `parseJsonBody`.
+ */
+export async function peekJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S> | undefined> {
+  const length = Number(c.req.header("Content-Length") ?? Number.NaN);
+  if (!WRITE_METHODS.includes(c.req.method) || !(length <= MAX_BODY_BYTES) || c.req.header("Transfer-Encoding") !== undefined) {
+    return undefined;
+  }
+  try {
+    const parsed = schema.safeParse(JSON.parse(decodeUtf8(await c.req.arrayBuffer())));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}

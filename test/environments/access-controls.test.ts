@@ -53,6 +53,8 @@ describe("dashboard access controls", () => {
     expect(put.body).toEqual(expected);
     const changed = await api("PUT", rulesPath, { key, body: { access_level: "editor", organization_member: member.membership.id } });
     expect(changed.body).toEqual({ ...expected, id: put.body.id, created_at: put.body.created_at, access_level: "editor" });
+    // The project with the dashboard, the member and the rule the body names, then the upsert.
+    expect([put.cost.queries, changed.cost.queries]).toEqual([2, 2]);
     const everyone = await api("PUT", rulesPath, { key, body: { access_level: "viewer" } });
     expect(everyone.body).toEqual(rule({ ...expected, access_level: "viewer", organization_member: null, id: expect.stringMatching(UUID) }));
     await api("PUT", rulesPath, { key, body: { access_level: "none", organization_member: null } });

@@ -24,11 +24,11 @@ import {
   toDashboardPage,
   newestDashboardId,
   recordDashboardAccess,
-  readDashboard,
   restoreInsightsOn,
   selectDashboard,
   selectTiles,
-  selectTileToMove,
+  readTileMove,
+  readDashboardToCopy,
   tileLimitGuard,
   writeAndReadDashboard,
   type DashboardRow,
@@ -120,7 +120,7 @@ function copiedTiles(tiles: TileRow[], duplicateContent: boolean): NewTile[] {
 }
 
 /** What the new dashboard starts from: nothing, a template, or another dashboard of the project. */
-async function startingPoint(db: Database, scope: DashboardScope, input: CreateDashboardInput) {
+async function startingPoint(c: Context<AppEnv>, scope: DashboardScope, input: CreateDashboardInput) {
   const template = input.use_template || undefined;
   const sourceId = input.use_dashboard ?? undefined;
   if (template !== undefined && sourceId !== undefined) {
@@ -131,7 +131,7 @@ async function startingPoint(db: Database, scope: DashboardScope, input: CreateD
     return { creationMode: "template" as const, tiles: templateTiles(found), name: found.name, description: found.description, variables: {} };
   }
   if (sourceId !== undefined) {
-    const source = await readDashboard(db, scope, sourceId);
+    const source = await readDashboardToCopy(c, scope, sourceId);
     // A dashboard an access rule hides is refused like an unknown one.
     if (!source || rightsOn(source.row, scope.caller).userAccessLevel === "none") {
       throw validationError("invalid_input", "Invalid value provided", "use_dashboard");
@@ -146,7 +146,7 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
   const input = c.req.valid("json");
   const scope = scopeOf(c);
   const db = c.var.db;
-  const start = await startingPoint(db, scope, input);
+  const start = await startingPoint(c, scope, input);
   const now = nowIso();
   const insertDashboard = db.insert(dashboards).values({
     environmentId: scope.environmentId,
@@ -330,11 +330,7 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   const scope = scopeOf(c);
   const db = c.var.db;
   const sourceId = parseDashboardId(c.req.valid("param").id);
-  const [[source], [destination], [moving]] = await db.batch([
-    selectDashboard(db, scope, sourceId),
-    selectDashboard(db, scope, destinationId),
-    selectTileToMove(db, tile.id, sourceId, destinationId),
-  ]);
+  const [[source], [destination], [moving]] = await readTileMove(c, scope, sourceId, { tile, toDashboard: destinationId });
   editableDashboard(c, source);
   if (!moving || !destination || rightsOn(destination, scope.caller).userAccessLevel === "none") throw notFound();
   if (!rightsOn(destination, scope.caller).canEdit) {

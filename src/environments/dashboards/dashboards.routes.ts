@@ -3,7 +3,7 @@ import { integerPathId } from "../../platform/path-ids";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { deferProject, ProjectParams, resolveProject } from "../../platform/project-context";
 import type { ProjectTree } from "../project-trees";
-import { dashboardOfPath } from "./dashboards.queries";
+import { dashboardOfPath, dashboardToCopy, tileToMove } from "./dashboards.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
   CreateDashboardInput,
@@ -41,6 +41,7 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
     }),
     create: apiRoute({
       ...common,
+      middleware: [dashboardToCopy.middleware],
       method: "post",
       path: collection,
       scope: "dashboard:write",
@@ -70,6 +71,7 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
     }),
     moveTile: apiRoute({
       ...common,
+      middleware: [tileToMove.middleware],
       method: "patch",
       path: `${item}/move_tile`,
       scope: "dashboard:write",

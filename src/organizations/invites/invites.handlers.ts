@@ -9,7 +9,7 @@ import { emailTransportConfigured, sendInviteEmails } from "./invite-emails";
 import {
   deleteInviteOf,
   listInvitesPage,
-  readInviteContext,
+  inviteContextFor,
   replaceInvites,
   toInvite,
   type InviteContext,
@@ -17,7 +17,7 @@ import {
 } from "./invites.queries";
 import { mintInviteToken } from "./invite-tokens";
 import { inviteActivity, inviteEmailInBatch, inviteItem } from "./invites.activity";
-import type { CreatedInvite, createInvite, createInvitesInBulk, deleteInvite, InviteInput, listInvites } from "./invites.routes";
+import { bulkInviteReads, oneInviteReads, type CreatedInvite, type createInvite, type createInvitesInBulk, type deleteInvite, type InviteInput, type listInvites } from "./invites.routes";
 import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf } from "./invites.rules";
 
 export const listOrganizationInvites: RouteHandler<typeof listInvites, AppEnv> = async (c) => {
@@ -27,12 +27,12 @@ export const listOrganizationInvites: RouteHandler<typeof listInvites, AppEnv> =
 };
 
 export const createOrganizationInvite: RouteHandler<typeof createInvite, AppEnv> = async (c) => {
-  const [invite] = await createInvites(c, [c.req.valid("json")], (_index, field) => field);
+  const [invite] = await createInvites(c, [c.req.valid("json")], oneInviteReads.results(c), (_index, field) => field);
   return c.json(invite!, 201);
 };
 
 export const createOrganizationInvitesInBulk: RouteHandler<typeof createInvitesInBulk, AppEnv> = async (c) => {
-  const invites = await createInvites(c, c.req.valid("json"), (index, field) => `${index}.${field}`);
+  const invites = await createInvites(c, c.req.valid("json"), bulkInviteReads.results(c), (index, field) => `${index}.${field}`);
   return c.json(invites, 200);
 };
 
@@ -46,14 +46,20 @@ export const deleteOrganizationInvite: RouteHandler<typeof deleteInvite, AppEnv>
 };
 
 /**
- * Validates every invite, as it will be stored, before writing any (one read), then replaces
+ * Validates every invite, as it will be stored, before writing any (with what was read with the
+ * organization), then replaces
  * earlier invites for the same e-mails and inserts the new ones in one atomic batch: all are
  * created, or none. Each gets a new acceptance token, so earlier tokens for those e-mails die.
  */
-async function createInvites(c: Context<AppEnv>, inputs: InviteInput[], attrOf: AttrOf): Promise<CreatedInvite[]> {
-  const { db, actor, organization } = c.var;
+async function createInvites(
+  c: Context<AppEnv>,
+  inputs: InviteInput[],
+  preloaded: Parameters<typeof inviteContextFor>[1],
+  attrOf: AttrOf,
+): Promise<CreatedInvite[]> {
+  const { db, organization } = c.var;
   assertDistinctEmails(inputs, attrOf);
-  const context = await readInviteContext(db, organization.id, actor.userId, inputs);
+  const context = await inviteContextFor(c, preloaded, inputs);
   const invites = inputs.map((input) => combineWithPending(input, context.pendingByEmail.get(input.target_email) ?? []));
   invites.forEach((invite, index) =>
     assertInvitable(invite, organization.level, context, (field) => attrOf(index, field)),

@@ -1,9 +1,12 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { BatchItem } from "drizzle-orm/batch";
+import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
+import type { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
 import { chunkForInsert, type Database } from "../../platform/db";
-import type { OrganizationRead } from "../../platform/organization-context";
+import { resolveOrganizationWithBody, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
+import type { AppEnv } from "../../platform/env";
 import { keyOfRow, onPage, seekOrder, type Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
@@ -62,62 +65,67 @@ export async function listInvitesPage(read: OrganizationRead, page: Page) {
   };
 }
 
-/** A project named in `private_project_access`, with the inviter's own grant on it. */
 /** A project named in an invite, with the inviter's access rule on it (their own, else its default). */
 export type InvitableProject = { id: number; inviterRule: AccessLevelOf<"project"> | null };
 
-/**
- * Everything validating a set of invites needs, in one round trip: the inviter, which of the
- * e-mails already belong to members, the named projects, and the pending invites to combine.
- */
-export async function readInviteContext(
-  db: Database,
-  organizationId: string,
-  inviterId: number,
-  inputs: InviteInput[],
-) {
-  const emails = inputs.map((input) => input.target_email);
-  const projectIds = [...new Set(inputs.flatMap((input) => (input.private_project_access ?? []).map(({ id }) => id)))];
-  const emailsToCombine = inputs.filter((input) => input.combine_pending_invites).map((input) => input.target_email);
-  const unexpiredSince = new Date(Date.now() - INVITE_VALIDITY_MS).toISOString();
+/** What of a set of invites decides the reads validating them needs. */
+function readsOf(inputs: InviteInput[]) {
+  return {
+    emails: inputs.map((input) => input.target_email),
+    projectIds: [...new Set(inputs.flatMap((input) => (input.private_project_access ?? []).map(({ id }) => id)))],
+    emailsToCombine: inputs.filter((input) => input.combine_pending_invites).map((input) => input.target_email),
+  };
+}
 
-  const [inviters, members, namedProjects, pending] = await db.batch([
-    db.select().from(users).where(eq(users.id, inviterId)),
-    // E-mails are stored lower-cased (as `target_email` is validated): the unique index finds each
-    // user, then their membership; CROSS JOIN keeps that order, which the planner would otherwise
-    // reverse for a bulk, walking every member of the organization.
-    db
-      .select({ email: users.email })
-      .from(users)
-      .crossJoin(organizationMemberships)
-      .where(
-        and(
-          inArray(users.email, emails),
-          eq(organizationMemberships.userId, users.id),
-          eq(organizationMemberships.organizationId, organizationId),
-        ),
+/**
+ * Everything validating a set of invites needs, as one batch: the inviter, which of the e-mails
+ * already belong to members, the named projects, and the pending invites to combine.
+ */
+function inviteContextStatements(db: Database, organizationId: OrganizationRef, inviterId: number, inputs: InviteInput[]) {
+  const { emails, projectIds, emailsToCombine } = readsOf(inputs);
+  const inviter = db.select().from(users).where(eq(users.id, inviterId));
+  // E-mails are stored lower-cased (as `target_email` is validated): the unique index finds each
+  // user, then their membership; CROSS JOIN keeps that order, which the planner would otherwise
+  // reverse for a bulk, walking every member of the organization.
+  const members = db
+    .select({ email: users.email })
+    .from(users)
+    .crossJoin(organizationMemberships)
+    .where(
+      and(
+        inArray(users.email, emails),
+        eq(organizationMemberships.userId, users.id),
+        eq(organizationMemberships.organizationId, organizationId),
       ),
-    // From the named ids, each found by its key (CROSS JOIN keeps that order): the planner would
-    // otherwise walk the organization's projects, however few were named.
-    db
-      .select({ id: projects.id, inviterRule: ruleOfMember("project", projects.id, organizationMemberships.id) })
-      .from(sql`json_each(${JSON.stringify(projectIds)}) as named`)
-      .crossJoin(projects)
-      .innerJoin(
-        organizationMemberships,
-        and(eq(organizationMemberships.organizationId, projects.organizationId), eq(organizationMemberships.userId, inviterId)),
-      )
-      .where(and(eq(projects.id, sql`named.value`), eq(projects.organizationId, organizationId))),
-    // Along the (organization, e-mail) index: an e-mail has one pending invite (each replaces the
-    // last), so the expired ones are dropped here rather than by a range on created_at, which
-    // the planner would walk instead, through every recent invite.
-    db
-      .select()
-      .from(invites)
-      .where(and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emailsToCombine))),
-  ]);
+    );
+  // From the named ids, each found by its key (CROSS JOIN keeps that order): the planner would
+  // otherwise walk the organization's projects, however few were named.
+  const namedProjects = db
+    .select({ id: projects.id, inviterRule: ruleOfMember("project", projects.id, organizationMemberships.id) })
+    .from(sql`json_each(${JSON.stringify(projectIds)}) as named`)
+    .crossJoin(projects)
+    .innerJoin(
+      organizationMemberships,
+      and(eq(organizationMemberships.organizationId, projects.organizationId), eq(organizationMemberships.userId, inviterId)),
+    )
+    .where(and(eq(projects.id, sql`named.value`), eq(projects.organizationId, organizationId)));
+  // Along the (organization, e-mail) index: an e-mail has one pending invite (each replaces the
+  // last), so the expired ones are dropped here rather than by a range on created_at, which
+  // the planner would walk instead, through every recent invite.
+  const pending = db
+    .select()
+    .from(invites)
+    .where(and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emailsToCombine)));
+  return [inviter, members, namedProjects, pending] as [typeof inviter, typeof members, typeof namedProjects, typeof pending];
+}
+
+function toInviteContext(
+  inviterId: number,
+  [inviters, members, namedProjects, pending]: BatchResponse<ReturnType<typeof inviteContextStatements>>,
+) {
   const [inviter] = inviters;
   if (!inviter) throw new Error(`the calling user ${inviterId} has no row`);
+  const unexpiredSince = new Date(Date.now() - INVITE_VALIDITY_MS).toISOString();
   return {
     inviter,
     memberEmails: new Set(members.map((member) => member.email)),
@@ -125,13 +133,39 @@ export async function readInviteContext(
     pendingByEmail: groupByEmail(pending.filter((invite) => invite.createdAt > unexpiredSince)),
   };
 }
+
+export type InviteContext = ReturnType<typeof toInviteContext>;
+
+/**
+ * Resolves the organization with the reads validating the body's invites (as `schema` will read
+ * them), in one round trip; the write is then the second.
+ */
+export const resolveWithInviteContext = (schema: z.ZodType<InviteInput | InviteInput[]>) =>
+  resolveOrganizationWithBody(schema, (read, c, body) =>
+    inviteContextStatements(read.db, read.organizationId, c.var.actor.userId, inputsOf(body)),
+  );
+
+const inputsOf = (body: InviteInput | InviteInput[] | undefined) => (body === undefined ? [] : Array.isArray(body) ? body : [body]);
+
+type InviteContextReads = ReturnType<ReturnType<typeof resolveWithInviteContext>["results"]>;
+
+/**
+ * The context validating `inputs` (the validated body): the one read with the organization when
+ * it was read for the same invites, else read now (a body sent without a Content-Length, say).
+ */
+export async function inviteContextFor(c: Context<AppEnv>, preloaded: InviteContextReads, inputs: InviteInput[]) {
+  const { db, actor, organization } = c.var;
+  const sameReads = JSON.stringify(readsOf(inputsOf(preloaded.body))) === JSON.stringify(readsOf(inputs));
+  const results = sameReads ? preloaded.results : await db.batch(inviteContextStatements(db, organization.id, actor.userId, inputs));
+  return toInviteContext(actor.userId, results);
+}
+
 function groupByEmail(rows: InviteRow[]) {
   const groups = new Map<string, InviteRow[]>();
   for (const row of rows) groups.set(row.targetEmail, [...(groups.get(row.targetEmail) ?? []), row]);
   return groups;
 }
 
-export type InviteContext = Awaited<ReturnType<typeof readInviteContext>>;
 
 /**
  * A new invite replaces every earlier one for its e-mail in the organization: one atomic batch,

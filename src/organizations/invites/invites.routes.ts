@@ -7,6 +7,7 @@ import { noStore } from "../../platform/response-headers";
 import { apiRoute, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
+import { resolveWithInviteContext } from "./invites.queries";
 import { requireInvitePermission } from "./invites.rules";
 
 export const MAX_BULK_INVITES = 20;
@@ -95,11 +96,15 @@ export const listInvites = apiRoute({
   responses: { 200: jsonResponse(paginated(Invite), "A page of invites") },
 });
 
+/** The organization and what validating the invite needs, read together (the write is the second round trip). */
+export const oneInviteReads = resolveWithInviteContext(InviteInput);
+export const bulkInviteReads = resolveWithInviteContext(BulkInviteInput);
+
 export const createInvite = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/invites",
   scope: "organization_member:write",
-  middleware: [resolveOrganization, requireInvitePermission, noStore],
+  middleware: [oneInviteReads.middleware, requireInvitePermission, noStore],
   tags: ["invites"],
   summary: "Invite someone by e-mail; replaces earlier invites for the same e-mail",
   request: { params: OrganizationParams, body: jsonBody(InviteInput) },
@@ -110,7 +115,7 @@ export const createInvitesInBulk = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/invites/bulk",
   scope: "organization_member:write",
-  middleware: [resolveOrganization, requireInvitePermission, noStore],
+  middleware: [bulkInviteReads.middleware, requireInvitePermission, noStore],
   tags: ["invites"],
   summary: "Invite up to 20 people at once: all are created, or none",
   request: { params: OrganizationParams, body: jsonBody(BulkInviteInput) },

@@ -2,13 +2,13 @@ import { z, type RouteHandler } from "@hono/zod-openapi";
 import { and, asc, eq, isNull, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
-import { accessControls as rules, organizationMemberships, users } from "../../db/schema";
+import { accessControls as rules, environments, organizationMemberships, users } from "../../db/schema";
 import { toUserBasic, UserBasic } from "../../users/user-basic";
 import type { Database } from "../db";
 import type { AppEnv } from "../env";
 import { permissionDenied, validationError } from "../errors";
 import { nowIso, uuid7 } from "../ids";
-import { deferProject, resolveProject, resolveProjectAndRead } from "../project-context";
+import { deferProject, resolveProjectAndRead, resolveProjectWithBody } from "../project-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../route";
 import { createRouter } from "../router";
 import { accessControlActivity, accessControlItem, ruleIdInBatch } from "./access-controls.activity";
@@ -139,12 +139,18 @@ function upsertRule(db: Database, target: RuleTarget, level: AccessLevelOf<Acces
 }
 
 /** A membership of the organization, to check that a rule names one of its members (and name them in the log). */
-const selectMembership = (db: Database, organizationId: string, membershipId: string | null) =>
+/** The member a rule names, if they belong to the environment's organization. */
+const selectMembership = (db: Database, environmentId: number, membershipId: string | null) =>
   db
     .select({ id: organizationMemberships.id, email: users.email })
     .from(organizationMemberships)
     .innerJoin(users, eq(users.id, organizationMemberships.userId))
-    .where(and(eq(organizationMemberships.organizationId, organizationId), eq(organizationMemberships.id, membershipId ?? "")));
+    .where(
+      and(
+        eq(organizationMemberships.organizationId, sql`(select ${environments.organizationId} from ${environments} where ${environments.id} = ${environmentId})`),
+        eq(organizationMemberships.id, membershipId ?? ""),
+      ),
+    );
 
 /** The resource's id as its rules store it, for the log: the definition's may be SQL. */
 const selectResourceId = (db: Database, resourceId: ResourceId) =>
@@ -175,9 +181,21 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     request: { params: definition.params },
     responses: { 200: json(AccessControls, "The rules") },
   });
+  /** What a PUT reads, for the rule of `membershipId` (null: the default). */
+  const putReads = (db: Database, environmentId: number, c: Context<AppEnv>, membershipId: string | null) => {
+    const { statement, resourceId } = definition.read(c, environmentId);
+    const existing = db.select({ id: rules.id, accessLevel: rules.accessLevel }).from(rules).where(rulesOf(definition.resource, resourceId, membershipId));
+    const members = selectMembership(db, environmentId, membershipId);
+    const storedResourceId = selectResourceId(db, resourceId);
+    return [statement, members, existing, storedResourceId] as [S, typeof members, typeof existing, typeof storedResourceId];
+  };
+  /** The resource, the member and the rule the body names, read with the project: the write is the second round trip. */
+  const ruleToPut = resolveProjectWithBody(PutAccessControlInput, (db, environmentId, c, body) =>
+    putReads(db, environmentId, c, body?.organization_member ?? null),
+  );
   const putRoute = apiRoute({
     tags,
-    middleware: [resolveProject],
+    middleware: [ruleToPut.middleware],
     method: "put",
     path,
     scope: "access_control:write",
@@ -206,15 +224,14 @@ export function accessControls<R extends AccessControlledResourceName, S extends
   const put: RouteHandler<typeof putRoute, AppEnv> = async (c) => {
     const input = c.req.valid("json");
     const { db, project, actor } = c.var;
-    const { statement, resourceId } = definition.read(c, project.environmentId);
+    const { resourceId } = definition.read(c, project.environmentId);
     const membershipId = input.organization_member ?? null;
     const ruleOfTarget = rulesOf(definition.resource, resourceId, membershipId);
-    const [resourceRows, members, [existing], [storedResourceId]] = await db.batch([
-      statement,
-      selectMembership(db, project.organizationId, membershipId),
-      db.select({ id: rules.id, accessLevel: rules.accessLevel }).from(rules).where(ruleOfTarget),
-      selectResourceId(db, resourceId),
-    ]);
+    const preloaded = ruleToPut.results(c);
+    const [resourceRows, members, [existing], [storedResourceId]] =
+      preloaded.body !== undefined && (preloaded.body.organization_member ?? null) === membershipId
+        ? preloaded.results
+        : await db.batch(putReads(db, project.environmentId, c, membershipId));
     if (definition.levelOf(c, resourceRows as Awaited<S>) !== definition.managerLevel) throw permissionDenied(definition.notManager);
     const resourceLevel = checkedLevel(definition.resource, input.access_level);
     if (membershipId !== null && members.length === 0) {

@@ -33,6 +33,8 @@ describe("dashboard collaborators", () => {
       updated_at: expect.stringMatching(ISO_TIMESTAMP),
     };
     expect(added.body).toEqual(expected);
+    // The project with the dashboard and the user the body names, then the insert.
+    expect(added.cost.queries).toBe(2);
     await api("POST", path, { key, body: { user_uuid: second.user.uuid, level: 37 } });
 
     const listed = await api("GET", collaboratorsPath(project.id, dashboard.id, "projects"), { key });
@@ -76,7 +78,10 @@ describe("dashboard collaborators", () => {
     const listed = await api("GET", path, { key });
     expect(listed.body).toHaveLength(5);
     expect(listed.cost.queries).toBe(1);
-    expect((await api("GET", collaboratorsPath("@current", Number(path.split("/")[5])), { key })).cost.queries).toBe(2);
+    // The key's first `@current` read chooses the project first; the next ones check the choice in their round trip.
+    const current = collaboratorsPath("@current", Number(path.split("/")[5]));
+    expect((await api("GET", current, { key })).cost.queries).toBe(2);
+    expect((await api("GET", current, { key })).cost.queries).toBe(1);
   });
 
   it("checks a new collaborator in PostHog's order, each with its own 400", async () => {

@@ -18,7 +18,7 @@ import {
   toCollaborator,
   type Candidate,
 } from "./collaborators.queries";
-import type { collaboratorRoutes } from "./collaborators.routes";
+import { collaborationToAdd, type collaboratorRoutes } from "./collaborators.routes";
 import { collaboratorActivity, collaboratorItem } from "./collaborators.activity";
 
 type CollaboratorRoutes = ReturnType<typeof collaboratorRoutes<ProjectTree>>;
@@ -63,14 +63,12 @@ function assertMayCollaborate(
 
 export const addDashboardCollaborator: Handler<"add"> = async (c) => {
   const { user_uuid: userUuid, level } = c.req.valid("json");
-  const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
   const scope = scopeOf(c);
   const db = c.var.db;
-  const [[row], [candidate]] = await db.batch([
-    selectDashboard(db, scope, dashboardId),
-    selectCandidate(db, c.var.project, userUuid),
-  ]);
+  const { body, results } = collaborationToAdd.results(c);
+  const [[row], [preloaded]] = results;
   const { dashboard } = editableDashboard(c, row);
+  const [candidate] = body?.user_uuid === userUuid ? [preloaded] : await selectCandidate(db, scope.environmentId, userUuid);
   assertMayCollaborate(dashboard, level, candidate);
   const collaborator = { id: uuid7(), dashboardId: dashboard.id, userId: candidate.user.id, level };
   const entry = collaboratorActivity.record(c, "created", collaboratorItem(c.var.project, collaborator, candidate.user));

@@ -1,9 +1,8 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { dashboardCollaborators, dashboards, organizationMemberships, users } from "../../../db/schema";
+import { dashboardCollaborators, dashboards, environments, organizationMemberships, users } from "../../../db/schema";
 import { ruleOfMember } from "../../../platform/access-controls/access-rules";
 import type { Database } from "../../../platform/db";
-import type { ProjectContext } from "../../../platform/env";
 import { nowIso } from "../../../platform/ids";
 import { toUserBasic } from "../../../users/user-basic";
 import { resolveProjectWith } from "../../../platform/project-context";
@@ -50,19 +49,21 @@ export const toCollaborator = ({ collaborator, user }: CollaboratorRow): Collabo
 
 /**
  * The user a collaborator would be, with what decides whether they may be one: their level in
- * the project's organization (null: not a member) and their access rule on the project.
+ * the environment's organization (null: not a member) and their access rule on its project.
  */
-export function selectCandidate(db: Database, project: ProjectContext, userUuid: string) {
+export function selectCandidate(db: Database, environmentId: number, userUuid: string) {
+  const ofEnvironment = (column: typeof environments.projectId | typeof environments.organizationId) =>
+    sql`(select ${column} from ${environments} where ${environments.id} = ${environmentId})`;
   return db
     .select({
       user: users,
       organizationLevel: organizationMemberships.level,
-      projectRule: ruleOfMember("project", String(project.projectId), organizationMemberships.id),
+      projectRule: ruleOfMember("project", ofEnvironment(environments.projectId), organizationMemberships.id),
     })
     .from(users)
     .leftJoin(
       organizationMemberships,
-      and(eq(organizationMemberships.userId, users.id), eq(organizationMemberships.organizationId, project.organizationId)),
+      and(eq(organizationMemberships.userId, users.id), eq(organizationMemberships.organizationId, ofEnvironment(environments.organizationId))),
     )
     .where(eq(users.uuid, userUuid));
 }

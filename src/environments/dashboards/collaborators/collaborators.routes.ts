@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { deferProject, ProjectParams, resolveProject } from "../../../platform/project-context";
-import { collaborationOfPath } from "./collaborators.queries";
+import { deferProject, ProjectParams, resolveProjectWithBody } from "../../../platform/project-context";
+import { parseDashboardId, readScopeOf } from "../dashboard-request";
+import { selectDashboard } from "../dashboards.queries";
+import { collaborationOfPath, selectCandidate } from "./collaborators.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
 import { UserBasic } from "../../../users/user-basic";
 import type { ProjectTree } from "../../project-trees";
@@ -32,6 +34,12 @@ const CollaboratorParams = CollaboratorsParams.extend({
   user__uuid: z.string().openapi({ description: "The collaborator's user uuid." }),
 });
 
+/** The dashboard the path names and the user the body names, read with the project (POST). */
+export const collaborationToAdd = resolveProjectWithBody(AddCollaboratorInput, (db, environmentId, c, body) => [
+  selectDashboard(db, readScopeOf(c, environmentId), parseDashboardId(c.req.param("dashboard_id") ?? "")),
+  selectCandidate(db, environmentId, body?.user_uuid ?? ""),
+]);
+
 /** The collaborator routes of one tree; `tree` only changes the path. */
 export function collaboratorRoutes<T extends ProjectTree>(tree: T) {
   const collection = `${tree}/{project_id}/dashboards/{dashboard_id}/collaborators` as const;
@@ -49,7 +57,7 @@ export function collaboratorRoutes<T extends ProjectTree>(tree: T) {
     }),
     add: apiRoute({
       tags,
-      middleware: [resolveProject],
+      middleware: [collaborationToAdd.middleware],
       method: "post",
       path: collection,
       scope: "dashboard:write",
