@@ -6,7 +6,7 @@ import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
-import { keyOfRow, onPage, pageEnvelope, readPage, seekOrder } from "../platform/pagination";
+import { keysOfPage, onPage, pageEnvelope, readPage, seekOrder } from "../platform/pagination";
 import { inJsonList, type Database } from "../platform/db";
 import { membershipOfCaller, projectVisible } from "../platform/project-context";
 import { writeWithActivity } from "../platform/activity-log/resource-activity";
@@ -43,8 +43,7 @@ export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async 
     db.select({ value: users.personalApiKeyCount }).from(users).where(eq(users.id, actor.userId)),
     db.select().from(personalApiKeys).where(onPage(db, personalApiKeys.id, ofCaller, newestFirst, page)).orderBy(...newestFirst.sql),
   ]);
-  const last = rows.at(-1);
-  return c.json(pageEnvelope(c, page, total?.value ?? 0, rows.map(toPersonalApiKey), last && keyOfRow(newestFirst, last)), 200);
+  return c.json(pageEnvelope(c, page, total?.value ?? 0, rows.map(toPersonalApiKey), keysOfPage(newestFirst, rows)), 200);
 };
 
 export const retrievePersonalApiKey: RouteHandler<typeof retrieveKey, AppEnv> = async (c) => {

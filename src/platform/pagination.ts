@@ -12,9 +12,10 @@ export const MAX_PAGE_SIZE = 1000;
 
 /**
  * `after`: the sort key of the row before the page, from the `next` link of the page before it
- * (`seekOrder`), used only when it was made for this very offset.
+ * (`seekOrder`); `before`: the sort key of the row after the page, from the `previous` link of the
+ * page after it. Each is used only when it was made for this very offset.
  */
-export type Page = { limit: number; offset: number; after?: Cursor };
+export type Page = { limit: number; offset: number; after?: Cursor; before?: Cursor };
 
 /** A sort key in a cursor: what a row's columns hold. */
 type Cursor = (string | number | boolean)[];
@@ -51,6 +52,7 @@ export function readPage(c: Context): Page {
     limit: limit === undefined || limit === 0 ? DEFAULT_PAGE_SIZE : Math.min(limit, MAX_PAGE_SIZE),
     offset,
     after: readCursor(c.req.query("after"), offset),
+    before: readCursor(c.req.query("before"), offset),
   };
 }
 
@@ -78,32 +80,43 @@ export const paginated = <T extends z.ZodType>(item: T) =>
     results: z.array(item),
   });
 
-function pageUrl(c: Context<AppEnv>, page: Page, after?: string): string {
+function pageUrl(c: Context<AppEnv>, page: Page, cursor?: { name: "after" | "before"; value: string }): string {
   const request = new URL(c.req.url);
   const url = publicUrl(c, `${request.pathname}${request.search}`);
   url.searchParams.set("limit", String(page.limit));
   url.searchParams.set("offset", String(page.offset));
   url.searchParams.delete("after");
-  if (after !== undefined) url.searchParams.set("after", after);
+  url.searchParams.delete("before");
+  if (cursor !== undefined) url.searchParams.set(cursor.name, cursor.value);
   return url.toString();
+}
+
+/** The sort keys of a page's first and last rows (`keyOfRow`), for the cursors of its links. */
+export type PageKeys = { first: unknown[]; last: unknown[] };
+
+export function keysOfPage<T extends Record<string, unknown>>(order: SeekOrder, rows: T[]): PageKeys | undefined {
+  const [first] = rows;
+  const last = rows.at(-1);
+  return first && last ? { first: keyOfRow(order, first), last: keyOfRow(order, last) } : undefined;
 }
 
 /**
  * A page: absolute `next`/`previous` links that keep the other query parameters, or null. With
- * `lastKey` (the sort key of the page's last row, `keyOfRow`), `next` also carries a cursor, so
- * that following it seeks past that row instead of skipping `offset` rows.
+ * the sort keys of the page's first and last rows (`keysOfPage`), the links also carry cursors, so
+ * that following them seeks from those rows instead of skipping `offset` rows: `next` past the
+ * last row (a full page only), `previous` before the first (when a whole page lies before it).
  */
-export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, results: T[], lastKey?: unknown[]) {
+export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, results: T[], keys?: PageKeys) {
   const hasNext = page.offset + page.limit < count;
   const hasPrevious = page.offset > 0;
   const nextOffset = page.offset + page.limit;
-  const cursor = lastKey && results.length === page.limit ? encodeCursor(nextOffset, lastKey) : undefined;
+  const previousOffset = Math.max(0, page.offset - page.limit);
+  const after = keys && results.length === page.limit ? { name: "after" as const, value: encodeCursor(nextOffset, keys.last) } : undefined;
+  const before = keys && page.offset >= page.limit ? { name: "before" as const, value: encodeCursor(previousOffset, keys.first) } : undefined;
   return {
     count,
-    next: hasNext ? pageUrl(c, { limit: page.limit, offset: nextOffset }, cursor) : null,
-    previous: hasPrevious
-      ? pageUrl(c, { limit: page.limit, offset: Math.max(0, page.offset - page.limit) })
-      : null,
+    next: hasNext ? pageUrl(c, { limit: page.limit, offset: nextOffset }, after) : null,
+    previous: hasPrevious ? pageUrl(c, { limit: page.limit, offset: previousOffset }, before) : null,
     results,
   };
 }
@@ -120,7 +133,7 @@ export const seekOrder = (columns: [SQLiteColumn, "asc" | "desc"][]): SeekOrder 
 });
 
 /** The sort key of a row of the order's table (`select()` of it): what a cursor carries. */
-export function keyOfRow(order: SeekOrder, row: Record<string, unknown>): unknown[] {
+function keyOfRow(order: SeekOrder, row: Record<string, unknown>): unknown[] {
   return order.columns.map(([column]) => {
     const entry = Object.entries(getTableColumns(column.table)).find(([, candidate]) => candidate === column);
     if (!entry) throw new Error(`${column.name} is not a column of its table`);
@@ -133,34 +146,44 @@ export function keyOfRow(order: SeekOrder, row: Record<string, unknown>): unknow
  * an offset then skips narrow index entries instead of whole rows and their joins, and only the
  * page's rows are read and joined. `order` must be what the index holds, in its order; the outer
  * query orders its few rows the same way. With a `SeekOrder` and a cursor for this offset, the
- * ids start right after the cursor's row (a row-value comparison the index answers), and no
- * entry is skipped.
+ * ids start right after (or end right before) the cursor's row, and no entry is skipped.
  */
 export function onPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SQL[] | SeekOrder, page: Page): SQL {
-  if (!Array.isArray(order) && page.after?.length === order.columns.length) return seekPage(db, id, where, order, page.limit, page.after);
+  if (!Array.isArray(order)) {
+    const width = order.columns.length;
+    if (page.after?.length === width) return seekPage(db, id, where, order, page.limit, page.after, "after");
+    if (page.before?.length === width) return seekPage(db, id, where, order, page.limit, page.before, "before");
+  }
   const sorted = Array.isArray(order) ? order : order.sql;
   return inArray(id, db.select({ id }).from(id.table).where(where).orderBy(...sorted).limit(page.limit).offset(page.offset));
 }
 
+const opposite = (direction: "asc" | "desc") => (direction === "asc" ? "desc" : "asc");
+
 /**
- * The ids after the row whose sort key is `after`, as the union of one index range per column:
- * rows tied with it on the columns before, and past it on this one. Each range reads at most
- * `limit` entries; the union is sorted and cut to `limit`. (A row-value comparison would be one
- * range, but SQLite neither range-scans one that ends with a table's rowid nor mixes directions.)
+ * The `limit` ids after (or before) the row whose sort key is `cursor`, as the union of one index
+ * range per column: rows tied with it on the columns before, and past it on this one. Before the
+ * row, each column is walked the other way. Each range reads at most `limit` entries; the union
+ * is sorted and cut to `limit`. (A row-value comparison would be one range, but SQLite neither
+ * range-scans one that ends with a table's rowid nor mixes directions.)
  */
-function seekPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, limit: number, after: Cursor) {
-  const keys = order.columns.map(([column, direction], index) => ({
-    column,
-    alias: `key_${index}`,
-    direction: sql.raw(direction),
-    value: sql.param(after[index], column),
-    past: sql.raw(direction === "desc" ? "<" : ">"),
-  }));
+function seekPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, limit: number, cursor: Cursor, side: "after" | "before") {
+  const keys = order.columns.map(([column, listed], index) => {
+    const direction = side === "after" ? listed : opposite(listed);
+    return {
+      column,
+      alias: `key_${index}`,
+      direction: sql.raw(direction),
+      walk: direction === "desc" ? desc(column) : asc(column),
+      value: sql.param(cursor[index], column),
+      past: sql.raw(direction === "desc" ? "<" : ">"),
+    };
+  });
   const fields = Object.fromEntries([["id", sql`${id}`.as("id")], ...keys.map((key) => [key.alias, sql`${key.column}`.as(key.alias)])]);
   const ranges = keys.map((key, index) => {
     const tied = keys.slice(0, index).map((earlier) => sql`${earlier.column} = ${earlier.value}`);
     const condition = sql.join([...tied, sql`${key.column} ${key.past} ${key.value}`, ...(where ? [where] : [])], sql` and `);
-    return sql`select * from (${db.select(fields).from(id.table).where(condition).orderBy(...order.sql).limit(limit)})`;
+    return sql`select * from (${db.select(fields).from(id.table).where(condition).orderBy(...keys.map((each) => each.walk)).limit(limit)})`;
   });
   const sorted = sql.join(keys.map((key) => sql`${sql.identifier(key.alias)} ${key.direction}`), sql`, `);
   return sql`${id} in (select "id" from (${sql.join(ranges, sql` union all `)}) order by ${sorted} limit ${limit})`;

@@ -16,6 +16,7 @@ import {
   setupOrganization,
   UUID,
   nextLink,
+  previousLink,
 } from "../support/harness";
 import { AUTHENTICATION_FAILED, NOT_AUTHENTICATED, NOT_FOUND, expectError, missingScope } from "../support/error-bodies";
 
@@ -238,7 +239,7 @@ describe("GET /api/environments/:project_id/batch_exports", () => {
     expect(second.body).toEqual({
       count: 3,
       next: null,
-      previous: `http://localhost${exportsPath("@current")}?limit=2&offset=0`,
+      previous: previousLink(exportsPath("@current"), 2, 0, ["2026-05-01T10:00:00.000Z", oldest.id]),
       results: [s3ExportBody(project.id, { id: oldest.id, name: "oldest", created_at: "2026-05-01T10:00:00.000Z", last_updated_at: "2026-05-01T10:00:00.000Z" })],
     });
   });

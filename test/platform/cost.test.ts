@@ -195,6 +195,20 @@ describe("every list counts in one row and pages along its index", () => {
     }
   });
 
+  it("follows `previous` back from the last page at the cost of the page: the link's cursor seeks before the page's first row", async () => {
+    for (const [path, count] of lists(everyKind)) {
+      const last = await api("GET", `${path}?limit=${LIMIT}&offset=${count - LIMIT}`, { key: everyKind.key });
+      const direct = await api("GET", `${path}?limit=${LIMIT}&offset=${count - 2 * LIMIT}`, { key: everyKind.key });
+      const previous = new URL(last.body.previous);
+      const followed = await api("GET", `${previous.pathname}${previous.search}`, { key: everyKind.key });
+
+      expect(last.body.previous, path).toContain("&before=");
+      expect(followed.status, path).toBe(200);
+      expect(followed.body, path).toEqual(direct.body);
+      expect(followed.cost.rowsRead, path).toBeLessThanOrEqual(BUDGET);
+    }
+  });
+
   it("creates an invite, a bulk of invites and a project at a bounded cost", async () => {
     const organization = `/api/organizations/${everyKind.organization.id}`;
     const one = await api("POST", `${organization}/invites`, { key: everyKind.key, body: { target_email: "cost-one@example.com", send_email: false } });

@@ -147,15 +147,27 @@ describe("pagination parameters", () => {
       expect((await api("POST", path, { key, body: { name, pinned } })).status).toBe(201);
     }
     const whole = await api("GET", `${path}?limit=100`, { key });
+    const relative = (link: string | null) => link && `${new URL(link).pathname}${new URL(link).search}`;
     const walked: unknown[] = [];
     let next: string | null = `${path}?limit=2`;
+    let last: Awaited<ReturnType<typeof api>> | undefined;
     while (next) {
-      const page: Awaited<ReturnType<typeof api>> = await api("GET", next, { key });
-      walked.push(...page.body.results);
-      next = page.body.next && `${new URL(page.body.next).pathname}${new URL(page.body.next).search}`;
+      last = await api("GET", next, { key });
+      walked.push(...last.body.results);
+      next = relative(last.body.next);
       if (next) expect(next).toContain("&after=");
     }
     expect(walked).toEqual(whole.body.results);
+
+    // Back from the last page through `previous`: each page is what its offset answers.
+    let previous = relative(last!.body.previous);
+    while (previous) {
+      const page: Awaited<ReturnType<typeof api>> = await api("GET", previous, { key });
+      const offset = Number(new URL(previous, "http://localhost").searchParams.get("offset"));
+      expect(previous).toContain("&before=");
+      expect(page.body.results).toEqual(whole.body.results.slice(offset, offset + 2));
+      previous = relative(page.body.previous);
+    }
   });
 
   it("ignores a cursor that is not one, or was made for another offset: the offset decides", async () => {

@@ -168,9 +168,18 @@ export const errorBody = (type: string, code: string, detail: string, attr: stri
  * the page's last row (base64url JSON), so that following it seeks instead of skipping.
  */
 export function nextLink(path: string, limit: number, offset: number, lastKey: unknown[], origin = "http://localhost") {
-  const cursor = btoa(JSON.stringify({ o: offset, k: lastKey })).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return pageLink(path, limit, offset, "after", lastKey, origin);
+}
+
+/** A `previous` link as lists write it when a whole page lies before: the cursor names the sort key of the page's first row. */
+export function previousLink(path: string, limit: number, offset: number, firstKey: unknown[], origin = "http://localhost") {
+  return pageLink(path, limit, offset, "before", firstKey, origin);
+}
+
+function pageLink(path: string, limit: number, offset: number, side: "after" | "before", key: unknown[], origin: string) {
+  const cursor = btoa(JSON.stringify({ o: offset, k: key })).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
   const separator = path.includes("?") ? "&" : "?";
-  return `${origin}${path}${separator}limit=${limit}&offset=${offset}&after=${cursor}`;
+  return `${origin}${path}${separator}limit=${limit}&offset=${offset}&${side}=${cursor}`;
 }
 
 export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;

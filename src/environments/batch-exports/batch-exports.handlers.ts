@@ -31,7 +31,7 @@ export const listProjectBatchExports: Handler<"list"> = async (c) => {
       ),
     ),
   );
-  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.lastKey), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.keys), 200);
 };
 
 export const createProjectBatchExport: Handler<"create"> = async (c) => {

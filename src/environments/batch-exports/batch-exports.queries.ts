@@ -5,7 +5,7 @@ import { writeWithActivity } from "../../platform/activity-log/resource-activity
 import type { Database } from "../../platform/db";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
-import { keyOfRow, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 
 type Statement = BatchItem<"sqlite">;
 
@@ -38,8 +38,7 @@ export async function listBatchExports(
   read: (list: (where: SQL | undefined, count: SQL<number>) => PageStatements) => Promise<BatchResponse<PageStatements>>,
 ) {
   const [[total], rows] = await read((where, count) => pageStatements(db, page, where, count));
-  const last = rows.at(-1);
-  return { count: total?.value ?? 0, rows, lastKey: last && keyOfRow(newestFirst, last) };
+  return { count: total?.value ?? 0, rows, keys: keysOfPage(newestFirst, rows) };
 }
 
 export const selectBatchExport = (db: Database, where: SQL | undefined) => db.select().from(batchExports).where(where).limit(1);

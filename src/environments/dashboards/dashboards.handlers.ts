@@ -66,7 +66,7 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   );
   const caller = scopeOf(c).caller;
   const results = result.rows.map((row) => toDashboardListItem(row, caller));
-  return c.json(pageEnvelope(c, page, result.count, results, result.lastKey), 200);
+  return c.json(pageEnvelope(c, page, result.count, results, result.keys), 200);
 };
 
 /** The dashboard and its tiles, with the project: one round trip, whatever the number of tiles. */

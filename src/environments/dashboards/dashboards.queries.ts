@@ -14,7 +14,7 @@ import {
 } from "../../db/schema";
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
-import { counterOf, keyOfRow, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { MembershipLevel } from "../../platform/levels";
 import { resolveProjectWith, resolveProjectWithBody } from "../../platform/project-context";
@@ -236,8 +236,7 @@ export function dashboardPageStatements(db: Database, scope: DashboardListScope,
 }
 
 export function toDashboardPage([[counted], rows]: BatchResponse<ReturnType<typeof dashboardPageStatements>>) {
-  const last = rows.at(-1);
-  return { count: counted?.value ?? 0, rows, lastKey: last && keyOfRow(listingOrder, last.dashboard) };
+  return { count: counted?.value ?? 0, rows, keys: keysOfPage(listingOrder, rows.map((row) => row.dashboard)) };
 }
 
 export type NewInsight = { name: string | null; description: string; query: Record<string, unknown> | null; tags: string[] };

@@ -33,7 +33,7 @@ export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExpor
   const where = visibleExportsOfOrganization(read.db, c.var.actor, caller);
   const count = countOfVisibleExports(read.db, c.var.actor, caller);
   const result = await listBatchExports(read.db, page, (list) => read.batch(list(where, count)));
-  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.lastKey), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.keys), 200);
 };
 
 export const retrieveBatchExportOfOrganization: Handler<"retrieveOrganizationBatchExport"> = async (c) => {

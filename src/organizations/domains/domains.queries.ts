@@ -6,7 +6,7 @@ import { validationError } from "../../platform/errors";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { nowIso, randomUrlSafeToken } from "../../platform/ids";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { keyOfRow, onPage, seekOrder, type Page } from "../../platform/pagination";
+import { keysOfPage, onPage, seekOrder, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
 type DomainSettings = Pick<
@@ -31,8 +31,7 @@ export async function listDomains(read: OrganizationRead, page: Page) {
       .where(onPage(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page))
       .orderBy(...byDomain.sql),
   ]);
-  const last = rows.at(-1);
-  return { count: total?.value ?? 0, rows, lastKey: last && keyOfRow(byDomain, last) };
+  return { count: total?.value ?? 0, rows, keys: keysOfPage(byDomain, rows) };
 }
 
 /** The domain the path names, read in the round trip that resolves the organization (PATCH, verify). */

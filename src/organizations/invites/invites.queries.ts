@@ -7,7 +7,7 @@ import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls
 import { chunkForInsert, type Database } from "../../platform/db";
 import { resolveOrganizationWithBody, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import type { AppEnv } from "../../platform/env";
-import { keyOfRow, onPage, seekOrder, type Page } from "../../platform/pagination";
+import { keysOfPage, onPage, seekOrder, type Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
 
@@ -57,11 +57,10 @@ export async function listInvitesPage(read: OrganizationRead, page: Page) {
       .where(onPage(db, invites.id, eq(invites.organizationId, organizationId), newestFirst, page))
       .orderBy(...newestFirst.sql),
   ]);
-  const last = rows.at(-1);
   return {
     count: total?.value ?? 0,
     invites: rows.map((row) => toInvite(row.invite, row.createdBy)),
-    lastKey: last && keyOfRow(newestFirst, last.invite),
+    keys: keysOfPage(newestFirst, rows.map((row) => row.invite)),
   };
 }
 

@@ -8,7 +8,7 @@ import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } 
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { MembershipLevel } from "../../platform/levels";
-import { counterOf, keyOfRow, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import { toUserBasic } from "../../users/user-basic";
 import type { Member } from "./members.routes";
 
@@ -59,11 +59,10 @@ export async function listMembersPage(read: OrganizationRead, page: Page, email:
       .where(onPage(db, organizationMemberships.id, where, order, page))
       .orderBy(...(Array.isArray(order) ? order : order.sql)),
   ]);
-  const last = rows.at(-1);
   return {
     count: counted?.value ?? 0,
     members: rows.map((row) => toMember(row.membership, row.user)),
-    lastKey: last && !email ? keyOfRow(latestJoinedFirst, last.membership) : undefined,
+    keys: email ? undefined : keysOfPage(latestJoinedFirst, rows.map((row) => row.membership)),
   };
 }
 

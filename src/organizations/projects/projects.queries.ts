@@ -5,7 +5,7 @@ import { boundAs, inJsonList, jsonObjectWithKeys, type Database } from "../../pl
 import { MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
-import { counterOf, keyOfRow, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import { assertPersonalApiKeysAllowed, callerInOrganization, type OrganizationRead } from "../../platform/organization-context";
 import {
   effectiveProjectLevel,
@@ -198,8 +198,7 @@ export async function listProjectsOfOrganization(read: OrganizationRead, actor: 
     selectCount(db, total),
     db.select().from(projects).where(onPage(db, projects.id, where, byCreation, page)).orderBy(...byCreation.sql),
   ]);
-  const last = rows.at(-1);
-  return { count: counted?.value ?? 0, projects: rows, lastKey: last && keyOfRow(byCreation, last) };
+  return { count: counted?.value ?? 0, projects: rows, keys: keysOfPage(byCreation, rows) };
 }
 
 /**

@@ -2,7 +2,7 @@ import { and, eq, lt, sql } from "drizzle-orm";
 import { activityLog, activityLogAnchors, organizations, webhookDeliveries, webhooks } from "../../db/schema";
 import { boundAs, type Database } from "../../platform/db";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { keyOfRow, onPage, seekOrder, type Page } from "../../platform/pagination";
+import { keysOfPage, onPage, seekOrder, type Page } from "../../platform/pagination";
 import type { Webhook } from "./webhooks.schema";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
@@ -94,8 +94,7 @@ export async function listWebhooksPage(read: OrganizationRead, page: Page) {
     db.select({ value: organizations.webhookCount }).from(organizations).where(eq(organizations.id, organizationId)),
     db.select().from(webhooks).where(onPage(db, webhooks.id, ofOrg, newestFirst, page)).orderBy(...newestFirst.sql),
   ]);
-  const last = rows.at(-1);
-  return { count: total?.value ?? 0, results: rows.map(toWebhook), lastKey: last && keyOfRow(newestFirst, last) };
+  return { count: total?.value ?? 0, results: rows.map(toWebhook), keys: keysOfPage(newestFirst, rows) };
 }
 
 const deliveriesNewestFirst = seekOrder([[webhookDeliveries.createdAt, "desc"], [webhookDeliveries.id, "desc"]]);
@@ -112,8 +111,7 @@ export async function listDeliveriesPage(read: OrganizationRead, webhookId: stri
       .where(onPage(db, webhookDeliveries.id, ofWebhook, deliveriesNewestFirst, page))
       .orderBy(...deliveriesNewestFirst.sql),
   ]);
-  const last = rows.at(-1);
   return webhook
-    ? { count: webhook.deliveryCount, results: rows.map(toDelivery), lastKey: last && keyOfRow(deliveriesNewestFirst, last) }
+    ? { count: webhook.deliveryCount, results: rows.map(toDelivery), keys: keysOfPage(deliveriesNewestFirst, rows) }
     : undefined;
 }
