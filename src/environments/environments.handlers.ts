@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { patchVisibleProject, projectIdFilters } from "../organizations/projects/projects.handlers";
-import { findVisibleProject } from "../organizations/projects/projects.queries";
+import { patchVisibleProject } from "../organizations/projects/projects.handlers";
+import { findVisibleProject, projectIdFilters } from "../organizations/projects/projects.queries";
 import { toProject, type Project } from "../organizations/projects/projects.schema";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
@@ -17,5 +17,5 @@ export const retrieveCallerEnvironment: RouteHandler<typeof retrieveEnvironment,
 
 export const updateCallerEnvironment: RouteHandler<typeof updateEnvironment, AppEnv> = async (c) => {
   const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id);
-  return c.json(toEnvironment(await patchVisibleProject(c, filters, c.req.valid("json"))), 200);
+  return c.json(toEnvironment(await patchVisibleProject(c, await findVisibleProject(c.var.db, c.var.actor, filters), c.req.valid("json"))), 200);
 };

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { patchVisibleProject, projectIdFilters } from "../organizations/projects/projects.handlers";
-import { findVisibleProject, listVisibleProjects } from "../organizations/projects/projects.queries";
+import { patchVisibleProject } from "../organizations/projects/projects.handlers";
+import { findVisibleProject, listVisibleProjects, projectIdFilters } from "../organizations/projects/projects.queries";
 import { toProject, toProjectListItem } from "../organizations/projects/projects.schema";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
@@ -20,6 +20,6 @@ export const retrieveProject: RouteHandler<typeof retrieveAccessibleProject, App
 };
 
 export const updateProject: RouteHandler<typeof updateAccessibleProject, AppEnv> = async (c) => {
-  const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id);
-  return c.json(await patchVisibleProject(c, filters, c.req.valid("json")), 200);
+  const found = await findVisibleProject(c.var.db, c.var.actor, projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id));
+  return c.json(await patchVisibleProject(c, found, c.req.valid("json")), 200);
 };

@@ -38,6 +38,8 @@ describe.each(paths)("PATCH a project through the $tree path", ({ tree, path, ex
     };
     expect(response.body).toEqual(shape(project, "Web app", overrides));
     expect(response.body.updated_at > project.updatedAt).toBe(true);
+    // The project with the caller's level in it (and the membership, by the organization's path), then the update.
+    expect(response.cost.queries).toBe(2);
     const environment = await api("GET", `/api/environments/${project.id}`, { key });
     expect(environment.body).toMatchObject({ name: "Web app", project_id: project.id, ...overrides });
   });

@@ -52,7 +52,7 @@ export const retrieveProjectBatchExport: Handler<"retrieve"> = async (c) => {
 
 export const updateProjectBatchExport: Handler<"update"> = async (c) => {
   const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
-  const current = await queries.findBatchExport(c.var.db, where);
+  const [[current]] = queries.batchExportOfPath.results(c);
   if (!current) throw notFound();
   const keyring = await loadKeyring(c.env);
   const opened = { ...current, destinationConfig: await openDestination(keyring, current) };

@@ -3,6 +3,7 @@ import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { batchExports } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import type { Database } from "../../platform/db";
+import { resolveProjectWith } from "../../platform/project-context";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
@@ -43,10 +44,10 @@ export async function listBatchExports(
 
 export const selectBatchExport = (db: Database, where: SQL | undefined) => db.select().from(batchExports).where(where).limit(1);
 
-export async function findBatchExport(db: Database, where: SQL | undefined) {
-  const [row] = await selectBatchExport(db, where);
-  return row;
-}
+/** The live export the path names in the environment, read with the project (PATCH). */
+export const batchExportOfPath = resolveProjectWith((db, environmentId, c) => [
+  selectBatchExport(db, and(ofEnvironment(environmentId), liveBatchExport(c.req.param("id") ?? ""))),
+]);
 
 /** Each write below goes with its `entry` in the activity log, in one batch. */
 export async function insertBatchExport(db: Database, values: BatchExportInsert, entry: Statement) {

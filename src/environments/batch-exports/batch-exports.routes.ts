@@ -4,6 +4,7 @@ import { deferProject, ProjectParams, resolveProject } from "../../platform/proj
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
 import { BatchExport, BatchExportCreateInput, BatchExportUpdateInput, PausedState } from "./batch-exports.schema";
+import { batchExportOfPath } from "./batch-exports.queries";
 
 const BatchExportParams = ProjectParams.extend({ id: z.string().openapi({ description: "Batch export id." }) });
 
@@ -43,6 +44,7 @@ export function batchExportRoutes(tree: ProjectTree) {
     }),
     update: apiRoute({
       ...common,
+      middleware: [batchExportOfPath.middleware],
       method: "patch",
       path: item,
       scope: "batch_export:write",

@@ -1,14 +1,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { eq, type SQL } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { projects } from "../../db/schema";
 import { isUniqueViolation, type Database } from "../../platform/db";
-import type { Actor, AppEnv } from "../../platform/env";
+import type { AppEnv } from "../../platform/env";
 import { conflict, insufficientLevel, notFound, permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
-import { CURRENT, organizationRead } from "../../platform/organization-context";
-import { currentProjectId, parseProjectId } from "../../platform/project-context";
+import { organizationRead } from "../../platform/organization-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import {
   admitVisibleProject,
@@ -17,6 +16,8 @@ import {
   insertProjectStatements,
   listProjectsOfOrganization,
   MAX_PROJECTS_PER_ORGANIZATION,
+  projectIdFilters,
+  projectOfPath,
   updateProjectStatements,
 } from "./projects.queries";
 import { createdProjectIdInBatch, createdProjectNameInBatch, projectActivity, projectItem, trackedProjectFields } from "./projects.activity";
@@ -95,10 +96,9 @@ export async function updateProject(db: Database, projectId: number, input: Proj
   }
 }
 
-/** The project `filters` select among those the caller sees (404 otherwise), patched if they are an admin. */
-export async function patchVisibleProject(c: Context<AppEnv>, filters: SQL[], input: ProjectUpdateInput) {
-  const { db, actor } = c.var;
-  const found = await findVisibleProject(db, actor, filters);
+/** The project found among those the caller sees (404 otherwise), patched if they are an admin. */
+export async function patchVisibleProject(c: Context<AppEnv>, found: Awaited<ReturnType<typeof findVisibleProject>>, input: ProjectUpdateInput) {
+  const { db } = c.var;
   if (!found) throw notFound();
   if (!isAdmin(found.level)) throw insufficientLevel();
   const before = trackedProjectFields(toProject(found.project, found.level));
@@ -112,19 +112,9 @@ export async function patchVisibleProject(c: Context<AppEnv>, filters: SQL[], in
   return toProject(await updateProject(db, found.project.id, input, entry), found.level);
 }
 
-/**
- * `:id` of a project route: a project id, or `@current` (the current one within the key's scope),
- * among the projects `within` selects if given.
- */
-export function projectIdFilters(db: Database, actor: Actor, id: string, within?: SQL): SQL[] {
-  const picked = id === CURRENT ? currentProjectId(db, actor, within) : parseProjectId(actor, id);
-  return within ? [within, eq(projects.id, picked)] : [eq(projects.id, picked)];
-}
-
 export const updateOrganizationProject: RouteHandler<typeof updateProjectRoute, AppEnv> = async (c) => {
-  const inOrganization = eq(projects.organizationId, c.var.organization.id);
-  const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id, inOrganization);
-  return c.json(await patchVisibleProject(c, filters, c.req.valid("json")), 200);
+  const [[row]] = projectOfPath.results(c);
+  return c.json(await patchVisibleProject(c, admitVisibleProject(c.var.actor, row), c.req.valid("json")), 200);
 };
 
 export const retrieveOrganizationProject: RouteHandler<typeof retrieveProject, AppEnv> = async (c) => {

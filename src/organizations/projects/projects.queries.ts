@@ -6,10 +6,12 @@ import { MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
 import { counterOf, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
-import { assertPersonalApiKeysAllowed, callerInOrganization, type OrganizationRead } from "../../platform/organization-context";
+import { assertPersonalApiKeysAllowed, callerInOrganization, CURRENT, resolveOrganizationWith, type OrganizationRead } from "../../platform/organization-context";
 import {
+  currentProjectId,
   effectiveProjectLevel,
   membershipOfCaller,
+  parseProjectId,
   projectsInKeyScope,
   projectVisible,
   projectVisibleAtLevel,
@@ -288,3 +290,18 @@ export function admitVisibleProject<T extends { project: typeof projects.$inferS
   assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys: row.membersCanUsePersonalApiKeys, level: row.level });
   return row;
 }
+
+/**
+ * `:id` of a project route: a project id, or `@current` (the current one within the key's scope),
+ * among the projects `within` selects if given.
+ */
+export function projectIdFilters(db: Database, actor: Actor, id: string, within?: SQL): SQL[] {
+  const picked = id === CURRENT ? currentProjectId(db, actor, within) : parseProjectId(actor, id);
+  return within ? [within, eq(projects.id, picked)] : [eq(projects.id, picked)];
+}
+
+/** The project the path names with the caller's level in it, read with the membership (PATCH). */
+export const projectOfPath = resolveOrganizationWith((read, c) => {
+  const inOrganization = eq(projects.organizationId, read.organizationId);
+  return [selectVisibleProject(read.db, c.var.actor, projectIdFilters(read.db, c.var.actor, c.req.param("id") ?? "", inOrganization))];
+});

@@ -4,6 +4,7 @@ import { deferOrganization, OrganizationParams, resolveOrganization } from "../.
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
+import { projectOfPath } from "./projects.queries";
 
 const ProjectParams = OrganizationParams.extend({
   id: integerOrCurrentPathId("Project id, or `@current`."),
@@ -53,7 +54,7 @@ export const updateProject = apiRoute({
   method: "patch",
   path: "/api/organizations/{organization_id}/projects/{id}",
   scope: "project:write",
-  middleware: [resolveOrganization],
+  middleware: [projectOfPath.middleware],
   level: MembershipLevel.admin,
   tags: ["projects"],
   summary: "Change a project's name and settings (admin or owner), with the rules of create",
