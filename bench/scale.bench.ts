@@ -113,7 +113,8 @@ async function both(request: Request, small: SeededOrganization, large: SeededOr
 
 /**
  * The first page of 10 and the last one, by its offset (the deeper, the more index entries are
- * skipped) and by the `next` link of the page before (a cursor: no entry skipped).
+ * skipped) and by the `next` link of the page before (a cursor: no entry skipped); and the page
+ * before the last by the last page's `previous` link (a cursor too).
  */
 async function pages(label: string, path: Request["path"], small: SeededOrganization, large: SeededOrganization) {
   const first = await both(get(`GET ${label}?limit=10`, (o) => `${path(o)}?limit=10`), small, large);
@@ -140,7 +141,19 @@ async function pages(label: string, path: Request["path"], small: SeededOrganiza
     small: await followed(small, smallOffset),
     large: await followed(large, largeOffset),
   };
-  return [first, last, viaNext];
+  // The page before the last, reached by the last page's `previous` link, whose cursor seeks back.
+  const back = async (o: SeededOrganization, offset: number) => {
+    const { body } = await api("GET", `${path(o)}?limit=10&offset=${offset}`, { key: o.key });
+    const previous = (body as { previous: string | null }).previous;
+    const url = previous ? new URL(previous) : undefined;
+    return measure("GET", url ? `${url.pathname}${url.search}` : `${path(o)}?limit=10&offset=${Math.max(0, offset - 10)}`, o.key);
+  };
+  const viaPrevious = {
+    label: `GET ${label} page before last via previous`,
+    small: await back(small, smallOffset),
+    large: await back(large, largeOffset),
+  };
+  return [first, last, viaNext, viaPrevious];
 }
 
 it("every read and one write per resource, 10 vs 10,000 rows of each kind", async () => {
