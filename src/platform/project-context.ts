@@ -116,7 +116,8 @@ export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
   const requested = requestedProject(c);
   const environmentId = requested === CURRENT ? undefined : parseProjectId(c.var.actor, requested);
   const [row] = await selectProject(c.var.db, c.var.actor, environmentId);
-  acceptProject(c, row);
+  const project = acceptProject(c, row);
+  if (environmentId === undefined) rememberCurrentEnvironment(c.var.actor.keyId, project.environmentId);
   await next();
 });
 
