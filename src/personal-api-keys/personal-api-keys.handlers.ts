@@ -6,7 +6,7 @@ import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
-import { keysOfPage, onPage, pageEnvelope, readPage, seekOrder } from "../platform/pagination";
+import { counterOf, keysOfPage, onPage, selectCount, pageEnvelope, readPage, seekOrder } from "../platform/pagination";
 import { inJsonList, type Database } from "../platform/db";
 import { membershipOfCaller, projectVisible } from "../platform/project-context";
 import { writeWithActivity } from "../platform/activity-log/resource-activity";
@@ -39,9 +39,10 @@ export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async 
   const { db, actor } = c.var;
   const page = readPage(c);
   const ofCaller = eq(personalApiKeys.userId, actor.userId);
+  const counter = counterOf(users.personalApiKeyCount, eq(users.id, actor.userId));
   const [[total], rows] = await db.batch([
-    db.select({ value: users.personalApiKeyCount }).from(users).where(eq(users.id, actor.userId)),
-    db.select().from(personalApiKeys).where(onPage(db, personalApiKeys.id, ofCaller, newestFirst, page)).orderBy(...newestFirst.sql),
+    selectCount(db, counter),
+    db.select().from(personalApiKeys).where(onPage(db, personalApiKeys.id, ofCaller, newestFirst, page, counter)).orderBy(...newestFirst.sql),
   ]);
   return c.json(pageEnvelope(c, page, total?.value ?? 0, rows.map(toPersonalApiKey), keysOfPage(newestFirst, rows)), 200);
 };

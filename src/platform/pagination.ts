@@ -148,14 +148,42 @@ function keyOfRow(order: SeekOrder, row: Record<string, unknown>): unknown[] {
  * query orders its few rows the same way. With a `SeekOrder` and a cursor for this offset, the
  * ids start right after (or end right before) the cursor's row, and no entry is skipped.
  */
-export function onPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SQL[] | SeekOrder, page: Page): SQL {
+export function onPage(
+  db: Database,
+  id: SQLiteColumn,
+  where: SQL | undefined,
+  order: SQL[] | SeekOrder,
+  page: Page,
+  total?: SQL<number>,
+): SQL {
   if (!Array.isArray(order)) {
     const width = order.columns.length;
     if (page.after?.length === width) return seekPage(db, id, where, order, page.limit, page.after, "after");
     if (page.before?.length === width) return seekPage(db, id, where, order, page.limit, page.before, "before");
+    if (total !== undefined) return fromNearerEnd(db, id, where, order, page, total);
   }
   const sorted = Array.isArray(order) ? order : order.sql;
   return inArray(id, db.select({ id }).from(id.table).where(where).orderBy(...sorted).limit(page.limit).offset(page.offset));
+}
+
+/**
+ * An offset without a cursor, for a list whose `total` is one row (a counter; null where it would
+ * not be, and then the walk is from the start): past the middle,
+ * the page's ids are counted from the list's end, walking the index the other way, so an offset
+ * near the end skips few entries (the last page reads a page). Both walks are in the statement;
+ * the other one's LIMIT is 0, which SQLite checks before it walks.
+ */
+function fromNearerEnd(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, page: Page, total: SQL<number>) {
+  const { limit, offset } = page;
+  const nearerStart = sql`coalesce(${offset} * 2 < ${total}, 1)`;
+  const walk = (sorted: SQL[], rows: SQL, skipped: SQL) =>
+    sql`select * from (select ${id} as "id" from ${id.table} where ${where ?? sql`1`}
+      order by ${sql.join(sorted, sql`, `)} limit ${rows} offset ${skipped})`;
+  const reversed = order.columns.map(([column, listed]) => (listed === "asc" ? desc(column) : asc(column)));
+  const left = sql`(${total} - ${offset})`;
+  const fromStart = walk(order.sql, sql`case when ${nearerStart} then ${limit} else 0 end`, sql`${offset}`);
+  const fromEnd = walk(reversed, sql`case when ${nearerStart} then 0 else max(0, min(${limit}, ${left})) end`, sql`max(0, ${left} - ${limit})`);
+  return sql`${id} in (select "id" from (${fromStart} union all ${fromEnd}))`;
 }
 
 const opposite = (direction: "asc" | "desc") => (direction === "asc" ? "desc" : "asc");

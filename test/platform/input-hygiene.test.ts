@@ -170,6 +170,19 @@ describe("pagination parameters", () => {
     }
   });
 
+  it("answers every offset without a cursor as one whole page would, counted from either end", async () => {
+    const { key, project } = await setupOrganization();
+    const path = `/api/environments/${project.id}/dashboards`;
+    for (const [name, pinned] of [["b", false], ["a", true], ["b", true], ["a", false], ["b", false], ["c", true], ["a", false]] as const) {
+      expect((await api("POST", path, { key, body: { name, pinned } })).status).toBe(201);
+    }
+    const whole = (await api("GET", `${path}?limit=100`, { key })).body.results;
+    for (let offset = 0; offset <= whole.length; offset += 1) {
+      const page = await api("GET", `${path}?limit=3&offset=${offset}`, { key });
+      expect(page.body.results, `offset ${offset}`).toEqual(whole.slice(offset, offset + 3));
+    }
+  });
+
   it("ignores a cursor that is not one, or was made for another offset: the offset decides", async () => {
     const { key, organization } = await setupOrganization();
     for (let index = 0; index < 3; index += 1) {

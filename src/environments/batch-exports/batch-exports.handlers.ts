@@ -24,12 +24,10 @@ const liveInProject = (environmentId: number, id: string) =>
 export const listProjectBatchExports: Handler<"list"> = async (c) => {
   const page = readPage(c);
   const result = await queries.listBatchExports(c.var.db, page, (list) =>
-    resolveProjectAndRead(c, (environmentId) =>
-      list(
-        and(queries.ofEnvironment(environmentId), queries.liveBatchExports),
-        counterOf(environments.batchExportCount, eq(environments.id, environmentId)),
-      ),
-    ),
+    resolveProjectAndRead(c, (environmentId) => {
+      const counter = counterOf(environments.batchExportCount, eq(environments.id, environmentId));
+      return list(and(queries.ofEnvironment(environmentId), queries.liveBatchExports), counter, counter);
+    }),
   );
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.keys), 200);
 };

@@ -20,9 +20,10 @@ export const ofEnvironment = (environmentId: number) => eq(batchExports.environm
 
 const newestFirst = seekOrder([[batchExports.createdAt, "desc"], [batchExports.id, "desc"]]);
 
-function pageStatements(db: Database, page: Page, where: SQL | undefined, count: SQL<number>) {
+/** `counter`: the count when it is one row (null where it is not): see `onPage`. */
+function pageStatements(db: Database, page: Page, where: SQL | undefined, count: SQL<number>, counter?: SQL<number>) {
   const total = selectCount(db, count);
-  const rows = db.select().from(batchExports).where(onPage(db, batchExports.id, where, newestFirst, page)).orderBy(...newestFirst.sql);
+  const rows = db.select().from(batchExports).where(onPage(db, batchExports.id, where, newestFirst, page, counter)).orderBy(...newestFirst.sql);
   return [total, rows] as [typeof total, typeof rows];
 }
 
@@ -36,9 +37,9 @@ type PageStatements = ReturnType<typeof pageStatements>;
 export async function listBatchExports(
   db: Database,
   page: Page,
-  read: (list: (where: SQL | undefined, count: SQL<number>) => PageStatements) => Promise<BatchResponse<PageStatements>>,
+  read: (list: (where: SQL | undefined, count: SQL<number>, counter?: SQL<number>) => PageStatements) => Promise<BatchResponse<PageStatements>>,
 ) {
-  const [[total], rows] = await read((where, count) => pageStatements(db, page, where, count));
+  const [[total], rows] = await read((where, count, counter) => pageStatements(db, page, where, count, counter));
   return { count: total?.value ?? 0, rows, keys: keysOfPage(newestFirst, rows) };
 }
 

@@ -224,12 +224,14 @@ export function dashboardPageStatements(db: Database, scope: DashboardListScope,
   const where = listConditions(scope, filters);
   const unfiltered = Object.values(filters).every((filter) => filter === undefined);
   const counted = db.$count(dashboards, where);
+  const counter = counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId));
+  const counterForAdmin = sql<number>`case when ${callerIsAdmin(scope.caller.level)} then ${counter} end`;
   const total = unfiltered
     ? sql<number>`case when ${callerIsAdmin(scope.caller.level)}
         then ${counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId))} else ${counted} end`
     : counted;
   const rows = selectDashboards(db, scope)
-    .where(onPage(db, dashboards.id, where, listingOrder, page))
+    .where(onPage(db, dashboards.id, where, listingOrder, page, unfiltered ? counterForAdmin : undefined))
     .orderBy(...listingOrder.sql);
   const count = selectCount(db, total);
   return [count, rows] as [typeof count, typeof rows];

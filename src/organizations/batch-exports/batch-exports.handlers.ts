@@ -13,7 +13,7 @@ import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { callerInOrganization, organizationRead, type OrganizationRead } from "../../platform/organization-context";
-import { countOfVisibleExports, visibleExportsOfOrganization, type OrganizationCaller } from "./batch-exports.queries";
+import { counterOfAllExports, countOfVisibleExports, visibleExportsOfOrganization, type OrganizationCaller } from "./batch-exports.queries";
 import type * as routes from "./batch-exports.routes";
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
@@ -32,7 +32,7 @@ export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExpor
   const caller = callerOfRead(c, read);
   const where = visibleExportsOfOrganization(read.db, c.var.actor, caller);
   const count = countOfVisibleExports(read.db, c.var.actor, caller);
-  const result = await listBatchExports(read.db, page, (list) => read.batch(list(where, count)));
+  const result = await listBatchExports(read.db, page, (list) => read.batch(list(where, count, counterOfAllExports(c.var.actor, caller))));
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.keys), 200);
 };
 

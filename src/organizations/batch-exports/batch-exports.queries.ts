@@ -43,6 +43,13 @@ function projectFiltersOf(actor: Actor, caller: CallerMembership) {
  * How many exports the caller sees: the organization's counter when they see every project, else
  * a count of the visible ones (which reads the organization's exports).
  */
+/** The organization's counter when the caller sees every export (an admin's unscoped key), else null. */
+export function counterOfAllExports(actor: Actor, caller: OrganizationCaller): SQL<number> | undefined {
+  if (projectsInKeyScope(actor).length > 0) return undefined;
+  const counter = counterOf(organizations.batchExportCount, eq(organizations.id, caller.organizationId));
+  return sql<number>`case when ${caller.level} >= ${MembershipLevel.admin} then ${counter} end`;
+}
+
 export function countOfVisibleExports(db: Database, actor: Actor, caller: OrganizationCaller): SQL<number> {
   const counter = counterOf(organizations.batchExportCount, eq(organizations.id, caller.organizationId));
   const counted = db.$count(batchExports, visibleExportsOfOrganization(db, actor, caller));

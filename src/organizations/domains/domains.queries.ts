@@ -6,7 +6,7 @@ import { validationError } from "../../platform/errors";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { nowIso, randomUrlSafeToken } from "../../platform/ids";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { keysOfPage, onPage, seekOrder, type Page } from "../../platform/pagination";
+import { counterOf, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
 type DomainSettings = Pick<
@@ -23,12 +23,13 @@ const domainOfOrganization = (organizationId: OrganizationRef, id: string) =>
 export async function listDomains(read: OrganizationRead, page: Page) {
   const { db, organizationId } = read;
   const byDomain = seekOrder([[domains.domain, "asc"], [domains.id, "asc"]]);
+  const counter = counterOf(organizations.domainCount, eq(organizations.id, organizationId));
   const [[total], rows] = await read.batch([
-    db.select({ value: organizations.domainCount }).from(organizations).where(eq(organizations.id, organizationId)),
+    selectCount(db, counter),
     db
       .select()
       .from(domains)
-      .where(onPage(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page))
+      .where(onPage(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page, counter))
       .orderBy(...byDomain.sql),
   ]);
   return { count: total?.value ?? 0, rows, keys: keysOfPage(byDomain, rows) };

@@ -7,7 +7,7 @@ import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls
 import { chunkForInsert, type Database } from "../../platform/db";
 import { resolveOrganizationWithBody, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import type { AppEnv } from "../../platform/env";
-import { keysOfPage, onPage, seekOrder, type Page } from "../../platform/pagination";
+import { counterOf, keysOfPage, onPage, seekOrder, type Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
 
@@ -54,7 +54,9 @@ export async function listInvitesPage(read: OrganizationRead, page: Page) {
       .select({ invite: invites, createdBy: users })
       .from(invites)
       .leftJoin(users, eq(users.id, invites.createdById))
-      .where(onPage(db, invites.id, eq(invites.organizationId, organizationId), newestFirst, page))
+      .where(
+        onPage(db, invites.id, eq(invites.organizationId, organizationId), newestFirst, page, counterOf(organizations.inviteCount, eq(organizations.id, organizationId))),
+      )
       .orderBy(...newestFirst.sql),
   ]);
   return {

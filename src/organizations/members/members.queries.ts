@@ -56,7 +56,7 @@ export async function listMembersPage(read: OrganizationRead, page: Page, email:
       .select({ membership: organizationMemberships, user: users })
       .from(organizationMemberships)
       .innerJoin(users, eq(users.id, organizationMemberships.userId))
-      .where(onPage(db, organizationMemberships.id, where, order, page))
+      .where(onPage(db, organizationMemberships.id, where, order, page, email ? undefined : total))
       .orderBy(...(Array.isArray(order) ? order : order.sql)),
   ]);
   return {

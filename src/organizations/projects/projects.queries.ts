@@ -192,13 +192,14 @@ export async function listProjectsOfOrganization(read: OrganizationRead, actor: 
   const where = and(eq(projects.organizationId, organizationId), projectVisibleAtLevel(caller), ...scoped);
   // An admin sees every project: the counter, unless the key is scoped to some of them.
   const counter = counterOf(organizations.projectCount, eq(organizations.id, organizationId));
+  const counterForAdmin = sql<number>`case when ${caller.level} >= ${MembershipLevel.admin} then ${counter} end`;
   const total =
     scoped.length === 0
       ? sql<number>`case when ${caller.level} >= ${MembershipLevel.admin} then ${counter} else ${db.$count(projects, where)} end`
       : db.$count(projects, where);
   const [[counted], rows] = await read.batch([
     selectCount(db, total),
-    db.select().from(projects).where(onPage(db, projects.id, where, byCreation, page)).orderBy(...byCreation.sql),
+    db.select().from(projects).where(onPage(db, projects.id, where, byCreation, page, scoped.length === 0 ? counterForAdmin : undefined)).orderBy(...byCreation.sql),
   ]);
   return { count: counted?.value ?? 0, projects: rows, keys: keysOfPage(byCreation, rows) };
 }

@@ -2,7 +2,7 @@ import { and, eq, lt, sql } from "drizzle-orm";
 import { activityLog, activityLogAnchors, organizations, webhookDeliveries, webhooks } from "../../db/schema";
 import { boundAs, type Database } from "../../platform/db";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { keysOfPage, onPage, seekOrder, type Page } from "../../platform/pagination";
+import { counterOf, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import type { Webhook } from "./webhooks.schema";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
@@ -90,9 +90,10 @@ export function insertWebhookBelowLimit(db: Database, webhook: NewWebhook, now: 
 export async function listWebhooksPage(read: OrganizationRead, page: Page) {
   const { db, organizationId } = read;
   const ofOrg = eq(webhooks.organizationId, organizationId);
+  const counter = counterOf(organizations.webhookCount, eq(organizations.id, organizationId));
   const [[total], rows] = await read.batch([
-    db.select({ value: organizations.webhookCount }).from(organizations).where(eq(organizations.id, organizationId)),
-    db.select().from(webhooks).where(onPage(db, webhooks.id, ofOrg, newestFirst, page)).orderBy(...newestFirst.sql),
+    selectCount(db, counter),
+    db.select().from(webhooks).where(onPage(db, webhooks.id, ofOrg, newestFirst, page, counter)).orderBy(...newestFirst.sql),
   ]);
   return { count: total?.value ?? 0, results: rows.map(toWebhook), keys: keysOfPage(newestFirst, rows) };
 }
@@ -108,7 +109,7 @@ export async function listDeliveriesPage(read: OrganizationRead, webhookId: stri
     db
       .select()
       .from(webhookDeliveries)
-      .where(onPage(db, webhookDeliveries.id, ofWebhook, deliveriesNewestFirst, page))
+      .where(onPage(db, webhookDeliveries.id, ofWebhook, deliveriesNewestFirst, page, counterOf(webhooks.deliveryCount, eq(webhooks.id, webhookId))))
       .orderBy(...deliveriesNewestFirst.sql),
   ]);
   return webhook
