@@ -129,6 +129,11 @@ async function pages(label: string, path: Request["path"], small: SeededOrganiza
     small: await measure("GET", `${path(small)}?limit=10&offset=${smallOffset}`, small.key),
     large: await measure("GET", `${path(large)}?limit=10&offset=${largeOffset}`, large.key),
   };
+  const middle = {
+    label: `GET ${label}?limit=10&offset=count/2`,
+    small: await measure("GET", `${path(small)}?limit=10&offset=${Math.floor((smallOffset + 10) / 2)}`, small.key),
+    large: await measure("GET", `${path(large)}?limit=10&offset=${Math.floor((largeOffset + 10) / 2)}`, large.key),
+  };
   // The same last page reached by the page before's `next` link, whose cursor seeks.
   const followed = async (o: SeededOrganization, offset: number) => {
     const { body } = await api("GET", `${path(o)}?limit=10&offset=${Math.max(0, offset - 10)}`, { key: o.key });
@@ -153,7 +158,7 @@ async function pages(label: string, path: Request["path"], small: SeededOrganiza
     small: await back(small, smallOffset),
     large: await back(large, largeOffset),
   };
-  return [first, last, viaNext, viaPrevious];
+  return [first, last, middle, viaNext, viaPrevious];
 }
 
 it("every read and one write per resource, 10 vs 10,000 rows of each kind", async () => {
