@@ -224,6 +224,9 @@ function seekPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order:
  */
 export const selectCount = (db: Database, count: SQL<number>) => db.select({ value: count }).from(sql`(select 1)`);
 
+/** A counter where `condition` says it counts what the caller sees (an admin's), else null. */
+export const counterWhen = (condition: SQL, counter: SQL<number>) => sql<number>`case when ${condition} then ${counter} end`;
+
 /** A counter column of the row `where` picks (a trigger-kept count: see migrations/). */
 export const counterOf = (column: SQLiteColumn, where: SQL | undefined) =>
   sql<number>`(select ${column} from ${column.table} where ${where})`;

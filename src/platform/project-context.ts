@@ -9,7 +9,7 @@ import { ruleOfMember } from "./access-controls/access-rules";
 import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "./auth/key-scoping";
 import type { Actor, AppEnv, ProjectContext } from "./env";
 import { notFound } from "./errors";
-import { MembershipLevel } from "./levels";
+import { isAdminInSql, MembershipLevel } from "./levels";
 import { assertPersonalApiKeysAllowed, callerOrganizationId, CURRENT } from "./organization-context";
 import { inJsonList, type Database } from "./db";
 import { peekJsonBody } from "./request-body";
@@ -54,7 +54,7 @@ export type CallerMembership = { membershipId: string | SQL; level: number | SQL
  */
 export function projectVisibleAtLevel(membership: CallerMembership): SQL | undefined {
   const ruleAllows = sql`coalesce(${ruleOfMember("project", projects.id, membership.membershipId)}, 'member') <> 'none'`;
-  if (typeof membership.level !== "number") return sql`(${membership.level} >= ${MembershipLevel.admin} or ${ruleAllows})`;
+  if (typeof membership.level !== "number") return sql`(${isAdminInSql(membership.level)} or ${ruleAllows})`;
   return membership.level >= MembershipLevel.admin ? undefined : ruleAllows;
 }
 

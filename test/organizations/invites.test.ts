@@ -13,6 +13,7 @@ import {
   grantProjectAccess,
   ISO_TIMESTAMP,
   setupOrganization,
+  streamedBody,
   userBasic,
   UUID,
   nextLink,
@@ -372,20 +373,13 @@ describe("POST /api/organizations/:organization_id/invites", () => {
   it("reads what the body names after validating it when the body comes without a Content-Length (three round trips)", async () => {
     const { organization, owner, key } = await setupOrganization();
     await api("GET", `/api/organizations/${organization.id}`, { key });
-    const streamed = (body: unknown) =>
-      new ReadableStream({
-        start(controller) {
-          controller.enqueue(new TextEncoder().encode(JSON.stringify(body)));
-          controller.close();
-        },
-      });
 
-    const created = await api("POST", invitesPath(organization.id), { key, body: streamed({ target_email: "Streamed@Example.com" }) });
+    const created = await api("POST", invitesPath(organization.id), { key, body: streamedBody({ target_email: "Streamed@Example.com" }) });
     expect(created.status).toBe(201);
     expect(created.body.target_email).toBe("streamed@example.com");
     expect(created.cost.queries).toBe(3);
     // The checks still see the organization: the owner's own e-mail is refused.
-    const refused = await api("POST", invitesPath(organization.id), { key, body: streamed({ target_email: owner.email }) });
+    const refused = await api("POST", invitesPath(organization.id), { key, body: streamedBody({ target_email: owner.email }) });
     expect(refused.status).toBe(400);
     expect(refused.body).toEqual(alreadyMember("target_email"));
   });

@@ -1,17 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
-import { addMember, api, setupOrganization } from "../support/harness";
+import { addMember, api, setupOrganization, streamedBody } from "../support/harness";
 
-/** A body sent as a stream: no Content-Length, so it cannot be read ahead of the access checks. */
-function streamed(body: unknown) {
-  return new ReadableStream({
-    start(controller) {
-      controller.enqueue(new TextEncoder().encode(JSON.stringify(body)));
-      controller.close();
-    },
-  });
-}
 
 /**
  * Writes whose checks read what their body names (a user, a member, another dashboard, a tile)
@@ -56,8 +47,8 @@ describe("writes that read what their body names", () => {
     const read = await api(method, path, { key: ahead.key, body });
 
     const after = await setup();
-    const [streamedMethod, streamedPath, streamedBody] = request(after);
-    const readAfter = await api(streamedMethod, streamedPath, { key: after.key, body: streamed(streamedBody) });
+    const [streamedMethod, streamedPath, sentBody] = request(after);
+    const readAfter = await api(streamedMethod, streamedPath, { key: after.key, body: streamedBody(sentBody) });
 
     expect([read.status, readAfter.status]).toEqual([status, status]);
     expect([read.cost.queries, readAfter.cost.queries]).toEqual([2, 3]);

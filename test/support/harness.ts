@@ -121,6 +121,16 @@ export async function addMember(organizationId: string, level: number, scopes: s
 /** `body`: JSON text or bytes sent as they are, or any other value serialized as JSON. */
 type RequestOptions = { key?: string | null; body?: unknown; headers?: Record<string, string> };
 
+/** A JSON body sent as a stream: no Content-Length, so the API cannot read it ahead of its checks. */
+export function streamedBody(body: unknown) {
+  return new ReadableStream({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(JSON.stringify(body)));
+      controller.close();
+    },
+  });
+}
+
 function requestBody(body: unknown): BodyInit {
   if (typeof body === "string" || body instanceof Uint8Array || body instanceof ReadableStream) return body;
   return JSON.stringify(body);

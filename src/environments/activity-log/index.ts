@@ -4,7 +4,7 @@ import { activityLog, dashboards, environments } from "../../db/schema";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { activityPageEnvelope, ofEnvironmentProject, selectActivityPage } from "../../platform/activity-log/activity-log.queries";
 import type { AppEnv } from "../../platform/env";
-import { MembershipLevel } from "../../platform/levels";
+import { isAdminInSql } from "../../platform/levels";
 import { membershipInEnvironment, projectLevelInEnvironment, resolveProjectAndRead } from "../../platform/project-context";
 import { createRouter } from "../../platform/router";
 import { underEveryTree, type ProjectTree } from "../project-trees";
@@ -18,7 +18,7 @@ import { projectActivityLogRoute } from "./activity-log.routes";
  */
 function dashboardEntriesVisibleTo(userId: number, environmentId: number) {
   const membershipId = membershipInEnvironment(userId, environmentId);
-  const isProjectAdmin = sql`coalesce(${projectLevelInEnvironment(userId, environmentId)} >= ${MembershipLevel.admin}, 0)`;
+  const isProjectAdmin = isAdminInSql(projectLevelInEnvironment(userId, environmentId));
   const dashboardRule = ruleOfMember("dashboard", dashboards.id, membershipId);
   const dashboardVisible = sql`exists (select 1 from ${dashboards} where ${dashboards.id} = ${activityLog.dashboardId}
     and (${dashboards.createdById} = ${userId} or coalesce(${dashboardRule}, 'editor') <> 'none'))`;

@@ -14,9 +14,9 @@ import {
 } from "../../db/schema";
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
-import { counterOf, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, counterWhen, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
-import { MembershipLevel } from "../../platform/levels";
+import { isAdminInSql } from "../../platform/levels";
 import { resolveProjectWith, resolveProjectWithBody } from "../../platform/project-context";
 import type { Context } from "hono";
 import type { z } from "@hono/zod-openapi";
@@ -65,7 +65,7 @@ function selectDashboards(db: Database, scope: DashboardReadScope & { caller: { 
       isCollaborator: sql<boolean>`case when ${dashboards.restrictionLevel} > ${RestrictionLevel.everyoneCanEdit}
         then exists (select 1 from ${dashboardCollaborators} where ${dashboardCollaborators.dashboardId} = ${dashboards.id}
           and ${dashboardCollaborators.userId} = ${caller.userId}) else 0 end`.mapWith(Boolean),
-      accessRule: caller.level ? sql<AccessLevel | null>`case when ${callerIsAdmin(caller.level)} then null else ${rule} end` : rule,
+      accessRule: caller.level ? sql<AccessLevel | null>`case when ${isAdminInSql(caller.level)} then null else ${rule} end` : rule,
     })
     .from(dashboards)
     .leftJoin(users, eq(users.id, dashboards.createdById));
@@ -179,8 +179,6 @@ export type DashboardListScope = {
   caller: { userId: number; membershipId: SQL; level: SQL<number> };
 };
 
-/** An organization admin or a project admin: they see and manage every dashboard. */
-const callerIsAdmin = (level: SQL<number>) => sql`coalesce(${level} >= ${MembershipLevel.admin}, 0)`;
 
 /**
  * A `none` rule hides a dashboard from the member, as in PostHog;
@@ -188,7 +186,7 @@ const callerIsAdmin = (level: SQL<number>) => sql`coalesce(${level} >= ${Members
  */
 function notHiddenByRule(caller: DashboardListScope["caller"]): SQL {
   const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
-  return sql`(${callerIsAdmin(caller.level)} or ${dashboards.createdById} = ${caller.userId} or coalesce(${rule}, 'editor') <> 'none')`;
+  return sql`(${isAdminInSql(caller.level)} or ${dashboards.createdById} = ${caller.userId} or coalesce(${rule}, 'editor') <> 'none')`;
 }
 
 function listConditions(scope: DashboardListScope, filters: DashboardListFilters) {
@@ -224,14 +222,12 @@ export function dashboardPageStatements(db: Database, scope: DashboardListScope,
   const where = listConditions(scope, filters);
   const unfiltered = Object.values(filters).every((filter) => filter === undefined);
   const counted = db.$count(dashboards, where);
-  const counter = counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId));
-  const counterForAdmin = sql<number>`case when ${callerIsAdmin(scope.caller.level)} then ${counter} end`;
-  const total = unfiltered
-    ? sql<number>`case when ${callerIsAdmin(scope.caller.level)}
-        then ${counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId))} else ${counted} end`
-    : counted;
+  const counter = unfiltered
+    ? counterWhen(isAdminInSql(scope.caller.level), counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId)))
+    : undefined;
+  const total = counter ? sql<number>`coalesce(${counter}, ${counted})` : counted;
   const rows = selectDashboards(db, scope)
-    .where(onPage(db, dashboards.id, where, listingOrder, page, unfiltered ? counterForAdmin : undefined))
+    .where(onPage(db, dashboards.id, where, listingOrder, page, counter))
     .orderBy(...listingOrder.sql);
   const count = selectCount(db, total);
   return [count, rows] as [typeof count, typeof rows];

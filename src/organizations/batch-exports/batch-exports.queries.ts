@@ -3,9 +3,9 @@ import { batchExports, environments, organizations, projects } from "../../db/sc
 import { liveBatchExports } from "../../environments/batch-exports/batch-exports.queries";
 import type { Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
-import { MembershipLevel } from "../../platform/levels";
+import { isAdmin, isAdminInSql } from "../../platform/levels";
 import type { OrganizationRef } from "../../platform/organization-context";
-import { counterOf } from "../../platform/pagination";
+import { counterOf, counterWhen } from "../../platform/pagination";
 import { projectsInKeyScope, projectVisibleAtLevel, type CallerMembership } from "../../platform/project-context";
 
 /** The organization and the caller's membership of it: resolved, or subqueries of the read (`callerInOrganization`). */
@@ -31,7 +31,7 @@ export function visibleExportsOfOrganization(db: Database, actor: Actor, caller:
   const adminWithUnscopedKey =
     typeof caller.level === "number" || projectsInKeyScope(actor).length > 0
       ? undefined
-      : sql`${caller.level} >= ${MembershipLevel.admin}`;
+      : isAdminInSql(caller.level);
   return and(ofOrganization, adminWithUnscopedKey ? or(adminWithUnscopedKey, exists(visibleProject)) : exists(visibleProject));
 }
 
@@ -43,19 +43,16 @@ function projectFiltersOf(actor: Actor, caller: CallerMembership) {
  * How many exports the caller sees: the organization's counter when they see every project, else
  * a count of the visible ones (which reads the organization's exports).
  */
+export function countOfVisibleExports(db: Database, actor: Actor, caller: OrganizationCaller): SQL<number> {
+  const counted = db.$count(batchExports, visibleExportsOfOrganization(db, actor, caller));
+  const counter = counterOfAllExports(actor, caller);
+  return counter ? sql<number>`coalesce(${counter}, ${counted})` : sql<number>`${counted}`;
+}
+
 /** The organization's counter when the caller sees every export (an admin's unscoped key), else null. */
 export function counterOfAllExports(actor: Actor, caller: OrganizationCaller): SQL<number> | undefined {
   if (projectsInKeyScope(actor).length > 0) return undefined;
   const counter = counterOf(organizations.batchExportCount, eq(organizations.id, caller.organizationId));
-  return sql<number>`case when ${caller.level} >= ${MembershipLevel.admin} then ${counter} end`;
-}
-
-export function countOfVisibleExports(db: Database, actor: Actor, caller: OrganizationCaller): SQL<number> {
-  const counter = counterOf(organizations.batchExportCount, eq(organizations.id, caller.organizationId));
-  const counted = db.$count(batchExports, visibleExportsOfOrganization(db, actor, caller));
-  if (projectsInKeyScope(actor).length > 0) return sql<number>`${counted}`;
-  if (typeof caller.level !== "number") {
-    return sql<number>`case when ${caller.level} >= ${MembershipLevel.admin} then ${counter} else ${counted} end`;
-  }
-  return caller.level >= MembershipLevel.admin ? counter : sql<number>`${counted}`;
+  if (typeof caller.level === "number") return isAdmin(caller.level) ? counter : undefined;
+  return counterWhen(isAdminInSql(caller.level), counter);
 }

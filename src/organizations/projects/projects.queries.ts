@@ -2,10 +2,10 @@ import { and, count, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
 import { boundAs, inJsonList, jsonObjectWithKeys, type Database } from "../../platform/db";
-import { MembershipLevel } from "../../platform/levels";
+import { isAdminInSql, MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
-import { counterOf, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, counterWhen, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import { assertPersonalApiKeysAllowed, callerInOrganization, CURRENT, resolveOrganizationWith, type OrganizationRead } from "../../platform/organization-context";
 import {
   currentProjectId,
@@ -191,17 +191,17 @@ export async function listProjectsOfOrganization(read: OrganizationRead, actor: 
   const scoped = projectsInKeyScope(actor);
   const where = and(eq(projects.organizationId, organizationId), projectVisibleAtLevel(caller), ...scoped);
   // An admin sees every project: the counter, unless the key is scoped to some of them.
-  const counter = counterOf(organizations.projectCount, eq(organizations.id, organizationId));
-  const counterForAdmin = sql<number>`case when ${caller.level} >= ${MembershipLevel.admin} then ${counter} end`;
-  const total =
+  const counter =
     scoped.length === 0
-      ? sql<number>`case when ${caller.level} >= ${MembershipLevel.admin} then ${counter} else ${db.$count(projects, where)} end`
-      : db.$count(projects, where);
-  const [[counted], rows] = await read.batch([
+      ? counterWhen(isAdminInSql(caller.level), counterOf(organizations.projectCount, eq(organizations.id, organizationId)))
+      : undefined;
+  const counted = db.$count(projects, where);
+  const total = counter ? sql<number>`coalesce(${counter}, ${counted})` : counted;
+  const [[value], rows] = await read.batch([
     selectCount(db, total),
-    db.select().from(projects).where(onPage(db, projects.id, where, byCreation, page, scoped.length === 0 ? counterForAdmin : undefined)).orderBy(...byCreation.sql),
+    db.select().from(projects).where(onPage(db, projects.id, where, byCreation, page, counter)).orderBy(...byCreation.sql),
   ]);
-  return { count: counted?.value ?? 0, projects: rows, keys: keysOfPage(byCreation, rows) };
+  return { count: value?.value ?? 0, projects: rows, keys: keysOfPage(byCreation, rows) };
 }
 
 /**
