@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import {
   index,
   integer,
+  primaryKey,
   sqliteTable,
   text,
   uniqueIndex,
@@ -46,6 +47,8 @@ export const users = sqliteTable("users", {
   currentProjectId: integer("current_project_id"),
   /** Kept by triggers on personal_api_keys (migration list_counters): the list's count in one row. */
   personalApiKeyCount: integer("personal_api_key_count").notNull().default(0),
+  /** Positions issued to the user's keys (see `listPositionGaps`). */
+  personalApiKeyPositions: integer("personal_api_key_positions").notNull().default(0),
 });
 
 export const organizations = sqliteTable(
@@ -78,6 +81,12 @@ export const organizations = sqliteTable(
     projectCount: integer("project_count").notNull().default(0),
     batchExportCount: integer("batch_export_count").notNull().default(0),
     webhookCount: integer("webhook_count").notNull().default(0),
+    /** Positions issued in each of the organization's lists (see `listPositionGaps`). */
+    memberPositions: integer("member_positions").notNull().default(0),
+    invitePositions: integer("invite_positions").notNull().default(0),
+    projectPositions: integer("project_positions").notNull().default(0),
+    batchExportPositions: integer("batch_export_positions").notNull().default(0),
+    webhookPositions: integer("webhook_positions").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -97,11 +106,13 @@ export const organizationMemberships = sqliteTable(
     level: integer("level").notNull(),
     joinedAt: text("joined_at").notNull(),
     updatedAt: text("updated_at").notNull(),
+    /** In the organization's members list (see `listPositionGaps`). */
+    position: integer("position").notNull().default(0),
   },
   (table) => [
     uniqueIndex("organization_memberships_organization_user").on(table.organizationId, table.userId),
     index("organization_memberships_user").on(table.userId),
-    index("organization_memberships_organization_joined").on(table.organizationId, table.joinedAt, table.id),
+    index("organization_memberships_organization_position").on(table.organizationId, table.position),
     // Owners are counted before an owner is removed or demoted: read the owners, not every member.
     index("organization_memberships_organization_level").on(table.organizationId, table.level),
   ],
@@ -123,8 +134,10 @@ export const personalApiKeys = sqliteTable(
     scopedTeams: json<number[]>("scoped_teams").notNull(),
     createdAt: createdAt(),
     lastUsedAt: text("last_used_at"),
+    /** In the user's list of keys (see `listPositionGaps`). */
+    position: integer("position").notNull().default(0),
   },
-  (table) => [index("personal_api_keys_user").on(table.userId, table.createdAt, table.id)],
+  (table) => [index("personal_api_keys_user_position").on(table.userId, table.position)],
 );
 
 /** Project settings the API stores and echoes without reasoning about them (defaults applied when read). */
@@ -154,10 +167,13 @@ export const projects = sqliteTable(
     settings: json<ProjectSettings>("settings").notNull(),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
+    /** In the organization's projects list (see `listPositionGaps`). */
+    position: integer("position").notNull().default(0),
   },
   (table) => [
     uniqueIndex("projects_organization_name_key").on(table.organizationId, table.nameKey),
     index("projects_organization_created").on(table.organizationId, table.createdAt, table.id),
+    index("projects_organization_position").on(table.organizationId, table.position),
   ],
 );
 
@@ -177,6 +193,8 @@ export const environments = sqliteTable(
     /** Live (not soft-deleted) rows, kept by triggers (migration list_counters), as the organization's counts are. */
     batchExportCount: integer("batch_export_count").notNull().default(0),
     dashboardCount: integer("dashboard_count").notNull().default(0),
+    /** Positions issued in the environment's batch exports list (see `listPositionGaps`). */
+    batchExportPositions: integer("batch_export_positions").notNull().default(0),
   },
   (table) => [
     index("environments_project").on(table.projectId),
@@ -211,9 +229,11 @@ export const invites = sqliteTable(
     tokenHash: text("token_hash").unique(),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
+    /** In the organization's invites list (see `listPositionGaps`). */
+    position: integer("position").notNull().default(0),
   },
   (table) => [
-    index("invites_organization_created").on(table.organizationId, table.createdAt, table.id),
+    index("invites_organization_position").on(table.organizationId, table.position),
     index("invites_organization_email").on(table.organizationId, table.targetEmail),
     index("invites_created_by").on(table.createdById),
   ],
@@ -276,10 +296,13 @@ export const batchExports = sqliteTable(
     deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
     createdAt: createdAt(),
     lastUpdatedAt: text("last_updated_at").notNull(),
+    /** In the organization's and the environment's batch exports lists (see `listPositionGaps`). */
+    organizationPosition: integer("organization_position").notNull().default(0),
+    environmentPosition: integer("environment_position").notNull().default(0),
   },
   (table) => [
-    index("batch_exports_environment_created").on(table.environmentId, table.deleted, table.createdAt, table.id),
-    index("batch_exports_organization_created").on(table.organizationId, table.deleted, table.createdAt, table.id),
+    index("batch_exports_environment_position").on(table.environmentId, table.deleted, table.environmentPosition),
+    index("batch_exports_organization_position").on(table.organizationId, table.deleted, table.organizationPosition),
     index("batch_exports_sealed_secrets_key").on(table.sealedSecretsKeyId),
   ],
 );
@@ -544,10 +567,14 @@ export const webhooks = sqliteTable(
     failingSince: text("failing_since"),
     /** Its deliveries, kept by triggers (migration webhook_counters). */
     deliveryCount: integer("delivery_count").notNull().default(0),
+    /** Positions issued in its deliveries list (see `listPositionGaps`). */
+    deliveryPositions: integer("delivery_positions").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
+    /** In the organization's webhooks list (see `listPositionGaps`). */
+    position: integer("position").notNull().default(0),
   },
-  (table) => [index("webhooks_organization_created").on(table.organizationId, table.createdAt, table.id)],
+  (table) => [index("webhooks_organization_position").on(table.organizationId, table.position)],
 );
 
 /** One entry's delivery to one webhook; its id is the `webhook-id` header, the same on every attempt. */
@@ -569,10 +596,31 @@ export const webhookDeliveries = sqliteTable(
     retryUntil: text("retry_until").notNull(),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
+    /** In the webhook's deliveries list (see `listPositionGaps`). */
+    position: integer("position").notNull().default(0),
   },
   (table) => [
     index("webhook_deliveries_pending").on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
     uniqueIndex("webhook_deliveries_webhook_entry").on(table.webhookId, table.entryId),
-    index("webhook_deliveries_webhook_created").on(table.webhookId, table.createdAt, table.id),
+    index("webhook_deliveries_webhook_position").on(table.webhookId, table.position),
   ],
+);
+
+/**
+ * Where the rows of the lists kept in insertion order are, so that a page at any offset reads a
+ * page, not the rows before it. Each row gets the next position of its list when inserted
+ * (`position`, from its parent's `*_positions`); a row deleted (or soft-deleted) leaves a gap.
+ * This table is a Fenwick tree of those gaps per list: `node` n holds how many of the positions
+ * (n - lowbit(n), n] are gaps, so the k-th live row is found in log2(positions) lookups
+ * (`pagination.ts`, `atPosition`). Kept by triggers only (migration list_positions).
+ */
+export const listPositionGaps = sqliteTable(
+  "list_position_gaps",
+  {
+    list: text("list").notNull(),
+    owner: text("owner").notNull(),
+    node: integer("node").notNull(),
+    gaps: integer("gaps").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.list, table.owner, table.node] })],
 );

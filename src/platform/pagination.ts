@@ -123,13 +123,29 @@ export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, r
 
 /**
  * A list's order along its index, each column in its direction, the last one unique (the id): a
- * page can then start right after a row, by its sort key, however deep it is.
+ * page can then start right after a row, by its sort key, however deep it is. A list in
+ * insertion order is ordered by its rows' positions (`positionOrder`).
  */
-export type SeekOrder = { columns: [SQLiteColumn, "asc" | "desc"][]; sql: SQL[] };
+export type SeekOrder = { columns: [SQLiteColumn, "asc" | "desc"][]; sql: SQL[]; positions?: ListPositions };
 
 export const seekOrder = (columns: [SQLiteColumn, "asc" | "desc"][]): SeekOrder => ({
   columns,
   sql: columns.map(([column, direction]) => (direction === "desc" ? desc(column) : asc(column))),
+});
+
+/**
+ * One list of `list_position_gaps`: its name there, whose list it is (the parent row's id), and
+ * how many positions the parent has issued (its `*_positions` column, `counterOf`).
+ */
+export type ListPositions = { list: string; owner: string | number | SQL; issued: SQL<number> };
+
+/**
+ * Oldest first (`asc`) or newest first (`desc`), by the rows' positions in `list`: any offset
+ * reads a page. The query `onPage` filters must be limited to the page (`.limit(page.limit)`).
+ */
+export const positionOrder = (position: SQLiteColumn, direction: "asc" | "desc", list: ListPositions): SeekOrder => ({
+  ...seekOrder([[position, direction]]),
+  positions: list,
 });
 
 /** The sort key of a row of the order's table (`select()` of it): what a cursor carries. */
@@ -160,10 +176,61 @@ export function onPage(
     const width = order.columns.length;
     if (page.after?.length === width) return seekPage(db, id, where, order, page.limit, page.after, "after");
     if (page.before?.length === width) return seekPage(db, id, where, order, page.limit, page.before, "before");
-    if (total !== undefined) return fromNearerEnd(db, id, where, order, page, total);
+    if (total !== undefined && order.positions) return atPosition(id, where, order, order.positions, page, total);
+    if (total !== undefined) return fromNearerEnd(id, where, order, page, total);
   }
   const sorted = Array.isArray(order) ? order : order.sql;
   return inArray(id, db.select({ id }).from(id.table).where(where).orderBy(...sorted).limit(page.limit).offset(page.offset));
+}
+
+/** At most `rows` ids of the rows `where` selects, in `sorted` order, after skipping `skipped`. */
+const walk = (id: SQLiteColumn, where: SQL | undefined, sorted: SQL[], rows: SQL, skipped: SQL | number) =>
+  sql`select * from (select ${id} as "id" from ${id.table} where ${where ?? sql`1`}
+    order by ${sql.join(sorted, sql`, `)} limit ${rows} offset ${skipped})`;
+
+/**
+ * The position the page starts at, in the list's order, for the `rank`-th live row of the list
+ * (1 the oldest): a descent of its Fenwick tree of gaps, one step per bit of the positions issued,
+ * whatever the rank. Each step reads a row of the recursion and at most one node (a list without
+ * deletions has none). A bit is taken while the live rows up to its node are fewer than `rank`;
+ * nodes past the positions issued are not read. The top bit is bounded from the decimal digits d
+ * of the positions issued (log2(10^d) < 10d/3: 16 at 10,000), which needs no math functions.
+ * Past either end of the list the position is one no row has (0, or one past the last issued);
+ * with a null `rank`, null.
+ */
+function positionOfRank({ list, owner, issued }: ListPositions, rank: SQL): SQL {
+  // Owners are stored as text; D1 binds a number as a real, whose text would be "1.0".
+  const ownerText = typeof owner === "number" ? String(owner) : owner;
+  const size = sql`(1 << bit)`;
+  const node = sql`(pos + ${size})`;
+  const live = sql`(${size} - coalesce(gaps, 0))`;
+  const taken = sql`(${node} <= issued and ${live} < wanted)`;
+  return sql`(with recursive descent(bit, pos, wanted, issued) as (
+      select length(issued) * 10 / 3, 0, wanted, issued from (select ${rank} as wanted, ${issued} as issued)
+      union all
+      select bit - 1, pos + case when ${taken} then ${size} else 0 end, wanted - case when ${taken} then ${live} else 0 end, issued
+      from descent left join list_position_gaps on list = ${list} and owner = cast(${ownerText} as text) and node = ${node} and ${node} <= issued
+      where bit >= 0
+    ) select case when wanted >= 1 then pos + 1 when wanted is not null then 0 end from descent where bit < 0)`;
+}
+
+/**
+ * An offset without a cursor, in a list in insertion order whose `total` is one row (a counter;
+ * null where it would not be): the position of the page's first row is found in the list's tree
+ * of gaps (`positionOfRank`), and the list's own query reads on from there along the (owner,
+ * position) index, without a deferred join: that query must be limited to the page (a positioned
+ * order requires it). With a null total the bound is the list's end and the ids are those of a
+ * walk from the start.
+ */
+function atPosition(id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, positions: ListPositions, page: Page, total: SQL<number>) {
+  const [[position, direction]] = order.columns as [[SQLiteColumn, "asc" | "desc"]];
+  const ascending = direction === "asc";
+  // Its rank from the oldest row; null with the total (a list the caller sees only part of).
+  const rank = ascending ? sql`(${total} * 0 + ${page.offset + 1})` : sql`(${total} - ${page.offset})`;
+  const bound = sql`coalesce(${positionOfRank(positions, rank)}, ${ascending ? 0 : Number.MAX_SAFE_INTEGER})`;
+  const walked = walk(id, where, order.sql, sql`${page.limit}`, page.offset);
+  const paged = sql`${position} ${sql.raw(ascending ? ">=" : "<=")} ${bound} and (${total} is not null or ${id} in (${walked}))`;
+  return where ? sql`(${where} and ${paged})` : sql`(${paged})`;
 }
 
 /**
@@ -173,16 +240,13 @@ export function onPage(
  * near the end skips few entries (the last page reads a page). Both walks are in the statement;
  * the other one's LIMIT is 0, which SQLite checks before it walks.
  */
-function fromNearerEnd(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, page: Page, total: SQL<number>) {
+function fromNearerEnd(id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, page: Page, total: SQL<number>) {
   const { limit, offset } = page;
   const nearerStart = sql`coalesce(${offset} * 2 < ${total}, 1)`;
-  const walk = (sorted: SQL[], rows: SQL, skipped: SQL) =>
-    sql`select * from (select ${id} as "id" from ${id.table} where ${where ?? sql`1`}
-      order by ${sql.join(sorted, sql`, `)} limit ${rows} offset ${skipped})`;
   const reversed = order.columns.map(([column, listed]) => (listed === "asc" ? desc(column) : asc(column)));
   const left = sql`(${total} - ${offset})`;
-  const fromStart = walk(order.sql, sql`case when ${nearerStart} then ${limit} else 0 end`, sql`${offset}`);
-  const fromEnd = walk(reversed, sql`case when ${nearerStart} then 0 else max(0, min(${limit}, ${left})) end`, sql`max(0, ${left} - ${limit})`);
+  const fromStart = walk(id, where, order.sql, sql`case when ${nearerStart} then ${limit} else 0 end`, offset);
+  const fromEnd = walk(id, where, reversed, sql`case when ${nearerStart} then 0 else max(0, min(${limit}, ${left})) end`, sql`max(0, ${left} - ${limit})`);
   return sql`${id} in (select "id" from (${fromStart} union all ${fromEnd}))`;
 }
 

@@ -26,7 +26,8 @@ export const listProjectBatchExports: Handler<"list"> = async (c) => {
   const result = await queries.listBatchExports(c.var.db, page, (list) =>
     resolveProjectAndRead(c, (environmentId) => {
       const counter = counterOf(environments.batchExportCount, eq(environments.id, environmentId));
-      return list(and(queries.ofEnvironment(environmentId), queries.liveBatchExports), counter, counter);
+      const where = and(queries.ofEnvironment(environmentId), queries.liveBatchExports);
+      return list(where, queries.newestInEnvironment(environmentId), counter, counter);
     }),
   );
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.keys), 200);

@@ -1,12 +1,13 @@
 import { and, eq, ne, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import { batchExports } from "../../db/schema";
+import { batchExports, environments, organizations } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import type { Database } from "../../platform/db";
 import { resolveProjectWith } from "../../platform/project-context";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
-import { keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, keysOfPage, onPage, positionOrder, selectCount, type Page, type SeekOrder } from "../../platform/pagination";
+import type { OrganizationRef } from "../../platform/organization-context";
 
 type Statement = BatchItem<"sqlite">;
 
@@ -18,12 +19,26 @@ export const liveBatchExport = (id: string) => and(eq(batchExports.id, id), eq(b
 export const liveBatchExports = eq(batchExports.deleted, false);
 export const ofEnvironment = (environmentId: number) => eq(batchExports.environmentId, environmentId);
 
-const newestFirst = seekOrder([[batchExports.createdAt, "desc"], [batchExports.id, "desc"]]);
+/** Newest first in the environment's list: by the exports' positions in it. */
+export const newestInEnvironment = (environmentId: number) =>
+  positionOrder(batchExports.environmentPosition, "desc", {
+    list: "environment_batch_exports",
+    owner: environmentId,
+    issued: counterOf(environments.batchExportPositions, eq(environments.id, environmentId)),
+  });
+
+/** Newest first in the organization's list: by the exports' positions in it. */
+export const newestInOrganization = (organizationId: OrganizationRef) =>
+  positionOrder(batchExports.organizationPosition, "desc", {
+    list: "organization_batch_exports",
+    owner: organizationId,
+    issued: counterOf(organizations.batchExportPositions, eq(organizations.id, organizationId)),
+  });
 
 /** `counter`: the count when it is one row (null where it is not): see `onPage`. */
-function pageStatements(db: Database, page: Page, where: SQL | undefined, count: SQL<number>, counter?: SQL<number>) {
+function pageStatements(db: Database, page: Page, where: SQL | undefined, order: SeekOrder, count: SQL<number>, counter?: SQL<number>) {
   const total = selectCount(db, count);
-  const rows = db.select().from(batchExports).where(onPage(db, batchExports.id, where, newestFirst, page, counter)).orderBy(...newestFirst.sql);
+  const rows = db.select().from(batchExports).where(onPage(db, batchExports.id, where, order, page, counter)).orderBy(...order.sql).limit(page.limit);
   return [total, rows] as [typeof total, typeof rows];
 }
 
@@ -37,10 +52,17 @@ type PageStatements = ReturnType<typeof pageStatements>;
 export async function listBatchExports(
   db: Database,
   page: Page,
-  read: (list: (where: SQL | undefined, count: SQL<number>, counter?: SQL<number>) => PageStatements) => Promise<BatchResponse<PageStatements>>,
+  read: (
+    list: (where: SQL | undefined, order: SeekOrder, count: SQL<number>, counter?: SQL<number>) => PageStatements,
+  ) => Promise<BatchResponse<PageStatements>>,
 ) {
-  const [[total], rows] = await read((where, count, counter) => pageStatements(db, page, where, count, counter));
-  return { count: total?.value ?? 0, rows, keys: keysOfPage(newestFirst, rows) };
+  // The order of the statements sent last (a project's `@current` may build them twice).
+  let sentOrder: SeekOrder | undefined;
+  const [[total], rows] = await read((where, order, count, counter) => {
+    sentOrder = order;
+    return pageStatements(db, page, where, order, count, counter);
+  });
+  return { count: total?.value ?? 0, rows, keys: sentOrder && keysOfPage(sentOrder, rows) };
 }
 
 export const selectBatchExport = (db: Database, where: SQL | undefined) => db.select().from(batchExports).where(where).limit(1);

@@ -7,7 +7,7 @@ import {
   batchExportNameInBatch,
   batchExportProjectInBatch,
 } from "../../environments/batch-exports/batch-exports.activity";
-import { listBatchExports, selectBatchExport, setPaused } from "../../environments/batch-exports/batch-exports.queries";
+import { listBatchExports, newestInOrganization, selectBatchExport, setPaused } from "../../environments/batch-exports/batch-exports.queries";
 import { toBatchExport } from "../../environments/batch-exports/batch-exports.schema";
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
@@ -32,7 +32,8 @@ export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExpor
   const caller = callerOfRead(c, read);
   const where = visibleExportsOfOrganization(read.db, c.var.actor, caller);
   const count = countOfVisibleExports(read.db, c.var.actor, caller);
-  const result = await listBatchExports(read.db, page, (list) => read.batch(list(where, count, counterOfAllExports(c.var.actor, caller))));
+  const order = newestInOrganization(read.organizationId);
+  const result = await listBatchExports(read.db, page, (list) => read.batch(list(where, order, count, counterOfAllExports(c.var.actor, caller))));
   return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.keys), 200);
 };
 

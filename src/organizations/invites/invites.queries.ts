@@ -7,11 +7,12 @@ import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls
 import { chunkForInsert, type Database } from "../../platform/db";
 import { resolveOrganizationWithBody, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import type { AppEnv } from "../../platform/env";
-import { counterOf, keysOfPage, onPage, seekOrder, type Page } from "../../platform/pagination";
+import { counterOf, keysOfPage, onPage, positionOrder, type Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
 
-export type InviteRow = typeof invites.$inferSelect;
+/** An invite as written: its position in the list is the triggers' (migration list_positions). */
+export type InviteRow = Omit<typeof invites.$inferSelect, "position">;
 type Statement = BatchItem<"sqlite">;
 export type UserRow = typeof users.$inferSelect;
 
@@ -40,7 +41,12 @@ export function toInvite(row: InviteRow, createdBy: UserRow | null): Invite {
   };
 }
 
-const newestFirst = seekOrder([[invites.createdAt, "desc"], [invites.id, "desc"]]);
+const newestFirst = (organizationId: OrganizationRef) =>
+  positionOrder(invites.position, "desc", {
+    list: "invites",
+    owner: organizationId,
+    issued: counterOf(organizations.invitePositions, eq(organizations.id, organizationId)),
+  });
 
 /**
  * Newest first; the creator joined in for the page's invites only, so a page is one query
@@ -48,6 +54,7 @@ const newestFirst = seekOrder([[invites.createdAt, "desc"], [invites.id, "desc"]
  */
 export async function listInvitesPage(read: OrganizationRead, page: Page) {
   const { db, organizationId } = read;
+  const order = newestFirst(organizationId);
   const [[total], rows] = await read.batch([
     db.select({ value: organizations.inviteCount }).from(organizations).where(eq(organizations.id, organizationId)),
     db
@@ -55,14 +62,15 @@ export async function listInvitesPage(read: OrganizationRead, page: Page) {
       .from(invites)
       .leftJoin(users, eq(users.id, invites.createdById))
       .where(
-        onPage(db, invites.id, eq(invites.organizationId, organizationId), newestFirst, page, counterOf(organizations.inviteCount, eq(organizations.id, organizationId))),
+        onPage(db, invites.id, eq(invites.organizationId, organizationId), order, page, counterOf(organizations.inviteCount, eq(organizations.id, organizationId))),
       )
-      .orderBy(...newestFirst.sql),
+      .orderBy(...order.sql)
+      .limit(page.limit),
   ]);
   return {
     count: total?.value ?? 0,
     invites: rows.map((row) => toInvite(row.invite, row.createdBy)),
-    keys: keysOfPage(newestFirst, rows.map((row) => row.invite)),
+    keys: keysOfPage(order, rows.map((row) => row.invite)),
   };
 }
 

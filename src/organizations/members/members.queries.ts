@@ -8,7 +8,7 @@ import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } 
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { MembershipLevel } from "../../platform/levels";
-import { counterOf, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, keysOfPage, onPage, positionOrder, selectCount, type Page } from "../../platform/pagination";
 import { toUserBasic } from "../../users/user-basic";
 import type { Member } from "./members.routes";
 
@@ -34,7 +34,12 @@ export function toMember(membership: MembershipRow, user: UserRow): Member {
  * Users are joined, not fetched one by one: a page costs one query whatever its size. The count
  * reads memberships only; e-mails are stored lower-cased, so `?email=` is one unique-index probe.
  */
-const latestJoinedFirst = seekOrder([[organizationMemberships.joinedAt, "desc"], [organizationMemberships.id, "desc"]]);
+const latestJoinedFirst = (organizationId: OrganizationRef) =>
+  positionOrder(organizationMemberships.position, "desc", {
+    list: "members",
+    owner: organizationId,
+    issued: counterOf(organizations.memberPositions, eq(organizations.id, organizationId)),
+  });
 
 export async function listMembersPage(read: OrganizationRead, page: Page, email: string | undefined) {
   const { db, organizationId } = read;
@@ -48,7 +53,8 @@ export async function listMembersPage(read: OrganizationRead, page: Page, email:
         ),
   );
   // One member at most has the e-mail: no order to walk the joined-at index in for it.
-  const order = email ? [] : latestJoinedFirst;
+  const joined = latestJoinedFirst(organizationId);
+  const order = email ? [] : joined;
   const total = email ? db.$count(organizationMemberships, where) : counterOf(organizations.memberCount, eq(organizations.id, organizationId));
   const [[counted], rows] = await read.batch([
     selectCount(db, total),
@@ -57,12 +63,13 @@ export async function listMembersPage(read: OrganizationRead, page: Page, email:
       .from(organizationMemberships)
       .innerJoin(users, eq(users.id, organizationMemberships.userId))
       .where(onPage(db, organizationMemberships.id, where, order, page, email ? undefined : total))
-      .orderBy(...(Array.isArray(order) ? order : order.sql)),
+      .orderBy(...(Array.isArray(order) ? order : order.sql))
+      .limit(page.limit),
   ]);
   return {
     count: counted?.value ?? 0,
     members: rows.map((row) => toMember(row.membership, row.user)),
-    keys: email ? undefined : keysOfPage(latestJoinedFirst, rows.map((row) => row.membership)),
+    keys: email ? undefined : keysOfPage(joined, rows.map((row) => row.membership)),
   };
 }
 

@@ -1,12 +1,12 @@
-import { and, count, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
 import { boundAs, inJsonList, jsonObjectWithKeys, type Database } from "../../platform/db";
 import { isAdminInSql, MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
-import { counterOf, counterWhen, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
-import { assertPersonalApiKeysAllowed, callerInOrganization, CURRENT, resolveOrganizationWith, type OrganizationRead } from "../../platform/organization-context";
+import { counterOf, counterWhen, keysOfPage, onPage, positionOrder, selectCount, type Page } from "../../platform/pagination";
+import { assertPersonalApiKeysAllowed, callerInOrganization, CURRENT, resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import {
   currentProjectId,
   effectiveProjectLevel,
@@ -77,6 +77,8 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         settings: boundAs(settings, projects.settings),
         createdAt: boundAs(now, projects.createdAt),
         updatedAt: boundAs(now, projects.updatedAt),
+        // Issued by the triggers (migration list_positions).
+        position: sql<number>`0`.as("position"),
       })
       .from(organizations)
       .where(and(eq(organizations.id, organizationId), belowProjectLimit)),
@@ -92,6 +94,7 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         // A new environment has nothing yet; the triggers count from here.
         batchExportCount: sql<number>`0`.as("batch_export_count"),
         dashboardCount: sql<number>`0`.as("dashboard_count"),
+        batchExportPositions: sql<number>`0`.as("batch_export_positions"),
       })
       .from(projects)
       .where(eq(projects.uuid, uuid)),
@@ -179,7 +182,12 @@ function visibleProjectsWhere(actor: Actor, filters: SQL[]) {
   return and(projectVisible, ...projectsInKeyScope(actor), ...filters);
 }
 
-const byCreation = seekOrder([[projects.createdAt, "asc"], [projects.id, "asc"]]);
+const byCreation = (organizationId: OrganizationRef) =>
+  positionOrder(projects.position, "asc", {
+    list: "projects",
+    owner: organizationId,
+    issued: counterOf(organizations.projectPositions, eq(organizations.id, organizationId)),
+  });
 
 /**
  * The organization's projects the caller sees, paged along one index. Counted by the
@@ -197,11 +205,12 @@ export async function listProjectsOfOrganization(read: OrganizationRead, actor: 
       : undefined;
   const counted = db.$count(projects, where);
   const total = counter ? sql<number>`coalesce(${counter}, ${counted})` : counted;
+  const order = byCreation(organizationId);
   const [[value], rows] = await read.batch([
     selectCount(db, total),
-    db.select().from(projects).where(onPage(db, projects.id, where, byCreation, page, counter)).orderBy(...byCreation.sql),
+    db.select().from(projects).where(onPage(db, projects.id, where, order, page, counter)).orderBy(...order.sql).limit(page.limit),
   ]);
-  return { count: value?.value ?? 0, projects: rows, keys: keysOfPage(byCreation, rows) };
+  return { count: value?.value ?? 0, projects: rows, keys: keysOfPage(order, rows) };
 }
 
 /**
@@ -235,6 +244,9 @@ function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
     )})`;
 }
 
+/** Across organizations: the oldest first, whichever organization they are in. */
+const createdFirst = [asc(projects.createdAt), asc(projects.id)];
+
 /**
  * Every project the caller sees, across their organizations. The page's ids are sorted from the
  * index of each organization's projects (spanning organizations, the order is not one index's),
@@ -246,12 +258,12 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
     .from(projects)
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
     .where(visibleProjectsWhere(actor, []))
-    .orderBy(...byCreation.sql)
+    .orderBy(...createdFirst)
     .limit(page.limit)
     .offset(page.offset);
   const [[total], rows] = await db.batch([
     selectCount(db, visibleProjectCount(db, actor)),
-    db.select().from(projects).where(inArray(projects.id, pageIds)).orderBy(...byCreation.sql),
+    db.select().from(projects).where(inArray(projects.id, pageIds)).orderBy(...createdFirst),
   ]);
   return { count: total?.value ?? 0, projects: rows };
 }
