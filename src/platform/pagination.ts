@@ -158,11 +158,13 @@ function keyOfRow(order: SeekOrder, row: Record<string, unknown>): unknown[] {
 }
 
 /**
- * A page's rows by their ids, the ids read first along the list's index alone (a deferred join):
- * an offset then skips narrow index entries instead of whole rows and their joins, and only the
- * page's rows are read and joined. `order` must be what the index holds, in its order; the outer
- * query orders its few rows the same way. With a `SeekOrder` and a cursor for this offset, the
- * ids start right after (or end right before) the cursor's row, and no entry is skipped.
+ * The condition selecting a page's rows. With a cursor for this offset, the page starts right
+ * after (or ends right before) the cursor's row (`seekPage`). Without one, a list in insertion
+ * order (`positionOrder`, with its `total` a counter) finds the position of the page's first row
+ * (`atPosition`); any other list reads the page's ids first along its index alone (a deferred
+ * join), from the nearer end where `total` is a counter: an offset then skips narrow index entries
+ * instead of whole rows and their joins. `order` must be what the index holds, in its order; the
+ * outer query orders its few rows the same way.
  */
 export function onPage(
   db: Database,
@@ -235,10 +237,10 @@ function atPosition(id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, 
 
 /**
  * An offset without a cursor, for a list whose `total` is one row (a counter; null where it would
- * not be, and then the walk is from the start): past the middle,
- * the page's ids are counted from the list's end, walking the index the other way, so an offset
- * near the end skips few entries (the last page reads a page). Both walks are in the statement;
- * the other one's LIMIT is 0, which SQLite checks before it walks.
+ * not be, and then the walk is from the start): past the middle, the page's ids are counted from
+ * the list's end, walking the index the other way, so an offset near the end skips few entries
+ * (the last page reads a page). Both walks are in the statement; the other one's LIMIT is 0,
+ * which SQLite checks before it walks.
  */
 function fromNearerEnd(id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, page: Page, total: SQL<number>) {
   const { limit, offset } = page;
