@@ -607,7 +607,7 @@ export const webhookDeliveries = sqliteTable(
 );
 
 /**
- * Where the rows of the lists kept in insertion order are, so that a page at any offset reads a
+ * Where the rows of the lists kept in insertion order are, so that a page at every offset reads a
  * page, not the rows before it. Each row gets the next position of its list when inserted
  * (`position`, from its parent's `*_positions`); a row deleted (or soft-deleted) leaves a gap.
  * This table is a Fenwick tree of those gaps per list: `node` n holds how many of the positions

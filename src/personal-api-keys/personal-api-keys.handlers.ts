@@ -37,7 +37,7 @@ const newestFirst = (userId: number) =>
   positionOrder(personalApiKeys.position, "desc", {
     list: "personal_api_keys",
     owner: userId,
-    issued: counterOf(users.personalApiKeyPositions, eq(users.id, userId)),
+    issued: users.personalApiKeyPositions,
   });
 
 /** Newest first, paged by the keys' positions like every list; counted by the user's counter. */

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { z } from "@hono/zod-openapi";
-import { asc, desc, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
+import { asc, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "./db";
 import type { AppEnv } from "./env";
@@ -135,12 +135,12 @@ export const seekOrder = (columns: [SQLiteColumn, "asc" | "desc"][]): SeekOrder 
 
 /**
  * One list of `list_position_gaps`: its name there, whose list it is (the parent row's id), and
- * how many positions the parent has issued (its `*_positions` column, `counterOf`).
+ * the parent's column counting the positions issued (`*_positions`).
  */
-export type ListPositions = { list: string; owner: string | number | SQL; issued: SQL<number> };
+export type ListPositions = { list: string; owner: string | number | SQL; issued: SQLiteColumn };
 
 /**
- * Oldest first (`asc`) or newest first (`desc`), by the rows' positions in `list`: any offset
+ * Oldest first (`asc`) or newest first (`desc`), by the rows' positions in `list`: every offset
  * reads a page. The query `onPage` filters must be limited to the page (`.limit(page.limit)`).
  */
 export const positionOrder = (position: SQLiteColumn, direction: "asc" | "desc", list: ListPositions): SeekOrder => ({
@@ -161,7 +161,7 @@ function keyOfRow(order: SeekOrder, row: Record<string, unknown>): unknown[] {
  * The condition selecting a page's rows. With a cursor for this offset, the page starts right
  * after (or ends right before) the cursor's row (`seekPage`). Without one, a list in insertion
  * order (`positionOrder`, with its `total` a counter) finds the position of the page's first row
- * (`atPosition`); any other list reads the page's ids first along its index alone (a deferred
+ * (`atPosition`); every other list reads the page's ids first along its index alone (a deferred
  * join), from the nearer end where `total` is a counter: an offset then skips narrow index entries
  * instead of whole rows and their joins. `order` must be what the index holds, in its order; the
  * outer query orders its few rows the same way.
@@ -200,7 +200,10 @@ const walk = (id: SQLiteColumn, where: SQL | undefined, sorted: SQL[], rows: SQL
  * Past either end of the list the position is one no row has (0, or one past the last issued);
  * with a null `rank`, null.
  */
-function positionOfRank({ list, owner, issued }: ListPositions, rank: SQL): SQL {
+function positionOfRank({ list, owner, issued: column }: ListPositions, rank: SQL): SQL {
+  const parentId = getTableColumns(column.table).id;
+  if (!parentId) throw new Error(`${column.name}'s table has no id`);
+  const issued = counterOf(column, eq(parentId, owner));
   // Owners are stored as text; D1 binds a number as a real, whose text would be "1.0".
   const ownerText = typeof owner === "number" ? String(owner) : owner;
   const size = sql`(1 << bit)`;

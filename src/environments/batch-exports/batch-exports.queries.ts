@@ -6,7 +6,7 @@ import type { Database } from "../../platform/db";
 import { resolveProjectWith } from "../../platform/project-context";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
-import { counterOf, keysOfPage, onPage, positionOrder, selectCount, type Page, type SeekOrder } from "../../platform/pagination";
+import { keysOfPage, onPage, positionOrder, selectCount, type Page, type SeekOrder } from "../../platform/pagination";
 import type { OrganizationRef } from "../../platform/organization-context";
 
 type Statement = BatchItem<"sqlite">;
@@ -24,7 +24,7 @@ export const newestInEnvironment = (environmentId: number) =>
   positionOrder(batchExports.environmentPosition, "desc", {
     list: "environment_batch_exports",
     owner: environmentId,
-    issued: counterOf(environments.batchExportPositions, eq(environments.id, environmentId)),
+    issued: environments.batchExportPositions,
   });
 
 /** Newest first in the organization's list: by the exports' positions in it. */
@@ -32,7 +32,7 @@ export const newestInOrganization = (organizationId: OrganizationRef) =>
   positionOrder(batchExports.organizationPosition, "desc", {
     list: "organization_batch_exports",
     owner: organizationId,
-    issued: counterOf(organizations.batchExportPositions, eq(organizations.id, organizationId)),
+    issued: organizations.batchExportPositions,
   });
 
 /** `counter`: the count when it is one row (null where it is not): see `onPage`. */

@@ -45,7 +45,7 @@ const newestFirst = (organizationId: OrganizationRef) =>
   positionOrder(invites.position, "desc", {
     list: "invites",
     owner: organizationId,
-    issued: counterOf(organizations.invitePositions, eq(organizations.id, organizationId)),
+    issued: organizations.invitePositions,
   });
 
 /**

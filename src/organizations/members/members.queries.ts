@@ -38,7 +38,7 @@ const latestJoinedFirst = (organizationId: OrganizationRef) =>
   positionOrder(organizationMemberships.position, "desc", {
     list: "members",
     owner: organizationId,
-    issued: counterOf(organizations.memberPositions, eq(organizations.id, organizationId)),
+    issued: organizations.memberPositions,
   });
 
 export async function listMembersPage(read: OrganizationRead, page: Page, email: string | undefined) {

@@ -186,7 +186,7 @@ const byCreation = (organizationId: OrganizationRef) =>
   positionOrder(projects.position, "asc", {
     list: "projects",
     owner: organizationId,
-    issued: counterOf(organizations.projectPositions, eq(organizations.id, organizationId)),
+    issued: organizations.projectPositions,
   });
 
 /**

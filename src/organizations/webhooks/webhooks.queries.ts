@@ -51,7 +51,7 @@ const newestFirst = (organizationId: OrganizationRef) =>
   positionOrder(webhooks.position, "desc", {
     list: "webhooks",
     owner: organizationId,
-    issued: counterOf(organizations.webhookPositions, eq(organizations.id, organizationId)),
+    issued: organizations.webhookPositions,
   });
 
 export const MAX_WEBHOOKS_PER_ORGANIZATION = 50;
@@ -111,7 +111,7 @@ const deliveriesNewestFirst = (webhookId: string) =>
   positionOrder(webhookDeliveries.position, "desc", {
     list: "webhook_deliveries",
     owner: webhookId,
-    issued: counterOf(webhooks.deliveryPositions, eq(webhooks.id, webhookId)),
+    issued: webhooks.deliveryPositions,
   });
 
 /** The webhook (of the organization) and a page of its deliveries, newest first, in one round trip. */
