@@ -482,7 +482,8 @@ export const accessControls = sqliteTable(
       .on(table.resource, table.resourceId)
       .where(sql`${table.organizationMembershipId} is null`),
     index("access_controls_environment").on(table.environmentId),
-    index("access_controls_membership").on(table.organizationMembershipId),
+    // A member's own rules of one kind without reading the table, and the cascade when the membership goes.
+    index("access_controls_membership_resource").on(table.organizationMembershipId, table.resource, table.resourceId, table.accessLevel),
     index("access_controls_created_by").on(table.createdById),
   ],
 );
@@ -623,4 +624,38 @@ export const listPositionGaps = sqliteTable(
     gaps: integer("gaps").notNull(),
   },
   (table) => [primaryKey({ columns: [table.list, table.owner, table.node] })],
+);
+
+/** A project as the organization object lists it (`teams`, `projects`), with its default access rule. */
+export interface ProjectSummary {
+  id: number;
+  uuid: string;
+  api_token: string;
+  name: string;
+  completed_snippet_onboarding: 0 | 1;
+  has_completed_onboarding_for: unknown;
+  ingested_event: 0 | 1;
+  is_demo: 0 | 1;
+  timezone: string;
+  access_control: 0 | 1;
+  /** The project's default access rule (`none` hides it from members without their own rule). */
+  default_access?: string | null;
+}
+
+/**
+ * The organization object's project list, kept by triggers (migration project_summaries) so that
+ * reading an organization reads a few rows, not one per project: each row holds up to 128
+ * projects, keyed by id, those whose list `position` falls in its `shard` ((position - 1) / 128).
+ * With every field at its size limit, a shard stays under 1 MB (D1 refuses values over 2 MB).
+ */
+export const projectSummaries = sqliteTable(
+  "project_summaries",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    shard: integer("shard").notNull(),
+    projects: json<Record<string, ProjectSummary>>("projects").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.organizationId, table.shard] })],
 );

@@ -31,7 +31,7 @@ import { membershipActivity } from "./members/members.activity";
 import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
 import { organizationActivity, organizationItem, trackedOrganizationFields } from "./organizations.activity";
 import { DEFAULT_PROJECT_NAME, insertProjectStatements } from "./projects/projects.queries";
-import { ProjectInput } from "./projects/projects.schema";
+import { ProjectInput, toProjectListItem } from "./projects/projects.schema";
 
 /** The user's e-mail, read when the entry is appended: the key names its user by id only. */
 const userEmailInBatch = (userId: number) => sql`select ${users.email} from ${users} where ${users.id} = ${userId}`;
@@ -79,7 +79,7 @@ async function insertOrganization(c: Context<AppEnv>, name: string, slug: string
     db.select().from(organizations).where(eq(organizations.id, organization.id)),
   ]);
   if (!projectRow || !organizationRow) throw new Error("created organization was not read back");
-  return toOrganization(organizationRow, MembershipLevel.owner, [projectRow]);
+  return toOrganization(organizationRow, MembershipLevel.owner, [toProjectListItem(projectRow)]);
 }
 
 export const createCallerOrganization: RouteHandler<typeof createOrganization, AppEnv> = async (c) => {
@@ -100,10 +100,12 @@ export const createCallerOrganization: RouteHandler<typeof createOrganization, A
 export const retrieveCallerOrganization: RouteHandler<typeof retrieveOrganization, AppEnv> = async (c) => {
   const { db, actor } = c.var;
   const requested = requestedOrganization(c.req.valid("param").organization_id, actor);
-  const [rows, projectRows] = await db.batch(organizationObjectStatements(db, actor, requested));
-  const [row] = rows;
-  const member = admitMember(row && { ...row, membersCanUsePersonalApiKeys: row.organization.membersCanUsePersonalApiKeys });
-  return c.json(toOrganization(member.organization, member.level, projectRows.map(({ project }) => project)), 200);
+  const reads = await db.batch(organizationObjectStatements(db, actor, requested));
+  const [row] = reads[0];
+  admitMember(row && { ...row, membersCanUsePersonalApiKeys: row.organization.membersCanUsePersonalApiKeys });
+  const organization = toOrganizationObject(actor, reads);
+  if (!organization) throw notFound();
+  return c.json(organization, 200);
 };
 
 export const updateCallerOrganization: RouteHandler<typeof updateOrganization, AppEnv> = async (c) => {
@@ -119,12 +121,12 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
     fieldsAfterPatch(before, input),
   );
   const update = updateOrganizationSettings(db, organizationId, input);
-  const [read, readProjects] = organizationObjectStatements(db, actor, organizationId);
+  const reads = organizationObjectStatements(db, actor, organizationId);
   // Nothing tracked changed: no entry, and the batch reads back as before.
-  const [rows, projectRows] = entry
-    ? await db.batch([update, entry, read, readProjects]).then(([, , found, visible]) => [found, visible] as const)
-    : await db.batch([update, read, readProjects]).then(([, found, visible]) => [found, visible] as const);
-  const organization = toOrganizationObject(rows, projectRows);
+  const [, ...found] = entry
+    ? await db.batch([update, entry, ...reads]).then(([written, , ...readBack]) => [written, ...readBack] as const)
+    : await db.batch([update, ...reads]);
+  const organization = toOrganizationObject(actor, found);
   if (!organization) throw notFound();
   return c.json(organization, 200);
 };

@@ -1,51 +1,62 @@
-import { and, asc, count, eq, gte, inArray, lt, or, type SQL, type SQLWrapper } from "drizzle-orm";
-import { organizationMemberships, organizations, projects } from "../db/schema";
+import { and, asc, count, eq, gte, inArray, lt, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { accessControls, organizationMemberships, organizations, projectSummaries, type ProjectSummary } from "../db/schema";
 import { inJsonList, type Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
 import { callerMemberships, callerOrganizationId, CURRENT, currentOrganizationFirst } from "../platform/organization-context";
 import type { Page } from "../platform/pagination";
-import { membershipOfCaller, projectsInKeyScope, projectVisible } from "../platform/project-context";
-import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
+import { projectInKeyScope } from "../platform/auth/key-scoping";
+import { MembershipLevel } from "../platform/levels";
+import { projectSummaryVisible } from "../platform/project-context";
+import { summaryToProjectListItem, toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
 
-type ProjectRow = typeof projects.$inferSelect;
+/**
+ * The caller's own rules on the organization's projects, as `{project id: access}` (null for an
+ * admin, who sees every project): read along the rules' (membership, resource) index beside the
+ * membership itself, so a member's rules on other resources stay unread.
+ */
+const ownProjectRules = sql<string | null>`case when ${organizationMemberships.level} < ${MembershipLevel.admin} then (
+  select json_group_object(${accessControls.resourceId}, ${accessControls.accessLevel}) from ${accessControls}
+  where ${accessControls.organizationMembershipId} = ${organizationMemberships.id} and ${accessControls.resource} = 'project') end`;
 
 /** The caller's organizations with their level; `requested` is an id, or `@current` for any in the key's scope. */
 function selectCallerOrganizations(db: Database, actor: Actor, requested: string) {
   return db
-    .select({ organization: organizations, level: organizationMemberships.level })
+    .select({ organization: organizations, level: organizationMemberships.level, ownProjectRules })
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
     .where(callerMemberships(actor, requested));
 }
 
-/** The projects the caller sees (and the key reaches) in the organizations `organizationIds` selects. */
-function selectVisibleProjectsIn(db: Database, actor: Actor, organizationIds: SQLWrapper) {
+type OrganizationRow = { organization: typeof organizations.$inferSelect; level: number; ownProjectRules: string | null };
+type SummaryRow = { organizationId: string; projects: Record<string, ProjectSummary> };
+
+/** The selected organizations, as full objects: their rows (with the caller's rules), their project summaries. */
+type OrganizationReads = readonly [OrganizationRow[], SummaryRow[]];
+
+/** The project summaries of the organizations `organizationIds` selects: a few rows each, however many projects. */
+function selectProjectSummariesIn(db: Database, organizationIds: SQLWrapper) {
   return db
-    .select({ project: projects })
-    .from(projects)
-    .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-    .where(and(projectVisible, ...projectsInKeyScope(actor), inArray(projects.organizationId, organizationIds)))
-    .orderBy(asc(projects.createdAt), asc(projects.id));
+    .select({ organizationId: projectSummaries.organizationId, projects: projectSummaries.projects })
+    .from(projectSummaries)
+    .where(inArray(projectSummaries.organizationId, organizationIds));
 }
 
-function groupByOrganization(rows: { project: ProjectRow }[]) {
-  const byOrganization = new Map<string, ProjectRow[]>();
-  for (const { project } of rows) {
-    const group = byOrganization.get(project.organizationId);
-    if (group) group.push(project);
-    else byOrganization.set(project.organizationId, [project]);
-  }
-  return byOrganization;
+/** The projects of one organization the caller sees and the key reaches, in creation (id) order. */
+function visibleProjects(actor: Actor, { organization, level, ownProjectRules }: OrganizationRow, summaries: SummaryRow[]) {
+  const ownRule = new Map(Object.entries(JSON.parse(ownProjectRules ?? "{}") as Record<string, string>));
+  return summaries
+    .filter((row) => row.organizationId === organization.id)
+    .flatMap((row) => Object.values(row.projects))
+    .filter((project) => projectInKeyScope(actor, project.id))
+    .filter((project) => projectSummaryVisible(level, ownRule.get(String(project.id)), project.default_access))
+    .sort((a, b) => a.id - b.id)
+    .map((project) => summaryToProjectListItem(organization.id, project));
 }
 
-/** Full objects from organization rows (with the caller's level) and the visible projects read beside them. */
-function organizationObjects(
-  rows: { organization: typeof organizations.$inferSelect; level: number }[],
-  projectRows: { project: ProjectRow }[],
-): Organization[] {
-  const projectsOf = groupByOrganization(projectRows);
-  return rows.map(({ organization, level }) => toOrganization(organization, level, projectsOf.get(organization.id) ?? []));
+/** Full objects from organization rows (with the caller's level) and the project reads beside them. */
+function organizationObjects(actor: Actor, [rows, summaries]: OrganizationReads): Organization[] {
+  return rows.map((row) => toOrganization(row.organization, row.level, visibleProjects(actor, row, summaries)));
 }
 
 /** A page of the caller's organizations as full objects: one round trip. */
@@ -58,15 +69,15 @@ export async function readOrganizationsPage(db: Database, actor: Actor, page: Pa
     .orderBy(asc(organizations.createdAt), asc(organizations.id))
     .limit(page.limit)
     .offset(page.offset);
-  const [[total], rows, projectRows] = await db.batch([
+  const [[total], ...reads] = await db.batch([
     db.select({ value: count() }).from(organizationMemberships).where(callerMembershipsOnly(actor)),
     selectCallerOrganizations(db, actor, CURRENT)
       .orderBy(asc(organizations.createdAt), asc(organizations.id))
       .limit(page.limit)
       .offset(page.offset),
-    selectVisibleProjectsIn(db, actor, pageIds),
+    selectProjectSummariesIn(db, pageIds),
   ]);
-  return { count: total?.value ?? 0, organizations: organizationObjects(rows, projectRows) };
+  return { count: total?.value ?? 0, organizations: organizationObjects(actor, reads) };
 }
 
 /** The count reads memberships only, along their user index. */
@@ -84,14 +95,12 @@ export function organizationObjectStatements(db: Database, actor: Actor, request
   const organization = selectCallerOrganizations(db, actor, requested)
     .orderBy(...currentOrganizationFirst(actor.userId))
     .limit(1);
-  return [organization, selectVisibleProjectsIn(db, actor, callerOrganizationId(db, actor, requested))] as const;
+  return [organization, selectProjectSummariesIn(db, callerOrganizationId(db, actor, requested))] as const;
 }
 
-export function toOrganizationObject(
-  rows: { organization: typeof organizations.$inferSelect; level: number }[],
-  projectRows: { project: ProjectRow }[],
-): Organization | undefined {
-  return organizationObjects(rows, projectRows)[0];
+/** The object `organizationObjectStatements` read, if the caller is a member. */
+export function toOrganizationObject(actor: Actor, reads: OrganizationReads): Organization | undefined {
+  return organizationObjects(actor, reads)[0];
 }
 
 /** Lower-case ASCII letters and digits joined by single hyphens: `Acme, Inc.` → `acme-inc`. */

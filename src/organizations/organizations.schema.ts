@@ -1,14 +1,35 @@
 import { z } from "@hono/zod-openapi";
-import type { organizations, projects } from "../db/schema";
+import type { organizations, projects, ProjectSummary } from "../db/schema";
 import { MembershipLevelField } from "./membership-level-field";
 import { ProjectListItem, toProjectListItem } from "./projects/projects.schema";
+
+type ProjectItem = z.infer<typeof ProjectListItem>;
 
 /** PostHog's TeamBasic: a project's environment as other objects embed it (same id as the project). */
 export const TeamBasic = ProjectListItem.extend({ project_id: z.number().int() }).openapi("TeamBasic");
 export type TeamBasic = z.infer<typeof TeamBasic>;
 
 export function toTeamBasic(project: typeof projects.$inferSelect): TeamBasic {
-  return { ...toProjectListItem(project), project_id: project.id };
+  return teamOf(toProjectListItem(project));
+}
+
+const teamOf = (project: ProjectItem): TeamBasic => ({ ...project, project_id: project.id });
+
+/** A project of an organization's summaries (see `projectSummaries`) as a list item. */
+export function summaryToProjectListItem(organizationId: string, summary: ProjectSummary): ProjectItem {
+  return {
+    id: summary.id,
+    uuid: summary.uuid,
+    organization: organizationId,
+    api_token: summary.api_token,
+    name: summary.name,
+    completed_snippet_onboarding: summary.completed_snippet_onboarding === 1,
+    has_completed_onboarding_for: summary.has_completed_onboarding_for ?? null,
+    ingested_event: summary.ingested_event === 1,
+    is_demo: summary.is_demo === 1,
+    timezone: summary.timezone,
+    access_control: summary.access_control === 1,
+  };
 }
 
 /**
@@ -76,8 +97,6 @@ export const OrganizationUpdateInput = z
 export type OrganizationUpdateInput = z.infer<typeof OrganizationUpdateInput>;
 
 type OrganizationRow = typeof organizations.$inferSelect;
-type ProjectRow = typeof projects.$inferSelect;
-
 export function toOrganizationBasic(organization: OrganizationRow, level: number): OrganizationBasic {
   return {
     id: organization.id,
@@ -90,14 +109,14 @@ export function toOrganizationBasic(organization: OrganizationRow, level: number
 }
 
 /** `visibleProjects`: the organization's projects the caller sees, in creation order. */
-export function toOrganization(organization: OrganizationRow, level: number, visibleProjects: ProjectRow[]): Organization {
+export function toOrganization(organization: OrganizationRow, level: number, visibleProjects: ProjectItem[]): Organization {
   return {
     ...toOrganizationBasic(organization, level),
     created_at: organization.createdAt,
     updated_at: organization.updatedAt,
     plugins_access_level: 9,
-    teams: visibleProjects.map(toTeamBasic),
-    projects: visibleProjects.map(toProjectListItem),
+    teams: visibleProjects.map(teamOf),
+    projects: visibleProjects,
     available_product_features: [],
     is_member_join_email_enabled: organization.isMemberJoinEmailEnabled,
     metadata: {},

@@ -35,6 +35,14 @@ export const projectVisible = or(
 );
 
 /**
+ * `projectVisible` for a project read from its organization's summaries (`projectSummaries`),
+ * which carry its default rule: the caller's own rule, if any, overrides it.
+ */
+export function projectSummaryVisible(level: number, ownRule: string | undefined, defaultRule: string | null | undefined) {
+  return level >= MembershipLevel.admin || (ownRule ?? defaultRule ?? "member") !== "none";
+}
+
+/**
  * The caller's level in the project: their organization level, raised to admin by a project rule
  * of `admin`, as PostHog's `effective_membership_level`.
  */

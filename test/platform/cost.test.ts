@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
-import { api, db, setupOrganization } from "../support/harness";
+import { addMember, api, db, setupOrganization } from "../support/harness";
 import {
   emptySeedRows,
   insertSeedRows,
@@ -125,6 +125,32 @@ describe("rows read are bounded by the page, not the table", () => {
     expect(me.body.team.id).toBe(team.project.id);
     expect(Math.abs(current.cost.rowsRead - explicit.cost.rowsRead)).toBeLessThanOrEqual(10);
     expect(Math.abs(inOrganization.cost.rowsRead - explicit.cost.rowsRead)).toBeLessThanOrEqual(10);
+  });
+
+  it("reads an organization with all its projects in a few rows: its own, @current, in @me, in the list, after a PATCH", async () => {
+    const member = await addMember(team.organization.id, MembershipLevel.member);
+    const organization = `/api/organizations/${team.organization.id}`;
+    for (const key of [team.key, member.key]) {
+      const reads = [
+        ["GET", organization],
+        ["GET", "/api/organizations/@current"],
+        ["GET", "/api/users/@me"],
+        ["GET", "/api/organizations?limit=10"],
+        ["PATCH", organization],
+      ] as const;
+      for (const [method, path] of reads) {
+        const response = await api(method, path, { key, body: method === "PATCH" ? { name: "Measured" } : undefined });
+        const object = path === "/api/users/@me" ? response.body.organization : (response.body.results?.[0] ?? response.body);
+        if (key === member.key && method === "PATCH") {
+          expect(response.status).toBe(403);
+          continue;
+        }
+        expect(response.status, path).toBe(200);
+        expect(object.projects, path).toHaveLength(SIZE + 1);
+        expect(object.teams, path).toHaveLength(SIZE + 1);
+        expect(response.cost.rowsRead, `${method} ${path}`).toBeLessThanOrEqual(50);
+      }
+    }
   });
 
   it("finding a member by e-mail reads a bounded number of rows", async () => {
