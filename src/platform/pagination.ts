@@ -206,17 +206,28 @@ function positionOfRank({ list, owner, issued: column }: ListPositions, rank: SQ
   const issued = counterOf(column, eq(parentId, owner));
   // Owners are stored as text; D1 binds a number as a real, whose text would be "1.0".
   const ownerText = typeof owner === "number" ? String(owner) : owner;
+  return sql`(${descend(list, sql`(select ${rank} as wanted, ${issued} as issued, cast(${ownerText} as text) as tree)`)})`;
+}
+
+/**
+ * `positionOfRank`'s descent, from `start`: a query of one row, the rank (`wanted`), the
+ * positions issued (`issued`) and the owner as text (`tree`), each read once and carried along.
+ */
+function descend(list: string, start: SQL): SQL {
   const size = sql`(1 << bit)`;
   const node = sql`(pos + ${size})`;
   const live = sql`(${size} - coalesce(gaps, 0))`;
   const taken = sql`(${node} <= issued and ${live} < wanted)`;
-  return sql`(with recursive descent(bit, pos, wanted, issued) as (
-      select length(issued) * 10 / 3, 0, wanted, issued from (select ${rank} as wanted, ${issued} as issued)
+  // A list that never had a gap has no tree: its k-th row is at position k, with no descent.
+  const gapped = sql`exists (select 1 from list_position_gaps where list = ${list} and owner = tree)`;
+  return sql`with recursive descent(bit, pos, wanted, issued, tree) as (
+      select case when gapped then length(issued) * 10 / 3 else -1 end, case when gapped then 0 else wanted - 1 end, wanted, issued, tree
+      from (select *, ${gapped} as gapped from ${start})
       union all
-      select bit - 1, pos + case when ${taken} then ${size} else 0 end, wanted - case when ${taken} then ${live} else 0 end, issued
-      from descent left join list_position_gaps on list = ${list} and owner = cast(${ownerText} as text) and node = ${node} and ${node} <= issued
+      select bit - 1, pos + case when ${taken} then ${size} else 0 end, wanted - case when ${taken} then ${live} else 0 end, issued, tree
+      from descent left join list_position_gaps on list = ${list} and owner = tree and node = ${node} and ${node} <= issued
       where bit >= 0
-    ) select case when wanted >= 1 then pos + 1 when wanted is not null then 0 end from descent where bit < 0)`;
+    ) select case when wanted >= 1 then pos + 1 when wanted is not null then 0 end from descent where bit < 0`;
 }
 
 /**
@@ -236,6 +247,84 @@ function atPosition(id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, 
   const walked = walk(id, where, order.sql, sql`${page.limit}`, page.offset);
   const paged = sql`${position} ${sql.raw(ascending ? ">=" : "<=")} ${bound} and (${total} is not null or ${id} in (${walked}))`;
   return where ? sql`(${where} and ${paged})` : sql`(${paged})`;
+}
+
+/**
+ * Lists in insertion order of several owners, read as one list (`order`: the owner column, then
+ * the position): `list` and `issued` as in `ListPositions`, `size` the owners' counter of rows
+ * (a column of the same table), `owners` a subquery (a query builder in `sql`) of the owners' ids
+ * (`owner`), and `counted` SQL saying that those counters count what `where` selects.
+ */
+export type ListsOfOwners = Omit<ListPositions, "owner"> & { size: SQLiteColumn; owners: SQL; counted: SQL };
+
+/**
+ * The ids of a page (a query of `"id"`, to join the rows to) of several owners' lists in
+ * insertion order read as one list, owner after owner by owner id, each by position.
+ *
+ * With a cursor, the page seeks from it (`seekPage`). Else, where `counted` holds, a running sum
+ * of the sizes finds the owner holding the offset and the rank in its list, read once (`start`);
+ * its tree of gaps gives the position (`descend`), and the page is read on from there, then from
+ * the owners after it, each along the (owner, position) index: a page, at any offset. Where it
+ * does not, the ids come from a walk from the start. Each way's LIMIT is 0 when the other is
+ * taken, which SQLite checks before it reads. The ids come in no order: join the page's rows to
+ * them (an `id in (...)` would first build an index of them, at a cost of rows read) and order
+ * those few rows.
+ */
+export function pageIdsAcrossOwners(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, lists: ListsOfOwners, page: Page): SQL {
+  const [[ownerColumn], [position]] = order.columns as [[SQLiteColumn, "asc"], [SQLiteColumn, "asc"]];
+  const cursor = page.after?.length === 2 ? { key: page.after, side: "after" as const } : page.before?.length === 2 ? { key: page.before, side: "before" as const } : undefined;
+  if (cursor) return seekIdsAcrossOwners(id, where, [ownerColumn, position], lists.owners, page.limit, cursor);
+  const { owners, counted, issued, size } = lists;
+  const ownerId = getTableColumns(issued.table).id;
+  if (!ownerId) throw new Error(`${issued.name}'s table has no id`);
+  const sizes = sql`select ${ownerId} as owner, ${size} as size, ${issued} as issued from ${issued.table} where ${ownerId} in ${owners}`;
+  // min() picks the row its other columns come from (SQLite's rule for a bare min): no sort.
+  const start = sql`select min(owner) as tree, ${page.offset} - (upto - size) + 1 as wanted, issued, size
+    from (select owner, size, issued, sum(size) over (order by owner) as upto from (${sizes}))
+    where upto > ${page.offset}`;
+  const firstOwner = sql`(select tree from start)`;
+  const firstPosition = sql`(${descend(lists.list, sql`start`)})`;
+  const entries = (condition: SQL, sorted: SQL, limit: SQL) =>
+    sql`select * from (select ${id} as "id" from ${id.table} where ${condition} order by ${sorted} limit case when ${counted} then ${limit} else 0 end)`;
+  const inFirstOwner = entries(sql`${ownerColumn} = ${firstOwner} and ${position} >= ${firstPosition}`, sql`${position}`, sql`${page.limit}`);
+  // The rest of the page, after the first owner's rows from the rank on; within the owners'
+  // list, so that each owner before the first costs no entry of its list.
+  const inLaterOwners = entries(
+    sql`${ownerColumn} in (select owner from ${owners} where owner > ${firstOwner})`,
+    sql`${ownerColumn}, ${position}`,
+    // Past the last owner's end, start's row is empty (nulls): no rest.
+    sql`coalesce((select max(0, ${page.limit} - (size - wanted + 1)) from start), 0)`,
+  );
+  const walked = walk(id, where, order.sql, sql`case when ${counted} then 0 else ${page.limit} end`, page.offset);
+  return sql`with start as materialized (${start}) ${inFirstOwner} union all ${inLaterOwners} union all select "id" from (${walked})`;
+}
+
+/**
+ * The `limit` ids after (or before) the row whose sort key is `cursor` (owner, position), in
+ * lists of several owners: the rest of that owner's list, and the lists of the owners after it
+ * (before it), found within the owners' list, so that no owner's entries are read to be skipped
+ * (a range on the owner column would read every entry of the owners it skips). Each part reads
+ * at most `limit` entries; the union is sorted and cut to `limit`.
+ */
+function seekIdsAcrossOwners(
+  id: SQLiteColumn,
+  where: SQL | undefined,
+  [ownerColumn, position]: [SQLiteColumn, SQLiteColumn],
+  owners: SQL,
+  limit: number,
+  cursor: { key: Cursor; side: "after" | "before" },
+) {
+  const [owner, at] = cursor.key.map((value, index) => sql.param(value, index === 0 ? ownerColumn : position));
+  const after = cursor.side === "after";
+  const direction = sql.raw(after ? "asc" : "desc");
+  const past = sql.raw(after ? ">" : "<");
+  const visible = where ? sql` and ${where}` : sql``;
+  const entries = (condition: SQL, sorted: SQL) =>
+    sql`select * from (select ${id} as "id", ${ownerColumn} as "owner", ${position} as "position" from ${id.table}
+      where ${condition}${visible} order by ${sorted} limit ${limit})`;
+  const inOwner = entries(sql`${ownerColumn} = ${owner} and ${position} ${past} ${at}`, sql`${position} ${direction}`);
+  const inOthers = entries(sql`${ownerColumn} in (select owner from ${owners} where owner ${past} ${owner})`, sql`${ownerColumn} ${direction}, ${position} ${direction}`);
+  return sql`select "id" from (${inOwner} union all ${inOthers}) order by "owner" ${direction}, "position" ${direction} limit ${limit}`;
 }
 
 /**
@@ -265,6 +354,11 @@ const opposite = (direction: "asc" | "desc") => (direction === "asc" ? "desc" : 
  * range-scans one that ends with a table's rowid nor mixes directions.)
  */
 function seekPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, limit: number, cursor: Cursor, side: "after" | "before") {
+  return sql`${id} in (${seekIds(db, id, where, order, limit, cursor, side)})`;
+}
+
+/** `seekPage`'s ids, as a query (`"id"`). */
+function seekIds(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, limit: number, cursor: Cursor, side: "after" | "before") {
   const keys = order.columns.map(([column, listed], index) => {
     const direction = side === "after" ? listed : opposite(listed);
     return {
@@ -283,7 +377,7 @@ function seekPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order:
     return sql`select * from (${db.select(fields).from(id.table).where(condition).orderBy(...keys.map((each) => each.walk)).limit(limit)})`;
   });
   const sorted = sql.join(keys.map((key) => sql`${sql.identifier(key.alias)} ${key.direction}`), sql`, `);
-  return sql`${id} in (select "id" from (${sql.join(ranges, sql` union all `)}) order by ${sorted} limit ${limit})`;
+  return sql`select "id" from (${sql.join(ranges, sql` union all `)}) order by ${sorted} limit ${limit}`;
 }
 
 /**

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, db, setupOrganization } from "../support/harness";
+import { addMember, addMembership, api, createApiKey, createUser, db, setupOrganization } from "../support/harness";
 import {
   emptySeedRows,
   insertSeedRows,
@@ -178,6 +178,8 @@ describe("every list counts in one row and pages along its index", () => {
     [`/api/environments/${o.project.id}/batch_exports`, SIZE],
     [`/api/environments/${o.project.id}/dashboards`, SIZE],
     ["/api/personal_api_keys", SIZE],
+    // Across the caller's organizations: here one, so the same projects as the organization's list.
+    ["/api/projects", 1990],
   ];
 
   it("answers the first page and the exact count at the cost of the page", async () => {
@@ -196,7 +198,7 @@ describe("every list counts in one row and pages along its index", () => {
 
   it("answers any offset of a list in insertion order at the cost of a page, past either end too", async () => {
     const measured = lists(everyKind).filter(([path]) => positioned(path));
-    expect(measured).toHaveLength(6);
+    expect(measured).toHaveLength(7);
     for (const [path, count] of measured) {
       // The whole list through `next` links, whose cursors seek without the tree of gaps.
       const ids: (string | number)[] = [];
@@ -214,6 +216,59 @@ describe("every list counts in one row and pages along its index", () => {
         expect(page.body.results.map((row: { id: string | number }) => row.id), `${path} at ${offset}`).toEqual(ids.slice(offset, offset + LIMIT));
         expect(page.cost.rowsRead, `${path} at ${offset}`).toBeLessThanOrEqual(BUDGET);
       }
+    }
+  });
+
+  it("answers any offset of /api/projects across organizations at the cost of a page where the caller is an admin in each", async () => {
+    const caller = await createUser();
+    const others = seeded.organizations.filter((organization) => organization.id !== team.organization.id).slice(0, 3);
+    for (const organization of [team.organization, ...others]) await addMembership(organization.id, caller, MembershipLevel.admin);
+    const key = (await createApiKey(caller)).value;
+    const count = SIZE + 1 + others.length;
+    const whole = async (path: string) => {
+      const ids: number[] = [];
+      for (let url: string | null = path; url; ) {
+        const page = await api("GET", url, { key });
+        ids.push(...page.body.results.map((row: { id: number }) => row.id));
+        url = page.body.next && `${new URL(page.body.next).pathname}${new URL(page.body.next).search}`;
+      }
+      return ids;
+    };
+    const ids = await whole("/api/projects?limit=1000");
+    // Organization after organization, oldest first; each in creation order.
+    const inOrder = seeded.projects
+      .filter((project) => project.organizationId !== team.organization.id)
+      .filter((project) => others.some((organization) => organization.id === project.organizationId))
+      .map((project) => project.id);
+    expect(ids).toHaveLength(count);
+    // Back from the last page through `previous` links: their cursors seek across organizations too.
+    const backwards: number[] = [];
+    for (let url: string | null = `/api/projects?limit=3&offset=${count - 3}`; url; ) {
+      const page = await api("GET", url, { key });
+      backwards.unshift(...page.body.results.map((row: { id: number }) => row.id));
+      if (backwards.length > 30) break;
+      url = page.body.previous && `${new URL(page.body.previous).pathname}${new URL(page.body.previous).search}`;
+    }
+    expect(backwards).toEqual(ids.slice(-backwards.length));
+    expect(ids.slice(0, 1)).toEqual([team.project.id]);
+    expect(ids.slice(-others.length)).toEqual(inOrder);
+    for (const offset of [0, 1, 17, 1000, SIZE - 5, SIZE, SIZE + 1, count - 1, count, count + 5]) {
+      const page = await api("GET", `/api/projects?limit=${LIMIT}&offset=${offset}`, { key });
+      expect(page.body.count, `at ${offset}`).toBe(count);
+      expect(page.body.results.map((row: { id: number }) => row.id), `at ${offset}`).toEqual(ids.slice(offset, offset + LIMIT));
+      expect(page.cost.rowsRead, `at ${offset}`).toBeLessThanOrEqual(BUDGET);
+    }
+
+    // A plain member somewhere: some projects may be hidden from them, so the page walks from the start.
+    const withMember = await createUser();
+    await addMembership(team.organization.id, withMember, MembershipLevel.admin);
+    await addMembership(others[0]!.id, withMember, MembershipLevel.member);
+    const memberKey = (await createApiKey(withMember)).value;
+    const memberIds = [...ids.slice(0, SIZE + 1), ...inOrder.slice(0, 1)];
+    for (const offset of [0, SIZE - 3, SIZE + 1]) {
+      const page = await api("GET", `/api/projects?limit=${LIMIT}&offset=${offset}`, { key: memberKey });
+      expect(page.body.count, `member at ${offset}`).toBe(SIZE + 2);
+      expect(page.body.results.map((row: { id: number }) => row.id), `member at ${offset}`).toEqual(memberIds.slice(offset, offset + LIMIT));
     }
   });
 

@@ -1,6 +1,17 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, addMembership, api, createApiKey, createProject, errorBody, setupOrganization } from "../support/harness";
+import {
+  addMember,
+  addMembership,
+  api,
+  createApiKey,
+  createProject,
+  errorBody,
+  nextLink,
+  previousLink,
+  setupOrganization,
+} from "../support/harness";
 import { expectedProject, expectedProjectListItem } from "../support/projects";
 
 describe("GET /api/projects", () => {
@@ -35,7 +46,8 @@ describe("GET /api/projects", () => {
       return response.body.results.map((item: { id: number }) => item.id);
     };
 
-    expect(await ids(member.key)).toEqual([first.project.id, second.project.id, visible.id, privateSeenByAdmin.id].sort((a, b) => a - b));
+    // Organization after organization (the oldest first), each in creation order.
+    expect(await ids(member.key)).toEqual([first.project.id, privateSeenByAdmin.id, second.project.id, visible.id]);
     expect(await ids(member.key)).not.toContain(hiddenFromMember.id);
     const inFirst = await createApiKey(member.user, { scopedOrganizations: [first.organization.id] });
     expect(await ids(inFirst.value)).toEqual([first.project.id, privateSeenByAdmin.id]);
@@ -49,16 +61,19 @@ describe("GET /api/projects", () => {
     for (let index = 0; index < 4; index += 1) others.push(await createProject(organization.id));
     const all = [project, ...others].map((item) => item.id);
 
+    // The links' cursors name the sort key of the row they seek from: its organization, its position.
+    const sortKey = (index: number) => [organization.id, index + 1];
     const first = await api("GET", "/api/projects?limit=2&format=json", { key });
     expect(first.body.count).toBe(5);
     expect(first.body.results.map((item: { id: number }) => item.id)).toEqual(all.slice(0, 2));
     expect(first.body.previous).toBeNull();
-    expect(first.body.next).toBe("http://localhost/api/projects?limit=2&format=json&offset=2");
+    // `format` stays where it was, between `limit` and `offset`.
+    expect(first.body.next).toBe(nextLink("/api/projects", 2, 2, sortKey(1)).replace("?limit=2&", "?limit=2&format=json&"));
 
     const middle = await api("GET", "/api/projects?limit=2&offset=2", { key });
     expect(middle.body.results.map((item: { id: number }) => item.id)).toEqual(all.slice(2, 4));
-    expect(middle.body.previous).toBe("http://localhost/api/projects?limit=2&offset=0");
-    expect(middle.body.next).toBe("http://localhost/api/projects?limit=2&offset=4");
+    expect(middle.body.previous).toBe(previousLink("/api/projects", 2, 0, sortKey(2)));
+    expect(middle.body.next).toBe(nextLink("/api/projects", 2, 4, sortKey(3)));
 
     const last = await api("GET", "/api/projects?limit=2&offset=4", { key });
     expect(last.body.results.map((item: { id: number }) => item.id)).toEqual(all.slice(4));
@@ -71,6 +86,53 @@ describe("GET /api/projects", () => {
       previous: "http://localhost/api/projects?offset=0&limit=100",
       results: [],
     });
+  });
+
+  it("answers every offset across organizations, deleted projects and a plain membership included, as the whole list in order", async () => {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    const third = await setupOrganization();
+    await addMembership(second.organization.id, first.owner, MembershipLevel.admin);
+    const created = async (organizationId: string, count: number) => {
+      const made = [];
+      for (let index = 0; index < count; index += 1) made.push(await createProject(organizationId));
+      return made.map((project) => project.id);
+    };
+    const inFirst = [first.project.id, ...(await created(first.organization.id, 6))];
+    const inSecond = [second.project.id, ...(await created(second.organization.id, 4))];
+    // Deleted as a cascade would: gaps in both organizations' lists, one at the first organization's end.
+    const deleted = [inFirst[2]!, inFirst[6]!, inSecond[1]!];
+    for (const id of deleted) await env.DB.prepare("delete from projects where id = ?").bind(id).run();
+    const expected = [...inFirst, ...inSecond].filter((id) => !deleted.includes(id));
+
+    const everyOffset = async (key: string, ids: number[]) => {
+      for (const limit of [1, 2, 3]) {
+        for (let offset = 0; offset <= ids.length + 1; offset += 1) {
+          const page = await api("GET", `/api/projects?limit=${limit}&offset=${offset}`, { key });
+          expect(page.body.count).toBe(ids.length);
+          expect(page.body.results.map((item: { id: number }) => item.id), `limit ${limit} offset ${offset}`).toEqual(ids.slice(offset, offset + limit));
+          // Following either link answers what its offset does.
+          for (const link of [page.body.next, page.body.previous].filter(Boolean)) {
+            const url = new URL(link);
+            const followed = await api("GET", `${url.pathname}${url.search}`, { key });
+            const linked = Number(url.searchParams.get("offset"));
+            expect(followed.body.results.map((item: { id: number }) => item.id), link).toEqual(ids.slice(linked, linked + limit));
+          }
+        }
+      }
+    };
+    // An admin in both: counted by the organizations' counters, found through their trees.
+    await everyOffset(first.key, expected);
+    // A plain member of a third: the page walks from the start, and its private project stays hidden.
+    await addMembership(third.organization.id, first.owner, MembershipLevel.member);
+    await createProject(third.organization.id, { access_control: true });
+    // The third organization is the newest, so its projects come last.
+    expect([first.organization.id, second.organization.id, third.organization.id].sort()).toEqual([
+      first.organization.id,
+      second.organization.id,
+      third.organization.id,
+    ]);
+    await everyOffset(first.key, [...expected, third.project.id]);
   });
 
   it("falls back to the defaults for invalid values and caps limit at 1000", async () => {

@@ -1,11 +1,21 @@
-import { and, asc, count, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, count, eq, getTableColumns, inArray, lt, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
 import { boundAs, inJsonList, jsonObjectWithKeys, type Database } from "../../platform/db";
 import { isAdminInSql, MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
-import { counterOf, counterWhen, keysOfPage, onPage, positionOrder, selectCount, type Page } from "../../platform/pagination";
+import {
+  counterOf,
+  counterWhen,
+  keysOfPage,
+  onPage,
+  pageIdsAcrossOwners,
+  positionOrder,
+  seekOrder,
+  selectCount,
+  type Page,
+} from "../../platform/pagination";
 import { assertPersonalApiKeysAllowed, callerInOrganization, CURRENT, resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import {
   currentProjectId,
@@ -236,36 +246,68 @@ function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
     .select({ value: sql`coalesce(sum(${perOrganization}), 0)` })
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(
-      and(
-        eq(organizationMemberships.userId, actor.userId),
-        actor.scopedOrganizations.length > 0 ? inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations) : undefined,
-      ),
-    )})`;
+    .where(callerOrganizations(actor))})`;
 }
 
-/** Across organizations: the oldest first, whichever organization they are in. */
-const createdFirst = [asc(projects.createdAt), asc(projects.id)];
+/**
+ * Across organizations: organization after organization (oldest first: their ids are UUIDv7),
+ * each in its projects' order, along each organization's (organization, position) index.
+ */
+const byOrganizationThenCreation = seekOrder([
+  [projects.organizationId, "asc"],
+  [projects.position, "asc"],
+]);
+
+/** The caller's memberships within the key's scope. */
+function callerOrganizations(actor: Actor) {
+  return and(
+    eq(organizationMemberships.userId, actor.userId),
+    actor.scopedOrganizations.length > 0 ? inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations) : undefined,
+  );
+}
+
+/** The ids of the caller's organizations within the key's scope (`owner`), from their memberships alone. */
+const callerOrganizationIds = (db: Database, actor: Actor) =>
+  db
+    .select({ owner: sql<string>`${organizationMemberships.organizationId}`.as("owner") })
+    .from(organizationMemberships)
+    .where(callerOrganizations(actor));
 
 /**
- * Every project the caller sees, across their organizations. The page's ids are sorted from the
- * index of each organization's projects (spanning organizations, the order is not one index's),
- * then only the page's rows are read.
+ * The projects the caller sees, as a condition on `projects` alone: in their organizations (and
+ * the key's scope), and visible at their level there (read once per row, by a subquery).
+ */
+function visibleAcrossOrganizations(db: Database, actor: Actor) {
+  return and(
+    inArray(projects.organizationId, callerOrganizationIds(db, actor)),
+    projectVisibleAtLevel(callerInOrganization(actor.userId, sql<string>`${projects.organizationId}`)),
+    ...projectsInKeyScope(actor),
+  );
+}
+
+/**
+ * Every project the caller sees, across their organizations, at the cost of a page at every
+ * offset: where the caller is an admin in each of them and the key names no projects, the
+ * organizations' counters count what they see, and the offset is found from those counters and
+ * the organizations' trees of gaps (`pageIdsAcrossOwners`); else the page walks from the start.
  */
 export async function listVisibleProjects(db: Database, actor: Actor, page: Page) {
-  const pageIds = db
-    .select({ id: projects.id })
-    .from(projects)
-    .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-    .where(visibleProjectsWhere(actor, []))
-    .orderBy(...createdFirst)
-    .limit(page.limit)
-    .offset(page.offset);
+  const order = byOrganizationThenCreation;
+  const owners = sql`${callerOrganizationIds(db, actor)}`;
+  const belowAdmin = db
+    .select({ one: sql`1` })
+    .from(organizationMemberships)
+    .where(and(callerOrganizations(actor), lt(organizationMemberships.level, MembershipLevel.admin)));
+  const counted = actor.scopedTeams.length > 0 ? sql`0` : sql`not exists ${belowAdmin}`;
+  const where = visibleAcrossOrganizations(db, actor);
+  const pageIds = pageIdsAcrossOwners(db, projects.id, where, order, { list: "projects", issued: organizations.projectPositions, size: organizations.projectCount, owners, counted }, page);
   const [[total], rows] = await db.batch([
     selectCount(db, visibleProjectCount(db, actor)),
-    db.select().from(projects).where(inArray(projects.id, pageIds)).orderBy(...createdFirst),
+    db.select(getTableColumns(projects)).from(sql`(${pageIds}) as "page"`).innerJoin(projects, sql`${projects.id} = "page"."id"`),
   ]);
-  return { count: total?.value ?? 0, projects: rows };
+  // Ordered here: the page is a few rows, which an ORDER BY would sort in D1 at a cost of rows read.
+  rows.sort((a, b) => (a.organizationId === b.organizationId ? a.position - b.position : a.organizationId < b.organizationId ? -1 : 1));
+  return { count: total?.value ?? 0, projects: rows, keys: keysOfPage(order, rows) };
 }
 
 /**
