@@ -2,6 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq, sql } from "drizzle-orm";
 import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
+import { currentEnvironmentGuessKey } from "../platform/current-environment-guess";
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
@@ -177,6 +178,9 @@ export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = asyn
     ...personalApiKeyEntries(c, "revoked", key, reachable),
   );
   if (!deleted) throw notFound();
-  await c.env.API_KEY_CACHE.delete(apiKeyCacheKey(deleted.secureValue));
+  await Promise.all([
+    c.env.API_KEY_CACHE.delete(apiKeyCacheKey(deleted.secureValue)),
+    c.env.API_KEY_CACHE.delete(currentEnvironmentGuessKey(key.id)),
+  ]);
   return c.body(null, 204);
 };

@@ -14,6 +14,7 @@ import { assertPersonalApiKeysAllowed, callerOrganizationId, CURRENT } from "./o
 import { inJsonList, type Database } from "./db";
 import { peekJsonBody } from "./request-body";
 import { assertMinimumLevel, deferContext, resolverWith } from "./deferred-context";
+import { guessCurrentEnvironment, rememberCurrentEnvironment } from "./current-environment-guess";
 
 /** The path parameter `resolveProject` reads, for every environment route's schema. */
 export const ProjectParams = z.object({
@@ -125,7 +126,7 @@ export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
   const environmentId = requested === CURRENT ? undefined : parseProjectId(c.var.actor, requested);
   const [row] = await selectProject(c.var.db, c.var.actor, environmentId);
   const project = acceptProject(c, row);
-  if (environmentId === undefined) rememberCurrentEnvironment(c.var.actor.keyId, project.environmentId);
+  if (environmentId === undefined) rememberCurrentEnvironment(c, project.environmentId);
   await next();
 });
 
@@ -155,26 +156,6 @@ export type ProjectRead = {
   batch<T extends Statements>(build: (environmentId: number) => T): Promise<BatchResponse<T>>;
 };
 
-/**
- * The environment `@current` last resolved to, per key, in this isolate: a guess that lets an
- * `@current` read go in one round trip. The round trip also reads which environment `@current`
- * picks now (with the key's scope and the caller's rights); when that is not the guess, the
- * results are dropped and read again for the right one. So a stale guess costs a round trip,
- * never a wrong answer. Choosing in every statement instead would repeat a statement too large
- * to bind in each (D1 binds at most 100 values).
- */
-const currentEnvironmentGuesses = new Map<string, number>();
-const MAX_CURRENT_ENVIRONMENT_GUESSES = 10_000;
-
-function rememberCurrentEnvironment(keyId: string, environmentId: number) {
-  currentEnvironmentGuesses.delete(keyId);
-  if (currentEnvironmentGuesses.size >= MAX_CURRENT_ENVIRONMENT_GUESSES) {
-    const oldest = currentEnvironmentGuesses.keys().next();
-    if (!oldest.done) currentEnvironmentGuesses.delete(oldest.value);
-  }
-  currentEnvironmentGuesses.set(keyId, environmentId);
-}
-
 /** The environment `@current` picks: the first of the current project. */
 const selectCurrentEnvironment = (db: Database, actor: Actor) =>
   db
@@ -199,7 +180,7 @@ export function projectRead(c: Context<AppEnv>): ProjectRead {
     db,
     async batch<T extends Statements>(build: (environmentId: number) => T) {
       if (named !== undefined) return readEnvironment(named, build);
-      const guess = currentEnvironmentGuesses.get(actor.keyId);
+      const guess = await guessCurrentEnvironment(c);
       let current: number | null | undefined;
       if (guess === undefined) {
         [{ id: current } = { id: null }] = await selectCurrentEnvironment(db, actor);
@@ -212,7 +193,7 @@ export function projectRead(c: Context<AppEnv>): ProjectRead {
         }
       }
       if (current === null || current === undefined) throw notFound();
-      rememberCurrentEnvironment(actor.keyId, current);
+      rememberCurrentEnvironment(c, current);
       return readEnvironment(current, build);
     },
   };

@@ -321,6 +321,22 @@ describe("every list counts in one row and pages along its index", () => {
     }
   });
 
+  it("answers the lists PostHog answers whole (collaborators, access rules) at most 3 rows per item, 50 more", async () => {
+    const dashboard = `/api/environments/${everyKind.project.id}/dashboards/${everyKind.dashboardId}`;
+    const lists: [string, string][] = [
+      [`${dashboard}/collaborators`, everyKind.key],
+      [`${dashboard}/access_controls`, everyKind.key],
+      [`/api/environments/${team.project.id}/access_controls`, team.key],
+    ];
+    for (const [path, key] of lists) {
+      const response = await api("GET", path, { key });
+      const items: unknown[] = Array.isArray(response.body) ? response.body : response.body.access_controls;
+      expect(response.status, path).toBe(200);
+      expect(items.length, path).toBeGreaterThanOrEqual(SIZE - 2);
+      expect(response.cost.rowsRead, path).toBeLessThanOrEqual(3 * items.length + 50);
+    }
+  });
+
   it("creates an invite, a bulk of invites and a project at a bounded cost", async () => {
     const organization = `/api/organizations/${everyKind.organization.id}`;
     const one = await api("POST", `${organization}/invites`, { key: everyKind.key, body: { target_email: "cost-one@example.com", send_email: false } });
