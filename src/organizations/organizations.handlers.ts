@@ -123,10 +123,10 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
   const update = updateOrganizationSettings(db, organizationId, input);
   const reads = organizationObjectStatements(db, actor, organizationId);
   // Nothing tracked changed: no entry, and the batch reads back as before.
-  const [, ...found] = entry
-    ? await db.batch([update, entry, ...reads]).then(([written, , ...readBack]) => [written, ...readBack] as const)
-    : await db.batch([update, ...reads]);
-  const organization = toOrganizationObject(actor, found);
+  const [rows, summaries] = entry
+    ? await db.batch([update, entry, ...reads]).then(([, , ...readBack]) => readBack)
+    : await db.batch([update, ...reads]).then(([, ...readBack]) => readBack);
+  const organization = toOrganizationObject(actor, [rows, summaries]);
   if (!organization) throw notFound();
   return c.json(organization, 200);
 };

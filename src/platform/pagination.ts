@@ -261,7 +261,7 @@ export type ListsOfOwners = Omit<ListPositions, "owner"> & { size: SQLiteColumn;
  * The ids of a page (a query of `"id"`, to join the rows to) of several owners' lists in
  * insertion order read as one list, owner after owner by owner id, each by position.
  *
- * With a cursor, the page seeks from it (`seekPage`). Else, where `counted` holds, a running sum
+ * With a cursor, the page seeks from it (`seekIdsAcrossOwners`). Else, where `counted` holds, a running sum
  * of the sizes finds the owner holding the offset and the rank in its list, read once (`start`);
  * its tree of gaps gives the position (`descend`), and the page is read on from there, then from
  * the owners after it, each along the (owner, position) index: a page, at any offset. Where it
@@ -354,11 +354,6 @@ const opposite = (direction: "asc" | "desc") => (direction === "asc" ? "desc" : 
  * range-scans one that ends with a table's rowid nor mixes directions.)
  */
 function seekPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, limit: number, cursor: Cursor, side: "after" | "before") {
-  return sql`${id} in (${seekIds(db, id, where, order, limit, cursor, side)})`;
-}
-
-/** `seekPage`'s ids, as a query (`"id"`). */
-function seekIds(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, limit: number, cursor: Cursor, side: "after" | "before") {
   const keys = order.columns.map(([column, listed], index) => {
     const direction = side === "after" ? listed : opposite(listed);
     return {
@@ -377,7 +372,7 @@ function seekIds(db: Database, id: SQLiteColumn, where: SQL | undefined, order: 
     return sql`select * from (${db.select(fields).from(id.table).where(condition).orderBy(...keys.map((each) => each.walk)).limit(limit)})`;
   });
   const sorted = sql.join(keys.map((key) => sql`${sql.identifier(key.alias)} ${key.direction}`), sql`, `);
-  return sql`select "id" from (${sql.join(ranges, sql` union all `)}) order by ${sorted} limit ${limit}`;
+  return sql`${id} in (select "id" from (${sql.join(ranges, sql` union all `)}) order by ${sorted} limit ${limit})`;
 }
 
 /**
