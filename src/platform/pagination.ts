@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { z } from "@hono/zod-openapi";
-import { asc, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
+import { asc, desc, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Database } from "./db";
 import type { AppEnv } from "./env";
@@ -159,7 +159,7 @@ function keyOfRow(order: SeekOrder, row: Record<string, unknown>): unknown[] {
 
 /**
  * The condition selecting a page's rows. With a cursor for this offset, the page starts right
- * after (or ends right before) the cursor's row (`seekPage`). Without one, a list in insertion
+ * after (or ends right before) the cursor's row (`seekIds`). Without one, a list in insertion
  * order (`positionOrder`, with its `total` a counter) finds the position of the page's first row
  * (`atPosition`); every other list reads the page's ids first along its index alone (a deferred
  * join), from the nearer end where `total` is a counter: an offset then skips narrow index entries
@@ -174,15 +174,33 @@ export function onPage(
   page: Page,
   total?: SQL<number>,
 ): SQL {
+  if (!Array.isArray(order) && order.positions && total !== undefined && !cursorOf(order, page)) {
+    return atPosition(id, where, order, order.positions, page, total);
+  }
+  return sql`${id} in (${pageIds(db, id, where, order, page, total)})`;
+}
+
+/** The cursor `page` carries for `order`, if any. */
+function cursorOf(order: SeekOrder, page: Page) {
+  const width = order.columns.length;
+  if (page.after?.length === width) return { key: page.after, side: "after" as const };
+  if (page.before?.length === width) return { key: page.before, side: "before" as const };
+  return undefined;
+}
+
+/**
+ * `onPage`'s page as a query of its ids (`"id"`), for a list not in insertion order: join the
+ * list's rows to it, which reads each by id, where `id in (...)` would first build an index of
+ * the ids, at a cost of rows read. The ids come in no order: order the joined rows.
+ */
+export function pageIds(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SQL[] | SeekOrder, page: Page, total?: SQL<number>): SQL {
   if (!Array.isArray(order)) {
-    const width = order.columns.length;
-    if (page.after?.length === width) return seekPage(db, id, where, order, page.limit, page.after, "after");
-    if (page.before?.length === width) return seekPage(db, id, where, order, page.limit, page.before, "before");
-    if (total !== undefined && order.positions) return atPosition(id, where, order, order.positions, page, total);
-    if (total !== undefined) return fromNearerEnd(id, where, order, page, total);
+    const cursor = cursorOf(order, page);
+    if (cursor) return seekIds(db, id, where, order, page.limit, cursor.key, cursor.side);
+    if (total !== undefined) return nearerEndIds(id, where, order, page, total);
   }
   const sorted = Array.isArray(order) ? order : order.sql;
-  return inArray(id, db.select({ id }).from(id.table).where(where).orderBy(...sorted).limit(page.limit).offset(page.offset));
+  return sql`${db.select({ id }).from(id.table).where(where).orderBy(...sorted).limit(page.limit).offset(page.offset)}`;
 }
 
 /** At most `rows` ids of the rows `where` selects, in `sorted` order, after skipping `skipped`. */
@@ -334,14 +352,14 @@ function seekIdsAcrossOwners(
  * (the last page reads a page). Both walks are in the statement; the other one's LIMIT is 0,
  * which SQLite checks before it walks.
  */
-function fromNearerEnd(id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, page: Page, total: SQL<number>) {
+function nearerEndIds(id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, page: Page, total: SQL<number>) {
   const { limit, offset } = page;
   const nearerStart = sql`coalesce(${offset} * 2 < ${total}, 1)`;
   const reversed = order.columns.map(([column, listed]) => (listed === "asc" ? desc(column) : asc(column)));
   const left = sql`(${total} - ${offset})`;
   const fromStart = walk(id, where, order.sql, sql`case when ${nearerStart} then ${limit} else 0 end`, offset);
   const fromEnd = walk(id, where, reversed, sql`case when ${nearerStart} then 0 else max(0, min(${limit}, ${left})) end`, sql`max(0, ${left} - ${limit})`);
-  return sql`${id} in (select "id" from (${fromStart} union all ${fromEnd}))`;
+  return sql`select "id" from (${fromStart} union all ${fromEnd})`;
 }
 
 const opposite = (direction: "asc" | "desc") => (direction === "asc" ? "desc" : "asc");
@@ -353,7 +371,7 @@ const opposite = (direction: "asc" | "desc") => (direction === "asc" ? "desc" : 
  * is sorted and cut to `limit`. (A row-value comparison would be one range, but SQLite neither
  * range-scans one that ends with a table's rowid nor mixes directions.)
  */
-function seekPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, limit: number, cursor: Cursor, side: "after" | "before") {
+function seekIds(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, limit: number, cursor: Cursor, side: "after" | "before") {
   const keys = order.columns.map(([column, listed], index) => {
     const direction = side === "after" ? listed : opposite(listed);
     return {
@@ -372,7 +390,7 @@ function seekPage(db: Database, id: SQLiteColumn, where: SQL | undefined, order:
     return sql`select * from (${db.select(fields).from(id.table).where(condition).orderBy(...keys.map((each) => each.walk)).limit(limit)})`;
   });
   const sorted = sql.join(keys.map((key) => sql`${sql.identifier(key.alias)} ${key.direction}`), sql`, `);
-  return sql`${id} in (select "id" from (${sql.join(ranges, sql` union all `)}) order by ${sorted} limit ${limit})`;
+  return sql`select "id" from (${sql.join(ranges, sql` union all `)}) order by ${sorted} limit ${limit}`;
 }
 
 /**

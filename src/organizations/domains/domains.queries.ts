@@ -1,4 +1,4 @@
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { domains, organizations } from "../../db/schema";
 import { isUniqueViolation, type Database } from "../../platform/db";
@@ -6,7 +6,7 @@ import { validationError } from "../../platform/errors";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { nowIso, randomUrlSafeToken } from "../../platform/ids";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { counterOf, keysOfPage, onPage, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, keysOfPage, pageIds, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
 type DomainSettings = Pick<
@@ -27,9 +27,9 @@ export async function listDomains(read: OrganizationRead, page: Page) {
   const [[total], rows] = await read.batch([
     selectCount(db, counter),
     db
-      .select()
-      .from(domains)
-      .where(onPage(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page, counter))
+      .select(getTableColumns(domains))
+      .from(sql`(${pageIds(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page, counter)}) as "page"`)
+      .innerJoin(domains, sql`${domains.id} = "page"."id"`)
       .orderBy(...byDomain.sql),
   ]);
   return { count: total?.value ?? 0, rows, keys: keysOfPage(byDomain, rows) };
