@@ -1,9 +1,9 @@
-import { and, asc, count, eq, gte, inArray, lt, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, asc, count, eq, gte, inArray, lt, or, sql, type SQLWrapper } from "drizzle-orm";
 import { accessControls, organizationMemberships, organizations, projectSummaries, type ProjectSummary } from "../db/schema";
-import { inJsonList, type Database } from "../platform/db";
+import type { Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
-import { callerMemberships, callerOrganizationId, CURRENT, currentOrganizationFirst } from "../platform/organization-context";
+import { callerMemberships, callerMembershipsInScope, callerOrganizationId, CURRENT, currentOrganizationFirst } from "../platform/organization-context";
 import type { Page } from "../platform/pagination";
 import { projectInKeyScope } from "../platform/auth/key-scoping";
 import { MembershipLevel } from "../platform/levels";
@@ -70,7 +70,7 @@ export async function readOrganizationsPage(db: Database, actor: Actor, page: Pa
     .limit(page.limit)
     .offset(page.offset);
   const [[total], ...reads] = await db.batch([
-    db.select({ value: count() }).from(organizationMemberships).where(callerMembershipsOnly(actor)),
+    db.select({ value: count() }).from(organizationMemberships).where(callerMembershipsInScope(actor)),
     selectCallerOrganizations(db, actor, CURRENT)
       .orderBy(asc(organizations.createdAt), asc(organizations.id))
       .limit(page.limit)
@@ -78,16 +78,6 @@ export async function readOrganizationsPage(db: Database, actor: Actor, page: Pa
     selectProjectSummariesIn(db, pageIds),
   ]);
   return { count: total?.value ?? 0, organizations: organizationObjects(actor, reads) };
-}
-
-/** The count reads memberships only, along their user index. */
-function callerMembershipsOnly(actor: Actor): SQL | undefined {
-  return and(
-    eq(organizationMemberships.userId, actor.userId),
-    actor.scopedOrganizations.length > 0
-      ? inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations)
-      : undefined,
-  );
 }
 
 /** The statements reading one organization (an id, or `@current`) as a full object, for a caller's batch. */

@@ -167,6 +167,14 @@ export function callerMemberships(actor: Actor, requested: string): SQL | undefi
   return and(...conditions);
 }
 
+/** All the caller's memberships within the key's scope, as a condition on memberships alone (their user index). */
+export function callerMembershipsInScope(actor: Actor): SQL | undefined {
+  return and(
+    eq(organizationMemberships.userId, actor.userId),
+    actor.scopedOrganizations.length > 0 ? inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations) : undefined,
+  );
+}
+
 /**
  * The id of the organization `requested` names (`@current` included) if the caller is a member,
  * as a subquery other queries of the same round trip can use.

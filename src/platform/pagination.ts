@@ -203,6 +203,9 @@ export function pageIds(db: Database, id: SQLiteColumn, where: SQL | undefined, 
   return sql`${db.select({ id }).from(id.table).where(where).orderBy(...sorted).limit(page.limit).offset(page.offset)}`;
 }
 
+/** The join of a list's rows (by their `id`) to a query of page ids (`pageIds`, `pageIdsAcrossOwners`). */
+export const joinPage = (ids: SQL, id: SQLiteColumn) => [sql`(${ids}) as "page"`, sql`${id} = "page"."id"`] as const;
+
 /** At most `rows` ids of the rows `where` selects, in `sorted` order, after skipping `skipped`. */
 const walk = (id: SQLiteColumn, where: SQL | undefined, sorted: SQL[], rows: SQL, skipped: SQL | number) =>
   sql`select * from (select ${id} as "id" from ${id.table} where ${where ?? sql`1`}
@@ -219,12 +222,17 @@ const walk = (id: SQLiteColumn, where: SQL | undefined, sorted: SQL[], rows: SQL
  * with a null `rank`, null.
  */
 function positionOfRank({ list, owner, issued: column }: ListPositions, rank: SQL): SQL {
-  const parentId = getTableColumns(column.table).id;
-  if (!parentId) throw new Error(`${column.name}'s table has no id`);
-  const issued = counterOf(column, eq(parentId, owner));
+  const issued = counterOf(column, eq(parentIdOf(column), owner));
   // Owners are stored as text; D1 binds a number as a real, whose text would be "1.0".
   const ownerText = typeof owner === "number" ? String(owner) : owner;
   return sql`(${descend(list, sql`(select ${rank} as wanted, ${issued} as issued, cast(${ownerText} as text) as tree)`)})`;
+}
+
+/** The id column of the parent table whose `*_positions` column this is. */
+function parentIdOf(issued: SQLiteColumn): SQLiteColumn {
+  const id = getTableColumns(issued.table).id;
+  if (!id) throw new Error(`${issued.name}'s table has no id`);
+  return id;
 }
 
 /**
@@ -290,11 +298,10 @@ export type ListsOfOwners = Omit<ListPositions, "owner"> & { size: SQLiteColumn;
  */
 export function pageIdsAcrossOwners(db: Database, id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, lists: ListsOfOwners, page: Page): SQL {
   const [[ownerColumn], [position]] = order.columns as [[SQLiteColumn, "asc"], [SQLiteColumn, "asc"]];
-  const cursor = page.after?.length === 2 ? { key: page.after, side: "after" as const } : page.before?.length === 2 ? { key: page.before, side: "before" as const } : undefined;
+  const cursor = cursorOf(order, page);
   if (cursor) return seekIdsAcrossOwners(id, where, [ownerColumn, position], lists.owners, page.limit, cursor);
   const { owners, counted, issued, size } = lists;
-  const ownerId = getTableColumns(issued.table).id;
-  if (!ownerId) throw new Error(`${issued.name}'s table has no id`);
+  const ownerId = parentIdOf(issued);
   const sizes = sql`select ${ownerId} as owner, ${size} as size, ${issued} as issued from ${issued.table} where ${ownerId} in ${owners}`;
   // min() picks the row its other columns come from (SQLite's rule for a bare min): no sort.
   const start = sql`select min(owner) as tree, ${page.offset} - (upto - size) + 1 as wanted, issued, size

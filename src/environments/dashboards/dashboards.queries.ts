@@ -14,7 +14,7 @@ import {
 } from "../../db/schema";
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
-import { counterOf, counterWhen, keysOfPage, pageIds, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, counterWhen, joinPage, keysOfPage, pageIds, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { isAdminInSql } from "../../platform/levels";
 import { resolveProjectWith, resolveProjectWithBody } from "../../platform/project-context";
@@ -227,7 +227,7 @@ export function dashboardPageStatements(db: Database, scope: DashboardListScope,
     : undefined;
   const total = counter ? sql<number>`coalesce(${counter}, ${counted})` : counted;
   const rows = selectDashboards(db, scope)
-    .innerJoin(sql`(${pageIds(db, dashboards.id, where, listingOrder, page, counter)}) as "page"`, sql`${dashboards.id} = "page"."id"`)
+    .innerJoin(...joinPage(pageIds(db, dashboards.id, where, listingOrder, page, counter), dashboards.id))
     .orderBy(...listingOrder.sql);
   const count = selectCount(db, total);
   return [count, rows] as [typeof count, typeof rows];

@@ -6,7 +6,7 @@ import { validationError } from "../../platform/errors";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { nowIso, randomUrlSafeToken } from "../../platform/ids";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { counterOf, keysOfPage, pageIds, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, joinPage, keysOfPage, pageIds, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
 type DomainSettings = Pick<
@@ -28,8 +28,8 @@ export async function listDomains(read: OrganizationRead, page: Page) {
     selectCount(db, counter),
     db
       .select(getTableColumns(domains))
-      .from(sql`(${pageIds(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page, counter)}) as "page"`)
-      .innerJoin(domains, sql`${domains.id} = "page"."id"`)
+      .from(domains)
+      .innerJoin(...joinPage(pageIds(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page, counter), domains.id))
       .orderBy(...byDomain.sql),
   ]);
   return { count: total?.value ?? 0, rows, keys: keysOfPage(byDomain, rows) };

@@ -1,13 +1,14 @@
 import { and, count, eq, getTableColumns, inArray, lt, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
-import { boundAs, inJsonList, jsonObjectWithKeys, type Database } from "../../platform/db";
+import { boundAs, jsonObjectWithKeys, type Database } from "../../platform/db";
 import { isAdminInSql, MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
 import {
   counterOf,
   counterWhen,
+  joinPage,
   keysOfPage,
   onPage,
   pageIdsAcrossOwners,
@@ -16,7 +17,7 @@ import {
   selectCount,
   type Page,
 } from "../../platform/pagination";
-import { assertPersonalApiKeysAllowed, callerInOrganization, CURRENT, resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
+import { assertPersonalApiKeysAllowed, callerInOrganization, callerMembershipsInScope, CURRENT, resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import {
   currentProjectId,
   effectiveProjectLevel,
@@ -246,7 +247,7 @@ function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
     .select({ value: sql`coalesce(sum(${perOrganization}), 0)` })
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(callerOrganizations(actor))})`;
+    .where(callerMembershipsInScope(actor))})`;
 }
 
 /**
@@ -258,20 +259,12 @@ const byOrganizationThenCreation = seekOrder([
   [projects.position, "asc"],
 ]);
 
-/** The caller's memberships within the key's scope. */
-function callerOrganizations(actor: Actor) {
-  return and(
-    eq(organizationMemberships.userId, actor.userId),
-    actor.scopedOrganizations.length > 0 ? inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations) : undefined,
-  );
-}
-
 /** The ids of the caller's organizations within the key's scope (`owner`), from their memberships alone. */
 const callerOrganizationIds = (db: Database, actor: Actor) =>
   db
     .select({ owner: sql<string>`${organizationMemberships.organizationId}`.as("owner") })
     .from(organizationMemberships)
-    .where(callerOrganizations(actor));
+    .where(callerMembershipsInScope(actor));
 
 /**
  * The projects the caller sees, as a condition on `projects` alone: in their organizations (and
@@ -297,13 +290,13 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
   const belowAdmin = db
     .select({ one: sql`1` })
     .from(organizationMemberships)
-    .where(and(callerOrganizations(actor), lt(organizationMemberships.level, MembershipLevel.admin)));
+    .where(and(callerMembershipsInScope(actor), lt(organizationMemberships.level, MembershipLevel.admin)));
   const counted = actor.scopedTeams.length > 0 ? sql`0` : sql`not exists ${belowAdmin}`;
   const where = visibleAcrossOrganizations(db, actor);
   const pageIds = pageIdsAcrossOwners(db, projects.id, where, order, { list: "projects", issued: organizations.projectPositions, size: organizations.projectCount, owners, counted }, page);
   const [[total], rows] = await db.batch([
     selectCount(db, visibleProjectCount(db, actor)),
-    db.select(getTableColumns(projects)).from(sql`(${pageIds}) as "page"`).innerJoin(projects, sql`${projects.id} = "page"."id"`),
+    db.select(getTableColumns(projects)).from(projects).innerJoin(...joinPage(pageIds, projects.id)),
   ]);
   // Ordered here: the page is a few rows, which an ORDER BY would sort in D1 at a cost of rows read.
   rows.sort((a, b) => (a.organizationId === b.organizationId ? a.position - b.position : a.organizationId < b.organizationId ? -1 : 1));
