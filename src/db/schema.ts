@@ -258,6 +258,8 @@ export const domains = sqliteTable(
     samlAcsUrl: text("saml_acs_url"),
     samlX509Cert: text("saml_x509_cert"),
     createdAt: createdAt(),
+    /** The list's order as one text (`sortedListShards`): the domain's bytes in hex, which sort as the domain does. */
+    listKey: text("list_key").generatedAlwaysAs(sql`hex(domain)`, { mode: "virtual" }),
   },
   (table) => [index("domains_organization_domain").on(table.organizationId, table.domain, table.id)],
 );
@@ -332,6 +334,15 @@ export const dashboards = sqliteTable(
     lastAccessedAt: text("last_accessed_at"),
     /** Its sharing configuration's `enabled`, kept by triggers (see migrations/): a list reads no other table for it. */
     sharingEnabled: integer("sharing_enabled", { mode: "boolean" }).notNull().default(false),
+    /**
+     * The list's order (pinned first, then name, then id) as one text (`sortedListShards`): the
+     * name's bytes in hex end with "-", which sorts before any hex digit, so a name sorts before
+     * those it is the start of, as in the index.
+     */
+    listKey: text("list_key").generatedAlwaysAs(
+      sql`(case when pinned then '0' else '1' end) || hex(name) || '-' || printf('%012d', id)`,
+      { mode: "virtual" },
+    ),
   },
   // In the list's order (pinned first, then name), so that a page stops after its last row.
   (table) => [
@@ -658,4 +669,25 @@ export const projectSummaries = sqliteTable(
     projects: json<Record<string, ProjectSummary>>("projects").notNull(),
   },
   (table) => [primaryKey({ columns: [table.organizationId, table.shard] })],
+);
+
+/**
+ * The lists sorted by a column (an organization's domains, an environment's live dashboards):
+ * their ids in list order, so that the row at any offset is found by reading a few rows. Each
+ * list is cut into shards by sort key (`list_key`): a shard holds the rows from its `first_key`
+ * (the first shard's is "") to the next shard's, as fixed-width JSON array entries (",id"), so
+ * the k-th is a substring. A shard is split in two when it reaches 4,096 ids, and a shard other
+ * than the first is merged into the one before it when it falls under 1,024, so a page (at most
+ * 1,000 rows) spans at most two shards. Kept by triggers only (migration sorted_list_shards).
+ */
+export const sortedListShards = sqliteTable(
+  "sorted_list_shards",
+  {
+    list: text("list").notNull(),
+    owner: text("owner").notNull(),
+    firstKey: text("first_key").notNull(),
+    size: integer("size").notNull(),
+    ids: text("ids").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.list, table.owner, table.firstKey] })],
 );

@@ -126,7 +126,7 @@ export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, r
  * page can then start right after a row, by its sort key, however deep it is. A list in
  * insertion order is ordered by its rows' positions (`positionOrder`).
  */
-export type SeekOrder = { columns: [SQLiteColumn, "asc" | "desc"][]; sql: SQL[]; positions?: ListPositions };
+export type SeekOrder = { columns: [SQLiteColumn, "asc" | "desc"][]; sql: SQL[]; positions?: ListPositions; shards?: SortedList };
 
 export const seekOrder = (columns: [SQLiteColumn, "asc" | "desc"][]): SeekOrder => ({
   columns,
@@ -138,6 +138,32 @@ export const seekOrder = (columns: [SQLiteColumn, "asc" | "desc"][]): SeekOrder 
  * the parent's column counting the positions issued (`*_positions`).
  */
 export type ListPositions = { list: string; owner: string | number | SQL; issued: SQLiteColumn };
+
+/**
+ * One list of `sorted_list_shards`: its name there, whose list it is (stored as text), and the
+ * width of an entry of its shards (what its triggers write: see migrations/).
+ */
+export type SortedList = { list: string; owner: string | number | SQL; width: number };
+
+/**
+ * A list sorted by its `columns` (as its index is) whose ids `list` holds in order: every offset
+ * reads a page and a few shards.
+ */
+export const shardedOrder = (columns: [SQLiteColumn, "asc" | "desc"][], list: SortedList): SeekOrder => ({
+  ...seekOrder(columns),
+  shards: list,
+});
+
+/**
+ * A page of a list sorted by a column (`shardedOrder`), in list order: by each row's `list_key`,
+ * the list's order as one ASCII text, which JavaScript compares as SQLite does. Sorted here, not
+ * by an ORDER BY, which D1 bills a row read per row sorted.
+ */
+export const inListOrder = <T>(rows: T[], listKeyOf: (row: T) => string | null): T[] =>
+  rows.sort((a, b) => {
+    const [left, right] = [listKeyOf(a) ?? "", listKeyOf(b) ?? ""];
+    return left < right ? -1 : left > right ? 1 : 0;
+  });
 
 /**
  * Oldest first (`asc`) or newest first (`desc`), by the rows' positions in `list`: every offset
@@ -161,10 +187,11 @@ function keyOfRow(order: SeekOrder, row: Record<string, unknown>): unknown[] {
  * The condition selecting a page's rows. With a cursor for this offset, the page starts right
  * after (or ends right before) the cursor's row (`seekIds`). Without one, a list in insertion
  * order (`positionOrder`, with its `total` a counter) finds the position of the page's first row
- * (`atPosition`); every other list reads the page's ids first along its index alone (a deferred
- * join), from the nearer end where `total` is a counter: an offset then skips narrow index entries
- * instead of whole rows and their joins. `order` must be what the index holds, in its order; the
- * outer query orders its few rows the same way.
+ * (`atPosition`), a list sorted by a column (`shardedOrder`) finds its page's ids in its shards
+ * (`shardedIds`), and every other list reads the page's ids first along its index alone (a
+ * deferred join), so that an offset skips narrow index entries instead of whole rows and their
+ * joins. `order` must be what the index holds, in its order; the outer query (or `inListOrder`)
+ * orders its few rows the same way.
  */
 export function onPage(
   db: Database,
@@ -197,7 +224,7 @@ export function pageIds(db: Database, id: SQLiteColumn, where: SQL | undefined, 
   if (!Array.isArray(order)) {
     const cursor = cursorOf(order, page);
     if (cursor) return seekIds(db, id, where, order, page.limit, cursor.key, cursor.side);
-    if (total !== undefined) return nearerEndIds(id, where, order, page, total);
+    if (total !== undefined && order.shards) return shardedIds(id, where, order, order.shards, page, total);
   }
   const sorted = Array.isArray(order) ? order : order.sql;
   return sql`${db.select({ id }).from(id.table).where(where).orderBy(...sorted).limit(page.limit).offset(page.offset)}`;
@@ -353,20 +380,29 @@ function seekIdsAcrossOwners(
 }
 
 /**
- * An offset without a cursor, for a list whose `total` is one row (a counter; null where it would
- * not be, and then the walk is from the start): past the middle, the page's ids are counted from
- * the list's end, walking the index the other way, so an offset near the end skips few entries
- * (the last page reads a page). Both walks are in the statement; the other one's LIMIT is 0,
- * which SQLite checks before it walks.
+ * An offset without a cursor, in a list sorted by a column whose ids its shards hold in order
+ * (`shardedOrder`), with its `total` a counter (null where it would not be, and then the ids are
+ * those of a walk from the start): a running sum of the sizes of the list's shards finds the one
+ * holding the offset, and the page's ids are a substring of its ids and those of the shard after
+ * it (every shard but the first holds more than a page), read as a JSON array. The walk runs
+ * only without a total (`coalesce` evaluates an argument only when those before it are null). The
+ * ids come in list order, but a join does not promise to keep it: order the rows (`inListOrder`).
  */
-function nearerEndIds(id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, page: Page, total: SQL<number>) {
-  const { limit, offset } = page;
-  const nearerStart = sql`coalesce(${offset} * 2 < ${total}, 1)`;
-  const reversed = order.columns.map(([column, listed]) => (listed === "asc" ? desc(column) : asc(column)));
-  const left = sql`(${total} - ${offset})`;
-  const fromStart = walk(id, where, order.sql, sql`case when ${nearerStart} then ${limit} else 0 end`, offset);
-  const fromEnd = walk(id, where, reversed, sql`case when ${nearerStart} then 0 else max(0, min(${limit}, ${left})) end`, sql`max(0, ${left} - ${limit})`);
-  return sql`select "id" from (${fromStart} union all ${fromEnd})`;
+function shardedIds(id: SQLiteColumn, where: SQL | undefined, order: SeekOrder, { list, owner, width }: SortedList, page: Page, total: SQL<number>) {
+  // Owners are stored as text; D1 binds a number as a real, whose text would be "1.0".
+  const ofList = sql`list = ${list} and owner = cast(${typeof owner === "number" ? String(owner) : owner} as text)`;
+  // min() picks the row its other columns come from (SQLite's rule for a bare min): no sort.
+  const holding = sql`select min(first_key) as first_key, before from (
+      select first_key, size, sum(size) over (order by first_key) - size as before from sorted_list_shards where ${ofList}
+    ) where before + size > ${page.offset}`;
+  const ids = sql`(select ids from sorted_list_shards where ${ofList} and first_key = holding.first_key)
+    || coalesce((select ids from sorted_list_shards where ${ofList} and first_key > holding.first_key order by first_key limit 1), '')`;
+  // Entries are ",id": the page's start without its comma, to the end of its last entry.
+  // Past the end (or in an empty list) the shards answer an empty page: null only without a total.
+  const entries = sql`case when ${total} is not null then (select case when first_key is null then '[]'
+    else '[' || substr(${ids}, (${page.offset} - before) * ${width} + 2, ${page.limit * width - 1}) || ']' end from (${holding}) as holding) end`;
+  const walked = walk(id, where, order.sql, sql`${page.limit}`, page.offset);
+  return sql`select value as "id" from json_each(coalesce(${entries}, (select json_group_array("id") from (${walked}))))`;
 }
 
 const opposite = (direction: "asc" | "desc") => (direction === "asc" ? "desc" : "asc");

@@ -1,7 +1,7 @@
 import { and, eq, exists, inArray, isNull, lt, ne, notExists, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import { alias } from "drizzle-orm/sqlite-core";
+import { alias, type SQLiteColumn } from "drizzle-orm/sqlite-core";
 import {
   dashboardCollaborators,
   dashboards,
@@ -14,7 +14,7 @@ import {
 } from "../../db/schema";
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
-import { counterOf, counterWhen, joinPage, keysOfPage, pageIds, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, counterWhen, inListOrder, joinPage, keysOfPage, pageIds, seekOrder, selectCount, shardedOrder, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { isAdminInSql } from "../../platform/levels";
 import { resolveProjectWith, resolveProjectWithBody } from "../../platform/project-context";
@@ -208,8 +208,13 @@ function listConditions(scope: DashboardListScope, filters: DashboardListFilters
   return and(...conditions);
 }
 
-/** The listing index's order: pinned first, then by name. */
-const listingOrder = seekOrder([[dashboards.pinned, "desc"], [dashboards.name, "asc"], [dashboards.id, "asc"]]);
+/**
+ * The listing index's order: pinned first, then by name; the live dashboards of the environment
+ * are in its shards in this order, each entry `,` and the id in 12 characters (migration
+ * sorted_list_shards).
+ */
+const listingColumns: [SQLiteColumn, "asc" | "desc"][] = [[dashboards.pinned, "desc"], [dashboards.name, "asc"], [dashboards.id, "asc"]];
+const listingOrder = (environmentId: number) => shardedOrder(listingColumns, { list: "dashboards", owner: environmentId, width: 13 });
 
 /**
  * A page of the environment's live dashboards and their count, for the round trip that resolves
@@ -226,15 +231,15 @@ export function dashboardPageStatements(db: Database, scope: DashboardListScope,
     ? counterWhen(isAdminInSql(scope.caller.level), counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId)))
     : undefined;
   const total = counter ? sql<number>`coalesce(${counter}, ${counted})` : counted;
-  const rows = selectDashboards(db, scope)
-    .innerJoin(...joinPage(pageIds(db, dashboards.id, where, listingOrder, page, counter), dashboards.id))
-    .orderBy(...listingOrder.sql);
+  const order = listingOrder(scope.environmentId);
+  const rows = selectDashboards(db, scope).innerJoin(...joinPage(pageIds(db, dashboards.id, where, order, page, counter), dashboards.id));
   const count = selectCount(db, total);
   return [count, rows] as [typeof count, typeof rows];
 }
 
 export function toDashboardPage([[counted], rows]: BatchResponse<ReturnType<typeof dashboardPageStatements>>) {
-  return { count: counted?.value ?? 0, rows, keys: keysOfPage(listingOrder, rows.map((row) => row.dashboard)) };
+  const sorted = inListOrder(rows, (row) => row.dashboard.listKey);
+  return { count: counted?.value ?? 0, rows: sorted, keys: keysOfPage(seekOrder(listingColumns), sorted.map((row) => row.dashboard)) };
 }
 
 export type NewInsight = { name: string | null; description: string; query: Record<string, unknown> | null; tags: string[] };

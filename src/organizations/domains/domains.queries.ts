@@ -6,7 +6,7 @@ import { validationError } from "../../platform/errors";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { nowIso, randomUrlSafeToken } from "../../platform/ids";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { counterOf, joinPage, keysOfPage, pageIds, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, inListOrder, joinPage, keysOfPage, pageIds, selectCount, shardedOrder, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
 type DomainSettings = Pick<
@@ -22,17 +22,18 @@ const domainOfOrganization = (organizationId: OrganizationRef, id: string) =>
 /** A page of the organization's domains, sorted by domain (as PostHog), with the organization's counter. */
 export async function listDomains(read: OrganizationRead, page: Page) {
   const { db, organizationId } = read;
-  const byDomain = seekOrder([[domains.domain, "asc"], [domains.id, "asc"]]);
+  // An entry of the domains' shards is `,"<uuid>"` (migration sorted_list_shards).
+  const byDomain = shardedOrder([[domains.domain, "asc"], [domains.id, "asc"]], { list: "domains", owner: organizationId, width: 39 });
   const counter = counterOf(organizations.domainCount, eq(organizations.id, organizationId));
   const [[total], rows] = await read.batch([
     selectCount(db, counter),
     db
       .select(getTableColumns(domains))
       .from(domains)
-      .innerJoin(...joinPage(pageIds(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page, counter), domains.id))
-      .orderBy(...byDomain.sql),
+      .innerJoin(...joinPage(pageIds(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page, counter), domains.id)),
   ]);
-  return { count: total?.value ?? 0, rows, keys: keysOfPage(byDomain, rows) };
+  const sorted = inListOrder(rows, (row) => row.listKey);
+  return { count: total?.value ?? 0, rows: sorted, keys: keysOfPage(byDomain, sorted) };
 }
 
 /** The domain the path names, read in the round trip that resolves the organization (PATCH, verify). */
