@@ -1,7 +1,9 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { nowIso } from "../../src/platform/ids";
-import { api, db, setupOrganization } from "../support/harness";
+import * as schema from "../../src/db/schema";
+import { nowIso, uuid7 } from "../../src/platform/ids";
+import { MembershipLevel } from "../../src/platform/levels";
+import { addMember, api, db, setupOrganization } from "../support/harness";
 import { idsByOwner, shardsThatDisagree, type SortedListShard } from "../support/sorted-list-shards";
 
 /*
@@ -117,4 +119,30 @@ describe("lists sorted by a column, in shards", () => {
     expect(await disagreements()).toEqual([]);
     expect(await dashboardsInOrder()).toContain(deleted);
   }, 30_000);
+
+  it("are not read for a member whom rules may hide dashboards from: their pages walk from the start and skip what is hidden", async () => {
+    const member = await addMember(team.organization.id, MembershipLevel.member);
+    const ids = await dashboardsInOrder();
+    const hidden = [ids[1]!, ids[4]!, ids[7]!];
+    const now = nowIso();
+    await db.insert(schema.accessControls).values(
+      hidden.map((id) => ({
+        id: uuid7(),
+        environmentId: team.project.id,
+        resource: "dashboard",
+        resourceId: String(id),
+        organizationMembershipId: member.membership.id,
+        accessLevel: "none" as const,
+        createdAt: now,
+        updatedAt: now,
+      })),
+    );
+    const visible = ids.filter((id) => !hidden.includes(id));
+    for (const offset of [0, 3, 10]) {
+      const page = await api("GET", `${dashboardsPath}?limit=5&offset=${offset}`, { key: member.key });
+      expect(page.status, `at ${offset}`).toBe(200);
+      expect(page.body.count, `at ${offset}`).toBe(visible.length);
+      expect(page.body.results.map((row: { id: number }) => row.id), `at ${offset}`).toEqual(visible.slice(offset, offset + 5));
+    }
+  });
 });
