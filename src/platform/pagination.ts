@@ -155,14 +155,17 @@ export const shardedOrder = (columns: [SQLiteColumn, "asc" | "desc"][], list: So
 });
 
 /**
- * A page of a list sorted by a column (`shardedOrder`), in list order: by each row's `list_key`,
- * the list's order as one ASCII text, which JavaScript compares as SQLite does. Sorted here, not
- * by an ORDER BY, which D1 bills a row read per row sorted.
+ * A page's few rows in list order, by each row's sort key (`keyOf`: values compared in turn,
+ * ascending), sorted here rather than by an ORDER BY, which D1 bills a row read per row sorted.
+ * Text is compared as JavaScript does, by UTF-16 unit: a list sorted by a column (`shardedOrder`)
+ * passes its `list_key`, the list's order as one ASCII text, which compares as SQLite does.
  */
-export const inListOrder = <T>(rows: T[], listKeyOf: (row: T) => string | null): T[] =>
+export const inListOrder = <T>(rows: T[], keyOf: (row: T) => (string | number)[]): T[] =>
   rows.sort((a, b) => {
-    const [left, right] = [listKeyOf(a) ?? "", listKeyOf(b) ?? ""];
-    return left < right ? -1 : left > right ? 1 : 0;
+    const [left, right] = [keyOf(a), keyOf(b)];
+    const differing = left.findIndex((value, index) => value !== right[index]);
+    if (differing < 0) return 0;
+    return left[differing]! < right[differing]! ? -1 : 1;
   });
 
 /**

@@ -238,7 +238,7 @@ export function dashboardPageStatements(db: Database, scope: DashboardListScope,
 }
 
 export function toDashboardPage([[counted], rows]: BatchResponse<ReturnType<typeof dashboardPageStatements>>) {
-  const sorted = inListOrder(rows, (row) => row.dashboard.listKey);
+  const sorted = inListOrder(rows, (row) => [row.dashboard.listKey ?? ""]);
   return { count: counted?.value ?? 0, rows: sorted, keys: keysOfPage(seekOrder(listingColumns), sorted.map((row) => row.dashboard)) };
 }
 

@@ -32,7 +32,7 @@ export async function listDomains(read: OrganizationRead, page: Page) {
       .from(domains)
       .innerJoin(...joinPage(pageIds(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page, counter), domains.id)),
   ]);
-  const sorted = inListOrder(rows, (row) => row.listKey);
+  const sorted = inListOrder(rows, (row) => [row.listKey ?? ""]);
   return { count: total?.value ?? 0, rows: sorted, keys: keysOfPage(byDomain, sorted) };
 }
 

@@ -8,6 +8,7 @@ import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
 import {
   counterOf,
   counterWhen,
+  inListOrder,
   joinPage,
   keysOfPage,
   onPage,
@@ -298,9 +299,8 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
     selectCount(db, visibleProjectCount(db, actor)),
     db.select(getTableColumns(projects)).from(projects).innerJoin(...joinPage(pageIds, projects.id)),
   ]);
-  // Ordered here: the page is a few rows, which an ORDER BY would sort in D1 at a cost of rows read.
-  rows.sort((a, b) => (a.organizationId === b.organizationId ? a.position - b.position : a.organizationId < b.organizationId ? -1 : 1));
-  return { count: total?.value ?? 0, projects: rows, keys: keysOfPage(order, rows) };
+  const sorted = inListOrder(rows, (row) => [row.organizationId, row.position]);
+  return { count: total?.value ?? 0, projects: sorted, keys: keysOfPage(order, sorted) };
 }
 
 /**
