@@ -1,4 +1,4 @@
-import { sql, type SQL } from "drizzle-orm";
+import { sql, type SQLWrapper } from "drizzle-orm";
 
 /** Organization membership levels, as PostHog numbers them. */
 export const MembershipLevel = { member: 1, admin: 8, owner: 15 } as const;
@@ -7,4 +7,4 @@ export type MembershipLevel = (typeof MembershipLevel)[keyof typeof MembershipLe
 export const isAdmin = (level: number) => level >= MembershipLevel.admin;
 
 /** `isAdmin` for a level read in SQL (null, not a member: false). */
-export const isAdminInSql = (level: SQL) => sql<boolean>`coalesce(${level} >= ${MembershipLevel.admin}, 0)`;
+export const isAdminInSql = (level: SQLWrapper) => sql<boolean>`coalesce(${level} >= ${MembershipLevel.admin}, 0)`;

@@ -1,4 +1,5 @@
-import { and, eq, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, sql, type Column, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import {
   invites,
   organizationMemberships,
@@ -11,6 +12,8 @@ import {
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../platform/db";
 import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
+import { ruleOfMember } from "../platform/access-controls/access-rules";
+import { isAdminInSql } from "../platform/levels";
 import type { InviteRow } from "../organizations/invites/invites.queries";
 
 type Statement = BatchItem<"sqlite">;
@@ -56,6 +59,19 @@ const inviteColumn = (inviteId: string, column: Column) =>
 const invitedBy = (tokenHash: string, column: Column) =>
   sql`(select ${column} from ${invites} where ${invites.tokenHash} = ${tokenHash})`;
 
+const inviter = alias(organizationMemberships, "inviter");
+const inviterRule = sql`coalesce(${ruleOfMember("project", projects.id, inviter.id)}, 'member')`;
+
+/**
+ * The level an invite's project access grants when it is redeemed: what it names, held again to
+ * what the inviter may grant now (`inviterProjectAccess`): anything for an organization admin, at
+ * most their own rule for a member, nothing where they no longer see the project.
+ */
+const grantableLevel = sql<"member" | "admin" | null>`case
+  when ${isAdminInSql(inviter.level)} or ${inviterRule} = 'admin' then json_extract(access.value, '$.level')
+  when ${inviterRule} = 'member' then 'member'
+end`;
+
 /** The joining's entries in the activity log, for the membership it creates. */
 export type JoinEntries = (membershipId: string) => { joined: Statement; accepted: Statement };
 
@@ -81,7 +97,7 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, e
         resource: sql<"project">`'project'`.as("resource"),
         resourceId: sql<string>`cast(${projects.id} as text)`.as("resource_id"),
         organizationMembershipId: sql<string>`${membershipId}`.as("organization_membership_id"),
-        accessLevel: sql<"member" | "admin">`json_extract(access.value, '$.level')`.as("access_level"),
+        accessLevel: sql<"member" | "admin">`${grantableLevel}`.as("access_level"),
         createdById: invites.createdById,
         createdAt: sql<string>`${now}`.as("created_at"),
         updatedAt: sql<string>`${now}`.as("updated_at"),
@@ -90,7 +106,12 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, e
       // Projects deleted since the invite was sent have no row to join: they are skipped.
       .innerJoin(access, sql`json_extract(access.value, '$.id') = ${projects.id}`)
       .innerJoin(invites, eq(invites.id, invite.id))
-      .where(eq(projects.organizationId, invite.organizationId)),
+      // The inviter as they are now: one who left grants nothing.
+      .innerJoin(
+        inviter,
+        and(eq(inviter.organizationId, invite.organizationId), eq(inviter.userId, invites.createdById)),
+      )
+      .where(and(eq(projects.organizationId, invite.organizationId), isNotNull(grantableLevel))),
   );
   return [
     db.insert(organizationMemberships).values({

@@ -183,13 +183,43 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     );
     const allowed = await invite([
       { id: granted.id, level: "member" },
-      { id: open.id, level: "admin" },
+      { id: open.id, level: "member" },
     ]);
     expect(allowed.status).toBe(201);
     expect(allowed.body.private_project_access).toEqual([
       { id: granted.id, level: "member" },
-      { id: open.id, level: "admin" },
+      { id: open.id, level: "member" },
     ]);
+  });
+
+  it("refuses a plain member's invite granting admin on a public project, where they are only a member", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const open = await createProject(organization.id);
+    const raisedToAdmin = await createProject(organization.id);
+    await grantProjectAccess(raisedToAdmin.id, member.membership.id, "admin");
+
+    const response = await api("POST", invitesPath(organization.id), {
+      key: member.key,
+      body: { target_email: "accomplice@example.com", level: 1, private_project_access: [{ id: open.id, level: "admin" }] },
+    });
+
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(
+      errorBody(
+        "validation_error",
+        "invalid_input",
+        "You cannot invite to a private project with a higher level than your own.",
+        "private_project_access",
+      ),
+    );
+    expect(await listInviteEmails(organization.id, key)).toEqual([]);
+    const asProjectAdmin = await api("POST", invitesPath(organization.id), {
+      key: member.key,
+      body: { target_email: "colleague@example.com", private_project_access: [{ id: raisedToAdmin.id, level: "admin" }] },
+    });
+    expect(asProjectAdmin.status).toBe(201);
+    expect(asProjectAdmin.body.private_project_access).toEqual([{ id: raisedToAdmin.id, level: "admin" }]);
   });
 
   it("lets an admin grant any project of the organization, private or not", async () => {

@@ -7,6 +7,7 @@ import {
   createProject,
   createUser,
   errorBody,
+  grantProjectAccess,
   ISO_TIMESTAMP,
   setupOrganization,
   userBasic,
@@ -24,6 +25,11 @@ const expired = errorBody(
   "expired",
   "This invite has expired. Please ask your admin for a new one.",
 );
+
+async function membershipIdOf(organizationId: string, email: string, key: string): Promise<string> {
+  const response = await api("GET", `/api/organizations/${organizationId}/members?email=${encodeURIComponent(email)}`, { key });
+  return response.body.results[0].id;
+}
 
 async function inviteEmails(organizationId: string, key: string) {
   const response = await api("GET", `/api/organizations/${organizationId}/invites`, { key });
@@ -153,6 +159,48 @@ describe("POST /api/signup/:token, as a new user", () => {
     const projectPath = (id: number) => `/api/organizations/${organization.id}/projects/${id}`;
     expect((await api("GET", projectPath(secret.id), { key: newKey })).status).toBe(200);
     expect((await api("GET", projectPath(otherSecret.id), { key: newKey })).status).toBe(404);
+  });
+
+  it("grants no more than the inviter may grant when the invite is redeemed", async () => {
+    const { organization, key } = await setupOrganization();
+    const inviter = await addMember(organization.id, MembershipLevel.member);
+    const wasAdmin = await createProject(organization.id);
+    const nowHidden = await createProject(organization.id);
+    const invite = await insertInvite(organization.id, inviter.user, {
+      privateProjectAccess: [
+        { id: wasAdmin.id, level: "admin" },
+        { id: nowHidden.id, level: "member" },
+      ],
+    });
+    // Since the invite was sent, the inviter is a plain member of one project and cannot see the other.
+    await grantProjectAccess(nowHidden.id, inviter.membership.id, "none");
+
+    const response = await api("POST", signupPath(invite.token), { body: {} });
+
+    expect(response.status).toBe(201);
+    const rules = await api("GET", `/api/projects/${wasAdmin.id}/access_controls`, { key: key });
+    const newMembership = await membershipIdOf(organization.id, response.body.user.email, key);
+    expect(rules.body.access_controls).toEqual([
+      expect.objectContaining({ organization_member: newMembership, access_level: "member" }),
+    ]);
+    const hiddenRules = await api("GET", `/api/projects/${nowHidden.id}/access_controls`, { key: key });
+    expect(hiddenRules.body.access_controls.map((rule: { organization_member: string }) => rule.organization_member)).toEqual([
+      inviter.membership.id,
+    ]);
+  });
+
+  it("grants nothing from an invite whose inviter has left the organization", async () => {
+    const { organization, key } = await setupOrganization();
+    const inviter = await addMember(organization.id, MembershipLevel.admin);
+    const secret = await createProject(organization.id, { access_control: true });
+    const invite = await insertInvite(organization.id, inviter.user, { privateProjectAccess: [{ id: secret.id, level: "admin" }] });
+    expect((await api("DELETE", `/api/organizations/${organization.id}/members/${inviter.user.uuid}`, { key: key })).status).toBe(204);
+
+    const response = await api("POST", signupPath(invite.token), { body: {} });
+
+    expect(response.status).toBe(201);
+    const projectPath = `/api/organizations/${organization.id}/projects/${secret.id}`;
+    expect((await api("GET", projectPath, { key: response.body.personal_api_key.value })).status).toBe(404);
   });
 
   it("uses the names sent, over the invite's first name", async () => {

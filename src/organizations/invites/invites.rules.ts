@@ -3,6 +3,7 @@ import type { PrivateProjectAccess } from "../../db/schema";
 import type { AppEnv } from "../../platform/env";
 import { insufficientLevel, permissionDenied, validationError } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
+import type { AccessLevelOf } from "../../platform/access-controls/access-rules";
 import type { InviteContext, InviteRow } from "./invites.queries";
 import type { InviteInput } from "./invites.routes";
 
@@ -13,7 +14,7 @@ type ProjectAccessItem = NonNullable<PrivateProjectAccess>[number];
 
 const PROJECT_NOT_INVITABLE =
   "Project does not exist on this organization, or it is private and you do not have access to it.";
-const accessRank = { member: 0, admin: 1 } as const;
+const accessRank = { none: 0, member: 1, admin: 2 } as const;
 
 /** The organization setting `members_can_invite: false` leaves inviting to admins and owners. */
 export const requireInvitePermission = createMiddleware<AppEnv>(async (c, next) => {
@@ -51,18 +52,26 @@ export function assertInvitable(input: InviteInput, inviterLevel: number, contex
 }
 
 /**
- * A project of this organization; one the inviter's access rules hide only if they are an admin
- * (admins see all), and at no higher level than the inviter's own rule.
+ * A project of this organization, at no higher level than the inviter's own there
+ * (`inviterProjectAccess`): a project the inviter cannot see is not invitable at all.
  */
 function assertProjectInvitable(item: ProjectAccessItem, inviterLevel: number, context: InviteContext, attr: string) {
   const project = context.projects.get(item.id);
   if (!project) throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
-  const rule = project.inviterRule;
-  if (isAdmin(inviterLevel) || rule === null) return;
-  if (rule !== "member" && rule !== "admin") throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
-  if (accessRank[item.level] > accessRank[rule]) {
+  const own = inviterProjectAccess(inviterLevel, project.inviterRule);
+  if (own === "none") throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
+  if (accessRank[item.level] > accessRank[own]) {
     throw validationError("invalid_input", "You cannot invite to a private project with a higher level than your own.", attr);
   }
+}
+
+/**
+ * What the inviter may grant on a project: an organization admin anything; a member their own
+ * rule, else the project's default for everyone, else `member` (a public project). The same rule
+ * holds again when the invite is redeemed (`grantableLevel` in the signup queries).
+ */
+export function inviterProjectAccess(inviterLevel: number, rule: AccessLevelOf<"project"> | null): AccessLevelOf<"project"> {
+  return isAdmin(inviterLevel) ? "admin" : (rule ?? "member");
 }
 
 /** One entry per project at its highest level, in first-seen order; none is null, as PostHog stores it. */
