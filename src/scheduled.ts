@@ -1,6 +1,7 @@
 import { sealOrganizations } from "./platform/activity-log/after-response";
 import { organizationsWithUnsealedEntries } from "./platform/activity-log/chain";
 import { pruneActivityLog, retentionDays } from "./platform/activity-log/retention";
+import { runEach } from "./platform/background";
 import { createDatabase, D1Meter } from "./platform/db";
 import type { Bindings } from "./platform/env";
 import { loadKeyring } from "./platform/secrets";
@@ -20,11 +21,30 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  */
 export async function runScheduledTasks(_controller: ScheduledController, env: Bindings) {
   const db = createDatabase(env.DB.withSession("first-primary"), new D1Meter());
-  const resealed = await resealBatchExportSecrets(db, await loadKeyring(env));
-  if (resealed > 0) console.log(`re-sealed the secrets of ${resealed} batch exports`);
-  await sealOrganizations(env, await organizationsWithUnsealedEntries(db, UNSEALED_ORGANIZATIONS_PER_RUN));
-  const pruned = await pruneActivityLog(db, retentionDays(env.ACTIVITY_LOG_RETENTION_DAYS));
-  if (pruned > 0) console.log(`pruned ${pruned} activity-log entries past retention`);
-  const resent = await sweepWebhooks(env);
-  if (resent > 0) console.log(`re-sent ${resent} webhook deliveries whose message was lost`);
+  const steps: [string, () => Promise<void>][] = [
+    [
+      "re-seal batch export secrets",
+      async () => {
+        const resealed = await resealBatchExportSecrets(db, await loadKeyring(env));
+        if (resealed > 0) console.log(`re-sealed the secrets of ${resealed} batch exports`);
+      },
+    ],
+    ["seal activity log", async () => sealOrganizations(env, await organizationsWithUnsealedEntries(db, UNSEALED_ORGANIZATIONS_PER_RUN))],
+    [
+      "prune activity log",
+      async () => {
+        const pruned = await pruneActivityLog(db, retentionDays(env.ACTIVITY_LOG_RETENTION_DAYS));
+        if (pruned > 0) console.log(`pruned ${pruned} activity-log entries past retention`);
+      },
+    ],
+    [
+      "sweep webhooks",
+      async () => {
+        const resent = await sweepWebhooks(env);
+        if (resent > 0) console.log(`re-sent ${resent} webhook deliveries whose message was lost`);
+      },
+    ],
+  ];
+  // In order (sealed entries are then swept), each on its own: one failing step skips no other.
+  for (const step of steps) await runEach("cron", [step], ([, run]) => run(), ([name]) => ({ step: name }));
 }

@@ -1,11 +1,14 @@
 import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import worker from "../../src/index";
+import { inJsonList } from "../../src/platform/db";
 import { MembershipLevel } from "../../src/platform/levels";
+import { loadKeyring, seal } from "../../src/platform/secrets";
+import { secretContext } from "../../src/organizations/webhooks/webhook-secrets";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
 import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization, UUID } from "../support/harness";
 
@@ -377,5 +380,59 @@ describe("deliveries", () => {
     const posted = received.filter((post) => post.headers["webhook-id"] === delivery.id);
     expect(posted).toHaveLength(1);
     expect(JSON.parse(posted[0]!.body)).toMatchObject({ request_id: change.headers.get("X-Request-Id") });
+  });
+});
+
+describe("the outbox under load", () => {
+  // Last in the file: the queue drains this test's 650 messages after it.
+  it("turns one request's many entries into deliveries for 50 webhooks on every event, and one stuck organization stops no other", async () => {
+    const organization = await setupOrganization();
+    const other = await setupOrganization();
+    receiver(200);
+    const now = new Date().toISOString();
+    const keyring = await loadKeyring(env);
+    const webhookRows = await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const id = crypto.randomUUID();
+        const sealedSecret = await seal(keyring, `whsec_${btoa("a secret of thirty-two bytes!!!!")}`, secretContext(id));
+        return { id, organizationId: organization.organization.id, url: RECEIVER, events: ["*"], enabled: true, sealedSecret, lastEnqueuedSeq: 0, createdAt: now, updatedAt: now };
+      }),
+    );
+    const [firstWebhook, ...otherWebhooks] = webhookRows.map((row) => db.insert(schema.webhooks).values(row));
+    await db.batch([firstWebhook!, ...otherWebhooks]);
+    const { id: otherWebhook } = await subscribe(other, { events: ["*"] });
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const dashboardsPath = `/api/environments/${organization.project.id}/dashboards`;
+    const created = await api("POST", dashboardsPath, { key: member.key, body: { name: "Notes" } });
+    const notes = Array.from({ length: 12 }, (_, index) => ({ text: { body: `note ${index}` } }));
+
+    const patched = await api("PATCH", `${dashboardsPath}/${created.body.id}`, { key: member.key, body: { tiles: notes } });
+
+    expect(patched.status).toBe(200);
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?limit=100`, { key: organization.key });
+    const entries = (log.body.results as unknown[]).length;
+    expect(entries).toBeGreaterThanOrEqual(13);
+    const made = () => db.$count(schema.webhookDeliveries, inJsonList(schema.webhookDeliveries.webhookId, webhookRows.map((row) => row.id)));
+    expect(await eventually(async () => ((await made()) === 50 * entries ? true : undefined))).toBe(true);
+    // Posting them all is the queue's work, tested above: their messages now find the webhooks off.
+    await db.update(schema.webhooks).set({ enabled: false }).where(eq(schema.webhooks.organizationId, organization.organization.id));
+    const positions = await db.select({ seq: schema.webhooks.lastEnqueuedSeq }).from(schema.webhooks).where(eq(schema.webhooks.organizationId, organization.organization.id));
+    expect(new Set(positions.map((row) => row.seq)).size).toBe(1);
+    expect(positions[0]!.seq).toBeGreaterThanOrEqual(entries);
+
+    // An organization whose outbox pass throws (a webhook row it cannot read) holds up no other.
+    const stuck = await setupOrganization();
+    await db.run(sql`insert into webhooks (id, organization_id, url, events, enabled, sealed_secret, last_enqueued_seq, created_at, updated_at)
+      values (${crypto.randomUUID()}, ${stuck.organization.id}, ${RECEIVER}, '{', 1, 'sealed', 0, ${now}, ${now})`);
+    await api("PATCH", `/api/organizations/${other.organization.id}`, { key: other.key, body: { name: "Renamed" } });
+    await db.delete(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.webhookId, otherWebhook));
+    await db.update(schema.webhooks).set({ lastEnqueuedSeq: 0 }).where(eq(schema.webhooks.id, otherWebhook));
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+    const otherDeliveries = `${webhooksPath(other)}/${otherWebhook}/deliveries`;
+    expect(await eventually(async () => ((await api("GET", otherDeliveries, { key: other.key })).body.count >= 1 ? true : undefined))).toBe(true);
+    expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)))).toContainEqual(
+      expect.objectContaining({ level: "error", task: "enqueue webhook deliveries", organization_id: stuck.organization.id }),
+    );
   });
 });

@@ -2,7 +2,8 @@ import { and, asc, eq, gt, isNotNull, lt, sql } from "drizzle-orm";
 import { activityLog, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { toActivityLogEntry } from "../../platform/activity-log/activity-log.queries";
 import { activityStatement } from "../../platform/activity-log/record";
-import { createDatabase, D1Meter, type Database } from "../../platform/db";
+import { forEachOrganization } from "../../platform/background";
+import { chunkForInsert, createDatabase, D1Meter, type Database } from "../../platform/db";
 import type { Bindings } from "../../platform/env";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { loadKeyring, unseal } from "../../platform/secrets";
@@ -11,8 +12,15 @@ import { insecureReceiversAllowed, receiverHostAllowed } from "./webhook-urls";
 
 export type DeliveryMessage = { deliveryId: string };
 
-/** Entries turned into deliveries per organization and pass; the next pass takes the rest. */
-const ENTRIES_PER_PASS = 200;
+/**
+ * Entries turned into deliveries per pass: with at most 50 webhooks, a pass writes at most 1,000
+ * deliveries (100 statements of one batch). Passes repeat until the organization is caught up, up
+ * to `PASSES_PER_RUN`; the cron takes what is left.
+ */
+const ENTRIES_PER_PASS = 20;
+const PASSES_PER_RUN = 25;
+/** Queues take at most 100 messages per `sendBatch`. */
+const MESSAGES_PER_SEND = 100;
 /** A delivery is retried for a day after it was created, then `failed`. */
 const RETRY_WINDOW_MS = 24 * 3_600_000;
 const TIMEOUT_MS = 10_000;
@@ -29,18 +37,38 @@ const primary = (env: Bindings) => createDatabase(env.DB.withSession("first-prim
 const eventOf = (entry: { scope: string; activity: string }) => `${entry.scope}.${entry.activity}`;
 const matches = (events: string[], event: string) => events.includes("*") || events.includes(event);
 
+/** Outbox passes for one organization until it is caught up (or `PASSES_PER_RUN` is reached). */
+export async function enqueueDeliveries(env: Bindings, db: Database, organizationId: string) {
+  let created = 0;
+  for (let pass = 0; pass < PASSES_PER_RUN; pass += 1) {
+    const { delivered, caughtUp } = await enqueuePass(env, db, organizationId);
+    created += delivered;
+    if (caughtUp) break;
+  }
+  return created;
+}
+
+/** One queue message per delivery, in sends Queues accept. */
+async function sendDeliveryMessages(env: Bindings, deliveryIds: string[]) {
+  for (let start = 0; start < deliveryIds.length; start += MESSAGES_PER_SEND) {
+    const ids = deliveryIds.slice(start, start + MESSAGES_PER_SEND);
+    await env.WEBHOOK_DELIVERIES.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
+  }
+}
+
 /**
  * The outbox pass, after entries are sealed: each enabled webhook of the organization gets a
  * delivery for every sealed entry after its `lastEnqueuedSeq` that its events match. The
  * deliveries (unique per webhook and entry, so a repeated pass adds none) and each webhook's new
- * position are one batch; then one queue message per new delivery.
+ * position are one batch; then one queue message per new delivery. A message lost between the
+ * two is sent again by the cron's sweep.
  */
-export async function enqueueDeliveries(env: Bindings, db: Database, organizationId: string) {
+async function enqueuePass(env: Bindings, db: Database, organizationId: string) {
   const subscribed = await db
     .select()
     .from(webhooks)
     .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.enabled, true)));
-  if (subscribed.length === 0) return 0;
+  if (subscribed.length === 0) return { delivered: 0, caughtUp: true };
   const from = Math.min(...subscribed.map((webhook) => webhook.lastEnqueuedSeq));
   const entries = await db
     .select({ id: activityLog.id, seq: activityLog.seq, scope: activityLog.scope, activity: activityLog.activity })
@@ -49,7 +77,7 @@ export async function enqueueDeliveries(env: Bindings, db: Database, organizatio
     .orderBy(asc(activityLog.seq))
     .limit(ENTRIES_PER_PASS);
   const last = entries.at(-1);
-  if (!last) return 0;
+  if (!last) return { delivered: 0, caughtUp: true };
   const now = nowIso();
   const rows = subscribed.flatMap((webhook) =>
     entries
@@ -72,18 +100,21 @@ export async function enqueueDeliveries(env: Bindings, db: Database, organizatio
       .set({ lastEnqueuedSeq: sql`max(${webhooks.lastEnqueuedSeq}, ${last.seq})` })
       .where(eq(webhooks.id, webhook.id)),
   );
-  const inserts = rows.length === 0 ? [] : [db.insert(webhookDeliveries).values(rows).onConflictDoNothing().returning({ id: webhookDeliveries.id })];
-  const [first, ...rest] = [...inserts, ...advance];
+  // Many entries times many webhooks: chunked, as D1 binds at most 100 parameters a statement.
+  const inserts = chunkForInsert(webhookDeliveries, rows).map((chunk) =>
+    db.insert(webhookDeliveries).values(chunk).onConflictDoNothing().returning({ id: webhookDeliveries.id }),
+  );
+  const [first, ...rest] = [...advance, ...inserts];
   const results = await db.batch([first!, ...rest]);
-  const created = rows.length === 0 ? [] : (results[0] as { id: string }[]);
-  if (created.length > 0) await env.WEBHOOK_DELIVERIES.sendBatch(created.map(({ id }) => ({ body: { deliveryId: id } })));
-  return created.length;
+  const created = results.slice(advance.length).flat() as { id: string }[];
+  await sendDeliveryMessages(env, created.map(({ id }) => id));
+  return { delivered: created.length, caughtUp: entries.length < ENTRIES_PER_PASS };
 }
 
 /** Registered with `onActivitySealed`: after every request that appended entries, and on the cron. */
 export async function enqueueAfterSeal(env: Bindings, organizationIds: string[]) {
   const db = primary(env);
-  await Promise.all(organizationIds.map((organizationId) => enqueueDeliveries(env, db, organizationId)));
+  await forEachOrganization("enqueue webhook deliveries", organizationIds, (organizationId) => enqueueDeliveries(env, db, organizationId));
 }
 
 function base64(bytes: ArrayBuffer): string {
@@ -268,8 +299,12 @@ export async function sweepWebhooks(env: Bindings) {
       .where(and(eq(webhookDeliveries.status, "pending"), lt(webhookDeliveries.nextAttemptAt, new Date(Date.now() - LOST_AFTER_MS).toISOString())))
       .limit(SWEEP_LIMIT),
   ]);
-  await Promise.all(organizations.map(({ id }) => enqueueDeliveries(env, db, id)));
-  if (lost.length > 0) await env.WEBHOOK_DELIVERIES.sendBatch(lost.map(({ id }) => ({ body: { deliveryId: id } })));
+  await forEachOrganization(
+    "enqueue webhook deliveries",
+    organizations.map(({ id }) => id),
+    (organizationId) => enqueueDeliveries(env, db, organizationId),
+  );
+  await sendDeliveryMessages(env, lost.map(({ id }) => id));
   return lost.length;
 }
 

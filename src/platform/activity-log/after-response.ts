@@ -1,4 +1,5 @@
 import { createMiddleware } from "hono/factory";
+import { forEachOrganization, runEach } from "../background";
 import { createDatabase, D1Meter } from "../db";
 import type { AppEnv, Bindings } from "../env";
 import { sealChain } from "./chain";
@@ -15,8 +16,8 @@ export function onActivitySealed(listener: SealedListener) {
 /** Seals the chains of these organizations at the primary, then tells the listeners. */
 export async function sealOrganizations(env: Bindings, organizationIds: string[]) {
   const db = createDatabase(env.DB.withSession("first-primary"), new D1Meter());
-  await Promise.all(organizationIds.map((organizationId) => sealChain(db, organizationId)));
-  await Promise.all(sealedListeners.map((listener) => listener(env, organizationIds)));
+  await forEachOrganization("seal activity log", organizationIds, (organizationId) => sealChain(db, organizationId));
+  await runEach("after activity sealed", sealedListeners, (listener) => listener(env, organizationIds), () => ({}));
 }
 
 /**
