@@ -138,7 +138,7 @@ describe("POST /api/environments/:project_id/dashboards", () => {
     expect(response.cost.queries).toBe(2);
   });
 
-  it("duplicates a dashboard sharing its insights and texts, and copies its variables", async () => {
+  it("duplicates a dashboard sharing its insights, with copies of its texts, and copies its variables", async () => {
     const { key, owner, project } = await setupOrganization();
     const source = await createDashboard(key, project.id, { use_template: "DEFAULT_APP" });
     await db.update(schema.dashboards).set({ variables: { region: "eu" } }).where(eq(schema.dashboards.id, source.id));
@@ -151,13 +151,41 @@ describe("POST /api/environments/:project_id/dashboards", () => {
         name: "Copy",
         creation_mode: "duplicate",
         variables: { region: "eu" },
-        tiles: sourceNow.tiles.map((tile: Record<string, unknown>) => ({ ...tile, id: expect.any(Number) })),
+        tiles: sourceNow.tiles.map((tile: { text: Record<string, unknown> | null }) => ({
+          ...tile,
+          id: expect.any(Number),
+          text: tile.text && { ...tile.text, id: expect.any(Number), last_modified_at: expect.stringMatching(ISO_TIMESTAMP) },
+        })),
       }),
     );
+    const sourceTextIds = source.tiles.flatMap((tile) => (tile.text ? [tile.text.id] : []));
+    const copiedTextIds = response.body.tiles.flatMap((tile: { text: { id: number } | null }) => (tile.text ? [tile.text.id] : []));
+    expect(copiedTextIds).toHaveLength(sourceTextIds.length);
+    expect(copiedTextIds.some((id: number) => sourceTextIds.includes(id))).toBe(false);
     const newTileIds = response.body.tiles.map((tile: { id: number }) => tile.id);
     expect(newTileIds.some((id: number) => source.tiles.some((tile) => tile.id === id))).toBe(false);
     // The project with the source the body names, then one batch for every write and the read-back.
     expect(response.cost.queries).toBe(2);
+  });
+
+  it("never lets a viewer edit the original's text through a copy of it", async () => {
+    const { organization, key, project } = await setupOrganization();
+    const viewer = await addMember(organization.id, MembershipLevel.member);
+    const original = await createDashboard(key, project.id, { name: "Locked", restriction_level: 37 });
+    await api("PATCH", `${dashboardsPath(project.id)}/${original.id}`, { key, body: { tiles: [{ text: { body: "Quarterly notes" } }] } });
+    const copy = await api("POST", dashboardsPath(project.id), { key: viewer.key, body: { use_dashboard: original.id, name: "Mine" } });
+    expect(copy.status).toBe(201);
+    const copiedTile = copy.body.tiles[0];
+
+    const edited = await api("PATCH", `${dashboardsPath(project.id)}/${copy.body.id}`, {
+      key: viewer.key,
+      body: { tiles: [{ id: copiedTile.id, text: { body: "Defaced" } }] },
+    });
+
+    expect(edited.status).toBe(200);
+    expect(edited.body.tiles[0].text.body).toBe("Defaced");
+    const originalNow = await api("GET", `${dashboardsPath(project.id)}/${original.id}`, { key });
+    expect(originalNow.body.tiles.map((tile: { text: { body: string } }) => tile.text.body)).toEqual(["Quarterly notes"]);
   });
 
   it("duplicates with duplicate_tiles: copies of the insights and texts", async () => {
@@ -820,10 +848,10 @@ describe("PATCH /api/environments/:project_id/dashboards/:id/move_tile", () => {
     expect((await api("GET", `${dashboardsPath(project.id)}/${locked.id}`, { key })).body.tiles).toEqual([]);
   });
 
-  it("answers 400 when the destination already shows the tile's insight or text", async () => {
+  it("answers 400 when the destination already shows the tile's insight", async () => {
     const { key, project, source, movePath } = await twoDashboards();
     const copy = await createDashboard(key, project.id, { name: "Copy", use_dashboard: source.id });
-    for (const tile of [source.tiles[0]!, source.tiles.at(-1)!]) {
+    for (const tile of [source.tiles[0]!]) {
       const response = await api("PATCH", movePath, { key, body: { tile: { id: tile.id }, toDashboard: copy.id } });
       expect(response.status).toBe(400);
       expect(response.body).toEqual(

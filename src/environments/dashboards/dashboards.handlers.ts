@@ -99,7 +99,10 @@ function templateTiles(template: DashboardTemplate): NewTile[] {
   }));
 }
 
-/** What a copied tile shows: the same insight or text, or a copy of it. */
+/**
+ * What a copied tile shows: the same insight, or a copy of it; always a copy of a text. A text is
+ * edited through its tile, so a shared one would let whoever may edit the copy edit the original.
+ */
 function copiedContent({ insight, text }: TileRow, duplicateContent: boolean): NewTileContent {
   if (insight) {
     if (!duplicateContent) return { insightId: insight.id };
@@ -107,7 +110,7 @@ function copiedContent({ insight, text }: TileRow, duplicateContent: boolean): N
     return { insight: { name, description: insight.description, query: insight.query, tags: insight.tags } };
   }
   if (!text) throw new Error("a tile shows an insight or a text");
-  return duplicateContent ? { text: { body: text.body } } : { textId: text.id };
+  return { text: { body: text.body } };
 }
 
 /** The live tiles of a dashboard as new tiles of another one. */

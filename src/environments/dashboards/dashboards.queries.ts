@@ -244,17 +244,17 @@ export function toDashboardPage([[counted], rows]: BatchResponse<ReturnType<type
 
 export type NewInsight = { name: string | null; description: string; query: Record<string, unknown> | null; tags: string[] };
 
-/** What a new tile shows: an existing insight or text, or a new one created with it. */
-export type NewTileContent = { insightId: number } | { textId: number } | { insight: NewInsight } | { text: { body: string } };
+/** What a new tile shows: an existing insight, or a new insight or text created with it (a text has one tile). */
+export type NewTileContent = { insightId: number } | { insight: NewInsight } | { text: { body: string } };
 export type NewTile = { content: NewTileContent; layouts: TileLayouts; color: string | null };
 
 /** Statements that add tiles (and the insights and texts they bring) to a dashboard. */
 export function insertTilesStatements(db: Database, environmentId: number, dashboardId: DashboardRef, userId: number, tiles: NewTile[]) {
   const now = nowIso();
   return tiles.flatMap(({ content, layouts, color }): Statement[] => {
-    const insertTile = (reference: { insightId: number | SQL } | { textId: number | SQL }) =>
+    const insertTile = (reference: { insightId: number | SQL } | { textId: SQL }) =>
       db.insert(dashboardTiles).values({ dashboardId, layouts, color, createdAt: now, ...reference });
-    if ("insightId" in content || "textId" in content) return [insertTile(content)];
+    if ("insightId" in content) return [insertTile(content)];
     if ("insight" in content) {
       const shortId = randomBase62(8);
       return [
