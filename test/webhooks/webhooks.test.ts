@@ -10,7 +10,7 @@ import { MembershipLevel } from "../../src/platform/levels";
 import { loadKeyring, seal } from "../../src/platform/secrets";
 import { secretContext } from "../../src/organizations/webhooks/webhook-secrets";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
-import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization, UUID } from "../support/harness";
+import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../support/harness";
 
 const RECEIVER = "http://receiver.test/hook";
 const insecureAtStart = env.WEBHOOKS_ALLOW_INSECURE;
@@ -99,6 +99,7 @@ describe("webhook subscriptions", () => {
       events: ["OrganizationMembership.joined", "Dashboard.updated"],
       enabled: true,
       description: "CRM sync",
+      created_by: userBasic(organization.owner),
       created_at: expect.stringMatching(ISO_TIMESTAMP),
       updated_at: expect.stringMatching(ISO_TIMESTAMP),
     };
@@ -171,6 +172,64 @@ describe("webhook subscriptions", () => {
     expectError(await api("GET", `${webhooksPath(outsider)}/${id}`, { key: outsider.key }), 404, NOT_FOUND);
     expect((await api("GET", path, { key: readOnly })).status).toBe(200);
     expectError(await api("PATCH", path, { key: readOnly, body: { enabled: false } }), 403, missingScope("webhook:write"));
+  });
+});
+
+describe("a webhook's creator", () => {
+  async function webhookOfAdmin(organization: Organization) {
+    const admin = await addMember(organization.organization.id, MembershipLevel.admin);
+    const created = await api("POST", webhooksPath(organization), { key: admin.key, body: { url: RECEIVER, events: ["*"] } });
+    expect(created.body.created_by).toEqual(userBasic(admin.user));
+    const memberPath = `/api/organizations/${organization.organization.id}/members/${admin.user.uuid}`;
+    return { admin, webhookPath: `${webhooksPath(organization)}/${created.body.id}`, memberPath };
+  }
+
+  async function expectDisabledBySystem(organization: Organization, webhookPath: string) {
+    const webhook = await api("GET", webhookPath, { key: organization.key });
+    expect(webhook.body.enabled).toBe(false);
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook`, { key: organization.key });
+    expect(log.body.results[0]).toMatchObject({
+      activity: "disabled",
+      item_id: webhook.body.id,
+      is_system: true,
+      user: null,
+      detail: { name: RECEIVER, context: { reason: "Its creator is no longer an admin of the organization." } },
+    });
+  }
+
+  it("disables the webhooks of an admin demoted to member, in the same write, and says so in the log", async () => {
+    const organization = await setupOrganization();
+    const { webhookPath, memberPath } = await webhookOfAdmin(organization);
+
+    const demoted = await api("PATCH", memberPath, { key: organization.key, body: { level: MembershipLevel.member } });
+
+    expect(demoted.status).toBe(200);
+    await expectDisabledBySystem(organization, webhookPath);
+  });
+
+  it("disables the webhooks of an admin who is removed", async () => {
+    const organization = await setupOrganization();
+    const { webhookPath, memberPath } = await webhookOfAdmin(organization);
+
+    expect((await api("DELETE", memberPath, { key: organization.key })).status).toBe(204);
+
+    await expectDisabledBySystem(organization, webhookPath);
+  });
+
+  it("leaves them on when an owner becomes an admin, and when a demotion is refused", async () => {
+    const organization = await setupOrganization();
+    const { webhookPath, memberPath } = await webhookOfAdmin(organization);
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+
+    const refused = await api("PATCH", memberPath, { key: member.key, body: { level: MembershipLevel.member } });
+
+    expect(refused.status).toBe(403);
+    expect((await api("GET", webhookPath, { key: organization.key })).body.enabled).toBe(true);
+    const owner = await addMember(organization.organization.id, MembershipLevel.owner);
+    const created = await api("POST", webhooksPath(organization), { key: owner.key, body: { url: RECEIVER, events: ["*"] } });
+    const ownerPath = `/api/organizations/${organization.organization.id}/members/${owner.user.uuid}`;
+    expect((await api("PATCH", ownerPath, { key: organization.key, body: { level: MembershipLevel.admin } })).status).toBe(200);
+    expect((await api("GET", `${webhooksPath(organization)}/${created.body.id}`, { key: organization.key })).body.enabled).toBe(true);
   });
 });
 

@@ -7,6 +7,7 @@ import { pageEnvelope, readPage } from "../../platform/pagination";
 import { deleteMembership, listMembersPage, memberOfRequest, setMemberLevel, toMember } from "./members.queries";
 import type { listMembers, removeMember, updateMember } from "./members.routes";
 import { memberLeft, membershipActivity, membershipItem } from "./members.activity";
+import { disableWebhooksOfFormerAdmin } from "../webhooks/webhook-creators";
 import { assertCanChangeLevel, assertCanEditOther, assertCanRemove } from "./members.rules";
 
 /** Membership is read on every request, so no cached key needs invalidating on a change here. */
@@ -38,7 +39,8 @@ export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv>
     { level: target.membership.level },
     { level },
   );
-  const updated = await setMemberLevel(c.var.db, target.membership, level, entry);
+  const consequences = disableWebhooksOfFormerAdmin(c, c.var.organization.id, target.user.id, target.createdWebhooks);
+  const updated = await setMemberLevel(c.var.db, target.membership, level, entry, consequences);
   if (!updated) throw changedMeanwhile("member");
   return c.json(toMember(updated, target.user), 200);
 };
@@ -47,6 +49,7 @@ export const removeOrganizationMember: RouteHandler<typeof removeMember, AppEnv>
   const target = targetMember(c);
   assertCanRemove(c.var.organization, target.membership, target.ownerCount);
   const entry = memberLeft(c, target.membership, target.user);
-  if (!(await deleteMembership(c.var.db, target.membership, entry))) throw changedMeanwhile("member");
+  const consequences = disableWebhooksOfFormerAdmin(c, c.var.organization.id, target.user.id, target.createdWebhooks);
+  if (!(await deleteMembership(c.var.db, target.membership, entry, consequences))) throw changedMeanwhile("member");
   return c.body(null, 204);
 };

@@ -1,4 +1,4 @@
-import { and, count, eq, exists, inArray, ne, notExists } from "drizzle-orm";
+import { and, count, eq, exists, inArray, ne, notExists, sql } from "drizzle-orm";
 import { dashboardCollaborators, dashboards, environments, organizationMemberships, organizations, users } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
@@ -11,6 +11,7 @@ import { MembershipLevel } from "../../platform/levels";
 import { counterOf, keysOfPage, onPage, positionOrder, selectCount, type Page } from "../../platform/pagination";
 import { toUserBasic } from "../../users/user-basic";
 import type { Member } from "./members.routes";
+import { enabledWebhooksCreatedBy } from "../webhooks/webhook-creators";
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect;
 type UserRow = typeof users.$inferSelect;
@@ -82,13 +83,18 @@ const ME = "@me";
 export const memberOfPath = resolveOrganizationWith((read, c) => {
   const requested = c.req.param("user__uuid") ?? "";
   const userUuid = requested === ME ? c.var.actor.userUuid : requested;
-  return [selectMemberByUuid(read.db, read.organizationId, userUuid), selectOwnerCount(read.db, read.organizationId)];
+  const userId = sql<number>`(select ${users.id} from ${users} where ${users.uuid} = ${userUuid})`;
+  return [
+    selectMemberByUuid(read.db, read.organizationId, userUuid),
+    selectOwnerCount(read.db, read.organizationId),
+    enabledWebhooksCreatedBy(read.db, read.organizationId, userId),
+  ];
 });
 
-/** The member found by `memberOfPath`, with the organization's owner count. */
+/** The member found by `memberOfPath`, with the organization's owner count and the webhooks they created. */
 export function memberOfRequest(c: Context<AppEnv>) {
-  const [[found], [owners]] = memberOfPath.results(c);
-  return found ? { ...found, ownerCount: owners?.value ?? 0 } : undefined;
+  const [[found], [owners], createdWebhooks] = memberOfPath.results(c);
+  return found ? { ...found, ownerCount: owners?.value ?? 0, createdWebhooks } : undefined;
 }
 
 const selectMemberByUuid = (db: Database, organizationId: OrganizationRef, userUuid: string) =>
@@ -140,7 +146,8 @@ function unchangedAndOwnerRemains(db: Database, target: MembershipRow, losesOwne
 const losesOwnership = (target: MembershipRow, level: number) =>
   target.level === MembershipLevel.owner && level !== MembershipLevel.owner;
 
-export async function setMemberLevel(db: Database, target: MembershipRow, level: number, entry: Statement | undefined) {
+/** The level, its `entry`, then `consequences` (statements that read the new level), in one atomic batch. */
+export async function setMemberLevel(db: Database, target: MembershipRow, level: number, entry: Statement | undefined, consequences: Statement[]) {
   const [updated] = await writeWithActivity(
     db,
     db
@@ -149,16 +156,18 @@ export async function setMemberLevel(db: Database, target: MembershipRow, level:
       .where(unchangedAndOwnerRemains(db, target, losesOwnership(target, level)))
       .returning(),
     entry,
+    ...consequences,
   );
   return updated;
 }
 
 /**
- * The membership, its `entry` in the activity log, and what it carried, in one atomic batch: its access rules go with it (they
+ * The membership, its `entry` in the activity log, what it carried, and `consequences`
+ * (statements that read the membership as gone), in one atomic batch: its access rules go with it (they
  * reference the membership, ON DELETE CASCADE), and the user's collaborations on the
  * organization's dashboards are deleted once the membership is gone.
  */
-export async function deleteMembership(db: Database, target: MembershipRow, entry: Statement) {
+export async function deleteMembership(db: Database, target: MembershipRow, entry: Statement, consequences: Statement[]) {
   const [removed] = await db.batch([
     db
       .delete(organizationMemberships)
@@ -194,6 +203,7 @@ export async function deleteMembership(db: Database, target: MembershipRow, entr
         ),
       ),
     ),
+    ...consequences,
   ]);
   return removed.length > 0;
 }

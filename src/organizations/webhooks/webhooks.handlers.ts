@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { webhooks } from "../../db/schema";
+import { eq } from "drizzle-orm";
+import { users, webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import type { AppEnv } from "../../platform/env";
 import { notFound, validationError } from "../../platform/errors";
@@ -10,7 +11,7 @@ import { pageEnvelope, readPage } from "../../platform/pagination";
 import { assertReceiverUrl } from "./webhook-urls";
 import { sealedNewSecret } from "./webhook-secrets";
 import { webhookActivity, webhookItem } from "./webhooks.activity";
-import { insertWebhookBelowLimit, listDeliveriesPage, MAX_WEBHOOKS_PER_ORGANIZATION, listWebhooksPage, ofOrganization, webhookOfPath, toDelivery, toWebhook, type WebhookRow } from "./webhooks.queries";
+import { insertWebhookBelowLimit, listDeliveriesPage, MAX_WEBHOOKS_PER_ORGANIZATION, listWebhooksPage, ofOrganization, selectWebhooksWithCreator, webhookOfPath, toDelivery, toWebhook, type UserRow, type WebhookRow } from "./webhooks.queries";
 import { redeliver, sendTestEvent } from "./deliveries";
 import type {
   createWebhook,
@@ -24,8 +25,8 @@ import type {
   updateWebhook,
 } from "./webhooks.routes";
 
-/** The webhook the path names, read with the membership (`webhookOfPath`). */
-function webhookOfRequest(c: Context<AppEnv>): WebhookRow {
+/** The webhook the path names, with its creator, read with the membership (`webhookOfPath`). */
+function webhookOfRequest(c: Context<AppEnv>): { webhook: WebhookRow; createdBy: UserRow | null } {
   const [[row]] = webhookOfPath.results(c);
   if (!row) throw notFound();
   return row;
@@ -44,28 +45,29 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
   const { secret, sealedSecret } = await sealedNewSecret(c, id);
   const organizationId = c.var.organization.id;
   const webhook = { id, organizationId, url, events: input.events, enabled: input.enabled, description: input.description, sealedSecret, createdById: c.var.actor.userId };
-  const [row] = await writeWithActivity(
-    c.var.db,
-    insertWebhookBelowLimit(c.var.db, webhook, nowIso()),
+  const db = c.var.db;
+  const [[row], , [creator]] = await db.batch([
+    insertWebhookBelowLimit(db, webhook, nowIso()),
     // Appended only if the INSERT (below the limit) made the webhook.
     webhookActivity.record(c, "created", webhookItem({ id, organizationId, url })),
-  );
+    db.select().from(users).where(eq(users.id, c.var.actor.userId)),
+  ]);
   if (!row) {
     throw validationError("max_webhooks", `An organization can have at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks.`);
   }
-  return c.json({ ...toWebhook(row), secret }, 201);
+  return c.json({ ...toWebhook(row, creator ?? null), secret }, 201);
 };
 
 export const retrieveOrganizationWebhook: RouteHandler<typeof retrieveWebhook, AppEnv> = async (c) => {
   const read = organizationRead(c);
-  const [[row]] = await read.batch([read.db.select().from(webhooks).where(ofOrganization(read.organizationId, c.req.valid("param").id))]);
+  const [[row]] = await read.batch([selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, c.req.valid("param").id))]);
   if (!row) throw notFound();
-  return c.json(toWebhook(row), 200);
+  return c.json(toWebhook(row.webhook, row.createdBy), 200);
 };
 
 export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEnv> = async (c) => {
   const input = c.req.valid("json");
-  const current = webhookOfRequest(c);
+  const { webhook: current, createdBy } = webhookOfRequest(c);
   const url = input.url === undefined ? current.url : assertReceiverUrl(input.url, c.env);
   const after = { ...current, ...input, url, updatedAt: nowIso() };
   const [row] = await writeWithActivity(
@@ -75,14 +77,14 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
       .set({ url, events: after.events, enabled: after.enabled, description: after.description, updatedAt: after.updatedAt })
       .where(ofOrganization(current.organizationId, current.id))
       .returning(),
-    webhookActivity.changed(c, "updated", webhookItem(after), toWebhook(current), toWebhook(after)),
+    webhookActivity.changed(c, "updated", webhookItem(after), toWebhook(current, createdBy), toWebhook(after, createdBy)),
   );
   if (!row) throw notFound();
-  return c.json(toWebhook(row), 200);
+  return c.json(toWebhook(row, createdBy), 200);
 };
 
 export const deleteOrganizationWebhook: RouteHandler<typeof deleteWebhook, AppEnv> = async (c) => {
-  const current = webhookOfRequest(c);
+  const { webhook: current } = webhookOfRequest(c);
   const [removed] = await writeWithActivity(
     c.var.db,
     c.var.db.delete(webhooks).where(ofOrganization(current.organizationId, current.id)).returning({ id: webhooks.id }),
@@ -93,7 +95,7 @@ export const deleteOrganizationWebhook: RouteHandler<typeof deleteWebhook, AppEn
 };
 
 export const rotateWebhookSecret: RouteHandler<typeof rotateSecret, AppEnv> = async (c) => {
-  const current = webhookOfRequest(c);
+  const { webhook: current, createdBy } = webhookOfRequest(c);
   const { secret, sealedSecret } = await sealedNewSecret(c, current.id);
   const [row] = await writeWithActivity(
     c.var.db,
@@ -105,7 +107,7 @@ export const rotateWebhookSecret: RouteHandler<typeof rotateSecret, AppEnv> = as
     webhookActivity.record(c, "secret_rotated", webhookItem(current)),
   );
   if (!row) throw notFound();
-  return c.json({ ...toWebhook(row), secret }, 200);
+  return c.json({ ...toWebhook(row, createdBy), secret }, 200);
 };
 
 export const listWebhookDeliveries: RouteHandler<typeof listDeliveries, AppEnv> = async (c) => {
@@ -117,11 +119,11 @@ export const listWebhookDeliveries: RouteHandler<typeof listDeliveries, AppEnv> 
 
 export const redeliverWebhookDelivery: RouteHandler<typeof redeliverDelivery, AppEnv> = async (c) => {
   const { delivery_id } = c.req.valid("param");
-  const webhook = webhookOfRequest(c);
+  const { webhook } = webhookOfRequest(c);
   const delivery = await redeliver(c.env, c.var.db, webhook.id, delivery_id);
   if (!delivery) throw notFound();
   return c.json(toDelivery(delivery), 202);
 };
 
 export const testWebhookReceiver: RouteHandler<typeof testWebhook, AppEnv> = async (c) =>
-  c.json(await sendTestEvent(c.env, webhookOfRequest(c)), 200);
+  c.json(await sendTestEvent(c.env, webhookOfRequest(c).webhook), 200);

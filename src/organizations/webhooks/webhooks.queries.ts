@@ -1,5 +1,6 @@
 import { and, eq, lt, sql } from "drizzle-orm";
-import { activityLog, activityLogAnchors, organizations, webhookDeliveries, webhooks } from "../../db/schema";
+import { activityLog, activityLogAnchors, organizations, users, webhookDeliveries, webhooks } from "../../db/schema";
+import { toUserBasic } from "../../users/user-basic";
 import { boundAs, type Database } from "../../platform/db";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import { counterOf, keysOfPage, onPage, positionOrder, selectCount, type Page } from "../../platform/pagination";
@@ -8,17 +9,24 @@ import type { Webhook } from "./webhooks.schema";
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
-export function toWebhook(row: WebhookRow): Webhook {
+export type UserRow = typeof users.$inferSelect;
+
+export function toWebhook(row: WebhookRow, createdBy: UserRow | null): Webhook {
   return {
     id: row.id,
     url: row.url,
     events: row.events,
     enabled: row.enabled,
     description: row.description,
+    created_by: createdBy ? toUserBasic(createdBy) : null,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
 }
+
+/** Webhooks with their creators (a user who is gone: null). */
+export const selectWebhooksWithCreator = (db: Database) =>
+  db.select({ webhook: webhooks, createdBy: users }).from(webhooks).leftJoin(users, eq(users.id, webhooks.createdById));
 
 export const toDelivery = (row: DeliveryRow) => ({
   id: row.id,
@@ -44,7 +52,7 @@ export const ofOrganization = (organizationId: OrganizationRef, id: string) =>
 
 /** The webhook the path names, read in the round trip that resolves the organization (writes). */
 export const webhookOfPath = resolveOrganizationWith((read, c) => [
-  read.db.select().from(webhooks).where(ofOrganization(read.organizationId, c.req.param("id") ?? "")),
+  selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, c.req.param("id") ?? "")),
 ]);
 
 const newestFirst = (organizationId: OrganizationRef) =>
@@ -102,9 +110,13 @@ export async function listWebhooksPage(read: OrganizationRead, page: Page) {
   const order = newestFirst(organizationId);
   const [[total], rows] = await read.batch([
     selectCount(db, counter),
-    db.select().from(webhooks).where(onPage(db, webhooks.id, ofOrg, order, page, counter)).orderBy(...order.sql).limit(page.limit),
+    selectWebhooksWithCreator(db).where(onPage(db, webhooks.id, ofOrg, order, page, counter)).orderBy(...order.sql).limit(page.limit),
   ]);
-  return { count: total?.value ?? 0, results: rows.map(toWebhook), keys: keysOfPage(order, rows) };
+  return {
+    count: total?.value ?? 0,
+    results: rows.map((row) => toWebhook(row.webhook, row.createdBy)),
+    keys: keysOfPage(order, rows.map((row) => row.webhook)),
+  };
 }
 
 const deliveriesNewestFirst = (webhookId: string) =>

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ACTIVITY_EVENTS } from "../../platform/activity-log/vocabulary";
+import { UserBasic } from "../../users/user-basic";
 
 const EventName = z
   .string()
@@ -17,6 +18,7 @@ export const Webhook = z
     events: z.array(z.string()),
     enabled: z.boolean(),
     description: z.string(),
+    created_by: UserBasic.nullable().openapi({ description: "Who created it: null once that user is gone. It is disabled when they stop being an admin." }),
     created_at: z.string(),
     updated_at: z.string(),
   })
