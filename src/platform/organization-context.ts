@@ -118,7 +118,7 @@ export function requestedOrganization(requested: string | undefined, actor: Acto
 
 export function admitMember<T extends { membersCanUsePersonalApiKeys: boolean; level: number }>(membership: T | undefined): T {
   if (!membership) throw notFound();
-  assertPersonalApiKeysAllowed(membership);
+  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys: membership.membersCanUsePersonalApiKeys, organizationLevel: membership.level });
   return membership;
 }
 
@@ -126,8 +126,9 @@ export function admitMember<T extends { membersCanUsePersonalApiKeys: boolean; l
  * The organization setting `members_can_use_personal_api_keys: false`: every request here comes
  * with a personal API key, so a plain member's requests on the organization are refused.
  */
-export function assertPersonalApiKeysAllowed(membership: { membersCanUsePersonalApiKeys: boolean; level: number }) {
-  if (!membership.membersCanUsePersonalApiKeys && !isAdmin(membership.level)) {
+export function assertPersonalApiKeysAllowed(membership: { membersCanUsePersonalApiKeys: boolean; organizationLevel: number }) {
+  // The organization level: a project rule that makes a member that project's admin does not lift it.
+  if (!membership.membersCanUsePersonalApiKeys && !isAdmin(membership.organizationLevel)) {
     throw permissionDenied("Your organization does not allow members using personal API keys.");
   }
 }

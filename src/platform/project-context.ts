@@ -247,13 +247,13 @@ function requestedProject(c: Context<AppEnv>): string {
   return requested;
 }
 
-type SelectedProject = ProjectContext & { membersCanUsePersonalApiKeys: boolean };
+type SelectedProject = ProjectContext & { membersCanUsePersonalApiKeys: boolean; organizationLevel: number };
 
 function acceptProject(c: Context<AppEnv>, selected: SelectedProject | undefined): ProjectContext {
   if (!selected) throw notFound();
   assertOrganizationInKeyScope(c.var.actor, selected.organizationId);
-  const { membersCanUsePersonalApiKeys, ...project } = selected;
-  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys, level: project.level });
+  const { membersCanUsePersonalApiKeys, organizationLevel, ...project } = selected;
+  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys, organizationLevel });
   c.set("project", project);
   return project;
 }
@@ -269,6 +269,7 @@ function selectProject(db: Database, actor: Actor, environmentId: number | undef
       organizationId: projects.organizationId,
       membershipId: organizationMemberships.id,
       level: effectiveProjectLevel,
+      organizationLevel: organizationMemberships.level,
       membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
     })
     .from(environments)

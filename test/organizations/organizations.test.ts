@@ -12,6 +12,7 @@ import {
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
+  grantProjectAccess,
   UUID,
 } from "../support/harness";
 import { expectedOrganization } from "../support/organizations";
@@ -271,6 +272,19 @@ describe("organization settings, enforced", () => {
     }
     // The key still says who its owner is.
     expect((await api("GET", "/api/users/@me", { key: member.key })).status).toBe(200);
+  });
+
+  it("members_can_use_personal_api_keys: false holds for a plain member whom a project rule makes its admin", async () => {
+    const { key, organization, project } = await setupOrganization();
+    const member = await addMember(organization.id, 1);
+    await grantProjectAccess(project.id, member.membership.id, "admin");
+    await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { members_can_use_personal_api_keys: false } });
+
+    for (const path of [`/api/projects/${project.id}`, `/api/environments/${project.id}/dashboards`, "/api/projects/@current/dashboards"]) {
+      expectError(await api("GET", path, { key: member.key }), 403, API_KEYS_REFUSED);
+    }
+    const write = await api("PATCH", `/api/projects/${project.id}`, { key: member.key, body: { name: "Taken over" } });
+    expectError(write, 403, API_KEYS_REFUSED);
   });
 
   it("allow_publicly_shared_resources is stored and returned", async () => {

@@ -313,6 +313,7 @@ export function selectVisibleProject(db: Database, actor: Actor, filters: SQL[])
     .select({
       project: projects,
       level: effectiveProjectLevel,
+      organizationLevel: organizationMemberships.level,
       membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
     })
     .from(projects)
@@ -329,13 +330,15 @@ export async function findVisibleProject(db: Database, actor: Actor, filters: SQ
 }
 
 /** A row of `selectVisibleProject`, refused as `findVisibleProject` refuses it. */
-export function admitVisibleProject<T extends { project: typeof projects.$inferSelect; level: number; membersCanUsePersonalApiKeys: boolean }>(
+export function admitVisibleProject<
+  T extends { project: typeof projects.$inferSelect; level: number; organizationLevel: number; membersCanUsePersonalApiKeys: boolean },
+>(
   actor: Actor,
   row: T | undefined,
 ): T | undefined {
   if (!row) return undefined;
   assertOrganizationInKeyScope(actor, row.project.organizationId);
-  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys: row.membersCanUsePersonalApiKeys, level: row.level });
+  assertPersonalApiKeysAllowed(row);
   return row;
 }
 
