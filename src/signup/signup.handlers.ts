@@ -16,7 +16,7 @@ import type { Actor, AppEnv } from "../platform/env";
 import { notFound, validationError } from "../platform/errors";
 import { toUserBasic } from "../users/user-basic";
 import { findInviteForSignup, joinAsExistingUser, signUpAndJoin, type JoinEntries } from "./signup.queries";
-import type { acceptInvite, previewInvite } from "./signup.routes";
+import type { acceptInvite, acceptInviteByBody, previewInvite, SignupInput } from "./signup.routes";
 
 type FoundInvite = NonNullable<Awaited<ReturnType<typeof findInviteForSignup>>>;
 
@@ -85,9 +85,18 @@ const accountExists = () =>
   );
 const alreadyMember = () => validationError("user_already_member", "You already are a member of this organization.");
 
-export const signUpWithInvite: RouteHandler<typeof acceptInvite, AppEnv> = async (c) => {
+export const signUpWithInvite: RouteHandler<typeof acceptInvite, AppEnv> = async (c) =>
+  c.json(await join(c, c.req.valid("param").token, c.req.valid("json")), 201);
+
+export const signUpWithInviteInBody: RouteHandler<typeof acceptInviteByBody, AppEnv> = async (c) => {
+  const { token, ...names } = c.req.valid("json");
+  return c.json(await join(c, token, names), 201);
+};
+
+/** Joins the organization of the invite `token` accepts, as `acceptInvite` describes. */
+async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
   const caller = await optionalCaller(c);
-  const found = await findInvite(c, c.req.valid("param").token);
+  const found = await findInvite(c, token);
   if (caller) assertKeyMayJoin(caller, found.invite.organizationId);
   assertAcceptable(found, caller);
   const { invite, account } = found;
@@ -96,9 +105,8 @@ export const signUpWithInvite: RouteHandler<typeof acceptInvite, AppEnv> = async
   if (account) {
     const entries = entriesFor(account.user);
     await joining(() => joinAsExistingUser(c.var.db, invite, account.user.id, entries), alreadyMember);
-    return c.json({ user: toUserBasic(account.user), organization_id: invite.organizationId }, 201);
+    return { user: toUserBasic(account.user), organization_id: invite.organizationId };
   }
-  const names = c.req.valid("json");
   const key = await mintApiKey();
   const created = await joining(
     () =>
@@ -111,15 +119,12 @@ export const signUpWithInvite: RouteHandler<typeof acceptInvite, AppEnv> = async
       ),
     accountExists,
   );
-  return c.json(
-    {
-      user: toUserBasic(created.user),
-      organization_id: invite.organizationId,
-      personal_api_key: { ...toPersonalApiKey(created.personalApiKey), value: key.value },
-    },
-    201,
-  );
-};
+  return {
+    user: toUserBasic(created.user),
+    organization_id: invite.organizationId,
+    personal_api_key: { ...toPersonalApiKey(created.personalApiKey), value: key.value },
+  };
+}
 
 /**
  * The invite's acceptance and the membership's joining, in the invite's organization, made by

@@ -27,6 +27,11 @@ export const SignupInput = z
     last_name: z.string().trim().max(150).optional().openapi({ description: "New users only." }),
   })
   .openapi("SignupInput");
+export type SignupInput = z.infer<typeof SignupInput>;
+
+export const SignupWithTokenInput = SignupInput.extend({
+  token: z.string().max(200).openapi({ description: "The invite's acceptance token (`phi_...`), from the invite e-mail or its creator." }),
+}).openapi("SignupWithTokenInput");
 
 export const SignupResult = z
   .object({
@@ -51,13 +56,30 @@ export const previewInvite = publicRoute({
   },
 });
 
+const ACCEPT_SUMMARY =
+  "Join by invite: without a key, as a new user who receives a first API key; with a key (scope organization_member:write), as the existing user the invite names";
+
+export const acceptInviteByBody = publicRoute({
+  method: "post",
+  middleware: [noStore],
+  path: "/api/signup",
+  tags: ["signup"],
+  summary: ACCEPT_SUMMARY,
+  description: "The token travels in the body, where access logs and proxies do not record it.",
+  request: { body: jsonBody(SignupWithTokenInput) },
+  responses: {
+    201: jsonResponse(SignupResult, "The user and the organization joined"),
+    ...errorResponses,
+  },
+});
+
 export const acceptInvite = publicRoute({
   method: "post",
   middleware: [noStore],
   path: "/api/signup/{token}",
   tags: ["signup"],
-  summary:
-    "Join by invite: without a key, as a new user who receives a first API key; with a key (scope organization_member:write), as the existing user the invite names",
+  summary: ACCEPT_SUMMARY,
+  description: "Kept for clients that put the token in the path, where access logs may record it: prefer `POST /api/signup`.",
   request: { params: SignupParams, body: jsonBody(SignupInput) },
   responses: {
     201: jsonResponse(SignupResult, "The user and the organization joined"),

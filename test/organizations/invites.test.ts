@@ -446,12 +446,16 @@ describe("e-mail", () => {
     expect(url).toBe(FAKE_TRANSPORT_URL);
     expect(init?.method).toBe("POST");
     expect(new Headers(init?.headers).get("Content-Type")).toBe("application/json");
-    const signupUrl = `http://localhost/api/signup/${response.body.token}`;
+    const token = response.body.token;
     expect(JSON.parse(String(init?.body))).toEqual({
       to: "jane@example.com",
       subject: `${owner.firstName} invited you to join Acme on PostHog`,
-      text: expect.stringContaining(`Accept it: POST ${signupUrl}`),
+      text: expect.stringContaining(`Accept it in your browser: http://localhost/signup/#${token}`),
     });
+    const { text } = JSON.parse(String(init?.body));
+    expect(text).toContain(`Or with the API: POST http://localhost/api/signup with the JSON body {"token": "${token}"}`);
+    // No link puts the token where a server logs it: only after `#`, or in a body.
+    expect(text).not.toContain(`/${token}`);
     expect(JSON.parse(String(init?.body)).text).toContain(`${owner.firstName} wrote: Join us!`);
     const listed = await api("GET", invitesPath(organization.id), { key });
     expect(listed.body.results[0].emailing_attempt_made).toBe(true);

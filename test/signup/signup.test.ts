@@ -178,12 +178,12 @@ describe("POST /api/signup/:token, as a new user", () => {
     const response = await api("POST", signupPath(invite.token), { body: {} });
 
     expect(response.status).toBe(201);
-    const rules = await api("GET", `/api/projects/${wasAdmin.id}/access_controls`, { key: key });
+    const rules = await api("GET", `/api/projects/${wasAdmin.id}/access_controls`, { key });
     const newMembership = await membershipIdOf(organization.id, response.body.user.email, key);
     expect(rules.body.access_controls).toEqual([
       expect.objectContaining({ organization_member: newMembership, access_level: "member" }),
     ]);
-    const hiddenRules = await api("GET", `/api/projects/${nowHidden.id}/access_controls`, { key: key });
+    const hiddenRules = await api("GET", `/api/projects/${nowHidden.id}/access_controls`, { key });
     expect(hiddenRules.body.access_controls.map((rule: { organization_member: string }) => rule.organization_member)).toEqual([
       inviter.membership.id,
     ]);
@@ -194,7 +194,7 @@ describe("POST /api/signup/:token, as a new user", () => {
     const inviter = await addMember(organization.id, MembershipLevel.admin);
     const secret = await createProject(organization.id, { access_control: true });
     const invite = await insertInvite(organization.id, inviter.user, { privateProjectAccess: [{ id: secret.id, level: "admin" }] });
-    expect((await api("DELETE", `/api/organizations/${organization.id}/members/${inviter.user.uuid}`, { key: key })).status).toBe(204);
+    expect((await api("DELETE", `/api/organizations/${organization.id}/members/${inviter.user.uuid}`, { key })).status).toBe(204);
 
     const response = await api("POST", signupPath(invite.token), { body: {} });
 
@@ -339,6 +339,53 @@ describe("POST /api/signup/:token, as an existing user with their key", () => {
       errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization"),
     );
     expect((await api("GET", signupPath(invite.token))).status).toBe(200);
+  });
+});
+
+describe("POST /api/signup, the token in the body", () => {
+  it("joins as a new user exactly as the path form does, the token never in a URL", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner, { targetEmail: "jo@example.com", firstName: "Jo" });
+
+    const response = await api("POST", "/api/signup", { body: { token: invite.token, last_name: "Doe" } });
+
+    expect(response.status).toBe(201);
+    expect(response.headers.get("Cache-Control")).toBe("no-store");
+    expect(response.body).toEqual({
+      user: expect.objectContaining({ email: "jo@example.com", first_name: "Jo", last_name: "Doe" }),
+      organization_id: organization.id,
+      personal_api_key: expect.objectContaining({ value: expect.stringMatching(/^phx_[0-9A-Za-z]{44}$/), scopes: ["*"] }),
+    });
+    expect(await inviteEmails(organization.id, key)).toEqual([]);
+    const again = await api("POST", "/api/signup", { body: { token: invite.token } });
+    expect(again.status).toBe(404);
+    expect(again.body).toEqual(notFound);
+  });
+
+  it("joins as an existing user with their key", async () => {
+    const { organization, owner } = await setupOrganization();
+    const existing = await createUser();
+    const existingKey = await createApiKey(existing);
+    const invite = await insertInvite(organization.id, owner, { targetEmail: existing.email });
+
+    const response = await api("POST", "/api/signup", { key: existingKey.value, body: { token: invite.token } });
+
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual({ user: userBasic(existing), organization_id: organization.id });
+  });
+
+  it("answers 400 naming the token when it is missing or not a string, and 404 to an unknown one", async () => {
+    for (const [body, code, detail] of [
+      [{}, "required", "This field is required."],
+      [{ token: 42 }, "invalid_input", "Expected string, received number."],
+    ] as const) {
+      const response = await api("POST", "/api/signup", { body });
+      expect(response.status).toBe(400);
+      expect(response.body).toEqual(errorBody("validation_error", code, detail, "token"));
+    }
+    const unknown = await api("POST", "/api/signup", { body: { token: `phi_${"a".repeat(44)}` } });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual(notFound);
   });
 });
 

@@ -19,23 +19,24 @@ export function sendInviteEmails(c: Context<AppEnv>, issued: IssuedInvite[], inv
   const toSend = issued.filter(({ row }) => row.emailingAttemptMade);
   if (toSend.length === 0) return;
   const transportUrl = c.env.EMAIL_TRANSPORT_URL.trim();
-  const acceptUrl = (token: string) => publicUrl(c, `/api/signup/${token}`).toString();
+  const links = (token: string) => ({
+    // After `#`: a browser never sends the fragment, so no server or proxy on the way logs the token.
+    page: publicUrl(c, `/signup/#${token}`).toString(),
+    api: publicUrl(c, "/api/signup").toString(),
+    token,
+  });
   const organizationName = c.var.organization.name;
   c.executionCtx.waitUntil(
     Promise.all(
-      toSend.map(({ row, token }) =>
-        deliver(transportUrl, row.id, composeInviteEmail(row, inviter, organizationName, acceptUrl(token))),
-      ),
+      toSend.map(({ row, token }) => deliver(transportUrl, row.id, composeInviteEmail(row, inviter, organizationName, links(token)))),
     ),
   );
 }
 
-export function composeInviteEmail(
-  invite: InviteRow,
-  inviter: UserRow,
-  organizationName: string,
-  signupUrl: string,
-): EmailMessage {
+/** Where an invite is accepted: the page that posts the token, and the API route for scripts. */
+export type AcceptLinks = { page: string; api: string; token: string };
+
+export function composeInviteEmail(invite: InviteRow, inviter: UserRow, organizationName: string, links: AcceptLinks): EmailMessage {
   const inviterName = inviter.firstName || inviter.email;
   const greeting = invite.firstName ? `Hi ${invite.firstName},` : "Hi,";
   const note = invite.message ? `\n${inviterName} wrote: ${invite.message}\n` : "";
@@ -47,8 +48,8 @@ export function composeInviteEmail(
       "",
       `${inviterName} (${inviter.email}) invited you to join the organization ${organizationName}.`,
       note,
-      `See the invite: GET ${signupUrl}`,
-      `Accept it: POST ${signupUrl}`,
+      `Accept it in your browser: ${links.page}`,
+      `Or with the API: POST ${links.api} with the JSON body {"token": "${links.token}"}`,
       "Without an API key, this creates your account and answers with your first personal API key.",
       "If you already have an account, send that account's personal API key as a Bearer token.",
       "",

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchOfflineChromium, localServer, outputPath, type OfflineBrowser } from "./support";
+
+/**
+ * The page an invite e-mail links to, as the invitee sees it: the token arrives after `#`, and
+ * leaves the browser only in the body of `POST /api/signup`.
+ */
+const { url, apiKey } = localServer();
+let browser: OfflineBrowser;
+
+beforeAll(async () => {
+  browser = await launchOfflineChromium(url);
+});
+afterAll(() => browser.close());
+
+async function invite(targetEmail: string): Promise<string> {
+  const organization = await (await fetch(`${url}/api/organizations/@current`, { headers: { Authorization: `Bearer ${apiKey}` } })).json();
+  const response = await fetch(`${url}/api/organizations/${organization.id}/invites`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ target_email: targetEmail, send_email: false }),
+  });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { token: string }).token;
+}
+
+describe("GET /signup/", () => {
+  it("accepts the invite in its link, posting the token in a body only, and shows the first key once", async () => {
+    const token = await invite(`page-${Date.now()}@example.com`);
+    const page = await browser.context.newPage();
+    const requested: { url: string; body: string | null }[] = [];
+    page.on("request", (request) => requested.push({ url: request.url(), body: request.postData() }));
+
+    await page.goto(`${url}/signup/#${token}`);
+    // The token left the address bar as soon as the page read it.
+    expect(page.url()).toBe(`${url}/signup/`);
+    await page.getByLabel("First name").fill("Ada");
+    await page.getByLabel("Last name").fill("Lovelace");
+    await page.getByRole("button", { name: "Join the organization" }).click();
+
+    const key = page.locator("#key-value");
+    await key.waitFor();
+    expect(await key.textContent()).toMatch(/^phx_[0-9A-Za-z]{44}$/);
+    await page.screenshot({ path: outputPath("signup-page.png"), fullPage: true });
+    const me = await (await fetch(`${url}/api/users/@me`, { headers: { Authorization: `Bearer ${await key.textContent()}` } })).json();
+    expect(me).toMatchObject({ first_name: "Ada", last_name: "Lovelace" });
+    expect(requested.filter((request) => request.url.includes(token))).toEqual([]);
+    expect(requested.filter((request) => request.body?.includes(token)).map((request) => request.url)).toEqual([`${url}/api/signup`]);
+
+    // The same link again: the invite is used up, and the page says so.
+    const again = await browser.context.newPage();
+    await again.goto(`${url}/signup/#${token}`);
+    await again.getByRole("button", { name: "Join the organization" }).click();
+    await expect.poll(() => again.getByRole("status").textContent()).toBe("Not found.");
+    expect(browser.refused).toEqual([]);
+  });
+
+  it("says so when the link holds no token", async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${url}/signup/`);
+    expect(await page.getByRole("status").textContent()).toBe("This link holds no invite. Open the link from your invite e-mail as it is.");
+    expect(await page.getByRole("button", { name: "Join the organization" }).isVisible()).toBe(false);
+  });
+});
