@@ -8,6 +8,8 @@ export type Bindings = {
   API_KEY_CACHE: KVNamespace;
   /** One counter per API key, for both rate-limit windows. */
   API_KEY_RATE_LIMITER: DurableObjectNamespace<ApiKeyRateLimiter>;
+  /** Keys refused (401) per client address, per location: past it, 429. */
+  AUTH_FAILURE_LIMITER: RateLimit;
   /** Requests a key may make in a minute, and in an hour. */
   RATE_LIMIT_PER_MINUTE: string;
   RATE_LIMIT_PER_HOUR: string;

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
+import { randomBase62 } from "../../src/platform/ids";
 import { api, errorBody, setupOrganization } from "../support/harness";
 
 /** The worker shares this isolate's `env`: a test sets the limits an operator would configure. */
@@ -21,6 +22,9 @@ async function awaitRoomInWindow(windowMs: number, needMs: number) {
   const leftMs = windowMs - (Date.now() % windowMs);
   if (leftMs < needMs) await new Promise((resolve) => setTimeout(resolve, leftMs + 50));
 }
+
+/** Keys an address may have refused in a minute (`AUTH_FAILURE_LIMITER` in wrangler.toml). */
+const REFUSED_KEYS_PER_ADDRESS = 30;
 
 const secondsLeftIn = (windowMs: number) => Math.ceil((windowMs - (Date.now() % windowMs)) / 1000);
 
@@ -82,5 +86,36 @@ describe("rate limits", () => {
     expect(second.cost.queries).toBe(1);
     expect(refused.status).toBe(429);
     expect(refused.cost).toEqual({ queries: 0, rowsRead: 0, rowsWritten: 0 });
+  });
+
+  it("throttles refused keys per client address, before any D1 query, and no other address nor a known key", async () => {
+    const { key } = await setupOrganization();
+    // A documentation address (RFC 5737), another in every run of the suite.
+    const address = `192.0.2.${1 + Math.floor(Math.random() * 254)}`;
+    const from = (ip: string) => ({ "CF-Connecting-IP": ip });
+    const unknownKey = () => `phx_${randomBase62(44)}`;
+    expect((await api("GET", "/api/organizations", { key })).status).toBe(200);
+    await awaitRoomInWindow(60_000, 10_000);
+
+    const refused = [];
+    for (let index = 0; index < REFUSED_KEYS_PER_ADDRESS; index += 1) {
+      refused.push((await api("GET", "/api/organizations", { key: unknownKey(), headers: from(address) })).status);
+    }
+    expect(new Set(refused)).toEqual(new Set([401]));
+    const over = await api("GET", "/api/organizations", { key: unknownKey(), headers: from(address) });
+    const overAgain = await api("GET", "/api/organizations", { key: unknownKey(), headers: from(address) });
+    const malformed = await api("GET", "/api/organizations", { key: "phx_short", headers: from(address) });
+
+    expect(over.status).toBe(429);
+    const retryAfter = Number(over.headers.get("Retry-After"));
+    expect(Math.abs(retryAfter - secondsLeftIn(60_000))).toBeLessThanOrEqual(1);
+    expect(over.body).toEqual(
+      errorBody("throttled_error", "throttled", `Request was throttled. Expected available in ${retryAfter} seconds.`),
+    );
+    expect(overAgain.status).toBe(429);
+    expect(overAgain.cost.queries).toBe(0);
+    expect(malformed.status).toBe(429);
+    expect((await api("GET", "/api/organizations", { key: unknownKey(), headers: from("198.51.100.1") })).status).toBe(401);
+    expect((await api("GET", "/api/organizations", { key, headers: from(address) })).status).toBe(200);
   });
 });
