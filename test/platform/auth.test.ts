@@ -89,11 +89,11 @@ describe("authentication", () => {
 
 const randomKey = () => `phx_${randomBase62(44)}`;
 
-/** The names of the rate-limiting Durable Objects that exist (have been created) so far. */
-async function limiterObjects() {
-  return new Set((await listDurableObjectIds(env.API_KEY_RATE_LIMITER)).map((id) => id.toString()));
+/** The ids of the hourly counters (Durable Objects) created so far. */
+async function hourCounterObjects() {
+  return new Set((await listDurableObjectIds(env.API_KEY_HOUR_COUNTER)).map((id) => id.toString()));
 }
-const limiterObjectOf = async (key: string) => env.API_KEY_RATE_LIMITER.idFromName(await sha256Hex(key)).toString();
+const hourCounterObjectOf = async (key: string) => env.API_KEY_HOUR_COUNTER.idFromName(await sha256Hex(key)).toString();
 
 describe("unknown keys", () => {
   it("are looked up in D1 once, then answered from memory for a few seconds", async () => {
@@ -107,18 +107,18 @@ describe("unknown keys", () => {
     expect(again.cost.queries).toBe(0);
   });
 
-  it("never create a rate-limiting Durable Object", async () => {
+  it("never create an hourly counter (a Durable Object)", async () => {
     const keys = Array.from({ length: 30 }, randomKey);
     for (const key of keys) expect((await api("GET", "/api/organizations", { key })).status).toBe(401);
 
-    const objects = await limiterObjects();
-    for (const key of keys) expect(objects.has(await limiterObjectOf(key))).toBe(false);
+    const objects = await hourCounterObjects();
+    for (const key of keys) expect(objects.has(await hourCounterObjectOf(key))).toBe(false);
   });
 
-  it("counts a known key in its rate limiter", async () => {
+  it("counts a known key in its hourly counter", async () => {
     const { key } = await setupOrganization();
     expect((await api("GET", "/api/organizations", { key })).status).toBe(200);
-    await vi.waitFor(async () => expect((await limiterObjects()).has(await limiterObjectOf(key))).toBe(true));
+    await vi.waitFor(async () => expect((await hourCounterObjects()).has(await hourCounterObjectOf(key))).toBe(true));
   });
 
   it("work once stored, after the few seconds an isolate remembers them as unknown", async () => {

@@ -7,7 +7,7 @@ import type { Actor, AppEnv } from "../env";
 import { notAuthenticated } from "../errors";
 import { constantTimeEqual, nowIso, sha256Hex } from "../ids";
 import { apiKeyCacheKey, isWellFormedApiKey } from "./api-keys";
-import { assertWithinRateLimit, consumeRateLimit } from "./rate-limit";
+import { admitRequest, publishedHour } from "./rate-limit";
 import { assertAddressMayLookUp, isKnownUnknown, refusal, rememberUnknown } from "./refused-keys";
 
 /** Revocation deletes the entry; the TTL bounds staleness at other edges (KV's minimum). */
@@ -30,11 +30,13 @@ export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   const value = bearerKey(c);
   if (!isWellFormedApiKey(value)) throw await refusal(c);
   const secureValue = await sha256Hex(value);
-  const key = await findKey(c, secureValue);
+  if (isKnownUnknown(secureValue)) throw await refusal(c);
+  // What KV says of the key's hour is read beside the key, not after it.
+  const [key, published] = await Promise.all([findKey(c, secureValue), publishedHour(c.env, secureValue)]);
   // The lookup is by hash; the final comparison must not leak how much of it matched.
   if (!key || !constantTimeEqual(key.secureValue, secureValue)) throw await refusal(c);
-  // Only a key that exists is counted: an unknown one must not create a counter.
-  assertWithinRateLimit(await consumeRateLimit(c.env, secureValue));
+  // Only a key that exists is counted: an unknown one never reaches a counter.
+  await admitRequest(c, secureValue, published);
 
   const { secureValue: _secureValue, lastUsedAt, ...actor } = key;
   if (!lastUsedAt || Date.now() - Date.parse(lastUsedAt) > LAST_USED_WRITE_INTERVAL_MS) {
@@ -53,11 +55,10 @@ function bearerKey(c: Context<AppEnv>): string {
 
 /**
  * The key whose hash is `secureValue`, from KV, else from D1 (then cached), or null. A hash D1
- * did not hold is not asked for again for a few seconds, and an address past its limit of
- * refused keys gets no more lookups: random keys cost at most a query each, and not for long.
+ * did not hold is remembered (the caller asks `isKnownUnknown` first), and an address past its
+ * limit of refused keys gets no more lookups: random keys cost at most a query each, not for long.
  */
 async function findKey(c: Context<AppEnv>, secureValue: string): Promise<CachedKey | null> {
-  if (isKnownUnknown(secureValue)) return null;
   const cached = await readCachedKey(c.env.API_KEY_CACHE, secureValue);
   if (cached) return cached;
   assertAddressMayLookUp(c);
