@@ -7,7 +7,7 @@ import { runScheduledTasks } from "./scheduled";
 // The activity log is the webhooks' outbox: sealed entries become deliveries.
 onActivitySealed(enqueueAfterSeal);
 
-export { ApiKeyRateLimiter } from "./platform/auth/rate-limit";
+export { ApiKeyHourCounter } from "./platform/auth/rate-limit";
 
 const app = createApp();
 

@@ -1,4 +1,4 @@
-import type { ApiKeyRateLimiter } from "./auth/rate-limit";
+import type { ApiKeyHourCounter } from "./auth/rate-limit";
 import type { RequestIdVariables } from "hono/request-id";
 import type { TimingVariables } from "hono/timing";
 import type { Database, D1Meter } from "./db";
@@ -6,10 +6,13 @@ import type { Database, D1Meter } from "./db";
 export type Bindings = {
   DB: D1Database;
   API_KEY_CACHE: KVNamespace;
-  /** One counter per API key, for both rate-limit windows. */
-  API_KEY_RATE_LIMITER: DurableObjectNamespace<ApiKeyRateLimiter>;
-  /** Requests a key may make in a minute, and in an hour. */
-  RATE_LIMIT_PER_MINUTE: string;
+  /** One counter per API key of its requests in the clock hour, told after each response. */
+  API_KEY_HOUR_COUNTER: DurableObjectNamespace<ApiKeyHourCounter>;
+  /** Requests a key may make in a minute, per location (its limit is set in wrangler.toml). */
+  API_KEY_MINUTE_LIMITER: RateLimit;
+  /** Keys refused (401) per client address, per location: past it, 429. */
+  AUTH_FAILURE_LIMITER: RateLimit;
+  /** Requests a key may make in a clock hour, from every location together. */
   RATE_LIMIT_PER_HOUR: string;
   /** DNS-over-HTTPS JSON resolver for domain verification. */
   DNS_RESOLVER_URL: string;

@@ -1,13 +1,18 @@
+import { listDurableObjectIds } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { sha256Hex } from "../../src/platform/ids";
-import { apiKeyCacheKey } from "../../src/platform/auth/api-keys";
+import * as schema from "../../src/db/schema";
+import { nowIso, randomBase62, sha256Hex, uuid7 } from "../../src/platform/ids";
+import { apiKeyCacheKey, mintApiKey } from "../../src/platform/auth/api-keys";
+import { UNKNOWN_KEY_MEMORY_MS } from "../../src/platform/auth/refused-keys";
 import {
   addMember,
   addMembership,
   api,
   createApiKey,
   createProject,
+  createUser,
+  db,
   errorBody,
   setupOrganization,
 } from "../support/harness";
@@ -79,6 +84,75 @@ describe("authentication", () => {
       const reread = await api("GET", `/api/personal_api_keys/${own.id}`, { key });
       expect(reread.body.last_used_at).toMatch(/^\d{4}-/);
     });
+  });
+});
+
+const randomKey = () => `phx_${randomBase62(44)}`;
+
+/** The ids of the hourly counters (Durable Objects) created so far. */
+async function hourCounterObjects() {
+  return new Set((await listDurableObjectIds(env.API_KEY_HOUR_COUNTER)).map((id) => id.toString()));
+}
+const hourCounterObjectOf = async (key: string) => env.API_KEY_HOUR_COUNTER.idFromName(await sha256Hex(key)).toString();
+
+describe("unknown keys", () => {
+  it("are looked up in D1 once, then answered from memory for a few seconds", async () => {
+    const key = randomKey();
+    const first = await api("GET", "/api/users/@me", { key });
+    const again = await api("GET", "/api/users/@me", { key });
+
+    expect([first.status, again.status]).toEqual([401, 401]);
+    expect(again.body).toEqual(authenticationFailed);
+    expect(first.cost.queries).toBe(1);
+    expect(again.cost.queries).toBe(0);
+  });
+
+  it("never create an hourly counter (a Durable Object)", async () => {
+    const keys = Array.from({ length: 30 }, randomKey);
+    for (const key of keys) expect((await api("GET", "/api/organizations", { key })).status).toBe(401);
+
+    const objects = await hourCounterObjects();
+    for (const key of keys) expect(objects.has(await hourCounterObjectOf(key))).toBe(false);
+  });
+
+  it("counts a known key in its hourly counter", async () => {
+    const { key } = await setupOrganization();
+    expect((await api("GET", "/api/organizations", { key })).status).toBe(200);
+    await vi.waitFor(async () => expect((await hourCounterObjects()).has(await hourCounterObjectOf(key))).toBe(true));
+  });
+
+  it("work once stored, after the few seconds an isolate remembers them as unknown", async () => {
+    const user = await createUser();
+    const minted = await mintApiKey();
+    expect((await api("GET", "/api/users/@me", { key: minted.value })).status).toBe(401);
+    await db.insert(schema.personalApiKeys).values({
+      id: uuid7(),
+      userId: user.id,
+      label: "stored after a lookup",
+      secureValue: minted.secureValue,
+      maskValue: minted.maskValue,
+      scopes: ["*"],
+      scopedOrganizations: [],
+      scopedTeams: [],
+      createdAt: nowIso(),
+    });
+
+    expect((await api("GET", "/api/users/@me", { key: minted.value })).status).toBe(401);
+    const later = Date.now() + UNKNOWN_KEY_MEMORY_MS + 1;
+    vi.spyOn(Date, "now").mockImplementation(() => later);
+    try {
+      const response = await api("GET", "/api/users/@me", { key: minted.value });
+      expect(response.status).toBe(200);
+      expect(response.body.email).toBe(user.email);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it("leave a key made through the API usable at once", async () => {
+    const { key } = await setupOrganization();
+    const created = await api("POST", "/api/personal_api_keys", { key, body: { label: "new", scopes: ["user:read"] } });
+    expect((await api("GET", "/api/users/@me", { key: created.body.value })).status).toBe(200);
   });
 });
 

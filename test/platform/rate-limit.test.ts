@@ -1,17 +1,25 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { exhaustedHourKey, publishExhausted } from "../../src/platform/auth/rate-limit";
+import { randomBase62, sha256Hex } from "../../src/platform/ids";
 import { api, errorBody, setupOrganization } from "../support/harness";
 
-/** The worker shares this isolate's `env`: a test sets the limits an operator would configure. */
-const configured = { perMinute: env.RATE_LIMIT_PER_MINUTE, perHour: env.RATE_LIMIT_PER_HOUR };
-function configureLimits(perMinute: number, perHour: number) {
-  env.RATE_LIMIT_PER_MINUTE = String(perMinute);
+/**
+ * The worker shares this isolate's `env`: a test sets the hourly limit an operator would
+ * configure. The minute's limit is the rate-limiting binding's, set in wrangler.toml and used by
+ * the tests as it ships.
+ */
+const configured = { perHour: env.RATE_LIMIT_PER_HOUR };
+function configureHourlyLimit(perHour: number) {
   env.RATE_LIMIT_PER_HOUR = String(perHour);
 }
 afterEach(() => {
-  env.RATE_LIMIT_PER_MINUTE = configured.perMinute;
   env.RATE_LIMIT_PER_HOUR = configured.perHour;
 });
+
+/** Requests a key may make in a minute (`API_KEY_MINUTE_LIMITER` in wrangler.toml). */
+const PER_MINUTE = 480;
 
 /**
  * Windows are aligned to the clock: with less than `needMs` left in this one, start in the
@@ -22,6 +30,9 @@ async function awaitRoomInWindow(windowMs: number, needMs: number) {
   if (leftMs < needMs) await new Promise((resolve) => setTimeout(resolve, leftMs + 50));
 }
 
+/** Keys an address may have refused in a minute (`AUTH_FAILURE_LIMITER` in wrangler.toml). */
+const REFUSED_KEYS_PER_ADDRESS = 30;
+
 const secondsLeftIn = (windowMs: number) => Math.ceil((windowMs - (Date.now() % windowMs)) / 1000);
 
 async function requestTimes(count: number, path: string, key: string) {
@@ -30,19 +41,34 @@ async function requestTimes(count: number, path: string, key: string) {
   return [...statuses];
 }
 
+const hourCounterOf = async (key: string) =>
+  env.API_KEY_HOUR_COUNTER.get(env.API_KEY_HOUR_COUNTER.idFromName(await sha256Hex(key)));
+
+/** What the key's hourly counter holds: its entries, and when its alarm rings. */
+async function hourCounterStorage(key: string) {
+  return runInDurableObject(await hourCounterOf(key), async (_counter, state) => ({
+    entries: [...state.storage.kv.list<{ count: number }>()].map(([, value]) => value.count),
+    alarm: await state.storage.getAlarm(),
+  }));
+}
+
+/** The counter counts after the response: wait until it has counted `count` requests. */
+async function awaitCounted(key: string, count: number) {
+  await vi.waitFor(async () => expect((await hourCounterStorage(key)).entries).toEqual([count]));
+}
+
 describe("rate limits", () => {
-  it("ships with 480 requests a minute and 4800 an hour per key", () => {
-    expect(configured).toEqual({ perMinute: "480", perHour: "4800" });
+  it("ships with 4800 requests an hour per key (the minute's 480 are tested as shipped, below)", () => {
+    expect(configured).toEqual({ perHour: "4800" });
   });
 
-  it("throttles a key past its minute's limit, with Retry-After until the minute ends, and no other key", async () => {
-    configureLimits(5, 1000);
+  it("throttles a key past its minute's 480 requests, with Retry-After until the minute ends, and no other key", async () => {
     const busy = await setupOrganization();
     const quiet = await setupOrganization();
     const path = `/api/organizations/${busy.organization.id}`;
-    await awaitRoomInWindow(60_000, 5_000);
+    await awaitRoomInWindow(60_000, 25_000);
 
-    expect(await requestTimes(5, path, busy.key)).toEqual([200]);
+    expect(await requestTimes(PER_MINUTE, path, busy.key)).toEqual([200]);
     const throttled = await api("GET", path, { key: busy.key });
     const expectedRetryAfter = secondsLeftIn(60_000);
 
@@ -53,10 +79,10 @@ describe("rate limits", () => {
       errorBody("throttled_error", "throttled", `Request was throttled. Expected available in ${retryAfter} seconds.`),
     );
     expect((await api("GET", `/api/organizations/${quiet.organization.id}`, { key: quiet.key })).status).toBe(200);
-  });
+  }, 60_000);
 
   it("throttles a key past its hour's limit, with Retry-After until the hour ends", async () => {
-    configureLimits(100, 7);
+    configureHourlyLimit(7);
     const { organization, key } = await setupOrganization();
     const path = `/api/organizations/${organization.id}`;
     await awaitRoomInWindow(3_600_000, 5_000);
@@ -69,9 +95,9 @@ describe("rate limits", () => {
   });
 
   it("refuses a throttled write before it runs, and counts without a D1 query", async () => {
-    configureLimits(2, 1000);
+    configureHourlyLimit(2);
     const { key } = await setupOrganization();
-    await awaitRoomInWindow(60_000, 5_000);
+    await awaitRoomInWindow(3_600_000, 5_000);
 
     const first = await api("GET", "/api/organizations", { key });
     const second = await api("GET", "/api/organizations", { key });
@@ -82,5 +108,137 @@ describe("rate limits", () => {
     expect(second.cost.queries).toBe(1);
     expect(refused.status).toBe(429);
     expect(refused.cost).toEqual({ queries: 0, rowsRead: 0, rowsWritten: 0 });
+  });
+
+  it("throttles refused keys per client address, before any D1 query, and no other address nor a known key", async () => {
+    const { key } = await setupOrganization();
+    // A documentation address (RFC 5737), another in every run of the suite.
+    const address = `192.0.2.${1 + Math.floor(Math.random() * 254)}`;
+    const from = (ip: string) => ({ "CF-Connecting-IP": ip });
+    const unknownKey = () => `phx_${randomBase62(44)}`;
+    expect((await api("GET", "/api/organizations", { key })).status).toBe(200);
+    await awaitRoomInWindow(60_000, 10_000);
+
+    const refused = [];
+    for (let index = 0; index < REFUSED_KEYS_PER_ADDRESS; index += 1) {
+      refused.push((await api("GET", "/api/organizations", { key: unknownKey(), headers: from(address) })).status);
+    }
+    expect(new Set(refused)).toEqual(new Set([401]));
+    const over = await api("GET", "/api/organizations", { key: unknownKey(), headers: from(address) });
+    const overAgain = await api("GET", "/api/organizations", { key: unknownKey(), headers: from(address) });
+    const malformed = await api("GET", "/api/organizations", { key: "phx_short", headers: from(address) });
+
+    expect(over.status).toBe(429);
+    const retryAfter = Number(over.headers.get("Retry-After"));
+    expect(Math.abs(retryAfter - secondsLeftIn(60_000))).toBeLessThanOrEqual(1);
+    expect(over.body).toEqual(
+      errorBody("throttled_error", "throttled", `Request was throttled. Expected available in ${retryAfter} seconds.`),
+    );
+    expect(overAgain.status).toBe(429);
+    expect(overAgain.cost.queries).toBe(0);
+    expect(malformed.status).toBe(429);
+    expect((await api("GET", "/api/organizations", { key: unknownKey(), headers: from("198.51.100.1") })).status).toBe(401);
+    expect((await api("GET", "/api/organizations", { key, headers: from(address) })).status).toBe(200);
+  });
+});
+
+describe("the hourly limit, counted after the response", () => {
+  it("answers without waiting on the key's hourly counter", async () => {
+    const { key } = await setupOrganization();
+    const counters = env.API_KEY_HOUR_COUNTER;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let asked = 0;
+    // A counter that answers only once the response is in hand: were it asked on the request's
+    // way, the request would never be answered.
+    env.API_KEY_HOUR_COUNTER = {
+      idFromName: (name: string) => counters.idFromName(name),
+      get: (id: DurableObjectId) => ({
+        count: async () => {
+          asked += 1;
+          await held;
+          return counters.get(id).count();
+        },
+      }),
+    } as unknown as typeof counters;
+    try {
+      const response = await api("GET", "/api/users/@me", { key });
+      expect(response.status).toBe(200);
+      await vi.waitFor(() => expect(asked).toBe(1));
+    } finally {
+      release();
+      env.API_KEY_HOUR_COUNTER = counters;
+    }
+    await awaitCounted(key, 1);
+  });
+
+  it("answers 429 to the next request of a key exhausted here, and tells other isolates through KV", async () => {
+    configureHourlyLimit(3);
+    const { key } = await setupOrganization();
+    await awaitRoomInWindow(3_600_000, 5_000);
+
+    // In flight together: the counter has counted none of them when the fourth arrives.
+    const burst = await Promise.all(Array.from({ length: 4 }, () => api("GET", "/api/users/@me", { key })));
+    expect(burst.map((response) => response.status).sort()).toEqual([200, 200, 200, 429]);
+    await awaitCounted(key, 3);
+    expect((await api("GET", "/api/users/@me", { key })).status).toBe(429);
+    await vi.waitFor(async () =>
+      expect(await env.API_KEY_CACHE.get(exhaustedHourKey(await sha256Hex(key)), "json")).toMatchObject({ count: 3 }),
+    );
+  });
+
+  it("answers 429 from the first request an isolate sees of a key exhausted elsewhere", async () => {
+    configureHourlyLimit(4);
+    const { key } = await setupOrganization();
+    await awaitRoomInWindow(3_600_000, 5_000);
+    // Elsewhere: four requests counted, the last of which published the hour as used up.
+    const counter = await hourCounterOf(key);
+    let last = await counter.count();
+    for (let index = 1; index < 4; index += 1) last = await counter.count();
+    await publishExhausted(env, await sha256Hex(key), last);
+
+    const response = await api("GET", "/api/users/@me", { key });
+    expect(response.status).toBe(429);
+    expect(Math.abs(Number(response.headers.get("Retry-After")) - secondsLeftIn(3_600_000))).toBeLessThanOrEqual(1);
+    expect(response.body).toEqual(
+      errorBody("throttled_error", "throttled", `Request was throttled. Expected available in ${response.headers.get("Retry-After")} seconds.`),
+    );
+  });
+
+  it("goes over the limit by at most the requests in flight where the isolate had not heard of it yet", async () => {
+    configureHourlyLimit(10);
+    const { key } = await setupOrganization();
+    await awaitRoomInWindow(3_600_000, 10_000);
+    // This isolate serves the key thrice and hears the counts back: it believes 7 remain.
+    expect(await requestTimes(3, "/api/users/@me", key)).toEqual([200]);
+    await awaitCounted(key, 3);
+    // Elsewhere (another location), the other 7 are used.
+    const counter = await hourCounterOf(key);
+    for (let index = 0; index < 7; index += 1) await counter.count();
+
+    const inFlight = 5;
+    const burst = await Promise.all(Array.from({ length: inFlight }, () => api("GET", "/api/users/@me", { key })));
+    const over = burst.filter((response) => response.status === 200).length;
+    expect(over).toBeGreaterThanOrEqual(1);
+    expect(over).toBeLessThanOrEqual(inFlight);
+    // Every request admitted is counted, and once the counts are back nothing more gets through.
+    await awaitCounted(key, 10 + over);
+    await vi.waitFor(async () => expect((await api("GET", "/api/users/@me", { key })).status).toBe(429));
+    const after = await Promise.all(Array.from({ length: inFlight }, () => api("GET", "/api/users/@me", { key })));
+    expect(after.map((response) => response.status)).toEqual(Array(inFlight).fill(429));
+    await awaitCounted(key, 10 + over);
+  });
+
+  it("keeps a key's count until its hour ends, then deletes the counter's storage", async () => {
+    const { key } = await setupOrganization();
+    await awaitRoomInWindow(3_600_000, 10_000);
+    const hourEnd = Date.now() - (Date.now() % 3_600_000) + 3_600_000;
+    expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
+    await awaitCounted(key, 1);
+    expect((await hourCounterStorage(key)).alarm).toBe(hourEnd);
+
+    expect(await runDurableObjectAlarm(await hourCounterOf(key))).toBe(true);
+
+    expect(await hourCounterStorage(key)).toEqual({ entries: [], alarm: null });
   });
 });

@@ -4,10 +4,11 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { personalApiKeys, users } from "../../db/schema";
 import type { Actor, AppEnv } from "../env";
-import { authenticationFailed, notAuthenticated } from "../errors";
+import { notAuthenticated } from "../errors";
 import { constantTimeEqual, nowIso, sha256Hex } from "../ids";
 import { apiKeyCacheKey, isWellFormedApiKey } from "./api-keys";
-import { assertWithinRateLimit, consumeRateLimit } from "./rate-limit";
+import { admitRequest, publishedHour } from "./rate-limit";
+import { assertAddressMayLookUp, isKnownUnknown, refusal, rememberUnknown } from "./refused-keys";
 
 /** Revocation deletes the entry; the TTL bounds staleness at other edges (KV's minimum). */
 export const API_KEY_CACHE_TTL_SECONDS = 60;
@@ -26,28 +27,48 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
  * optional (signing up by invite), which call it only when a key is sent.
  */
 export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
-  const header = c.req.header("Authorization");
-  if (!header) throw notAuthenticated();
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match?.[1]) throw notAuthenticated();
-  if (!isWellFormedApiKey(match[1])) throw authenticationFailed();
-
-  const secureValue = await sha256Hex(match[1]);
-  const [cached, rateLimit] = await Promise.all([
-    readCachedKey(c.env.API_KEY_CACHE, secureValue),
-    consumeRateLimit(c.env, secureValue),
-  ]);
-  const key = cached ?? (await loadKey(c.var.db, secureValue));
+  const value = bearerKey(c);
+  if (!isWellFormedApiKey(value)) throw await refusal(c);
+  const secureValue = await sha256Hex(value);
+  if (isKnownUnknown(secureValue)) throw await refusal(c);
+  // What KV says of the key's hour is read beside the key, not after it.
+  const [key, published] = await Promise.all([findKey(c, secureValue), publishedHour(c.env, secureValue)]);
   // The lookup is by hash; the final comparison must not leak how much of it matched.
-  if (!key || !constantTimeEqual(key.secureValue, secureValue)) throw authenticationFailed();
-  if (!cached) await cacheKey(c.env.API_KEY_CACHE, key);
-  assertWithinRateLimit(rateLimit);
+  if (!key || !constantTimeEqual(key.secureValue, secureValue)) throw await refusal(c);
+  // Only a key that exists is counted: an unknown one never reaches a counter.
+  await admitRequest(c, secureValue, published);
 
   const { secureValue: _secureValue, lastUsedAt, ...actor } = key;
   if (!lastUsedAt || Date.now() - Date.parse(lastUsedAt) > LAST_USED_WRITE_INTERVAL_MS) {
     c.executionCtx.waitUntil(recordUse(c.env, key));
   }
   return actor;
+}
+
+function bearerKey(c: Context<AppEnv>): string {
+  const header = c.req.header("Authorization");
+  if (!header) throw notAuthenticated();
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) throw notAuthenticated();
+  return match[1];
+}
+
+/**
+ * The key whose hash is `secureValue`, from KV, else from D1 (then cached), or null. A hash D1
+ * did not hold is remembered (the caller asks `isKnownUnknown` first), and an address past its
+ * limit of refused keys gets no more lookups: random keys cost at most a query each, not for long.
+ */
+async function findKey(c: Context<AppEnv>, secureValue: string): Promise<CachedKey | null> {
+  const cached = await readCachedKey(c.env.API_KEY_CACHE, secureValue);
+  if (cached) return cached;
+  assertAddressMayLookUp(c);
+  const loaded = await loadKey(c.var.db, secureValue);
+  if (!loaded) {
+    rememberUnknown(secureValue);
+    return null;
+  }
+  await cacheKey(c.env.API_KEY_CACHE, loaded);
+  return loaded;
 }
 
 async function readCachedKey(cache: KVNamespace, secureValue: string) {

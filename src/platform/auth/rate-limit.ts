@@ -1,44 +1,51 @@
 import { DurableObject } from "cloudflare:workers";
-import type { Bindings } from "../env";
+import type { Context } from "hono";
+import type { AppEnv, Bindings } from "../env";
 import { throttled } from "../errors";
+import { IsolateMemory } from "../isolate-memory";
+import { secondsUntil, windowEnd } from "./windows";
 
-/** Requests one key may make, from configuration (`RATE_LIMIT_PER_MINUTE`, `RATE_LIMIT_PER_HOUR`). */
-export type RateLimits = { perMinute: number; perHour: number };
-export type RateLimitVerdict = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+const HOUR_MS = 3_600_000;
+/** The period of `API_KEY_MINUTE_LIMITER` (wrangler.toml). */
+const MINUTE_MS = 60_000;
+const KEYS_REMEMBERED_AT_MOST = 10_000;
 
-const WINDOWS = [
-  { name: "minute", ms: 60_000, limit: (limits: RateLimits) => limits.perMinute },
-  { name: "hour", ms: 3_600_000, limit: (limits: RateLimits) => limits.perHour },
-] as const;
-
-type WindowCount = { start: number; count: number };
+/** A key's requests counted so far in the clock hour that ends at `hourEnd` (epoch ms). */
+export type HourCount = { hourEnd: number; count: number };
 
 /**
- * One object per API key (named by the key's hash) counts that key's requests, from every
- * location, in windows aligned to the clock: exact, where a per-location limiter is not, and
- * the only place that can hold an hourly window. Counts live in the object's own storage, so
- * they survive the object being evicted between bursts.
+ * One object per API key (named by the key's hash) counts that key's requests from every
+ * location in clock hours: the exact count a per-location limiter cannot keep. It is told of a
+ * request after the response (`waitUntil`), never asked on the request's way, and its storage
+ * is deleted when the hour ends, so that it never grows.
  */
-export class ApiKeyRateLimiter extends DurableObject<Bindings> {
-  consume(limits: RateLimits): RateLimitVerdict {
+export class ApiKeyHourCounter extends DurableObject<Bindings> {
+  async count(): Promise<HourCount> {
     const now = Date.now();
-    const windows = WINDOWS.map((window) => {
-      const start = now - (now % window.ms);
-      const stored = this.ctx.storage.kv.get<WindowCount>(window.name);
-      return { window, start, count: stored?.start === start ? stored.count : 0 };
-    });
-    const full = windows.filter(({ window, count }) => count >= window.limit(limits));
-    if (full.length > 0) {
-      // Free again when every full window has ended.
-      const retryAfterMs = Math.max(...full.map(({ window, start }) => start + window.ms - now));
-      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) };
-    }
-    for (const { window, start, count } of windows) {
-      this.ctx.storage.kv.put<WindowCount>(window.name, { start, count: count + 1 });
-    }
-    return { allowed: true };
+    const hourEnd = windowEnd(now, HOUR_MS);
+    const stored = this.ctx.storage.kv.get<HourCount>("hour");
+    const count = (stored?.hourEnd === hourEnd ? stored.count : 0) + 1;
+    this.ctx.storage.kv.put<HourCount>("hour", { hourEnd, count });
+    // The hour's first request: when it ends, nothing of it is worth keeping.
+    if (count === 1) await this.ctx.storage.setAlarm(hourEnd);
+    return { hourEnd, count };
+  }
+
+  override async alarm() {
+    await this.ctx.storage.deleteAll();
   }
 }
+
+/**
+ * What this isolate knows of a key's hour: the count its counter last reported, and this
+ * isolate's requests admitted since that the counter has not reported back yet. Admitting
+ * against both makes the isolate exact for its own requests, however many are in flight.
+ */
+type HourView = { hourEnd: number; counted: number; pending: number };
+const hourViews = new IsolateMemory<string, HourView>(KEYS_REMEMBERED_AT_MOST);
+
+/** KV: a key's hour, once used up, for the isolates that have not served the key this hour. */
+export const exhaustedHourKey = (secureValue: string) => `api_key_hour:${secureValue}`;
 
 function configuredLimit(value: string, name: string): number {
   const limit = Number(value);
@@ -47,17 +54,75 @@ function configuredLimit(value: string, name: string): number {
 }
 
 /**
- * Counts one request of the key whose hash is `secureValue`. It needs only the hash, so the
- * caller runs it alongside the key lookup, not after it: no round trip in series, no D1 query.
+ * The key's hour as KV has it, read beside the key's own KV lookup (so no round trip in series),
+ * and only by an isolate that has no view of the key's hour yet.
  */
-export async function consumeRateLimit(env: Bindings, secureValue: string): Promise<RateLimitVerdict> {
-  const limits = {
-    perMinute: configuredLimit(env.RATE_LIMIT_PER_MINUTE, "RATE_LIMIT_PER_MINUTE"),
-    perHour: configuredLimit(env.RATE_LIMIT_PER_HOUR, "RATE_LIMIT_PER_HOUR"),
-  };
-  return env.API_KEY_RATE_LIMITER.get(env.API_KEY_RATE_LIMITER.idFromName(secureValue)).consume(limits);
+export async function publishedHour(env: Bindings, secureValue: string): Promise<HourCount | null> {
+  if (hourViews.get(secureValue) !== undefined) return null;
+  return env.API_KEY_CACHE.get<HourCount>(exhaustedHourKey(secureValue), "json");
 }
 
-export function assertWithinRateLimit(verdict: RateLimitVerdict) {
-  if (!verdict.allowed) throw throttled(verdict.retryAfterSeconds);
+/** After an isolate's counter reported the hour's last unit used: the others learn it from KV. */
+export async function publishExhausted(env: Bindings, secureValue: string, hour: HourCount) {
+  const secondsLeft = Math.ceil((hour.hourEnd - Date.now()) / 1000);
+  // KV keeps an entry 60 s at the least; a reader compares `hourEnd` with its clock anyway.
+  await env.API_KEY_CACHE.put(exhaustedHourKey(secureValue), JSON.stringify(hour), {
+    expirationTtl: Math.max(60, secondsLeft),
+  });
+}
+
+/** This isolate's view of the key's current hour, started from what KV published, if anything. */
+function hourView(secureValue: string, published: HourCount | null, now: number): HourView {
+  const known = hourViews.get(secureValue, now);
+  if (known !== undefined) return known;
+  const hourEnd = windowEnd(now, HOUR_MS);
+  const view = { hourEnd, counted: published?.hourEnd === hourEnd ? published.count : 0, pending: 0 };
+  hourViews.set(secureValue, view, hourEnd);
+  return view;
+}
+
+/** A count reported by the key's counter: what the isolate now knows of that hour. */
+function learn(secureValue: string, reported: HourCount) {
+  const view = hourViews.get(secureValue);
+  if (view?.hourEnd === reported.hourEnd) {
+    // Reports can arrive out of order; a count only grows within an hour.
+    view.counted = Math.max(view.counted, reported.count);
+  } else if (view === undefined || view.hourEnd < reported.hourEnd) {
+    hourViews.set(secureValue, { hourEnd: reported.hourEnd, counted: reported.count, pending: 0 }, reported.hourEnd);
+  }
+}
+
+/** After the response: the request is counted, and the count comes back to this isolate. */
+async function countAfterResponse(env: Bindings, secureValue: string, view: HourView, perHour: number) {
+  let reported: HourCount;
+  try {
+    reported = await env.API_KEY_HOUR_COUNTER.get(env.API_KEY_HOUR_COUNTER.idFromName(secureValue)).count();
+  } finally {
+    view.pending -= 1;
+  }
+  learn(secureValue, reported);
+  // Exactly one request of the hour reports the limit reached: that one tells the others.
+  if (reported.count === perHour) await publishExhausted(env, secureValue, reported);
+}
+
+/**
+ * Admits a request of a known key or throws 429, waiting on no one place: the hour from this
+ * isolate's view (or KV's), the minute from the rate-limiting binding, which answers from the
+ * location it runs in. The hourly counter is told after the response.
+ */
+export async function admitRequest(c: Context<AppEnv>, secureValue: string, published: HourCount | null) {
+  const perHour = configuredLimit(c.env.RATE_LIMIT_PER_HOUR, "RATE_LIMIT_PER_HOUR");
+  const now = Date.now();
+  const view = hourView(secureValue, published, now);
+  if (view.counted + view.pending >= perHour) throw throttled(secondsUntil(view.hourEnd, now));
+  // Reserved before the binding is awaited, so that requests in flight here see it.
+  view.pending += 1;
+  let withinMinute = false;
+  try {
+    ({ success: withinMinute } = await c.env.API_KEY_MINUTE_LIMITER.limit({ key: secureValue }));
+  } finally {
+    if (!withinMinute) view.pending -= 1;
+  }
+  if (!withinMinute) throw throttled(secondsUntil(windowEnd(now, MINUTE_MS), now));
+  c.executionCtx.waitUntil(countAfterResponse(c.env, secureValue, view, perHour));
 }
