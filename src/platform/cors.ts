@@ -16,8 +16,9 @@ export const corsFromEnvironment = createMiddleware<AppEnv>((c, next) =>
   cors({
     origin: (origin) => (allowedOrigins(c.env.CORS_ORIGINS).includes(origin) ? origin : null),
     allowMethods: ["GET", "POST", "PATCH", "PUT", "DELETE"],
-    allowHeaders: ["Authorization", "Content-Type"],
-    exposeHeaders: ["Server-Timing", "X-Request-Id", "Retry-After"],
+    // X-D1-Bookmark both ways: a browser client keeps read-your-writes by sending back what it got.
+    allowHeaders: ["Authorization", "Content-Type", "X-D1-Bookmark", "X-Request-Id"],
+    exposeHeaders: ["Server-Timing", "X-Request-Id", "Retry-After", "X-D1-Bookmark", "WWW-Authenticate"],
     maxAge: 600,
   })(c, next),
 );

@@ -23,6 +23,7 @@ const typeByStatus: Record<number, string> = {
   405: "invalid_request",
   409: "conflict",
   413: "invalid_request",
+  415: "invalid_request",
   429: "throttled_error",
   500: "server_error",
 };
@@ -50,10 +51,15 @@ export class ApiError extends Error {
 export const validationError = (code: string, detail: string, attr: string | null = null) =>
   new ApiError(400, code, detail, attr);
 export const parseError = (detail: string) => new ApiError(400, "parse_error", detail);
+/** RFC 9110 asks a 401 to say how to authenticate; HTTP clients and tools read it. */
+const BEARER_CHALLENGE = { "WWW-Authenticate": 'Bearer realm="api"' };
 export const notAuthenticated = () =>
-  new ApiError(401, "not_authenticated", "Authentication credentials were not provided.");
+  new ApiError(401, "not_authenticated", "Authentication credentials were not provided.", null, BEARER_CHALLENGE);
 export const authenticationFailed = () =>
-  new ApiError(401, "authentication_failed", "Personal API key is invalid.");
+  new ApiError(401, "authentication_failed", "Personal API key is invalid.", null, BEARER_CHALLENGE);
+/** DRF's answer to a body it has no parser for. */
+export const unsupportedMediaType = (mediaType: string) =>
+  new ApiError(415, "unsupported_media_type", `Unsupported media type "${mediaType}" in request.`);
 export const permissionDenied = (detail: string) => new ApiError(403, "permission_denied", detail);
 export const insufficientLevel = () =>
   permissionDenied("Your organization access level is insufficient.");
@@ -82,6 +88,9 @@ export function onError(error: Error, c: Context<AppEnv>) {
   if (error instanceof ApiError) return errorResponse(c, error);
   if (error instanceof HTTPException && error.status === 400) {
     return errorResponse(c, parseError(`JSON parse error - ${error.message}`));
+  }
+  if (error instanceof HTTPException && error.status === 415) {
+    return errorResponse(c, unsupportedMediaType((c.req.header("Content-Type") ?? "").split(";")[0]!.trim()));
   }
   // The request's log line carries the stack (see request-log.ts); the caller never sees it.
   return errorResponse(c, new ApiError(500, "error", "A server error occurred."));

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
-import { ApiError, parseError } from "./errors";
+import { ApiError, parseError, unsupportedMediaType } from "./errors";
 
 const MAX_BODY_BYTES = 1024 * 1024;
 /** Deeper JSON is refused before validation: nothing stored needs more, and deep values blow stacks. */
@@ -50,11 +50,10 @@ function decodeUtf8(bytes: ArrayBuffer): string {
   }
 }
 
+/** An empty body is `{}` whatever its type (PostHog's web app sends form-typed empty bodies on DELETE and actions). */
 function parseJsonText(text: string, mediaType: string): unknown {
   if (text.trim() === "") return {};
-  if (!JSON_MEDIA_TYPE.test(mediaType)) {
-    throw parseError(`Unsupported media type "${mediaType}" in request. Send application/json.`);
-  }
+  if (!JSON_MEDIA_TYPE.test(mediaType)) throw unsupportedMediaType(mediaType);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -75,8 +74,17 @@ const WRITE_METHODS = ["POST", "PUT", "PATCH"];
 const parseJsonBody = createMiddleware<AppEnv>(async (c, next) => {
   if (!WRITE_METHODS.includes(c.req.method)) return next();
   const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
-  const body = parseJsonText(decodeUtf8(await c.req.arrayBuffer()), mediaType);
-  // Hono's validators read the body through this cache.
+  const text = decodeUtf8(await c.req.arrayBuffer());
+  const body = parseJsonText(text, mediaType);
+  if (text.trim() === "" && mediaType !== "" && !JSON_MEDIA_TYPE.test(mediaType)) {
+    // An empty body of another type is `{}`: the validators' media-type check must see JSON.
+    const headers = new Headers(c.req.raw.headers);
+    headers.set("Content-Type", "application/json");
+    c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers });
+  }
+  // Hono's validators read the body through this cache, from its first entry: the parsed body
+  // (an empty body is `{}`), not the bytes.
+  delete c.req.bodyCache.arrayBuffer;
   c.req.bodyCache.json = Promise.resolve(body);
   await next();
 });

@@ -17,6 +17,7 @@ const errorResponse = (description: string) => ({
 /** What any route can answer, with or without a key. */
 const anyRouteErrors = {
   413: errorResponse("The body is larger than 1 MiB."),
+  415: errorResponse("A body whose Content-Type is not JSON."),
   500: errorResponse("An unexpected error; the body never carries a stack trace."),
 } as const;
 

@@ -1,5 +1,8 @@
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { api, errorBody, setupOrganization } from "../support/harness";
+
+const corsAtStart = env.CORS_ORIGINS;
 
 describe("HTTP conventions", () => {
   it("answers unknown /api paths with a JSON 404", async () => {
@@ -44,13 +47,6 @@ describe("HTTP conventions", () => {
       detail: expect.stringMatching(/^JSON parse error - /),
       attr: null,
     });
-    const form = await api("POST", "/api/organizations", {
-      key,
-      body: "name=x",
-      headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    });
-    expect(form.status).toBe(400);
-    expect(form.body.code).toBe("parse_error");
     const list = await api("POST", "/api/organizations", { key, body: [{ name: "x" }] });
     expect(list.status).toBe(400);
     expect(list.body).toEqual(
@@ -58,6 +54,65 @@ describe("HTTP conventions", () => {
     );
     const organizations = await api("GET", "/api/organizations", { key });
     expect(organizations.body.count).toBe(1);
+  });
+
+  it("answers a body of another media type with 415 as DRF does, and takes an empty one of any type", async () => {
+    const { organization, key } = await setupOrganization();
+    for (const contentType of ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"]) {
+      const refused = await api("POST", "/api/organizations", { key, body: "name=x", headers: { "Content-Type": contentType } });
+      expect(refused.status, contentType).toBe(415);
+      const mediaType = contentType.split(";")[0];
+      expect(refused.body).toEqual(errorBody("invalid_request", "unsupported_media_type", `Unsupported media type "${mediaType}" in request.`));
+    }
+    // PostHog's web app deletes and runs actions with a form-typed empty body.
+    const project = await api("POST", `/api/organizations/${organization.id}/projects`, { key, body: { name: "Short-lived" } });
+    const member = await api("GET", `/api/organizations/${organization.id}/invites`, { key });
+    expect(member.status).toBe(200);
+    const invite = await api("POST", `/api/organizations/${organization.id}/invites`, { key, body: { target_email: "form@example.com" } });
+    const deleted = await api("DELETE", `/api/organizations/${organization.id}/invites/${invite.body.id}`, {
+      key,
+      body: "",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
+    expect(deleted.status).toBe(204);
+    const refreshed = await api("PATCH", `/api/organizations/${organization.id}/projects/${project.body.id}`, {
+      key,
+      body: "",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
+    expect(refreshed.body).toEqual(expect.objectContaining({ id: project.body.id }));
+    expect(refreshed.status).toBe(200);
+    const organizations = await api("GET", "/api/organizations", { key });
+    expect(organizations.body.count).toBe(1);
+  });
+
+  it("says how to authenticate on every 401", async () => {
+    const attempts: Record<string, string>[] = [{}, { Authorization: "Bearer phx_not-a-key" }, { Authorization: "Basic abc" }];
+    for (const headers of attempts) {
+      const response = await api("GET", "/api/users/@me", { headers });
+      expect(response.status).toBe(401);
+      expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="api"');
+    }
+  });
+
+  it("lets a browser send and read X-D1-Bookmark across origins, for read-your-writes", async () => {
+    env.CORS_ORIGINS = "https://app.example.com";
+    try {
+      const preflight = await exports.default.fetch(
+        new Request("http://localhost/api/users/@me", {
+          method: "OPTIONS",
+          headers: { Origin: "https://app.example.com", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-d1-bookmark" },
+        }),
+      );
+      expect(preflight.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("x-d1-bookmark");
+      const { key } = await setupOrganization();
+      const response = await api("GET", "/api/users/@me", { key, headers: { Origin: "https://app.example.com" } });
+      expect(response.headers.get("Access-Control-Expose-Headers")?.toLowerCase().split(/,\s*/)).toEqual(
+        expect.arrayContaining(["x-d1-bookmark", "x-request-id"]),
+      );
+    } finally {
+      env.CORS_ORIGINS = corsAtStart;
+    }
   });
 
   it("refuses bodies over 1 MiB with 413", async () => {
