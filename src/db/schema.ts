@@ -69,6 +69,8 @@ export const organizations = sqliteTable(
       .notNull()
       .default(true),
     allowPubliclySharedResources: integer("allow_publicly_shared_resources", { mode: "boolean" }).notNull().default(true),
+    /** Days its activity-log entries are kept; null: the deployment's `ACTIVITY_LOG_RETENTION_DAYS`. */
+    activityLogRetentionDays: integer("activity_log_retention_days"),
     /** Kept by triggers on organization_memberships (a custom migration): read in O(1). */
     memberCount: integer("member_count").notNull().default(0),
     /**
@@ -573,6 +575,12 @@ export const webhooks = sqliteTable(
     enabled: integer("enabled", { mode: "boolean" }).notNull(),
     description: text("description").notNull().default(""),
     sealedSecret: text("sealed_secret").notNull(),
+    /**
+     * The secret a rotation with an overlap replaced (sealed as `sealedSecret` was, same context):
+     * deliveries are signed with both until `previousSecretExpiresAt`, then the cron drops it.
+     */
+    previousSealedSecret: text("previous_sealed_secret"),
+    previousSecretExpiresAt: text("previous_secret_expires_at"),
     createdById: integer("created_by_id"),
     lastEnqueuedSeq: integer("last_enqueued_seq").notNull(),
     /** Since when every delivery has failed (null after a success): 3 days of it disables the webhook. */
@@ -586,7 +594,11 @@ export const webhooks = sqliteTable(
     /** In the organization's webhooks list (see `listPositionGaps`). */
     position: integer("position").notNull().default(0),
   },
-  (table) => [index("webhooks_organization_position").on(table.organizationId, table.position)],
+  (table) => [
+    index("webhooks_organization_position").on(table.organizationId, table.position),
+    // What the cron looks for to drop an old secret: only webhooks in a rotation's overlap.
+    index("webhooks_previous_secret_expiry").on(table.previousSecretExpiresAt).where(sql`${table.previousSecretExpiresAt} is not null`),
+  ],
 );
 
 /** One entry's delivery to one webhook; its id is the `webhook-id` header, the same on every attempt. */
@@ -604,7 +616,11 @@ export const webhookDeliveries = sqliteTable(
     lastStatusCode: integer("last_status_code"),
     lastError: text("last_error"),
     nextAttemptAt: text("next_attempt_at"),
-    /** Retries stop after this (24 hours from the delivery, or from a redelivery). */
+    /**
+     * No longer read: the retry schedule (one Queue retry per step, then the dead-letter queue)
+     * decides when a delivery fails. Kept, and still written, because dropping a column rebuilds
+     * the table and with it the triggers that keep the deliveries' counter and positions.
+     */
     retryUntil: text("retry_until").notNull(),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
@@ -615,6 +631,45 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_pending").on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
     uniqueIndex("webhook_deliveries_webhook_entry").on(table.webhookId, table.entryId),
     index("webhook_deliveries_webhook_position").on(table.webhookId, table.position),
+    // The deliveries list filtered by status (`?status=failed`), and recoveries, read only those.
+    index("webhook_deliveries_webhook_status").on(table.webhookId, table.status, table.position),
+  ],
+);
+
+/**
+ * An export of an organization's activity log, built in the background (a Queue message per part
+ * of at most 1,000 entries, one R2 object each) and downloaded through the API. `cursorSeq` is the
+ * last `seq` the parts written so far cover; `parts` how many there are (the next part's number).
+ * The range of `seq` the times select is fixed when the export is created (`firstSeq`..`lastSeq`).
+ */
+export const activityLogExports = sqliteTable(
+  "activity_log_exports",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    createdById: integer("created_by_id"),
+    format: text("format").notNull(),
+    fromTime: text("from_time").notNull(),
+    toTime: text("to_time").notNull(),
+    scopes: json<string[] | null>("scopes"),
+    firstSeq: integer("first_seq").notNull(),
+    lastSeq: integer("last_seq").notNull(),
+    status: text("status").notNull(),
+    cursorSeq: integer("cursor_seq").notNull(),
+    parts: integer("parts").notNull().default(0),
+    entries: integer("entries").notNull().default(0),
+    bytes: integer("bytes").notNull().default(0),
+    error: text("error"),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+    completedAt: text("completed_at"),
+  },
+  (table) => [
+    index("activity_log_exports_organization").on(table.organizationId, table.createdAt),
+    // What the cron looks for to resume an export whose next message was lost.
+    index("activity_log_exports_unfinished").on(table.updatedAt).where(sql`${table.status} in ('pending', 'running')`),
   ],
 );
 

@@ -85,6 +85,8 @@ export function insertWebhookBelowLimit(db: Database, webhook: NewWebhook, now: 
           enabled: field("enabled"),
           description: field("description"),
           sealedSecret: field("sealedSecret"),
+          previousSealedSecret: sql<string | null>`null`.as("previous_sealed_secret"),
+          previousSecretExpiresAt: sql<string | null>`null`.as("previous_secret_expires_at"),
           createdById: field("createdById"),
           // Only what happens from now on is sent.
           lastEnqueuedSeq: sql<number>`${currentHeadSeq(webhook.organizationId)}`.as("last_enqueued_seq"),
