@@ -16,6 +16,7 @@ import {
 import { organizationActivityLogRouter } from "./activity-log";
 import { organizationBatchExportsRouter } from "./batch-exports";
 import { organizationDomainsRouter } from "./domains";
+import { organizationEventsRouter } from "./events";
 import { organizationInvitesRouter } from "./invites";
 import { organizationMembersRouter } from "./members";
 import { organizationProjectsRouter } from "./projects";
@@ -33,4 +34,5 @@ export const organizationsRouter = createRouter()
   .route("/", organizationInvitesRouter)
   .route("/", organizationMembersRouter)
   .route("/", organizationActivityLogRouter)
+  .route("/", organizationEventsRouter)
   .route("/", organizationWebhooksRouter);

@@ -54,3 +54,23 @@ export function activityEntry(response: { headers: Headers }, expected: Expected
     hash: expect.toBeOneOf([null, expect.stringMatching(HASH)]),
   };
 }
+
+/** The entry of the owner's key promoting a member to admin (`PATCH .../members/:uuid`), as the log shows it. */
+export async function promotionEntry(
+  response: { headers: Headers },
+  organization: { organization: { id: string }; owner: TestUser },
+  member: { user: TestUser; membership: { id: string } },
+) {
+  return activityEntry(response, {
+    organizationId: organization.organization.id,
+    projectId: null,
+    user: organization.owner,
+    apiKeyId: await keyIdOf(organization.owner),
+    scope: "OrganizationMembership",
+    activity: "updated",
+    itemId: member.membership.id,
+    name: member.user.email,
+    changes: [{ type: "OrganizationMembership", action: "changed", field: "level", before: 1, after: 8 }],
+    context: { user_uuid: member.user.uuid },
+  });
+}

@@ -1,4 +1,4 @@
-import { ActivityLogPage, ActivityLogQuery } from "../../platform/activity-log/activity-log.schema";
+import { ActivityLogEntry, ActivityLogPage, ActivityLogQuery, EntryIdParam } from "../../platform/activity-log/activity-log.schema";
 import { deferProject, ProjectParams } from "../../platform/project-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
@@ -14,4 +14,17 @@ export const projectActivityLogRoute = (tree: ProjectTree) =>
     summary: "What changed in the project, newest first (cursor pages)",
     request: { params: ProjectParams, query: ActivityLogQuery },
     responses: { 200: json(ActivityLogPage, "A page of the project's entries") },
+  });
+
+/** One of the project's entries by its id, for whoever its log shows it to. */
+export const projectActivityLogEntryRoute = (tree: ProjectTree) =>
+  apiRoute({
+    middleware: [deferProject],
+    method: "get",
+    path: `${tree}/{project_id}/activity_log/{id}`,
+    scope: "activity_log:read",
+    tags: ["activity log"],
+    summary: "One entry of the project's log, by its id: a stable URL for it",
+    request: { params: ProjectParams.merge(EntryIdParam) },
+    responses: { 200: json(ActivityLogEntry, "The entry") },
   });

@@ -1,29 +1,31 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, sql } from "drizzle-orm";
-import { activityLog, dashboards, environments } from "../../db/schema";
-import { ruleOfMember } from "../../platform/access-controls/access-rules";
-import { activityPageEnvelope, ofEnvironmentProject, selectActivityPage } from "../../platform/activity-log/activity-log.queries";
+import { and, eq, sql } from "drizzle-orm";
+import { activityLog, environments } from "../../db/schema";
+import {
+  activityPageEnvelope,
+  ofEnvironmentProject,
+  selectActivityPage,
+  selectEntriesWithUsers,
+  toActivityLogEntry,
+} from "../../platform/activity-log/activity-log.queries";
+import { dashboardEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import type { AppEnv } from "../../platform/env";
-import { isAdminInSql } from "../../platform/levels";
+import { notFound } from "../../platform/errors";
 import { membershipInEnvironment, projectLevelInEnvironment, resolveProjectAndRead } from "../../platform/project-context";
 import { createRouter } from "../../platform/router";
 import { underEveryTree, type ProjectTree } from "../project-trees";
-import { projectActivityLogRoute } from "./activity-log.routes";
+import { projectActivityLogEntryRoute, projectActivityLogRoute } from "./activity-log.routes";
 
-/**
- * Entries about a dashboard (itself, its tiles, collaborators, sharing, rules) show only to those
- * who can see the dashboard: a `none` rule hides its name and changes here too. Its creator and
- * the project's admins (organization admins, or a project rule of `admin`) always see it, as the
- * dashboards list decides. In SQL, so that the page is read with the project in one round trip.
- */
-function dashboardEntriesVisibleTo(userId: number, environmentId: number) {
-  const membershipId = membershipInEnvironment(userId, environmentId);
-  const isProjectAdmin = isAdminInSql(projectLevelInEnvironment(userId, environmentId));
-  const dashboardRule = ruleOfMember("dashboard", dashboards.id, membershipId);
-  const dashboardVisible = sql`exists (select 1 from ${dashboards} where ${dashboards.id} = ${activityLog.dashboardId}
-    and (${dashboards.createdById} = ${userId} or coalesce(${dashboardRule}, 'editor') <> 'none'))`;
-  return sql`(${activityLog.dashboardId} is null or ${isProjectAdmin} or ${dashboardVisible})`;
-}
+/** The caller reading the environment's project log, as SQL batched with the project. */
+const readerInEnvironment = (userId: number, environmentId: number) => ({
+  userId,
+  membershipId: membershipInEnvironment(userId, environmentId),
+  projectLevel: projectLevelInEnvironment(userId, environmentId),
+});
+
+/** The project's entries the caller sees in its log. */
+const visibleInProjectLog = (userId: number, environmentId: number) =>
+  and(ofEnvironmentProject(environmentId), dashboardEntriesVisibleTo(readerInEnvironment(userId, environmentId)));
 
 /**
  * The project and the page in one round trip; the page is dropped unless the project is the
@@ -37,7 +39,7 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
       c.var.db,
       {
         organizationId: sql`(select ${environments.organizationId} from ${environments} where ${environments.id} = ${environmentId})`,
-        where: and(ofEnvironmentProject(environmentId), dashboardEntriesVisibleTo(userId, environmentId)),
+        where: visibleInProjectLog(userId, environmentId),
       },
       query,
     ),
@@ -45,6 +47,18 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
   return c.json(activityPageEnvelope(c, query, rows), 200);
 };
 
+/** The entry as the project's log would show it: another project's, or a hidden dashboard's, is 404. */
+const retrieveProjectActivityLogEntry: RouteHandler<ReturnType<typeof projectActivityLogEntryRoute>, AppEnv> = async (c) => {
+  const userId = c.var.actor.userId;
+  const [[row]] = await resolveProjectAndRead(c, (environmentId) => [
+    selectEntriesWithUsers(c.var.db).where(and(eq(activityLog.id, c.req.valid("param").id), visibleInProjectLog(userId, environmentId))),
+  ]);
+  if (!row) throw notFound();
+  return c.json(toActivityLogEntry(row.entry, row.user), 200);
+};
+
 export const projectActivityLogRouter = underEveryTree((tree: ProjectTree) =>
-  createRouter().openapi(projectActivityLogRoute(tree), listProjectActivityLog),
+  createRouter()
+    .openapi(projectActivityLogRoute(tree), listProjectActivityLog)
+    .openapi(projectActivityLogEntryRoute(tree), retrieveProjectActivityLogEntry),
 );

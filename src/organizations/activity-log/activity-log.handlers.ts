@@ -1,10 +1,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { activityPageEnvelope, selectActivityPage } from "../../platform/activity-log/activity-log.queries";
+import { and, eq } from "drizzle-orm";
+import { activityLog } from "../../db/schema";
+import { activityPageEnvelope, selectActivityPage, selectEntriesWithUsers, toActivityLogEntry } from "../../platform/activity-log/activity-log.queries";
 import { chainStatements, sealChain, verdictOf, verifyChain } from "../../platform/activity-log/chain";
 import { createDatabase } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
+import { notFound } from "../../platform/errors";
 import { organizationRead } from "../../platform/organization-context";
-import type { listActivityLog, verifyActivityLog } from "./activity-log.routes";
+import type { listActivityLog, retrieveActivityLogEntry, verifyActivityLog } from "./activity-log.routes";
 
 export const listOrganizationActivityLog: RouteHandler<typeof listActivityLog, AppEnv> = async (c) => {
   const query = c.req.valid("query");
@@ -24,4 +27,14 @@ export const verifyOrganizationActivityLog: RouteHandler<typeof verifyActivityLo
   if (rows.every((row) => row.hash !== null)) return c.json(await verdictOf(rows, anchor), 200);
   await sealChain(primary, c.var.organization.id);
   return c.json(await verifyChain(primary, c.var.organization.id), 200);
+};
+
+/** An admin sees every entry of the organization, as in its log; another organization's id is 404. */
+export const retrieveOrganizationActivityLogEntry: RouteHandler<typeof retrieveActivityLogEntry, AppEnv> = async (c) => {
+  const read = organizationRead(c);
+  const [[row]] = await read.batch([
+    selectEntriesWithUsers(read.db).where(and(eq(activityLog.organizationId, read.organizationId), eq(activityLog.id, c.req.valid("param").id))),
+  ]);
+  if (!row) throw notFound();
+  return c.json(toActivityLogEntry(row.entry, row.user), 200);
 };

@@ -1,4 +1,4 @@
-import { ActivityLogPage, ActivityLogQuery, ChainVerdict } from "../../platform/activity-log/activity-log.schema";
+import { ActivityLogEntry, ActivityLogPage, ActivityLogQuery, ChainVerdict, EntryIdParam } from "../../platform/activity-log/activity-log.schema";
 import { MembershipLevel } from "../../platform/levels";
 import { deferOrganization, OrganizationParams } from "../../platform/organization-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
@@ -29,4 +29,16 @@ export const verifyActivityLog = apiRoute({
     "Reads every entry kept (since the retention anchor), so its cost grows with the log; run it as an audit, not on every request.",
   request: { params: OrganizationParams },
   responses: { 200: json(ChainVerdict, "The verdict") },
+});
+
+export const retrieveActivityLogEntry = apiRoute({
+  method: "get",
+  path: "/api/organizations/{organization_id}/activity_log/{id}",
+  scope: "activity_log:read",
+  middleware: [deferOrganization],
+  level: MembershipLevel.admin,
+  tags: ["activity log"],
+  summary: "One entry of the organization's log, by its id: a stable URL for it",
+  request: { params: OrganizationParams.merge(EntryIdParam) },
+  responses: { 200: json(ActivityLogEntry, "The entry") },
 });

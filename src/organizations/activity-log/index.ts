@@ -1,7 +1,9 @@
 import { createRouter } from "../../platform/router";
-import { listOrganizationActivityLog, verifyOrganizationActivityLog } from "./activity-log.handlers";
-import { listActivityLog, verifyActivityLog } from "./activity-log.routes";
+import { listOrganizationActivityLog, retrieveOrganizationActivityLogEntry, verifyOrganizationActivityLog } from "./activity-log.handlers";
+import { listActivityLog, retrieveActivityLogEntry, verifyActivityLog } from "./activity-log.routes";
 
+// `verify` (and the exports) before `{id}`, which would take their names for ids.
 export const organizationActivityLogRouter = createRouter()
   .openapi(verifyActivityLog, verifyOrganizationActivityLog)
-  .openapi(listActivityLog, listOrganizationActivityLog);
+  .openapi(listActivityLog, listOrganizationActivityLog)
+  .openapi(retrieveActivityLogEntry, retrieveOrganizationActivityLogEntry);

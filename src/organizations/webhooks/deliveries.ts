@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, isNotNull, lt, sql } from "drizzle-orm";
 import { activityLog, users, webhookDeliveries, webhooks } from "../../db/schema";
-import { toActivityLogEntry } from "../../platform/activity-log/activity-log.queries";
+import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
 import { activityStatement } from "../../platform/activity-log/record";
 import { forEachOrganization } from "../../platform/background";
 import { chunkForInsert, createDatabase, D1Meter, type Database } from "../../platform/db";
@@ -34,7 +34,6 @@ const DISABLE_AFTER_MS = 3 * 24 * 3_600_000;
 
 const primary = (env: Bindings) => createDatabase(env.DB.withSession("first-primary"), new D1Meter());
 
-const eventOf = (entry: { scope: string; activity: string }) => `${entry.scope}.${entry.activity}`;
 const matches = (events: string[], event: string) => events.includes("*") || events.includes(event);
 
 /** Outbox passes for one organization until it is caught up (or `PASSES_PER_RUN` is reached). */
@@ -81,12 +80,12 @@ async function enqueuePass(env: Bindings, db: Database, organizationId: string) 
   const now = nowIso();
   const rows = subscribed.flatMap((webhook) =>
     entries
-      .filter((entry) => entry.seq > webhook.lastEnqueuedSeq && matches(webhook.events, eventOf(entry)))
+      .filter((entry) => entry.seq > webhook.lastEnqueuedSeq && matches(webhook.events, eventNameOf(entry)))
       .map((entry) => ({
         id: uuid7(),
         webhookId: webhook.id,
         entryId: entry.id,
-        event: eventOf(entry),
+        event: eventNameOf(entry),
         status: "pending",
         nextAttemptAt: now,
         retryUntil: retryUntilFrom(now),
@@ -191,7 +190,7 @@ export async function deliver(env: Bindings, message: Message<DeliveryMessage>) 
   ]);
   if (!row || row.delivery.status !== "pending" || !row.webhook.enabled) return message.ack();
   const secret = await unseal(await loadKeyring(env), row.webhook.sealedSecret, secretContext(row.webhook.id));
-  const body = JSON.stringify({ type: row.delivery.event, ...toActivityLogEntry(row.entry, row.user) });
+  const body = JSON.stringify(eventPayload(row.entry, row.user));
   const timestamp = Math.floor(Date.now() / 1000);
   const headers = {
     "content-type": "application/json",

@@ -42,7 +42,7 @@ const storedTime = (value: string) => new Date(value).toISOString();
  * numbers and times rise together, and a time range is a range of numbers, read along the
  * number index in the page's own order.
  */
-const lastSeqAtOrBefore = (organizationId: string | SQL, time: string) =>
+export const lastSeqAtOrBefore = (organizationId: string | SQL, time: string) =>
   sql`coalesce((select ${activityLog.seq} from ${activityLog}
     where ${activityLog.organizationId} = ${organizationId} and ${activityLog.createdAt} <= ${storedTime(time)}
     order by ${activityLog.createdAt} desc, ${activityLog.seq} desc limit 1), 0)`;
@@ -63,6 +63,10 @@ function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL 
   ];
 }
 
+/** Entries with the users who made them: what a page, an entry's URL and the events feed read. */
+export const selectEntriesWithUsers = (db: Database) =>
+  db.select({ entry: activityLog, user: users }).from(activityLog).leftJoin(users, eq(users.id, activityLog.userId));
+
 /** Whose entries a page lists: an organization's, or some of them (a project's). */
 export type ActivityLogSource = { organizationId: string | SQL; where?: SQL };
 
@@ -72,10 +76,7 @@ export type ActivityLogSource = { organizationId: string | SQL; where?: SQL };
  * to know whether a next page exists.
  */
 export function selectActivityPage(db: Database, source: ActivityLogSource, query: ActivityLogQuery) {
-  return db
-    .select({ entry: activityLog, user: users })
-    .from(activityLog)
-    .leftJoin(users, eq(users.id, activityLog.userId))
+  return selectEntriesWithUsers(db)
     .where(and(source.where ?? eq(activityLog.organizationId, source.organizationId), ...filtersOf(source.organizationId, query)))
     .orderBy(desc(activityLog.seq))
     .limit((query.limit ?? DEFAULT_PAGE_SIZE) + 1);

@@ -86,3 +86,12 @@ export const ChainVerdict = z
     head: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
   })
   .openapi("ActivityLogVerification");
+
+/** An entry as an event: what a webhook delivery posts and the events feed lists. */
+export const ActivityEvent = ActivityLogEntry.extend({
+  type: z.string().openapi({ description: "The event's name, `Scope.activity`, as webhooks subscribe to it.", example: "OrganizationMembership.joined" }),
+}).openapi("ActivityEvent");
+export type ActivityEvent = z.infer<typeof ActivityEvent>;
+
+/** One entry by its id (`/activity_log/{id}`): a stable URL for it. */
+export const EntryIdParam = z.object({ id: z.string().openapi({ description: "The entry's id." }) });

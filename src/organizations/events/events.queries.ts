@@ -1,0 +1,54 @@
+import { and, asc, eq, gt, isNotNull, lte, sql, type SQL } from "drizzle-orm";
+import { activityLog, activityLogAnchors } from "../../db/schema";
+import { selectEntriesWithUsers } from "../../platform/activity-log/activity-log.queries";
+import { organizationEntriesVisibleTo } from "../../platform/activity-log/visibility";
+import { inJsonList, type Database } from "../../platform/db";
+import { callerInOrganization, type OrganizationRef } from "../../platform/organization-context";
+
+/** What one read of the feed covers: the entries after `after`, at most `limit` of them listed. */
+export type FeedWindow = { organizationId: OrganizationRef; userId: number; after: number; limit: number; events?: string[] };
+
+/**
+ * Where the read starts: after the cursor, or after the retention anchor when the cursor points
+ * into what was pruned (so that an old cursor still moves on).
+ */
+const startOf = (window: FeedWindow) =>
+  sql<number>`max(cast(${window.after} as integer), coalesce((select ${activityLogAnchors.seq} from ${activityLogAnchors}
+    where ${activityLogAnchors.organizationId} = ${window.organizationId}), 0))`;
+
+/**
+ * The `limit` + 1 numbers after the start. Numbers are gapless, so this range holds at most that
+ * many entries: an index seek on (organization, seq) and a page of rows, whatever the filters
+ * and the caller's visibility leave of them. Only sealed entries (sealing goes in order, so they
+ * are a prefix): an event is listed once it is final, as webhooks send it.
+ */
+function scanned(window: FeedWindow): SQL {
+  const start = startOf(window);
+  return and(
+    eq(activityLog.organizationId, window.organizationId),
+    gt(activityLog.seq, start),
+    lte(activityLog.seq, sql`${start} + ${window.limit + 1}`),
+    isNotNull(activityLog.hash),
+  )!;
+}
+
+/**
+ * The feed's two reads, for the caller's round trip: the entries of the range the caller sees
+ * and asked for, in order, and how far the range went (its last sealed number) and where it began.
+ */
+export function feedStatements(db: Database, window: FeedWindow) {
+  const visible = organizationEntriesVisibleTo(window.userId, callerInOrganization(window.userId, window.organizationId));
+  const named = window.events ? inJsonList(sql`${activityLog.scope} || '.' || ${activityLog.activity}`, window.events) : undefined;
+  return [
+    selectEntriesWithUsers(db)
+      .where(and(scanned(window), named, visible))
+      .orderBy(asc(activityLog.seq))
+      .limit(window.limit + 1),
+    db
+      .select({
+        start: startOf(window).mapWith(Number),
+        end: sql<number | null>`(select max(${activityLog.seq}) from ${activityLog} where ${scanned(window)})`.mapWith(Number),
+      })
+      .from(sql`(select 1)`),
+  ] as const;
+}

@@ -1,0 +1,47 @@
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import { activityLog, dashboards, organizationMemberships, projects } from "../../db/schema";
+import { ruleOfMember } from "../access-controls/access-rules";
+import { isAdminInSql } from "../levels";
+import { effectiveProjectLevel, membershipOfCaller, projectVisible } from "../project-context";
+
+/**
+ * Who reads entries about a project: the user, their membership of the project's organization
+ * and their level in the project (`effectiveProjectLevel`), as SQL read in the same statement.
+ */
+export type ProjectEntryReader = { userId: number; membershipId: SQL<string>; projectLevel: SQL<number> };
+
+/**
+ * Entries about a dashboard (itself, its tiles, collaborators, sharing, rules) show only to those
+ * who can see the dashboard: a `none` rule hides its name and changes here too. Its creator and
+ * the project's admins (organization admins, or a project rule of `admin`) always see it, as the
+ * dashboards list decides. In SQL, so that a page is read with the caller's rights in one round trip.
+ */
+export function dashboardEntriesVisibleTo(reader: ProjectEntryReader): SQL {
+  const dashboardRule = ruleOfMember("dashboard", dashboards.id, reader.membershipId);
+  const dashboardVisible = sql`exists (select 1 from ${dashboards} where ${dashboards.id} = ${activityLog.dashboardId}
+    and (${dashboards.createdById} = ${reader.userId} or coalesce(${dashboardRule}, 'editor') <> 'none'))`;
+  return sql`(${activityLog.dashboardId} is null or ${isAdminInSql(reader.projectLevel)} or ${dashboardVisible})`;
+}
+
+/** The caller's level in the project of the entry being read (`effectiveProjectLevel`); null for an entry of no project. */
+const levelInEntryProject = (userId: number) =>
+  sql<number>`(select ${effectiveProjectLevel} from ${organizationMemberships}
+    join ${projects} on ${membershipOfCaller(userId)}
+    where ${projects.id} = ${activityLog.projectId})`;
+
+/** The entry's project is one the caller sees (`projectVisible`, as every project route decides). */
+const entryProjectVisible = (userId: number) =>
+  sql`exists (select 1 from ${projects} join ${organizationMemberships} on ${membershipOfCaller(userId)}
+    where ${and(eq(projects.id, activityLog.projectId), projectVisible)})`;
+
+/**
+ * What a caller sees of their organization's entries, as the activity log's two lists already
+ * decide: an admin or owner everything (the organization's log), a member the entries of the
+ * projects they see, as each project's log shows them (`dashboardEntriesVisibleTo`), and no
+ * entry of the organization itself. `membership` is the caller's, as SQL read once per statement.
+ */
+export function organizationEntriesVisibleTo(userId: number, membership: { membershipId: SQL<string>; level: SQL<number> }): SQL {
+  const reader = { userId, membershipId: membership.membershipId, projectLevel: levelInEntryProject(userId) };
+  const asProjectLog = sql`(${activityLog.projectId} is not null and ${entryProjectVisible(userId)} and ${dashboardEntriesVisibleTo(reader)})`;
+  return sql`(${isAdminInSql(membership.level)} or ${asProjectLog})`;
+}
