@@ -1,7 +1,8 @@
 import { createApp } from "./app";
 import type { Bindings } from "./platform/env";
-import { deliverBatch, enqueueAfterSeal, type DeliveryMessage } from "./organizations/webhooks/deliveries";
+import { enqueueAfterSeal } from "./organizations/webhooks/deliveries";
 import { onActivitySealed } from "./platform/activity-log/after-response";
+import { consumeQueue } from "./queues";
 import { runScheduledTasks } from "./scheduled";
 
 // The activity log is the webhooks' outbox: sealed entries become deliveries.
@@ -14,5 +15,5 @@ const app = createApp();
 export default {
   fetch: app.fetch,
   scheduled: runScheduledTasks,
-  queue: deliverBatch,
-} satisfies ExportedHandler<Bindings, DeliveryMessage>;
+  queue: consumeQueue,
+} satisfies ExportedHandler<Bindings, unknown>;

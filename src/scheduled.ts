@@ -2,11 +2,12 @@ import { sealOrganizations } from "./platform/activity-log/after-response";
 import { organizationsWithUnsealedEntries } from "./platform/activity-log/chain";
 import { pruneActivityLog, retentionDays } from "./platform/activity-log/retention";
 import { runEach } from "./platform/background";
-import { createDatabase, D1Meter } from "./platform/db";
+import { primaryDatabase } from "./platform/db";
 import type { Bindings } from "./platform/env";
 import { loadKeyring } from "./platform/secrets";
 import { resealBatchExportSecrets } from "./environments/batch-exports/destination-secrets";
 import { sweepWebhooks } from "./organizations/webhooks/deliveries";
+import { resumeStalledExports } from "./organizations/activity-log/exports.job";
 
 /** Organizations whose chains one cron run seals, if their seal after the response was lost. */
 const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
@@ -17,10 +18,11 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  *   sealed with a former key, a batch of rows per run, until none is left;
  * - seals activity-log entries whose seal after the response did not run;
  * - prunes activity-log entries older than `ACTIVITY_LOG_RETENTION_DAYS`;
- * - turns entries a lost pass left behind into webhook deliveries, and re-sends lost messages.
+ * - turns entries a lost pass left behind into webhook deliveries, and re-sends lost messages;
+ * - resumes activity-log exports whose next step was lost.
  */
 export async function runScheduledTasks(_controller: ScheduledController, env: Bindings) {
-  const db = createDatabase(env.DB.withSession("first-primary"), new D1Meter());
+  const db = primaryDatabase(env);
   const steps: [string, () => Promise<void>][] = [
     [
       "re-seal batch export secrets",
@@ -42,6 +44,13 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
       async () => {
         const resent = await sweepWebhooks(env);
         if (resent > 0) console.log(`re-sent ${resent} webhook deliveries whose message was lost`);
+      },
+    ],
+    [
+      "resume activity-log exports",
+      async () => {
+        const resumed = await resumeStalledExports(env);
+        if (resumed > 0) console.log(`resumed ${resumed} stalled activity-log exports`);
       },
     ],
   ];

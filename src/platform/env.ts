@@ -2,6 +2,7 @@ import type { ApiKeyHourCounter } from "./auth/rate-limit";
 import type { RequestIdVariables } from "hono/request-id";
 import type { TimingVariables } from "hono/timing";
 import type { Database, D1Meter } from "./db";
+import type { BackgroundJob } from "./jobs";
 
 export type Bindings = {
   DB: D1Database;
@@ -26,6 +27,10 @@ export type Bindings = {
   PUBLIC_BASE_URL?: string;
   /** Webhook deliveries, one message per delivery (a Cloudflare Queue). */
   WEBHOOK_DELIVERIES: Queue<{ deliveryId: string }>;
+  /** Work done in bounded steps, a message per step (`src/jobs.ts`). */
+  BACKGROUND_JOBS: Queue<BackgroundJob>;
+  /** The parts of activity-log exports, one object per part, read back through the API only. */
+  ACTIVITY_LOG_EXPORTS: R2Bucket;
   /** Set in local development and tests only: webhooks may use http and loopback receivers. */
   WEBHOOKS_ALLOW_INSECURE?: string;
   /** Days activity-log entries are kept (default 365). */

@@ -179,13 +179,13 @@ describe("every authenticated route", () => {
  */
 describe("every authenticated read", () => {
   /** What `{id}` stands for, by the collection it follows. */
-  const idsByCollection = (seeded: Awaited<ReturnType<typeof seedOrganization>>, webhookId: string): Record<string, string> => ({
+  const idsByCollection = (seeded: Awaited<ReturnType<typeof seedOrganization>>, created: Record<string, string>): Record<string, string> => ({
     projects: String(seeded.project.id),
     domains: seeded.domainId,
     batch_exports: seeded.batchExportId,
     dashboards: String(seeded.dashboardId),
-    webhooks: webhookId,
     personal_api_keys: seeded.personalApiKeyId,
+    ...created,
   });
 
   function pathOf(operation: Operation, ids: Record<string, string>, tenant: { organization: string; project: string }) {
@@ -205,7 +205,12 @@ describe("every authenticated read", () => {
       body: { url: "http://127.0.0.1:9/hook", events: ["Dashboard.updated"] },
     });
     expect(webhook.status).toBe(201);
-    const ids = idsByCollection(seeded, webhook.body.id);
+    // An entry of the project's log (so in the organization's too), and an export that has succeeded (its download).
+    const projectLog = await api("GET", `/api/environments/${seeded.project.id}/activity_log?limit=1`, { key: seeded.key });
+    const exportsPath = `/api/organizations/${seeded.organization.id}/activity_log/exports`;
+    const created = await api("POST", exportsPath, { key: seeded.key, body: { from: "2000-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z" } });
+    await expect.poll(async () => (await api("GET", `${exportsPath}/${created.body.id}`, { key: seeded.key })).body.status, { timeout: 10_000 }).toBe("succeeded");
+    const ids = idsByCollection(seeded, { webhooks: webhook.body.id, activity_log: projectLog.body.results[0].id, exports: created.body.id });
     const reads = (await authenticatedOperations()).filter((operation) => operation.method === "GET");
     expect(reads.length).toBeGreaterThan(30);
     await api("GET", "/api/users/@me", { key: seeded.key });
@@ -227,5 +232,5 @@ describe("every authenticated read", () => {
         expect(response.cost.queries, path).toBe(1);
       }
     }
-  });
+  }, 60_000);
 });

@@ -147,13 +147,15 @@ export async function api(method: string, path: string, options: RequestOptions 
   const response = await exports.default.fetch(
     new Request(`http://localhost${path}`, { method, headers, body }),
   );
-  const text = await response.text();
+  // Decoded as UTF-8 whatever the type (a download's NDJSON or CSV too).
+  const text = new TextDecoder().decode(await response.arrayBuffer());
+  const isJson = response.headers.get("Content-Type")?.startsWith("application/json") ?? false;
   return {
     status: response.status,
     headers: response.headers,
     text,
-    // Tests read bodies as the API's JSON; a non-JSON body fails the assertion that reads it.
-    body: (text ? JSON.parse(text) : null) as any,
+    // Tests read bodies as the API's JSON; a body of another type is null, and fails the assertion that reads it.
+    body: (text && isJson ? JSON.parse(text) : null) as any,
     cost: readCost(response.headers),
   };
 }

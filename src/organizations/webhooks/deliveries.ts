@@ -3,7 +3,7 @@ import { activityLog, users, webhookDeliveries, webhooks } from "../../db/schema
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
 import { activityStatement } from "../../platform/activity-log/record";
 import { forEachOrganization } from "../../platform/background";
-import { chunkForInsert, createDatabase, D1Meter, type Database } from "../../platform/db";
+import { chunkForInsert, primaryDatabase, type Database } from "../../platform/db";
 import type { Bindings } from "../../platform/env";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { loadKeyring, unseal } from "../../platform/secrets";
@@ -32,7 +32,6 @@ export const retryUntilFrom = (time: string) => new Date(Date.parse(time) + RETR
 /** A webhook whose every delivery failed for this long is disabled. */
 const DISABLE_AFTER_MS = 3 * 24 * 3_600_000;
 
-const primary = (env: Bindings) => createDatabase(env.DB.withSession("first-primary"), new D1Meter());
 
 const matches = (events: string[], event: string) => events.includes("*") || events.includes(event);
 
@@ -112,7 +111,7 @@ async function enqueuePass(env: Bindings, db: Database, organizationId: string) 
 
 /** Registered with `onActivitySealed`: after every request that appended entries, and on the cron. */
 export async function enqueueAfterSeal(env: Bindings, organizationIds: string[]) {
-  const db = primary(env);
+  const db = primaryDatabase(env);
   await forEachOrganization("enqueue webhook deliveries", organizationIds, (organizationId) => enqueueDeliveries(env, db, organizationId));
 }
 
@@ -178,7 +177,7 @@ const backoffSeconds = (attempts: number) => Math.min(10 * 2 ** (attempts - 1), 
 
 /** Delivers one message's delivery; `retry` is asked for when the receiver failed within the window. */
 export async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
-  const db = primary(env);
+  const db = primaryDatabase(env);
   const [[row]] = await db.batch([
     db
       .select({ delivery: webhookDeliveries, webhook: webhooks, entry: activityLog, user: users })
@@ -289,7 +288,7 @@ const LOST_AFTER_MS = 15 * 60_000;
  * get their message again. A duplicate message finds the delivery done and is dropped.
  */
 export async function sweepWebhooks(env: Bindings) {
-  const db = primary(env);
+  const db = primaryDatabase(env);
   const [organizations, lost] = await db.batch([
     db.selectDistinct({ id: webhooks.organizationId }).from(webhooks).where(eq(webhooks.enabled, true)).limit(SWEEP_LIMIT),
     db

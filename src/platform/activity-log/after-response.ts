@@ -1,6 +1,6 @@
 import { createMiddleware } from "hono/factory";
 import { forEachOrganization, runEach } from "../background";
-import { createDatabase, D1Meter } from "../db";
+import { primaryDatabase } from "../db";
 import type { AppEnv, Bindings } from "../env";
 import { sealChain } from "./chain";
 import { organizationsAppendedBy } from "./record";
@@ -15,7 +15,7 @@ export function onActivitySealed(listener: SealedListener) {
 
 /** Seals the chains of these organizations at the primary, then tells the listeners. */
 export async function sealOrganizations(env: Bindings, organizationIds: string[]) {
-  const db = createDatabase(env.DB.withSession("first-primary"), new D1Meter());
+  const db = primaryDatabase(env);
   await forEachOrganization("seal activity log", organizationIds, (organizationId) => sealChain(db, organizationId));
   await runEach("after activity sealed", sealedListeners, (listener) => listener(env, organizationIds), () => ({}));
 }

@@ -12,11 +12,12 @@ export const GENESIS_HASH = "0".repeat(64);
 const SEAL_BATCH = 200;
 
 /**
- * What an entry's hash covers: every stored column but the hash, as JSON with the keys in
- * alphabetical order and `detail` as the exact text stored. Anyone holding the rows can recompute it.
+ * What an entry's hash covers: every stored column but the hash, with the keys in alphabetical
+ * order and `detail` as the exact text stored. Exports carry these fields as they are, so that
+ * anyone holding them can recompute the hash (scripts/activity-export-chain.mjs does).
  */
-export function canonicalEntry(row: EntryRow): string {
-  return JSON.stringify({
+export function canonicalRecord(row: EntryRow) {
+  return {
     activity: row.activity,
     api_key_id: row.apiKeyId,
     created_at: row.createdAt,
@@ -31,8 +32,11 @@ export function canonicalEntry(row: EntryRow): string {
     scope: row.scope,
     seq: row.seq,
     user_id: row.userId,
-  });
+  };
 }
+
+/** The canonical record as the JSON text hashed. */
+export const canonicalEntry = (row: EntryRow): string => JSON.stringify(canonicalRecord(row));
 
 /** `hash` = SHA-256 (hex) of the previous entry's hash followed by the entry's canonical JSON. */
 export const entryHash = (previousHash: string, row: EntryRow) => sha256Hex(previousHash + canonicalEntry(row));
@@ -129,4 +133,19 @@ export async function organizationsWithUnsealedEntries(db: Database, limit: numb
     .where(isNull(activityLog.hash))
     .limit(limit);
   return rows.map((row) => row.organizationId);
+}
+
+/**
+ * The hash an entry's own is computed from: the previous entry's (`previousEntryHash`, when it is
+ * kept), else the anchor's or the genesis hash for the first entry kept. Null when the previous
+ * entry is missing: the chain is broken there, and whoever verifies it will see so.
+ */
+export function previousHashOf(
+  seq: number,
+  previousEntryHash: string | null | undefined,
+  anchor: { seq: number; hash: string } | undefined,
+): string | null {
+  if (previousEntryHash) return previousEntryHash;
+  const start = startOf(anchor);
+  return seq === start.seq + 1 ? start.hash : null;
 }

@@ -1,0 +1,79 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { Context } from "hono";
+import { activityLogExports, users } from "../../db/schema";
+import { lastSeqAtOrBefore } from "../../platform/activity-log/activity-log.queries";
+import type { Database } from "../../platform/db";
+import type { AppEnv } from "../../platform/env";
+import type { OrganizationRef } from "../../platform/organization-context";
+import { publicUrl } from "../../platform/public-url";
+import { toUserBasic } from "../../users/user-basic";
+import type { ActivityLogExport } from "./exports.schema";
+
+export type ExportRow = typeof activityLogExports.$inferSelect;
+type UserRow = typeof users.$inferSelect;
+
+/** The path of an export's file, downloaded through the API. */
+export const downloadPath = (row: ExportRow) => `/api/organizations/${row.organizationId}/activity_log/exports/${row.id}/download`;
+
+/** Where part `part` of an export is kept in the bucket: one object per part, in order. */
+export const partKey = (row: Pick<ExportRow, "organizationId" | "id" | "format">, part: number) =>
+  `${row.organizationId}/${row.id}/part-${String(part).padStart(6, "0")}.${row.format}`;
+
+export function toExport(c: Context<AppEnv>, row: ExportRow, createdBy: UserRow | null): ActivityLogExport {
+  return {
+    id: row.id,
+    status: row.status as ActivityLogExport["status"],
+    format: row.format as ActivityLogExport["format"],
+    from: row.fromTime,
+    to: row.toTime,
+    scopes: row.scopes,
+    entries: row.entries,
+    parts: row.parts,
+    bytes: row.bytes,
+    error: row.error,
+    created_by: createdBy ? toUserBasic(createdBy) : null,
+    created_at: row.createdAt,
+    completed_at: row.completedAt,
+    download_url: row.status === "succeeded" ? publicUrl(c, downloadPath(row)).toString() : null,
+  };
+}
+
+/** The millisecond before a time: the list's `before` and the exports' bounds exclude their own millisecond's end. */
+const justBefore = (time: string) => new Date(Date.parse(time) - 1).toISOString();
+
+export type NewExport = Pick<ExportRow, "id" | "organizationId" | "createdById" | "format" | "scopes"> & { from: string; to: string };
+
+/**
+ * The export's row, its range of `seq` fixed now from its times (entries take their number and
+ * their time together, so a time range is a range of numbers: one probe of the time index each).
+ * Its cursor starts before the range.
+ */
+export function insertExport(db: Database, input: NewExport, now: string) {
+  const beforeRange = lastSeqAtOrBefore(input.organizationId, justBefore(input.from));
+  return db
+    .insert(activityLogExports)
+    .values({
+      id: input.id,
+      organizationId: input.organizationId,
+      createdById: input.createdById,
+      format: input.format,
+      fromTime: new Date(input.from).toISOString(),
+      toTime: new Date(input.to).toISOString(),
+      scopes: input.scopes,
+      firstSeq: sql`${beforeRange} + 1`,
+      lastSeq: lastSeqAtOrBefore(input.organizationId, justBefore(input.to)),
+      status: "pending",
+      cursorSeq: beforeRange,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+}
+
+/** An export of the organization, with its creator. */
+export const selectExport = (db: Database, organizationId: OrganizationRef, id: string) =>
+  db
+    .select({ row: activityLogExports, createdBy: users })
+    .from(activityLogExports)
+    .leftJoin(users, eq(users.id, activityLogExports.createdById))
+    .where(and(eq(activityLogExports.organizationId, organizationId), eq(activityLogExports.id, id)));

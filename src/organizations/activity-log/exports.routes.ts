@@ -1,0 +1,50 @@
+import { z } from "@hono/zod-openapi";
+import { MembershipLevel } from "../../platform/levels";
+import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { noStore } from "../../platform/response-headers";
+import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
+import { ActivityLogExport, ActivityLogExportInput } from "./exports.schema";
+
+const collection = "/api/organizations/{organization_id}/activity_log/exports";
+const ExportParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Export id." }) });
+
+// Exports are of the organization-wide log: for its admins and owners, as the log itself is.
+const common = { scope: "activity_log:read" as const, level: MembershipLevel.admin, tags: ["activity log"] };
+
+export const createExport = apiRoute({
+  ...common,
+  middleware: [resolveOrganization],
+  method: "post",
+  path: collection,
+  summary: "Export the log between two times, as NDJSON or CSV, built in the background",
+  description:
+    "Answers 202 at once; the export is then written in parts of at most 1,000 entries. Each exported entry carries its `seq`, `hash`, `previous_hash` and every field its hash covers, so that `scripts/verify-activity-export.mjs` verifies it offline.",
+  request: { params: OrganizationParams, body: jsonBody(ActivityLogExportInput) },
+  responses: { 202: json(ActivityLogExport, "The export, pending") },
+});
+
+export const retrieveExport = apiRoute({
+  ...common,
+  middleware: [deferOrganization],
+  method: "get",
+  path: `${collection}/{id}`,
+  summary: "An export's progress, and its download link once it succeeded",
+  request: { params: ExportParams },
+  responses: { 200: json(ActivityLogExport, "The export") },
+});
+
+const file = { schema: z.string().openapi({ example: '{"activity":"joined","...":"..."}\n' }) };
+
+export const downloadExport = apiRoute({
+  ...common,
+  middleware: [deferOrganization, noStore],
+  method: "get",
+  path: `${collection}/{id}/download`,
+  operationId: "organizations_activity_log_exports_download_retrieve",
+  summary: "Download a finished export: its parts streamed from storage in order, as one file",
+  request: { params: ExportParams },
+  responses: {
+    200: { description: "The export's file", content: { "application/x-ndjson": file, "text/csv": file } },
+    409: { ...conflictResponse, description: "The export has not succeeded (yet)." },
+  },
+});

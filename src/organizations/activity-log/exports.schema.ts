@@ -1,0 +1,41 @@
+import { z } from "@hono/zod-openapi";
+import { EXPORT_FORMATS } from "../../platform/activity-log/export-format";
+import { ACTIVITY_SCOPES } from "../../platform/activity-log/vocabulary";
+import { UserBasic } from "../../users/user-basic";
+
+const time = (description: string) => z.string().datetime({ offset: true }).openapi({ description, example: "2026-01-01T00:00:00Z" });
+
+export const ActivityLogExportInput = z
+  .object({
+    from: time("The first time exported (inclusive)."),
+    to: time("Where the export ends (exclusive); entries after the export is created are never in it."),
+    format: z.enum(EXPORT_FORMATS).default("ndjson").openapi({ description: "`ndjson`: a JSON object per line; `csv`: a header, then a row per entry." }),
+    scopes: z
+      .array(z.enum(ACTIVITY_SCOPES as [string, ...string[]]))
+      .min(1)
+      .max(ACTIVITY_SCOPES.length)
+      .optional()
+      .openapi({ description: "Only entries of these scopes; every scope when absent." }),
+  })
+  .refine((input) => Date.parse(input.from) < Date.parse(input.to), { path: ["to"], message: "Must be after `from`." })
+  .openapi("ActivityLogExportInput");
+
+export const ActivityLogExport = z
+  .object({
+    id: z.string().uuid(),
+    status: z.enum(["pending", "running", "succeeded", "failed"]),
+    format: z.enum(EXPORT_FORMATS),
+    from: z.string(),
+    to: z.string(),
+    scopes: z.array(z.string()).nullable(),
+    entries: z.number().int().openapi({ description: "Entries written so far." }),
+    parts: z.number().int().openapi({ description: "Parts written so far (at most 1,000 entries each)." }),
+    bytes: z.number().int().openapi({ description: "The download's size so far." }),
+    error: z.string().nullable().openapi({ description: "Why a `failed` export stopped." }),
+    created_by: UserBasic.nullable(),
+    created_at: z.string(),
+    completed_at: z.string().nullable(),
+    download_url: z.string().nullable().openapi({ description: "Once `succeeded`: the file, streamed, with the same key." }),
+  })
+  .openapi("ActivityLogExport");
+export type ActivityLogExport = z.infer<typeof ActivityLogExport>;

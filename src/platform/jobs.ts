@@ -1,0 +1,12 @@
+/**
+ * Background work too large for one invocation is done in bounded steps, one message of the
+ * `BACKGROUND_JOBS` queue per step: each step does its share, records how far it went, and sends
+ * the message of the next step. Steps are at-least-once: one that runs twice finds its share
+ * recorded and does nothing (see each job).
+ */
+export type BackgroundJob =
+  /** Writes part `part` of an activity-log export. */
+  { kind: "export_part"; exportId: string; part: number };
+
+/** What a step tells the consumer: done (ack), or to be run again after `delaySeconds`. */
+export type StepOutcome = { retryAfterSeconds?: number };
