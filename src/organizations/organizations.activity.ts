@@ -10,6 +10,7 @@ export const organizationActivity = resourceActivity("Organization", {
     "members_can_invite",
     "members_can_use_personal_api_keys",
     "allow_publicly_shared_resources",
+    "activity_log_retention_days",
   ],
 });
 
@@ -21,6 +22,7 @@ type OrganizationSettings = {
   membersCanInvite: boolean;
   membersCanUsePersonalApiKeys: boolean;
   allowPubliclySharedResources: boolean;
+  activityLogRetentionDays: number | null;
 };
 
 /** The settings a PATCH can change, as the API names them. */
@@ -32,6 +34,7 @@ export const trackedOrganizationFields = (organization: OrganizationSettings): R
   members_can_invite: organization.membersCanInvite,
   members_can_use_personal_api_keys: organization.membersCanUsePersonalApiKeys,
   allow_publicly_shared_resources: organization.allowPubliclySharedResources,
+  activity_log_retention_days: organization.activityLogRetentionDays,
 });
 
 export const organizationItem = (organization: { id: string; name: string }) => ({

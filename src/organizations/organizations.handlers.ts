@@ -29,6 +29,7 @@ import type {
 import { toOrganization } from "./organizations.schema";
 import { membershipActivity } from "./members/members.activity";
 import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
+import { assertRetentionDays } from "../platform/activity-log/retention";
 import { organizationActivity, organizationItem, trackedOrganizationFields } from "./organizations.activity";
 import { DEFAULT_PROJECT_NAME, insertProjectStatements } from "./projects/projects.queries";
 import { ProjectInput, toProjectListItem } from "./projects/projects.schema";
@@ -112,6 +113,7 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
   const { db, actor, organization: current } = c.var;
   const organizationId = current.id;
   const input = c.req.valid("json");
+  if (typeof input.activity_log_retention_days === "number") assertRetentionDays(input.activity_log_retention_days, c.env.ACTIVITY_LOG_RETENTION_DAYS);
   const before = trackedOrganizationFields(current);
   const entry = organizationActivity.changed(
     c,

@@ -135,6 +135,7 @@ export function updateOrganizationSettings(db: Database, organizationId: string,
       membersCanInvite: input.members_can_invite,
       membersCanUsePersonalApiKeys: input.members_can_use_personal_api_keys,
       allowPubliclySharedResources: input.allow_publicly_shared_resources,
+      activityLogRetentionDays: input.activity_log_retention_days,
       updatedAt: nowIso(),
     })
     .where(eq(organizations.id, organizationId));

@@ -66,6 +66,7 @@ export type OrganizationContext = {
   isMemberJoinEmailEnabled: boolean;
   enforce2fa: boolean | null;
   allowPubliclySharedResources: boolean;
+  activityLogRetentionDays: number | null;
 };
 
 /** The project (environment) named in the path and the caller's rights in it. */

@@ -147,6 +147,7 @@ const organizationWithMembership = {
   isMemberJoinEmailEnabled: organizations.isMemberJoinEmailEnabled,
   enforce2fa: organizations.enforce2fa,
   allowPubliclySharedResources: organizations.allowPubliclySharedResources,
+  activityLogRetentionDays: organizations.activityLogRetentionDays,
 };
 
 /**

@@ -32,6 +32,7 @@ export function expectedOrganization(
     members_can_invite: true,
     members_can_use_personal_api_keys: true,
     allow_publicly_shared_resources: true,
+    activity_log_retention_days: null,
     member_count: fields.memberCount ?? 1,
     is_ai_data_processing_approved: null,
     default_experiment_stats_method: null,
