@@ -1,10 +1,12 @@
-import { deliverBatch, type DeliveryMessage } from "./organizations/webhooks/deliveries";
+import { deliverBatch, recordDeadLetters, type DeliveryMessage } from "./organizations/webhooks/deliveries";
 import { failExport, writeExportPart } from "./organizations/activity-log/exports.job";
+import { recoverStep } from "./organizations/webhooks/recoveries";
 import type { Bindings } from "./platform/env";
 import type { BackgroundJob, StepOutcome } from "./platform/jobs";
 
 /** The queues this Worker consumes (wrangler.toml), told apart by name; an environment's names keep these prefixes. */
 const BACKGROUND_JOBS_QUEUE = "background-jobs";
+const DEAD_LETTERS_QUEUE = "webhook-deliveries-dead-letters";
 
 /** Attempts of a step (the consumer's `max_retries` + 1): after the last, the job gives up. */
 const STEP_ATTEMPTS = 6;
@@ -14,6 +16,8 @@ function step(env: Bindings, job: BackgroundJob): Promise<StepOutcome> {
   switch (job.kind) {
     case "export_part":
       return writeExportPart(env, job);
+    case "recover_deliveries":
+      return recoverStep(env, job);
   }
 }
 
@@ -22,6 +26,9 @@ function giveUp(env: Bindings, job: BackgroundJob, error: Error): Promise<void> 
   switch (job.kind) {
     case "export_part":
       return failExport(env, job, error);
+    // The deliveries not reached stay failed: the recovery can be asked again.
+    case "recover_deliveries":
+      return Promise.resolve();
   }
 }
 
@@ -39,8 +46,10 @@ async function runStep(env: Bindings, message: Message<BackgroundJob>) {
   }
 }
 
-/** The queue handler: webhook deliveries, and background jobs' steps, each message on its own. */
+/** The queue handler: webhook deliveries and their dead letters, and background jobs' steps. */
 export async function consumeQueue(batch: MessageBatch<unknown>, env: Bindings) {
+  // Before the deliveries: their dead-letter queue's name starts with theirs.
+  if (batch.queue.startsWith(DEAD_LETTERS_QUEUE)) return recordDeadLetters(batch as MessageBatch<DeliveryMessage>, env);
   if (batch.queue.startsWith(BACKGROUND_JOBS_QUEUE)) {
     await Promise.all((batch as MessageBatch<BackgroundJob>).messages.map((message) => runStep(env, message)));
     return;

@@ -6,7 +6,9 @@
  */
 export type BackgroundJob =
   /** Writes part `part` of an activity-log export. */
-  { kind: "export_part"; exportId: string; part: number };
+  | { kind: "export_part"; exportId: string; part: number }
+  /** Sends again a webhook's next failed deliveries created in [since, until), after `afterPosition` in its list. */
+  | { kind: "recover_deliveries"; webhookId: string; since: string; until: string; afterPosition: number };
 
 /** What a step tells the consumer: done (ack), or to be run again after `delaySeconds`. */
 export type StepOutcome = { retryAfterSeconds?: number };

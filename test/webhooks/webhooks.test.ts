@@ -8,81 +8,19 @@ import worker from "../../src/index";
 import { inJsonList } from "../../src/platform/db";
 import { MembershipLevel } from "../../src/platform/levels";
 import { loadKeyring, seal } from "../../src/platform/secrets";
+import { DELIVERY_ATTEMPTS } from "../../src/organizations/webhooks/retry-schedule";
 import { secretContext } from "../../src/organizations/webhooks/webhook-secrets";
+import wranglerToml from "../../wrangler.toml?raw";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
+import { consume, eventually, receiver, RECEIVER, seedPendingDelivery, subscribe, webhooksPath, type Organization } from "../support/webhooks";
 import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../support/harness";
 
-const RECEIVER = "http://receiver.test/hook";
 const insecureAtStart = env.WEBHOOKS_ALLOW_INSECURE;
 
 afterEach(() => {
   env.WEBHOOKS_ALLOW_INSECURE = insecureAtStart;
   vi.restoreAllMocks();
 });
-
-type Organization = Awaited<ReturnType<typeof setupOrganization>>;
-const webhooksPath = (organization: Organization) => `/api/organizations/${organization.organization.id}/webhooks`;
-
-async function subscribe(organization: Organization, body: Record<string, unknown> = {}) {
-  const response = await api("POST", webhooksPath(organization), {
-    key: organization.key,
-    body: { url: RECEIVER, events: ["OrganizationMembership.updated"], ...body },
-  });
-  expect(response.status).toBe(201);
-  return response.body as { id: string; secret: string };
-}
-
-type Received = { url: string; headers: Record<string, string>; body: string };
-
-/** The receivers: capture what is posted to them and answer `status`. */
-function receiver(status: number) {
-  const received: Received[] = [];
-  vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
-    const request = new Request(input, init);
-    received.push({ url: request.url, headers: Object.fromEntries(request.headers), body: await request.text() });
-    return new Response(status === 200 ? "ok" : "receiver down", { status });
-  });
-  return received;
-}
-
-async function eventually<T>(read: () => Promise<T | undefined>): Promise<T> {
-  for (let attempt = 0; attempt < 100; attempt += 1) {
-    const value = await read();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("never happened");
-}
-
-/** An entry and its pending delivery written directly, so that only the test's own consumer call delivers it. */
-async function seedPendingDelivery(organization: Organization, webhookId: string) {
-  const entryId = crypto.randomUUID();
-  await db.insert(schema.activityLog).values({
-    id: entryId,
-    organizationId: organization.organization.id,
-    seq: 1000,
-    isSystem: true,
-    activity: "updated",
-    scope: "Organization",
-    itemId: organization.organization.id,
-    detail: JSON.stringify({ name: "Acme", changes: null, context: null }),
-    createdAt: new Date().toISOString(),
-    hash: "0".repeat(64),
-  });
-  const deliveryId = crypto.randomUUID();
-  const now = new Date().toISOString();
-  await db.insert(schema.webhookDeliveries).values({
-    id: deliveryId,
-    webhookId,
-    entryId,
-    event: "Organization.updated",
-    status: "pending",
-    retryUntil: new Date(Date.now() + 3_600_000).toISOString(),
-    createdAt: now,
-    updatedAt: now,
-  });
-  return deliveryId;
-}
 
 describe("webhook subscriptions", () => {
   it("shows the signing secret once, at creation and rotation, and records the changes without it", async () => {
@@ -100,6 +38,7 @@ describe("webhook subscriptions", () => {
       enabled: true,
       description: "CRM sync",
       created_by: userBasic(organization.owner),
+      previous_secret_expires_at: null,
       created_at: expect.stringMatching(ISO_TIMESTAMP),
       updated_at: expect.stringMatching(ISO_TIMESTAMP),
     };
@@ -301,8 +240,8 @@ describe("deliveries", () => {
       created_at: expect.stringMatching(ISO_TIMESTAMP),
       updated_at: expect.stringMatching(ISO_TIMESTAMP),
     });
-    // Other tests' receivers may still be answered by the queue meanwhile: this one's posts only.
-    const posts = received.filter((post) => post.url === RECEIVER);
+    // Other tests' deliveries (retried 5 s after a failure) may reach this receiver meanwhile: this one's posts only.
+    const posts = received.filter((post) => post.headers["webhook-id"] === delivery.id);
     expect(posts).toHaveLength(1);
     const [post] = posts;
     expect(post!.headers["webhook-id"]).toBe(delivery.id);
@@ -323,46 +262,131 @@ describe("deliveries", () => {
     expect((await api("GET", deliveriesPath, { key: organization.key })).body.count).toBe(1);
   });
 
-  it("retries a failing receiver with a delay, then gives up after 24 hours", async () => {
+  it("retries a failing receiver on the schedule, then dead-letters it: failed, listed, redelivered", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"], enabled: true });
     const deliveryId = await seedPendingDelivery(organization, id);
     receiver(500);
-    const consume = async () => {
-      const batch = createMessageBatch("webhook-deliveries", [{ id: "message", timestamp: new Date(), attempts: 1, body: { deliveryId } }]);
-      await worker.queue(batch, env);
-      return getQueueResult(batch, createExecutionContext());
-    };
-    const first = await consume();
-    expect(first.retryMessages.map((message) => message.msgId)).toEqual(["message"]);
-    const [pending] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
-    expect(pending).toMatchObject({ status: "pending", attempts: 1, lastStatusCode: 500, lastError: "receiver down" });
-    // The next attempt waits: 10 s and a jitter after the first failure.
-    expect(Date.parse(pending!.nextAttemptAt!) - Date.now()).toBeGreaterThan(5_000);
+    const delays: (number | undefined)[] = [];
+    for (let attempt = 1; attempt <= DELIVERY_ATTEMPTS; attempt += 1) {
+      const result = await consume(deliveryId, attempt);
+      expect(result.retryMessages.map((message) => message.msgId), `attempt ${attempt}`).toEqual(["message"]);
+      delays.push(result.retryDelay);
+      if (attempt === 1) {
+        const [pending] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
+        expect(pending).toMatchObject({ status: "pending", attempts: 1, lastStatusCode: 500, lastError: "receiver down" });
+        expect(Date.parse(pending!.nextAttemptAt!) - Date.now()).toBeGreaterThan(3_000);
+      }
+    }
+    // Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; the last retry has no delay: Queues moves it to the dead letters.
+    expect(delays).toEqual([5, 300, 1_800, 7_200, 18_000, 36_000, 36_000, undefined]);
+    const [exhausted] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
+    expect(exhausted).toMatchObject({ status: "pending", attempts: DELIVERY_ATTEMPTS, nextAttemptAt: null });
+    // As many attempts as the consumer lets Queues make before the dead-letter queue.
+    expect(wranglerToml).toMatch(new RegExp(`queue = "webhook-deliveries"\\n(.+\\n)*?max_retries = ${DELIVERY_ATTEMPTS - 1}\\ndead_letter_queue = "webhook-deliveries-dead-letters"`));
 
-    await db
-      .update(schema.webhookDeliveries)
-      .set({ retryUntil: new Date(Date.now() - 1000).toISOString() })
-      .where(eq(schema.webhookDeliveries.id, deliveryId));
-    const last = await consume();
-    expect(last.explicitAcks).toEqual(["message"]);
-    const [failed] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
-    expect(failed).toMatchObject({ status: "failed", attempts: 2, lastStatusCode: 500, nextAttemptAt: null });
-
-    // Redelivered once the receiver is back: the same webhook-id, a new day of retries.
-    const received = receiver(200);
+    const warnings = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    const deadLetters = createMessageBatch("webhook-deliveries-dead-letters", [
+      { id: "dead", timestamp: new Date(), attempts: 1, body: { deliveryId } },
+      { id: "duplicate", timestamp: new Date(), attempts: 1, body: { deliveryId } },
+    ]);
+    await worker.queue(deadLetters, env);
+    expect((await getQueueResult(deadLetters, createExecutionContext())).ackAll).toBe(true);
+    expect(warnings.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([
+      { level: "warn", task: "webhook dead letter", delivery_id: deliveryId, webhook_id: id, attempts: DELIVERY_ATTEMPTS },
+    ]);
     const deliveriesPath = `${webhooksPath(organization)}/${id}/deliveries`;
+    const failed = await api("GET", `${deliveriesPath}?status=failed`, { key: organization.key });
+    expect(failed.body).toEqual({
+      count: 1,
+      next: null,
+      previous: null,
+      results: [
+        {
+          id: deliveryId,
+          entry_id: expect.stringMatching(UUID),
+          event: "Organization.updated",
+          status: "failed",
+          attempts: DELIVERY_ATTEMPTS,
+          last_status_code: 500,
+          last_error: "receiver down",
+          next_attempt_at: null,
+          created_at: expect.stringMatching(ISO_TIMESTAMP),
+          updated_at: expect.stringMatching(ISO_TIMESTAMP),
+        },
+      ],
+    });
+    // The webhook's own Webhook.created delivery, on the real queue, is pending meanwhile: only it.
+    const pending = (await api("GET", `${deliveriesPath}?status=pending`, { key: organization.key })).body;
+    expect(pending.results.map((delivery: { event: string; status: string }) => [delivery.event, delivery.status])).toEqual([["Webhook.created", "pending"]]);
+    expect(pending.count).toBe(1);
+    expect((await api("GET", `${deliveriesPath}?status=lost`, { key: organization.key })).body).toMatchObject({ type: "validation_error", attr: "status" });
+
+    // Redelivered once the receiver is back: the same webhook-id, the schedule from its start.
+    const received = receiver(200);
     const again = await api("POST", `${deliveriesPath}/${deliveryId}/redeliver`, { key: organization.key });
     expect(again.status).toBe(202);
-    expect(again.body).toMatchObject({ id: deliveryId, status: "pending", attempts: 2 });
+    expect(again.body).toMatchObject({ id: deliveryId, status: "pending", attempts: DELIVERY_ATTEMPTS });
     const done = await eventually(async () => {
       const { results } = (await api("GET", deliveriesPath, { key: organization.key })).body;
       const row = results.find((candidate: { id: string }) => candidate.id === deliveryId);
       return row.status === "succeeded" ? row : undefined;
     });
-    expect(done).toMatchObject({ id: deliveryId, attempts: 3, last_status_code: 200, last_error: null });
+    expect(done).toMatchObject({ id: deliveryId, attempts: DELIVERY_ATTEMPTS + 1, last_status_code: 200, last_error: null });
     expect(received.filter((post) => post.headers["webhook-id"] === deliveryId)).toHaveLength(1);
     expectError(await api("POST", `${deliveriesPath}/${crypto.randomUUID()}/redeliver`, { key: organization.key }), 404, NOT_FOUND);
+  });
+
+  it("honours a 429's or 503's Retry-After within the schedule: a longer wait, never past Queues' 12 hours", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"] });
+    const deliveryId = await seedPendingDelivery(organization, id);
+    const answer = (status: number, retryAfter: string) =>
+      vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("slow down", { status, headers: { "Retry-After": retryAfter } }));
+    const delayOf = async (attempt: number) => (await consume(deliveryId, attempt)).retryDelay;
+    answer(429, "120");
+    expect(await delayOf(1)).toBe(120);
+    answer(503, new Date(Date.now() + 3_600_000).toUTCString());
+    expect(await delayOf(2)).toBeGreaterThanOrEqual(3_598);
+    answer(503, "999999");
+    expect(await delayOf(3)).toBe(43_200);
+    // A shorter Retry-After does not shorten the step; a 500's is not read.
+    answer(429, "1");
+    expect(await delayOf(4)).toBe(7_200);
+    answer(500, "99999");
+    expect(await delayOf(5)).toBe(18_000);
+    const [delivery] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
+    expect(delivery).toMatchObject({ status: "pending", attempts: 5, lastStatusCode: 500 });
+  });
+
+  it("disables the webhook at once when the receiver answers 410 Gone, and the log says why", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"] });
+    const deliveryId = await seedPendingDelivery(organization, id);
+    receiver(410);
+    const result = await consume(deliveryId, 1);
+    expect(result.explicitAcks).toEqual(["message"]);
+    const webhook = await api("GET", `${webhooksPath(organization)}/${id}`, { key: organization.key });
+    expect(webhook.body.enabled).toBe(false);
+    const { results } = (await api("GET", `${webhooksPath(organization)}/${id}/deliveries`, { key: organization.key })).body;
+    expect(results.find((delivery: { id: string }) => delivery.id === deliveryId)).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      last_status_code: 410,
+      next_attempt_at: null,
+    });
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?activity=disabled`, { key: organization.key });
+    expect(log.body.results).toEqual([
+      expect.objectContaining({
+        scope: "Webhook",
+        activity: "disabled",
+        item_id: id,
+        is_system: true,
+        user: null,
+        api_key_id: null,
+        detail: expect.objectContaining({ name: RECEIVER, context: { reason: "The receiver answered 410 Gone." } }),
+      }),
+    ]);
   });
 
   it("disables a webhook whose deliveries have all failed for 3 days, and the log says so", async () => {

@@ -1,14 +1,13 @@
-import { and, asc, eq, gt, isNotNull, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { activityLog, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
 import { activityStatement } from "../../platform/activity-log/record";
 import { forEachOrganization } from "../../platform/background";
-import { chunkForInsert, primaryDatabase, type Database } from "../../platform/db";
+import { chunkForInsert, inJsonList, primaryDatabase, type Database } from "../../platform/db";
 import type { Bindings } from "../../platform/env";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { loadKeyring, unseal } from "../../platform/secrets";
-import { secretContext } from "./webhook-secrets";
-import { insecureReceiversAllowed, receiverHostAllowed } from "./webhook-urls";
+import { post, signedHeaders, signingSecrets, type Attempt } from "./receiver";
+import { delayAfter, RETRY_DELAYS_SECONDS } from "./retry-schedule";
 
 export type DeliveryMessage = { deliveryId: string };
 
@@ -20,15 +19,12 @@ export type DeliveryMessage = { deliveryId: string };
 const ENTRIES_PER_PASS = 20;
 const PASSES_PER_RUN = 25;
 /** Queues take at most 100 messages per `sendBatch`. */
-const MESSAGES_PER_SEND = 100;
-/** A delivery is retried for a day after it was created, then `failed`. */
-const RETRY_WINDOW_MS = 24 * 3_600_000;
-const TIMEOUT_MS = 10_000;
-/** What is kept of a receiver's answer, for `last_error`. */
-const MAX_RESPONSE_BYTES = 64 * 1024;
+export const MESSAGES_PER_SEND = 100;
+/** How long the retry schedule lasts, from a delivery's first attempt (Retry-After aside). */
+const SCHEDULE_MS = RETRY_DELAYS_SECONDS.reduce((sum, delay) => sum + delay, 0) * 1000;
 
-/** When retries of a delivery made (or redelivered) at `time` stop. */
-export const retryUntilFrom = (time: string) => new Date(Date.parse(time) + RETRY_WINDOW_MS).toISOString();
+/** When the schedule of a delivery made (or redelivered) at `time` ends: written to `retryUntil`, for the record. */
+export const retryUntilFrom = (time: string) => new Date(Date.parse(time) + SCHEDULE_MS).toISOString();
 /** A webhook whose every delivery failed for this long is disabled. */
 const DISABLE_AFTER_MS = 3 * 24 * 3_600_000;
 
@@ -47,7 +43,7 @@ export async function enqueueDeliveries(env: Bindings, db: Database, organizatio
 }
 
 /** One queue message per delivery, in sends Queues accept. */
-async function sendDeliveryMessages(env: Bindings, deliveryIds: string[]) {
+export async function sendDeliveryMessages(env: Bindings, deliveryIds: string[]) {
   for (let start = 0; start < deliveryIds.length; start += MESSAGES_PER_SEND) {
     const ids = deliveryIds.slice(start, start + MESSAGES_PER_SEND);
     await env.WEBHOOK_DELIVERIES.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
@@ -115,67 +111,40 @@ export async function enqueueAfterSeal(env: Bindings, organizationIds: string[])
   await forEachOrganization("enqueue webhook deliveries", organizationIds, (organizationId) => enqueueDeliveries(env, db, organizationId));
 }
 
-function base64(bytes: ArrayBuffer): string {
-  return btoa(String.fromCharCode(...new Uint8Array(bytes)));
-}
+type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+type WebhookRow = typeof webhooks.$inferSelect;
 
 /**
- * Standard Webhooks' signature: HMAC-SHA256, keyed with the secret's bytes (the base64 after
- * `whsec_`), over `id.timestamp.body`, sent as `v1,<base64>`.
+ * What follows an attempt: success; `gone` (410: the receiver says it will never take one again);
+ * a retry after the schedule's next delay (a 429's or 503's Retry-After may lengthen it); or, past
+ * the schedule's last attempt, `exhausted`: the message goes to the dead-letter queue.
  */
-export async function signature(secret: string, id: string, timestamp: number, body: string): Promise<string> {
-  const keyBytes = Uint8Array.from(atob(secret.replace(/^whsec_/, "")), (character) => character.charCodeAt(0));
-  const key = await crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-  const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${timestamp}.${body}`));
-  return `v1,${base64(mac)}`;
+type Outcome = { kind: "succeeded" } | { kind: "gone" } | { kind: "retry"; delaySeconds: number } | { kind: "exhausted" };
+
+function outcomeOf(attempt: Attempt, attemptNumber: number): Outcome {
+  if (attempt.ok) return { kind: "succeeded" };
+  if (attempt.status === 410) return { kind: "gone" };
+  const delaySeconds = delayAfter(attemptNumber, attempt.retryAfterSeconds);
+  return delaySeconds === undefined ? { kind: "exhausted" } : { kind: "retry", delaySeconds };
 }
 
-/** At most `MAX_RESPONSE_BYTES` of a response body, never more held in memory. */
-async function readBounded(response: Response): Promise<string> {
-  const reader = response.body?.getReader();
-  if (!reader) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  while (size < MAX_RESPONSE_BYTES) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  await reader.cancel().catch(() => undefined);
-  const bytes = new Uint8Array(Math.min(size, MAX_RESPONSE_BYTES));
-  let offset = 0;
-  for (const chunk of chunks) {
-    const part = chunk.subarray(0, bytes.byteLength - offset);
-    bytes.set(part, offset);
-    offset += part.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
+/** The delivery after an attempt: still `pending` while the schedule goes on (dead letters are marked failed by their consumer). */
+function recordAttempt(db: Database, delivery: DeliveryRow, attempt: Attempt, outcome: Outcome, now: string) {
+  const status = outcome.kind === "succeeded" ? "succeeded" : outcome.kind === "gone" ? "failed" : "pending";
+  return db
+    .update(webhookDeliveries)
+    .set({
+      status,
+      attempts: delivery.attempts + 1,
+      lastStatusCode: attempt.status,
+      lastError: attempt.ok ? null : attempt.error,
+      nextAttemptAt: outcome.kind === "retry" ? new Date(Date.parse(now) + outcome.delaySeconds * 1000).toISOString() : null,
+      updatedAt: now,
+    })
+    .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending")));
 }
 
-type Attempt = { ok: true; status: number } | { ok: false; status: number | null; error: string };
-
-/** One POST to the receiver: no redirect followed, 10 s at most, a host resolving to a private address refused. */
-async function post(env: Bindings, url: string, headers: Record<string, string>, body: string): Promise<Attempt> {
-  if (!insecureReceiversAllowed(env) && !(await receiverHostAllowed(env, new URL(url).hostname))) {
-    return { ok: false, status: null, error: "The receiver's host does not resolve to a public address." };
-  }
-  try {
-    const response = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS) });
-    const text = await readBounded(response);
-    if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status };
-    return { ok: false, status: response.status, error: text.slice(0, 500) || `HTTP ${response.status}` };
-  } catch (error) {
-    // What went wrong (a timeout, a refused connection), never more than a line.
-    const reason = error instanceof Error ? `${error.name}: ${error.message}` : "fetch failed";
-    return { ok: false, status: null, error: reason.slice(0, 500) };
-  }
-}
-
-/** Exponential backoff with jitter: 10 s, 20 s, 40 s... capped at an hour. */
-const backoffSeconds = (attempts: number) => Math.min(10 * 2 ** (attempts - 1), 3600) + Math.floor(Math.random() * 10);
-
-/** Delivers one message's delivery; `retry` is asked for when the receiver failed within the window. */
+/** Delivers one message's delivery, then acks it or retries it as the schedule says (`message.attempts` is the attempt's number). */
 export async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
   const db = primaryDatabase(env);
   const [[row]] = await db.batch([
@@ -188,68 +157,66 @@ export async function deliver(env: Bindings, message: Message<DeliveryMessage>) 
       .where(eq(webhookDeliveries.id, message.body.deliveryId)),
   ]);
   if (!row || row.delivery.status !== "pending" || !row.webhook.enabled) return message.ack();
-  const secret = await unseal(await loadKeyring(env), row.webhook.sealedSecret, secretContext(row.webhook.id));
   const body = JSON.stringify(eventPayload(row.entry, row.user));
-  const timestamp = Math.floor(Date.now() / 1000);
-  const headers = {
-    "content-type": "application/json",
-    "webhook-id": row.delivery.id,
-    "webhook-timestamp": String(timestamp),
-    "webhook-signature": await signature(secret, row.delivery.id, timestamp, body),
-  };
+  const headers = await signedHeaders(await signingSecrets(env, row.webhook), row.delivery.id, body);
   const attempt = await post(env, row.webhook.url, headers, body);
-  const attempts = row.delivery.attempts + 1;
+  const outcome = outcomeOf(attempt, message.attempts);
   const now = nowIso();
-  const delaySeconds = backoffSeconds(attempts);
-  const status = attempt.ok ? "succeeded" : now >= row.delivery.retryUntil ? "failed" : "pending";
-  await db.batch([
-    db
-      .update(webhookDeliveries)
-      .set({
-        status,
-        attempts,
-        lastStatusCode: attempt.status,
-        lastError: attempt.ok ? null : attempt.error,
-        nextAttemptAt: status === "pending" ? new Date(Date.now() + delaySeconds * 1000).toISOString() : null,
-        updatedAt: now,
-      })
-      .where(and(eq(webhookDeliveries.id, row.delivery.id), eq(webhookDeliveries.status, "pending"))),
-    ...webhookHealth(db, row.webhook, attempt.ok, now),
-  ]);
-  if (status === "pending") message.retry({ delaySeconds });
+  await db.batch([recordAttempt(db, row.delivery, attempt, outcome, now), ...webhookHealth(db, row.webhook, attempt, now)]);
+  if (outcome.kind === "retry") message.retry({ delaySeconds: outcome.delaySeconds });
+  // Past `max_retries`, Queues moves the message to the dead-letter queue.
+  else if (outcome.kind === "exhausted") message.retry();
   else message.ack();
 }
 
 const SYSTEM = { userId: null, apiKeyId: null, isSystem: true, requestId: null };
 
-/**
- * A success clears `failingSince`; a failure sets it if unset. A webhook failing for 3 days is
- * disabled, and the activity log says so, in the same batch (the entry only if this disabled it).
- */
-function webhookHealth(db: Database, webhook: typeof webhooks.$inferSelect, succeeded: boolean, now: string) {
-  const ofWebhook = eq(webhooks.id, webhook.id);
-  if (succeeded) return [db.update(webhooks).set({ failingSince: null }).where(ofWebhook)];
-  const failingSince = webhook.failingSince ?? now;
-  if (Date.parse(now) - Date.parse(failingSince) < DISABLE_AFTER_MS) {
-    return [db.update(webhooks).set({ failingSince }).where(ofWebhook)];
-  }
+/** The webhook turned off by the service, and the log's `Webhook.disabled` saying why, only if this turned it off. */
+function disableWebhook(db: Database, webhook: WebhookRow, now: string, context: Record<string, unknown>) {
   return [
     db
       .update(webhooks)
       .set({ enabled: false, updatedAt: now })
-      .where(and(ofWebhook, eq(webhooks.enabled, true))),
-    activityStatement(db, SYSTEM, {
-      organizationId: webhook.organizationId,
-      scope: "Webhook",
-      activity: "disabled",
-      itemId: webhook.id,
-      name: webhook.url,
-      context: { reason: "Every delivery failed for 3 days.", failing_since: failingSince },
-    }),
+      .where(and(eq(webhooks.id, webhook.id), eq(webhooks.enabled, true))),
+    activityStatement(db, SYSTEM, { organizationId: webhook.organizationId, scope: "Webhook", activity: "disabled", itemId: webhook.id, name: webhook.url, context }),
   ];
 }
 
-/** A delivery sent again: pending, with a new day of retries, and a message on the queue. */
+/**
+ * A success clears `failingSince`; a failure sets it if unset. A receiver answering 410 Gone has
+ * its webhook disabled at once; one failing for 3 days too. Both in the attempt's batch.
+ */
+function webhookHealth(db: Database, webhook: WebhookRow, attempt: Attempt, now: string) {
+  const ofWebhook = eq(webhooks.id, webhook.id);
+  if (attempt.ok) return [db.update(webhooks).set({ failingSince: null }).where(ofWebhook)];
+  if (attempt.status === 410) return disableWebhook(db, webhook, now, { reason: "The receiver answered 410 Gone." });
+  const failingSince = webhook.failingSince ?? now;
+  if (Date.parse(now) - Date.parse(failingSince) < DISABLE_AFTER_MS) {
+    return [db.update(webhooks).set({ failingSince }).where(ofWebhook)];
+  }
+  return disableWebhook(db, webhook, now, { reason: "Every delivery failed for 3 days.", failing_since: failingSince });
+}
+
+/**
+ * The dead-letter queue's consumer: deliveries whose schedule is exhausted (or whose processing
+ * kept failing) are marked `failed`, in one statement for the batch, and each is a JSON line for
+ * the operator; the deliveries list shows them (`?status=failed`), and they can be redelivered.
+ * A duplicate finds its delivery no longer pending and changes nothing.
+ */
+export async function recordDeadLetters(batch: MessageBatch<DeliveryMessage>, env: Bindings) {
+  const db = primaryDatabase(env);
+  const failed = await db
+    .update(webhookDeliveries)
+    .set({ status: "failed", nextAttemptAt: null, updatedAt: nowIso() })
+    .where(and(inJsonList(webhookDeliveries.id, batch.messages.map((message) => message.body.deliveryId)), eq(webhookDeliveries.status, "pending")))
+    .returning({ id: webhookDeliveries.id, webhookId: webhookDeliveries.webhookId, attempts: webhookDeliveries.attempts });
+  for (const delivery of failed) {
+    console.warn(JSON.stringify({ level: "warn", task: "webhook dead letter", delivery_id: delivery.id, webhook_id: delivery.webhookId, attempts: delivery.attempts }));
+  }
+  batch.ackAll();
+}
+
+/** A delivery sent again: pending, with the retry schedule from its start, and a message on the queue. */
 export async function redeliver(env: Bindings, db: Database, webhookId: string, deliveryId: string) {
   const now = nowIso();
   const [delivery] = await db
@@ -262,18 +229,10 @@ export async function redeliver(env: Bindings, db: Database, webhookId: string, 
 }
 
 /** A `webhook.test` event, signed like every delivery and posted now; nothing is stored. */
-export async function sendTestEvent(env: Bindings, webhook: typeof webhooks.$inferSelect) {
-  const secret = await unseal(await loadKeyring(env), webhook.sealedSecret, secretContext(webhook.id));
+export async function sendTestEvent(env: Bindings, webhook: WebhookRow) {
   const id = uuid7();
   const body = JSON.stringify({ type: "webhook.test", webhook_id: webhook.id, organization_id: webhook.organizationId, created_at: nowIso() });
-  const timestamp = Math.floor(Date.now() / 1000);
-  const headers = {
-    "content-type": "application/json",
-    "webhook-id": id,
-    "webhook-timestamp": String(timestamp),
-    "webhook-signature": await signature(secret, id, timestamp, body),
-  };
-  const attempt = await post(env, webhook.url, headers, body);
+  const attempt = await post(env, webhook.url, await signedHeaders(await signingSecrets(env, webhook), id, body), body);
   return { id, ok: attempt.ok, status_code: attempt.status, error: attempt.ok ? null : attempt.error };
 }
 
@@ -281,14 +240,19 @@ export async function sendTestEvent(env: Bindings, webhook: typeof webhooks.$inf
 const SWEEP_LIMIT = 500;
 /** A pending delivery this late past its attempt time has lost its message. */
 const LOST_AFTER_MS = 15 * 60_000;
+/** A delivery exhausted this long ago and still pending has lost its dead letter. */
+const DEAD_LETTER_LOST_AFTER_MS = 60 * 60_000;
 
 /**
  * The cron's part of at-least-once: every organization with an enabled webhook gets an outbox
- * pass (entries a lost pass left behind), and pending deliveries long past their attempt time
- * get their message again. A duplicate message finds the delivery done and is dropped.
+ * pass (entries a lost pass left behind); pending deliveries long past their attempt time get
+ * their message again (a duplicate finds the delivery done and is dropped); an exhausted one whose
+ * dead letter never arrived is marked failed, as its consumer would have; and previous secrets
+ * past their overlap are dropped.
  */
 export async function sweepWebhooks(env: Bindings) {
   const db = primaryDatabase(env);
+  const now = nowIso();
   const [organizations, lost] = await db.batch([
     db.selectDistinct({ id: webhooks.organizationId }).from(webhooks).where(eq(webhooks.enabled, true)).limit(SWEEP_LIMIT),
     db
@@ -296,6 +260,20 @@ export async function sweepWebhooks(env: Bindings) {
       .from(webhookDeliveries)
       .where(and(eq(webhookDeliveries.status, "pending"), lt(webhookDeliveries.nextAttemptAt, new Date(Date.now() - LOST_AFTER_MS).toISOString())))
       .limit(SWEEP_LIMIT),
+    db
+      .update(webhookDeliveries)
+      .set({ status: "failed", updatedAt: now })
+      .where(
+        and(
+          eq(webhookDeliveries.status, "pending"),
+          isNull(webhookDeliveries.nextAttemptAt),
+          lt(webhookDeliveries.updatedAt, new Date(Date.now() - DEAD_LETTER_LOST_AFTER_MS).toISOString()),
+        ),
+      ),
+    db
+      .update(webhooks)
+      .set({ previousSealedSecret: null, previousSecretExpiresAt: null })
+      .where(sql`${webhooks.previousSecretExpiresAt} is not null and ${webhooks.previousSecretExpiresAt} <= ${now}`),
   ]);
   await forEachOrganization(
     "enqueue webhook deliveries",
@@ -310,4 +288,3 @@ export async function sweepWebhooks(env: Bindings) {
 export async function deliverBatch(batch: MessageBatch<DeliveryMessage>, env: Bindings) {
   await Promise.all(batch.messages.map((message) => deliver(env, message)));
 }
-

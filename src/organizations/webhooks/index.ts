@@ -4,6 +4,7 @@ import {
   deleteOrganizationWebhook,
   listOrganizationWebhooks,
   listWebhookDeliveries,
+  recoverWebhookDeliveries,
   redeliverWebhookDelivery,
   retrieveOrganizationWebhook,
   testWebhookReceiver,
@@ -15,6 +16,7 @@ import {
   deleteWebhook,
   listDeliveries,
   listWebhooks,
+  recoverDeliveries,
   redeliverDelivery,
   retrieveWebhook,
   rotateSecret,
@@ -31,4 +33,5 @@ export const organizationWebhooksRouter = createRouter()
   .openapi(rotateSecret, rotateWebhookSecret)
   .openapi(listDeliveries, listWebhookDeliveries)
   .openapi(redeliverDelivery, redeliverWebhookDelivery)
-  .openapi(testWebhook, testWebhookReceiver);
+  .openapi(testWebhook, testWebhookReceiver)
+  .openapi(recoverDeliveries, recoverWebhookDeliveries);

@@ -1,10 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { users, webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import type { AppEnv } from "../../platform/env";
-import { notFound, validationError } from "../../platform/errors";
+import { conflict, notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/organization-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
@@ -20,6 +20,7 @@ import type {
   listWebhooks,
   redeliverDelivery,
   retrieveWebhook,
+  recoverDeliveries,
   rotateSecret,
   testWebhook,
   updateWebhook,
@@ -94,17 +95,30 @@ export const deleteOrganizationWebhook: RouteHandler<typeof deleteWebhook, AppEn
   return c.body(null, 204);
 };
 
+/**
+ * A new secret; with an overlap, the one it replaces is kept (sealed, as it was) to sign too until
+ * the overlap ends, so that receivers can switch without losing a delivery. A rotation during an
+ * overlap keeps only the secret it replaces.
+ */
 export const rotateWebhookSecret: RouteHandler<typeof rotateSecret, AppEnv> = async (c) => {
+  const { overlap_seconds: overlap } = c.req.valid("json");
   const { webhook: current, createdBy } = webhookOfRequest(c);
   const { secret, sealedSecret } = await sealedNewSecret(c, current.id);
+  const now = nowIso();
   const [row] = await writeWithActivity(
     c.var.db,
     c.var.db
       .update(webhooks)
-      .set({ sealedSecret, updatedAt: nowIso() })
+      .set({
+        sealedSecret,
+        // SQLite computes every SET from the row before the update: this is the replaced secret.
+        previousSealedSecret: overlap > 0 ? sql`${webhooks.sealedSecret}` : null,
+        previousSecretExpiresAt: overlap > 0 ? new Date(Date.parse(now) + overlap * 1000).toISOString() : null,
+        updatedAt: now,
+      })
       .where(ofOrganization(current.organizationId, current.id))
       .returning(),
-    webhookActivity.record(c, "secret_rotated", webhookItem(current)),
+    webhookActivity.record(c, "secret_rotated", { ...webhookItem(current), context: { overlap_seconds: overlap } }),
   );
   if (!row) throw notFound();
   return c.json({ ...toWebhook(row, createdBy), secret }, 200);
@@ -112,7 +126,7 @@ export const rotateWebhookSecret: RouteHandler<typeof rotateSecret, AppEnv> = as
 
 export const listWebhookDeliveries: RouteHandler<typeof listDeliveries, AppEnv> = async (c) => {
   const page = readPage(c);
-  const result = await listDeliveriesPage(organizationRead(c), c.req.valid("param").id, page);
+  const result = await listDeliveriesPage(organizationRead(c), c.req.valid("param").id, page, c.req.valid("query").status);
   if (!result) throw notFound();
   return c.json(pageEnvelope(c, page, result.count, result.results, result.keys), 200);
 };
@@ -127,3 +141,17 @@ export const redeliverWebhookDelivery: RouteHandler<typeof redeliverDelivery, Ap
 
 export const testWebhookReceiver: RouteHandler<typeof testWebhook, AppEnv> = async (c) =>
   c.json(await sendTestEvent(c.env, webhookOfRequest(c).webhook), 200);
+
+/**
+ * Failed deliveries created in [since, until) are sent again in the background, 100 per step
+ * (`recoverStep`); the answer says what was asked. A disabled webhook sends nothing: 409.
+ */
+export const recoverWebhookDeliveries: RouteHandler<typeof recoverDeliveries, AppEnv> = async (c) => {
+  const input = c.req.valid("json");
+  const { webhook } = webhookOfRequest(c);
+  if (!webhook.enabled) throw conflict("The webhook is disabled: enable it (PATCH) before recovering its deliveries.");
+  const since = new Date(input.since).toISOString();
+  const until = new Date(input.until ?? Date.now()).toISOString();
+  await c.env.BACKGROUND_JOBS.send({ kind: "recover_deliveries", webhookId: webhook.id, since, until, afterPosition: 0 });
+  return c.json({ webhook_id: webhook.id, since, until }, 202);
+};

@@ -3,7 +3,7 @@ import { activityLog, activityLogAnchors, organizations, users, webhookDeliverie
 import { toUserBasic } from "../../users/user-basic";
 import { boundAs, type Database } from "../../platform/db";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { counterOf, keysOfPage, onPage, positionOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, keysOfPage, onPage, positionOrder, seekOrder, selectCount, type Page } from "../../platform/pagination";
 import type { Webhook } from "./webhooks.schema";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
@@ -19,6 +19,8 @@ export function toWebhook(row: WebhookRow, createdBy: UserRow | null): Webhook {
     enabled: row.enabled,
     description: row.description,
     created_by: createdBy ? toUserBasic(createdBy) : null,
+    // An overlap past its end, not dropped by the cron yet, is over all the same.
+    previous_secret_expires_at: row.previousSecretExpiresAt !== null && Date.parse(row.previousSecretExpiresAt) > Date.now() ? row.previousSecretExpiresAt : null,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
@@ -128,17 +130,23 @@ const deliveriesNewestFirst = (webhookId: string) =>
     issued: webhooks.deliveryPositions,
   });
 
-/** The webhook (of the organization) and a page of its deliveries, newest first, in one round trip. */
-export async function listDeliveriesPage(read: OrganizationRead, webhookId: string, page: Page) {
+/**
+ * The webhook (of the organization) and a page of its deliveries, newest first, in one round trip.
+ * With a `status`, the page is read along (webhook, status, position) and counted there (the
+ * failed ones of a healthy webhook are few).
+ */
+export async function listDeliveriesPage(read: OrganizationRead, webhookId: string, page: Page, status?: string) {
   const { db, organizationId } = read;
-  const ofWebhook = eq(webhookDeliveries.webhookId, webhookId);
-  const order = deliveriesNewestFirst(webhookId);
+  const ofWebhook = and(eq(webhookDeliveries.webhookId, webhookId), status === undefined ? undefined : eq(webhookDeliveries.status, status));
+  const order = status === undefined ? deliveriesNewestFirst(webhookId) : seekOrder([[webhookDeliveries.position, "desc"]]);
+  const counter = status === undefined ? counterOf(webhooks.deliveryCount, eq(webhooks.id, webhookId)) : undefined;
+  const count = status === undefined ? webhooks.deliveryCount : sql<number>`(select count(*) from ${webhookDeliveries} where ${ofWebhook})`;
   const [[webhook], rows] = await read.batch([
-    db.select({ deliveryCount: webhooks.deliveryCount }).from(webhooks).where(ofOrganization(organizationId, webhookId)),
+    db.select({ deliveryCount: count }).from(webhooks).where(ofOrganization(organizationId, webhookId)),
     db
       .select()
       .from(webhookDeliveries)
-      .where(onPage(db, webhookDeliveries.id, ofWebhook, order, page, counterOf(webhooks.deliveryCount, eq(webhooks.id, webhookId))))
+      .where(onPage(db, webhookDeliveries.id, ofWebhook, order, page, counter))
       .orderBy(...order.sql)
       .limit(page.limit),
   ]);

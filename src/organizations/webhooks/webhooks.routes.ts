@@ -4,8 +4,18 @@ import { deferOrganization, OrganizationParams, resolveOrganization } from "../.
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { noStore } from "../../platform/response-headers";
 import { webhookOfPath } from "./webhooks.queries";
-import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
-import { Webhook, WebhookCreateInput, WebhookDelivery, WebhookUpdateInput, WebhookWithSecret } from "./webhooks.schema";
+import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
+import {
+  DELIVERY_STATUSES,
+  RecoverInput,
+  Recovery,
+  RotateSecretInput,
+  Webhook,
+  WebhookCreateInput,
+  WebhookDelivery,
+  WebhookUpdateInput,
+  WebhookWithSecret,
+} from "./webhooks.schema";
 
 const WebhookParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Webhook id." }) });
 const DeliveryParams = WebhookParams.extend({ delivery_id: z.string().openapi({ description: "Delivery id (its `webhook-id`)." }) });
@@ -85,8 +95,8 @@ export const rotateSecret = apiRoute({
   method: "post",
   path: `${item}/rotate_secret`,
   scope: "webhook:write",
-  summary: "Replace the signing secret; the new one is shown this once, the old one stops signing",
-  request: { params: WebhookParams },
+  summary: "Replace the signing secret; the new one is shown this once, the old one signs too for `overlap_seconds`",
+  request: { params: WebhookParams, body: jsonBody(RotateSecretInput) },
   responses: { 200: json(WebhookWithSecret, "The webhook, with its new signing secret") },
 });
 
@@ -96,7 +106,12 @@ export const listDeliveries = apiRoute({
   path: `${item}/deliveries`,
   scope: "webhook:read",
   summary: "The webhook's deliveries, newest first: status, attempts, last response",
-  request: { params: WebhookParams, query: PaginationQuery },
+  request: {
+    params: WebhookParams,
+    query: PaginationQuery.extend({
+      status: z.enum(DELIVERY_STATUSES).optional().openapi({ description: "Only deliveries in this status: `failed` lists the dead letters to redeliver." }),
+    }),
+  },
   responses: { 200: json(paginated(WebhookDelivery), "A page of deliveries") },
 });
 
@@ -105,7 +120,7 @@ export const redeliverDelivery = apiRoute({
   method: "post",
   path: `${item}/deliveries/{delivery_id}/redeliver`,
   scope: "webhook:write",
-  summary: "Send a delivery again (same `webhook-id`), with a new day of retries",
+  summary: "Send a delivery again (same `webhook-id`), with the retry schedule from its start",
   request: { params: DeliveryParams },
   responses: { 202: json(WebhookDelivery, "The delivery, pending again") },
 });
@@ -118,4 +133,15 @@ export const testWebhook = apiRoute({
   summary: "Post a signed `webhook.test` event to the receiver now, and say how it answered",
   request: { params: WebhookParams },
   responses: { 200: json(TestResult, "How the receiver answered") },
+});
+
+export const recoverDeliveries = apiRoute({
+  ...ofPath,
+  method: "post",
+  path: `${item}/recover`,
+  scope: "webhook:write",
+  summary: "Send again every delivery created since a time that did not succeed (failed ones), in the background",
+  description: "Answers 202 at once; the failed deliveries are then made pending again and enqueued 100 at a time. 409 while the webhook is disabled: enable it first.",
+  request: { params: WebhookParams, body: jsonBody(RecoverInput) },
+  responses: { 202: json(Recovery, "What will be sent again"), 409: conflictResponse },
 });
