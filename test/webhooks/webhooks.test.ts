@@ -337,6 +337,17 @@ describe("deliveries", () => {
     expectError(await api("POST", `${deliveriesPath}/${crypto.randomUUID()}/redeliver`, { key: organization.key }), 404, NOT_FOUND);
   });
 
+  it("marks failed in the cron an exhausted delivery whose dead letter never arrived, and leaves a recent one to its consumer", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"] });
+    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000).toISOString();
+    const lost = await seedPendingDelivery(organization, id, { seq: 1_000, attempts: DELIVERY_ATTEMPTS, nextAttemptAt: null, updatedAt: twoHoursAgo });
+    const recent = await seedPendingDelivery(organization, id, { seq: 1_001, attempts: DELIVERY_ATTEMPTS, nextAttemptAt: null });
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+    const statuses = await db.select({ id: schema.webhookDeliveries.id, status: schema.webhookDeliveries.status }).from(schema.webhookDeliveries).where(inJsonList(schema.webhookDeliveries.id, [lost, recent]));
+    expect(Object.fromEntries(statuses.map((row) => [row.id, row.status]))).toEqual({ [lost]: "failed", [recent]: "pending" });
+  });
+
   it("honours a 429's or 503's Retry-After within the schedule: a longer wait, never past Queues' 12 hours", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"] });
