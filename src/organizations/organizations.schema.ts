@@ -56,9 +56,7 @@ export const Organization = z
     members_can_invite: z.boolean(),
     members_can_use_personal_api_keys: z.boolean(),
     allow_publicly_shared_resources: z.boolean(),
-    activity_log_retention_days: z.number().int().nullable().openapi({
-      description: "Days the organization's activity-log entries are kept; null: the deployment's maximum (`ACTIVITY_LOG_RETENTION_DAYS`).",
-    }),
+    activity_log_retention_days: z.number().int().nullable(),
     member_count: z.number().int(),
     is_ai_data_processing_approved: z.boolean().nullable(),
     default_experiment_stats_method: z.string().nullable(),
@@ -94,11 +92,7 @@ export const OrganizationUpdateInput = z
       .boolean()
       .openapi({ description: "`false`: plain members' personal API keys get 403 on this organization." }),
     allow_publicly_shared_resources: z.boolean(),
-    activity_log_retention_days: z.number().int().nullable().openapi({
-      description:
-        "Days the activity log keeps entries: at least 30 (or the maximum, if lower), at most the deployment's `ACTIVITY_LOG_RETENTION_DAYS`; null for that maximum.",
-      example: 90,
-    }),
+    activity_log_retention_days: z.number().int().nullable().openapi({ description: "Days the activity log keeps entries (null: the deployment's maximum).", example: 90 }),
   })
   .partial()
   .openapi("OrganizationUpdate");

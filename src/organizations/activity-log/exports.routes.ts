@@ -16,9 +16,7 @@ export const createExport = apiRoute({
   middleware: [resolveOrganization],
   method: "post",
   path: collection,
-  summary: "Export the log between two times, as NDJSON or CSV, built in the background",
-  description:
-    "Answers 202 at once; the export is then written in parts of at most 1,000 entries. Each exported entry carries its `seq`, `hash`, `previous_hash` and every field its hash covers, so that `scripts/verify-activity-export.mjs` verifies it offline.",
+  summary: "Export the log between two times (NDJSON or CSV), built in the background; each line verifies offline",
   request: { params: OrganizationParams, body: jsonBody(ActivityLogExportInput) },
   responses: { 202: json(ActivityLogExport, "The export, pending") },
 });
@@ -41,10 +39,10 @@ export const downloadExport = apiRoute({
   method: "get",
   path: `${collection}/{id}/download`,
   operationId: "organizations_activity_log_exports_download_retrieve",
-  summary: "Download a finished export: its parts streamed from storage in order, as one file",
+  summary: "Download a finished export, streamed",
   request: { params: ExportParams },
   responses: {
-    200: { description: "The export's file", content: { "application/x-ndjson": file, "text/csv": file } },
-    409: { ...conflictResponse, description: "The export has not succeeded (yet)." },
+    200: { description: "The file", content: { "application/x-ndjson": file, "text/csv": file } },
+    409: conflictResponse,
   },
 });

@@ -7,15 +7,15 @@ const time = (description: string) => z.string().datetime({ offset: true }).open
 
 export const ActivityLogExportInput = z
   .object({
-    from: time("The first time exported (inclusive)."),
-    to: time("Where the export ends (exclusive); entries after the export is created are never in it."),
-    format: z.enum(EXPORT_FORMATS).default("ndjson").openapi({ description: "`ndjson`: a JSON object per line; `csv`: a header, then a row per entry." }),
+    from: time("Inclusive."),
+    to: time("Exclusive."),
+    format: z.enum(EXPORT_FORMATS).default("ndjson"),
     scopes: z
       .array(z.enum(ACTIVITY_SCOPES as [string, ...string[]]))
       .min(1)
       .max(ACTIVITY_SCOPES.length)
       .optional()
-      .openapi({ description: "Only entries of these scopes; every scope when absent." }),
+      .openapi({ description: "Only these scopes." }),
   })
   .refine((input) => Date.parse(input.from) < Date.parse(input.to), { path: ["to"], message: "Must be after `from`." })
   .openapi("ActivityLogExportInput");
@@ -28,14 +28,14 @@ export const ActivityLogExport = z
     from: z.string(),
     to: z.string(),
     scopes: z.array(z.string()).nullable(),
-    entries: z.number().int().openapi({ description: "Entries written so far." }),
-    parts: z.number().int().openapi({ description: "Parts written so far (at most 1,000 entries each)." }),
-    bytes: z.number().int().openapi({ description: "The download's size so far." }),
-    error: z.string().nullable().openapi({ description: "Why a `failed` export stopped." }),
+    entries: z.number().int(),
+    parts: z.number().int(),
+    bytes: z.number().int(),
+    error: z.string().nullable(),
     created_by: UserBasic.nullable(),
     created_at: z.string(),
     completed_at: z.string().nullable(),
-    download_url: z.string().nullable().openapi({ description: "Once `succeeded`: the file, streamed, with the same key." }),
+    download_url: z.string().nullable(),
   })
   .openapi("ActivityLogExport");
 export type ActivityLogExport = z.infer<typeof ActivityLogExport>;

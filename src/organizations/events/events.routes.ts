@@ -9,9 +9,8 @@ export const listEvents = apiRoute({
   scope: "activity_log:read",
   middleware: [deferOrganization],
   tags: ["activity log"],
-  summary: "The organization's events oldest first from a cursor, as webhooks deliver them: poll instead of (or to catch up on) webhooks",
-  description:
-    "Each answer reads at most `limit` + 1 entries of the log from `after`, whatever the filters: a filtered answer may hold fewer events than `limit`, and `has_more` says whether to read `next` again right away. Only sealed entries (with their `hash`) are listed, so an event never changes once seen.",
+  summary: "The organization's events from a cursor, oldest first, as webhooks deliver them",
+  description: "Each answer reads at most `limit` + 1 entries after `after`: a filtered one may list fewer, `has_more` says to read `next` at once.",
   request: { params: OrganizationParams, query: EventsQuery },
   responses: { 200: json(EventsPage, "The events after the cursor, and the next cursor") },
 });

@@ -95,7 +95,7 @@ export const rotateSecret = apiRoute({
   method: "post",
   path: `${item}/rotate_secret`,
   scope: "webhook:write",
-  summary: "Replace the signing secret; the new one is shown this once, the old one signs too for `overlap_seconds`",
+  summary: "Replace the signing secret (shown this once); the old one signs too for `overlap_seconds`",
   request: { params: WebhookParams, body: jsonBody(RotateSecretInput) },
   responses: { 200: json(WebhookWithSecret, "The webhook, with its new signing secret") },
 });
@@ -109,7 +109,7 @@ export const listDeliveries = apiRoute({
   request: {
     params: WebhookParams,
     query: PaginationQuery.extend({
-      status: z.enum(DELIVERY_STATUSES).optional().openapi({ description: "Only deliveries in this status: `failed` lists the dead letters to redeliver." }),
+      status: z.enum(DELIVERY_STATUSES).optional(),
     }),
   },
   responses: { 200: json(paginated(WebhookDelivery), "A page of deliveries") },
@@ -140,8 +140,7 @@ export const recoverDeliveries = apiRoute({
   method: "post",
   path: `${item}/recover`,
   scope: "webhook:write",
-  summary: "Send again every delivery created since a time that did not succeed (failed ones), in the background",
-  description: "Answers 202 at once; the failed deliveries are then made pending again and enqueued 100 at a time. 409 while the webhook is disabled: enable it first.",
+  summary: "Send again, in the background, the failed deliveries created since a time",
   request: { params: WebhookParams, body: jsonBody(RecoverInput) },
   responses: { 202: json(Recovery, "What will be sent again"), 409: conflictResponse },
 });

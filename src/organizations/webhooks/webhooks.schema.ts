@@ -19,9 +19,7 @@ export const Webhook = z
     enabled: z.boolean(),
     description: z.string(),
     created_by: UserBasic.nullable().openapi({ description: "Who created it: null once that user is gone. It is disabled when they stop being an admin." }),
-    previous_secret_expires_at: z.string().nullable().openapi({
-      description: "During a rotation's overlap: until when deliveries are also signed with the previous secret; null otherwise.",
-    }),
+    previous_secret_expires_at: z.string().nullable().openapi({ description: "Until then, the previous secret signs too." }),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -47,16 +45,13 @@ export const WebhookUpdateInput = z.object({
 });
 
 export const RotateSecretInput = z.object({
-  overlap_seconds: z.number().int().min(0).max(86_400).default(0).openapi({
-    description: "How long deliveries are signed with the old secret too (both signatures in `webhook-signature`), at most a day; 0: it stops at once.",
-    example: 3600,
-  }),
+  overlap_seconds: z.number().int().min(0).max(86_400).default(0).openapi({ description: "How long the old secret signs too.", example: 3600 }),
 });
 
 export const RecoverInput = z
   .object({
-    since: z.string().datetime({ offset: true }).openapi({ description: "Deliveries created from this time on.", example: "2026-01-01T00:00:00Z" }),
-    until: z.string().datetime({ offset: true }).optional().openapi({ description: "...and before this one (default: now)." }),
+    since: z.string().datetime({ offset: true }).openapi({ example: "2026-01-01T00:00:00Z" }),
+    until: z.string().datetime({ offset: true }).optional().openapi({ description: "Default: now." }),
   })
   .refine((input) => input.until === undefined || Date.parse(input.since) < Date.parse(input.until), { path: ["until"], message: "Must be after `since`." });
 
