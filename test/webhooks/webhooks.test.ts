@@ -348,6 +348,23 @@ describe("deliveries", () => {
     expect(Object.fromEntries(statuses.map((row) => [row.id, row.status]))).toEqual({ [lost]: "failed", [recent]: "pending" });
   });
 
+  it("re-sends in the cron the lost messages of an enabled webhook's deliveries, not those of a disabled one", async () => {
+    const organization = await setupOrganization();
+    const enabled = await subscribe(organization, { events: ["*"] });
+    const disabled = await subscribe(organization, { url: `${RECEIVER}/off`, events: ["*"], enabled: false });
+    const anHourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    const lost = await seedPendingDelivery(organization, enabled.id, { seq: 1_000, nextAttemptAt: anHourAgo });
+    const waiting = await seedPendingDelivery(organization, disabled.id, { seq: 1_001, nextAttemptAt: anHourAgo });
+    receiver(200);
+    const sent = vi.spyOn(env.WEBHOOK_DELIVERIES, "sendBatch");
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+    const resent = sent.mock.calls.flatMap(([messages]) => [...messages].map((message) => (message.body as { deliveryId: string }).deliveryId));
+    expect(resent).toContain(lost);
+    expect(resent).not.toContain(waiting);
+    const [row] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, waiting));
+    expect(row).toMatchObject({ status: "pending", attempts: 0 });
+  });
+
   it("honours a 429's or 503's Retry-After within the schedule: a longer wait, never past Queues' 12 hours", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"] });

@@ -258,7 +258,15 @@ export async function sweepWebhooks(env: Bindings) {
     db
       .select({ id: webhookDeliveries.id })
       .from(webhookDeliveries)
-      .where(and(eq(webhookDeliveries.status, "pending"), lt(webhookDeliveries.nextAttemptAt, new Date(Date.now() - LOST_AFTER_MS).toISOString())))
+      .where(
+        and(
+          eq(webhookDeliveries.status, "pending"),
+          lt(webhookDeliveries.nextAttemptAt, new Date(Date.now() - LOST_AFTER_MS).toISOString()),
+          // A disabled webhook's deliveries wait, pending, for it to be enabled again: re-sending
+          // them would only have them acked unsent, every run, crowding out the lost ones.
+          sql`${webhookDeliveries.webhookId} in (select ${webhooks.id} from ${webhooks} where ${webhooks.enabled})`,
+        ),
+      )
       .limit(SWEEP_LIMIT),
     db
       .update(webhookDeliveries)
