@@ -6,6 +6,7 @@ import type { Bindings } from "./platform/env";
 import { loadKeyring } from "./platform/secrets";
 import { resealBatchExportSecrets } from "./environments/batch-exports/destination-secrets";
 import { sweepWebhooks } from "./organizations/webhooks/deliveries";
+import { recomputeStaleNameKeys } from "./organizations/projects/project-name-keys";
 
 /** Organizations whose chains one cron run seals, if their seal after the response was lost. */
 const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
@@ -16,7 +17,8 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  *   sealed with a former key, a batch of rows per run, until none is left;
  * - seals activity-log entries whose seal after the response did not run;
  * - prunes activity-log entries older than `ACTIVITY_LOG_RETENTION_DAYS`;
- * - turns entries a lost pass left behind into webhook deliveries, and re-sends lost messages.
+ * - turns entries a lost pass left behind into webhook deliveries, and re-sends lost messages;
+ * - recomputes project name keys an older `nameKey` computed, a batch of rows per run.
  */
 export async function runScheduledTasks(_controller: ScheduledController, env: Bindings) {
   const db = createDatabase(env.DB.withSession("first-primary"), new D1Meter());
@@ -27,4 +29,6 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
   if (pruned > 0) console.log(`pruned ${pruned} activity-log entries past retention`);
   const resent = await sweepWebhooks(env);
   if (resent > 0) console.log(`re-sent ${resent} webhook deliveries whose message was lost`);
+  const rekeyed = await recomputeStaleNameKeys(db);
+  if (rekeyed > 0) console.log(`recomputed the name keys of ${rekeyed} projects`);
 }

@@ -152,8 +152,10 @@ export const projects = sqliteTable(
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
-    /** lower(name), so that uniqueness ignoring case is an index, not a scan. */
+    /** `nameKey(name)` (src/platform/names.ts), so that names unique as readers see them is an index, not a scan. */
     nameKey: text("name_key").notNull(),
+    /** The `NAME_KEY_VERSION` that computed `nameKey`; older keys are recomputed by the scheduled pass. */
+    nameKeyVersion: integer("name_key_version").notNull().default(0),
     apiToken: text("api_token").notNull().unique(),
     liveEventsToken: text("live_events_token").notNull(),
     timezone: text("timezone").notNull().default("UTC"),
@@ -174,6 +176,8 @@ export const projects = sqliteTable(
     uniqueIndex("projects_organization_name_key").on(table.organizationId, table.nameKey),
     index("projects_organization_created").on(table.organizationId, table.createdAt, table.id),
     index("projects_organization_position").on(table.organizationId, table.position),
+    // Only the rows the scheduled pass has left to recompute (NAME_KEY_VERSION is 1).
+    index("projects_stale_name_key").on(table.id).where(sql`name_key_version < 1`),
   ],
 );
 
