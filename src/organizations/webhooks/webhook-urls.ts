@@ -30,7 +30,7 @@ const isLocalName = (name: string) => LOCAL_NAMES.some((local) => name === local
  * Whether the host is refused without a lookup: an address that is not globally reachable,
  * however it is written, or a name kept for local use.
  */
-export function isPrivateHost(host: string): boolean {
+function isPrivateHost(host: string): boolean {
   const bare = withoutTrailingDot(host);
   const address = literalAddress(bare);
   return address ? !isGloballyReachable(address) : isLocalName(bare);
