@@ -152,7 +152,7 @@ export const projects = sqliteTable(
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
-    /** lower(name), so that uniqueness ignoring case is an index, not a scan. */
+    /** `nameKey(name)` (src/platform/names.ts), so that names unique as readers see them is an index, not a scan. */
     nameKey: text("name_key").notNull(),
     apiToken: text("api_token").notNull().unique(),
     liveEventsToken: text("live_events_token").notNull(),

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { organizations, projects, ProjectSummary } from "../db/schema";
 import { MembershipLevelField } from "./membership-level-field";
 import { ProjectListItem, toProjectListItem } from "./projects/projects.schema";
+import { visibleName } from "../platform/names";
 
 type ProjectItem = z.infer<typeof ProjectListItem>;
 
@@ -76,7 +77,7 @@ export const OrganizationBasic = Organization.pick({
 export type OrganizationBasic = z.infer<typeof OrganizationBasic>;
 
 export const OrganizationInput = z
-  .object({ name: z.string().trim().min(1).max(64) })
+  .object({ name: visibleName(z.string().trim().min(1).max(64)) })
   .openapi("OrganizationInput");
 
 /** The settings an admin may change (PATCH); every field optional. */

@@ -5,6 +5,7 @@ import { boundAs, jsonObjectWithKeys, type Database } from "../../platform/db";
 import { isAdminInSql, MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
+import { nameKey } from "../../platform/names";
 import {
   counterOf,
   counterWhen,
@@ -69,6 +70,8 @@ export function insertProjectStatements(db: Database, organizationId: string, in
   const uuid = uuid7();
   const settings = Object.fromEntries(PROJECT_SETTINGS_KEYS.map((key) => [key, input[key]]));
   const name = input.name === undefined ? defaultProjectName(organizationId) : sql<string>`${input.name}`;
+  // A default name is ASCII, where SQLite's lower() is `nameKey`; it is chosen by the statement itself.
+  const key = input.name === undefined ? sql<string>`lower(${name})` : sql<string>`${nameKey(input.name)}`;
   const tokens = newProjectTokens();
   const insertProject = db.insert(projects).select(
     db
@@ -77,7 +80,7 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         uuid: boundAs(uuid, projects.uuid),
         organizationId: organizations.id,
         name: name.as("name"),
-        nameKey: sql<string>`lower(${name})`.as("name_key"),
+        nameKey: key.as("name_key"),
         apiToken: boundAs(tokens.apiToken, projects.apiToken),
         liveEventsToken: boundAs(tokens.liveEventsToken, projects.liveEventsToken),
         timezone: boundAs(input.timezone, projects.timezone),
@@ -128,7 +131,7 @@ export function updateProjectStatements(db: Database, projectId: number, input: 
     .update(projects)
     .set({
       name,
-      nameKey: name?.toLowerCase(),
+      ...(name === undefined ? {} : { nameKey: nameKey(name) }),
       timezone,
       accessControl: access_control,
       isDemo: is_demo,

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { boundedJson, boundedListedJson, boundedText, idList } from "../../platform/input-limits";
 import type { projects } from "../../db/schema";
+import { visibleName } from "../../platform/names";
 
 const storedJson = boundedJson(z.unknown());
 const structured = storedJson.nullable().optional().default(null);
@@ -72,13 +73,11 @@ const ProjectSettingsInput = z.object({
   flags_persistence_default: nullableBoolean,
 });
 
+/** Unique in its organization as readers see it (`nameKey`), and without invisible characters. */
+const ProjectName = visibleName(z.string().trim().min(1).max(200));
+
 export const ProjectInput = ProjectSettingsInput.extend({
-  name: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .optional()
+  name: ProjectName.optional()
     .openapi({ description: 'Defaults to "Default project" (then "Default project 2", ...).' }),
   completed_snippet_onboarding: z.boolean().optional().default(false),
   is_demo: z.boolean().optional().default(false),
@@ -116,7 +115,7 @@ const projectSettingsOutput = Object.fromEntries(
 export const ProjectUpdateInput = z
   .object({
     ...projectSettingsOutput,
-    name: z.string().trim().min(1).max(200),
+    name: ProjectName,
     completed_snippet_onboarding: z.boolean(),
     is_demo: z.boolean(),
     timezone: TimezoneName,

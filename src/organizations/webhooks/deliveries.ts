@@ -8,7 +8,7 @@ import type { Bindings } from "../../platform/env";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { loadKeyring, unseal } from "../../platform/secrets";
 import { secretContext } from "./webhook-secrets";
-import { insecureReceiversAllowed, receiverHostAllowed } from "./webhook-urls";
+import { deliveryRefusal, insecureReceiversAllowed } from "./webhook-urls";
 
 export type DeliveryMessage = { deliveryId: string };
 
@@ -157,11 +157,10 @@ async function readBounded(response: Response): Promise<string> {
 
 type Attempt = { ok: true; status: number } | { ok: false; status: number | null; error: string };
 
-/** One POST to the receiver: no redirect followed, 10 s at most, a host resolving to a private address refused. */
+/** One POST to the receiver: no redirect followed, 10 s at most, a port or a host that `deliveryRefusal` refuses never reached. */
 async function post(env: Bindings, url: string, headers: Record<string, string>, body: string): Promise<Attempt> {
-  if (!insecureReceiversAllowed(env) && !(await receiverHostAllowed(env, new URL(url).hostname))) {
-    return { ok: false, status: null, error: "The receiver's host does not resolve to a public address." };
-  }
+  const refusal = insecureReceiversAllowed(env) ? undefined : await deliveryRefusal(env, new URL(url));
+  if (refusal) return { ok: false, status: null, error: refusal };
   try {
     const response = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS) });
     const text = await readBounded(response);
