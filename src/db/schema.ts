@@ -422,7 +422,8 @@ export const dashboardTiles = sqliteTable(
   (table) => [
     index("dashboard_tiles_dashboard").on(table.dashboardId),
     index("dashboard_tiles_insight").on(table.insightId),
-    index("dashboard_tiles_text").on(table.textId),
+    // A text belongs to one tile: a shared one would let whoever may edit one dashboard edit another.
+    uniqueIndex("dashboard_tiles_text").on(table.textId),
   ],
 );
 
