@@ -37,7 +37,7 @@ describe("CORS", () => {
     const response = await preflight("https://app.example.test");
     expect(response.status).toBe(204);
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("https://app.example.test");
-    expect(response.headers.get("Access-Control-Allow-Headers")).toBe("Authorization,Content-Type");
+    expect(response.headers.get("Access-Control-Allow-Headers")).toBe("Authorization,Content-Type,X-D1-Bookmark,X-Request-Id");
   });
 
   it("allows no other origin", async () => {
