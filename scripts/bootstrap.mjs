@@ -5,6 +5,7 @@
 // the Worker's own generators (Node runs the TypeScript modules as they are).
 //   npm run bootstrap [-- --json] [-- --persist-to <state folder>]
 //   npm run bootstrap -- --remote [--env staging|production]   (the deployed D1; prints its URL)
+import "./toolchain.mjs";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";

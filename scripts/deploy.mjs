@@ -8,6 +8,7 @@
 //      its standard input and printed nowhere.
 //   4. While D1 holds no organization: the first one, its owner and a key (scripts/bootstrap.mjs).
 // wrangler's own output is shown only when a step fails.
+import "./toolchain.mjs";
 import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { bootstrap, organizationCount, printWelcome } from "./bootstrap.mjs";

@@ -5,6 +5,7 @@
 // A screenful at most: wrangler's output is held back until the server answers (shown whole if it
 // fails first), and the key and its curl line come last. Then wrangler's output (one line per
 // request) flows as usual.
+import "./toolchain.mjs";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
