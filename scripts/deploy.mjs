@@ -5,15 +5,18 @@
 //      an older schema; after it when this deploy is the one that creates the database.
 //   2. `wrangler deploy`, which creates what does not exist yet (D1, KV, the queue) and links it.
 //   3. SECRETS_ENCRYPTION_KEY, when the Worker has none: 32 random bytes, given to wrangler on
-//      its standard input and printed nowhere.
+//      its standard input and printed nowhere, but kept in .secrets/ (git-ignored, owner-only):
+//      rotating the key needs the current one, and Cloudflare never gives a secret back.
 //   4. While D1 holds no organization: the first one, its owner and a key (scripts/bootstrap.mjs).
 // wrangler's own output is shown only when a step fails.
 import "./toolchain.mjs";
 import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { bootstrap, organizationCount, printWelcome } from "./bootstrap.mjs";
 import { readTarget } from "./deploy-target.mjs";
-import { environmentArgs, optionValue, runWrangler, wrangler } from "./wrangler.mjs";
+import { environmentArgs, optionValue, root, runWrangler, wrangler } from "./wrangler.mjs";
 
 const SECRET = "SECRETS_ENCRYPTION_KEY";
 
@@ -41,13 +44,30 @@ export function deployWorker(target) {
   return { url, version };
 }
 
-/** Sets the encryption key when the Worker has none; returns whether it did. */
-export function ensureEncryptionKey(target) {
+/** Where a Worker's generated key is kept (`SECRETS_DIR` moves the folder, for the tests). */
+const keyFile = (workerName) => path.join(process.env.SECRETS_DIR ?? path.join(root, ".secrets"), `${workerName}.${SECRET}`);
+
+/**
+ * The key kept for this Worker, or a new one kept before it is used: a key once set is never
+ * lost here, and a Worker created again over the same D1 gets the key that sealed its rows.
+ */
+function keptKey(file) {
+  if (existsSync(file)) return { key: readFileSync(file, "utf8").trim(), kept: true };
+  const key = randomBytes(32).toString("base64");
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, `${key}\n`, { mode: 0o600, flag: "wx" });
+  return { key, kept: false };
+}
+
+/** Sets the encryption key when the Worker has none; returns the file it came from, or null. */
+export function ensureEncryptionKey(target, workerName) {
   const listed = wrangler(["secret", "list", "--format", "json", ...target]);
   const secrets = JSON.parse(listed.slice(listed.indexOf("[")));
-  if (secrets.some((secret) => secret.name === SECRET)) return false;
-  wrangler(["secret", "put", SECRET, ...target], { input: randomBytes(32).toString("base64") });
-  return true;
+  if (secrets.some((secret) => secret.name === SECRET)) return null;
+  const file = keyFile(workerName);
+  const { key, kept } = keptKey(file);
+  wrangler(["secret", "put", SECRET, ...target], { input: key });
+  return { file: path.relative(process.cwd(), file), kept };
 }
 
 function describeMigrations(applied) {
@@ -66,7 +86,9 @@ export async function deploy(environment) {
   const { url, version } = deployWorker(target);
   console.log(`Deployed${url ? ` to ${url}` : ""}${version ? `, version ${version}` : ""}.`);
   if (!existed) console.log(describeMigrations(applyMigrations(target)));
-  if (ensureEncryptionKey(target)) console.log(`${SECRET}: set to 32 new random bytes (shown nowhere; see docs/security.md to rotate it).`);
+  const key = ensureEncryptionKey(target, workerName);
+  if (key?.kept) console.log(`${SECRET}: set from ${key.file}, kept from an earlier deploy.`);
+  else if (key) console.log(`${SECRET}: set to 32 new random bytes, kept in ${key.file} (owner-only; store it safely: rotating needs it).`);
 
   const baseUrl = publicBaseUrl ?? url ?? `https://${workerName}.<your workers.dev subdomain>`;
   if (organizationCount({ remote: true, environment }) === 0) {

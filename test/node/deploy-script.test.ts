@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -81,11 +81,13 @@ function runDeploy(args: string[], account: Partial<Account> = {}) {
   writeFileSync(accountFile, JSON.stringify({ ...readAccount(), ...account, calls: [] }));
   const result = spawnSync(process.execPath, [path.join(ROOT, "scripts", "deploy.mjs"), ...args], {
     cwd: ROOT,
-    env: { ...process.env, WRANGLER: path.join(directory, "wrangler"), STUB_ACCOUNT: accountFile, API_URL: "" },
+    env: { ...process.env, WRANGLER: path.join(directory, "wrangler"), STUB_ACCOUNT: accountFile, SECRETS_DIR: path.join(directory, "secrets"), API_URL: "" },
     encoding: "utf8",
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr, account: readAccount() };
 }
+
+const keptKeyFile = () => path.join(directory, "secrets", "posthog-org-api-staging.SECRETS_ENCRYPTION_KEY");
 
 /** Each call as its command words and the environment it targets: "deploy --env=staging". */
 const commands = (account: Account) =>
@@ -126,6 +128,9 @@ describe("npm run deploy", () => {
     expect(Buffer.from(key, "base64")).toHaveLength(32);
     expect(account.calls.flatMap((call) => call.args).join(" ")).not.toContain(key);
     expect(stdout).not.toContain(key);
+    // Kept for rotations, which need the current key: owner-only, outside git.
+    expect(readFileSync(keptKeyFile(), "utf8")).toBe(`${key}\n`);
+    expect(statSync(keptKeyFile()).mode & 0o777).toBe(0o600);
 
     const apiKey = /Bearer (\S+)"/.exec(stdout)?.[1] ?? "";
     expect(stdout).toContain(`curl -H "Authorization: Bearer ${apiKey}" ${DEPLOYED_URL}/api/organizations/@current`);
@@ -152,6 +157,18 @@ describe("npm run deploy", () => {
     expect(account.secrets.SECRETS_ENCRYPTION_KEY).toBe(first);
     expect(stdout).not.toContain("Personal API key");
     expect(stdout).toContain(`Already set up: ${DEPLOYED_URL}.`);
+  });
+
+  it("gives a Worker created again the key kept from before, rather than a new one", () => {
+    expect(runDeploy(["--env", "staging"]).status).toBe(0);
+    const kept = readAccount().secrets.SECRETS_ENCRYPTION_KEY;
+
+    const { status, stdout, account } = runDeploy(["--env", "staging"], { secrets: {} });
+
+    expect(status).toBe(0);
+    expect(account.secrets.SECRETS_ENCRYPTION_KEY).toBe(kept);
+    expect(stdout).toContain("SECRETS_ENCRYPTION_KEY: set from");
+    expect(stdout).not.toContain(kept);
   });
 
   it("targets the top level explicitly without --env, and stops at a failed step showing wrangler's error", () => {
