@@ -10,6 +10,7 @@
 //   4. While D1 holds no organization: the first one, its owner and a key (scripts/bootstrap.mjs).
 // wrangler's own output is shown only when a step fails.
 import "./toolchain.mjs";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -36,9 +37,23 @@ export function applyMigrations(target) {
   return [...new Set(output.match(/\b\d{4}_[\w-]+\.sql\b/g) ?? [])];
 }
 
+/**
+ * The commit being deployed, as the version's tag and message, so that `wrangler versions list`
+ * says which commit each environment runs (promoting staging deploys that commit to production).
+ * None outside a git checkout.
+ */
+function commitLabel() {
+  const git = (args) => spawnSync("git", args, { cwd: root, encoding: "utf8" });
+  const head = git(["rev-parse", "--short=12", "HEAD"]);
+  if (head.status !== 0) return [];
+  const commit = head.stdout.trim();
+  const dirty = git(["status", "--porcelain", "--untracked-files=no"]).stdout.trim() !== "";
+  return ["--tag", commit, "--message", `commit ${commit}${dirty ? " with uncommitted changes" : ""}`];
+}
+
 /** Deploys; returns the first URL wrangler reports (workers.dev), if any. */
 export function deployWorker(target) {
-  const output = wrangler(["deploy", ...target]);
+  const output = wrangler(["deploy", ...commitLabel(), ...target]);
   const url = /^\s+(https:\/\/\S+?)\/?\s*$/m.exec(output)?.[1];
   const version = /Current Version ID:\s*(\S+)/.exec(output)?.[1];
   return { url, version };

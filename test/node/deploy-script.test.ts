@@ -123,6 +123,9 @@ describe("npm run deploy", () => {
       "d1 execute DB --command --env=staging",
       "d1 execute DB --file --env=staging",
     ]);
+    // The version names the commit, for promoting it from staging to production.
+    const deployArgs = account.calls.find((call) => call.args[0] === "deploy")!.args;
+    expect(deployArgs[deployArgs.indexOf("--tag") + 1]).toMatch(/^[0-9a-f]{12}$/);
     // 32 random bytes in base64, on wrangler's standard input only: never an argument, never shown.
     const key = account.secrets.SECRETS_ENCRYPTION_KEY!;
     expect(Buffer.from(key, "base64")).toHaveLength(32);
@@ -177,7 +180,7 @@ describe("npm run deploy", () => {
     expect(status).toBe(1);
     expect(commands(account)).toEqual(["d1 info DB --env=", "deploy --env="]);
     expect(stderr).toContain("Authentication error");
-    expect(stderr).toContain("Deploy stopped: wrangler deploy --env= failed");
+    expect(stderr).toMatch(/Deploy stopped: wrangler deploy .*--env= failed/);
     expect(account.secrets).toEqual({});
   });
 });
