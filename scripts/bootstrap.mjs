@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { readTarget } from "./deploy-target.mjs";
+import { publicAddress, readTarget } from "./deploy-target.mjs";
 import { localUrl } from "./local-url.mjs";
 import { d1Execute, environmentArgs, optionValue } from "./wrangler.mjs";
 
@@ -110,13 +110,13 @@ Try it:
 
 /**
  * The address the welcome's curl line names: `API_URL` when given; for a deployed database its
- * `PUBLIC_BASE_URL` (`npm run deploy` passes the URL wrangler deployed to), else the running
- * local server's.
+ * `PUBLIC_BASE_URL`, else its workers.dev form (`npm run deploy` passes the URL it deployed to);
+ * else the running local server's.
  */
 async function welcomeUrl({ remote, persistTo, environment }) {
   if (process.env.API_URL) return process.env.API_URL;
   if (!remote) return localUrl(persistTo);
-  return (await readTarget(environment)).publicBaseUrl ?? "https://<your Worker's address: npx wrangler deployments status>";
+  return publicAddress(await readTarget(environment));
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {

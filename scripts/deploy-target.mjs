@@ -11,3 +11,11 @@ export async function readTarget(environment) {
   const publicBaseUrl = (config.vars.PUBLIC_BASE_URL ?? "").replace(/\/+$/, "");
   return { workerName: config.name, publicBaseUrl: publicBaseUrl || undefined };
 }
+
+/**
+ * The address clients use: `PUBLIC_BASE_URL` when the target sets one, else the URL wrangler
+ * deployed to, else the form of a workers.dev address (whose subdomain is the account's).
+ */
+export function publicAddress({ workerName, publicBaseUrl }, deployedUrl) {
+  return publicBaseUrl ?? deployedUrl ?? `https://${workerName}.<your workers.dev subdomain>.workers.dev`;
+}

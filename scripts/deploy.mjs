@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { bootstrap, organizationCount, printWelcome } from "./bootstrap.mjs";
-import { readTarget } from "./deploy-target.mjs";
+import { publicAddress, readTarget } from "./deploy-target.mjs";
 import { environmentArgs, optionValue, root, runWrangler, wrangler } from "./wrangler.mjs";
 
 const SECRET = "SECRETS_ENCRYPTION_KEY";
@@ -93,7 +93,8 @@ function describeMigrations(applied) {
 /** Every step, in the order the module comment gives. */
 export async function deploy(environment) {
   const target = environmentArgs(environment);
-  const { workerName, publicBaseUrl } = await readTarget(environment);
+  const config = await readTarget(environment);
+  const { workerName } = config;
   console.log(`Deploying ${workerName}${environment ? ` (--env ${environment})` : " (the top level; --env staging or production for those)"}.`);
 
   const existed = databaseExists(target);
@@ -105,7 +106,7 @@ export async function deploy(environment) {
   if (key?.kept) console.log(`${SECRET}: set from ${key.file}, kept from an earlier deploy.`);
   else if (key) console.log(`${SECRET}: set to 32 new random bytes, kept in ${key.file} (owner-only; store it safely: rotating needs it).`);
 
-  const baseUrl = publicBaseUrl ?? url ?? `https://${workerName}.<your workers.dev subdomain>`;
+  const baseUrl = publicAddress(config, url);
   if (organizationCount({ remote: true, environment }) === 0) {
     printWelcome(await bootstrap({ remote: true, environment }), baseUrl);
   } else {
