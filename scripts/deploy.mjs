@@ -90,28 +90,39 @@ function describeMigrations(applied) {
   return `D1 migrations: applied ${applied.length} (${applied[0]}${applied.length > 1 ? ` … ${applied.at(-1)}` : ""}).`;
 }
 
-/** Every step, in the order the module comment gives. */
-export async function deploy(environment) {
-  const target = environmentArgs(environment);
-  const config = await readTarget(environment);
-  const { workerName } = config;
-  console.log(`Deploying ${workerName}${environment ? ` (--env ${environment})` : " (the top level; --env staging or production for those)"}.`);
-
+/** Migrations before the deploy when D1 exists, after the deploy that creates it; the URL deployed to. */
+function migrateAndDeploy(target) {
   const existed = databaseExists(target);
   if (existed) console.log(describeMigrations(applyMigrations(target)));
   const { url, version } = deployWorker(target);
   console.log(`Deployed${url ? ` to ${url}` : ""}${version ? `, version ${version}` : ""}.`);
   if (!existed) console.log(describeMigrations(applyMigrations(target)));
+  return url;
+}
+
+function setKeyIfMissing(target, workerName) {
   const key = ensureEncryptionKey(target, workerName);
   if (key?.kept) console.log(`${SECRET}: set from ${key.file}, kept from an earlier deploy.`);
   else if (key) console.log(`${SECRET}: set to 32 new random bytes, kept in ${key.file} (owner-only; store it safely: rotating needs it).`);
+}
 
-  const baseUrl = publicAddress(config, url);
+/** The first organization and key, only while D1 holds none: the key is printed once, last. */
+async function bootstrapIfEmpty(environment, baseUrl) {
   if (organizationCount({ remote: true, environment }) === 0) {
     printWelcome(await bootstrap({ remote: true, environment }), baseUrl);
   } else {
     console.log(`Already set up: ${baseUrl}. \`npm run bootstrap -- --remote${environment ? ` --env ${environment}` : ""}\` mints a new key for the owner.`);
   }
+}
+
+/** Every step, in the order the module comment gives. */
+export async function deploy(environment) {
+  const target = environmentArgs(environment);
+  const config = await readTarget(environment);
+  console.log(`Deploying ${config.workerName}${environment ? ` (--env ${environment})` : " (the top level; --env staging or production for those)"}.`);
+  const url = migrateAndDeploy(target);
+  setKeyIfMissing(target, config.workerName);
+  await bootstrapIfEmpty(environment, publicAddress(config, url));
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
