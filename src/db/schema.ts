@@ -14,7 +14,7 @@ import {
  * Every column a delete cascades through (ON DELETE CASCADE / SET NULL) leads an index: without
  * one, SQLite scans the whole child table, every tenant's rows, for each parent row deleted.
  * A list's index holds its whole order, ties broken by id, and the id: a page is one range of it
- * (`onPage`), from the start or from a cursor's row.
+ * (`joinPage`), from the start or from a cursor's row.
  */
 
 const createdAt = () => text("created_at").notNull();
