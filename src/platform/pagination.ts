@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { z } from "@hono/zod-openapi";
-import { getTableColumns, sql, type SQL } from "drizzle-orm";
+import { and, getTableColumns, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "./db";
 import type { AppEnv } from "./env";
@@ -174,7 +174,7 @@ const ordered = (order: ListOrder, sets: SQL[], side: Seek["side"], rows: number
 function rangesPast(db: Database, order: ListOrder, where: SQL | undefined, seek: Seek, through?: Through) {
   const values = order.map(([column], index) => sql.param(seek.key[index], column));
   const keys = keysOf(order, seek.side);
-  const past = (condition: SQL) => entries(db, order, sql.join([condition, ...(where ? [where] : [])], sql` and `), seek.side, through);
+  const past = (condition: SQL) => entries(db, order, and(condition, where), seek.side, through);
   if (isOneRange(order)) {
     return [past(sql`(${sql.join(keys.map((key) => key.column), sql`, `)}) ${keys[0]!.past} (${sql.join(values, sql`, `)})`)];
   }
@@ -199,7 +199,7 @@ export type PageLinks = { hasNext: boolean; first?: unknown[]; last?: unknown[] 
  * list's table's row out of a joined one. The few rows are put in order here: an ORDER BY would
  * cost a row read per row sorted.
  */
-export function pageOf<T>(order: ListOrder, page: Page, rows: T[], rowOf: (row: T) => Record<string, unknown> = (row) => row as Record<string, unknown>) {
+export function pageOf<T>(order: ListOrder, page: Page, rows: T[], rowOf: (row: T) => object = (row) => row as object) {
   const keyed = rows.map((row) => ({ row, key: keyOfRow(order, rowOf(row)) }));
   keyed.sort((a, b) => compareKeys(order, a.key, b.key));
   const backward = cursorOf(order, page)?.side === "before";
@@ -211,11 +211,11 @@ export function pageOf<T>(order: ListOrder, page: Page, rows: T[], rowOf: (row: 
 }
 
 /** The sort key of a row of the order's table (`select()` of it): what a cursor carries. */
-function keyOfRow(order: ListOrder, row: Record<string, unknown>): unknown[] {
+function keyOfRow(order: ListOrder, row: object): unknown[] {
   return order.map(([column]) => {
     const entry = Object.entries(getTableColumns(column.table)).find(([, candidate]) => candidate === column);
     if (!entry) throw new Error(`${column.name} is not a column of its table`);
-    return row[entry[0]];
+    return (row as Record<string, unknown>)[entry[0]];
   });
 }
 

@@ -69,7 +69,9 @@ export function projectVisibleAtLevel(membership: CallerMembership, projectId: S
 export function projectsHiddenFrom(organizationId: OrganizationRef, membership: CallerMembership): SQL | undefined {
   const visible = projectVisibleAtLevel(membership, sql`"candidate"."id"`);
   if (!visible) return undefined;
-  const privateOnes = sql`select ${projects.id} as "id" from ${projects} where ${projects.organizationId} = ${organizationId} and ${projects.accessControl} = 1`;
+  // `= 1` as the partial index says it, so that SQLite reads the private ones along it.
+  const privateOnes = sql`select ${projects.id} as "id" from ${projects}
+    where ${projects.organizationId} = ${organizationId} and ${projects.accessControl} = 1`;
   const ruled = sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
     where ${accessControls.organizationMembershipId} = ${membership.membershipId} and ${accessControls.resource} = 'project'`;
   return sql`select "id" from (${privateOnes} union ${ruled}) as "candidate" where not (${visible})`;

@@ -36,12 +36,16 @@ export function toMember(membership: MembershipRow, user: UserRow): Member {
  */
 const latestJoinedFirst: ListOrder = [[organizationMemberships.joinedAt, "desc"], [organizationMemberships.id, "desc"]];
 
+/** The id of the user with that e-mail (stored lower-cased), as a subquery. */
+const userWithEmail = (db: Database, email: string) =>
+  sql<number>`(${db.select({ id: users.id }).from(users).where(eq(users.email, email.toLowerCase()))})`;
+
 export async function listMembersPage(read: OrganizationRead, page: Page, email: string | undefined) {
   const { db, organizationId } = read;
   const where = and(
     eq(organizationMemberships.organizationId, organizationId),
     // An equality, so that the (organization, user) index finds the one member it can be.
-    !email ? undefined : eq(organizationMemberships.userId, sql`(${db.select({ id: users.id }).from(users).where(eq(users.email, email.toLowerCase()))})`),
+    !email ? undefined : eq(organizationMemberships.userId, userWithEmail(db, email)),
   );
   const total = email ? db.$count(organizationMemberships, where) : counterOf(organizations.memberCount, eq(organizations.id, organizationId));
   const [[counted], rows] = await read.batch([
