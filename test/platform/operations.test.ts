@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import journal from "../../migrations/meta/_journal.json";
 import app from "../../src/index";
-import { addMember, api, nextLink, positionOf, setupOrganization } from "../support/harness";
+import { addMember, api, nextLink, setupOrganization } from "../support/harness";
 import { MembershipLevel } from "../../src/platform/levels";
 
 /** The Worker with `PUBLIC_BASE_URL` set, as a deployment behind a proxy would have it. */
@@ -155,7 +155,7 @@ describe("PUBLIC_BASE_URL", () => {
 
     const page = await behindProxy(`${members}?limit=1`, key);
     const [last] = page.results as { joined_at: string; id: string }[];
-    expect(page.next).toBe(nextLink(members, 1, 1, [await positionOf("organization_memberships", last!.id)], "https://api.example.test"));
+    expect(page.next).toBe(nextLink(members, 1, 1, [last!.joined_at, last!.id], "https://api.example.test"));
     const document = await behindProxy("/api/schema", key);
     expect(document.servers).toEqual([{ url: "https://api.example.test", description: "This server" }]);
   });

@@ -1,12 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { boundedJson, boundedListedJson, boundedText, idList } from "../../platform/input-limits";
+import { boundedJson, boundedText, idList } from "../../platform/input-limits";
 import type { projects } from "../../db/schema";
 import { visibleName } from "../../platform/names";
 
 const storedJson = boundedJson(z.unknown());
 const structured = storedJson.nullable().optional().default(null);
-/** Listed in every organization object that lists the project. */
-const onboardingProgress = boundedListedJson(z.unknown()).nullable();
 const nullableBoolean = z.boolean().nullable().optional().default(false);
 const stringList = idList(boundedText()).nullable().optional().default([]);
 const nullableStringList = idList(boundedText().nullable()).nullable().optional().default([]);
@@ -83,7 +81,7 @@ export const ProjectInput = ProjectSettingsInput.extend({
   is_demo: z.boolean().optional().default(false),
   timezone: TimezoneName.optional().default("UTC"),
   access_control: z.boolean().optional().default(false),
-  has_completed_onboarding_for: onboardingProgress.optional().default(null),
+  has_completed_onboarding_for: structured,
 }).openapi("ProjectInput");
 export type ProjectInput = z.infer<typeof ProjectInput>;
 
@@ -120,7 +118,7 @@ export const ProjectUpdateInput = z
     is_demo: z.boolean(),
     timezone: TimezoneName,
     access_control: z.boolean(),
-    has_completed_onboarding_for: onboardingProgress,
+    has_completed_onboarding_for: storedJson.nullable(),
   })
   .partial()
   .openapi("ProjectUpdate");

@@ -34,8 +34,8 @@ function webhookOfRequest(c: Context<AppEnv>): { webhook: WebhookRow; createdBy:
 
 export const listOrganizationWebhooks: RouteHandler<typeof listWebhooks, AppEnv> = async (c) => {
   const page = readPage(c);
-  const { count, results, keys } = await listWebhooksPage(organizationRead(c), page);
-  return c.json(pageEnvelope(c, page, count, results, keys), 200);
+  const { count, results, links } = await listWebhooksPage(organizationRead(c), page);
+  return c.json(pageEnvelope(c, page, count, results, links), 200);
 };
 
 export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEnv> = async (c) => {
@@ -114,7 +114,7 @@ export const listWebhookDeliveries: RouteHandler<typeof listDeliveries, AppEnv> 
   const page = readPage(c);
   const result = await listDeliveriesPage(organizationRead(c), c.req.valid("param").id, page);
   if (!result) throw notFound();
-  return c.json(pageEnvelope(c, page, result.count, result.results, result.keys), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.results, result.links), 200);
 };
 
 export const redeliverWebhookDelivery: RouteHandler<typeof redeliverDelivery, AppEnv> = async (c) => {
