@@ -16,13 +16,17 @@ export async function measure(method: string, path: string, key: string, body?: 
 
 const ratio = (large: number, small: number) => (small === 0 ? "-" : (large / small).toFixed(2));
 
-/** One line per request: queries and rows read for the small and the large data set, and ratios. */
-export function report(title: string, sizes: [number, number], measurements: Measurement[]) {
+/**
+ * One line per request: queries and rows read for the small and the large data set, and ratios;
+ * rows written too for writes (D1 bills a row written like 1,000 read).
+ */
+export function report(title: string, sizes: [number, number], measurements: Measurement[], options: { written?: boolean } = {}) {
   const [small, large] = sizes;
   const lines = measurements.map(
     (m) =>
       `${m.label.padEnd(50)} queries ${m.small.queries} -> ${m.large.queries} (x${ratio(m.large.queries, m.small.queries)})` +
-      `   rows_read ${m.small.rowsRead} -> ${m.large.rowsRead} (x${ratio(m.large.rowsRead, m.small.rowsRead)})`,
+      `   rows_read ${m.small.rowsRead} -> ${m.large.rowsRead} (x${ratio(m.large.rowsRead, m.small.rowsRead)})` +
+      (options.written ? `   rows_written ${m.small.rowsWritten} -> ${m.large.rowsWritten}` : ""),
   );
   console.log(`\n${title}: ${small} vs ${large} items\n${lines.join("\n")}\n`);
 }

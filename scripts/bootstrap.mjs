@@ -3,22 +3,26 @@
 // its owner and a project exist, then mints a new all-scopes key for the owner. Only the key's
 // sha256 reaches the database (through `wrangler d1 execute`). Ids, tokens and the key come from
 // the Worker's own generators (Node runs the TypeScript modules as they are).
-//   npm run bootstrap [-- --json] [-- --remote] [-- --persist-to <state folder>]
+//   npm run bootstrap [-- --json] [-- --persist-to <state folder>]
+//   npm run bootstrap -- --remote [--env staging|production]   (the deployed D1; prints its URL)
+import "./toolchain.mjs";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { mintApiKey } from "../src/platform/auth/api-keys.ts";
-import { newDistinctId, newProjectTokens, uuid7 } from "../src/platform/ids.ts";
+import { publicAddress, readTarget } from "./deploy-target.mjs";
 import { localUrl } from "./local-url.mjs";
-import { d1Execute, optionValue } from "./wrangler.mjs";
+import { d1Execute, environmentArgs, optionValue } from "./wrangler.mjs";
 
 // Lower-cased like every stored e-mail, so that look-ups by e-mail use the unique index.
 const OWNER_EMAIL = (process.env.BOOTSTRAP_OWNER_EMAIL ?? "owner@example.com").toLowerCase();
 
 const quote = (value) => `'${String(value).replaceAll("'", "''")}'`;
 
-function bootstrapSql({ secureValue, maskValue }) {
+/** Imported when needed: Node runs TypeScript from 22.18 on, and scripts/toolchain.mjs says so first. */
+const workerModules = () => Promise.all([import("../src/platform/auth/api-keys.ts"), import("../src/platform/ids.ts")]);
+
+function bootstrapSql({ secureValue, maskValue }, { newDistinctId, newProjectTokens, uuid7 }) {
   const now = new Date().toISOString();
   const firstOrganization = "(SELECT id FROM organizations ORDER BY created_at, id LIMIT 1)";
   const ownerOfFirst = `SELECT user_id FROM organization_memberships WHERE organization_id = ${firstOrganization} AND level = 15 ORDER BY joined_at LIMIT 1`;
@@ -52,15 +56,33 @@ WHERE o.id = ${firstOrganization};
 `;
 }
 
+/**
+ * Where `wrangler d1 execute` runs: the deployed database of `environment` (the top level when
+ * none), or the local state in `persistTo` (wrangler's default folder when none).
+ */
+function d1Target({ remote = false, persistTo, environment }) {
+  if (remote) return { location: "--remote", options: environmentArgs(environment) };
+  return { location: "--local", options: persistTo ? ["--persist-to", persistTo] : [] };
+}
+
+/** How many organizations the database holds: none means it was never set up. */
+export function organizationCount(target = {}) {
+  const { location, options } = d1Target(target);
+  const [{ results }] = d1Execute(["--command", "SELECT count(*) AS organizations FROM organizations", ...options], location);
+  return results[0].organizations;
+}
+
 /** Ensures the first organization exists and mints a key; returns what a client needs. */
-export async function bootstrap({ remote = false, persistTo } = {}) {
+export async function bootstrap(target = {}) {
+  const [{ mintApiKey }, ids] = await workerModules();
   const { value, secureValue, maskValue } = await mintApiKey();
   const directory = mkdtempSync(path.join(tmpdir(), "bootstrap-"));
   const file = path.join(directory, "bootstrap.sql");
   try {
-    writeFileSync(file, bootstrapSql({ secureValue, maskValue }));
-    const options = remote ? ["--yes"] : persistTo ? ["--persist-to", persistTo] : [];
-    const results = d1Execute(["--file", file, ...options], remote ? "--remote" : "--local");
+    writeFileSync(file, bootstrapSql({ secureValue, maskValue }, ids));
+    const { location, options } = d1Target(target);
+    // --yes: the remote execution's confirmation, which a script cannot answer.
+    const results = d1Execute(["--file", file, ...options, ...(target.remote ? ["--yes"] : [])], location);
     const [row] = results.at(-1).results;
     return {
       api_key: value,
@@ -86,10 +108,21 @@ Try it:
 `);
 }
 
+/**
+ * The address the welcome's curl line names: `API_URL` when given; for a deployed database its
+ * `PUBLIC_BASE_URL`, else its workers.dev form (`npm run deploy` passes the URL it deployed to);
+ * else the running local server's.
+ */
+async function welcomeUrl({ remote, persistTo, environment }) {
+  if (process.env.API_URL) return process.env.API_URL;
+  if (!remote) return localUrl(persistTo);
+  return publicAddress(await readTarget(environment));
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const args = process.argv.slice(2);
-  const persistTo = optionValue(args, "persist-to");
-  const result = await bootstrap({ remote: args.includes("--remote"), persistTo });
+  const target = { remote: args.includes("--remote"), persistTo: optionValue(args, "persist-to"), environment: optionValue(args, "env") };
+  const result = await bootstrap(target);
   if (args.includes("--json")) console.log(JSON.stringify(result));
-  else printWelcome(result, process.env.API_URL ?? localUrl(persistTo));
+  else printWelcome(result, await welcomeUrl(target));
 }

@@ -9,6 +9,7 @@
 //     own API); say why in the text next to it.
 //   - The session's `curl` prints the body and checks the status (it adds its own `-w`): don't
 //     pass `-w` to it.
+import "./toolchain.mjs";
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";

@@ -46,7 +46,7 @@ function stopServer(server) {
 export async function startLocalServer({ vars = {} } = {}) {
   const persistTo = mkdtempSync(path.join(tmpdir(), "posthog-org-api-"));
   const state = ["--persist-to", persistTo];
-  wrangler(["d1", "migrations", "apply", "DB", "--local", ...state], { capture: true });
+  wrangler(["d1", "migrations", "apply", "DB", "--local", ...state]);
   const setup = await bootstrap({ persistTo });
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;

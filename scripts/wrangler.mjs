@@ -1,44 +1,65 @@
 // Runs the project's own wrangler CLI, non-interactively, without the Request.cf fetch that
-// fails offline.
+// fails offline. `WRANGLER` names another command to run instead (the deploy script's test points
+// it at a stub that records its calls).
 import { spawn, spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 export const root = fileURLToPath(new URL("..", import.meta.url));
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 
-export function wrangler(args, { capture = false } = {}) {
-  const result = spawnSync("npx", ["--no-install", "wrangler", ...args], {
+const command = (args) => (process.env.WRANGLER ? [process.env.WRANGLER, args] : ["npx", ["--no-install", "wrangler", ...args]]);
+
+/**
+ * Runs wrangler to the end and returns `{ status, stdout, stderr }` whatever the outcome. `input`
+ * is written to its standard input (a secret for `wrangler secret put`, never an argument).
+ */
+export function runWrangler(args, { input } = {}) {
+  const [file, fileArgs] = command(args);
+  const result = spawnSync(file, fileArgs, {
     cwd: root,
     env: { ...env, CI: "true" },
     encoding: "utf8",
-    stdio: capture ? ["ignore", "pipe", "pipe"] : "inherit",
+    input: input ?? "",
+    stdio: "pipe",
+    maxBuffer: 64 * 1024 * 1024,
   });
+  return { status: result.status, stdout: result.stdout ?? "", stderr: result.stderr ?? "" };
+}
+
+/**
+ * Runs wrangler and returns its standard output; throws when it fails. Its output is shown only
+ * then: wrangler is verbose (banners, tables, hints) where these scripts need a line.
+ */
+export function wrangler(args, { input } = {}) {
+  const result = runWrangler(args, { input });
   if (result.status !== 0) {
-    if (capture) process.stderr.write(`${result.stdout}\n${result.stderr}`);
+    process.stderr.write(`${result.stdout}\n${result.stderr}`);
     throw new Error(`wrangler ${args.join(" ")} failed with exit code ${result.status}`);
   }
   return result.stdout;
 }
 
-/** Results of `wrangler d1 execute --json`: one entry per statement. */
+/** Results of `wrangler d1 execute --json`: one entry per statement. `args` may carry `--env`. */
 export function d1Execute(args, location) {
-  const output = wrangler(["d1", "execute", "DB", location, "--json", ...args], { capture: true });
+  const output = wrangler(["d1", "execute", "DB", location, "--json", ...args]);
   return JSON.parse(output.slice(output.indexOf("[")));
 }
 
 /**
  * `quiet`: output kept in `output()` instead of shown, and the server in its own process group,
- * so that `stop()` ends wrangler and the workerd it started, and nothing else.
+ * so that `stop()` ends wrangler and the workerd it started, and nothing else. `piped`: output
+ * left to the caller on `stdout`/`stderr`, the process in the terminal's group (Ctrl-C ends it).
  */
-export function wranglerInBackground(args, { quiet = false } = {}) {
-  const child = spawn("npx", ["--no-install", "wrangler", ...args], {
+export function wranglerInBackground(args, { quiet = false, piped = false } = {}) {
+  const [file, fileArgs] = command(args);
+  const child = spawn(file, fileArgs, {
     cwd: root,
     env,
-    stdio: quiet ? ["ignore", "pipe", "pipe"] : "inherit",
+    stdio: quiet ? ["ignore", "pipe", "pipe"] : piped ? ["inherit", "pipe", "pipe"] : "inherit",
     detached: quiet,
   });
   let output = "";
-  for (const stream of [child.stdout, child.stderr]) stream?.on("data", (chunk) => (output += chunk));
+  if (quiet) for (const stream of [child.stdout, child.stderr]) stream?.on("data", (chunk) => (output += chunk));
   child.output = () => output;
   return child;
 }
@@ -49,3 +70,9 @@ export function optionValue(args, name) {
   if (index === -1) return undefined;
   return args[index].includes("=") ? args[index].slice(args[index].indexOf("=") + 1) : args[index + 1];
 }
+
+/**
+ * The `--env` argument for wrangler: the environment named, or the top level said explicitly
+ * (`--env=`), which wrangler otherwise warns about once the config has environments.
+ */
+export const environmentArgs = (environment) => [`--env=${environment ?? ""}`];

@@ -2,7 +2,6 @@ import { sql } from "drizzle-orm";
 import {
   index,
   integer,
-  primaryKey,
   sqliteTable,
   text,
   uniqueIndex,
@@ -14,8 +13,8 @@ import {
  * API has integers (users, projects, environments, dashboards, tiles), UUIDs where it has UUIDs.
  * Every column a delete cascades through (ON DELETE CASCADE / SET NULL) leads an index: without
  * one, SQLite scans the whole child table, every tenant's rows, for each parent row deleted.
- * A list's index holds its whole order, ties broken by id, and the id: a page's ids are read from
- * the index alone (`onPage`), however deep the offset, before the page's rows are.
+ * A list's index holds its whole order, ties broken by id, and the id: a page is one range of it
+ * (`joinPage`), from the start or from a cursor's row.
  */
 
 const createdAt = () => text("created_at").notNull();
@@ -47,8 +46,6 @@ export const users = sqliteTable("users", {
   currentProjectId: integer("current_project_id"),
   /** Kept by triggers on personal_api_keys (migration list_counters): the list's count in one row. */
   personalApiKeyCount: integer("personal_api_key_count").notNull().default(0),
-  /** Positions issued to the user's keys (see `listPositionGaps`). */
-  personalApiKeyPositions: integer("personal_api_key_positions").notNull().default(0),
 });
 
 export const organizations = sqliteTable(
@@ -83,12 +80,6 @@ export const organizations = sqliteTable(
     projectCount: integer("project_count").notNull().default(0),
     batchExportCount: integer("batch_export_count").notNull().default(0),
     webhookCount: integer("webhook_count").notNull().default(0),
-    /** Positions issued in each of the organization's lists (see `listPositionGaps`). */
-    memberPositions: integer("member_positions").notNull().default(0),
-    invitePositions: integer("invite_positions").notNull().default(0),
-    projectPositions: integer("project_positions").notNull().default(0),
-    batchExportPositions: integer("batch_export_positions").notNull().default(0),
-    webhookPositions: integer("webhook_positions").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -108,13 +99,11 @@ export const organizationMemberships = sqliteTable(
     level: integer("level").notNull(),
     joinedAt: text("joined_at").notNull(),
     updatedAt: text("updated_at").notNull(),
-    /** In the organization's members list (see `listPositionGaps`). */
-    position: integer("position").notNull().default(0),
   },
   (table) => [
     uniqueIndex("organization_memberships_organization_user").on(table.organizationId, table.userId),
     index("organization_memberships_user").on(table.userId),
-    index("organization_memberships_organization_position").on(table.organizationId, table.position),
+    index("organization_memberships_organization_joined").on(table.organizationId, table.joinedAt, table.id),
     // Owners are counted before an owner is removed or demoted: read the owners, not every member.
     index("organization_memberships_organization_level").on(table.organizationId, table.level),
   ],
@@ -136,10 +125,8 @@ export const personalApiKeys = sqliteTable(
     scopedTeams: json<number[]>("scoped_teams").notNull(),
     createdAt: createdAt(),
     lastUsedAt: text("last_used_at"),
-    /** In the user's list of keys (see `listPositionGaps`). */
-    position: integer("position").notNull().default(0),
   },
-  (table) => [index("personal_api_keys_user_position").on(table.userId, table.position)],
+  (table) => [index("personal_api_keys_user").on(table.userId, table.createdAt, table.id)],
 );
 
 /** Project settings the API stores and echoes without reasoning about them (defaults applied when read). */
@@ -154,7 +141,7 @@ export const projects = sqliteTable(
       .notNull()
       .references(() => organizations.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
-    /** lower(name), so that uniqueness ignoring case is an index, not a scan. */
+    /** `nameKey(name)` (src/platform/names.ts), so that names unique as readers see them is an index, not a scan. */
     nameKey: text("name_key").notNull(),
     apiToken: text("api_token").notNull().unique(),
     liveEventsToken: text("live_events_token").notNull(),
@@ -169,13 +156,12 @@ export const projects = sqliteTable(
     settings: json<ProjectSettings>("settings").notNull(),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
-    /** In the organization's projects list (see `listPositionGaps`). */
-    position: integer("position").notNull().default(0),
   },
   (table) => [
     uniqueIndex("projects_organization_name_key").on(table.organizationId, table.nameKey),
     index("projects_organization_created").on(table.organizationId, table.createdAt, table.id),
-    index("projects_organization_position").on(table.organizationId, table.position),
+    // The private ones alone (a default rule of `none`): what a member's count of the list subtracts.
+    index("projects_organization_private").on(table.organizationId).where(sql`${table.accessControl} = 1`),
   ],
 );
 
@@ -195,8 +181,6 @@ export const environments = sqliteTable(
     /** Live (not soft-deleted) rows, kept by triggers (migration list_counters), as the organization's counts are. */
     batchExportCount: integer("batch_export_count").notNull().default(0),
     dashboardCount: integer("dashboard_count").notNull().default(0),
-    /** Positions issued in the environment's batch exports list (see `listPositionGaps`). */
-    batchExportPositions: integer("batch_export_positions").notNull().default(0),
   },
   (table) => [
     index("environments_project").on(table.projectId),
@@ -231,11 +215,9 @@ export const invites = sqliteTable(
     tokenHash: text("token_hash").unique(),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
-    /** In the organization's invites list (see `listPositionGaps`). */
-    position: integer("position").notNull().default(0),
   },
   (table) => [
-    index("invites_organization_position").on(table.organizationId, table.position),
+    index("invites_organization_created").on(table.organizationId, table.createdAt, table.id),
     index("invites_organization_email").on(table.organizationId, table.targetEmail),
     index("invites_created_by").on(table.createdById),
   ],
@@ -260,8 +242,6 @@ export const domains = sqliteTable(
     samlAcsUrl: text("saml_acs_url"),
     samlX509Cert: text("saml_x509_cert"),
     createdAt: createdAt(),
-    /** The list's order as one text (`sortedListShards`): the domain's bytes in hex, which sort as the domain does. */
-    listKey: text("list_key").generatedAlwaysAs(sql`hex(domain)`, { mode: "virtual" }),
   },
   (table) => [index("domains_organization_domain").on(table.organizationId, table.domain, table.id)],
 );
@@ -300,13 +280,11 @@ export const batchExports = sqliteTable(
     deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
     createdAt: createdAt(),
     lastUpdatedAt: text("last_updated_at").notNull(),
-    /** In the organization's and the environment's batch exports lists (see `listPositionGaps`). */
-    organizationPosition: integer("organization_position").notNull().default(0),
-    environmentPosition: integer("environment_position").notNull().default(0),
   },
   (table) => [
-    index("batch_exports_environment_position").on(table.environmentId, table.deleted, table.environmentPosition),
-    index("batch_exports_organization_position").on(table.organizationId, table.deleted, table.organizationPosition),
+    index("batch_exports_environment_created").on(table.environmentId, table.deleted, table.createdAt, table.id),
+    // With the environment: a member's page tests each export's project without reading the export.
+    index("batch_exports_organization_created").on(table.organizationId, table.deleted, table.createdAt, table.id, table.environmentId),
     index("batch_exports_sealed_secrets_key").on(table.sealedSecretsKeyId),
   ],
 );
@@ -336,15 +314,6 @@ export const dashboards = sqliteTable(
     lastAccessedAt: text("last_accessed_at"),
     /** Its sharing configuration's `enabled`, kept by triggers (see migrations/): a list reads no other table for it. */
     sharingEnabled: integer("sharing_enabled", { mode: "boolean" }).notNull().default(false),
-    /**
-     * The list's order (pinned first, then name, then id) as one text (`sortedListShards`): the
-     * name's bytes in hex end with "-", which sorts before any hex digit, so a name sorts before
-     * those it is the start of, as in the index.
-     */
-    listKey: text("list_key").generatedAlwaysAs(
-      sql`(case when pinned then '0' else '1' end) || hex(name) || '-' || printf('%012d', id)`,
-      { mode: "virtual" },
-    ),
   },
   // In the list's order (pinned first, then name), so that a page stops after its last row.
   (table) => [
@@ -424,7 +393,8 @@ export const dashboardTiles = sqliteTable(
   (table) => [
     index("dashboard_tiles_dashboard").on(table.dashboardId),
     index("dashboard_tiles_insight").on(table.insightId),
-    index("dashboard_tiles_text").on(table.textId),
+    // A text belongs to one tile: a shared one would let whoever may edit one dashboard edit another.
+    uniqueIndex("dashboard_tiles_text").on(table.textId),
   ],
 );
 
@@ -494,7 +464,8 @@ export const accessControls = sqliteTable(
     uniqueIndex("access_controls_resource_default")
       .on(table.resource, table.resourceId)
       .where(sql`${table.organizationMembershipId} is null`),
-    index("access_controls_environment").on(table.environmentId),
+    // Leads with the environment for the cascade; a list finds the environment's default rules of one kind in it.
+    index("access_controls_environment_resource").on(table.environmentId, table.resource, table.organizationMembershipId),
     // A member's own rules of one kind without reading the table, and the cascade when the membership goes.
     index("access_controls_membership_resource").on(table.organizationMembershipId, table.resource, table.resourceId, table.accessLevel),
     index("access_controls_created_by").on(table.createdById),
@@ -587,15 +558,11 @@ export const webhooks = sqliteTable(
     failingSince: text("failing_since"),
     /** Its deliveries, kept by triggers (migration webhook_counters). */
     deliveryCount: integer("delivery_count").notNull().default(0),
-    /** Positions issued in its deliveries list (see `listPositionGaps`). */
-    deliveryPositions: integer("delivery_positions").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
-    /** In the organization's webhooks list (see `listPositionGaps`). */
-    position: integer("position").notNull().default(0),
   },
   (table) => [
-    index("webhooks_organization_position").on(table.organizationId, table.position),
+    index("webhooks_organization_created").on(table.organizationId, table.createdAt, table.id),
     // What the cron looks for to drop an old secret: only webhooks in a rotation's overlap.
     index("webhooks_previous_secret_expiry").on(table.previousSecretExpiresAt).where(sql`${table.previousSecretExpiresAt} is not null`),
   ],
@@ -618,21 +585,19 @@ export const webhookDeliveries = sqliteTable(
     nextAttemptAt: text("next_attempt_at"),
     /**
      * No longer read: the retry schedule (one Queue retry per step, then the dead-letter queue)
-     * decides when a delivery fails. Kept, and still written, because dropping a column rebuilds
-     * the table and with it the triggers that keep the deliveries' counter and positions.
+     * decides when a delivery fails. Still written, so that the code deployed before it keeps
+     * working while a deploy rolls out.
      */
     retryUntil: text("retry_until").notNull(),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
-    /** In the webhook's deliveries list (see `listPositionGaps`). */
-    position: integer("position").notNull().default(0),
   },
   (table) => [
     index("webhook_deliveries_pending").on(table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
     uniqueIndex("webhook_deliveries_webhook_entry").on(table.webhookId, table.entryId),
-    index("webhook_deliveries_webhook_position").on(table.webhookId, table.position),
+    index("webhook_deliveries_webhook_created").on(table.webhookId, table.createdAt, table.id),
     // The deliveries list filtered by status (`?status=failed`), and recoveries, read only those.
-    index("webhook_deliveries_webhook_status").on(table.webhookId, table.status, table.position),
+    index("webhook_deliveries_webhook_status").on(table.webhookId, table.status, table.createdAt, table.id),
   ],
 );
 
@@ -671,78 +636,4 @@ export const activityLogExports = sqliteTable(
     // What the cron looks for to resume an export whose next message was lost.
     index("activity_log_exports_unfinished").on(table.updatedAt).where(sql`${table.status} in ('pending', 'running')`),
   ],
-);
-
-/**
- * Where the rows of the lists kept in insertion order are, so that a page at every offset reads a
- * page, not the rows before it. Each row gets the next position of its list when inserted
- * (`position`, from its parent's `*_positions`); a row deleted (or soft-deleted) leaves a gap.
- * This table is a Fenwick tree of those gaps per list: `node` n holds how many of the positions
- * (n - lowbit(n), n] are gaps, so the k-th live row is found in log2(positions) lookups
- * (`pagination.ts`, `atPosition`). Kept by triggers only (migration list_positions).
- */
-export const listPositionGaps = sqliteTable(
-  "list_position_gaps",
-  {
-    list: text("list").notNull(),
-    owner: text("owner").notNull(),
-    node: integer("node").notNull(),
-    gaps: integer("gaps").notNull(),
-  },
-  (table) => [primaryKey({ columns: [table.list, table.owner, table.node] })],
-);
-
-/** A project as the organization object lists it (`teams`, `projects`), with its default access rule. */
-export interface ProjectSummary {
-  id: number;
-  uuid: string;
-  api_token: string;
-  name: string;
-  completed_snippet_onboarding: 0 | 1;
-  has_completed_onboarding_for: unknown;
-  ingested_event: 0 | 1;
-  is_demo: 0 | 1;
-  timezone: string;
-  access_control: 0 | 1;
-  /** The project's default access rule (`none` hides it from members without their own rule). */
-  default_access?: string | null;
-}
-
-/**
- * The organization object's project list, kept by triggers (migration project_summaries) so that
- * reading an organization reads a few rows, not one per project: each row holds up to 128
- * projects, keyed by id, those whose list `position` falls in its `shard` ((position - 1) / 128).
- * With every field at its size limit, a shard stays under 1 MB (D1 refuses values over 2 MB).
- */
-export const projectSummaries = sqliteTable(
-  "project_summaries",
-  {
-    organizationId: text("organization_id")
-      .notNull()
-      .references(() => organizations.id, { onDelete: "cascade" }),
-    shard: integer("shard").notNull(),
-    projects: json<Record<string, ProjectSummary>>("projects").notNull(),
-  },
-  (table) => [primaryKey({ columns: [table.organizationId, table.shard] })],
-);
-
-/**
- * The lists sorted by a column (an organization's domains, an environment's live dashboards):
- * their ids in list order, so that the row at any offset is found by reading a few rows. Each
- * list is cut into shards by sort key (`list_key`): a shard holds the rows from its `first_key`
- * (the first shard's is "") to the next shard's, as fixed-width JSON array entries (",id"), so
- * the k-th is a substring. A shard is split in two when it reaches 4,096 ids, and a shard other
- * than the first is merged into the one before it when it falls under 1,024, so a page (at most
- * 1,000 rows) spans at most two shards. Kept by triggers only (migration sorted_list_shards).
- */
-export const sortedListShards = sqliteTable(
-  "sorted_list_shards",
-  {
-    list: text("list").notNull(),
-    owner: text("owner").notNull(),
-    firstKey: text("first_key").notNull(),
-    size: integer("size").notNull(),
-    ids: text("ids").notNull(),
-  },
-  (table) => [primaryKey({ columns: [table.list, table.owner, table.firstKey] })],
 );

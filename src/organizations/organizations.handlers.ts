@@ -43,7 +43,7 @@ const SLUG_ATTEMPTS = 5;
 export const listCallerOrganizations: RouteHandler<typeof listOrganizations, AppEnv> = async (c) => {
   const page = readPage(c);
   const result = await readOrganizationsPage(c.var.db, c.var.actor, page);
-  return c.json(pageEnvelope(c, page, result.count, result.organizations), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.organizations, result.links), 200);
 };
 
 /**
@@ -104,7 +104,7 @@ export const retrieveCallerOrganization: RouteHandler<typeof retrieveOrganizatio
   const reads = await db.batch(organizationObjectStatements(db, actor, requested));
   const [row] = reads[0];
   admitMember(row && { ...row, membersCanUsePersonalApiKeys: row.organization.membersCanUsePersonalApiKeys });
-  const organization = toOrganizationObject(actor, reads);
+  const organization = toOrganizationObject(reads);
   if (!organization) throw notFound();
   return c.json(organization, 200);
 };
@@ -125,10 +125,10 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
   const update = updateOrganizationSettings(db, organizationId, input);
   const reads = organizationObjectStatements(db, actor, organizationId);
   // Nothing tracked changed: no entry, and the batch reads back as before.
-  const [rows, summaries] = entry
+  const [rows, projectRows] = entry
     ? await db.batch([update, entry, ...reads]).then(([, , ...readBack]) => readBack)
     : await db.batch([update, ...reads]).then(([, ...readBack]) => readBack);
-  const organization = toOrganizationObject(actor, [rows, summaries]);
+  const organization = toOrganizationObject([rows, projectRows]);
   if (!organization) throw notFound();
   return c.json(organization, 200);
 };

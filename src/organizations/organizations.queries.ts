@@ -1,83 +1,69 @@
-import { and, asc, count, eq, gte, inArray, lt, or, sql, type SQLWrapper } from "drizzle-orm";
-import { accessControls, organizationMemberships, organizations, projectSummaries, type ProjectSummary } from "../db/schema";
+import { and, asc, count, eq, gte, inArray, lt, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { organizationMemberships, organizations, projects } from "../db/schema";
 import type { Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
 import { callerMemberships, callerMembershipsInScope, callerOrganizationId, CURRENT, currentOrganizationFirst } from "../platform/organization-context";
-import type { Page } from "../platform/pagination";
-import { projectInKeyScope } from "../platform/auth/key-scoping";
-import { MembershipLevel } from "../platform/levels";
-import { projectSummaryVisible } from "../platform/project-context";
-import { summaryToProjectListItem, toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
+import { pageIds, pageOf, type ListOrder, type Page } from "../platform/pagination";
+import { membershipOfCaller, projectsInKeyScope, projectVisible } from "../platform/project-context";
+import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
+import { toProjectListItem } from "./projects/projects.schema";
 
-/**
- * The caller's own rules on the organization's projects, as `{project id: access}` (null for an
- * admin, who sees every project): read along the rules' (membership, resource) index beside the
- * membership itself, so a member's rules on other resources stay unread.
- */
-const ownProjectRules = sql<string | null>`case when ${organizationMemberships.level} < ${MembershipLevel.admin} then (
-  select json_group_object(${accessControls.resourceId}, ${accessControls.accessLevel}) from ${accessControls}
-  where ${accessControls.organizationMembershipId} = ${organizationMemberships.id} and ${accessControls.resource} = 'project') end`;
+type OrganizationRow = { organization: typeof organizations.$inferSelect; level: number };
+type ProjectRow = { project: typeof projects.$inferSelect };
+
+/** The selected organizations, as full objects: their rows (with the caller's level), and their projects the caller sees. */
+type OrganizationReads = readonly [OrganizationRow[], ProjectRow[]];
 
 /** The caller's organizations with their level; `requested` is an id, or `@current` for any in the key's scope. */
-function selectCallerOrganizations(db: Database, actor: Actor, requested: string) {
+function selectCallerOrganizations(db: Database, actor: Actor, requested: string, among?: SQL) {
   return db
-    .select({ organization: organizations, level: organizationMemberships.level, ownProjectRules })
+    .select({ organization: organizations, level: organizationMemberships.level })
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(callerMemberships(actor, requested));
+    .where(and(callerMemberships(actor, requested), among));
 }
 
-type OrganizationRow = { organization: typeof organizations.$inferSelect; level: number; ownProjectRules: string | null };
-type SummaryRow = { organizationId: string; projects: Record<string, ProjectSummary> };
-
-/** The selected organizations, as full objects: their rows (with the caller's rules), their project summaries. */
-type OrganizationReads = readonly [OrganizationRow[], SummaryRow[]];
-
-/** The project summaries of the organizations `organizationIds` selects: a few rows each, however many projects. */
-function selectProjectSummariesIn(db: Database, organizationIds: SQLWrapper) {
+/**
+ * The projects the caller sees (and the key reaches) in the organizations `organizationIds`
+ * selects: one read along the (organization, created_at, id) index, the caller's membership read
+ * once per organization and the visibility rule tested on each project.
+ */
+function selectVisibleProjectsIn(db: Database, actor: Actor, organizationIds: SQLWrapper) {
   return db
-    .select({ organizationId: projectSummaries.organizationId, projects: projectSummaries.projects })
-    .from(projectSummaries)
-    .where(inArray(projectSummaries.organizationId, organizationIds));
+    .select({ project: projects })
+    .from(projects)
+    .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+    .where(and(inArray(projects.organizationId, organizationIds), projectVisible, ...projectsInKeyScope(actor)))
+    .orderBy(asc(projects.organizationId), asc(projects.createdAt), asc(projects.id));
 }
 
-/** The projects of one organization the caller sees and the key reaches, in creation (id) order. */
-function visibleProjects(actor: Actor, { organization, level, ownProjectRules }: OrganizationRow, summaries: SummaryRow[]) {
-  const ownRule = new Map(Object.entries(JSON.parse(ownProjectRules ?? "{}") as Record<string, string>));
-  return summaries
-    .filter((row) => row.organizationId === organization.id)
-    .flatMap((row) => Object.values(row.projects))
-    .filter((project) => projectInKeyScope(actor, project.id))
-    .filter((project) => projectSummaryVisible(level, ownRule.get(String(project.id)), project.default_access))
-    .sort((a, b) => a.id - b.id)
-    .map((project) => summaryToProjectListItem(organization.id, project));
+/** Full objects from organization rows (with the caller's level) and the visible projects read beside them. */
+function organizationObjects([rows, projectRows]: OrganizationReads): Organization[] {
+  return rows.map(({ organization, level }) => {
+    const visible = projectRows.filter(({ project }) => project.organizationId === organization.id);
+    return toOrganization(organization, level, visible.map(({ project }) => toProjectListItem(project)));
+  });
 }
 
-/** Full objects from organization rows (with the caller's level) and the project reads beside them. */
-function organizationObjects(actor: Actor, [rows, summaries]: OrganizationReads): Organization[] {
-  return rows.map((row) => toOrganization(row.organization, row.level, visibleProjects(actor, row, summaries)));
-}
+/** Oldest first, as PostHog lists a user's organizations. */
+const byCreation: ListOrder = [[organizations.createdAt, "asc"], [organizations.id, "asc"]];
 
 /** A page of the caller's organizations as full objects: one round trip. */
 export async function readOrganizationsPage(db: Database, actor: Actor, page: Page) {
-  const pageIds = db
-    .select({ id: organizations.id })
-    .from(organizationMemberships)
-    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(callerMemberships(actor, CURRENT))
-    .orderBy(asc(organizations.createdAt), asc(organizations.id))
-    .limit(page.limit)
-    .offset(page.offset);
-  const [[total], ...reads] = await db.batch([
+  const ofCaller = inArray(
+    organizations.id,
+    db.select({ id: organizationMemberships.organizationId }).from(organizationMemberships).where(callerMembershipsInScope(actor)),
+  );
+  const ids = pageIds(db, byCreation, ofCaller, page);
+  const [[total], rows, projectRows] = await db.batch([
     db.select({ value: count() }).from(organizationMemberships).where(callerMembershipsInScope(actor)),
-    selectCallerOrganizations(db, actor, CURRENT)
-      .orderBy(asc(organizations.createdAt), asc(organizations.id))
-      .limit(page.limit)
-      .offset(page.offset),
-    selectProjectSummariesIn(db, pageIds),
+    selectCallerOrganizations(db, actor, CURRENT, sql`${organizations.id} in (select "id" from (${ids}))`),
+    // The page's organizations alone: not the extra one `pageIds` reads to know whether a page follows.
+    selectVisibleProjectsIn(db, actor, sql`(select "id" from (${ids}) limit ${page.limit})`),
   ]);
-  return { count: total?.value ?? 0, organizations: organizationObjects(actor, reads) };
+  const listed = pageOf(byCreation, page, rows, (row) => row.organization);
+  return { count: total?.value ?? 0, organizations: organizationObjects([listed.rows, projectRows]), links: listed.links };
 }
 
 /** The statements reading one organization (an id, or `@current`) as a full object, for a caller's batch. */
@@ -85,12 +71,12 @@ export function organizationObjectStatements(db: Database, actor: Actor, request
   const organization = selectCallerOrganizations(db, actor, requested)
     .orderBy(...currentOrganizationFirst(actor.userId))
     .limit(1);
-  return [organization, selectProjectSummariesIn(db, callerOrganizationId(db, actor, requested))] as const;
+  return [organization, selectVisibleProjectsIn(db, actor, callerOrganizationId(db, actor, requested))] as const;
 }
 
 /** The object `organizationObjectStatements` read, if the caller is a member. */
-export function toOrganizationObject(actor: Actor, reads: OrganizationReads): Organization | undefined {
-  return organizationObjects(actor, reads)[0];
+export function toOrganizationObject(reads: OrganizationReads): Organization | undefined {
+  return organizationObjects(reads)[0];
 }
 
 /** Lower-case ASCII letters and digits joined by single hyphens: `Acme, Inc.` → `acme-inc`. */

@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import type { organizations, projects, ProjectSummary } from "../db/schema";
+import type { organizations, projects } from "../db/schema";
 import { MembershipLevelField } from "./membership-level-field";
 import { ProjectListItem, toProjectListItem } from "./projects/projects.schema";
+import { visibleName } from "../platform/names";
 
 type ProjectItem = z.infer<typeof ProjectListItem>;
 
@@ -14,23 +15,6 @@ export function toTeamBasic(project: typeof projects.$inferSelect): TeamBasic {
 }
 
 const teamOf = (project: ProjectItem): TeamBasic => ({ ...project, project_id: project.id });
-
-/** A project of an organization's summaries (see `projectSummaries`) as a list item. */
-export function summaryToProjectListItem(organizationId: string, summary: ProjectSummary): ProjectItem {
-  return {
-    id: summary.id,
-    uuid: summary.uuid,
-    organization: organizationId,
-    api_token: summary.api_token,
-    name: summary.name,
-    completed_snippet_onboarding: summary.completed_snippet_onboarding === 1,
-    has_completed_onboarding_for: summary.has_completed_onboarding_for ?? null,
-    ingested_event: summary.ingested_event === 1,
-    is_demo: summary.is_demo === 1,
-    timezone: summary.timezone,
-    access_control: summary.access_control === 1,
-  };
-}
 
 /**
  * PostHog's Organization. Fields we do not model carry PostHog's neutral values, so that clients
@@ -77,7 +61,7 @@ export const OrganizationBasic = Organization.pick({
 export type OrganizationBasic = z.infer<typeof OrganizationBasic>;
 
 export const OrganizationInput = z
-  .object({ name: z.string().trim().min(1).max(64) })
+  .object({ name: visibleName(z.string().trim().min(1).max(64)) })
   .openapi("OrganizationInput");
 
 /** The settings an admin may change (PATCH); every field optional. */

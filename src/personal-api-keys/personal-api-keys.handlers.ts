@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
 import { currentEnvironmentGuessKey } from "../platform/current-environment-guess";
@@ -7,15 +7,14 @@ import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
-import { counterOf, keysOfPage, onPage, selectCount, pageEnvelope, readPage, positionOrder } from "../platform/pagination";
+import { counterOf, joinPage, pageEnvelope, pageOf, readPage, selectCount, type ListOrder } from "../platform/pagination";
 import { inJsonList, type Database } from "../platform/db";
 import { membershipOfCaller, projectVisible } from "../platform/project-context";
 import { writeWithActivity } from "../platform/activity-log/resource-activity";
 import { personalApiKeyEntries } from "./personal-api-keys.activity";
 import type { createKey, deleteKey, listKeys, retrieveCurrentKey, retrieveKey } from "./personal-api-keys.routes";
 
-/** A key as written: its position in the list is the triggers' (migration list_positions). */
-type KeyRow = Omit<typeof personalApiKeys.$inferSelect, "position">;
+type KeyRow = typeof personalApiKeys.$inferSelect;
 
 export function toPersonalApiKey(row: KeyRow) {
   return {
@@ -34,25 +33,20 @@ export function toPersonalApiKey(row: KeyRow) {
 const ownKey = (actor: Actor, id: string) =>
   and(eq(personalApiKeys.id, id), eq(personalApiKeys.userId, actor.userId));
 
-const newestFirst = (userId: number) =>
-  positionOrder(personalApiKeys.position, "desc", {
-    list: "personal_api_keys",
-    owner: userId,
-    issued: users.personalApiKeyPositions,
-  });
+const newestFirst: ListOrder = [[personalApiKeys.createdAt, "desc"], [personalApiKeys.id, "desc"]];
 
-/** Newest first, paged by the keys' positions like every list; counted by the user's counter. */
+/** Newest first, paged along the (user, created_at, id) index like every list; counted by the user's counter. */
 export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async (c) => {
   const { db, actor } = c.var;
   const page = readPage(c);
   const ofCaller = eq(personalApiKeys.userId, actor.userId);
   const counter = counterOf(users.personalApiKeyCount, eq(users.id, actor.userId));
-  const order = newestFirst(actor.userId);
   const [[total], rows] = await db.batch([
     selectCount(db, counter),
-    db.select().from(personalApiKeys).where(onPage(db, personalApiKeys.id, ofCaller, order, page, counter)).orderBy(...order.sql).limit(page.limit),
+    db.select(getTableColumns(personalApiKeys)).from(personalApiKeys).innerJoin(...joinPage(db, newestFirst, ofCaller, page)),
   ]);
-  return c.json(pageEnvelope(c, page, total?.value ?? 0, rows.map(toPersonalApiKey), keysOfPage(order, rows)), 200);
+  const listed = pageOf(newestFirst, page, rows);
+  return c.json(pageEnvelope(c, page, total?.value ?? 0, listed.rows.map(toPersonalApiKey), listed.links), 200);
 };
 
 export const retrievePersonalApiKey: RouteHandler<typeof retrieveKey, AppEnv> = async (c) => {

@@ -4,6 +4,7 @@ import { SCOPES } from "../platform/auth/scopes";
 import { paginated, PaginationQuery } from "../platform/pagination";
 import { noStore } from "../platform/response-headers";
 import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
+import { visibleName } from "../platform/names";
 
 export const PersonalApiKey = z
   .object({
@@ -25,7 +26,7 @@ export const CreatedPersonalApiKey = PersonalApiKey.extend({
 
 export const PersonalApiKeyInput = z
   .object({
-    label: z.string().trim().min(1).max(40),
+    label: visibleName(z.string().trim().min(1).max(40)),
     scopes: idList(z.enum(SCOPES as [string, ...string[]]))
       .min(1)
       .openapi({ description: "A subset of the calling key's own scopes; `*` for all." }),

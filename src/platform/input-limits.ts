@@ -17,20 +17,14 @@ export const boundedText = () => z.string().max(MAX_TEXT_LENGTH);
 
 const serializedBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength;
 
-/** Any JSON value stored as given, at most 64 KiB serialized (or `maxBytes`). */
-export const boundedJson = <T extends z.ZodType>(schema: T, maxBytes = MAX_JSON_BYTES) =>
+/** Any JSON value stored as given, at most 64 KiB serialized. */
+export const boundedJson = <T extends z.ZodType>(schema: T) =>
   schema
-    .refine((value) => serializedBytes(value) <= maxBytes, {
-      error: `Ensure this field has no more than ${maxBytes} bytes when serialized.`,
+    .refine((value) => serializedBytes(value) <= MAX_JSON_BYTES, {
+      error: `Ensure this field has no more than ${MAX_JSON_BYTES} bytes when serialized.`,
       params: { code: "max_length" },
     })
-    .openapi({ description: `At most ${maxBytes} bytes serialized.` });
-
-/**
- * A JSON value repeated in the list items other objects embed (a project's
- * `has_completed_onboarding_for`, in every organization object): at most 4 KiB serialized.
- */
-export const boundedListedJson = <T extends z.ZodType>(schema: T) => boundedJson(schema, 4 * 1024);
+    .openapi({ description: `At most ${MAX_JSON_BYTES} bytes serialized.` });
 
 /** A JSON object stored as given (`filters`, `layouts`, `config`...), at most 64 KiB serialized. */
 export const boundedJsonObject = () => boundedJson(z.record(z.string(), z.unknown()));

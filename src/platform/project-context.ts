@@ -1,16 +1,16 @@
 import { z } from "@hono/zod-openapi";
 import { integerOrCurrentPathId } from "./path-ids";
-import { and, asc, eq, gte, min, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gte, min, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { environments, organizationMemberships, organizations, projects, users } from "../db/schema";
+import { accessControls, environments, organizationMemberships, organizations, projects, users } from "../db/schema";
 import { ruleOfMember } from "./access-controls/access-rules";
 import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "./auth/key-scoping";
 import type { Actor, AppEnv, ProjectContext } from "./env";
 import { notFound } from "./errors";
 import { isAdminInSql, MembershipLevel } from "./levels";
-import { assertPersonalApiKeysAllowed, callerOrganizationId, CURRENT } from "./organization-context";
+import { assertPersonalApiKeysAllowed, callerOrganizationId, CURRENT, type OrganizationRef } from "./organization-context";
 import { inJsonList, type Database } from "./db";
 import { peekJsonBody } from "./request-body";
 import { assertMinimumLevel, deferContext, resolverWith } from "./deferred-context";
@@ -25,23 +25,13 @@ export const ProjectParams = z.object({
 const projectRuleOfCaller = ruleOfMember("project", projects.id, organizationMemberships.id);
 
 /**
- * Who sees a project is decided by its access-control rules alone: a `none` rule (a private
- * project's default) hides it, and a member's own rule overrides the default. Organization admins
- * and owners see every project. Used with the caller's membership (`organizationMemberships`)
- * joined on the project.
+ * `projectVisibleAtLevel` for the caller's membership (`organizationMemberships`) joined on the
+ * project.
  */
 export const projectVisible = or(
   gte(organizationMemberships.level, MembershipLevel.admin),
   sql`coalesce(${projectRuleOfCaller}, 'member') <> 'none'`,
 );
-
-/**
- * `projectVisible` for a project read from its organization's summaries (`projectSummaries`),
- * which carry its default rule: the caller's own rule, if any, overrides it.
- */
-export function projectSummaryVisible(level: number, ownRule: string | undefined, defaultRule: string | null | undefined) {
-  return level >= MembershipLevel.admin || (ownRule ?? defaultRule ?? "member") !== "none";
-}
 
 /**
  * The caller's level in the project: their organization level, raised to admin by a project rule
@@ -57,14 +47,34 @@ export const effectiveProjectLevel = sql<number>`max(${organizationMemberships.l
 export type CallerMembership = { membershipId: string | SQL; level: number | SQL };
 
 /**
- * The same rule for a caller whose membership of the project's organization is known, or read
- * once by a subquery: no join per row, so an organization's list reads only the page it returns
- * (an admin's rows test no rule).
+ * Who sees a project is decided by its access-control rules alone: a `none` rule (a private
+ * project's default) hides it, and a member's own rule overrides the default. Organization admins
+ * and owners see every project. `membership` is the caller's in the project's organization,
+ * known or read once by a subquery: no join per row (an admin's rows test no rule). `projectId`:
+ * the project's id in the query (its row's, unless given).
  */
-export function projectVisibleAtLevel(membership: CallerMembership): SQL | undefined {
-  const ruleAllows = sql`coalesce(${ruleOfMember("project", projects.id, membership.membershipId)}, 'member') <> 'none'`;
+export function projectVisibleAtLevel(membership: CallerMembership, projectId: SQLWrapper = projects.id): SQL | undefined {
+  const ruleAllows = sql`coalesce(${ruleOfMember("project", projectId, membership.membershipId)}, 'member') <> 'none'`;
   if (typeof membership.level !== "number") return sql`(${isAdminInSql(membership.level)} or ${ruleAllows})`;
   return membership.level >= MembershipLevel.admin ? undefined : ruleAllows;
+}
+
+/**
+ * The organization's projects that a member's rules hide from them, as a query of `id` (none for
+ * an admin known as such). Only a private project (its default rule `none`, which
+ * `access_control` mirrors) or one the member has a rule of their own on (a project of their
+ * organization) can be hidden: those few are read, along the private projects' index and the
+ * member's rules, and each is tested by the rule itself. A list subtracts them from its counter.
+ */
+export function projectsHiddenFrom(organizationId: OrganizationRef, membership: CallerMembership): SQL | undefined {
+  const visible = projectVisibleAtLevel(membership, sql`"candidate"."id"`);
+  if (!visible) return undefined;
+  // `= 1` as the partial index says it, so that SQLite reads the private ones along it.
+  const privateOnes = sql`select ${projects.id} as "id" from ${projects}
+    where ${projects.organizationId} = ${organizationId} and ${projects.accessControl} = 1`;
+  const ruled = sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
+    where ${accessControls.organizationMembershipId} = ${membership.membershipId} and ${accessControls.resource} = 'project'`;
+  return sql`select "id" from (${privateOnes} union ${ruled}) as "candidate" where not (${visible})`;
 }
 
 /** The join that `projectVisible` reads, for a query that starts from `projects`. */

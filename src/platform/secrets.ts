@@ -21,21 +21,24 @@ export type Keyring = { current: SealingKey; byId: Map<string, CryptoKey> };
 const fromBase64 = (text: string) => Uint8Array.from(atob(text), (character) => character.charCodeAt(0));
 const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
 
-async function importKey(encoded: string): Promise<SealingKey> {
+/** `variable` names where the key came from in the error, never the key itself. */
+async function importKey(encoded: string, variable: string): Promise<SealingKey> {
   let raw: Uint8Array;
   try {
     raw = fromBase64(encoded);
   } catch {
     raw = new Uint8Array();
   }
-  // The message names the variable, never the value.
-  if (raw.byteLength !== KEY_BYTES) throw new Error(`an encryption key is not ${KEY_BYTES} bytes in base64`);
+  if (raw.byteLength !== KEY_BYTES) throw new Error(`${variable} is not ${KEY_BYTES} bytes in base64`);
   const key = await crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
   return { id: (await sha256Hex(encoded)).slice(0, 8), key };
 }
 
 async function buildKeyring(current: string, old: string[]): Promise<Keyring> {
-  const keys = await Promise.all([current, ...old].map(importKey));
+  const keys = await Promise.all([
+    importKey(current, "SECRETS_ENCRYPTION_KEY"),
+    ...old.map((key) => importKey(key, "a key of SECRETS_ENCRYPTION_OLD_KEYS")),
+  ]);
   return { current: keys[0]!, byId: new Map(keys.map(({ id, key }) => [id, key])) };
 }
 
@@ -56,6 +59,16 @@ export function loadKeyring(env: Pick<Bindings, "SECRETS_ENCRYPTION_KEY" | "SECR
     keyrings.set(cacheKey, keyring);
   }
   return keyring;
+}
+
+/** Why no secret could be sealed or opened with this configuration; null when the keys are usable. */
+export async function keyringProblem(env: Pick<Bindings, "SECRETS_ENCRYPTION_KEY" | "SECRETS_ENCRYPTION_OLD_KEYS">): Promise<string | null> {
+  try {
+    await loadKeyring(env);
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : "the encryption keys cannot be loaded";
+  }
 }
 
 export const isSealed = (value: string) => value.startsWith(SEALED_PREFIX);

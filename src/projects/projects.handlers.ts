@@ -10,7 +10,7 @@ import type { listAccessibleProjects, retrieveAccessibleProject, updateAccessibl
 export const listProjects: RouteHandler<typeof listAccessibleProjects, AppEnv> = async (c) => {
   const page = readPage(c);
   const result = await listVisibleProjects(c.var.db, c.var.actor, page);
-  return c.json(pageEnvelope(c, page, result.count, result.projects.map(toProjectListItem), result.keys), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.projects.map(toProjectListItem), result.links), 200);
 };
 
 export const retrieveProject: RouteHandler<typeof retrieveAccessibleProject, AppEnv> = async (c) => {

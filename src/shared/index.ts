@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { NONCE, secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "../platform/env";
+import { assertAddressMayLookUp, refusal } from "../platform/auth/refused-keys";
 import { notFound } from "../platform/errors";
 import { constantTimeEqual } from "../platform/ids";
 import { jsonResponse } from "../platform/route";
@@ -35,15 +36,18 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
   const requested = c.req.param("access_token") ?? "";
   const asJson = requested.endsWith(JSON_SUFFIX);
   const accessToken = asJson ? requested.slice(0, -JSON_SUFFIX.length) : requested;
+  assertAddressMayLookUp(c);
   const shared = await readSharedDashboard(c.var.db, accessToken);
   // Found through the index, then compared in constant time: the index alone is not the check.
   const found = shared && constantTimeEqual(shared.accessToken, accessToken) ? toSharedDashboard(shared) : undefined;
   const nonce = c.get("secureHeadersNonce") ?? "";
-  if (asJson) {
-    if (!found) throw notFound();
-    return c.json(found, 200);
+  if (!found) {
+    // Guessing tokens counts against the address's limit of refusals, as guessing keys does.
+    const refused = await refusal(c, notFound);
+    if (asJson || refused.status === 429) throw refused;
+    return c.html(sharedNotFoundPage(nonce), 404);
   }
-  return found ? c.html(sharedDashboardPage(found, nonce), 200) : c.html(sharedNotFoundPage(nonce), 404);
+  return asJson ? c.json(found, 200) : c.html(sharedDashboardPage(found, nonce), 200);
 }
 
 export const sharedRouter = createRouter();

@@ -9,6 +9,7 @@ import type { MembershipLevel } from "../platform/levels";
 import { toPersonalApiKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { mintApiKey } from "../platform/auth/api-keys";
 import { authenticateRequest } from "../platform/auth/authenticate";
+import { assertAddressMayLookUp, refusal } from "../platform/auth/refused-keys";
 import { assertKeyMayJoin } from "../platform/auth/key-scoping";
 import { assertScope } from "../platform/auth/scopes";
 import { isNotNullViolation, isUniqueViolation } from "../platform/db";
@@ -36,9 +37,10 @@ const expired = () =>
  * token) is the same 404, so that tokens cannot be probed.
  */
 async function findInvite(c: Context<AppEnv>, token: string) {
+  assertAddressMayLookUp(c);
   const tokenHash = await inviteTokenHash(token);
   const found = tokenHash === null ? undefined : await findInviteForSignup(c.var.db, tokenHash);
-  if (!found) throw notFound();
+  if (!found) throw await refusal(c, notFound);
   return found;
 }
 

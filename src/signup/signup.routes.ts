@@ -63,6 +63,8 @@ export const acceptInviteByBody = publicRoute({
   method: "post",
   middleware: [noStore],
   path: "/api/signup",
+  // The path form keeps PostHog's `signup_create`.
+  operationId: "signup_with_token_create",
   tags: ["signup"],
   summary: ACCEPT_SUMMARY,
   description: "The token travels in the body, where access logs and proxies do not record it.",

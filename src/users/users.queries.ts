@@ -31,11 +31,11 @@ export function currentUserStatements(db: Database, actor: Actor) {
 
 type CurrentUserResults = BatchResponse<ReturnType<typeof currentUserStatements>>;
 
-function toCurrentUserObject(actor: Actor, [[user], memberships, currentRows, summaries, [team]]: CurrentUserResults) {
+function toCurrentUserObject([[user], memberships, currentRows, currentProjects, [team]]: CurrentUserResults) {
   if (!user) return undefined;
   return toCurrentUser(user, {
     team: team ? toTeamBasic(team.project) : null,
-    organization: toOrganizationObject(actor, [currentRows, summaries]) ?? null,
+    organization: toOrganizationObject([currentRows, currentProjects]) ?? null,
     organizations: memberships.map((row) => toOrganizationBasic(row.organization, row.level)),
   });
 }
@@ -43,9 +43,9 @@ function toCurrentUserObject(actor: Actor, [[user], memberships, currentRows, su
 /** The caller as `/api/users/@me` shows them, after `changes` if any: one round trip either way. */
 export async function readCurrentUser(db: Database, actor: Actor, changes: UserChanges = {}) {
   const reads = currentUserStatements(db, actor);
-  if (Object.keys(changes).length === 0) return toCurrentUserObject(actor, await db.batch(reads));
+  if (Object.keys(changes).length === 0) return toCurrentUserObject(await db.batch(reads));
   const [, ...results] = await db.batch([db.update(users).set(changes).where(eq(users.id, actor.userId)), ...reads]);
-  return toCurrentUserObject(actor, results);
+  return toCurrentUserObject(results);
 }
 
 /** Whether the caller is a member of the organization, and sees the project: one round trip. */

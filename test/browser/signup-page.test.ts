@@ -13,8 +13,11 @@ beforeAll(async () => {
 });
 afterAll(() => browser.close());
 
+/** An invite to an organization of its own: the run's other tests count the first one's members. */
 async function invite(targetEmail: string): Promise<string> {
-  const organization = await (await fetch(`${url}/api/organizations/@current`, { headers: { Authorization: `Bearer ${apiKey}` } })).json();
+  const headers = { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json" };
+  const created = await fetch(`${url}/api/organizations`, { method: "POST", headers, body: JSON.stringify({ name: "Invites by page" }) });
+  const organization = (await created.json()) as { id: string };
   const response = await fetch(`${url}/api/organizations/${organization.id}/invites`, {
     method: "POST",
     headers: { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json" },

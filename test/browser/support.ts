@@ -8,8 +8,11 @@ import { startLocalServer } from "../../scripts/local-server.mjs";
 
 export { startLocalServer };
 
-/** Debian's package: no browser is ever downloaded (.ci/run installs it when missing). */
-const CHROMIUM = "/usr/bin/chromium";
+/**
+ * Debian's package by default: no browser is ever downloaded (.ci/run installs it when missing).
+ * `CHROMIUM_PATH` names another Chromium or Chrome binary (macOS, another distribution).
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const CHROMIUM_FLAGS = [
   "--headless",
   "--no-sandbox",

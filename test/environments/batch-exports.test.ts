@@ -16,7 +16,6 @@ import {
   setupOrganization,
   UUID,
   nextLink,
-  positionOf,
   previousLink,
 } from "../support/harness";
 import { AUTHENTICATION_FAILED, NOT_AUTHENTICATED, NOT_FOUND, expectError, missingScope } from "../support/error-bodies";
@@ -227,7 +226,7 @@ describe("GET /api/environments/:project_id/batch_exports", () => {
     expect(first.status).toBe(200);
     expect(first.body).toEqual({
       count: 3,
-      next: nextLink(exportsPath(project.id), 2, 2, [await positionOf("batch_exports", middle.id, "environment_position")]),
+      next: nextLink(exportsPath(project.id), 2, 2, ["2026-05-01T11:00:00.000Z", middle.id]),
       previous: null,
       results: [
         s3ExportBody(project.id, { id: newest.id, name: "newest", created_at: "2026-05-01T12:00:00.000Z", last_updated_at: "2026-05-01T12:00:00.000Z" }),
@@ -240,7 +239,7 @@ describe("GET /api/environments/:project_id/batch_exports", () => {
     expect(second.body).toEqual({
       count: 3,
       next: null,
-      previous: previousLink(exportsPath("@current"), 2, 0, [await positionOf("batch_exports", oldest.id, "environment_position")]),
+      previous: previousLink(exportsPath("@current"), 2, 0, ["2026-05-01T10:00:00.000Z", oldest.id]),
       results: [s3ExportBody(project.id, { id: oldest.id, name: "oldest", created_at: "2026-05-01T10:00:00.000Z", last_updated_at: "2026-05-01T10:00:00.000Z" })],
     });
   });

@@ -99,6 +99,12 @@ describe("POST /api/organizations/:organization_id/domains", () => {
     ["a one-letter TLD", { domain: "acme.c" }, "invalid_input", "Please enter a valid domain or subdomain name."],
     ["no TLD", { domain: "localhost" }, "invalid_input", "Please enter a valid domain or subdomain name."],
     ["an e-mail address", { domain: "me@acme.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
+    ["an accented letter", { domain: "café.example.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
+    ["full-width letters", { domain: "ｅｘａｍｐｌｅ.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
+    ["a zero-width space", { domain: "exam\u200bple.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
+    ["a bidi override", { domain: "exam\u202eple.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
+    ["a trailing dot", { domain: "example.com." }, "invalid_input", "Please enter a valid domain or subdomain name."],
+    ["a punycode label", { domain: "xn--caf-dma.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
     ["a number", { domain: 42 }, "invalid_input", "Expected string, received number."],
     ["over 128 characters", { domain: `${"a".repeat(125)}.com` }, "max_length", "Ensure this field has no more than 128 characters."],
   ])("refuses %s (400, attr domain) and creates nothing", async (_case, body, code, detail) => {

@@ -16,7 +16,6 @@ import {
   setupOrganization,
   userBasic,
   nextLink,
-  positionOf,
 } from "../support/harness";
 import { daysAgo, expectKeyAndMembershipRequired, restoreTestDoubles } from "../support/people";
 
@@ -77,7 +76,7 @@ describe("GET /api/organizations/:organization_id/members", () => {
     expect(firstPage.status).toBe(200);
     expect(firstPage.body).toEqual({
       count: 2,
-      next: nextLink(membersPath(organization.id), 1, 1, [await positionOf("organization_memberships", adminMembership.id)]),
+      next: nextLink(membersPath(organization.id), 1, 1, [adminMembership.joinedAt, adminMembership.id]),
       previous: null,
       results: [
         {

@@ -2,13 +2,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import { addMember, api, createApiKey, createProject, setupOrganization } from "../support/harness";
-import { summariesThatDisagree, type ProjectSummaryRow } from "../support/project-summaries";
 
 /*
- * The organization object lists its projects (`teams`, `projects`) from summaries its triggers
- * keep (migration project_summaries), and decides who sees which in code, not in SQL. Whatever
- * the writes, each caller's object must list exactly what the organization's projects list
- * answers them (where the same rules are SQL), and the summaries must hold what the tables do.
+ * The organization object lists its projects (`teams`, `projects`) in its own read of the
+ * projects table. Whatever the writes, each caller's object must list exactly what the
+ * organization's projects list answers them.
  */
 
 type Listed = { id: number; project_id?: number };
@@ -24,23 +22,8 @@ async function listedProjects(organizationId: string, key: string, scopedToProje
   return response.body.results as Listed[];
 }
 
-/** What D1 holds, and the summaries it should make. */
-async function summariesOf(organizationId: string) {
-  const projects = await env.DB.prepare(
-    `select p.*, d.access_level as default_access from projects p
-     left join access_controls d on d.resource = 'project' and d.resource_id = cast(p.id as text) and d.organization_membership_id is null
-     where p.organization_id = ?`,
-  )
-    .bind(organizationId)
-    .all<ProjectSummaryRow>();
-  const shards = await env.DB.prepare("select shard, projects from project_summaries where organization_id = ?")
-    .bind(organizationId)
-    .all<{ shard: number; projects: string }>();
-  return summariesThatDisagree(projects.results, shards.results);
-}
-
 describe("the organization object's projects", () => {
-  it("are what the projects list answers each caller, and what the tables hold, after writes of every kind", async () => {
+  it("are what the projects list answers each caller, after writes of every kind", async () => {
     const team = await setupOrganization();
     const organizationId = team.organization.id;
     const projectsPath = `/api/organizations/${organizationId}/projects`;
@@ -73,7 +56,7 @@ describe("the organization object's projects", () => {
     expect((await rule(reopened.id, { access_level: "none" })).status).toBe(200);
     expect((await rule(reopened.id, { access_level: null })).status).toBe(204);
 
-    // Racing creates and PATCHes, then enough projects to fill the first shard of 128 and start the next.
+    // Racing creates and PATCHes, then more projects.
     await Promise.all([
       ...[1, 2, 3].map((index) => create({ name: `Race ${index}`, access_control: index === 2 })),
       api("PATCH", `/api/projects/${secret.id}`, { key: team.key, body: { name: "Secret, renamed" } }),
@@ -82,7 +65,7 @@ describe("the organization object's projects", () => {
     for (let index = 0; index < 130; index += 10) {
       await Promise.all(Array.from({ length: 10 }, (_, offset) => createProject(organizationId, { name: `Filler ${index + offset}` })));
     }
-    // A project removed as a cascade removes it (no route deletes one): from the middle of a shard.
+    // A project removed as a cascade would (no route deletes one).
     await env.DB.prepare("delete from projects where id = ?").bind(reopened.id).run();
 
     const scoped = await createApiKey(team.owner, { scopedTeams: [renamed.id, secret.id] });
@@ -113,14 +96,5 @@ describe("the organization object's projects", () => {
     );
     expect(first).toMatchObject({ name: "Renamed", timezone: "Europe/Paris", is_demo: true, completed_snippet_onboarding: true });
     expect(first.has_completed_onboarding_for).toEqual({ product_analytics: true });
-
-    expect(await summariesOf(organizationId)).toEqual([]);
-    const shards = await env.DB.prepare("select count(*) as shards from project_summaries where organization_id = ?").bind(organizationId).first<{ shards: number }>();
-    expect(shards?.shards).toBe(2);
-
-    // The organization goes, and its summaries with it.
-    expect((await api("DELETE", `/api/organizations/${organizationId}`, { key: team.key })).status).toBe(204);
-    const left = await env.DB.prepare("select count(*) as shards from project_summaries where organization_id = ?").bind(organizationId).first<{ shards: number }>();
-    expect(left?.shards).toBe(0);
   });
 });

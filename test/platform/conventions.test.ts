@@ -1,10 +1,20 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { Scope } from "../../src/platform/auth/scopes";
 import { api, errorBody, setupOrganization } from "../support/harness";
 
 const corsAtStart = env.CORS_ORIGINS;
 
+// A route's scope is checked when it compiles (`npm test` runs tsc first): a typo fails the build.
+// @ts-expect-error "dashbord" is not a resource
+const misspelledScope: Scope = "dashbord:read";
+const spelledScope: Scope = "dashboard:read";
+
 describe("HTTP conventions", () => {
+  it("knows a route's scopes by name", () => {
+    expect([misspelledScope, spelledScope]).toEqual(["dashbord:read", "dashboard:read"]);
+  });
+
   it("answers unknown /api paths with a JSON 404", async () => {
     const response = await api("GET", "/api/no-such-thing");
     expect(response.status).toBe(404);

@@ -48,7 +48,7 @@ function call(operation: Operation, tenant: Tenant, key?: string) {
   return api(operation.method, path, { key, body: operation.method === "GET" ? undefined : {} });
 }
 
-/** What a key's scoping may reach, as the security model states it (README, "Security model"). */
+/** What a key's scoping may reach, as the security model states it (docs/security.md, "Who may do what"). */
 const CALLER_OPERATIONS = ["GET /api/users/@me", "GET /api/personal_api_keys/@current"];
 const isCallerOperation = (operation: Operation) => CALLER_OPERATIONS.includes(label(operation));
 const isProjectOperation = (operation: Operation) =>

@@ -66,12 +66,12 @@ describe("the OpenAPI document", () => {
     }
   });
 
-  it("documents 413, 429 and 500 once, in the shared error responses", async () => {
+  it("documents 413, 415, 429 and 500 once, in the shared error responses", async () => {
     const document = await openApiDocument();
     const invites = document.paths["/api/organizations/{organization_id}/invites"]!.post!;
-    expect(Object.keys(invites.responses).sort()).toEqual(["201", "400", "401", "403", "404", "413", "429", "500"]);
+    expect(Object.keys(invites.responses).sort()).toEqual(["201", "400", "401", "403", "404", "413", "415", "429", "500"]);
     expect(Object.keys(document.paths["/api/signup/{token}"]!.post!.responses)).toEqual(
-      expect.arrayContaining(["413", "500"]),
+      expect.arrayContaining(["413", "415", "500"]),
     );
   });
 

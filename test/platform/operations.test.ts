@@ -1,8 +1,9 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import journal from "../../migrations/meta/_journal.json";
 import app from "../../src/index";
-import { addMember, api, nextLink, positionOf, setupOrganization } from "../support/harness";
+import { addMember, api, nextLink, setupOrganization } from "../support/harness";
 import { MembershipLevel } from "../../src/platform/levels";
 
 /** The Worker with `PUBLIC_BASE_URL` set, as a deployment behind a proxy would have it. */
@@ -23,12 +24,77 @@ const preflight = (origin: string) =>
     }),
   );
 
+/** `/healthz` as a Worker configured with `overrides` answers it. */
+async function healthWith(overrides: Partial<typeof env>) {
+  const context = createExecutionContext();
+  const response = await app.fetch(new Request("http://localhost/healthz"), { ...env, ...overrides }, context);
+  await waitOnExecutionContext(context);
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+const newestMigration = () => env.TEST_MIGRATIONS.at(-1)!.name;
+
 describe("GET /healthz", () => {
-  it("answers ok without a key, after a database read", async () => {
+  it("answers ok without a key, after one database read", async () => {
     const response = await api("GET", "/healthz");
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ status: "ok" });
     expect(response.cost.queries).toBe(1);
+    expect(response.cost.rowsRead).toBeLessThanOrEqual(2);
+  });
+
+  it("knows the newest migration of migrations/: the journal the Worker bundles lists every file", () => {
+    expect(journal.entries.map((entry) => `${entry.tag}.sql`)).toEqual(env.TEST_MIGRATIONS.map((migration) => migration.name));
+  });
+
+  it("is a 503 naming the key when SECRETS_ENCRYPTION_KEY is missing", async () => {
+    expect(await healthWith({ SECRETS_ENCRYPTION_KEY: "" })).toEqual({
+      status: 503,
+      body: { status: "unavailable", reasons: ["SECRETS_ENCRYPTION_KEY is not set"] },
+    });
+  });
+
+  it("is a 503 when a key is not 32 bytes of base64, never showing the key", async () => {
+    for (const key of ["c2hvcnQ=", "not base64 at all!", "dGVzdCBrZXk6IHNlYWxzIHNlY3JldHMgaW4gdGVzdHM=AAAA"]) {
+      const response = await healthWith({ SECRETS_ENCRYPTION_KEY: key });
+      expect(response).toEqual({ status: 503, body: { status: "unavailable", reasons: ["SECRETS_ENCRYPTION_KEY is not 32 bytes in base64"] } });
+      expect(JSON.stringify(response.body)).not.toContain(key);
+    }
+    const formerKey = await healthWith({ SECRETS_ENCRYPTION_OLD_KEYS: "c2hvcnQ=" });
+    expect(formerKey.body.reasons).toEqual(["a key of SECRETS_ENCRYPTION_OLD_KEYS is not 32 bytes in base64"]);
+  });
+
+  it("is a 503 naming both migrations when D1 is behind the code, and ok again once migrated", async () => {
+    const newest = newestMigration();
+    const previous = env.TEST_MIGRATIONS.at(-2)!.name;
+    await env.DB.prepare("DELETE FROM d1_migrations WHERE name = ?").bind(newest).run();
+    try {
+      const response = await api("GET", "/healthz");
+      expect(response.status).toBe(503);
+      expect(response.body).toEqual({
+        status: "unavailable",
+        reasons: [`D1 migrations behind: the newest applied is ${previous}, the code needs ${newest}`],
+      });
+    } finally {
+      await env.DB.prepare("INSERT INTO d1_migrations (name) VALUES (?)").bind(newest).run();
+    }
+    expect((await api("GET", "/healthz")).status).toBe(200);
+  });
+
+  it("is a 503 when no migration was ever applied, with every reason at once", async () => {
+    await env.DB.prepare("ALTER TABLE d1_migrations RENAME TO d1_migrations_aside").run();
+    try {
+      const response = await healthWith({ SECRETS_ENCRYPTION_KEY: "" });
+      expect(response).toEqual({
+        status: 503,
+        body: {
+          status: "unavailable",
+          reasons: ["SECRETS_ENCRYPTION_KEY is not set", `D1 migrations not applied: the code needs ${newestMigration()}`],
+        },
+      });
+    } finally {
+      await env.DB.prepare("ALTER TABLE d1_migrations_aside RENAME TO d1_migrations").run();
+    }
   });
 });
 
@@ -37,7 +103,7 @@ describe("CORS", () => {
     const response = await preflight("https://app.example.test");
     expect(response.status).toBe(204);
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("https://app.example.test");
-    expect(response.headers.get("Access-Control-Allow-Headers")).toBe("Authorization,Content-Type");
+    expect(response.headers.get("Access-Control-Allow-Headers")).toBe("Authorization,Content-Type,X-D1-Bookmark,X-Request-Id");
   });
 
   it("allows no other origin", async () => {
@@ -89,7 +155,7 @@ describe("PUBLIC_BASE_URL", () => {
 
     const page = await behindProxy(`${members}?limit=1`, key);
     const [last] = page.results as { joined_at: string; id: string }[];
-    expect(page.next).toBe(nextLink(members, 1, 1, [await positionOf("organization_memberships", last!.id)], "https://api.example.test"));
+    expect(page.next).toBe(nextLink(members, 1, 1, [last!.joined_at, last!.id], "https://api.example.test"));
     const document = await behindProxy("/api/schema", key);
     expect(document.servers).toEqual([{ url: "https://api.example.test", description: "This server" }]);
   });

@@ -142,6 +142,30 @@ describe("rate limits", () => {
   });
 });
 
+describe("guessed tokens", () => {
+  it("count against the address's limit of refusals as guessed keys do: invite tokens, then share tokens", async () => {
+    const address = `198.51.100.${1 + Math.floor(Math.random() * 254)}`;
+    const from = { "CF-Connecting-IP": address };
+    const guess = () => `phi_${randomBase62(44)}`;
+    await awaitRoomInWindow(60_000, 10_000);
+
+    const answers = [];
+    for (let index = 0; index < REFUSED_KEYS_PER_ADDRESS; index += 1) {
+      const path = index % 2 === 0 ? "/api/signup" : `/shared/${randomBase62(20)}.json`;
+      const response = await api(index % 2 === 0 ? "POST" : "GET", path, { headers: from, body: index % 2 === 0 ? { token: guess() } : undefined });
+      answers.push(response.status);
+    }
+    expect(new Set(answers)).toEqual(new Set([404]));
+
+    const signup = await api("POST", "/api/signup", { headers: from, body: { token: guess() } });
+    const preview = await api("GET", `/api/signup/${guess()}`, { headers: from });
+    const page = await api("GET", `/shared/${randomBase62(20)}.json`, { headers: from });
+    expect([signup.status, preview.status, page.status]).toEqual([429, 429, 429]);
+    expect(page.cost.queries).toBe(0);
+    expect((await api("POST", "/api/signup", { headers: { "CF-Connecting-IP": "203.0.113.9" }, body: { token: guess() } })).status).toBe(404);
+  });
+});
+
 describe("the hourly limit, counted after the response", () => {
   it("answers without waiting on the key's hourly counter", async () => {
     const { key } = await setupOrganization();

@@ -183,16 +183,6 @@ export function nextLink(path: string, limit: number, offset: number, lastKey: u
   return pageLink(path, limit, offset, "after", lastKey, origin);
 }
 
-/** A row's position in its list (migration list_positions): the sort key a cursor of a list in insertion order names. */
-export async function positionOf(
-  table: "organization_memberships" | "invites" | "personal_api_keys" | "batch_exports",
-  id: string,
-  column: "position" | "organization_position" | "environment_position" = "position",
-) {
-  const row = await env.DB.prepare(`select ${column} as position from ${table} where id = ?`).bind(id).first<{ position: number }>();
-  return row?.position;
-}
-
 /** A `previous` link as lists write it when a whole page lies before: the cursor names the sort key of the page's first row. */
 export function previousLink(path: string, limit: number, offset: number, firstKey: unknown[], origin = "http://localhost") {
   return pageLink(path, limit, offset, "before", firstKey, origin);

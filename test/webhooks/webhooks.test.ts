@@ -99,6 +99,80 @@ describe("webhook subscriptions", () => {
     expect((await api("GET", webhooksPath(organization), { key: organization.key })).body.count).toBe(1);
   });
 
+  it("refuses, on create and on PATCH, every address that is not globally reachable, however it is written", async () => {
+    // Other tests' deliveries may run meanwhile: none of them reaches the network.
+    receiver(503);
+    env.WEBHOOKS_ALLOW_INSECURE = "";
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { url: "https://hooks.example.com/posthog", enabled: false });
+    const path = `${webhooksPath(organization)}/${id}`;
+    for (const host of [
+      "[::7f00:1]",
+      "[::127.0.0.1]",
+      "[0:0:0:0:0:0:0:1]",
+      "[64:ff9b::7f00:1]",
+      "[64:ff9b::a00:1]",
+      "[64:ff9b:1::808:808]",
+      "[2002:7f00:1::]",
+      "[2002:c0a8:101::1]",
+      // Teredo: the client's address is the last 32 bits inverted (127.0.0.1 here).
+      "[2001:0:4136:e378:8000:63bf:80ff:fffe]",
+      "[fec0::1]",
+      "[fe80::1]",
+      "[ff02::1]",
+      "[100::1]",
+      "[2001:db8::1]",
+      "[2001:2::1]",
+      "[3fff::1]",
+      "[5f00::1]",
+      "[::]",
+      "[::ffff:a9fe:a9fe]",
+      "192.0.0.1",
+      "192.0.2.1",
+      "192.88.99.1",
+      "198.18.0.1",
+      "198.51.100.7",
+      "203.0.113.9",
+      "100.64.0.1",
+      "0.0.0.0",
+      "240.0.0.1",
+      "255.255.255.255",
+      "224.0.0.1",
+      "2130706433",
+      "localhost.",
+      "api.localhost.",
+      "printer.local",
+    ]) {
+      const url = `https://${host}/hook`;
+      const created = await api("POST", webhooksPath(organization), { key: organization.key, body: { url, events: ["*"], enabled: false } });
+      const patched = await api("PATCH", path, { key: organization.key, body: { url } });
+      expect({ host, created: [created.status, created.body.attr], patched: [patched.status, patched.body.attr] }).toEqual({
+        host,
+        created: [400, "url"],
+        patched: [400, "url"],
+      });
+    }
+    for (const url of ["https://1.1.1.1/hook", "https://[2606:4700:4700::1111]/hook", "https://[::ffff:101:101]/hook", "https://hooks.example.com./x"]) {
+      expect({ url, status: (await api("PATCH", path, { key: organization.key, body: { url } })).status }).toEqual({ url, status: 200 });
+    }
+  });
+
+  it("allows receivers on ports 443 and 80 only, unless insecure receivers are allowed", async () => {
+    const organization = await setupOrganization();
+    const create = (url: string) => api("POST", webhooksPath(organization), { key: organization.key, body: { url, events: ["*"], enabled: false } });
+    receiver(503);
+    env.WEBHOOKS_ALLOW_INSECURE = "";
+    for (const url of ["https://hooks.example.com:8443/hook", "https://hooks.example.com:22/", "https://hooks.example.com:6379/"]) {
+      const response = await create(url);
+      expect({ url, status: response.status, attr: response.body.attr }).toEqual({ url, status: 400, attr: "url" });
+    }
+    for (const url of ["https://hooks.example.com:443/hook", "https://hooks.example.com:80/hook"]) {
+      expect({ url, status: (await create(url)).status }).toEqual({ url, status: 201 });
+    }
+    env.WEBHOOKS_ALLOW_INSECURE = "1";
+    expect((await create("http://127.0.0.1:8787/hook")).status).toBe(201);
+  });
+
   it("is for admins and owners with the webhook scopes; another organization's are not found", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization);
@@ -115,9 +189,12 @@ describe("webhook subscriptions", () => {
 });
 
 describe("a webhook's creator", () => {
+  // Its own receiver: other tests count the posts to theirs.
+  const CREATOR_RECEIVER = "http://receiver.test/creator";
+
   async function webhookOfAdmin(organization: Organization) {
     const admin = await addMember(organization.organization.id, MembershipLevel.admin);
-    const created = await api("POST", webhooksPath(organization), { key: admin.key, body: { url: RECEIVER, events: ["*"] } });
+    const created = await api("POST", webhooksPath(organization), { key: admin.key, body: { url: CREATOR_RECEIVER, events: ["*"] } });
     expect(created.body.created_by).toEqual(userBasic(admin.user));
     const memberPath = `/api/organizations/${organization.organization.id}/members/${admin.user.uuid}`;
     return { admin, webhookPath: `${webhooksPath(organization)}/${created.body.id}`, memberPath };
@@ -132,7 +209,7 @@ describe("a webhook's creator", () => {
       item_id: webhook.body.id,
       is_system: true,
       user: null,
-      detail: { name: RECEIVER, context: { reason: "Its creator is no longer an admin of the organization." } },
+      detail: { name: CREATOR_RECEIVER, context: { reason: "Its creator is no longer an admin of the organization." } },
     });
   }
 
@@ -165,7 +242,7 @@ describe("a webhook's creator", () => {
     expect(refused.status).toBe(403);
     expect((await api("GET", webhookPath, { key: organization.key })).body.enabled).toBe(true);
     const owner = await addMember(organization.organization.id, MembershipLevel.owner);
-    const created = await api("POST", webhooksPath(organization), { key: owner.key, body: { url: RECEIVER, events: ["*"] } });
+    const created = await api("POST", webhooksPath(organization), { key: owner.key, body: { url: CREATOR_RECEIVER, events: ["*"] } });
     const ownerPath = `/api/organizations/${organization.organization.id}/members/${owner.user.uuid}`;
     expect((await api("PATCH", ownerPath, { key: organization.key, body: { level: MembershipLevel.admin } })).status).toBe(200);
     expect((await api("GET", `${webhooksPath(organization)}/${created.body.id}`, { key: organization.key })).body.enabled).toBe(true);
@@ -456,6 +533,29 @@ describe("deliveries", () => {
     await worker.queue(batch, env);
     const [delivery] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
     expect(delivery).toMatchObject({ status: "pending", attempts: 1, lastStatusCode: null, lastError: "The receiver's host does not resolve to a public address." });
+    expect(posted).toEqual([]);
+  });
+
+  it("refuses at delivery a name whose answers are private however they are written, and a port other than 443 or 80", async () => {
+    const organization = await setupOrganization();
+    // Made while any port is allowed, as a receiver stored before ports were limited.
+    const scanner = await subscribe(organization, { url: "https://1.1.1.1:22/", enabled: false });
+    env.WEBHOOKS_ALLOW_INSECURE = "";
+    const { id } = await subscribe(organization, { url: "https://internal.example.com/hook", enabled: false });
+    const posted: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const url = new Request(input, init).url;
+      if (url.startsWith(env.DNS_RESOLVER_URL)) {
+        const type = new URL(url).searchParams.get("type");
+        const answer = type === "AAAA" ? [{ type: 28, data: "0:0:0:0:0:0:0:1" }] : [{ type: 1, data: "93.184.215.14" }];
+        return Response.json({ Status: 0, Answer: answer });
+      }
+      posted.push(url);
+      return new Response("ok");
+    });
+    const test = (webhookId: string) => api("POST", `${webhooksPath(organization)}/${webhookId}/test`, { key: organization.key });
+    expect((await test(id)).body).toMatchObject({ ok: false, status_code: null, error: "The receiver's host does not resolve to a public address." });
+    expect((await test(scanner.id)).body).toMatchObject({ ok: false, status_code: null, error: "The receiver's port must be 443 or 80." });
     expect(posted).toEqual([]);
   });
 

@@ -27,10 +27,10 @@ export const listProjectBatchExports: Handler<"list"> = async (c) => {
     resolveProjectAndRead(c, (environmentId) => {
       const counter = counterOf(environments.batchExportCount, eq(environments.id, environmentId));
       const where = and(queries.ofEnvironment(environmentId), queries.liveBatchExports);
-      return list(where, queries.newestInEnvironment(environmentId), counter, counter);
+      return list(where, counter);
     }),
   );
-  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.keys), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.links), 200);
 };
 
 export const createProjectBatchExport: Handler<"create"> = async (c) => {

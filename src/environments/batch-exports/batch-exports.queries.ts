@@ -1,13 +1,12 @@
-import { and, eq, ne, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, ne, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import { batchExports, environments, organizations } from "../../db/schema";
+import { batchExports } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import type { Database } from "../../platform/db";
 import { resolveProjectWith } from "../../platform/project-context";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
-import { keysOfPage, onPage, positionOrder, selectCount, type Page, type SeekOrder } from "../../platform/pagination";
-import type { OrganizationRef } from "../../platform/organization-context";
+import { joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 
 type Statement = BatchItem<"sqlite">;
 
@@ -19,26 +18,12 @@ export const liveBatchExport = (id: string) => and(eq(batchExports.id, id), eq(b
 export const liveBatchExports = eq(batchExports.deleted, false);
 export const ofEnvironment = (environmentId: number) => eq(batchExports.environmentId, environmentId);
 
-/** Newest first in the environment's list: by the exports' positions in it. */
-export const newestInEnvironment = (environmentId: number) =>
-  positionOrder(batchExports.environmentPosition, "desc", {
-    list: "environment_batch_exports",
-    owner: environmentId,
-    issued: environments.batchExportPositions,
-  });
+/** Newest first, in the organization's list as in the environment's (an index of each). */
+const newestFirst: ListOrder = [[batchExports.createdAt, "desc"], [batchExports.id, "desc"]];
 
-/** Newest first in the organization's list: by the exports' positions in it. */
-export const newestInOrganization = (organizationId: OrganizationRef) =>
-  positionOrder(batchExports.organizationPosition, "desc", {
-    list: "organization_batch_exports",
-    owner: organizationId,
-    issued: organizations.batchExportPositions,
-  });
-
-/** `counter`: the count when it is one row (null where it is not): see `onPage`. */
-function pageStatements(db: Database, page: Page, where: SQL | undefined, order: SeekOrder, count: SQL<number>, counter?: SQL<number>) {
+function pageStatements(db: Database, page: Page, where: SQL | undefined, count: SQL<number>) {
   const total = selectCount(db, count);
-  const rows = db.select().from(batchExports).where(onPage(db, batchExports.id, where, order, page, counter)).orderBy(...order.sql).limit(page.limit);
+  const rows = db.select(getTableColumns(batchExports)).from(batchExports).innerJoin(...joinPage(db, newestFirst, where, page));
   return [total, rows] as [typeof total, typeof rows];
 }
 
@@ -52,17 +37,11 @@ type PageStatements = ReturnType<typeof pageStatements>;
 export async function listBatchExports(
   db: Database,
   page: Page,
-  read: (
-    list: (where: SQL | undefined, order: SeekOrder, count: SQL<number>, counter?: SQL<number>) => PageStatements,
-  ) => Promise<BatchResponse<PageStatements>>,
+  read: (list: (where: SQL | undefined, count: SQL<number>) => PageStatements) => Promise<BatchResponse<PageStatements>>,
 ) {
-  // The order of the statements sent last (a project's `@current` may build them twice).
-  let sentOrder: SeekOrder | undefined;
-  const [[total], rows] = await read((where, order, count, counter) => {
-    sentOrder = order;
-    return pageStatements(db, page, where, order, count, counter);
-  });
-  return { count: total?.value ?? 0, rows, keys: sentOrder && keysOfPage(sentOrder, rows) };
+  const [[total], rows] = await read((where, count) => pageStatements(db, page, where, count));
+  const listed = pageOf(newestFirst, page, rows);
+  return { count: total?.value ?? 0, rows: listed.rows, links: listed.links };
 }
 
 export const selectBatchExport = (db: Database, where: SQL | undefined) => db.select().from(batchExports).where(where).limit(1);

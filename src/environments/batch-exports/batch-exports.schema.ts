@@ -3,6 +3,7 @@ import { boundedJson, boundedJsonObject, boundedText } from "../../platform/inpu
 import type { batchExports } from "../../db/schema";
 import { TimezoneName } from "../../organizations/projects/projects.schema";
 import { DESTINATION_TYPES, publicConfig, REQUIRED_CONFIG_KEYS, type DestinationType } from "./destinations";
+import { visibleName } from "../../platform/names";
 
 export const INTERVALS = ["hour", "day", "week", "every 5 minutes", "every 15 minutes"] as const;
 export const MODELS = ["events", "persons", "sessions"] as const;
@@ -24,7 +25,7 @@ const Timestamp = z.iso.datetime({
 
 /** The fields create and update share; create adds its requirements and defaults. */
 const BatchExportFields = z.object({
-  name: z.string().trim().min(1).max(255),
+  name: visibleName(z.string().trim().min(1).max(255)),
   model: Model,
   interval: Interval,
   paused: z.boolean(),

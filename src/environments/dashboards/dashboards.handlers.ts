@@ -62,11 +62,12 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
     tags: query.tags ? normalizeTags(splitQueryList(query.tags, "tags")) : undefined,
   };
   const result = toDashboardPage(
+    page,
     await resolveProjectAndRead(c, (environmentId) => dashboardPageStatements(c.var.db, listScopeOf(c, environmentId), page, filters)),
   );
   const caller = scopeOf(c).caller;
   const results = result.rows.map((row) => toDashboardListItem(row, caller));
-  return c.json(pageEnvelope(c, page, result.count, results, result.keys), 200);
+  return c.json(pageEnvelope(c, page, result.count, results, result.links), 200);
 };
 
 /** The dashboard and its tiles, with the project: one round trip, whatever the number of tiles. */

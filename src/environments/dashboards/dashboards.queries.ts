@@ -1,8 +1,9 @@
 import { and, eq, exists, inArray, isNull, lt, ne, notExists, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import { alias, type SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { alias } from "drizzle-orm/sqlite-core";
 import {
+  accessControls,
   dashboardCollaborators,
   dashboards,
   dashboardTiles,
@@ -14,7 +15,7 @@ import {
 } from "../../db/schema";
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
-import { counterOf, counterWhen, inListOrder, joinPage, keysOfPage, pageIds, seekOrder, selectCount, shardedOrder, type Page } from "../../platform/pagination";
+import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { isAdminInSql } from "../../platform/levels";
 import { resolveProjectWith, resolveProjectWithBody } from "../../platform/project-context";
@@ -208,38 +209,44 @@ function listConditions(scope: DashboardListScope, filters: DashboardListFilters
   return and(...conditions);
 }
 
+/** The listing index's order: pinned first, then by name. */
+const listingOrder: ListOrder = [[dashboards.pinned, "desc"], [dashboards.name, "asc"], [dashboards.id, "asc"]];
+
 /**
- * The listing index's order: pinned first, then by name; the live dashboards of the environment
- * are in its shards in this order, each entry `,` and the id in 12 characters (migration
- * sorted_list_shards).
+ * The environment's live dashboards the caller's rules hide from them, as a query of `id`. Only a
+ * dashboard with a default rule (read along the environment's rules of that kind) or with one of
+ * the caller's own rules can be hidden: those few are tested by the rule itself.
  */
-const listingColumns: [SQLiteColumn, "asc" | "desc"][] = [[dashboards.pinned, "desc"], [dashboards.name, "asc"], [dashboards.id, "asc"]];
-const listingOrder = (environmentId: number) => shardedOrder(listingColumns, { list: "dashboards", owner: environmentId, width: 13 });
+function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
+  const ruled = (whose: SQL) => sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
+    where ${whose} and ${accessControls.resource} = 'dashboard'`;
+  const defaults = ruled(sql`${accessControls.environmentId} = ${scope.environmentId} and ${accessControls.organizationMembershipId} is null`);
+  const own = ruled(sql`${accessControls.organizationMembershipId} = ${scope.caller.membershipId}`);
+  // CROSS JOIN keeps that order: the few candidates first, then each dashboard by its id.
+  return sql`select ${dashboards.id} from (${defaults} union ${own}) as "candidate"
+    cross join ${dashboards} on ${dashboards.id} = "candidate"."id"
+    where ${dashboards.environmentId} = ${scope.environmentId} and ${dashboards.deleted} = 0 and not ${notHiddenByRule(scope.caller)}`;
+}
 
 /**
  * A page of the environment's live dashboards and their count, for the round trip that resolves
- * the project. The count is the environment's counter when nothing is filtered out; a filter, or
- * a member whom rules may hide some dashboards from, counts what they see (reading the
- * environment's dashboards). SQLite evaluates only the branch of a `case` it takes, and each
- * uncorrelated subquery (the caller's level) once per statement; an admin's rows test no rule.
+ * the project. The count is the environment's counter less what the caller's rules hide; a
+ * filter counts what it matches. SQLite evaluates each uncorrelated subquery (the caller's
+ * level) once per statement; an admin's rows test no rule.
  */
 export function dashboardPageStatements(db: Database, scope: DashboardListScope, page: Page, filters: DashboardListFilters) {
   const where = listConditions(scope, filters);
   const unfiltered = Object.values(filters).every((filter) => filter === undefined);
-  const counted = db.$count(dashboards, where);
-  const counter = unfiltered
-    ? counterWhen(isAdminInSql(scope.caller.level), counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId)))
-    : undefined;
-  const total = counter ? sql<number>`coalesce(${counter}, ${counted})` : counted;
-  const order = listingOrder(scope.environmentId);
-  const rows = selectDashboards(db, scope).innerJoin(...joinPage(pageIds(db, dashboards.id, where, order, page, counter), dashboards.id));
+  const counter = counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId));
+  const total = unfiltered ? sql<number>`(${counter} - (select count(*) from (${dashboardsHiddenFrom(scope)})))` : db.$count(dashboards, where);
+  const rows = selectDashboards(db, scope).innerJoin(...joinPage(db, listingOrder, where, page));
   const count = selectCount(db, total);
   return [count, rows] as [typeof count, typeof rows];
 }
 
-export function toDashboardPage([[counted], rows]: BatchResponse<ReturnType<typeof dashboardPageStatements>>) {
-  const sorted = inListOrder(rows, (row) => [row.dashboard.listKey ?? ""]);
-  return { count: counted?.value ?? 0, rows: sorted, keys: keysOfPage(seekOrder(listingColumns), sorted.map((row) => row.dashboard)) };
+export function toDashboardPage(page: Page, [[counted], rows]: BatchResponse<ReturnType<typeof dashboardPageStatements>>) {
+  const listed = pageOf(listingOrder, page, rows, (row) => row.dashboard);
+  return { count: counted?.value ?? 0, rows: listed.rows, links: listed.links };
 }
 
 export type NewInsight = { name: string | null; description: string; query: Record<string, unknown> | null; tags: string[] };

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { boundedJsonObject, boundedText, tagList } from "../../platform/input-limits";
 import { UserBasic } from "../../users/user-basic";
 import { ACCESS_LEVELS, RestrictionLevel } from "./dashboard-access";
+import { visibleName } from "../../platform/names";
 
 export const MAX_TEXT_BODY_LENGTH = 4000;
 /** Live tiles on one dashboard: its read stays one bounded page. */
@@ -21,7 +22,7 @@ const RestrictionLevelInput = z
 
 /** Fields both create and update take. */
 const DashboardFields = {
-  name: z.string().max(400).optional(),
+  name: visibleName(z.string().max(400)).optional(),
   description: boundedText().optional(),
   pinned: z.boolean().optional(),
   deleted: z.boolean().optional(),

@@ -7,19 +7,19 @@ import {
   batchExportNameInBatch,
   batchExportProjectInBatch,
 } from "../../environments/batch-exports/batch-exports.activity";
-import { listBatchExports, newestInOrganization, selectBatchExport, setPaused } from "../../environments/batch-exports/batch-exports.queries";
+import { listBatchExports, selectBatchExport, setPaused } from "../../environments/batch-exports/batch-exports.queries";
 import { toBatchExport } from "../../environments/batch-exports/batch-exports.schema";
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { callerInOrganization, organizationRead, type OrganizationRead } from "../../platform/organization-context";
-import { counterOfAllExports, countOfVisibleExports, visibleExportsOfOrganization, type OrganizationCaller } from "./batch-exports.queries";
+import { countOfVisibleExports, visibleExportsOfOrganization, type OrganizationCaller } from "./batch-exports.queries";
 import type * as routes from "./batch-exports.routes";
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
 
 const visibleExport = (c: Context<AppEnv>, id: string) =>
-  and(eq(batchExports.id, id), visibleExportsOfOrganization(c.var.db, c.var.actor, { ...c.var.organization, organizationId: c.var.organization.id }));
+  and(eq(batchExports.id, id), visibleExportsOfOrganization(c.var.actor, { ...c.var.organization, organizationId: c.var.organization.id }));
 
 /** The caller's membership as subqueries of the read that resolves it. */
 function callerOfRead(c: Context<AppEnv>, read: OrganizationRead): OrganizationCaller {
@@ -30,16 +30,15 @@ export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExpor
   const page = readPage(c);
   const read = organizationRead(c);
   const caller = callerOfRead(c, read);
-  const where = visibleExportsOfOrganization(read.db, c.var.actor, caller);
+  const where = visibleExportsOfOrganization(c.var.actor, caller);
   const count = countOfVisibleExports(read.db, c.var.actor, caller);
-  const order = newestInOrganization(read.organizationId);
-  const result = await listBatchExports(read.db, page, (list) => read.batch(list(where, order, count, counterOfAllExports(c.var.actor, caller))));
-  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.keys), 200);
+  const result = await listBatchExports(read.db, page, (list) => read.batch(list(where, count)));
+  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toBatchExport), result.links), 200);
 };
 
 export const retrieveBatchExportOfOrganization: Handler<"retrieveOrganizationBatchExport"> = async (c) => {
   const read = organizationRead(c);
-  const visible = and(eq(batchExports.id, c.req.valid("param").id), visibleExportsOfOrganization(read.db, c.var.actor, callerOfRead(c, read)));
+  const visible = and(eq(batchExports.id, c.req.valid("param").id), visibleExportsOfOrganization(c.var.actor, callerOfRead(c, read)));
   const [[row]] = await read.batch([selectBatchExport(read.db, visible)]);
   if (!row) throw notFound();
   return c.json(toBatchExport(row), 200);

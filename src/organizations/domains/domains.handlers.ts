@@ -18,7 +18,7 @@ type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], A
 export const listOrganizationDomains: Handler<"listDomains"> = async (c) => {
   const page = readPage(c);
   const result = await queries.listDomains(organizationRead(c), page);
-  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toDomain), result.keys), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.rows.map(toDomain), result.links), 200);
 };
 
 export const createOrganizationDomain: Handler<"createDomain"> = async (c) => {

@@ -6,7 +6,7 @@ import { validationError } from "../../platform/errors";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { nowIso, randomUrlSafeToken } from "../../platform/ids";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { counterOf, inListOrder, joinPage, keysOfPage, pageIds, selectCount, shardedOrder, type Page } from "../../platform/pagination";
+import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
 type DomainSettings = Pick<
@@ -19,21 +19,18 @@ type DomainChanges = Partial<Pick<DomainRow, "verifiedAt" | "lastVerificationRet
 const domainOfOrganization = (organizationId: OrganizationRef, id: string) =>
   and(eq(domains.organizationId, organizationId), eq(domains.id, id));
 
+const byDomain: ListOrder = [[domains.domain, "asc"], [domains.id, "asc"]];
+
 /** A page of the organization's domains, sorted by domain (as PostHog), with the organization's counter. */
 export async function listDomains(read: OrganizationRead, page: Page) {
   const { db, organizationId } = read;
-  // An entry of the domains' shards is `,"<uuid>"` (migration sorted_list_shards).
-  const byDomain = shardedOrder([[domains.domain, "asc"], [domains.id, "asc"]], { list: "domains", owner: organizationId, width: 39 });
   const counter = counterOf(organizations.domainCount, eq(organizations.id, organizationId));
   const [[total], rows] = await read.batch([
     selectCount(db, counter),
-    db
-      .select(getTableColumns(domains))
-      .from(domains)
-      .innerJoin(...joinPage(pageIds(db, domains.id, eq(domains.organizationId, organizationId), byDomain, page, counter), domains.id)),
+    db.select(getTableColumns(domains)).from(domains).innerJoin(...joinPage(db, byDomain, eq(domains.organizationId, organizationId), page)),
   ]);
-  const sorted = inListOrder(rows, (row) => [row.listKey ?? ""]);
-  return { count: total?.value ?? 0, rows: sorted, keys: keysOfPage(byDomain, sorted) };
+  const listed = pageOf(byDomain, page, rows);
+  return { count: total?.value ?? 0, rows: listed.rows, links: listed.links };
 }
 
 /** The domain the path names, read in the round trip that resolves the organization (PATCH, verify). */

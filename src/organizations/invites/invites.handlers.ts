@@ -23,7 +23,7 @@ import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf 
 export const listOrganizationInvites: RouteHandler<typeof listInvites, AppEnv> = async (c) => {
   const page = readPage(c);
   const result = await listInvitesPage(organizationRead(c), page);
-  return c.json(pageEnvelope(c, page, result.count, result.invites, result.keys), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.invites, result.links), 200);
 };
 
 export const createOrganizationInvite: RouteHandler<typeof createInvite, AppEnv> = async (c) => {

@@ -7,12 +7,11 @@ import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls
 import { chunkForInsert, type Database } from "../../platform/db";
 import { resolveOrganizationWithBody, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import type { AppEnv } from "../../platform/env";
-import { counterOf, keysOfPage, onPage, positionOrder, type Page } from "../../platform/pagination";
+import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
 
-/** An invite as written: its position in the list is the triggers' (migration list_positions). */
-export type InviteRow = Omit<typeof invites.$inferSelect, "position">;
+export type InviteRow = typeof invites.$inferSelect;
 type Statement = BatchItem<"sqlite">;
 export type UserRow = typeof users.$inferSelect;
 
@@ -41,12 +40,7 @@ export function toInvite(row: InviteRow, createdBy: UserRow | null): Invite {
   };
 }
 
-const newestFirst = (organizationId: OrganizationRef) =>
-  positionOrder(invites.position, "desc", {
-    list: "invites",
-    owner: organizationId,
-    issued: organizations.invitePositions,
-  });
+const newestFirst: ListOrder = [[invites.createdAt, "desc"], [invites.id, "desc"]];
 
 /**
  * Newest first; the creator joined in for the page's invites only, so a page is one query
@@ -54,23 +48,19 @@ const newestFirst = (organizationId: OrganizationRef) =>
  */
 export async function listInvitesPage(read: OrganizationRead, page: Page) {
   const { db, organizationId } = read;
-  const order = newestFirst(organizationId);
   const [[total], rows] = await read.batch([
     db.select({ value: organizations.inviteCount }).from(organizations).where(eq(organizations.id, organizationId)),
     db
       .select({ invite: invites, createdBy: users })
       .from(invites)
-      .leftJoin(users, eq(users.id, invites.createdById))
-      .where(
-        onPage(db, invites.id, eq(invites.organizationId, organizationId), order, page, counterOf(organizations.inviteCount, eq(organizations.id, organizationId))),
-      )
-      .orderBy(...order.sql)
-      .limit(page.limit),
+      .innerJoin(...joinPage(db, newestFirst, eq(invites.organizationId, organizationId), page))
+      .leftJoin(users, eq(users.id, invites.createdById)),
   ]);
+  const listed = pageOf(newestFirst, page, rows, (row) => row.invite);
   return {
     count: total?.value ?? 0,
-    invites: rows.map((row) => toInvite(row.invite, row.createdBy)),
-    keys: keysOfPage(order, rows.map((row) => row.invite)),
+    invites: listed.rows.map((row) => toInvite(row.invite, row.createdBy)),
+    links: listed.links,
   };
 }
 

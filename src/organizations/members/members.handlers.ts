@@ -21,7 +21,7 @@ export const listOrganizationMembers: RouteHandler<typeof listMembers, AppEnv> =
   const page = readPage(c);
   const { email } = c.req.valid("query");
   const result = await listMembersPage(organizationRead(c), page, email);
-  return c.json(pageEnvelope(c, page, result.count, result.members, result.keys), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.members, result.links), 200);
 };
 
 export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv> = async (c) => {

@@ -1,4 +1,4 @@
-import { and, count, eq, exists, inArray, ne, notExists, sql } from "drizzle-orm";
+import { and, count, eq, exists, ne, notExists, sql } from "drizzle-orm";
 import { dashboardCollaborators, dashboards, environments, organizationMemberships, organizations, users } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
@@ -8,7 +8,7 @@ import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } 
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { MembershipLevel } from "../../platform/levels";
-import { counterOf, keysOfPage, onPage, positionOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import { toUserBasic } from "../../users/user-basic";
 import type { Member } from "./members.routes";
 import { enabledWebhooksCreatedBy } from "../webhooks/webhook-creators";
@@ -35,42 +35,33 @@ export function toMember(membership: MembershipRow, user: UserRow): Member {
  * Users are joined, not fetched one by one: a page costs one query whatever its size. The count
  * reads memberships only; e-mails are stored lower-cased, so `?email=` is one unique-index probe.
  */
-const latestJoinedFirst = (organizationId: OrganizationRef) =>
-  positionOrder(organizationMemberships.position, "desc", {
-    list: "members",
-    owner: organizationId,
-    issued: organizations.memberPositions,
-  });
+const latestJoinedFirst: ListOrder = [[organizationMemberships.joinedAt, "desc"], [organizationMemberships.id, "desc"]];
+
+/** The id of the user with that e-mail (stored lower-cased), as a subquery. */
+const userWithEmail = (db: Database, email: string) =>
+  sql<number>`(${db.select({ id: users.id }).from(users).where(eq(users.email, email.toLowerCase()))})`;
 
 export async function listMembersPage(read: OrganizationRead, page: Page, email: string | undefined) {
   const { db, organizationId } = read;
   const where = and(
     eq(organizationMemberships.organizationId, organizationId),
-    !email
-      ? undefined
-      : inArray(
-          organizationMemberships.userId,
-          db.select({ id: users.id }).from(users).where(eq(users.email, email.toLowerCase())),
-        ),
+    // An equality, so that the (organization, user) index finds the one member it can be.
+    !email ? undefined : eq(organizationMemberships.userId, userWithEmail(db, email)),
   );
-  // One member at most has the e-mail: no order to walk the joined-at index in for it.
-  const joined = latestJoinedFirst(organizationId);
-  const order = email ? [] : joined;
   const total = email ? db.$count(organizationMemberships, where) : counterOf(organizations.memberCount, eq(organizations.id, organizationId));
   const [[counted], rows] = await read.batch([
     selectCount(db, total),
     db
       .select({ membership: organizationMemberships, user: users })
       .from(organizationMemberships)
-      .innerJoin(users, eq(users.id, organizationMemberships.userId))
-      .where(onPage(db, organizationMemberships.id, where, order, page, email ? undefined : total))
-      .orderBy(...(Array.isArray(order) ? order : order.sql))
-      .limit(page.limit),
+      .innerJoin(...joinPage(db, latestJoinedFirst, where, page))
+      .innerJoin(users, eq(users.id, organizationMemberships.userId)),
   ]);
+  const listed = pageOf(latestJoinedFirst, page, rows, (row) => row.membership);
   return {
     count: counted?.value ?? 0,
-    members: rows.map((row) => toMember(row.membership, row.user)),
-    keys: email ? undefined : keysOfPage(joined, rows.map((row) => row.membership)),
+    members: listed.rows.map((row) => toMember(row.membership, row.user)),
+    links: listed.links,
   };
 }
 

@@ -30,7 +30,7 @@ type ProjectRow = typeof projects.$inferSelect;
 export const listOrganizationProjects: RouteHandler<typeof listProjects, AppEnv> = async (c) => {
   const page = readPage(c);
   const result = await listProjectsOfOrganization(organizationRead(c), c.var.actor, page);
-  return c.json(pageEnvelope(c, page, result.count, result.projects.map(toProjectListItem), result.keys), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.projects.map(toProjectListItem), result.links), 200);
 };
 
 export const createOrganizationProject: RouteHandler<typeof createProject, AppEnv> = async (c) => {

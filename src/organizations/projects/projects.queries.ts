@@ -1,29 +1,18 @@
-import { and, count, eq, getTableColumns, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { and, count, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
 import { boundAs, jsonObjectWithKeys, type Database } from "../../platform/db";
-import { isAdminInSql, MembershipLevel } from "../../platform/levels";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
-import {
-  counterOf,
-  counterWhen,
-  inListOrder,
-  joinPage,
-  keysOfPage,
-  onPage,
-  pageIdsAcrossOwners,
-  positionOrder,
-  seekOrder,
-  selectCount,
-  type Page,
-} from "../../platform/pagination";
-import { assertPersonalApiKeysAllowed, callerInOrganization, callerMembershipsInScope, CURRENT, resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
+import { nameKey } from "../../platform/names";
+import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page, type Through } from "../../platform/pagination";
+import { assertPersonalApiKeysAllowed, callerInOrganization, callerMembershipsInScope, CURRENT, resolveOrganizationWith, type OrganizationRead } from "../../platform/organization-context";
 import {
   currentProjectId,
   effectiveProjectLevel,
   membershipOfCaller,
   parseProjectId,
+  projectsHiddenFrom,
   projectsInKeyScope,
   projectVisible,
   projectVisibleAtLevel,
@@ -69,6 +58,8 @@ export function insertProjectStatements(db: Database, organizationId: string, in
   const uuid = uuid7();
   const settings = Object.fromEntries(PROJECT_SETTINGS_KEYS.map((key) => [key, input[key]]));
   const name = input.name === undefined ? defaultProjectName(organizationId) : sql<string>`${input.name}`;
+  // A default name is ASCII, where SQLite's lower() is `nameKey`; it is chosen by the statement itself.
+  const key = input.name === undefined ? sql<string>`lower(${name})` : sql<string>`${nameKey(input.name)}`;
   const tokens = newProjectTokens();
   const insertProject = db.insert(projects).select(
     db
@@ -77,7 +68,7 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         uuid: boundAs(uuid, projects.uuid),
         organizationId: organizations.id,
         name: name.as("name"),
-        nameKey: sql<string>`lower(${name})`.as("name_key"),
+        nameKey: key.as("name_key"),
         apiToken: boundAs(tokens.apiToken, projects.apiToken),
         liveEventsToken: boundAs(tokens.liveEventsToken, projects.liveEventsToken),
         timezone: boundAs(input.timezone, projects.timezone),
@@ -89,8 +80,6 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         settings: boundAs(settings, projects.settings),
         createdAt: boundAs(now, projects.createdAt),
         updatedAt: boundAs(now, projects.updatedAt),
-        // Issued by the triggers (migration list_positions).
-        position: sql<number>`0`.as("position"),
       })
       .from(organizations)
       .where(and(eq(organizations.id, organizationId), belowProjectLimit)),
@@ -106,7 +95,6 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         // A new environment has nothing yet; the triggers count from here.
         batchExportCount: sql<number>`0`.as("batch_export_count"),
         dashboardCount: sql<number>`0`.as("dashboard_count"),
-        batchExportPositions: sql<number>`0`.as("batch_export_positions"),
       })
       .from(projects)
       .where(eq(projects.uuid, uuid)),
@@ -128,7 +116,7 @@ export function updateProjectStatements(db: Database, projectId: number, input: 
     .update(projects)
     .set({
       name,
-      nameKey: name?.toLowerCase(),
+      ...(name === undefined ? {} : { nameKey: nameKey(name) }),
       timezone,
       accessControl: access_control,
       isDemo: is_demo,
@@ -194,41 +182,39 @@ function visibleProjectsWhere(actor: Actor, filters: SQL[]) {
   return and(projectVisible, ...projectsInKeyScope(actor), ...filters);
 }
 
-const byCreation = (organizationId: OrganizationRef) =>
-  positionOrder(projects.position, "asc", {
-    list: "projects",
-    owner: organizationId,
-    issued: organizations.projectPositions,
-  });
+/** Creation order (PostHog's), along the (organization, created_at, id) index. */
+const byCreation: ListOrder = [[projects.createdAt, "asc"], [projects.id, "asc"]];
+
+/** An organization's project counter, less the projects the caller's rules hide from them (`projectsHiddenFrom`). */
+const countedLess = (counter: SQL<number>, hidden: SQL | undefined) =>
+  hidden ? sql<number>`(${counter} - (select count(*) from (${hidden})))` : counter;
 
 /**
- * The organization's projects the caller sees, paged along one index. Counted by the
- * organization's counter when the caller sees them all, else over the index.
+ * The organization's projects the caller sees, paged along one index with the visibility rule
+ * tested on each row read (not on an admin's). Counted by the organization's counter less the
+ * projects the caller's rules hide; a key scoped to some projects counts those.
  */
 export async function listProjectsOfOrganization(read: OrganizationRead, actor: Actor, page: Page) {
   const { db, organizationId } = read;
   const caller = callerInOrganization(actor.userId, organizationId);
   const scoped = projectsInKeyScope(actor);
   const where = and(eq(projects.organizationId, organizationId), projectVisibleAtLevel(caller), ...scoped);
-  // An admin sees every project: the counter, unless the key is scoped to some of them.
-  const counter =
-    scoped.length === 0
-      ? counterWhen(isAdminInSql(caller.level), counterOf(organizations.projectCount, eq(organizations.id, organizationId)))
-      : undefined;
-  const counted = db.$count(projects, where);
-  const total = counter ? sql<number>`coalesce(${counter}, ${counted})` : counted;
-  const order = byCreation(organizationId);
+  const counter = counterOf(organizations.projectCount, eq(organizations.id, organizationId));
+  const total = scoped.length > 0 ? db.$count(projects, where) : countedLess(counter, projectsHiddenFrom(organizationId, caller));
   const [[value], rows] = await read.batch([
     selectCount(db, total),
-    db.select().from(projects).where(onPage(db, projects.id, where, order, page, counter)).orderBy(...order.sql).limit(page.limit),
+    db.select(getTableColumns(projects)).from(projects).innerJoin(...joinPage(db, byCreation, where, page)),
   ]);
-  return { count: value?.value ?? 0, projects: rows, keys: keysOfPage(order, rows) };
+  const listed = pageOf(byCreation, page, rows);
+  return { count: value?.value ?? 0, projects: listed.rows, links: listed.links };
 }
 
+/** The caller's membership of the organization of the row being read, as `projectsHiddenFrom` takes it. */
+const membershipRow = { membershipId: sql<string>`${organizationMemberships.id}`, level: sql<number>`${organizationMemberships.level}` };
+
 /**
- * How many projects the caller sees across their organizations: each organization's counter
- * where they are an admin (they see every project), else a count of the visible ones. A key
- * scoped to some projects counts those.
+ * How many projects the caller sees across their organizations: each organization's counter less
+ * what the caller's rules hide there. A key scoped to some projects counts those.
  */
 function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
   if (actor.scopedTeams.length > 0) {
@@ -238,12 +224,8 @@ function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
       .where(visibleProjectsWhere(actor, []))})`;
   }
-  const visibleInOrganization = db
-    .select({ value: count() })
-    .from(projects)
-    .where(and(eq(projects.organizationId, organizationMemberships.organizationId), projectVisible));
-  const perOrganization = sql`case when ${organizationMemberships.level} >= ${MembershipLevel.admin}
-    then ${organizations.projectCount} else (${visibleInOrganization}) end`;
+  const hidden = projectsHiddenFrom(sql`${organizationMemberships.organizationId}`, membershipRow);
+  const perOrganization = countedLess(sql<number>`${organizations.projectCount}`, hidden);
   return sql<number>`(${db
     .select({ value: sql`coalesce(sum(${perOrganization}), 0)` })
     .from(organizationMemberships)
@@ -252,55 +234,19 @@ function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
 }
 
 /**
- * Across organizations: organization after organization (oldest first: their ids are UUIDv7),
- * each in its projects' order, along each organization's (organization, position) index.
- */
-const byOrganizationThenCreation = seekOrder([
-  [projects.organizationId, "asc"],
-  [projects.position, "asc"],
-]);
-
-/** The ids of the caller's organizations within the key's scope (`owner`), from their memberships alone. */
-const callerOrganizationIds = (db: Database, actor: Actor) =>
-  db
-    .select({ owner: sql<string>`${organizationMemberships.organizationId}`.as("owner") })
-    .from(organizationMemberships)
-    .where(callerMembershipsInScope(actor));
-
-/**
- * The projects the caller sees, as a condition on `projects` alone: in their organizations (and
- * the key's scope), and visible at their level there (read once per row, by a subquery).
- */
-function visibleAcrossOrganizations(db: Database, actor: Actor) {
-  return and(
-    inArray(projects.organizationId, callerOrganizationIds(db, actor)),
-    projectVisibleAtLevel(callerInOrganization(actor.userId, sql<string>`${projects.organizationId}`)),
-    ...projectsInKeyScope(actor),
-  );
-}
-
-/**
- * Every project the caller sees, across their organizations, at the cost of a page at every
- * offset: where the caller is an admin in each of them and the key names no projects, the
- * organizations' counters count what they see, and the offset is found from those counters and
- * the organizations' trees of gaps (`pageIdsAcrossOwners`); else the page walks from the start.
+ * Every project the caller sees, across their organizations, in creation order: read through the
+ * caller's memberships, each organization's projects along its own index, at the caller's level
+ * there.
  */
 export async function listVisibleProjects(db: Database, actor: Actor, page: Page) {
-  const order = byOrganizationThenCreation;
-  const owners = sql`${callerOrganizationIds(db, actor)}`;
-  const belowAdmin = db
-    .select({ one: sql`1` })
-    .from(organizationMemberships)
-    .where(and(callerMembershipsInScope(actor), lt(organizationMemberships.level, MembershipLevel.admin)));
-  const counted = actor.scopedTeams.length > 0 ? sql`0` : sql`not exists ${belowAdmin}`;
-  const where = visibleAcrossOrganizations(db, actor);
-  const pageIds = pageIdsAcrossOwners(db, projects.id, where, order, { list: "projects", issued: organizations.projectPositions, size: organizations.projectCount, owners, counted }, page);
+  const where = and(callerMembershipsInScope(actor), projectVisible, ...projectsInKeyScope(actor));
+  const through: Through = [organizationMemberships, eq(organizationMemberships.organizationId, projects.organizationId)];
   const [[total], rows] = await db.batch([
     selectCount(db, visibleProjectCount(db, actor)),
-    db.select(getTableColumns(projects)).from(projects).innerJoin(...joinPage(pageIds, projects.id)),
+    db.select(getTableColumns(projects)).from(projects).innerJoin(...joinPage(db, byCreation, where, page, through)),
   ]);
-  const sorted = inListOrder(rows, (row) => [row.organizationId, row.position]);
-  return { count: total?.value ?? 0, projects: sorted, keys: keysOfPage(order, sorted) };
+  const listed = pageOf(byCreation, page, rows);
+  return { count: total?.value ?? 0, projects: listed.rows, links: listed.links };
 }
 
 /**

@@ -1,11 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { boundedJson, boundedListedJson, boundedText, idList } from "../../platform/input-limits";
+import { boundedJson, boundedText, idList } from "../../platform/input-limits";
 import type { projects } from "../../db/schema";
+import { visibleName } from "../../platform/names";
 
 const storedJson = boundedJson(z.unknown());
 const structured = storedJson.nullable().optional().default(null);
-/** Listed in every organization object that lists the project. */
-const onboardingProgress = boundedListedJson(z.unknown()).nullable();
 const nullableBoolean = z.boolean().nullable().optional().default(false);
 const stringList = idList(boundedText()).nullable().optional().default([]);
 const nullableStringList = idList(boundedText().nullable()).nullable().optional().default([]);
@@ -72,19 +71,17 @@ const ProjectSettingsInput = z.object({
   flags_persistence_default: nullableBoolean,
 });
 
+/** Unique in its organization as readers see it (`nameKey`), and without invisible characters. */
+const ProjectName = visibleName(z.string().trim().min(1).max(200));
+
 export const ProjectInput = ProjectSettingsInput.extend({
-  name: z
-    .string()
-    .trim()
-    .min(1)
-    .max(200)
-    .optional()
+  name: ProjectName.optional()
     .openapi({ description: 'Defaults to "Default project" (then "Default project 2", ...).' }),
   completed_snippet_onboarding: z.boolean().optional().default(false),
   is_demo: z.boolean().optional().default(false),
   timezone: TimezoneName.optional().default("UTC"),
   access_control: z.boolean().optional().default(false),
-  has_completed_onboarding_for: onboardingProgress.optional().default(null),
+  has_completed_onboarding_for: structured,
 }).openapi("ProjectInput");
 export type ProjectInput = z.infer<typeof ProjectInput>;
 
@@ -116,12 +113,12 @@ const projectSettingsOutput = Object.fromEntries(
 export const ProjectUpdateInput = z
   .object({
     ...projectSettingsOutput,
-    name: z.string().trim().min(1).max(200),
+    name: ProjectName,
     completed_snippet_onboarding: z.boolean(),
     is_demo: z.boolean(),
     timezone: TimezoneName,
     access_control: z.boolean(),
-    has_completed_onboarding_for: onboardingProgress,
+    has_completed_onboarding_for: storedJson.nullable(),
   })
   .partial()
   .openapi("ProjectUpdate");

@@ -3,7 +3,7 @@ import type { Bindings } from "../../platform/env";
 import { loadKeyring, unseal } from "../../platform/secrets";
 import { retryAfterSeconds } from "./retry-schedule";
 import { secretContext } from "./webhook-secrets";
-import { insecureReceiversAllowed, receiverHostAllowed } from "./webhook-urls";
+import { deliveryRefusal, insecureReceiversAllowed } from "./webhook-urls";
 
 const TIMEOUT_MS = 10_000;
 /** What is kept of a receiver's answer, for `last_error`. */
@@ -84,9 +84,8 @@ export type Attempt =
 
 /** One POST to the receiver: no redirect followed, 10 s at most, a host resolving to a private address refused. */
 export async function post(env: Bindings, url: string, headers: Record<string, string>, body: string): Promise<Attempt> {
-  if (!insecureReceiversAllowed(env) && !(await receiverHostAllowed(env, new URL(url).hostname))) {
-    return { ok: false, status: null, error: "The receiver's host does not resolve to a public address." };
-  }
+  const refusal = insecureReceiversAllowed(env) ? undefined : await deliveryRefusal(env, new URL(url));
+  if (refusal) return { ok: false, status: null, error: refusal };
   try {
     const response = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS) });
     const text = await readBounded(response);

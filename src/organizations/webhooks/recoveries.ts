@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, gte, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gte, lt, sql } from "drizzle-orm";
 import { webhookDeliveries } from "../../db/schema";
 import { primaryDatabase } from "../../platform/db";
 import type { Bindings } from "../../platform/env";
@@ -10,7 +10,7 @@ type Recovery = Extract<BackgroundJob, { kind: "recover_deliveries" }>;
 
 /**
  * One step of a recovery: the webhook's next failed deliveries (one send of messages: 100) created
- * in the range, along its (webhook, status, position) index after the step's position, made
+ * in the range, along its (webhook, status, created_at, id) index after the step's last one, made
  * pending again with the schedule from its start, and their messages sent; then the next step.
  * The update only takes deliveries still failed, so a step run twice sends none of them twice;
  * one lost before its messages leaves them pending, and the cron's sweep sends them.
@@ -19,18 +19,18 @@ export async function recoverStep(env: Bindings, job: Recovery): Promise<StepOut
   const db = primaryDatabase(env);
   const now = nowIso();
   const next = db
-    .select({ id: webhookDeliveries.id, position: webhookDeliveries.position })
+    .select({ id: webhookDeliveries.id, createdAt: webhookDeliveries.createdAt })
     .from(webhookDeliveries)
     .where(
       and(
         eq(webhookDeliveries.webhookId, job.webhookId),
         eq(webhookDeliveries.status, "failed"),
-        gt(webhookDeliveries.position, job.afterPosition),
+        job.after === null ? undefined : sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) > (${job.after.createdAt}, ${job.after.id})`,
         gte(webhookDeliveries.createdAt, job.since),
         lt(webhookDeliveries.createdAt, job.until),
       ),
     )
-    .orderBy(asc(webhookDeliveries.position))
+    .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id))
     .limit(MESSAGES_PER_SEND);
   const [selected, recovered] = await db.batch([
     next,
@@ -43,7 +43,7 @@ export async function recoverStep(env: Bindings, job: Recovery): Promise<StepOut
   await sendDeliveryMessages(env, recovered.map(({ id }) => id));
   const last = selected.at(-1);
   if (selected.length === MESSAGES_PER_SEND && last) {
-    await env.BACKGROUND_JOBS.send({ ...job, afterPosition: last.position });
+    await env.BACKGROUND_JOBS.send({ ...job, after: { createdAt: last.createdAt, id: last.id } });
   }
   return {};
 }

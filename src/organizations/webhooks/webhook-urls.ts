@@ -1,60 +1,64 @@
 import { lookupDnsRecords } from "../domains/dns-challenge";
 import type { Bindings } from "../../platform/env";
 import { validationError } from "../../platform/errors";
-
-/** IPv4 ranges no webhook may reach: loopback, private, link-local, shared, "this network", multicast and reserved. */
-const FORBIDDEN_IPV4: [number, number][] = [
-  [0x00000000, 8],
-  [0x0a000000, 8],
-  [0x64400000, 10],
-  [0x7f000000, 8],
-  [0xa9fe0000, 16],
-  [0xac100000, 12],
-  [0xc0a80000, 16],
-  [0xe0000000, 3],
-];
-
-function ipv4Number(host: string): number | undefined {
-  const parts = host.split(".");
-  if (parts.length !== 4 || !parts.every((part) => /^\d{1,3}$/.test(part) && Number(part) <= 255)) return undefined;
-  return parts.reduce((value, part) => value * 256 + Number(part), 0);
-}
-
-function forbiddenIpv4(address: number): boolean {
-  return FORBIDDEN_IPV4.some(([network, bits]) => Math.floor(address / 2 ** (32 - bits)) === Math.floor(network / 2 ** (32 - bits)));
-}
+import { isGloballyReachable, parseIpAddress, type IpAddress } from "../../platform/ip-addresses";
 
 /**
- * An IPv6 literal (URL hosts keep their brackets) that is loopback, unspecified, unique-local,
- * link-local, multicast, or an IPv4-mapped address of a forbidden IPv4 range.
+ * Names kept for local use, which no public resolver answers but a local one may point at
+ * internal hosts: localhost (RFC 6761), .local (mDNS, RFC 6762), home.arpa (RFC 8375) and
+ * .internal (reserved by ICANN for private use).
  */
-function forbiddenIpv6(host: string): boolean {
-  const address = host.slice(1, -1).toLowerCase();
-  if (address === "::1" || address === "::") return true;
-  const mapped = /^::ffff:(.+)$/.exec(address);
-  if (mapped) {
-    const v4 = ipv4Number(mapped[1]!);
-    if (v4 !== undefined) return forbiddenIpv4(v4);
-    const [high, low] = mapped[1]!.split(":").map((group) => parseInt(group, 16));
-    return high === undefined || low === undefined || forbiddenIpv4(high * 65536 + low);
-  }
-  return /^(fc|fd|fe8|fe9|fea|feb|ff)/.test(address);
+const LOCAL_NAMES = ["localhost", "local", "home.arpa", "internal"];
+
+/**
+ * Receivers listen on the web's ports only: with any port allowed, the `test` endpoint's
+ * per-attempt errors would tell which ports of a host are open.
+ */
+const RECEIVER_PORTS = ["443", "80"];
+
+/** The host as compared: a fully qualified name's trailing dot (`localhost.`) is the same host. */
+const withoutTrailingDot = (host: string) => host.replace(/\.+$/, "");
+
+/** The address a host (as `URL.hostname` gives it, IPv6 in brackets) names literally, if it does. */
+function literalAddress(host: string): IpAddress | undefined {
+  return parseIpAddress(host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host);
 }
 
-/** Whether the host (as `URL.hostname` gives it) names a loopback, private or link-local address. */
-export function isPrivateHost(host: string): boolean {
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (host.startsWith("[")) return forbiddenIpv6(host);
-  const v4 = ipv4Number(host);
-  return v4 !== undefined && forbiddenIpv4(v4);
+const isLocalName = (name: string) => LOCAL_NAMES.some((local) => name === local || name.endsWith(`.${local}`));
+
+/**
+ * Whether the host is refused without a lookup: an address that is not globally reachable,
+ * however it is written, or a name kept for local use.
+ */
+function isPrivateHost(host: string): boolean {
+  const bare = withoutTrailingDot(host);
+  const address = literalAddress(bare);
+  return address ? !isGloballyReachable(address) : isLocalName(bare);
 }
 
-/** Local development and tests set `WEBHOOKS_ALLOW_INSECURE`: http and loopback receivers are allowed then. */
+/** Whether a DNS answer is an address, read by the same parser as literals, that is globally reachable. */
+function isPublicAnswer(answer: string): boolean {
+  const address = parseIpAddress(answer);
+  return address !== undefined && isGloballyReachable(address);
+}
+
+/** The URL's port, its scheme's default (the empty string) included, is one of `RECEIVER_PORTS`. */
+const onReceiverPort = (url: URL) => url.port === "" || RECEIVER_PORTS.includes(url.port);
+
+/** Local development and tests set `WEBHOOKS_ALLOW_INSECURE`: http, loopback receivers and any port are allowed then. */
 export const insecureReceiversAllowed = (env: Pick<Bindings, "WEBHOOKS_ALLOW_INSECURE">) => Boolean(env.WEBHOOKS_ALLOW_INSECURE);
 
+/** Why a receiver's port or host is refused outside local development, in the words of a 400 on `url`. */
+function destinationRefusal(url: URL): string | undefined {
+  if (!onReceiverPort(url)) return "The URL's port must be 443 or 80.";
+  if (isPrivateHost(url.hostname)) return "The URL may not point to a private, loopback or link-local address.";
+  return undefined;
+}
+
 /**
- * A receiver's URL: https (http only when insecure receivers are allowed), no credentials, and
- * never a private, loopback or link-local address literal unless insecure receivers are allowed.
+ * A receiver's URL: https, on port 443 or 80, no credentials, and never an address literal that
+ * is not globally reachable nor a local name; unless insecure receivers are allowed, when http
+ * and any host and port are too.
  */
 export function assertReceiverUrl(value: string, env: Pick<Bindings, "WEBHOOKS_ALLOW_INSECURE">): string {
   let url: URL;
@@ -67,22 +71,31 @@ export function assertReceiverUrl(value: string, env: Pick<Bindings, "WEBHOOKS_A
   const schemes = insecure ? ["https:", "http:"] : ["https:"];
   if (!schemes.includes(url.protocol)) throw validationError("invalid_input", "The URL must use https.", "url");
   if (url.username || url.password) throw validationError("invalid_input", "The URL may not carry credentials.", "url");
-  if (!insecure && isPrivateHost(url.hostname)) {
-    throw validationError("invalid_input", "The URL may not point to a private, loopback or link-local address.", "url");
-  }
+  const refusal = insecure ? undefined : destinationRefusal(url);
+  if (refusal) throw validationError("invalid_input", refusal, "url");
   return url.toString();
 }
 
+/**
+ * Whether a receiver's host may be reached: an address literal must be globally reachable; a
+ * name must resolve (A and AAAA, through the DoH resolver) and every address it gives must be,
+ * so that a name pointing at an internal address is refused at delivery time too. The fetch
+ * resolves the name again, so this narrows rebinding to the moments between the two lookups.
+ */
+async function receiverHostAllowed(env: Pick<Bindings, "DNS_RESOLVER_URL">, host: string): Promise<boolean> {
+  if (isPrivateHost(host)) return false;
+  const name = withoutTrailingDot(host);
+  if (literalAddress(name)) return true;
+  const answers = (await Promise.all((["A", "AAAA"] as const).map((type) => lookupDnsRecords(env.DNS_RESOLVER_URL, name, type)))).flat();
+  return answers.length > 0 && answers.every(isPublicAnswer);
+}
 
 /**
- * Whether a receiver's host may be reached: an address literal must be public; a name must
- * resolve (A and AAAA, through the DoH resolver) and every address it gives must be public, so
- * that a name pointing at an internal address is refused at delivery time too. The fetch resolves
- * the name again, so this narrows rebinding to the moments between the two lookups.
+ * Why a delivery to `url` is refused before any request, if it is: the port (a receiver stored
+ * before ports were limited is held to them at delivery), then the host and what it resolves to.
  */
-export async function receiverHostAllowed(env: Pick<Bindings, "DNS_RESOLVER_URL">, host: string): Promise<boolean> {
-  if (isPrivateHost(host)) return false;
-  if (host.startsWith("[") || ipv4Number(host) !== undefined) return true;
-  const answers = (await Promise.all((["A", "AAAA"] as const).map((type) => lookupDnsRecords(env.DNS_RESOLVER_URL, host, type)))).flat();
-  return answers.length > 0 && answers.every((address) => !isPrivateHost(address.includes(":") ? `[${address}]` : address));
+export async function deliveryRefusal(env: Pick<Bindings, "DNS_RESOLVER_URL">, url: URL): Promise<string | undefined> {
+  if (!onReceiverPort(url)) return "The receiver's port must be 443 or 80.";
+  if (!(await receiverHostAllowed(env, url.hostname))) return "The receiver's host does not resolve to a public address.";
+  return undefined;
 }

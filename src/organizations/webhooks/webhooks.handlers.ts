@@ -35,8 +35,8 @@ function webhookOfRequest(c: Context<AppEnv>): { webhook: WebhookRow; createdBy:
 
 export const listOrganizationWebhooks: RouteHandler<typeof listWebhooks, AppEnv> = async (c) => {
   const page = readPage(c);
-  const { count, results, keys } = await listWebhooksPage(organizationRead(c), page);
-  return c.json(pageEnvelope(c, page, count, results, keys), 200);
+  const { count, results, links } = await listWebhooksPage(organizationRead(c), page);
+  return c.json(pageEnvelope(c, page, count, results, links), 200);
 };
 
 export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEnv> = async (c) => {
@@ -128,7 +128,7 @@ export const listWebhookDeliveries: RouteHandler<typeof listDeliveries, AppEnv> 
   const page = readPage(c);
   const result = await listDeliveriesPage(organizationRead(c), c.req.valid("param").id, page, c.req.valid("query").status);
   if (!result) throw notFound();
-  return c.json(pageEnvelope(c, page, result.count, result.results, result.keys), 200);
+  return c.json(pageEnvelope(c, page, result.count, result.results, result.links), 200);
 };
 
 export const redeliverWebhookDelivery: RouteHandler<typeof redeliverDelivery, AppEnv> = async (c) => {
@@ -152,6 +152,6 @@ export const recoverWebhookDeliveries: RouteHandler<typeof recoverDeliveries, Ap
   if (!webhook.enabled) throw conflict("The webhook is disabled: enable it (PATCH) before recovering its deliveries.");
   const since = new Date(input.since).toISOString();
   const until = new Date(input.until ?? Date.now()).toISOString();
-  await c.env.BACKGROUND_JOBS.send({ kind: "recover_deliveries", webhookId: webhook.id, since, until, afterPosition: 0 });
+  await c.env.BACKGROUND_JOBS.send({ kind: "recover_deliveries", webhookId: webhook.id, since, until, after: null });
   return c.json({ webhook_id: webhook.id, since, until }, 202);
 };

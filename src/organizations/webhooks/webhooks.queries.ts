@@ -1,9 +1,9 @@
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, lt, sql } from "drizzle-orm";
 import { activityLog, activityLogAnchors, organizations, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { toUserBasic } from "../../users/user-basic";
 import { boundAs, type Database } from "../../platform/db";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
-import { counterOf, keysOfPage, onPage, positionOrder, seekOrder, selectCount, type Page } from "../../platform/pagination";
+import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import type { Webhook } from "./webhooks.schema";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
@@ -57,12 +57,7 @@ export const webhookOfPath = resolveOrganizationWith((read, c) => [
   selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, c.req.param("id") ?? "")),
 ]);
 
-const newestFirst = (organizationId: OrganizationRef) =>
-  positionOrder(webhooks.position, "desc", {
-    list: "webhooks",
-    owner: organizationId,
-    issued: organizations.webhookPositions,
-  });
+const newestFirst: ListOrder = [[webhooks.createdAt, "desc"], [webhooks.id, "desc"]];
 
 export const MAX_WEBHOOKS_PER_ORGANIZATION = 50;
 
@@ -94,11 +89,8 @@ export function insertWebhookBelowLimit(db: Database, webhook: NewWebhook, now: 
           lastEnqueuedSeq: sql<number>`${currentHeadSeq(webhook.organizationId)}`.as("last_enqueued_seq"),
           failingSince: sql<string | null>`null`.as("failing_since"),
           deliveryCount: sql<number>`0`.as("delivery_count"),
-          deliveryPositions: sql<number>`0`.as("delivery_positions"),
           createdAt: boundAs(now, webhooks.createdAt),
           updatedAt: boundAs(now, webhooks.updatedAt),
-          // Issued by the triggers (migration list_positions).
-          position: sql<number>`0`.as("position"),
         })
         .from(organizations)
         .where(and(eq(organizations.id, webhook.organizationId), lt(organizations.webhookCount, MAX_WEBHOOKS_PER_ORGANIZATION))),
@@ -111,46 +103,33 @@ export async function listWebhooksPage(read: OrganizationRead, page: Page) {
   const { db, organizationId } = read;
   const ofOrg = eq(webhooks.organizationId, organizationId);
   const counter = counterOf(organizations.webhookCount, eq(organizations.id, organizationId));
-  const order = newestFirst(organizationId);
   const [[total], rows] = await read.batch([
     selectCount(db, counter),
-    selectWebhooksWithCreator(db).where(onPage(db, webhooks.id, ofOrg, order, page, counter)).orderBy(...order.sql).limit(page.limit),
+    selectWebhooksWithCreator(db).innerJoin(...joinPage(db, newestFirst, ofOrg, page)),
   ]);
-  return {
-    count: total?.value ?? 0,
-    results: rows.map((row) => toWebhook(row.webhook, row.createdBy)),
-    keys: keysOfPage(order, rows.map((row) => row.webhook)),
-  };
+  const listed = pageOf(newestFirst, page, rows, (row) => row.webhook);
+  return { count: total?.value ?? 0, results: listed.rows.map((row) => toWebhook(row.webhook, row.createdBy)), links: listed.links };
 }
 
-const deliveriesNewestFirst = (webhookId: string) =>
-  positionOrder(webhookDeliveries.position, "desc", {
-    list: "webhook_deliveries",
-    owner: webhookId,
-    issued: webhooks.deliveryPositions,
-  });
+const deliveriesNewestFirst: ListOrder = [[webhookDeliveries.createdAt, "desc"], [webhookDeliveries.id, "desc"]];
 
 /**
  * The webhook (of the organization) and a page of its deliveries, newest first, in one round trip.
- * With a `status`, the page is read along (webhook, status, position) and counted there (the
- * failed ones of a healthy webhook are few).
+ * With a `status`, the page is read along (webhook, status, created_at, id) and counted there
+ * (the failed ones of a healthy webhook are few).
  */
 export async function listDeliveriesPage(read: OrganizationRead, webhookId: string, page: Page, status?: string) {
   const { db, organizationId } = read;
   const ofWebhook = and(eq(webhookDeliveries.webhookId, webhookId), status === undefined ? undefined : eq(webhookDeliveries.status, status));
-  const order = status === undefined ? deliveriesNewestFirst(webhookId) : seekOrder([[webhookDeliveries.position, "desc"]]);
-  const counter = status === undefined ? counterOf(webhooks.deliveryCount, eq(webhooks.id, webhookId)) : undefined;
   const count = status === undefined ? webhooks.deliveryCount : sql<number>`(select count(*) from ${webhookDeliveries} where ${ofWebhook})`;
   const [[webhook], rows] = await read.batch([
     db.select({ deliveryCount: count }).from(webhooks).where(ofOrganization(organizationId, webhookId)),
     db
-      .select()
+      .select(getTableColumns(webhookDeliveries))
       .from(webhookDeliveries)
-      .where(onPage(db, webhookDeliveries.id, ofWebhook, order, page, counter))
-      .orderBy(...order.sql)
-      .limit(page.limit),
+      .innerJoin(...joinPage(db, deliveriesNewestFirst, ofWebhook, page)),
   ]);
-  return webhook
-    ? { count: webhook.deliveryCount, results: rows.map(toDelivery), keys: keysOfPage(order, rows) }
-    : undefined;
+  if (!webhook) return undefined;
+  const listed = pageOf(deliveriesNewestFirst, page, rows);
+  return { count: webhook.deliveryCount, results: listed.rows.map(toDelivery), links: listed.links };
 }

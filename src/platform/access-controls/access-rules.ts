@@ -14,16 +14,16 @@ export type AccessLevelOf<R extends AccessControlledResourceName> = (typeof RESO
 /**
  * The access level a member's rules give them on one resource: their own rule first, else the
  * resource's default for everyone (null when neither exists). `resourceId` is usually a column of
- * the outer query, so that a list reads each row's rule through the rules' unique index.
+ * the outer query, so that a list reads each row's rule through the rules' unique indexes: two
+ * lookups, each reading the one rule it finds (an OR of both would also sort what it found).
  */
 export function ruleOfMember<R extends AccessControlledResourceName>(
   resource: R,
   resourceId: SQLWrapper | string,
   membershipId: SQLWrapper | string,
 ): SQL<AccessLevelOf<R> | null> {
-  return sql<AccessLevelOf<R> | null>`(select ${accessControls.accessLevel} from ${accessControls}
-    where ${accessControls.resource} = ${resource}
-      and ${accessControls.resourceId} = cast(${resourceId} as text)
-      and (${accessControls.organizationMembershipId} = ${membershipId} or ${accessControls.organizationMembershipId} is null)
-    order by ${accessControls.organizationMembershipId} is null limit 1)`;
+  const ofResource = sql`${accessControls.resource} = ${resource} and ${accessControls.resourceId} = cast(${resourceId} as text)`;
+  return sql<AccessLevelOf<R> | null>`coalesce(
+    (select ${accessControls.accessLevel} from ${accessControls} where ${ofResource} and ${accessControls.organizationMembershipId} = ${membershipId}),
+    (select ${accessControls.accessLevel} from ${accessControls} where ${ofResource} and ${accessControls.organizationMembershipId} is null))`;
 }

@@ -21,7 +21,6 @@ const EXAMPLE_USER: typeof users.$inferSelect = {
   currentOrganizationId: null,
   currentProjectId: null,
   personalApiKeyCount: 1,
-  personalApiKeyPositions: 1,
 };
 
 /** An event's example entry, as stored: the rest of every example is the same. */

@@ -58,11 +58,8 @@ export function assertOrganizationInKeyScope(actor: Actor, organizationId: strin
   }
 }
 
-export const projectInKeyScope = (actor: Actor, projectId: number) =>
-  actor.scopedTeams.length === 0 || actor.scopedTeams.includes(projectId);
-
 export function assertProjectInKeyScope(actor: Actor, projectId: number) {
-  if (!projectInKeyScope(actor, projectId)) {
+  if (actor.scopedTeams.length > 0 && !actor.scopedTeams.includes(projectId)) {
     throw permissionDenied(PROJECT_OUT_OF_SCOPE);
   }
 }

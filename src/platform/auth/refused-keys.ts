@@ -41,15 +41,19 @@ export function assertAddressMayLookUp(c: Context<AppEnv>) {
   if (until !== undefined) throw throttled(secondsUntil(until));
 }
 
-/** The answer to a refused key: 401, or 429 once its address is past its limit of refusals. */
-export async function refusal(c: Context<AppEnv>): Promise<ApiError> {
+/**
+ * The answer to a refused credential (a key; an invite or share token, whose `answer` is a 404):
+ * `answer`, or 429 once its address is past its limit of refusals. Guessing any kind of secret
+ * counts against the same limit.
+ */
+export async function refusal(c: Context<AppEnv>, answer: () => ApiError = authenticationFailed): Promise<ApiError> {
   const address = clientAddress(c);
-  if (address === undefined) return authenticationFailed();
+  if (address === undefined) return answer();
   const throttledUntil = throttledAddresses.get(address);
   if (throttledUntil !== undefined) return throttled(secondsUntil(throttledUntil));
   // Counted per Cloudflare location, without a network round trip (the binding's own cache).
   const { success } = await c.env.AUTH_FAILURE_LIMITER.limit({ key: address });
-  if (success) return authenticationFailed();
+  if (success) return answer();
   const until = windowEnd(Date.now(), REFUSED_KEYS_PERIOD_MS);
   throttledAddresses.set(address, until, until);
   return throttled(secondsUntil(until));

@@ -26,4 +26,4 @@ ALTER TABLE `organizations` ADD `activity_log_retention_days` integer;--> statem
 ALTER TABLE `webhooks` ADD `previous_sealed_secret` text;--> statement-breakpoint
 ALTER TABLE `webhooks` ADD `previous_secret_expires_at` text;--> statement-breakpoint
 CREATE INDEX `webhooks_previous_secret_expiry` ON `webhooks` (`previous_secret_expires_at`) WHERE "webhooks"."previous_secret_expires_at" is not null;--> statement-breakpoint
-CREATE INDEX `webhook_deliveries_webhook_status` ON `webhook_deliveries` (`webhook_id`,`status`,`position`);
+CREATE INDEX `webhook_deliveries_webhook_status` ON `webhook_deliveries` (`webhook_id`,`status`,`created_at`,`id`);

@@ -1,0 +1,2 @@
+// Types of check-config.mjs, for the Node-side tests.
+export function configProblems(config: object): string[];

@@ -1,0 +1,77 @@
+#!/usr/bin/env node
+// Checks of wrangler.toml that need no Cloudflare account (part of `npm test`):
+//   - no placeholder ids (zero-filled, as templates ship them): `wrangler deploy` creates the
+//     resources and later finds them by name, so an id in the config is a real one or none;
+//   - every environment declares the bindings and vars the top level does: wrangler inherits none
+//     of them, and the code is typed by the top level's;
+//   - no two environments share a D1 database, a queue or a rate-limit namespace;
+//   - worker-configuration.d.ts is what `npm run types` writes from the config as it is.
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { root } from "./wrangler.mjs";
+
+const PLACEHOLDER = /^[0-]*$/;
+
+/** Every `…id` field holding a placeholder, wherever it is in the config. */
+function placeholderIds(value, where) {
+  if (Array.isArray(value)) return value.flatMap((item, index) => placeholderIds(item, `${where}[${index}]`));
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value).flatMap(([key, field]) => {
+    const at = where ? `${where}.${key}` : key;
+    if (/(^|_)id$/.test(key) && typeof field === "string" && PLACEHOLDER.test(field)) return [`${at} is a placeholder id ("${field}"): remove it, deploying creates the resource`];
+    return placeholderIds(field, at);
+  });
+}
+
+/** The names the Worker sees in `env`, as one target (the top level or an environment) declares them. */
+function bindingNames(target) {
+  return new Set([
+    ...(target.d1_databases ?? []).map((database) => database.binding),
+    ...(target.kv_namespaces ?? []).map((namespace) => namespace.binding),
+    ...(target.queues?.producers ?? []).map((producer) => producer.binding),
+    ...(target.durable_objects?.bindings ?? []).map((object) => object.name),
+    ...(target.ratelimits ?? []).map((limiter) => limiter.name),
+    ...Object.keys(target.vars ?? {}),
+  ]);
+}
+
+/** The account-wide resources a target uses, each as "kind name". */
+function resources(target) {
+  return [
+    ...(target.d1_databases ?? []).map((database) => `D1 database ${database.database_name}`),
+    ...(target.queues?.producers ?? []).map((producer) => `queue ${producer.queue}`),
+    ...(target.ratelimits ?? []).map((limiter) => `rate-limit namespace_id ${limiter.namespace_id}`),
+  ];
+}
+
+/** What is wrong with a raw wrangler config (the object wrangler reads from the file); [] if nothing. */
+export function configProblems(config) {
+  const targets = [["the top level", config], ...Object.entries(config.env ?? {}).map(([name, target]) => [`env.${name}`, target])];
+  const expected = bindingNames(config);
+  const problems = placeholderIds(config, "");
+  const users = new Map();
+  for (const [name, target] of targets) {
+    const declared = bindingNames(target);
+    for (const binding of expected) if (!declared.has(binding)) problems.push(`${name} lacks ${binding} (environments inherit no bindings or vars)`);
+    for (const binding of declared) if (!expected.has(binding)) problems.push(`${name} declares ${binding}, which the top level does not (the code is typed by the top level's)`);
+    for (const resource of new Set(resources(target))) users.set(resource, [...(users.get(resource) ?? []), name]);
+  }
+  for (const [resource, names] of users) if (names.length > 1) problems.push(`${resource} is shared by ${names.join(" and ")}`);
+  return problems;
+}
+
+function typesAreCurrent() {
+  const result = spawnSync("npm", ["run", "--silent", "types", "--", "--check"], { cwd: root, encoding: "utf8" });
+  if (result.status === 0) return [];
+  return [`worker-configuration.d.ts is out of date: run \`npm run types\` and commit it\n${result.stdout}${result.stderr}`];
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { experimental_readRawConfig } = await import("wrangler");
+  const { rawConfig } = experimental_readRawConfig({ config: path.join(root, "wrangler.toml") });
+  const problems = [...configProblems(rawConfig), ...typesAreCurrent()];
+  for (const problem of problems) console.error(`wrangler.toml: ${problem}`);
+  if (problems.length > 0) process.exitCode = 1;
+  else console.log(`wrangler.toml: no placeholder ids; ${Object.keys(rawConfig.env ?? {}).length} environments each with the top level's bindings and resources of their own; types current.`);
+}

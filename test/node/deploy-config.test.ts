@@ -1,0 +1,53 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { experimental_readRawConfig } from "wrangler";
+import { describe, expect, it } from "vitest";
+import { configProblems } from "../../scripts/check-config.mjs";
+
+/** The parts of wrangler.toml the tests spoil. */
+type Fields = Record<string, string>;
+type Target = { d1_databases: Fields[]; kv_namespaces: Fields[]; ratelimits: Fields[]; vars: Fields; durable_objects?: unknown };
+type Config = Target & { env: Record<string, Target> };
+
+/** wrangler.toml as wrangler reads it: a copy for each test to spoil. */
+const CONFIG_PATH = fileURLToPath(new URL("../../wrangler.toml", import.meta.url));
+const config = () => structuredClone(experimental_readRawConfig({ config: CONFIG_PATH }).rawConfig) as unknown as Config;
+
+describe("the deploy configuration check", () => {
+  it("finds nothing wrong with wrangler.toml, which has staging and production", () => {
+    const raw = config();
+    expect(Object.keys(raw.env)).toEqual(["staging", "production"]);
+    expect(configProblems(raw)).toEqual([]);
+    expect(readFileSync(CONFIG_PATH, "utf8")).not.toMatch(/database_id|^id\s*=/m);
+  });
+
+  it("fails a zero-filled id, wherever it is", () => {
+    const raw = config();
+    raw.d1_databases[0]!.database_id = "00000000-0000-0000-0000-000000000000";
+    raw.env.production!.kv_namespaces[0]!.id = "00000000000000000000000000000000";
+    expect(configProblems(raw)).toEqual([
+      'd1_databases[0].database_id is a placeholder id ("00000000-0000-0000-0000-000000000000"): remove it, deploying creates the resource',
+      'env.production.kv_namespaces[0].id is a placeholder id ("00000000000000000000000000000000"): remove it, deploying creates the resource',
+    ]);
+  });
+
+  it("fails an environment without a binding or var of the top level, since none is inherited", () => {
+    const raw = config();
+    delete raw.env.staging!.durable_objects;
+    delete raw.env.staging!.vars.CORS_ORIGINS;
+    expect(configProblems(raw)).toEqual([
+      "env.staging lacks API_KEY_HOUR_COUNTER (environments inherit no bindings or vars)",
+      "env.staging lacks CORS_ORIGINS (environments inherit no bindings or vars)",
+    ]);
+  });
+
+  it("fails environments sharing a database or rate-limit counters", () => {
+    const raw = config();
+    raw.env.staging!.d1_databases[0]!.database_name = raw.env.production!.d1_databases[0]!.database_name!;
+    raw.env.staging!.ratelimits[0]!.namespace_id = raw.ratelimits[0]!.namespace_id!;
+    expect(configProblems(raw)).toEqual([
+      "rate-limit namespace_id 1001 is shared by the top level and env.staging",
+      "D1 database posthog-org-api-production is shared by env.staging and env.production",
+    ]);
+  });
+});
