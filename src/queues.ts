@@ -1,3 +1,4 @@
+import { errorFields, logLine } from "./platform/log";
 import { deliverBatch, recordDeadLetters, type DeliveryMessage } from "./organizations/webhooks/deliveries";
 import { failExport, writeExportPart } from "./organizations/activity-log/exports.job";
 import { recoverStep } from "./organizations/webhooks/recoveries";
@@ -39,7 +40,7 @@ async function runStep(env: Bindings, message: Message<BackgroundJob>) {
     else message.retry({ delaySeconds: retryAfterSeconds });
   } catch (thrown) {
     const error = thrown instanceof Error ? thrown : new Error(String(thrown));
-    console.error(JSON.stringify({ level: "error", task: "background job", job: message.body, attempt: message.attempts, error: { name: error.name, message: error.message, stack: error.stack } }));
+    logLine("error", { task: "background job", job: message.body, attempt: message.attempts, error: errorFields(error) });
     if (message.attempts < STEP_ATTEMPTS) return message.retry({ delaySeconds: 10 * message.attempts });
     await giveUp(env, message.body, error);
     message.ack();

@@ -2,6 +2,7 @@ import { sealOrganizations } from "./platform/activity-log/after-response";
 import { organizationsWithUnsealedEntries } from "./platform/activity-log/chain";
 import { pruneActivityLog, retentionDays } from "./platform/activity-log/retention";
 import { runEach } from "./platform/background";
+import { logLine } from "./platform/log";
 import { primaryDatabase } from "./platform/db";
 import type { Bindings } from "./platform/env";
 import { loadKeyring } from "./platform/secrets";
@@ -28,7 +29,7 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
       "re-seal batch export secrets",
       async () => {
         const resealed = await resealBatchExportSecrets(db, await loadKeyring(env));
-        if (resealed > 0) console.log(`re-sealed the secrets of ${resealed} batch exports`);
+        if (resealed > 0) logLine("info", { task: "cron", done: `re-sealed the secrets of ${resealed} batch exports` });
       },
     ],
     ["seal activity log", async () => sealOrganizations(env, await organizationsWithUnsealedEntries(db, UNSEALED_ORGANIZATIONS_PER_RUN))],
@@ -36,21 +37,21 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
       "prune activity log",
       async () => {
         const pruned = await pruneActivityLog(db, retentionDays(env.ACTIVITY_LOG_RETENTION_DAYS));
-        if (pruned > 0) console.log(`pruned ${pruned} activity-log entries past retention`);
+        if (pruned > 0) logLine("info", { task: "cron", done: `pruned ${pruned} activity-log entries past retention` });
       },
     ],
     [
       "sweep webhooks",
       async () => {
         const resent = await sweepWebhooks(env);
-        if (resent > 0) console.log(`re-sent ${resent} webhook deliveries whose message was lost`);
+        if (resent > 0) logLine("info", { task: "cron", done: `re-sent ${resent} webhook deliveries whose message was lost` });
       },
     ],
     [
       "resume activity-log exports",
       async () => {
         const resumed = await resumeStalledExports(env);
-        if (resumed > 0) console.log(`resumed ${resumed} stalled activity-log exports`);
+        if (resumed > 0) logLine("info", { task: "cron", done: `resumed ${resumed} stalled activity-log exports` });
       },
     ],
   ];

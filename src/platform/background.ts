@@ -1,3 +1,5 @@
+import { errorFields, logLine } from "./log";
+
 /**
  * Background work (after a response, on the cron) runs for many organizations or tasks at once:
  * one that fails must not stop the others, nor be lost silently. Each failure is one JSON line
@@ -7,15 +9,7 @@ export async function runEach<T>(task: string, items: T[], run: (item: T) => Pro
   const outcomes = await Promise.allSettled(items.map(run));
   outcomes.forEach((outcome, index) => {
     if (outcome.status === "fulfilled") return;
-    const error = outcome.reason instanceof Error ? outcome.reason : new Error(String(outcome.reason));
-    console.error(
-      JSON.stringify({
-        level: "error",
-        task,
-        ...describe(items[index]!),
-        error: { name: error.name, message: error.message, stack: error.stack },
-      }),
-    );
+    logLine("error", { task, ...describe(items[index]!), error: errorFields(outcome.reason) });
   });
   return outcomes.filter((outcome) => outcome.status === "rejected").length;
 }

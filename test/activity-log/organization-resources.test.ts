@@ -140,7 +140,7 @@ describe("invites", () => {
           body: [{ target_email: "bob@example.com" }, { target_email: "cat@example.com" }],
         }),
     );
-    expect(bulk.response.status).toBe(200);
+    expect(bulk.response.status).toBe(201);
     expect(bulk.entries).toEqual(
       await Promise.all(
         (bulk.response.body as { id: string; target_email: string }[]).map((invite) =>

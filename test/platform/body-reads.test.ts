@@ -22,7 +22,7 @@ describe("writes that read what their body names", () => {
   type Setup = Awaited<ReturnType<typeof setup>>;
   const writes: [string, (s: Setup) => [string, string, unknown], number][] = [
     ["invite", (s) => ["POST", `/api/organizations/${s.organization.id}/invites`, { target_email: "new@example.com" }], 201],
-    ["bulk invite", (s) => ["POST", `/api/organizations/${s.organization.id}/invites/bulk`, [{ target_email: "bulk@example.com" }]], 200],
+    ["bulk invite", (s) => ["POST", `/api/organizations/${s.organization.id}/invites/bulk`, [{ target_email: "bulk@example.com" }]], 201],
     [
       "collaborator",
       (s) => ["POST", `${dashboardsPath(s.project.id)}/${s.restricted.id}/collaborators`, { user_uuid: s.member.user.uuid, level: 37 }],

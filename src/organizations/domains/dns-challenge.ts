@@ -1,3 +1,4 @@
+import { errorFields, logLine } from "../../platform/log";
 import { z } from "@hono/zod-openapi";
 
 /** Where the challenge is published: a TXT record of `_posthog-challenge.<domain>` (as PostHog). */
@@ -50,7 +51,7 @@ export async function lookupDnsRecords(resolverUrl: string, name: string, type: 
     return (answer.Answer ?? []).filter((record) => record.type === RECORD_TYPES[type]).map((record) => record.data);
   } catch (error) {
     // Operators need to tell a broken resolver from a missing record; the caller sees neither.
-    console.warn(`DNS lookup of ${name} failed: ${(error as Error).message}`);
+    logLine("warn", { task: "dns lookup", record_type: type, error: errorFields(error) });
     return [];
   }
 }

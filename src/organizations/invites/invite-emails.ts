@@ -1,3 +1,4 @@
+import { errorFields, logLine } from "../../platform/log";
 import type { Context } from "hono";
 import type { AppEnv, Bindings } from "../../platform/env";
 import { publicUrl } from "../../platform/public-url";
@@ -65,9 +66,9 @@ async function deliver(transportUrl: string, inviteId: string, message: EmailMes
       headers: { "Content-Type": "application/json" },
       body: JSON.stringify(message),
     });
-    if (!response.ok) console.error(`e-mail transport answered ${response.status} for invite ${inviteId}`);
+    if (!response.ok) logLine("error", { task: "invite e-mail", invite_id: inviteId, status: response.status });
   } catch (error) {
     // The address stays out of the log: only the invite id identifies the message.
-    console.error(`e-mail transport failed for invite ${inviteId}: ${(error as Error).message}`);
+    logLine("error", { task: "invite e-mail", invite_id: inviteId, error: errorFields(error) });
   }
 }

@@ -33,7 +33,7 @@ export const createOrganizationInvite: RouteHandler<typeof createInvite, AppEnv>
 
 export const createOrganizationInvitesInBulk: RouteHandler<typeof createInvitesInBulk, AppEnv> = async (c) => {
   const invites = await createInvites(c, c.req.valid("json"), bulkInviteReads.results(c), (index, field) => `${index}.${field}`);
-  return c.json(invites, 200);
+  return c.json(invites, 201);
 };
 
 export const deleteOrganizationInvite: RouteHandler<typeof deleteInvite, AppEnv> = async (c) => {

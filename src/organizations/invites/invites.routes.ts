@@ -119,7 +119,7 @@ export const createInvitesInBulk = apiRoute({
   tags: ["invites"],
   summary: "Invite up to 20 people at once: all are created, or none",
   request: { params: OrganizationParams, body: jsonBody(BulkInviteInput) },
-  responses: { 200: jsonResponse(z.array(CreatedInvite), "The invites, in the order sent, with their acceptance tokens") },
+  responses: { 201: jsonResponse(z.array(CreatedInvite), "The invites, in the order sent, with their acceptance tokens") },
 });
 
 export const deleteInvite = apiRoute({

@@ -1,3 +1,4 @@
+import { logLine } from "../../platform/log";
 import { and, asc, eq, gt, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { activityLog, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
@@ -211,7 +212,7 @@ export async function recordDeadLetters(batch: MessageBatch<DeliveryMessage>, en
     .where(and(inJsonList(webhookDeliveries.id, batch.messages.map((message) => message.body.deliveryId)), eq(webhookDeliveries.status, "pending")))
     .returning({ id: webhookDeliveries.id, webhookId: webhookDeliveries.webhookId, attempts: webhookDeliveries.attempts });
   for (const delivery of failed) {
-    console.warn(JSON.stringify({ level: "warn", task: "webhook dead letter", delivery_id: delivery.id, webhook_id: delivery.webhookId, attempts: delivery.attempts }));
+    logLine("warn", { task: "webhook dead letter", delivery_id: delivery.id, webhook_id: delivery.webhookId, attempts: delivery.attempts });
   }
   batch.ackAll();
 }
