@@ -3,6 +3,7 @@ import type { organizations, projects } from "../db/schema";
 import { MembershipLevelField } from "./membership-level-field";
 import { ProjectListItem, toProjectListItem } from "./projects/projects.schema";
 import { visibleName } from "../platform/names";
+import { Timestamp } from "../platform/timestamps";
 
 type ProjectItem = z.infer<typeof ProjectListItem>;
 
@@ -26,8 +27,8 @@ export const Organization = z
     name: z.string(),
     slug: z.string(),
     logo_media_id: z.string().nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
     membership_level: MembershipLevelField.nullable(),
     plugins_access_level: z.number().int().openapi({ description: "Always 9 (PostHog's root level): no plugins here." }),
     teams: z.array(TeamBasic).openapi({ description: "The environments of `projects`." }),

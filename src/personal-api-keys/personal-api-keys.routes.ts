@@ -5,14 +5,15 @@ import { paginated, PaginationQuery } from "../platform/pagination";
 import { noStore } from "../platform/response-headers";
 import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
 import { visibleName } from "../platform/names";
+import { Timestamp } from "../platform/timestamps";
 
 export const PersonalApiKey = z
   .object({
     id: z.string().uuid(),
     label: z.string(),
     mask_value: z.string(),
-    created_at: z.string(),
-    last_used_at: z.string().nullable(),
+    created_at: Timestamp,
+    last_used_at: Timestamp.nullable(),
     user_id: z.number().int(),
     scopes: z.array(z.string()),
     scoped_organizations: z.array(z.string()),

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { inLayoutOrder, toInsight } from "../environments/dashboards/dashboard-response";
 import { Insight } from "../environments/dashboards/dashboards.schema";
 import type { SharedDashboardRow } from "./shared.queries";
+import { Timestamp } from "../platform/timestamps";
 
 const PublicInsight = Insight.pick({ id: true, short_id: true, name: true, derived_name: true, description: true, query: true });
 
@@ -18,8 +19,8 @@ export const SharedDashboard = z
       id: z.number().int(),
       name: z.string(),
       description: z.string(),
-      created_at: z.string(),
-      last_modified_at: z.string(),
+      created_at: Timestamp,
+      last_modified_at: Timestamp,
       tags: z.array(z.string()),
       filters: z.record(z.string(), z.unknown()),
       variables: z.record(z.string(), z.unknown()),
@@ -30,7 +31,7 @@ export const SharedDashboard = z
           color: z.string().nullable(),
           order: z.number().int(),
           insight: PublicInsight.nullable(),
-          text: z.object({ id: z.number().int(), body: z.string(), last_modified_at: z.string() }).nullable(),
+          text: z.object({ id: z.number().int(), body: z.string(), last_modified_at: Timestamp }).nullable(),
         }),
       ),
     }),

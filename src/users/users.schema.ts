@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { users } from "../db/schema";
 import { Organization, OrganizationBasic, TeamBasic } from "../organizations/organizations.schema";
 import { toUserBasic, UserBasic } from "./user-basic";
+import { Timestamp } from "../platform/timestamps";
 
 export const ROLES_AT_ORGANIZATION = [
   "engineering",
@@ -32,7 +33,7 @@ export const CurrentUser = UserBasic.omit({ role_at_organization: true })
     is_staff: z.boolean(),
     is_impersonated: z.boolean(),
     is_impersonated_until: z.string().nullable(),
-    sensitive_session_expires_at: z.string().nullable(),
+    sensitive_session_expires_at: Timestamp.nullable(),
     // TeamBasic is an `allOf`, with no type of its own to make nullable: say it here.
     team: TeamBasic.nullable().openapi({ type: ["object", "null"], description: "The current project (what `@current` stands for)." }),
     organization: Organization.nullable().openapi({ description: "The current organization." }),

@@ -75,6 +75,27 @@ describe("the OpenAPI document", () => {
     );
   });
 
+  it("types every time it answers with as a date-time", async () => {
+    const document = await openApiDocument();
+    const untyped: string[] = [];
+    /** Every `*_at` property of a schema, however deep (objects, arrays, nullable unions). */
+    const visit = (schema: unknown, path: string) => {
+      if (schema === null || typeof schema !== "object") return;
+      const node = schema as { properties?: Record<string, unknown>; items?: unknown; anyOf?: unknown[]; format?: string; type?: unknown };
+      for (const [name, property] of Object.entries(node.properties ?? {})) {
+        const variants = (property as { anyOf?: { type?: string; format?: string }[] }).anyOf ?? [property as { type?: string; format?: string }];
+        const text = variants.find((variant) => variant.type === "string");
+        if (name.endsWith("_at") && text && text.format !== "date-time") untyped.push(`${path}.${name}`);
+        visit(property, `${path}.${name}`);
+      }
+      visit(node.items, `${path}[]`);
+      for (const variant of node.anyOf ?? []) visit(variant, path);
+    };
+    for (const [name, schema] of Object.entries(document.components.schemas)) visit(schema, name);
+    expect(Object.keys(document.components.schemas).length).toBeGreaterThan(20);
+    expect(untyped).toEqual([]);
+  });
+
   it("lets embedded users be null and numeric parameters be integers", async () => {
     const document = await openApiDocument();
     expect(document.components.schemas.Invite!.properties.created_by).toEqual({

@@ -4,6 +4,7 @@ import type { batchExports } from "../../db/schema";
 import { TimezoneName } from "../../organizations/projects/projects.schema";
 import { DESTINATION_TYPES, publicConfig, REQUIRED_CONFIG_KEYS, type DestinationType } from "./destinations";
 import { visibleName } from "../../platform/names";
+import { Timestamp } from "../../platform/timestamps";
 
 export const INTERVALS = ["hour", "day", "week", "every 5 minutes", "every 15 minutes"] as const;
 export const MODELS = ["events", "persons", "sessions"] as const;
@@ -18,7 +19,7 @@ const ConfigObject = boundedJsonObject().openapi({
 });
 
 /** DRF's wording for a date-time it cannot read; stored and returned in UTC with `Z`. */
-const Timestamp = z.iso.datetime({
+const TimestampInput = z.iso.datetime({
   offset: true,
   error: "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
 });
@@ -29,8 +30,8 @@ const BatchExportFields = z.object({
   model: Model,
   interval: Interval,
   paused: z.boolean(),
-  start_at: Timestamp.nullable().openapi({ description: "Runs are not triggered before this time." }),
-  end_at: Timestamp.nullable().openapi({ description: "Runs are not triggered after this time." }),
+  start_at: TimestampInput.nullable().openapi({ description: "Runs are not triggered before this time." }),
+  end_at: TimestampInput.nullable().openapi({ description: "Runs are not triggered after this time." }),
   hogql_query: boundedText(),
   filters: boundedJson(z.unknown()),
   timezone: TimezoneName,
@@ -65,11 +66,11 @@ export const BatchExport = z
     destination: z.object({ type: DestinationTypeName, config: z.record(z.string(), z.unknown()) }),
     interval: Interval,
     paused: z.boolean(),
-    created_at: z.string(),
-    last_updated_at: z.string(),
-    last_paused_at: z.string().nullable(),
-    start_at: z.string().nullable(),
-    end_at: z.string().nullable(),
+    created_at: Timestamp,
+    last_updated_at: Timestamp,
+    last_paused_at: Timestamp.nullable(),
+    start_at: Timestamp.nullable(),
+    end_at: Timestamp.nullable(),
     hogql_query: z.string(),
     filters: z.unknown(),
     timezone: z.string(),

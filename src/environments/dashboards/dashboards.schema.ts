@@ -3,6 +3,7 @@ import { boundedJsonObject, boundedText, tagList } from "../../platform/input-li
 import { UserBasic } from "../../users/user-basic";
 import { ACCESS_LEVELS, RestrictionLevel } from "./dashboard-access";
 import { visibleName } from "../../platform/names";
+import { Timestamp } from "../../platform/timestamps";
 
 export const MAX_TEXT_BODY_LENGTH = 4000;
 /** Live tiles on one dashboard: its read stays one bounded page. */
@@ -82,8 +83,8 @@ export const Insight = z
     derived_name: z.string().nullable(),
     description: z.string(),
     query: z.record(z.string(), z.unknown()).nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
     favorited: z.boolean(),
     tags: z.array(z.string()),
     deleted: z.boolean(),
@@ -96,7 +97,7 @@ export const Text = z
     body: z.string(),
     created_by: UserBasic.nullable(),
     last_modified_by: UserBasic.nullable(),
-    last_modified_at: z.string(),
+    last_modified_at: Timestamp,
   })
   .openapi("DashboardText");
 
@@ -117,7 +118,7 @@ export const DashboardListItem = z
     name: z.string(),
     description: z.string(),
     pinned: z.boolean(),
-    created_at: z.string(),
+    created_at: Timestamp,
     created_by: UserBasic.nullable(),
     is_shared: z.boolean(),
     deleted: z.boolean(),

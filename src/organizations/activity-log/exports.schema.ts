@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { EXPORT_FORMATS } from "../../platform/activity-log/export-format";
 import { ACTIVITY_SCOPES } from "../../platform/activity-log/vocabulary";
 import { UserBasic } from "../../users/user-basic";
+import { Timestamp } from "../../platform/timestamps";
 
 const time = (description: string) => z.string().datetime({ offset: true }).openapi({ description, example: "2026-01-01T00:00:00Z" });
 
@@ -33,8 +34,8 @@ export const ActivityLogExport = z
     bytes: z.number().int(),
     error: z.string().nullable(),
     created_by: UserBasic.nullable(),
-    created_at: z.string(),
-    completed_at: z.string().nullable(),
+    created_at: Timestamp,
+    completed_at: Timestamp.nullable(),
     download_url: z.string().nullable(),
   })
   .openapi("ActivityLogExport");

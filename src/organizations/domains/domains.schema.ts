@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { domains } from "../../db/schema";
+import { Timestamp } from "../../platform/timestamps";
 
 /** PostHog's DOMAIN_REGEX: labels of letters, digits and inner hyphens, then a TLD of 2+ letters. */
 const DOMAIN_PATTERN = /^([a-z0-9]+(-[a-z0-9]+)*\.)+[a-z]{2,}$/;
@@ -39,7 +40,7 @@ export const Domain = z
     id: z.string().uuid(),
     domain: z.string(),
     is_verified: z.boolean(),
-    verified_at: z.string().nullable(),
+    verified_at: Timestamp.nullable(),
     verification_challenge: z.string().openapi({
       description: "Publish it as a TXT record of `_posthog-challenge.<domain>`, then call verify.",
     }),

@@ -9,6 +9,7 @@ import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
 import { resolveWithInviteContext } from "./invites.queries";
 import { requireInvitePermission } from "./invites.rules";
+import { Timestamp } from "../../platform/timestamps";
 
 export const MAX_BULK_INVITES = 20;
 
@@ -66,8 +67,8 @@ export const Invite = z
     level: MembershipLevelField,
     is_expired: z.boolean(),
     created_by: UserBasic.nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
     message: z.string().nullable(),
     private_project_access: z.array(ProjectAccess).nullable(),
     send_email: z.boolean(),

@@ -5,6 +5,7 @@ import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platfo
 import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
 import { memberOfPath } from "./members.queries";
+import { Timestamp } from "../../platform/timestamps";
 
 const MemberParams = OrganizationParams.extend({
   user__uuid: z.string().openapi({ description: "The member's user uuid, or `@me`." }),
@@ -15,8 +16,8 @@ export const Member = z
     id: z.string().uuid().openapi({ description: "The membership's id." }),
     user: UserBasic,
     level: MembershipLevelField,
-    joined_at: z.string(),
-    updated_at: z.string(),
+    joined_at: Timestamp,
+    updated_at: Timestamp,
     is_2fa_enabled: z.boolean(),
     has_social_auth: z.boolean(),
     last_login: z.string().nullable(),

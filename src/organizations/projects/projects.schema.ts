@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { boundedJson, boundedText, idList } from "../../platform/input-limits";
 import type { projects } from "../../db/schema";
 import { visibleName } from "../../platform/names";
+import { Timestamp } from "../../platform/timestamps";
 
 const storedJson = boundedJson(z.unknown());
 const structured = storedJson.nullable().optional().default(null);
@@ -126,8 +127,8 @@ export type ProjectUpdateInput = z.infer<typeof ProjectUpdateInput>;
 
 export const Project = ProjectListItem.extend({
   ...projectSettingsOutput,
-  created_at: z.string(),
-  updated_at: z.string(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
   effective_membership_level: z.number().int().nullable(),
   has_group_types: z.boolean(),
   group_types: z.array(z.record(z.string(), z.unknown())).openapi({ description: "Always empty: no groups here." }),

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ACTIVITY_EVENTS } from "../../platform/activity-log/vocabulary";
 import { UserBasic } from "../../users/user-basic";
+import { Timestamp } from "../../platform/timestamps";
 
 const EventName = z
   .string()
@@ -19,9 +20,9 @@ export const Webhook = z
     enabled: z.boolean(),
     description: z.string(),
     created_by: UserBasic.nullable().openapi({ description: "Who created it: null once that user is gone. It is disabled when they stop being an admin." }),
-    previous_secret_expires_at: z.string().nullable().openapi({ description: "Until then, the previous secret signs too." }),
-    created_at: z.string(),
-    updated_at: z.string(),
+    previous_secret_expires_at: Timestamp.nullable().openapi({ description: "Until then, the previous secret signs too." }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
   })
   .openapi("Webhook");
 export type Webhook = z.infer<typeof Webhook>;
@@ -74,8 +75,8 @@ export const WebhookDelivery = z
     attempts: z.number().int(),
     last_status_code: z.number().int().nullable(),
     last_error: z.string().nullable(),
-    next_attempt_at: z.string().nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    next_attempt_at: Timestamp.nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
   })
   .openapi("WebhookDelivery");

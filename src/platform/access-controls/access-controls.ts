@@ -12,6 +12,7 @@ import { apiRoute, jsonBody, jsonResponse as json } from "../route";
 import { createRouter } from "../router";
 import { accessControlActivity, accessControlItem, ruleIdInBatch } from "./access-controls.activity";
 import { RESOURCE_ACCESS_LEVELS, type AccessControlledResourceName, type AccessLevelOf } from "./access-rules";
+import { Timestamp } from "../timestamps";
 
 type Statement = BatchItem<"sqlite">;
 type ResourceId = string | SQL;
@@ -49,8 +50,8 @@ const AccessControlRule = z
     organization_member: z.string().nullable().openapi({ description: "The membership id; null: the default for everyone." }),
     resource: z.string(),
     resource_id: z.string(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
     created_by: z.string().nullable().openapi({
       description: "Always null, as PostHog returns it through this API (its clients decode a string); who made a rule is in the activity log.",
     }),

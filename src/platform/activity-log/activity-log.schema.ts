@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { UserBasic } from "../../users/user-basic";
 import { MAX_PAGE_SIZE } from "../pagination";
 import { ACTIVITY_NAMES, ACTIVITY_SCOPES } from "./vocabulary";
+import { Timestamp } from "../timestamps";
 
 const Change = z
   .object({
@@ -40,7 +41,7 @@ export const ActivityLogEntry = z
     scope: z.string(),
     item_id: z.string().nullable(),
     detail: Detail,
-    created_at: z.string(),
+    created_at: Timestamp,
     request_id: z.string().nullable(),
     api_key_id: z.string().nullable(),
     seq: z.number().int().openapi({ description: "The entry's number in its organization's chain: 1, 2, 3, ... with no gaps." }),

@@ -7,6 +7,7 @@ import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/rout
 import { UserBasic } from "../../../users/user-basic";
 import type { ProjectTree } from "../../project-trees";
 import { PrivilegeLevel } from "../dashboard-access";
+import { Timestamp } from "../../../platform/timestamps";
 
 export const Collaborator = z
   .object({
@@ -14,8 +15,8 @@ export const Collaborator = z
     dashboard_id: z.number().int(),
     user: UserBasic,
     level: z.number().int().openapi({ description: "37: can edit." }),
-    added_at: z.string(),
-    updated_at: z.string(),
+    added_at: Timestamp,
+    updated_at: Timestamp,
   })
   .openapi("DashboardCollaborator");
 export type Collaborator = z.infer<typeof Collaborator>;

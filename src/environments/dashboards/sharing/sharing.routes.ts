@@ -3,13 +3,14 @@ import { deferProject, ProjectParams } from "../../../platform/project-context";
 import { sharingOfPath } from "./sharing.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
 import type { ProjectTree } from "../../project-trees";
+import { Timestamp } from "../../../platform/timestamps";
 
 /** The settings keys PostHog's sharing accepts; any other key is dropped. */
 export const SHARING_SETTINGS_KEYS = ["whitelabel", "noHeader", "showInspector", "legend", "detailed", "hideExtraDetails"] as const;
 
 export const SharingConfiguration = z
   .object({
-    created_at: z.string(),
+    created_at: Timestamp,
     enabled: z.boolean(),
     access_token: z.string().openapi({ description: "The public link is `/shared/<access_token>`." }),
     settings: z.record(z.string(), z.boolean()),
