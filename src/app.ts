@@ -18,7 +18,7 @@ import { signupRouter } from "./signup";
 import { usersRouter } from "./users";
 
 /** Where people look for an API's documentation; /docs itself is a static asset. */
-const DOCUMENTATION_ALIASES = ["/", "/api", "/api/docs", "/swagger", "/redoc", "/reference"];
+const DOCUMENTATION_ALIASES = ["/", "/api", "/api/docs", "/swagger", "/redoc", "/reference", "/api/schema/swagger-ui", "/api/schema/redoc"];
 
 export function createApp() {
   const app = createRouter();

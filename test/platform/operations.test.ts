@@ -163,7 +163,8 @@ describe("PUBLIC_BASE_URL", () => {
 
 describe("documentation", () => {
   it("sends people who look for it to /docs", async () => {
-    for (const path of ["/", "/api", "/api/docs", "/swagger"]) {
+    // The last two are where PostHog serves its reference.
+    for (const path of ["/", "/api", "/api/docs", "/swagger", "/api/schema/swagger-ui", "/api/schema/redoc/"]) {
       const response = await exports.default.fetch(new Request(`http://localhost${path}`), { redirect: "manual" });
       expect(response.status, path).toBe(302);
       expect(response.headers.get("Location"), path).toBe("/docs/");
