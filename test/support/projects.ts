@@ -67,9 +67,9 @@ export function expectedProject(fields: {
     effective_membership_level: fields.level,
     has_group_types: false,
     group_types: [],
-    person_on_events_querying_enabled: "false",
-    default_modifiers: "{}",
-    product_intents: "[]",
+    person_on_events_querying_enabled: false,
+    default_modifiers: {},
+    product_intents: [],
     secret_api_token: null,
     secret_api_token_backup: null,
   };

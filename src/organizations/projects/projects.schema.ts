@@ -133,10 +133,10 @@ export const Project = ProjectListItem.extend({
   has_group_types: z.boolean(),
   group_types: z.array(z.record(z.string(), z.unknown())).openapi({ description: "Always empty: no groups here." }),
   live_events_token: z.string(),
-  // Typed as strings in PostHog's published schema; kept so.
-  person_on_events_querying_enabled: z.string(),
-  default_modifiers: z.string(),
-  product_intents: z.string(),
+  // As PostHog's current generated document types them (an older one said strings: `"false"` is truthy).
+  person_on_events_querying_enabled: z.boolean(),
+  default_modifiers: z.record(z.string(), z.unknown()),
+  product_intents: z.array(z.record(z.string(), z.unknown())).openapi({ description: "Always empty: no product intents here." }),
   secret_api_token: z.string().nullable().openapi({ description: "Always null: no feature-flag secret here." }),
   secret_api_token_backup: z.string().nullable(),
 }).openapi("Project");
@@ -172,9 +172,9 @@ export function toProject(row: ProjectRow, membershipLevel: number): Project {
     has_group_types: false,
     group_types: [],
     live_events_token: row.liveEventsToken,
-    person_on_events_querying_enabled: "false",
-    default_modifiers: "{}",
-    product_intents: "[]",
+    person_on_events_querying_enabled: false,
+    default_modifiers: {},
+    product_intents: [],
     secret_api_token: null,
     secret_api_token_backup: null,
   };
