@@ -7,6 +7,9 @@ import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
 import { visibleName } from "../platform/names";
 import { Timestamp } from "../platform/timestamps";
 
+/** A project id as DRF's IntegerField reads it: a number, or a string of digits (`["1"]`). */
+const ProjectId = z.union([z.number().int(), z.string().regex(/^\d{1,15}$/).transform(Number)]).openapi({ type: "integer" });
+
 export const PersonalApiKey = z
   .object({
     id: z.string().uuid(),
@@ -32,7 +35,7 @@ export const PersonalApiKeyInput = z
       .min(1)
       .openapi({ description: "A subset of the calling key's own scopes; `*` for all." }),
     scoped_organizations: idList(z.string()).optional().default([]),
-    scoped_teams: idList(z.number().int()).optional().default([]),
+    scoped_teams: idList(ProjectId).optional().default([]),
   })
   .openapi("PersonalApiKeyInput");
 

@@ -47,6 +47,19 @@ describe("POST /api/personal_api_keys", () => {
     expect(response.body.scoped_teams).toEqual([project.id]);
   });
 
+  it("reads project ids sent as strings of digits, as PostHog does, and refuses any other string", async () => {
+    const { project, key } = await setupOrganization();
+    const response = await api("POST", "/api/personal_api_keys", {
+      key,
+      body: { label: "from a form", scopes: ["*"], scoped_teams: [String(project.id)] },
+    });
+    expect(response.status).toBe(201);
+    expect(response.body.scoped_teams).toEqual([project.id]);
+    const refused = await api("POST", "/api/personal_api_keys", { key, body: { label: "bad", scopes: ["*"], scoped_teams: ["one"] } });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ type: "validation_error", attr: "scoped_teams.0" });
+  });
+
   it("refuses scopes the calling key does not have, and wider organization scopes", async () => {
     const { organization, owner } = await setupOrganization();
     const limited = await createApiKey(owner, {
