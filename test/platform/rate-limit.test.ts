@@ -3,7 +3,9 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { exhaustedHourKey, publishExhausted } from "../../src/platform/auth/rate-limit";
 import { randomBase62, sha256Hex } from "../../src/platform/ids";
-import { api, errorBody, setupOrganization } from "../support/harness";
+import { api, db, errorBody, setupOrganization } from "../support/harness";
+import { personalApiKeys } from "../../src/db/schema";
+import { eq } from "drizzle-orm";
 
 /**
  * The worker shares this isolate's `env`: a test sets the hourly limit an operator would
@@ -16,7 +18,14 @@ function configureHourlyLimit(perHour: number) {
 }
 afterEach(() => {
   env.RATE_LIMIT_PER_HOUR = configured.perHour;
+  vi.restoreAllMocks();
 });
+
+/** The stored row of a key, found by its hash. */
+async function keyRowOf(key: string) {
+  const [row] = await db.select().from(personalApiKeys).where(eq(personalApiKeys.secureValue, await sha256Hex(key)));
+  return row!;
+}
 
 /** Requests a key may make in a minute (`API_KEY_MINUTE_LIMITER` in wrangler.toml). */
 const PER_MINUTE = 480;
@@ -221,8 +230,13 @@ describe("the hourly limit, counted after the response", () => {
     for (let index = 1; index < 4; index += 1) last = await counter.count();
     await publishExhausted(env, await sha256Hex(key), last);
 
+    const logged = vi.spyOn(console, "log");
     const response = await api("GET", "/api/users/@me", { key });
     expect(response.status).toBe(429);
+    // The request's log line names the key it throttled (its id, never the key).
+    const line = logged.mock.calls.map(([text]) => JSON.parse(String(text))).find((entry) => entry.status === 429);
+    expect(line).toMatchObject({ status: 429, key_id: (await keyRowOf(key)).id });
+    expect(JSON.stringify(line)).not.toContain(key);
     expect(Math.abs(Number(response.headers.get("Retry-After")) - secondsLeftIn(3_600_000))).toBeLessThanOrEqual(1);
     expect(response.body).toEqual(
       errorBody("throttled_error", "throttled", `Request was throttled. Expected available in ${response.headers.get("Retry-After")} seconds.`),

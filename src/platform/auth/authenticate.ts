@@ -35,10 +35,12 @@ export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   const [key, published] = await Promise.all([findKey(c, secureValue), publishedHour(c.env, secureValue)]);
   // The lookup is by hash; the final comparison must not leak how much of it matched.
   if (!key || !constantTimeEqual(key.secureValue, secureValue)) throw await refusal(c);
+  const { secureValue: _secureValue, lastUsedAt, ...actor } = key;
+  // Known before the limits are checked, so that the log line of a 429 names the key throttled.
+  c.set("actor", actor);
   // Only a key that exists is counted: an unknown one never reaches a counter.
   await admitRequest(c, secureValue, published);
 
-  const { secureValue: _secureValue, lastUsedAt, ...actor } = key;
   if (!lastUsedAt || Date.now() - Date.parse(lastUsedAt) > LAST_USED_WRITE_INTERVAL_MS) {
     c.executionCtx.waitUntil(recordUse(c.env, key));
   }
