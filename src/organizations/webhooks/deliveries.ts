@@ -2,12 +2,12 @@ import { logLine } from "../../platform/log";
 import { and, asc, eq, gt, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { activityLog, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
-import { activityStatement } from "../../platform/activity-log/record";
 import { forEachOrganization } from "../../platform/background";
 import { chunkForInsert, inJsonList, primaryDatabase, type Database } from "../../platform/db";
 import type { Bindings } from "../../platform/env";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { post, signedHeaders, signingSecrets, type Attempt } from "./receiver";
+import { disableWebhook } from "./webhooks.queries";
 import { delayAfter, RETRY_DELAYS_SECONDS } from "./retry-schedule";
 
 export type DeliveryMessage = { deliveryId: string };
@@ -170,19 +170,6 @@ export async function deliver(env: Bindings, message: Message<DeliveryMessage>) 
   else message.ack();
 }
 
-const SYSTEM = { userId: null, apiKeyId: null, isSystem: true, requestId: null };
-
-/** The webhook turned off by the service, and the log's `Webhook.disabled` saying why, only if this turned it off. */
-function disableWebhook(db: Database, webhook: WebhookRow, now: string, context: Record<string, unknown>) {
-  return [
-    db
-      .update(webhooks)
-      .set({ enabled: false, updatedAt: now })
-      .where(and(eq(webhooks.id, webhook.id), eq(webhooks.enabled, true))),
-    activityStatement(db, SYSTEM, { organizationId: webhook.organizationId, scope: "Webhook", activity: "disabled", itemId: webhook.id, name: webhook.url, context }),
-  ];
-}
-
 /**
  * A success clears `failingSince`; a failure sets it if unset. A receiver answering 410 Gone has
  * its webhook disabled at once; one failing for 3 days too. Both in the attempt's batch.
@@ -190,12 +177,12 @@ function disableWebhook(db: Database, webhook: WebhookRow, now: string, context:
 function webhookHealth(db: Database, webhook: WebhookRow, attempt: Attempt, now: string) {
   const ofWebhook = eq(webhooks.id, webhook.id);
   if (attempt.ok) return [db.update(webhooks).set({ failingSince: null }).where(ofWebhook)];
-  if (attempt.status === 410) return disableWebhook(db, webhook, now, { reason: "The receiver answered 410 Gone." });
+  if (attempt.status === 410) return disableWebhook(db, webhook, { reason: "The receiver answered 410 Gone." });
   const failingSince = webhook.failingSince ?? now;
   if (Date.parse(now) - Date.parse(failingSince) < DISABLE_AFTER_MS) {
     return [db.update(webhooks).set({ failingSince }).where(ofWebhook)];
   }
-  return disableWebhook(db, webhook, now, { reason: "Every delivery failed for 3 days.", failing_since: failingSince });
+  return disableWebhook(db, webhook, { reason: "Every delivery failed for 3 days.", failing_since: failingSince });
 }
 
 /**

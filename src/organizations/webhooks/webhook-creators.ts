@@ -2,11 +2,10 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { organizationMemberships, webhooks } from "../../db/schema";
-import { recordActivity } from "../../platform/activity-log/record";
 import type { Database } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
-import { nowIso } from "../../platform/ids";
 import { isAdminInSql } from "../../platform/levels";
+import { disableWebhook, SYSTEM_ACTOR } from "./webhooks.queries";
 
 type Statement = BatchItem<"sqlite">;
 export type CreatedWebhook = { id: string; url: string };
@@ -32,19 +31,11 @@ export function disableWebhooksOfFormerAdmin(
   creatorUserId: number,
   created: CreatedWebhook[],
 ): Statement[] {
-  const db = c.var.db;
   const creatorLevel = sql`(select ${organizationMemberships.level} from ${organizationMemberships}
     where ${organizationMemberships.organizationId} = ${organizationId} and ${organizationMemberships.userId} = ${creatorUserId})`;
-  const system = { userId: null, apiKeyId: null, isSystem: true, requestId: c.var.requestId ?? null };
-  return created.flatMap((webhook) => [
-    db
-      .update(webhooks)
-      .set({ enabled: false, updatedAt: nowIso() })
-      .where(and(eq(webhooks.id, webhook.id), eq(webhooks.enabled, true), sql`not ${isAdminInSql(creatorLevel)}`)),
-    recordActivity(
-      c,
-      { organizationId, scope: "Webhook", activity: "disabled", itemId: webhook.id, name: webhook.url, context: { reason: REASON } },
-      system,
-    ),
-  ]);
+  // The organization's chain is sealed after the response: the membership change's own entry registered it.
+  const actor = { ...SYSTEM_ACTOR, requestId: c.var.requestId ?? null };
+  return created.flatMap((webhook) =>
+    disableWebhook(c.var.db, { ...webhook, organizationId }, { reason: REASON }, { actor, condition: sql`not ${isAdminInSql(creatorLevel)}` }),
+  );
 }

@@ -1,7 +1,9 @@
-import { and, eq, getTableColumns, lt, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, activityLogAnchors, organizations, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { toUserBasic } from "../../users/user-basic";
+import { activityStatement, type ActivityActor } from "../../platform/activity-log/record";
 import { boundAs, type Database } from "../../platform/db";
+import { nowIso } from "../../platform/ids";
 import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import type { Webhook } from "./webhooks.schema";
@@ -132,4 +134,26 @@ export async function listDeliveriesPage(read: OrganizationRead, webhookId: stri
   if (!webhook) return undefined;
   const listed = pageOf(deliveriesNewestFirst, page, rows);
   return { count: webhook.deliveryCount, results: listed.rows.map(toDelivery), links: listed.links };
+}
+
+/** The service itself, as the log names it when it turns a webhook off. */
+export const SYSTEM_ACTOR: ActivityActor = { userId: null, apiKeyId: null, isSystem: true, requestId: null };
+
+/**
+ * The webhook turned off by the service (while `condition`, read in the batch, holds), and the
+ * log's `Webhook.disabled` saying why, appended only if this turned it off.
+ */
+export function disableWebhook(
+  db: Database,
+  webhook: Pick<WebhookRow, "id" | "organizationId" | "url">,
+  context: Record<string, unknown>,
+  { actor = SYSTEM_ACTOR, condition }: { actor?: ActivityActor; condition?: SQL } = {},
+) {
+  return [
+    db
+      .update(webhooks)
+      .set({ enabled: false, updatedAt: nowIso() })
+      .where(and(eq(webhooks.id, webhook.id), eq(webhooks.enabled, true), condition)),
+    activityStatement(db, actor, { organizationId: webhook.organizationId, scope: "Webhook", activity: "disabled", itemId: webhook.id, name: webhook.url, context }),
+  ];
 }
