@@ -374,6 +374,21 @@ describe("POST /api/signup, the token in the body", () => {
     expect(response.body).toEqual({ user: userBasic(existing), organization_id: organization.id });
   });
 
+  it("answers 401 to a bad key and 403 to a key without organization_member:write, joining nothing", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const existing = await createUser();
+    const readOnly = await createApiKey(existing, { scopes: ["organization:read"] });
+    const invite = await insertInvite(organization.id, owner, { targetEmail: existing.email });
+
+    const badKey = await api("POST", "/api/signup", { key: "phx_not-a-key", body: { token: invite.token } });
+    const narrow = await api("POST", "/api/signup", { key: readOnly.value, body: { token: invite.token } });
+
+    expect(badKey.status).toBe(401);
+    expect(narrow.status).toBe(403);
+    expect(narrow.body).toEqual(errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:write'"));
+    expect(await inviteEmails(organization.id, key)).toEqual([existing.email]);
+  });
+
   it("answers 400 naming the token when it is missing or not a string, and 404 to an unknown one", async () => {
     for (const [body, code, detail] of [
       [{}, "required", "This field is required."],
