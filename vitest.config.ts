@@ -33,7 +33,7 @@ export function workersConfig(include: string[], exclude: string[] = [], testTim
         testTimeout,
         setupFiles: ["./test/apply-migrations.ts"],
         // The request log's JSON lines (one per request) would drown the test output.
-        onConsoleLog: (log: string) => !log.startsWith('{"level":') || log.includes("\"error\""),
+        onConsoleLog: (log: string) => !log.startsWith('{"level":') || log.includes('"error"'),
       },
     };
   });

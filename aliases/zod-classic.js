@@ -8,7 +8,27 @@ export * from "../node_modules/zod/v4/classic/checks.js";
 export * from "../node_modules/zod/v4/classic/errors.js";
 export * from "../node_modules/zod/v4/classic/parse.js";
 export * from "../node_modules/zod/v4/classic/compat.js";
-export { globalRegistry, registry, config, memoizer, $output, $input, $brand, clone, regexes, treeifyError, prettifyError, formatError, flattenError, TimePrecision, util, NEVER, INVALID, toZod, getDiscriminatedOption, } from "./zod-core.js";
+export {
+  globalRegistry,
+  registry,
+  config,
+  memoizer,
+  $output,
+  $input,
+  $brand,
+  clone,
+  regexes,
+  treeifyError,
+  prettifyError,
+  formatError,
+  flattenError,
+  TimePrecision,
+  util,
+  NEVER,
+  INVALID,
+  toZod,
+  getDiscriminatedOption,
+} from "./zod-core.js";
 export { toJSONSchema } from "../node_modules/zod/v4/core/json-schema-processors.js";
 export { deepPartial } from "../node_modules/zod/v4/classic/deep-partial.js";
 export { input, output } from "../node_modules/zod/v4/classic/in-out.js";

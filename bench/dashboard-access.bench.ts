@@ -12,7 +12,10 @@ async function setupDashboard(size: number) {
   for (let index = 0; index < size; index += 1) {
     const member = await addMember(team.organization.id, MembershipLevel.member);
     await api("POST", `${path}/collaborators`, { key: team.key, body: { user_uuid: member.user.uuid, level: 37 } });
-    await api("PUT", `${path}/access_controls`, { key: team.key, body: { access_level: "viewer", organization_member: member.membership.id } });
+    await api("PUT", `${path}/access_controls`, {
+      key: team.key,
+      body: { access_level: "viewer", organization_member: member.membership.id },
+    });
     await createDashboard(team.key, team.project.id, { name: `D${index}` });
   }
   await api("GET", `${path}/sharing`, { key: team.key });

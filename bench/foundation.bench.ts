@@ -13,14 +13,21 @@ it("organizations and projects", async () => {
     ["GET /api/organizations/:id", (o) => `/api/organizations/${o.organization.id}`],
     ["GET /api/organizations/:id/projects", (o) => `/api/organizations/${o.organization.id}/projects`],
     ["GET /api/organizations/:id/projects?limit=2", (o) => `/api/organizations/${o.organization.id}/projects?limit=2`],
-    ["GET /api/organizations/:id/projects/:id", (o) => `/api/organizations/${o.organization.id}/projects/${o.project.id}`],
+    [
+      "GET /api/organizations/:id/projects/:id",
+      (o) => `/api/organizations/${o.organization.id}/projects/${o.project.id}`,
+    ],
     ["GET /api/projects", () => "/api/projects"],
     ["GET /api/projects/:id", (o) => `/api/projects/${o.project.id}`],
     ["GET /api/environments/:id", (o) => `/api/environments/${o.project.id}`],
   ];
   const measurements = [];
   for (const [label, path] of requests) {
-    measurements.push({ label, small: await measure("GET", path(small), small.key), large: await measure("GET", path(large), large.key) });
+    measurements.push({
+      label,
+      small: await measure("GET", path(small), small.key),
+      large: await measure("GET", path(large), large.key),
+    });
   }
   report("Foundation reads (warm key cache)", [1, 50], measurements);
   for (const m of measurements) expect(m.large.queries, m.label).toBe(m.small.queries);

@@ -34,20 +34,48 @@ it("members, invites, domains and batch exports", async () => {
   const large = await arrange(50);
   const requests: [string, string, (o: typeof small) => string][] = [
     ["GET /api/organizations/:id/members", "GET", (o) => `/api/organizations/${o.organization.id}/members`],
-    ["GET /api/organizations/:id/members?limit=2", "GET", (o) => `/api/organizations/${o.organization.id}/members?limit=2`],
+    [
+      "GET /api/organizations/:id/members?limit=2",
+      "GET",
+      (o) => `/api/organizations/${o.organization.id}/members?limit=2`,
+    ],
     ["GET /api/organizations/:id/invites", "GET", (o) => `/api/organizations/${o.organization.id}/invites`],
-    ["GET /api/organizations/:id/invites?limit=2", "GET", (o) => `/api/organizations/${o.organization.id}/invites?limit=2`],
+    [
+      "GET /api/organizations/:id/invites?limit=2",
+      "GET",
+      (o) => `/api/organizations/${o.organization.id}/invites?limit=2`,
+    ],
     ["GET /api/organizations/:id/domains", "GET", (o) => `/api/organizations/${o.organization.id}/domains`],
-    ["GET /api/organizations/:id/domains?limit=2", "GET", (o) => `/api/organizations/${o.organization.id}/domains?limit=2`],
+    [
+      "GET /api/organizations/:id/domains?limit=2",
+      "GET",
+      (o) => `/api/organizations/${o.organization.id}/domains?limit=2`,
+    ],
     ["GET /api/organizations/:id/batch_exports", "GET", (o) => `/api/organizations/${o.organization.id}/batch_exports`],
-    ["GET /api/organizations/:id/batch_exports?limit=2", "GET", (o) => `/api/organizations/${o.organization.id}/batch_exports?limit=2`],
+    [
+      "GET /api/organizations/:id/batch_exports?limit=2",
+      "GET",
+      (o) => `/api/organizations/${o.organization.id}/batch_exports?limit=2`,
+    ],
     ["GET /api/environments/:id/batch_exports", "GET", (o) => `/api/environments/${o.project.id}/batch_exports`],
-    ["GET /api/environments/:id/batch_exports?limit=2", "GET", (o) => `/api/environments/${o.project.id}/batch_exports?limit=2`],
-    ["POST .../batch_exports/:id/pause", "POST", (o) => `/api/organizations/${o.organization.id}/batch_exports/${o.exportId}/pause`],
+    [
+      "GET /api/environments/:id/batch_exports?limit=2",
+      "GET",
+      (o) => `/api/environments/${o.project.id}/batch_exports?limit=2`,
+    ],
+    [
+      "POST .../batch_exports/:id/pause",
+      "POST",
+      (o) => `/api/organizations/${o.organization.id}/batch_exports/${o.exportId}/pause`,
+    ],
   ];
   const measurements: Measurement[] = [];
   for (const [label, method, path] of requests) {
-    measurements.push({ label, small: await measure(method, path(small), small.key), large: await measure(method, path(large), large.key) });
+    measurements.push({
+      label,
+      small: await measure(method, path(small), small.key),
+      large: await measure(method, path(large), large.key),
+    });
   }
   report("Organization resources (warm key cache)", [1, 50], measurements);
   for (const m of measurements) expect(m.large.queries, m.label).toBe(m.small.queries);

@@ -20,7 +20,12 @@ const ratio = (large: number, small: number) => (small === 0 ? "-" : (large / sm
  * One line per request: queries and rows read for the small and the large data set, and ratios;
  * rows written too for writes (D1 bills a row written like 1,000 read).
  */
-export function report(title: string, sizes: [number, number], measurements: Measurement[], options: { written?: boolean } = {}) {
+export function report(
+  title: string,
+  sizes: [number, number],
+  measurements: Measurement[],
+  options: { written?: boolean } = {},
+) {
   const [small, large] = sizes;
   const lines = measurements.map(
     (m) =>

@@ -2,7 +2,14 @@ import { expect, it } from "vitest";
 import { MembershipLevel } from "../src/platform/levels";
 import { exports } from "cloudflare:workers";
 import { addMember, api, createProject, grantProjectAccess, readCost } from "../test/support/harness";
-import { emptySeedRows, insertSeedRows, seedOrganization, seedOtherOrganizations, type SeededOrganization, type SeedRows } from "../test/support/seed";
+import {
+  emptySeedRows,
+  insertSeedRows,
+  seedOrganization,
+  seedOtherOrganizations,
+  type SeededOrganization,
+  type SeedRows,
+} from "../test/support/seed";
 import { measure, report, type Measurement } from "./report";
 
 /**
@@ -15,10 +22,20 @@ const SMALL = 10;
 const LARGE = 10_000;
 const OTHER_ORGANIZATIONS = 1000;
 
-type Request = { label: string; method: string; path: (o: SeededOrganization) => string; body?: (o: SeededOrganization) => unknown };
+type Request = {
+  label: string;
+  method: string;
+  path: (o: SeededOrganization) => string;
+  body?: (o: SeededOrganization) => unknown;
+};
 
 const get = (label: string, path: Request["path"]): Request => ({ label, method: "GET", path });
-const write = (label: string, method: string, path: Request["path"], body?: Request["body"]): Request => ({ label, method, path, body });
+const write = (label: string, method: string, path: Request["path"], body?: Request["body"]): Request => ({
+  label,
+  method,
+  path,
+  body,
+});
 
 const organization = (o: SeededOrganization) => `/api/organizations/${o.organization.id}`;
 const environment = (o: SeededOrganization) => `/api/environments/${o.project.id}`;
@@ -64,37 +81,111 @@ const READS: Request[] = [
   get("GET /api/signup/:token", (o) => `/api/signup/${o.inviteToken}`),
   get("GET /api/organizations/:id/activity_log?limit=10", (o) => `${organization(o)}/activity_log?limit=10`),
   get("GET .../activity_log?limit=10&cursor=20 (deep)", (o) => `${organization(o)}/activity_log?limit=10&cursor=20`),
-  get("GET .../activity_log?scope=Dashboard&limit=10", (o) => `${organization(o)}/activity_log?scope=Dashboard&limit=10`),
+  get(
+    "GET .../activity_log?scope=Dashboard&limit=10",
+    (o) => `${organization(o)}/activity_log?scope=Dashboard&limit=10`,
+  ),
   get("GET /api/environments/:id/activity_log?limit=10", (o) => `${environment(o)}/activity_log?limit=10`),
 ];
 
-const S3_EXPORT = { interval: "hour", destination: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "events/" } } };
+const S3_EXPORT = {
+  interval: "hour",
+  destination: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "events/" } },
+};
 
 const WRITES: Request[] = [
-  write("PATCH /api/users/@me", "PATCH", () => "/api/users/@me", () => ({ first_name: "Measured" })),
+  write(
+    "PATCH /api/users/@me",
+    "PATCH",
+    () => "/api/users/@me",
+    () => ({ first_name: "Measured" }),
+  ),
   write("PATCH /api/organizations/:id", "PATCH", organization, () => ({ name: "Measured" })),
-  write("POST .../invites", "POST", (o) => `${organization(o)}/invites`, () => ({ target_email: "one@example.com", send_email: false })),
-  write("POST .../invites/bulk (10 invites)", "POST", (o) => `${organization(o)}/invites/bulk`, () =>
-    Array.from({ length: 10 }, (_, index) => ({ target_email: `bulk-${index}@example.com`, send_email: false })),
+  write(
+    "POST .../invites",
+    "POST",
+    (o) => `${organization(o)}/invites`,
+    () => ({ target_email: "one@example.com", send_email: false }),
+  ),
+  write(
+    "POST .../invites/bulk (10 invites)",
+    "POST",
+    (o) => `${organization(o)}/invites/bulk`,
+    () => Array.from({ length: 10 }, (_, index) => ({ target_email: `bulk-${index}@example.com`, send_email: false })),
   ),
   write("DELETE .../invites/:id", "DELETE", (o) => `${organization(o)}/invites/${o.inviteId}`),
-  write("POST .../domains", "POST", (o) => `${organization(o)}/domains`, (o) => ({ domain: `new-${o.organization.id}.example.com` })),
-  write("PATCH .../domains/:id", "PATCH", (o) => `${organization(o)}/domains/${o.domainId}`, () => ({ jit_provisioning_enabled: false })),
-  write("POST .../projects", "POST", (o) => `${organization(o)}/projects`, () => ({ name: "Measured project" })),
-  write("PATCH /api/projects/:id", "PATCH", (o) => `/api/projects/${o.project.id}`, () => ({ name: "Renamed" })),
-  write("PATCH .../members/:uuid", "PATCH", (o) => `${organization(o)}/members/${o.spareMembers[0]!.uuid}`, () => ({ level: MembershipLevel.admin })),
-  write("POST .../batch_exports", "POST", (o) => `${environment(o)}/batch_exports`, () => ({ ...S3_EXPORT, name: "Measured" })),
+  write(
+    "POST .../domains",
+    "POST",
+    (o) => `${organization(o)}/domains`,
+    (o) => ({ domain: `new-${o.organization.id}.example.com` }),
+  ),
+  write(
+    "PATCH .../domains/:id",
+    "PATCH",
+    (o) => `${organization(o)}/domains/${o.domainId}`,
+    () => ({ jit_provisioning_enabled: false }),
+  ),
+  write(
+    "POST .../projects",
+    "POST",
+    (o) => `${organization(o)}/projects`,
+    () => ({ name: "Measured project" }),
+  ),
+  write(
+    "PATCH /api/projects/:id",
+    "PATCH",
+    (o) => `/api/projects/${o.project.id}`,
+    () => ({ name: "Renamed" }),
+  ),
+  write(
+    "PATCH .../members/:uuid",
+    "PATCH",
+    (o) => `${organization(o)}/members/${o.spareMembers[0]!.uuid}`,
+    () => ({ level: MembershipLevel.admin }),
+  ),
+  write(
+    "POST .../batch_exports",
+    "POST",
+    (o) => `${environment(o)}/batch_exports`,
+    () => ({ ...S3_EXPORT, name: "Measured" }),
+  ),
   write("POST .../batch_exports/:id/pause", "POST", (o) => `${organization(o)}/batch_exports/${o.batchExportId}/pause`),
   write("DELETE .../batch_exports/:id", "DELETE", (o) => `${environment(o)}/batch_exports/${o.batchExportId}`),
-  write("POST .../dashboards", "POST", (o) => `${environment(o)}/dashboards`, () => ({ name: "Measured" })),
+  write(
+    "POST .../dashboards",
+    "POST",
+    (o) => `${environment(o)}/dashboards`,
+    () => ({ name: "Measured" }),
+  ),
   write("PATCH .../dashboards/:id", "PATCH", dashboard, () => ({ description: "Measured" })),
-  write("POST .../collaborators", "POST", (o) => `${dashboard(o)}/collaborators`, (o) => ({ user_uuid: o.spareMembers[1]!.uuid, level: 37 })),
-  write("PUT .../dashboards/:id/access_controls", "PUT", (o) => `${dashboard(o)}/access_controls`, (o) => ({
-    access_level: "editor",
-    organization_member: o.spareMembers[1]!.membershipId,
-  })),
-  write("PATCH .../sharing", "PATCH", (o) => `${dashboard(o)}/sharing`, () => ({ enabled: true })),
-  write("POST /api/personal_api_keys", "POST", () => "/api/personal_api_keys", () => ({ label: "Measured", scopes: ["*"] })),
+  write(
+    "POST .../collaborators",
+    "POST",
+    (o) => `${dashboard(o)}/collaborators`,
+    (o) => ({ user_uuid: o.spareMembers[1]!.uuid, level: 37 }),
+  ),
+  write(
+    "PUT .../dashboards/:id/access_controls",
+    "PUT",
+    (o) => `${dashboard(o)}/access_controls`,
+    (o) => ({
+      access_level: "editor",
+      organization_member: o.spareMembers[1]!.membershipId,
+    }),
+  ),
+  write(
+    "PATCH .../sharing",
+    "PATCH",
+    (o) => `${dashboard(o)}/sharing`,
+    () => ({ enabled: true }),
+  ),
+  write(
+    "POST /api/personal_api_keys",
+    "POST",
+    () => "/api/personal_api_keys",
+    () => ({ label: "Measured", scopes: ["*"] }),
+  ),
   write("DELETE .../members/:uuid", "DELETE", (o) => `${organization(o)}/members/${o.spareMembers[0]!.uuid}`),
 ];
 
@@ -117,7 +208,11 @@ async function both(request: Request, small: SeededOrganization, large: SeededOr
  * the page before the last by the last page's `previous` link (a cursor too).
  */
 async function pages(label: string, path: Request["path"], small: SeededOrganization, large: SeededOrganization) {
-  const first = await both(get(`GET ${label}?limit=10`, (o) => `${path(o)}?limit=10`), small, large);
+  const first = await both(
+    get(`GET ${label}?limit=10`, (o) => `${path(o)}?limit=10`),
+    small,
+    large,
+  );
   const lastOffset = async (o: SeededOrganization) => {
     const { body } = await api("GET", `${path(o)}?limit=1`, { key: o.key });
     return Math.max(0, (body as { count: number }).count - 10);
@@ -151,7 +246,11 @@ async function pages(label: string, path: Request["path"], small: SeededOrganiza
     const { body } = await api("GET", `${path(o)}?limit=10&offset=${offset}`, { key: o.key });
     const previous = (body as { previous: string | null }).previous;
     const url = previous ? new URL(previous) : undefined;
-    return measure("GET", url ? `${url.pathname}${url.search}` : `${path(o)}?limit=10&offset=${Math.max(0, offset - 10)}`, o.key);
+    return measure(
+      "GET",
+      url ? `${url.pathname}${url.search}` : `${path(o)}?limit=10&offset=${Math.max(0, offset - 10)}`,
+      o.key,
+    );
   };
   const viaPrevious = {
     label: `GET ${label} page before last via previous`,
@@ -203,8 +302,13 @@ it("every read and one write per resource, 10 vs 10,000 rows of each kind", asyn
   ];
 
   report(`Lists (${OTHER_ORGANIZATIONS} other organizations, warm key cache)`, [SMALL, LARGE], listed);
-  report("Lists as a member whose rules hide projects (two own `none` rules, a private project)", [SMALL, LARGE], listedByMember);
+  report(
+    "Lists as a member whose rules hide projects (two own `none` rules, a private project)",
+    [SMALL, LARGE],
+    listedByMember,
+  );
   report("Retrievals", [SMALL, LARGE], [...read, ...publicPages]);
   report("Writes", [SMALL, LARGE], written, { written: true });
-  for (const m of [...listed, ...listedByMember, ...read, ...written]) expect(m.large.queries, m.label).toBe(m.small.queries);
+  for (const m of [...listed, ...listedByMember, ...read, ...written])
+    expect(m.large.queries, m.label).toBe(m.small.queries);
 }, 900_000);

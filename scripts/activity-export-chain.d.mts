@@ -15,4 +15,7 @@ export type ExportVerdict =
 
 export function entryHash(record: Record<string, unknown>): Promise<string>;
 
-export function verifyExport(text: string, options?: { format?: "ndjson" | "csv"; contiguous?: boolean }): Promise<ExportVerdict>;
+export function verifyExport(
+  text: string,
+  options?: { format?: "ndjson" | "csv"; contiguous?: boolean },
+): Promise<ExportVerdict>;

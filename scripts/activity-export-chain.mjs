@@ -143,7 +143,8 @@ export async function verifyExport(text, { format = "ndjson", contiguous = false
     if (item.error) return failure(item.line, null, item.error);
     const { line, record } = item;
     if (!Number.isSafeInteger(record.seq)) return failure(line, null, "seq is not an integer");
-    if (typeof record.previous_hash !== "string") return failure(line, record.seq, "the previous entry is missing from the chain");
+    if (typeof record.previous_hash !== "string")
+      return failure(line, record.seq, "the previous entry is missing from the chain");
     if ((await entryHash(record)) !== record.hash) return failure(line, record.seq, "hash does not match the entry");
     if (previous !== null) {
       if (record.seq <= previous.seq) return failure(line, record.seq, "out of order");
@@ -151,7 +152,8 @@ export async function verifyExport(text, { format = "ndjson", contiguous = false
         return failure(line, record.seq, "previous_hash is not the hash of the entry before it");
       }
       if (record.seq !== previous.seq + 1) {
-        if (contiguous) return failure(line, record.seq, `entries ${previous.seq + 1} to ${record.seq - 1} are missing`);
+        if (contiguous)
+          return failure(line, record.seq, `entries ${previous.seq + 1} to ${record.seq - 1} are missing`);
         gaps.push([previous.seq + 1, record.seq - 1]);
       }
     }

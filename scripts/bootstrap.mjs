@@ -68,7 +68,10 @@ function d1Target({ remote = false, persistTo, environment }) {
 /** How many organizations the database holds: none means it was never set up. */
 export function organizationCount(target = {}) {
   const { location, options } = d1Target(target);
-  const [{ results }] = d1Execute(["--command", "SELECT count(*) AS organizations FROM organizations", ...options], location);
+  const [{ results }] = d1Execute(
+    ["--command", "SELECT count(*) AS organizations FROM organizations", ...options],
+    location,
+  );
   return results[0].organizations;
 }
 
@@ -121,7 +124,11 @@ async function welcomeUrl({ remote, persistTo, environment }) {
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const args = process.argv.slice(2);
-  const target = { remote: args.includes("--remote"), persistTo: optionValue(args, "persist-to"), environment: optionValue(args, "env") };
+  const target = {
+    remote: args.includes("--remote"),
+    persistTo: optionValue(args, "persist-to"),
+    environment: optionValue(args, "env"),
+  };
   const result = await bootstrap(target);
   if (args.includes("--json")) console.log(JSON.stringify(result));
   else printWelcome(result, await welcomeUrl(target));

@@ -19,7 +19,10 @@ function checkTarget(environment) {
     const bundle = readFileSync(join(outdir, "index.js"));
     const gzipped = gzipSync(bundle).length;
     const name = environment ? `env.${environment}` : "top level";
-    return { ok: gzipped <= BUDGET_KIB * 1024, summary: `Worker bundle (${name}): ${kib(bundle.length)} KiB, gzip ${kib(gzipped)} KiB (budget ${BUDGET_KIB} KiB gzip)` };
+    return {
+      ok: gzipped <= BUDGET_KIB * 1024,
+      summary: `Worker bundle (${name}): ${kib(bundle.length)} KiB, gzip ${kib(gzipped)} KiB (budget ${BUDGET_KIB} KiB gzip)`,
+    };
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }

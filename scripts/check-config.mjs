@@ -19,7 +19,8 @@ function placeholderIds(value, where) {
   if (value === null || typeof value !== "object") return [];
   return Object.entries(value).flatMap(([key, field]) => {
     const at = where ? `${where}.${key}` : key;
-    if (/(^|_)id$/.test(key) && typeof field === "string" && PLACEHOLDER.test(field)) return [`${at} is a placeholder id ("${field}"): remove it, deploying creates the resource`];
+    if (/(^|_)id$/.test(key) && typeof field === "string" && PLACEHOLDER.test(field))
+      return [`${at} is a placeholder id ("${field}"): remove it, deploying creates the resource`];
     return placeholderIds(field, at);
   });
 }
@@ -47,24 +48,35 @@ function resources(target) {
 
 /** What is wrong with a raw wrangler config (the object wrangler reads from the file); [] if nothing. */
 export function configProblems(config) {
-  const targets = [["the top level", config], ...Object.entries(config.env ?? {}).map(([name, target]) => [`env.${name}`, target])];
+  const targets = [
+    ["the top level", config],
+    ...Object.entries(config.env ?? {}).map(([name, target]) => [`env.${name}`, target]),
+  ];
   const expected = bindingNames(config);
   const problems = placeholderIds(config, "");
   const users = new Map();
   for (const [name, target] of targets) {
     const declared = bindingNames(target);
-    for (const binding of expected) if (!declared.has(binding)) problems.push(`${name} lacks ${binding} (environments inherit no bindings or vars)`);
-    for (const binding of declared) if (!expected.has(binding)) problems.push(`${name} declares ${binding}, which the top level does not (the code is typed by the top level's)`);
+    for (const binding of expected)
+      if (!declared.has(binding)) problems.push(`${name} lacks ${binding} (environments inherit no bindings or vars)`);
+    for (const binding of declared)
+      if (!expected.has(binding))
+        problems.push(
+          `${name} declares ${binding}, which the top level does not (the code is typed by the top level's)`,
+        );
     for (const resource of new Set(resources(target))) users.set(resource, [...(users.get(resource) ?? []), name]);
   }
-  for (const [resource, names] of users) if (names.length > 1) problems.push(`${resource} is shared by ${names.join(" and ")}`);
+  for (const [resource, names] of users)
+    if (names.length > 1) problems.push(`${resource} is shared by ${names.join(" and ")}`);
   return problems;
 }
 
 function typesAreCurrent() {
   const result = spawnSync("npm", ["run", "--silent", "types", "--", "--check"], { cwd: root, encoding: "utf8" });
   if (result.status === 0) return [];
-  return [`worker-configuration.d.ts is out of date: run \`npm run types\` and commit it\n${result.stdout}${result.stderr}`];
+  return [
+    `worker-configuration.d.ts is out of date: run \`npm run types\` and commit it\n${result.stdout}${result.stderr}`,
+  ];
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
@@ -73,5 +85,8 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const problems = [...configProblems(rawConfig), ...typesAreCurrent()];
   for (const problem of problems) console.error(`wrangler.toml: ${problem}`);
   if (problems.length > 0) process.exitCode = 1;
-  else console.log(`wrangler.toml: no placeholder ids; ${Object.keys(rawConfig.env ?? {}).length} environments each with the top level's bindings and resources of their own; types current.`);
+  else
+    console.log(
+      `wrangler.toml: no placeholder ids; ${Object.keys(rawConfig.env ?? {}).length} environments each with the top level's bindings and resources of their own; types current.`,
+    );
 }

@@ -7,7 +7,10 @@ import { root } from "./wrangler.mjs";
 export async function readTarget(environment) {
   // Imported when needed: wrangler's module takes a couple of seconds to load.
   const { unstable_readConfig } = await import("wrangler");
-  const config = unstable_readConfig({ config: path.join(root, "wrangler.toml"), env: environment || undefined }, { hideWarnings: true });
+  const config = unstable_readConfig(
+    { config: path.join(root, "wrangler.toml"), env: environment || undefined },
+    { hideWarnings: true },
+  );
   const publicBaseUrl = (config.vars.PUBLIC_BASE_URL ?? "").replace(/\/+$/, "");
   return { workerName: config.name, publicBaseUrl: publicBaseUrl || undefined };
 }

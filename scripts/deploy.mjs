@@ -60,7 +60,8 @@ export function deployWorker(target) {
 }
 
 /** Where a Worker's generated key is kept (`SECRETS_DIR` moves the folder, for the tests). */
-const keyFile = (workerName) => path.join(process.env.SECRETS_DIR ?? path.join(root, ".secrets"), `${workerName}.${SECRET}`);
+const keyFile = (workerName) =>
+  path.join(process.env.SECRETS_DIR ?? path.join(root, ".secrets"), `${workerName}.${SECRET}`);
 
 /**
  * The key kept for this Worker, or a new one kept before it is used: a key once set is never
@@ -103,7 +104,10 @@ function migrateAndDeploy(target) {
 function setKeyIfMissing(target, workerName) {
   const key = ensureEncryptionKey(target, workerName);
   if (key?.kept) console.log(`${SECRET}: set from ${key.file}, kept from an earlier deploy.`);
-  else if (key) console.log(`${SECRET}: set to 32 new random bytes, kept in ${key.file} (owner-only; store it safely: rotating needs it).`);
+  else if (key)
+    console.log(
+      `${SECRET}: set to 32 new random bytes, kept in ${key.file} (owner-only; store it safely: rotating needs it).`,
+    );
 }
 
 /** The first organization and key, only while D1 holds none: the key is printed once, last. */
@@ -111,7 +115,9 @@ async function bootstrapIfEmpty(environment, baseUrl) {
   if (organizationCount({ remote: true, environment }) === 0) {
     printWelcome(await bootstrap({ remote: true, environment }), baseUrl);
   } else {
-    console.log(`Already set up: ${baseUrl}. \`npm run bootstrap -- --remote${environment ? ` --env ${environment}` : ""}\` mints a new key for the owner.`);
+    console.log(
+      `Already set up: ${baseUrl}. \`npm run bootstrap -- --remote${environment ? ` --env ${environment}` : ""}\` mints a new key for the owner.`,
+    );
   }
 }
 
@@ -119,7 +125,9 @@ async function bootstrapIfEmpty(environment, baseUrl) {
 export async function deploy(environment) {
   const target = environmentArgs(environment);
   const config = await readTarget(environment);
-  console.log(`Deploying ${config.workerName}${environment ? ` (--env ${environment})` : " (the top level; --env staging or production for those)"}.`);
+  console.log(
+    `Deploying ${config.workerName}${environment ? ` (--env ${environment})` : " (the top level; --env staging or production for those)"}.`,
+  );
   const url = migrateAndDeploy(target);
   setKeyIfMissing(target, config.workerName);
   await bootstrapIfEmpty(environment, publicAddress(config, url));

@@ -25,7 +25,10 @@ async function waitUntilHealthy(url, server) {
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (server.exitCode !== null) throw new Error(`wrangler dev exited:\n${server.output()}`);
-    const healthy = await fetch(`${url}/healthz`).then((response) => response.ok, () => false);
+    const healthy = await fetch(`${url}/healthz`).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (healthy) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -53,7 +56,9 @@ export async function startLocalServer({ vars = {} } = {}) {
   // A throwaway key for the secrets this state seals, as `npm start` writes one into .dev.vars.
   const withKey = { SECRETS_ENCRYPTION_KEY: randomBytes(32).toString("base64"), WEBHOOKS_ALLOW_INSECURE: "1", ...vars };
   const variables = Object.entries(withKey).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
-  const server = wranglerInBackground(["dev", "--ip", "127.0.0.1", "--port", String(port), ...state, ...variables], { quiet: true });
+  const server = wranglerInBackground(["dev", "--ip", "127.0.0.1", "--port", String(port), ...state, ...variables], {
+    quiet: true,
+  });
   try {
     await waitUntilHealthy(url, server);
   } catch (error) {

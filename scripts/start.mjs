@@ -40,7 +40,9 @@ function ensureDevVars() {
 function migrateLocally() {
   const output = wrangler(["d1", "migrations", "apply", "DB", "--local", ...state]);
   const applied = new Set(output.match(/\b\d{4}_[\w-]+\.sql\b/g) ?? []);
-  console.log(applied.size === 0 ? "Local D1: migrations up to date." : `Local D1: ${applied.size} migrations applied.`);
+  console.log(
+    applied.size === 0 ? "Local D1: migrations up to date." : `Local D1: ${applied.size} migrations applied.`,
+  );
 }
 
 /** `/healthz`'s answer once the server gives one; rejects when wrangler exits first (`closed`). */
@@ -51,7 +53,9 @@ async function firstAnswer(closed) {
   while (Date.now() < deadline) {
     if (exited !== undefined) throw new Error(`wrangler dev exited with code ${exited}`);
     // Not JSON: something else answers on that port; wrangler will say so as it exits.
-    const answer = await fetch(`${baseUrl}/healthz`).then((response) => response.json()).catch(() => undefined);
+    const answer = await fetch(`${baseUrl}/healthz`)
+      .then((response) => response.json())
+      .catch(() => undefined);
     if (answer) return answer;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -65,7 +69,10 @@ async function firstAnswer(closed) {
 function holdOutput(server) {
   const held = [];
   let released = false;
-  for (const [stream, target] of [[server.stdout, process.stdout], [server.stderr, process.stderr]]) {
+  for (const [stream, target] of [
+    [server.stdout, process.stdout],
+    [server.stderr, process.stderr],
+  ]) {
     stream.on("data", (chunk) => (released ? target.write(chunk) : held.push(chunk)));
   }
   return {
@@ -84,7 +91,10 @@ migrateLocally();
 const welcome = organizationCount({ persistTo }) === 0 ? await bootstrap({ persistTo }) : undefined;
 
 console.log(`Starting wrangler dev on ${baseUrl}…`);
-const listen = [...(optionValue(args, "ip") ? [] : ["--ip", ip]), ...(optionValue(args, "port") ? [] : ["--port", port])];
+const listen = [
+  ...(optionValue(args, "ip") ? [] : ["--ip", ip]),
+  ...(optionValue(args, "port") ? [] : ["--port", port]),
+];
 const server = wranglerInBackground(["dev", ...listen, ...args], { piped: true });
 const output = holdOutput(server);
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => server.kill(signal));

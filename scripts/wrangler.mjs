@@ -7,7 +7,8 @@ import { fileURLToPath } from "node:url";
 export const root = fileURLToPath(new URL("..", import.meta.url));
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
 
-const command = (args) => (process.env.WRANGLER ? [process.env.WRANGLER, args] : ["npx", ["--no-install", "wrangler", ...args]]);
+const command = (args) =>
+  process.env.WRANGLER ? [process.env.WRANGLER, args] : ["npx", ["--no-install", "wrangler", ...args]];
 
 /**
  * Runs wrangler to the end and returns `{ status, stdout, stderr }` whatever the outcome. `input`

@@ -18,11 +18,28 @@ import { signupRouter } from "./signup";
 import { usersRouter } from "./users";
 
 /** Where people look for an API's documentation; /docs itself is a static asset. */
-const DOCUMENTATION_ALIASES = ["/", "/api", "/api/docs", "/swagger", "/redoc", "/reference", "/api/schema/swagger-ui", "/api/schema/redoc"];
+const DOCUMENTATION_ALIASES = [
+  "/",
+  "/api",
+  "/api/docs",
+  "/swagger",
+  "/redoc",
+  "/reference",
+  "/api/schema/swagger-ui",
+  "/api/schema/redoc",
+];
 
 export function createApp() {
   const app = createRouter();
-  app.use("*", ...responseHeaders, timing({ total: false, enabled: (c) => c.get("meter") !== undefined }), requestLog, corsFromEnvironment, requestContext, sealAppendedActivity);
+  app.use(
+    "*",
+    ...responseHeaders,
+    timing({ total: false, enabled: (c) => c.get("meter") !== undefined }),
+    requestLog,
+    corsFromEnvironment,
+    requestContext,
+    sealAppendedActivity,
+  );
   app.use("*", answerMethodNotAllowed(app));
 
   app.route("/", healthRouter);

@@ -40,7 +40,12 @@ async function runStep(env: Bindings, message: Message<BackgroundJob>) {
     else message.retry({ delaySeconds: retryAfterSeconds });
   } catch (thrown) {
     const error = thrown instanceof Error ? thrown : new Error(String(thrown));
-    logLine("error", { task: "background job", job: message.body, attempt: message.attempts, error: errorFields(error) });
+    logLine("error", {
+      task: "background job",
+      job: message.body,
+      attempt: message.attempts,
+      error: errorFields(error),
+    });
     if (message.attempts < STEP_ATTEMPTS) return message.retry({ delaySeconds: 10 * message.attempts });
     await giveUp(env, message.body, error);
     message.ack();

@@ -32,7 +32,10 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
         if (resealed > 0) logLine("info", { task: "cron", done: `re-sealed the secrets of ${resealed} batch exports` });
       },
     ],
-    ["seal activity log", async () => sealOrganizations(env, await organizationsWithUnsealedEntries(db, UNSEALED_ORGANIZATIONS_PER_RUN))],
+    [
+      "seal activity log",
+      async () => sealOrganizations(env, await organizationsWithUnsealedEntries(db, UNSEALED_ORGANIZATIONS_PER_RUN)),
+    ],
     [
       "prune activity log",
       async () => {
@@ -44,7 +47,8 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
       "sweep webhooks",
       async () => {
         const resent = await sweepWebhooks(env);
-        if (resent > 0) logLine("info", { task: "cron", done: `re-sent ${resent} webhook deliveries whose message was lost` });
+        if (resent > 0)
+          logLine("info", { task: "cron", done: `re-sent ${resent} webhook deliveries whose message was lost` });
       },
     ],
     [
@@ -56,5 +60,11 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
     ],
   ];
   // In order (sealed entries are then swept), each on its own: one failing step skips no other.
-  for (const step of steps) await runEach("cron", [step], ([, run]) => run(), ([name]) => ({ step: name }));
+  for (const step of steps)
+    await runEach(
+      "cron",
+      [step],
+      ([, run]) => run(),
+      ([name]) => ({ step: name }),
+    );
 }

@@ -1,11 +1,5 @@
 import { sql } from "drizzle-orm";
-import {
-  index,
-  integer,
-  sqliteTable,
-  text,
-  uniqueIndex,
-} from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /*
  * One schema for the whole service. Timestamps are stored as ISO 8601 strings in UTC (what the
@@ -65,7 +59,9 @@ export const organizations = sqliteTable(
     membersCanUsePersonalApiKeys: integer("members_can_use_personal_api_keys", { mode: "boolean" })
       .notNull()
       .default(true),
-    allowPubliclySharedResources: integer("allow_publicly_shared_resources", { mode: "boolean" }).notNull().default(true),
+    allowPubliclySharedResources: integer("allow_publicly_shared_resources", { mode: "boolean" })
+      .notNull()
+      .default(true),
     /** Days its activity-log entries are kept; null: the deployment's `ACTIVITY_LOG_RETENTION_DAYS`. */
     activityLogRetentionDays: integer("activity_log_retention_days"),
     /** Kept by triggers on organization_memberships (a custom migration): read in O(1). */
@@ -148,9 +144,7 @@ export const projects = sqliteTable(
     timezone: text("timezone").notNull().default("UTC"),
     accessControl: integer("access_control", { mode: "boolean" }).notNull().default(false),
     isDemo: integer("is_demo", { mode: "boolean" }).notNull().default(false),
-    completedSnippetOnboarding: integer("completed_snippet_onboarding", { mode: "boolean" })
-      .notNull()
-      .default(false),
+    completedSnippetOnboarding: integer("completed_snippet_onboarding", { mode: "boolean" }).notNull().default(false),
     hasCompletedOnboardingFor: json<unknown>("has_completed_onboarding_for"),
     ingestedEvent: integer("ingested_event", { mode: "boolean" }).notNull().default(false),
     settings: json<ProjectSettings>("settings").notNull(),
@@ -204,9 +198,7 @@ export const invites = sqliteTable(
     privateProjectAccess: json<PrivateProjectAccess>("private_project_access"),
     sendEmail: integer("send_email", { mode: "boolean" }).notNull(),
     combinePendingInvites: integer("combine_pending_invites", { mode: "boolean" }).notNull(),
-    emailingAttemptMade: integer("emailing_attempt_made", { mode: "boolean" })
-      .notNull()
-      .default(false),
+    emailingAttemptMade: integer("emailing_attempt_made", { mode: "boolean" }).notNull().default(false),
     createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
     /**
      * SHA-256 of the acceptance token, which only the inviter and the invitee ever see. Null
@@ -234,9 +226,7 @@ export const domains = sqliteTable(
     verificationChallenge: text("verification_challenge").notNull(),
     verifiedAt: text("verified_at"),
     lastVerificationRetry: text("last_verification_retry"),
-    jitProvisioningEnabled: integer("jit_provisioning_enabled", { mode: "boolean" })
-      .notNull()
-      .default(false),
+    jitProvisioningEnabled: integer("jit_provisioning_enabled", { mode: "boolean" }).notNull().default(false),
     ssoEnforcement: text("sso_enforcement").notNull().default(""),
     samlEntityId: text("saml_entity_id"),
     samlAcsUrl: text("saml_acs_url"),
@@ -284,7 +274,13 @@ export const batchExports = sqliteTable(
   (table) => [
     index("batch_exports_environment_created").on(table.environmentId, table.deleted, table.createdAt, table.id),
     // With the environment: a member's page tests each export's project without reading the export.
-    index("batch_exports_organization_created").on(table.organizationId, table.deleted, table.createdAt, table.id, table.environmentId),
+    index("batch_exports_organization_created").on(
+      table.organizationId,
+      table.deleted,
+      table.createdAt,
+      table.id,
+      table.environmentId,
+    ),
     index("batch_exports_sealed_secrets_key").on(table.sealedSecretsKeyId),
   ],
 );
@@ -445,29 +441,33 @@ export const accessControls = sqliteTable(
     resource: text("resource").notNull(),
     resourceId: text("resource_id").notNull(),
     /** null: the resource's default rule for everyone in the project. */
-    organizationMembershipId: text("organization_membership_id").references(
-      () => organizationMemberships.id,
-      { onDelete: "cascade" },
-    ),
+    organizationMembershipId: text("organization_membership_id").references(() => organizationMemberships.id, {
+      onDelete: "cascade",
+    }),
     accessLevel: text("access_level", { enum: ["none", "viewer", "editor", "manager", "member", "admin"] }).notNull(),
     createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
   (table) => [
-    uniqueIndex("access_controls_resource_member").on(
-      table.resource,
-      table.resourceId,
-      table.organizationMembershipId,
-    ),
+    uniqueIndex("access_controls_resource_member").on(table.resource, table.resourceId, table.organizationMembershipId),
     // A unique index treats NULLs as distinct: this one keeps a single default rule per resource.
     uniqueIndex("access_controls_resource_default")
       .on(table.resource, table.resourceId)
       .where(sql`${table.organizationMembershipId} is null`),
     // Leads with the environment for the cascade; a list finds the environment's default rules of one kind in it.
-    index("access_controls_environment_resource").on(table.environmentId, table.resource, table.organizationMembershipId),
+    index("access_controls_environment_resource").on(
+      table.environmentId,
+      table.resource,
+      table.organizationMembershipId,
+    ),
     // A member's own rules of one kind without reading the table, and the cascade when the membership goes.
-    index("access_controls_membership_resource").on(table.organizationMembershipId, table.resource, table.resourceId, table.accessLevel),
+    index("access_controls_membership_resource").on(
+      table.organizationMembershipId,
+      table.resource,
+      table.resourceId,
+      table.accessLevel,
+    ),
     index("access_controls_created_by").on(table.createdById),
   ],
 );
@@ -564,7 +564,9 @@ export const webhooks = sqliteTable(
   (table) => [
     index("webhooks_organization_created").on(table.organizationId, table.createdAt, table.id),
     // What the cron looks for to drop an old secret: only webhooks in a rotation's overlap.
-    index("webhooks_previous_secret_expiry").on(table.previousSecretExpiresAt).where(sql`${table.previousSecretExpiresAt} is not null`),
+    index("webhooks_previous_secret_expiry")
+      .on(table.previousSecretExpiresAt)
+      .where(sql`${table.previousSecretExpiresAt} is not null`),
   ],
 );
 

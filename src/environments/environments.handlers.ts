@@ -10,12 +10,21 @@ const toEnvironment = (project: Project): Environment => ({ ...project, project_
 
 /** Found as a project is (one query): the environment shares its project's id. */
 export const retrieveCallerEnvironment: RouteHandler<typeof retrieveEnvironment, AppEnv> = async (c) => {
-  const found = await findVisibleProject(c.var.db, c.var.actor, projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id));
+  const found = await findVisibleProject(
+    c.var.db,
+    c.var.actor,
+    projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id),
+  );
   if (!found) throw notFound();
   return c.json(toEnvironment(toProject(found.project, found.level)), 200);
 };
 
 export const updateCallerEnvironment: RouteHandler<typeof updateEnvironment, AppEnv> = async (c) => {
   const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id);
-  return c.json(toEnvironment(await patchVisibleProject(c, await findVisibleProject(c.var.db, c.var.actor, filters), c.req.valid("json"))), 200);
+  return c.json(
+    toEnvironment(
+      await patchVisibleProject(c, await findVisibleProject(c.var.db, c.var.actor, filters), c.req.valid("json")),
+    ),
+    200,
+  );
 };

@@ -19,4 +19,7 @@ export const environmentsRouter = createRouter()
   .route("/", sharingRouter)
   .route("/", batchExportsRouter)
   .route("/", projectActivityLogRouter)
-  .route("/", underEveryTree((tree) => accessControls(projectAccessControl, `${tree}/{project_id}`)));
+  .route(
+    "/",
+    underEveryTree((tree) => accessControls(projectAccessControl, `${tree}/{project_id}`)),
+  );

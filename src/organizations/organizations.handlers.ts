@@ -55,7 +55,10 @@ async function insertOrganization(c: Context<AppEnv>, name: string, slug: string
   const now = nowIso();
   const organization = { id: uuid7(), name, slug, createdAt: now, updatedAt: now };
   const membershipId = uuid7();
-  const project = insertProjectStatements(db, organization.id, { ...ProjectInput.parse({}), name: DEFAULT_PROJECT_NAME });
+  const project = insertProjectStatements(db, organization.id, {
+    ...ProjectInput.parse({}),
+    name: DEFAULT_PROJECT_NAME,
+  });
   const [, , , , , , [projectRow], [organizationRow]] = await db.batch([
     db.insert(organizations).values(organization),
     organizationActivity.record(c, "created", organizationItem(organization)),
@@ -113,7 +116,8 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
   const { db, actor, organization: current } = c.var;
   const organizationId = current.id;
   const input = c.req.valid("json");
-  if (typeof input.activity_log_retention_days === "number") assertRetentionDays(input.activity_log_retention_days, c.env.ACTIVITY_LOG_RETENTION_DAYS);
+  if (typeof input.activity_log_retention_days === "number")
+    assertRetentionDays(input.activity_log_retention_days, c.env.ACTIVITY_LOG_RETENTION_DAYS);
   const before = trackedOrganizationFields(current);
   const entry = organizationActivity.changed(
     c,

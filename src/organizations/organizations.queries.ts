@@ -3,7 +3,13 @@ import { organizationMemberships, organizations, projects } from "../db/schema";
 import type { Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
-import { callerMemberships, callerMembershipsInScope, callerOrganizationId, CURRENT, currentOrganizationFirst } from "../platform/organization-context";
+import {
+  callerMemberships,
+  callerMembershipsInScope,
+  callerOrganizationId,
+  CURRENT,
+  currentOrganizationFirst,
+} from "../platform/organization-context";
 import { pageIds, pageOf, type ListOrder, type Page } from "../platform/pagination";
 import { membershipOfCaller, projectsInKeyScope, projectVisible } from "../platform/project-context";
 import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
@@ -42,18 +48,28 @@ function selectVisibleProjectsIn(db: Database, actor: Actor, organizationIds: SQ
 function organizationObjects([rows, projectRows]: OrganizationReads): Organization[] {
   return rows.map(({ organization, level }) => {
     const visible = projectRows.filter(({ project }) => project.organizationId === organization.id);
-    return toOrganization(organization, level, visible.map(({ project }) => toProjectListItem(project)));
+    return toOrganization(
+      organization,
+      level,
+      visible.map(({ project }) => toProjectListItem(project)),
+    );
   });
 }
 
 /** Oldest first, as PostHog lists a user's organizations. */
-const byCreation: ListOrder = [[organizations.createdAt, "asc"], [organizations.id, "asc"]];
+const byCreation: ListOrder = [
+  [organizations.createdAt, "asc"],
+  [organizations.id, "asc"],
+];
 
 /** A page of the caller's organizations as full objects: one round trip. */
 export async function readOrganizationsPage(db: Database, actor: Actor, page: Page) {
   const ofCaller = inArray(
     organizations.id,
-    db.select({ id: organizationMemberships.organizationId }).from(organizationMemberships).where(callerMembershipsInScope(actor)),
+    db
+      .select({ id: organizationMemberships.organizationId })
+      .from(organizationMemberships)
+      .where(callerMembershipsInScope(actor)),
   );
   const ids = pageIds(db, byCreation, ofCaller, page);
   const [[total], rows, projectRows] = await db.batch([
@@ -63,7 +79,11 @@ export async function readOrganizationsPage(db: Database, actor: Actor, page: Pa
     selectVisibleProjectsIn(db, actor, sql`(select "id" from (${ids}) limit ${page.limit})`),
   ]);
   const listed = pageOf(byCreation, page, rows, (row) => row.organization);
-  return { count: total?.value ?? 0, organizations: organizationObjects([listed.rows, projectRows]), links: listed.links };
+  return {
+    count: total?.value ?? 0,
+    organizations: organizationObjects([listed.rows, projectRows]),
+    links: listed.links,
+  };
 }
 
 /** The statements reading one organization (an id, or `@current`) as a full object, for a caller's batch. */
@@ -98,7 +118,9 @@ export async function takenSlugs(db: Database, base: string): Promise<Set<string
     .select({ slug: organizations.slug })
     .from(organizations)
     // "-" and "." are neighbours in ASCII: this range is exactly the slugs starting with "base-".
-    .where(or(eq(organizations.slug, base), and(gte(organizations.slug, `${base}-`), lt(organizations.slug, `${base}.`))));
+    .where(
+      or(eq(organizations.slug, base), and(gte(organizations.slug, `${base}-`), lt(organizations.slug, `${base}.`))),
+    );
   return new Set(rows.map((row) => row.slug));
 }
 

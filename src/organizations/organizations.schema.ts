@@ -30,7 +30,10 @@ export const Organization = z
     created_at: Timestamp,
     updated_at: Timestamp,
     membership_level: MembershipLevelField.nullable(),
-    plugins_access_level: z.number().int().openapi({ description: "Always 9 (PostHog's root level): no plugins here." }),
+    plugins_access_level: z
+      .number()
+      .int()
+      .openapi({ description: "Always 9 (PostHog's root level): no plugins here." }),
     teams: z.array(TeamBasic).openapi({ description: "The environments of `projects`." }),
     projects: z.array(ProjectListItem).openapi({ description: "The organization's projects the caller can see." }),
     available_product_features: z.array(z.unknown()),
@@ -77,7 +80,11 @@ export const OrganizationUpdateInput = z
       .boolean()
       .openapi({ description: "`false`: plain members' personal API keys get 403 on this organization." }),
     allow_publicly_shared_resources: z.boolean(),
-    activity_log_retention_days: z.number().int().nullable().openapi({ description: "Days the activity log keeps entries (null: the deployment's maximum).", example: 90 }),
+    activity_log_retention_days: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Days the activity log keeps entries (null: the deployment's maximum).", example: 90 }),
   })
   .partial()
   .openapi("OrganizationUpdate");
@@ -96,7 +103,11 @@ export function toOrganizationBasic(organization: OrganizationRow, level: number
 }
 
 /** `visibleProjects`: the organization's projects the caller sees, in creation order. */
-export function toOrganization(organization: OrganizationRow, level: number, visibleProjects: ProjectItem[]): Organization {
+export function toOrganization(
+  organization: OrganizationRow,
+  level: number,
+  visibleProjects: ProjectItem[],
+): Organization {
   return {
     ...toOrganizationBasic(organization, level),
     created_at: organization.createdAt,

@@ -7,7 +7,15 @@ import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
-import { counterOf, joinPage, pageEnvelope, pageOf, readPage, selectCount, type ListOrder } from "../platform/pagination";
+import {
+  counterOf,
+  joinPage,
+  pageEnvelope,
+  pageOf,
+  readPage,
+  selectCount,
+  type ListOrder,
+} from "../platform/pagination";
 import { inJsonList, type Database } from "../platform/db";
 import { membershipOfCaller, projectVisible } from "../platform/project-context";
 import { writeWithActivity } from "../platform/activity-log/resource-activity";
@@ -30,10 +38,12 @@ export function toPersonalApiKey(row: KeyRow) {
   };
 }
 
-const ownKey = (actor: Actor, id: string) =>
-  and(eq(personalApiKeys.id, id), eq(personalApiKeys.userId, actor.userId));
+const ownKey = (actor: Actor, id: string) => and(eq(personalApiKeys.id, id), eq(personalApiKeys.userId, actor.userId));
 
-const newestFirst: ListOrder = [[personalApiKeys.createdAt, "desc"], [personalApiKeys.id, "desc"]];
+const newestFirst: ListOrder = [
+  [personalApiKeys.createdAt, "desc"],
+  [personalApiKeys.id, "desc"],
+];
 
 /** Newest first, paged along the (user, created_at, id) index like every list; counted by the user's counter. */
 export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async (c) => {
@@ -43,14 +53,20 @@ export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async 
   const counter = counterOf(users.personalApiKeyCount, eq(users.id, actor.userId));
   const [[total], rows] = await db.batch([
     selectCount(db, counter),
-    db.select(getTableColumns(personalApiKeys)).from(personalApiKeys).innerJoin(...joinPage(db, newestFirst, ofCaller, page)),
+    db
+      .select(getTableColumns(personalApiKeys))
+      .from(personalApiKeys)
+      .innerJoin(...joinPage(db, newestFirst, ofCaller, page)),
   ]);
   const listed = pageOf(newestFirst, page, rows);
   return c.json(pageEnvelope(c, page, total?.value ?? 0, listed.rows.map(toPersonalApiKey), listed.links), 200);
 };
 
 export const retrievePersonalApiKey: RouteHandler<typeof retrieveKey, AppEnv> = async (c) => {
-  const [row] = await c.var.db.select().from(personalApiKeys).where(ownKey(c.var.actor, c.req.valid("param").id));
+  const [row] = await c.var.db
+    .select()
+    .from(personalApiKeys)
+    .where(ownKey(c.var.actor, c.req.valid("param").id));
   if (!row) throw notFound();
   return c.json(toPersonalApiKey(row), 200);
 };
@@ -77,7 +93,11 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
     createdAt: nowIso(),
     lastUsedAt: null,
   };
-  await writeWithActivity(db, db.insert(personalApiKeys).values(row), ...personalApiKeyEntries(c, "created", row, reachable));
+  await writeWithActivity(
+    db,
+    db.insert(personalApiKeys).values(row),
+    ...personalApiKeyEntries(c, "created", row, reachable),
+  );
   return c.json({ ...toPersonalApiKey(row), value: key.value }, 201);
 };
 

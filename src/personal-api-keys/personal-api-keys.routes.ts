@@ -8,7 +8,15 @@ import { visibleName } from "../platform/names";
 import { Timestamp } from "../platform/timestamps";
 
 /** A project id as DRF's IntegerField reads it: a number, or a string of digits (`["1"]`). */
-const ProjectId = z.union([z.number().int(), z.string().regex(/^\d{1,15}$/).transform(Number)]).openapi({ type: "integer" });
+const ProjectId = z
+  .union([
+    z.number().int(),
+    z
+      .string()
+      .regex(/^\d{1,15}$/)
+      .transform(Number),
+  ])
+  .openapi({ type: "integer" });
 
 export const PersonalApiKey = z
   .object({

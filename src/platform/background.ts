@@ -5,7 +5,12 @@ import { errorFields, logLine } from "./log";
  * one that fails must not stop the others, nor be lost silently. Each failure is one JSON line
  * for Workers Logs, naming the task and the organization, never a body or a secret.
  */
-export async function runEach<T>(task: string, items: T[], run: (item: T) => Promise<unknown>, describe: (item: T) => Record<string, unknown>) {
+export async function runEach<T>(
+  task: string,
+  items: T[],
+  run: (item: T) => Promise<unknown>,
+  describe: (item: T) => Record<string, unknown>,
+) {
   const outcomes = await Promise.allSettled(items.map(run));
   outcomes.forEach((outcome, index) => {
     if (outcome.status === "fulfilled") return;
@@ -15,5 +20,8 @@ export async function runEach<T>(task: string, items: T[], run: (item: T) => Pro
 }
 
 /** `runEach` over organization ids. */
-export const forEachOrganization = (task: string, organizationIds: string[], run: (organizationId: string) => Promise<unknown>) =>
-  runEach(task, organizationIds, run, (organizationId) => ({ organization_id: organizationId }));
+export const forEachOrganization = (
+  task: string,
+  organizationIds: string[],
+  run: (organizationId: string) => Promise<unknown>,
+) => runEach(task, organizationIds, run, (organizationId) => ({ organization_id: organizationId }));

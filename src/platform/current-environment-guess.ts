@@ -38,7 +38,9 @@ export function rememberCurrentEnvironment(c: Context<AppEnv>, environmentId: nu
   keepInIsolate(keyId, environmentId);
   if (known === environmentId) return;
   c.executionCtx.waitUntil(
-    c.env.API_KEY_CACHE.put(currentEnvironmentGuessKey(keyId), String(environmentId), { expirationTtl: GUESS_TTL_SECONDS }),
+    c.env.API_KEY_CACHE.put(currentEnvironmentGuessKey(keyId), String(environmentId), {
+      expirationTtl: GUESS_TTL_SECONDS,
+    }),
   );
 }
 

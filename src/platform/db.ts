@@ -120,7 +120,8 @@ export function createDatabase(session: D1DatabaseSession, meter: D1Meter): Data
 }
 
 /** Background work (queue consumers, the cron, passes after a response) reads what was just written: at the primary. */
-export const primaryDatabase = (env: { DB: D1Database }) => createDatabase(env.DB.withSession("first-primary"), new D1Meter());
+export const primaryDatabase = (env: { DB: D1Database }) =>
+  createDatabase(env.DB.withSession("first-primary"), new D1Meter());
 
 /** D1's bookmarks: hex groups joined by dashes. Anything else a client sends is ignored. */
 const BOOKMARK_PATTERN = /^[0-9a-f]{1,64}(-[0-9a-f]{1,64}){1,15}$/;

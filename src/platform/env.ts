@@ -65,14 +65,14 @@ export type AppEnv = {
   Bindings: Bindings;
   Variables: RequestIdVariables &
     TimingVariables & {
-    db: Database;
-    meter: D1Meter;
-    actor: Actor;
-    organization: OrganizationContext;
-    project: ProjectContext;
-    /** The route's `level`, for a context resolved by the handler (`deferContext`). */
-    minimumLevel: number | undefined;
-    /** Set when the handler, not a middleware, resolves the organization or project. */
-    contextDeferred: boolean | undefined;
-  };
+      db: Database;
+      meter: D1Meter;
+      actor: Actor;
+      organization: OrganizationContext;
+      project: ProjectContext;
+      /** The route's `level`, for a context resolved by the handler (`deferContext`). */
+      minimumLevel: number | undefined;
+      /** Set when the handler, not a middleware, resolves the organization or project. */
+      contextDeferred: boolean | undefined;
+    };
 };

@@ -61,8 +61,7 @@ export const authenticationFailed = () =>
 export const unsupportedMediaType = (mediaType: string) =>
   new ApiError(415, "unsupported_media_type", `Unsupported media type "${mediaType}" in request.`);
 export const permissionDenied = (detail: string) => new ApiError(403, "permission_denied", detail);
-export const insufficientLevel = () =>
-  permissionDenied("Your organization access level is insufficient.");
+export const insufficientLevel = () => permissionDenied("Your organization access level is insufficient.");
 export const notFound = () => new ApiError(404, "not_found", "Not found.");
 export const conflict = (detail: string) => new ApiError(409, "conflict", detail);
 /** A guarded write (see `unchangedSinceRead`) lost to a concurrent one. */
@@ -170,7 +169,9 @@ export function validationErrorFromZod(issues: readonly Issue[], data: unknown):
   if (!issue) return validationError("invalid_input", "Invalid input.");
   const input = valueAt(data, issue.path);
   if (issue.path.length === 0 && issue.code === "invalid_type") {
-    return parseError(`Invalid data. Expected a ${issue.expected === "array" ? "list" : "dictionary"}, but got ${jsonType(input)}.`);
+    return parseError(
+      `Invalid data. Expected a ${issue.expected === "array" ? "list" : "dictionary"}, but got ${jsonType(input)}.`,
+    );
   }
   const { code, detail } = describeIssue(issue, input);
   const attr = issue.path.length > 0 ? issue.path.map(String).join(".") : null;

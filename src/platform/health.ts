@@ -26,7 +26,8 @@ async function migrationProblem(db: Database): Promise<string | null> {
   }
   if (applied === null) return `D1 migrations not applied: the code needs ${NEWEST_MIGRATION}`;
   // Names start with a zero-padded sequence number, so they sort in the order they apply.
-  if (applied < NEWEST_MIGRATION) return `D1 migrations behind: the newest applied is ${applied}, the code needs ${NEWEST_MIGRATION}`;
+  if (applied < NEWEST_MIGRATION)
+    return `D1 migrations behind: the newest applied is ${applied}, the code needs ${NEWEST_MIGRATION}`;
   return null;
 }
 
@@ -44,7 +45,10 @@ const healthRoute = publicRoute({
   summary: "Readiness: D1 migrated as far as the code needs, the encryption key usable; no key",
   responses: {
     200: jsonResponse(Healthy, "The Worker and D1 answer, and writes can succeed"),
-    503: jsonResponse(Unavailable, "Writes would fail: each reason names what to fix (the encryption key, the D1 migrations)"),
+    503: jsonResponse(
+      Unavailable,
+      "Writes would fail: each reason names what to fix (the encryption key, the D1 migrations)",
+    ),
   },
 });
 

@@ -54,7 +54,10 @@ export function randomBase62(length: number): string {
 export const newDistinctId = () => randomBase62(43);
 
 /** A new project's ingestion token (PostHog's `phc_` form) and live-events token. */
-export const newProjectTokens = () => ({ apiToken: `phc_${randomBase62(43)}`, liveEventsToken: randomUrlSafeToken(24) });
+export const newProjectTokens = () => ({
+  apiToken: `phc_${randomBase62(43)}`,
+  liveEventsToken: randomUrlSafeToken(24),
+});
 
 export function randomUrlSafeToken(byteLength: number): string {
   return toBase64Url(crypto.getRandomValues(new Uint8Array(byteLength)));
@@ -62,7 +65,10 @@ export function randomUrlSafeToken(byteLength: number): string {
 
 /** base64url without padding (RFC 4648 section 5). */
 export const toBase64Url = (bytes: Uint8Array) =>
-  btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  btoa(String.fromCharCode(...bytes))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
 
 /** The bytes of base64url text; throws on text that is not base64. */
 export const fromBase64Url = (text: string) =>

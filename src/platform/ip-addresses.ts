@@ -14,7 +14,8 @@ const LOW_32 = 0xffff_ffffn;
  */
 export function parseIpv4(text: string): bigint | undefined {
   const parts = text.split(".");
-  if (parts.length !== 4 || !parts.every((part) => /^(0|[1-9]\d{0,2})$/.test(part) && Number(part) <= 255)) return undefined;
+  if (parts.length !== 4 || !parts.every((part) => /^(0|[1-9]\d{0,2})$/.test(part) && Number(part) <= 255))
+    return undefined;
   return parts.reduce((bits, part) => (bits << 8n) | BigInt(part), 0n);
 }
 
@@ -117,7 +118,15 @@ const IPV6_NOT_GLOBAL = ranges([
   "ff00::/8", // multicast
 ]);
 /** Globally reachable blocks inside 2001::/23: anycast services, AMT, AS112, ORCHIDv2, drone DETs. */
-const IPV6_GLOBAL = ranges(["2001:1::1/128", "2001:1::2/128", "2001:1::3/128", "2001:3::/32", "2001:4:112::/48", "2001:20::/28", "2001:30::/28"]);
+const IPV6_GLOBAL = ranges([
+  "2001:1::1/128",
+  "2001:1::2/128",
+  "2001:1::3/128",
+  "2001:3::/32",
+  "2001:4:112::/48",
+  "2001:20::/28",
+  "2001:30::/28",
+]);
 const IPV6_GLOBAL_UNICAST = range("2000::/3");
 
 /**

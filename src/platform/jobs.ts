@@ -8,7 +8,13 @@ export type BackgroundJob =
   /** Writes part `part` of an activity-log export. */
   | { kind: "export_part"; exportId: string; part: number }
   /** Sends again a webhook's next failed deliveries created in [since, until), after `after` (their creation time and id). */
-  | { kind: "recover_deliveries"; webhookId: string; since: string; until: string; after: { createdAt: string; id: string } | null };
+  | {
+      kind: "recover_deliveries";
+      webhookId: string;
+      since: string;
+      until: string;
+      after: { createdAt: string; id: string } | null;
+    };
 
 /** What a step tells the consumer: done (ack), or to be run again after `delaySeconds`. */
 export type StepOutcome = { retryAfterSeconds?: number };

@@ -54,7 +54,11 @@ function exampleOfType(schema: JsonSchema, components: Components, depth: number
       return Object.fromEntries(
         Object.entries(schema.properties ?? {}).map(([name, property]) => [
           name,
-          exampleOf(property.type === "string" && !property.format ? { ...property, format: formatByName(name) } : property, components, depth + 1),
+          exampleOf(
+            property.type === "string" && !property.format ? { ...property, format: formatByName(name) } : property,
+            components,
+            depth + 1,
+          ),
         ]),
       );
     default:

@@ -19,7 +19,10 @@ type Operation = {
 /** Every tag an operation may carry, with what it groups; a test checks that each one is here. */
 const TAGS = [
   { name: "users", description: "The caller: `GET /api/users/@me`." },
-  { name: "organizations", description: "Organizations the caller belongs to; creating one makes the caller its owner." },
+  {
+    name: "organizations",
+    description: "Organizations the caller belongs to; creating one makes the caller its owner.",
+  },
   { name: "members", description: "Members of an organization and their levels (member 1, admin 8, owner 15)." },
   { name: "invites", description: "Invitations by e-mail, one at a time or up to 20 at once." },
   { name: "signup", description: "Joining an organization by invite, without a key." },
@@ -31,7 +34,10 @@ const TAGS = [
   { name: "access_controls", description: "Per-member access rules on dashboards and projects." },
   { name: "environments", description: "A project's environment (the same id), in PostHog's Team shape." },
   { name: "activity log", description: "Who changed what, when: every write, in a hash chain per organization." },
-  { name: "webhooks", description: "Signed deliveries of the activity log's events to your endpoints (Standard Webhooks)." },
+  {
+    name: "webhooks",
+    description: "Signed deliveries of the activity log's events to your endpoints (Standard Webhooks).",
+  },
   { name: "personal_api_keys", description: "The caller's personal API keys; a value is shown once, at creation." },
   { name: "operations", description: "For load balancers and uptime checks; no key." },
 ];
@@ -71,7 +77,10 @@ function addExamples(document: OpenApiDocument) {
   for (const pathItem of Object.values(document.paths ?? {})) {
     for (const operation of Object.values(pathItem as Record<string, Operation>)) {
       const successes = Object.entries(operation.responses ?? {}).filter(([status]) => status.startsWith("2"));
-      const targets = [...media(operation.requestBody?.content), ...successes.flatMap(([, response]) => media(response.content))];
+      const targets = [
+        ...media(operation.requestBody?.content),
+        ...successes.flatMap(([, response]) => media(response.content)),
+      ];
       for (const target of targets) {
         if (target.schema && target.example === undefined) target.example = exampleOf(target.schema, components);
       }

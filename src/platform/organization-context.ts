@@ -74,7 +74,10 @@ export function organizationRead(c: Context<AppEnv>, db: Database = c.var.db): O
 
 /** The caller's membership of the organization, as subqueries read once by the statement using them. */
 export function callerInOrganization(userId: number, organizationId: OrganizationRef) {
-  const ofCaller = and(eq(organizationMemberships.organizationId, organizationId), eq(organizationMemberships.userId, userId));
+  const ofCaller = and(
+    eq(organizationMemberships.organizationId, organizationId),
+    eq(organizationMemberships.userId, userId),
+  );
   return {
     membershipId: sql<string>`(select ${organizationMemberships.id} from ${organizationMemberships} where ${ofCaller})`,
     level: sql<number>`(select ${organizationMemberships.level} from ${organizationMemberships} where ${ofCaller})`,
@@ -116,9 +119,14 @@ export function requestedOrganization(requested: string | undefined, actor: Acto
   return requested;
 }
 
-export function admitMember<T extends { membersCanUsePersonalApiKeys: boolean; level: number }>(membership: T | undefined): T {
+export function admitMember<T extends { membersCanUsePersonalApiKeys: boolean; level: number }>(
+  membership: T | undefined,
+): T {
   if (!membership) throw notFound();
-  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys: membership.membersCanUsePersonalApiKeys, organizationLevel: membership.level });
+  assertPersonalApiKeysAllowed({
+    membersCanUsePersonalApiKeys: membership.membersCanUsePersonalApiKeys,
+    organizationLevel: membership.level,
+  });
   return membership;
 }
 
@@ -126,7 +134,10 @@ export function admitMember<T extends { membersCanUsePersonalApiKeys: boolean; l
  * The organization setting `members_can_use_personal_api_keys: false`: every request here comes
  * with a personal API key, so a plain member's requests on the organization are refused.
  */
-export function assertPersonalApiKeysAllowed(membership: { membersCanUsePersonalApiKeys: boolean; organizationLevel: number }) {
+export function assertPersonalApiKeysAllowed(membership: {
+  membersCanUsePersonalApiKeys: boolean;
+  organizationLevel: number;
+}) {
   // The organization level: a project rule that makes a member that project's admin does not lift it.
   if (!membership.membersCanUsePersonalApiKeys && !isAdmin(membership.organizationLevel)) {
     throw permissionDenied("Your organization does not allow members using personal API keys.");
@@ -165,7 +176,8 @@ export const currentOrganizationFirst = (userId: number): SQL[] => [
 export function callerMemberships(actor: Actor, requested: string): SQL | undefined {
   const conditions: (SQL | undefined)[] = [eq(organizationMemberships.userId, actor.userId)];
   if (requested !== CURRENT) conditions.push(eq(organizations.id, requested));
-  else if (actor.scopedOrganizations.length > 0) conditions.push(inJsonList(organizations.id, actor.scopedOrganizations));
+  else if (actor.scopedOrganizations.length > 0)
+    conditions.push(inJsonList(organizations.id, actor.scopedOrganizations));
   return and(...conditions);
 }
 
@@ -173,7 +185,9 @@ export function callerMemberships(actor: Actor, requested: string): SQL | undefi
 export function callerMembershipsInScope(actor: Actor): SQL | undefined {
   return and(
     eq(organizationMemberships.userId, actor.userId),
-    actor.scopedOrganizations.length > 0 ? inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations) : undefined,
+    actor.scopedOrganizations.length > 0
+      ? inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations)
+      : undefined,
   );
 }
 

@@ -25,7 +25,10 @@ type Cursor = (string | number | boolean)[];
  * Documented as an integer, which is what a client sends.
  */
 const lenientParameter = (description: string, example: number) =>
-  z.union([z.string(), z.array(z.string())]).optional().openapi({ type: "integer", minimum: 0, example, description });
+  z
+    .union([z.string(), z.array(z.string())])
+    .optional()
+    .openapi({ type: "integer", minimum: 0, example, description });
 
 /**
  * Query parameters every paginated list documents. Read leniently, as PostHog does: a value that
@@ -63,14 +66,16 @@ function readCursor(value: string | undefined, offset: number): Cursor | undefin
     const cursor: unknown = JSON.parse(new TextDecoder().decode(fromBase64Url(value)));
     if (typeof cursor !== "object" || cursor === null) return undefined;
     const { o, k } = cursor as { o?: unknown; k?: unknown };
-    const valid = o === offset && Array.isArray(k) && k.every((part) => ["string", "number", "boolean"].includes(typeof part));
+    const valid =
+      o === offset && Array.isArray(k) && k.every((part) => ["string", "number", "boolean"].includes(typeof part));
     return valid ? (k as Cursor) : undefined;
   } catch {
     return undefined;
   }
 }
 
-const encodeCursor = (offset: number, key: unknown[]) => toBase64Url(new TextEncoder().encode(JSON.stringify({ o: offset, k: key })));
+const encodeCursor = (offset: number, key: unknown[]) =>
+  toBase64Url(new TextEncoder().encode(JSON.stringify({ o: offset, k: key })));
 
 export const paginated = <T extends z.ZodType>(item: T) =>
   z.object({
@@ -143,14 +148,22 @@ export function pageIds(db: Database, order: ListOrder, where: SQL | undefined, 
 function keysOf(order: ListOrder, side: Seek["side"]) {
   return order.map(([column, listed], index) => {
     const direction = side === "after" ? listed : listed === "asc" ? "desc" : "asc";
-    return { column, alias: `key_${index}`, direction: sql.raw(direction), past: sql.raw(direction === "desc" ? "<" : ">") };
+    return {
+      column,
+      alias: `key_${index}`,
+      direction: sql.raw(direction),
+      past: sql.raw(direction === "desc" ? "<" : ">"),
+    };
   });
 }
 
 /** The index entries `where` selects: each row's id and sort key (`key_0`...). */
 function entries(db: Database, order: ListOrder, where: SQL | undefined, side: Seek["side"], through?: Through) {
   const keys = keysOf(order, side);
-  const fields = Object.fromEntries([["id", sql`${idOf(order)}`.as("id")], ...keys.map((key) => [key.alias, sql`${key.column}`.as(key.alias)])]);
+  const fields = Object.fromEntries([
+    ["id", sql`${idOf(order)}`.as("id")],
+    ...keys.map((key) => [key.alias, sql`${key.column}`.as(key.alias)]),
+  ]);
   const table = db.select(fields).from(idOf(order).table);
   return (through ? table.innerJoin(...through) : table).where(where).getSQL();
 }
@@ -162,7 +175,10 @@ function entries(db: Database, order: ListOrder, where: SQL | undefined, side: S
  */
 const ordered = (order: ListOrder, sets: SQL[], side: Seek["side"], rows: number, offset = 0) =>
   sql`${sql.join(sets, sql` union all `)}
-    order by ${sql.join(keysOf(order, side).map((key) => sql`${sql.identifier(key.alias)} ${key.direction}`), sql`, `)}
+    order by ${sql.join(
+      keysOf(order, side).map((key) => sql`${sql.identifier(key.alias)} ${key.direction}`),
+      sql`, `,
+    )}
     limit ${rows} offset ${offset}`;
 
 /**
@@ -176,7 +192,14 @@ function rangesPast(db: Database, order: ListOrder, where: SQL | undefined, seek
   const keys = keysOf(order, seek.side);
   const past = (condition: SQL) => entries(db, order, and(condition, where), seek.side, through);
   if (isOneRange(order)) {
-    return [past(sql`(${sql.join(keys.map((key) => key.column), sql`, `)}) ${keys[0]!.past} (${sql.join(values, sql`, `)})`)];
+    return [
+      past(
+        sql`(${sql.join(
+          keys.map((key) => key.column),
+          sql`, `,
+        )}) ${keys[0]!.past} (${sql.join(values, sql`, `)})`,
+      ),
+    ];
   }
   return keys.map((key, index) => {
     const tied = keys.slice(0, index).map((earlier, at) => sql`${earlier.column} = ${values[at]}`);
@@ -251,8 +274,14 @@ function compareText(a: string, b: string): number {
 export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, results: T[], links: PageLinks) {
   const nextOffset = page.offset + page.limit;
   const previousOffset = Math.max(0, page.offset - page.limit);
-  const after = links.last && results.length === page.limit ? { name: "after" as const, value: encodeCursor(nextOffset, links.last) } : undefined;
-  const before = links.first && page.offset >= page.limit ? { name: "before" as const, value: encodeCursor(previousOffset, links.first) } : undefined;
+  const after =
+    links.last && results.length === page.limit
+      ? { name: "after" as const, value: encodeCursor(nextOffset, links.last) }
+      : undefined;
+  const before =
+    links.first && page.offset >= page.limit
+      ? { name: "before" as const, value: encodeCursor(previousOffset, links.first) }
+      : undefined;
   return {
     count,
     next: links.hasNext ? pageUrl(c, { limit: page.limit, offset: nextOffset }, after) : null,

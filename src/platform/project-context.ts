@@ -10,7 +10,12 @@ import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "./auth/ke
 import type { Actor, AppEnv, ProjectContext } from "./env";
 import { notFound } from "./errors";
 import { isAdminInSql, MembershipLevel } from "./levels";
-import { assertPersonalApiKeysAllowed, callerOrganizationId, CURRENT, type OrganizationRef } from "./organization-context";
+import {
+  assertPersonalApiKeysAllowed,
+  callerOrganizationId,
+  CURRENT,
+  type OrganizationRef,
+} from "./organization-context";
 import { inJsonList, type Database } from "./db";
 import { peekJsonBody } from "./request-body";
 import { assertMinimumLevel, deferContext, resolverWith } from "./deferred-context";
@@ -53,7 +58,10 @@ export type CallerMembership = { membershipId: string | SQL; level: number | SQL
  * known or read once by a subquery: no join per row (an admin's rows test no rule). `projectId`:
  * the project's id in the query (its row's, unless given).
  */
-export function projectVisibleAtLevel(membership: CallerMembership, projectId: SQLWrapper = projects.id): SQL | undefined {
+export function projectVisibleAtLevel(
+  membership: CallerMembership,
+  projectId: SQLWrapper = projects.id,
+): SQL | undefined {
   const ruleAllows = sql`coalesce(${ruleOfMember("project", projectId, membership.membershipId)}, 'member') <> 'none'`;
   if (typeof membership.level !== "number") return sql`(${isAdminInSql(membership.level)} or ${ruleAllows})`;
   return membership.level >= MembershipLevel.admin ? undefined : ruleAllows;
@@ -79,10 +87,7 @@ export function projectsHiddenFrom(organizationId: OrganizationRef, membership: 
 
 /** The join that `projectVisible` reads, for a query that starts from `projects`. */
 export const membershipOfCaller = (userId: number) =>
-  and(
-    eq(organizationMemberships.organizationId, projects.organizationId),
-    eq(organizationMemberships.userId, userId),
-  );
+  and(eq(organizationMemberships.organizationId, projects.organizationId), eq(organizationMemberships.userId, userId));
 
 /** Key scoping as filters, for queries that pick or list projects. */
 export function projectsInKeyScope(actor: Actor): SQL[] {
@@ -195,7 +200,11 @@ export function projectRead(c: Context<AppEnv>): ProjectRead {
       if (guess === undefined) {
         [{ id: current } = { id: null }] = await selectCurrentEnvironment(db, actor);
       } else {
-        const [picked, rows, ...results] = await db.batch([selectCurrentEnvironment(db, actor), selectProject(db, actor, guess), ...build(guess)]);
+        const [picked, rows, ...results] = await db.batch([
+          selectCurrentEnvironment(db, actor),
+          selectProject(db, actor, guess),
+          ...build(guess),
+        ]);
         current = picked[0]?.id;
         if (current === guess) {
           admit(rows);
@@ -229,8 +238,10 @@ export const resolveProjectWithBody = <S extends z.ZodType, T extends Statements
   });
 
 /** `projectRead` for statements that need only the environment id. */
-export const resolveProjectAndRead = <T extends [Statement, ...Statement[]]>(c: Context<AppEnv>, reads: (environmentId: number) => T) =>
-  projectRead(c).batch(reads);
+export const resolveProjectAndRead = <T extends [Statement, ...Statement[]]>(
+  c: Context<AppEnv>,
+  reads: (environmentId: number) => T,
+) => projectRead(c).batch(reads);
 
 /**
  * The caller's membership id in the environment's organization, as SQL: for reads batched with

@@ -99,9 +99,16 @@ export const readJsonBody = [limitBodySize, parseJsonBody] as const;
  * and never an error, which the checks and then the validator answer in their order. The body is
  * read once: hono caches it for `parseJsonBody`.
  */
-export async function peekJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S> | undefined> {
+export async function peekJsonBody<S extends z.ZodType>(
+  c: Context<AppEnv>,
+  schema: S,
+): Promise<z.output<S> | undefined> {
   const length = Number(c.req.header("Content-Length") ?? Number.NaN);
-  if (!WRITE_METHODS.includes(c.req.method) || !(length <= MAX_BODY_BYTES) || c.req.header("Transfer-Encoding") !== undefined) {
+  if (
+    !WRITE_METHODS.includes(c.req.method) ||
+    !(length <= MAX_BODY_BYTES) ||
+    c.req.header("Transfer-Encoding") !== undefined
+  ) {
     return undefined;
   }
   try {

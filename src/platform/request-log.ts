@@ -33,7 +33,12 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
     route: routePattern(c),
     status: c.res.status,
     duration_ms: Date.now() - startedAt,
-    d1: meter && { queries: meter.queries, rows_read: meter.rowsRead, rows_written: meter.rowsWritten, duration_ms: meter.durationMs },
+    d1: meter && {
+      queries: meter.queries,
+      rows_read: meter.rowsRead,
+      rows_written: meter.rowsWritten,
+      duration_ms: meter.durationMs,
+    },
     key_id: actor?.keyId ?? null,
     user_id: actor?.userId ?? null,
     ...(error && { error }),

@@ -29,7 +29,9 @@ export const errorResponses = {
   404: errorResponse("Unknown id, or one the caller may not see."),
   429: {
     ...errorResponse("Too many requests with this key; retry after `Retry-After` seconds."),
-    headers: { "Retry-After": { description: "Seconds until the window frees.", schema: { type: "integer" as const } } },
+    headers: {
+      "Retry-After": { description: "Seconds until the window frees.", schema: { type: "integer" as const } },
+    },
   },
   ...anyRouteErrors,
 } as const;
@@ -53,7 +55,8 @@ function operationIdFor(method: string, path: string): string {
   const segments = path.split("/").filter(Boolean);
   if (segments[0] === "api") segments.shift();
   const names = segments.filter((segment) => !isPathParameter(segment));
-  const verb = method === "get" ? (isPathParameter(segments.at(-1) ?? "") ? "retrieve" : "list") : VERB_BY_METHOD[method];
+  const verb =
+    method === "get" ? (isPathParameter(segments.at(-1) ?? "") ? "retrieve" : "list") : VERB_BY_METHOD[method];
   return [...names, verb].join("_");
 }
 
@@ -73,7 +76,8 @@ const requireLevel = (minimum: number) =>
     c.set("minimumLevel", minimum);
     const level = c.get("organization")?.level ?? c.get("project")?.level;
     if (level !== undefined) assertMinimumLevel(c, level);
-    else if (!c.get("contextDeferred")) throw new Error("a route with a level needs a resolver of its organization or project");
+    else if (!c.get("contextDeferred"))
+      throw new Error("a route with a level needs a resolver of its organization or project");
     await next();
   });
 
@@ -82,7 +86,9 @@ const LEVEL_NAMES: Record<number, string> = { 8: "an admin or owner", 15: "an ow
 /** What the operation's description says it needs, before the route's own description. */
 function requirementsOf(scope: Scope | null, level: number | undefined): string {
   const key = scope === null ? "Any valid key may call it." : `Requires the scope \`${scope}\`.`;
-  return level === undefined ? key : `${key} The caller must be ${LEVEL_NAMES[level] ?? `at level ${level}`} of the organization.`;
+  return level === undefined
+    ? key
+    : `${key} The caller must be ${LEVEL_NAMES[level] ?? `at level ${level}`} of the organization.`;
 }
 
 type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> & {

@@ -45,7 +45,9 @@ async function buildKeyring(current: string, old: string[]): Promise<Keyring> {
 /** Imported once per isolate and configuration, not on every request. */
 const keyrings = new Map<string, Promise<Keyring>>();
 
-export function loadKeyring(env: Pick<Bindings, "SECRETS_ENCRYPTION_KEY" | "SECRETS_ENCRYPTION_OLD_KEYS">): Promise<Keyring> {
+export function loadKeyring(
+  env: Pick<Bindings, "SECRETS_ENCRYPTION_KEY" | "SECRETS_ENCRYPTION_OLD_KEYS">,
+): Promise<Keyring> {
   const current = (env.SECRETS_ENCRYPTION_KEY ?? "").trim();
   if (current === "") throw new Error("SECRETS_ENCRYPTION_KEY is not set");
   const old = (env.SECRETS_ENCRYPTION_OLD_KEYS ?? "")
@@ -62,7 +64,9 @@ export function loadKeyring(env: Pick<Bindings, "SECRETS_ENCRYPTION_KEY" | "SECR
 }
 
 /** Why no secret could be sealed or opened with this configuration; null when the keys are usable. */
-export async function keyringProblem(env: Pick<Bindings, "SECRETS_ENCRYPTION_KEY" | "SECRETS_ENCRYPTION_OLD_KEYS">): Promise<string | null> {
+export async function keyringProblem(
+  env: Pick<Bindings, "SECRETS_ENCRYPTION_KEY" | "SECRETS_ENCRYPTION_OLD_KEYS">,
+): Promise<string | null> {
   try {
     await loadKeyring(env);
     return null;

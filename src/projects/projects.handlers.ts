@@ -14,12 +14,20 @@ export const listProjects: RouteHandler<typeof listAccessibleProjects, AppEnv> =
 };
 
 export const retrieveProject: RouteHandler<typeof retrieveAccessibleProject, AppEnv> = async (c) => {
-  const found = await findVisibleProject(c.var.db, c.var.actor, projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id));
+  const found = await findVisibleProject(
+    c.var.db,
+    c.var.actor,
+    projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id),
+  );
   if (!found) throw notFound();
   return c.json(toProject(found.project, found.level), 200);
 };
 
 export const updateProject: RouteHandler<typeof updateAccessibleProject, AppEnv> = async (c) => {
-  const found = await findVisibleProject(c.var.db, c.var.actor, projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id));
+  const found = await findVisibleProject(
+    c.var.db,
+    c.var.actor,
+    projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id),
+  );
   return c.json(await patchVisibleProject(c, found, c.req.valid("json")), 200);
 };

@@ -59,7 +59,11 @@ sharedRouter.openAPIRegistry.registerPath({
   tags: ["sharing"],
   summary: "The public view of a shared dashboard: an HTML page, or its data as JSON with a `.json` suffix",
   security: [],
-  request: { params: z.object({ access_token: z.string().openapi({ description: "The token, optionally followed by `.json`." }) }) },
+  request: {
+    params: z.object({
+      access_token: z.string().openapi({ description: "The token, optionally followed by `.json`." }),
+    }),
+  },
   responses: {
     200: {
       description: "The page (text/html), or with `.json` the dashboard's data, without any user or e-mail",

@@ -4,10 +4,19 @@ import { Insight } from "../environments/dashboards/dashboards.schema";
 import type { SharedDashboardRow } from "./shared.queries";
 import { Timestamp } from "../platform/timestamps";
 
-const PublicInsight = Insight.pick({ id: true, short_id: true, name: true, derived_name: true, description: true, query: true });
+const PublicInsight = Insight.pick({
+  id: true,
+  short_id: true,
+  name: true,
+  derived_name: true,
+  description: true,
+  query: true,
+});
 
 /** The insight without its bookkeeping (tags, favorited...), as a public view shows it. */
-function toPublicInsight(row: NonNullable<SharedDashboardRow["tiles"][number]["insight"]>): z.infer<typeof PublicInsight> {
+function toPublicInsight(
+  row: NonNullable<SharedDashboardRow["tiles"][number]["insight"]>,
+): z.infer<typeof PublicInsight> {
   const { id, short_id, name, derived_name, description, query } = toInsight(row);
   return { id, short_id, name, derived_name, description, query };
 }

@@ -29,7 +29,8 @@ const STYLES = `
   footer { margin-top: 32px; font-size: 0.85rem; color: var(--muted); }
 `;
 
-const insightTitle = (insight: NonNullable<SharedTile["insight"]>) => insight.name || insight.derived_name || "Untitled insight";
+const insightTitle = (insight: NonNullable<SharedTile["insight"]>) =>
+  insight.name || insight.derived_name || "Untitled insight";
 
 function tileHtml(tile: SharedTile) {
   if (tile.text) {
@@ -64,7 +65,8 @@ function page(title: string, nonce: string, content: unknown) {
 export function sharedDashboardPage(data: SharedDashboard, nonce: string) {
   const { dashboard } = data;
   const name = dashboard.name || "Untitled dashboard";
-  const tags = dashboard.tags.length > 0 ? html`<ul class="tags">${dashboard.tags.map((tag) => html`<li>${tag}</li>`)}</ul>` : "";
+  const tags =
+    dashboard.tags.length > 0 ? html`<ul class="tags">${dashboard.tags.map((tag) => html`<li>${tag}</li>`)}</ul>` : "";
   const tiles =
     dashboard.tiles.length > 0
       ? html`<section class="tiles">${dashboard.tiles.map(tileHtml)}</section>`

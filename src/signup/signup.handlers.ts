@@ -29,8 +29,7 @@ export function maskEmail(email: string) {
   return `${email[0]}${"*".repeat(at - 1)}${email.slice(at)}`;
 }
 
-const expired = () =>
-  validationError("expired", "This invite has expired. Please ask your admin for a new one.");
+const expired = () => validationError("expired", "This invite has expired. Please ask your admin for a new one.");
 
 /**
  * The invite a token accepts. Anything else (an invite id, a malformed, unknown or superseded

@@ -7,7 +7,8 @@ import { UserBasic } from "../users/user-basic";
 
 const SignupParams = z.object({
   token: z.string().openapi({
-    description: "The invite's acceptance token (`phi_...`), from the invite e-mail or its creator; not the invite's id.",
+    description:
+      "The invite's acceptance token (`phi_...`), from the invite e-mail or its creator; not the invite's id.",
   }),
 });
 
@@ -23,14 +24,22 @@ export const InvitePreview = z
 
 export const SignupInput = z
   .object({
-    first_name: z.string().trim().max(150).optional().openapi({ description: "New users only; defaults to the invite's." }),
+    first_name: z
+      .string()
+      .trim()
+      .max(150)
+      .optional()
+      .openapi({ description: "New users only; defaults to the invite's." }),
     last_name: z.string().trim().max(150).optional().openapi({ description: "New users only." }),
   })
   .openapi("SignupInput");
 export type SignupInput = z.infer<typeof SignupInput>;
 
 export const SignupWithTokenInput = SignupInput.extend({
-  token: z.string().max(200).openapi({ description: "The invite's acceptance token (`phi_...`), from the invite e-mail or its creator." }),
+  token: z
+    .string()
+    .max(200)
+    .openapi({ description: "The invite's acceptance token (`phi_...`), from the invite e-mail or its creator." }),
 }).openapi("SignupWithTokenInput");
 
 export const SignupResult = z
@@ -81,7 +90,8 @@ export const acceptInvite = publicRoute({
   path: "/api/signup/{token}",
   tags: ["signup"],
   summary: ACCEPT_SUMMARY,
-  description: "Kept for clients that put the token in the path, where access logs may record it: prefer `POST /api/signup`.",
+  description:
+    "Kept for clients that put the token in the path, where access logs may record it: prefer `POST /api/signup`.",
   request: { params: SignupParams, body: jsonBody(SignupInput) },
   responses: {
     201: jsonResponse(SignupResult, "The user and the organization joined"),

@@ -27,7 +27,8 @@ async function currentChoices(c: Context<AppEnv>, input: CurrentUserUpdate) {
   if (organizationId !== undefined) assertOrganizationInKeyScope(c.var.actor, organizationId);
   if (projectId !== undefined) assertProjectInKeyScope(c.var.actor, projectId);
   const found = await findCurrentChoices(c.var.db, c.var.actor, organizationId, projectId);
-  if (organizationId !== undefined && !found.organization) throw doesNotExist(organizationId, "set_current_organization");
+  if (organizationId !== undefined && !found.organization)
+    throw doesNotExist(organizationId, "set_current_organization");
   if (projectId !== undefined) {
     if (!found.project) throw doesNotExist(projectId, "set_current_team");
     return { organizationId: found.project.organizationId, projectId: found.project.id };

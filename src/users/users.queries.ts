@@ -49,12 +49,22 @@ export async function readCurrentUser(db: Database, actor: Actor, changes: UserC
 }
 
 /** Whether the caller is a member of the organization, and sees the project: one round trip. */
-export async function findCurrentChoices(db: Database, actor: Actor, organizationId: string | undefined, projectId: number | undefined) {
+export async function findCurrentChoices(
+  db: Database,
+  actor: Actor,
+  organizationId: string | undefined,
+  projectId: number | undefined,
+) {
   const [membership, project] = await db.batch([
     db
       .select({ id: organizationMemberships.organizationId })
       .from(organizationMemberships)
-      .where(and(eq(organizationMemberships.userId, actor.userId), eq(organizationMemberships.organizationId, organizationId ?? ""))),
+      .where(
+        and(
+          eq(organizationMemberships.userId, actor.userId),
+          eq(organizationMemberships.organizationId, organizationId ?? ""),
+        ),
+      ),
     selectVisibleProject(db, actor, [eq(projects.id, projectId ?? -1), ...projectsInKeyScope(actor)]),
   ]);
   return { organization: membership[0], project: project[0]?.project };
@@ -67,7 +77,8 @@ export function userChanges(input: CurrentUserUpdate, current: { organizationId?
     lastName: input.last_name,
     roleAtOrganization: input.role_at_organization === undefined ? undefined : (input.role_at_organization ?? ""),
     themeMode: input.theme_mode,
-    notificationSettings: input.notification_settings && jsonObjectWithKeys(users.notificationSettings, input.notification_settings),
+    notificationSettings:
+      input.notification_settings && jsonObjectWithKeys(users.notificationSettings, input.notification_settings),
     currentOrganizationId: current.organizationId,
     currentProjectId: current.projectId,
   };

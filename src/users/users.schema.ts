@@ -35,7 +35,10 @@ export const CurrentUser = UserBasic.omit({ role_at_organization: true })
     is_impersonated_until: z.string().nullable(),
     sensitive_session_expires_at: Timestamp.nullable(),
     // TeamBasic is an `allOf`, with no type of its own to make nullable: say it here.
-    team: TeamBasic.nullable().openapi({ type: ["object", "null"], description: "The current project (what `@current` stands for)." }),
+    team: TeamBasic.nullable().openapi({
+      type: ["object", "null"],
+      description: "The current project (what `@current` stands for).",
+    }),
     organization: Organization.nullable().openapi({ description: "The current organization." }),
     organizations: z.array(OrganizationBasic),
     events_column_config: z.record(z.string(), z.unknown()),
@@ -65,8 +68,17 @@ export const CurrentUserUpdate = z
       .string()
       .openapi({ description: "An organization of the caller: `@current` now stands for it (and its first project)." }),
     set_current_team: z
-      .union([z.number().int().nonnegative(), z.string().regex(/^\d{1,15}$/).transform(Number)])
-      .openapi({ type: "integer", description: "A project the caller sees: `@current` now stands for it and its organization." }),
+      .union([
+        z.number().int().nonnegative(),
+        z
+          .string()
+          .regex(/^\d{1,15}$/)
+          .transform(Number),
+      ])
+      .openapi({
+        type: "integer",
+        description: "A project the caller sees: `@current` now stands for it and its organization.",
+      }),
   })
   .partial()
   .openapi("UserUpdate");

@@ -5,18 +5,35 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import worker from "../../src/index";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../support/harness";
+import {
+  addMember,
+  api,
+  createApiKey,
+  db,
+  ISO_TIMESTAMP,
+  setupOrganization,
+  userBasic,
+  UUID,
+} from "../support/harness";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
-type Entry = { seq: number; activity: string; scope: string; item_id: string; hash: string | null; user: { uuid: string } | null };
+type Entry = {
+  seq: number;
+  activity: string;
+  scope: string;
+  item_id: string;
+  hash: string | null;
+  user: { uuid: string } | null;
+};
 
 afterEach(() => {
   vi.useRealTimers();
 });
 
 const logPath = (organizationId: string) => `/api/organizations/${organizationId}/activity_log`;
-const memberPath = (organizationId: string, userUuid: string) => `/api/organizations/${organizationId}/members/${userUuid}`;
+const memberPath = (organizationId: string, userUuid: string) =>
+  `/api/organizations/${organizationId}/members/${userUuid}`;
 
 async function readLog(organization: Organization, query = "") {
   const response = await api("GET", `${logPath(organization.organization.id)}${query}`, { key: organization.key });
@@ -29,7 +46,9 @@ const verify = async (organization: Organization) =>
 
 /** `count` members promoted to admin by the owner: one entry each. */
 async function promoteMembers(organization: Organization, count: number) {
-  const members = await Promise.all(Array.from({ length: count }, () => addMember(organization.organization.id, MembershipLevel.member)));
+  const members = await Promise.all(
+    Array.from({ length: count }, () => addMember(organization.organization.id, MembershipLevel.member)),
+  );
   for (const member of members) {
     const response = await api("PATCH", memberPath(organization.organization.id, member.user.uuid), {
       key: organization.key,
@@ -40,7 +59,8 @@ async function promoteMembers(organization: Organization, count: number) {
   return members;
 }
 
-const runScheduledPass = (bindings: typeof env = env) => worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), bindings);
+const runScheduledPass = (bindings: typeof env = env) =>
+  worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), bindings);
 
 describe("the organization's activity log", () => {
   it("records a change with who made it, through which key and request, and what changed", async () => {
@@ -50,7 +70,10 @@ describe("the organization's activity log", () => {
       key: organization.key,
       body: { level: MembershipLevel.admin },
     });
-    const [key] = await db.select().from(schema.personalApiKeys).where(eq(schema.personalApiKeys.userId, organization.owner.id));
+    const [key] = await db
+      .select()
+      .from(schema.personalApiKeys)
+      .where(eq(schema.personalApiKeys.userId, organization.owner.id));
     await verify(organization);
     const log = await readLog(organization);
     expect(log).toEqual({
@@ -94,12 +117,19 @@ describe("the organization's activity log", () => {
     const path = memberPath(organization.organization.id, member.user.uuid);
     const failures = [
       await api("PATCH", path, { key: organization.key, body: { level: 3 } }),
-      await api("PATCH", memberPath(organization.organization.id, organization.owner.uuid), { key: organization.key, body: { level: 1 } }),
-      await api("DELETE", memberPath(organization.organization.id, "01a20283-0000-7000-8000-000000000000"), { key: organization.key }),
+      await api("PATCH", memberPath(organization.organization.id, organization.owner.uuid), {
+        key: organization.key,
+        body: { level: 1 },
+      }),
+      await api("DELETE", memberPath(organization.organization.id, "01a20283-0000-7000-8000-000000000000"), {
+        key: organization.key,
+      }),
       await api("PATCH", path, { key: member.key, body: { level: MembershipLevel.owner } }),
     ];
     expect(failures.map((response) => response.status)).toEqual([400, 403, 404, 403]);
-    expect((await api("PATCH", path, { key: organization.key, body: { level: MembershipLevel.member } })).status).toBe(200);
+    expect((await api("PATCH", path, { key: organization.key, body: { level: MembershipLevel.member } })).status).toBe(
+      200,
+    );
     expect((await readLog(organization)).results).toEqual([]);
   });
 
@@ -127,7 +157,8 @@ describe("the organization's activity log", () => {
     const startedAt = new Date().toISOString();
     const removed = await api("DELETE", memberPath(organization.organization.id, first!.user.uuid), { key: admin.key });
     expect(removed.status).toBe(204);
-    const pick = async (query: string) => (await readLog(organization, query)).results.map((entry) => [entry.activity, entry.item_id]);
+    const pick = async (query: string) =>
+      (await readLog(organization, query)).results.map((entry) => [entry.activity, entry.item_id]);
     expect(await pick("?scope=OrganizationMembership")).toEqual([
       ["left", first!.membership.id],
       ["updated", second!.membership.id],
@@ -142,9 +173,13 @@ describe("the organization's activity log", () => {
       ["updated", first!.membership.id],
     ]);
     expect(await pick("?scope=Dashboard")).toEqual([]);
-    const filtered = await api("GET", `${logPath(organization.organization.id)}?user=${admin.user.uuid}&scope=OrganizationMembership`, {
-      key: organization.key,
-    });
+    const filtered = await api(
+      "GET",
+      `${logPath(organization.organization.id)}?user=${admin.user.uuid}&scope=OrganizationMembership`,
+      {
+        key: organization.key,
+      },
+    );
     expect(filtered.cost).toEqual({ queries: 1, rowsRead: expect.any(Number), rowsWritten: 0 });
     expect(filtered.cost.rowsRead).toBeLessThanOrEqual(10);
   });
@@ -178,9 +213,13 @@ describe("the organization's activity log", () => {
     const firstPage = await readLog(organization, "?limit=2");
     expect(firstPage.results.map((entry) => entry.seq)).toEqual([5, 4]);
     await promoteMembers(organization, 2);
-    const secondPage = await api("GET", new URL(firstPage.next!).pathname + new URL(firstPage.next!).search, { key: organization.key });
+    const secondPage = await api("GET", new URL(firstPage.next!).pathname + new URL(firstPage.next!).search, {
+      key: organization.key,
+    });
     expect(secondPage.body.results.map((entry: Entry) => entry.seq)).toEqual([3, 2]);
-    const lastPage = await api("GET", new URL(secondPage.body.next).pathname + new URL(secondPage.body.next).search, { key: organization.key });
+    const lastPage = await api("GET", new URL(secondPage.body.next).pathname + new URL(secondPage.body.next).search, {
+      key: organization.key,
+    });
     expect(lastPage.body).toMatchObject({ next: null, previous: null });
     expect(lastPage.body.results.map((entry: Entry) => entry.seq)).toEqual([1]);
     expect(lastPage.cost.rowsRead).toBeLessThanOrEqual(10);
@@ -190,7 +229,10 @@ describe("the organization's activity log", () => {
     const organization = await setupOrganization();
     const member = await addMember(organization.organization.id, MembershipLevel.member);
     await promoteMembers(organization, 1);
-    const [environment] = await db.select().from(schema.environments).where(eq(schema.environments.projectId, organization.project.id));
+    const [environment] = await db
+      .select()
+      .from(schema.environments)
+      .where(eq(schema.environments.projectId, organization.project.id));
     await db.insert(schema.activityLog).values({
       id: "01a20283-0000-7000-8000-00000000beef",
       organizationId: organization.organization.id,
@@ -210,7 +252,11 @@ describe("the organization's activity log", () => {
       expect(response.body.results.map((entry: Entry) => [entry.scope, entry.item_id])).toEqual([["Dashboard", "42"]]);
     }
     const outsider = await setupOrganization();
-    expectError(await api("GET", `/api/environments/${environment!.id}/activity_log`, { key: outsider.key }), 404, NOT_FOUND);
+    expectError(
+      await api("GET", `/api/environments/${environment!.id}/activity_log`, { key: outsider.key }),
+      404,
+      NOT_FOUND,
+    );
   });
 
   it("hides entries about a dashboard from a member whom a none rule keeps from it", async () => {
@@ -243,11 +289,13 @@ describe("the organization's activity log", () => {
       detail: JSON.stringify({ name, changes: null, context: null }),
       createdAt: new Date().toISOString(),
     });
-    await db.insert(schema.activityLog).values([entry(1, secret.body.id, "Secret plans"), entry(2, open.body.id, "Open")]);
+    await db
+      .insert(schema.activityLog)
+      .values([entry(1, secret.body.id, "Secret plans"), entry(2, open.body.id, "Open")]);
     const names = async (key: string) =>
-      (await api("GET", `/api/environments/${organization.project.id}/activity_log?scope=Dashboard`, { key })).body.results.map(
-        (result: { detail: { name: string } }) => result.detail.name,
-      );
+      (
+        await api("GET", `/api/environments/${organization.project.id}/activity_log?scope=Dashboard`, { key })
+      ).body.results.map((result: { detail: { name: string } }) => result.detail.name);
     // The seeded updates, then the entries of the two creations through the API.
     expect(await names(member.key)).toEqual(["Open", "Open"]);
     expect(await names(organization.key)).toEqual(["Open", "Secret plans", "Open", "Secret plans"]);
@@ -259,17 +307,28 @@ describe("the hash chain", () => {
     const organization = await setupOrganization();
     await promoteMembers(organization, 4);
     const intact = await verify(organization);
-    expect(intact).toEqual({ valid: true, entries: 4, first_invalid: null, head: { seq: 4, hash: expect.stringMatching(/^[0-9a-f]{64}$/) } });
+    expect(intact).toEqual({
+      valid: true,
+      entries: 4,
+      first_invalid: null,
+      head: { seq: 4, hash: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    });
     const entryAt = (seq: number) =>
       and(eq(schema.activityLog.organizationId, organization.organization.id), eq(schema.activityLog.seq, seq));
 
     const [third] = await db.select().from(schema.activityLog).where(entryAt(3));
-    await db.update(schema.activityLog).set({ detail: third!.detail.replace('"after":8', '"after":15') }).where(entryAt(3));
+    await db
+      .update(schema.activityLog)
+      .set({ detail: third!.detail.replace('"after":8', '"after":15') })
+      .where(entryAt(3));
     expect(await verify(organization)).toEqual({ valid: false, entries: 4, first_invalid: 3, head: null });
     await db.update(schema.activityLog).set({ detail: third!.detail }).where(entryAt(3));
     expect((await verify(organization)).valid).toBe(true);
 
-    await db.update(schema.activityLog).set({ hash: "0".repeat(64) }).where(entryAt(2));
+    await db
+      .update(schema.activityLog)
+      .set({ hash: "0".repeat(64) })
+      .where(entryAt(2));
     expect((await verify(organization)).first_invalid).toBe(2);
     await db.delete(schema.activityLog).where(entryAt(2));
     expect(await verify(organization)).toEqual({ valid: false, entries: 3, first_invalid: 2, head: null });
@@ -277,14 +336,24 @@ describe("the hash chain", () => {
 
   it("stays one gapless chain under concurrent writers", async () => {
     const organization = await setupOrganization();
-    const members = await Promise.all(Array.from({ length: 16 }, () => addMember(organization.organization.id, MembershipLevel.member)));
+    const members = await Promise.all(
+      Array.from({ length: 16 }, () => addMember(organization.organization.id, MembershipLevel.member)),
+    );
     const responses = await Promise.all(
       members.map((member) =>
-        api("PATCH", memberPath(organization.organization.id, member.user.uuid), { key: organization.key, body: { level: MembershipLevel.admin } }),
+        api("PATCH", memberPath(organization.organization.id, member.user.uuid), {
+          key: organization.key,
+          body: { level: MembershipLevel.admin },
+        }),
       ),
     );
     expect(responses.every((response) => response.status === 200)).toBe(true);
-    expect(await verify(organization)).toMatchObject({ valid: true, entries: 16, first_invalid: null, head: { seq: 16 } });
+    expect(await verify(organization)).toMatchObject({
+      valid: true,
+      entries: 16,
+      first_invalid: null,
+      head: { seq: 16 },
+    });
     const seqs = (await readLog(organization)).results.map((entry) => entry.seq);
     expect(seqs).toEqual(Array.from({ length: 16 }, (_, index) => 16 - index));
   });
@@ -293,9 +362,15 @@ describe("the hash chain", () => {
     const organization = await setupOrganization();
     await promoteMembers(organization, 2);
     const { head } = await verify(organization);
-    await db.update(schema.activityLog).set({ hash: null }).where(eq(schema.activityLog.organizationId, organization.organization.id));
+    await db
+      .update(schema.activityLog)
+      .set({ hash: null })
+      .where(eq(schema.activityLog.organizationId, organization.organization.id));
     await runScheduledPass();
-    const rows = await db.select().from(schema.activityLog).where(eq(schema.activityLog.organizationId, organization.organization.id));
+    const rows = await db
+      .select()
+      .from(schema.activityLog)
+      .where(eq(schema.activityLog.organizationId, organization.organization.id));
     expect(rows.every((row) => row.hash !== null)).toBe(true);
     expect(await verify(organization)).toEqual({ valid: true, entries: 2, first_invalid: null, head });
   });
@@ -314,7 +389,12 @@ describe("the hash chain", () => {
     expect(anchor).toMatchObject({ seq: 3, hash: before.head.hash });
     expect((await readLog(organization)).results).toEqual([]);
     await promoteMembers(organization, 2);
-    expect(await verify(organization)).toMatchObject({ valid: true, entries: 2, first_invalid: null, head: { seq: 5 } });
+    expect(await verify(organization)).toMatchObject({
+      valid: true,
+      entries: 2,
+      first_invalid: null,
+      head: { seq: 5 },
+    });
     const untouched = await setupOrganization();
     await promoteMembers(untouched, 1);
     await runScheduledPass();

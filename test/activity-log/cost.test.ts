@@ -18,7 +18,13 @@ let boundaryTime = "";
  * `count` entries in one statement: every 100th is a Dashboard entry by the member, the others
  * are membership updates by the owner, one minute apart so that time filters have a range.
  */
-async function seedEntries(organizationId: string, projectId: number, ownerId: number, memberId: number, count: number) {
+async function seedEntries(
+  organizationId: string,
+  projectId: number,
+  ownerId: number,
+  memberId: number,
+  count: number,
+) {
   await env.DB.prepare(
     `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
      insert into activity_log (id, organization_id, seq, project_id, user_id, is_system, activity, scope, item_id, detail, created_at, hash)
@@ -37,7 +43,13 @@ async function seedEntries(organizationId: string, projectId: number, ownerId: n
 beforeAll(async () => {
   organization = await setupOrganization();
   member = await addMember(organization.organization.id, MembershipLevel.admin);
-  await seedEntries(organization.organization.id, organization.project.id, organization.owner.id, member.user.id, ENTRIES);
+  await seedEntries(
+    organization.organization.id,
+    organization.project.id,
+    organization.owner.id,
+    member.user.id,
+    ENTRIES,
+  );
   const other = await setupOrganization();
   await seedEntries(other.organization.id, other.project.id, other.owner.id, other.owner.id, ENTRIES);
   boundaryTime = new Date(Date.UTC(2026, 0, 1) + 5_000 * 60_000).toISOString();
@@ -72,7 +84,9 @@ describe("reading a log of 10,000 entries", () => {
 
   it("a project's log costs the page too, read with the project in one round trip", async () => {
     await api("GET", "/api/users/@me", { key: member.key }); // the key's cache entry, warm
-    const response = await api("GET", `/api/environments/${organization.project.id}/activity_log?limit=100`, { key: member.key });
+    const response = await api("GET", `/api/environments/${organization.project.id}/activity_log?limit=100`, {
+      key: member.key,
+    });
     expect(response.body.results).toHaveLength(100);
     expect(response.cost.queries).toBe(1);
     expect(response.cost.rowsRead).toBeLessThanOrEqual(PAGE_BOUND(100));
@@ -80,10 +94,14 @@ describe("reading a log of 10,000 entries", () => {
 
   it("appending an entry reads a handful of rows whatever the log's length", async () => {
     const other = await addMember(organization.organization.id, MembershipLevel.member);
-    const response = await api("PATCH", `/api/organizations/${organization.organization.id}/members/${other.user.uuid}`, {
-      key: organization.key,
-      body: { level: MembershipLevel.admin },
-    });
+    const response = await api(
+      "PATCH",
+      `/api/organizations/${organization.organization.id}/members/${other.user.uuid}`,
+      {
+        key: organization.key,
+        body: { level: MembershipLevel.admin },
+      },
+    );
     expect(response.status).toBe(200);
     expect(response.cost.rowsRead).toBeLessThanOrEqual(50);
     const [latest] = (await api("GET", `${logPath()}?limit=1`, { key: organization.key })).body.results;

@@ -7,16 +7,24 @@ import { addMember, api, createApiKey, db, setupOrganization } from "../support/
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 
-const organizationEntry = (organization: Organization, id: string) => `/api/organizations/${organization.organization.id}/activity_log/${id}`;
+const organizationEntry = (organization: Organization, id: string) =>
+  `/api/organizations/${organization.organization.id}/activity_log/${id}`;
 const projectEntry = (tree: string, projectId: number, id: string) => `/api/${tree}/${projectId}/activity_log/${id}`;
 
 /** A dashboard created through the API, and the id of the entry that records it. */
 async function createDashboard(organization: Organization, name: string) {
-  const response = await api("POST", `/api/environments/${organization.project.id}/dashboards`, { key: organization.key, body: { name } });
-  expect(response.status).toBe(201);
-  const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Dashboard&item_id=${response.body.id}`, {
+  const response = await api("POST", `/api/environments/${organization.project.id}/dashboards`, {
     key: organization.key,
+    body: { name },
   });
+  expect(response.status).toBe(201);
+  const log = await api(
+    "GET",
+    `/api/organizations/${organization.organization.id}/activity_log?scope=Dashboard&item_id=${response.body.id}`,
+    {
+      key: organization.key,
+    },
+  );
   return { response, entryId: log.body.results[0].id as string, dashboardId: response.body.id as number };
 }
 
@@ -24,11 +32,17 @@ describe("an entry's own URL", () => {
   it("answers the entry as the organization's log shows it, to its admins", async () => {
     const organization = await setupOrganization();
     const member = await addMember(organization.organization.id, MembershipLevel.member);
-    const response = await api("PATCH", `/api/organizations/${organization.organization.id}/members/${member.user.uuid}`, {
-      key: organization.key,
-      body: { level: MembershipLevel.admin },
-    });
-    const [listed] = (await api("GET", `/api/organizations/${organization.organization.id}/activity_log`, { key: organization.key })).body.results;
+    const response = await api(
+      "PATCH",
+      `/api/organizations/${organization.organization.id}/members/${member.user.uuid}`,
+      {
+        key: organization.key,
+        body: { level: MembershipLevel.admin },
+      },
+    );
+    const [listed] = (
+      await api("GET", `/api/organizations/${organization.organization.id}/activity_log`, { key: organization.key })
+    ).body.results;
 
     const entry = await api("GET", organizationEntry(organization, listed.id), { key: organization.key });
 
@@ -76,22 +90,64 @@ describe("an entry's own URL", () => {
       createdAt: now,
       updatedAt: now,
     });
-    expectError(await api("GET", projectEntry("environments", organization.project.id, hidden.entryId), { key: member.key }), 404, NOT_FOUND);
-    expect((await api("GET", projectEntry("environments", organization.project.id, hidden.entryId), { key: organization.key })).status).toBe(200);
+    expectError(
+      await api("GET", projectEntry("environments", organization.project.id, hidden.entryId), { key: member.key }),
+      404,
+      NOT_FOUND,
+    );
+    expect(
+      (
+        await api("GET", projectEntry("environments", organization.project.id, hidden.entryId), {
+          key: organization.key,
+        })
+      ).status,
+    ).toBe(200);
 
     // An organization-level entry is in no project's log.
-    await api("PATCH", `/api/organizations/${organization.organization.id}`, { key: organization.key, body: { name: "Renamed" } });
-    const [renamed] = (await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Organization`, { key: organization.key })).body
-      .results;
-    expectError(await api("GET", projectEntry("projects", organization.project.id, renamed.id), { key: organization.key }), 404, NOT_FOUND);
+    await api("PATCH", `/api/organizations/${organization.organization.id}`, {
+      key: organization.key,
+      body: { name: "Renamed" },
+    });
+    const [renamed] = (
+      await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Organization`, {
+        key: organization.key,
+      })
+    ).body.results;
+    expectError(
+      await api("GET", projectEntry("projects", organization.project.id, renamed.id), { key: organization.key }),
+      404,
+      NOT_FOUND,
+    );
 
     const outsider = await setupOrganization();
     const theirs = await createDashboard(outsider, "Theirs");
-    expectError(await api("GET", organizationEntry(organization, theirs.entryId), { key: organization.key }), 404, NOT_FOUND);
-    expectError(await api("GET", projectEntry("environments", organization.project.id, theirs.entryId), { key: organization.key }), 404, NOT_FOUND);
-    expectError(await api("GET", organizationEntry(outsider, theirs.entryId), { key: organization.key }), 404, NOT_FOUND);
-    expectError(await api("GET", projectEntry("environments", outsider.project.id, theirs.entryId), { key: organization.key }), 404, NOT_FOUND);
-    expectError(await api("GET", organizationEntry(organization, "not-an-id"), { key: organization.key }), 404, NOT_FOUND);
+    expectError(
+      await api("GET", organizationEntry(organization, theirs.entryId), { key: organization.key }),
+      404,
+      NOT_FOUND,
+    );
+    expectError(
+      await api("GET", projectEntry("environments", organization.project.id, theirs.entryId), {
+        key: organization.key,
+      }),
+      404,
+      NOT_FOUND,
+    );
+    expectError(
+      await api("GET", organizationEntry(outsider, theirs.entryId), { key: organization.key }),
+      404,
+      NOT_FOUND,
+    );
+    expectError(
+      await api("GET", projectEntry("environments", outsider.project.id, theirs.entryId), { key: organization.key }),
+      404,
+      NOT_FOUND,
+    );
+    expectError(
+      await api("GET", organizationEntry(organization, "not-an-id"), { key: organization.key }),
+      404,
+      NOT_FOUND,
+    );
   });
 
   it("keeps the organization's entries to admins, with the activity_log:read scope", async () => {
@@ -99,11 +155,29 @@ describe("an entry's own URL", () => {
     const { entryId } = await createDashboard(organization, "Roadmap");
     const member = await addMember(organization.organization.id, MembershipLevel.member);
     const noScope = await createApiKey(organization.owner, { scopes: ["dashboard:read"] });
-    expectError(await api("GET", organizationEntry(organization, entryId), { key: member.key }), 403, INSUFFICIENT_LEVEL);
-    expectError(await api("GET", organizationEntry(organization, entryId), { key: noScope.value }), 403, missingScope("activity_log:read"));
-    expectError(await api("GET", projectEntry("environments", organization.project.id, entryId), { key: noScope.value }), 403, missingScope("activity_log:read"));
+    expectError(
+      await api("GET", organizationEntry(organization, entryId), { key: member.key }),
+      403,
+      INSUFFICIENT_LEVEL,
+    );
+    expectError(
+      await api("GET", organizationEntry(organization, entryId), { key: noScope.value }),
+      403,
+      missingScope("activity_log:read"),
+    );
+    expectError(
+      await api("GET", projectEntry("environments", organization.project.id, entryId), { key: noScope.value }),
+      403,
+      missingScope("activity_log:read"),
+    );
     expectError(await api("GET", organizationEntry(organization, entryId)), 401, NOT_AUTHENTICATED);
     // `verify` is not taken for an id.
-    expect((await api("GET", `/api/organizations/${organization.organization.id}/activity_log/verify`, { key: organization.key })).body.valid).toBe(true);
+    expect(
+      (
+        await api("GET", `/api/organizations/${organization.organization.id}/activity_log/verify`, {
+          key: organization.key,
+        })
+      ).body.valid,
+    ).toBe(true);
   });
 });

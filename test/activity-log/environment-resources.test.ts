@@ -26,7 +26,9 @@ async function projectLog(team: Organization, projectId = team.project.id): Prom
 }
 
 /** What an entry says about its item; the organization, user and key are the owner's, the project the team's unless given. */
-type Expected = Omit<ExpectedActivity, "organizationId" | "projectId" | "user" | "apiKeyId"> & { projectId?: number | null };
+type Expected = Omit<ExpectedActivity, "organizationId" | "projectId" | "user" | "apiKeyId"> & {
+  projectId?: number | null;
+};
 
 /** An entry as the log shows it, made with the owner's key by the request that answered `response`. */
 async function expectedEntry(team: Organization, response: { headers: Headers }, expected: Expected) {
@@ -40,7 +42,10 @@ async function expectedEntry(team: Organization, response: { headers: Headers },
 }
 
 /** The entries `write` appended, oldest first. */
-async function entriesAppendedBy<T>(team: Organization, write: () => Promise<T>): Promise<{ result: T; entries: Entry[] }> {
+async function entriesAppendedBy<T>(
+  team: Organization,
+  write: () => Promise<T>,
+): Promise<{ result: T; entries: Entry[] }> {
   const before = await organizationLog(team);
   const lastSeq = before[0]?.seq ?? 0;
   const result = await write();
@@ -51,7 +56,12 @@ async function entriesAppendedBy<T>(team: Organization, write: () => Promise<T>)
 type Response = Awaited<ReturnType<typeof api>>;
 
 /** `write` succeeds with `status` and appends exactly the entry `expected` describes. */
-async function expectRecorded(team: Organization, write: () => Promise<Response>, status: number, expected: (response: Response) => Expected) {
+async function expectRecorded(
+  team: Organization,
+  write: () => Promise<Response>,
+  status: number,
+  expected: (response: Response) => Expected,
+) {
   const { result, entries } = await entriesAppendedBy(team, write);
   expect(result.status, result.text).toBe(status);
   expect(entries).toEqual([await expectedEntry(team, result, expected(result))]);
@@ -92,8 +102,11 @@ describe("batch exports", () => {
 
   it("records creation, an update's changes (secrets masked), pause, unpause and deletion", async () => {
     const team = await setupOrganization();
-    const created = await expectRecorded(team, () => api("POST", exportsPath(team.project.id), { key: team.key, body: S3_EXPORT }), 201, (response) =>
-      exportEntry(response.body.id, "created", "Events to S3"),
+    const created = await expectRecorded(
+      team,
+      () => api("POST", exportsPath(team.project.id), { key: team.key, body: S3_EXPORT }),
+      201,
+      (response) => exportEntry(response.body.id, "created", "Events to S3"),
     );
     const id: string = created.body.id;
     const path = `${exportsPath(team.project.id)}/${id}`;
@@ -103,12 +116,22 @@ describe("batch exports", () => {
       () =>
         api("PATCH", path, {
           key: team.key,
-          body: { name: "Events to the bucket", interval: "day", destination: { config: { prefix: "p/", aws_secret_access_key: "rotated-logged-never" } } },
+          body: {
+            name: "Events to the bucket",
+            interval: "day",
+            destination: { config: { prefix: "p/", aws_secret_access_key: "rotated-logged-never" } },
+          },
         }),
       200,
       () =>
         exportEntry(id, "updated", "Events to the bucket", [
-          { type: "BatchExport", action: "changed", field: "name", before: "Events to S3", after: "Events to the bucket" },
+          {
+            type: "BatchExport",
+            action: "changed",
+            field: "name",
+            before: "Events to S3",
+            after: "Events to the bucket",
+          },
           { type: "BatchExport", action: "changed", field: "interval", before: "hour", after: "day" },
           {
             type: "BatchExport",
@@ -117,17 +140,42 @@ describe("batch exports", () => {
             before: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "" } },
             after: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "p/" } },
           },
-          { type: "BatchExport", action: "changed", field: "destination.config.aws_secret_access_key", before: MASKED, after: MASKED },
+          {
+            type: "BatchExport",
+            action: "changed",
+            field: "destination.config.aws_secret_access_key",
+            before: MASKED,
+            after: MASKED,
+          },
         ]),
     );
-    await expectRecorded(team, () => api("POST", `${path}/pause`, { key: team.key }), 200, () => exportEntry(id, "paused", "Events to the bucket"));
+    await expectRecorded(
+      team,
+      () => api("POST", `${path}/pause`, { key: team.key }),
+      200,
+      () => exportEntry(id, "paused", "Events to the bucket"),
+    );
     // Pausing a paused export changes nothing, and records nothing.
     await expectNothingRecorded(team, () => api("POST", `${path}/pause`, { key: team.key }), 200);
-    await expectRecorded(team, () => api("POST", `${path}/unpause`, { key: team.key }), 200, () => exportEntry(id, "unpaused", "Events to the bucket"));
+    await expectRecorded(
+      team,
+      () => api("POST", `${path}/unpause`, { key: team.key }),
+      200,
+      () => exportEntry(id, "unpaused", "Events to the bucket"),
+    );
     await expectNothingRecorded(team, () => api("POST", `${path}/unpause`, { key: team.key }), 200);
     // A PATCH that changes nothing tracked records nothing.
-    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { name: "Events to the bucket" } }), 200);
-    await expectRecorded(team, () => api("DELETE", path, { key: team.key }), 204, () => exportEntry(id, "deleted", "Events to the bucket"));
+    await expectNothingRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { name: "Events to the bucket" } }),
+      200,
+    );
+    await expectRecorded(
+      team,
+      () => api("DELETE", path, { key: team.key }),
+      204,
+      () => exportEntry(id, "deleted", "Events to the bucket"),
+    );
 
     const projectEntries = await projectLog(team);
     expect(projectEntries.map((entry) => `${entry.scope}.${entry.activity}`)).toEqual([
@@ -145,11 +193,28 @@ describe("batch exports", () => {
     const other = await createProject(team.organization.id);
     const created = await api("POST", exportsPath(other.id), { key: team.key, body: S3_EXPORT });
     const path = `/api/organizations/${team.organization.id}/batch_exports/${created.body.id}`;
-    const inOtherProject = (activity: string): Expected => ({ ...exportEntry(created.body.id, activity, "Events to S3"), projectId: other.id });
-    await expectRecorded(team, () => api("POST", `${path}/pause`, { key: team.key }), 200, () => inOtherProject("paused"));
+    const inOtherProject = (activity: string): Expected => ({
+      ...exportEntry(created.body.id, activity, "Events to S3"),
+      projectId: other.id,
+    });
+    await expectRecorded(
+      team,
+      () => api("POST", `${path}/pause`, { key: team.key }),
+      200,
+      () => inOtherProject("paused"),
+    );
     await expectNothingRecorded(team, () => api("POST", `${path}/pause`, { key: team.key }), 200);
-    await expectRecorded(team, () => api("POST", `${path}/unpause`, { key: team.key }), 200, () => inOtherProject("unpaused"));
-    expect((await projectLog(team, other.id)).map((entry) => entry.activity)).toEqual(["unpaused", "paused", "created"]);
+    await expectRecorded(
+      team,
+      () => api("POST", `${path}/unpause`, { key: team.key }),
+      200,
+      () => inOtherProject("unpaused"),
+    );
+    expect((await projectLog(team, other.id)).map((entry) => entry.activity)).toEqual([
+      "unpaused",
+      "paused",
+      "created",
+    ]);
     expect(await projectLog(team)).toEqual([]);
   });
 
@@ -158,14 +223,23 @@ describe("batch exports", () => {
     const created = await api("POST", exportsPath(team.project.id), { key: team.key, body: S3_EXPORT });
     const path = `${exportsPath(team.project.id)}/${created.body.id}`;
     const unknown = `${exportsPath(team.project.id)}/0190b9a4-0000-7000-8000-000000000000`;
-    await expectNothingRecorded(team, () => api("POST", exportsPath(team.project.id), { key: team.key, body: { ...S3_EXPORT, interval: "never" } }), 400);
+    await expectNothingRecorded(
+      team,
+      () => api("POST", exportsPath(team.project.id), { key: team.key, body: { ...S3_EXPORT, interval: "never" } }),
+      400,
+    );
     await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { interval: "never" } }), 400);
     await expectNothingRecorded(team, () => api("PATCH", unknown, { key: team.key, body: { name: "x" } }), 404);
     await expectNothingRecorded(team, () => api("POST", `${unknown}/pause`, { key: team.key }), 404);
     await expectNothingRecorded(team, () => api("DELETE", unknown, { key: team.key }), 404);
     await expectNothingRecorded(
       team,
-      () => api("POST", `/api/organizations/${team.organization.id}/batch_exports/0190b9a4-0000-7000-8000-000000000000/pause`, { key: team.key }),
+      () =>
+        api(
+          "POST",
+          `/api/organizations/${team.organization.id}/batch_exports/0190b9a4-0000-7000-8000-000000000000/pause`,
+          { key: team.key },
+        ),
       404,
     );
     await api("DELETE", path, { key: team.key });
@@ -174,7 +248,13 @@ describe("batch exports", () => {
 });
 
 const dashboardsPath = (projectId: number) => `/api/environments/${projectId}/dashboards`;
-const change = (type: string, field: string, before: unknown, after: unknown) => ({ type, action: "changed", field, before, after });
+const change = (type: string, field: string, before: unknown, after: unknown) => ({
+  type,
+  action: "changed",
+  field,
+  before,
+  after,
+});
 
 describe("dashboards", () => {
   const dashboardEntry = (id: number, activity: string, name: string, changes?: unknown): Expected => ({
@@ -203,7 +283,11 @@ describe("dashboards", () => {
     const path = `${dashboardsPath(team.project.id)}/${created.body.id}`;
     await expectRecorded(
       team,
-      () => api("PATCH", path, { key: team.key, body: { name: "Revenue 2026", pinned: true, tags: ["finance"], restriction_level: 37 } }),
+      () =>
+        api("PATCH", path, {
+          key: team.key,
+          body: { name: "Revenue 2026", pinned: true, tags: ["finance"], restriction_level: 37 },
+        }),
       200,
       () =>
         dashboardEntry(created.body.id, "updated", "Revenue 2026", [
@@ -214,11 +298,17 @@ describe("dashboards", () => {
         ]),
     );
     await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { name: "Revenue 2026" } }), 200);
-    await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { deleted: true } }), 200, () =>
-      dashboardEntry(created.body.id, "deleted", "Revenue 2026"),
+    await expectRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { deleted: true } }),
+      200,
+      () => dashboardEntry(created.body.id, "deleted", "Revenue 2026"),
     );
-    await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { deleted: false } }), 200, () =>
-      dashboardEntry(created.body.id, "restored", "Revenue 2026"),
+    await expectRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { deleted: false } }),
+      200,
+      () => dashboardEntry(created.body.id, "restored", "Revenue 2026"),
     );
     expect((await projectLog(team)).map((entry) => `${entry.scope}.${entry.activity}`)).toEqual([
       "Dashboard.restored",
@@ -232,7 +322,10 @@ describe("dashboards", () => {
   it("records tiles added, edited, removed and moved", async () => {
     const team = await setupOrganization();
     const source = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Source" } });
-    const destination = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Destination" } });
+    const destination = await api("POST", dashboardsPath(team.project.id), {
+      key: team.key,
+      body: { name: "Destination" },
+    });
     const path = `${dashboardsPath(team.project.id)}/${source.body.id}`;
     const onSource = { dashboard_id: source.body.id };
     const tileEntry = (id: number, activity: string, name: string, extra: Partial<Expected> = {}): Expected => ({
@@ -244,28 +337,48 @@ describe("dashboards", () => {
       ...extra,
     });
 
-    const added = await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { tiles: [{ text: { body: "Hello" } }] } }), 200, (response) =>
-      tileEntry(response.body.tiles[0].id, "created", "Hello"),
+    const added = await expectRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { tiles: [{ text: { body: "Hello" } }] } }),
+      200,
+      (response) => tileEntry(response.body.tiles[0].id, "created", "Hello"),
     );
     const tileId: number = added.body.tiles[0].id;
     await expectRecorded(
       team,
-      () => api("PATCH", path, { key: team.key, body: { tiles: [{ id: tileId, color: "blue", text: { body: "Hello there" } }] } }),
+      () =>
+        api("PATCH", path, {
+          key: team.key,
+          body: { tiles: [{ id: tileId, color: "blue", text: { body: "Hello there" } }] },
+        }),
       200,
       () =>
         tileEntry(tileId, "updated", "Hello there", {
-          changes: [change("DashboardTile", "color", null, "blue"), change("DashboardTile", "text", "Hello", "Hello there")],
+          changes: [
+            change("DashboardTile", "color", null, "blue"),
+            change("DashboardTile", "text", "Hello", "Hello there"),
+          ],
         }),
     );
     await expectRecorded(
       team,
-      () => api("PATCH", `${path}/move_tile`, { key: team.key, body: { tile: { id: tileId }, toDashboard: destination.body.id } }),
+      () =>
+        api("PATCH", `${path}/move_tile`, {
+          key: team.key,
+          body: { tile: { id: tileId }, toDashboard: destination.body.id },
+        }),
       200,
-      () => tileEntry(tileId, "moved", "Hello there", { context: { from_dashboard_id: source.body.id, to_dashboard_id: destination.body.id } }),
+      () =>
+        tileEntry(tileId, "moved", "Hello there", {
+          context: { from_dashboard_id: source.body.id, to_dashboard_id: destination.body.id },
+        }),
     );
     const destinationPath = `${dashboardsPath(team.project.id)}/${destination.body.id}`;
-    await expectRecorded(team, () => api("PATCH", destinationPath, { key: team.key, body: { tiles: [{ id: tileId, deleted: true }] } }), 200, () =>
-      tileEntry(tileId, "deleted", "Hello there", { context: { dashboard_id: destination.body.id } }),
+    await expectRecorded(
+      team,
+      () => api("PATCH", destinationPath, { key: team.key, body: { tiles: [{ id: tileId, deleted: true }] } }),
+      200,
+      () => tileEntry(tileId, "deleted", "Hello there", { context: { dashboard_id: destination.body.id } }),
     );
   });
 
@@ -273,19 +386,39 @@ describe("dashboards", () => {
     const team = await setupOrganization();
     const created = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Revenue" } });
     const path = `${dashboardsPath(team.project.id)}/${created.body.id}`;
-    await expectNothingRecorded(team, () => api("POST", dashboardsPath(team.project.id), { key: team.key, body: { use_template: "NOPE" } }), 400);
-    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { pinned: "yes" } }), 400);
-    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { name: "x", tiles: [{ id: 999999999 }] } }), 400);
-    await expectNothingRecorded(team, () => api("PATCH", `${dashboardsPath(team.project.id)}/999999999`, { key: team.key, body: { name: "x" } }), 404);
     await expectNothingRecorded(
       team,
-      () => api("PATCH", `${path}/move_tile`, { key: team.key, body: { tile: { id: 999999999 }, toDashboard: created.body.id } }),
+      () => api("POST", dashboardsPath(team.project.id), { key: team.key, body: { use_template: "NOPE" } }),
+      400,
+    );
+    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { pinned: "yes" } }), 400);
+    await expectNothingRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { name: "x", tiles: [{ id: 999999999 }] } }),
+      400,
+    );
+    await expectNothingRecorded(
+      team,
+      () => api("PATCH", `${dashboardsPath(team.project.id)}/999999999`, { key: team.key, body: { name: "x" } }),
+      404,
+    );
+    await expectNothingRecorded(
+      team,
+      () =>
+        api("PATCH", `${path}/move_tile`, {
+          key: team.key,
+          body: { tile: { id: 999999999 }, toDashboard: created.body.id },
+        }),
       404,
     );
     const member = await addMember(team.organization.id, MembershipLevel.member);
     await api("PATCH", path, { key: team.key, body: { restriction_level: 37 } });
     await expectNothingRecorded(team, () => api("PATCH", path, { key: member.key, body: { name: "Mine" } }), 403);
-    await expectNothingRecorded(team, () => api("PUT", `${path}/access_controls`, { key: member.key, body: { access_level: "viewer" } }), 403);
+    await expectNothingRecorded(
+      team,
+      () => api("PUT", `${path}/access_controls`, { key: member.key, body: { access_level: "viewer" } }),
+      403,
+    );
   });
 });
 
@@ -293,7 +426,10 @@ describe("dashboard collaborators", () => {
   it("records adding and removing a collaborator, named by e-mail", async () => {
     const team = await setupOrganization();
     const member = await addMember(team.organization.id, MembershipLevel.member);
-    const dashboard = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Board", restriction_level: 37 } });
+    const dashboard = await api("POST", dashboardsPath(team.project.id), {
+      key: team.key,
+      body: { name: "Board", restriction_level: 37 },
+    });
     const path = `${dashboardsPath(team.project.id)}/${dashboard.body.id}/collaborators`;
     const collaboratorEntry = (id: string, activity: string): Expected => ({
       scope: "DashboardCollaborator",
@@ -302,12 +438,28 @@ describe("dashboard collaborators", () => {
       name: member.user.email,
       context: { dashboard_id: dashboard.body.id, user_uuid: member.user.uuid, level: 37 },
     });
-    const added = await expectRecorded(team, () => api("POST", path, { key: team.key, body: { user_uuid: member.user.uuid, level: 37 } }), 201, (response) =>
-      collaboratorEntry(response.body.id, "created"),
+    const added = await expectRecorded(
+      team,
+      () => api("POST", path, { key: team.key, body: { user_uuid: member.user.uuid, level: 37 } }),
+      201,
+      (response) => collaboratorEntry(response.body.id, "created"),
     );
-    await expectNothingRecorded(team, () => api("POST", path, { key: team.key, body: { user_uuid: member.user.uuid, level: 37 } }), 400);
-    await expectNothingRecorded(team, () => api("POST", path, { key: team.key, body: { user_uuid: member.user.uuid, level: 21 } }), 400);
-    await expectRecorded(team, () => api("DELETE", `${path}/${member.user.uuid}`, { key: team.key }), 204, () => collaboratorEntry(added.body.id, "deleted"));
+    await expectNothingRecorded(
+      team,
+      () => api("POST", path, { key: team.key, body: { user_uuid: member.user.uuid, level: 37 } }),
+      400,
+    );
+    await expectNothingRecorded(
+      team,
+      () => api("POST", path, { key: team.key, body: { user_uuid: member.user.uuid, level: 21 } }),
+      400,
+    );
+    await expectRecorded(
+      team,
+      () => api("DELETE", `${path}/${member.user.uuid}`, { key: team.key }),
+      204,
+      () => collaboratorEntry(added.body.id, "deleted"),
+    );
     await expectNothingRecorded(team, () => api("DELETE", `${path}/${member.user.uuid}`, { key: team.key }), 404);
     expect((await projectLog(team)).map((entry) => `${entry.scope}.${entry.activity}`).slice(0, 2)).toEqual([
       "DashboardCollaborator.deleted",
@@ -319,7 +471,10 @@ describe("dashboard collaborators", () => {
 describe("dashboard sharing", () => {
   it("records enabling, settings, token refreshes and disabling, never the token", async () => {
     const team = await setupOrganization();
-    const dashboard = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Shared board" } });
+    const dashboard = await api("POST", dashboardsPath(team.project.id), {
+      key: team.key,
+      body: { name: "Shared board" },
+    });
     const path = `${dashboardsPath(team.project.id)}/${dashboard.body.id}/sharing`;
     const sharingEntry = (activity: string, changes?: unknown): Expected => ({
       scope: "SharingConfiguration",
@@ -329,15 +484,37 @@ describe("dashboard sharing", () => {
       changes,
       context: { dashboard_id: dashboard.body.id },
     });
-    const enabled = await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { enabled: true } }), 200, () => sharingEntry("enabled"));
-    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { enabled: true } }), 200);
-    await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { settings: { whitelabel: true } } }), 200, () =>
-      sharingEntry("updated", [change("SharingConfiguration", "settings", {}, { whitelabel: true })]),
+    const enabled = await expectRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { enabled: true } }),
+      200,
+      () => sharingEntry("enabled"),
     );
-    const refreshed = await expectRecorded(team, () => api("POST", `${path}/refresh`, { key: team.key }), 200, () => sharingEntry("access_token_refreshed"));
+    await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { enabled: true } }), 200);
+    await expectRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { settings: { whitelabel: true } } }),
+      200,
+      () => sharingEntry("updated", [change("SharingConfiguration", "settings", {}, { whitelabel: true })]),
+    );
+    const refreshed = await expectRecorded(
+      team,
+      () => api("POST", `${path}/refresh`, { key: team.key }),
+      200,
+      () => sharingEntry("access_token_refreshed"),
+    );
     await expectNothingRecorded(team, () => api("PATCH", path, { key: team.key, body: { settings: "none" } }), 400);
-    await expectNothingRecorded(team, () => api("POST", `${dashboardsPath(team.project.id)}/999999999/sharing/refresh`, { key: team.key }), 404);
-    await expectRecorded(team, () => api("PATCH", path, { key: team.key, body: { enabled: false } }), 200, () => sharingEntry("disabled"));
+    await expectNothingRecorded(
+      team,
+      () => api("POST", `${dashboardsPath(team.project.id)}/999999999/sharing/refresh`, { key: team.key }),
+      404,
+    );
+    await expectRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { enabled: false } }),
+      200,
+      () => sharingEntry("disabled"),
+    );
     await expectNoSecretIn(team, [enabled.body.access_token, refreshed.body.access_token]);
   });
 });
@@ -354,61 +531,116 @@ describe("access controls", () => {
       itemId: id,
       name: member.user.email,
       changes,
-      context: { resource: "dashboard", resource_id: String(dashboard.body.id), organization_member: member.membership.id, access_level: accessLevel },
+      context: {
+        resource: "dashboard",
+        resource_id: String(dashboard.body.id),
+        organization_member: member.membership.id,
+        access_level: accessLevel,
+      },
     });
     const created = await expectRecorded(
       team,
-      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: "viewer" } }),
+      () =>
+        api("PUT", rulesPath, {
+          key: team.key,
+          body: { organization_member: member.membership.id, access_level: "viewer" },
+        }),
       200,
       (response) => ruleEntry(response.body.id, "created", "viewer"),
     );
     await expectNothingRecorded(
       team,
-      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: "viewer" } }),
+      () =>
+        api("PUT", rulesPath, {
+          key: team.key,
+          body: { organization_member: member.membership.id, access_level: "viewer" },
+        }),
       200,
     );
     await expectRecorded(
       team,
-      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: "editor" } }),
+      () =>
+        api("PUT", rulesPath, {
+          key: team.key,
+          body: { organization_member: member.membership.id, access_level: "editor" },
+        }),
       200,
-      () => ruleEntry(created.body.id, "updated", "editor", [change("AccessControl", "access_level", "viewer", "editor")]),
+      () =>
+        ruleEntry(created.body.id, "updated", "editor", [change("AccessControl", "access_level", "viewer", "editor")]),
     );
     await expectNothingRecorded(
       team,
-      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: "owner" } }),
+      () =>
+        api("PUT", rulesPath, {
+          key: team.key,
+          body: { organization_member: member.membership.id, access_level: "owner" },
+        }),
       400,
     );
-    await expectNothingRecorded(team, () => api("PUT", rulesPath, { key: team.key, body: { organization_member: "not-a-member", access_level: "viewer" } }), 400);
+    await expectNothingRecorded(
+      team,
+      () =>
+        api("PUT", rulesPath, { key: team.key, body: { organization_member: "not-a-member", access_level: "viewer" } }),
+      400,
+    );
     await expectRecorded(
       team,
-      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: null } }),
+      () =>
+        api("PUT", rulesPath, {
+          key: team.key,
+          body: { organization_member: member.membership.id, access_level: null },
+        }),
       204,
       () => ruleEntry(created.body.id, "deleted", "editor"),
     );
     // Removing a rule that does not exist changes nothing.
     await expectNothingRecorded(
       team,
-      () => api("PUT", rulesPath, { key: team.key, body: { organization_member: member.membership.id, access_level: null } }),
+      () =>
+        api("PUT", rulesPath, {
+          key: team.key,
+          body: { organization_member: member.membership.id, access_level: null },
+        }),
       204,
     );
 
     const projectRules = `/api/environments/${team.project.id}/access_controls`;
     // A public project has no default rule: making it private creates one.
-    const defaultRule = await expectRecorded(team, () => api("PUT", projectRules, { key: team.key, body: { access_level: "none" } }), 200, (response) => ({
-      scope: "AccessControl",
-      activity: "created",
-      itemId: response.body.id,
-      name: null,
-      context: { resource: "project", resource_id: String(team.project.id), organization_member: null, access_level: "none" },
-    }));
-    await expectRecorded(team, () => api("PUT", projectRules, { key: team.key, body: { access_level: "member" } }), 200, () => ({
-      scope: "AccessControl",
-      activity: "updated",
-      itemId: defaultRule.body.id,
-      name: null,
-      changes: [change("AccessControl", "access_level", "none", "member")],
-      context: { resource: "project", resource_id: String(team.project.id), organization_member: null, access_level: "member" },
-    }));
+    const defaultRule = await expectRecorded(
+      team,
+      () => api("PUT", projectRules, { key: team.key, body: { access_level: "none" } }),
+      200,
+      (response) => ({
+        scope: "AccessControl",
+        activity: "created",
+        itemId: response.body.id,
+        name: null,
+        context: {
+          resource: "project",
+          resource_id: String(team.project.id),
+          organization_member: null,
+          access_level: "none",
+        },
+      }),
+    );
+    await expectRecorded(
+      team,
+      () => api("PUT", projectRules, { key: team.key, body: { access_level: "member" } }),
+      200,
+      () => ({
+        scope: "AccessControl",
+        activity: "updated",
+        itemId: defaultRule.body.id,
+        name: null,
+        changes: [change("AccessControl", "access_level", "none", "member")],
+        context: {
+          resource: "project",
+          resource_id: String(team.project.id),
+          organization_member: null,
+          access_level: "member",
+        },
+      }),
+    );
     expect((await projectLog(team)).filter((entry) => entry.scope === "AccessControl")).toHaveLength(5);
   });
 });

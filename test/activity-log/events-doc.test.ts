@@ -13,7 +13,10 @@ describe("docs/events.md", () => {
   it("shows every event of the vocabulary once, each example a payload as deliveries send it", () => {
     expect(Object.keys(EVENT_EXAMPLES).sort()).toEqual([...ACTIVITY_EVENTS].sort());
     for (const event of ACTIVITY_EVENTS as EventName[]) {
-      expect(eventsDoc.split("\n").filter((line) => line === `### ${event}`), event).toHaveLength(1);
+      expect(
+        eventsDoc.split("\n").filter((line) => line === `### ${event}`),
+        event,
+      ).toHaveLength(1);
       const payload = examplePayload(event);
       expect(ActivityEvent.parse(payload), event).toEqual(payload);
       expect(payload).toMatchObject({ type: event, scope: event.split(".")[0], activity: event.split(".")[1] });

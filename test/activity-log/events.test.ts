@@ -4,16 +4,33 @@ import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
 import { promotionEntry } from "../support/activity-log";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_AUTHENTICATED, NOT_FOUND } from "../support/error-bodies";
-import { addMember, api, createApiKey, createProject, db, grantProjectAccess, setupOrganization } from "../support/harness";
+import {
+  addMember,
+  api,
+  createApiKey,
+  createProject,
+  db,
+  grantProjectAccess,
+  setupOrganization,
+} from "../support/harness";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
-type Event = { type: string; seq: number; scope: string; activity: string; item_id: string; project_id: number | null; detail: { name: string | null } };
+type Event = {
+  type: string;
+  seq: number;
+  scope: string;
+  activity: string;
+  item_id: string;
+  project_id: number | null;
+  detail: { name: string | null };
+};
 type Feed = { next: string; cursor: string; has_more: boolean; results: Event[] };
 
 afterEach(() => vi.restoreAllMocks());
 
 const feedPath = (organizationId: string, query = "") => `/api/organizations/${organizationId}/events${query}`;
-const memberPath = (organization: Organization, userUuid: string) => `/api/organizations/${organization.organization.id}/members/${userUuid}`;
+const memberPath = (organization: Organization, userUuid: string) =>
+  `/api/organizations/${organization.organization.id}/members/${userUuid}`;
 
 /** Sealed before reading: the feed lists only sealed entries (`verify` seals what is pending). */
 async function sealed(organization: Organization) {
@@ -40,9 +57,14 @@ async function readAll(organization: Organization, query: string, key = organiza
 }
 
 async function promote(organization: Organization, count: number) {
-  const members = await Promise.all(Array.from({ length: count }, () => addMember(organization.organization.id, MembershipLevel.member)));
+  const members = await Promise.all(
+    Array.from({ length: count }, () => addMember(organization.organization.id, MembershipLevel.member)),
+  );
   for (const member of members) {
-    const response = await api("PATCH", memberPath(organization, member.user.uuid), { key: organization.key, body: { level: MembershipLevel.admin } });
+    const response = await api("PATCH", memberPath(organization, member.user.uuid), {
+      key: organization.key,
+      body: { level: MembershipLevel.admin },
+    });
     expect(response.status).toBe(200);
   }
   return members;
@@ -52,7 +74,10 @@ describe("the events feed", () => {
   it("lists the organization's events oldest first, as webhooks deliver them, with a cursor to poll", async () => {
     const organization = await setupOrganization();
     const member = await addMember(organization.organization.id, MembershipLevel.member);
-    const response = await api("PATCH", memberPath(organization, member.user.uuid), { key: organization.key, body: { level: MembershipLevel.admin } });
+    const response = await api("PATCH", memberPath(organization, member.user.uuid), {
+      key: organization.key,
+      body: { level: MembershipLevel.admin },
+    });
     await sealed(organization);
 
     const feed = await readFeed(organization);
@@ -63,10 +88,17 @@ describe("the events feed", () => {
       next: `${base}?after=1`,
       cursor: "1",
       has_more: false,
-      results: [{ type: "OrganizationMembership.updated", ...entry, seq: 1, hash: expect.stringMatching(/^[0-9a-f]{64}$/) }],
+      results: [
+        { type: "OrganizationMembership.updated", ...entry, seq: 1, hash: expect.stringMatching(/^[0-9a-f]{64}$/) },
+      ],
     });
     // Nothing new yet: the same cursor, nothing listed; then what came since.
-    expect(await readFeed(organization, "?after=1")).toEqual({ next: `${base}?after=1`, cursor: "1", has_more: false, results: [] });
+    expect(await readFeed(organization, "?after=1")).toEqual({
+      next: `${base}?after=1`,
+      cursor: "1",
+      has_more: false,
+      results: [],
+    });
     await promote(organization, 2);
     await sealed(organization);
     const since = await readFeed(organization, "?after=1");
@@ -104,12 +136,28 @@ describe("the events feed", () => {
     });
     expect(webhook.status).toBe(201);
     const [kept, removed] = await promote(organization, 2);
-    await api("PATCH", `/api/organizations/${organization.organization.id}`, { key: organization.key, body: { name: "Renamed" } });
-    expect((await api("DELETE", memberPath(organization, removed!.user.uuid), { key: organization.key })).status).toBe(204);
-    await api("PATCH", memberPath(organization, kept!.user.uuid), { key: organization.key, body: { level: MembershipLevel.member } });
+    await api("PATCH", `/api/organizations/${organization.organization.id}`, {
+      key: organization.key,
+      body: { name: "Renamed" },
+    });
+    expect((await api("DELETE", memberPath(organization, removed!.user.uuid), { key: organization.key })).status).toBe(
+      204,
+    );
+    await api("PATCH", memberPath(organization, kept!.user.uuid), {
+      key: organization.key,
+      body: { level: MembershipLevel.member },
+    });
     await sealed(organization);
     const deliveries = `/api/organizations/${organization.organization.id}/webhooks/${webhook.body.id}/deliveries`;
-    await expect.poll(async () => (await api("GET", deliveries, { key: organization.key })).body.results.filter((d: { status: string }) => d.status === "succeeded").length, { timeout: 5_000 }).toBe(4);
+    await expect
+      .poll(
+        async () =>
+          (await api("GET", deliveries, { key: organization.key })).body.results.filter(
+            (d: { status: string }) => d.status === "succeeded",
+          ).length,
+        { timeout: 5_000 },
+      )
+      .toBe(4);
 
     const feed = await readAll(organization, `?after=${cursor}&events=${events.join(",")}`);
 
@@ -129,8 +177,14 @@ describe("the events feed", () => {
     const hiddenProject = await createProject(organization.organization.id, { name: "Private", access_control: true });
     await grantProjectAccess(hiddenProject.id, member.membership.id, "none");
     const dashboards = (projectId: number) => `/api/environments/${projectId}/dashboards`;
-    const open = await api("POST", dashboards(organization.project.id), { key: organization.key, body: { name: "Open" } });
-    const secret = await api("POST", dashboards(organization.project.id), { key: organization.key, body: { name: "Secret" } });
+    const open = await api("POST", dashboards(organization.project.id), {
+      key: organization.key,
+      body: { name: "Open" },
+    });
+    const secret = await api("POST", dashboards(organization.project.id), {
+      key: organization.key,
+      body: { name: "Secret" },
+    });
     await api("POST", dashboards(hiddenProject.id), { key: organization.key, body: { name: "Elsewhere" } });
     const now = new Date().toISOString();
     await db.insert(schema.accessControls).values({
@@ -150,8 +204,12 @@ describe("the events feed", () => {
     const asOwner = await readAll(organization, "");
 
     expect(asMember.events.map((event) => [event.type, event.detail.name])).toEqual([["Dashboard.created", "Open"]]);
-    const projectLog = await api("GET", `/api/environments/${organization.project.id}/activity_log`, { key: member.key });
-    expect(projectLog.body.results.map((entry: { id: string }) => entry.id)).toEqual(asMember.events.map((event) => (event as unknown as { id: string }).id));
+    const projectLog = await api("GET", `/api/environments/${organization.project.id}/activity_log`, {
+      key: member.key,
+    });
+    expect(projectLog.body.results.map((entry: { id: string }) => entry.id)).toEqual(
+      asMember.events.map((event) => (event as unknown as { id: string }).id),
+    );
     expect(asOwner.events.map((event) => [event.type, event.detail.name])).toEqual([
       ["Dashboard.created", "Open"],
       ["Dashboard.created", "Secret"],
@@ -175,7 +233,12 @@ describe("the events feed", () => {
       ["?limit=1001", "limit"],
     ]) {
       const response = await api("GET", `${path}${query}`, { key: organization.key });
-      expect({ query, status: response.status, type: response.body.type, attr: response.body.attr }).toEqual({ query, status: 400, type: "validation_error", attr });
+      expect({ query, status: response.status, type: response.body.type, attr: response.body.attr }).toEqual({
+        query,
+        status: 400,
+        type: "validation_error",
+        attr,
+      });
     }
     expectError(await api("GET", path), 401, NOT_AUTHENTICATED);
     const outsider = await setupOrganization();
@@ -184,7 +247,11 @@ describe("the events feed", () => {
     expectError(await api("GET", path, { key: noScope.value }), 403, missingScope("activity_log:read"));
     // Not a level check: a member reads their share (above); an org-level log stays admin-only.
     const member = await addMember(organization.organization.id, MembershipLevel.member);
-    expectError(await api("GET", `/api/organizations/${organization.organization.id}/activity_log`, { key: member.key }), 403, INSUFFICIENT_LEVEL);
+    expectError(
+      await api("GET", `/api/organizations/${organization.organization.id}/activity_log`, { key: member.key }),
+      403,
+      INSUFFICIENT_LEVEL,
+    );
     expect((await api("GET", path, { key: member.key })).status).toBe(200);
   });
 
@@ -192,7 +259,12 @@ describe("the events feed", () => {
     const organization = await setupOrganization();
     await promote(organization, 3);
     await sealed(organization);
-    await db.insert(schema.activityLogAnchors).values({ organizationId: organization.organization.id, seq: 2, hash: "0".repeat(64), prunedAt: new Date().toISOString() });
+    await db.insert(schema.activityLogAnchors).values({
+      organizationId: organization.organization.id,
+      seq: 2,
+      hash: "0".repeat(64),
+      prunedAt: new Date().toISOString(),
+    });
     const feed = await readFeed(organization, "?after=0&limit=1");
     expect(feed.results.map((event) => event.seq)).toEqual([3]);
     expect(feed).toMatchObject({ cursor: "3" });

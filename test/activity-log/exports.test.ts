@@ -8,11 +8,21 @@ import worker from "../../src/index";
 import { sealChain } from "../../src/platform/activity-log/chain";
 import { MembershipLevel } from "../../src/platform/levels";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_AUTHENTICATED, NOT_FOUND } from "../support/error-bodies";
-import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../support/harness";
+import {
+  addMember,
+  api,
+  createApiKey,
+  db,
+  ISO_TIMESTAMP,
+  setupOrganization,
+  userBasic,
+  UUID,
+} from "../support/harness";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 
-const exportsPath = (organization: Organization) => `/api/organizations/${organization.organization.id}/activity_log/exports`;
+const exportsPath = (organization: Organization) =>
+  `/api/organizations/${organization.organization.id}/activity_log/exports`;
 const FROM = "2026-01-01T00:00:00Z";
 const TO = "2027-01-01T00:00:00Z";
 
@@ -53,81 +63,112 @@ async function finished(organization: Organization, id: string, timeout = 60_000
   return (await api("GET", path, { key: organization.key })).body;
 }
 
-const download = (organization: Organization, id: string) => api("GET", `${exportsPath(organization)}/${id}/download`, { key: organization.key });
+const download = (organization: Organization, id: string) =>
+  api("GET", `${exportsPath(organization)}/${id}/download`, { key: organization.key });
 
 describe("activity-log exports", () => {
-  it(
-    "exports 10,000 entries in the background, in parts, and the file verifies offline against the chain's head",
-    async () => {
-      const organization = await setupOrganization();
-      await seedChain(organization, 10_000);
-      const head = (await api("GET", `/api/organizations/${organization.organization.id}/activity_log/verify`, { key: organization.key })).body;
-      expect(head).toMatchObject({ valid: true, entries: 10_000 });
+  it("exports 10,000 entries in the background, in parts, and the file verifies offline against the chain's head", async () => {
+    const organization = await setupOrganization();
+    await seedChain(organization, 10_000);
+    const head = (
+      await api("GET", `/api/organizations/${organization.organization.id}/activity_log/verify`, {
+        key: organization.key,
+      })
+    ).body;
+    expect(head).toMatchObject({ valid: true, entries: 10_000 });
 
-      const created = await createExport(organization, { from: FROM, to: TO });
+    const created = await createExport(organization, { from: FROM, to: TO });
 
-      const pending = {
-        id: expect.stringMatching(UUID),
-        status: "pending",
-        format: "ndjson",
-        from: "2026-01-01T00:00:00.000Z",
-        to: "2027-01-01T00:00:00.000Z",
-        scopes: null,
-        entries: 0,
-        parts: 0,
-        bytes: 0,
-        error: null,
-        created_by: userBasic(organization.owner),
-        created_at: expect.stringMatching(ISO_TIMESTAMP),
-        completed_at: null,
-        download_url: null,
-      };
-      expect(created.body).toEqual(pending);
-      const done = await finished(organization, created.body.id);
-      expect(done).toEqual({
-        ...pending,
-        id: created.body.id,
-        status: "succeeded",
-        entries: 10_000,
-        parts: 10,
-        bytes: expect.any(Number),
-        completed_at: expect.stringMatching(ISO_TIMESTAMP),
-        download_url: `http://localhost${exportsPath(organization)}/${created.body.id}/download`,
-      });
-      const file = await download(organization, created.body.id);
-      expect(file.status).toBe(200);
-      expect(file.headers.get("Content-Type")).toBe("application/x-ndjson");
-      expect(file.headers.get("Content-Disposition")).toBe(`attachment; filename="activity-log-${created.body.id}.ndjson"`);
-      expect(new TextEncoder().encode(file.text).byteLength).toBe(done.bytes);
-      expect(await verifyExport(file.text, { contiguous: true })).toEqual({
-        valid: true,
-        entries: 10_000,
-        first_seq: 1,
-        last_seq: 10_000,
-        head: head.head,
-        gaps: [],
-      });
-      // What the API shows of an entry is what the file holds of it.
-      const lines = file.text.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
-      const [entry] = (await api("GET", `/api/organizations/${organization.organization.id}/activity_log?limit=1`, { key: organization.key })).body.results;
-      expect(lines.at(-1)).toMatchObject({ id: entry.id, seq: entry.seq, hash: entry.hash, created_at: entry.created_at, activity: entry.activity });
+    const pending = {
+      id: expect.stringMatching(UUID),
+      status: "pending",
+      format: "ndjson",
+      from: "2026-01-01T00:00:00.000Z",
+      to: "2027-01-01T00:00:00.000Z",
+      scopes: null,
+      entries: 0,
+      parts: 0,
+      bytes: 0,
+      error: null,
+      created_by: userBasic(organization.owner),
+      created_at: expect.stringMatching(ISO_TIMESTAMP),
+      completed_at: null,
+      download_url: null,
+    };
+    expect(created.body).toEqual(pending);
+    const done = await finished(organization, created.body.id);
+    expect(done).toEqual({
+      ...pending,
+      id: created.body.id,
+      status: "succeeded",
+      entries: 10_000,
+      parts: 10,
+      bytes: expect.any(Number),
+      completed_at: expect.stringMatching(ISO_TIMESTAMP),
+      download_url: `http://localhost${exportsPath(organization)}/${created.body.id}/download`,
+    });
+    const file = await download(organization, created.body.id);
+    expect(file.status).toBe(200);
+    expect(file.headers.get("Content-Type")).toBe("application/x-ndjson");
+    expect(file.headers.get("Content-Disposition")).toBe(
+      `attachment; filename="activity-log-${created.body.id}.ndjson"`,
+    );
+    expect(new TextEncoder().encode(file.text).byteLength).toBe(done.bytes);
+    expect(await verifyExport(file.text, { contiguous: true })).toEqual({
+      valid: true,
+      entries: 10_000,
+      first_seq: 1,
+      last_seq: 10_000,
+      head: head.head,
+      gaps: [],
+    });
+    // What the API shows of an entry is what the file holds of it.
+    const lines = file.text
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const [entry] = (
+      await api("GET", `/api/organizations/${organization.organization.id}/activity_log?limit=1`, {
+        key: organization.key,
+      })
+    ).body.results;
+    expect(lines.at(-1)).toMatchObject({
+      id: entry.id,
+      seq: entry.seq,
+      hash: entry.hash,
+      created_at: entry.created_at,
+      activity: entry.activity,
+    });
 
-      // A tampered line fails at that line; a line removed fails where the chain breaks.
-      const tampered = [...lines.slice(0, 4), { ...lines[4], detail: (lines[4]!.detail as string).replace("commas", "comas") }, ...lines.slice(5)];
-      expect(await verifyExport(tampered.map((line) => JSON.stringify(line)).join("\n"))).toMatchObject({
-        valid: false,
-        line: 5,
-        seq: 5,
-        reason: "hash does not match the entry",
-      });
-      const removed = [...lines.slice(0, 6), ...lines.slice(7)].map((line) => JSON.stringify(line)).join("\n");
-      expect(await verifyExport(removed, { contiguous: true })).toMatchObject({ valid: false, line: 7, seq: 8, reason: "entries 7 to 7 are missing" });
-      expect(await verifyExport(removed)).toMatchObject({ valid: true, gaps: [[7, 7]] });
-      const forged = [...lines.slice(0, 9), { ...lines[9], previous_hash: "0".repeat(64) }].map((line) => JSON.stringify(line)).join("\n");
-      expect(await verifyExport(forged)).toMatchObject({ valid: false, line: 10, reason: "hash does not match the entry" });
-    },
-    180_000,
-  );
+    // A tampered line fails at that line; a line removed fails where the chain breaks.
+    const tampered = [
+      ...lines.slice(0, 4),
+      { ...lines[4], detail: (lines[4]!.detail as string).replace("commas", "comas") },
+      ...lines.slice(5),
+    ];
+    expect(await verifyExport(tampered.map((line) => JSON.stringify(line)).join("\n"))).toMatchObject({
+      valid: false,
+      line: 5,
+      seq: 5,
+      reason: "hash does not match the entry",
+    });
+    const removed = [...lines.slice(0, 6), ...lines.slice(7)].map((line) => JSON.stringify(line)).join("\n");
+    expect(await verifyExport(removed, { contiguous: true })).toMatchObject({
+      valid: false,
+      line: 7,
+      seq: 8,
+      reason: "entries 7 to 7 are missing",
+    });
+    expect(await verifyExport(removed)).toMatchObject({ valid: true, gaps: [[7, 7]] });
+    const forged = [...lines.slice(0, 9), { ...lines[9], previous_hash: "0".repeat(64) }]
+      .map((line) => JSON.stringify(line))
+      .join("\n");
+    expect(await verifyExport(forged)).toMatchObject({
+      valid: false,
+      line: 10,
+      reason: "hash does not match the entry",
+    });
+  }, 180_000);
 
   it("exports CSV of some scopes and a time range, typed so that every row verifies, and fails a tampered row", async () => {
     const organization = await setupOrganization();
@@ -139,7 +180,12 @@ describe("activity-log exports", () => {
       format: "csv",
       scopes: ["Dashboard", "Webhook"],
     });
-    expect(created.body).toMatchObject({ format: "csv", scopes: ["Dashboard", "Webhook"], from: "2026-01-01T00:11:00.000Z", to: "2026-01-01T02:31:00.000Z" });
+    expect(created.body).toMatchObject({
+      format: "csv",
+      scopes: ["Dashboard", "Webhook"],
+      from: "2026-01-01T00:11:00.000Z",
+      to: "2026-01-01T02:31:00.000Z",
+    });
     const done = await finished(organization, created.body.id);
     expect(done).toMatchObject({ status: "succeeded", entries: 70, parts: 1 });
 
@@ -156,7 +202,11 @@ describe("activity-log exports", () => {
     expect(file.text).toContain('"line\nbreak, ""quoted"""');
     const tampered = file.text.replace('{""n"":26}', '{""n"":62}');
     expect(tampered).not.toBe(file.text);
-    expect(await verifyExport(tampered, { format: "csv" })).toMatchObject({ valid: false, seq: 26, reason: "hash does not match the entry" });
+    expect(await verifyExport(tampered, { format: "csv" })).toMatchObject({
+      valid: false,
+      seq: 26,
+      reason: "hash does not match the entry",
+    });
     expect(await verifyExport(tampered.replace('"item-14"', "14"), { format: "csv" })).toMatchObject({ valid: false });
   }, 60_000);
 
@@ -168,11 +218,21 @@ describe("activity-log exports", () => {
     // As if the second step's message had been lost: back to one part, idle for an hour.
     const exportId = created.body.id;
     const anHourAgo = new Date(Date.now() - 3_600_000).toISOString();
-    const firstPart = await env.ACTIVITY_LOG_EXPORTS.get(`${organization.organization.id}/${exportId}/part-000000.ndjson`);
+    const firstPart = await env.ACTIVITY_LOG_EXPORTS.get(
+      `${organization.organization.id}/${exportId}/part-000000.ndjson`,
+    );
     const firstPartBytes = new TextEncoder().encode(await firstPart!.text()).byteLength;
     await db
       .update(schema.activityLogExports)
-      .set({ status: "running", parts: 1, cursorSeq: 1000, entries: 1000, bytes: firstPartBytes, completedAt: null, updatedAt: anHourAgo })
+      .set({
+        status: "running",
+        parts: 1,
+        cursorSeq: 1000,
+        entries: 1000,
+        bytes: firstPartBytes,
+        completedAt: null,
+        updatedAt: anHourAgo,
+      })
       .where(eq(schema.activityLogExports.id, exportId));
 
     await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
@@ -182,7 +242,12 @@ describe("activity-log exports", () => {
     const done = await finished(organization, exportId);
     expect(done).toMatchObject({ status: "succeeded", entries: 2_500, parts: 3 });
     const file = await download(organization, exportId);
-    expect(await verifyExport(file.text, { contiguous: true })).toMatchObject({ valid: true, entries: 2_500, first_seq: 1, last_seq: 2_500 });
+    expect(await verifyExport(file.text, { contiguous: true })).toMatchObject({
+      valid: true,
+      entries: 2_500,
+      first_seq: 1,
+      last_seq: 2_500,
+    });
     expect(new TextEncoder().encode(file.text).byteLength).toBe(done.bytes);
   }, 120_000);
 
@@ -201,17 +266,34 @@ describe("activity-log exports", () => {
       [{ from: FROM, to: TO, scopes: [] }, "scopes"],
     ] as const) {
       const response = await api("POST", path, { key: organization.key, body });
-      expect({ body, status: response.status, type: response.body.type, attr: response.body.attr }).toEqual({ body, status: 400, type: "validation_error", attr });
+      expect({ body, status: response.status, type: response.body.type, attr: response.body.attr }).toEqual({
+        body,
+        status: 400,
+        type: "validation_error",
+        attr,
+      });
     }
     const member = await addMember(organization.organization.id, MembershipLevel.member);
     expectError(await api("POST", path, { key: member.key, body: { from: FROM, to: TO } }), 403, INSUFFICIENT_LEVEL);
     const noScope = await createApiKey(organization.owner, { scopes: ["organization:read"] });
-    expectError(await api("POST", path, { key: noScope.value, body: { from: FROM, to: TO } }), 403, missingScope("activity_log:read"));
+    expectError(
+      await api("POST", path, { key: noScope.value, body: { from: FROM, to: TO } }),
+      403,
+      missingScope("activity_log:read"),
+    );
     expectError(await api("POST", path, { body: { from: FROM, to: TO } }), 401, NOT_AUTHENTICATED);
     for (const suffix of ["", "/download"]) {
       expectError(await api("GET", `${path}/${theirs.body.id}${suffix}`, { key: organization.key }), 404, NOT_FOUND);
-      expectError(await api("GET", `${exportsPath(outsider)}/${theirs.body.id}${suffix}`, { key: organization.key }), 404, NOT_FOUND);
-      expectError(await api("GET", `${exportsPath(outsider)}/${theirs.body.id}${suffix}`, { key: member.key }), 404, NOT_FOUND);
+      expectError(
+        await api("GET", `${exportsPath(outsider)}/${theirs.body.id}${suffix}`, { key: organization.key }),
+        404,
+        NOT_FOUND,
+      );
+      expectError(
+        await api("GET", `${exportsPath(outsider)}/${theirs.body.id}${suffix}`, { key: member.key }),
+        404,
+        NOT_FOUND,
+      );
       expectError(await api("GET", `${path}/${theirs.body.id}${suffix}`, { key: member.key }), 403, INSUFFICIENT_LEVEL);
     }
   }, 30_000);

@@ -47,7 +47,11 @@ async function entriesAppendedBy(read: () => Promise<Entry[]>, write: () => Prom
 }
 
 /** The owner's entry by the owner's key. */
-async function byOwner(team: Organization, response: Response, expected: Omit<Expected, "organizationId" | "user" | "apiKeyId">) {
+async function byOwner(
+  team: Organization,
+  response: Response,
+  expected: Omit<Expected, "organizationId" | "user" | "apiKeyId">,
+) {
   return expectedEntry(response, {
     organizationId: team.organization.id,
     user: team.owner,
@@ -69,7 +73,11 @@ describe("organizations", () => {
     const team = await setupOrganization();
     const { response, entries } = await entriesAppendedBy(
       () => logOf(team),
-      () => api("PATCH", organizationPath(team), { key: team.key, body: { name: "Renamed", members_can_invite: false, enforce_2fa: true } }),
+      () =>
+        api("PATCH", organizationPath(team), {
+          key: team.key,
+          body: { name: "Renamed", members_can_invite: false, enforce_2fa: true },
+        }),
     );
     expect(response.status).toBe(200);
     expect(entries).toEqual([
@@ -89,8 +97,16 @@ describe("organizations", () => {
 
   it("an update that changes nothing, or fails, records nothing", async () => {
     const team = await setupOrganization();
-    await expectNothingAppended(team, () => api("PATCH", organizationPath(team), { key: team.key, body: { name: team.organization.name } }), 200);
-    await expectNothingAppended(team, () => api("PATCH", organizationPath(team), { key: team.key, body: { name: "" } }), 400);
+    await expectNothingAppended(
+      team,
+      () => api("PATCH", organizationPath(team), { key: team.key, body: { name: team.organization.name } }),
+      200,
+    );
+    await expectNothingAppended(
+      team,
+      () => api("PATCH", organizationPath(team), { key: team.key, body: { name: "" } }),
+      400,
+    );
   });
 
   it("a creation records the organization created and its owner joined, in the new organization's log", async () => {
@@ -104,7 +120,13 @@ describe("organizations", () => {
     const log = await organizationLog(response.body.id, team.key);
     const common = { organizationId: response.body.id, user: team.owner, apiKeyId: await keyIdOf(team.owner) };
     expect(log.reverse()).toEqual([
-      expectedEntry(response, { ...common, scope: "Organization", activity: "created", itemId: response.body.id, name: "Brand new" }),
+      expectedEntry(response, {
+        ...common,
+        scope: "Organization",
+        activity: "created",
+        itemId: response.body.id,
+        name: "Brand new",
+      }),
       expectedEntry(response, {
         ...common,
         scope: "OrganizationMembership",
@@ -129,7 +151,12 @@ describe("invites", () => {
     );
     expect(single.response.status).toBe(201);
     expect(single.entries).toEqual([
-      await byOwner(team, single.response, { scope: "OrganizationInvite", activity: "created", itemId: single.response.body.id, name: "ann@example.com" }),
+      await byOwner(team, single.response, {
+        scope: "OrganizationInvite",
+        activity: "created",
+        itemId: single.response.body.id,
+        name: "ann@example.com",
+      }),
     ]);
 
     const bulk = await entriesAppendedBy(
@@ -144,12 +171,20 @@ describe("invites", () => {
     expect(bulk.entries).toEqual(
       await Promise.all(
         (bulk.response.body as { id: string; target_email: string }[]).map((invite) =>
-          byOwner(team, bulk.response, { scope: "OrganizationInvite", activity: "created", itemId: invite.id, name: invite.target_email }),
+          byOwner(team, bulk.response, {
+            scope: "OrganizationInvite",
+            activity: "created",
+            itemId: invite.id,
+            name: invite.target_email,
+          }),
         ),
       ),
     );
     const log = JSON.stringify(await logOf(team));
-    for (const token of [single.response.body.token, ...bulk.response.body.map((invite: { token: string }) => invite.token)]) {
+    for (const token of [
+      single.response.body.token,
+      ...bulk.response.body.map((invite: { token: string }) => invite.token),
+    ]) {
       expect(typeof token).toBe("string");
       expect(log).not.toContain(token);
     }
@@ -164,10 +199,19 @@ describe("invites", () => {
     );
     expect(response.status).toBe(204);
     expect(entries).toEqual([
-      await byOwner(team, response, { scope: "OrganizationInvite", activity: "cancelled", itemId: invite.id, name: "dan@example.com" }),
+      await byOwner(team, response, {
+        scope: "OrganizationInvite",
+        activity: "cancelled",
+        itemId: invite.id,
+        name: "dan@example.com",
+      }),
     ]);
     await expectNothingAppended(team, () => api("DELETE", `${invitesPath(team)}/${invite.id}`, { key: team.key }), 404);
-    await expectNothingAppended(team, () => api("POST", invitesPath(team), { key: team.key, body: { target_email: "not an e-mail" } }), 400);
+    await expectNothingAppended(
+      team,
+      () => api("POST", invitesPath(team), { key: team.key, body: { target_email: "not an e-mail" } }),
+      400,
+    );
     expect(JSON.stringify(await logOf(team))).not.toContain(invite.token);
   });
 });
@@ -182,7 +226,10 @@ describe("signup by invite", () => {
     );
     expect(response.status).toBe(201);
     const [user] = await db.select().from(schema.users).where(eq(schema.users.uuid, response.body.user.uuid));
-    const [membership] = await db.select().from(schema.organizationMemberships).where(eq(schema.organizationMemberships.userId, user!.id));
+    const [membership] = await db
+      .select()
+      .from(schema.organizationMemberships)
+      .where(eq(schema.organizationMemberships.userId, user!.id));
     const common = { organizationId: team.organization.id, user: user!, apiKeyId: null };
     expect(entries).toEqual([
       expectedEntry(response, {
@@ -193,7 +240,13 @@ describe("signup by invite", () => {
         name: "eve@example.com",
         context: { user_uuid: user!.uuid },
       }),
-      expectedEntry(response, { ...common, scope: "OrganizationInvite", activity: "accepted", itemId: invite.id, name: "eve@example.com" }),
+      expectedEntry(response, {
+        ...common,
+        scope: "OrganizationInvite",
+        activity: "accepted",
+        itemId: invite.id,
+        name: "eve@example.com",
+      }),
     ]);
     const log = JSON.stringify(await logOf(team));
     expect(log).not.toContain(invite.token);
@@ -209,9 +262,12 @@ describe("signup by invite", () => {
       () => api("POST", `/api/signup/${invite.token}`, { key: joiner.key, body: {} }),
     );
     expect(response.status).toBe(201);
-    const joined = (await db.select().from(schema.organizationMemberships).where(eq(schema.organizationMemberships.userId, joiner.owner.id))).find(
-      (row) => row.organizationId === team.organization.id,
-    );
+    const joined = (
+      await db
+        .select()
+        .from(schema.organizationMemberships)
+        .where(eq(schema.organizationMemberships.userId, joiner.owner.id))
+    ).find((row) => row.organizationId === team.organization.id);
     const common = { organizationId: team.organization.id, user: joiner.owner, apiKeyId: await keyIdOf(joiner.owner) };
     expect(entries).toEqual([
       expectedEntry(response, {
@@ -222,9 +278,19 @@ describe("signup by invite", () => {
         name: joiner.owner.email,
         context: { user_uuid: joiner.owner.uuid },
       }),
-      expectedEntry(response, { ...common, scope: "OrganizationInvite", activity: "accepted", itemId: invite.id, name: joiner.owner.email }),
+      expectedEntry(response, {
+        ...common,
+        scope: "OrganizationInvite",
+        activity: "accepted",
+        itemId: invite.id,
+        name: joiner.owner.email,
+      }),
     ]);
-    await expectNothingAppended(team, () => api("POST", `/api/signup/${invite.token}`, { key: joiner.key, body: {} }), 404);
+    await expectNothingAppended(
+      team,
+      () => api("POST", `/api/signup/${invite.token}`, { key: joiner.key, body: {} }),
+      404,
+    );
   });
 });
 
@@ -234,7 +300,10 @@ describe("domains", () => {
   it("records a domain created, updated (its SAML certificate masked), verified and deleted", async () => {
     const team = await setupOrganization();
     const domain = `${crypto.randomUUID().slice(0, 8)}.example.com`;
-    const created = await entriesAppendedBy(() => logOf(team), () => api("POST", domainsPath(team), { key: team.key, body: { domain } }));
+    const created = await entriesAppendedBy(
+      () => logOf(team),
+      () => api("POST", domainsPath(team), { key: team.key, body: { domain } }),
+    );
     expect(created.response.status).toBe(201);
     const id: string = created.response.body.id;
     const item = { scope: "OrganizationDomain", itemId: id, name: domain };
@@ -266,37 +335,66 @@ describe("domains", () => {
     await expectNothingAppended(team, () => api("PATCH", `${domainsPath(team)}/${id}`, jit), 400);
 
     const challenge: string = created.response.body.verification_challenge;
-    vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response(JSON.stringify({ Status: 0, Answer: [] }), { status: 200 }));
+    vi.spyOn(globalThis, "fetch").mockImplementation(
+      async () => new Response(JSON.stringify({ Status: 0, Answer: [] }), { status: 200 }),
+    );
     await expectNothingAppended(team, () => api("POST", `${domainsPath(team)}/${id}/verify/`, { key: team.key }), 200);
     vi.restoreAllMocks();
     vi.spyOn(globalThis, "fetch").mockImplementation(
       async () =>
-        new Response(JSON.stringify({ Status: 0, Answer: [{ name: `_posthog-challenge.${domain}`, type: 16, TTL: 300, data: `"${challenge}"` }] }), {
-          status: 200,
-        }),
+        new Response(
+          JSON.stringify({
+            Status: 0,
+            Answer: [{ name: `_posthog-challenge.${domain}`, type: 16, TTL: 300, data: `"${challenge}"` }],
+          }),
+          {
+            status: 200,
+          },
+        ),
     );
-    const verified = await entriesAppendedBy(() => logOf(team), () => api("POST", `${domainsPath(team)}/${id}/verify/`, { key: team.key }));
+    const verified = await entriesAppendedBy(
+      () => logOf(team),
+      () => api("POST", `${domainsPath(team)}/${id}/verify/`, { key: team.key }),
+    );
     expect(verified.response.status).toBe(200);
     expect(verified.response.body.is_verified).toBe(true);
     expect(verified.entries).toEqual([await byOwner(team, verified.response, { ...item, activity: "verified" })]);
     vi.restoreAllMocks();
 
-    const enabled = await entriesAppendedBy(() => logOf(team), () => api("PATCH", `${domainsPath(team)}/${id}`, jit));
+    const enabled = await entriesAppendedBy(
+      () => logOf(team),
+      () => api("PATCH", `${domainsPath(team)}/${id}`, jit),
+    );
     expect(enabled.response.status).toBe(200);
     expect(enabled.entries).toEqual([
       await byOwner(team, enabled.response, {
         ...item,
         activity: "updated",
-        changes: [{ type: "OrganizationDomain", action: "changed", field: "jit_provisioning_enabled", before: false, after: true }],
+        changes: [
+          {
+            type: "OrganizationDomain",
+            action: "changed",
+            field: "jit_provisioning_enabled",
+            before: false,
+            after: true,
+          },
+        ],
       }),
     ]);
 
-    const deleted = await entriesAppendedBy(() => logOf(team), () => api("DELETE", `${domainsPath(team)}/${id}`, { key: team.key }));
+    const deleted = await entriesAppendedBy(
+      () => logOf(team),
+      () => api("DELETE", `${domainsPath(team)}/${id}`, { key: team.key }),
+    );
     expect(deleted.response.status).toBe(204);
     expect(deleted.entries).toEqual([await byOwner(team, deleted.response, { ...item, activity: "deleted" })]);
 
     await expectNothingAppended(team, () => api("DELETE", `${domainsPath(team)}/${id}`, { key: team.key }), 404);
-    await expectNothingAppended(team, () => api("POST", domainsPath(team), { key: team.key, body: { domain: "" } }), 400);
+    await expectNothingAppended(
+      team,
+      () => api("POST", domainsPath(team), { key: team.key, body: { domain: "" } }),
+      400,
+    );
     const log = JSON.stringify(await logOf(team));
     expect(log).not.toContain(certificate);
     expect(log).not.toContain(challenge);
@@ -313,13 +411,22 @@ describe("projects", () => {
     expect(created.response.status).toBe(201);
     const projectId: number = created.response.body.id;
     const item = { scope: "Project", itemId: String(projectId), projectId };
-    expect(created.entries).toEqual([await byOwner(team, created.response, { ...item, activity: "created", name: "Analytics" })]);
+    expect(created.entries).toEqual([
+      await byOwner(team, created.response, { ...item, activity: "created", name: "Analytics" }),
+    ]);
 
-    const paths = [`${organizationPath(team)}/projects/${projectId}`, `/api/projects/${projectId}`, `/api/environments/${projectId}`];
+    const paths = [
+      `${organizationPath(team)}/projects/${projectId}`,
+      `/api/projects/${projectId}`,
+      `/api/environments/${projectId}`,
+    ];
     const names = ["Analytics 2", "Analytics 3", "Analytics 4"];
     let previous = "Analytics";
     for (const [index, path] of paths.entries()) {
-      const updated = await entriesAppendedBy(() => logOf(team), () => api("PATCH", path, { key: team.key, body: { name: names[index] } }));
+      const updated = await entriesAppendedBy(
+        () => logOf(team),
+        () => api("PATCH", path, { key: team.key, body: { name: names[index] } }),
+      );
       expect(updated.response.status).toBe(200);
       expect(updated.entries).toEqual([
         await byOwner(team, updated.response, {
@@ -351,14 +458,26 @@ describe("projects", () => {
   it("a duplicate name (409), an invalid body (400) or an unknown project (404) records nothing", async () => {
     const team = await setupOrganization();
     const projects = `${organizationPath(team)}/projects`;
-    await expectNothingAppended(team, () => api("POST", projects, { key: team.key, body: { name: "default PROJECT" } }), 409);
+    await expectNothingAppended(
+      team,
+      () => api("POST", projects, { key: team.key, body: { name: "default PROJECT" } }),
+      409,
+    );
     await expectNothingAppended(team, () => api("POST", projects, { key: team.key, body: { name: "" } }), 400);
     const other = await createProject(team.organization.id, { name: "Other" });
     // The rename's entry is in the batch the unique name refuses: it is rolled back with it.
     const rename = { key: team.key, body: { name: "DEFAULT project" } };
     await expectNothingAppended(team, () => api("PATCH", `/api/projects/${other.id}`, rename), 409);
-    await expectNothingAppended(team, () => api("PATCH", `/api/projects/${team.project.id + 100000}`, { key: team.key, body: { name: "x" } }), 404);
-    await expectNothingAppended(team, () => api("PATCH", `/api/projects/${team.project.id}`, { key: team.key, body: { name: team.project.name } }), 200);
+    await expectNothingAppended(
+      team,
+      () => api("PATCH", `/api/projects/${team.project.id + 100000}`, { key: team.key, body: { name: "x" } }),
+      404,
+    );
+    await expectNothingAppended(
+      team,
+      () => api("PATCH", `/api/projects/${team.project.id}`, { key: team.key, body: { name: team.project.name } }),
+      200,
+    );
   });
 });
 
@@ -374,29 +493,57 @@ describe("personal API keys", () => {
       joinedAt: new Date().toISOString(),
       updatedAt: new Date().toISOString(),
     });
-    const bothLogs = async () => [...(await logOf(first)), ...(await organizationLog(second.organization.id, first.key))];
+    const bothLogs = async () => [
+      ...(await logOf(first)),
+      ...(await organizationLog(second.organization.id, first.key)),
+    ];
     const body = { label: "CI key", scopes: ["project:read"] };
-    const created = await entriesAppendedBy(bothLogs, () => api("POST", "/api/personal_api_keys", { key: first.key, body }));
+    const created = await entriesAppendedBy(bothLogs, () =>
+      api("POST", "/api/personal_api_keys", { key: first.key, body }),
+    );
     expect(created.response.status).toBe(201);
     const keyId: string = created.response.body.id;
     const context = { scopes: ["project:read"], scoped_organizations: [], scoped_teams: [] };
     const entry = (organizationId: string, activity: string, response: Response) =>
       keyIdOf(first.owner).then((apiKeyId) =>
-        expectedEntry(response, { organizationId, user: first.owner, apiKeyId, scope: "PersonalAPIKey", activity, itemId: keyId, name: "CI key", context }),
+        expectedEntry(response, {
+          organizationId,
+          user: first.owner,
+          apiKeyId,
+          scope: "PersonalAPIKey",
+          activity,
+          itemId: keyId,
+          name: "CI key",
+          context,
+        }),
       );
     expect(await logOf(first)).toEqual([await entry(first.organization.id, "created", created.response)]);
-    expect(await organizationLog(second.organization.id, first.key)).toContainEqual(await entry(second.organization.id, "created", created.response));
+    expect(await organizationLog(second.organization.id, first.key)).toContainEqual(
+      await entry(second.organization.id, "created", created.response),
+    );
 
-    const revoked = await entriesAppendedBy(() => logOf(first), () => api("DELETE", `/api/personal_api_keys/${keyId}`, { key: first.key }));
+    const revoked = await entriesAppendedBy(
+      () => logOf(first),
+      () => api("DELETE", `/api/personal_api_keys/${keyId}`, { key: first.key }),
+    );
     expect(revoked.response.status).toBe(204);
     expect(revoked.entries).toEqual([await entry(first.organization.id, "revoked", revoked.response)]);
-    expect(await organizationLog(second.organization.id, first.key)).toContainEqual(await entry(second.organization.id, "revoked", revoked.response));
+    expect(await organizationLog(second.organization.id, first.key)).toContainEqual(
+      await entry(second.organization.id, "revoked", revoked.response),
+    );
 
     await expectNothingAppended(first, () => api("DELETE", `/api/personal_api_keys/${keyId}`, { key: first.key }), 404);
-    await expectNothingAppended(first, () => api("POST", "/api/personal_api_keys", { key: first.key, body: { label: "", scopes: [] } }), 400);
+    await expectNothingAppended(
+      first,
+      () => api("POST", "/api/personal_api_keys", { key: first.key, body: { label: "", scopes: [] } }),
+      400,
+    );
     const log = JSON.stringify(await bothLogs());
     expect(log).not.toContain(created.response.body.value);
-    const [row] = await db.select().from(schema.personalApiKeys).where(eq(schema.personalApiKeys.userId, first.owner.id));
+    const [row] = await db
+      .select()
+      .from(schema.personalApiKeys)
+      .where(eq(schema.personalApiKeys.userId, first.owner.id));
     expect(log).not.toContain(row!.secureValue);
   });
 
@@ -404,17 +551,29 @@ describe("personal API keys", () => {
     const first = await setupOrganization();
     const other = await setupOrganization();
     const body = { label: "Scoped", scopes: ["*"], scoped_organizations: [first.organization.id] };
-    const created = await entriesAppendedBy(() => logOf(first), () => api("POST", "/api/personal_api_keys", { key: first.key, body }));
+    const created = await entriesAppendedBy(
+      () => logOf(first),
+      () => api("POST", "/api/personal_api_keys", { key: first.key, body }),
+    );
     expect(created.response.status).toBe(201);
     expect(created.entries).toHaveLength(1);
-    expect(created.entries[0]).toMatchObject({ scope: "PersonalAPIKey", activity: "created", item_id: created.response.body.id });
+    expect(created.entries[0]).toMatchObject({
+      scope: "PersonalAPIKey",
+      activity: "created",
+      item_id: created.response.body.id,
+    });
     expect(await logOf(other)).toEqual([]);
   });
 
   it("a key of a user in no organization is created with no entry anywhere", async () => {
     const loner = await createApiKey(await createUser(), { scopes: ["*"] });
-    const response = await api("POST", "/api/personal_api_keys", { key: loner.value, body: { label: "Alone", scopes: ["*"] } });
+    const response = await api("POST", "/api/personal_api_keys", {
+      key: loner.value,
+      body: { label: "Alone", scopes: ["*"] },
+    });
     expect(response.status).toBe(201);
-    expect(await db.select().from(schema.activityLog).where(eq(schema.activityLog.itemId, response.body.id))).toEqual([]);
+    expect(await db.select().from(schema.activityLog).where(eq(schema.activityLog.itemId, response.body.id))).toEqual(
+      [],
+    );
   });
 });

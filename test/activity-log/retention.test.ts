@@ -35,27 +35,45 @@ const verify = async (organization: Organization) =>
   (await api("GET", `${organizationPath(organization)}/activity_log/verify`, { key: organization.key })).body;
 
 const entriesOf = (organization: Organization) =>
-  db.select({ seq: schema.activityLog.seq, createdAt: schema.activityLog.createdAt }).from(schema.activityLog).where(eq(schema.activityLog.organizationId, organization.organization.id));
+  db
+    .select({ seq: schema.activityLog.seq, createdAt: schema.activityLog.createdAt })
+    .from(schema.activityLog)
+    .where(eq(schema.activityLog.organizationId, organization.organization.id));
 
 describe("activity-log retention per organization", () => {
   it("is an admin's setting, within the deployment's bounds, recorded in the log", async () => {
     const organization = await setupOrganization();
-    const response = await api("PATCH", organizationPath(organization), { key: organization.key, body: { activity_log_retention_days: 90 } });
+    const response = await api("PATCH", organizationPath(organization), {
+      key: organization.key,
+      body: { activity_log_retention_days: 90 },
+    });
     expect(response.status).toBe(200);
     expect(response.body).toEqual(
       expectedOrganization(
         { ...organization.organization, updatedAt: undefined },
-        { level: MembershipLevel.owner, projects: [organization.project], overrides: { activity_log_retention_days: 90 } },
+        {
+          level: MembershipLevel.owner,
+          projects: [organization.project],
+          overrides: { activity_log_retention_days: 90 },
+        },
       ),
     );
-    const [entry] = (await api("GET", `${organizationPath(organization)}/activity_log`, { key: organization.key })).body.results;
+    const [entry] = (await api("GET", `${organizationPath(organization)}/activity_log`, { key: organization.key })).body
+      .results;
     expect(entry).toMatchObject({
       scope: "Organization",
       activity: "updated",
       api_key_id: await keyIdOf(organization.owner),
-      detail: { changes: [{ type: "Organization", action: "changed", field: "activity_log_retention_days", before: null, after: 90 }] },
+      detail: {
+        changes: [
+          { type: "Organization", action: "changed", field: "activity_log_retention_days", before: null, after: 90 },
+        ],
+      },
     });
-    const reset = await api("PATCH", organizationPath(organization), { key: organization.key, body: { activity_log_retention_days: null } });
+    const reset = await api("PATCH", organizationPath(organization), {
+      key: organization.key,
+      body: { activity_log_retention_days: null },
+    });
     expect(reset.body.activity_log_retention_days).toBeNull();
 
     for (const [days, code, detail] of [
@@ -63,17 +81,34 @@ describe("activity-log retention per organization", () => {
       [29, "min_value", "Ensure this value is greater than or equal to 30."],
       [0, "min_value", "Ensure this value is greater than or equal to 30."],
     ] as const) {
-      expectError(await api("PATCH", organizationPath(organization), { key: organization.key, body: { activity_log_retention_days: days } }), 400, {
-        type: "validation_error",
-        code,
-        detail,
-        attr: "activity_log_retention_days",
-      });
+      expectError(
+        await api("PATCH", organizationPath(organization), {
+          key: organization.key,
+          body: { activity_log_retention_days: days },
+        }),
+        400,
+        {
+          type: "validation_error",
+          code,
+          detail,
+          attr: "activity_log_retention_days",
+        },
+      );
     }
-    const fractional = await api("PATCH", organizationPath(organization), { key: organization.key, body: { activity_log_retention_days: 45.5 } });
+    const fractional = await api("PATCH", organizationPath(organization), {
+      key: organization.key,
+      body: { activity_log_retention_days: 45.5 },
+    });
     expect(fractional.body).toMatchObject({ type: "validation_error", attr: "activity_log_retention_days" });
     const member = await addMember(organization.organization.id, MembershipLevel.member);
-    expectError(await api("PATCH", organizationPath(organization), { key: member.key, body: { activity_log_retention_days: 30 } }), 403, INSUFFICIENT_LEVEL);
+    expectError(
+      await api("PATCH", organizationPath(organization), {
+        key: member.key,
+        body: { activity_log_retention_days: 30 },
+      }),
+      403,
+      INSUFFICIENT_LEVEL,
+    );
     // A deployment keeping less than 30 days bounds both ends with its own.
     const underLowerMaximum = (days: number) =>
       worker.fetch(
@@ -86,16 +121,22 @@ describe("activity-log retention per organization", () => {
         createExecutionContext(),
       );
     expect((await underLowerMaximum(20)).status).toBe(200);
-    expect(await (await underLowerMaximum(21)).json()).toMatchObject({ code: "max_value", attr: "activity_log_retention_days" });
+    expect(await (await underLowerMaximum(21)).json()).toMatchObject({
+      code: "max_value",
+      attr: "activity_log_retention_days",
+    });
   });
 
   it("is pruned by the cron per organization, in bounded batches, and each chain still verifies", async () => {
     const shortLived = await setupOrganization();
     const keptLonger = await setupOrganization();
     // 2,500 entries over 100 days: more than one statement's 1,000 to prune.
-    await seedEntries(shortLived, 2_500, 100 * DAY / 2_500);
-    await seedEntries(keptLonger, 500, 100 * DAY / 500);
-    await api("PATCH", organizationPath(shortLived), { key: shortLived.key, body: { activity_log_retention_days: 30 } });
+    await seedEntries(shortLived, 2_500, (100 * DAY) / 2_500);
+    await seedEntries(keptLonger, 500, (100 * DAY) / 500);
+    await api("PATCH", organizationPath(shortLived), {
+      key: shortLived.key,
+      body: { activity_log_retention_days: 30 },
+    });
     const headBefore = (await verify(shortLived)).head;
 
     await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
@@ -107,9 +148,17 @@ describe("activity-log retention per organization", () => {
     // 30 of 100 days are kept (the update's entry is the newest).
     expect(kept.length).toBeGreaterThan(700);
     expect(kept.length).toBeLessThan(800);
-    const [anchor] = await db.select().from(schema.activityLogAnchors).where(eq(schema.activityLogAnchors.organizationId, shortLived.organization.id));
+    const [anchor] = await db
+      .select()
+      .from(schema.activityLogAnchors)
+      .where(eq(schema.activityLogAnchors.organizationId, shortLived.organization.id));
     expect(anchor).toMatchObject({ seq: firstKept - 1 });
-    expect(await verify(shortLived)).toEqual({ valid: true, entries: kept.length, first_invalid: null, head: headBefore });
+    expect(await verify(shortLived)).toEqual({
+      valid: true,
+      entries: kept.length,
+      first_invalid: null,
+      head: headBefore,
+    });
     // The other organization keeps the deployment's 365 days.
     expect(await entriesOf(keptLonger)).toHaveLength(500);
     expect((await verify(keptLonger)).valid).toBe(true);

@@ -20,7 +20,9 @@ describe("GET /docs", () => {
     await page.goto(`${url}/docs`);
     await page.locator(".opblock").first().waitFor();
     expect(await page.locator(".opblock").count()).toBe(await operationCount());
-    expect(await page.locator(".opblock-summary-operation-id", { hasText: "organizations_members_list" }).count()).toBe(1);
+    expect(await page.locator(".opblock-summary-operation-id", { hasText: "organizations_members_list" }).count()).toBe(
+      1,
+    );
 
     await page.getByRole("button", { name: "Authorize" }).first().click();
     await page.locator(".auth-container input").fill(apiKey);
@@ -34,7 +36,9 @@ describe("GET /docs", () => {
     await operation.getByRole("button", { name: "Execute" }).click();
     const status = operation.locator(".live-responses-table tr.response .response-col_status").first();
     await expect.poll(() => status.textContent()).toContain("200");
-    expect(await operation.locator(".live-responses-table .microlight").first().textContent()).toContain("owner@example.com");
+    expect(await operation.locator(".live-responses-table .microlight").first().textContent()).toContain(
+      "owner@example.com",
+    );
 
     await page.screenshot({ path: outputPath("docs.png"), fullPage: false });
     expect(browser.refused).toEqual([]);

@@ -33,7 +33,9 @@ describe("GET /shared/:access_token", () => {
       use_template: "DEFAULT_APP",
     });
     const dashboardPath = `/api/projects/${project.id}/dashboards/${dashboard.id}`;
-    await call("PATCH", dashboardPath, { tiles: [{ text: { body: TEXT_BODY }, layouts: { sm: { x: 0, y: 0, w: 6, h: 2 } } }] });
+    await call("PATCH", dashboardPath, {
+      tiles: [{ text: { body: TEXT_BODY }, layouts: { sm: { x: 0, y: 0, w: 6, h: 2 } } }],
+    });
     const sharing = await call("PATCH", `${dashboardPath}/sharing`, { enabled: true });
 
     const page = await browser.context.newPage();

@@ -16,7 +16,11 @@ afterAll(() => browser.close());
 /** An invite to an organization of its own: the run's other tests count the first one's members. */
 async function invite(targetEmail: string): Promise<string> {
   const headers = { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json" };
-  const created = await fetch(`${url}/api/organizations`, { method: "POST", headers, body: JSON.stringify({ name: "Invites by page" }) });
+  const created = await fetch(`${url}/api/organizations`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ name: "Invites by page" }),
+  });
   const organization = (await created.json()) as { id: string };
   const response = await fetch(`${url}/api/organizations/${organization.id}/invites`, {
     method: "POST",
@@ -45,10 +49,14 @@ describe("GET /signup/", () => {
     await key.waitFor();
     expect(await key.textContent()).toMatch(/^phx_[0-9A-Za-z]{44}$/);
     await page.screenshot({ path: outputPath("signup-page.png"), fullPage: true });
-    const me = await (await fetch(`${url}/api/users/@me`, { headers: { Authorization: `Bearer ${await key.textContent()}` } })).json();
+    const me = await (
+      await fetch(`${url}/api/users/@me`, { headers: { Authorization: `Bearer ${await key.textContent()}` } })
+    ).json();
     expect(me).toMatchObject({ first_name: "Ada", last_name: "Lovelace" });
     expect(requested.filter((request) => request.url.includes(token))).toEqual([]);
-    expect(requested.filter((request) => request.body?.includes(token)).map((request) => request.url)).toEqual([`${url}/api/signup`]);
+    expect(requested.filter((request) => request.body?.includes(token)).map((request) => request.url)).toEqual([
+      `${url}/api/signup`,
+    ]);
 
     // The same link again: the invite is used up, and the page says so.
     const again = await browser.context.newPage();
@@ -61,7 +69,9 @@ describe("GET /signup/", () => {
   it("says so when the link holds no token", async () => {
     const page = await browser.context.newPage();
     await page.goto(`${url}/signup/`);
-    expect(await page.getByRole("status").textContent()).toBe("This link holds no invite. Open the link from your invite e-mail as it is.");
+    expect(await page.getByRole("status").textContent()).toBe(
+      "This link holds no invite. Open the link from your invite e-mail as it is.",
+    );
     expect(await page.getByRole("button", { name: "Join the organization" }).isVisible()).toBe(false);
   });
 });

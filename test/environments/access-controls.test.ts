@@ -2,7 +2,18 @@ import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, createApiKey, createProject, db, errorBody, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../support/harness";
+import {
+  addMember,
+  api,
+  createApiKey,
+  createProject,
+  db,
+  errorBody,
+  ISO_TIMESTAMP,
+  setupOrganization,
+  userBasic,
+  UUID,
+} from "../support/harness";
 import { createDashboard, dashboardsPath } from "./dashboard-fixtures";
 
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
@@ -41,7 +52,10 @@ describe("dashboard access controls", () => {
 
   it("upserts a member's rule (200), lists it, and removes it with access_level null (204)", async () => {
     const { key, owner, project, dashboard, member, rulesPath } = await setupTeam();
-    const put = await api("PUT", rulesPath, { key, body: { access_level: "viewer", organization_member: member.membership.id } });
+    const put = await api("PUT", rulesPath, {
+      key,
+      body: { access_level: "viewer", organization_member: member.membership.id },
+    });
     expect(put.status).toBe(200);
     const expected = rule({
       access_level: "viewer",
@@ -54,18 +68,34 @@ describe("dashboard access controls", () => {
     // `created_by` is null as PostHog returns it; who made the rule is in the activity log.
     const log = await api("GET", `/api/environments/${project.id}/activity_log?scope=AccessControl`, { key });
     expect(log.body.results[0]).toMatchObject({ scope: "AccessControl", activity: "created", user: userBasic(owner) });
-    const changed = await api("PUT", rulesPath, { key, body: { access_level: "editor", organization_member: member.membership.id } });
-    expect(changed.body).toEqual({ ...expected, id: put.body.id, created_at: put.body.created_at, access_level: "editor" });
+    const changed = await api("PUT", rulesPath, {
+      key,
+      body: { access_level: "editor", organization_member: member.membership.id },
+    });
+    expect(changed.body).toEqual({
+      ...expected,
+      id: put.body.id,
+      created_at: put.body.created_at,
+      access_level: "editor",
+    });
     // The project with the dashboard, the member and the rule the body names, then the upsert.
     expect([put.cost.queries, changed.cost.queries]).toEqual([2, 2]);
     const everyone = await api("PUT", rulesPath, { key, body: { access_level: "viewer" } });
-    expect(everyone.body).toEqual(rule({ ...expected, access_level: "viewer", organization_member: null, id: expect.stringMatching(UUID) }));
+    expect(everyone.body).toEqual(
+      rule({ ...expected, access_level: "viewer", organization_member: null, id: expect.stringMatching(UUID) }),
+    );
     await api("PUT", rulesPath, { key, body: { access_level: "none", organization_member: null } });
 
     const listed = (await api("GET", rulesPath, { key })).body.access_controls;
-    expect(listed).toEqual([changed.body, { ...everyone.body, access_level: "none", updated_at: expect.stringMatching(ISO_TIMESTAMP) }]);
+    expect(listed).toEqual([
+      changed.body,
+      { ...everyone.body, access_level: "none", updated_at: expect.stringMatching(ISO_TIMESTAMP) },
+    ]);
 
-    const removed = await api("PUT", rulesPath, { key, body: { access_level: null, organization_member: member.membership.id } });
+    const removed = await api("PUT", rulesPath, {
+      key,
+      body: { access_level: null, organization_member: member.membership.id },
+    });
     expect(removed.status).toBe(204);
     expect(removed.text).toBe("");
     expect((await api("GET", rulesPath, { key })).body.access_controls).toHaveLength(1);
@@ -76,7 +106,11 @@ describe("dashboard access controls", () => {
     await createDashboard(key, project.id, { name: "Other" });
     const names = async (callerKey: string) => {
       const response = await api("GET", dashboardsPath(project.id), { key: callerKey });
-      return { names: response.body.results.map((item: { name: string }) => item.name), count: response.body.count, queries: response.cost.queries };
+      return {
+        names: response.body.results.map((item: { name: string }) => item.name),
+        count: response.body.count,
+        queries: response.cost.queries,
+      };
     };
     await names(member.key);
     const before = await names(member.key);
@@ -89,8 +123,13 @@ describe("dashboard access controls", () => {
     expect((await api("PATCH", dashboardPath, { key: member.key, body: { name: "x" } })).status).toBe(404);
     expect((await api("GET", rulesPath, { key: member.key })).status).toBe(404);
     expect((await api("GET", `${dashboardPath}/sharing`, { key: member.key })).status).toBe(404);
-    const copy = await api("POST", dashboardsPath(project.id), { key: member.key, body: { use_dashboard: dashboard.id } });
-    expect(copy.body).toEqual(errorBody("validation_error", "invalid_input", "Invalid value provided", "use_dashboard"));
+    const copy = await api("POST", dashboardsPath(project.id), {
+      key: member.key,
+      body: { use_dashboard: dashboard.id },
+    });
+    expect(copy.body).toEqual(
+      errorBody("validation_error", "invalid_input", "Invalid value provided", "use_dashboard"),
+    );
     // Organization admins and owners are never restricted.
     const admin = await addMember(organization.id, MembershipLevel.admin);
     await api("PUT", rulesPath, { key, body: { access_level: "none", organization_member: admin.membership.id } });
@@ -111,7 +150,10 @@ describe("dashboard access controls", () => {
     const refused = await api("PUT", rulesPath, { key: member.key, body });
     expect(refused.status).toBe(403);
     expect(refused.body).toEqual(denied("Must be manager to modify dashboard permissions."));
-    expect((await api("GET", rulesPath, { key: member.key })).body).toMatchObject({ user_access_level: "editor", user_can_edit_access_levels: false });
+    expect((await api("GET", rulesPath, { key: member.key })).body).toMatchObject({
+      user_access_level: "editor",
+      user_can_edit_access_levels: false,
+    });
     await api("PUT", rulesPath, { key, body: { access_level: "manager", organization_member: member.membership.id } });
     expect((await api("PUT", rulesPath, { key: member.key, body })).status).toBe(200);
   });
@@ -121,12 +163,27 @@ describe("dashboard access controls", () => {
     const badLevel = await api("PUT", rulesPath, { key, body: { access_level: "admin" } });
     expect(badLevel.status).toBe(400);
     expect(badLevel.body).toEqual(
-      errorBody("validation_error", "invalid_choice", "Invalid access level. Must be one of: none, viewer, editor, manager", "access_level"),
+      errorBody(
+        "validation_error",
+        "invalid_choice",
+        "Invalid access level. Must be one of: none, viewer, editor, manager",
+        "access_level",
+      ),
     );
     const stranger = await setupTeam();
-    const foreign = await api("PUT", rulesPath, { key, body: { access_level: "viewer", organization_member: stranger.member.membership.id } });
+    const foreign = await api("PUT", rulesPath, {
+      key,
+      body: { access_level: "viewer", organization_member: stranger.member.membership.id },
+    });
     expect(foreign.status).toBe(400);
-    expect(foreign.body).toEqual(errorBody("validation_error", "invalid_input", "This user is not a member of the organization.", "organization_member"));
+    expect(foreign.body).toEqual(
+      errorBody(
+        "validation_error",
+        "invalid_input",
+        "This user is not a member of the organization.",
+        "organization_member",
+      ),
+    );
     const missing = await api("PUT", rulesPath, { key, body: {} });
     expect(missing.status).toBe(400);
     expect(missing.body.attr).toBe("access_level");
@@ -140,7 +197,11 @@ describe("dashboard access controls", () => {
     const write = await api("PUT", rulesPath, { key: reader.value, body: { access_level: "viewer" } });
     expect(write.body).toEqual(denied("API key missing required scope 'access_control:write'"));
     const other = await setupTeam();
-    for (const path of [`${dashboardsPath(project.id)}/999999/access_controls`, `${dashboardsPath(project.id)}/${other.dashboard.id}/access_controls`, other.rulesPath]) {
+    for (const path of [
+      `${dashboardsPath(project.id)}/999999/access_controls`,
+      `${dashboardsPath(project.id)}/${other.dashboard.id}/access_controls`,
+      other.rulesPath,
+    ]) {
       expect((await api("GET", path, { key })).body).toEqual(NOT_FOUND);
       expect((await api("PUT", path, { key, body: { access_level: "viewer" } })).status).toBe(404);
     }
@@ -161,7 +222,10 @@ describe("project access controls", () => {
     const asMember = () => api("GET", `/api/projects/${project.id}`, { key: member.key });
     const defaultRules = async () =>
       (await api("GET", `/api/projects/${project.id}/access_controls`, { key })).body.access_controls.map(
-        (item: { organization_member: string | null; access_level: string }) => [item.organization_member, item.access_level],
+        (item: { organization_member: string | null; access_level: string }) => [
+          item.organization_member,
+          item.access_level,
+        ],
       );
     expect((await asMember()).status).toBe(200);
 
@@ -187,12 +251,26 @@ describe("project access controls", () => {
     });
     const joined = await api("POST", `/api/signup/${invite.body.token}`, { body: {} });
     const members = await api("GET", `/api/organizations/${organization.id}/members`, { key });
-    const membership = members.body.results.find((item: { user: { email: string } }) => item.user.email === "joiner@example.com");
+    const membership = members.body.results.find(
+      (item: { user: { email: string } }) => item.user.email === "joiner@example.com",
+    );
 
     const rules = (await api("GET", `/api/projects/${secret.id}/access_controls`, { key })).body.access_controls;
     expect(rules).toEqual([
-      rule({ access_level: "none", organization_member: null, resource: "project", resource_id: String(secret.id), created_by: null }),
-      rule({ access_level: "admin", organization_member: membership.id, resource: "project", resource_id: String(secret.id), created_by: null }),
+      rule({
+        access_level: "none",
+        organization_member: null,
+        resource: "project",
+        resource_id: String(secret.id),
+        created_by: null,
+      }),
+      rule({
+        access_level: "admin",
+        organization_member: membership.id,
+        resource: "project",
+        resource_id: String(secret.id),
+        created_by: null,
+      }),
     ]);
     const asJoiner = await api("GET", `/api/projects/${secret.id}`, { key: joined.body.personal_api_key.value });
     expect(asJoiner.body.effective_membership_level).toBe(8);
@@ -213,7 +291,12 @@ describe("project access controls", () => {
     expect((await api("GET", projectPath, { key: member.key })).body.access_control).toBe(false);
 
     const privateRule = await api("PUT", rulesPath, { key, body: { access_level: "none" } });
-    expect(privateRule.body).toMatchObject({ access_level: "none", organization_member: null, resource: "project", resource_id: String(project.id) });
+    expect(privateRule.body).toMatchObject({
+      access_level: "none",
+      organization_member: null,
+      resource: "project",
+      resource_id: String(project.id),
+    });
     expect((await api("GET", projectPath, { key: member.key })).body).toEqual(NOT_FOUND);
     expect((await api("GET", dashboardsPath(project.id), { key: member.key })).status).toBe(404);
     expect((await api("GET", projectPath, { key })).body.access_control).toBe(true);
@@ -236,24 +319,38 @@ describe("project access controls", () => {
     const secret = await createProject(organization.id, { name: "Secret", access_control: true });
     const rulesPath = `/api/projects/${secret.id}/access_controls`;
     expect((await api("GET", rulesPath, { key })).body.access_controls).toEqual([
-      rule({ access_level: "none", organization_member: null, resource: "project", resource_id: String(secret.id), created_by: null }),
+      rule({
+        access_level: "none",
+        organization_member: null,
+        resource: "project",
+        resource_id: String(secret.id),
+        created_by: null,
+      }),
     ]);
     expect((await api("GET", rulesPath, { key: member.key })).status).toBe(404);
 
     await api("PUT", rulesPath, { key, body: { access_level: "admin", organization_member: member.membership.id } });
     const asProjectAdmin = await api("GET", rulesPath, { key: member.key });
     expect(asProjectAdmin.body).toMatchObject({ user_access_level: "admin", user_can_edit_access_levels: true });
-    expect((await api("GET", `/api/projects/${secret.id}`, { key: member.key })).body.effective_membership_level).toBe(8);
+    expect((await api("GET", `/api/projects/${secret.id}`, { key: member.key })).body.effective_membership_level).toBe(
+      8,
+    );
   });
 
   it("lets only project admins change rules", async () => {
     const { project, member } = await setupTeam();
-    const refused = await api("PUT", `/api/projects/${project.id}/access_controls`, { key: member.key, body: { access_level: "none" } });
+    const refused = await api("PUT", `/api/projects/${project.id}/access_controls`, {
+      key: member.key,
+      body: { access_level: "none" },
+    });
     expect(refused.status).toBe(403);
     expect(refused.body).toEqual(denied("Must be admin to modify project permissions."));
     const asMember = await api("GET", `/api/projects/${project.id}/access_controls`, { key: member.key });
     expect(asMember.body).toMatchObject({ user_access_level: "member", user_can_edit_access_levels: false });
-    const stored = await db.select().from(schema.accessControls).where(eq(schema.accessControls.resourceId, String(project.id)));
+    const stored = await db
+      .select()
+      .from(schema.accessControls)
+      .where(eq(schema.accessControls.resourceId, String(project.id)));
     expect(stored).toEqual([]);
   });
 });

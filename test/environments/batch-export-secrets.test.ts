@@ -15,7 +15,9 @@ const exportsPath = (projectId: number) => `/api/environments/${projectId}/batch
 
 /** The row as a database dump shows it: every column as stored, nothing opened. */
 async function dumpedRow(id: string) {
-  const row = await env.DB.prepare("select * from batch_exports where id = ?").bind(id).first<Record<string, unknown>>();
+  const row = await env.DB.prepare("select * from batch_exports where id = ?")
+    .bind(id)
+    .first<Record<string, unknown>>();
   return JSON.stringify(row);
 }
 
@@ -34,7 +36,9 @@ async function insertExport(projectId: number, organizationId: string, sealing: 
   const config = { ...S3_CONFIG, ...S3_SECRETS };
   const former = await loadKeyring({ SECRETS_ENCRYPTION_KEY: env.SECRETS_ENCRYPTION_OLD_KEYS! });
   const stored =
-    sealing === "plaintext" ? { destinationConfig: config, sealedSecretsKeyId: null } : await sealDestination(former, id, "S3", config);
+    sealing === "plaintext"
+      ? { destinationConfig: config, sealedSecretsKeyId: null }
+      : await sealDestination(former, id, "S3", config);
   const now = nowIso();
   await db.insert(schema.batchExports).values({
     id,
@@ -111,7 +115,9 @@ describe("batch export secrets at rest", () => {
       for (const secret of Object.values(S3_SECRETS)) expect(await dumpedRow(id)).not.toContain(secret);
       expect(await openedConfig(id)).toEqual({ ...S3_CONFIG, ...S3_SECRETS });
     }
-    expect(await db.$count(schema.batchExports, eq(schema.batchExports.sealedSecretsKeyId, current))).toBeGreaterThanOrEqual(2);
+    expect(
+      await db.$count(schema.batchExports, eq(schema.batchExports.sealedSecretsKeyId, current)),
+    ).toBeGreaterThanOrEqual(2);
   });
 
   it("opens a former key's secrets on PATCH and writes them back under the current key", async () => {

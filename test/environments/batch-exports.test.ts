@@ -18,7 +18,13 @@ import {
   nextLink,
   previousLink,
 } from "../support/harness";
-import { AUTHENTICATION_FAILED, NOT_AUTHENTICATED, NOT_FOUND, expectError, missingScope } from "../support/error-bodies";
+import {
+  AUTHENTICATION_FAILED,
+  NOT_AUTHENTICATED,
+  NOT_FOUND,
+  expectError,
+  missingScope,
+} from "../support/error-bodies";
 
 const exportsPath = (projectId: number | string, tree = "environments") => `/api/${tree}/${projectId}/batch_exports`;
 
@@ -116,19 +122,42 @@ describe("POST /api/environments/:project_id/batch_exports", () => {
   });
 
   it.each([
-    ["Snowflake", { account: "acme", user: "loader", database: "db", warehouse: "wh", schema: "public", password: "pw", role: "r" }, { account: "acme", database: "db", warehouse: "wh", schema: "public", role: "r" }],
-    ["Postgres", { user: "u", password: "pw", host: "db.example.com", database: "posthog", port: 5433 }, { host: "db.example.com", database: "posthog", port: 5433 }],
-    ["Redshift", { user: "u", password: "pw", host: "rs.example.com", database: "dev", properties_data_type: "super" }, { host: "rs.example.com", database: "dev", properties_data_type: "super" }],
+    [
+      "Snowflake",
+      { account: "acme", user: "loader", database: "db", warehouse: "wh", schema: "public", password: "pw", role: "r" },
+      { account: "acme", database: "db", warehouse: "wh", schema: "public", role: "r" },
+    ],
+    [
+      "Postgres",
+      { user: "u", password: "pw", host: "db.example.com", database: "posthog", port: 5433 },
+      { host: "db.example.com", database: "posthog", port: 5433 },
+    ],
+    [
+      "Redshift",
+      { user: "u", password: "pw", host: "rs.example.com", database: "dev", properties_data_type: "super" },
+      { host: "rs.example.com", database: "dev", properties_data_type: "super" },
+    ],
     [
       "BigQuery",
-      { project_id: "p", dataset_id: "d", private_key: "k", private_key_id: "kid", token_uri: "https://oauth2.googleapis.com/token", client_email: "sa@p.iam.gserviceaccount.com", table_id: "events" },
+      {
+        project_id: "p",
+        dataset_id: "d",
+        private_key: "k",
+        private_key_id: "kid",
+        token_uri: "https://oauth2.googleapis.com/token",
+        client_email: "sa@p.iam.gserviceaccount.com",
+        table_id: "events",
+      },
       { project_id: "p", dataset_id: "d", table_id: "events" },
     ],
     ["HTTP", { url: "https://ingest.example.com/batch", token: "tok" }, { url: "https://ingest.example.com/batch" }],
     ["NoOp", {}, {}],
   ])("creates a %s export and strips its secrets", async (type, config, shown) => {
     const { project, key } = await setupOrganization();
-    const response = await api("POST", exportsPath(project.id), { key, body: { ...S3_EXPORT, destination: { type, config } } });
+    const response = await api("POST", exportsPath(project.id), {
+      key,
+      body: { ...S3_EXPORT, destination: { type, config } },
+    });
     expect(response.status).toBe(201);
     expect(response.body).toEqual(s3ExportBody(project.id, { destination: { type, config: shown } }));
     expect(await storedConfig(response.body.id)).toEqual(config);
@@ -148,31 +177,93 @@ describe("POST /api/environments/:project_id/batch_exports", () => {
     invalid("name", { name: "  " }, "blank", "This field may not be blank."),
     invalid("name", { name: "n".repeat(256) }, "max_length", "Ensure this field has no more than 255 characters."),
     invalid("destination", { destination: undefined }, "required", "This field is required."),
-    invalid("destination.type", { destination: { type: "Kafka", config: {} } }, "invalid_choice", '"Kafka" is not a valid choice.'),
+    invalid(
+      "destination.type",
+      { destination: { type: "Kafka", config: {} } },
+      "invalid_choice",
+      '"Kafka" is not a valid choice.',
+    ),
     invalid("destination.type", { destination: { config: S3_CONFIG } }, "required", "This field is required."),
-    invalid("destination.config", { destination: { type: "S3", config: ["bucket"] } }, "invalid_input", "Expected record, received list."),
+    invalid(
+      "destination.config",
+      { destination: { type: "S3", config: ["bucket"] } },
+      "invalid_input",
+      "Expected record, received list.",
+    ),
     invalid("destination.config.bucket_name", s3With(withoutBucket), "required", "This field is required."),
-    invalid("destination.config.bucket_name", s3With({ ...S3_CONFIG, bucket_name: "" }), "blank", "This field may not be blank."),
-    invalid("destination.config.bucket_name", s3With({ ...S3_CONFIG, bucket_name: 7 }), "invalid_input", "Expected string, received number."),
+    invalid(
+      "destination.config.bucket_name",
+      s3With({ ...S3_CONFIG, bucket_name: "" }),
+      "blank",
+      "This field may not be blank.",
+    ),
+    invalid(
+      "destination.config.bucket_name",
+      s3With({ ...S3_CONFIG, bucket_name: 7 }),
+      "invalid_input",
+      "Expected string, received number.",
+    ),
     // All unknown keys are named; attr is the first of them.
-    invalid("destination.config.acl", s3With({ ...S3_CONFIG, colour: "red", acl: "x" }), "invalid_input", "Configuration has unknown field/s: 'acl', 'colour'."),
-    invalid("destination.config.file_format", s3With({ ...S3_CONFIG, file_format: "CSV" }), "invalid_choice", '"CSV" is not a valid choice.'),
+    invalid(
+      "destination.config.acl",
+      s3With({ ...S3_CONFIG, colour: "red", acl: "x" }),
+      "invalid_input",
+      "Configuration has unknown field/s: 'acl', 'colour'.",
+    ),
+    invalid(
+      "destination.config.file_format",
+      s3With({ ...S3_CONFIG, file_format: "CSV" }),
+      "invalid_choice",
+      '"CSV" is not a valid choice.',
+    ),
     invalid(
       "destination.config.port",
-      { destination: { type: "Postgres", config: { user: "u", password: "p", host: "h", database: "d", port: "5432" } } },
+      {
+        destination: { type: "Postgres", config: { user: "u", password: "p", host: "h", database: "d", port: "5432" } },
+      },
       "invalid_input",
       "Expected number, received string.",
     ),
-    invalid("destination.config.token", { destination: { type: "HTTP", config: { url: "https://x.example.com" } } }, "required", "This field is required."),
-    invalid("destination.config.url", { destination: { type: "HTTP", config: { url: "ftp://x.example.com", token: "t" } } }, "invalid_input", "Enter a valid URL."),
+    invalid(
+      "destination.config.token",
+      { destination: { type: "HTTP", config: { url: "https://x.example.com" } } },
+      "required",
+      "This field is required.",
+    ),
+    invalid(
+      "destination.config.url",
+      { destination: { type: "HTTP", config: { url: "ftp://x.example.com", token: "t" } } },
+      "invalid_input",
+      "Enter a valid URL.",
+    ),
     invalid("interval", { interval: undefined }, "required", "This field is required."),
     invalid("interval", { interval: "minute" }, "invalid_choice", '"minute" is not a valid choice.'),
     invalid("model", { model: "groups" }, "invalid_choice", '"groups" is not a valid choice.'),
-    invalid("model", { model: "persons", destination: { type: "HTTP", config: { url: "https://x.example.com", token: "t" } } }, "invalid_input", "HTTP batch exports only support the events model."),
+    invalid(
+      "model",
+      { model: "persons", destination: { type: "HTTP", config: { url: "https://x.example.com", token: "t" } } },
+      "invalid_input",
+      "HTTP batch exports only support the events model.",
+    ),
     invalid("paused", { paused: "yes" }, "invalid_input", "Expected boolean, received string."),
-    invalid("start_at", { start_at: "yesterday" }, "invalid_input", "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]."),
-    invalid("start_at", { start_at: "2026-02-01T00:00:00Z", end_at: "2026-01-01T00:00:00Z" }, "invalid_input", "start_at must be before end_at."),
-    invalid("start_at", { start_at: "2026-01-01T01:00:00+01:00", end_at: "2026-01-01T00:00:00Z" }, "invalid_input", "start_at must be before end_at."),
+    invalid(
+      "start_at",
+      { start_at: "yesterday" },
+      "invalid_input",
+      "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
+    ),
+    invalid(
+      "start_at",
+      { start_at: "2026-02-01T00:00:00Z", end_at: "2026-01-01T00:00:00Z" },
+      "invalid_input",
+      "start_at must be before end_at.",
+    ),
+    invalid(
+      "start_at",
+      { start_at: "2026-01-01T01:00:00+01:00", end_at: "2026-01-01T00:00:00Z" },
+      "invalid_input",
+      "start_at must be before end_at.",
+    ),
     invalid("hogql_query", { hogql_query: 42 }, "invalid_input", "Expected string, received number."),
     invalid("timezone", { timezone: "Mars/Olympus" }, "invalid_choice", '"Mars/Olympus" is not a valid choice.'),
   ])("refuses a bad %s (400) and creates nothing", async (attr, body, code, detail) => {
@@ -200,7 +291,11 @@ describe("POST /api/environments/:project_id/batch_exports", () => {
 
     const scoped = await createApiKey(owner, { scopes: ["*"], scopedTeams: [privateProject.id] });
     const outOfScope = await api("POST", exportsPath(project.id), { key: scoped.value, body: S3_EXPORT });
-    expectError(outOfScope, 403, errorBody("authentication_error", "permission_denied", "API key does not have access to the requested project"));
+    expectError(
+      outOfScope,
+      403,
+      errorBody("authentication_error", "permission_denied", "API key does not have access to the requested project"),
+    );
     expect((await api("GET", exportsPath(other.project.id), { key: other.key })).body.count).toBe(0);
   });
 });
@@ -229,8 +324,18 @@ describe("GET /api/environments/:project_id/batch_exports", () => {
       next: nextLink(exportsPath(project.id), 2, 2, ["2026-05-01T11:00:00.000Z", middle.id]),
       previous: null,
       results: [
-        s3ExportBody(project.id, { id: newest.id, name: "newest", created_at: "2026-05-01T12:00:00.000Z", last_updated_at: "2026-05-01T12:00:00.000Z" }),
-        s3ExportBody(project.id, { id: middle.id, name: "middle", created_at: "2026-05-01T11:00:00.000Z", last_updated_at: "2026-05-01T11:00:00.000Z" }),
+        s3ExportBody(project.id, {
+          id: newest.id,
+          name: "newest",
+          created_at: "2026-05-01T12:00:00.000Z",
+          last_updated_at: "2026-05-01T12:00:00.000Z",
+        }),
+        s3ExportBody(project.id, {
+          id: middle.id,
+          name: "middle",
+          created_at: "2026-05-01T11:00:00.000Z",
+          last_updated_at: "2026-05-01T11:00:00.000Z",
+        }),
       ],
     });
     // The project and its membership, the count and the page: one batch.
@@ -240,7 +345,14 @@ describe("GET /api/environments/:project_id/batch_exports", () => {
       count: 3,
       next: null,
       previous: previousLink(exportsPath("@current"), 2, 0, ["2026-05-01T10:00:00.000Z", oldest.id]),
-      results: [s3ExportBody(project.id, { id: oldest.id, name: "oldest", created_at: "2026-05-01T10:00:00.000Z", last_updated_at: "2026-05-01T10:00:00.000Z" })],
+      results: [
+        s3ExportBody(project.id, {
+          id: oldest.id,
+          name: "oldest",
+          created_at: "2026-05-01T10:00:00.000Z",
+          last_updated_at: "2026-05-01T10:00:00.000Z",
+        }),
+      ],
     });
   });
 
@@ -264,7 +376,11 @@ describe("GET /api/environments/:project_id/batch_exports/:id", () => {
     const response = await api("GET", `${exportsPath(project.id)}/${created.id}/`, { key });
     expect(response.status).toBe(200);
     expect(response.body).toEqual(
-      s3ExportBody(project.id, { id: created.id, created_at: created.created_at, last_updated_at: created.last_updated_at }),
+      s3ExportBody(project.id, {
+        id: created.id,
+        created_at: created.created_at,
+        last_updated_at: created.last_updated_at,
+      }),
     );
     expect(response.cost.queries).toBe(1);
 
@@ -291,9 +407,14 @@ describe("GET /api/environments/:project_id/batch_exports/:id", () => {
     expect(viaProject.body).toEqual(created.body);
     const listed = await api("GET", exportsPath("@current", "projects"), { key });
     expect(listed.body).toEqual({ count: 1, next: null, previous: null, results: [created.body] });
-    const patched = await api("PATCH", `${exportsPath(project.id, "projects")}/${created.body.id}`, { key, body: { name: "Renamed" } });
+    const patched = await api("PATCH", `${exportsPath(project.id, "projects")}/${created.body.id}`, {
+      key,
+      body: { name: "Renamed" },
+    });
     expect(patched.body.name).toBe("Renamed");
-    expect((await api("DELETE", `${exportsPath(project.id, "projects")}/${created.body.id}`, { key })).status).toBe(204);
+    expect((await api("DELETE", `${exportsPath(project.id, "projects")}/${created.body.id}`, { key })).status).toBe(
+      204,
+    );
   });
 
   it("answers PUT with 405 and the allowed methods", async () => {
@@ -339,7 +460,12 @@ describe("PATCH /api/environments/:project_id/batch_exports/:id", () => {
     );
     // The project with the export the path names, then the update with its entry.
     expect(response.cost.queries).toBe(2);
-    expect(await storedConfig(created.id)).toEqual({ ...S3_CONFIG, ...S3_SECRETS, region: "eu-west-1", file_format: "Parquet" });
+    expect(await storedConfig(created.id)).toEqual({
+      ...S3_CONFIG,
+      ...S3_SECRETS,
+      region: "eu-west-1",
+      file_format: "Parquet",
+    });
 
     const rotated = await api("PATCH", `${exportsPath(project.id)}/${created.id}`, {
       key,
@@ -347,7 +473,10 @@ describe("PATCH /api/environments/:project_id/batch_exports/:id", () => {
     });
     expect(rotated.status).toBe(200);
     expect(rotated.body.destination.config).not.toHaveProperty("aws_secret_access_key");
-    expect(await storedConfig(created.id)).toMatchObject({ aws_access_key_id: "AKIAEXAMPLE", aws_secret_access_key: "rotated" });
+    expect(await storedConfig(created.id)).toMatchObject({
+      aws_access_key_id: "AKIAEXAMPLE",
+      aws_secret_access_key: "rotated",
+    });
   });
 
   it("pauses through paused, recording when", async () => {
@@ -368,8 +497,15 @@ describe("PATCH /api/environments/:project_id/batch_exports/:id", () => {
     const { project, key } = await setupOrganization();
     const created = await createExport(project.id, key);
     const path = `${exportsPath(project.id)}/${created.id}`;
-    const partial = await api("PATCH", path, { key, body: { destination: { type: "HTTP", config: { url: "https://h.example.com" } } } });
-    expectError(partial, 400, errorBody("validation_error", "required", "This field is required.", "destination.config.token"));
+    const partial = await api("PATCH", path, {
+      key,
+      body: { destination: { type: "HTTP", config: { url: "https://h.example.com" } } },
+    });
+    expectError(
+      partial,
+      400,
+      errorBody("validation_error", "required", "This field is required.", "destination.config.token"),
+    );
     const whole = await api("PATCH", path, {
       key,
       body: { destination: { type: "HTTP", config: { url: "https://h.example.com", token: "t" } } },
@@ -380,7 +516,12 @@ describe("PATCH /api/environments/:project_id/batch_exports/:id", () => {
   });
 
   it.each([
-    ["destination.config.colour", { destination: { config: { colour: "red" } } }, "invalid_input", "Configuration has unknown field/s: 'colour'."],
+    [
+      "destination.config.colour",
+      { destination: { config: { colour: "red" } } },
+      "invalid_input",
+      "Configuration has unknown field/s: 'colour'.",
+    ],
     ["destination.config.region", { destination: { config: { region: null } } }, "null", "This field may not be null."],
     ["destination.type", { destination: { type: "Kafka" } }, "invalid_choice", '"Kafka" is not a valid choice.'],
     ["interval", { interval: "year" }, "invalid_choice", '"year" is not a valid choice.'],
@@ -402,14 +543,23 @@ describe("PATCH /api/environments/:project_id/batch_exports/:id", () => {
     const { owner, project, key } = await setupOrganization();
     const created = await createExport(project.id, key);
     const readOnly = await createApiKey(owner, { scopes: ["batch_export:read"] });
-    const denied = await api("PATCH", `${exportsPath(project.id)}/${created.id}`, { key: readOnly.value, body: { name: "x" } });
+    const denied = await api("PATCH", `${exportsPath(project.id)}/${created.id}`, {
+      key: readOnly.value,
+      body: { name: "x" },
+    });
     expectError(denied, 403, missingScope("batch_export:write"));
     expect((await api("PATCH", `${exportsPath(project.id)}/${created.id}`, { body: { name: "x" } })).status).toBe(401);
     const other = await setupOrganization();
     const theirs = await createExport(other.project.id, other.key);
-    expect((await api("PATCH", `${exportsPath(project.id)}/${theirs.id}`, { key, body: { name: "x" } })).status).toBe(404);
-    expect((await api("PATCH", `${exportsPath(other.project.id)}/${theirs.id}`, { key, body: { name: "x" } })).status).toBe(404);
-    expect((await api("GET", `${exportsPath(other.project.id)}/${theirs.id}`, { key: other.key })).body.name).toBe("Events to S3");
+    expect((await api("PATCH", `${exportsPath(project.id)}/${theirs.id}`, { key, body: { name: "x" } })).status).toBe(
+      404,
+    );
+    expect(
+      (await api("PATCH", `${exportsPath(other.project.id)}/${theirs.id}`, { key, body: { name: "x" } })).status,
+    ).toBe(404);
+    expect((await api("GET", `${exportsPath(other.project.id)}/${theirs.id}`, { key: other.key })).body.name).toBe(
+      "Events to S3",
+    );
   });
 });
 
@@ -458,7 +608,9 @@ describe("POST /api/environments/:project_id/batch_exports/:id/pause and /unpaus
     expect(paused.body).toEqual({ paused: true });
     expect(paused.cost.queries).toBe(2);
     vi.setSystemTime(new Date("2031-01-02T00:00:00Z"));
-    expect((await api("POST", `${exportsPath(project.id, "projects")}/${created.id}/pause`, { key })).body).toEqual({ paused: true });
+    expect((await api("POST", `${exportsPath(project.id, "projects")}/${created.id}/pause`, { key })).body).toEqual({
+      paused: true,
+    });
     const pausedState = s3ExportBody(project.id, {
       id: created.id,
       created_at: created.created_at,
@@ -466,7 +618,9 @@ describe("POST /api/environments/:project_id/batch_exports/:id/pause and /unpaus
       last_paused_at: "2031-01-01T00:00:00.000Z",
       last_updated_at: "2031-01-01T00:00:00.000Z",
     });
-    expect((await api("GET", `/api/organizations/${organization.id}/batch_exports/${created.id}`, { key })).body).toEqual(pausedState);
+    expect(
+      (await api("GET", `/api/organizations/${organization.id}/batch_exports/${created.id}`, { key })).body,
+    ).toEqual(pausedState);
 
     const unpaused = await api("POST", `${path}/unpause`, { key });
     expect(unpaused.body).toEqual({ paused: false });
@@ -482,13 +636,19 @@ describe("POST /api/environments/:project_id/batch_exports/:id/pause and /unpaus
     const { owner, project, key } = await setupOrganization();
     const created = await createExport(project.id, key);
     const readOnly = await createApiKey(owner, { scopes: ["batch_export:read"] });
-    expectError(await api("POST", `${exportsPath(project.id)}/${created.id}/pause`, { key: readOnly.value }), 403, missingScope("batch_export:write"));
+    expectError(
+      await api("POST", `${exportsPath(project.id)}/${created.id}/pause`, { key: readOnly.value }),
+      403,
+      missingScope("batch_export:write"),
+    );
     expectError(await api("POST", `${exportsPath(project.id)}/${created.id}/unpause`), 401, NOT_AUTHENTICATED);
     const other = await setupOrganization();
     const theirs = await createExport(other.project.id, other.key);
     expectError(await api("POST", `${exportsPath(project.id)}/${theirs.id}/pause`, { key }), 404, NOT_FOUND);
     expectError(await api("POST", `${exportsPath(other.project.id)}/${theirs.id}/pause`, { key }), 404, NOT_FOUND);
-    expect((await api("GET", `${exportsPath(other.project.id)}/${theirs.id}`, { key: other.key })).body.paused).toBe(false);
+    expect((await api("GET", `${exportsPath(other.project.id)}/${theirs.id}`, { key: other.key })).body.paused).toBe(
+      false,
+    );
   });
 });
 

@@ -70,10 +70,14 @@ export const textTileBody = (author: TestUser, body: string, fields: Record<stri
   ...fields,
 });
 
-export const dashboardsPath = (projectId: number | string, tree = "environments") => `/api/${tree}/${projectId}/dashboards`;
+export const dashboardsPath = (projectId: number | string, tree = "environments") =>
+  `/api/${tree}/${projectId}/dashboards`;
 
 export async function createDashboard(key: string, projectId: number, body: Record<string, unknown> = {}) {
   const response = await api("POST", dashboardsPath(projectId), { key, body });
   expect(response.status).toBe(201);
-  return response.body as { id: number; tiles: { id: number; insight: { id: number } | null; text: { id: number } | null }[] };
+  return response.body as {
+    id: number;
+    tiles: { id: number; insight: { id: number } | null; text: { id: number } | null }[];
+  };
 }

@@ -26,9 +26,14 @@ import {
   unchangedSince,
 } from "./dashboard-fixtures";
 
-const invalid = (code: string, detail: string, attr: string | null) => errorBody("validation_error", code, detail, attr);
+const invalid = (code: string, detail: string, attr: string | null) =>
+  errorBody("validation_error", code, detail, attr);
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
-const NO_EDIT_RIGHT = errorBody("authentication_error", "permission_denied", "You don't have edit permissions for this dashboard.");
+const NO_EDIT_RIGHT = errorBody(
+  "authentication_error",
+  "permission_denied",
+  "You don't have edit permissions for this dashboard.",
+);
 const NO_RESTRICTION_RIGHT = errorBody(
   "authentication_error",
   "permission_denied",
@@ -57,7 +62,10 @@ describe("POST /api/environments/:project_id/dashboards", () => {
 
   it("creates at restriction level 37 as access-control version v1", async () => {
     const { key, owner, project } = await setupOrganization();
-    const response = await api("POST", dashboardsPath("@current"), { key, body: { name: "Private", restriction_level: 37 } });
+    const response = await api("POST", dashboardsPath("@current"), {
+      key,
+      body: { name: "Private", restriction_level: 37 },
+    });
     expect(response.status).toBe(201);
     expect(response.body).toEqual(
       dashboardBody(owner, {
@@ -107,7 +115,10 @@ describe("POST /api/environments/:project_id/dashboards", () => {
       }),
     );
     expect(response.body.tiles[0].insight.name).toBe("Daily active users (DAUs)");
-    expect(response.body.tiles[0].insight.query).toMatchObject({ kind: "InsightVizNode", source: { kind: "TrendsQuery" } });
+    expect(response.body.tiles[0].insight.query).toMatchObject({
+      kind: "InsightVizNode",
+      source: { kind: "TrendsQuery" },
+    });
     expect(response.body.tiles.at(-1).text.body).toMatch(/^# My App Dashboard/);
   });
 
@@ -120,7 +131,11 @@ describe("POST /api/environments/:project_id/dashboards", () => {
     expect(response.status).toBe(201);
     expect(response.body.name).toBe("Marketing site");
     expect(response.body.creation_mode).toBe("template");
-    expect(response.body.tiles.map((tile: { insight: { name: string } | null; text: { body: string } | null }) => tile.insight?.name ?? "text")).toEqual([
+    expect(
+      response.body.tiles.map(
+        (tile: { insight: { name: string } | null; text: { body: string } | null }) => tile.insight?.name ?? "text",
+      ),
+    ).toEqual([
       "text",
       "Website Unique Users (Total)",
       "Website Unique Users (Breakdown)",
@@ -141,9 +156,15 @@ describe("POST /api/environments/:project_id/dashboards", () => {
   it("duplicates a dashboard sharing its insights, with copies of its texts, and copies its variables", async () => {
     const { key, owner, project } = await setupOrganization();
     const source = await createDashboard(key, project.id, { use_template: "DEFAULT_APP" });
-    await db.update(schema.dashboards).set({ variables: { region: "eu" } }).where(eq(schema.dashboards.id, source.id));
+    await db
+      .update(schema.dashboards)
+      .set({ variables: { region: "eu" } })
+      .where(eq(schema.dashboards.id, source.id));
     await api("GET", dashboardsPath(project.id), { key });
-    const response = await api("POST", dashboardsPath(project.id), { key, body: { use_dashboard: source.id, name: "Copy" } });
+    const response = await api("POST", dashboardsPath(project.id), {
+      key,
+      body: { use_dashboard: source.id, name: "Copy" },
+    });
     expect(response.status).toBe(201);
     const sourceNow = (await api("GET", `${dashboardsPath(project.id)}/${source.id}`, { key })).body;
     expect(response.body).toEqual(
@@ -154,12 +175,18 @@ describe("POST /api/environments/:project_id/dashboards", () => {
         tiles: sourceNow.tiles.map((tile: { text: Record<string, unknown> | null }) => ({
           ...tile,
           id: expect.any(Number),
-          text: tile.text && { ...tile.text, id: expect.any(Number), last_modified_at: expect.stringMatching(ISO_TIMESTAMP) },
+          text: tile.text && {
+            ...tile.text,
+            id: expect.any(Number),
+            last_modified_at: expect.stringMatching(ISO_TIMESTAMP),
+          },
         })),
       }),
     );
     const sourceTextIds = source.tiles.flatMap((tile) => (tile.text ? [tile.text.id] : []));
-    const copiedTextIds = response.body.tiles.flatMap((tile: { text: { id: number } | null }) => (tile.text ? [tile.text.id] : []));
+    const copiedTextIds = response.body.tiles.flatMap((tile: { text: { id: number } | null }) =>
+      tile.text ? [tile.text.id] : [],
+    );
     expect(copiedTextIds).toHaveLength(sourceTextIds.length);
     expect(copiedTextIds.some((id: number) => sourceTextIds.includes(id))).toBe(false);
     const newTileIds = response.body.tiles.map((tile: { id: number }) => tile.id);
@@ -172,8 +199,14 @@ describe("POST /api/environments/:project_id/dashboards", () => {
     const { organization, key, project } = await setupOrganization();
     const viewer = await addMember(organization.id, MembershipLevel.member);
     const original = await createDashboard(key, project.id, { name: "Locked", restriction_level: 37 });
-    await api("PATCH", `${dashboardsPath(project.id)}/${original.id}`, { key, body: { tiles: [{ text: { body: "Quarterly notes" } }] } });
-    const copy = await api("POST", dashboardsPath(project.id), { key: viewer.key, body: { use_dashboard: original.id, name: "Mine" } });
+    await api("PATCH", `${dashboardsPath(project.id)}/${original.id}`, {
+      key,
+      body: { tiles: [{ text: { body: "Quarterly notes" } }] },
+    });
+    const copy = await api("POST", dashboardsPath(project.id), {
+      key: viewer.key,
+      body: { use_dashboard: original.id, name: "Mine" },
+    });
     expect(copy.status).toBe(201);
     const copiedTile = copy.body.tiles[0];
 
@@ -185,7 +218,9 @@ describe("POST /api/environments/:project_id/dashboards", () => {
     expect(edited.status).toBe(200);
     expect(edited.body.tiles[0].text.body).toBe("Defaced");
     const originalNow = await api("GET", `${dashboardsPath(project.id)}/${original.id}`, { key });
-    expect(originalNow.body.tiles.map((tile: { text: { body: string } }) => tile.text.body)).toEqual(["Quarterly notes"]);
+    expect(originalNow.body.tiles.map((tile: { text: { body: string } }) => tile.text.body)).toEqual([
+      "Quarterly notes",
+    ]);
   });
 
   it("duplicates with duplicate_tiles: copies of the insights and texts", async () => {
@@ -196,7 +231,10 @@ describe("POST /api/environments/:project_id/dashboards", () => {
       body: { use_dashboard: source.id, duplicate_tiles: true },
     });
     expect(response.status).toBe(201);
-    const tiles = response.body.tiles as { insight: { id: number; name: string } | null; text: { id: number; body: string } | null }[];
+    const tiles = response.body.tiles as {
+      insight: { id: number; name: string } | null;
+      text: { id: number; body: string } | null;
+    }[];
     expect(tiles.map((tile) => tile.insight?.name ?? tile.text?.body)).toEqual([
       "Daily active users (DAUs) (Copy)",
       "Weekly active users (WAUs) (Copy)",
@@ -271,7 +309,9 @@ describe("authentication, scopes and tenancy", () => {
     );
     const bad = await api("POST", dashboardsPath(project.id), { key: `phx_${"a".repeat(40)}`, body: {} });
     expect(bad.status).toBe(401);
-    expect(bad.body).toEqual(errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."));
+    expect(bad.body).toEqual(
+      errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."),
+    );
   });
 
   it("needs dashboard:read to read and dashboard:write to write", async () => {
@@ -279,8 +319,16 @@ describe("authentication, scopes and tenancy", () => {
     const dashboard = await createDashboard(key, project.id);
     const projectOnly = (await createApiKey(owner, { scopes: ["project:read"] })).value;
     const readOnly = (await createApiKey(owner, { scopes: ["dashboard:read"] })).value;
-    const missingRead = errorBody("authentication_error", "permission_denied", "API key missing required scope 'dashboard:read'");
-    const missingWrite = errorBody("authentication_error", "permission_denied", "API key missing required scope 'dashboard:write'");
+    const missingRead = errorBody(
+      "authentication_error",
+      "permission_denied",
+      "API key missing required scope 'dashboard:read'",
+    );
+    const missingWrite = errorBody(
+      "authentication_error",
+      "permission_denied",
+      "API key missing required scope 'dashboard:write'",
+    );
     const item = `${dashboardsPath(project.id)}/${dashboard.id}`;
     for (const [method, path, apiKey, expected] of [
       ["GET", dashboardsPath(project.id), projectOnly, missingRead],
@@ -290,7 +338,12 @@ describe("authentication, scopes and tenancy", () => {
       ["PATCH", `${item}/move_tile`, readOnly, missingWrite],
     ] as const) {
       const response = await api(method, path, { key: apiKey, body: method === "GET" ? undefined : { name: "x" } });
-      expect({ method, path, status: response.status, body: response.body }).toEqual({ method, path, status: 403, body: expected });
+      expect({ method, path, status: response.status, body: response.body }).toEqual({
+        method,
+        path,
+        status: 403,
+        body: expected,
+      });
     }
     expect((await api("GET", item, { key: readOnly })).status).toBe(200);
   });
@@ -322,8 +375,16 @@ describe("authentication, scopes and tenancy", () => {
       ["GET", `${dashboardsPath(mine.project.id)}/abc`],
       ["GET", dashboardsPath("abc")],
     ] as const) {
-      const response = await api(method, path, { key: mine.key, body: method === "GET" ? undefined : { name: "Mine now" } });
-      expect({ method, path, status: response.status, body: response.body }).toEqual({ method, path, status: 404, body: NOT_FOUND });
+      const response = await api(method, path, {
+        key: mine.key,
+        body: method === "GET" ? undefined : { name: "Mine now" },
+      });
+      expect({ method, path, status: response.status, body: response.body }).toEqual({
+        method,
+        path,
+        status: 404,
+        body: NOT_FOUND,
+      });
     }
     const untouched = await api("GET", `${dashboardsPath(theirs.project.id)}/${foreign.id}`, { key: theirs.key });
     expect(untouched.body.name).toBe("Theirs");
@@ -432,7 +493,9 @@ describe("GET /api/environments/:project_id/dashboards", () => {
     const second = await api("GET", first.body.next.replace("http://localhost", ""), { key });
     expect(second.body.results.map((item: { name: string }) => item.name)).toEqual(["C"]);
     expect(second.body.next).toBeNull();
-    expect(second.body.previous).toBe(previousLink(`${dashboardsPath(project.id)}?tags=t`, 2, 0, [false, "C", second.body.results[0].id]));
+    expect(second.body.previous).toBe(
+      previousLink(`${dashboardsPath(project.id)}?tags=t`, 2, 0, [false, "C", second.body.results[0].id]),
+    );
   });
 
   it("costs the same whatever the number of dashboards", async () => {
@@ -472,7 +535,10 @@ describe("GET /api/environments/:project_id/dashboards/:id", () => {
     const { key, owner, project } = await setupOrganization();
     const small = await createDashboard(key, project.id, { name: "Small" });
     const large = await createDashboard(key, project.id, { name: "Large", use_template: "DEFAULT_APP" });
-    await api("PATCH", `${dashboardsPath(project.id)}/${small.id}`, { key, body: { tiles: [{ text: { body: "only" } }] } });
+    await api("PATCH", `${dashboardsPath(project.id)}/${small.id}`, {
+      key,
+      body: { tiles: [{ text: { body: "only" } }] },
+    });
     const notes = Array.from({ length: 35 }, (_, index) => ({
       text: { body: `note ${index}` },
       layouts: { sm: { x: 0, y: 100 + index, w: 6, h: 2 } },
@@ -481,7 +547,9 @@ describe("GET /api/environments/:project_id/dashboards/:id", () => {
 
     const smallRead = await api("GET", `${dashboardsPath(project.id)}/${small.id}`, { key });
     const largeRead = await api("GET", `${dashboardsPath(project.id)}/${large.id}`, { key });
-    expect(smallRead.body).toEqual(dashboardBody(owner, { id: small.id, name: "Small", tiles: [textTileBody(owner, "only")] }));
+    expect(smallRead.body).toEqual(
+      dashboardBody(owner, { id: small.id, name: "Small", tiles: [textTileBody(owner, "only")] }),
+    );
     expect(largeRead.body.tiles).toHaveLength(40);
     expect(largeRead.body.tiles.map((tile: { order: number }) => tile.order)).toEqual([...Array(40).keys()]);
     expect(largeRead.body.tiles.at(-1).text.body).toBe("note 34");
@@ -527,7 +595,13 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
     const dashboard = await createDashboard(key, project.id, { name: "Before", tags: ["old"] });
     const response = await api("PATCH", `${dashboardsPath(project.id)}/${dashboard.id}`, {
       key,
-      body: { name: "After", description: "Now described", pinned: true, tags: ["New", " new ", "Other"], restriction_level: 37 },
+      body: {
+        name: "After",
+        description: "Now described",
+        pinned: true,
+        tags: ["New", " new ", "Other"],
+        restriction_level: 37,
+      },
     });
     expect(response.status).toBe(200);
     const expected = dashboardBody(owner, {
@@ -578,7 +652,16 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
     });
     expect(edited.status).toBe(200);
     expect(edited.body.tiles).toEqual([
-      { ...second, order: 0, text: { ...second.text, body: "second, edited", last_modified_by: userBasic(editor.user), last_modified_at: expect.stringMatching(ISO_TIMESTAMP) } },
+      {
+        ...second,
+        order: 0,
+        text: {
+          ...second.text,
+          body: "second, edited",
+          last_modified_by: userBasic(editor.user),
+          last_modified_at: expect.stringMatching(ISO_TIMESTAMP),
+        },
+      },
       { ...first, order: 1, layouts: { sm: { x: 0, y: 9, w: 12, h: 3 } }, color: "green" },
     ]);
 
@@ -604,9 +687,15 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
         { name: "Renamed", tiles: [{ text: { body: "x".repeat(4001) } }] },
         invalid("max_length", "Text body cannot exceed 4000 characters", "tiles.0.text.body"),
       ],
-      [{ tiles: [{ layouts: {} }] }, invalid("required", 'A new tile needs a text: {"text": {"body": "..."}}.', "tiles.0.text")],
+      [
+        { tiles: [{ layouts: {} }] },
+        invalid("required", 'A new tile needs a text: {"text": {"body": "..."}}.', "tiles.0.text"),
+      ],
       [{ tiles: [{ text: {} }] }, invalid("required", "This field is required.", "tiles.0.text.body")],
-      [{ tiles: [{ id: textTile.id, layouts: [] }] }, invalid("invalid_input", "Expected record, received list.", "tiles.0.layouts")],
+      [
+        { tiles: [{ id: textTile.id, layouts: [] }] },
+        invalid("invalid_input", "Expected record, received list.", "tiles.0.layouts"),
+      ],
       [
         { tiles: [{ text: { body: "ok" } }, { id: sibling.tiles[0]!.id, deleted: true }] },
         invalid("invalid_input", `Tile ${sibling.tiles[0]!.id} is not on this dashboard.`, "tiles.1.id"),
@@ -615,7 +704,10 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
         { tiles: [{ id: elsewhere.tiles[0]!.id, color: "red" }] },
         invalid("invalid_input", `Tile ${elsewhere.tiles[0]!.id} is not on this dashboard.`, "tiles.0.id"),
       ],
-      [{ tiles: [{ id: insightTile.id, text: { body: "no" } }] }, invalid("invalid_input", "Only a text tile has a text body.", "tiles.0.text")],
+      [
+        { tiles: [{ id: insightTile.id, text: { body: "no" } }] },
+        invalid("invalid_input", "Only a text tile has a text body.", "tiles.0.text"),
+      ],
       [
         { tiles: [{ id: textTile.id, text: { id: sibling.tiles.at(-1)!.text!.id, body: "steal" } }] },
         invalid("invalid_input", `Text ${sibling.tiles.at(-1)!.text!.id} is not this tile's text.`, "tiles.0.text.id"),
@@ -639,11 +731,26 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
 
     const deleted = await api("PATCH", path, { key, body: { deleted: true } });
     expect(deleted.status).toBe(200);
-    expect(deleted.body).toEqual(dashboardBody(owner, { id: dashboard.id, name: "Temporary", creation_mode: "template", deleted: true, tiles: [] }));
+    expect(deleted.body).toEqual(
+      dashboardBody(owner, {
+        id: dashboard.id,
+        name: "Temporary",
+        creation_mode: "template",
+        deleted: true,
+        tiles: [],
+      }),
+    );
     expect((await api("GET", path, { key })).body).toEqual(NOT_FOUND);
     expect((await api("GET", dashboardsPath(project.id), { key })).body.count).toBe(0);
     expect((await api("PATCH", path, { key, body: { name: "Ghost" } })).status).toBe(404);
-    expect((await api("PATCH", `${path}/move_tile`, { key, body: { tile: { id: before.tiles[0].id }, toDashboard: dashboard.id } })).status).toBe(404);
+    expect(
+      (
+        await api("PATCH", `${path}/move_tile`, {
+          key,
+          body: { tile: { id: before.tiles[0].id }, toDashboard: dashboard.id },
+        })
+      ).status,
+    ).toBe(404);
 
     const restored = await api("PATCH", path, { key, body: { deleted: false } });
     expect(restored.status).toBe(200);
@@ -666,10 +773,15 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
     const deleted = await api("PATCH", path, { key, body: { deleted: true, delete_insights: true } });
     expect(deleted.status).toBe(200);
     expect(deleted.body.delete_insights).toBe(false);
-    const stored = await db.select({ id: schema.insights.id, deleted: schema.insights.deleted }).from(schema.insights).where(eq(schema.insights.environmentId, project.id));
+    const stored = await db
+      .select({ id: schema.insights.id, deleted: schema.insights.deleted })
+      .from(schema.insights)
+      .where(eq(schema.insights.environmentId, project.id));
     expect(stored.filter((insight) => insight.deleted).map((insight) => insight.id)).toEqual([onlyOnMain]);
     const sharingNow = await api("GET", `${dashboardsPath(project.id)}/${sharing.id}`, { key });
-    expect(sharingNow.body.tiles.map((tile: { insight: { deleted: boolean } | null }) => tile.insight?.deleted ?? null)).toEqual([false, false, false, null]);
+    expect(
+      sharingNow.body.tiles.map((tile: { insight: { deleted: boolean } | null }) => tile.insight?.deleted ?? null),
+    ).toEqual([false, false, false, null]);
 
     const restored = await api("PATCH", path, { key, body: { deleted: false } });
     expect(restored.body.tiles[0].insight).toMatchObject({ id: onlyOnMain, deleted: false });
@@ -683,9 +795,16 @@ describe("edit rights", () => {
     const member = await addMember(organization.id, MembershipLevel.member);
     const dashboard = await createDashboard(key, project.id, { name: "Open" });
     const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
-    const renamed = await api("PATCH", path, { key: member.key, body: { name: "Renamed by a member", restriction_level: 21 } });
+    const renamed = await api("PATCH", path, {
+      key: member.key,
+      body: { name: "Renamed by a member", restriction_level: 21 },
+    });
     expect(renamed.status).toBe(200);
-    expect(renamed.body).toMatchObject({ name: "Renamed by a member", effective_privilege_level: 37, user_access_level: "editor" });
+    expect(renamed.body).toMatchObject({
+      name: "Renamed by a member",
+      effective_privilege_level: 37,
+      user_access_level: "editor",
+    });
     const restricted = await api("PATCH", path, { key: member.key, body: { restriction_level: 37 } });
     expect(restricted.status).toBe(403);
     expect(restricted.body).toEqual(NO_RESTRICTION_RIGHT);
@@ -695,16 +814,27 @@ describe("edit rights", () => {
   it("at level 37 refuses a member who is not the creator (403) and lets them read", async () => {
     const { key, organization, project } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
-    const dashboard = await createDashboard(key, project.id, { name: "Locked", restriction_level: 37, use_template: "DEFAULT_APP" });
+    const dashboard = await createDashboard(key, project.id, {
+      name: "Locked",
+      restriction_level: 37,
+      use_template: "DEFAULT_APP",
+    });
     const target = await createDashboard(key, project.id, { name: "Target" });
     const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
     for (const body of [{ name: "Mine" }, { deleted: true }, { tiles: [{ text: { body: "hi" } }] }]) {
       const response = await api("PATCH", path, { key: member.key, body });
-      expect({ body, status: response.status, error: response.body }).toEqual({ body, status: 403, error: NO_EDIT_RIGHT });
+      expect({ body, status: response.status, error: response.body }).toEqual({
+        body,
+        status: 403,
+        error: NO_EDIT_RIGHT,
+      });
     }
     const lowered = await api("PATCH", path, { key: member.key, body: { restriction_level: 21 } });
     expect(lowered.body).toEqual(NO_RESTRICTION_RIGHT);
-    const moved = await api("PATCH", `${path}/move_tile`, { key: member.key, body: { tile: { id: dashboard.tiles[0]!.id }, toDashboard: target.id } });
+    const moved = await api("PATCH", `${path}/move_tile`, {
+      key: member.key,
+      body: { tile: { id: dashboard.tiles[0]!.id }, toDashboard: target.id },
+    });
     expect(moved.status).toBe(403);
     expect(moved.body).toEqual(NO_EDIT_RIGHT);
     const read = await api("GET", path, { key: member.key });
@@ -728,7 +858,11 @@ describe("edit rights", () => {
       updatedAt: nowIso(),
     });
     const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
-    for (const [caller, accessLevel] of [[creator, "manager"], [admin, "manager"], [collaborator, "editor"]] as const) {
+    for (const [caller, accessLevel] of [
+      [creator, "manager"],
+      [admin, "manager"],
+      [collaborator, "editor"],
+    ] as const) {
       const response = await api("PATCH", path, { key: caller.key, body: { description: `by ${caller.user.id}` } });
       expect(response.status).toBe(200);
       expect(response.body).toMatchObject({
@@ -781,7 +915,10 @@ describe("PATCH /api/environments/:project_id/dashboards/:id/move_tile", () => {
     const { key, owner, project, source, destination, movePath } = await twoDashboards();
     const before = (await api("GET", `${dashboardsPath(project.id)}/${source.id}`, { key })).body;
     const [moving, ...staying] = before.tiles;
-    const response = await api("PATCH", movePath, { key, body: { tile: { id: moving.id }, toDashboard: destination.id } });
+    const response = await api("PATCH", movePath, {
+      key,
+      body: { tile: { id: moving.id }, toDashboard: destination.id },
+    });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
       ...unchangedSince(before),
@@ -790,7 +927,9 @@ describe("PATCH /api/environments/:project_id/dashboards/:id/move_tile", () => {
     // The project with both dashboards and the tile, then the move with its read-back.
     expect(response.cost.queries).toBe(2);
     const target = await api("GET", `${dashboardsPath(project.id)}/${destination.id}`, { key });
-    expect(target.body).toEqual(dashboardBody(owner, { id: destination.id, name: "Destination", tiles: [{ ...moving, order: 0 }] }));
+    expect(target.body).toEqual(
+      dashboardBody(owner, { id: destination.id, name: "Destination", tiles: [{ ...moving, order: 0 }] }),
+    );
   });
 
   it("answers 400 for missing keys", async () => {
@@ -843,7 +982,11 @@ describe("PATCH /api/environments/:project_id/dashboards/:id/move_tile", () => {
     });
     expect(response.status).toBe(403);
     expect(response.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "You don't have edit permissions for the destination dashboard."),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "You don't have edit permissions for the destination dashboard.",
+      ),
     );
     expect((await api("GET", `${dashboardsPath(project.id)}/${locked.id}`, { key })).body.tiles).toEqual([]);
   });
@@ -858,7 +1001,10 @@ describe("PATCH /api/environments/:project_id/dashboards/:id/move_tile", () => {
         invalid("invalid_input", "The destination dashboard already shows this tile's insight or text.", "toDashboard"),
       );
     }
-    const itself = await api("PATCH", movePath, { key, body: { tile: { id: source.tiles[0]!.id }, toDashboard: source.id } });
+    const itself = await api("PATCH", movePath, {
+      key,
+      body: { tile: { id: source.tiles[0]!.id }, toDashboard: source.id },
+    });
     expect(itself.status).toBe(400);
   });
 });
@@ -897,14 +1043,22 @@ describe("a newcomer's walk through the README", () => {
     const note = noted.body.tiles.at(-1);
     expect(note.text.body).toBe("Read me");
 
-    const copy = await api("POST", base, { key, body: { name: "Copy", use_dashboard: created.body.id, duplicate_tiles: true } });
+    const copy = await api("POST", base, {
+      key,
+      body: { name: "Copy", use_dashboard: created.body.id, duplicate_tiles: true },
+    });
     expect(copy.body.tiles).toHaveLength(6);
     const empty = await api("POST", base, { key, body: { name: "Notes only" } });
 
-    const moved = await api("PATCH", `${path}/move_tile`, { key, body: { tile: { id: note.id }, toDashboard: empty.body.id } });
+    const moved = await api("PATCH", `${path}/move_tile`, {
+      key,
+      body: { tile: { id: note.id }, toDashboard: empty.body.id },
+    });
     expect(moved.status).toBe(200);
     expect(moved.body.tiles.map((tile: { id: number }) => tile.id)).not.toContain(note.id);
-    expect((await api("GET", `${base}/${empty.body.id}`, { key })).body.tiles.map((tile: { id: number }) => tile.id)).toEqual([note.id]);
+    expect(
+      (await api("GET", `${base}/${empty.body.id}`, { key })).body.tiles.map((tile: { id: number }) => tile.id),
+    ).toEqual([note.id]);
 
     await api("PATCH", path, { key, body: { pinned: true } });
     const listed = await api("GET", base, { key });

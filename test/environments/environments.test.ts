@@ -37,16 +37,31 @@ describe("GET /api/environments/:id", () => {
     const other = await createProject(organization.id);
     const scoped = await createApiKey(owner, { scopedTeams: [other.id] });
     for (const method of ["GET", "PATCH"]) {
-      const response = await api(method, `/api/environments/${project.id}`, { key: scoped.value, body: method === "PATCH" ? { name: "x" } : undefined });
-      expectError(response, 403, errorBody("authentication_error", "permission_denied", "API key does not have access to the requested project"));
+      const response = await api(method, `/api/environments/${project.id}`, {
+        key: scoped.value,
+        body: method === "PATCH" ? { name: "x" } : undefined,
+      });
+      expectError(
+        response,
+        403,
+        errorBody("authentication_error", "permission_denied", "API key does not have access to the requested project"),
+      );
     }
   });
 
   it("needs project:read and a key, and answers 404 across organizations and for unknown ids", async () => {
     const { key, project } = await setupOrganization({ scopes: ["dashboard:read"] });
     expectError(await api("GET", `/api/environments/${project.id}`, { key }), 403, missingScope("project:read"));
-    expectError(await api("GET", "/api/environments/999999999", { key: (await setupOrganization()).key }), 404, NOT_FOUND);
-    expectError(await api("GET", "/api/environments/not-a-number", { key: (await setupOrganization()).key }), 404, NOT_FOUND);
+    expectError(
+      await api("GET", "/api/environments/999999999", { key: (await setupOrganization()).key }),
+      404,
+      NOT_FOUND,
+    );
+    expectError(
+      await api("GET", "/api/environments/not-a-number", { key: (await setupOrganization()).key }),
+      404,
+      NOT_FOUND,
+    );
     await expectKeyAndMembershipRequired("GET", `/api/environments/${project.id}`);
   });
 });

@@ -6,12 +6,19 @@ import { configProblems } from "../../scripts/check-config.mjs";
 
 /** The parts of wrangler.toml the tests spoil. */
 type Fields = Record<string, string>;
-type Target = { d1_databases: Fields[]; kv_namespaces: Fields[]; ratelimits: Fields[]; vars: Fields; durable_objects?: unknown };
+type Target = {
+  d1_databases: Fields[];
+  kv_namespaces: Fields[];
+  ratelimits: Fields[];
+  vars: Fields;
+  durable_objects?: unknown;
+};
 type Config = Target & { env: Record<string, Target> };
 
 /** wrangler.toml as wrangler reads it: a copy for each test to spoil. */
 const CONFIG_PATH = fileURLToPath(new URL("../../wrangler.toml", import.meta.url));
-const config = () => structuredClone(experimental_readRawConfig({ config: CONFIG_PATH }).rawConfig) as unknown as Config;
+const config = () =>
+  structuredClone(experimental_readRawConfig({ config: CONFIG_PATH }).rawConfig) as unknown as Config;
 
 describe("the deploy configuration check", () => {
   it("finds nothing wrong with wrangler.toml, which has staging and production", () => {

@@ -81,7 +81,13 @@ function runDeploy(args: string[], account: Partial<Account> = {}) {
   writeFileSync(accountFile, JSON.stringify({ ...readAccount(), ...account, calls: [] }));
   const result = spawnSync(process.execPath, [path.join(ROOT, "scripts", "deploy.mjs"), ...args], {
     cwd: ROOT,
-    env: { ...process.env, WRANGLER: path.join(directory, "wrangler"), STUB_ACCOUNT: accountFile, SECRETS_DIR: path.join(directory, "secrets"), API_URL: "" },
+    env: {
+      ...process.env,
+      WRANGLER: path.join(directory, "wrangler"),
+      STUB_ACCOUNT: accountFile,
+      SECRETS_DIR: path.join(directory, "secrets"),
+      API_URL: "",
+    },
     encoding: "utf8",
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr, account: readAccount() };

@@ -20,7 +20,13 @@ const S3_EXPORT = {
   interval: "day",
   destination: {
     type: "S3",
-    config: { bucket_name: "b", region: "eu-west-1", prefix: "", aws_access_key_id: "id", aws_secret_access_key: "secret" },
+    config: {
+      bucket_name: "b",
+      region: "eu-west-1",
+      prefix: "",
+      aws_access_key_id: "id",
+      aws_secret_access_key: "secret",
+    },
   },
 };
 
@@ -28,7 +34,10 @@ type CreatedExport = { id: string; team_id: number; created_at: string; last_upd
 
 /** Exports are managed in their project; these tests read and pause them from the organization. */
 async function createExport(projectId: number, key: string, name = "Events to S3"): Promise<CreatedExport> {
-  const response = await api("POST", `/api/environments/${projectId}/batch_exports`, { key, body: { ...S3_EXPORT, name } });
+  const response = await api("POST", `/api/environments/${projectId}/batch_exports`, {
+    key,
+    body: { ...S3_EXPORT, name },
+  });
   expect(response.status).toBe(201);
   return response.body;
 }
@@ -112,7 +121,11 @@ describe("GET /api/organizations/:organization_id/batch_exports", () => {
     expectError(
       asScoped,
       403,
-      errorBody("authentication_error", "permission_denied", "API key with scoped projects are only supported on project-based views."),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key with scoped projects are only supported on project-based views.",
+      ),
     );
   });
 
@@ -123,11 +136,18 @@ describe("GET /api/organizations/:organization_id/batch_exports", () => {
     expectError(denied, 403, missingScope("batch_export:read"));
     const anonymous = await api("GET", organizationExports(organization.id));
     expectError(anonymous, 401, NOT_AUTHENTICATED);
-    const scopedElsewhere = await createApiKey(owner, { scopes: ["*"], scopedOrganizations: ["0192a000-0000-7000-8000-000000000000"] });
+    const scopedElsewhere = await createApiKey(owner, {
+      scopes: ["*"],
+      scopedOrganizations: ["0192a000-0000-7000-8000-000000000000"],
+    });
     expectError(
       await api("GET", organizationExports(organization.id), { key: scopedElsewhere.value }),
       403,
-      errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization"),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key does not have access to the requested organization",
+      ),
     );
     const stranger = await setupOrganization();
     const response = await api("GET", organizationExports(organization.id), { key: stranger.key });
@@ -182,7 +202,11 @@ describe("POST /api/organizations/:organization_id/batch_exports/:id/pause and /
     expect(paused.body).toEqual({ paused: true });
     // The membership check and one conditional UPDATE ... RETURNING: never a read, then a write.
     expect(paused.cost.queries).toBe(2);
-    const pausedAt = { paused: true, last_paused_at: "2030-02-01T08:00:00.000Z", last_updated_at: "2030-02-01T08:00:00.000Z" };
+    const pausedAt = {
+      paused: true,
+      last_paused_at: "2030-02-01T08:00:00.000Z",
+      last_updated_at: "2030-02-01T08:00:00.000Z",
+    };
     expect((await api("GET", path, { key })).body).toEqual(exportBody(created, pausedAt));
 
     vi.setSystemTime(new Date("2030-02-02T08:00:00Z"));
@@ -205,7 +229,11 @@ describe("POST /api/organizations/:organization_id/batch_exports/:id/pause and /
     expect(unpaused.status).toBe(200);
     expect(unpaused.body).toEqual({ paused: false });
     expect(unpaused.cost.queries).toBe(2);
-    const running = { paused: false, last_paused_at: "2030-03-01T00:00:00.000Z", last_updated_at: "2030-03-02T00:00:00.000Z" };
+    const running = {
+      paused: false,
+      last_paused_at: "2030-03-01T00:00:00.000Z",
+      last_updated_at: "2030-03-02T00:00:00.000Z",
+    };
     expect((await api("GET", path, { key })).body).toEqual(exportBody(created, running));
 
     vi.setSystemTime(new Date("2030-03-03T00:00:00Z"));
@@ -221,7 +249,9 @@ describe("POST /api/organizations/:organization_id/batch_exports/:id/pause and /
     const { organization, project, key } = await setupOrganization();
     const created = await createExport(project.id, key);
     const member = await addMember(organization.id, MembershipLevel.member, ["batch_export:write"]);
-    const response = await api("POST", `${organizationExports(organization.id)}/${created.id}/pause`, { key: member.key });
+    const response = await api("POST", `${organizationExports(organization.id)}/${created.id}/pause`, {
+      key: member.key,
+    });
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ paused: true });
   });
@@ -247,7 +277,9 @@ describe("POST /api/organizations/:organization_id/batch_exports/:id/pause and /
       const missing = await api("POST", path, { key });
       expectError(missing, 404, NOT_FOUND);
     }
-    const untouched = await api("GET", `${organizationExports(stranger.organization.id)}/${theirs.id}`, { key: stranger.key });
+    const untouched = await api("GET", `${organizationExports(stranger.organization.id)}/${theirs.id}`, {
+      key: stranger.key,
+    });
     expect(untouched.body).toEqual(exportBody(theirs));
     expect(untouched.body.last_updated_at).toMatch(ISO_TIMESTAMP);
   });

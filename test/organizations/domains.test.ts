@@ -15,7 +15,14 @@ import {
   nextLink,
   previousLink,
 } from "../support/harness";
-import { AUTHENTICATION_FAILED, INSUFFICIENT_LEVEL, NOT_AUTHENTICATED, NOT_FOUND, expectError, missingScope } from "../support/error-bodies";
+import {
+  AUTHENTICATION_FAILED,
+  INSUFFICIENT_LEVEL,
+  NOT_AUTHENTICATED,
+  NOT_FOUND,
+  expectError,
+  missingScope,
+} from "../support/error-bodies";
 
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 let sequence = 0;
@@ -99,14 +106,44 @@ describe("POST /api/organizations/:organization_id/domains", () => {
     ["a one-letter TLD", { domain: "acme.c" }, "invalid_input", "Please enter a valid domain or subdomain name."],
     ["no TLD", { domain: "localhost" }, "invalid_input", "Please enter a valid domain or subdomain name."],
     ["an e-mail address", { domain: "me@acme.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
-    ["an accented letter", { domain: "café.example.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
-    ["full-width letters", { domain: "ｅｘａｍｐｌｅ.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
-    ["a zero-width space", { domain: "exam\u200bple.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
-    ["a bidi override", { domain: "exam\u202eple.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
+    [
+      "an accented letter",
+      { domain: "café.example.com" },
+      "invalid_input",
+      "Please enter a valid domain or subdomain name.",
+    ],
+    [
+      "full-width letters",
+      { domain: "ｅｘａｍｐｌｅ.com" },
+      "invalid_input",
+      "Please enter a valid domain or subdomain name.",
+    ],
+    [
+      "a zero-width space",
+      { domain: "exam\u200bple.com" },
+      "invalid_input",
+      "Please enter a valid domain or subdomain name.",
+    ],
+    [
+      "a bidi override",
+      { domain: "exam\u202eple.com" },
+      "invalid_input",
+      "Please enter a valid domain or subdomain name.",
+    ],
     ["a trailing dot", { domain: "example.com." }, "invalid_input", "Please enter a valid domain or subdomain name."],
-    ["a punycode label", { domain: "xn--caf-dma.com" }, "invalid_input", "Please enter a valid domain or subdomain name."],
+    [
+      "a punycode label",
+      { domain: "xn--caf-dma.com" },
+      "invalid_input",
+      "Please enter a valid domain or subdomain name.",
+    ],
     ["a number", { domain: 42 }, "invalid_input", "Expected string, received number."],
-    ["over 128 characters", { domain: `${"a".repeat(125)}.com` }, "max_length", "Ensure this field has no more than 128 characters."],
+    [
+      "over 128 characters",
+      { domain: `${"a".repeat(125)}.com` },
+      "max_length",
+      "Ensure this field has no more than 128 characters.",
+    ],
   ])("refuses %s (400, attr domain) and creates nothing", async (_case, body, code, detail) => {
     const { organization, key } = await setupOrganization();
     const response = await api("POST", domainsPath(organization.id), { key, body });
@@ -116,17 +153,50 @@ describe("POST /api/organizations/:organization_id/domains", () => {
   });
 
   it.each([
-    ["jit_provisioning_enabled", { jit_provisioning_enabled: true }, "verification_required", "This attribute cannot be updated until the domain is verified."],
-    ["sso_enforcement", { sso_enforcement: "google-oauth2" }, "verification_required", "This attribute cannot be updated until the domain is verified."],
+    [
+      "jit_provisioning_enabled",
+      { jit_provisioning_enabled: true },
+      "verification_required",
+      "This attribute cannot be updated until the domain is verified.",
+    ],
+    [
+      "sso_enforcement",
+      { sso_enforcement: "google-oauth2" },
+      "verification_required",
+      "This attribute cannot be updated until the domain is verified.",
+    ],
     ["sso_enforcement", { sso_enforcement: "okta" }, "invalid_choice", '"okta" is not a valid choice.'],
-    ["jit_provisioning_enabled", { jit_provisioning_enabled: "yes" }, "invalid_input", "Expected boolean, received string."],
-    ["saml_entity_id", { saml_entity_id: "e".repeat(513) }, "max_length", "Ensure this field has no more than 512 characters."],
-    ["saml_acs_url", { saml_acs_url: "u".repeat(513) }, "max_length", "Ensure this field has no more than 512 characters."],
-    ["saml_x509_cert", { saml_x509_cert: "c".repeat(16385) }, "max_length", "Ensure this field has no more than 16384 characters."],
+    [
+      "jit_provisioning_enabled",
+      { jit_provisioning_enabled: "yes" },
+      "invalid_input",
+      "Expected boolean, received string.",
+    ],
+    [
+      "saml_entity_id",
+      { saml_entity_id: "e".repeat(513) },
+      "max_length",
+      "Ensure this field has no more than 512 characters.",
+    ],
+    [
+      "saml_acs_url",
+      { saml_acs_url: "u".repeat(513) },
+      "max_length",
+      "Ensure this field has no more than 512 characters.",
+    ],
+    [
+      "saml_x509_cert",
+      { saml_x509_cert: "c".repeat(16385) },
+      "max_length",
+      "Ensure this field has no more than 16384 characters.",
+    ],
     ["saml_x509_cert", { saml_x509_cert: 7 }, "invalid_input", "Expected string, received number."],
   ])("refuses %s %j (400) and creates nothing", async (attr, body, code, detail) => {
     const { organization, key } = await setupOrganization();
-    const response = await api("POST", domainsPath(organization.id), { key, body: { domain: uniqueDomain(), ...body } });
+    const response = await api("POST", domainsPath(organization.id), {
+      key,
+      body: { domain: uniqueDomain(), ...body },
+    });
     expectError(response, 400, errorBody("validation_error", code, detail, attr));
     const list = await api("GET", domainsPath(organization.id), { key });
     expect(list.body.count).toBe(0);
@@ -151,7 +221,11 @@ describe("POST /api/organizations/:organization_id/domains", () => {
       [second.organization.id, second.key],
     ] as const) {
       const response = await api("POST", domainsPath(organizationId), { key, body: { domain: domain.toUpperCase() } });
-      expectError(response, 400, errorBody("validation_error", "unique", "organization domain with this domain already exists.", "domain"));
+      expectError(
+        response,
+        400,
+        errorBody("validation_error", "unique", "organization domain with this domain already exists.", "domain"),
+      );
     }
     expect((await api("GET", domainsPath(second.organization.id), { key: second.key })).body.count).toBe(0);
   });
@@ -159,10 +233,15 @@ describe("POST /api/organizations/:organization_id/domains", () => {
   it("is for admins and owners: a member gets 403", async () => {
     const { organization } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
-    const response = await api("POST", domainsPath(organization.id), { key: member.key, body: { domain: uniqueDomain() } });
+    const response = await api("POST", domainsPath(organization.id), {
+      key: member.key,
+      body: { domain: uniqueDomain() },
+    });
     expectError(response, 403, INSUFFICIENT_LEVEL);
     const admin = await addMember(organization.id, MembershipLevel.admin);
-    expect((await api("POST", domainsPath(organization.id), { key: admin.key, body: { domain: uniqueDomain() } })).status).toBe(201);
+    expect(
+      (await api("POST", domainsPath(organization.id), { key: admin.key, body: { domain: uniqueDomain() } })).status,
+    ).toBe(201);
   });
 
   it("needs organization:write (403) and a key (401)", async () => {
@@ -211,7 +290,10 @@ describe("GET /api/organizations/:organization_id/domains", () => {
     expect(second.body).toEqual({
       count: 3,
       next: null,
-      previous: previousLink(domainsPath(organization.id), 2, 0, [second.body.results[0]?.domain, second.body.results[0]?.id]),
+      previous: previousLink(domainsPath(organization.id), 2, 0, [
+        second.body.results[0]?.domain,
+        second.body.results[0]?.id,
+      ]),
       results: [
         domainBody({
           id: expect.stringMatching(UUID),
@@ -229,11 +311,18 @@ describe("GET /api/organizations/:organization_id/domains", () => {
     expectError(denied, 403, missingScope("organization:read"));
     const badKey = await api("GET", domainsPath(organization.id), { key: `phx_${"x".repeat(44)}` });
     expectError(badKey, 401, AUTHENTICATION_FAILED);
-    const scopedElsewhere = await createApiKey(owner, { scopes: ["*"], scopedOrganizations: ["0192a000-0000-7000-8000-000000000000"] });
+    const scopedElsewhere = await createApiKey(owner, {
+      scopes: ["*"],
+      scopedOrganizations: ["0192a000-0000-7000-8000-000000000000"],
+    });
     expectError(
       await api("GET", domainsPath(organization.id), { key: scopedElsewhere.value }),
       403,
-      errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization"),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key does not have access to the requested organization",
+      ),
     );
     const stranger = await setupOrganization();
     expectError(await api("GET", domainsPath(organization.id), { key: stranger.key }), 404, NOT_FOUND);
@@ -279,7 +368,10 @@ describe("PATCH /api/organizations/:organization_id/domains/:id", () => {
     expect(response.body).toEqual(domainBody(created, { has_saml: true, ...SAML }));
     // The membership with the domain, then the guarded update.
     expect(response.cost.queries).toBe(2);
-    const cleared = await api("PATCH", `${domainsPath(organization.id)}/${created.id}`, { key, body: { saml_acs_url: null } });
+    const cleared = await api("PATCH", `${domainsPath(organization.id)}/${created.id}`, {
+      key,
+      body: { saml_acs_url: null },
+    });
     expect(cleared.body).toMatchObject({ has_saml: false, saml_acs_url: null, saml_entity_id: SAML.saml_entity_id });
   });
 
@@ -289,8 +381,20 @@ describe("PATCH /api/organizations/:organization_id/domains/:id", () => {
   ])("refuses %j on an unverified domain (400 verification_required)", async (body, attr) => {
     const { organization, key } = await setupOrganization();
     const created = await createDomain(organization.id, key);
-    const response = await api("PATCH", `${domainsPath(organization.id)}/${created.id}`, { key, body: { ...SAML, ...body } });
-    expectError(response, 400, errorBody("validation_error", "verification_required", "This attribute cannot be updated until the domain is verified.", attr));
+    const response = await api("PATCH", `${domainsPath(organization.id)}/${created.id}`, {
+      key,
+      body: { ...SAML, ...body },
+    });
+    expectError(
+      response,
+      400,
+      errorBody(
+        "validation_error",
+        "verification_required",
+        "This attribute cannot be updated until the domain is verified.",
+        attr,
+      ),
+    );
     const unchanged = await api("GET", `${domainsPath(organization.id)}/${created.id}`, { key });
     expect(unchanged.body).toMatchObject({ has_saml: false, jit_provisioning_enabled: false, sso_enforcement: "" });
   });
@@ -304,7 +408,8 @@ describe("PATCH /api/organizations/:organization_id/domains/:id", () => {
       body: { jit_provisioning_enabled: true, sso_enforcement: "google-oauth2" },
     });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual(domainBody(created, {
+    expect(response.body).toEqual(
+      domainBody(created, {
         is_verified: true,
         verified_at: "2026-01-02T03:04:05.000Z",
         jit_provisioning_enabled: true,
@@ -325,7 +430,10 @@ describe("PATCH /api/organizations/:organization_id/domains/:id", () => {
       "sso_enforcement",
     );
 
-    const withoutSaml = await api("PATCH", path, { key, body: { sso_enforcement: "saml", saml_entity_id: "only-one" } });
+    const withoutSaml = await api("PATCH", path, {
+      key,
+      body: { sso_enforcement: "saml", saml_entity_id: "only-one" },
+    });
     expect(withoutSaml.status).toBe(400);
     expect(withoutSaml.body).toEqual(samlError);
 
@@ -336,7 +444,10 @@ describe("PATCH /api/organizations/:organization_id/domains/:id", () => {
     const clearing = await api("PATCH", path, { key, body: { saml_x509_cert: "" } });
     expect(clearing.status).toBe(400);
     expect(clearing.body).toEqual(samlError);
-    expect((await api("GET", path, { key })).body).toMatchObject({ has_saml: true, saml_x509_cert: SAML.saml_x509_cert });
+    expect((await api("GET", path, { key })).body).toMatchObject({
+      has_saml: true,
+      saml_x509_cert: SAML.saml_x509_cert,
+    });
   });
 
   it("refuses an invalid value with the field named", async () => {
@@ -346,7 +457,16 @@ describe("PATCH /api/organizations/:organization_id/domains/:id", () => {
       key,
       body: { saml_entity_id: "e".repeat(513) },
     });
-    expectError(response, 400, errorBody("validation_error", "max_length", "Ensure this field has no more than 512 characters.", "saml_entity_id"));
+    expectError(
+      response,
+      400,
+      errorBody(
+        "validation_error",
+        "max_length",
+        "Ensure this field has no more than 512 characters.",
+        "saml_entity_id",
+      ),
+    );
   });
 
   it("is for admins (403 for a member) in the caller's organization (404 elsewhere)", async () => {
@@ -359,8 +479,12 @@ describe("PATCH /api/organizations/:organization_id/domains/:id", () => {
     const other = await setupOrganization();
     const theirs = await createDomain(other.organization.id, other.key);
     expect((await api("PATCH", `${domainsPath(organization.id)}/${theirs.id}`, { key, body: SAML })).status).toBe(404);
-    expect((await api("PATCH", `${domainsPath(other.organization.id)}/${theirs.id}`, { key, body: SAML })).status).toBe(404);
-    expect((await api("GET", `${domainsPath(other.organization.id)}/${theirs.id}`, { key: other.key })).body.has_saml).toBe(false);
+    expect((await api("PATCH", `${domainsPath(other.organization.id)}/${theirs.id}`, { key, body: SAML })).status).toBe(
+      404,
+    );
+    expect(
+      (await api("GET", `${domainsPath(other.organization.id)}/${theirs.id}`, { key: other.key })).body.has_saml,
+    ).toBe(false);
   });
 });
 
@@ -375,7 +499,9 @@ describe("DELETE /api/organizations/:organization_id/domains/:id", () => {
     expect(response.cost.queries).toBe(2);
     expect((await api("GET", path, { key })).status).toBe(404);
     expect((await api("DELETE", path, { key })).status).toBe(404);
-    expect((await api("POST", domainsPath(organization.id), { key, body: { domain: created.domain } })).status).toBe(201);
+    expect((await api("POST", domainsPath(organization.id), { key, body: { domain: created.domain } })).status).toBe(
+      201,
+    );
   });
 
   it("is for admins (403) and never reaches another organization's domain (404)", async () => {
@@ -387,7 +513,9 @@ describe("DELETE /api/organizations/:organization_id/domains/:id", () => {
     const other = await setupOrganization();
     const theirs = await createDomain(other.organization.id, other.key);
     expect((await api("DELETE", `${domainsPath(organization.id)}/${theirs.id}`, { key })).status).toBe(404);
-    expect((await api("GET", `${domainsPath(other.organization.id)}/${theirs.id}`, { key: other.key })).status).toBe(200);
+    expect((await api("GET", `${domainsPath(other.organization.id)}/${theirs.id}`, { key: other.key })).status).toBe(
+      200,
+    );
     expect((await api("GET", `${domainsPath(organization.id)}/${created.id}`, { key })).status).toBe(200);
   });
 });
@@ -395,8 +523,10 @@ describe("DELETE /api/organizations/:organization_id/domains/:id", () => {
 describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
   /** Answers the worker's DNS-over-HTTPS query from inside the test isolate. */
   const fakeResolver = (answer: () => Promise<Response>) => vi.spyOn(globalThis, "fetch").mockImplementation(answer);
-  const dnsJson = (body: unknown, status = 200) => async () =>
-    new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/dns-json" } });
+  const dnsJson =
+    (body: unknown, status = 200) =>
+    async () =>
+      new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/dns-json" } });
   const txtAnswer = (name: string, ...data: string[]) => ({
     Status: 0,
     Answer: data.map((value) => ({ name, type: 16, TTL: 300, data: value })),
@@ -410,7 +540,8 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
 
     const response = await api("POST", `${domainsPath(organization.id)}/${created.id}/verify/`, { key });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual(domainBody(created, { is_verified: true, verified_at: expect.stringMatching(ISO_TIMESTAMP) }),
+    expect(response.body).toEqual(
+      domainBody(created, { is_verified: true, verified_at: expect.stringMatching(ISO_TIMESTAMP) }),
     );
     expect(response.cost.queries).toBe(2);
     expect(resolver).toHaveBeenCalledTimes(1);
@@ -422,7 +553,11 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
     expect(init?.signal).toBeInstanceOf(AbortSignal);
 
     const again = await api("POST", `${domainsPath(organization.id)}/${created.id}/verify`, { key });
-    expectError(again, 400, errorBody("validation_error", "already_verified", "This domain has already been verified."));
+    expectError(
+      again,
+      400,
+      errorBody("validation_error", "already_verified", "This domain has already been verified."),
+    );
     expect(resolver).toHaveBeenCalledTimes(1);
   });
 
@@ -471,7 +606,10 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
     ["a resolver error status", dnsJson({ error: "boom" }, 502)],
     ["a resolver answering something else than JSON", async () => new Response("<html>", { status: 200 })],
     ["a network failure", async () => Promise.reject(new TypeError("Network connection lost."))],
-    ["a timeout", async () => Promise.reject(new DOMException("The operation was aborted due to timeout", "TimeoutError"))],
+    [
+      "a timeout",
+      async () => Promise.reject(new DOMException("The operation was aborted due to timeout", "TimeoutError")),
+    ],
   ])("records a failed attempt on %s: 200, not verified", async (_case, answer) => {
     const { organization, key } = await setupOrganization();
     const created = await createDomain(organization.id, key);
@@ -480,7 +618,9 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
     const response = await api("POST", `${domainsPath(organization.id)}/${created.id}/verify`, { key });
     expect(resolver).toHaveBeenCalledTimes(1);
     expect(response.status).toBe(200);
-    expect(response.body).toEqual(domainBody(created, { last_verification_retry: expect.stringMatching(ISO_TIMESTAMP) }));
+    expect(response.body).toEqual(
+      domainBody(created, { last_verification_retry: expect.stringMatching(ISO_TIMESTAMP) }),
+    );
   });
 
   it("clears the failed attempt once verified, and then lets SSO be enforced", async () => {
@@ -493,7 +633,10 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
     fakeResolver(dnsJson(txtAnswer("x", `"${created.verification_challenge}"`)));
     const verified = await api("POST", `${path}/verify`, { key });
     expect(verified.body).toMatchObject({ is_verified: true, last_verification_retry: null });
-    const enforced = await api("PATCH", path, { key, body: { sso_enforcement: "github", jit_provisioning_enabled: true } });
+    const enforced = await api("PATCH", path, {
+      key,
+      body: { sso_enforcement: "github", jit_provisioning_enabled: true },
+    });
     expect(enforced.status).toBe(200);
     expect(enforced.body).toMatchObject({ sso_enforcement: "github", jit_provisioning_enabled: true });
   });
@@ -507,9 +650,7 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
     const forbidden = await api("POST", path, { key: member.key });
     expectError(forbidden, 403, INSUFFICIENT_LEVEL);
     const readOnly = await createApiKey(owner, { scopes: ["organization:read"] });
-    expect((await api("POST", path, { key: readOnly.value })).body).toEqual(
-      missingScope("organization:write"),
-    );
+    expect((await api("POST", path, { key: readOnly.value })).body).toEqual(missingScope("organization:write"));
     expect((await api("POST", path)).status).toBe(401);
     const other = await setupOrganization();
     const theirs = await createDomain(other.organization.id, other.key);

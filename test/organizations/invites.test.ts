@@ -19,7 +19,14 @@ import {
   nextLink,
   previousLink,
 } from "../support/harness";
-import { daysAgo, expectKeyAndMembershipRequired, FAKE_TRANSPORT_URL, insertInvite, restoreTestDoubles, useEmailTransport } from "../support/people";
+import {
+  daysAgo,
+  expectKeyAndMembershipRequired,
+  FAKE_TRANSPORT_URL,
+  insertInvite,
+  restoreTestDoubles,
+  useEmailTransport,
+} from "../support/people";
 import * as schema from "../../src/db/schema";
 
 afterEach(restoreTestDoubles);
@@ -29,7 +36,12 @@ const PROJECT_NOT_INVITABLE =
   "Project does not exist on this organization, or it is private and you do not have access to it.";
 
 const alreadyMember = (attr: string) =>
-  errorBody("validation_error", "invalid_input", "A user with this email address already belongs to the organization.", attr);
+  errorBody(
+    "validation_error",
+    "invalid_input",
+    "A user with this email address already belongs to the organization.",
+    attr,
+  );
 
 const INVITE_TOKEN = /^phi_[0-9A-Za-z]{44}$/;
 /** An invite as lists show it: the acceptance token is in the creating response only. */
@@ -114,11 +126,31 @@ describe("POST /api/organizations/:organization_id/invites", () => {
   it.each([
     [{}, "required", "This field is required.", "target_email"],
     [{ target_email: "not-an-email" }, "invalid_input", "Enter a valid email address.", "target_email"],
-    [{ target_email: `${"a".repeat(243)}@example.com` }, "max_length", "Ensure this field has no more than 254 characters.", "target_email"],
-    [{ target_email: "a@example.com", first_name: "x".repeat(31) }, "max_length", "Ensure this field has no more than 30 characters.", "first_name"],
+    [
+      { target_email: `${"a".repeat(243)}@example.com` },
+      "max_length",
+      "Ensure this field has no more than 254 characters.",
+      "target_email",
+    ],
+    [
+      { target_email: "a@example.com", first_name: "x".repeat(31) },
+      "max_length",
+      "Ensure this field has no more than 30 characters.",
+      "first_name",
+    ],
     [{ target_email: "a@example.com", level: 5 }, "invalid_choice", '"5" is not a valid choice.', "level"],
-    [{ target_email: "a@example.com", send_email: "yes" }, "invalid_input", "Expected boolean, received string.", "send_email"],
-    [{ target_email: "a@example.com", private_project_access: "all" }, "invalid_input", "Expected array, received string.", "private_project_access"],
+    [
+      { target_email: "a@example.com", send_email: "yes" },
+      "invalid_input",
+      "Expected boolean, received string.",
+      "send_email",
+    ],
+    [
+      { target_email: "a@example.com", private_project_access: "all" },
+      "invalid_input",
+      "Expected array, received string.",
+      "private_project_access",
+    ],
     [
       { target_email: "a@example.com", private_project_access: [{ id: 1, level: "owner" }] },
       "invalid_choice",
@@ -200,7 +232,11 @@ describe("POST /api/organizations/:organization_id/invites", () => {
 
     const response = await api("POST", invitesPath(organization.id), {
       key: member.key,
-      body: { target_email: "accomplice@example.com", level: 1, private_project_access: [{ id: open.id, level: "admin" }] },
+      body: {
+        target_email: "accomplice@example.com",
+        level: 1,
+        private_project_access: [{ id: open.id, level: "admin" }],
+      },
     });
 
     expect(response.status).toBe(400);
@@ -215,7 +251,10 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     expect(await listInviteEmails(organization.id, key)).toEqual([]);
     const asProjectAdmin = await api("POST", invitesPath(organization.id), {
       key: member.key,
-      body: { target_email: "colleague@example.com", private_project_access: [{ id: raisedToAdmin.id, level: "admin" }] },
+      body: {
+        target_email: "colleague@example.com",
+        private_project_access: [{ id: raisedToAdmin.id, level: "admin" }],
+      },
     });
     expect(asProjectAdmin.status).toBe(201);
     expect(asProjectAdmin.body.private_project_access).toEqual([{ id: raisedToAdmin.id, level: "admin" }]);
@@ -248,7 +287,11 @@ describe("POST /api/organizations/:organization_id/invites", () => {
 
     expect(response.status).toBe(403);
     expect(response.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "You cannot invite a user with a higher permission level than your own."),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "You cannot invite a user with a higher permission level than your own.",
+      ),
     );
     const listed = await api("GET", invitesPath(organization.id), { key });
     expect(listed.body.results.map((invite: { id: string }) => invite.id)).toEqual([adminInvite.id]);
@@ -303,7 +346,10 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     const { organization, key } = await setupOrganization();
     const other = await setupOrganization();
 
-    const response = await api("POST", invitesPath(organization.id), { key, body: { target_email: other.owner.email } });
+    const response = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: other.owner.email },
+    });
 
     expect(response.status).toBe(201);
   });
@@ -314,7 +360,10 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     await insertInvite(organization.id, owner, { targetEmail: "jane@example.com", createdAt: daysAgo(10) });
     const kept = await insertInvite(organization.id, owner, { targetEmail: "joe@example.com" });
 
-    const response = await api("POST", invitesPath(organization.id), { key, body: { target_email: "jane@example.com" } });
+    const response = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: "jane@example.com" },
+    });
 
     expect(response.status).toBe(201);
     expect(response.body.level).toBe(1);
@@ -329,7 +378,10 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     await insertInvite(organization.id, owner, {
       targetEmail: "jane@example.com",
       level: 8,
-      privateProjectAccess: [{ id: first.id, level: "admin" }, { id: second.id, level: "member" }],
+      privateProjectAccess: [
+        { id: first.id, level: "admin" },
+        { id: second.id, level: "member" },
+      ],
     });
     // Expired: neither its level nor its access count.
     await insertInvite(organization.id, owner, {
@@ -344,7 +396,10 @@ describe("POST /api/organizations/:organization_id/invites", () => {
       body: {
         target_email: "jane@example.com",
         level: 1,
-        private_project_access: [{ id: second.id, level: "admin" }, { id: first.id, level: "member" }],
+        private_project_access: [
+          { id: second.id, level: "admin" },
+          { id: first.id, level: "member" },
+        ],
         combine_pending_invites: true,
       },
     });
@@ -383,7 +438,11 @@ describe("POST /api/organizations/:organization_id/invites", () => {
 
     expect(response.status).toBe(403);
     expect(response.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:write'"),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key missing required scope 'organization_member:write'",
+      ),
     );
   });
 
@@ -404,12 +463,18 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     const { organization, owner, key } = await setupOrganization();
     await api("GET", `/api/organizations/${organization.id}`, { key });
 
-    const created = await api("POST", invitesPath(organization.id), { key, body: streamedBody({ target_email: "Streamed@Example.com" }) });
+    const created = await api("POST", invitesPath(organization.id), {
+      key,
+      body: streamedBody({ target_email: "Streamed@Example.com" }),
+    });
     expect(created.status).toBe(201);
     expect(created.body.target_email).toBe("streamed@example.com");
     expect(created.cost.queries).toBe(3);
     // The checks still see the organization: the owner's own e-mail is refused.
-    const refused = await api("POST", invitesPath(organization.id), { key, body: streamedBody({ target_email: owner.email }) });
+    const refused = await api("POST", invitesPath(organization.id), {
+      key,
+      body: streamedBody({ target_email: owner.email }),
+    });
     expect(refused.status).toBe(400);
     expect(refused.body).toEqual(alreadyMember("target_email"));
   });
@@ -452,7 +517,9 @@ describe("e-mail", () => {
       text: expect.stringContaining(`Accept it in your browser: http://localhost/signup/#${token}`),
     });
     const { text } = JSON.parse(String(init?.body));
-    expect(text).toContain(`Or with the API: POST http://localhost/api/signup with the JSON body {"token": "${token}"}`);
+    expect(text).toContain(
+      `Or with the API: POST http://localhost/api/signup with the JSON body {"token": "${token}"}`,
+    );
     // No link puts the token where a server logs it: only after `#`, or in a body.
     expect(text).not.toContain(`/${token}`);
     expect(JSON.parse(String(init?.body)).text).toContain(`${owner.firstName} wrote: Join us!`);
@@ -473,7 +540,12 @@ describe("e-mail", () => {
     await vi.waitFor(() => expect(logged).toHaveBeenCalled());
     // One JSON line naming the invite, never its address.
     const line = JSON.parse(String(logged.mock.calls[0]![0]));
-    expect(line).toMatchObject({ level: "error", task: "invite e-mail", invite_id: response.body.id, error: { name: "TypeError", message: "network down" } });
+    expect(line).toMatchObject({
+      level: "error",
+      task: "invite e-mail",
+      invite_id: response.body.id,
+      error: { name: "TypeError", message: "network down" },
+    });
     expect(JSON.stringify(line)).not.toContain("a@example.com");
     expect(transport).toHaveBeenCalledTimes(1);
   });
@@ -482,7 +554,10 @@ describe("e-mail", () => {
     const { organization, key } = await setupOrganization();
     const transport = vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
 
-    const withoutTransport = await api("POST", invitesPath(organization.id), { key, body: { target_email: "a@example.com" } });
+    const withoutTransport = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: "a@example.com" },
+    });
     useEmailTransport();
     const notWanted = await api("POST", invitesPath(organization.id), {
       key,
@@ -509,7 +584,10 @@ describe("GET /api/organizations/:organization_id/invites", () => {
     expect(firstPage.status).toBe(200);
     expect(firstPage.body).toEqual({
       count: 3,
-      next: nextLink(invitesPath(organization.id), 2, 2, [firstPage.body.results[1].created_at, firstPage.body.results[1].id]),
+      next: nextLink(invitesPath(organization.id), 2, 2, [
+        firstPage.body.results[1].created_at,
+        firstPage.body.results[1].id,
+      ]),
       previous: null,
       results: [
         {
@@ -534,7 +612,9 @@ describe("GET /api/organizations/:organization_id/invites", () => {
     expect(secondPage.body.results).toEqual([
       expect.objectContaining({ id: oldest.id, is_expired: true, created_at: oldest.createdAt }),
     ]);
-    expect(secondPage.body.previous).toBe(previousLink(invitesPath(organization.id), 2, 0, [oldest.createdAt, oldest.id]));
+    expect(secondPage.body.previous).toBe(
+      previousLink(invitesPath(organization.id), 2, 0, [oldest.createdAt, oldest.id]),
+    );
   });
 
   it("shows a null creator once that user is gone", async () => {
@@ -588,7 +668,11 @@ describe("GET /api/organizations/:organization_id/invites", () => {
     expect(allowed.status).toBe(200);
     expect(denied.status).toBe(403);
     expect(denied.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:read'"),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key missing required scope 'organization_member:read'",
+      ),
     );
   });
 
@@ -598,7 +682,9 @@ describe("GET /api/organizations/:organization_id/invites", () => {
 
     await expectKeyAndMembershipRequired("GET", invitesPath(organization.id));
     await expectKeyAndMembershipRequired("POST", invitesPath(organization.id), { target_email: "a@example.com" });
-    await expectKeyAndMembershipRequired("POST", `${invitesPath(organization.id)}/bulk`, [{ target_email: "a@example.com" }]);
+    await expectKeyAndMembershipRequired("POST", `${invitesPath(organization.id)}/bulk`, [
+      { target_email: "a@example.com" },
+    ]);
     await expectKeyAndMembershipRequired("DELETE", `${invitesPath(organization.id)}/${invite.id}`);
   });
 });
@@ -655,7 +741,11 @@ describe("DELETE /api/organizations/:organization_id/invites/:id", () => {
 
     expect(response.status).toBe(403);
     expect(response.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:write'"),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key missing required scope 'organization_member:write'",
+      ),
     );
     expect(await listInviteEmails(organization.id, key)).toEqual([invite.targetEmail]);
   });
@@ -675,7 +765,10 @@ describe("DELETE /api/organizations/:organization_id/invites/:id", () => {
 describe("POST /api/organizations/:organization_id/invites/bulk", () => {
   const bulkPath = (organizationId: string) => `${invitesPath(organizationId)}/bulk`;
   const someInvites = (count: number) =>
-    Array.from({ length: count }, (_, index) => ({ target_email: `person-${index}@example.com`, first_name: `P${index}` }));
+    Array.from({ length: count }, (_, index) => ({
+      target_email: `person-${index}@example.com`,
+      first_name: `P${index}`,
+    }));
 
   it("creates all the invites in one go and answers 201 with them, in the order sent, as PostHog does", async () => {
     const { organization, owner, key } = await setupOrganization();
@@ -704,7 +797,10 @@ describe("POST /api/organizations/:organization_id/invites/bulk", () => {
       token: expect.stringMatching(INVITE_TOKEN),
     });
     expect(response.body).toEqual([invite("person-0@example.com", 8), invite("person-1@example.com", 1)]);
-    expect((await listInviteEmails(organization.id, key)).sort()).toEqual(["person-0@example.com", "person-1@example.com"]);
+    expect((await listInviteEmails(organization.id, key)).sort()).toEqual([
+      "person-0@example.com",
+      "person-1@example.com",
+    ]);
   });
 
   it("lists the invites of one request newest first: their ids count up within a millisecond", async () => {
@@ -787,7 +883,12 @@ describe("POST /api/organizations/:organization_id/invites/bulk", () => {
 
     expect(response.status).toBe(400);
     expect(response.body).toEqual(
-      errorBody("validation_error", "unique", "This email address is already invited earlier in this request.", "2.target_email"),
+      errorBody(
+        "validation_error",
+        "unique",
+        "This email address is already invited earlier in this request.",
+        "2.target_email",
+      ),
     );
     expect(await listInviteEmails(organization.id, key)).toEqual([]);
   });
@@ -815,7 +916,11 @@ describe("POST /api/organizations/:organization_id/invites/bulk", () => {
 
     const response = await api("POST", bulkPath(organization.id), {
       key,
-      body: [{ target_email: "a@example.com" }, { target_email: "b@example.com", send_email: false }, { target_email: "c@example.com" }],
+      body: [
+        { target_email: "a@example.com" },
+        { target_email: "b@example.com", send_email: false },
+        { target_email: "c@example.com" },
+      ],
     });
 
     expect(response.body.map((invite: { emailing_attempt_made: boolean }) => invite.emailing_attempt_made)).toEqual([
@@ -835,7 +940,11 @@ describe("POST /api/organizations/:organization_id/invites/bulk", () => {
 
     expect(response.status).toBe(403);
     expect(response.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:write'"),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key missing required scope 'organization_member:write'",
+      ),
     );
   });
 });

@@ -67,7 +67,11 @@ describe("GET /api/organizations/:organization_id/members", () => {
       .where(eq(schema.organizationMemberships.userId, owner.id))
       .returning();
     const lastLogin = daysAgo(0);
-    const admin = await createUser({ lastLogin, hedgehogConfig: { color: "green" }, roleAtOrganization: "engineering" });
+    const admin = await createUser({
+      lastLogin,
+      hedgehogConfig: { color: "green" },
+      roleAtOrganization: "engineering",
+    });
     const adminMembership = await addMembership(organization.id, admin, MembershipLevel.admin);
     await addMember((await setupOrganization()).organization.id, MembershipLevel.member);
 

@@ -16,7 +16,9 @@ type Listed = { id: number; project_id?: number };
  * scoped to projects may not list an organization's: it lists its projects across organizations.
  */
 async function listedProjects(organizationId: string, key: string, scopedToProjects = false) {
-  const path = scopedToProjects ? "/api/projects?limit=1000" : `/api/organizations/${organizationId}/projects?limit=1000`;
+  const path = scopedToProjects
+    ? "/api/projects?limit=1000"
+    : `/api/organizations/${organizationId}/projects?limit=1000`;
   const response = await api("GET", path, { key });
   expect(response.status).toBe(200);
   return response.body.results as Listed[];
@@ -27,7 +29,8 @@ describe("the organization object's projects", () => {
     const team = await setupOrganization();
     const organizationId = team.organization.id;
     const projectsPath = `/api/organizations/${organizationId}/projects`;
-    const create = async (body: Record<string, unknown>) => (await api("POST", projectsPath, { key: team.key, body })).body as { id: number };
+    const create = async (body: Record<string, unknown>) =>
+      (await api("POST", projectsPath, { key: team.key, body })).body as { id: number };
     const rule = (projectId: number, body: Record<string, unknown>) =>
       api("PUT", `/api/projects/${projectId}/access_controls`, { key: team.key, body });
 
@@ -44,15 +47,27 @@ describe("the organization object's projects", () => {
     // Every listed field changes; privacy on and off again; rules of both kinds, one removed.
     const patched = await api("PATCH", `/api/projects/${renamed.id}`, {
       key: team.key,
-      body: { name: "Renamed", timezone: "Europe/Paris", is_demo: true, completed_snippet_onboarding: true, has_completed_onboarding_for: { product_analytics: true } },
+      body: {
+        name: "Renamed",
+        timezone: "Europe/Paris",
+        is_demo: true,
+        completed_snippet_onboarding: true,
+        has_completed_onboarding_for: { product_analytics: true },
+      },
     });
     expect(patched.status).toBe(200);
     await api("PATCH", `/api/projects/${reopened.id}`, { key: team.key, body: { access_control: true } });
     await api("PATCH", `/api/projects/${reopened.id}`, { key: team.key, body: { access_control: false } });
-    expect((await rule(secret.id, { access_level: "member", organization_member: granted.membership.id })).status).toBe(200);
-    expect((await rule(renamed.id, { access_level: "none", organization_member: refused.membership.id })).status).toBe(200);
+    expect((await rule(secret.id, { access_level: "member", organization_member: granted.membership.id })).status).toBe(
+      200,
+    );
+    expect((await rule(renamed.id, { access_level: "none", organization_member: refused.membership.id })).status).toBe(
+      200,
+    );
     expect((await rule(hiddenByDefault.id, { access_level: "none" })).status).toBe(200);
-    expect((await rule(hiddenByDefault.id, { access_level: "member", organization_member: plain.membership.id })).status).toBe(200);
+    expect(
+      (await rule(hiddenByDefault.id, { access_level: "member", organization_member: plain.membership.id })).status,
+    ).toBe(200);
     expect((await rule(reopened.id, { access_level: "none" })).status).toBe(200);
     expect((await rule(reopened.id, { access_level: null })).status).toBe(204);
 
@@ -63,20 +78,32 @@ describe("the organization object's projects", () => {
       api("PATCH", `/api/projects/${reopened.id}`, { key: team.key, body: { timezone: "Asia/Tokyo" } }),
     ]);
     for (let index = 0; index < 130; index += 10) {
-      await Promise.all(Array.from({ length: 10 }, (_, offset) => createProject(organizationId, { name: `Filler ${index + offset}` })));
+      await Promise.all(
+        Array.from({ length: 10 }, (_, offset) => createProject(organizationId, { name: `Filler ${index + offset}` })),
+      );
     }
     // A project removed as a cascade would (no route deletes one).
     await env.DB.prepare("delete from projects where id = ?").bind(reopened.id).run();
 
     const scoped = await createApiKey(team.owner, { scopedTeams: [renamed.id, secret.id] });
-    const callers = { owner: team.key, admin: admin.key, plain: plain.key, granted: granted.key, refused: refused.key, scoped: scoped.value };
+    const callers = {
+      owner: team.key,
+      admin: admin.key,
+      plain: plain.key,
+      granted: granted.key,
+      refused: refused.key,
+      scoped: scoped.value,
+    };
     for (const [caller, key] of Object.entries(callers)) {
       const expected = await listedProjects(organizationId, key, caller === "scoped");
       const object = await api("GET", `/api/organizations/${organizationId}`, { key });
       const me = await api("GET", "/api/users/@me", { key });
       const listed = await api("GET", "/api/organizations?limit=100", { key });
       // A key scoped to projects reaches no organization route; it still sees `@me`.
-      const reached = caller === "scoped" ? [] : [object.body, listed.body.results.find((item: { id: string }) => item.id === organizationId)];
+      const reached =
+        caller === "scoped"
+          ? []
+          : [object.body, listed.body.results.find((item: { id: string }) => item.id === organizationId)];
       expect([object.status, listed.status], caller).toEqual(caller === "scoped" ? [403, 403] : [200, 200]);
       for (const found of [me.body.organization, ...reached]) {
         expect(found.projects, caller).toEqual(expected);
@@ -90,11 +117,19 @@ describe("the organization object's projects", () => {
     expect(await ids(granted.key)).toContain(secret.id);
     expect(await ids(granted.key)).not.toContain(hiddenByDefault.id);
     expect(await ids(refused.key)).not.toContain(renamed.id);
-    expect((await listedProjects(organizationId, scoped.value, true)).map((project) => project.id)).toEqual([renamed.id, secret.id]);
+    expect((await listedProjects(organizationId, scoped.value, true)).map((project) => project.id)).toEqual([
+      renamed.id,
+      secret.id,
+    ]);
     const [first] = (await api("GET", `/api/organizations/${organizationId}`, { key: team.key })).body.projects.filter(
       (project: Listed) => project.id === renamed.id,
     );
-    expect(first).toMatchObject({ name: "Renamed", timezone: "Europe/Paris", is_demo: true, completed_snippet_onboarding: true });
+    expect(first).toMatchObject({
+      name: "Renamed",
+      timezone: "Europe/Paris",
+      is_demo: true,
+      completed_snippet_onboarding: true,
+    });
     expect(first.has_completed_onboarding_for).toEqual({ product_analytics: true });
   });
 });

@@ -41,7 +41,10 @@ describe("organizations", () => {
     const { key } = await setupOrganization();
     const response = await api("POST", "/api/organizations", { key, body: { name: "  Acme, Inc.  " } });
     expect(response.status).toBe(201);
-    const [project] = await db.select().from(schema.projects).where(eq(schema.projects.organizationId, response.body.id));
+    const [project] = await db
+      .select()
+      .from(schema.projects)
+      .where(eq(schema.projects.organizationId, response.body.id));
     expect(response.body).toEqual(
       expectedOrganization(
         { id: expect.stringMatching(UUID), name: "Acme, Inc.", slug: "acme-inc" },
@@ -62,7 +65,12 @@ describe("organizations", () => {
       Array.from({ length: 4 }, () => api("POST", "/api/organizations", { key, body: { name } })),
     );
     expect(responses.map((response) => response.status)).toEqual([201, 201, 201, 201]);
-    expect(responses.map((response) => response.body.slug).sort()).toEqual([base, `${base}-2`, `${base}-3`, `${base}-4`]);
+    expect(responses.map((response) => response.body.slug).sort()).toEqual([
+      base,
+      `${base}-2`,
+      `${base}-3`,
+      `${base}-4`,
+    ]);
   });
 
   it("gives a name without letters or digits a slug all the same", async () => {
@@ -177,15 +185,24 @@ describe("PATCH /api/organizations/:id", () => {
     const { organization } = await setupOrganization();
     const admin = await addMember(organization.id, 8);
     const member = await addMember(organization.id, 1);
-    expect((await api("PATCH", `/api/organizations/${organization.id}`, { key: admin.key, body: { name: "By admin" } })).status).toBe(200);
-    const refused = await api("PATCH", `/api/organizations/${organization.id}`, { key: member.key, body: { name: "By member" } });
+    expect(
+      (await api("PATCH", `/api/organizations/${organization.id}`, { key: admin.key, body: { name: "By admin" } }))
+        .status,
+    ).toBe(200);
+    const refused = await api("PATCH", `/api/organizations/${organization.id}`, {
+      key: member.key,
+      body: { name: "By member" },
+    });
     expectError(refused, 403, INSUFFICIENT_LEVEL);
   });
 
   it("needs organization:write, a key, and membership", async () => {
     const { organization } = await setupOrganization({ scopes: ["organization:read"] });
     const reader = await setupOrganization({ scopes: ["organization:read"] });
-    const response = await api("PATCH", `/api/organizations/${reader.organization.id}`, { key: reader.key, body: { name: "x" } });
+    const response = await api("PATCH", `/api/organizations/${reader.organization.id}`, {
+      key: reader.key,
+      body: { name: "x" },
+    });
     expectError(response, 403, missingScope("organization:write"));
     await expectKeyAndMembershipRequired("PATCH", `/api/organizations/${organization.id}`, { name: "x" });
   });
@@ -197,11 +214,26 @@ describe("PATCH /api/organizations/:id", () => {
       [{ name: "x".repeat(65) }, "name", "max_length", "Ensure this field has no more than 64 characters."],
       [{ name: null }, "name", "null", "This field may not be null."],
       [{ logo_media_id: "logo.png" }, "logo_media_id", "invalid_input", "Invalid UUID"],
-      [{ is_member_join_email_enabled: "yes" }, "is_member_join_email_enabled", "invalid_input", "Expected boolean, received string."],
+      [
+        { is_member_join_email_enabled: "yes" },
+        "is_member_join_email_enabled",
+        "invalid_input",
+        "Expected boolean, received string.",
+      ],
       [{ enforce_2fa: 1 }, "enforce_2fa", "invalid_input", "Expected boolean, received number."],
       [{ members_can_invite: null }, "members_can_invite", "null", "This field may not be null."],
-      [{ members_can_use_personal_api_keys: "false" }, "members_can_use_personal_api_keys", "invalid_input", "Expected boolean, received string."],
-      [{ allow_publicly_shared_resources: [] }, "allow_publicly_shared_resources", "invalid_input", "Expected boolean, received list."],
+      [
+        { members_can_use_personal_api_keys: "false" },
+        "members_can_use_personal_api_keys",
+        "invalid_input",
+        "Expected boolean, received string.",
+      ],
+      [
+        { allow_publicly_shared_resources: [] },
+        "allow_publicly_shared_resources",
+        "invalid_input",
+        "Expected boolean, received list.",
+      ],
     ];
     for (const [body, attr, code, detail] of cases) {
       // A valid change sent alongside must not land either.
@@ -210,13 +242,21 @@ describe("PATCH /api/organizations/:id", () => {
       expectError(response, 400, errorBody("validation_error", code, detail, attr));
     }
     const unchanged = await api("GET", `/api/organizations/${organization.id}`, { key });
-    expect(unchanged.body).toMatchObject({ name: organization.name, is_member_join_email_enabled: true, updated_at: organization.updatedAt });
+    expect(unchanged.body).toMatchObject({
+      name: organization.name,
+      is_member_join_email_enabled: true,
+      updated_at: organization.updatedAt,
+    });
   });
 
   it("answers 404 for another organization", async () => {
     const { key } = await setupOrganization();
     const other = await setupOrganization();
-    expectError(await api("PATCH", `/api/organizations/${other.organization.id}`, { key, body: { name: "x" } }), 404, NOT_FOUND);
+    expectError(
+      await api("PATCH", `/api/organizations/${other.organization.id}`, { key, body: { name: "x" } }),
+      404,
+      NOT_FOUND,
+    );
   });
 });
 
@@ -226,7 +266,11 @@ describe("PATCH and DELETE with a key scoped to other organizations", () => {
     const elsewhere = await setupOrganization();
     await addMembership(elsewhere.organization.id, owner, 15);
     const scoped = await createApiKey(owner, { scopedOrganizations: [elsewhere.organization.id] });
-    const outOfScope = errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization");
+    const outOfScope = errorBody(
+      "authentication_error",
+      "permission_denied",
+      "API key does not have access to the requested organization",
+    );
     const path = `/api/organizations/${organization.id}`;
     expectError(await api("PATCH", path, { key: scoped.value, body: { name: "x" } }), 403, outOfScope);
     expectError(await api("DELETE", path, { key: scoped.value }), 403, outOfScope);
@@ -243,8 +287,16 @@ describe("organization settings, enforced", () => {
     const path = `/api/organizations/${organization.id}/invites`;
     await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { members_can_invite: false } });
 
-    expectError(await api("POST", path, { key: member.key, body: { target_email: "a@example.com" } }), 403, INSUFFICIENT_LEVEL);
-    expectError(await api("POST", `${path}/bulk`, { key: member.key, body: [{ target_email: "a@example.com" }] }), 403, INSUFFICIENT_LEVEL);
+    expectError(
+      await api("POST", path, { key: member.key, body: { target_email: "a@example.com" } }),
+      403,
+      INSUFFICIENT_LEVEL,
+    );
+    expectError(
+      await api("POST", `${path}/bulk`, { key: member.key, body: [{ target_email: "a@example.com" }] }),
+      403,
+      INSUFFICIENT_LEVEL,
+    );
     expect((await api("POST", path, { key: admin.key, body: { target_email: "b@example.com" } })).status).toBe(201);
 
     await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { members_can_invite: true } });
@@ -255,7 +307,10 @@ describe("organization settings, enforced", () => {
     const { key, organization, project } = await setupOrganization();
     const admin = await addMember(organization.id, 8);
     const member = await addMember(organization.id, 1);
-    await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { members_can_use_personal_api_keys: false } });
+    await api("PATCH", `/api/organizations/${organization.id}`, {
+      key,
+      body: { members_can_use_personal_api_keys: false },
+    });
 
     const paths = [
       `/api/organizations/${organization.id}`,
@@ -278,9 +333,16 @@ describe("organization settings, enforced", () => {
     const { key, organization, project } = await setupOrganization();
     const member = await addMember(organization.id, 1);
     await grantProjectAccess(project.id, member.membership.id, "admin");
-    await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { members_can_use_personal_api_keys: false } });
+    await api("PATCH", `/api/organizations/${organization.id}`, {
+      key,
+      body: { members_can_use_personal_api_keys: false },
+    });
 
-    for (const path of [`/api/projects/${project.id}`, `/api/environments/${project.id}/dashboards`, "/api/projects/@current/dashboards"]) {
+    for (const path of [
+      `/api/projects/${project.id}`,
+      `/api/environments/${project.id}/dashboards`,
+      "/api/projects/@current/dashboards",
+    ]) {
       expectError(await api("GET", path, { key: member.key }), 403, API_KEYS_REFUSED);
     }
     const write = await api("PATCH", `/api/projects/${project.id}`, { key: member.key, body: { name: "Taken over" } });
@@ -289,7 +351,10 @@ describe("organization settings, enforced", () => {
 
   it("allow_publicly_shared_resources is stored and returned", async () => {
     const { key, organization } = await setupOrganization();
-    const response = await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { allow_publicly_shared_resources: false } });
+    const response = await api("PATCH", `/api/organizations/${organization.id}`, {
+      key,
+      body: { allow_publicly_shared_resources: false },
+    });
     expect(response.body.allow_publicly_shared_resources).toBe(false);
     const [row] = await db.select().from(schema.organizations).where(eq(schema.organizations.id, organization.id));
     expect(row!.allowPubliclySharedResources).toBe(false);
@@ -300,7 +365,10 @@ describe("DELETE /api/organizations/:id", () => {
   async function rowsOf(organizationId: string) {
     const [[projects], [memberships], [dashboards]] = await db.batch([
       db.select({ value: count() }).from(schema.projects).where(eq(schema.projects.organizationId, organizationId)),
-      db.select({ value: count() }).from(schema.organizationMemberships).where(eq(schema.organizationMemberships.organizationId, organizationId)),
+      db
+        .select({ value: count() })
+        .from(schema.organizationMemberships)
+        .where(eq(schema.organizationMemberships.organizationId, organizationId)),
       db
         .select({ value: count() })
         .from(schema.dashboards)
@@ -314,9 +382,15 @@ describe("DELETE /api/organizations/:id", () => {
     const { key, organization, project } = await setupOrganization();
     const other = await setupOrganization();
     await addMember(organization.id, 1);
-    await api("POST", `/api/environments/${project.id}/dashboards`, { key, body: { name: "Gone", use_template: "DEFAULT_APP" } });
+    await api("POST", `/api/environments/${project.id}/dashboards`, {
+      key,
+      body: { name: "Gone", use_template: "DEFAULT_APP" },
+    });
     await api("POST", `/api/environments/${other.project.id}/dashboards`, { key: other.key, body: { name: "Kept" } });
-    await api("POST", `/api/organizations/${organization.id}/invites`, { key, body: { target_email: "x@example.com" } });
+    await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: "x@example.com" },
+    });
     expect(await rowsOf(organization.id)).toEqual({ projects: 1, memberships: 2, dashboards: 1 });
 
     const response = await api("DELETE", `/api/organizations/${organization.id}`, { key });
@@ -331,13 +405,21 @@ describe("DELETE /api/organizations/:id", () => {
   it("is for owners only", async () => {
     const { organization } = await setupOrganization();
     const admin = await addMember(organization.id, 8);
-    expectError(await api("DELETE", `/api/organizations/${organization.id}`, { key: admin.key }), 403, INSUFFICIENT_LEVEL);
+    expectError(
+      await api("DELETE", `/api/organizations/${organization.id}`, { key: admin.key }),
+      403,
+      INSUFFICIENT_LEVEL,
+    );
     expect((await rowsOf(organization.id)).projects).toBe(1);
   });
 
   it("needs organization:write, a key, and membership", async () => {
     const reader = await setupOrganization({ scopes: ["organization:read"] });
-    expectError(await api("DELETE", `/api/organizations/${reader.organization.id}`, { key: reader.key }), 403, missingScope("organization:write"));
+    expectError(
+      await api("DELETE", `/api/organizations/${reader.organization.id}`, { key: reader.key }),
+      403,
+      missingScope("organization:write"),
+    );
     await expectKeyAndMembershipRequired("DELETE", `/api/organizations/${reader.organization.id}`);
     expect((await rowsOf(reader.organization.id)).projects).toBe(1);
   });

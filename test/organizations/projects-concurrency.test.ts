@@ -64,7 +64,9 @@ describe("parallel project creation", () => {
     );
 
     expect(responses.map((response) => response.status)).toEqual(Array(20).fill(201));
-    const names = responses.map((response) => response.body.name).sort((a: string, b: string) => a.localeCompare(b, "en", { numeric: true }));
+    const names = responses
+      .map((response) => response.body.name)
+      .sort((a: string, b: string) => a.localeCompare(b, "en", { numeric: true }));
     expect(names).toEqual(Array.from({ length: 20 }, (_, index) => `Default project ${index + 2}`));
   });
 

@@ -11,7 +11,11 @@ const INVISIBLE = errorBody(
   "name",
 );
 const taken = (name: string) =>
-  errorBody("conflict", "conflict", `There is already a project called "${name}" in this organization. Choose a different name.`);
+  errorBody(
+    "conflict",
+    "conflict",
+    `There is already a project called "${name}" in this organization. Choose a different name.`,
+  );
 
 /** Names that look like "Café" to a reader: other case, decomposed, compatibility forms. */
 const LOOKALIKES = ["CAFÉ", "Cafe\u0301", "CAFE\u0301", "café", "Ｃａｆé", "ᶜafé"];
@@ -50,7 +54,11 @@ describe("project names that look alike", () => {
     expect((await api("POST", projectsPath(organization.id), { key, body: { name: "Café" } })).status).toBe(201);
     for (const name of LOOKALIKES) {
       const response = await api("POST", projectsPath(organization.id), { key, body: { name } });
-      expect({ name: hex(name), status: response.status, body: response.body }).toEqual({ name: hex(name), status: 409, body: taken(name) });
+      expect({ name: hex(name), status: response.status, body: response.body }).toEqual({
+        name: hex(name),
+        status: 409,
+        body: taken(name),
+      });
     }
     expect((await api("GET", projectsPath(organization.id), { key })).body.count).toBe(2);
   });
@@ -58,13 +66,23 @@ describe("project names that look alike", () => {
   it("are one name on rename too, through the organization's path and the project's; a project's own name in another form is fine", async () => {
     const { organization, project, key } = await setupOrganization();
     expect((await api("POST", projectsPath(organization.id), { key, body: { name: "Straße" } })).status).toBe(201);
-    for (const path of [`${projectsPath(organization.id)}/${project.id}`, `/api/projects/${project.id}`, `/api/environments/${project.id}`]) {
+    for (const path of [
+      `${projectsPath(organization.id)}/${project.id}`,
+      `/api/projects/${project.id}`,
+      `/api/environments/${project.id}`,
+    ]) {
       for (const name of ["STRASSE", "strasse", "Strasse"]) {
         expectError(await api("PATCH", path, { key, body: { name } }), 409, taken(name));
       }
     }
-    expect((await api("PATCH", `/api/projects/${project.id}`, { key, body: { name: "ＤＥＦＡＵＬＴ project" } })).body.name).toBe("ＤＥＦＡＵＬＴ project");
-    expectError(await api("POST", projectsPath(organization.id), { key, body: { name: "Default Project" } }), 409, taken("Default Project"));
+    expect(
+      (await api("PATCH", `/api/projects/${project.id}`, { key, body: { name: "ＤＥＦＡＵＬＴ project" } })).body.name,
+    ).toBe("ＤＥＦＡＵＬＴ project");
+    expectError(
+      await api("POST", projectsPath(organization.id), { key, body: { name: "Default Project" } }),
+      409,
+      taken("Default Project"),
+    );
   });
 
   it("refuses a name holding an invisible or control character, on create and rename, and stores nothing", async () => {
@@ -79,14 +97,31 @@ describe("project names that look alike", () => {
         renamed: INVISIBLE,
       });
     }
-    expect((await api("GET", projectsPath(organization.id), { key })).body).toMatchObject({ count: 1, results: [{ name: "Default project" }] });
+    expect((await api("GET", projectsPath(organization.id), { key })).body).toMatchObject({
+      count: 1,
+      results: [{ name: "Default project" }],
+    });
   });
 
   it("accepts names in any script, emoji and marks included", async () => {
     const { organization, key } = await setupOrganization();
-    for (const name of ["Café", "東京", "Ελληνικά", "עברית", "العربية", "🚀 Launch", "❤️ Love", "İstanbul", "Istanbul"]) {
+    for (const name of [
+      "Café",
+      "東京",
+      "Ελληνικά",
+      "עברית",
+      "العربية",
+      "🚀 Launch",
+      "❤️ Love",
+      "İstanbul",
+      "Istanbul",
+    ]) {
       const response = await api("POST", projectsPath(organization.id), { key, body: { name } });
-      expect({ name, status: response.status, stored: response.body.name }).toEqual({ name, status: 201, stored: name });
+      expect({ name, status: response.status, stored: response.body.name }).toEqual({
+        name,
+        status: 201,
+        stored: name,
+      });
     }
   });
 });
@@ -113,9 +148,14 @@ describe("keys of names stored before names were compared this way", () => {
     const { organization, key } = await setupOrganization();
     const created = await api("POST", projectsPath(organization.id), { key, body: { name: "Old" } });
     // As SQLite's ASCII-only lower() stored it.
-    await env.DB.prepare("update projects set name = ?, name_key = ? where id = ?").bind("CAFÉ", "cafÉ", created.body.id).run();
+    await env.DB.prepare("update projects set name = ?, name_key = ? where id = ?")
+      .bind("CAFÉ", "cafÉ", created.body.id)
+      .run();
 
-    const saved = await api("PATCH", `${projectsPath(organization.id)}/${created.body.id}`, { key, body: { name: "CAFÉ" } });
+    const saved = await api("PATCH", `${projectsPath(organization.id)}/${created.body.id}`, {
+      key,
+      body: { name: "CAFÉ" },
+    });
 
     expect(saved.status).toBe(200);
     expectError(await api("POST", projectsPath(organization.id), { key, body: { name: "Café" } }), 409, taken("Café"));

@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { projects } from "../../src/db/schema";
 import { nowIso } from "../../src/platform/ids";
-import { addMember, api, createProject, db, errorBody, grantProjectAccess, setupOrganization } from "../support/harness";
+import {
+  addMember,
+  api,
+  createProject,
+  db,
+  errorBody,
+  grantProjectAccess,
+  setupOrganization,
+} from "../support/harness";
 import { expectedProject, expectedProjectListItem } from "../support/projects";
 
 const projectsPath = (organizationId: string) => `/api/organizations/${organizationId}/projects`;
@@ -94,7 +102,9 @@ describe("POST /api/organizations/:organization_id/projects", () => {
     );
     expect((await api("GET", projectsPath(organization.id), { key })).body.count).toBe(2);
     const other = await setupOrganization();
-    expect((await api("POST", projectsPath(other.organization.id), { key: other.key, body: { name: "Shop" } })).status).toBe(201);
+    expect(
+      (await api("POST", projectsPath(other.organization.id), { key: other.key, body: { name: "Shop" } })).status,
+    ).toBe(201);
   });
 
   it("validates each field, naming it in attr", async () => {
@@ -203,7 +213,9 @@ describe("GET /api/organizations/:organization_id/projects", () => {
     await grantProjectAccess(secret.id, granted.membership.id);
 
     const names = async (callerKey: string) =>
-      (await api("GET", projectsPath(organization.id), { key: callerKey })).body.results.map((item: { name: string }) => item.name);
+      (await api("GET", projectsPath(organization.id), { key: callerKey })).body.results.map(
+        (item: { name: string }) => item.name,
+      );
     expect(await names(key)).toEqual([project.name, "Secret"]);
     expect(await names(member.key)).toEqual([project.name]);
     expect(await names(granted.key)).toEqual([project.name, "Secret"]);

@@ -1,6 +1,17 @@
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, createApiKey, createProject, errorBody, ISO_TIMESTAMP, nextLink, previousLink, setupOrganization, UUID } from "../support/harness";
+import {
+  addMember,
+  api,
+  createApiKey,
+  createProject,
+  errorBody,
+  ISO_TIMESTAMP,
+  nextLink,
+  previousLink,
+  setupOrganization,
+  UUID,
+} from "../support/harness";
 
 const keyShape = (fields: Record<string, unknown>) => ({
   id: expect.stringMatching(UUID),
@@ -55,7 +66,10 @@ describe("POST /api/personal_api_keys", () => {
     });
     expect(response.status).toBe(201);
     expect(response.body.scoped_teams).toEqual([project.id]);
-    const refused = await api("POST", "/api/personal_api_keys", { key, body: { label: "bad", scopes: ["*"], scoped_teams: ["one"] } });
+    const refused = await api("POST", "/api/personal_api_keys", {
+      key,
+      body: { label: "bad", scopes: ["*"], scoped_teams: ["one"] },
+    });
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ type: "validation_error", attr: "scoped_teams.0" });
   });
@@ -66,7 +80,11 @@ describe("POST /api/personal_api_keys", () => {
       scopes: ["personal_api_key:write", "project:write"],
       scopedOrganizations: [organization.id],
     });
-    for (const [scope, allowed] of [["project:read", true], ["dashboard:read", false], ["*", false]] as const) {
+    for (const [scope, allowed] of [
+      ["project:read", true],
+      ["dashboard:read", false],
+      ["*", false],
+    ] as const) {
       const response = await api("POST", "/api/personal_api_keys", {
         key: limited.value,
         body: { label: scope, scopes: [scope], scoped_organizations: [organization.id] },
@@ -76,7 +94,11 @@ describe("POST /api/personal_api_keys", () => {
       } else {
         expect(response.status, scope).toBe(403);
         expect(response.body).toEqual(
-          errorBody("authentication_error", "permission_denied", `API key cannot grant scope '${scope}' that it does not have itself`),
+          errorBody(
+            "authentication_error",
+            "permission_denied",
+            `API key cannot grant scope '${scope}' that it does not have itself`,
+          ),
         );
       }
     }
@@ -94,7 +116,12 @@ describe("POST /api/personal_api_keys", () => {
     const cases: [Record<string, unknown>, string, string, string][] = [
       [{ scopes: ["*"] }, "label", "required", "This field is required."],
       [{ label: "", scopes: ["*"] }, "label", "blank", "This field may not be blank."],
-      [{ label: "x".repeat(41), scopes: ["*"] }, "label", "max_length", "Ensure this field has no more than 40 characters."],
+      [
+        { label: "x".repeat(41), scopes: ["*"] },
+        "label",
+        "max_length",
+        "Ensure this field has no more than 40 characters.",
+      ],
       [{ label: "k" }, "scopes", "required", "This field is required."],
       [{ label: "k", scopes: [] }, "scopes", "min_length", "Ensure this field has at least 1 elements."],
       [{ label: "k", scopes: ["everything"] }, "scopes.0", "invalid_choice", '"everything" is not a valid choice.'],
@@ -155,10 +182,17 @@ describe("POST /api/personal_api_keys", () => {
     const ids = Array.from({ length: 150 }, (_, index) => 50_000_000 + index);
     await api("GET", "/api/personal_api_keys/@current", { key });
 
-    const many = await api("POST", "/api/personal_api_keys", { key, body: { label: "k", scopes: ["*"], scoped_teams: ids } });
+    const many = await api("POST", "/api/personal_api_keys", {
+      key,
+      body: { label: "k", scopes: ["*"], scoped_teams: ids },
+    });
     const tooMany = await api("POST", "/api/personal_api_keys", {
       key,
-      body: { label: "k", scopes: ["*"], scoped_organizations: Array.from({ length: 1001 }, () => crypto.randomUUID()) },
+      body: {
+        label: "k",
+        scopes: ["*"],
+        scoped_organizations: Array.from({ length: 1001 }, () => crypto.randomUUID()),
+      },
     });
 
     expect(many.status).toBe(400);
@@ -166,7 +200,12 @@ describe("POST /api/personal_api_keys", () => {
     expect(many.cost.queries).toBe(1);
     expect(tooMany.status).toBe(400);
     expect(tooMany.body).toEqual(
-      errorBody("validation_error", "max_length", "Ensure this field has no more than 1000 elements.", "scoped_organizations"),
+      errorBody(
+        "validation_error",
+        "max_length",
+        "Ensure this field has no more than 1000 elements.",
+        "scoped_organizations",
+      ),
     );
   });
 
@@ -181,9 +220,15 @@ describe("POST /api/personal_api_keys", () => {
 
     expect(response.status).toBe(403);
     expect(response.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key with scoped projects are only supported on project-based views."),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key with scoped projects are only supported on project-based views.",
+      ),
     );
-    expect((await api("GET", "/api/personal_api_keys/@current", { key: projectKey.value })).body.scoped_teams).toEqual([project.id]);
+    expect((await api("GET", "/api/personal_api_keys/@current", { key: projectKey.value })).body.scoped_teams).toEqual([
+      project.id,
+    ]);
   });
 
   it("needs personal_api_key:write", async () => {
@@ -228,14 +273,19 @@ describe("GET /api/personal_api_keys/@current", () => {
 
     expect(anonymous.status).toBe(401);
     expect(afterRevoking.status).toBe(401);
-    expect(afterRevoking.body).toEqual(errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."));
+    expect(afterRevoking.body).toEqual(
+      errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."),
+    );
   });
 });
 
 describe("GET /api/personal_api_keys", () => {
   it("lists only the caller's keys, newest first, masked", async () => {
     const { organization, owner, key } = await setupOrganization();
-    const created = await api("POST", "/api/personal_api_keys", { key, body: { label: "second", scopes: ["user:read"] } });
+    const created = await api("POST", "/api/personal_api_keys", {
+      key,
+      body: { label: "second", scopes: ["user:read"] },
+    });
     await addMember(organization.id, 1);
     const response = await api("GET", "/api/personal_api_keys", { key });
     expect(response.status).toBe(200);
@@ -264,7 +314,9 @@ describe("GET /api/personal_api_keys", () => {
     const lastOfFirst = first.body.results[1];
     expect(first.body.next).toBe(nextLink("/api/personal_api_keys", 2, 2, [lastOfFirst.created_at, lastOfFirst.id]));
     const firstOfSecond = second.body.results[0];
-    expect(second.body.previous).toBe(previousLink("/api/personal_api_keys", 2, 0, [firstOfSecond.created_at, firstOfSecond.id]));
+    expect(second.body.previous).toBe(
+      previousLink("/api/personal_api_keys", 2, 0, [firstOfSecond.created_at, firstOfSecond.id]),
+    );
     expect(second.body.results.map((item: { id: string }) => item.id)).not.toContain(first.body.results[0].id);
     expect(first.cost.queries).toBe(1);
   });

@@ -35,7 +35,9 @@ describe("authentication", () => {
 
   it("answers 401 to another scheme, and to a key in the query string", async () => {
     const { organization, key } = await setupOrganization();
-    const basic = await api("GET", `/api/organizations/${organization.id}`, { headers: { Authorization: `Basic ${key}` } });
+    const basic = await api("GET", `/api/organizations/${organization.id}`, {
+      headers: { Authorization: `Basic ${key}` },
+    });
     expect(basic.status).toBe(401);
     expect(basic.body).toEqual(notAuthenticated);
     const query = await api("GET", `/api/organizations/${organization.id}?personal_api_key=${key}`);
@@ -217,7 +219,10 @@ describe("scopes", () => {
       body: { target_email: "accomplice@example.com", level: 15 },
     });
     const listOrganizations = await api("GET", "/api/organizations", { key: projectKey.value });
-    const createOrganization = await api("POST", "/api/organizations", { key: projectKey.value, body: { name: "Mine" } });
+    const createOrganization = await api("POST", "/api/organizations", {
+      key: projectKey.value,
+      body: { name: "Mine" },
+    });
     const createProjectThere = await api("POST", `/api/organizations/${organization.id}/projects`, {
       key: projectKey.value,
       body: { name: "Mine" },
@@ -228,8 +233,12 @@ describe("scopes", () => {
       expect(response.body).toEqual(projectDenied);
     }
     expect((await api("GET", "/api/users/@me", { key: projectKey.value })).status).toBe(200);
-    expect((await api("GET", `/api/environments/${project.id}/dashboards`, { key: projectKey.value })).status).toBe(200);
-    const invites = await api("GET", `/api/organizations/${organization.id}/invites`, { key: (await createApiKey(owner)).value });
+    expect((await api("GET", `/api/environments/${project.id}/dashboards`, { key: projectKey.value })).status).toBe(
+      200,
+    );
+    const invites = await api("GET", `/api/organizations/${organization.id}/invites`, {
+      key: (await createApiKey(owner)).value,
+    });
     expect(invites.body.count).toBe(0);
   });
 

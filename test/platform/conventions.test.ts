@@ -69,16 +69,28 @@ describe("HTTP conventions", () => {
   it("answers a body of another media type with 415 as DRF does, and takes an empty one of any type", async () => {
     const { organization, key } = await setupOrganization();
     for (const contentType of ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"]) {
-      const refused = await api("POST", "/api/organizations", { key, body: "name=x", headers: { "Content-Type": contentType } });
+      const refused = await api("POST", "/api/organizations", {
+        key,
+        body: "name=x",
+        headers: { "Content-Type": contentType },
+      });
       expect(refused.status, contentType).toBe(415);
       const mediaType = contentType.split(";")[0];
-      expect(refused.body).toEqual(errorBody("invalid_request", "unsupported_media_type", `Unsupported media type "${mediaType}" in request.`));
+      expect(refused.body).toEqual(
+        errorBody("invalid_request", "unsupported_media_type", `Unsupported media type "${mediaType}" in request.`),
+      );
     }
     // PostHog's web app deletes and runs actions with a form-typed empty body.
-    const project = await api("POST", `/api/organizations/${organization.id}/projects`, { key, body: { name: "Short-lived" } });
+    const project = await api("POST", `/api/organizations/${organization.id}/projects`, {
+      key,
+      body: { name: "Short-lived" },
+    });
     const member = await api("GET", `/api/organizations/${organization.id}/invites`, { key });
     expect(member.status).toBe(200);
-    const invite = await api("POST", `/api/organizations/${organization.id}/invites`, { key, body: { target_email: "form@example.com" } });
+    const invite = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: "form@example.com" },
+    });
     const deleted = await api("DELETE", `/api/organizations/${organization.id}/invites/${invite.body.id}`, {
       key,
       body: "",
@@ -97,7 +109,11 @@ describe("HTTP conventions", () => {
   });
 
   it("says how to authenticate on every 401", async () => {
-    const attempts: Record<string, string>[] = [{}, { Authorization: "Bearer phx_not-a-key" }, { Authorization: "Basic abc" }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { Authorization: "Bearer phx_not-a-key" },
+      { Authorization: "Basic abc" },
+    ];
     for (const headers of attempts) {
       const response = await api("GET", "/api/users/@me", { headers });
       expect(response.status).toBe(401);
@@ -111,7 +127,11 @@ describe("HTTP conventions", () => {
       const preflight = await exports.default.fetch(
         new Request("http://localhost/api/users/@me", {
           method: "OPTIONS",
-          headers: { Origin: "https://app.example.com", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-d1-bookmark" },
+          headers: {
+            Origin: "https://app.example.com",
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "x-d1-bookmark",
+          },
         }),
       );
       expect(preflight.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("x-d1-bookmark");
@@ -145,8 +165,11 @@ describe("OpenAPI document", () => {
     const response = await api("GET", "/api/schema");
     expect(response.status).toBe(200);
     expect(response.body.openapi).toBe("3.1.0");
-    const operations = Object.entries(response.body.paths as Record<string, Record<string, { security: unknown }>>)
-      .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation.security]));
+    const operations = Object.entries(
+      response.body.paths as Record<string, Record<string, { security: unknown }>>,
+    ).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation.security]),
+    );
     expect(Object.fromEntries(operations)).toMatchObject({
       "GET /api/users/@me": [{ PersonalAPIKey: ["user:read"] }],
       "PATCH /api/users/@me": [{ PersonalAPIKey: ["user:write"] }],

@@ -3,7 +3,17 @@ import { beforeAll, describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, addMembership, api, createApiKey, createProject, createUser, db, grantProjectAccess, setupOrganization } from "../support/harness";
+import {
+  addMember,
+  addMembership,
+  api,
+  createApiKey,
+  createProject,
+  createUser,
+  db,
+  grantProjectAccess,
+  setupOrganization,
+} from "../support/harness";
 import {
   emptySeedRows,
   insertSeedRows,
@@ -31,8 +41,22 @@ function seedOrganization(rows: SeedRows, organizationId: string, projectId: num
     const id = (nextId += 1);
     const membershipId = uuid7();
     rows.users.push({ id, uuid: uuid7(), distinctId: `seed-${id}`, email: `seed-${id}@example.com`, createdAt: now });
-    rows.memberships.push({ id: membershipId, organizationId, userId: id, level: MembershipLevel.member, joinedAt: now, updatedAt: now });
-    rows.dashboards.push({ id, environmentId: projectId, name: `Seeded ${id}`, createdById: id, createdAt: now, lastModifiedAt: now });
+    rows.memberships.push({
+      id: membershipId,
+      organizationId,
+      userId: id,
+      level: MembershipLevel.member,
+      joinedAt: now,
+      updatedAt: now,
+    });
+    rows.dashboards.push({
+      id,
+      environmentId: projectId,
+      name: `Seeded ${id}`,
+      createdById: id,
+      createdAt: now,
+      lastModifiedAt: now,
+    });
     rows.collaborators.push({ id: uuid7(), dashboardId: id, userId: id, level: 37, addedAt: now, updatedAt: now });
     rows.accessControls.push({
       id: uuid7(),
@@ -65,7 +89,13 @@ beforeAll(async () => {
   seedProjects(rows, team.organization.id, SIZE);
   for (let index = 0; index < OTHER_ORGANIZATIONS; index += 1) {
     const organizationId = uuid7();
-    rows.organizations.push({ id: organizationId, name: `Other ${index}`, slug: `cost-other-${index}`, createdAt: now, updatedAt: now });
+    rows.organizations.push({
+      id: organizationId,
+      name: `Other ${index}`,
+      slug: `cost-other-${index}`,
+      createdAt: now,
+      updatedAt: now,
+    });
     seedProjects(rows, organizationId, 1);
     seedOrganization(rows, organizationId, rows.projects.at(-1)!.id!, PER_OTHER_ORGANIZATION);
   }
@@ -77,11 +107,15 @@ beforeAll(async () => {
 describe("rows read are bounded by the page, not the table", () => {
   it("removing a member reads a bounded number of rows", async () => {
     const target = seeded.users[SIZE / 2]!;
-    const response = await api("DELETE", `/api/organizations/${team.organization.id}/members/${target.uuid}`, { key: team.key });
+    const response = await api("DELETE", `/api/organizations/${team.organization.id}/members/${target.uuid}`, {
+      key: team.key,
+    });
 
     expect(response.status).toBe(204);
     expect(response.cost.rowsRead).toBeLessThanOrEqual(50);
-    const members = await api("GET", `/api/organizations/${team.organization.id}/members?email=${target.email}`, { key: team.key });
+    const members = await api("GET", `/api/organizations/${team.organization.id}/members?email=${target.email}`, {
+      key: team.key,
+    });
     expect(members.body.count).toBe(0);
   });
 
@@ -116,7 +150,9 @@ describe("rows read are bounded by the page, not the table", () => {
   it("@current retrieves a project and the user at the cost of one project", async () => {
     const explicit = await api("GET", `/api/projects/${team.project.id}`, { key: team.key });
     const current = await api("GET", "/api/projects/@current", { key: team.key });
-    const inOrganization = await api("GET", `/api/organizations/${team.organization.id}/projects/@current`, { key: team.key });
+    const inOrganization = await api("GET", `/api/organizations/${team.organization.id}/projects/@current`, {
+      key: team.key,
+    });
     const me = await api("GET", "/api/users/@me", { key: team.key });
 
     expect(current.status).toBe(200);
@@ -140,7 +176,8 @@ describe("rows read are bounded by the page, not the table", () => {
       ] as const;
       for (const [method, path] of reads) {
         const response = await api(method, path, { key, body: method === "PATCH" ? { name: "Measured" } : undefined });
-        const object = path === "/api/users/@me" ? response.body.organization : (response.body.results?.[0] ?? response.body);
+        const object =
+          path === "/api/users/@me" ? response.body.organization : (response.body.results?.[0] ?? response.body);
         if (key === member.key && method === "PATCH") {
           expect(response.status).toBe(403);
           continue;
@@ -156,7 +193,9 @@ describe("rows read are bounded by the page, not the table", () => {
 
   it("finding a member by e-mail reads a bounded number of rows", async () => {
     const member = seeded.users[SIZE / 4]!;
-    const response = await api("GET", `/api/organizations/${team.organization.id}/members?email=${member.email}`, { key: team.key });
+    const response = await api("GET", `/api/organizations/${team.organization.id}/members?email=${member.email}`, {
+      key: team.key,
+    });
 
     expect(response.status).toBe(200);
     expect(response.body.count).toBe(1);
@@ -176,7 +215,8 @@ describe("every list counts in one row and pages along its index", () => {
    * project, a rule).
    */
   const coldBudget = (offset: number, factor = 1.2) => factor * offset + BUDGET;
-  const coldFactor = (caller: "owner" | "member", path: string) => (caller === "member" ? 3 : path === "/api/projects" ? 2 : 1.2);
+  const coldFactor = (caller: "owner" | "member", path: string) =>
+    caller === "member" ? 3 : path === "/api/projects" ? 2 : 1.2;
 
   /** A plain member whose rules hide projects from them: their own `none` rules on three, and a private project. */
   let member: { key: string; hiddenProjects: number };
@@ -203,7 +243,9 @@ describe("every list counts in one row and pages along its index", () => {
       });
     }
     // And a dashboard their own rule hides.
-    const dashboard = seeded.dashboards.find((row) => row.environmentId === everyKind.project.id && row.id !== everyKind.dashboardId)!;
+    const dashboard = seeded.dashboards.find(
+      (row) => row.environmentId === everyKind.project.id && row.id !== everyKind.dashboardId,
+    )!;
     await db.insert(schema.accessControls).values({
       id: uuid7(),
       environmentId: everyKind.project.id,
@@ -238,10 +280,11 @@ describe("every list counts in one row and pages along its index", () => {
       ...(hidden ? [] : ([["/api/personal_api_keys", SIZE]] as [string, number][])),
     ];
   };
-  const callers = () => [
-    ["owner", everyKind.key],
-    ["member", member.key],
-  ] as const;
+  const callers = () =>
+    [
+      ["owner", everyKind.key],
+      ["member", member.key],
+    ] as const;
   const ids = (body: { results: { id: string | number }[] }) => body.results.map((row) => row.id);
   const local = (link: string) => `${new URL(link).pathname}${new URL(link).search}`;
 
@@ -271,7 +314,16 @@ describe("every list counts in one row and pages along its index", () => {
         expect(whole, `${caller} ${path}`).toHaveLength(count);
         expect(new Set(whole).size, `${caller} ${path}`).toBe(count);
 
-        for (const offset of [1, 17, Math.floor(count / 3), Math.floor(count / 2), count - LIMIT, count - 3, count, count + 5]) {
+        for (const offset of [
+          1,
+          17,
+          Math.floor(count / 3),
+          Math.floor(count / 2),
+          count - LIMIT,
+          count - 3,
+          count,
+          count + 5,
+        ]) {
           const page = await api("GET", `${path}?limit=${LIMIT}&offset=${offset}`, { key });
           const at = `${caller} ${path} at ${offset}`;
           expect(page.status, at).toBe(200);
@@ -306,7 +358,8 @@ describe("every list counts in one row and pages along its index", () => {
   it("pages /api/projects across organizations in creation order: through the links at the cost of a page, by offset along the index", async () => {
     const caller = await createUser();
     const others = seeded.organizations.filter((organization) => organization.id !== team.organization.id).slice(0, 3);
-    for (const organization of [team.organization, ...others]) await addMembership(organization.id, caller, MembershipLevel.admin);
+    for (const organization of [team.organization, ...others])
+      await addMembership(organization.id, caller, MembershipLevel.admin);
     const key = (await createApiKey(caller)).value;
     const count = SIZE + 1 + others.length;
     const whole: number[] = [];
@@ -317,15 +370,22 @@ describe("every list counts in one row and pages along its index", () => {
     }
     // Creation order across organizations: the seeded projects share their creation time, so by id.
     const inOrder = seeded.projects
-      .filter((project) => [team.organization, ...others].some((organization) => organization.id === project.organizationId))
+      .filter((project) =>
+        [team.organization, ...others].some((organization) => organization.id === project.organizationId),
+      )
       .map((project) => project.id!);
     expect(whole).toEqual([team.project.id, ...inOrder]);
     // Back from the last page through `previous` links, each at the cost of a page.
     const backwards: number[] = [];
-    for (let url: string | null = `/api/projects?limit=${LIMIT}&offset=${count - LIMIT}`; url && backwards.length < 5 * LIMIT; ) {
+    for (
+      let url: string | null = `/api/projects?limit=${LIMIT}&offset=${count - LIMIT}`;
+      url && backwards.length < 5 * LIMIT;
+    ) {
       const page = await api("GET", url, { key });
       backwards.unshift(...ids(page.body).map(Number));
-      expect(page.cost.rowsRead, url).toBeLessThanOrEqual(url.includes("before=") ? BUDGET : coldBudget(count - LIMIT, 2));
+      expect(page.cost.rowsRead, url).toBeLessThanOrEqual(
+        url.includes("before=") ? BUDGET : coldBudget(count - LIMIT, 2),
+      );
       url = page.body.previous && local(page.body.previous);
     }
     expect(backwards).toEqual(whole.slice(-backwards.length));
@@ -341,7 +401,11 @@ describe("every list counts in one row and pages along its index", () => {
     await addMembership(team.organization.id, withMember, MembershipLevel.admin);
     await addMembership(others[0]!.id, withMember, MembershipLevel.member);
     const memberKey = (await createApiKey(withMember)).value;
-    const memberIds = whole.filter((id) => seeded.projects.find((project) => project.id === id)?.organizationId !== others[1]!.id && seeded.projects.find((project) => project.id === id)?.organizationId !== others[2]!.id);
+    const memberIds = whole.filter(
+      (id) =>
+        seeded.projects.find((project) => project.id === id)?.organizationId !== others[1]!.id &&
+        seeded.projects.find((project) => project.id === id)?.organizationId !== others[2]!.id,
+    );
     for (const offset of [0, SIZE - 3, SIZE + 1]) {
       const page = await api("GET", `/api/projects?limit=${LIMIT}&offset=${offset}`, { key: memberKey });
       expect(page.body.count, `member at ${offset}`).toBe(SIZE + 2);
@@ -367,10 +431,16 @@ describe("every list counts in one row and pages along its index", () => {
 
   it("creates an invite, a bulk of invites and a project at a bounded cost", async () => {
     const organization = `/api/organizations/${everyKind.organization.id}`;
-    const one = await api("POST", `${organization}/invites`, { key: everyKind.key, body: { target_email: "cost-one@example.com", send_email: false } });
+    const one = await api("POST", `${organization}/invites`, {
+      key: everyKind.key,
+      body: { target_email: "cost-one@example.com", send_email: false },
+    });
     const bulk = await api("POST", `${organization}/invites/bulk`, {
       key: everyKind.key,
-      body: Array.from({ length: 10 }, (_, index) => ({ target_email: `cost-bulk-${index}@example.com`, send_email: false })),
+      body: Array.from({ length: 10 }, (_, index) => ({
+        target_email: `cost-bulk-${index}@example.com`,
+        send_email: false,
+      })),
     });
     const project = await api("POST", `${organization}/projects`, { key: everyKind.key, body: { name: "Measured" } });
 
@@ -384,10 +454,17 @@ describe("every list counts in one row and pages along its index", () => {
     const o = everyKind;
     const organization = `/api/organizations/${o.organization.id}`;
     const environment = `/api/environments/${o.project.id}`;
-    const invite = await api("POST", `${organization}/invites`, { key: o.key, body: { target_email: "written@example.com", send_email: false } });
+    const invite = await api("POST", `${organization}/invites`, {
+      key: o.key,
+      body: { target_email: "written@example.com", send_email: false },
+    });
     const exported = await api("POST", `${environment}/batch_exports`, {
       key: o.key,
-      body: { name: "Written", interval: "hour", destination: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "events/" } } },
+      body: {
+        name: "Written",
+        interval: "hour",
+        destination: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "events/" } },
+      },
     });
     const dashboard = await api("POST", `${environment}/dashboards`, { key: o.key, body: { name: "Written" } });
     const key = await api("POST", "/api/personal_api_keys", { key: o.key, body: { label: "Written", scopes: ["*"] } });
@@ -404,7 +481,10 @@ describe("every list counts in one row and pages along its index", () => {
       await api("PATCH", `${environment}/dashboards/${dashboard.body.id}`, { key: o.key, body: { deleted: true } }),
       key,
       await api("DELETE", `/api/personal_api_keys/${key.body.id}`, { key: o.key }),
-      await api("PATCH", `${organization}/members/${o.spareMembers[0]!.uuid}`, { key: o.key, body: { level: MembershipLevel.admin } }),
+      await api("PATCH", `${organization}/members/${o.spareMembers[0]!.uuid}`, {
+        key: o.key,
+        body: { level: MembershipLevel.admin },
+      }),
       await api("DELETE", `${organization}/members/${o.spareMembers[0]!.uuid}`, { key: o.key }),
     ];
     for (const response of writes) {
@@ -414,7 +494,10 @@ describe("every list counts in one row and pages along its index", () => {
   });
 
   it("creates and revokes a personal API key at a bounded cost, however many projects the caller sees", async () => {
-    const created = await api("POST", "/api/personal_api_keys", { key: everyKind.key, body: { label: "Measured", scopes: ["*"] } });
+    const created = await api("POST", "/api/personal_api_keys", {
+      key: everyKind.key,
+      body: { label: "Measured", scopes: ["*"] },
+    });
     const revoked = await api("DELETE", `/api/personal_api_keys/${created.body.id}`, { key: everyKind.key });
     expect([created.status, revoked.status]).toEqual([201, 204]);
     expect(created.cost.rowsRead).toBeLessThanOrEqual(50);

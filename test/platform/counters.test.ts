@@ -14,14 +14,26 @@ const COUNTERS = [
   ["organizations", "invite_count", "select count(*) from invites where organization_id = organizations.id"],
   ["organizations", "domain_count", "select count(*) from domains where organization_id = organizations.id"],
   ["organizations", "project_count", "select count(*) from projects where organization_id = organizations.id"],
-  ["organizations", "member_count", "select count(*) from organization_memberships where organization_id = organizations.id"],
+  [
+    "organizations",
+    "member_count",
+    "select count(*) from organization_memberships where organization_id = organizations.id",
+  ],
   [
     "organizations",
     "batch_export_count",
     "select count(*) from batch_exports where organization_id = organizations.id and deleted = 0",
   ],
-  ["environments", "batch_export_count", "select count(*) from batch_exports where environment_id = environments.id and deleted = 0"],
-  ["environments", "dashboard_count", "select count(*) from dashboards where environment_id = environments.id and deleted = 0"],
+  [
+    "environments",
+    "batch_export_count",
+    "select count(*) from batch_exports where environment_id = environments.id and deleted = 0",
+  ],
+  [
+    "environments",
+    "dashboard_count",
+    "select count(*) from dashboards where environment_id = environments.id and deleted = 0",
+  ],
   ["users", "personal_api_key_count", "select count(*) from personal_api_keys where user_id = users.id"],
   ["organizations", "webhook_count", "select count(*) from webhooks where organization_id = organizations.id"],
   ["webhooks", "delivery_count", "select count(*) from webhook_deliveries where webhook_id = webhooks.id"],
@@ -54,13 +66,18 @@ async function countersThatDrifted() {
 async function exercisedCounters() {
   const exercised: string[] = [];
   for (const [table, column] of COUNTERS) {
-    const row = await env.DB.prepare(`select count(*) as rows from ${table} where ${column} > 0`).first<{ rows: number }>();
+    const row = await env.DB.prepare(`select count(*) as rows from ${table} where ${column} > 0`).first<{
+      rows: number;
+    }>();
     if ((row?.rows ?? 0) > 0) exercised.push(`${table}.${column}`);
   }
   return exercised;
 }
 
-const S3_EXPORT = { interval: "hour", destination: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "events/" } } };
+const S3_EXPORT = {
+  interval: "hour",
+  destination: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "events/" } },
+};
 
 describe("list counters", () => {
   it("equal count(*) after successful, refused and concurrent writes of every kind", async () => {
@@ -75,7 +92,10 @@ describe("list counters", () => {
     };
 
     // Invites: one, a bulk, a refused bulk (one bad e-mail: none created), deletes, one of them a 404.
-    const invite = await send("POST", `${organization}/invites`, { target_email: "one@example.com", send_email: false });
+    const invite = await send("POST", `${organization}/invites`, {
+      target_email: "one@example.com",
+      send_email: false,
+    });
     await send("POST", `${organization}/invites/bulk`, [
       { target_email: "two@example.com", send_email: false },
       { target_email: "three@example.com", send_email: false },
@@ -85,7 +105,11 @@ describe("list counters", () => {
       { target_email: "not an e-mail", send_email: false },
     ]);
     // Combining replaces the earlier invite of the same e-mail: delete and insert in one batch.
-    await send("POST", `${organization}/invites`, { target_email: "two@example.com", send_email: false, combine_pending_invites: true });
+    await send("POST", `${organization}/invites`, {
+      target_email: "two@example.com",
+      send_email: false,
+      combine_pending_invites: true,
+    });
     await send("DELETE", `${organization}/invites/${invite.body.id}`);
     await send("DELETE", `${organization}/invites/${invite.body.id}`);
 
@@ -138,11 +162,19 @@ describe("list counters", () => {
     await send("DELETE", `${organization}/members/${member.user.uuid}`);
 
     // Racing writes: creates and deletes of every kind at once.
-    const exports = await Promise.all([1, 2, 3].map((index) => send("POST", `${environment}/batch_exports`, { ...S3_EXPORT, name: `Race ${index}` })));
-    const dashboards = await Promise.all([1, 2, 3].map((index) => send("POST", `${environment}/dashboards`, { name: `Race ${index}` })));
+    const exports = await Promise.all(
+      [1, 2, 3].map((index) => send("POST", `${environment}/batch_exports`, { ...S3_EXPORT, name: `Race ${index}` })),
+    );
+    const dashboards = await Promise.all(
+      [1, 2, 3].map((index) => send("POST", `${environment}/dashboards`, { name: `Race ${index}` })),
+    );
     await Promise.all([
-      ...[1, 2, 3, 4].map((index) => send("POST", `${organization}/invites`, { target_email: `race-${index}@example.com`, send_email: false })),
-      ...[1, 2, 3].map((index) => send("POST", `${organization}/domains`, { domain: `race-${index}-${team.organization.id}.example.com` })),
+      ...[1, 2, 3, 4].map((index) =>
+        send("POST", `${organization}/invites`, { target_email: `race-${index}@example.com`, send_email: false }),
+      ),
+      ...[1, 2, 3].map((index) =>
+        send("POST", `${organization}/domains`, { domain: `race-${index}-${team.organization.id}.example.com` }),
+      ),
       ...[1, 2, 3].map((index) => send("POST", `${organization}/projects`, { name: `Race ${index}` })),
       ...[1, 2].map((index) => send("POST", "/api/personal_api_keys", { label: `Race ${index}`, scopes: ["*"] })),
       ...[1, 2].map((index) => send("POST", `${organization}/webhooks`, webhook(`race-${index}`))),
@@ -157,8 +189,18 @@ describe("list counters", () => {
     // A cascade: deleting another organization takes its invites, projects and exports along.
     const other = await setupOrganization();
     const otherOrganization = `/api/organizations/${other.organization.id}`;
-    await send("POST", `${otherOrganization}/invites`, { target_email: "gone@example.com", send_email: false }, other.key);
-    await send("POST", `/api/environments/${other.project.id}/batch_exports`, { ...S3_EXPORT, name: "Gone" }, other.key);
+    await send(
+      "POST",
+      `${otherOrganization}/invites`,
+      { target_email: "gone@example.com", send_email: false },
+      other.key,
+    );
+    await send(
+      "POST",
+      `/api/environments/${other.project.id}/batch_exports`,
+      { ...S3_EXPORT, name: "Gone" },
+      other.key,
+    );
     await send("DELETE", otherOrganization, undefined, other.key);
 
     // Refused: the bad bulk, the second delete of an invite, the duplicate domain, the taken project
@@ -171,22 +213,71 @@ describe("list counters", () => {
     expect(await exercisedCounters()).toEqual(COUNTERS.map(([table, column]) => `${table}.${column}`));
 
     // Every offset of each list, deletions and racing writes included, answers what D1 holds in the list's order.
-    const ordered = (query: string, ...binds: unknown[]) => env.DB.prepare(query).bind(...binds).all<{ id: string }>();
+    const ordered = (query: string, ...binds: unknown[]) =>
+      env.DB.prepare(query)
+        .bind(...binds)
+        .all<{ id: string }>();
     const lists: [string, Promise<D1Result<{ id: string }>>][] = [
-      [`${organization}/members`, ordered("select id from organization_memberships where organization_id = ? order by joined_at desc, id desc", team.organization.id)],
-      [`${organization}/invites`, ordered("select id from invites where organization_id = ? order by created_at desc, id desc", team.organization.id)],
-      [`${organization}/projects`, ordered("select id from projects where organization_id = ? order by created_at, id", team.organization.id)],
-      [`${organization}/batch_exports`, ordered("select id from batch_exports where organization_id = ? and deleted = 0 order by created_at desc, id desc", team.organization.id)],
-      [`${environment}/batch_exports`, ordered("select id from batch_exports where environment_id = ? and deleted = 0 order by created_at desc, id desc", team.project.id)],
-      ["/api/personal_api_keys", ordered("select id from personal_api_keys where user_id = ? order by created_at desc, id desc", team.owner.id)],
-      [`${organization}/webhooks`, ordered("select id from webhooks where organization_id = ? order by created_at desc, id desc", team.organization.id)],
-      [`${organization}/webhooks/${kept.body.id}/deliveries`, ordered("select id from webhook_deliveries where webhook_id = ? order by created_at desc, id desc", kept.body.id)],
+      [
+        `${organization}/members`,
+        ordered(
+          "select id from organization_memberships where organization_id = ? order by joined_at desc, id desc",
+          team.organization.id,
+        ),
+      ],
+      [
+        `${organization}/invites`,
+        ordered(
+          "select id from invites where organization_id = ? order by created_at desc, id desc",
+          team.organization.id,
+        ),
+      ],
+      [
+        `${organization}/projects`,
+        ordered("select id from projects where organization_id = ? order by created_at, id", team.organization.id),
+      ],
+      [
+        `${organization}/batch_exports`,
+        ordered(
+          "select id from batch_exports where organization_id = ? and deleted = 0 order by created_at desc, id desc",
+          team.organization.id,
+        ),
+      ],
+      [
+        `${environment}/batch_exports`,
+        ordered(
+          "select id from batch_exports where environment_id = ? and deleted = 0 order by created_at desc, id desc",
+          team.project.id,
+        ),
+      ],
+      [
+        "/api/personal_api_keys",
+        ordered("select id from personal_api_keys where user_id = ? order by created_at desc, id desc", team.owner.id),
+      ],
+      [
+        `${organization}/webhooks`,
+        ordered(
+          "select id from webhooks where organization_id = ? order by created_at desc, id desc",
+          team.organization.id,
+        ),
+      ],
+      [
+        `${organization}/webhooks/${kept.body.id}/deliveries`,
+        ordered(
+          "select id from webhook_deliveries where webhook_id = ? order by created_at desc, id desc",
+          kept.body.id,
+        ),
+      ],
     ];
     for (const [path, rows] of lists) {
       const expected = (await rows).results.map((row) => row.id);
       const answered: unknown[] = [];
       for (let offset = 0; offset <= expected.length; offset += 1) {
-        answered.push(...(await api("GET", `${path}?limit=1&offset=${offset}`, { key: team.key })).body.results.map((row: { id: unknown }) => row.id));
+        answered.push(
+          ...(await api("GET", `${path}?limit=1&offset=${offset}`, { key: team.key })).body.results.map(
+            (row: { id: unknown }) => row.id,
+          ),
+        );
       }
       expect(answered, path).toEqual(expected);
       expect(expected.length, path).toBeGreaterThan(0);
@@ -197,7 +288,10 @@ describe("list counters", () => {
     const team = await setupOrganization();
     const organization = `/api/organizations/${team.organization.id}`;
     const environment = `/api/environments/${team.project.id}`;
-    await api("POST", `${organization}/invites`, { key: team.key, body: { target_email: "listed@example.com", send_email: false } });
+    await api("POST", `${organization}/invites`, {
+      key: team.key,
+      body: { target_email: "listed@example.com", send_email: false },
+    });
     await api("POST", `${environment}/batch_exports`, { key: team.key, body: { ...S3_EXPORT, name: "Listed" } });
     await api("POST", `${environment}/dashboards`, { key: team.key, body: { name: "Listed" } });
 

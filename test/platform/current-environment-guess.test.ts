@@ -13,7 +13,9 @@ import { api, createProject, setupOrganization } from "../support/harness";
 /** The key's id; and a first request, so that the key is in the cache: the reads measured then need it warm. */
 async function warmKeyId(key: string) {
   expect((await api("GET", "/api/personal_api_keys/@current", { key })).status).toBe(200);
-  return (await env.DB.prepare("select id from personal_api_keys where secure_value = ?").bind(await sha256Hex(key)).first<{ id: string }>())!.id;
+  return (await env.DB.prepare("select id from personal_api_keys where secure_value = ?")
+    .bind(await sha256Hex(key))
+    .first<{ id: string }>())!.id;
 }
 
 /** The guess in KV, once the response's background write (if any) has landed. */

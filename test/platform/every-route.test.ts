@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, addMembership, api, createApiKey, createProject, errorBody, setupOrganization } from "../support/harness";
+import {
+  addMember,
+  addMembership,
+  api,
+  createApiKey,
+  createProject,
+  errorBody,
+  setupOrganization,
+} from "../support/harness";
 import { emptySeedRows, insertSeedRows, seedOrganization } from "../support/seed";
 
 type Operation = {
@@ -60,8 +68,16 @@ const denied = (detail: string) => errorBody("authentication_error", "permission
 
 const label = (operation: Operation) => `${operation.method} ${operation.path}`;
 
-const NOT_AUTHENTICATED = errorBody("authentication_error", "not_authenticated", "Authentication credentials were not provided.");
-const AUTHENTICATION_FAILED = errorBody("authentication_error", "authentication_failed", "Personal API key is invalid.");
+const NOT_AUTHENTICATED = errorBody(
+  "authentication_error",
+  "not_authenticated",
+  "Authentication credentials were not provided.",
+);
+const AUTHENTICATION_FAILED = errorBody(
+  "authentication_error",
+  "authentication_failed",
+  "Personal API key is invalid.",
+);
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
 
 describe("every authenticated route", () => {
@@ -69,7 +85,9 @@ describe("every authenticated route", () => {
     const operations = await authenticatedOperations();
     expect(operations.length).toBeGreaterThan(40);
     // Declaring no scope: the calling key's own description, which any key may read.
-    expect(operations.filter((operation) => !operation.scope).map(label)).toEqual(["GET /api/personal_api_keys/@current"]);
+    expect(operations.filter((operation) => !operation.scope).map(label)).toEqual([
+      "GET /api/personal_api_keys/@current",
+    ]);
   });
 
   it("answers 401 without a key and with a bad one", async () => {
@@ -125,7 +143,9 @@ describe("every authenticated route", () => {
         expect(response.status, label(operation)).toBe(200);
       } else if (isProjectOperation(operation)) {
         expect(response.status, label(operation)).toBe(403);
-        expect(response.body, label(operation)).toEqual(denied("API key does not have access to the requested project"));
+        expect(response.body, label(operation)).toEqual(
+          denied("API key does not have access to the requested project"),
+        );
       } else {
         expect(response.status, label(operation)).toBe(403);
         expect(response.body, label(operation)).toEqual(
@@ -145,10 +165,14 @@ describe("every authenticated route", () => {
       const response = await call(operation, tenant, key);
       if (namesTenant(operation)) {
         expect(response.status, label(operation)).toBe(403);
-        expect(response.body, label(operation)).toEqual(denied("API key does not have access to the requested organization"));
+        expect(response.body, label(operation)).toEqual(
+          denied("API key does not have access to the requested organization"),
+        );
       } else if (label(operation) === "POST /api/organizations") {
         expect(response.status, label(operation)).toBe(403);
-        expect(response.body, label(operation)).toEqual(denied("API key with scoped organizations cannot create organizations."));
+        expect(response.body, label(operation)).toEqual(
+          denied("API key with scoped organizations cannot create organizations."),
+        );
       } else {
         // The caller's own resources (user, keys, lists filtered to the key's scope).
         expect(response.status, label(operation)).not.toBe(403);
@@ -161,7 +185,9 @@ describe("every authenticated route", () => {
     const { organization, project } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
     const tenant = { organizationId: organization.id, projectId: project.id };
-    const levelled = (await authenticatedOperations()).filter((operation) => (operation.minimumLevel ?? 0) > MembershipLevel.member);
+    const levelled = (await authenticatedOperations()).filter(
+      (operation) => (operation.minimumLevel ?? 0) > MembershipLevel.member,
+    );
     expect(levelled.length).toBeGreaterThan(5);
     for (const operation of levelled) {
       const response = await call(operation, tenant, member.key);
@@ -179,7 +205,10 @@ describe("every authenticated route", () => {
  */
 describe("every authenticated read", () => {
   /** What `{id}` stands for, by the collection it follows. */
-  const idsByCollection = (seeded: Awaited<ReturnType<typeof seedOrganization>>, created: Record<string, string>): Record<string, string> => ({
+  const idsByCollection = (
+    seeded: Awaited<ReturnType<typeof seedOrganization>>,
+    created: Record<string, string>,
+  ): Record<string, string> => ({
     projects: String(seeded.project.id),
     domains: seeded.domainId,
     batch_exports: seeded.batchExportId,
@@ -188,7 +217,11 @@ describe("every authenticated read", () => {
     ...created,
   });
 
-  function pathOf(operation: Operation, ids: Record<string, string>, tenant: { organization: string; project: string }) {
+  function pathOf(
+    operation: Operation,
+    ids: Record<string, string>,
+    tenant: { organization: string; project: string },
+  ) {
     return operation.path
       .replace("{organization_id}", tenant.organization)
       .replace("{project_id}", tenant.project)
@@ -206,16 +239,31 @@ describe("every authenticated read", () => {
     });
     expect(webhook.status).toBe(201);
     // An entry of the project's log (so in the organization's too), and an export that has succeeded (its download).
-    const projectLog = await api("GET", `/api/environments/${seeded.project.id}/activity_log?limit=1`, { key: seeded.key });
+    const projectLog = await api("GET", `/api/environments/${seeded.project.id}/activity_log?limit=1`, {
+      key: seeded.key,
+    });
     const exportsPath = `/api/organizations/${seeded.organization.id}/activity_log/exports`;
-    const created = await api("POST", exportsPath, { key: seeded.key, body: { from: "2000-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z" } });
-    await expect.poll(async () => (await api("GET", `${exportsPath}/${created.body.id}`, { key: seeded.key })).body.status, { timeout: 10_000 }).toBe("succeeded");
-    const ids = idsByCollection(seeded, { webhooks: webhook.body.id, activity_log: projectLog.body.results[0].id, exports: created.body.id });
+    const created = await api("POST", exportsPath, {
+      key: seeded.key,
+      body: { from: "2000-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z" },
+    });
+    await expect
+      .poll(async () => (await api("GET", `${exportsPath}/${created.body.id}`, { key: seeded.key })).body.status, {
+        timeout: 10_000,
+      })
+      .toBe("succeeded");
+    const ids = idsByCollection(seeded, {
+      webhooks: webhook.body.id,
+      activity_log: projectLog.body.results[0].id,
+      exports: created.body.id,
+    });
     const reads = (await authenticatedOperations()).filter((operation) => operation.method === "GET");
     expect(reads.length).toBeGreaterThan(30);
     await api("GET", "/api/users/@me", { key: seeded.key });
     // The sharing configuration is created by its first read (a write).
-    await api("GET", `/api/environments/${seeded.project.id}/dashboards/${seeded.dashboardId}/sharing`, { key: seeded.key });
+    await api("GET", `/api/environments/${seeded.project.id}/dashboards/${seeded.dashboardId}/sharing`, {
+      key: seeded.key,
+    });
     // The key's first `@current` read chooses the project first; later ones check the choice in their round trip.
     const first = await api("GET", "/api/environments/@current/dashboards", { key: seeded.key });
     expect(first.status, JSON.stringify(first.body)).toBe(200);

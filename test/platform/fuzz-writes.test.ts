@@ -57,7 +57,18 @@ const scalar = fc.oneof(
   fc.string({ maxLength: 20 }),
   fc.string({ unit: "binary", maxLength: 8 }),
   loneSurrogate,
-  fc.constantFrom("", " ", "@current", "@me", "-1", "1e309", "9007199254740993", "true", "null", "2026-13-45T99:00:00Z"),
+  fc.constantFrom(
+    "",
+    " ",
+    "@current",
+    "@me",
+    "-1",
+    "1e309",
+    "9007199254740993",
+    "true",
+    "null",
+    "2026-13-45T99:00:00Z",
+  ),
 );
 const nested = (depth: number, leaf: unknown, asObject: boolean): unknown => {
   let value = leaf;
@@ -76,7 +87,9 @@ const huge = fc.constantFrom<unknown>(
   Array.from({ length: 501 }, () => ({ text: { body: "t" } })),
 );
 const deep = fc.oneof(
-  fc.tuple(fc.integer({ min: 28, max: 40 }), scalar, fc.boolean()).map(([depth, leaf, asObject]) => nested(depth, leaf, asObject)),
+  fc
+    .tuple(fc.integer({ min: 28, max: 40 }), scalar, fc.boolean())
+    .map(([depth, leaf, asObject]) => nested(depth, leaf, asObject)),
   fc.constant(VERY_DEEP),
 );
 const nasty: fc.Arbitrary<unknown> = fc.oneof(
@@ -97,7 +110,8 @@ function resolve(schema: JsonSchema, document: Document): JsonSchema {
 function plausible(schema: JsonSchema, document: Document, depth = 0): fc.Arbitrary<unknown> {
   const resolved = resolve(schema, document);
   const alternatives = resolved.anyOf ?? resolved.oneOf ?? resolved.allOf;
-  if (alternatives && alternatives.length > 0) return fc.oneof(...alternatives.map((item) => plausible(item, document, depth)));
+  if (alternatives && alternatives.length > 0)
+    return fc.oneof(...alternatives.map((item) => plausible(item, document, depth)));
   if (resolved.enum) return fc.constantFrom(...resolved.enum);
   if (resolved.const !== undefined) return fc.constant(resolved.const);
   const type = Array.isArray(resolved.type) ? resolved.type[0] : resolved.type;
@@ -110,7 +124,10 @@ function plausible(schema: JsonSchema, document: Document, depth = 0): fc.Arbitr
     case "boolean":
       return fc.boolean();
     case "string":
-      return fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom("example.com", "a@example.com", "UTC", "2026-01-01T00:00:00Z"));
+      return fc.oneof(
+        fc.string({ maxLength: 30 }),
+        fc.constantFrom("example.com", "a@example.com", "UTC", "2026-01-01T00:00:00Z"),
+      );
     case "array":
       return fc.array(resolved.items ? fieldValue(resolved.items, document, depth + 1) : scalar, { maxLength: 3 });
     case "object":
@@ -128,7 +145,10 @@ const fieldValue = (schema: JsonSchema, document: Document, depth: number) =>
 function objectBody(schema: JsonSchema, document: Document, depth: number): fc.Arbitrary<[string, unknown][]> {
   const properties = Object.entries(resolve(schema, document).properties ?? {});
   const known = properties.map(([name, property]) =>
-    fc.option(fieldValue(property, document, depth).map((value): [string, unknown] => [name, value]), { nil: undefined }),
+    fc.option(
+      fieldValue(property, document, depth).map((value): [string, unknown] => [name, value]),
+      { nil: undefined },
+    ),
   );
   const extra = fc.array(fc.tuple(fc.oneof(fc.constantFrom(...PROTOTYPE_KEYS), fc.string({ maxLength: 8 })), nasty), {
     maxLength: 2,
@@ -138,7 +158,8 @@ function objectBody(schema: JsonSchema, document: Document, depth: number): fc.A
     .map(([fields, extras]) => [...fields.filter((field) => field !== undefined), ...extras]);
 }
 
-const jsonText = (value: unknown) => (JSON.stringify(value) ?? "null").replaceAll(JSON.stringify(VERY_DEEP), VERY_DEEP_TEXT);
+const jsonText = (value: unknown) =>
+  (JSON.stringify(value) ?? "null").replaceAll(JSON.stringify(VERY_DEEP), VERY_DEEP_TEXT);
 const objectText = (entries: [string, unknown][]) =>
   `{${entries.map(([key, value]) => `${JSON.stringify(key)}:${jsonText(value)}`).join(",")}}`;
 
@@ -165,7 +186,10 @@ const entriesBody = (entries: [string, unknown][]): Body => ({
   mustRefuse: unstorable(parsedObject(entries)),
 });
 
-const INVALID_UTF8 = [new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), new Uint8Array([0x22, 0xed, 0xa0, 0x80, 0x22])];
+const INVALID_UTF8 = [
+  new Uint8Array([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]),
+  new Uint8Array([0x22, 0xed, 0xa0, 0x80, 0x22]),
+];
 
 /** A whole request body: schema-shaped JSON mostly, else the wrong JSON type, broken JSON or bytes. */
 function requestBody(operation: WriteOperation, document: Document): fc.Arbitrary<Body> {
@@ -198,7 +222,11 @@ async function arrangeTenant() {
   });
   const exported = await api("POST", `/api/environments/${tenant.project.id}/batch_exports`, {
     key: tenant.key,
-    body: { name: "Fuzzed", interval: "hour", destination: { type: "HTTP", config: { url: "https://h.example.com", token: "t" } } },
+    body: {
+      name: "Fuzzed",
+      interval: "hour",
+      destination: { type: "HTTP", config: { url: "https://h.example.com", token: "t" } },
+    },
   });
   const domain = await api("POST", `/api/organizations/${tenant.organization.id}/domains`, {
     key: tenant.key,

@@ -13,7 +13,11 @@ const TOO_DEEP = parseError("Nested deeper than 32 levels.");
 const nestedList = (depth: number, value = "1") => `${"[".repeat(depth)}${value}${"]".repeat(depth)}`;
 
 /** Sends `request`, expects `status` and `body`, and that the database did not change. */
-async function expectRefusedUnchanged(request: () => Promise<{ status: number; body: unknown }>, status: number, body: unknown) {
+async function expectRefusedUnchanged(
+  request: () => Promise<{ status: number; body: unknown }>,
+  status: number,
+  body: unknown,
+) {
   await markKeysUsed();
   const before = await databaseDigest();
   expectError(await request(), status, body);
@@ -92,7 +96,11 @@ describe("nesting", () => {
       key,
       body: { target_email: "deep@example.com", level: [[["x"]]] },
     });
-    expectError(response, 400, errorBody("validation_error", "invalid_choice", "A list is not a valid choice.", "level"));
+    expectError(
+      response,
+      400,
+      errorBody("validation_error", "invalid_choice", "A list is not a valid choice.", "level"),
+    );
   });
 });
 
@@ -117,7 +125,11 @@ describe("body size", () => {
     await markKeysUsed();
     const before = await databaseDigest();
     const response = await api("POST", "/api/organizations", { key, body: stream });
-    expectError(response, 413, errorBody("invalid_request", "payload_too_large", "Request body is too large (over 1 MiB)."));
+    expectError(
+      response,
+      413,
+      errorBody("invalid_request", "payload_too_large", "Request body is too large (over 1 MiB)."),
+    );
     expect(pulled.bytes).toBeLessThan(2 * 1024 * 1024);
     expect(await databaseDigest()).toEqual(before);
   });
@@ -143,7 +155,15 @@ describe("pagination parameters", () => {
     const { key, project } = await setupOrganization();
     const path = `/api/environments/${project.id}/dashboards`;
     // Pinned first, then by name, then by id: equal names and both pinned states.
-    for (const [name, pinned] of [["b", false], ["a", true], ["b", true], ["a", false], ["b", false], ["c", true], ["a", false]] as const) {
+    for (const [name, pinned] of [
+      ["b", false],
+      ["a", true],
+      ["b", true],
+      ["a", false],
+      ["b", false],
+      ["c", true],
+      ["a", false],
+    ] as const) {
       expect((await api("POST", path, { key, body: { name, pinned } })).status).toBe(201);
     }
     const whole = await api("GET", `${path}?limit=100`, { key });
@@ -173,7 +193,15 @@ describe("pagination parameters", () => {
   it("answers every offset without a cursor as one whole page would, counted from either end", async () => {
     const { key, project } = await setupOrganization();
     const path = `/api/environments/${project.id}/dashboards`;
-    for (const [name, pinned] of [["b", false], ["a", true], ["b", true], ["a", false], ["b", false], ["c", true], ["a", false]] as const) {
+    for (const [name, pinned] of [
+      ["b", false],
+      ["a", true],
+      ["b", true],
+      ["a", false],
+      ["b", false],
+      ["c", true],
+      ["a", false],
+    ] as const) {
       expect((await api("POST", path, { key, body: { name, pinned } })).status).toBe(201);
     }
     const whole = (await api("GET", `${path}?limit=100`, { key })).body.results;
@@ -186,13 +214,17 @@ describe("pagination parameters", () => {
   it("ignores a cursor that is not one, or was made for another offset: the offset decides", async () => {
     const { key, organization } = await setupOrganization();
     for (let index = 0; index < 3; index += 1) {
-      await api("POST", `/api/organizations/${organization.id}/invites`, { key, body: { target_email: `page-${index}@example.com`, send_email: false } });
+      await api("POST", `/api/organizations/${organization.id}/invites`, {
+        key,
+        body: { target_email: `page-${index}@example.com`, send_email: false },
+      });
     }
     const path = `/api/organizations/${organization.id}/invites?limit=1`;
     const second = await api("GET", `${path}&offset=1`, { key });
     const next = new URL((await api("GET", path, { key })).body.next);
     const cursor = next.searchParams.get("after")!;
-    const json = (value: unknown) => btoa(JSON.stringify(value)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+    const json = (value: unknown) =>
+      btoa(JSON.stringify(value)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 
     for (const after of ["%%%", "bm90IGpzb24", json([1, 2]), json({ o: 1, k: [{ nested: true }] }), "x".repeat(2000)]) {
       const response = await api("GET", `${path}&offset=1&after=${after}`, { key });

@@ -6,8 +6,17 @@ const groupsOf = (text: string) => parseIpAddress(text)?.bits.toString(16).padSt
 
 describe("parsing IP addresses", () => {
   it("reads every spelling of one IPv6 address as the same bits", () => {
-    const loopback = ["::1", "0:0:0:0:0:0:0:1", "0000:0000:0000:0000:0000:0000:0000:0001", "0::1", "::0:1", "::0.0.0.1", "::0:0.0.0.1"];
-    for (const text of loopback) expect({ text, groups: groupsOf(text) }).toEqual({ text, groups: "0000:0000:0000:0000:0000:0000:0000:0001" });
+    const loopback = [
+      "::1",
+      "0:0:0:0:0:0:0:1",
+      "0000:0000:0000:0000:0000:0000:0000:0001",
+      "0::1",
+      "::0:1",
+      "::0.0.0.1",
+      "::0:0.0.0.1",
+    ];
+    for (const text of loopback)
+      expect({ text, groups: groupsOf(text) }).toEqual({ text, groups: "0000:0000:0000:0000:0000:0000:0000:0001" });
     for (const [text, groups] of [
       ["::", "0000:0000:0000:0000:0000:0000:0000:0000"],
       ["::127.0.0.1", "0000:0000:0000:0000:0000:0000:7f00:0001"],

@@ -60,7 +60,8 @@ describe("the OpenAPI document", () => {
 
   it("shows a request and a response example on every operation", async () => {
     for (const { label, operation } of operationsOf(await openApiDocument())) {
-      for (const media of Object.values(operation.requestBody?.content ?? {})) expect(media.example, label).toBeDefined();
+      for (const media of Object.values(operation.requestBody?.content ?? {}))
+        expect(media.example, label).toBeDefined();
       const success = Object.entries(operation.responses).find(([status]) => status.startsWith("2"));
       for (const media of Object.values(success?.[1].content ?? {})) expect(media.example, label).toBeDefined();
     }
@@ -69,7 +70,17 @@ describe("the OpenAPI document", () => {
   it("documents 413, 415, 429 and 500 once, in the shared error responses", async () => {
     const document = await openApiDocument();
     const invites = document.paths["/api/organizations/{organization_id}/invites"]!.post!;
-    expect(Object.keys(invites.responses).sort()).toEqual(["201", "400", "401", "403", "404", "413", "415", "429", "500"]);
+    expect(Object.keys(invites.responses).sort()).toEqual([
+      "201",
+      "400",
+      "401",
+      "403",
+      "404",
+      "413",
+      "415",
+      "429",
+      "500",
+    ]);
     expect(Object.keys(document.paths["/api/signup/{token}"]!.post!.responses)).toEqual(
       expect.arrayContaining(["413", "415", "500"]),
     );
@@ -81,9 +92,17 @@ describe("the OpenAPI document", () => {
     /** Every `*_at` property of a schema, however deep (objects, arrays, nullable unions). */
     const visit = (schema: unknown, path: string) => {
       if (schema === null || typeof schema !== "object") return;
-      const node = schema as { properties?: Record<string, unknown>; items?: unknown; anyOf?: unknown[]; format?: string; type?: unknown };
+      const node = schema as {
+        properties?: Record<string, unknown>;
+        items?: unknown;
+        anyOf?: unknown[];
+        format?: string;
+        type?: unknown;
+      };
       for (const [name, property] of Object.entries(node.properties ?? {})) {
-        const variants = (property as { anyOf?: { type?: string; format?: string }[] }).anyOf ?? [property as { type?: string; format?: string }];
+        const variants = (property as { anyOf?: { type?: string; format?: string }[] }).anyOf ?? [
+          property as { type?: string; format?: string },
+        ];
         const text = variants.find((variant) => variant.type === "string");
         if (name.endsWith("_at") && text && text.format !== "date-time") untyped.push(`${path}.${name}`);
         visit(property, `${path}.${name}`);
@@ -109,9 +128,13 @@ describe("the OpenAPI document", () => {
     const parameters = document.paths["/api/environments/{project_id}/dashboards/{id}"]!.get!.parameters ?? [];
     const schemaOf = (name: string) => parameters.find((parameter) => parameter.name === name)?.schema;
     expect(schemaOf("id")).toMatchObject({ type: "integer" });
-    expect(schemaOf("project_id")).toMatchObject({ anyOf: [{ type: "integer" }, { type: "string", enum: ["@current"] }] });
+    expect(schemaOf("project_id")).toMatchObject({
+      anyOf: [{ type: "integer" }, { type: "string", enum: ["@current"] }],
+    });
     const list = document.paths["/api/organizations/{organization_id}/members"]!.get!.parameters ?? [];
-    expect(list.filter((parameter) => parameter.in === "query" && ["limit", "offset"].includes(parameter.name))).toEqual([
+    expect(
+      list.filter((parameter) => parameter.in === "query" && ["limit", "offset"].includes(parameter.name)),
+    ).toEqual([
       expect.objectContaining({ name: "limit", schema: expect.objectContaining({ type: "integer" }) }),
       expect.objectContaining({ name: "offset", schema: expect.objectContaining({ type: "integer" }) }),
     ]);

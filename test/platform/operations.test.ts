@@ -20,7 +20,11 @@ const preflight = (origin: string) =>
   exports.default.fetch(
     new Request("http://localhost/api/organizations", {
       method: "OPTIONS",
-      headers: { Origin: origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type" },
+      headers: {
+        Origin: origin,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type",
+      },
     }),
   );
 
@@ -44,7 +48,9 @@ describe("GET /healthz", () => {
   });
 
   it("knows the newest migration of migrations/: the journal the Worker bundles lists every file", () => {
-    expect(journal.entries.map((entry) => `${entry.tag}.sql`)).toEqual(env.TEST_MIGRATIONS.map((migration) => migration.name));
+    expect(journal.entries.map((entry) => `${entry.tag}.sql`)).toEqual(
+      env.TEST_MIGRATIONS.map((migration) => migration.name),
+    );
   });
 
   it("is a 503 naming the key when SECRETS_ENCRYPTION_KEY is missing", async () => {
@@ -57,7 +63,10 @@ describe("GET /healthz", () => {
   it("is a 503 when a key is not 32 bytes of base64, never showing the key", async () => {
     for (const key of ["c2hvcnQ=", "not base64 at all!", "dGVzdCBrZXk6IHNlYWxzIHNlY3JldHMgaW4gdGVzdHM=AAAA"]) {
       const response = await healthWith({ SECRETS_ENCRYPTION_KEY: key });
-      expect(response).toEqual({ status: 503, body: { status: "unavailable", reasons: ["SECRETS_ENCRYPTION_KEY is not 32 bytes in base64"] } });
+      expect(response).toEqual({
+        status: 503,
+        body: { status: "unavailable", reasons: ["SECRETS_ENCRYPTION_KEY is not 32 bytes in base64"] },
+      });
       expect(JSON.stringify(response.body)).not.toContain(key);
     }
     const formerKey = await healthWith({ SECRETS_ENCRYPTION_OLD_KEYS: "c2hvcnQ=" });
@@ -89,7 +98,10 @@ describe("GET /healthz", () => {
         status: 503,
         body: {
           status: "unavailable",
-          reasons: ["SECRETS_ENCRYPTION_KEY is not set", `D1 migrations not applied: the code needs ${newestMigration()}`],
+          reasons: [
+            "SECRETS_ENCRYPTION_KEY is not set",
+            `D1 migrations not applied: the code needs ${newestMigration()}`,
+          ],
         },
       });
     } finally {
@@ -103,7 +115,9 @@ describe("CORS", () => {
     const response = await preflight("https://app.example.test");
     expect(response.status).toBe(204);
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("https://app.example.test");
-    expect(response.headers.get("Access-Control-Allow-Headers")).toBe("Authorization,Content-Type,X-D1-Bookmark,X-Request-Id");
+    expect(response.headers.get("Access-Control-Allow-Headers")).toBe(
+      "Authorization,Content-Type,X-D1-Bookmark,X-Request-Id",
+    );
   });
 
   it("allows no other origin", async () => {
@@ -126,7 +140,10 @@ describe("the request log", () => {
     const { organization, key } = await setupOrganization();
     const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
 
-    const response = await api("GET", `/api/organizations/${organization.id}`, { key, headers: { "X-Request-Id": "req-123" } });
+    const response = await api("GET", `/api/organizations/${organization.id}`, {
+      key,
+      headers: { "X-Request-Id": "req-123" },
+    });
 
     expect(response.headers.get("X-Request-Id")).toBe("req-123");
     expect(log).toHaveBeenCalledTimes(1);
@@ -140,7 +157,12 @@ describe("the request log", () => {
       route: "/api/organizations/:organization_id",
       status: 200,
       duration_ms: expect.any(Number),
-      d1: { queries: response.cost.queries, rows_read: response.cost.rowsRead, rows_written: 0, duration_ms: expect.any(Number) },
+      d1: {
+        queries: response.cost.queries,
+        rows_read: response.cost.rowsRead,
+        rows_written: 0,
+        duration_ms: expect.any(Number),
+      },
       key_id: expect.any(String),
       user_id: expect.any(Number),
     });

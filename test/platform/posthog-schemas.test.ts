@@ -37,9 +37,15 @@ async function arrangeEverything() {
   const batchExport = await post(`/api/environments/${project.id}/batch_exports`, {
     name: "Events to S3",
     interval: "hour",
-    destination: { type: "S3", config: { bucket_name: "b", region: "eu-west-1", prefix: "", aws_secret_access_key: "s" } },
+    destination: {
+      type: "S3",
+      config: { bucket_name: "b", region: "eu-west-1", prefix: "", aws_secret_access_key: "s" },
+    },
   });
-  const dashboard = await post(`/api/environments/${project.id}/dashboards`, { name: "Overview", use_template: "DEFAULT_APP" });
+  const dashboard = await post(`/api/environments/${project.id}/dashboards`, {
+    name: "Overview",
+    use_template: "DEFAULT_APP",
+  });
   const dashboardPath = `/api/environments/${project.id}/dashboards/${dashboard.id}`;
   const paths: Record<OperationName, string> = {
     "GET /api/users/@me/": "/api/users/@me/",

@@ -23,7 +23,10 @@ afterEach(() => {
 
 /** The stored row of a key, found by its hash. */
 async function keyRowOf(key: string) {
-  const [row] = await db.select().from(personalApiKeys).where(eq(personalApiKeys.secureValue, await sha256Hex(key)));
+  const [row] = await db
+    .select()
+    .from(personalApiKeys)
+    .where(eq(personalApiKeys.secureValue, await sha256Hex(key)));
   return row!;
 }
 
@@ -146,7 +149,9 @@ describe("rate limits", () => {
     expect(overAgain.status).toBe(429);
     expect(overAgain.cost.queries).toBe(0);
     expect(malformed.status).toBe(429);
-    expect((await api("GET", "/api/organizations", { key: unknownKey(), headers: from("198.51.100.1") })).status).toBe(401);
+    expect((await api("GET", "/api/organizations", { key: unknownKey(), headers: from("198.51.100.1") })).status).toBe(
+      401,
+    );
     expect((await api("GET", "/api/organizations", { key, headers: from(address) })).status).toBe(200);
   });
 });
@@ -161,7 +166,10 @@ describe("guessed tokens", () => {
     const answers = [];
     for (let index = 0; index < REFUSED_KEYS_PER_ADDRESS; index += 1) {
       const path = index % 2 === 0 ? "/api/signup" : `/shared/${randomBase62(20)}.json`;
-      const response = await api(index % 2 === 0 ? "POST" : "GET", path, { headers: from, body: index % 2 === 0 ? { token: guess() } : undefined });
+      const response = await api(index % 2 === 0 ? "POST" : "GET", path, {
+        headers: from,
+        body: index % 2 === 0 ? { token: guess() } : undefined,
+      });
       answers.push(response.status);
     }
     expect(new Set(answers)).toEqual(new Set([404]));
@@ -171,7 +179,10 @@ describe("guessed tokens", () => {
     const page = await api("GET", `/shared/${randomBase62(20)}.json`, { headers: from });
     expect([signup.status, preview.status, page.status]).toEqual([429, 429, 429]);
     expect(page.cost.queries).toBe(0);
-    expect((await api("POST", "/api/signup", { headers: { "CF-Connecting-IP": "203.0.113.9" }, body: { token: guess() } })).status).toBe(404);
+    expect(
+      (await api("POST", "/api/signup", { headers: { "CF-Connecting-IP": "203.0.113.9" }, body: { token: guess() } }))
+        .status,
+    ).toBe(404);
   });
 });
 
@@ -239,7 +250,11 @@ describe("the hourly limit, counted after the response", () => {
     expect(JSON.stringify(line)).not.toContain(key);
     expect(Math.abs(Number(response.headers.get("Retry-After")) - secondsLeftIn(3_600_000))).toBeLessThanOrEqual(1);
     expect(response.body).toEqual(
-      errorBody("throttled_error", "throttled", `Request was throttled. Expected available in ${response.headers.get("Retry-After")} seconds.`),
+      errorBody(
+        "throttled_error",
+        "throttled",
+        `Request was throttled. Expected available in ${response.headers.get("Retry-After")} seconds.`,
+      ),
     );
   });
 

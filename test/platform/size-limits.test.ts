@@ -41,9 +41,24 @@ describe("sizes of stored fields: 400 max_length naming the field, nothing store
       { method: "PATCH", path: item, body: { description: text(65537) }, error: tooLong("description") },
       { method: "POST", path: collection, body: { tags: ids(101).map(String) }, error: tooMany("tags", 100) },
       { method: "PATCH", path: item, body: { tags: ["ok", text(256)] }, error: tooLong("tags.1", 255) },
-      { method: "PATCH", path: item, body: { tiles: Array.from({ length: 501 }, () => textTile()) }, error: tooMany("tiles", 500) },
-      { method: "PATCH", path: item, body: { tiles: [textTile({ layouts: bigObject() })] }, error: tooBig("tiles.0.layouts") },
-      { method: "PATCH", path: item, body: { tiles: [textTile({ color: text(401) })] }, error: tooLong("tiles.0.color", 400) },
+      {
+        method: "PATCH",
+        path: item,
+        body: { tiles: Array.from({ length: 501 }, () => textTile()) },
+        error: tooMany("tiles", 500),
+      },
+      {
+        method: "PATCH",
+        path: item,
+        body: { tiles: [textTile({ layouts: bigObject() })] },
+        error: tooBig("tiles.0.layouts"),
+      },
+      {
+        method: "PATCH",
+        path: item,
+        body: { tiles: [textTile({ color: text(401) })] },
+        error: tooLong("tiles.0.color", 400),
+      },
     ]);
   });
 
@@ -61,9 +76,15 @@ describe("sizes of stored fields: 400 max_length naming the field, nothing store
       key,
       body: { tiles: [{ text: { body: "mine" } }] },
     });
-    const tileLimit = (attr: string) => errorBody("validation_error", "max_length", "A dashboard holds at most 500 tiles.", attr);
+    const tileLimit = (attr: string) =>
+      errorBody("validation_error", "max_length", "A dashboard holds at most 500 tiles.", attr);
     await expectEachRefused(key, [
-      { method: "PATCH", path: `${dashboardsPath(project.id)}/${full.id}`, body: { tiles: [{ text: { body: "one more" } }] }, error: tileLimit("tiles") },
+      {
+        method: "PATCH",
+        path: `${dashboardsPath(project.id)}/${full.id}`,
+        body: { tiles: [{ text: { body: "one more" } }] },
+        error: tileLimit("tiles"),
+      },
       {
         method: "PATCH",
         path: `${dashboardsPath(project.id)}/${other.id}/move_tile`,
@@ -87,7 +108,9 @@ describe("sizes of stored fields: 400 max_length naming the field, nothing store
     const notes = (count: number) => Array.from({ length: count }, (_, index) => ({ text: { body: `note ${index}` } }));
     expect((await api("PATCH", path, { key, body: { tiles: notes(490) } })).status).toBe(200);
 
-    const responses = await Promise.all(Array.from({ length: 10 }, () => api("PATCH", path, { key, body: { tiles: notes(2) } })));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => api("PATCH", path, { key, body: { tiles: notes(2) } })),
+    );
 
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 200)).toHaveLength(5);
@@ -100,8 +123,18 @@ describe("sizes of stored fields: 400 max_length naming the field, nothing store
     const path = `/api/environments/${project.id}/batch_exports`;
     const destination = { type: "NoOp", config: {} };
     await expectEachRefused(key, [
-      { method: "POST", path, body: { name: "q", destination, interval: "hour", hogql_query: text(65537) }, error: tooLong("hogql_query") },
-      { method: "POST", path, body: { name: "f", destination, interval: "hour", filters: bigObject() }, error: tooBig("filters") },
+      {
+        method: "POST",
+        path,
+        body: { name: "q", destination, interval: "hour", hogql_query: text(65537) },
+        error: tooLong("hogql_query"),
+      },
+      {
+        method: "POST",
+        path,
+        body: { name: "f", destination, interval: "hour", filters: bigObject() },
+        error: tooBig("filters"),
+      },
       {
         method: "POST",
         path,
@@ -116,8 +149,18 @@ describe("sizes of stored fields: 400 max_length naming the field, nothing store
     const path = `/api/organizations/${organization.id}/invites`;
     const access = ids(1001).map((id) => ({ id, level: "member" }));
     await expectEachRefused(key, [
-      { method: "POST", path, body: { target_email: "a@example.com", message: text(65537) }, error: tooLong("message") },
-      { method: "POST", path, body: { target_email: "a@example.com", private_project_access: access }, error: tooMany("private_project_access", 1000) },
+      {
+        method: "POST",
+        path,
+        body: { target_email: "a@example.com", message: text(65537) },
+        error: tooLong("message"),
+      },
+      {
+        method: "POST",
+        path,
+        body: { target_email: "a@example.com", private_project_access: access },
+        error: tooMany("private_project_access", 1000),
+      },
     ]);
   });
 
@@ -125,7 +168,12 @@ describe("sizes of stored fields: 400 max_length naming the field, nothing store
     const { key } = await setupOrganization();
     const body = { label: "many", scopes: ["*"] };
     await expectEachRefused(key, [
-      { method: "POST", path: "/api/personal_api_keys", body: { ...body, scoped_teams: ids(1001) }, error: tooMany("scoped_teams", 1000) },
+      {
+        method: "POST",
+        path: "/api/personal_api_keys",
+        body: { ...body, scoped_teams: ids(1001) },
+        error: tooMany("scoped_teams", 1000),
+      },
       {
         method: "POST",
         path: "/api/personal_api_keys",
@@ -141,7 +189,12 @@ describe("sizes of stored fields: 400 max_length naming the field, nothing store
     await expectEachRefused(key, [
       { method: "POST", path, body: { test_account_filters: [bigObject()] }, error: tooBig("test_account_filters") },
       { method: "POST", path, body: { session_replay_config: bigObject() }, error: tooBig("session_replay_config") },
-      { method: "POST", path, body: { has_completed_onboarding_for: bigObject() }, error: tooBig("has_completed_onboarding_for") },
+      {
+        method: "POST",
+        path,
+        body: { has_completed_onboarding_for: bigObject() },
+        error: tooBig("has_completed_onboarding_for"),
+      },
       { method: "POST", path, body: { app_urls: ids(1001).map(String) }, error: tooMany("app_urls", 1000) },
       { method: "POST", path, body: { app_urls: [text(65537)] }, error: tooLong("app_urls.0") },
     ]);
@@ -158,7 +211,11 @@ describe("lists of any length never meet D1's 100 bound parameters", () => {
     expect(response.body.results.map((dashboard: { name: string }) => dashboard.name)).toEqual(["Tagged"]);
 
     const tooManyTags = ids(1001).map(String).join(",");
-    expectError(await api("GET", `${dashboardsPath(project.id)}?tags=${tooManyTags}`, { key }), 400, tooMany("tags", 1000));
+    expectError(
+      await api("GET", `${dashboardsPath(project.id)}?tags=${tooManyTags}`, { key }),
+      400,
+      tooMany("tags", 1000),
+    );
   });
 
   it("checks 150 scoped_teams on key creation with a 400, not a 500", async () => {

@@ -8,9 +8,17 @@ type ProjectRow = Awaited<ReturnType<typeof createProject>>;
 
 /** The three ways to PATCH a project: its organization's path, the projects tree, and its environment. */
 const paths = [
-  { tree: "organization", path: (project: ProjectRow) => `/api/organizations/${project.organizationId}/projects/${project.id}`, extra: {} },
+  {
+    tree: "organization",
+    path: (project: ProjectRow) => `/api/organizations/${project.organizationId}/projects/${project.id}`,
+    extra: {},
+  },
   { tree: "projects", path: (project: ProjectRow) => `/api/projects/${project.id}`, extra: {} },
-  { tree: "environments", path: (project: ProjectRow) => `/api/environments/${project.id}`, extra: { withProjectId: true } },
+  {
+    tree: "environments",
+    path: (project: ProjectRow) => `/api/environments/${project.id}`,
+    extra: { withProjectId: true },
+  },
 ] as const;
 
 describe.each(paths)("PATCH a project through the $tree path", ({ tree, path, extra }) => {
@@ -26,7 +34,13 @@ describe.each(paths)("PATCH a project through the $tree path", ({ tree, path, ex
     await api("PATCH", path(project), { key, body: { app_urls: ["https://example.com"], week_start_day: 1 } });
     const response = await api("PATCH", path(project), {
       key,
-      body: { name: "  Web app ", timezone: "Europe/Paris", anonymize_ips: true, session_recording_sample_rate: "0.5", correlation_config: null },
+      body: {
+        name: "  Web app ",
+        timezone: "Europe/Paris",
+        anonymize_ips: true,
+        session_recording_sample_rate: "0.5",
+        correlation_config: null,
+      },
     });
     expect(response.status).toBe(200);
     const overrides = {
@@ -51,12 +65,23 @@ describe.each(paths)("PATCH a project through the $tree path", ({ tree, path, ex
     expectError(
       response,
       409,
-      errorBody("conflict", "conflict", 'There is already a project called "mobile" in this organization. Choose a different name.'),
+      errorBody(
+        "conflict",
+        "conflict",
+        'There is already a project called "mobile" in this organization. Choose a different name.',
+      ),
     );
-    expect((await api("GET", `/api/projects/${project.id}`, { key })).body).toMatchObject({ name: "Default project", is_demo: false });
-    expect((await api("PATCH", path(project), { key, body: { name: "DEFAULT PROJECT" } })).body.name).toBe("DEFAULT PROJECT");
+    expect((await api("GET", `/api/projects/${project.id}`, { key })).body).toMatchObject({
+      name: "Default project",
+      is_demo: false,
+    });
+    expect((await api("PATCH", path(project), { key, body: { name: "DEFAULT PROJECT" } })).body.name).toBe(
+      "DEFAULT PROJECT",
+    );
     const elsewhere = await setupOrganization();
-    expect((await api("PATCH", path(elsewhere.project), { key: elsewhere.key, body: { name: "Mobile" } })).status).toBe(200);
+    expect((await api("PATCH", path(elsewhere.project), { key: elsewhere.key, body: { name: "Mobile" } })).status).toBe(
+      200,
+    );
   });
 
   it("validates as create does: 400 naming each invalid field, and changes nothing", async () => {
@@ -79,7 +104,10 @@ describe.each(paths)("PATCH a project through the $tree path", ({ tree, path, ex
       const response = await api("PATCH", path(project), { key, body: { is_demo: true, ...body } });
       expectError(response, 400, errorBody("validation_error", code, detail, attr));
     }
-    expect((await api("GET", `/api/projects/${project.id}`, { key })).body).toMatchObject({ name: "Default project", is_demo: false });
+    expect((await api("GET", `/api/projects/${project.id}`, { key })).body).toMatchObject({
+      name: "Default project",
+      is_demo: false,
+    });
   });
 
   it("is for admins and owners", async () => {
@@ -87,7 +115,11 @@ describe.each(paths)("PATCH a project through the $tree path", ({ tree, path, ex
     const admin = await addMember(organization.id, 8);
     const member = await addMember(organization.id, 1);
     expect((await api("PATCH", path(project), { key: admin.key, body: { name: "By admin" } })).status).toBe(200);
-    expectError(await api("PATCH", path(project), { key: member.key, body: { name: "By member" } }), 403, INSUFFICIENT_LEVEL);
+    expectError(
+      await api("PATCH", path(project), { key: member.key, body: { name: "By member" } }),
+      403,
+      INSUFFICIENT_LEVEL,
+    );
   });
 
   it("needs project:write, and keeps a key scoped to other projects out", async () => {
@@ -109,7 +141,11 @@ describe.each(paths)("PATCH a project through the $tree path", ({ tree, path, ex
     const { key } = await setupOrganization();
     const other = await setupOrganization();
     expectError(await api("PATCH", path(other.project), { key, body: { name: "x" } }), 404, NOT_FOUND);
-    expectError(await api("PATCH", path({ ...other.project, id: 999_999_999 }), { key: other.key, body: {} }), 404, NOT_FOUND);
+    expectError(
+      await api("PATCH", path({ ...other.project, id: 999_999_999 }), { key: other.key, body: {} }),
+      404,
+      NOT_FOUND,
+    );
     await expectKeyAndMembershipRequired("PATCH", path(other.project), { name: "x" });
   });
 });

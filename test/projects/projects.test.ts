@@ -46,7 +46,9 @@ describe("GET /api/projects", () => {
       return response.body.results.map((item: { id: number }) => item.id);
     };
 
-    expect(await ids(member.key)).toEqual([first.project.id, second.project.id, visible.id, privateSeenByAdmin.id].sort((a, b) => a - b));
+    expect(await ids(member.key)).toEqual(
+      [first.project.id, second.project.id, visible.id, privateSeenByAdmin.id].sort((a, b) => a - b),
+    );
     expect(await ids(member.key)).not.toContain(hiddenFromMember.id);
     const inFirst = await createApiKey(member.user, { scopedOrganizations: [first.organization.id] });
     expect(await ids(inFirst.value)).toEqual([first.project.id, privateSeenByAdmin.id]);
@@ -68,7 +70,9 @@ describe("GET /api/projects", () => {
     expect(first.body.results.map((item: { id: number }) => item.id)).toEqual(all.slice(0, 2));
     expect(first.body.previous).toBeNull();
     // `format` stays where it was, between `limit` and `offset`.
-    expect(first.body.next).toBe(nextLink("/api/projects", 2, 2, sortKey(1)).replace("?limit=2&", "?limit=2&format=json&"));
+    expect(first.body.next).toBe(
+      nextLink("/api/projects", 2, 2, sortKey(1)).replace("?limit=2&", "?limit=2&format=json&"),
+    );
 
     const middle = await api("GET", "/api/projects?limit=2&offset=2", { key });
     expect(middle.body.results.map((item: { id: number }) => item.id)).toEqual(all.slice(2, 4));
@@ -111,13 +115,19 @@ describe("GET /api/projects", () => {
         for (let offset = 0; offset <= ids.length + 1; offset += 1) {
           const page = await api("GET", `/api/projects?limit=${limit}&offset=${offset}`, { key });
           expect(page.body.count).toBe(ids.length);
-          expect(page.body.results.map((item: { id: number }) => item.id), `limit ${limit} offset ${offset}`).toEqual(ids.slice(offset, offset + limit));
+          expect(
+            page.body.results.map((item: { id: number }) => item.id),
+            `limit ${limit} offset ${offset}`,
+          ).toEqual(ids.slice(offset, offset + limit));
           // Following either link answers what its offset does.
           for (const link of [page.body.next, page.body.previous].filter(Boolean)) {
             const url = new URL(link);
             const followed = await api("GET", `${url.pathname}${url.search}`, { key });
             const linked = Number(url.searchParams.get("offset"));
-            expect(followed.body.results.map((item: { id: number }) => item.id), link).toEqual(ids.slice(linked, linked + limit));
+            expect(
+              followed.body.results.map((item: { id: number }) => item.id),
+              link,
+            ).toEqual(ids.slice(linked, linked + limit));
           }
         }
       }
@@ -127,7 +137,10 @@ describe("GET /api/projects", () => {
     // A plain member of a third: its private project stays hidden.
     await addMembership(third.organization.id, first.owner, MembershipLevel.member);
     await createProject(third.organization.id, { access_control: true });
-    await everyOffset(first.key, [...expected, third.project.id].sort((a, b) => a - b));
+    await everyOffset(
+      first.key,
+      [...expected, third.project.id].sort((a, b) => a - b),
+    );
   });
 
   it("falls back to the defaults for invalid values and caps limit at 1000", async () => {

@@ -17,7 +17,10 @@ async function setupPublicDashboard() {
     use_template: "DEFAULT_APP",
   });
   const dashboardPath = `${dashboardsPath(team.project.id)}/${dashboard.id}`;
-  await api("PATCH", dashboardPath, { key: team.key, body: { tiles: [{ text: { body: HOSTILE_TEXT }, layouts: { sm: { x: 0, y: 99 } } }] } });
+  await api("PATCH", dashboardPath, {
+    key: team.key,
+    body: { tiles: [{ text: { body: HOSTILE_TEXT }, layouts: { sm: { x: 0, y: 99 } } }] },
+  });
   const sharing = await api("PATCH", `${dashboardPath}/sharing`, { key: team.key, body: { enabled: true } });
   return { ...team, dashboard, dashboardPath, token: sharing.body.access_token as string };
 }
@@ -41,7 +44,9 @@ describe("GET /shared/:access_token", () => {
     expectPublicHeaders(page.headers);
     expect(page.text).toContain("<h1>Growth &lt;b&gt;board&lt;/b&gt;</h1>");
     expect(page.text).toContain("Weekly numbers");
-    expect(page.text).toContain("&lt;script&gt;document.title = &quot;pwned&quot;&lt;/script&gt; &amp; &quot;quotes&quot;");
+    expect(page.text).toContain(
+      "&lt;script&gt;document.title = &quot;pwned&quot;&lt;/script&gt; &amp; &quot;quotes&quot;",
+    );
     expect(page.text).not.toContain("<script>document.title");
     // The only script element is the JSON data block, which cannot be closed from inside.
     expect(page.text.match(/<script/g)).toHaveLength(1);
@@ -63,9 +68,25 @@ describe("GET /shared/:access_token", () => {
     expect(response.text).not.toContain(owner.email);
     expect(response.text).not.toContain("created_by");
     const { dashboard } = response.body;
-    expect(Object.keys(dashboard)).toEqual(["id", "name", "description", "created_at", "last_modified_at", "tags", "filters", "variables", "tiles"]);
-    expect(dashboard).toMatchObject({ name: "Growth <b>board</b>", description: "Weekly numbers", created_at: expect.stringMatching(ISO_TIMESTAMP) });
-    expect(dashboard.tiles.map((tile: { order: number }) => tile.order)).toEqual(dashboard.tiles.map((_: unknown, index: number) => index));
+    expect(Object.keys(dashboard)).toEqual([
+      "id",
+      "name",
+      "description",
+      "created_at",
+      "last_modified_at",
+      "tags",
+      "filters",
+      "variables",
+      "tiles",
+    ]);
+    expect(dashboard).toMatchObject({
+      name: "Growth <b>board</b>",
+      description: "Weekly numbers",
+      created_at: expect.stringMatching(ISO_TIMESTAMP),
+    });
+    expect(dashboard.tiles.map((tile: { order: number }) => tile.order)).toEqual(
+      dashboard.tiles.map((_: unknown, index: number) => index),
+    );
     expect(dashboard.tiles.at(-1)).toEqual({
       id: expect.any(Number),
       layouts: { sm: { x: 0, y: 99 } },
@@ -98,7 +119,8 @@ describe("GET /shared/:access_token", () => {
     await expectGone("unknown-token");
 
     const refreshed = await setupPublicDashboard();
-    const newToken = (await api("POST", `${refreshed.dashboardPath}/sharing/refresh`, { key: refreshed.key })).body.access_token;
+    const newToken = (await api("POST", `${refreshed.dashboardPath}/sharing/refresh`, { key: refreshed.key })).body
+      .access_token;
     await expectGone(refreshed.token);
     expect((await api("GET", `/shared/${newToken}.json`)).status).toBe(200);
 
@@ -121,6 +143,8 @@ describe("GET /shared/:access_token", () => {
 
 /** A browser's request for the page (`api` reads JSON bodies only). */
 async function fetchPage(path: string) {
-  const response = await exports.default.fetch(new Request(`http://localhost${path}`, { headers: { Accept: "text/html" } }));
+  const response = await exports.default.fetch(
+    new Request(`http://localhost${path}`, { headers: { Accept: "text/html" } }),
+  );
   return { status: response.status, headers: response.headers, text: await response.text() };
 }

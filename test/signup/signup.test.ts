@@ -27,7 +27,9 @@ const expired = errorBody(
 );
 
 async function membershipIdOf(organizationId: string, email: string, key: string): Promise<string> {
-  const response = await api("GET", `/api/organizations/${organizationId}/members?email=${encodeURIComponent(email)}`, { key });
+  const response = await api("GET", `/api/organizations/${organizationId}/members?email=${encodeURIComponent(email)}`, {
+    key,
+  });
   return response.body.results[0].id;
 }
 
@@ -39,7 +41,10 @@ async function inviteEmails(organizationId: string, key: string) {
 describe("GET /api/signup/:token", () => {
   it("previews the invite without a key: masked e-mail, first name, organization name", async () => {
     const { organization, owner } = await setupOrganization({ name: "Acme" });
-    const invite = await insertInvite(organization.id, owner, { targetEmail: "jane.doe@example.com", firstName: "Jane" });
+    const invite = await insertInvite(organization.id, owner, {
+      targetEmail: "jane.doe@example.com",
+      firstName: "Jane",
+    });
 
     const response = await api("GET", signupPath(invite.token));
 
@@ -184,17 +189,21 @@ describe("POST /api/signup/:token, as a new user", () => {
       expect.objectContaining({ organization_member: newMembership, access_level: "member" }),
     ]);
     const hiddenRules = await api("GET", `/api/projects/${nowHidden.id}/access_controls`, { key });
-    expect(hiddenRules.body.access_controls.map((rule: { organization_member: string }) => rule.organization_member)).toEqual([
-      inviter.membership.id,
-    ]);
+    expect(
+      hiddenRules.body.access_controls.map((rule: { organization_member: string }) => rule.organization_member),
+    ).toEqual([inviter.membership.id]);
   });
 
   it("grants nothing from an invite whose inviter has left the organization", async () => {
     const { organization, key } = await setupOrganization();
     const inviter = await addMember(organization.id, MembershipLevel.admin);
     const secret = await createProject(organization.id, { access_control: true });
-    const invite = await insertInvite(organization.id, inviter.user, { privateProjectAccess: [{ id: secret.id, level: "admin" }] });
-    expect((await api("DELETE", `/api/organizations/${organization.id}/members/${inviter.user.uuid}`, { key })).status).toBe(204);
+    const invite = await insertInvite(organization.id, inviter.user, {
+      privateProjectAccess: [{ id: secret.id, level: "admin" }],
+    });
+    expect(
+      (await api("DELETE", `/api/organizations/${organization.id}/members/${inviter.user.uuid}`, { key })).status,
+    ).toBe(204);
 
     const response = await api("POST", signupPath(invite.token), { body: {} });
 
@@ -278,16 +287,17 @@ describe("POST /api/signup/:token, as an existing user with their key", () => {
     const colleague = await setupOrganization();
     const invite = await insertInvite(organization.id, owner, { targetEmail: colleague.owner.email, level: 8 });
 
-    const response = await api("POST", signupPath(invite.token), { key: colleague.key, body: { first_name: "Ignored" } });
+    const response = await api("POST", signupPath(invite.token), {
+      key: colleague.key,
+      body: { first_name: "Ignored" },
+    });
 
     expect(response.status).toBe(201);
     expect(response.body).toEqual({ user: userBasic(colleague.owner), organization_id: organization.id });
     const members = await api("GET", `/api/organizations/${organization.id}/members?email=${colleague.owner.email}`, {
       key,
     });
-    expect(members.body.results).toEqual([
-      expect.objectContaining({ level: 8, user: userBasic(colleague.owner) }),
-    ]);
+    expect(members.body.results).toEqual([expect.objectContaining({ level: 8, user: userBasic(colleague.owner) })]);
     expect(await inviteEmails(organization.id, key)).toEqual([]);
   });
 
@@ -329,14 +339,24 @@ describe("POST /api/signup/:token, as an existing user with their key", () => {
     const outOfScope = await api("POST", signupPath(invite.token), { key: scoped.value, body: {} });
 
     expect(badKey.status).toBe(401);
-    expect(badKey.body).toEqual(errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."));
+    expect(badKey.body).toEqual(
+      errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."),
+    );
     expect(missingScope.status).toBe(403);
     expect(missingScope.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:write'"),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key missing required scope 'organization_member:write'",
+      ),
     );
     expect(outOfScope.status).toBe(403);
     expect(outOfScope.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization"),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key does not have access to the requested organization",
+      ),
     );
     expect((await api("GET", signupPath(invite.token))).status).toBe(200);
   });
@@ -354,7 +374,10 @@ describe("POST /api/signup, the token in the body", () => {
     expect(response.body).toEqual({
       user: expect.objectContaining({ email: "jo@example.com", first_name: "Jo", last_name: "Doe" }),
       organization_id: organization.id,
-      personal_api_key: expect.objectContaining({ value: expect.stringMatching(/^phx_[0-9A-Za-z]{44}$/), scopes: ["*"] }),
+      personal_api_key: expect.objectContaining({
+        value: expect.stringMatching(/^phx_[0-9A-Za-z]{44}$/),
+        scopes: ["*"],
+      }),
     });
     expect(await inviteEmails(organization.id, key)).toEqual([]);
     const again = await api("POST", "/api/signup", { body: { token: invite.token } });
@@ -385,7 +408,13 @@ describe("POST /api/signup, the token in the body", () => {
 
     expect(badKey.status).toBe(401);
     expect(narrow.status).toBe(403);
-    expect(narrow.body).toEqual(errorBody("authentication_error", "permission_denied", "API key missing required scope 'organization_member:write'"));
+    expect(narrow.body).toEqual(
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key missing required scope 'organization_member:write'",
+      ),
+    );
     expect(await inviteEmails(organization.id, key)).toEqual([existing.email]);
   });
 
@@ -411,13 +440,7 @@ describe("the acceptance token", () => {
     const first = await api("POST", invites, { key, body: { target_email: "jane@example.com" } });
     const second = await api("POST", invites, { key, body: { target_email: "jane@example.com" } });
 
-    const probes = [
-      first.body.id,
-      first.body.token,
-      `phi_${"a".repeat(44)}`,
-      "phi_short",
-      second.body.id,
-    ];
+    const probes = [first.body.id, first.body.token, `phi_${"a".repeat(44)}`, "phi_short", second.body.id];
     for (const probe of probes) {
       for (const method of ["GET", "POST"]) {
         const response = await api(method, signupPath(probe), { body: method === "POST" ? {} : undefined });
@@ -456,7 +479,7 @@ describe("the acceptance token", () => {
 
     expect(hijack.status).toBe(404);
     expect(hijack.body).toEqual(notFound);
-    expect((await inviteEmails(organization.id, key))).toEqual(["new-owner@example.com"]);
+    expect(await inviteEmails(organization.id, key)).toEqual(["new-owner@example.com"]);
   });
 
   it("a key scoped to projects cannot join an organization with it", async () => {
@@ -469,7 +492,11 @@ describe("the acceptance token", () => {
 
     expect(response.status).toBe(403);
     expect(response.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key with scoped projects are only supported on project-based views."),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key with scoped projects are only supported on project-based views.",
+      ),
     );
   });
 });

@@ -8,7 +8,11 @@ export const NOT_AUTHENTICATED = errorBody(
   "not_authenticated",
   "Authentication credentials were not provided.",
 );
-export const AUTHENTICATION_FAILED = errorBody("authentication_error", "authentication_failed", "Personal API key is invalid.");
+export const AUTHENTICATION_FAILED = errorBody(
+  "authentication_error",
+  "authentication_failed",
+  "Personal API key is invalid.",
+);
 export const INSUFFICIENT_LEVEL = errorBody(
   "authentication_error",
   "permission_denied",

@@ -144,9 +144,7 @@ export async function api(method: string, path: string, options: RequestOptions 
     body = requestBody(options.body);
     headers["Content-Type"] ??= "application/json";
   }
-  const response = await exports.default.fetch(
-    new Request(`http://localhost${path}`, { method, headers, body }),
-  );
+  const response = await exports.default.fetch(new Request(`http://localhost${path}`, { method, headers, body }));
   // Decoded as UTF-8 whatever the type (a download's NDJSON or CSV too).
   const text = new TextDecoder().decode(await response.arrayBuffer());
   const isJson = response.headers.get("Content-Type")?.startsWith("application/json") ?? false;
@@ -184,12 +182,28 @@ export function nextLink(path: string, limit: number, offset: number, lastKey: u
 }
 
 /** A `previous` link as lists write it when a whole page lies before: the cursor names the sort key of the page's first row. */
-export function previousLink(path: string, limit: number, offset: number, firstKey: unknown[], origin = "http://localhost") {
+export function previousLink(
+  path: string,
+  limit: number,
+  offset: number,
+  firstKey: unknown[],
+  origin = "http://localhost",
+) {
   return pageLink(path, limit, offset, "before", firstKey, origin);
 }
 
-function pageLink(path: string, limit: number, offset: number, side: "after" | "before", key: unknown[], origin: string) {
-  const cursor = btoa(JSON.stringify({ o: offset, k: key })).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+function pageLink(
+  path: string,
+  limit: number,
+  offset: number,
+  side: "after" | "before",
+  key: unknown[],
+  origin: string,
+) {
+  const cursor = btoa(JSON.stringify({ o: offset, k: key }))
+    .replaceAll("+", "-")
+    .replaceAll("/", "_")
+    .replace(/=+$/, "");
   const separator = path.includes("?") ? "&" : "?";
   return `${origin}${path}${separator}limit=${limit}&offset=${offset}&${side}=${cursor}`;
 }
@@ -198,7 +212,11 @@ export const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A member's access rule on a project, as an invite's `private_project_access` leaves it. */
-export async function grantProjectAccess(projectId: number, membershipId: string, level: "member" | "admin" | "none" = "member") {
+export async function grantProjectAccess(
+  projectId: number,
+  membershipId: string,
+  level: "member" | "admin" | "none" = "member",
+) {
   const now = nowIso();
   await db.insert(schema.accessControls).values({
     id: uuid7(),

@@ -68,7 +68,9 @@ export async function expectKeyAndMembershipRequired(method: string, path: strin
     errorBody("authentication_error", "not_authenticated", "Authentication credentials were not provided."),
   );
   expect(badKey.status).toBe(401);
-  expect(badKey.body).toEqual(errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."));
+  expect(badKey.body).toEqual(
+    errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."),
+  );
   expect(notMember.status).toBe(404);
   expect(notMember.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
 }

@@ -105,7 +105,14 @@ function seedMember(rows: SeedRows, organizationId: string, now: string) {
   const membershipId = uuid7();
   const user = { id, uuid: uuid7(), distinctId: `seed-${id}`, email: `seed-${id}@example.com`, createdAt: now };
   rows.users.push(user);
-  rows.memberships.push({ id: membershipId, organizationId, userId: id, level: MembershipLevel.member, joinedAt: now, updatedAt: now });
+  rows.memberships.push({
+    id: membershipId,
+    organizationId,
+    userId: id,
+    level: MembershipLevel.member,
+    joinedAt: now,
+    updatedAt: now,
+  });
   return { user, membershipId };
 }
 
@@ -138,14 +145,29 @@ export async function seedOrganization(rows: SeedRows, size: number): Promise<Se
   const domainId = seedDomain(rows, organizationId, now);
   const batchExportId = seedBatchExport(rows, organizationId, environmentId, now);
   const dashboardId = newId();
-  rows.dashboards.push({ id: dashboardId, environmentId, name: "Shared board", restrictionLevel: 37, createdById: team.owner.id, createdAt: now, lastModifiedAt: now });
+  rows.dashboards.push({
+    id: dashboardId,
+    environmentId,
+    name: "Shared board",
+    restrictionLevel: 37,
+    createdById: team.owner.id,
+    createdAt: now,
+    lastModifiedAt: now,
+  });
   const personalApiKeyId = uuid7();
   const spareMembers: SeededOrganization["spareMembers"] = [];
   for (let index = 1; index < size; index += 1) {
     seedInvite(rows, organizationId, now);
     seedDomain(rows, organizationId, now);
     seedBatchExport(rows, organizationId, environmentId, now);
-    rows.dashboards.push({ id: newId(), environmentId, name: `Seeded ${index}`, createdById: team.owner.id, createdAt: now, lastModifiedAt: now });
+    rows.dashboards.push({
+      id: newId(),
+      environmentId,
+      name: `Seeded ${index}`,
+      createdById: team.owner.id,
+      createdAt: now,
+      lastModifiedAt: now,
+    });
     rows.personalApiKeys.push({
       id: index === 1 ? personalApiKeyId : uuid7(),
       userId: team.owner.id,
@@ -159,22 +181,51 @@ export async function seedOrganization(rows: SeedRows, size: number): Promise<Se
     });
     if (index < MAX_PROJECTS_PER_ORGANIZATION - 10) seedProject(rows, organizationId, now);
   }
-  for (let seq = 1; seq <= size; seq += 1) seedActivityEntry(rows, organizationId, environmentId, team.owner.id, seq, now);
+  for (let seq = 1; seq <= size; seq += 1)
+    seedActivityEntry(rows, organizationId, environmentId, team.owner.id, seq, now);
   for (let index = 0; index < size; index += 1) {
     const { user, membershipId } = seedMember(rows, organizationId, now);
     const rule = { environmentId, organizationMembershipId: membershipId, createdAt: now, updatedAt: now };
-    rows.accessControls.push({ ...rule, id: uuid7(), resource: "project", resourceId: String(environmentId), accessLevel: "member" });
+    rows.accessControls.push({
+      ...rule,
+      id: uuid7(),
+      resource: "project",
+      resourceId: String(environmentId),
+      accessLevel: "member",
+    });
     if (index >= size - 2) {
       spareMembers.push({ uuid: user.uuid, membershipId });
       continue;
     }
-    rows.accessControls.push({ ...rule, id: uuid7(), resource: "dashboard", resourceId: String(dashboardId), accessLevel: "viewer" });
+    rows.accessControls.push({
+      ...rule,
+      id: uuid7(),
+      resource: "dashboard",
+      resourceId: String(dashboardId),
+      accessLevel: "viewer",
+    });
     rows.collaborators.push({ id: uuid7(), dashboardId, userId: user.id, level: 37, addedAt: now, updatedAt: now });
   }
-  return { ...team, dashboardId, batchExportId, domainId, inviteId, inviteToken: inviteToken.value, personalApiKeyId, spareMembers };
+  return {
+    ...team,
+    dashboardId,
+    batchExportId,
+    domainId,
+    inviteId,
+    inviteToken: inviteToken.value,
+    personalApiKeyId,
+    spareMembers,
+  };
 }
 
-function seedActivityEntry(rows: SeedRows, organizationId: string, projectId: number, userId: number | null, seq: number, now: string) {
+function seedActivityEntry(
+  rows: SeedRows,
+  organizationId: string,
+  projectId: number,
+  userId: number | null,
+  seq: number,
+  now: string,
+) {
   rows.activityLog.push({
     id: uuid7(),
     organizationId,
@@ -195,7 +246,13 @@ export function seedOtherOrganizations(rows: SeedRows, count: number) {
   const now = nowIso();
   for (let index = 0; index < count; index += 1) {
     const organizationId = uuid7();
-    rows.organizations.push({ id: organizationId, name: `Other ${index}`, slug: `other-${organizationId}`, createdAt: now, updatedAt: now });
+    rows.organizations.push({
+      id: organizationId,
+      name: `Other ${index}`,
+      slug: `other-${organizationId}`,
+      createdAt: now,
+      updatedAt: now,
+    });
     const environmentId = seedProject(rows, organizationId, now);
     seedMember(rows, organizationId, now);
     seedInvite(rows, organizationId, now);

@@ -10,7 +10,8 @@ import { api, db, setupOrganization } from "./harness";
 export const RECEIVER = "http://receiver.test/hook";
 
 export type Organization = Awaited<ReturnType<typeof setupOrganization>>;
-export const webhooksPath = (organization: Organization) => `/api/organizations/${organization.organization.id}/webhooks`;
+export const webhooksPath = (organization: Organization) =>
+  `/api/organizations/${organization.organization.id}/webhooks`;
 
 export async function subscribe(organization: Organization, body: Record<string, unknown> = {}) {
   const response = await api("POST", webhooksPath(organization), {
@@ -87,7 +88,9 @@ export async function seedPendingDelivery(
  * answered Queues, with the delay of its retry (which the test pool's result does not keep).
  */
 export async function consume(deliveryId: string, attempt: number) {
-  const batch = createMessageBatch<DeliveryMessage>("webhook-deliveries", [{ id: "message", timestamp: new Date(), attempts: attempt, body: { deliveryId } }]);
+  const batch = createMessageBatch<DeliveryMessage>("webhook-deliveries", [
+    { id: "message", timestamp: new Date(), attempts: attempt, body: { deliveryId } },
+  ]);
   const retry = vi.spyOn(batch.messages[0]!, "retry");
   await worker.queue(batch, env);
   const result = await getQueueResult(batch, createExecutionContext());

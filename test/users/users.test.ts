@@ -105,7 +105,10 @@ describe("PATCH /api/users/@me", () => {
   it("changes names, role, theme and merges notification settings", async () => {
     const first = await setupOrganization();
     const { owner: user, key } = first;
-    await api("PATCH", "/api/users/@me", { key, body: { notification_settings: { plugin_disabled: true, digest: { weekly: true } } } });
+    await api("PATCH", "/api/users/@me", {
+      key,
+      body: { notification_settings: { plugin_disabled: true, digest: { weekly: true } } },
+    });
     const response = await api("PATCH", "/api/users/@me", {
       key,
       body: {
@@ -123,7 +126,11 @@ describe("PATCH /api/users/@me", () => {
         {
           role_at_organization: "founder",
           theme_mode: "dark",
-          notification_settings: { plugin_disabled: false, digest: { weekly: true }, error_tracking_issue_assigned: true },
+          notification_settings: {
+            plugin_disabled: false,
+            digest: { weekly: true },
+            error_tracking_issue_assigned: true,
+          },
           team: teamBasic(first.project),
           organization: expectedOrganization(first.organization, { level: 15, projects: [first.project] }),
           organizations: [organizationBasic(first.organization, 15)],
@@ -136,20 +143,30 @@ describe("PATCH /api/users/@me", () => {
   it("clears the role and theme with null or blank", async () => {
     const { key } = await setupOrganization();
     await api("PATCH", "/api/users/@me", { key, body: { role_at_organization: "data", theme_mode: "light" } });
-    const response = await api("PATCH", "/api/users/@me", { key, body: { role_at_organization: "", theme_mode: null } });
+    const response = await api("PATCH", "/api/users/@me", {
+      key,
+      body: { role_at_organization: "", theme_mode: null },
+    });
     expect(response.body.role_at_organization).toBeUndefined();
     expect(response.body.theme_mode).toBeNull();
   });
 
   it("set_current_organization moves @current everywhere to that organization and its first project", async () => {
     const { second, key } = await userWithTwoOrganizations();
-    const response = await api("PATCH", "/api/users/@me", { key, body: { set_current_organization: second.organization.id } });
+    const response = await api("PATCH", "/api/users/@me", {
+      key,
+      body: { set_current_organization: second.organization.id },
+    });
     expect(response.status).toBe(200);
-    expect(response.body.organization).toEqual(expectedOrganization(second.organization, { level: 1, projects: [second.project], memberCount: 2 }));
+    expect(response.body.organization).toEqual(
+      expectedOrganization(second.organization, { level: 1, projects: [second.project], memberCount: 2 }),
+    );
     expect(response.body.team).toEqual(teamBasic(second.project));
     expect((await api("GET", "/api/organizations/@current", { key })).body.id).toBe(second.organization.id);
     expect((await api("GET", "/api/projects/@current", { key })).body.id).toBe(second.project.id);
-    expect((await api("GET", "/api/organizations/@current/projects/@current", { key })).body.id).toBe(second.project.id);
+    expect((await api("GET", "/api/organizations/@current/projects/@current", { key })).body.id).toBe(
+      second.project.id,
+    );
     expect((await api("GET", "/api/environments/@current/dashboards", { key })).status).toBe(200);
   });
 
@@ -172,7 +189,9 @@ describe("PATCH /api/users/@me", () => {
     const { first, second, user, key } = await userWithTwoOrganizations();
     await api("PATCH", "/api/users/@me", { key, body: { set_current_organization: second.organization.id } });
     const scoped = await createApiKey(user, { scopedOrganizations: [first.organization.id] });
-    expect((await api("GET", "/api/organizations/@current", { key: scoped.value })).body.id).toBe(first.organization.id);
+    expect((await api("GET", "/api/organizations/@current", { key: scoped.value })).body.id).toBe(
+      first.organization.id,
+    );
     expect((await api("GET", "/api/projects/@current", { key: scoped.value })).body.id).toBe(first.project.id);
     const teamScoped = await createApiKey(user, { scopedTeams: [first.project.id] });
     expect((await api("GET", "/api/projects/@current", { key: teamScoped.value })).body.id).toBe(first.project.id);
@@ -182,16 +201,27 @@ describe("PATCH /api/users/@me", () => {
     const { first, second, user } = await userWithTwoOrganizations();
     const scoped = await createApiKey(user, { scopedOrganizations: [first.organization.id] });
     expectError(
-      await api("PATCH", "/api/users/@me", { key: scoped.value, body: { set_current_organization: second.organization.id } }),
+      await api("PATCH", "/api/users/@me", {
+        key: scoped.value,
+        body: { set_current_organization: second.organization.id },
+      }),
       403,
-      errorBody("authentication_error", "permission_denied", "API key does not have access to the requested organization"),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key does not have access to the requested organization",
+      ),
     );
     // A key scoped to projects may read `@me`, not change the account.
     const teamScoped = await createApiKey(user, { scopedTeams: [first.project.id] });
     expectError(
       await api("PATCH", "/api/users/@me", { key: teamScoped.value, body: { set_current_team: first.project.id } }),
       403,
-      errorBody("authentication_error", "permission_denied", "API key with scoped projects are only supported on project-based views."),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key with scoped projects are only supported on project-based views.",
+      ),
     );
   });
 
@@ -205,35 +235,63 @@ describe("PATCH /api/users/@me", () => {
     const unknown = "0190a0a0-0000-7000-8000-000000000000";
 
     const cases: [string, Record<string, unknown>, unknown][] = [
-      [key, { set_current_organization: other.organization.id, first_name: "Changed" }, doesNotExist(other.organization.id, "set_current_organization")],
+      [
+        key,
+        { set_current_organization: other.organization.id, first_name: "Changed" },
+        doesNotExist(other.organization.id, "set_current_organization"),
+      ],
       [key, { set_current_organization: unknown }, doesNotExist(unknown, "set_current_organization")],
       [key, { set_current_team: other.project.id }, doesNotExist(other.project.id, "set_current_team")],
       [memberKey, { set_current_team: secret.id, first_name: "Changed" }, doesNotExist(secret.id, "set_current_team")],
     ];
-    for (const [caller, body, error] of cases) expectError(await api("PATCH", "/api/users/@me", { key: caller, body }), 400, error);
+    for (const [caller, body, error] of cases)
+      expectError(await api("PATCH", "/api/users/@me", { key: caller, body }), 400, error);
     expect((await api("GET", "/api/users/@me", { key: memberKey })).body.first_name).toBe(member.firstName);
   });
 
   it("refuses each invalid field with 400 naming it", async () => {
     const { key, owner } = await setupOrganization();
     const cases: [Record<string, unknown>, string, string, string][] = [
-      [{ first_name: "x".repeat(151) }, "first_name", "max_length", "Ensure this field has no more than 150 characters."],
+      [
+        { first_name: "x".repeat(151) },
+        "first_name",
+        "max_length",
+        "Ensure this field has no more than 150 characters.",
+      ],
       [{ last_name: 7 }, "last_name", "invalid_input", "Expected string, received number."],
-      [{ role_at_organization: "astronaut" }, "role_at_organization", "invalid_choice", '"astronaut" is not a valid choice.'],
+      [
+        { role_at_organization: "astronaut" },
+        "role_at_organization",
+        "invalid_choice",
+        '"astronaut" is not a valid choice.',
+      ],
       [{ theme_mode: "sepia" }, "theme_mode", "invalid_choice", '"sepia" is not a valid choice.'],
       [{ notification_settings: [] }, "notification_settings", "invalid_input", "Expected record, received list."],
-      [{ set_current_organization: 12 }, "set_current_organization", "invalid_input", "Expected string, received number."],
+      [
+        { set_current_organization: 12 },
+        "set_current_organization",
+        "invalid_input",
+        "Expected string, received number.",
+      ],
       [{ set_current_team: "abc" }, "set_current_team", "invalid_choice", '"abc" is not a valid choice.'],
     ];
     for (const [body, attr, code, detail] of cases) {
-      expectError(await api("PATCH", "/api/users/@me", { key, body: { first_name: "Changed", ...body } }), 400, errorBody("validation_error", code, detail, attr));
+      expectError(
+        await api("PATCH", "/api/users/@me", { key, body: { first_name: "Changed", ...body } }),
+        400,
+        errorBody("validation_error", code, detail, attr),
+      );
     }
     expect((await api("GET", "/api/users/@me", { key })).body.first_name).toBe(owner.firstName);
   });
 
   it("needs user:write and a key", async () => {
     const { key } = await setupOrganization({ scopes: ["user:read"] });
-    expectError(await api("PATCH", "/api/users/@me", { key, body: { first_name: "x" } }), 403, missingScope("user:write"));
+    expectError(
+      await api("PATCH", "/api/users/@me", { key, body: { first_name: "x" } }),
+      403,
+      missingScope("user:write"),
+    );
     expectError(await api("PATCH", "/api/users/@me", { body: {} }), 401, NOT_AUTHENTICATED);
   });
 });
@@ -243,23 +301,36 @@ describe("@current reads", () => {
   async function currentDashboard(key: string) {
     const response = await api("GET", "/api/environments/@current/dashboards", { key });
     expect(response.status).toBe(200);
-    return { name: response.body.results.map((dashboard: { name: string }) => dashboard.name), queries: response.cost.queries };
+    return {
+      name: response.body.results.map((dashboard: { name: string }) => dashboard.name),
+      queries: response.cost.queries,
+    };
   }
 
   it("take one round trip once the key's choice is known, and follow a changed choice or a project turned private at once", async () => {
     const { first, second, key } = await userWithTwoOrganizations();
-    for (const [project, name] of [[first.project, "In first"], [second.project, "In second"]] as const) {
-      expect((await api("POST", `/api/environments/${project.id}/dashboards`, { key, body: { name } })).status).toBe(201);
+    for (const [project, name] of [
+      [first.project, "In first"],
+      [second.project, "In second"],
+    ] as const) {
+      expect((await api("POST", `/api/environments/${project.id}/dashboards`, { key, body: { name } })).status).toBe(
+        201,
+      );
     }
     expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 2 });
     expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 1 });
 
-    expect((await api("PATCH", "/api/users/@me", { key, body: { set_current_team: second.project.id } })).status).toBe(200);
+    expect((await api("PATCH", "/api/users/@me", { key, body: { set_current_team: second.project.id } })).status).toBe(
+      200,
+    );
     expect(await currentDashboard(key)).toEqual({ name: ["In second"], queries: 2 });
     expect(await currentDashboard(key)).toEqual({ name: ["In second"], queries: 1 });
 
     // The caller is a plain member of the second organization: a private project is hidden from them.
-    const hidden = await api("PATCH", `/api/projects/${second.project.id}`, { key: second.key, body: { access_control: true } });
+    const hidden = await api("PATCH", `/api/projects/${second.project.id}`, {
+      key: second.key,
+      body: { access_control: true },
+    });
     expect(hidden.status).toBe(200);
     expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 2 });
     expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 1 });

@@ -10,7 +10,15 @@ import { MembershipLevel } from "../../src/platform/levels";
 import { keyIdOf } from "../support/activity-log";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
 import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization } from "../support/harness";
-import { consume, receiver, RECEIVER, seedPendingDelivery, subscribe, webhooksPath, type Organization } from "../support/webhooks";
+import {
+  consume,
+  receiver,
+  RECEIVER,
+  seedPendingDelivery,
+  subscribe,
+  webhooksPath,
+  type Organization,
+} from "../support/webhooks";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -49,8 +57,17 @@ describe("rotating a webhook's secret with an overlap", () => {
     expect(newSecret).toMatch(/^whsec_/);
     expect(Date.parse(rotated.body.previous_secret_expires_at) - Date.now()).toBeGreaterThan(3_590_000);
     expect(rotated.body.previous_secret_expires_at).toMatch(ISO_TIMESTAMP);
-    const [entry] = (await api("GET", `/api/organizations/${organization.organization.id}/activity_log?activity=secret_rotated`, { key: organization.key })).body.results;
-    expect(entry).toMatchObject({ scope: "Webhook", item_id: id, api_key_id: await keyIdOf(organization.owner), detail: { context: { overlap_seconds: 3_600 } } });
+    const [entry] = (
+      await api("GET", `/api/organizations/${organization.organization.id}/activity_log?activity=secret_rotated`, {
+        key: organization.key,
+      })
+    ).body.results;
+    expect(entry).toMatchObject({
+      scope: "Webhook",
+      item_id: id,
+      api_key_id: await keyIdOf(organization.owner),
+      detail: { context: { overlap_seconds: 3_600 } },
+    });
     expect(JSON.stringify(entry)).not.toContain(newSecret.slice(6));
 
     const during = await deliverOne(organization, id, 2_000);
@@ -60,11 +77,17 @@ describe("rotating a webhook's secret with an overlap", () => {
     expect(verifies(`whsec_${btoa("another secret, 32 bytes long!!!")}`, during)).toBe(false);
 
     // The overlap ends (as if an hour had passed); the cron drops the old secret.
-    await db.update(schema.webhooks).set({ previousSecretExpiresAt: new Date(Date.now() - 1_000).toISOString() }).where(eq(schema.webhooks.id, id));
+    await db
+      .update(schema.webhooks)
+      .set({ previousSecretExpiresAt: new Date(Date.now() - 1_000).toISOString() })
+      .where(eq(schema.webhooks.id, id));
     await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
     const [row] = await db.select().from(schema.webhooks).where(eq(schema.webhooks.id, id));
     expect(row).toMatchObject({ previousSealedSecret: null, previousSecretExpiresAt: null });
-    expect((await api("GET", `${webhooksPath(organization)}/${id}`, { key: organization.key })).body.previous_secret_expires_at).toBeNull();
+    expect(
+      (await api("GET", `${webhooksPath(organization)}/${id}`, { key: organization.key })).body
+        .previous_secret_expires_at,
+    ).toBeNull();
 
     const after = await deliverOne(organization, id, 2_001);
     expect(after.headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/=]+$/);
@@ -102,7 +125,13 @@ describe("recovering a webhook's failed deliveries", () => {
   async function seedHistory(organization: Organization, webhookId: string, otherWebhookId: string) {
     let seq = 3_000;
     const seed = (webhook: string, status: string, createdAt: string) =>
-      seedPendingDelivery(organization, webhook, { seq: (seq += 1), status, createdAt, updatedAt: createdAt, attempts: status === "pending" ? 0 : 8 });
+      seedPendingDelivery(organization, webhook, {
+        seq: (seq += 1),
+        status,
+        createdAt,
+        updatedAt: createdAt,
+        attempts: status === "pending" ? 0 : 8,
+      });
     const expected: string[] = [];
     // 150 failed in the range: more than one step's 100.
     for (let index = 0; index < 150; index += 1) expected.push(await seed(webhookId, "failed", inRange(index)));
@@ -122,13 +151,30 @@ describe("recovering a webhook's failed deliveries", () => {
     const { expected, others } = await seedHistory(organization, id, other.id);
     const received = receiver(200);
 
-    const response = await api("POST", `${webhooksPath(organization)}/${id}/recover`, { key: organization.key, body: { since: SINCE, until: UNTIL } });
+    const response = await api("POST", `${webhooksPath(organization)}/${id}/recover`, {
+      key: organization.key,
+      body: { since: SINCE, until: UNTIL },
+    });
 
     expect(response.status).toBe(202);
-    expect(response.body).toEqual({ webhook_id: id, since: "2026-05-01T00:00:00.000Z", until: "2026-07-01T00:00:00.000Z" });
+    expect(response.body).toEqual({
+      webhook_id: id,
+      since: "2026-05-01T00:00:00.000Z",
+      until: "2026-07-01T00:00:00.000Z",
+    });
     const statusesOf = async (ids: string[]) =>
-      (await db.select({ status: schema.webhookDeliveries.status }).from(schema.webhookDeliveries).where(inJsonList(schema.webhookDeliveries.id, ids))).map((row) => row.status);
-    await expect.poll(async () => (await statusesOf(expected)).filter((status) => status === "succeeded").length, { timeout: 30_000, interval: 200 }).toBe(expected.length);
+      (
+        await db
+          .select({ status: schema.webhookDeliveries.status })
+          .from(schema.webhookDeliveries)
+          .where(inJsonList(schema.webhookDeliveries.id, ids))
+      ).map((row) => row.status);
+    await expect
+      .poll(async () => (await statusesOf(expected)).filter((status) => status === "succeeded").length, {
+        timeout: 30_000,
+        interval: 200,
+      })
+      .toBe(expected.length);
     const seeded = new Set([...expected, ...others]);
     const resent = received.map((post) => post.headers["webhook-id"]!).filter((deliveryId) => seeded.has(deliveryId));
     expect(resent.sort()).toEqual([...expected].sort());
@@ -146,15 +192,28 @@ describe("recovering a webhook's failed deliveries", () => {
       [{ since: "last week" }, "since"],
     ] as const) {
       const refused = await api("POST", path, { key: organization.key, body });
-      expect({ body, status: refused.status, type: refused.body.type, attr: refused.body.attr }).toEqual({ body, status: 400, type: "validation_error", attr });
+      expect({ body, status: refused.status, type: refused.body.type, attr: refused.body.attr }).toEqual({
+        body,
+        status: 400,
+        type: "validation_error",
+        attr,
+      });
     }
     const member = await addMember(organization.organization.id, MembershipLevel.member);
     expectError(await api("POST", path, { key: member.key, body: { since: SINCE } }), 403, INSUFFICIENT_LEVEL);
     const reader = await createApiKey(organization.owner, { scopes: ["webhook:read"] });
-    expectError(await api("POST", path, { key: reader.value, body: { since: SINCE } }), 403, missingScope("webhook:write"));
+    expectError(
+      await api("POST", path, { key: reader.value, body: { since: SINCE } }),
+      403,
+      missingScope("webhook:write"),
+    );
     const outsider = await setupOrganization();
     expectError(await api("POST", path, { key: outsider.key, body: { since: SINCE } }), 404, NOT_FOUND);
-    expectError(await api("POST", `${webhooksPath(outsider)}/${id}/recover`, { key: outsider.key, body: { since: SINCE } }), 404, NOT_FOUND);
+    expectError(
+      await api("POST", `${webhooksPath(outsider)}/${id}/recover`, { key: outsider.key, body: { since: SINCE } }),
+      404,
+      NOT_FOUND,
+    );
 
     await api("PATCH", `${webhooksPath(organization)}/${id}`, { key: organization.key, body: { enabled: false } });
     expectError(await api("POST", path, { key: organization.key, body: { since: SINCE } }), 409, {

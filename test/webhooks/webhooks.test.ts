@@ -12,8 +12,26 @@ import { DELIVERY_ATTEMPTS } from "../../src/organizations/webhooks/retry-schedu
 import { secretContext } from "../../src/organizations/webhooks/webhook-secrets";
 import wranglerToml from "../../wrangler.toml?raw";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
-import { consume, eventually, receiver, RECEIVER, seedPendingDelivery, subscribe, webhooksPath, type Organization } from "../support/webhooks";
-import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../support/harness";
+import {
+  consume,
+  eventually,
+  receiver,
+  RECEIVER,
+  seedPendingDelivery,
+  subscribe,
+  webhooksPath,
+  type Organization,
+} from "../support/webhooks";
+import {
+  addMember,
+  api,
+  createApiKey,
+  db,
+  ISO_TIMESTAMP,
+  setupOrganization,
+  userBasic,
+  UUID,
+} from "../support/harness";
 
 const insecureAtStart = env.WEBHOOKS_ALLOW_INSECURE;
 
@@ -60,9 +78,18 @@ describe("webhook subscriptions", () => {
     expect((await api("DELETE", path, { key: organization.key })).status).toBe(204);
     expectError(await api("GET", path, { key: organization.key }), 404, NOT_FOUND);
 
-    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook`, { key: organization.key });
-    expect(log.body.results.map((entry: { activity: string }) => entry.activity)).toEqual(["deleted", "secret_rotated", "updated", "created"]);
-    expect(log.body.results[2].detail.changes).toEqual([{ type: "Webhook", action: "changed", field: "enabled", before: true, after: false }]);
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook`, {
+      key: organization.key,
+    });
+    expect(log.body.results.map((entry: { activity: string }) => entry.activity)).toEqual([
+      "deleted",
+      "secret_rotated",
+      "updated",
+      "created",
+    ]);
+    expect(log.body.results[2].detail.changes).toEqual([
+      { type: "Webhook", action: "changed", field: "enabled", before: true, after: false },
+    ]);
     const stored = JSON.stringify(await db.select().from(schema.webhooks));
     for (const secret of [created.body.secret, rotated.body.secret]) {
       expect(log.text).not.toContain(secret);
@@ -73,8 +100,14 @@ describe("webhook subscriptions", () => {
   it("refuses unknown events and receivers it must not reach, naming the field", async () => {
     const organization = await setupOrganization();
     const refused = async (body: Record<string, unknown>) =>
-      api("POST", webhooksPath(organization), { key: organization.key, body: { url: RECEIVER, events: ["*"], ...body } });
-    expect((await refused({ events: ["Dashboard.exploded"] })).body).toMatchObject({ type: "validation_error", attr: "events.0" });
+      api("POST", webhooksPath(organization), {
+        key: organization.key,
+        body: { url: RECEIVER, events: ["*"], ...body },
+      });
+    expect((await refused({ events: ["Dashboard.exploded"] })).body).toMatchObject({
+      type: "validation_error",
+      attr: "events.0",
+    });
     expect((await refused({ events: [] })).body).toMatchObject({ type: "validation_error", attr: "events" });
     expect((await refused({ url: "ftp://files.example.com" })).body).toMatchObject({ attr: "url" });
     expect((await refused({ url: "https://user:pass@hooks.example.com" })).body).toMatchObject({ attr: "url" });
@@ -144,25 +177,45 @@ describe("webhook subscriptions", () => {
       "printer.local",
     ]) {
       const url = `https://${host}/hook`;
-      const created = await api("POST", webhooksPath(organization), { key: organization.key, body: { url, events: ["*"], enabled: false } });
+      const created = await api("POST", webhooksPath(organization), {
+        key: organization.key,
+        body: { url, events: ["*"], enabled: false },
+      });
       const patched = await api("PATCH", path, { key: organization.key, body: { url } });
-      expect({ host, created: [created.status, created.body.attr], patched: [patched.status, patched.body.attr] }).toEqual({
+      expect({
+        host,
+        created: [created.status, created.body.attr],
+        patched: [patched.status, patched.body.attr],
+      }).toEqual({
         host,
         created: [400, "url"],
         patched: [400, "url"],
       });
     }
-    for (const url of ["https://1.1.1.1/hook", "https://[2606:4700:4700::1111]/hook", "https://[::ffff:101:101]/hook", "https://hooks.example.com./x"]) {
-      expect({ url, status: (await api("PATCH", path, { key: organization.key, body: { url } })).status }).toEqual({ url, status: 200 });
+    for (const url of [
+      "https://1.1.1.1/hook",
+      "https://[2606:4700:4700::1111]/hook",
+      "https://[::ffff:101:101]/hook",
+      "https://hooks.example.com./x",
+    ]) {
+      expect({ url, status: (await api("PATCH", path, { key: organization.key, body: { url } })).status }).toEqual({
+        url,
+        status: 200,
+      });
     }
   });
 
   it("allows receivers on ports 443 and 80 only, unless insecure receivers are allowed", async () => {
     const organization = await setupOrganization();
-    const create = (url: string) => api("POST", webhooksPath(organization), { key: organization.key, body: { url, events: ["*"], enabled: false } });
+    const create = (url: string) =>
+      api("POST", webhooksPath(organization), { key: organization.key, body: { url, events: ["*"], enabled: false } });
     receiver(503);
     env.WEBHOOKS_ALLOW_INSECURE = "";
-    for (const url of ["https://hooks.example.com:8443/hook", "https://hooks.example.com:22/", "https://hooks.example.com:6379/"]) {
+    for (const url of [
+      "https://hooks.example.com:8443/hook",
+      "https://hooks.example.com:22/",
+      "https://hooks.example.com:6379/",
+    ]) {
       const response = await create(url);
       expect({ url, status: response.status, attr: response.body.attr }).toEqual({ url, status: 400, attr: "url" });
     }
@@ -184,7 +237,11 @@ describe("webhook subscriptions", () => {
     expectError(await api("GET", path, { key: outsider.key }), 404, NOT_FOUND);
     expectError(await api("GET", `${webhooksPath(outsider)}/${id}`, { key: outsider.key }), 404, NOT_FOUND);
     expect((await api("GET", path, { key: readOnly })).status).toBe(200);
-    expectError(await api("PATCH", path, { key: readOnly, body: { enabled: false } }), 403, missingScope("webhook:write"));
+    expectError(
+      await api("PATCH", path, { key: readOnly, body: { enabled: false } }),
+      403,
+      missingScope("webhook:write"),
+    );
   });
 });
 
@@ -194,7 +251,10 @@ describe("a webhook's creator", () => {
 
   async function webhookOfAdmin(organization: Organization) {
     const admin = await addMember(organization.organization.id, MembershipLevel.admin);
-    const created = await api("POST", webhooksPath(organization), { key: admin.key, body: { url: CREATOR_RECEIVER, events: ["*"] } });
+    const created = await api("POST", webhooksPath(organization), {
+      key: admin.key,
+      body: { url: CREATOR_RECEIVER, events: ["*"] },
+    });
     expect(created.body.created_by).toEqual(userBasic(admin.user));
     const memberPath = `/api/organizations/${organization.organization.id}/members/${admin.user.uuid}`;
     return { admin, webhookPath: `${webhooksPath(organization)}/${created.body.id}`, memberPath };
@@ -203,7 +263,9 @@ describe("a webhook's creator", () => {
   async function expectDisabledBySystem(organization: Organization, webhookPath: string) {
     const webhook = await api("GET", webhookPath, { key: organization.key });
     expect(webhook.body.enabled).toBe(false);
-    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook`, { key: organization.key });
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook`, {
+      key: organization.key,
+    });
     expect(log.body.results[0]).toMatchObject({
       activity: "disabled",
       item_id: webhook.body.id,
@@ -242,10 +304,17 @@ describe("a webhook's creator", () => {
     expect(refused.status).toBe(403);
     expect((await api("GET", webhookPath, { key: organization.key })).body.enabled).toBe(true);
     const owner = await addMember(organization.organization.id, MembershipLevel.owner);
-    const created = await api("POST", webhooksPath(organization), { key: owner.key, body: { url: CREATOR_RECEIVER, events: ["*"] } });
+    const created = await api("POST", webhooksPath(organization), {
+      key: owner.key,
+      body: { url: CREATOR_RECEIVER, events: ["*"] },
+    });
     const ownerPath = `/api/organizations/${organization.organization.id}/members/${owner.user.uuid}`;
-    expect((await api("PATCH", ownerPath, { key: organization.key, body: { level: MembershipLevel.admin } })).status).toBe(200);
-    expect((await api("GET", `${webhooksPath(organization)}/${created.body.id}`, { key: organization.key })).body.enabled).toBe(true);
+    expect(
+      (await api("PATCH", ownerPath, { key: organization.key, body: { level: MembershipLevel.admin } })).status,
+    ).toBe(200);
+    expect(
+      (await api("GET", `${webhooksPath(organization)}/${created.body.id}`, { key: organization.key })).body.enabled,
+    ).toBe(true);
   });
 });
 
@@ -272,7 +341,11 @@ describe("the webhook limit", () => {
   it("refuses a 51st webhook with 400, records nothing, and lets racing creates stop at 50", async () => {
     const organization = await setupOrganization();
     await insertWebhooks(organization, 48);
-    const create = () => api("POST", webhooksPath(organization), { key: organization.key, body: { url: RECEIVER, events: ["*"], enabled: false } });
+    const create = () =>
+      api("POST", webhooksPath(organization), {
+        key: organization.key,
+        body: { url: RECEIVER, events: ["*"], enabled: false },
+      });
 
     const racing = await Promise.all([create(), create(), create()]);
     expect(racing.map((response) => response.status).sort()).toEqual([201, 201, 400]);
@@ -286,7 +359,9 @@ describe("the webhook limit", () => {
     });
     const listed = await api("GET", `${webhooksPath(organization)}?limit=1`, { key: organization.key });
     expect(listed.body.count).toBe(50);
-    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook`, { key: organization.key });
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook`, {
+      key: organization.key,
+    });
     expect(log.body.results).toHaveLength(2);
   });
 });
@@ -331,7 +406,9 @@ describe("deliveries", () => {
       request_id: change.headers.get("X-Request-Id"),
       hash: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
-    expect(() => new StandardWebhook(`whsec_${btoa("another secret, 32 bytes long!!!")}`).verify(post!.body, post!.headers)).toThrow();
+    expect(() =>
+      new StandardWebhook(`whsec_${btoa("another secret, 32 bytes long!!!")}`).verify(post!.body, post!.headers),
+    ).toThrow();
 
     // An event the subscription does not name is not delivered.
     await api("DELETE", memberPath, { key: organization.key });
@@ -347,20 +424,38 @@ describe("deliveries", () => {
     const delays: (number | undefined)[] = [];
     for (let attempt = 1; attempt <= DELIVERY_ATTEMPTS; attempt += 1) {
       const result = await consume(deliveryId, attempt);
-      expect(result.retryMessages.map((message) => message.msgId), `attempt ${attempt}`).toEqual(["message"]);
+      expect(
+        result.retryMessages.map((message) => message.msgId),
+        `attempt ${attempt}`,
+      ).toEqual(["message"]);
       delays.push(result.retryDelay);
       if (attempt === 1) {
-        const [pending] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
-        expect(pending).toMatchObject({ status: "pending", attempts: 1, lastStatusCode: 500, lastError: "receiver down" });
+        const [pending] = await db
+          .select()
+          .from(schema.webhookDeliveries)
+          .where(eq(schema.webhookDeliveries.id, deliveryId));
+        expect(pending).toMatchObject({
+          status: "pending",
+          attempts: 1,
+          lastStatusCode: 500,
+          lastError: "receiver down",
+        });
         expect(Date.parse(pending!.nextAttemptAt!) - Date.now()).toBeGreaterThan(3_000);
       }
     }
     // Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; the last retry has no delay: Queues moves it to the dead letters.
     expect(delays).toEqual([5, 300, 1_800, 7_200, 18_000, 36_000, 36_000, undefined]);
-    const [exhausted] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
+    const [exhausted] = await db
+      .select()
+      .from(schema.webhookDeliveries)
+      .where(eq(schema.webhookDeliveries.id, deliveryId));
     expect(exhausted).toMatchObject({ status: "pending", attempts: DELIVERY_ATTEMPTS, nextAttemptAt: null });
     // As many attempts as the consumer lets Queues make before the dead-letter queue.
-    expect(wranglerToml).toMatch(new RegExp(`queue = "webhook-deliveries"\\n(.+\\n)*?max_retries = ${DELIVERY_ATTEMPTS - 1}\\ndead_letter_queue = "webhook-deliveries-dead-letters"`));
+    expect(wranglerToml).toMatch(
+      new RegExp(
+        `queue = "webhook-deliveries"\\n(.+\\n)*?max_retries = ${DELIVERY_ATTEMPTS - 1}\\ndead_letter_queue = "webhook-deliveries-dead-letters"`,
+      ),
+    );
 
     const warnings = vi.spyOn(console, "warn").mockImplementation(() => undefined);
     const deadLetters = createMessageBatch("webhook-deliveries-dead-letters", [
@@ -370,7 +465,13 @@ describe("deliveries", () => {
     await worker.queue(deadLetters, env);
     expect((await getQueueResult(deadLetters, createExecutionContext())).ackAll).toBe(true);
     expect(warnings.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([
-      { level: "warn", task: "webhook dead letter", delivery_id: deliveryId, webhook_id: id, attempts: DELIVERY_ATTEMPTS },
+      {
+        level: "warn",
+        task: "webhook dead letter",
+        delivery_id: deliveryId,
+        webhook_id: id,
+        attempts: DELIVERY_ATTEMPTS,
+      },
     ]);
     const deliveriesPath = `${webhooksPath(organization)}/${id}/deliveries`;
     const failed = await api("GET", `${deliveriesPath}?status=failed`, { key: organization.key });
@@ -395,9 +496,14 @@ describe("deliveries", () => {
     });
     // The webhook's own Webhook.created delivery, on the real queue, is pending meanwhile: only it.
     const pending = (await api("GET", `${deliveriesPath}?status=pending`, { key: organization.key })).body;
-    expect(pending.results.map((delivery: { event: string; status: string }) => [delivery.event, delivery.status])).toEqual([["Webhook.created", "pending"]]);
+    expect(
+      pending.results.map((delivery: { event: string; status: string }) => [delivery.event, delivery.status]),
+    ).toEqual([["Webhook.created", "pending"]]);
     expect(pending.count).toBe(1);
-    expect((await api("GET", `${deliveriesPath}?status=lost`, { key: organization.key })).body).toMatchObject({ type: "validation_error", attr: "status" });
+    expect((await api("GET", `${deliveriesPath}?status=lost`, { key: organization.key })).body).toMatchObject({
+      type: "validation_error",
+      attr: "status",
+    });
 
     // Redelivered once the receiver is back: the same webhook-id, the schedule from its start.
     const received = receiver(200);
@@ -409,20 +515,44 @@ describe("deliveries", () => {
       const row = results.find((candidate: { id: string }) => candidate.id === deliveryId);
       return row.status === "succeeded" ? row : undefined;
     });
-    expect(done).toMatchObject({ id: deliveryId, attempts: DELIVERY_ATTEMPTS + 1, last_status_code: 200, last_error: null });
+    expect(done).toMatchObject({
+      id: deliveryId,
+      attempts: DELIVERY_ATTEMPTS + 1,
+      last_status_code: 200,
+      last_error: null,
+    });
     expect(received.filter((post) => post.headers["webhook-id"] === deliveryId)).toHaveLength(1);
-    expectError(await api("POST", `${deliveriesPath}/${crypto.randomUUID()}/redeliver`, { key: organization.key }), 404, NOT_FOUND);
+    expectError(
+      await api("POST", `${deliveriesPath}/${crypto.randomUUID()}/redeliver`, { key: organization.key }),
+      404,
+      NOT_FOUND,
+    );
   });
 
   it("marks failed in the cron an exhausted delivery whose dead letter never arrived, and leaves a recent one to its consumer", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"] });
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000).toISOString();
-    const lost = await seedPendingDelivery(organization, id, { seq: 1_000, attempts: DELIVERY_ATTEMPTS, nextAttemptAt: null, updatedAt: twoHoursAgo });
-    const recent = await seedPendingDelivery(organization, id, { seq: 1_001, attempts: DELIVERY_ATTEMPTS, nextAttemptAt: null });
+    const lost = await seedPendingDelivery(organization, id, {
+      seq: 1_000,
+      attempts: DELIVERY_ATTEMPTS,
+      nextAttemptAt: null,
+      updatedAt: twoHoursAgo,
+    });
+    const recent = await seedPendingDelivery(organization, id, {
+      seq: 1_001,
+      attempts: DELIVERY_ATTEMPTS,
+      nextAttemptAt: null,
+    });
     await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
-    const statuses = await db.select({ id: schema.webhookDeliveries.id, status: schema.webhookDeliveries.status }).from(schema.webhookDeliveries).where(inJsonList(schema.webhookDeliveries.id, [lost, recent]));
-    expect(Object.fromEntries(statuses.map((row) => [row.id, row.status]))).toEqual({ [lost]: "failed", [recent]: "pending" });
+    const statuses = await db
+      .select({ id: schema.webhookDeliveries.id, status: schema.webhookDeliveries.status })
+      .from(schema.webhookDeliveries)
+      .where(inJsonList(schema.webhookDeliveries.id, [lost, recent]));
+    expect(Object.fromEntries(statuses.map((row) => [row.id, row.status]))).toEqual({
+      [lost]: "failed",
+      [recent]: "pending",
+    });
   });
 
   it("re-sends in the cron the lost messages of an enabled webhook's deliveries, not those of a disabled one", async () => {
@@ -435,7 +565,9 @@ describe("deliveries", () => {
     receiver(200);
     const sent = vi.spyOn(env.WEBHOOK_DELIVERIES, "sendBatch");
     await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
-    const resent = sent.mock.calls.flatMap(([messages]) => [...messages].map((message) => (message.body as { deliveryId: string }).deliveryId));
+    const resent = sent.mock.calls.flatMap(([messages]) =>
+      [...messages].map((message) => (message.body as { deliveryId: string }).deliveryId),
+    );
     expect(resent).toContain(lost);
     expect(resent).not.toContain(waiting);
     const [row] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, waiting));
@@ -447,7 +579,9 @@ describe("deliveries", () => {
     const { id } = await subscribe(organization, { events: ["*"] });
     const deliveryId = await seedPendingDelivery(organization, id);
     const answer = (status: number, retryAfter: string) =>
-      vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("slow down", { status, headers: { "Retry-After": retryAfter } }));
+      vi
+        .spyOn(globalThis, "fetch")
+        .mockImplementation(async () => new Response("slow down", { status, headers: { "Retry-After": retryAfter } }));
     const delayOf = async (attempt: number) => (await consume(deliveryId, attempt)).retryDelay;
     answer(429, "120");
     expect(await delayOf(1)).toBe(120);
@@ -460,7 +594,10 @@ describe("deliveries", () => {
     expect(await delayOf(4)).toBe(7_200);
     answer(500, "99999");
     expect(await delayOf(5)).toBe(18_000);
-    const [delivery] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
+    const [delivery] = await db
+      .select()
+      .from(schema.webhookDeliveries)
+      .where(eq(schema.webhookDeliveries.id, deliveryId));
     expect(delivery).toMatchObject({ status: "pending", attempts: 5, lastStatusCode: 500 });
   });
 
@@ -473,14 +610,17 @@ describe("deliveries", () => {
     expect(result.explicitAcks).toEqual(["message"]);
     const webhook = await api("GET", `${webhooksPath(organization)}/${id}`, { key: organization.key });
     expect(webhook.body.enabled).toBe(false);
-    const { results } = (await api("GET", `${webhooksPath(organization)}/${id}/deliveries`, { key: organization.key })).body;
+    const { results } = (await api("GET", `${webhooksPath(organization)}/${id}/deliveries`, { key: organization.key }))
+      .body;
     expect(results.find((delivery: { id: string }) => delivery.id === deliveryId)).toMatchObject({
       status: "failed",
       attempts: 1,
       last_status_code: 410,
       next_attempt_at: null,
     });
-    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?activity=disabled`, { key: organization.key });
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?activity=disabled`, {
+      key: organization.key,
+    });
     expect(log.body.results).toEqual([
       expect.objectContaining({
         scope: "Webhook",
@@ -503,13 +643,24 @@ describe("deliveries", () => {
       .where(eq(schema.webhooks.id, id));
     const deliveryId = await seedPendingDelivery(organization, id);
     receiver(503);
-    const batch = createMessageBatch("webhook-deliveries", [{ id: "message", timestamp: new Date(), attempts: 1, body: { deliveryId } }]);
+    const batch = createMessageBatch("webhook-deliveries", [
+      { id: "message", timestamp: new Date(), attempts: 1, body: { deliveryId } },
+    ]);
     await worker.queue(batch, env);
     const webhook = await api("GET", `${webhooksPath(organization)}/${id}`, { key: organization.key });
     expect(webhook.body.enabled).toBe(false);
-    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?activity=disabled`, { key: organization.key });
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?activity=disabled`, {
+      key: organization.key,
+    });
     expect(log.body.results).toEqual([
-      expect.objectContaining({ scope: "Webhook", activity: "disabled", item_id: id, is_system: true, user: null, api_key_id: null }),
+      expect.objectContaining({
+        scope: "Webhook",
+        activity: "disabled",
+        item_id: id,
+        is_system: true,
+        user: null,
+        api_key_id: null,
+      }),
     ]);
   });
 
@@ -529,10 +680,20 @@ describe("deliveries", () => {
       posted.push(url);
       return new Response("ok");
     });
-    const batch = createMessageBatch("webhook-deliveries", [{ id: "message", timestamp: new Date(), attempts: 1, body: { deliveryId } }]);
+    const batch = createMessageBatch("webhook-deliveries", [
+      { id: "message", timestamp: new Date(), attempts: 1, body: { deliveryId } },
+    ]);
     await worker.queue(batch, env);
-    const [delivery] = await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId));
-    expect(delivery).toMatchObject({ status: "pending", attempts: 1, lastStatusCode: null, lastError: "The receiver's host does not resolve to a public address." });
+    const [delivery] = await db
+      .select()
+      .from(schema.webhookDeliveries)
+      .where(eq(schema.webhookDeliveries.id, deliveryId));
+    expect(delivery).toMatchObject({
+      status: "pending",
+      attempts: 1,
+      lastStatusCode: null,
+      lastError: "The receiver's host does not resolve to a public address.",
+    });
     expect(posted).toEqual([]);
   });
 
@@ -553,9 +714,18 @@ describe("deliveries", () => {
       posted.push(url);
       return new Response("ok");
     });
-    const test = (webhookId: string) => api("POST", `${webhooksPath(organization)}/${webhookId}/test`, { key: organization.key });
-    expect((await test(id)).body).toMatchObject({ ok: false, status_code: null, error: "The receiver's host does not resolve to a public address." });
-    expect((await test(scanner.id)).body).toMatchObject({ ok: false, status_code: null, error: "The receiver's port must be 443 or 80." });
+    const test = (webhookId: string) =>
+      api("POST", `${webhooksPath(organization)}/${webhookId}/test`, { key: organization.key });
+    expect((await test(id)).body).toMatchObject({
+      ok: false,
+      status_code: null,
+      error: "The receiver's host does not resolve to a public address.",
+    });
+    expect((await test(scanner.id)).body).toMatchObject({
+      ok: false,
+      status_code: null,
+      error: "The receiver's port must be 443 or 80.",
+    });
     expect(posted).toEqual([]);
   });
 
@@ -566,7 +736,10 @@ describe("deliveries", () => {
     const response = await api("POST", `${webhooksPath(organization)}/${id}/test`, { key: organization.key });
     expect(response.body).toEqual({ id: expect.stringMatching(UUID), ok: true, status_code: 200, error: null });
     const post = received.find((candidate) => candidate.headers["webhook-id"] === response.body.id)!;
-    expect(new StandardWebhook(secret).verify(post.body, post.headers)).toMatchObject({ type: "webhook.test", webhook_id: id });
+    expect(new StandardWebhook(secret).verify(post.body, post.headers)).toMatchObject({
+      type: "webhook.test",
+      webhook_id: id,
+    });
   });
 
   it("catches up in the cron on entries a lost pass left behind", async () => {
@@ -574,12 +747,18 @@ describe("deliveries", () => {
     const { id } = await subscribe(organization);
     const received = receiver(200);
     const member = await addMember(organization.organization.id, MembershipLevel.member);
-    const change = await api("PATCH", `/api/organizations/${organization.organization.id}/members/${member.user.uuid}`, {
-      key: organization.key,
-      body: { level: MembershipLevel.admin },
-    });
+    const change = await api(
+      "PATCH",
+      `/api/organizations/${organization.organization.id}/members/${member.user.uuid}`,
+      {
+        key: organization.key,
+        body: { level: MembershipLevel.admin },
+      },
+    );
     const deliveriesPath = `${webhooksPath(organization)}/${id}/deliveries`;
-    await eventually(async () => ((await api("GET", deliveriesPath, { key: organization.key })).body.count === 1 ? true : undefined));
+    await eventually(async () =>
+      (await api("GET", deliveriesPath, { key: organization.key })).body.count === 1 ? true : undefined,
+    );
     // As if the pass after that response had never run.
     await db.delete(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.webhookId, id));
     await db.update(schema.webhooks).set({ lastEnqueuedSeq: 0 }).where(eq(schema.webhooks.id, id));
@@ -605,8 +784,22 @@ describe("the outbox under load", () => {
     const webhookRows = await Promise.all(
       Array.from({ length: 50 }, async () => {
         const id = crypto.randomUUID();
-        const sealedSecret = await seal(keyring, `whsec_${btoa("a secret of thirty-two bytes!!!!")}`, secretContext(id));
-        return { id, organizationId: organization.organization.id, url: RECEIVER, events: ["*"], enabled: true, sealedSecret, lastEnqueuedSeq: 0, createdAt: now, updatedAt: now };
+        const sealedSecret = await seal(
+          keyring,
+          `whsec_${btoa("a secret of thirty-two bytes!!!!")}`,
+          secretContext(id),
+        );
+        return {
+          id,
+          organizationId: organization.organization.id,
+          url: RECEIVER,
+          events: ["*"],
+          enabled: true,
+          sealedSecret,
+          lastEnqueuedSeq: 0,
+          createdAt: now,
+          updatedAt: now,
+        };
       }),
     );
     const [firstWebhook, ...otherWebhooks] = webhookRows.map((row) => db.insert(schema.webhooks).values(row));
@@ -617,17 +810,35 @@ describe("the outbox under load", () => {
     const created = await api("POST", dashboardsPath, { key: member.key, body: { name: "Notes" } });
     const notes = Array.from({ length: 12 }, (_, index) => ({ text: { body: `note ${index}` } }));
 
-    const patched = await api("PATCH", `${dashboardsPath}/${created.body.id}`, { key: member.key, body: { tiles: notes } });
+    const patched = await api("PATCH", `${dashboardsPath}/${created.body.id}`, {
+      key: member.key,
+      body: { tiles: notes },
+    });
 
     expect(patched.status).toBe(200);
-    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?limit=100`, { key: organization.key });
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?limit=100`, {
+      key: organization.key,
+    });
     const entries = (log.body.results as unknown[]).length;
     expect(entries).toBeGreaterThanOrEqual(13);
-    const made = () => db.$count(schema.webhookDeliveries, inJsonList(schema.webhookDeliveries.webhookId, webhookRows.map((row) => row.id)));
+    const made = () =>
+      db.$count(
+        schema.webhookDeliveries,
+        inJsonList(
+          schema.webhookDeliveries.webhookId,
+          webhookRows.map((row) => row.id),
+        ),
+      );
     expect(await eventually(async () => ((await made()) === 50 * entries ? true : undefined))).toBe(true);
     // Posting them all is the queue's work, tested above: their messages now find the webhooks off.
-    await db.update(schema.webhooks).set({ enabled: false }).where(eq(schema.webhooks.organizationId, organization.organization.id));
-    const positions = await db.select({ seq: schema.webhooks.lastEnqueuedSeq }).from(schema.webhooks).where(eq(schema.webhooks.organizationId, organization.organization.id));
+    await db
+      .update(schema.webhooks)
+      .set({ enabled: false })
+      .where(eq(schema.webhooks.organizationId, organization.organization.id));
+    const positions = await db
+      .select({ seq: schema.webhooks.lastEnqueuedSeq })
+      .from(schema.webhooks)
+      .where(eq(schema.webhooks.organizationId, organization.organization.id));
     expect(new Set(positions.map((row) => row.seq)).size).toBe(1);
     expect(positions[0]!.seq).toBeGreaterThanOrEqual(entries);
 
@@ -641,9 +852,17 @@ describe("the outbox under load", () => {
     const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
     await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
     const otherDeliveries = `${webhooksPath(other)}/${otherWebhook}/deliveries`;
-    expect(await eventually(async () => ((await api("GET", otherDeliveries, { key: other.key })).body.count >= 1 ? true : undefined))).toBe(true);
+    expect(
+      await eventually(async () =>
+        (await api("GET", otherDeliveries, { key: other.key })).body.count >= 1 ? true : undefined,
+      ),
+    ).toBe(true);
     expect(errors.mock.calls.map(([line]) => JSON.parse(String(line)))).toContainEqual(
-      expect.objectContaining({ level: "error", task: "enqueue webhook deliveries", organization_id: stuck.organization.id }),
+      expect.objectContaining({
+        level: "error",
+        task: "enqueue webhook deliveries",
+        organization_id: stuck.organization.id,
+      }),
     );
   });
 });

@@ -1,4 +1,9 @@
-import { ActivityLogEntry, ActivityLogPage, ActivityLogQuery, EntryIdParam } from "../../platform/activity-log/activity-log.schema";
+import {
+  ActivityLogEntry,
+  ActivityLogPage,
+  ActivityLogQuery,
+  EntryIdParam,
+} from "../../platform/activity-log/activity-log.schema";
 import { deferProject, ProjectParams } from "../../platform/project-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";

@@ -11,7 +11,11 @@ import {
 import { dashboardEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
-import { membershipInEnvironment, projectLevelInEnvironment, resolveProjectAndRead } from "../../platform/project-context";
+import {
+  membershipInEnvironment,
+  projectLevelInEnvironment,
+  resolveProjectAndRead,
+} from "../../platform/project-context";
 import { createRouter } from "../../platform/router";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import { projectActivityLogEntryRoute, projectActivityLogRoute } from "./activity-log.routes";
@@ -48,10 +52,14 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
 };
 
 /** The entry as the project's log would show it: another project's, or a hidden dashboard's, is 404. */
-const retrieveProjectActivityLogEntry: RouteHandler<ReturnType<typeof projectActivityLogEntryRoute>, AppEnv> = async (c) => {
+const retrieveProjectActivityLogEntry: RouteHandler<ReturnType<typeof projectActivityLogEntryRoute>, AppEnv> = async (
+  c,
+) => {
   const userId = c.var.actor.userId;
   const [[row]] = await resolveProjectAndRead(c, (environmentId) => [
-    selectEntriesWithUsers(c.var.db).where(and(eq(activityLog.id, c.req.valid("param").id), visibleInProjectLog(userId, environmentId))),
+    selectEntriesWithUsers(c.var.db).where(
+      and(eq(activityLog.id, c.req.valid("param").id), visibleInProjectLog(userId, environmentId)),
+    ),
   ]);
   if (!row) throw notFound();
   return c.json(toActivityLogEntry(row.entry, row.user), 200);

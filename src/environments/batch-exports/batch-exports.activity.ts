@@ -3,7 +3,13 @@ import { batchExports, environments } from "../../db/schema";
 import type { ReadInBatch } from "../../platform/activity-log/record";
 import { resourceActivity } from "../../platform/activity-log/resource-activity";
 import type { ProjectContext } from "../../platform/env";
-import { DESTINATION_TYPES, publicConfig, secretFields, type DestinationConfig, type DestinationType } from "./destinations";
+import {
+  DESTINATION_TYPES,
+  publicConfig,
+  secretFields,
+  type DestinationConfig,
+  type DestinationType,
+} from "./destinations";
 
 /** Each destination secret as a field of its own, so that a change says only that it changed. */
 const secretConfigField = (field: string) => `destination.config.${field}`;

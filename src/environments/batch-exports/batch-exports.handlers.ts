@@ -9,7 +9,13 @@ import { counterOf, pageEnvelope, readPage } from "../../platform/pagination";
 import { resolveProjectAndRead } from "../../platform/project-context";
 import { loadKeyring } from "../../platform/secrets";
 import { batchExportChanges, newBatchExport } from "./batch-export-changes";
-import { batchExportActivity, batchExportAfter, batchExportItem, batchExportNameInBatch, trackedBatchExportFields } from "./batch-exports.activity";
+import {
+  batchExportActivity,
+  batchExportAfter,
+  batchExportItem,
+  batchExportNameInBatch,
+  trackedBatchExportFields,
+} from "./batch-exports.activity";
 import { openDestination, sealDestination } from "./destination-secrets";
 import type { DestinationType } from "./destinations";
 import * as queries from "./batch-exports.queries";
@@ -36,7 +42,12 @@ export const listProjectBatchExports: Handler<"list"> = async (c) => {
 export const createProjectBatchExport: Handler<"create"> = async (c) => {
   const values = newBatchExport(c.req.valid("json"), c.var.project, nowIso());
   const keyring = await loadKeyring(c.env);
-  const sealed = await sealDestination(keyring, values.id, values.destinationType as DestinationType, values.destinationConfig);
+  const sealed = await sealDestination(
+    keyring,
+    values.id,
+    values.destinationType as DestinationType,
+    values.destinationConfig,
+  );
   const entry = batchExportActivity.record(c, "created", batchExportItem(c.var.project, values.id, values.name));
   const row = await queries.insertBatchExport(c.var.db, { ...values, ...sealed }, entry);
   return c.json(toBatchExport(row), 201);
@@ -44,7 +55,9 @@ export const createProjectBatchExport: Handler<"create"> = async (c) => {
 
 export const retrieveProjectBatchExport: Handler<"retrieve"> = async (c) => {
   const id = c.req.valid("param").id;
-  const [[row]] = await resolveProjectAndRead(c, (environmentId) => [queries.selectBatchExport(c.var.db, liveInProject(environmentId, id))]);
+  const [[row]] = await resolveProjectAndRead(c, (environmentId) => [
+    queries.selectBatchExport(c.var.db, liveInProject(environmentId, id)),
+  ]);
   if (!row) throw notFound();
   return c.json(toBatchExport(row), 200);
 };
@@ -77,7 +90,11 @@ export const updateProjectBatchExport: Handler<"update"> = async (c) => {
 export const deleteProjectBatchExport: Handler<"remove"> = async (c) => {
   const { id } = c.req.valid("param");
   const where = liveInProject(c.var.project.environmentId, id);
-  const entry = batchExportActivity.record(c, "deleted", batchExportItem(c.var.project, id, batchExportNameInBatch(id)));
+  const entry = batchExportActivity.record(
+    c,
+    "deleted",
+    batchExportItem(c.var.project, id, batchExportNameInBatch(id)),
+  );
   const deleted = await queries.updateBatchExport(c.var.db, where, { deleted: true, lastUpdatedAt: nowIso() }, entry);
   if (!deleted) throw notFound();
   return c.body(null, 204);

@@ -11,7 +11,9 @@ import { joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../
 type Statement = BatchItem<"sqlite">;
 
 type BatchExportInsert = typeof batchExports.$inferInsert;
-export type BatchExportChanges = Partial<Omit<BatchExportInsert, "id" | "environmentId" | "organizationId" | "createdAt">>;
+export type BatchExportChanges = Partial<
+  Omit<BatchExportInsert, "id" | "environmentId" | "organizationId" | "createdAt">
+>;
 
 /** A batch export that is not soft-deleted: deleted ones disappear from every read and write. */
 export const liveBatchExport = (id: string) => and(eq(batchExports.id, id), eq(batchExports.deleted, false));
@@ -19,11 +21,17 @@ export const liveBatchExports = eq(batchExports.deleted, false);
 export const ofEnvironment = (environmentId: number) => eq(batchExports.environmentId, environmentId);
 
 /** Newest first, in the organization's list as in the environment's (an index of each). */
-const newestFirst: ListOrder = [[batchExports.createdAt, "desc"], [batchExports.id, "desc"]];
+const newestFirst: ListOrder = [
+  [batchExports.createdAt, "desc"],
+  [batchExports.id, "desc"],
+];
 
 function pageStatements(db: Database, page: Page, where: SQL | undefined, count: SQL<number>) {
   const total = selectCount(db, count);
-  const rows = db.select(getTableColumns(batchExports)).from(batchExports).innerJoin(...joinPage(db, newestFirst, where, page));
+  const rows = db
+    .select(getTableColumns(batchExports))
+    .from(batchExports)
+    .innerJoin(...joinPage(db, newestFirst, where, page));
   return [total, rows] as [typeof total, typeof rows];
 }
 
@@ -37,14 +45,17 @@ type PageStatements = ReturnType<typeof pageStatements>;
 export async function listBatchExports(
   db: Database,
   page: Page,
-  read: (list: (where: SQL | undefined, count: SQL<number>) => PageStatements) => Promise<BatchResponse<PageStatements>>,
+  read: (
+    list: (where: SQL | undefined, count: SQL<number>) => PageStatements,
+  ) => Promise<BatchResponse<PageStatements>>,
 ) {
   const [[total], rows] = await read((where, count) => pageStatements(db, page, where, count));
   const listed = pageOf(newestFirst, page, rows);
   return { count: total?.value ?? 0, rows: listed.rows, links: listed.links };
 }
 
-export const selectBatchExport = (db: Database, where: SQL | undefined) => db.select().from(batchExports).where(where).limit(1);
+export const selectBatchExport = (db: Database, where: SQL | undefined) =>
+  db.select().from(batchExports).where(where).limit(1);
 
 /** The live export the path names in the environment, read with the project (PATCH). */
 export const batchExportOfPath = resolveProjectWith((db, environmentId, c) => [

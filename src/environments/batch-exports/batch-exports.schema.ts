@@ -21,7 +21,8 @@ const ConfigObject = boundedJsonObject().openapi({
 /** DRF's wording for a date-time it cannot read; stored and returned in UTC with `Z`. */
 const TimestampInput = z.iso.datetime({
   offset: true,
-  error: "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
+  error:
+    "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
 });
 
 /** The fields create and update share; create adds its requirements and defaults. */
@@ -74,7 +75,9 @@ export const BatchExport = z
     hogql_query: z.string(),
     filters: z.unknown(),
     timezone: z.string(),
-    latest_runs: z.array(z.record(z.string(), z.unknown())).openapi({ description: "Always empty: exports do not run here." }),
+    latest_runs: z
+      .array(z.record(z.string(), z.unknown()))
+      .openapi({ description: "Always empty: exports do not run here." }),
     schema: z.unknown().openapi({ description: "Always null: no custom schema here." }),
   })
   .openapi("BatchExport");

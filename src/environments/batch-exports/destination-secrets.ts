@@ -20,7 +20,12 @@ async function mapSecrets(
 }
 
 /** The columns that store `config` with its secrets sealed under the current key. */
-export async function sealDestination(keyring: Keyring, exportId: string, type: DestinationType, config: DestinationConfig) {
+export async function sealDestination(
+  keyring: Keyring,
+  exportId: string,
+  type: DestinationType,
+  config: DestinationConfig,
+) {
   const destinationConfig = await mapSecrets(type, config, (value, field) =>
     seal(keyring, value, sealingContext(exportId, field)),
   );
@@ -52,7 +57,12 @@ export async function resealBatchExportSecrets(db: Database, keyring: Keyring): 
   const sealedRows = await Promise.all(
     rows.map(async (row) => ({
       row,
-      sealed: await sealDestination(keyring, row.id, row.destinationType as DestinationType, await openDestination(keyring, row)),
+      sealed: await sealDestination(
+        keyring,
+        row.id,
+        row.destinationType as DestinationType,
+        await openDestination(keyring, row),
+      ),
     })),
   );
   const updates = sealedRows.map(({ row, sealed }) => {
@@ -60,7 +70,10 @@ export async function resealBatchExportSecrets(db: Database, keyring: Keyring): 
       [batchExports.lastUpdatedAt, row.lastUpdatedAt],
       [batchExports.sealedSecretsKeyId, row.sealedSecretsKeyId],
     ]);
-    return db.update(batchExports).set(sealed).where(and(eq(batchExports.id, row.id), unchanged));
+    return db
+      .update(batchExports)
+      .set(sealed)
+      .where(and(eq(batchExports.id, row.id), unchanged));
   });
   const [first, ...rest] = updates;
   if (first) await db.batch([first, ...rest]);

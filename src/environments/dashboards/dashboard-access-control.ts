@@ -17,7 +17,10 @@ export const dashboardAccessControl: AccessControlDefinition<"dashboard", Return
   params: DashboardParams,
   read: (c, environmentId) => {
     const dashboardId = parseDashboardId(c.req.param("id") ?? "");
-    return { statement: selectDashboard(c.var.db, readScopeOf(c, environmentId), dashboardId), resourceId: String(dashboardId) };
+    return {
+      statement: selectDashboard(c.var.db, readScopeOf(c, environmentId), dashboardId),
+      resourceId: String(dashboardId),
+    };
   },
   levelOf: (c, [row]) => rightsOn(visibleDashboard(c, row), scopeOf(c).caller).userAccessLevel,
 };

@@ -84,7 +84,11 @@ export const DASHBOARD_TEMPLATES: Record<string, DashboardTemplate> = {
         insight: {
           name: "Referring domain (last 14 days)",
           description: "Shows the most common referring domains for your users over the past 14 days.",
-          query: trends([pageviews("dau")], { display: "ActionsBarValue", breakdown: "$referring_domain", dateFrom: "-14d" }),
+          query: trends([pageviews("dau")], {
+            display: "ActionsBarValue",
+            breakdown: "$referring_domain",
+            dateFrom: "-14d",
+          }),
         },
         layouts: layout(6, 5, 6, 5),
         color: "black",

@@ -44,7 +44,12 @@ export const newestTileId: ReadInBatch = sql`(select max(${dashboardTiles.id}) f
  * A tile is named by what it shows (its insight's name, or the start of its text), read when the
  * entry is appended: a new tile's content is inserted in the same batch.
  */
-export function tileItem(project: ProjectContext, dashboardId: number, tileId: number | ReadInBatch, context: Record<string, unknown>) {
+export function tileItem(
+  project: ProjectContext,
+  dashboardId: number,
+  tileId: number | ReadInBatch,
+  context: Record<string, unknown>,
+) {
   return {
     organizationId: project.organizationId,
     projectId: project.projectId,

@@ -11,8 +11,23 @@ import { splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { resolveProjectAndRead } from "../../platform/project-context";
-import { dashboardActivity, dashboardItem, newestTileId, tileActivity, tileItem, trackedDashboardFields } from "./dashboards.activity";
-import { editableDashboard, listScopeOf, NO_EDIT_RIGHT, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "./dashboard-request";
+import {
+  dashboardActivity,
+  dashboardItem,
+  newestTileId,
+  tileActivity,
+  tileItem,
+  trackedDashboardFields,
+} from "./dashboards.activity";
+import {
+  editableDashboard,
+  listScopeOf,
+  NO_EDIT_RIGHT,
+  parseDashboardId,
+  readScopeOf,
+  scopeOf,
+  visibleDashboard,
+} from "./dashboard-request";
 import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
 import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
 import {
@@ -41,7 +56,13 @@ import {
 } from "./dashboards.queries";
 import type { ProjectTree } from "../project-trees";
 import type { dashboardRoutes } from "./dashboards.routes";
-import { MAX_LIVE_TILES, normalizeTags, type CreateDashboardInput, type TileInput, type UpdateDashboardInput } from "./dashboards.schema";
+import {
+  MAX_LIVE_TILES,
+  normalizeTags,
+  type CreateDashboardInput,
+  type TileInput,
+  type UpdateDashboardInput,
+} from "./dashboards.schema";
 
 type DashboardRoutes = ReturnType<typeof dashboardRoutes<ProjectTree>>;
 type Handler<K extends keyof DashboardRoutes> = RouteHandler<DashboardRoutes[K], AppEnv>;
@@ -63,7 +84,9 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   };
   const result = toDashboardPage(
     page,
-    await resolveProjectAndRead(c, (environmentId) => dashboardPageStatements(c.var.db, listScopeOf(c, environmentId), page, filters)),
+    await resolveProjectAndRead(c, (environmentId) =>
+      dashboardPageStatements(c.var.db, listScopeOf(c, environmentId), page, filters),
+    ),
   );
   const caller = scopeOf(c).caller;
   const results = result.rows.map((row) => toDashboardListItem(row, caller));
@@ -128,11 +151,21 @@ async function startingPoint(c: Context<AppEnv>, scope: DashboardScope, input: C
   const template = input.use_template || undefined;
   const sourceId = input.use_dashboard ?? undefined;
   if (template !== undefined && sourceId !== undefined) {
-    throw validationError("invalid_input", "`use_dashboard` and `use_template` cannot be used together", "use_template");
+    throw validationError(
+      "invalid_input",
+      "`use_dashboard` and `use_template` cannot be used together",
+      "use_template",
+    );
   }
   if (template !== undefined) {
     const found = findTemplate(template);
-    return { creationMode: "template" as const, tiles: templateTiles(found), name: found.name, description: found.description, variables: {} };
+    return {
+      creationMode: "template" as const,
+      tiles: templateTiles(found),
+      name: found.name,
+      description: found.description,
+      variables: {},
+    };
   }
   if (sourceId !== undefined) {
     const source = await readDashboardToCopy(c, scope, sourceId);
@@ -141,7 +174,13 @@ async function startingPoint(c: Context<AppEnv>, scope: DashboardScope, input: C
       throw validationError("invalid_input", "Invalid value provided", "use_dashboard");
     }
     const tiles = copiedTiles(source.tiles, input.duplicate_tiles ?? false);
-    return { creationMode: "duplicate" as const, tiles, name: "", description: "", variables: source.row.dashboard.variables };
+    return {
+      creationMode: "duplicate" as const,
+      tiles,
+      name: "",
+      description: "",
+      variables: source.row.dashboard.variables,
+    };
   }
   return { creationMode: "default" as const, tiles: [], name: "", description: "", variables: {} };
 }
@@ -166,9 +205,19 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     createdAt: now,
     lastModifiedAt: now,
   });
-  const insertTiles = insertTilesStatements(db, scope.environmentId, newestDashboardId, scope.caller.userId, start.tiles);
+  const insertTiles = insertTilesStatements(
+    db,
+    scope.environmentId,
+    newestDashboardId,
+    scope.caller.userId,
+    start.tiles,
+  );
   // One entry for the dashboard: the tiles it starts with are part of its creation.
-  const entry = dashboardActivity.record(c, "created", dashboardItem(c.var.project, newestDashboardId, input.name ?? start.name));
+  const entry = dashboardActivity.record(
+    c,
+    "created",
+    dashboardItem(c.var.project, newestDashboardId, input.name ?? start.name),
+  );
   const created = await writeAndReadDashboard(db, scope, newestDashboardId, [insertDashboard, entry, ...insertTiles], {
     includeDeleted: true,
   });
@@ -204,7 +253,12 @@ async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
  * Statements for PATCH `tiles`, each write followed by its entry in the activity log; every
  * change is validated before anything is written.
  */
-function tileChangeStatements(c: Context<AppEnv>, scope: DashboardScope, current: DashboardWithTiles, changes: TileInput[]) {
+function tileChangeStatements(
+  c: Context<AppEnv>,
+  scope: DashboardScope,
+  current: DashboardWithTiles,
+  changes: TileInput[],
+) {
   const db = c.var.db;
   const shown = new Map(current.tiles.map((row) => [row.tile.id, row]));
   const dashboardId = current.row.dashboard.id;
@@ -212,8 +266,13 @@ function tileChangeStatements(c: Context<AppEnv>, scope: DashboardScope, current
   return changes.flatMap((change, index): Statement[] => {
     const attr = `tiles.${index}`;
     if (change.id === undefined) {
-      if (!change.text) throw validationError("required", 'A new tile needs a text: {"text": {"body": "..."}}.', `${attr}.text`);
-      const tile: NewTile = { content: { text: { body: change.text.body } }, layouts: change.layouts ?? {}, color: change.color ?? null };
+      if (!change.text)
+        throw validationError("required", 'A new tile needs a text: {"text": {"body": "..."}}.', `${attr}.text`);
+      const tile: NewTile = {
+        content: { text: { body: change.text.body } },
+        layouts: change.layouts ?? {},
+        color: change.color ?? null,
+      };
       return [
         ...insertTilesStatements(db, scope.environmentId, dashboardId, scope.caller.userId, [tile]),
         tileActivity.record(c, "created", tileItem(c.var.project, dashboardId, newestTileId, onDashboard)),
@@ -240,9 +299,18 @@ function trackedTileFields({ tile, text }: TileRow, change: TileInput = {}) {
 }
 
 /** Removing a tile, or editing its layouts, colour and text body. */
-function existingTileStatements(db: Database, userId: number, existing: TileRow, change: TileInput, attr: string): Statement[] {
+function existingTileStatements(
+  db: Database,
+  userId: number,
+  existing: TileRow,
+  change: TileInput,
+  attr: string,
+): Statement[] {
   // Scoped to the dashboard too: a tile moved away meanwhile is left alone.
-  const thisTile = and(eq(dashboardTiles.id, existing.tile.id), eq(dashboardTiles.dashboardId, existing.tile.dashboardId));
+  const thisTile = and(
+    eq(dashboardTiles.id, existing.tile.id),
+    eq(dashboardTiles.dashboardId, existing.tile.dashboardId),
+  );
   if (change.deleted) return [db.update(dashboardTiles).set({ deleted: true }).where(thisTile)];
 
   const statements: Statement[] = [];
@@ -324,7 +392,10 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   ];
   const addsTiles = (input.tiles ?? []).some((change) => change.id === undefined);
   if (addsTiles) writes.push(tileLimitGuard(db, id));
-  const updated = await withinTileLimit("tiles", writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }));
+  const updated = await withinTileLimit(
+    "tiles",
+    writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }),
+  );
   if (!updated) throw notFound();
   return c.json(toDashboard(updated, scope.caller), 200);
 };
@@ -334,14 +405,21 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   const scope = scopeOf(c);
   const db = c.var.db;
   const sourceId = parseDashboardId(c.req.valid("param").id);
-  const [[source], [destination], [moving]] = await readTileMove(c, scope, sourceId, { tile, toDashboard: destinationId });
+  const [[source], [destination], [moving]] = await readTileMove(c, scope, sourceId, {
+    tile,
+    toDashboard: destinationId,
+  });
   editableDashboard(c, source);
   if (!moving || !destination || rightsOn(destination, scope.caller).userAccessLevel === "none") throw notFound();
   if (!rightsOn(destination, scope.caller).canEdit) {
     throw permissionDenied("You don't have edit permissions for the destination dashboard.");
   }
   if (moving.alreadyOnDestination) {
-    throw validationError("invalid_input", "The destination dashboard already shows this tile's insight or text.", "toDashboard");
+    throw validationError(
+      "invalid_input",
+      "The destination dashboard already shows this tile's insight or text.",
+      "toDashboard",
+    );
   }
   const moveTile = db
     .update(dashboardTiles)
@@ -353,7 +431,10 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     "moved",
     tileItem(c.var.project, sourceId, tile.id, { from_dashboard_id: sourceId, to_dashboard_id: destinationId }),
   );
-  const moved = await withinTileLimit("toDashboard", writeAndReadDashboard(db, scope, sourceId, [moveTile, entry, guard]));
+  const moved = await withinTileLimit(
+    "toDashboard",
+    writeAndReadDashboard(db, scope, sourceId, [moveTile, entry, guard]),
+  );
   if (!moved) throw notFound();
   return c.json(toDashboard(moved, scope.caller), 200);
 };

@@ -66,7 +66,9 @@ function selectDashboards(db: Database, scope: DashboardReadScope & { caller: { 
       isCollaborator: sql<boolean>`case when ${dashboards.restrictionLevel} > ${RestrictionLevel.everyoneCanEdit}
         then exists (select 1 from ${dashboardCollaborators} where ${dashboardCollaborators.dashboardId} = ${dashboards.id}
           and ${dashboardCollaborators.userId} = ${caller.userId}) else 0 end`.mapWith(Boolean),
-      accessRule: caller.level ? sql<AccessLevel | null>`case when ${isAdminInSql(caller.level)} then null else ${rule} end` : rule,
+      accessRule: caller.level
+        ? sql<AccessLevel | null>`case when ${isAdminInSql(caller.level)} then null else ${rule} end`
+        : rule,
     })
     .from(dashboards)
     .leftJoin(users, eq(users.id, dashboards.createdById));
@@ -76,7 +78,12 @@ function selectDashboards(db: Database, scope: DashboardReadScope & { caller: { 
 const liveTile = and(eq(dashboardTiles.deleted, false), eq(dashboards.deleted, false));
 
 /** One dashboard of the environment, deleted ones included when asked (a restore must find them). */
-export function selectDashboard(db: Database, scope: DashboardReadScope, ref: DashboardRef, options: { includeDeleted?: boolean } = {}) {
+export function selectDashboard(
+  db: Database,
+  scope: DashboardReadScope,
+  ref: DashboardRef,
+  options: { includeDeleted?: boolean } = {},
+) {
   return selectDashboards(db, scope).where(
     and(
       eq(dashboards.id, ref),
@@ -89,7 +96,13 @@ export function selectDashboard(db: Database, scope: DashboardReadScope, ref: Da
 /** The live tiles of a dashboard with their insights, texts and the texts' users: one query. */
 export function selectTiles(db: Database, ref: DashboardRef) {
   return db
-    .select({ tile: dashboardTiles, insight: insights, text: texts, textCreator: textCreators, textModifier: textModifiers })
+    .select({
+      tile: dashboardTiles,
+      insight: insights,
+      text: texts,
+      textCreator: textCreators,
+      textModifier: textModifiers,
+    })
     .from(dashboardTiles)
     .innerJoin(dashboards, eq(dashboards.id, dashboardTiles.dashboardId))
     .leftJoin(insights, eq(insights.id, dashboardTiles.insightId))
@@ -97,7 +110,11 @@ export function selectTiles(db: Database, ref: DashboardRef) {
     .leftJoin(textCreators, eq(textCreators.id, texts.createdById))
     .leftJoin(textModifiers, eq(textModifiers.id, texts.lastModifiedById))
     .where(
-      and(eq(dashboardTiles.dashboardId, ref), liveTile, or(isNull(dashboardTiles.insightId), eq(insights.deleted, false))),
+      and(
+        eq(dashboardTiles.dashboardId, ref),
+        liveTile,
+        or(isNull(dashboardTiles.insightId), eq(insights.deleted, false)),
+      ),
     );
 }
 
@@ -134,17 +151,28 @@ export const dashboardOfPath = resolveProjectWith((db, environmentId, c) => {
 
 /** The dashboard a new one copies (`use_dashboard`) and its tiles, read with the project (POST). */
 export const dashboardToCopy = resolveProjectWithBody(CreateDashboardInput, (db, environmentId, c, body) =>
-  typeof body?.use_dashboard === "number" ? sourceStatements(db, readScopeOf(c, environmentId), body.use_dashboard) : [],
+  typeof body?.use_dashboard === "number"
+    ? sourceStatements(db, readScopeOf(c, environmentId), body.use_dashboard)
+    : [],
 );
 
 const sourceStatements = (db: Database, scope: DashboardReadScope, id: number) =>
-  [selectDashboard(db, scope, id), selectTiles(db, id)] as [ReturnType<typeof selectDashboard>, ReturnType<typeof selectTiles>];
+  [selectDashboard(db, scope, id), selectTiles(db, id)] as [
+    ReturnType<typeof selectDashboard>,
+    ReturnType<typeof selectTiles>,
+  ];
 
 /** The dashboard to copy: the one read with the project, when it is the one the body names, else read now. */
-export async function readDashboardToCopy(c: Context<AppEnv>, scope: DashboardScope, id: number): Promise<DashboardWithTiles | undefined> {
+export async function readDashboardToCopy(
+  c: Context<AppEnv>,
+  scope: DashboardScope,
+  id: number,
+): Promise<DashboardWithTiles | undefined> {
   const { body, results } = dashboardToCopy.results(c);
   const [[row], tiles] =
-    body?.use_dashboard === id && results.length === 2 ? results : await c.var.db.batch(sourceStatements(c.var.db, scope, id));
+    body?.use_dashboard === id && results.length === 2
+      ? results
+      : await c.var.db.batch(sourceStatements(c.var.db, scope, id));
   return row ? { row, tiles } : undefined;
 }
 
@@ -152,7 +180,9 @@ type TileMove = z.output<typeof MoveTileInput>;
 
 /** The tile to move and both dashboards, read with the project (`move_tile`). */
 export const tileToMove = resolveProjectWithBody(MoveTileInput, (db, environmentId, c, body) =>
-  body === undefined ? [] : moveStatements(db, readScopeOf(c, environmentId), parseDashboardId(c.req.param("id") ?? ""), body),
+  body === undefined
+    ? []
+    : moveStatements(db, readScopeOf(c, environmentId), parseDashboardId(c.req.param("id") ?? ""), body),
 );
 
 const moveStatements = (db: Database, scope: DashboardReadScope, sourceId: number, move: TileMove) => {
@@ -180,7 +210,6 @@ export type DashboardListScope = {
   caller: { userId: number; membershipId: SQL; level: SQL<number> };
 };
 
-
 /**
  * A `none` rule hides a dashboard from the member, as in PostHog;
  * its creator and the project's admins always see it.
@@ -204,13 +233,19 @@ function listConditions(scope: DashboardListScope, filters: DashboardListFilters
     );
   }
   if (filters.tags && filters.tags.length > 0) {
-    conditions.push(sql`exists (select 1 from json_each(${dashboards.tags}) where ${inJsonList(sql`value`, filters.tags)})`);
+    conditions.push(
+      sql`exists (select 1 from json_each(${dashboards.tags}) where ${inJsonList(sql`value`, filters.tags)})`,
+    );
   }
   return and(...conditions);
 }
 
 /** The listing index's order: pinned first, then by name. */
-const listingOrder: ListOrder = [[dashboards.pinned, "desc"], [dashboards.name, "asc"], [dashboards.id, "asc"]];
+const listingOrder: ListOrder = [
+  [dashboards.pinned, "desc"],
+  [dashboards.name, "asc"],
+  [dashboards.id, "asc"],
+];
 
 /**
  * The environment's live dashboards the caller's rules hide from them, as a query of `id`. Only a
@@ -220,7 +255,9 @@ const listingOrder: ListOrder = [[dashboards.pinned, "desc"], [dashboards.name, 
 function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
   const ruled = (whose: SQL) => sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
     where ${whose} and ${accessControls.resource} = 'dashboard'`;
-  const defaults = ruled(sql`${accessControls.environmentId} = ${scope.environmentId} and ${accessControls.organizationMembershipId} is null`);
+  const defaults = ruled(
+    sql`${accessControls.environmentId} = ${scope.environmentId} and ${accessControls.organizationMembershipId} is null`,
+  );
   const own = ruled(sql`${accessControls.organizationMembershipId} = ${scope.caller.membershipId}`);
   // CROSS JOIN keeps that order: the few candidates first, then each dashboard by its id.
   return sql`select ${dashboards.id} from (${defaults} union ${own}) as "candidate"
@@ -234,29 +271,50 @@ function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
  * filter counts what it matches. SQLite evaluates each uncorrelated subquery (the caller's
  * level) once per statement; an admin's rows test no rule.
  */
-export function dashboardPageStatements(db: Database, scope: DashboardListScope, page: Page, filters: DashboardListFilters) {
+export function dashboardPageStatements(
+  db: Database,
+  scope: DashboardListScope,
+  page: Page,
+  filters: DashboardListFilters,
+) {
   const where = listConditions(scope, filters);
   const unfiltered = Object.values(filters).every((filter) => filter === undefined);
   const counter = counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId));
-  const total = unfiltered ? sql<number>`(${counter} - (select count(*) from (${dashboardsHiddenFrom(scope)})))` : db.$count(dashboards, where);
+  const total = unfiltered
+    ? sql<number>`(${counter} - (select count(*) from (${dashboardsHiddenFrom(scope)})))`
+    : db.$count(dashboards, where);
   const rows = selectDashboards(db, scope).innerJoin(...joinPage(db, listingOrder, where, page));
   const count = selectCount(db, total);
   return [count, rows] as [typeof count, typeof rows];
 }
 
-export function toDashboardPage(page: Page, [[counted], rows]: BatchResponse<ReturnType<typeof dashboardPageStatements>>) {
+export function toDashboardPage(
+  page: Page,
+  [[counted], rows]: BatchResponse<ReturnType<typeof dashboardPageStatements>>,
+) {
   const listed = pageOf(listingOrder, page, rows, (row) => row.dashboard);
   return { count: counted?.value ?? 0, rows: listed.rows, links: listed.links };
 }
 
-export type NewInsight = { name: string | null; description: string; query: Record<string, unknown> | null; tags: string[] };
+export type NewInsight = {
+  name: string | null;
+  description: string;
+  query: Record<string, unknown> | null;
+  tags: string[];
+};
 
 /** What a new tile shows: an existing insight, or a new insight or text created with it (a text has one tile). */
 export type NewTileContent = { insightId: number } | { insight: NewInsight } | { text: { body: string } };
 export type NewTile = { content: NewTileContent; layouts: TileLayouts; color: string | null };
 
 /** Statements that add tiles (and the insights and texts they bring) to a dashboard. */
-export function insertTilesStatements(db: Database, environmentId: number, dashboardId: DashboardRef, userId: number, tiles: NewTile[]) {
+export function insertTilesStatements(
+  db: Database,
+  environmentId: number,
+  dashboardId: DashboardRef,
+  userId: number,
+  tiles: NewTile[],
+) {
   const now = nowIso();
   return tiles.flatMap(({ content, layouts, color }): Statement[] => {
     const insertTile = (reference: { insightId: number | SQL } | { textId: SQL }) =>
@@ -298,7 +356,10 @@ export function insertTilesStatements(db: Database, environmentId: number, dashb
  * by the write itself, so concurrent additions cannot pass the limit together.
  */
 export function tileLimitGuard(db: Database, dashboardId: number) {
-  const liveTiles = db.$count(dashboardTiles, and(eq(dashboardTiles.dashboardId, dashboardId), eq(dashboardTiles.deleted, false)));
+  const liveTiles = db.$count(
+    dashboardTiles,
+    and(eq(dashboardTiles.dashboardId, dashboardId), eq(dashboardTiles.deleted, false)),
+  );
   return db
     .update(dashboards)
     .set({ lastModifiedAt: sql`case when ${liveTiles} <= ${MAX_LIVE_TILES} then ${dashboards.lastModifiedAt} end` })
@@ -357,7 +418,13 @@ export function selectTileToMove(db: Database, tileId: number, fromDashboardId: 
   return db
     .select({ tile: dashboardTiles, alreadyOnDestination })
     .from(dashboardTiles)
-    .where(and(eq(dashboardTiles.id, tileId), eq(dashboardTiles.dashboardId, fromDashboardId), eq(dashboardTiles.deleted, false)));
+    .where(
+      and(
+        eq(dashboardTiles.id, tileId),
+        eq(dashboardTiles.dashboardId, fromDashboardId),
+        eq(dashboardTiles.deleted, false),
+      ),
+    );
 }
 
 export const ACCESS_WRITE_INTERVAL_MS = 60 * 60 * 1000;
@@ -372,5 +439,10 @@ export async function recordDashboardAccess(database: D1Database, dashboardId: n
   await drizzle(database)
     .update(dashboards)
     .set({ lastAccessedAt: now.toISOString() })
-    .where(and(eq(dashboards.id, dashboardId), or(isNull(dashboards.lastAccessedAt), lt(dashboards.lastAccessedAt, hourAgo))));
+    .where(
+      and(
+        eq(dashboards.id, dashboardId),
+        or(isNull(dashboards.lastAccessedAt), lt(dashboards.lastAccessedAt, hourAgo)),
+      ),
+    );
 }

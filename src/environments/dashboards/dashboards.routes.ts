@@ -13,7 +13,6 @@ import {
   UpdateDashboardInput,
 } from "./dashboards.schema";
 
-
 export const DashboardParams = ProjectParams.extend({ id: integerPathId("Dashboard id.") });
 
 const ListQuery = PaginationQuery.extend({
@@ -37,7 +36,9 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       scope: "dashboard:read",
       summary: "List the environment's dashboards, pinned first, then by name",
       request: { params: ProjectParams, query: ListQuery },
-      responses: { 200: json(paginated(DashboardListItem), "A page of dashboards (without tiles, filters, variables)") },
+      responses: {
+        200: json(paginated(DashboardListItem), "A page of dashboards (without tiles, filters, variables)"),
+      },
     }),
     create: apiRoute({
       ...common,
@@ -65,7 +66,8 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       path: item,
       scope: "dashboard:write",
       summary: "Update a dashboard and its tiles; `deleted: true` soft-deletes it, `deleted: false` restores it",
-      description: "Dashboards are never deleted outright: `DELETE` answers 405 with an empty body and `Allow: GET, PATCH`.",
+      description:
+        "Dashboards are never deleted outright: `DELETE` answers 405 with an empty body and `Allow: GET, PATCH`.",
       request: { params: DashboardParams, body: jsonBody(UpdateDashboardInput) },
       responses: { 200: json(Dashboard, "The dashboard") },
     }),

@@ -54,7 +54,11 @@ const TextBody = z.string().refine((body) => body.length <= MAX_TEXT_BODY_LENGTH
 });
 
 const TileInput = z.object({
-  id: z.number().int().optional().openapi({ description: "An existing tile of this dashboard; absent: a new text tile." }),
+  id: z
+    .number()
+    .int()
+    .optional()
+    .openapi({ description: "An existing tile of this dashboard; absent: a new text tile." }),
   text: z.object({ id: z.number().int().optional(), body: TextBody }).optional(),
   layouts: LayoutsInput.optional(),
   // PostHog's column is 400 characters.

@@ -1,7 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { activityLog } from "../../db/schema";
-import { activityPageEnvelope, selectActivityPage, selectEntriesWithUsers, toActivityLogEntry } from "../../platform/activity-log/activity-log.queries";
+import {
+  activityPageEnvelope,
+  selectActivityPage,
+  selectEntriesWithUsers,
+  toActivityLogEntry,
+} from "../../platform/activity-log/activity-log.queries";
 import { chainStatements, sealChain, verdictOf, verifyChain } from "../../platform/activity-log/chain";
 import { createDatabase } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
@@ -30,10 +35,14 @@ export const verifyOrganizationActivityLog: RouteHandler<typeof verifyActivityLo
 };
 
 /** An admin sees every entry of the organization, as in its log; another organization's id is 404. */
-export const retrieveOrganizationActivityLogEntry: RouteHandler<typeof retrieveActivityLogEntry, AppEnv> = async (c) => {
+export const retrieveOrganizationActivityLogEntry: RouteHandler<typeof retrieveActivityLogEntry, AppEnv> = async (
+  c,
+) => {
   const read = organizationRead(c);
   const [[row]] = await read.batch([
-    selectEntriesWithUsers(read.db).where(and(eq(activityLog.organizationId, read.organizationId), eq(activityLog.id, c.req.valid("param").id))),
+    selectEntriesWithUsers(read.db).where(
+      and(eq(activityLog.organizationId, read.organizationId), eq(activityLog.id, c.req.valid("param").id)),
+    ),
   ]);
   if (!row) throw notFound();
   return c.json(toActivityLogEntry(row.entry, row.user), 200);

@@ -1,4 +1,10 @@
-import { ActivityLogEntry, ActivityLogPage, ActivityLogQuery, ChainVerdict, EntryIdParam } from "../../platform/activity-log/activity-log.schema";
+import {
+  ActivityLogEntry,
+  ActivityLogPage,
+  ActivityLogQuery,
+  ChainVerdict,
+  EntryIdParam,
+} from "../../platform/activity-log/activity-log.schema";
 import { MembershipLevel } from "../../platform/levels";
 import { deferOrganization, OrganizationParams } from "../../platform/organization-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";

@@ -13,8 +13,19 @@ import type { createExport, downloadExport, retrieveExport } from "./exports.rou
 export const createActivityLogExport: RouteHandler<typeof createExport, AppEnv> = async (c) => {
   const input = c.req.valid("json");
   const { db, actor } = c.var;
-  const row = { id: uuid7(), organizationId: c.var.organization.id, createdById: actor.userId, format: input.format, scopes: input.scopes ?? null, from: input.from, to: input.to };
-  const [[created], [creator]] = await db.batch([insertExport(db, row, nowIso()), db.select().from(users).where(eq(users.id, actor.userId))]);
+  const row = {
+    id: uuid7(),
+    organizationId: c.var.organization.id,
+    createdById: actor.userId,
+    format: input.format,
+    scopes: input.scopes ?? null,
+    from: input.from,
+    to: input.to,
+  };
+  const [[created], [creator]] = await db.batch([
+    insertExport(db, row, nowIso()),
+    db.select().from(users).where(eq(users.id, actor.userId)),
+  ]);
   if (!created) throw new Error("the export was not read back");
   // Lost between the insert and here, the first step is sent by the cron (`resumeStalledExports`).
   await c.env.BACKGROUND_JOBS.send({ kind: "export_part", exportId: created.id, part: 0 });
@@ -67,7 +78,8 @@ function concatenatedParts(bucket: R2Bucket, row: ExportRow, first: R2ObjectBody
  */
 export const downloadActivityLogExport: RouteHandler<typeof downloadExport, AppEnv> = async (c) => {
   const { row } = await exportOfPath(c);
-  if (row.status !== "succeeded") throw conflict(`The export is ${row.status}: it can be downloaded once it has succeeded.`);
+  if (row.status !== "succeeded")
+    throw conflict(`The export is ${row.status}: it can be downloaded once it has succeeded.`);
   const first = await c.env.ACTIVITY_LOG_EXPORTS.get(partKey(row, 0));
   if (!first) throw notFound();
   const format = row.format as ExportFormat;

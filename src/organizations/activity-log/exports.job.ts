@@ -32,7 +32,10 @@ function selectPartEntries(db: Database, row: ExportRow, windowEnd: number) {
   return db
     .select({ entry: activityLog, previousHash: previous.hash })
     .from(activityLog)
-    .leftJoin(previous, and(eq(previous.organizationId, activityLog.organizationId), eq(previous.seq, sql`${activityLog.seq} - 1`)))
+    .leftJoin(
+      previous,
+      and(eq(previous.organizationId, activityLog.organizationId), eq(previous.seq, sql`${activityLog.seq} - 1`)),
+    )
     .where(
       and(
         eq(activityLog.organizationId, row.organizationId),
@@ -73,9 +76,13 @@ export async function writeExportPart(env: Bindings, job: ExportPart): Promise<S
     await sealChain(db, row.organizationId);
     return { retryAfterSeconds: 2 };
   }
-  const records = rows.map(({ entry, previousHash }) => exportRecord(entry, previousHashOf(entry.seq, previousHash, anchor)));
+  const records = rows.map(({ entry, previousHash }) =>
+    exportRecord(entry, previousHashOf(entry.seq, previousHash, anchor)),
+  );
   const text = formatLines(row.format as ExportFormat, records, job.part === 0);
-  await env.ACTIVITY_LOG_EXPORTS.put(partKey(row, job.part), text, { httpMetadata: { contentType: CONTENT_TYPES[row.format as ExportFormat] } });
+  await env.ACTIVITY_LOG_EXPORTS.put(partKey(row, job.part), text, {
+    httpMetadata: { contentType: CONTENT_TYPES[row.format as ExportFormat] },
+  });
   const cursor = rows.length === ENTRIES_PER_PART ? rows.at(-1)!.entry.seq : windowEnd;
   const done = cursor >= row.lastSeq;
   const now = nowIso();
@@ -116,10 +123,17 @@ export async function resumeStalledExports(env: Bindings, limit = 100): Promise<
     .select({ id: activityLogExports.id, parts: activityLogExports.parts })
     .from(activityLogExports)
     // Spelled as the partial index's condition, so that the index serves it.
-    .where(and(sql`${activityLogExports.status} in ('pending', 'running')`, lt(activityLogExports.updatedAt, new Date(Date.now() - STALLED_AFTER_MS).toISOString())))
+    .where(
+      and(
+        sql`${activityLogExports.status} in ('pending', 'running')`,
+        lt(activityLogExports.updatedAt, new Date(Date.now() - STALLED_AFTER_MS).toISOString()),
+      ),
+    )
     .limit(limit);
   if (stalled.length > 0) {
-    await env.BACKGROUND_JOBS.sendBatch(stalled.map((row) => ({ body: { kind: "export_part" as const, exportId: row.id, part: row.parts } })));
+    await env.BACKGROUND_JOBS.sendBatch(
+      stalled.map((row) => ({ body: { kind: "export_part" as const, exportId: row.id, part: row.parts } })),
+    );
   }
   return stalled.length;
 }

@@ -13,7 +13,8 @@ export type ExportRow = typeof activityLogExports.$inferSelect;
 type UserRow = typeof users.$inferSelect;
 
 /** The path of an export's file, downloaded through the API. */
-export const downloadPath = (row: ExportRow) => `/api/organizations/${row.organizationId}/activity_log/exports/${row.id}/download`;
+export const downloadPath = (row: ExportRow) =>
+  `/api/organizations/${row.organizationId}/activity_log/exports/${row.id}/download`;
 
 /** Where part `part` of an export is kept in the bucket: one object per part, in order. */
 export const partKey = (row: Pick<ExportRow, "organizationId" | "id" | "format">, part: number) =>
@@ -41,7 +42,10 @@ export function toExport(c: Context<AppEnv>, row: ExportRow, createdBy: UserRow 
 /** The millisecond before a time: the list's `before` and the exports' bounds exclude their own millisecond's end. */
 const justBefore = (time: string) => new Date(Date.parse(time) - 1).toISOString();
 
-export type NewExport = Pick<ExportRow, "id" | "organizationId" | "createdById" | "format" | "scopes"> & { from: string; to: string };
+export type NewExport = Pick<ExportRow, "id" | "organizationId" | "createdById" | "format" | "scopes"> & {
+  from: string;
+  to: string;
+};
 
 /**
  * The export's row, its range of `seq` fixed now from its times (entries take their number and

@@ -4,7 +4,8 @@ import { ACTIVITY_SCOPES } from "../../platform/activity-log/vocabulary";
 import { UserBasic } from "../../users/user-basic";
 import { Timestamp } from "../../platform/timestamps";
 
-const time = (description: string) => z.string().datetime({ offset: true }).openapi({ description, example: "2026-01-01T00:00:00Z" });
+const time = (description: string) =>
+  z.string().datetime({ offset: true }).openapi({ description, example: "2026-01-01T00:00:00Z" });
 
 export const ActivityLogExportInput = z
   .object({

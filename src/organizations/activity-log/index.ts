@@ -1,5 +1,9 @@
 import { createRouter } from "../../platform/router";
-import { listOrganizationActivityLog, retrieveOrganizationActivityLogEntry, verifyOrganizationActivityLog } from "./activity-log.handlers";
+import {
+  listOrganizationActivityLog,
+  retrieveOrganizationActivityLogEntry,
+  verifyOrganizationActivityLog,
+} from "./activity-log.handlers";
 import { listActivityLog, retrieveActivityLogEntry, verifyActivityLog } from "./activity-log.routes";
 import { createActivityLogExport, downloadActivityLogExport, retrieveActivityLogExport } from "./exports.handlers";
 import { createExport, downloadExport, retrieveExport } from "./exports.routes";

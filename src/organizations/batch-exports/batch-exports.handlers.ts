@@ -19,7 +19,10 @@ import type * as routes from "./batch-exports.routes";
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
 
 const visibleExport = (c: Context<AppEnv>, id: string) =>
-  and(eq(batchExports.id, id), visibleExportsOfOrganization(c.var.actor, { ...c.var.organization, organizationId: c.var.organization.id }));
+  and(
+    eq(batchExports.id, id),
+    visibleExportsOfOrganization(c.var.actor, { ...c.var.organization, organizationId: c.var.organization.id }),
+  );
 
 /** The caller's membership as subqueries of the read that resolves it. */
 function callerOfRead(c: Context<AppEnv>, read: OrganizationRead): OrganizationCaller {
@@ -38,7 +41,10 @@ export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExpor
 
 export const retrieveBatchExportOfOrganization: Handler<"retrieveOrganizationBatchExport"> = async (c) => {
   const read = organizationRead(c);
-  const visible = and(eq(batchExports.id, c.req.valid("param").id), visibleExportsOfOrganization(c.var.actor, callerOfRead(c, read)));
+  const visible = and(
+    eq(batchExports.id, c.req.valid("param").id),
+    visibleExportsOfOrganization(c.var.actor, callerOfRead(c, read)),
+  );
   const [[row]] = await read.batch([selectBatchExport(read.db, visible)]);
   if (!row) throw notFound();
   return c.json(toBatchExport(row), 200);

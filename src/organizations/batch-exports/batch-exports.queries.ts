@@ -18,7 +18,12 @@ export type OrganizationCaller = CallerMembership & { organizationId: Organizati
 export function visibleExportsOfOrganization(actor: Actor, caller: OrganizationCaller): SQL | undefined {
   const projectOfExport = sql`(select ${environments.projectId} from ${environments} where ${environments.id} = ${batchExports.environmentId})`;
   const inKeyScope = actor.scopedTeams.length > 0 ? inJsonList(projectOfExport, actor.scopedTeams) : undefined;
-  return and(eq(batchExports.organizationId, caller.organizationId), liveBatchExports, projectVisibleAtLevel(caller, projectOfExport), inKeyScope);
+  return and(
+    eq(batchExports.organizationId, caller.organizationId),
+    liveBatchExports,
+    projectVisibleAtLevel(caller, projectOfExport),
+    inKeyScope,
+  );
 }
 
 /**
@@ -27,7 +32,8 @@ export function visibleExportsOfOrganization(actor: Actor, caller: OrganizationC
  * counts theirs.
  */
 export function countOfVisibleExports(db: Database, actor: Actor, caller: OrganizationCaller): SQL<number> {
-  if (actor.scopedTeams.length > 0) return sql<number>`${db.$count(batchExports, visibleExportsOfOrganization(actor, caller))}`;
+  if (actor.scopedTeams.length > 0)
+    return sql<number>`${db.$count(batchExports, visibleExportsOfOrganization(actor, caller))}`;
   const counter = counterOf(organizations.batchExportCount, eq(organizations.id, caller.organizationId));
   const hidden = projectsHiddenFrom(caller.organizationId, caller);
   if (!hidden) return counter;

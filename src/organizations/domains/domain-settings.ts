@@ -34,7 +34,8 @@ export function domainSettings(current: DomainState, input: DomainSettingsInput)
     samlX509Cert: sentOrKept(input.saml_x509_cert, current.samlX509Cert),
   };
   if (current.verifiedAt === null) {
-    if (next.jitProvisioningEnabled !== current.jitProvisioningEnabled) throw verificationRequired("jit_provisioning_enabled");
+    if (next.jitProvisioningEnabled !== current.jitProvisioningEnabled)
+      throw verificationRequired("jit_provisioning_enabled");
     if (next.ssoEnforcement !== current.ssoEnforcement) throw verificationRequired("sso_enforcement");
   }
   // Also guards clearing a SAML field while SAML is enforced, which would lock members out.

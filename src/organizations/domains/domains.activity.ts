@@ -13,7 +13,10 @@ export const domainActivity = resourceActivity("OrganizationDomain", {
   secretFields: ["saml_x509_cert"],
 });
 
-type DomainSettings = Pick<DomainRow, "jitProvisioningEnabled" | "ssoEnforcement" | "samlEntityId" | "samlAcsUrl" | "samlX509Cert">;
+type DomainSettings = Pick<
+  DomainRow,
+  "jitProvisioningEnabled" | "ssoEnforcement" | "samlEntityId" | "samlAcsUrl" | "samlX509Cert"
+>;
 
 /** The settings a PATCH can change, as the API names them (the certificate in the clear: compared, never recorded). */
 export const trackedDomainFields = (domain: DomainSettings): Record<string, unknown> => ({

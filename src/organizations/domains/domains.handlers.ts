@@ -26,7 +26,13 @@ export const createOrganizationDomain: Handler<"createDomain"> = async (c) => {
   const organizationId = c.var.organization.id;
   const id = uuid7();
   const entry = domainActivity.record(c, "created", domainItem(organizationId, id, domain));
-  const row = await queries.insertDomain(c.var.db, organizationId, { id, domain }, domainSettings(NEW_DOMAIN, settings), entry);
+  const row = await queries.insertDomain(
+    c.var.db,
+    organizationId,
+    { id, domain },
+    domainSettings(NEW_DOMAIN, settings),
+    entry,
+  );
   return c.json(toDomain(row), 201);
 };
 
@@ -82,7 +88,9 @@ export const verifyOrganizationDomain: Handler<"verifyDomain"> = async (c) => {
   const matched = records.some((record) => record.trim() === domain.verificationChallenge);
   const changes = matched ? { verifiedAt: now, lastVerificationRetry: null } : { lastVerificationRetry: now };
   // Only a verification that succeeded is recorded; a failed attempt is not.
-  const entry = matched ? domainActivity.record(c, "verified", domainItem(organization.id, id, domain.domain)) : undefined;
+  const entry = matched
+    ? domainActivity.record(c, "verified", domainItem(organization.id, id, domain.domain))
+    : undefined;
   const updated = await queries.updateDomain(db, organization.id, id, changes, undefined, entry);
   if (!updated) throw notFound();
   return c.json(toDomain(updated), 200);

@@ -5,7 +5,11 @@ import { isUniqueViolation, type Database } from "../../platform/db";
 import { validationError } from "../../platform/errors";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { nowIso, randomUrlSafeToken } from "../../platform/ids";
-import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
+import {
+  resolveOrganizationWith,
+  type OrganizationRead,
+  type OrganizationRef,
+} from "../../platform/organization-context";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
@@ -19,7 +23,10 @@ type DomainChanges = Partial<Pick<DomainRow, "verifiedAt" | "lastVerificationRet
 const domainOfOrganization = (organizationId: OrganizationRef, id: string) =>
   and(eq(domains.organizationId, organizationId), eq(domains.id, id));
 
-const byDomain: ListOrder = [[domains.domain, "asc"], [domains.id, "asc"]];
+const byDomain: ListOrder = [
+  [domains.domain, "asc"],
+  [domains.id, "asc"],
+];
 
 /** A page of the organization's domains, sorted by domain (as PostHog), with the organization's counter. */
 export async function listDomains(read: OrganizationRead, page: Page) {
@@ -27,7 +34,10 @@ export async function listDomains(read: OrganizationRead, page: Page) {
   const counter = counterOf(organizations.domainCount, eq(organizations.id, organizationId));
   const [[total], rows] = await read.batch([
     selectCount(db, counter),
-    db.select(getTableColumns(domains)).from(domains).innerJoin(...joinPage(db, byDomain, eq(domains.organizationId, organizationId), page)),
+    db
+      .select(getTableColumns(domains))
+      .from(domains)
+      .innerJoin(...joinPage(db, byDomain, eq(domains.organizationId, organizationId), page)),
   ]);
   const listed = pageOf(byDomain, page, rows);
   return { count: total?.value ?? 0, rows: listed.rows, links: listed.links };
@@ -106,7 +116,10 @@ export async function updateDomain(
 export async function deleteDomain(db: Database, organizationId: string, id: string, entry: Statement) {
   const ofOrganization = domainOfOrganization(organizationId, id);
   const [, , [row]] = await db.batch([
-    db.update(domains).set({ domain: sql`${domains.domain}` }).where(ofOrganization),
+    db
+      .update(domains)
+      .set({ domain: sql`${domains.domain}` })
+      .where(ofOrganization),
     entry,
     db.delete(domains).where(ofOrganization).returning({ id: domains.id }),
   ]);

@@ -27,7 +27,10 @@ export const DomainCreateInput = DomainSettingsInput.extend({
     .toLowerCase()
     .max(128)
     .regex(DOMAIN_PATTERN, "Please enter a valid domain or subdomain name.")
-    .openapi({ description: "A host name, stored lower-cased; unique across organizations; immutable.", example: "example.com" }),
+    .openapi({
+      description: "A host name, stored lower-cased; unique across organizations; immutable.",
+      example: "example.com",
+    }),
 }).openapi("OrganizationDomainInput");
 export type DomainCreateInput = z.infer<typeof DomainCreateInput>;
 

@@ -31,9 +31,19 @@ export const listOrganizationEvents: RouteHandler<typeof listEvents, AppEnv> = a
   const query = c.req.valid("query");
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
   const read = organizationRead(c);
-  const window = { organizationId: read.organizationId, userId: c.var.actor.userId, after: Number(query.after ?? 0), limit, events: query.events };
+  const window = {
+    organizationId: read.organizationId,
+    userId: c.var.actor.userId,
+    after: Number(query.after ?? 0),
+    limit,
+    events: query.events,
+  };
   const [rows, [range]] = await read.batch([...feedStatements(read.db, window)]);
-  const { cursor, hasMore } = nextCursor(rows.map((row) => row.entry), limit, range ?? { start: window.after, end: null });
+  const { cursor, hasMore } = nextCursor(
+    rows.map((row) => row.entry),
+    limit,
+    range ?? { start: window.after, end: null },
+  );
   return c.json(
     {
       next: feedUrl(c, cursor),

@@ -6,7 +6,13 @@ import { inJsonList, type Database } from "../../platform/db";
 import { callerInOrganization, type OrganizationRef } from "../../platform/organization-context";
 
 /** What one read of the feed covers: the entries after `after`, at most `limit` of them listed. */
-export type FeedWindow = { organizationId: OrganizationRef; userId: number; after: number; limit: number; events?: string[] };
+export type FeedWindow = {
+  organizationId: OrganizationRef;
+  userId: number;
+  after: number;
+  limit: number;
+  events?: string[];
+};
 
 /**
  * Where the read starts: after the cursor, or after the retention anchor when the cursor points
@@ -37,8 +43,13 @@ function scanned(window: FeedWindow): SQL {
  * and asked for, in order, and how far the range went (its last sealed number) and where it began.
  */
 export function feedStatements(db: Database, window: FeedWindow) {
-  const visible = organizationEntriesVisibleTo(window.userId, callerInOrganization(window.userId, window.organizationId));
-  const named = window.events ? inJsonList(sql`${activityLog.scope} || '.' || ${activityLog.activity}`, window.events) : undefined;
+  const visible = organizationEntriesVisibleTo(
+    window.userId,
+    callerInOrganization(window.userId, window.organizationId),
+  );
+  const named = window.events
+    ? inJsonList(sql`${activityLog.scope} || '.' || ${activityLog.activity}`, window.events)
+    : undefined;
   return [
     selectEntriesWithUsers(db)
       .where(and(scanned(window), named, visible))
@@ -47,7 +58,9 @@ export function feedStatements(db: Database, window: FeedWindow) {
     db
       .select({
         start: startOf(window).mapWith(Number),
-        end: sql<number | null>`(select max(${activityLog.seq}) from ${activityLog} where ${scanned(window)})`.mapWith(Number),
+        end: sql<number | null>`(select max(${activityLog.seq}) from ${activityLog} where ${scanned(window)})`.mapWith(
+          Number,
+        ),
       })
       .from(sql`(select 1)`),
   ] as const;

@@ -7,10 +7,16 @@ import { MAX_PAGE_SIZE } from "../../platform/pagination";
 const EventNames = z
   .string()
   .max(10_000)
-  .refine((value) => value.split(",").every((name) => ACTIVITY_EVENTS.includes(name)), "Unknown event: use names such as OrganizationMembership.joined, comma-separated.")
+  .refine(
+    (value) => value.split(",").every((name) => ACTIVITY_EVENTS.includes(name)),
+    "Unknown event: use names such as OrganizationMembership.joined, comma-separated.",
+  )
   .transform((value) => [...new Set(value.split(","))])
   .optional()
-  .openapi({ description: "Only these events, comma-separated.", example: "OrganizationMembership.joined,Dashboard.updated" });
+  .openapi({
+    description: "Only these events, comma-separated.",
+    example: "OrganizationMembership.joined,Dashboard.updated",
+  });
 
 export const EventsQuery = z.object({
   after: z
@@ -19,7 +25,13 @@ export const EventsQuery = z.object({
     .optional()
     .openapi({ description: "The previous answer's `cursor` (0: from the start).", example: "0" }),
   events: EventNames,
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().openapi({ description: "Entries read (default 100, at most 1000)." }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .optional()
+    .openapi({ description: "Entries read (default 100, at most 1000)." }),
 });
 export type EventsQuery = z.infer<typeof EventsQuery>;
 

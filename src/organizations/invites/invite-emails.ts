@@ -29,7 +29,9 @@ export function sendInviteEmails(c: Context<AppEnv>, issued: IssuedInvite[], inv
   const organizationName = c.var.organization.name;
   c.executionCtx.waitUntil(
     Promise.all(
-      toSend.map(({ row, token }) => deliver(transportUrl, row.id, composeInviteEmail(row, inviter, organizationName, links(token)))),
+      toSend.map(({ row, token }) =>
+        deliver(transportUrl, row.id, composeInviteEmail(row, inviter, organizationName, links(token))),
+      ),
     ),
   );
 }
@@ -37,7 +39,12 @@ export function sendInviteEmails(c: Context<AppEnv>, issued: IssuedInvite[], inv
 /** Where an invite is accepted: the page that posts the token, and the API route for scripts. */
 export type AcceptLinks = { page: string; api: string; token: string };
 
-export function composeInviteEmail(invite: InviteRow, inviter: UserRow, organizationName: string, links: AcceptLinks): EmailMessage {
+export function composeInviteEmail(
+  invite: InviteRow,
+  inviter: UserRow,
+  organizationName: string,
+  links: AcceptLinks,
+): EmailMessage {
   const inviterName = inviter.firstName || inviter.email;
   const greeting = invite.firstName ? `Hi ${invite.firstName},` : "Hi,";
   const note = invite.message ? `\n${inviterName} wrote: ${invite.message}\n` : "";

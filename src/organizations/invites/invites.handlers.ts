@@ -17,7 +17,16 @@ import {
 } from "./invites.queries";
 import { mintInviteToken } from "./invite-tokens";
 import { inviteActivity, inviteEmailInBatch, inviteItem } from "./invites.activity";
-import { bulkInviteReads, oneInviteReads, type CreatedInvite, type createInvite, type createInvitesInBulk, type deleteInvite, type InviteInput, type listInvites } from "./invites.routes";
+import {
+  bulkInviteReads,
+  oneInviteReads,
+  type CreatedInvite,
+  type createInvite,
+  type createInvitesInBulk,
+  type deleteInvite,
+  type InviteInput,
+  type listInvites,
+} from "./invites.routes";
 import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf } from "./invites.rules";
 
 export const listOrganizationInvites: RouteHandler<typeof listInvites, AppEnv> = async (c) => {
@@ -32,7 +41,12 @@ export const createOrganizationInvite: RouteHandler<typeof createInvite, AppEnv>
 };
 
 export const createOrganizationInvitesInBulk: RouteHandler<typeof createInvitesInBulk, AppEnv> = async (c) => {
-  const invites = await createInvites(c, c.req.valid("json"), bulkInviteReads.results(c), (index, field) => `${index}.${field}`);
+  const invites = await createInvites(
+    c,
+    c.req.valid("json"),
+    bulkInviteReads.results(c),
+    (index, field) => `${index}.${field}`,
+  );
   return c.json(invites, 201);
 };
 
@@ -60,7 +74,9 @@ async function createInvites(
   const { db, organization } = c.var;
   assertDistinctEmails(inputs, attrOf);
   const context = await inviteContextFor(c, preloaded, inputs);
-  const invites = inputs.map((input) => combineWithPending(input, context.pendingByEmail.get(input.target_email) ?? []));
+  const invites = inputs.map((input) =>
+    combineWithPending(input, context.pendingByEmail.get(input.target_email) ?? []),
+  );
   invites.forEach((invite, index) =>
     assertInvitable(invite, organization.level, context, (field) => attrOf(index, field)),
   );

@@ -5,7 +5,11 @@ import type { Context } from "hono";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
 import { chunkForInsert, type Database } from "../../platform/db";
-import { resolveOrganizationWithBody, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
+import {
+  resolveOrganizationWithBody,
+  type OrganizationRead,
+  type OrganizationRef,
+} from "../../platform/organization-context";
 import type { AppEnv } from "../../platform/env";
 import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
 import type { Invite, InviteInput } from "./invites.routes";
@@ -20,7 +24,8 @@ const INVITE_VALIDITY_MS = 3 * 24 * 60 * 60 * 1000;
 
 export const isInviteExpired = (createdAt: string) => Date.parse(createdAt) < Date.now() - INVITE_VALIDITY_MS;
 
-export const inviteExpiresAt = (createdAt: string) => new Date(Date.parse(createdAt) + INVITE_VALIDITY_MS).toISOString();
+export const inviteExpiresAt = (createdAt: string) =>
+  new Date(Date.parse(createdAt) + INVITE_VALIDITY_MS).toISOString();
 
 export function toInvite(row: InviteRow, createdBy: UserRow | null): Invite {
   return {
@@ -40,7 +45,10 @@ export function toInvite(row: InviteRow, createdBy: UserRow | null): Invite {
   };
 }
 
-const newestFirst: ListOrder = [[invites.createdAt, "desc"], [invites.id, "desc"]];
+const newestFirst: ListOrder = [
+  [invites.createdAt, "desc"],
+  [invites.id, "desc"],
+];
 
 /**
  * Newest first; the creator joined in for the page's invites only, so a page is one query
@@ -80,7 +88,12 @@ function readsOf(inputs: InviteInput[]) {
  * Everything validating a set of invites needs, as one batch: the inviter, which of the e-mails
  * already belong to members, the named projects, and the pending invites to combine.
  */
-function inviteContextStatements(db: Database, organizationId: OrganizationRef, inviterId: number, inputs: InviteInput[]) {
+function inviteContextStatements(
+  db: Database,
+  organizationId: OrganizationRef,
+  inviterId: number,
+  inputs: InviteInput[],
+) {
   const { emails, projectIds, emailsToCombine } = readsOf(inputs);
   const inviter = db.select().from(users).where(eq(users.id, inviterId));
   // E-mails are stored lower-cased (as `target_email` is validated): the unique index finds each
@@ -105,7 +118,10 @@ function inviteContextStatements(db: Database, organizationId: OrganizationRef, 
     .crossJoin(projects)
     .innerJoin(
       organizationMemberships,
-      and(eq(organizationMemberships.organizationId, projects.organizationId), eq(organizationMemberships.userId, inviterId)),
+      and(
+        eq(organizationMemberships.organizationId, projects.organizationId),
+        eq(organizationMemberships.userId, inviterId),
+      ),
     )
     .where(and(eq(projects.id, sql`named.value`), eq(projects.organizationId, organizationId)));
   // Along the (organization, e-mail) index: an e-mail has one pending invite (each replaces the
@@ -115,7 +131,12 @@ function inviteContextStatements(db: Database, organizationId: OrganizationRef, 
     .select()
     .from(invites)
     .where(and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emailsToCombine)));
-  return [inviter, members, namedProjects, pending] as [typeof inviter, typeof members, typeof namedProjects, typeof pending];
+  return [inviter, members, namedProjects, pending] as [
+    typeof inviter,
+    typeof members,
+    typeof namedProjects,
+    typeof pending,
+  ];
 }
 
 function toInviteContext(
@@ -144,7 +165,8 @@ export const resolveWithInviteContext = (schema: z.ZodType<InviteInput | InviteI
     inviteContextStatements(read.db, read.organizationId, c.var.actor.userId, inputsOf(body)),
   );
 
-const inputsOf = (body: InviteInput | InviteInput[] | undefined) => (body === undefined ? [] : Array.isArray(body) ? body : [body]);
+const inputsOf = (body: InviteInput | InviteInput[] | undefined) =>
+  body === undefined ? [] : Array.isArray(body) ? body : [body];
 
 type InviteContextReads = ReturnType<ReturnType<typeof resolveWithInviteContext>["results"]>;
 
@@ -155,7 +177,9 @@ type InviteContextReads = ReturnType<ReturnType<typeof resolveWithInviteContext>
 export async function inviteContextFor(c: Context<AppEnv>, preloaded: InviteContextReads, inputs: InviteInput[]) {
   const { db, actor, organization } = c.var;
   const sameReads = JSON.stringify(readsOf(inputsOf(preloaded.body))) === JSON.stringify(readsOf(inputs));
-  const results = sameReads ? preloaded.results : await db.batch(inviteContextStatements(db, organization.id, actor.userId, inputs));
+  const results = sameReads
+    ? preloaded.results
+    : await db.batch(inviteContextStatements(db, organization.id, actor.userId, inputs));
   return toInviteContext(actor.userId, results);
 }
 
@@ -164,7 +188,6 @@ function groupByEmail(rows: InviteRow[]) {
   for (const row of rows) groups.set(row.targetEmail, [...(groups.get(row.targetEmail) ?? []), row]);
   return groups;
 }
-
 
 /**
  * A new invite replaces every earlier one for its e-mail in the organization: one atomic batch,
@@ -186,7 +209,10 @@ export async function replaceInvites(db: Database, organizationId: string, rows:
 export async function deleteInviteOf(db: Database, organizationId: string, inviteId: string, entry: Statement) {
   const ofOrganization = and(eq(invites.id, inviteId), eq(invites.organizationId, organizationId));
   const [, , deleted] = await db.batch([
-    db.update(invites).set({ updatedAt: sql`${invites.updatedAt}` }).where(ofOrganization),
+    db
+      .update(invites)
+      .set({ updatedAt: sql`${invites.updatedAt}` })
+      .where(ofOrganization),
     entry,
     db.delete(invites).where(ofOrganization).returning({ id: invites.id }),
   ]);

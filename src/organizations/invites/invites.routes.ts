@@ -23,7 +23,13 @@ export const ProjectAccess = z.object({
 export const InviteInput = z
   .object({
     // Lower-cased whole (PostHog lower-cases only the domain), so that one address is one invitee and one account.
-    target_email: z.string().trim().toLowerCase().max(254).pipe(z.email()).openapi({ type: "string", format: "email", maxLength: 254 }),
+    target_email: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .max(254)
+      .pipe(z.email())
+      .openapi({ type: "string", format: "email", maxLength: 254 }),
     first_name: z.string().trim().max(30).optional().default(""),
     level: MembershipLevelField.optional().default(MembershipLevel.member),
     message: boundedText().nullable().optional().default(null),
@@ -33,11 +39,9 @@ export const InviteInput = z
       .default(null)
       .openapi({ description: "Private projects the invitee is granted on joining; each in this organization." }),
     send_email: z.boolean().optional().default(true),
-    combine_pending_invites: z
-      .boolean()
-      .optional()
-      .default(false)
-      .openapi({ description: "Merge the unexpired pending invites for this e-mail: highest level, union of project access." }),
+    combine_pending_invites: z.boolean().optional().default(false).openapi({
+      description: "Merge the unexpired pending invites for this e-mail: highest level, union of project access.",
+    }),
   })
   .openapi("InviteInput");
 export type InviteInput = z.infer<typeof InviteInput>;
@@ -120,7 +124,9 @@ export const createInvitesInBulk = apiRoute({
   tags: ["invites"],
   summary: "Invite up to 20 people at once: all are created, or none",
   request: { params: OrganizationParams, body: jsonBody(BulkInviteInput) },
-  responses: { 201: jsonResponse(z.array(CreatedInvite), "The invites, in the order sent, with their acceptance tokens") },
+  responses: {
+    201: jsonResponse(z.array(CreatedInvite), "The invites, in the order sent, with their acceptance tokens"),
+  },
 });
 
 export const deleteInvite = apiRoute({

@@ -28,14 +28,23 @@ export function assertDistinctEmails(inputs: InviteInput[], attrOf: AttrOf) {
   const seen = new Set<string>();
   inputs.forEach((input, index) => {
     if (seen.has(input.target_email)) {
-      throw validationError("unique", "This email address is already invited earlier in this request.", attrOf(index, "target_email"));
+      throw validationError(
+        "unique",
+        "This email address is already invited earlier in this request.",
+        attrOf(index, "target_email"),
+      );
     }
     seen.add(input.target_email);
   });
 }
 
 /** The checks of one invite as it will be stored, in PostHog's order: level, project access, membership. */
-export function assertInvitable(input: InviteInput, inviterLevel: number, context: InviteContext, attr: (field: string) => string) {
+export function assertInvitable(
+  input: InviteInput,
+  inviterLevel: number,
+  context: InviteContext,
+  attr: (field: string) => string,
+) {
   if (input.level > inviterLevel) {
     throw permissionDenied("You cannot invite a user with a higher permission level than your own.");
   }
@@ -61,7 +70,11 @@ function assertProjectInvitable(item: ProjectAccessItem, inviterLevel: number, c
   const own = inviterProjectAccess(inviterLevel, project.inviterRule);
   if (own === "none") throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
   if (accessRank[item.level] > accessRank[own]) {
-    throw validationError("invalid_input", "You cannot invite to a private project with a higher level than your own.", attr);
+    throw validationError(
+      "invalid_input",
+      "You cannot invite to a private project with a higher level than your own.",
+      attr,
+    );
   }
 }
 
@@ -70,7 +83,10 @@ function assertProjectInvitable(item: ProjectAccessItem, inviterLevel: number, c
  * rule, else the project's default for everyone, else `member` (a public project). The same rule
  * holds again when the invite is redeemed (`grantableLevel` in the signup queries).
  */
-export function inviterProjectAccess(inviterLevel: number, rule: AccessLevelOf<"project"> | null): AccessLevelOf<"project"> {
+export function inviterProjectAccess(
+  inviterLevel: number,
+  rule: AccessLevelOf<"project"> | null,
+): AccessLevelOf<"project"> {
   return isAdmin(inviterLevel) ? "admin" : (rule ?? "member");
 }
 
@@ -79,7 +95,8 @@ export function mergeProjectAccess(lists: PrivateProjectAccess[]): PrivateProjec
   const merged = new Map<number, ProjectAccessItem>();
   for (const item of lists.flatMap((list) => list ?? [])) {
     const known = merged.get(item.id);
-    if (!known || accessRank[item.level] > accessRank[known.level]) merged.set(item.id, { id: item.id, level: item.level });
+    if (!known || accessRank[item.level] > accessRank[known.level])
+      merged.set(item.id, { id: item.id, level: item.level });
   }
   return merged.size > 0 ? [...merged.values()] : null;
 }

@@ -1,10 +1,21 @@
 import { and, count, eq, exists, ne, notExists, sql } from "drizzle-orm";
-import { dashboardCollaborators, dashboards, environments, organizationMemberships, organizations, users } from "../../db/schema";
+import {
+  dashboardCollaborators,
+  dashboards,
+  environments,
+  organizationMemberships,
+  organizations,
+  users,
+} from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { unchangedSinceRead, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
-import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
+import {
+  resolveOrganizationWith,
+  type OrganizationRead,
+  type OrganizationRef,
+} from "../../platform/organization-context";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { MembershipLevel } from "../../platform/levels";
@@ -35,7 +46,10 @@ export function toMember(membership: MembershipRow, user: UserRow): Member {
  * Users are joined, not fetched one by one: a page costs one query whatever its size. The count
  * reads memberships only; e-mails are stored lower-cased, so `?email=` is one unique-index probe.
  */
-const latestJoinedFirst: ListOrder = [[organizationMemberships.joinedAt, "desc"], [organizationMemberships.id, "desc"]];
+const latestJoinedFirst: ListOrder = [
+  [organizationMemberships.joinedAt, "desc"],
+  [organizationMemberships.id, "desc"],
+];
 
 /** The id of the user with that e-mail (stored lower-cased), as a subquery. */
 const userWithEmail = (db: Database, email: string) =>
@@ -48,7 +62,9 @@ export async function listMembersPage(read: OrganizationRead, page: Page, email:
     // An equality, so that the (organization, user) index finds the one member it can be.
     !email ? undefined : eq(organizationMemberships.userId, userWithEmail(db, email)),
   );
-  const total = email ? db.$count(organizationMemberships, where) : counterOf(organizations.memberCount, eq(organizations.id, organizationId));
+  const total = email
+    ? db.$count(organizationMemberships, where)
+    : counterOf(organizations.memberCount, eq(organizations.id, organizationId));
   const [[counted], rows] = await read.batch([
     selectCount(db, total),
     db
@@ -138,7 +154,13 @@ const losesOwnership = (target: MembershipRow, level: number) =>
   target.level === MembershipLevel.owner && level !== MembershipLevel.owner;
 
 /** The level, its `entry`, then `consequences` (statements that read the new level), in one atomic batch. */
-export async function setMemberLevel(db: Database, target: MembershipRow, level: number, entry: Statement | undefined, consequences: Statement[]) {
+export async function setMemberLevel(
+  db: Database,
+  target: MembershipRow,
+  level: number,
+  entry: Statement | undefined,
+  consequences: Statement[],
+) {
   const [updated] = await writeWithActivity(
     db,
     db
@@ -158,7 +180,12 @@ export async function setMemberLevel(db: Database, target: MembershipRow, level:
  * reference the membership, ON DELETE CASCADE), and the user's collaborations on the
  * organization's dashboards are deleted once the membership is gone.
  */
-export async function deleteMembership(db: Database, target: MembershipRow, entry: Statement, consequences: Statement[]) {
+export async function deleteMembership(
+  db: Database,
+  target: MembershipRow,
+  entry: Statement,
+  consequences: Statement[],
+) {
   const [removed] = await db.batch([
     db
       .delete(organizationMemberships)

@@ -20,9 +20,20 @@ import {
   projectOfPath,
   updateProjectStatements,
 } from "./projects.queries";
-import { createdProjectIdInBatch, createdProjectNameInBatch, projectActivity, projectItem, trackedProjectFields } from "./projects.activity";
+import {
+  createdProjectIdInBatch,
+  createdProjectNameInBatch,
+  projectActivity,
+  projectItem,
+  trackedProjectFields,
+} from "./projects.activity";
 import { fieldsAfterPatch } from "../../platform/activity-log/resource-activity";
-import type { createProject, listProjects, retrieveProject, updateProject as updateProjectRoute } from "./projects.routes";
+import type {
+  createProject,
+  listProjects,
+  retrieveProject,
+  updateProject as updateProjectRoute,
+} from "./projects.routes";
 import { toProject, toProjectListItem, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
 
 type ProjectRow = typeof projects.$inferSelect;
@@ -82,9 +93,20 @@ const duplicateName = (name: string) =>
  * Applies a PATCH and its `entry` (right after the project's update) in one atomic batch; a name
  * another project of the organization has is 409, and nothing is recorded.
  */
-export async function updateProject(db: Database, projectId: number, input: ProjectUpdateInput, entry: BatchItem<"sqlite"> | undefined) {
-  const { updateProject, renameEnvironment, keepPrivacyInStep, selectProject } = updateProjectStatements(db, projectId, input);
-  const writes: BatchItem<"sqlite">[] = [entry, renameEnvironment, keepPrivacyInStep].filter((statement) => statement !== undefined);
+export async function updateProject(
+  db: Database,
+  projectId: number,
+  input: ProjectUpdateInput,
+  entry: BatchItem<"sqlite"> | undefined,
+) {
+  const { updateProject, renameEnvironment, keepPrivacyInStep, selectProject } = updateProjectStatements(
+    db,
+    projectId,
+    input,
+  );
+  const writes: BatchItem<"sqlite">[] = [entry, renameEnvironment, keepPrivacyInStep].filter(
+    (statement) => statement !== undefined,
+  );
   try {
     const results = await db.batch([updateProject, ...writes, selectProject]);
     const [project] = results.at(-1) as ProjectRow[];
@@ -97,7 +119,11 @@ export async function updateProject(db: Database, projectId: number, input: Proj
 }
 
 /** The project found among those the caller sees (404 otherwise), patched if they are an admin. */
-export async function patchVisibleProject(c: Context<AppEnv>, found: Awaited<ReturnType<typeof findVisibleProject>>, input: ProjectUpdateInput) {
+export async function patchVisibleProject(
+  c: Context<AppEnv>,
+  found: Awaited<ReturnType<typeof findVisibleProject>>,
+  input: ProjectUpdateInput,
+) {
   const { db } = c.var;
   if (!found) throw notFound();
   if (!isAdmin(found.level)) throw insufficientLevel();

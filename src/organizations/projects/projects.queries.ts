@@ -5,8 +5,23 @@ import { boundAs, jsonObjectWithKeys, type Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
 import { nameKey } from "../../platform/names";
-import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page, type Through } from "../../platform/pagination";
-import { assertPersonalApiKeysAllowed, callerInOrganization, callerMembershipsInScope, CURRENT, resolveOrganizationWith, type OrganizationRead } from "../../platform/organization-context";
+import {
+  counterOf,
+  joinPage,
+  pageOf,
+  selectCount,
+  type ListOrder,
+  type Page,
+  type Through,
+} from "../../platform/pagination";
+import {
+  assertPersonalApiKeysAllowed,
+  callerInOrganization,
+  callerMembershipsInScope,
+  CURRENT,
+  resolveOrganizationWith,
+  type OrganizationRead,
+} from "../../platform/organization-context";
 import {
   currentProjectId,
   effectiveProjectLevel,
@@ -100,7 +115,11 @@ export function insertProjectStatements(db: Database, organizationId: string, in
       .where(eq(projects.uuid, uuid)),
   );
   const selectProject = db.select().from(projects).where(eq(projects.uuid, uuid));
-  const insertPrivacyRule = privacyRuleStatements(db, and(eq(projects.uuid, uuid), eq(projects.accessControl, true))!, true);
+  const insertPrivacyRule = privacyRuleStatements(
+    db,
+    and(eq(projects.uuid, uuid), eq(projects.accessControl, true))!,
+    true,
+  );
   return { uuid, insertProject, insertEnvironment, selectProject, insertPrivacyRule };
 }
 
@@ -109,8 +128,15 @@ export function insertProjectStatements(db: Database, organizationId: string, in
  * by key in SQL), the environment's name kept equal to the project's, and the project read back.
  */
 export function updateProjectStatements(db: Database, projectId: number, input: ProjectUpdateInput) {
-  const { name, completed_snippet_onboarding, is_demo, timezone, access_control, has_completed_onboarding_for, ...settings } =
-    input;
+  const {
+    name,
+    completed_snippet_onboarding,
+    is_demo,
+    timezone,
+    access_control,
+    has_completed_onboarding_for,
+    ...settings
+  } = input;
   const sentSettings = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
   const updateProject = db
     .update(projects)
@@ -183,7 +209,10 @@ function visibleProjectsWhere(actor: Actor, filters: SQL[]) {
 }
 
 /** Creation order (PostHog's), along the (organization, created_at, id) index. */
-const byCreation: ListOrder = [[projects.createdAt, "asc"], [projects.id, "asc"]];
+const byCreation: ListOrder = [
+  [projects.createdAt, "asc"],
+  [projects.id, "asc"],
+];
 
 /** An organization's project counter, less the projects the caller's rules hide from them (`projectsHiddenFrom`). */
 const countedLess = (counter: SQL<number>, hidden: SQL | undefined) =>
@@ -200,17 +229,24 @@ export async function listProjectsOfOrganization(read: OrganizationRead, actor: 
   const scoped = projectsInKeyScope(actor);
   const where = and(eq(projects.organizationId, organizationId), projectVisibleAtLevel(caller), ...scoped);
   const counter = counterOf(organizations.projectCount, eq(organizations.id, organizationId));
-  const total = scoped.length > 0 ? db.$count(projects, where) : countedLess(counter, projectsHiddenFrom(organizationId, caller));
+  const total =
+    scoped.length > 0 ? db.$count(projects, where) : countedLess(counter, projectsHiddenFrom(organizationId, caller));
   const [[value], rows] = await read.batch([
     selectCount(db, total),
-    db.select(getTableColumns(projects)).from(projects).innerJoin(...joinPage(db, byCreation, where, page)),
+    db
+      .select(getTableColumns(projects))
+      .from(projects)
+      .innerJoin(...joinPage(db, byCreation, where, page)),
   ]);
   const listed = pageOf(byCreation, page, rows);
   return { count: value?.value ?? 0, projects: listed.rows, links: listed.links };
 }
 
 /** The caller's membership of the organization of the row being read, as `projectsHiddenFrom` takes it. */
-const membershipRow = { membershipId: sql<string>`${organizationMemberships.id}`, level: sql<number>`${organizationMemberships.level}` };
+const membershipRow = {
+  membershipId: sql<string>`${organizationMemberships.id}`,
+  level: sql<number>`${organizationMemberships.level}`,
+};
 
 /**
  * How many projects the caller sees across their organizations: each organization's counter less
@@ -240,10 +276,16 @@ function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
  */
 export async function listVisibleProjects(db: Database, actor: Actor, page: Page) {
   const where = and(callerMembershipsInScope(actor), projectVisible, ...projectsInKeyScope(actor));
-  const through: Through = [organizationMemberships, eq(organizationMemberships.organizationId, projects.organizationId)];
+  const through: Through = [
+    organizationMemberships,
+    eq(organizationMemberships.organizationId, projects.organizationId),
+  ];
   const [[total], rows] = await db.batch([
     selectCount(db, visibleProjectCount(db, actor)),
-    db.select(getTableColumns(projects)).from(projects).innerJoin(...joinPage(db, byCreation, where, page, through)),
+    db
+      .select(getTableColumns(projects))
+      .from(projects)
+      .innerJoin(...joinPage(db, byCreation, where, page, through)),
   ]);
   const listed = pageOf(byCreation, page, rows);
   return { count: total?.value ?? 0, projects: listed.rows, links: listed.links };
@@ -277,11 +319,13 @@ export async function findVisibleProject(db: Database, actor: Actor, filters: SQ
 
 /** A row of `selectVisibleProject`, refused as `findVisibleProject` refuses it. */
 export function admitVisibleProject<
-  T extends { project: typeof projects.$inferSelect; level: number; organizationLevel: number; membersCanUsePersonalApiKeys: boolean },
->(
-  actor: Actor,
-  row: T | undefined,
-): T | undefined {
+  T extends {
+    project: typeof projects.$inferSelect;
+    level: number;
+    organizationLevel: number;
+    membersCanUsePersonalApiKeys: boolean;
+  },
+>(actor: Actor, row: T | undefined): T | undefined {
   if (!row) return undefined;
   assertOrganizationInKeyScope(actor, row.project.organizationId);
   assertPersonalApiKeysAllowed(row);
@@ -300,5 +344,11 @@ export function projectIdFilters(db: Database, actor: Actor, id: string, within?
 /** The project the path names with the caller's level in it, read with the membership (PATCH). */
 export const projectOfPath = resolveOrganizationWith((read, c) => {
   const inOrganization = eq(projects.organizationId, read.organizationId);
-  return [selectVisibleProject(read.db, c.var.actor, projectIdFilters(read.db, c.var.actor, c.req.param("id") ?? "", inOrganization))];
+  return [
+    selectVisibleProject(
+      read.db,
+      c.var.actor,
+      projectIdFilters(read.db, c.var.actor, c.req.param("id") ?? "", inOrganization),
+    ),
+  ];
 });

@@ -50,17 +50,31 @@ const ProjectSettingsInput = z.object({
   session_recording_opt_in: z.boolean().optional().default(false),
   session_recording_sample_rate: z
     .string()
-    .regex(/^(0(\.\d{1,2})?|1(\.0{1,2})?)$/, "Ensure the sample rate is a decimal between 0 and 1 with at most 2 decimal places.")
+    .regex(
+      /^(0(\.\d{1,2})?|1(\.0{1,2})?)$/,
+      "Ensure the sample rate is a decimal between 0 and 1 with at most 2 decimal places.",
+    )
     .openapi({ example: "0.5" })
     .nullable()
     .optional()
     .default(null),
-  session_recording_minimum_duration_milliseconds: z.number().int().min(0).max(30000).nullable().optional().default(null),
+  session_recording_minimum_duration_milliseconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(30000)
+    .nullable()
+    .optional()
+    .default(null),
   session_recording_linked_flag: structured,
   session_recording_network_payload_capture_config: structured,
   session_replay_config: structured,
   survey_config: structured,
-  week_start_day: z.union([z.literal(0), z.literal(1)]).nullable().optional().default(null),
+  week_start_day: z
+    .union([z.literal(0), z.literal(1)])
+    .nullable()
+    .optional()
+    .default(null),
   primary_dashboard: z.number().int().nullable().optional().default(null),
   live_events_columns: stringList,
   recording_domains: nullableStringList,
@@ -76,8 +90,9 @@ const ProjectSettingsInput = z.object({
 const ProjectName = visibleName(z.string().trim().min(1).max(200));
 
 export const ProjectInput = ProjectSettingsInput.extend({
-  name: ProjectName.optional()
-    .openapi({ description: 'Defaults to "Default project" (then "Default project 2", ...).' }),
+  name: ProjectName.optional().openapi({
+    description: 'Defaults to "Default project" (then "Default project 2", ...).',
+  }),
   completed_snippet_onboarding: z.boolean().optional().default(false),
   is_demo: z.boolean().optional().default(false),
   timezone: TimezoneName.optional().default("UTC"),
@@ -86,7 +101,9 @@ export const ProjectInput = ProjectSettingsInput.extend({
 }).openapi("ProjectInput");
 export type ProjectInput = z.infer<typeof ProjectInput>;
 
-export const PROJECT_SETTINGS_KEYS = Object.keys(ProjectSettingsInput.shape) as (keyof z.infer<typeof ProjectSettingsInput>)[];
+export const PROJECT_SETTINGS_KEYS = Object.keys(ProjectSettingsInput.shape) as (keyof z.infer<
+  typeof ProjectSettingsInput
+>)[];
 /** Applied when a project is read, so that a row stores only what was set (bootstrap stores `{}`). */
 const PROJECT_SETTINGS_DEFAULTS = ProjectSettingsInput.parse({});
 
@@ -108,7 +125,11 @@ export const ProjectListItem = z
 
 const projectSettingsOutput = Object.fromEntries(
   PROJECT_SETTINGS_KEYS.map((key) => [key, ProjectSettingsInput.shape[key].unwrap().unwrap()]),
-) as { [K in keyof typeof ProjectSettingsInput.shape]: ReturnType<ReturnType<(typeof ProjectSettingsInput.shape)[K]["unwrap"]>["unwrap"]> };
+) as {
+  [K in keyof typeof ProjectSettingsInput.shape]: ReturnType<
+    ReturnType<(typeof ProjectSettingsInput.shape)[K]["unwrap"]>["unwrap"]
+  >;
+};
 
 /** A PATCH takes every create field with the same rules, and no defaults: what is not sent is kept. */
 export const ProjectUpdateInput = z
@@ -136,7 +157,9 @@ export const Project = ProjectListItem.extend({
   // As PostHog's current generated document types them (an older one said strings: `"false"` is truthy).
   person_on_events_querying_enabled: z.boolean(),
   default_modifiers: z.record(z.string(), z.unknown()),
-  product_intents: z.array(z.record(z.string(), z.unknown())).openapi({ description: "Always empty: no product intents here." }),
+  product_intents: z
+    .array(z.record(z.string(), z.unknown()))
+    .openapi({ description: "Always empty: no product intents here." }),
   secret_api_token: z.string().nullable().openapi({ description: "Always null: no feature-flag secret here." }),
   secret_api_token_backup: z.string().nullable(),
 }).openapi("Project");

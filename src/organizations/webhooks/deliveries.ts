@@ -29,7 +29,6 @@ export const retryUntilFrom = (time: string) => new Date(Date.parse(time) + SCHE
 /** A webhook whose every delivery failed for this long is disabled. */
 const DISABLE_AFTER_MS = 3 * 24 * 3_600_000;
 
-
 const matches = (events: string[], event: string) => events.includes("*") || events.includes(event);
 
 /** Outbox passes for one organization until it is caught up (or `PASSES_PER_RUN` is reached). */
@@ -102,14 +101,19 @@ async function enqueuePass(env: Bindings, db: Database, organizationId: string) 
   const [first, ...rest] = [...advance, ...inserts];
   const results = await db.batch([first!, ...rest]);
   const created = results.slice(advance.length).flat() as { id: string }[];
-  await sendDeliveryMessages(env, created.map(({ id }) => id));
+  await sendDeliveryMessages(
+    env,
+    created.map(({ id }) => id),
+  );
   return { delivered: created.length, caughtUp: entries.length < ENTRIES_PER_PASS };
 }
 
 /** Registered with `onActivitySealed`: after every request that appended entries, and on the cron. */
 export async function enqueueAfterSeal(env: Bindings, organizationIds: string[]) {
   const db = primaryDatabase(env);
-  await forEachOrganization("enqueue webhook deliveries", organizationIds, (organizationId) => enqueueDeliveries(env, db, organizationId));
+  await forEachOrganization("enqueue webhook deliveries", organizationIds, (organizationId) =>
+    enqueueDeliveries(env, db, organizationId),
+  );
 }
 
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
@@ -120,7 +124,11 @@ type WebhookRow = typeof webhooks.$inferSelect;
  * a retry after the schedule's next delay (a 429's or 503's Retry-After may lengthen it); or, past
  * the schedule's last attempt, `exhausted`: the message goes to the dead-letter queue.
  */
-type Outcome = { kind: "succeeded" } | { kind: "gone" } | { kind: "retry"; delaySeconds: number } | { kind: "exhausted" };
+type Outcome =
+  | { kind: "succeeded" }
+  | { kind: "gone" }
+  | { kind: "retry"; delaySeconds: number }
+  | { kind: "exhausted" };
 
 function outcomeOf(attempt: Attempt, attemptNumber: number): Outcome {
   if (attempt.ok) return { kind: "succeeded" };
@@ -139,7 +147,8 @@ function recordAttempt(db: Database, delivery: DeliveryRow, attempt: Attempt, ou
       attempts: delivery.attempts + 1,
       lastStatusCode: attempt.status,
       lastError: attempt.ok ? null : attempt.error,
-      nextAttemptAt: outcome.kind === "retry" ? new Date(Date.parse(now) + outcome.delaySeconds * 1000).toISOString() : null,
+      nextAttemptAt:
+        outcome.kind === "retry" ? new Date(Date.parse(now) + outcome.delaySeconds * 1000).toISOString() : null,
       updatedAt: now,
     })
     .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending")));
@@ -163,7 +172,10 @@ export async function deliver(env: Bindings, message: Message<DeliveryMessage>) 
   const attempt = await post(env, row.webhook.url, headers, body);
   const outcome = outcomeOf(attempt, message.attempts);
   const now = nowIso();
-  await db.batch([recordAttempt(db, row.delivery, attempt, outcome, now), ...webhookHealth(db, row.webhook, attempt, now)]);
+  await db.batch([
+    recordAttempt(db, row.delivery, attempt, outcome, now),
+    ...webhookHealth(db, row.webhook, attempt, now),
+  ]);
   if (outcome.kind === "retry") message.retry({ delaySeconds: outcome.delaySeconds });
   // Past `max_retries`, Queues moves the message to the dead-letter queue.
   else if (outcome.kind === "exhausted") message.retry();
@@ -196,10 +208,27 @@ export async function recordDeadLetters(batch: MessageBatch<DeliveryMessage>, en
   const failed = await db
     .update(webhookDeliveries)
     .set({ status: "failed", nextAttemptAt: null, updatedAt: nowIso() })
-    .where(and(inJsonList(webhookDeliveries.id, batch.messages.map((message) => message.body.deliveryId)), eq(webhookDeliveries.status, "pending")))
-    .returning({ id: webhookDeliveries.id, webhookId: webhookDeliveries.webhookId, attempts: webhookDeliveries.attempts });
+    .where(
+      and(
+        inJsonList(
+          webhookDeliveries.id,
+          batch.messages.map((message) => message.body.deliveryId),
+        ),
+        eq(webhookDeliveries.status, "pending"),
+      ),
+    )
+    .returning({
+      id: webhookDeliveries.id,
+      webhookId: webhookDeliveries.webhookId,
+      attempts: webhookDeliveries.attempts,
+    });
   for (const delivery of failed) {
-    logLine("warn", { task: "webhook dead letter", delivery_id: delivery.id, webhook_id: delivery.webhookId, attempts: delivery.attempts });
+    logLine("warn", {
+      task: "webhook dead letter",
+      delivery_id: delivery.id,
+      webhook_id: delivery.webhookId,
+      attempts: delivery.attempts,
+    });
   }
   batch.ackAll();
 }
@@ -219,7 +248,12 @@ export async function redeliver(env: Bindings, db: Database, webhookId: string, 
 /** A `webhook.test` event, signed like every delivery and posted now; nothing is stored. */
 export async function sendTestEvent(env: Bindings, webhook: WebhookRow) {
   const id = uuid7();
-  const body = JSON.stringify({ type: "webhook.test", webhook_id: webhook.id, organization_id: webhook.organizationId, created_at: nowIso() });
+  const body = JSON.stringify({
+    type: "webhook.test",
+    webhook_id: webhook.id,
+    organization_id: webhook.organizationId,
+    created_at: nowIso(),
+  });
   const attempt = await post(env, webhook.url, await signedHeaders(await signingSecrets(env, webhook), id, body), body);
   return { id, ok: attempt.ok, status_code: attempt.status, error: attempt.ok ? null : attempt.error };
 }
@@ -242,7 +276,11 @@ export async function sweepWebhooks(env: Bindings) {
   const db = primaryDatabase(env);
   const now = nowIso();
   const [organizations, lost] = await db.batch([
-    db.selectDistinct({ id: webhooks.organizationId }).from(webhooks).where(eq(webhooks.enabled, true)).limit(SWEEP_LIMIT),
+    db
+      .selectDistinct({ id: webhooks.organizationId })
+      .from(webhooks)
+      .where(eq(webhooks.enabled, true))
+      .limit(SWEEP_LIMIT),
     db
       .select({ id: webhookDeliveries.id })
       .from(webhookDeliveries)
@@ -276,7 +314,10 @@ export async function sweepWebhooks(env: Bindings) {
     organizations.map(({ id }) => id),
     (organizationId) => enqueueDeliveries(env, db, organizationId),
   );
-  await sendDeliveryMessages(env, lost.map(({ id }) => id));
+  await sendDeliveryMessages(
+    env,
+    lost.map(({ id }) => id),
+  );
   return lost.length;
 }
 

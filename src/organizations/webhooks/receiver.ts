@@ -34,7 +34,8 @@ export async function signingSecrets(env: Bindings, webhook: WebhookRow, now = D
   const keyring = await loadKeyring(env);
   const context = secretContext(webhook.id);
   const current = await unseal(keyring, webhook.sealedSecret, context);
-  const previousValid = webhook.previousSealedSecret !== null && Date.parse(webhook.previousSecretExpiresAt ?? "") > now;
+  const previousValid =
+    webhook.previousSealedSecret !== null && Date.parse(webhook.previousSecretExpiresAt ?? "") > now;
   if (!previousValid) return [current];
   return [current, await unseal(keyring, webhook.previousSealedSecret!, context)];
 }
@@ -83,11 +84,22 @@ export type Attempt =
   | { ok: false; status: number | null; error: string; retryAfterSeconds?: number };
 
 /** One POST to the receiver: no redirect followed, 10 s at most, a host resolving to a private address refused. */
-export async function post(env: Bindings, url: string, headers: Record<string, string>, body: string): Promise<Attempt> {
+export async function post(
+  env: Bindings,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<Attempt> {
   const refusal = insecureReceiversAllowed(env) ? undefined : await deliveryRefusal(env, new URL(url));
   if (refusal) return { ok: false, status: null, error: refusal };
   try {
-    const response = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const response = await fetch(url, {
+      method: "POST",
+      headers,
+      body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
     const text = await readBounded(response);
     if (response.status >= 200 && response.status < 300) return { ok: true, status: response.status };
     const throttled = response.status === 429 || response.status === 503;

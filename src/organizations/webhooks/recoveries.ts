@@ -25,7 +25,9 @@ export async function recoverStep(env: Bindings, job: Recovery): Promise<StepOut
       and(
         eq(webhookDeliveries.webhookId, job.webhookId),
         eq(webhookDeliveries.status, "failed"),
-        job.after === null ? undefined : sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) > (${job.after.createdAt}, ${job.after.id})`,
+        job.after === null
+          ? undefined
+          : sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) > (${job.after.createdAt}, ${job.after.id})`,
         gte(webhookDeliveries.createdAt, job.since),
         lt(webhookDeliveries.createdAt, job.until),
       ),
@@ -40,7 +42,10 @@ export async function recoverStep(env: Bindings, job: Recovery): Promise<StepOut
       .where(and(sql`${webhookDeliveries.id} in (select "id" from (${next}))`, eq(webhookDeliveries.status, "failed")))
       .returning({ id: webhookDeliveries.id }),
   ]);
-  await sendDeliveryMessages(env, recovered.map(({ id }) => id));
+  await sendDeliveryMessages(
+    env,
+    recovered.map(({ id }) => id),
+  );
   const last = selected.at(-1);
   if (selected.length === MESSAGES_PER_SEND && last) {
     await env.BACKGROUND_JOBS.send({ ...job, after: { createdAt: last.createdAt, id: last.id } });

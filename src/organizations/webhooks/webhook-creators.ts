@@ -17,7 +17,9 @@ export const enabledWebhooksCreatedBy = (db: Database, organizationId: string | 
   db
     .select({ id: webhooks.id, url: webhooks.url })
     .from(webhooks)
-    .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.createdById, userId), eq(webhooks.enabled, true)));
+    .where(
+      and(eq(webhooks.organizationId, organizationId), eq(webhooks.createdById, userId), eq(webhooks.enabled, true)),
+    );
 
 /**
  * A webhook receives every event of its organization, so it lives only as long as its creator
@@ -36,6 +38,11 @@ export function disableWebhooksOfFormerAdmin(
   // The organization's chain is sealed after the response: the membership change's own entry registered it.
   const actor = { ...SYSTEM_ACTOR, requestId: c.var.requestId ?? null };
   return created.flatMap((webhook) =>
-    disableWebhook(c.var.db, { ...webhook, organizationId }, { reason: REASON }, { actor, condition: sql`not ${isAdminInSql(creatorLevel)}` }),
+    disableWebhook(
+      c.var.db,
+      { ...webhook, organizationId },
+      { reason: REASON },
+      { actor, condition: sql`not ${isAdminInSql(creatorLevel)}` },
+    ),
   );
 }

@@ -15,4 +15,3 @@ export async function sealedNewSecret(c: Context<AppEnv>, webhookId: string) {
   const secret = mintSecret();
   return { secret, sealedSecret: await seal(await loadKeyring(c.env), secret, secretContext(webhookId)) };
 }
-

@@ -46,7 +46,8 @@ function isPublicAnswer(answer: string): boolean {
 const onReceiverPort = (url: URL) => url.port === "" || RECEIVER_PORTS.includes(url.port);
 
 /** Local development and tests set `WEBHOOKS_ALLOW_INSECURE`: http, loopback receivers and any port are allowed then. */
-export const insecureReceiversAllowed = (env: Pick<Bindings, "WEBHOOKS_ALLOW_INSECURE">) => Boolean(env.WEBHOOKS_ALLOW_INSECURE);
+export const insecureReceiversAllowed = (env: Pick<Bindings, "WEBHOOKS_ALLOW_INSECURE">) =>
+  Boolean(env.WEBHOOKS_ALLOW_INSECURE);
 
 /** Why a receiver's port or host is refused outside local development, in the words of a 400 on `url`. */
 function destinationRefusal(url: URL): string | undefined {
@@ -86,7 +87,9 @@ async function receiverHostAllowed(env: Pick<Bindings, "DNS_RESOLVER_URL">, host
   if (isPrivateHost(host)) return false;
   const name = withoutTrailingDot(host);
   if (literalAddress(name)) return true;
-  const answers = (await Promise.all((["A", "AAAA"] as const).map((type) => lookupDnsRecords(env.DNS_RESOLVER_URL, name, type)))).flat();
+  const answers = (
+    await Promise.all((["A", "AAAA"] as const).map((type) => lookupDnsRecords(env.DNS_RESOLVER_URL, name, type)))
+  ).flat();
   return answers.length > 0 && answers.every(isPublicAnswer);
 }
 
@@ -96,6 +99,7 @@ async function receiverHostAllowed(env: Pick<Bindings, "DNS_RESOLVER_URL">, host
  */
 export async function deliveryRefusal(env: Pick<Bindings, "DNS_RESOLVER_URL">, url: URL): Promise<string | undefined> {
   if (!onReceiverPort(url)) return "The receiver's port must be 443 or 80.";
-  if (!(await receiverHostAllowed(env, url.hostname))) return "The receiver's host does not resolve to a public address.";
+  if (!(await receiverHostAllowed(env, url.hostname)))
+    return "The receiver's host does not resolve to a public address.";
   return undefined;
 }

@@ -11,7 +11,19 @@ import { pageEnvelope, readPage } from "../../platform/pagination";
 import { assertReceiverUrl } from "./webhook-urls";
 import { sealedNewSecret } from "./webhook-secrets";
 import { webhookActivity, webhookItem } from "./webhooks.activity";
-import { insertWebhookBelowLimit, listDeliveriesPage, MAX_WEBHOOKS_PER_ORGANIZATION, listWebhooksPage, ofOrganization, selectWebhooksWithCreator, webhookOfPath, toDelivery, toWebhook, type UserRow, type WebhookRow } from "./webhooks.queries";
+import {
+  insertWebhookBelowLimit,
+  listDeliveriesPage,
+  MAX_WEBHOOKS_PER_ORGANIZATION,
+  listWebhooksPage,
+  ofOrganization,
+  selectWebhooksWithCreator,
+  webhookOfPath,
+  toDelivery,
+  toWebhook,
+  type UserRow,
+  type WebhookRow,
+} from "./webhooks.queries";
 import { redeliver, sendTestEvent } from "./deliveries";
 import type {
   createWebhook,
@@ -45,7 +57,16 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
   const id = uuid7();
   const { secret, sealedSecret } = await sealedNewSecret(c, id);
   const organizationId = c.var.organization.id;
-  const webhook = { id, organizationId, url, events: input.events, enabled: input.enabled, description: input.description, sealedSecret, createdById: c.var.actor.userId };
+  const webhook = {
+    id,
+    organizationId,
+    url,
+    events: input.events,
+    enabled: input.enabled,
+    description: input.description,
+    sealedSecret,
+    createdById: c.var.actor.userId,
+  };
   const db = c.var.db;
   const [[row], , [creator]] = await db.batch([
     insertWebhookBelowLimit(db, webhook, nowIso()),
@@ -54,14 +75,19 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
     db.select().from(users).where(eq(users.id, c.var.actor.userId)),
   ]);
   if (!row) {
-    throw validationError("max_webhooks", `An organization can have at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks.`);
+    throw validationError(
+      "max_webhooks",
+      `An organization can have at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks.`,
+    );
   }
   return c.json({ ...toWebhook(row, creator ?? null), secret }, 201);
 };
 
 export const retrieveOrganizationWebhook: RouteHandler<typeof retrieveWebhook, AppEnv> = async (c) => {
   const read = organizationRead(c);
-  const [[row]] = await read.batch([selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, c.req.valid("param").id))]);
+  const [[row]] = await read.batch([
+    selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, c.req.valid("param").id)),
+  ]);
   if (!row) throw notFound();
   return c.json(toWebhook(row.webhook, row.createdBy), 200);
 };
@@ -75,10 +101,22 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
     c.var.db,
     c.var.db
       .update(webhooks)
-      .set({ url, events: after.events, enabled: after.enabled, description: after.description, updatedAt: after.updatedAt })
+      .set({
+        url,
+        events: after.events,
+        enabled: after.enabled,
+        description: after.description,
+        updatedAt: after.updatedAt,
+      })
       .where(ofOrganization(current.organizationId, current.id))
       .returning(),
-    webhookActivity.changed(c, "updated", webhookItem(after), toWebhook(current, createdBy), toWebhook(after, createdBy)),
+    webhookActivity.changed(
+      c,
+      "updated",
+      webhookItem(after),
+      toWebhook(current, createdBy),
+      toWebhook(after, createdBy),
+    ),
   );
   if (!row) throw notFound();
   return c.json(toWebhook(row, createdBy), 200);
@@ -126,7 +164,12 @@ export const rotateWebhookSecret: RouteHandler<typeof rotateSecret, AppEnv> = as
 
 export const listWebhookDeliveries: RouteHandler<typeof listDeliveries, AppEnv> = async (c) => {
   const page = readPage(c);
-  const result = await listDeliveriesPage(organizationRead(c), c.req.valid("param").id, page, c.req.valid("query").status);
+  const result = await listDeliveriesPage(
+    organizationRead(c),
+    c.req.valid("param").id,
+    page,
+    c.req.valid("query").status,
+  );
   if (!result) throw notFound();
   return c.json(pageEnvelope(c, page, result.count, result.results, result.links), 200);
 };

@@ -4,7 +4,11 @@ import { toUserBasic } from "../../users/user-basic";
 import { activityStatement, type ActivityActor } from "../../platform/activity-log/record";
 import { boundAs, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
-import { resolveOrganizationWith, type OrganizationRead, type OrganizationRef } from "../../platform/organization-context";
+import {
+  resolveOrganizationWith,
+  type OrganizationRead,
+  type OrganizationRef,
+} from "../../platform/organization-context";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import type { Webhook } from "./webhooks.schema";
 
@@ -22,7 +26,10 @@ export function toWebhook(row: WebhookRow, createdBy: UserRow | null): Webhook {
     description: row.description,
     created_by: createdBy ? toUserBasic(createdBy) : null,
     // An overlap past its end, not dropped by the cron yet, is over all the same.
-    previous_secret_expires_at: row.previousSecretExpiresAt !== null && Date.parse(row.previousSecretExpiresAt) > Date.now() ? row.previousSecretExpiresAt : null,
+    previous_secret_expires_at:
+      row.previousSecretExpiresAt !== null && Date.parse(row.previousSecretExpiresAt) > Date.now()
+        ? row.previousSecretExpiresAt
+        : null,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
@@ -59,11 +66,17 @@ export const webhookOfPath = resolveOrganizationWith((read, c) => [
   selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, c.req.param("id") ?? "")),
 ]);
 
-const newestFirst: ListOrder = [[webhooks.createdAt, "desc"], [webhooks.id, "desc"]];
+const newestFirst: ListOrder = [
+  [webhooks.createdAt, "desc"],
+  [webhooks.id, "desc"],
+];
 
 export const MAX_WEBHOOKS_PER_ORGANIZATION = 50;
 
-export type NewWebhook = Pick<WebhookRow, "id" | "organizationId" | "url" | "events" | "enabled" | "description" | "sealedSecret" | "createdById">;
+export type NewWebhook = Pick<
+  WebhookRow,
+  "id" | "organizationId" | "url" | "events" | "enabled" | "description" | "sealedSecret" | "createdById"
+>;
 
 /**
  * Inserts the webhook while the organization has fewer than `MAX_WEBHOOKS_PER_ORGANIZATION`:
@@ -95,7 +108,12 @@ export function insertWebhookBelowLimit(db: Database, webhook: NewWebhook, now: 
           updatedAt: boundAs(now, webhooks.updatedAt),
         })
         .from(organizations)
-        .where(and(eq(organizations.id, webhook.organizationId), lt(organizations.webhookCount, MAX_WEBHOOKS_PER_ORGANIZATION))),
+        .where(
+          and(
+            eq(organizations.id, webhook.organizationId),
+            lt(organizations.webhookCount, MAX_WEBHOOKS_PER_ORGANIZATION),
+          ),
+        ),
     )
     .returning();
 }
@@ -110,10 +128,17 @@ export async function listWebhooksPage(read: OrganizationRead, page: Page) {
     selectWebhooksWithCreator(db).innerJoin(...joinPage(db, newestFirst, ofOrg, page)),
   ]);
   const listed = pageOf(newestFirst, page, rows, (row) => row.webhook);
-  return { count: total?.value ?? 0, results: listed.rows.map((row) => toWebhook(row.webhook, row.createdBy)), links: listed.links };
+  return {
+    count: total?.value ?? 0,
+    results: listed.rows.map((row) => toWebhook(row.webhook, row.createdBy)),
+    links: listed.links,
+  };
 }
 
-const deliveriesNewestFirst: ListOrder = [[webhookDeliveries.createdAt, "desc"], [webhookDeliveries.id, "desc"]];
+const deliveriesNewestFirst: ListOrder = [
+  [webhookDeliveries.createdAt, "desc"],
+  [webhookDeliveries.id, "desc"],
+];
 
 /**
  * The webhook (of the organization) and a page of its deliveries, newest first, in one round trip.
@@ -122,8 +147,14 @@ const deliveriesNewestFirst: ListOrder = [[webhookDeliveries.createdAt, "desc"],
  */
 export async function listDeliveriesPage(read: OrganizationRead, webhookId: string, page: Page, status?: string) {
   const { db, organizationId } = read;
-  const ofWebhook = and(eq(webhookDeliveries.webhookId, webhookId), status === undefined ? undefined : eq(webhookDeliveries.status, status));
-  const count = status === undefined ? webhooks.deliveryCount : sql<number>`(select count(*) from ${webhookDeliveries} where ${ofWebhook})`;
+  const ofWebhook = and(
+    eq(webhookDeliveries.webhookId, webhookId),
+    status === undefined ? undefined : eq(webhookDeliveries.status, status),
+  );
+  const count =
+    status === undefined
+      ? webhooks.deliveryCount
+      : sql<number>`(select count(*) from ${webhookDeliveries} where ${ofWebhook})`;
   const [[webhook], rows] = await read.batch([
     db.select({ deliveryCount: count }).from(webhooks).where(ofOrganization(organizationId, webhookId)),
     db
@@ -154,6 +185,13 @@ export function disableWebhook(
       .update(webhooks)
       .set({ enabled: false, updatedAt: nowIso() })
       .where(and(eq(webhooks.id, webhook.id), eq(webhooks.enabled, true), condition)),
-    activityStatement(db, actor, { organizationId: webhook.organizationId, scope: "Webhook", activity: "disabled", itemId: webhook.id, name: webhook.url, context }),
+    activityStatement(db, actor, {
+      organizationId: webhook.organizationId,
+      scope: "Webhook",
+      activity: "disabled",
+      itemId: webhook.id,
+      name: webhook.url,
+      context,
+    }),
   ];
 }

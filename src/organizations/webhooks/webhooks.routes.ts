@@ -18,7 +18,9 @@ import {
 } from "./webhooks.schema";
 
 const WebhookParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Webhook id." }) });
-const DeliveryParams = WebhookParams.extend({ delivery_id: z.string().openapi({ description: "Delivery id (its `webhook-id`)." }) });
+const DeliveryParams = WebhookParams.extend({
+  delivery_id: z.string().openapi({ description: "Delivery id (its `webhook-id`)." }),
+});
 
 const TestResult = z
   .object({

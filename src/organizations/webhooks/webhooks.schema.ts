@@ -5,7 +5,10 @@ import { Timestamp } from "../../platform/timestamps";
 
 const EventName = z
   .string()
-  .refine((event) => event === "*" || ACTIVITY_EVENTS.includes(event), "Unknown event: use an activity name such as OrganizationMembership.joined, or *.")
+  .refine(
+    (event) => event === "*" || ACTIVITY_EVENTS.includes(event),
+    "Unknown event: use an activity name such as OrganizationMembership.joined, or *.",
+  )
   .openapi({ example: "OrganizationMembership.joined" });
 
 const Url = z.string().max(2000).openapi({ example: "https://hooks.example.com/posthog" });
@@ -19,8 +22,12 @@ export const Webhook = z
     events: z.array(z.string()),
     enabled: z.boolean(),
     description: z.string(),
-    created_by: UserBasic.nullable().openapi({ description: "Who created it: null once that user is gone. It is disabled when they stop being an admin." }),
-    previous_secret_expires_at: Timestamp.nullable().openapi({ description: "Until then, the previous secret signs too." }),
+    created_by: UserBasic.nullable().openapi({
+      description: "Who created it: null once that user is gone. It is disabled when they stop being an admin.",
+    }),
+    previous_secret_expires_at: Timestamp.nullable().openapi({
+      description: "Until then, the previous secret signs too.",
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })
@@ -46,7 +53,13 @@ export const WebhookUpdateInput = z.object({
 });
 
 export const RotateSecretInput = z.object({
-  overlap_seconds: z.number().int().min(0).max(86_400).default(0).openapi({ description: "How long the old secret signs too.", example: 3600 }),
+  overlap_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .default(0)
+    .openapi({ description: "How long the old secret signs too.", example: 3600 }),
 });
 
 export const RecoverInput = z
@@ -54,7 +67,10 @@ export const RecoverInput = z
     since: z.string().datetime({ offset: true }).openapi({ example: "2026-01-01T00:00:00Z" }),
     until: z.string().datetime({ offset: true }).optional().openapi({ description: "Default: now." }),
   })
-  .refine((input) => input.until === undefined || Date.parse(input.since) < Date.parse(input.until), { path: ["until"], message: "Must be after `since`." });
+  .refine((input) => input.until === undefined || Date.parse(input.since) < Date.parse(input.until), {
+    path: ["until"],
+    message: "Must be after `since`.",
+  });
 
 export const Recovery = z
   .object({

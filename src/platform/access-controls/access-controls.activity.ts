@@ -36,4 +36,5 @@ export const accessControlItem = (project: ProjectContext, ruleId: string | SQL,
 });
 
 /** The id of the rule `where` finds, read after the upsert that wrote it. */
-export const ruleIdInBatch = (where: SQL | undefined): SQL => sql`select ${rules.id} from ${rules} where ${where} limit 1`;
+export const ruleIdInBatch = (where: SQL | undefined): SQL =>
+  sql`select ${rules.id} from ${rules} where ${where} limit 1`;

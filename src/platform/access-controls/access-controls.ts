@@ -47,13 +47,17 @@ const AccessControlRule = z
   .object({
     id: z.string(),
     access_level: z.string(),
-    organization_member: z.string().nullable().openapi({ description: "The membership id; null: the default for everyone." }),
+    organization_member: z
+      .string()
+      .nullable()
+      .openapi({ description: "The membership id; null: the default for everyone." }),
     resource: z.string(),
     resource_id: z.string(),
     created_at: Timestamp,
     updated_at: Timestamp,
     created_by: z.string().nullable().openapi({
-      description: "Always null, as PostHog returns it through this API (its clients decode a string); who made a rule is in the activity log.",
+      description:
+        "Always null, as PostHog returns it through this API (its clients decode a string); who made a rule is in the activity log.",
     }),
   })
   .openapi("AccessControl");
@@ -92,11 +96,7 @@ function rulesOf(resource: AccessControlledResourceName, resourceId: ResourceId,
 
 /** Rules, oldest first: one query. */
 function selectRules(db: Database, where: SQL | undefined) {
-  return db
-    .select({ rule: rules })
-    .from(rules)
-    .where(where)
-    .orderBy(asc(rules.createdAt), asc(rules.id));
+  return db.select({ rule: rules }).from(rules).where(where).orderBy(asc(rules.createdAt), asc(rules.id));
 }
 
 type RuleRow = Awaited<ReturnType<typeof selectRules>>[number];
@@ -112,10 +112,20 @@ const toRule = ({ rule }: RuleRow): z.infer<typeof AccessControlRule> => ({
   created_by: null,
 });
 
-type RuleTarget = { resource: AccessControlledResourceName; resourceId: ResourceId; environmentId: number; membershipId: string | null };
+type RuleTarget = {
+  resource: AccessControlledResourceName;
+  resourceId: ResourceId;
+  environmentId: number;
+  membershipId: string | null;
+};
 
 /** Writes the rule of one member (or the default, `membershipId` null), whether or not it existed. */
-function upsertRule(db: Database, target: RuleTarget, level: AccessLevelOf<AccessControlledResourceName>, userId: number) {
+function upsertRule(
+  db: Database,
+  target: RuleTarget,
+  level: AccessLevelOf<AccessControlledResourceName>,
+  userId: number,
+) {
   const now = nowIso();
   const isDefault = target.membershipId === null;
   return db
@@ -133,7 +143,9 @@ function upsertRule(db: Database, target: RuleTarget, level: AccessLevelOf<Acces
     })
     .onConflictDoUpdate({
       // The default rule has its own (partial) unique index: NULLs never conflict in the other one.
-      target: isDefault ? [rules.resource, rules.resourceId] : [rules.resource, rules.resourceId, rules.organizationMembershipId],
+      target: isDefault
+        ? [rules.resource, rules.resourceId]
+        : [rules.resource, rules.resourceId, rules.organizationMembershipId],
       targetWhere: isDefault ? isNull(rules.organizationMembershipId) : undefined,
       set: { accessLevel: level, updatedAt: now },
     });
@@ -148,7 +160,10 @@ const selectMembership = (db: Database, environmentId: number, membershipId: str
     .innerJoin(users, eq(users.id, organizationMemberships.userId))
     .where(
       and(
-        eq(organizationMemberships.organizationId, sql`(select ${environments.organizationId} from ${environments} where ${environments.id} = ${environmentId})`),
+        eq(
+          organizationMemberships.organizationId,
+          sql`(select ${environments.organizationId} from ${environments} where ${environments.id} = ${environmentId})`,
+        ),
         eq(organizationMemberships.id, membershipId ?? ""),
       ),
     );
@@ -158,7 +173,10 @@ const selectResourceId = (db: Database, resourceId: ResourceId) =>
   db.select({ value: sql<string>`${resourceId}` }).from(sql`(select 1)`);
 
 /** A level the resource has, or null (remove the rule); anything else is PostHog's 400. */
-function checkedLevel<R extends AccessControlledResourceName>(resource: R, level: string | null): AccessLevelOf<R> | null {
+function checkedLevel<R extends AccessControlledResourceName>(
+  resource: R,
+  level: string | null,
+): AccessLevelOf<R> | null {
   const levels: readonly string[] = RESOURCE_ACCESS_LEVELS[resource];
   if (level === null || levels.includes(level)) return level as AccessLevelOf<R> | null;
   throw validationError("invalid_choice", `Invalid access level. Must be one of: ${levels.join(", ")}`, "access_level");
@@ -185,10 +203,18 @@ export function accessControls<R extends AccessControlledResourceName, S extends
   /** What a PUT reads, for the rule of `membershipId` (null: the default). */
   const putReads = (db: Database, environmentId: number, c: Context<AppEnv>, membershipId: string | null) => {
     const { statement, resourceId } = definition.read(c, environmentId);
-    const existing = db.select({ id: rules.id, accessLevel: rules.accessLevel }).from(rules).where(rulesOf(definition.resource, resourceId, membershipId));
+    const existing = db
+      .select({ id: rules.id, accessLevel: rules.accessLevel })
+      .from(rules)
+      .where(rulesOf(definition.resource, resourceId, membershipId));
     const members = selectMembership(db, environmentId, membershipId);
     const storedResourceId = selectResourceId(db, resourceId);
-    return [statement, members, existing, storedResourceId] as [S, typeof members, typeof existing, typeof storedResourceId];
+    return [statement, members, existing, storedResourceId] as [
+      S,
+      typeof members,
+      typeof existing,
+      typeof storedResourceId,
+    ];
   };
   /** The resource, the member and the rule the body names, read with the project: the write is the second round trip. */
   const ruleToPut = resolveProjectWithBody(PutAccessControlInput, (db, environmentId, c, body) =>
@@ -209,7 +235,10 @@ export function accessControls<R extends AccessControlledResourceName, S extends
   const retrieve: RouteHandler<typeof retrieveRoute, AppEnv> = async (c) => {
     const [resourceRows, ruleRows] = await resolveProjectAndRead(c, (environmentId) => {
       const { statement, resourceId } = definition.read(c, environmentId);
-      return [statement, selectRules(c.var.db, rulesOf(definition.resource, resourceId))] as [S, ReturnType<typeof selectRules>];
+      return [statement, selectRules(c.var.db, rulesOf(definition.resource, resourceId))] as [
+        S,
+        ReturnType<typeof selectRules>,
+      ];
     });
     const level: string = definition.levelOf(c, resourceRows as Awaited<S>);
     const body: z.infer<typeof AccessControls> = {
@@ -233,7 +262,8 @@ export function accessControls<R extends AccessControlledResourceName, S extends
       preloaded.body !== undefined && (preloaded.body.organization_member ?? null) === membershipId
         ? preloaded.results
         : await db.batch(putReads(db, project.environmentId, c, membershipId));
-    if (definition.levelOf(c, resourceRows as Awaited<S>) !== definition.managerLevel) throw permissionDenied(definition.notManager);
+    if (definition.levelOf(c, resourceRows as Awaited<S>) !== definition.managerLevel)
+      throw permissionDenied(definition.notManager);
     const resourceLevel = checkedLevel(definition.resource, input.access_level);
     if (membershipId !== null && members.length === 0) {
       throw validationError("invalid_input", "This user is not a member of the organization.", "organization_member");
@@ -248,14 +278,24 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     };
     if (resourceLevel === null) {
       // No rule to remove: the DELETE matches nothing, and its entry records nothing.
-      const entry = accessControlActivity.record(c, "deleted", accessControlItem(project, existing?.id ?? "", ruleDescription));
+      const entry = accessControlActivity.record(
+        c,
+        "deleted",
+        accessControlItem(project, existing?.id ?? "", ruleDescription),
+      );
       await db.batch([deleteRule(db, target), entry, ...keepInStep]);
       return c.body(null, 204);
     }
     // Whether the rule existed is as read; the entry reads the id of the rule the upsert wrote.
     const item = accessControlItem(project, ruleIdInBatch(ruleOfTarget), ruleDescription);
     const entry = existing
-      ? accessControlActivity.changed(c, "updated", item, { access_level: existing.accessLevel }, { access_level: resourceLevel })
+      ? accessControlActivity.changed(
+          c,
+          "updated",
+          item,
+          { access_level: existing.accessLevel },
+          { access_level: resourceLevel },
+        )
       : accessControlActivity.record(c, "created", item);
     const written = selectRules(db, ruleOfTarget);
     const upsert = upsertRule(db, target, resourceLevel, actor.userId);

@@ -12,7 +12,11 @@ type EntryRow = typeof activityLog.$inferSelect;
 type UserRow = typeof users.$inferSelect;
 
 export function toActivityLogEntry(row: EntryRow, user: UserRow | null): ActivityLogEntry {
-  const detail = JSON.parse(row.detail) as { name: string | null; changes: ActivityLogEntry["detail"]["changes"]; context: ActivityLogEntry["detail"]["context"] };
+  const detail = JSON.parse(row.detail) as {
+    name: string | null;
+    changes: ActivityLogEntry["detail"]["changes"];
+    context: ActivityLogEntry["detail"]["context"];
+  };
   return {
     id: row.id,
     user: user ? toUserBasic(user) : null,
@@ -24,7 +28,16 @@ export function toActivityLogEntry(row: EntryRow, user: UserRow | null): Activit
     activity: row.activity,
     scope: row.scope,
     item_id: row.itemId,
-    detail: { id: row.itemId, name: detail.name, short_id: null, type: null, changes: detail.changes, merge: null, trigger: null, context: detail.context },
+    detail: {
+      id: row.itemId,
+      name: detail.name,
+      short_id: null,
+      type: null,
+      changes: detail.changes,
+      merge: null,
+      trigger: null,
+      context: detail.context,
+    },
     created_at: row.createdAt,
     request_id: row.requestId,
     api_key_id: row.apiKeyId,
@@ -52,7 +65,9 @@ function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL 
   return [
     query.scope === undefined ? undefined : eq(activityLog.scope, query.scope),
     query.item_id === undefined ? undefined : eq(activityLog.itemId, query.item_id),
-    query.user === undefined ? undefined : sql`${activityLog.userId} = (select ${users.id} from ${users} where ${users.uuid} = ${query.user})`,
+    query.user === undefined
+      ? undefined
+      : sql`${activityLog.userId} = (select ${users.id} from ${users} where ${users.uuid} = ${query.user})`,
     query.activity === undefined ? undefined : eq(activityLog.activity, query.activity),
     query.after === undefined ? undefined : sql`${activityLog.seq} > ${lastSeqAtOrBefore(organizationId, query.after)}`,
     // Before a time: at or below the last number of the millisecond before it.
@@ -77,7 +92,12 @@ export type ActivityLogSource = { organizationId: string | SQL; where?: SQL };
  */
 export function selectActivityPage(db: Database, source: ActivityLogSource, query: ActivityLogQuery) {
   return selectEntriesWithUsers(db)
-    .where(and(source.where ?? eq(activityLog.organizationId, source.organizationId), ...filtersOf(source.organizationId, query)))
+    .where(
+      and(
+        source.where ?? eq(activityLog.organizationId, source.organizationId),
+        ...filtersOf(source.organizationId, query),
+      ),
+    )
     .orderBy(desc(activityLog.seq))
     .limit((query.limit ?? DEFAULT_PAGE_SIZE) + 1);
 }

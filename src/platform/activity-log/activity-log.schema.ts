@@ -44,9 +44,13 @@ export const ActivityLogEntry = z
     created_at: Timestamp,
     request_id: z.string().nullable(),
     api_key_id: z.string().nullable(),
-    seq: z.number().int().openapi({ description: "The entry's number in its organization's chain: 1, 2, 3, ... with no gaps." }),
+    seq: z
+      .number()
+      .int()
+      .openapi({ description: "The entry's number in its organization's chain: 1, 2, 3, ... with no gaps." }),
     hash: z.string().nullable().openapi({
-      description: "SHA-256 (hex) of the previous entry's hash followed by this entry's canonical JSON; null for the moments before it is sealed.",
+      description:
+        "SHA-256 (hex) of the previous entry's hash followed by this entry's canonical JSON; null for the moments before it is sealed.",
     }),
   })
   .openapi("ActivityLog");
@@ -64,10 +68,16 @@ const time = (description: string) =>
   z.string().datetime({ offset: true }).optional().openapi({ description, example: "2026-01-01T00:00:00Z" });
 
 export const ActivityLogQuery = z.object({
-  scope: z.enum(ACTIVITY_SCOPES as [string, ...string[]]).optional().openapi({ description: "Only entries about this kind of item." }),
+  scope: z
+    .enum(ACTIVITY_SCOPES as [string, ...string[]])
+    .optional()
+    .openapi({ description: "Only entries about this kind of item." }),
   item_id: z.string().max(200).optional().openapi({ description: "Only entries about this item." }),
   user: z.string().uuid().optional().openapi({ description: "Only entries made by this user (uuid)." }),
-  activity: z.enum(ACTIVITY_NAMES as [string, ...string[]]).optional().openapi({ description: "Only entries of this activity." }),
+  activity: z
+    .enum(ACTIVITY_NAMES as [string, ...string[]])
+    .optional()
+    .openapi({ description: "Only entries of this activity." }),
   after: time("Only entries created after this time."),
   before: time("Only entries created before this time."),
   cursor: z
@@ -75,7 +85,13 @@ export const ActivityLogQuery = z.object({
     .regex(/^[1-9]\d{0,15}$/, "Invalid cursor.")
     .optional()
     .openapi({ description: "Where the page starts: taken from the previous page's `next` link." }),
-  limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).optional().openapi({ description: "Entries per page (default 100, at most 1000)." }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .optional()
+    .openapi({ description: "Entries per page (default 100, at most 1000)." }),
 });
 export type ActivityLogQuery = z.infer<typeof ActivityLogQuery>;
 
@@ -83,14 +99,21 @@ export const ChainVerdict = z
   .object({
     valid: z.boolean(),
     entries: z.number().int(),
-    first_invalid: z.number().int().nullable().openapi({ description: "The `seq` of the first missing or altered entry." }),
+    first_invalid: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The `seq` of the first missing or altered entry." }),
     head: z.object({ seq: z.number().int(), hash: z.string() }).nullable(),
   })
   .openapi("ActivityLogVerification");
 
 /** An entry as an event: what a webhook delivery posts and the events feed lists. */
 export const ActivityEvent = ActivityLogEntry.extend({
-  type: z.string().openapi({ description: "The event's name, `Scope.activity`, as webhooks subscribe to it.", example: "OrganizationMembership.joined" }),
+  type: z.string().openapi({
+    description: "The event's name, `Scope.activity`, as webhooks subscribe to it.",
+    example: "OrganizationMembership.joined",
+  }),
 }).openapi("ActivityEvent");
 export type ActivityEvent = z.infer<typeof ActivityEvent>;
 

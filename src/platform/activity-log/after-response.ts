@@ -17,7 +17,12 @@ export function onActivitySealed(listener: SealedListener) {
 export async function sealOrganizations(env: Bindings, organizationIds: string[]) {
   const db = primaryDatabase(env);
   await forEachOrganization("seal activity log", organizationIds, (organizationId) => sealChain(db, organizationId));
-  await runEach("after activity sealed", sealedListeners, (listener) => listener(env, organizationIds), () => ({}));
+  await runEach(
+    "after activity sealed",
+    sealedListeners,
+    (listener) => listener(env, organizationIds),
+    () => ({}),
+  );
 }
 
 /**

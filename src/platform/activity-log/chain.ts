@@ -42,7 +42,10 @@ export const canonicalEntry = (row: EntryRow): string => JSON.stringify(canonica
 export const entryHash = (previousHash: string, row: EntryRow) => sha256Hex(previousHash + canonicalEntry(row));
 
 /** Where the chain's remaining entries start: after the retention anchor, or at the beginning. */
-const startOf = (anchor: { seq: number; hash: string } | undefined) => ({ seq: anchor?.seq ?? 0, hash: anchor?.hash ?? GENESIS_HASH });
+const startOf = (anchor: { seq: number; hash: string } | undefined) => ({
+  seq: anchor?.seq ?? 0,
+  hash: anchor?.hash ?? GENESIS_HASH,
+});
 
 /**
  * Hashes the organization's entries appended since the last sealed one, in order. Entries are

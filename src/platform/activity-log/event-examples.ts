@@ -19,12 +19,18 @@ export type EventExample = {
 };
 
 const USER_UUID = "01a2f3c4-1111-7000-8000-0000000000a1";
-const changed = (type: ActivityScope, field: string, before: unknown, after: unknown): Change[] => [{ type, action: "changed", field, before, after }];
+const changed = (type: ActivityScope, field: string, before: unknown, after: unknown): Change[] => [
+  { type, action: "changed", field, before, after },
+];
 
 const dashboard = { name: "Weekly KPIs", item: "42", project: true } as const;
 const webhook = { name: "https://hooks.example.com/posthog", item: "01a2f3c4-2222-7000-8000-0000000000b2" } as const;
 const batchExport = { name: "Events to S3", item: "01a2f3c4-3333-7000-8000-0000000000c3", project: true } as const;
-const membership = { name: "ada@example.com", item: "01a2f3c4-4444-7000-8000-0000000000d4", context: { user_uuid: USER_UUID } } as const;
+const membership = {
+  name: "ada@example.com",
+  item: "01a2f3c4-4444-7000-8000-0000000000d4",
+  context: { user_uuid: USER_UUID },
+} as const;
 const invite = { name: "grace@example.com", item: "01a2f3c4-5555-7000-8000-0000000000e5" } as const;
 const domain = { name: "example.com", item: "01a2f3c4-6666-7000-8000-0000000000f6" } as const;
 const key = {
@@ -33,13 +39,23 @@ const key = {
   context: { scopes: ["dashboard:read"], scoped_organizations: [], scoped_teams: [] },
 } as const;
 const tile = { name: "Signups this week", item: "1207", project: true, context: { dashboard_id: 42 } } as const;
-const collaborator = { name: "ada@example.com", item: "01a2f3c4-8888-7000-8000-000000000118", project: true, context: { dashboard_id: 42, user_uuid: USER_UUID, level: 37 } } as const;
+const collaborator = {
+  name: "ada@example.com",
+  item: "01a2f3c4-8888-7000-8000-000000000118",
+  project: true,
+  context: { dashboard_id: 42, user_uuid: USER_UUID, level: 37 },
+} as const;
 const sharing = { name: "Weekly KPIs", item: "42", project: true, context: { dashboard_id: 42 } } as const;
 const rule = {
   name: "Weekly KPIs",
   item: "01a2f3c4-9999-7000-8000-000000000129",
   project: true,
-  context: { resource: "dashboard", resource_id: "42", organization_member: "01a2f3c4-4444-7000-8000-0000000000d4", access_level: "viewer" },
+  context: {
+    resource: "dashboard",
+    resource_id: "42",
+    organization_member: "01a2f3c4-4444-7000-8000-0000000000d4",
+    access_level: "viewer",
+  },
 } as const;
 
 /**
@@ -47,31 +63,69 @@ const rule = {
  * (`npm run docs:events`), and a test fails when the file is stale.
  */
 export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
-  "Organization.created": { description: "An organization was created; its creator's `OrganizationMembership.joined` follows.", name: "Acme", item: "01a2f3c4-0000-7000-8000-000000000001" },
+  "Organization.created": {
+    description: "An organization was created; its creator's `OrganizationMembership.joined` follows.",
+    name: "Acme",
+    item: "01a2f3c4-0000-7000-8000-000000000001",
+  },
   "Organization.updated": {
     description: "An organization's settings changed (name, members' rights, activity-log retention...).",
     name: "Acme",
     item: "01a2f3c4-0000-7000-8000-000000000001",
     changes: changed("Organization", "members_can_invite", true, false),
   },
-  "OrganizationMembership.joined": { description: "A user joined the organization: by creating it, or by accepting an invite.", ...membership },
-  "OrganizationMembership.updated": { description: "A member's level changed (member 1, admin 8, owner 15).", ...membership, changes: changed("OrganizationMembership", "level", 1, 8) },
+  "OrganizationMembership.joined": {
+    description: "A user joined the organization: by creating it, or by accepting an invite.",
+    ...membership,
+  },
+  "OrganizationMembership.updated": {
+    description: "A member's level changed (member 1, admin 8, owner 15).",
+    ...membership,
+    changes: changed("OrganizationMembership", "level", 1, 8),
+  },
   "OrganizationMembership.left": { description: "A member left the organization or was removed.", ...membership },
-  "OrganizationInvite.created": { description: "Someone was invited by e-mail (the token is never recorded).", ...invite },
+  "OrganizationInvite.created": {
+    description: "Someone was invited by e-mail (the token is never recorded).",
+    ...invite,
+  },
   "OrganizationInvite.cancelled": { description: "An invite was cancelled before it was accepted.", ...invite },
-  "OrganizationInvite.accepted": { description: "An invite was accepted; the new member's `OrganizationMembership.joined` comes with it.", ...invite },
+  "OrganizationInvite.accepted": {
+    description: "An invite was accepted; the new member's `OrganizationMembership.joined` comes with it.",
+    ...invite,
+  },
   "OrganizationDomain.created": { description: "An authentication domain was added.", ...domain },
   "OrganizationDomain.updated": {
-    description: "A domain's settings changed: JIT provisioning, SSO enforcement, SAML (a certificate only as `masked`).",
+    description:
+      "A domain's settings changed: JIT provisioning, SSO enforcement, SAML (a certificate only as `masked`).",
     ...domain,
     changes: changed("OrganizationDomain", "jit_provisioning_enabled", false, true),
   },
-  "OrganizationDomain.verified": { description: "A domain's DNS TXT record was found: the domain is verified.", ...domain },
+  "OrganizationDomain.verified": {
+    description: "A domain's DNS TXT record was found: the domain is verified.",
+    ...domain,
+  },
   "OrganizationDomain.deleted": { description: "An authentication domain was removed.", ...domain },
-  "Project.created": { description: "A project (and its environment) was created.", name: "Mobile app", item: "7", project: true },
-  "Project.updated": { description: "A project's settings changed, its privacy (`access_control`) among them.", name: "Mobile app", item: "7", project: true, changes: changed("Project", "access_control", false, true) },
-  "PersonalAPIKey.created": { description: "A personal API key that can reach the organization was created (never its value).", ...key },
-  "PersonalAPIKey.revoked": { description: "A personal API key that could reach the organization was revoked.", ...key },
+  "Project.created": {
+    description: "A project (and its environment) was created.",
+    name: "Mobile app",
+    item: "7",
+    project: true,
+  },
+  "Project.updated": {
+    description: "A project's settings changed, its privacy (`access_control`) among them.",
+    name: "Mobile app",
+    item: "7",
+    project: true,
+    changes: changed("Project", "access_control", false, true),
+  },
+  "PersonalAPIKey.created": {
+    description: "A personal API key that can reach the organization was created (never its value).",
+    ...key,
+  },
+  "PersonalAPIKey.revoked": {
+    description: "A personal API key that could reach the organization was revoked.",
+    ...key,
+  },
   "BatchExport.created": { description: "A batch export was created in a project.", ...batchExport },
   "BatchExport.updated": {
     description: "A batch export's settings changed; a destination secret only as `masked`.",
@@ -81,34 +135,80 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
   "BatchExport.paused": { description: "A batch export was paused.", ...batchExport },
   "BatchExport.unpaused": { description: "A batch export was resumed.", ...batchExport },
   "BatchExport.deleted": { description: "A batch export was deleted.", ...batchExport },
-  "Dashboard.created": { description: "A dashboard was created: empty, from a template, or as a copy (one entry, whatever tiles came with it).", ...dashboard },
-  "Dashboard.updated": { description: "A dashboard's name, description, tags, pin or restriction changed.", ...dashboard, changes: changed("Dashboard", "pinned", false, true) },
+  "Dashboard.created": {
+    description:
+      "A dashboard was created: empty, from a template, or as a copy (one entry, whatever tiles came with it).",
+    ...dashboard,
+  },
+  "Dashboard.updated": {
+    description: "A dashboard's name, description, tags, pin or restriction changed.",
+    ...dashboard,
+    changes: changed("Dashboard", "pinned", false, true),
+  },
   "Dashboard.deleted": { description: "A dashboard was deleted (it can be restored).", ...dashboard },
   "Dashboard.restored": { description: "A deleted dashboard was restored.", ...dashboard },
   "DashboardTile.created": { description: "A tile (an insight or a text) was added to a dashboard.", ...tile },
-  "DashboardTile.updated": { description: "A tile's layout, color or text changed.", ...tile, changes: changed("DashboardTile", "color", null, "blue") },
+  "DashboardTile.updated": {
+    description: "A tile's layout, color or text changed.",
+    ...tile,
+    changes: changed("DashboardTile", "color", null, "blue"),
+  },
   "DashboardTile.deleted": { description: "A tile was removed from a dashboard.", ...tile },
-  "DashboardTile.moved": { description: "A tile was moved to another dashboard.", ...tile, context: { from_dashboard_id: 42, to_dashboard_id: 43 } },
-  "DashboardCollaborator.created": { description: "A member was made a collaborator (editor) of a dashboard.", ...collaborator },
+  "DashboardTile.moved": {
+    description: "A tile was moved to another dashboard.",
+    ...tile,
+    context: { from_dashboard_id: 42, to_dashboard_id: 43 },
+  },
+  "DashboardCollaborator.created": {
+    description: "A member was made a collaborator (editor) of a dashboard.",
+    ...collaborator,
+  },
   "DashboardCollaborator.updated": {
-    description: "A collaborator's level on a dashboard changed (no route changes it yet: edit is the only level a collaborator is given).",
+    description:
+      "A collaborator's level on a dashboard changed (no route changes it yet: edit is the only level a collaborator is given).",
     ...collaborator,
     changes: changed("DashboardCollaborator", "level", 21, 37),
   },
   "DashboardCollaborator.deleted": { description: "A collaborator was removed from a dashboard.", ...collaborator },
-  "SharingConfiguration.enabled": { description: "A dashboard's public link was turned on (its token is never recorded).", ...sharing },
+  "SharingConfiguration.enabled": {
+    description: "A dashboard's public link was turned on (its token is never recorded).",
+    ...sharing,
+  },
   "SharingConfiguration.disabled": { description: "A dashboard's public link was turned off.", ...sharing },
-  "SharingConfiguration.updated": { description: "A public link's settings changed.", ...sharing, changes: changed("SharingConfiguration", "settings", {}, { whitelabel: true }) },
-  "SharingConfiguration.access_token_refreshed": { description: "A public link's token was replaced: the old link stops working.", ...sharing },
-  "AccessControl.created": { description: "An access rule was set on a dashboard or a project, for a member or as its default.", ...rule },
-  "AccessControl.updated": { description: "An access rule's level changed.", ...rule, changes: changed("AccessControl", "access_level", "viewer", "editor") },
+  "SharingConfiguration.updated": {
+    description: "A public link's settings changed.",
+    ...sharing,
+    changes: changed("SharingConfiguration", "settings", {}, { whitelabel: true }),
+  },
+  "SharingConfiguration.access_token_refreshed": {
+    description: "A public link's token was replaced: the old link stops working.",
+    ...sharing,
+  },
+  "AccessControl.created": {
+    description: "An access rule was set on a dashboard or a project, for a member or as its default.",
+    ...rule,
+  },
+  "AccessControl.updated": {
+    description: "An access rule's level changed.",
+    ...rule,
+    changes: changed("AccessControl", "access_level", "viewer", "editor"),
+  },
   "AccessControl.deleted": { description: "An access rule was removed.", ...rule },
   "Webhook.created": { description: "A webhook subscription was created (never its secret).", ...webhook },
-  "Webhook.updated": { description: "A webhook's URL, events, description or state changed.", ...webhook, changes: changed("Webhook", "enabled", false, true) },
+  "Webhook.updated": {
+    description: "A webhook's URL, events, description or state changed.",
+    ...webhook,
+    changes: changed("Webhook", "enabled", false, true),
+  },
   "Webhook.deleted": { description: "A webhook subscription was deleted, with its deliveries.", ...webhook },
-  "Webhook.secret_rotated": { description: "A webhook's signing secret was replaced; `overlap_seconds` says how long the old one still signs.", ...webhook, context: { overlap_seconds: 3600 } },
+  "Webhook.secret_rotated": {
+    description: "A webhook's signing secret was replaced; `overlap_seconds` says how long the old one still signs.",
+    ...webhook,
+    context: { overlap_seconds: 3600 },
+  },
   "Webhook.disabled": {
-    description: "The service turned a webhook off: its receiver answered 410 Gone, every delivery failed for 3 days, or its creator is no longer an admin.",
+    description:
+      "The service turned a webhook off: its receiver answered 410 Gone, every delivery failed for 3 days, or its creator is no longer an admin.",
     ...webhook,
     system: true,
     context: { reason: "The receiver answered 410 Gone." },

@@ -9,6 +9,9 @@ export const eventNameOf = (entry: { scope: string; activity: string }) => `${en
  * What a webhook delivery posts and the events feed lists, built once for both: the entry in the
  * activity log's shape with its event name as `type`.
  */
-export function eventPayload(entry: typeof activityLog.$inferSelect, user: typeof users.$inferSelect | null): ActivityEvent {
+export function eventPayload(
+  entry: typeof activityLog.$inferSelect,
+  user: typeof users.$inferSelect | null,
+): ActivityEvent {
   return { type: eventNameOf(entry), ...toActivityLogEntry(entry, user) };
 }

@@ -47,7 +47,8 @@ function exampleEntry(event: EventName): typeof activityLog.$inferSelect {
 }
 
 /** What a delivery posts (and the feed lists) for the event: the delivery's own payload builder. */
-export const examplePayload = (event: EventName) => eventPayload(exampleEntry(event), EVENT_EXAMPLES[event].system ? null : EXAMPLE_USER);
+export const examplePayload = (event: EventName) =>
+  eventPayload(exampleEntry(event), EVENT_EXAMPLES[event].system ? null : EXAMPLE_USER);
 
 const anchorOf = (event: string) => event.toLowerCase().replaceAll(".", "");
 
@@ -57,10 +58,20 @@ const anchorOf = (event: string) => event.toLowerCase().replaceAll(".", "");
  */
 export function renderEventsDoc(): string {
   const index = ACTIVITY_SCOPES.map(
-    (scope) => `| \`${scope}\` | ${ACTIVITIES_BY_SCOPE[scope].map((activity) => `[\`${activity}\`](#${anchorOf(`${scope}.${activity}`)})`).join(", ")} |`,
+    (scope) =>
+      `| \`${scope}\` | ${ACTIVITIES_BY_SCOPE[scope].map((activity) => `[\`${activity}\`](#${anchorOf(`${scope}.${activity}`)})`).join(", ")} |`,
   );
   const sections = ([...ACTIVITY_EVENTS] as EventName[]).map((event) =>
-    [`### ${event}`, "", EVENT_EXAMPLES[event].description, "", "```json", JSON.stringify(examplePayload(event), null, 2), "```", ""].join("\n"),
+    [
+      `### ${event}`,
+      "",
+      EVENT_EXAMPLES[event].description,
+      "",
+      "```json",
+      JSON.stringify(examplePayload(event), null, 2),
+      "```",
+      "",
+    ].join("\n"),
   );
   return [
     "# Events",

@@ -60,7 +60,8 @@ function detailOf(entry: ActivityEntry): SQL | string {
 }
 
 /** A value bound as a parameter, or an expression read in the batch (parenthesized: it may be a subquery). */
-const valueOrRead = (value: string | number | null | ReadInBatch) => (value instanceof SQL ? sql`(${value})` : sql`${value}`);
+const valueOrRead = (value: string | number | null | ReadInBatch) =>
+  value instanceof SQL ? sql`(${value})` : sql`${value}`;
 
 /**
  * The statement that appends `entry`, to be placed in the same `db.batch` as the write it
@@ -90,7 +91,10 @@ export function activityStatement(db: Database, actor: ActivityActor, entry: Act
         isSystem: sql<boolean>`${actor.isSystem ? 1 : 0}`.as("is_system"),
         activity: sql<string>`${entry.activity}`.as("activity"),
         scope: sql<string>`${entry.scope}`.as("scope"),
-        itemId: sql<string>`${entry.itemId instanceof SQL ? sql`cast((${entry.itemId}) as text)` : String(entry.itemId)}`.as("item_id"),
+        itemId:
+          sql<string>`${entry.itemId instanceof SQL ? sql`cast((${entry.itemId}) as text)` : String(entry.itemId)}`.as(
+            "item_id",
+          ),
         detail: sql<string>`${detail}`.as("detail"),
         requestId: sql<string | null>`${actor.requestId}`.as("request_id"),
         createdAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("created_at"),
@@ -111,11 +115,20 @@ export function organizationsAppendedBy(c: Context): string[] {
 /** The caller of the request, as the log names it. */
 export function requestActor(c: Context<AppEnv>): ActivityActor {
   const actor = c.get("actor");
-  return { userId: actor?.userId ?? null, apiKeyId: actor?.keyId ?? null, isSystem: false, requestId: c.get("requestId") ?? null };
+  return {
+    userId: actor?.userId ?? null,
+    apiKeyId: actor?.keyId ?? null,
+    isSystem: false,
+    requestId: c.get("requestId") ?? null,
+  };
 }
 
 /** `activityStatement` for the request's caller (or `actor`, for a caller without a key). */
-export function recordActivity(c: Context<AppEnv>, entry: ActivityEntry, actor: ActivityActor = requestActor(c)): BatchItem<"sqlite"> {
+export function recordActivity(
+  c: Context<AppEnv>,
+  entry: ActivityEntry,
+  actor: ActivityActor = requestActor(c),
+): BatchItem<"sqlite"> {
   const appended = appendedByRequest.get(c) ?? new Set<string>();
   appended.add(entry.organizationId);
   appendedByRequest.set(c, appended);

@@ -42,7 +42,10 @@ type Statement = BatchItem<"sqlite">;
  * The tracked fields (API names) after a PATCH whose body uses the same names: a field not sent
  * (undefined) keeps its value.
  */
-export function fieldsAfterPatch(before: Record<string, unknown>, input: Record<string, unknown>): Record<string, unknown> {
+export function fieldsAfterPatch(
+  before: Record<string, unknown>,
+  input: Record<string, unknown>,
+): Record<string, unknown> {
   const sent = Object.entries(input).filter(([, value]) => value !== undefined);
   return { ...before, ...Object.fromEntries(sent) };
 }

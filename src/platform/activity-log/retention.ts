@@ -28,8 +28,18 @@ export function retentionDays(configured: string | undefined): number {
 export function assertRetentionDays(days: number, configured: string | undefined) {
   const maximum = retentionDays(configured);
   const minimum = Math.min(MINIMUM_RETENTION_DAYS, maximum);
-  if (days < minimum) throw validationError("min_value", `Ensure this value is greater than or equal to ${minimum}.`, "activity_log_retention_days");
-  if (days > maximum) throw validationError("max_value", `Ensure this value is less than or equal to ${maximum}.`, "activity_log_retention_days");
+  if (days < minimum)
+    throw validationError(
+      "min_value",
+      `Ensure this value is greater than or equal to ${minimum}.`,
+      "activity_log_retention_days",
+    );
+  if (days > maximum)
+    throw validationError(
+      "max_value",
+      `Ensure this value is less than or equal to ${maximum}.`,
+      "activity_log_retention_days",
+    );
 }
 
 /**
@@ -89,13 +99,17 @@ function pruneStatements(db: Database, organizationId: string, cutoff: string) {
             prunedAt: sql<string>`strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`.as("pruned_at"),
           })
           .from(activityLog)
-          .where(and(eq(activityLog.organizationId, organizationId), eq(activityLog.seq, end), isNotNull(activityLog.hash))),
+          .where(
+            and(eq(activityLog.organizationId, organizationId), eq(activityLog.seq, end), isNotNull(activityLog.hash)),
+          ),
       )
       .onConflictDoUpdate({
         target: activityLogAnchors.organizationId,
         set: { seq: sql`excluded.seq`, hash: sql`excluded.hash`, prunedAt: sql`excluded.pruned_at` },
       }),
-    db.delete(activityLog).where(and(eq(activityLog.organizationId, organizationId), sql`${activityLog.seq} <= ${end}`)),
+    db
+      .delete(activityLog)
+      .where(and(eq(activityLog.organizationId, organizationId), sql`${activityLog.seq} <= ${end}`)),
   ] as const;
 }
 
@@ -103,11 +117,16 @@ function pruneStatements(db: Database, organizationId: string, cutoff: string) {
 async function pruneRound(db: Database, due: { organizationId: string; cutoff: string }[]): Promise<number> {
   let deleted = 0;
   for (let start = 0; start < due.length; start += ORGANIZATIONS_PER_BATCH) {
-    const [first, ...rest] = due.slice(start, start + ORGANIZATIONS_PER_BATCH).flatMap(({ organizationId, cutoff }) => pruneStatements(db, organizationId, cutoff));
+    const [first, ...rest] = due
+      .slice(start, start + ORGANIZATIONS_PER_BATCH)
+      .flatMap(({ organizationId, cutoff }) => pruneStatements(db, organizationId, cutoff));
     if (!first) break;
     const results = await db.batch([first, ...rest]);
     // Every second statement is a delete.
-    deleted += results.reduce((sum, result, index) => sum + (index % 2 === 1 ? ((result as D1Result).meta?.changes ?? 0) : 0), 0);
+    deleted += results.reduce(
+      (sum, result, index) => sum + (index % 2 === 1 ? ((result as D1Result).meta?.changes ?? 0) : 0),
+      0,
+    );
   }
   return deleted;
 }

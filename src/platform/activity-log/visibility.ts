@@ -40,7 +40,10 @@ const entryProjectVisible = (userId: number) =>
  * projects they see, as each project's log shows them (`dashboardEntriesVisibleTo`), and no
  * entry of the organization itself. `membership` is the caller's, as SQL read once per statement.
  */
-export function organizationEntriesVisibleTo(userId: number, membership: { membershipId: SQL<string>; level: SQL<number> }): SQL {
+export function organizationEntriesVisibleTo(
+  userId: number,
+  membership: { membershipId: SQL<string>; level: SQL<number> },
+): SQL {
   const reader = { userId, membershipId: membership.membershipId, projectLevel: levelInEntryProject(userId) };
   const asProjectLog = sql`(${activityLog.projectId} is not null and ${entryProjectVisible(userId)} and ${dashboardEntriesVisibleTo(reader)})`;
   return sql`(${isAdminInSql(membership.level)} or ${asProjectLog})`;

@@ -20,7 +20,10 @@ type Resource = (typeof RESOURCES)[number];
 /** A scope a route may require: a typo in a route's `scope` fails to compile. */
 export type Scope = "*" | `${Resource}:read` | `${Resource}:write`;
 
-export const SCOPES: readonly Scope[] = ["*", ...RESOURCES.flatMap((resource) => [`${resource}:read` as const, `${resource}:write` as const])];
+export const SCOPES: readonly Scope[] = [
+  "*",
+  ...RESOURCES.flatMap((resource) => [`${resource}:read` as const, `${resource}:write` as const]),
+];
 
 /** `*` grants everything; `X:write` also grants `X:read`. */
 export function scopesGrant(granted: readonly string[], required: string): boolean {

@@ -1,13 +1,27 @@
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../../src/platform/levels";
-import { addMember, api, createApiKey, errorBody, grantProjectAccess, ISO_TIMESTAMP, setupOrganization, userBasic, UUID } from "../../support/harness";
+import {
+  addMember,
+  api,
+  createApiKey,
+  errorBody,
+  grantProjectAccess,
+  ISO_TIMESTAMP,
+  setupOrganization,
+  userBasic,
+  UUID,
+} from "../../support/harness";
 import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
 
 const collaboratorsPath = (projectId: number | string, dashboardId: number, tree = "environments") =>
   `${dashboardsPath(projectId, tree)}/${dashboardId}/collaborators`;
 const invalid = (detail: string, attr: string | null) => errorBody("validation_error", "invalid_input", detail, attr);
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
-const NO_EDIT_RIGHT = errorBody("authentication_error", "permission_denied", "You don't have edit permissions for this dashboard.");
+const NO_EDIT_RIGHT = errorBody(
+  "authentication_error",
+  "permission_denied",
+  "You don't have edit permissions for this dashboard.",
+);
 
 /** An organization with a level-37 dashboard of its owner, and a plain member. */
 async function setupRestrictedDashboard() {
@@ -39,7 +53,10 @@ describe("dashboard collaborators", () => {
 
     const listed = await api("GET", collaboratorsPath(project.id, dashboard.id, "projects"), { key });
     expect(listed.status).toBe(200);
-    expect(listed.body).toEqual([{ ...expected, id: added.body.id }, { ...expected, user: userBasic(second.user) }]);
+    expect(listed.body).toEqual([
+      { ...expected, id: added.body.id },
+      { ...expected, user: userBasic(second.user) },
+    ]);
 
     const removed = await api("DELETE", `${path}/${member.user.uuid}`, { key });
     expect(removed.status).toBe(204);
@@ -60,7 +77,11 @@ describe("dashboard collaborators", () => {
     await api("POST", path, { key, body: { user_uuid: member.user.uuid, level: 37 } });
     const asCollaborator = await rename();
     expect(asCollaborator.status).toBe(200);
-    expect(asCollaborator.body).toMatchObject({ name: "Renamed", effective_privilege_level: 37, user_access_level: "editor" });
+    expect(asCollaborator.body).toMatchObject({
+      name: "Renamed",
+      effective_privilege_level: 37,
+      user_access_level: "editor",
+    });
 
     await api("DELETE", `${path}/${member.user.uuid}`, { key });
     expect((await rename()).status).toBe(403);
@@ -89,9 +110,9 @@ describe("dashboard collaborators", () => {
     const add = (body: unknown, dashboardPath = path) => api("POST", dashboardPath, { key, body });
     const open = await createDashboard(key, project.id, { name: "Open" });
 
-    expect((await add({ user_uuid: member.user.uuid, level: 37 }, collaboratorsPath(project.id, open.id))).body).toEqual(
-      invalid("Cannot add collaborators to a dashboard on the lowest restriction level.", null),
-    );
+    expect(
+      (await add({ user_uuid: member.user.uuid, level: 37 }, collaboratorsPath(project.id, open.id))).body,
+    ).toEqual(invalid("Cannot add collaborators to a dashboard on the lowest restriction level.", null));
     expect((await add({ user_uuid: member.user.uuid, level: 21 })).body).toEqual(
       invalid("Only edit access can be explicitly specified currently.", "level"),
     );
@@ -131,7 +152,10 @@ describe("dashboard collaborators", () => {
     expect(missingUser.body).toMatchObject({ type: "validation_error", code: "required", attr: "user_uuid" });
     const badUuid = await api("POST", path, { key, body: { user_uuid: "nope", level: 37 } });
     expect(badUuid.body).toMatchObject({ type: "validation_error", attr: "user_uuid" });
-    const badLevel = await api("POST", path, { key, body: { user_uuid: "0190a0a0-0000-7000-8000-000000000000", level: 99 } });
+    const badLevel = await api("POST", path, {
+      key,
+      body: { user_uuid: "0190a0a0-0000-7000-8000-000000000000", level: 99 },
+    });
     expect(badLevel.body).toMatchObject({ type: "validation_error", attr: "level" });
     expect((await api("GET", path, { key })).body).toEqual([]);
   });
@@ -154,7 +178,9 @@ describe("dashboard collaborators", () => {
     await api("PATCH", `${dashboardsPath(project.id)}/${dashboard.id}`, { key, body: { restriction_level: 21 } });
     const onOpen = await api("DELETE", `${path}/${member.user.uuid}`, { key });
     expect(onOpen.status).toBe(400);
-    expect(onOpen.body).toEqual(invalid("Cannot remove collaborators from a dashboard on the lowest restriction level.", null));
+    expect(onOpen.body).toEqual(
+      invalid("Cannot remove collaborators from a dashboard on the lowest restriction level.", null),
+    );
   });
 
   it("answers 405 to PATCH and PUT", async () => {
@@ -170,11 +196,17 @@ describe("dashboard collaborators", () => {
   it("answers 404 for an unknown dashboard, another organization's dashboard, and a dashboard a none rule hides", async () => {
     const { key, project, path } = await setupRestrictedDashboard();
     const other = await setupRestrictedDashboard();
-    for (const foreign of [collaboratorsPath(project.id, 999999), collaboratorsPath(project.id, other.dashboard.id), other.path]) {
+    for (const foreign of [
+      collaboratorsPath(project.id, 999999),
+      collaboratorsPath(project.id, other.dashboard.id),
+      other.path,
+    ]) {
       const response = await api("GET", foreign, { key });
       expect(response.status).toBe(404);
       expect(response.body).toEqual(NOT_FOUND);
-      expect((await api("POST", foreign, { key, body: { user_uuid: other.member.user.uuid, level: 37 } })).status).toBe(404);
+      expect((await api("POST", foreign, { key, body: { user_uuid: other.member.user.uuid, level: 37 } })).status).toBe(
+        404,
+      );
     }
     expect((await api("GET", path, { key })).status).toBe(200);
   });
@@ -185,7 +217,9 @@ describe("dashboard collaborators", () => {
     expect((await api("GET", path, { key: reader.value })).status).toBe(200);
     const write = await api("POST", path, { key: reader.value, body: { user_uuid: member.user.uuid, level: 37 } });
     expect(write.status).toBe(403);
-    expect(write.body).toEqual(errorBody("authentication_error", "permission_denied", "API key missing required scope 'dashboard:write'"));
+    expect(write.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "API key missing required scope 'dashboard:write'"),
+    );
     const scoped = await createApiKey(owner, { scopedTeams: [project.id + 100000] });
     expect((await api("GET", path, { key: scoped.value })).status).toBe(403);
   });

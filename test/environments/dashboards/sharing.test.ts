@@ -9,7 +9,11 @@ const sharingPath = (projectId: number | string, dashboardId: number, tree = "en
   `${dashboardsPath(projectId, tree)}/${dashboardId}/sharing`;
 const TOKEN = /^[A-Za-z0-9_-]{30}$/;
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
-const NO_EDIT_RIGHT = errorBody("authentication_error", "permission_denied", "You don't have edit permissions for this dashboard.");
+const NO_EDIT_RIGHT = errorBody(
+  "authentication_error",
+  "permission_denied",
+  "You don't have edit permissions for this dashboard.",
+);
 
 async function setupSharedDashboard() {
   const team = await setupOrganization();
@@ -53,7 +57,10 @@ describe("dashboard sharing configuration", () => {
     expect(enabled.cost.queries).toBe(2);
     const dashboardPath = `${dashboardsPath(project.id)}/${dashboard.id}`;
     // The list reads it from the dashboard, where a trigger keeps it in step with the configuration.
-    const listed = async () => (await api("GET", dashboardsPath(project.id), { key })).body.results.map((row: { is_shared: boolean }) => row.is_shared);
+    const listed = async () =>
+      (await api("GET", dashboardsPath(project.id), { key })).body.results.map(
+        (row: { is_shared: boolean }) => row.is_shared,
+      );
     expect((await api("GET", dashboardPath, { key })).body.is_shared).toBe(true);
     expect(await listed()).toEqual([true]);
     expect((await api("PATCH", path, { key, body: { enabled: false } })).body.enabled).toBe(false);
@@ -72,10 +79,15 @@ describe("dashboard sharing configuration", () => {
     for (const settings of ["dark", [], null, { legend: "yes" }]) {
       const refused = await api("PATCH", path, { key, body: { settings, enabled: true } });
       expect(refused.status).toBe(400);
-      expect(refused.body).toEqual(errorBody("validation_error", "invalid_input", "Invalid settings format", "settings"));
+      expect(refused.body).toEqual(
+        errorBody("validation_error", "invalid_input", "Invalid settings format", "settings"),
+      );
     }
     const unchanged = (await api("GET", path, { key })).body;
-    expect(unchanged).toMatchObject({ enabled: false, settings: { whitelabel: true, noHeader: false, legend: true, detailed: true } });
+    expect(unchanged).toMatchObject({
+      enabled: false,
+      settings: { whitelabel: true, noHeader: false, legend: true, detailed: true },
+    });
     const badEnabled = await api("PATCH", path, { key, body: { enabled: "yes" } });
     expect(badEnabled.status).toBe(400);
     expect(badEnabled.body.attr).toBe("enabled");
@@ -98,7 +110,10 @@ describe("dashboard sharing configuration", () => {
     const path = sharingPath(project.id, restricted.id);
     const member = await addMember(organization.id, MembershipLevel.member);
     expect((await api("GET", path, { key: member.key })).status).toBe(200);
-    for (const [method, target] of [["PATCH", path], ["POST", `${path}/refresh`]] as const) {
+    for (const [method, target] of [
+      ["PATCH", path],
+      ["POST", `${path}/refresh`],
+    ] as const) {
       const refused = await api(method, target, { key: member.key, body: { enabled: true } });
       expect(refused.status).toBe(403);
       expect(refused.body).toEqual(NO_EDIT_RIGHT);
@@ -109,10 +124,15 @@ describe("dashboard sharing configuration", () => {
   it("refuses to enable when the organization disallows public sharing, but still disables", async () => {
     const { key, organization, path } = await setupSharedDashboard();
     await api("PATCH", path, { key, body: { enabled: true } });
-    await db.update(schema.organizations).set({ allowPubliclySharedResources: false }).where(eq(schema.organizations.id, organization.id));
+    await db
+      .update(schema.organizations)
+      .set({ allowPubliclySharedResources: false })
+      .where(eq(schema.organizations.id, organization.id));
     const refused = await api("PATCH", path, { key, body: { enabled: true } });
     expect(refused.status).toBe(403);
-    expect(refused.body).toEqual(errorBody("authentication_error", "permission_denied", "Public sharing is disabled for this organization."));
+    expect(refused.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "Public sharing is disabled for this organization."),
+    );
     expect((await api("PATCH", path, { key, body: { enabled: false } })).body.enabled).toBe(false);
   });
 
@@ -122,14 +142,23 @@ describe("dashboard sharing configuration", () => {
     expect((await api("GET", path, { key: reader.value })).status).toBe(200);
     const write = await api("PATCH", path, { key: reader.value, body: { enabled: true } });
     expect(write.body).toEqual(
-      errorBody("authentication_error", "permission_denied", "API key missing required scope 'sharing_configuration:write'"),
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key missing required scope 'sharing_configuration:write'",
+      ),
     );
     const dashboardOnly = await createApiKey(owner, { scopes: ["dashboard:read"] });
     expect((await api("GET", path, { key: dashboardOnly.value })).status).toBe(403);
 
     const other = await setupSharedDashboard();
     await api("PATCH", `${dashboardsPath(project.id)}/${dashboard.id}`, { key, body: { deleted: true } });
-    for (const target of [sharingPath(project.id, 999999), sharingPath(project.id, other.dashboard.id), other.path, path]) {
+    for (const target of [
+      sharingPath(project.id, 999999),
+      sharingPath(project.id, other.dashboard.id),
+      other.path,
+      path,
+    ]) {
       const response = await api("GET", target, { key });
       expect(response.status).toBe(404);
       expect(response.body).toEqual(NOT_FOUND);

@@ -47,12 +47,14 @@ function assertMayCollaborate(
   if (dashboard.restrictionLevel <= RestrictionLevel.everyoneCanEdit) {
     throw invalid("Cannot add collaborators to a dashboard on the lowest restriction level.", null);
   }
-  if (level !== PrivilegeLevel.canEdit) throw invalid("Only edit access can be explicitly specified currently.", "level");
+  if (level !== PrivilegeLevel.canEdit)
+    throw invalid("Only edit access can be explicitly specified currently.", "level");
   if (!candidate) throw invalid("User does not exist.", "user_uuid");
   const { organizationLevel, projectRule } = candidate;
   const seesProject = organizationLevel !== null && (isAdmin(organizationLevel) || projectRule !== "none");
   if (!seesProject) throw invalid("Cannot add collaborators that have no access to the project.", "user_uuid");
-  const inherentAccess = candidate.user.id === dashboard.createdById || isAdmin(organizationLevel) || projectRule === "admin";
+  const inherentAccess =
+    candidate.user.id === dashboard.createdById || isAdmin(organizationLevel) || projectRule === "admin";
   if (inherentAccess) {
     throw invalid(
       "Cannot add collaborators that already have inherent access (the dashboard owner or a project admins).",
@@ -68,10 +70,15 @@ export const addDashboardCollaborator: Handler<"add"> = async (c) => {
   const { body, results } = collaborationToAdd.results(c);
   const [[row], [preloaded]] = results;
   const { dashboard } = editableDashboard(c, row);
-  const [candidate] = body?.user_uuid === userUuid ? [preloaded] : await selectCandidate(db, scope.environmentId, userUuid);
+  const [candidate] =
+    body?.user_uuid === userUuid ? [preloaded] : await selectCandidate(db, scope.environmentId, userUuid);
   assertMayCollaborate(dashboard, level, candidate);
   const collaborator = { id: uuid7(), dashboardId: dashboard.id, userId: candidate.user.id, level };
-  const entry = collaboratorActivity.record(c, "created", collaboratorItem(c.var.project, collaborator, candidate.user));
+  const entry = collaboratorActivity.record(
+    c,
+    "created",
+    collaboratorItem(c.var.project, collaborator, candidate.user),
+  );
   try {
     const created = await insertCollaborator(db, scope.environmentId, collaborator, entry);
     return c.json(toCollaborator(created), 201);

@@ -63,7 +63,10 @@ export function selectCandidate(db: Database, environmentId: number, userUuid: s
     .from(users)
     .leftJoin(
       organizationMemberships,
-      and(eq(organizationMemberships.userId, users.id), eq(organizationMemberships.organizationId, ofEnvironment(environments.organizationId))),
+      and(
+        eq(organizationMemberships.userId, users.id),
+        eq(organizationMemberships.organizationId, ofEnvironment(environments.organizationId)),
+      ),
     )
     .where(eq(users.uuid, userUuid));
 }
@@ -105,7 +108,10 @@ export function selectCollaboration(db: Database, dashboardId: number, userUuid:
 /** Removes the collaboration, with its `entry`; false when it was gone already. */
 export async function deleteCollaborator(db: Database, collaboratorId: string, entry: Statement) {
   const [removed] = await db.batch([
-    db.delete(dashboardCollaborators).where(eq(dashboardCollaborators.id, collaboratorId)).returning({ id: dashboardCollaborators.id }),
+    db
+      .delete(dashboardCollaborators)
+      .where(eq(dashboardCollaborators.id, collaboratorId))
+      .returning({ id: dashboardCollaborators.id }),
     entry,
   ]);
   return removed.length > 0;

@@ -30,7 +30,9 @@ const AddCollaboratorInput = z
   })
   .openapi("AddDashboardCollaborator");
 
-const CollaboratorsParams = ProjectParams.extend({ dashboard_id: z.string().openapi({ description: "Dashboard id." }) });
+const CollaboratorsParams = ProjectParams.extend({
+  dashboard_id: z.string().openapi({ description: "Dashboard id." }),
+});
 const CollaboratorParams = CollaboratorsParams.extend({
   user__uuid: z.string().openapi({ description: "The collaborator's user uuid." }),
 });

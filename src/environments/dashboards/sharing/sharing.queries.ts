@@ -48,15 +48,13 @@ export async function upsertSharing(
   changes: { enabled?: boolean; settings?: SharingSettings; accessToken?: string } = {},
   entries: BatchItem<"sqlite">[] = [],
 ): Promise<SharingRow> {
-  const insert = db
-    .insert(sharingConfigurations)
-    .values({
-      dashboardId,
-      enabled: changes.enabled ?? false,
-      accessToken: changes.accessToken ?? newAccessToken(),
-      settings: changes.settings ?? {},
-      createdAt: nowIso(),
-    });
+  const insert = db.insert(sharingConfigurations).values({
+    dashboardId,
+    enabled: changes.enabled ?? false,
+    accessToken: changes.accessToken ?? newAccessToken(),
+    settings: changes.settings ?? {},
+    createdAt: nowIso(),
+  });
   const hasChanges = Object.values(changes).some((value) => value !== undefined);
   const write = hasChanges
     ? insert.onConflictDoUpdate({

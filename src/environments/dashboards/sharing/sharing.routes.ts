@@ -6,7 +6,14 @@ import type { ProjectTree } from "../../project-trees";
 import { Timestamp } from "../../../platform/timestamps";
 
 /** The settings keys PostHog's sharing accepts; any other key is dropped. */
-export const SHARING_SETTINGS_KEYS = ["whitelabel", "noHeader", "showInspector", "legend", "detailed", "hideExtraDetails"] as const;
+export const SHARING_SETTINGS_KEYS = [
+  "whitelabel",
+  "noHeader",
+  "showInspector",
+  "legend",
+  "detailed",
+  "hideExtraDetails",
+] as const;
 
 export const SharingConfiguration = z
   .object({
