@@ -29,7 +29,8 @@ export function report(
   const [small, large] = sizes;
   const lines = measurements.map(
     (m) =>
-      `${m.label.padEnd(50)} queries ${m.small.queries} -> ${m.large.queries} (x${ratio(m.large.queries, m.small.queries)})` +
+      `${m.label.padEnd(50)} queries ${m.small.queries} -> ${m.large.queries}` +
+      ` (x${ratio(m.large.queries, m.small.queries)})` +
       `   rows_read ${m.small.rowsRead} -> ${m.large.rowsRead} (x${ratio(m.large.rowsRead, m.small.rowsRead)})` +
       (options.written ? `   rows_written ${m.small.rowsWritten} -> ${m.large.rowsWritten}` : ""),
   );

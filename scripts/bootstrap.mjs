@@ -25,7 +25,8 @@ const workerModules = () => Promise.all([import("../src/platform/auth/api-keys.t
 function bootstrapSql({ secureValue, maskValue }, { newDistinctId, newProjectTokens, uuid7 }) {
   const now = new Date().toISOString();
   const firstOrganization = "(SELECT id FROM organizations ORDER BY created_at, id LIMIT 1)";
-  const ownerOfFirst = `SELECT user_id FROM organization_memberships WHERE organization_id = ${firstOrganization} AND level = 15 ORDER BY joined_at LIMIT 1`;
+  const ownerOfFirst = `SELECT user_id FROM organization_memberships
+    WHERE organization_id = ${firstOrganization} AND level = 15 ORDER BY joined_at LIMIT 1`;
   const projectUuid = uuid7();
   const tokens = newProjectTokens();
   return `
@@ -38,15 +39,19 @@ INSERT INTO users (uuid, distinct_id, first_name, last_name, email, is_email_ver
 INSERT INTO organization_memberships (id, organization_id, user_id, level, joined_at, updated_at)
   SELECT ${quote(uuid7())}, ${firstOrganization}, id, 15, ${quote(now)}, ${quote(now)}
   FROM users WHERE email = ${quote(OWNER_EMAIL)} AND NOT EXISTS (${ownerOfFirst})
-  AND NOT EXISTS (SELECT 1 FROM organization_memberships m WHERE m.user_id = users.id AND m.organization_id = ${firstOrganization});
-INSERT INTO projects (uuid, organization_id, name, name_key, api_token, live_events_token, settings, created_at, updated_at)
+  AND NOT EXISTS (SELECT 1 FROM organization_memberships m
+    WHERE m.user_id = users.id AND m.organization_id = ${firstOrganization});
+INSERT INTO projects
+  (uuid, organization_id, name, name_key, api_token, live_events_token, settings, created_at, updated_at)
   SELECT ${quote(projectUuid)}, ${firstOrganization}, 'Default project', 'default project',
     ${quote(tokens.apiToken)}, ${quote(tokens.liveEventsToken)}, '{}', ${quote(now)}, ${quote(now)}
   WHERE NOT EXISTS (SELECT 1 FROM projects WHERE organization_id = ${firstOrganization});
 INSERT INTO environments (id, project_id, organization_id, name, created_at)
   SELECT id, id, organization_id, name, created_at FROM projects WHERE uuid = ${quote(projectUuid)};
-INSERT INTO personal_api_keys (id, user_id, label, secure_value, mask_value, scopes, scoped_organizations, scoped_teams, created_at)
-  SELECT ${quote(uuid7())}, (${ownerOfFirst}), 'bootstrap', ${quote(secureValue)}, ${quote(maskValue)}, '["*"]', '[]', '[]', ${quote(now)};
+INSERT INTO personal_api_keys
+  (id, user_id, label, secure_value, mask_value, scopes, scoped_organizations, scoped_teams, created_at)
+  SELECT ${quote(uuid7())}, (${ownerOfFirst}), 'bootstrap', ${quote(secureValue)}, ${quote(maskValue)},
+    '["*"]', '[]', '[]', ${quote(now)};
 SELECT o.id AS organization_id,
   (SELECT id FROM projects WHERE organization_id = o.id ORDER BY created_at, id LIMIT 1) AS project_id,
   u.uuid AS user_uuid, u.email AS user_email

@@ -21,7 +21,9 @@ function checkTarget(environment) {
     const name = environment ? `env.${environment}` : "top level";
     return {
       ok: gzipped <= BUDGET_KIB * 1024,
-      summary: `Worker bundle (${name}): ${kib(bundle.length)} KiB, gzip ${kib(gzipped)} KiB (budget ${BUDGET_KIB} KiB gzip)`,
+      summary:
+        `Worker bundle (${name}): ${kib(bundle.length)} KiB, ` +
+        `gzip ${kib(gzipped)} KiB (budget ${BUDGET_KIB} KiB gzip)`,
     };
   } finally {
     rmSync(outdir, { recursive: true, force: true });

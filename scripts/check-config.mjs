@@ -87,6 +87,7 @@ if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   if (problems.length > 0) process.exitCode = 1;
   else
     console.log(
-      `wrangler.toml: no placeholder ids; ${Object.keys(rawConfig.env ?? {}).length} environments each with the top level's bindings and resources of their own; types current.`,
+      `wrangler.toml: no placeholder ids; ${Object.keys(rawConfig.env ?? {}).length} environments each with ` +
+        "the top level's bindings and resources of their own; types current.",
     );
 }

@@ -116,7 +116,8 @@ async function bootstrapIfEmpty(environment, baseUrl) {
     printWelcome(await bootstrap({ remote: true, environment }), baseUrl);
   } else {
     console.log(
-      `Already set up: ${baseUrl}. \`npm run bootstrap -- --remote${environment ? ` --env ${environment}` : ""}\` mints a new key for the owner.`,
+      `Already set up: ${baseUrl}. ` +
+        `\`npm run bootstrap -- --remote${environment ? ` --env ${environment}` : ""}\` mints a new key for the owner.`,
     );
   }
 }
@@ -126,7 +127,8 @@ export async function deploy(environment) {
   const target = environmentArgs(environment);
   const config = await readTarget(environment);
   console.log(
-    `Deploying ${config.workerName}${environment ? ` (--env ${environment})` : " (the top level; --env staging or production for those)"}.`,
+    `Deploying ${config.workerName}` +
+      `${environment ? ` (--env ${environment})` : " (the top level; --env staging or production for those)"}.`,
   );
   const url = migrateAndDeploy(target);
   setKeyIfMissing(target, config.workerName);

@@ -308,7 +308,9 @@ export const dashboards = sqliteTable(
     lastModifiedAt: text("last_modified_at").notNull(),
     /** Written at most once an hour, after the response that retrieved it. */
     lastAccessedAt: text("last_accessed_at"),
-    /** Its sharing configuration's `enabled`, kept by triggers (see migrations/): a list reads no other table for it. */
+    /**
+     * Its sharing configuration's `enabled`, kept by triggers (see migrations/): a list reads no other table for it.
+     */
     sharingEnabled: integer("sharing_enabled", { mode: "boolean" }).notNull().default(false),
   },
   // In the list's order (pinned first, then name), so that a page stops after its last row.

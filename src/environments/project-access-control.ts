@@ -21,7 +21,8 @@ export const projectAccessControl: AccessControlDefinition<"project", ReturnType
   params: ProjectParams,
   read: (c, environmentId) => ({
     statement: selectEnvironment(c.var.db, environmentId),
-    resourceId: sql`cast((select ${environments.projectId} from ${environments} where ${environments.id} = ${environmentId}) as text)`,
+    resourceId: sql`cast((select ${environments.projectId} from ${environments}
+      where ${environments.id} = ${environmentId}) as text)`,
   }),
   // The project resolved, so the caller sees it: their effective level says the rest.
   levelOf: (c) => (isAdmin(c.var.project.level) ? "admin" : "member"),

@@ -18,7 +18,10 @@ import { toProjectListItem } from "./projects/projects.schema";
 type OrganizationRow = { organization: typeof organizations.$inferSelect; level: number };
 type ProjectRow = { project: typeof projects.$inferSelect };
 
-/** The selected organizations, as full objects: their rows (with the caller's level), and their projects the caller sees. */
+/**
+ * The selected organizations, as full objects: their rows (with the caller's level), and their projects the caller
+ * sees.
+ */
 type OrganizationReads = readonly [OrganizationRow[], ProjectRow[]];
 
 /** The caller's organizations with their level; `requested` is an id, or `@current` for any in the key's scope. */

@@ -7,7 +7,10 @@
 export type BackgroundJob =
   /** Writes part `part` of an activity-log export. */
   | { kind: "export_part"; exportId: string; part: number }
-  /** Sends again a webhook's next failed deliveries created in [since, until), after `after` (their creation time and id). */
+  /**
+   * Sends again a webhook's next failed deliveries created in [since, until), after `after` (their
+   * creation time and id).
+   */
   | {
       kind: "recover_deliveries";
       webhookId: string;

@@ -108,7 +108,8 @@ function buildDocument(app: Router): OpenApiDocument {
       title: "Organization and environment management API",
       version: "1.0.0",
       description:
-        "PostHog-compatible management of organizations, projects and environment dashboards. Errors share one body: `{type, code, detail, attr}`.",
+        "PostHog-compatible management of organizations, projects and environment dashboards. " +
+        "Errors share one body: `{type, code, detail, attr}`.",
       license: LICENSE,
     },
     tags: TAGS,

@@ -81,7 +81,8 @@ export function projectsHiddenFrom(organizationId: OrganizationRef, membership: 
   const privateOnes = sql`select ${projects.id} as "id" from ${projects}
     where ${projects.organizationId} = ${organizationId} and ${projects.accessControl} = 1`;
   const ruled = sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
-    where ${accessControls.organizationMembershipId} = ${membership.membershipId} and ${accessControls.resource} = 'project'`;
+    where ${accessControls.organizationMembershipId} = ${membership.membershipId}
+      and ${accessControls.resource} = 'project'`;
   return sql`select "id" from (${privateOnes} union ${ruled}) as "candidate" where not (${visible})`;
 }
 

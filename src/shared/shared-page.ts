@@ -8,8 +8,11 @@ type SharedTile = SharedDashboard["dashboard"]["tiles"][number];
  * elsewhere. Cards flow in one column on a phone and several on a desktop.
  */
 const STYLES = `
-  :root { color-scheme: light dark; --bg: #f5f5f4; --card: #ffffff; --text: #1c1917; --muted: #57534e; --line: #e7e5e4; }
-  @media (prefers-color-scheme: dark) { :root { --bg: #1c1917; --card: #292524; --text: #f5f5f4; --muted: #a8a29e; --line: #44403c; } }
+  :root { color-scheme: light dark;
+    --bg: #f5f5f4; --card: #ffffff; --text: #1c1917; --muted: #57534e; --line: #e7e5e4; }
+  @media (prefers-color-scheme: dark) {
+    :root { --bg: #1c1917; --card: #292524; --text: #f5f5f4; --muted: #a8a29e; --line: #44403c; }
+  }
   * { box-sizing: border-box; }
   body { margin: 0; background: var(--bg); color: var(--text);
     font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
@@ -18,13 +21,16 @@ const STYLES = `
   h1 { font-size: 1.75rem; line-height: 1.2; margin: 0 0 8px; overflow-wrap: anywhere; }
   .description { color: var(--muted); margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
   .tags { display: flex; flex-wrap: wrap; gap: 6px; margin: 12px 0 0; padding: 0; list-style: none; }
-  .tags li { font-size: 0.8rem; border: 1px solid var(--line); border-radius: 999px; padding: 2px 10px; color: var(--muted); }
+  .tags li { font-size: 0.8rem; border: 1px solid var(--line); border-radius: 999px; padding: 2px 10px;
+    color: var(--muted); }
   .tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 320px), 1fr)); gap: 16px; }
-  .tile { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 16px 18px; min-width: 0; }
+  .tile { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 16px 18px;
+    min-width: 0; }
   .tile h2 { font-size: 1.1rem; margin: 0 0 6px; overflow-wrap: anywhere; }
   .tile p { margin: 0; overflow-wrap: anywhere; }
   .text-body { white-space: pre-wrap; }
-  .kind { font-size: 0.75rem; text-transform: uppercase; letter-spacing: 0.05em; color: var(--muted); margin-bottom: 6px; }
+  .kind { font-size: 0.75rem; text-transform: uppercase; letter-spacing: 0.05em; color: var(--muted);
+    margin-bottom: 6px; }
   .muted { color: var(--muted); }
   footer { margin-top: 32px; font-size: 0.85rem; color: var(--muted); }
 `;
@@ -34,13 +40,15 @@ const insightTitle = (insight: NonNullable<SharedTile["insight"]>) =>
 
 function tileHtml(tile: SharedTile) {
   if (tile.text) {
-    return html`<article class="tile text-tile"><div class="kind">Note</div><p class="text-body">${tile.text.body}</p></article>`;
+    return html`<article class="tile text-tile"><div class="kind">Note</div>
+<p class="text-body">${tile.text.body}</p></article>`;
   }
   if (!tile.insight) return "";
   const description = tile.insight.description
     ? html`<p>${tile.insight.description}</p>`
     : html`<p class="muted">No description.</p>`;
-  return html`<article class="tile insight-tile"><div class="kind">Insight</div><h2>${insightTitle(tile.insight)}</h2>${description}</article>`;
+  return html`<article class="tile insight-tile"><div class="kind">Insight</div>
+<h2>${insightTitle(tile.insight)}</h2>${description}</article>`;
 }
 
 /** The JSON embedded in the page: `<` escaped, so that no value can close the data block. */
@@ -74,7 +82,8 @@ export function sharedDashboardPage(data: SharedDashboard, nonce: string) {
   return page(
     name,
     nonce,
-    html`<header><h1>${name}</h1>${dashboard.description ? html`<p class="description">${dashboard.description}</p>` : ""}${tags}</header>
+    html`<header><h1>${name}</h1>
+${dashboard.description ? html`<p class="description">${dashboard.description}</p>` : ""}${tags}</header>
 ${tiles}
 <footer>A read-only view of a shared dashboard.</footer>
 <script type="application/json" id="dashboard-data">${embeddedJson(data)}</script>`,
@@ -85,6 +94,7 @@ export function sharedNotFoundPage(nonce: string) {
   return page(
     "Not found",
     nonce,
-    html`<header><h1>Not found</h1><p class="description">This shared dashboard does not exist or is no longer shared.</p></header>`,
+    html`<header><h1>Not found</h1>
+<p class="description">This shared dashboard does not exist or is no longer shared.</p></header>`,
   );
 }

@@ -66,7 +66,8 @@ export const previewInvite = publicRoute({
 });
 
 const ACCEPT_SUMMARY =
-  "Join by invite: without a key, as a new user who receives a first API key; with a key (scope organization_member:write), as the existing user the invite names";
+  "Join by invite: without a key, as a new user who receives a first API key; " +
+  "with a key (scope organization_member:write), as the existing user the invite names";
 
 export const acceptInviteByBody = publicRoute({
   method: "post",

@@ -75,7 +75,7 @@ describe("an entry's own URL", () => {
     }
   });
 
-  it("is not found where the lists would not show it: a hidden dashboard, another project, another organization", async () => {
+  it("is not found where lists would not show it: a hidden dashboard, another project or organization", async () => {
     const organization = await setupOrganization();
     const member = await addMember(organization.organization.id, MembershipLevel.member);
     const hidden = await createDashboard(organization, "Secret plans");

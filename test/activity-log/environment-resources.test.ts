@@ -25,7 +25,10 @@ async function projectLog(team: Organization, projectId = team.project.id): Prom
   return response.body.results;
 }
 
-/** What an entry says about its item; the organization, user and key are the owner's, the project the team's unless given. */
+/**
+ * What an entry says about its item; the organization, user and key are the owner's, the project the team's unless
+ * given.
+ */
 type Expected = Omit<ExpectedActivity, "organizationId" | "projectId" | "user" | "apiKeyId"> & {
   projectId?: number | null;
 };
@@ -520,7 +523,7 @@ describe("dashboard sharing", () => {
 });
 
 describe("access controls", () => {
-  it("records a member's rule on a dashboard created, changed and removed, and the project's default rule", async () => {
+  it("records a member's rule on a dashboard created, changed, removed, and the project's default rule", async () => {
     const team = await setupOrganization();
     const member = await addMember(team.organization.id, MembershipLevel.member);
     const dashboard = await api("POST", dashboardsPath(team.project.id), { key: team.key, body: { name: "Board" } });

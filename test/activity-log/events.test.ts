@@ -171,7 +171,7 @@ describe("the events feed", () => {
     expect(feed.events).toEqual(stream);
   });
 
-  it("shows a member what the project logs show them: their projects' entries, no hidden dashboard, nothing of the organization", async () => {
+  it("shows a member what project logs show: own projects' entries, no hidden dashboard nor organization", async () => {
     const organization = await setupOrganization();
     const member = await addMember(organization.organization.id, MembershipLevel.member);
     const hiddenProject = await createProject(organization.organization.id, { name: "Private", access_control: true });
@@ -278,10 +278,13 @@ describe("the events feed of a long log", () => {
     for (const target of [organization, other]) {
       await env.DB.prepare(
         `with recursive n(i) as (select 1 union all select i + 1 from n where i < 10000)
-         insert into activity_log (id, organization_id, seq, user_id, is_system, activity, scope, item_id, detail, created_at, hash)
+         insert into activity_log
+           (id, organization_id, seq, user_id, is_system, activity, scope, item_id, detail, created_at, hash)
          select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i, ?2, 0,
-           case when i % 100 = 0 then 'created' else 'updated' end, case when i % 100 = 0 then 'Dashboard' else 'Organization' end,
-           'item', '{"name":null,"changes":null,"context":null}', strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes'), 'sealed'
+           case when i % 100 = 0 then 'created' else 'updated' end,
+           case when i % 100 = 0 then 'Dashboard' else 'Organization' end,
+           'item', '{"name":null,"changes":null,"context":null}',
+           strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes'), 'sealed'
          from n`,
       )
         .bind(target.organization.id, target.owner.id)

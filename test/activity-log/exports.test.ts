@@ -33,13 +33,15 @@ const TO = "2027-01-01T00:00:00Z";
 async function seedChain(organization: Organization, count: number) {
   await env.DB.prepare(
     `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?2)
-     insert into activity_log (id, organization_id, seq, project_id, dashboard_id, user_id, api_key_id, is_system, activity, scope, item_id, detail, request_id, created_at, hash)
+     insert into activity_log (id, organization_id, seq, project_id, dashboard_id, user_id, api_key_id, is_system,
+       activity, scope, item_id, detail, request_id, created_at, hash)
      select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i,
        case when i % 3 = 0 then ?3 end, case when i % 6 = 0 then i end, case when i % 5 = 0 then null else ?4 end,
        case when i % 5 = 0 then null else 'key-' || (i % 7) end, i % 5 = 0,
        case when i % 2 = 0 then 'updated' else 'created' end,
        case i % 4 when 0 then 'Dashboard' when 1 then 'OrganizationMembership' when 2 then 'Webhook' else 'Project' end,
-       case when i % 11 = 0 then '' when i % 13 = 0 then 'line' || char(10) || 'break, "quoted"' else 'item-' || (i % 50) end,
+       case when i % 11 = 0 then '' when i % 13 = 0 then 'line' || char(10) || 'break, "quoted"'
+         else 'item-' || (i % 50) end,
        json_object('name', 'Entry "' || i || '", with commas', 'changes', null, 'context', json_object('n', i)),
        'request-' || i, strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes'), null
      from n`,
@@ -67,7 +69,7 @@ const download = (organization: Organization, id: string) =>
   api("GET", `${exportsPath(organization)}/${id}/download`, { key: organization.key });
 
 describe("activity-log exports", () => {
-  it("exports 10,000 entries in the background, in parts, and the file verifies offline against the chain's head", async () => {
+  it("exports 10,000 entries in the background, in parts; the file verifies offline against the head", async () => {
     const organization = await setupOrganization();
     await seedChain(organization, 10_000);
     const head = (
@@ -170,7 +172,7 @@ describe("activity-log exports", () => {
     });
   }, 180_000);
 
-  it("exports CSV of some scopes and a time range, typed so that every row verifies, and fails a tampered row", async () => {
+  it("exports CSV of some scopes and a time range, typed so every row verifies; fails a tampered row", async () => {
     const organization = await setupOrganization();
     await seedChain(organization, 200);
     // Entries 11 to 150 by time (one a minute from 00:01), of two scopes.
@@ -194,7 +196,8 @@ describe("activity-log exports", () => {
     expect(file.headers.get("Content-Type")).toBe("text/csv; charset=utf-8");
     const [header] = file.text.split("\n");
     expect(header).toBe(
-      "activity,api_key_id,created_at,dashboard_id,detail,id,is_system,item_id,organization_id,project_id,request_id,scope,seq,user_id,hash,previous_hash",
+      "activity,api_key_id,created_at,dashboard_id,detail,id,is_system,item_id,organization_id,project_id," +
+        "request_id,scope,seq,user_id,hash,previous_hash",
     );
     const verdict = await verifyExport(file.text, { format: "csv" });
     expect(verdict).toMatchObject({ valid: true, entries: 70, first_seq: 12, last_seq: 150 });
@@ -251,7 +254,7 @@ describe("activity-log exports", () => {
     expect(new TextEncoder().encode(file.text).byteLength).toBe(done.bytes);
   }, 120_000);
 
-  it("is for admins with activity_log:read; another organization's export is not found; bad input names the field", async () => {
+  it("is for admins with activity_log:read; another organization's export is 404; bad input is named", async () => {
     const organization = await setupOrganization();
     const outsider = await setupOrganization();
     const theirs = await createExport(outsider, { from: FROM, to: TO });

@@ -101,7 +101,7 @@ describe("dashboard access controls", () => {
     expect((await api("GET", rulesPath, { key })).body.access_controls).toHaveLength(1);
   });
 
-  it("none hides the dashboard from that member (404, not listed, same list cost); viewer makes it read-only", async () => {
+  it("none hides the dashboard from that member (404, unlisted, same list cost); viewer: read-only", async () => {
     const { key, organization, project, member, dashboard, dashboardPath, rulesPath } = await setupTeam();
     await createDashboard(key, project.id, { name: "Other" });
     const names = async (callerKey: string) => {
@@ -314,7 +314,7 @@ describe("project access controls", () => {
     expect((await api("GET", projectPath, { key })).body.access_control).toBe(false);
   });
 
-  it("treats a private project created with access_control: true as default none, and admin rules as project admins", async () => {
+  it("treats a project created with access_control: true as default none, admin rules as project admins", async () => {
     const { key, organization, member } = await setupTeam();
     const secret = await createProject(organization.id, { name: "Secret", access_control: true });
     const rulesPath = `/api/projects/${secret.id}/access_controls`;

@@ -37,7 +37,8 @@ const NO_EDIT_RIGHT = errorBody(
 const NO_RESTRICTION_RIGHT = errorBody(
   "authentication_error",
   "permission_denied",
-  "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's restriction level.",
+  "Only the dashboard owner and project admins have the restriction rights required " +
+    "to change the dashboard's restriction level.",
 );
 
 describe("POST /api/environments/:project_id/dashboards", () => {
@@ -531,7 +532,7 @@ describe("GET /api/environments/:project_id/dashboards/:id", () => {
     expect(row!.lastAccessedAt).toBe(recorded);
   });
 
-  it("retrieves a dashboard with its tiles at a fixed cost: 1 tile and 40 tiles both cost at most 3 queries", async () => {
+  it("retrieves a dashboard with its tiles at a fixed cost: 1 tile or 40 tiles cost at most 3 queries", async () => {
     const { key, owner, project } = await setupOrganization();
     const small = await createDashboard(key, project.id, { name: "Small" });
     const large = await createDashboard(key, project.id, { name: "Large", use_template: "DEFAULT_APP" });
@@ -758,7 +759,7 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
     expect((await api("GET", dashboardsPath(project.id), { key })).body.count).toBe(1);
   });
 
-  it("with delete_insights soft-deletes the insights no other live tile shows, and restore brings them back", async () => {
+  it("with delete_insights soft-deletes the insights no other live tile shows; restore brings them back", async () => {
     const { key, project } = await setupOrganization();
     const dashboard = await createDashboard(key, project.id, { name: "Main", use_template: "DEFAULT_APP" });
     // Shares every insight, then drops the first: that one is now shown by "Main" alone.
@@ -1029,7 +1030,7 @@ describe("OpenAPI document", () => {
 });
 
 describe("a newcomer's walk through the README", () => {
-  it("creates from a template, adds a note, duplicates, moves a tile across, pins, soft-deletes and restores", async () => {
+  it("creates from a template, adds a note, duplicates, moves a tile, pins, soft-deletes and restores", async () => {
     const { key } = await setupOrganization();
     const base = dashboardsPath("@current");
     const created = await api("POST", base, { key, body: { use_template: "WEBSITE_TRAFFIC" } });

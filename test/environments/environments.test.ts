@@ -5,7 +5,7 @@ import { expectKeyAndMembershipRequired } from "../support/people";
 import { expectedProject } from "../support/projects";
 
 describe("GET /api/environments/:id", () => {
-  it("answers the environment as PostHog's Team: its project's fields, by id and by @current, in one query", async () => {
+  it("answers the environment as PostHog's Team: its project's fields, by id and @current, in one query", async () => {
     const { organization, project } = await setupOrganization();
     const member = await addMember(organization.id, 1);
     const expected = {

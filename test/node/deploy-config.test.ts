@@ -33,8 +33,10 @@ describe("the deploy configuration check", () => {
     raw.d1_databases[0]!.database_id = "00000000-0000-0000-0000-000000000000";
     raw.env.production!.kv_namespaces[0]!.id = "00000000000000000000000000000000";
     expect(configProblems(raw)).toEqual([
-      'd1_databases[0].database_id is a placeholder id ("00000000-0000-0000-0000-000000000000"): remove it, deploying creates the resource',
-      'env.production.kv_namespaces[0].id is a placeholder id ("00000000000000000000000000000000"): remove it, deploying creates the resource',
+      'd1_databases[0].database_id is a placeholder id ("00000000-0000-0000-0000-000000000000"): ' +
+        "remove it, deploying creates the resource",
+      'env.production.kv_namespaces[0].id is a placeholder id ("00000000000000000000000000000000"): ' +
+        "remove it, deploying creates the resource",
     ]);
   });
 

@@ -44,14 +44,20 @@ if (words === "d1 info DB") {
 if (words === "d1 migrations apply") {
   if (!account.database) fail("Couldn't find a D1 DB named 'posthog-org-api-staging' (bound as 'DB') in the API.");
   save();
-  console.log("Migrations to be applied:\n│ 0000_initial.sql │\n│ 0016_sorted_list_shards.sql │\n✅ 0000_initial.sql\n✅ 0016_sorted_list_shards.sql");
+  console.log(
+    "Migrations to be applied:\n│ 0000_initial.sql │\n│ 0016_sorted_list_shards.sql │\n" +
+      "✅ 0000_initial.sql\n✅ 0016_sorted_list_shards.sql",
+  );
   process.exit(0);
 }
 if (words === "deploy") {
   if (account.failDeploy) fail("A request to the Cloudflare API failed: Authentication error [code: 10000]");
   account.database = true;
   save();
-  console.log("Uploaded posthog-org-api-staging (2.10 sec)\nDeployed posthog-org-api-staging triggers (0.40 sec)\n  ${DEPLOYED_URL}\n  schedule: */10 * * * *\nCurrent Version ID: 0c5e-version");
+  console.log(
+    "Uploaded posthog-org-api-staging (2.10 sec)\nDeployed posthog-org-api-staging triggers (0.40 sec)\n" +
+      "  ${DEPLOYED_URL}\n  schedule: */10 * * * *\nCurrent Version ID: 0c5e-version",
+  );
   process.exit(0);
 }
 if (words === "secret list") json(Object.keys(account.secrets).map((name) => ({ name, type: "secret_text" })));
@@ -61,11 +67,14 @@ if (words.startsWith("secret put")) {
   console.log("✨ Success! Uploaded secret " + args[2]);
   process.exit(0);
 }
-if (words === "d1 execute DB" && args.includes("--command")) json([{ results: [{ organizations: account.organizations }], success: true }]);
+if (words === "d1 execute DB" && args.includes("--command")) {
+  json([{ results: [{ organizations: account.organizations }], success: true }]);
+}
 if (words === "d1 execute DB" && args.includes("--file")) {
   call.sql = fs.readFileSync(option("--file"), "utf8");
   account.organizations = 1;
-  json([{ results: [] }, { results: [{ organization_id: "0197-org", project_id: 1, user_uuid: "0197-user", user_email: "owner@example.com" }] }]);
+  const owner = { organization_id: "0197-org", project_id: 1, user_uuid: "0197-user", user_email: "owner@example.com" };
+  json([{ results: [] }, { results: [owner] }]);
 }
 fail("unexpected call: " + args.join(" "));
 `;
@@ -115,7 +124,7 @@ beforeEach(() => {
 afterEach(() => rmSync(directory, { recursive: true, force: true }));
 
 describe("npm run deploy", () => {
-  it("on a new account: deploys (creating D1), then migrates, sets the key once, bootstraps, names the deployed URL", () => {
+  it("on a new account: deploys (creating D1), migrates, sets the key once, bootstraps, names the URL", () => {
     const { status, stdout, stderr, account } = runDeploy(["--env", "staging"]);
 
     expect(stderr).toBe("");

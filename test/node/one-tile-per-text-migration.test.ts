@@ -37,8 +37,10 @@ describe("the migration that gives each tile its own text", () => {
     );
     const now = "2026-01-01T00:00:00.000Z";
     db.exec(`
-      insert into organizations (id, name, slug, created_at, updated_at) values ('org', 'Org', 'org', '${now}', '${now}');
-      insert into users (id, uuid, distinct_id, first_name, last_name, email, created_at) values (1, 'u', 'd', 'A', 'B', 'a@example.com', '${now}');
+      insert into organizations (id, name, slug, created_at, updated_at)
+        values ('org', 'Org', 'org', '${now}', '${now}');
+      insert into users (id, uuid, distinct_id, first_name, last_name, email, created_at)
+        values (1, 'u', 'd', 'A', 'B', 'a@example.com', '${now}');
     `);
     insertRow(db, "projects", {
       id: 1,
@@ -59,15 +61,18 @@ describe("the migration that gives each tile its own text", () => {
       insertRow(db, "dashboards", { id, environment_id: 1, name, created_at: now, last_modified_at: now });
     }
     db.exec(`
-      insert into texts (id, environment_id, body, created_by_id, last_modified_by_id, last_modified_at) values (10, 1, 'Shared note', 1, 1, '${now}'), (11, 1, 'Own note', 1, 1, '${now}');
-      insert into dashboard_tiles (id, dashboard_id, text_id, created_at) values (100, 1, 10, '${now}'), (101, 2, 10, '${now}'), (102, 3, 10, '${now}'), (103, 1, 11, '${now}');
+      insert into texts (id, environment_id, body, created_by_id, last_modified_by_id, last_modified_at)
+        values (10, 1, 'Shared note', 1, 1, '${now}'), (11, 1, 'Own note', 1, 1, '${now}');
+      insert into dashboard_tiles (id, dashboard_id, text_id, created_at)
+        values (100, 1, 10, '${now}'), (101, 2, 10, '${now}'), (102, 3, 10, '${now}'), (103, 1, 11, '${now}');
     `);
 
     migrate(db, [MIGRATION]);
 
     const tiles = db
       .prepare(
-        "select tile.id, tile.text_id, texts.body, texts.created_by_id from dashboard_tiles tile join texts on texts.id = tile.text_id order by tile.id",
+        "select tile.id, tile.text_id, texts.body, texts.created_by_id " +
+          "from dashboard_tiles tile join texts on texts.id = tile.text_id order by tile.id",
       )
       .all();
     expect(tiles.map((tile) => (tile as { id: number }).id)).toEqual([100, 101, 102, 103]);

@@ -100,7 +100,7 @@ describe("GET /api/organizations/:organization_id/batch_exports", () => {
     expect(rest.body.results).toEqual([exportBody(first)]);
   });
 
-  it("hides exports of a private project from members without access, and refuses a key scoped to projects", async () => {
+  it("hides exports of a private project from members without access; refuses a key scoped to projects", async () => {
     const { organization, owner, project, key } = await setupOrganization();
     const privateProject = await createProject(organization.id, { access_control: true });
     vi.useFakeTimers({ toFake: ["Date"] });
@@ -256,7 +256,7 @@ describe("POST /api/organizations/:organization_id/batch_exports/:id/pause and /
     expect(response.body).toEqual({ paused: true });
   });
 
-  it("needs batch_export:write (403) and a key (401), and never reaches another organization's export (404)", async () => {
+  it("needs batch_export:write (403) and a key (401); never reaches another organization's export (404)", async () => {
     const { organization, owner, project, key } = await setupOrganization();
     const created = await createExport(project.id, key);
     const readOnly = await createApiKey(owner, { scopes: ["batch_export:read"] });

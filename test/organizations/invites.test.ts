@@ -459,7 +459,7 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     expect(response.cost.queries).toBe(2);
   });
 
-  it("reads what the body names after validating it when the body comes without a Content-Length (three round trips)", async () => {
+  it("reads what the body names after validating a body without Content-Length (three round trips)", async () => {
     const { organization, owner, key } = await setupOrganization();
     await api("GET", `/api/organizations/${organization.id}`, { key });
 

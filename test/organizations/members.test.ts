@@ -288,7 +288,7 @@ describe("PATCH /api/organizations/:organization_id/members/:user__uuid", () => 
     expect(response.body).toEqual(errorBody("validation_error", code, detail, "level"));
   });
 
-  it("answers 404 for an unknown user, a user of another organization, and to non-members; 401 without a good key", async () => {
+  it("answers 404 for an unknown user, another organization's, and to non-members; 401 without good key", async () => {
     const { organization, key } = await setupTeam();
     const other = await setupOrganization();
 
@@ -391,7 +391,7 @@ describe("DELETE /api/organizations/:organization_id/members/:user__uuid", () =>
     expect(Object.keys(await memberLevels(organization.id, key))).toHaveLength(3);
   });
 
-  it("answers 404 for an unknown user, a user of another organization, and to non-members; 401 without a good key", async () => {
+  it("answers 404 for an unknown user, another organization's, and to non-members; 401 without good key", async () => {
     const { organization, key } = await setupTeam();
     const other = await setupOrganization();
 

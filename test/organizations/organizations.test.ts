@@ -103,7 +103,7 @@ describe("organizations", () => {
     expectError(response, 403, missingScope("organization:write"));
   });
 
-  it("retrieves an organization by id and by @current, with the caller's level and the member count, in one query", async () => {
+  it("retrieves an organization by id and @current, with caller's level and member count, in one query", async () => {
     const { organization, project } = await setupOrganization();
     const member = await addMember(organization.id, 1);
     const expected = expectedOrganization(organization, { level: 1, projects: [project], memberCount: 2 });
@@ -329,7 +329,7 @@ describe("organization settings, enforced", () => {
     expect((await api("GET", "/api/users/@me", { key: member.key })).status).toBe(200);
   });
 
-  it("members_can_use_personal_api_keys: false holds for a plain member whom a project rule makes its admin", async () => {
+  it("members_can_use_personal_api_keys: false holds for a member whom a project rule makes its admin", async () => {
     const { key, organization, project } = await setupOrganization();
     const member = await addMember(organization.id, 1);
     await grantProjectAccess(project.id, member.membership.id, "admin");

@@ -63,7 +63,7 @@ describe("project names that look alike", () => {
     expect((await api("GET", projectsPath(organization.id), { key })).body.count).toBe(2);
   });
 
-  it("are one name on rename too, through the organization's path and the project's; a project's own name in another form is fine", async () => {
+  it("are one name on rename too, by either path; a project's own name in another form is fine", async () => {
     const { organization, project, key } = await setupOrganization();
     expect((await api("POST", projectsPath(organization.id), { key, body: { name: "Straße" } })).status).toBe(201);
     for (const path of [
@@ -127,7 +127,7 @@ describe("project names that look alike", () => {
 });
 
 describe("other names", () => {
-  it("refuse invisible and control characters: organizations, dashboards, batch exports, personal API keys", async () => {
+  it("refuse invisible and control characters: organizations, dashboards, batch exports, API keys", async () => {
     const { organization, project, key } = await setupOrganization();
     const named = [
       ["POST", "/api/organizations", "name"],

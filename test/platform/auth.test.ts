@@ -209,7 +209,7 @@ describe("scopes", () => {
     expect(listed.body.results.map((item: { id: number }) => item.id)).toEqual([project.id]);
   });
 
-  it("keeps a key scoped to one project off every organization route, and it cannot raise itself by inviting", async () => {
+  it("keeps a key scoped to one project off every organization route; it cannot raise itself by inviting", async () => {
     const { organization, owner, project } = await setupOrganization();
     const projectKey = await createApiKey(owner, { scopedTeams: [project.id] });
     const projectDenied = denied("API key with scoped projects are only supported on project-based views.");

@@ -35,7 +35,9 @@ const PER_OTHER_ORGANIZATION = 20;
 let nextId = 1_000_000;
 let now = "";
 
-/** `count` members of the organization, each with a rule on the project, a dashboard there and a collaboration on it. */
+/**
+ * `count` members of the organization, each with a rule on the project, a dashboard there and a collaboration on it.
+ */
 function seedOrganization(rows: SeedRows, organizationId: string, projectId: number, count: number) {
   for (let index = 0; index < count; index += 1) {
     const id = (nextId += 1);
@@ -163,7 +165,7 @@ describe("rows read are bounded by the page, not the table", () => {
     expect(Math.abs(inOrganization.cost.rowsRead - explicit.cost.rowsRead)).toBeLessThanOrEqual(10);
   });
 
-  it("reads an organization with all its projects at most 3 rows each: its own, @current, in @me, in the list, after a PATCH", async () => {
+  it("reads an organization and its projects at most 3 rows each: by id, @current, @me, list, PATCH", async () => {
     const member = await addMember(team.organization.id, MembershipLevel.member);
     const organization = `/api/organizations/${team.organization.id}`;
     for (const key of [team.key, member.key]) {
@@ -288,7 +290,7 @@ describe("every list counts in one row and pages along its index", () => {
   const ids = (body: { results: { id: string | number }[] }) => body.results.map((row) => row.id);
   const local = (link: string) => `${new URL(link).pathname}${new URL(link).search}`;
 
-  it("answers the first page and the exact count in one query at the cost of the page, for an owner and a member behind rules", async () => {
+  it("answers the first page and exact count in one query at a page's cost, for owner and ruled member", async () => {
     for (const [caller, key] of callers()) {
       for (const [path, count] of lists(caller)) {
         const response = await api("GET", `${path}?limit=${LIMIT}`, { key });
@@ -302,7 +304,7 @@ describe("every list counts in one row and pages along its index", () => {
     }
   });
 
-  it("walks every list whole through `next`, each page at the cost of a page, and every offset answers its part of it", async () => {
+  it("walks every list whole through `next` at a page's cost per page; every offset answers its part", async () => {
     for (const [caller, key] of callers()) {
       for (const [path, count] of lists(caller)) {
         const whole: (string | number)[] = [];
@@ -335,7 +337,7 @@ describe("every list counts in one row and pages along its index", () => {
     }
   });
 
-  it("follows `next` to the last page and `previous` back from it at the cost of a page: the links' cursors start from the edge rows", async () => {
+  it("follows `next` to the last page and `previous` back at a page's cost: cursors start at edge rows", async () => {
     for (const [caller, key] of callers()) {
       for (const [path, count] of lists(caller)) {
         const beforeLast = await api("GET", `${path}?limit=${LIMIT}&offset=${count - 2 * LIMIT}`, { key });
@@ -355,7 +357,7 @@ describe("every list counts in one row and pages along its index", () => {
     }
   });
 
-  it("pages /api/projects across organizations in creation order: through the links at the cost of a page, by offset along the index", async () => {
+  it("pages /api/projects across organizations in creation order, at a page's cost by link or offset", async () => {
     const caller = await createUser();
     const others = seeded.organizations.filter((organization) => organization.id !== team.organization.id).slice(0, 3);
     for (const organization of [team.organization, ...others])
@@ -413,7 +415,7 @@ describe("every list counts in one row and pages along its index", () => {
     }
   });
 
-  it("answers the lists PostHog answers whole (collaborators, access rules) at most 3 rows per item, 50 more", async () => {
+  it("answers lists PostHog answers whole (collaborators, access rules) at 3 rows per item, 50 more", async () => {
     const dashboard = `/api/environments/${everyKind.project.id}/dashboards/${everyKind.dashboardId}`;
     const lists: [string, string][] = [
       [`${dashboard}/collaborators`, everyKind.key],
@@ -450,7 +452,7 @@ describe("every list counts in one row and pages along its index", () => {
     expect(project.cost.rowsRead).toBeLessThanOrEqual(50);
   });
 
-  it("writes at most 30 rows for a write of one row: the row, its index entries, the counters, its activity-log entry", async () => {
+  it("writes at most 30 rows per one-row write: the row, its index entries, counters, activity-log entry", async () => {
     const o = everyKind;
     const organization = `/api/organizations/${o.organization.id}`;
     const environment = `/api/environments/${o.project.id}`;

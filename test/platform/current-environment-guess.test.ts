@@ -31,7 +31,7 @@ async function storedGuess(keyId: string, expected: string | null) {
 const dashboards = (id: number | string) => `/api/environments/${id}/dashboards`;
 
 describe("the guess of the environment @current picks", () => {
-  it("lets a key new to the isolate read @current in one round trip, from the guess another isolate left in KV", async () => {
+  it("lets a key new to the isolate read @current in one round trip, from another isolate's guess in KV", async () => {
     const { project, key } = await setupOrganization();
     await env.API_KEY_CACHE.put(currentEnvironmentGuessKey(await warmKeyId(key)), String(project.id));
 
@@ -56,7 +56,7 @@ describe("the guess of the environment @current picks", () => {
     expect(await storedGuess(keyId, String(project.id))).toBe(String(project.id));
   });
 
-  it("without a guess takes two round trips, then leaves one in KV; a new choice replaces it; revoking the key removes it", async () => {
+  it("without a guess takes 2 round trips, leaves one in KV; a new choice replaces it; revoking drops it", async () => {
     const { organization, project, key } = await setupOrganization();
     const keyId = await warmKeyId(key);
     expect(await env.API_KEY_CACHE.get(currentEnvironmentGuessKey(keyId))).toBeNull();

@@ -132,7 +132,7 @@ describe("every authenticated route", () => {
     }
   });
 
-  it("holds a key scoped to another project to that project: 403 on every other project and every organization route", async () => {
+  it("holds a key scoped to another project to it: 403 on every other project and organization route", async () => {
     const { organization, project, owner } = await setupOrganization();
     const elsewhere = await createProject(organization.id);
     const key = (await createApiKey(owner, { scopedTeams: [elsewhere.id] })).value;
@@ -155,7 +155,7 @@ describe("every authenticated route", () => {
     }
   });
 
-  it("holds a key scoped to another organization to that organization: 403 on this one's routes and projects", async () => {
+  it("holds a key scoped to another organization to it: 403 on this one's routes and projects", async () => {
     const { organization, project, owner } = await setupOrganization();
     const elsewhere = await setupOrganization();
     await addMembership(elsewhere.organization.id, owner, MembershipLevel.owner);

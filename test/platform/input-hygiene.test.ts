@@ -151,7 +151,7 @@ describe("body size", () => {
 });
 
 describe("pagination parameters", () => {
-  it("walks a list through its `next` links in the order of one whole page, ties and mixed directions included", async () => {
+  it("walks a list through its `next` links in one whole page's order, ties and mixed directions too", async () => {
     const { key, project } = await setupOrganization();
     const path = `/api/environments/${project.id}/dashboards`;
     // Pinned first, then by name, then by id: equal names and both pinned states.

@@ -47,19 +47,21 @@ async function arrangeEverything() {
     use_template: "DEFAULT_APP",
   });
   const dashboardPath = `/api/environments/${project.id}/dashboards/${dashboard.id}`;
+  const organizationPath = `/api/organizations/${organization.id}`;
+  const batchExportPath = `${organizationPath}/batch_exports/${batchExport.id}`;
   const paths: Record<OperationName, string> = {
     "GET /api/users/@me/": "/api/users/@me/",
     "GET /api/organizations/": "/api/organizations/",
     "GET /api/organizations/{id}/": `/api/organizations/${organization.id}/`,
     "GET /api/organizations/{organization_id}/projects/": `/api/organizations/${organization.id}/projects/`,
-    "GET /api/organizations/{organization_id}/projects/{id}/": `/api/organizations/${organization.id}/projects/${project.id}/`,
+    "GET /api/organizations/{organization_id}/projects/{id}/": `${organizationPath}/projects/${project.id}/`,
     "GET /api/projects/{id}/": `/api/projects/${project.id}/`,
     "GET /api/organizations/{organization_id}/domains/": `/api/organizations/${organization.id}/domains/`,
-    "GET /api/organizations/{organization_id}/domains/{id}/": `/api/organizations/${organization.id}/domains/${domain.id}/`,
+    "GET /api/organizations/{organization_id}/domains/{id}/": `${organizationPath}/domains/${domain.id}/`,
     "GET /api/organizations/{organization_id}/invites/": `/api/organizations/${organization.id}/invites/`,
     "GET /api/organizations/{organization_id}/members/": `/api/organizations/${organization.id}/members/`,
     "GET /api/organizations/{organization_id}/batch_exports/": `/api/organizations/${organization.id}/batch_exports/`,
-    "GET /api/organizations/{organization_id}/batch_exports/{id}/": `/api/organizations/${organization.id}/batch_exports/${batchExport.id}/`,
+    "GET /api/organizations/{organization_id}/batch_exports/{id}/": `${batchExportPath}/`,
     "GET /api/environments/{project_id}/dashboards/": `/api/environments/${project.id}/dashboards/`,
     "GET /api/environments/{project_id}/dashboards/{id}/": `${dashboardPath}/`,
     "GET /api/environments/{project_id}/dashboards/{dashboard_id}/collaborators/": `${dashboardPath}/collaborators/`,

@@ -74,7 +74,7 @@ describe("rate limits", () => {
     expect(configured).toEqual({ perHour: "4800" });
   });
 
-  it("throttles a key past its minute's 480 requests, with Retry-After until the minute ends, and no other key", async () => {
+  it("throttles a key past its minute's 480 requests, Retry-After until the minute ends; no other key", async () => {
     const busy = await setupOrganization();
     const quiet = await setupOrganization();
     const path = `/api/organizations/${busy.organization.id}`;
@@ -122,7 +122,7 @@ describe("rate limits", () => {
     expect(refused.cost).toEqual({ queries: 0, rowsRead: 0, rowsWritten: 0 });
   });
 
-  it("throttles refused keys per client address, before any D1 query, and no other address nor a known key", async () => {
+  it("throttles refused keys per client address, before any D1 query; no other address nor a known key", async () => {
     const { key } = await setupOrganization();
     // A documentation address (RFC 5737), another in every run of the suite.
     const address = `192.0.2.${1 + Math.floor(Math.random() * 254)}`;

@@ -58,7 +58,7 @@ describe.each(paths)("PATCH a project through the $tree path", ({ tree, path, ex
     expect(environment.body).toMatchObject({ name: "Web app", project_id: project.id, ...overrides });
   });
 
-  it("answers 409 for a name another project of the organization has, ignoring case; its own name is fine", async () => {
+  it("answers 409 for a name another project of the organization has, in any case; its own name is fine", async () => {
     const { key, organization, project } = await setupOrganization();
     await createProject(organization.id, { name: "Mobile" });
     const response = await api("PATCH", path(project), { key, body: { name: "mobile", is_demo: true } });

@@ -32,7 +32,7 @@ describe("GET /api/projects", () => {
     expect(response.body.results.map((item: { id: number }) => item.id)).not.toContain(unrelated.project.id);
   });
 
-  it("counts what the caller sees: every project where an admin, the visible ones elsewhere, within the key's scope", async () => {
+  it("counts what the caller sees: projects where admin, visible ones elsewhere, within the key's scope", async () => {
     const first = await setupOrganization();
     const second = await setupOrganization();
     const member = await addMember(second.organization.id, MembershipLevel.member);
@@ -92,7 +92,7 @@ describe("GET /api/projects", () => {
     });
   });
 
-  it("answers every offset across organizations, deleted projects and a plain membership included, as the whole list in order", async () => {
+  it("answers every offset as the whole list in order, across organizations, deleted projects included", async () => {
     const first = await setupOrganization();
     const second = await setupOrganization();
     const third = await setupOrganization();

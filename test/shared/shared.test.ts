@@ -36,7 +36,7 @@ function expectPublicHeaders(headers: Headers) {
 }
 
 describe("GET /shared/:access_token", () => {
-  it("serves a readable page: name, description, tiles in layout order, every value escaped, the data embedded", async () => {
+  it("serves a readable page: name, description, tiles in layout order, values escaped, data embedded", async () => {
     const { token } = await setupPublicDashboard();
     const page = await fetchPage(`/shared/${token}`);
     expect(page.status).toBe(200);
@@ -105,7 +105,7 @@ describe("GET /shared/:access_token", () => {
     });
   });
 
-  it("answers 404 (a page, or JSON for .json) when disabled, unknown, refreshed away, deleted, or sharing is off", async () => {
+  it("answers 404 (a page, or JSON for .json) if disabled, unknown, refreshed, deleted, or sharing off", async () => {
     const expectGone = async (token: string) => {
       const page = await fetchPage(`/shared/${token}`);
       expect(page.status).toBe(404);

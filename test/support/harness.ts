@@ -181,7 +181,10 @@ export function nextLink(path: string, limit: number, offset: number, lastKey: u
   return pageLink(path, limit, offset, "after", lastKey, origin);
 }
 
-/** A `previous` link as lists write it when a whole page lies before: the cursor names the sort key of the page's first row. */
+/**
+ * A `previous` link as lists write it when a whole page lies before: the cursor names the sort key of the page's first
+ * row.
+ */
 export function previousLink(
   path: string,
   limit: number,

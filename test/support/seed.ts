@@ -133,7 +133,8 @@ export type SeededOrganization = Awaited<ReturnType<typeof setupOrganization>> &
  * `size` rows of each kind in a new organization (projects stop short of the organization's
  * limit): members (each with a rule on the first project), invites, domains, projects, batch
  * exports, dashboards, the owner's personal API keys, activity-log entries (unsealed: reading
- * them costs the same), and collaborators and rules on one dashboard. Rows to insert are added to `rows`; nothing is written until `insertSeedRows`.
+ * them costs the same), and collaborators and rules on one dashboard. Rows to insert are added to
+ * `rows`; nothing is written until `insertSeedRows`.
  */
 export async function seedOrganization(rows: SeedRows, size: number): Promise<SeededOrganization> {
   const team = await setupOrganization();

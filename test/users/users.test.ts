@@ -307,7 +307,7 @@ describe("@current reads", () => {
     };
   }
 
-  it("take one round trip once the key's choice is known, and follow a changed choice or a project turned private at once", async () => {
+  it("take one round trip once the key's choice is known; follow a new choice or a newly private project", async () => {
     const { first, second, key } = await userWithTwoOrganizations();
     for (const [project, name] of [
       [first.project, "In first"],

@@ -181,7 +181,7 @@ describe("recovering a webhook's failed deliveries", () => {
     expect((await statusesOf(others)).sort()).toEqual(["failed", "failed", "failed", "succeeded"]);
   }, 60_000);
 
-  it("is for admins with webhook:write, on an enabled webhook of their organization; bad ranges name the field", async () => {
+  it("is for admins with webhook:write, on an enabled webhook of their organization; bad ranges named", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"] });
     const path = `${webhooksPath(organization)}/${id}/recover`;

@@ -132,7 +132,7 @@ describe("webhook subscriptions", () => {
     expect((await api("GET", webhooksPath(organization), { key: organization.key })).body.count).toBe(1);
   });
 
-  it("refuses, on create and on PATCH, every address that is not globally reachable, however it is written", async () => {
+  it("refuses, on create and PATCH, every address that is not globally reachable, however it is written", async () => {
     // Other tests' deliveries may run meanwhile: none of them reaches the network.
     receiver(503);
     env.WEBHOOKS_ALLOW_INSECURE = "";
@@ -443,7 +443,8 @@ describe("deliveries", () => {
         expect(Date.parse(pending!.nextAttemptAt!) - Date.now()).toBeGreaterThan(3_000);
       }
     }
-    // Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; the last retry has no delay: Queues moves it to the dead letters.
+    // Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; the last retry has no delay: Queues moves it
+    // to the dead letters.
     expect(delays).toEqual([5, 300, 1_800, 7_200, 18_000, 36_000, 36_000, undefined]);
     const [exhausted] = await db
       .select()
@@ -453,7 +454,8 @@ describe("deliveries", () => {
     // As many attempts as the consumer lets Queues make before the dead-letter queue.
     expect(wranglerToml).toMatch(
       new RegExp(
-        `queue = "webhook-deliveries"\\n(.+\\n)*?max_retries = ${DELIVERY_ATTEMPTS - 1}\\ndead_letter_queue = "webhook-deliveries-dead-letters"`,
+        `queue = "webhook-deliveries"\\n(.+\\n)*?max_retries = ${DELIVERY_ATTEMPTS - 1}\\n` +
+          'dead_letter_queue = "webhook-deliveries-dead-letters"',
       ),
     );
 
@@ -529,7 +531,7 @@ describe("deliveries", () => {
     );
   });
 
-  it("marks failed in the cron an exhausted delivery whose dead letter never arrived, and leaves a recent one to its consumer", async () => {
+  it("marks failed in the cron an exhausted delivery whose dead letter never came; leaves a recent one", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"] });
     const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000).toISOString();
@@ -555,7 +557,7 @@ describe("deliveries", () => {
     });
   });
 
-  it("re-sends in the cron the lost messages of an enabled webhook's deliveries, not those of a disabled one", async () => {
+  it("re-sends in the cron the lost messages of an enabled webhook's deliveries, not a disabled one's", async () => {
     const organization = await setupOrganization();
     const enabled = await subscribe(organization, { events: ["*"] });
     const disabled = await subscribe(organization, { url: `${RECEIVER}/off`, events: ["*"], enabled: false });
@@ -574,7 +576,7 @@ describe("deliveries", () => {
     expect(row).toMatchObject({ status: "pending", attempts: 0 });
   });
 
-  it("honours a 429's or 503's Retry-After within the schedule: a longer wait, never past Queues' 12 hours", async () => {
+  it("honours a 429's or 503's Retry-After within the schedule: a longer wait, never past 12 hours", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"] });
     const deliveryId = await seedPendingDelivery(organization, id);
@@ -697,7 +699,7 @@ describe("deliveries", () => {
     expect(posted).toEqual([]);
   });
 
-  it("refuses at delivery a name whose answers are private however they are written, and a port other than 443 or 80", async () => {
+  it("refuses at delivery a name whose answers are private however written, and a port but 443 or 80", async () => {
     const organization = await setupOrganization();
     // Made while any port is allowed, as a receiver stored before ports were limited.
     const scanner = await subscribe(organization, { url: "https://1.1.1.1:22/", enabled: false });
@@ -775,7 +777,7 @@ describe("deliveries", () => {
 
 describe("the outbox under load", () => {
   // Last in the file: the queue drains this test's 650 messages after it.
-  it("turns one request's many entries into deliveries for 50 webhooks on every event, and one stuck organization stops no other", async () => {
+  it("turns one request's entries into deliveries for 50 webhooks; one stuck organization stops no other", async () => {
     const organization = await setupOrganization();
     const other = await setupOrganization();
     receiver(200);
@@ -844,7 +846,8 @@ describe("the outbox under load", () => {
 
     // An organization whose outbox pass throws (a webhook row it cannot read) holds up no other.
     const stuck = await setupOrganization();
-    await db.run(sql`insert into webhooks (id, organization_id, url, events, enabled, sealed_secret, last_enqueued_seq, created_at, updated_at)
+    await db.run(sql`insert into webhooks
+      (id, organization_id, url, events, enabled, sealed_secret, last_enqueued_seq, created_at, updated_at)
       values (${crypto.randomUUID()}, ${stuck.organization.id}, ${RECEIVER}, '{', 1, 'sealed', 0, ${now}, ${now})`);
     await api("PATCH", `/api/organizations/${other.organization.id}`, { key: other.key, body: { name: "Renamed" } });
     await db.delete(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.webhookId, otherWebhook));

@@ -42,7 +42,8 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
     selectActivityPage(
       c.var.db,
       {
-        organizationId: sql`(select ${environments.organizationId} from ${environments} where ${environments.id} = ${environmentId})`,
+        organizationId: sql`(select ${environments.organizationId} from ${environments}
+          where ${environments.id} = ${environmentId})`,
         where: visibleInProjectLog(userId, environmentId),
       },
       query,

@@ -18,7 +18,9 @@ function assertConsistent({ type, model, startAt, endAt }: Schedule) {
   }
 }
 
-/** Offsets are accepted; storage and responses are UTC with `Z`, as every timestamp of the API, which also sort as text. */
+/**
+ * Offsets are accepted; storage and responses are UTC with `Z`, as every timestamp of the API, which also sort as text.
+ */
 const toUtc = (timestamp: string | null) => (timestamp === null ? null : new Date(timestamp).toISOString());
 
 /** The row a valid create inserts into the project's environment. */

@@ -105,4 +105,5 @@ export const batchExportNameInBatch = (id: string): ReadInBatch =>
 
 /** The project of an export reached through its organization, read in the batch likewise. */
 export const batchExportProjectInBatch = (id: string): ReadInBatch =>
-  sql`select ${environments.projectId} from ${environments} join ${batchExports} on ${eq(batchExports.environmentId, environments.id)} where ${batchExports.id} = ${id}`;
+  sql`select ${environments.projectId} from ${environments}
+    join ${batchExports} on ${eq(batchExports.environmentId, environments.id)} where ${batchExports.id} = ${id}`;

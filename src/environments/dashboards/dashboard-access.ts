@@ -29,9 +29,9 @@ export type DashboardRights = {
 };
 
 /**
- * The one place that decides what a caller may do with a dashboard (restriction level, collaborators, access rules). The creator
- * and organization admins manage it; otherwise an access-control rule, if any, sets the level,
- * and at restriction level 37 only collaborators (or managers) edit.
+ * The one place that decides what a caller may do with a dashboard (restriction level, collaborators,
+ * access rules). The creator and organization admins manage it; otherwise an access-control rule, if
+ * any, sets the level, and at restriction level 37 only collaborators (or managers) edit.
  */
 export function dashboardRights(facts: DashboardAccessFacts, caller: DashboardCaller): DashboardRights {
   const isOwnerOrAdmin = facts.createdById === caller.userId || isAdmin(caller.organizationLevel);

@@ -231,7 +231,8 @@ function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: Update
     input.restriction_level !== undefined && input.restriction_level !== row.dashboard.restrictionLevel;
   if (changesRestriction && !rights.canChangeRestriction) {
     throw permissionDenied(
-      "Only the dashboard owner and project admins have the restriction rights required to change the dashboard's restriction level.",
+      "Only the dashboard owner and project admins have the restriction rights required " +
+        "to change the dashboard's restriction level.",
     );
   }
   if (!rights.canEdit) throw permissionDenied(NO_EDIT_RIGHT);

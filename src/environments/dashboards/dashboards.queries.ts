@@ -64,7 +64,8 @@ function selectDashboards(db: Database, scope: DashboardReadScope & { caller: { 
       sharingEnabled: dashboards.sharingEnabled,
       // Only where it bears on the rights: at the restriction level where only collaborators edit.
       isCollaborator: sql<boolean>`case when ${dashboards.restrictionLevel} > ${RestrictionLevel.everyoneCanEdit}
-        then exists (select 1 from ${dashboardCollaborators} where ${dashboardCollaborators.dashboardId} = ${dashboards.id}
+        then exists (select 1 from ${dashboardCollaborators}
+          where ${dashboardCollaborators.dashboardId} = ${dashboards.id}
           and ${dashboardCollaborators.userId} = ${caller.userId}) else 0 end`.mapWith(Boolean),
       accessRule: caller.level
         ? sql<AccessLevel | null>`case when ${isAdminInSql(caller.level)} then null else ${rule} end`
@@ -216,7 +217,8 @@ export type DashboardListScope = {
  */
 function notHiddenByRule(caller: DashboardListScope["caller"]): SQL {
   const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
-  return sql`(${isAdminInSql(caller.level)} or ${dashboards.createdById} = ${caller.userId} or coalesce(${rule}, 'editor') <> 'none')`;
+  return sql`(${isAdminInSql(caller.level)} or ${dashboards.createdById} = ${caller.userId}
+    or coalesce(${rule}, 'editor') <> 'none')`;
 }
 
 function listConditions(scope: DashboardListScope, filters: DashboardListFilters) {
@@ -256,13 +258,15 @@ function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
   const ruled = (whose: SQL) => sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
     where ${whose} and ${accessControls.resource} = 'dashboard'`;
   const defaults = ruled(
-    sql`${accessControls.environmentId} = ${scope.environmentId} and ${accessControls.organizationMembershipId} is null`,
+    sql`${accessControls.environmentId} = ${scope.environmentId}
+      and ${accessControls.organizationMembershipId} is null`,
   );
   const own = ruled(sql`${accessControls.organizationMembershipId} = ${scope.caller.membershipId}`);
   // CROSS JOIN keeps that order: the few candidates first, then each dashboard by its id.
   return sql`select ${dashboards.id} from (${defaults} union ${own}) as "candidate"
     cross join ${dashboards} on ${dashboards.id} = "candidate"."id"
-    where ${dashboards.environmentId} = ${scope.environmentId} and ${dashboards.deleted} = 0 and not ${notHiddenByRule(scope.caller)}`;
+    where ${dashboards.environmentId} = ${scope.environmentId} and ${dashboards.deleted} = 0
+      and not ${notHiddenByRule(scope.caller)}`;
 }
 
 /**

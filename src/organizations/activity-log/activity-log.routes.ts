@@ -32,7 +32,8 @@ export const verifyActivityLog = apiRoute({
   tags: ["activity log"],
   summary: "Recompute the organization's hash chain: is every entry present and unaltered?",
   description:
-    "Reads every entry kept (since the retention anchor), so its cost grows with the log; run it as an audit, not on every request.",
+    "Reads every entry kept (since the retention anchor), so its cost grows with the log; " +
+    "run it as an audit, not on every request.",
   request: { params: OrganizationParams },
   responses: { 200: json(ChainVerdict, "The verdict") },
 });

@@ -64,7 +64,8 @@ export async function writeExportPart(env: Bindings, job: ExportPart): Promise<S
       .where(
         eq(
           activityLogAnchors.organizationId,
-          sql`(select ${activityLogExports.organizationId} from ${activityLogExports} where ${activityLogExports.id} = ${job.exportId})`,
+          sql`(select ${activityLogExports.organizationId} from ${activityLogExports}
+            where ${activityLogExports.id} = ${job.exportId})`,
         ),
       ),
   ]);

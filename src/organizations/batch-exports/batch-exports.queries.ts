@@ -16,7 +16,8 @@ export type OrganizationCaller = CallerMembership & { organizationId: Organizati
  * scoped to some projects reaches only theirs.
  */
 export function visibleExportsOfOrganization(actor: Actor, caller: OrganizationCaller): SQL | undefined {
-  const projectOfExport = sql`(select ${environments.projectId} from ${environments} where ${environments.id} = ${batchExports.environmentId})`;
+  const projectOfExport = sql`(select ${environments.projectId} from ${environments}
+    where ${environments.id} = ${batchExports.environmentId})`;
   const inKeyScope = actor.scopedTeams.length > 0 ? inJsonList(projectOfExport, actor.scopedTeams) : undefined;
   return and(
     eq(batchExports.organizationId, caller.organizationId),

@@ -19,10 +19,11 @@ export const NEW_DOMAIN: DomainState = {
 const sentOrKept = <T>(sent: T | undefined, kept: T): T => (sent === undefined ? kept : sent);
 
 /**
- * The column values a create or update sets, once the domain rules (verification first, SAML complete) hold for the domain as it will
- * be. Sending the value a field already has is allowed on an unverified domain, so that a client
- * may send back the object it read; PostHog refuses even that, and silently drops both fields
- * on create, where we answer 400 instead of ignoring what was asked.
+ * The column values a create or update sets, once the domain rules (verification first, SAML
+ * complete) hold for the domain as it will be. Sending the value a field already has is allowed on
+ * an unverified domain, so that a client may send back the object it read; PostHog refuses even
+ * that, and silently drops both fields on create, where we answer 400 instead of ignoring what was
+ * asked.
  */
 export function domainSettings(current: DomainState, input: DomainSettingsInput) {
   const next: DomainState = {

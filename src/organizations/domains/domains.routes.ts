@@ -77,7 +77,8 @@ export const verifyDomain = apiRoute({
   tags: ["domains"],
   summary: "Look up the TXT record `_posthog-challenge.<domain>` and verify the domain if it holds the challenge",
   description:
-    "200 with the domain either way: `is_verified` tells whether the record matched; otherwise `last_verification_retry` is set. Already verified: 400 `already_verified`.",
+    "200 with the domain either way: `is_verified` tells whether the record matched; " +
+    "otherwise `last_verification_retry` is set. Already verified: 400 `already_verified`.",
   request: { params: DomainParams },
   responses: { 200: json(Domain, "The domain after the attempt") },
 });

@@ -19,7 +19,8 @@ export type FeedWindow = {
  * into what was pruned (so that an old cursor still moves on).
  */
 const startOf = (window: FeedWindow) =>
-  sql<number>`max(cast(${window.after} as integer), coalesce((select ${activityLogAnchors.seq} from ${activityLogAnchors}
+  sql<number>`max(cast(${window.after} as integer),
+    coalesce((select ${activityLogAnchors.seq} from ${activityLogAnchors}
     where ${activityLogAnchors.organizationId} = ${window.organizationId}), 0))`;
 
 /**

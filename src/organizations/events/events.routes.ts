@@ -11,7 +11,8 @@ export const listEvents = apiRoute({
   tags: ["activity log"],
   summary: "The organization's events from a cursor, oldest first, as webhooks deliver them",
   description:
-    "Each answer reads at most `limit` + 1 entries after `after`: a filtered one may list fewer, `has_more` says to read `next` at once.",
+    "Each answer reads at most `limit` + 1 entries after `after`: a filtered one may list fewer, " +
+    "`has_more` says to read `next` at once.",
   request: { params: OrganizationParams, query: EventsQuery },
   responses: { 200: json(EventsPage, "The events after the cursor, and the next cursor") },
 });

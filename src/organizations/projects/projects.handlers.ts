@@ -75,7 +75,8 @@ export async function insertProject(c: Context<AppEnv>, organizationId: string, 
     ]);
     if (!project) {
       throw permissionDenied(
-        `You have reached the maximum limit of allowed projects for your current plan (${MAX_PROJECTS_PER_ORGANIZATION}).`,
+        "You have reached the maximum limit of allowed projects for your current plan " +
+          `(${MAX_PROJECTS_PER_ORGANIZATION}).`,
       );
     }
     return project;

@@ -51,9 +51,11 @@ function defaultProjectName(organizationId: string): SQL<string> {
     where ${projects.organizationId} = ${organizationId} and (${projects.nameKey} = ${defaultKey}
       or (${projects.nameKey} glob ${`${defaultKey} [1-9]*`}
         and substr(${projects.nameKey}, ${prefixLength}) not glob '*[^0-9]*'))`;
-  const freeNumber = sql`(select min(candidate) from (select 1 as candidate union all select n + 1 from (${takenNumbers}))
+  const freeNumber = sql`(select min(candidate)
+    from (select 1 as candidate union all select n + 1 from (${takenNumbers}))
     where candidate not in (select n from (${takenNumbers})))`;
-  return sql<string>`(case when ${freeNumber} = 1 then ${DEFAULT_PROJECT_NAME} else ${`${DEFAULT_PROJECT_NAME} `} || ${freeNumber} end)`;
+  return sql<string>`(case when ${freeNumber} = 1 then ${DEFAULT_PROJECT_NAME}
+    else ${`${DEFAULT_PROJECT_NAME} `} || ${freeNumber} end)`;
 }
 
 /**
@@ -311,7 +313,10 @@ export function selectVisibleProject(db: Database, actor: Actor, filters: SQL[])
     .limit(1);
 }
 
-/** `selectVisibleProject`, refused outside the key's scope and to a plain member's key where the organization forbids them. */
+/**
+ * `selectVisibleProject`, refused outside the key's scope and to a plain member's key where the organization forbids
+ * them.
+ */
 export async function findVisibleProject(db: Database, actor: Actor, filters: SQL[]) {
   const [row] = await selectVisibleProject(db, actor, filters);
   return admitVisibleProject(actor, row);

@@ -137,7 +137,10 @@ function outcomeOf(attempt: Attempt, attemptNumber: number): Outcome {
   return delaySeconds === undefined ? { kind: "exhausted" } : { kind: "retry", delaySeconds };
 }
 
-/** The delivery after an attempt: still `pending` while the schedule goes on (dead letters are marked failed by their consumer). */
+/**
+ * The delivery after an attempt: still `pending` while the schedule goes on (dead letters are marked failed by their
+ * consumer).
+ */
 function recordAttempt(db: Database, delivery: DeliveryRow, attempt: Attempt, outcome: Outcome, now: string) {
   const status = outcome.kind === "succeeded" ? "succeeded" : outcome.kind === "gone" ? "failed" : "pending";
   return db
@@ -154,7 +157,10 @@ function recordAttempt(db: Database, delivery: DeliveryRow, attempt: Attempt, ou
     .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending")));
 }
 
-/** Delivers one message's delivery, then acks it or retries it as the schedule says (`message.attempts` is the attempt's number). */
+/**
+ * Delivers one message's delivery, then acks it or retries it as the schedule says (`message.attempts` is the attempt's
+ * number).
+ */
 export async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
   const db = primaryDatabase(env);
   const [[row]] = await db.batch([

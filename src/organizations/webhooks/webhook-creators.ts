@@ -34,7 +34,8 @@ export function disableWebhooksOfFormerAdmin(
   created: CreatedWebhook[],
 ): Statement[] {
   const creatorLevel = sql`(select ${organizationMemberships.level} from ${organizationMemberships}
-    where ${organizationMemberships.organizationId} = ${organizationId} and ${organizationMemberships.userId} = ${creatorUserId})`;
+    where ${organizationMemberships.organizationId} = ${organizationId}
+      and ${organizationMemberships.userId} = ${creatorUserId})`;
   // The organization's chain is sealed after the response: the membership change's own entry registered it.
   const actor = { ...SYSTEM_ACTOR, requestId: c.var.requestId ?? null };
   return created.flatMap((webhook) =>

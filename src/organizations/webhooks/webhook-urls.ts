@@ -45,7 +45,9 @@ function isPublicAnswer(answer: string): boolean {
 /** The URL's port, its scheme's default (the empty string) included, is one of `RECEIVER_PORTS`. */
 const onReceiverPort = (url: URL) => url.port === "" || RECEIVER_PORTS.includes(url.port);
 
-/** Local development and tests set `WEBHOOKS_ALLOW_INSECURE`: http, loopback receivers and any port are allowed then. */
+/**
+ * Local development and tests set `WEBHOOKS_ALLOW_INSECURE`: http, loopback receivers and any port are allowed then.
+ */
 export const insecureReceiversAllowed = (env: Pick<Bindings, "WEBHOOKS_ALLOW_INSECURE">) =>
   Boolean(env.WEBHOOKS_ALLOW_INSECURE);
 

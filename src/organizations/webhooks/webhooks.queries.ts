@@ -54,8 +54,10 @@ export const toDelivery = (row: DeliveryRow) => ({
 
 /** The organization's last activity number, as SQL: a new webhook is sent what comes after it. */
 export const currentHeadSeq = (organizationId: string) => sql<number>`coalesce(
-  (select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${organizationId} order by ${activityLog.seq} desc limit 1),
-  (select ${activityLogAnchors.seq} from ${activityLogAnchors} where ${activityLogAnchors.organizationId} = ${organizationId}),
+  (select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${organizationId}
+    order by ${activityLog.seq} desc limit 1),
+  (select ${activityLogAnchors.seq} from ${activityLogAnchors}
+    where ${activityLogAnchors.organizationId} = ${organizationId}),
   0)`;
 
 export const ofOrganization = (organizationId: OrganizationRef, id: string) =>

@@ -55,10 +55,14 @@ const AccessControlRule = z
     resource_id: z.string(),
     created_at: Timestamp,
     updated_at: Timestamp,
-    created_by: z.string().nullable().openapi({
-      description:
-        "Always null, as PostHog returns it through this API (its clients decode a string); who made a rule is in the activity log.",
-    }),
+    created_by: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "Always null, as PostHog returns it through this API (its clients decode a string); " +
+          "who made a rule is in the activity log.",
+      }),
   })
   .openapi("AccessControl");
 
@@ -216,7 +220,9 @@ export function accessControls<R extends AccessControlledResourceName, S extends
       typeof storedResourceId,
     ];
   };
-  /** The resource, the member and the rule the body names, read with the project: the write is the second round trip. */
+  /**
+   * The resource, the member and the rule the body names, read with the project: the write is the second round trip.
+   */
   const ruleToPut = resolveProjectWithBody(PutAccessControlInput, (db, environmentId, c, body) =>
     putReads(db, environmentId, c, body?.organization_member ?? null),
   );

@@ -22,8 +22,11 @@ export function ruleOfMember<R extends AccessControlledResourceName>(
   resourceId: SQLWrapper | string,
   membershipId: SQLWrapper | string,
 ): SQL<AccessLevelOf<R> | null> {
-  const ofResource = sql`${accessControls.resource} = ${resource} and ${accessControls.resourceId} = cast(${resourceId} as text)`;
+  const ofResource = sql`${accessControls.resource} = ${resource}
+    and ${accessControls.resourceId} = cast(${resourceId} as text)`;
   return sql<AccessLevelOf<R> | null>`coalesce(
-    (select ${accessControls.accessLevel} from ${accessControls} where ${ofResource} and ${accessControls.organizationMembershipId} = ${membershipId}),
-    (select ${accessControls.accessLevel} from ${accessControls} where ${ofResource} and ${accessControls.organizationMembershipId} is null))`;
+    (select ${accessControls.accessLevel} from ${accessControls}
+      where ${ofResource} and ${accessControls.organizationMembershipId} = ${membershipId}),
+    (select ${accessControls.accessLevel} from ${accessControls}
+      where ${ofResource} and ${accessControls.organizationMembershipId} is null))`;
 }

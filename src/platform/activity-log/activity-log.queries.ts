@@ -73,7 +73,10 @@ function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL 
     // Before a time: at or below the last number of the millisecond before it.
     query.before === undefined
       ? undefined
-      : sql`${activityLog.seq} <= ${lastSeqAtOrBefore(organizationId, new Date(new Date(query.before).getTime() - 1).toISOString())}`,
+      : sql`${activityLog.seq} <= ${lastSeqAtOrBefore(
+          organizationId,
+          new Date(new Date(query.before).getTime() - 1).toISOString(),
+        )}`,
     query.cursor === undefined ? undefined : lt(activityLog.seq, Number(query.cursor)),
   ];
 }

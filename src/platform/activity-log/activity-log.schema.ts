@@ -48,10 +48,14 @@ export const ActivityLogEntry = z
       .number()
       .int()
       .openapi({ description: "The entry's number in its organization's chain: 1, 2, 3, ... with no gaps." }),
-    hash: z.string().nullable().openapi({
-      description:
-        "SHA-256 (hex) of the previous entry's hash followed by this entry's canonical JSON; null for the moments before it is sealed.",
-    }),
+    hash: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          "SHA-256 (hex) of the previous entry's hash followed by this entry's canonical JSON; " +
+          "null for the moments before it is sealed.",
+      }),
   })
   .openapi("ActivityLog");
 export type ActivityLogEntry = z.infer<typeof ActivityLogEntry>;

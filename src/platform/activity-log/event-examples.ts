@@ -165,7 +165,8 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
   },
   "DashboardCollaborator.updated": {
     description:
-      "A collaborator's level on a dashboard changed (no route changes it yet: edit is the only level a collaborator is given).",
+      "A collaborator's level on a dashboard changed " +
+      "(no route changes it yet: edit is the only level a collaborator is given).",
     ...collaborator,
     changes: changed("DashboardCollaborator", "level", 21, 37),
   },
@@ -208,7 +209,8 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
   },
   "Webhook.disabled": {
     description:
-      "The service turned a webhook off: its receiver answered 410 Gone, every delivery failed for 3 days, or its creator is no longer an admin.",
+      "The service turned a webhook off: its receiver answered 410 Gone, every delivery failed for 3 days, " +
+      "or its creator is no longer an admin.",
     ...webhook,
     system: true,
     context: { reason: "The receiver answered 410 Gone." },

@@ -57,9 +57,9 @@ const anchorOf = (event: string) => event.toLowerCase().replaceAll(".", "");
  * example payload. Generated (`npm run docs:events`), never edited: a test compares the two.
  */
 export function renderEventsDoc(): string {
+  const linkTo = (scope: string, activity: string) => `[\`${activity}\`](#${anchorOf(`${scope}.${activity}`)})`;
   const index = ACTIVITY_SCOPES.map(
-    (scope) =>
-      `| \`${scope}\` | ${ACTIVITIES_BY_SCOPE[scope].map((activity) => `[\`${activity}\`](#${anchorOf(`${scope}.${activity}`)})`).join(", ")} |`,
+    (scope) => `| \`${scope}\` | ${ACTIVITIES_BY_SCOPE[scope].map((activity) => linkTo(scope, activity)).join(", ")} |`,
   );
   const sections = ([...ACTIVITY_EVENTS] as EventName[]).map((event) =>
     [
@@ -76,7 +76,8 @@ export function renderEventsDoc(): string {
   return [
     "# Events",
     "",
-    "<!-- Generated from src/platform/activity-log/vocabulary.ts and event-examples.ts by `npm run docs:events`: do not edit. -->",
+    "<!-- Generated from src/platform/activity-log/vocabulary.ts and event-examples.ts " +
+      "by `npm run docs:events`: do not edit. -->",
     "",
     "Every event the activity log records, as webhooks deliver it and the events feed",
     "(`GET /api/organizations/:id/events`) lists it: the entry in the activity log's shape, with its",

@@ -56,7 +56,8 @@ function detailOf(entry: ActivityEntry): SQL | string {
   const changes = entry.changes ?? null;
   const context = entry.context ?? null;
   if (!(entry.name instanceof SQL)) return JSON.stringify({ name: entry.name ?? null, changes, context });
-  return sql`json_object('name', (${entry.name}), 'changes', json(${JSON.stringify(changes)}), 'context', json(${JSON.stringify(context)}))`;
+  return sql`json_object('name', (${entry.name}), 'changes', json(${JSON.stringify(changes)}),
+    'context', json(${JSON.stringify(context)}))`;
 }
 
 /** A value bound as a parameter, or an expression read in the batch (parenthesized: it may be a subquery). */
@@ -73,8 +74,10 @@ const valueOrRead = (value: string | number | null | ReadInBatch) =>
 export function activityStatement(db: Database, actor: ActivityActor, entry: ActivityEntry): BatchItem<"sqlite"> {
   const detail = detailOf(entry);
   const nextSeq = sql<number>`coalesce(
-    (select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${entry.organizationId} order by ${activityLog.seq} desc limit 1),
-    (select ${activityLogAnchors.seq} from ${activityLogAnchors} where ${activityLogAnchors.organizationId} = ${entry.organizationId}),
+    (select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${entry.organizationId}
+      order by ${activityLog.seq} desc limit 1),
+    (select ${activityLogAnchors.seq} from ${activityLogAnchors}
+      where ${activityLogAnchors.organizationId} = ${entry.organizationId}),
     0
   ) + 1`;
   // drizzle's D1 batch cannot bind a raw statement's parameters, so the INSERT ... SELECT is built.

@@ -78,7 +78,8 @@ const lastPrunable = (db: Database, organizationId: string, cutoff: string): SQL
     .orderBy(asc(activityLog.seq))
     .limit(ENTRIES_PER_PRUNE)
     .as("first");
-  return sql<number>`(select max(${first.seq}) from ${first} where ${first.createdAt} < ${cutoff} and ${first.hash} is not null)`;
+  return sql<number>`(select max(${first.seq}) from ${first}
+    where ${first.createdAt} < ${cutoff} and ${first.hash} is not null)`;
 };
 
 /**

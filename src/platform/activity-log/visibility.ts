@@ -23,7 +23,9 @@ export function dashboardEntriesVisibleTo(reader: ProjectEntryReader): SQL {
   return sql`(${activityLog.dashboardId} is null or ${isAdminInSql(reader.projectLevel)} or ${dashboardVisible})`;
 }
 
-/** The caller's level in the project of the entry being read (`effectiveProjectLevel`); null for an entry of no project. */
+/**
+ * The caller's level in the project of the entry being read (`effectiveProjectLevel`); null for an entry of no project.
+ */
 const levelInEntryProject = (userId: number) =>
   sql<number>`(select ${effectiveProjectLevel} from ${organizationMemberships}
     join ${projects} on ${membershipOfCaller(userId)}
@@ -45,6 +47,7 @@ export function organizationEntriesVisibleTo(
   membership: { membershipId: SQL<string>; level: SQL<number> },
 ): SQL {
   const reader = { userId, membershipId: membership.membershipId, projectLevel: levelInEntryProject(userId) };
-  const asProjectLog = sql`(${activityLog.projectId} is not null and ${entryProjectVisible(userId)} and ${dashboardEntriesVisibleTo(reader)})`;
+  const asProjectLog = sql`(${activityLog.projectId} is not null and ${entryProjectVisible(userId)}
+    and ${dashboardEntriesVisibleTo(reader)})`;
   return sql`(${isAdminInSql(membership.level)} or ${asProjectLog})`;
 }

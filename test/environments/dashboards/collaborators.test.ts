@@ -160,7 +160,7 @@ describe("dashboard collaborators", () => {
     expect((await api("GET", path, { key })).body).toEqual([]);
   });
 
-  it("refuses writes without edit rights (403), and removal on a level-21 dashboard or of a non-collaborator", async () => {
+  it("refuses writes without edit rights (403), removal on a level-21 dashboard or of a non-collaborator", async () => {
     const { key, organization, project, member, dashboard, path } = await setupRestrictedDashboard();
     const other = await addMember(organization.id, MembershipLevel.member);
     const byMember = await api("POST", path, { key: member.key, body: { user_uuid: other.user.uuid, level: 37 } });
@@ -193,7 +193,7 @@ describe("dashboard collaborators", () => {
     }
   });
 
-  it("answers 404 for an unknown dashboard, another organization's dashboard, and a dashboard a none rule hides", async () => {
+  it("answers 404 for an unknown dashboard, another organization's, and one that a none rule hides", async () => {
     const { key, project, path } = await setupRestrictedDashboard();
     const other = await setupRestrictedDashboard();
     for (const foreign of [
@@ -211,7 +211,7 @@ describe("dashboard collaborators", () => {
     expect((await api("GET", path, { key })).status).toBe(200);
   });
 
-  it("needs dashboard:read to list and dashboard:write to change; a key scoped to another project gets 403", async () => {
+  it("needs dashboard:read to list, dashboard:write to change; a key scoped to another project gets 403", async () => {
     const { owner, project, member, path } = await setupRestrictedDashboard();
     const reader = await createApiKey(owner, { scopes: ["dashboard:read"] });
     expect((await api("GET", path, { key: reader.value })).status).toBe(200);
