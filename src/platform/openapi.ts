@@ -92,7 +92,8 @@ function addExamples(document: OpenApiDocument) {
 /** OpenAPI 3.1's SPDX form, which the generator's types predate (hence not written inline). */
 const LICENSE = { name: "Proprietary", identifier: "LicenseRef-Proprietary" };
 
-function buildDocument(app: Router): OpenApiDocument {
+/** The document `/api/schema` serves, less `servers`; scripts/generate-endpoint-reference.mjs builds it too. */
+export function buildDocument(app: Router): OpenApiDocument {
   // The generator keeps, as a component, the first form of a schema it meets; a route that embeds
   // one as nullable (`created_by`, `@me`'s `organization`) would make the component itself
   // nullable. Registered schemas are generated before any route, as themselves.
