@@ -6,6 +6,7 @@ import type { Database } from "./db";
 import type { AppEnv } from "./env";
 import { fromBase64Url, toBase64Url } from "./ids";
 import { publicUrl } from "./public-url";
+import { KEY_PARAMETER } from "./auth/api-keys";
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
@@ -92,6 +93,8 @@ function pageUrl(c: Context<AppEnv>, page: Page, cursor?: { name: "after" | "bef
   url.searchParams.set("offset", String(page.offset));
   url.searchParams.delete("after");
   url.searchParams.delete("before");
+  // A key sent in the query string stays out of the links the answer carries.
+  url.searchParams.delete(KEY_PARAMETER);
   if (cursor !== undefined) url.searchParams.set(cursor.name, cursor.value);
   return url.toString();
 }
