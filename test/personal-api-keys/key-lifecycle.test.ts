@@ -297,6 +297,9 @@ describe("where a key is found", () => {
   it("never writes a query-string key into a log line nor into a list's links", async () => {
     const { organization, key } = await setupOrganization();
     await createProject(organization.id);
+    for (const label of ["one", "two"]) {
+      await api("POST", "/api/personal_api_keys", { key, body: { label, scopes: ["user:read"] } });
+    }
     const lines: string[] = [];
     for (const method of ["log", "info", "warn", "error"] as const) {
       vi.spyOn(console, method).mockImplementation((...items: unknown[]) => {
@@ -304,12 +307,14 @@ describe("where a key is found", () => {
       });
     }
 
-    const response = await api("GET", `/api/projects?limit=1&personal_api_key=${key}`);
+    const projects = await api("GET", `/api/projects?limit=1&personal_api_key=${key}`);
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?limit=1&personal_api_key=${key}`);
 
-    expect(response.status).toBe(200);
-    expect(response.body.next).toEqual(expect.any(String));
-    expect(response.body.next).not.toContain(key);
-    expect(response.body.next).not.toContain("personal_api_key");
+    for (const response of [projects, log]) {
+      expect(response.status).toBe(200);
+      expect(response.body.next).toEqual(expect.any(String));
+      expect(response.body.next).not.toContain("personal_api_key");
+    }
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.join("\n")).not.toContain(key);
   });
