@@ -220,6 +220,27 @@ describe("POST /api/personal_api_keys/:id/roll", () => {
     expect((await api("GET", "/api/users/@me", { key: second.body.value })).status).toBe(200);
   });
 
+  it("during an overlap, a change or a revocation applies to both values at once, cached or not", async () => {
+    const { key } = await setupOrganization();
+    const target = await cachedKey(key);
+    const rolled = await api("POST", `/api/personal_api_keys/${target.id}/roll`, {
+      key,
+      body: { overlap_seconds: 3600 },
+    });
+    for (const value of [target.value, rolled.body.value]) {
+      expect((await api("GET", "/api/users/@me", { key: value })).status).toBe(200);
+    }
+
+    await api("PATCH", `/api/personal_api_keys/${target.id}`, { key, body: { scopes: ["project:read"] } });
+    for (const value of [target.value, rolled.body.value]) {
+      expect((await api("GET", "/api/users/@me", { key: value })).status).toBe(403);
+    }
+    await api("DELETE", `/api/personal_api_keys/${target.id}`, { key });
+    for (const value of [target.value, rolled.body.value]) {
+      expect((await api("GET", "/api/personal_api_keys/@current", { key: value })).body).toEqual(INVALID);
+    }
+  });
+
   it("validates overlap_seconds: a whole number of seconds from 0 to 86400", async () => {
     const { key } = await setupOrganization();
     const target = await cachedKey(key);

@@ -149,7 +149,9 @@ async function recordUse(env: AppEnv["Bindings"], key: CachedKey) {
   // A revocation, roll or update between the update and the put deleted the cache entry before
   // the put wrote it back: look again, so that no stale key is ever left cached.
   const fresh = await loadKey(db, key.secureValue);
-  if (!fresh || JSON.stringify({ ...fresh, lastUsedAt }) !== JSON.stringify(cached)) {
-    await env.API_KEY_CACHE.delete(apiKeyCacheKey(key.secureValue));
-  }
+  if (!fresh || grantsOf(fresh) !== grantsOf(cached)) await env.API_KEY_CACHE.delete(apiKeyCacheKey(key.secureValue));
 }
+
+/** What a cached entry decides, as one comparable string. */
+const grantsOf = (key: CachedKey) =>
+  JSON.stringify([key.keyId, key.scopes, key.scopedOrganizations, key.scopedTeams, key.expiresAt]);
