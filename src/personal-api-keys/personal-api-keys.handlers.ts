@@ -230,14 +230,16 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
   const id = c.req.valid("param").id;
   const input = c.req.valid("json");
   assertFutureExpiry(input.expires_at);
-  const { key } = await keyAndReach(db, actor, id);
+  const { key, reachable: reachedBefore } = await keyAndReach(db, actor, id);
   const scopes = input.scopes ? [...new Set(input.scopes)] : key.scopes;
   const scopedOrganizations = input.scoped_organizations
     ? [...new Set(input.scoped_organizations)]
     : key.scopedOrganizations;
   const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
   assertWithinCallerKey(actor, scopes, scopedOrganizations);
-  const { memberOf: reachable } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  const { memberOf: reachedAfter } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  // Each organization the key reached before or reaches now learns of the change.
+  const reachable = [...new Set([...reachedBefore, ...reachedAfter])];
 
   const after: KeyRow = {
     ...key,

@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, createProject, errorBody, ISO_TIMESTAMP, setupOrganization } from "../support/harness";
+import {
+  addMember,
+  addMembership,
+  api,
+  createProject,
+  errorBody,
+  ISO_TIMESTAMP,
+  setupOrganization,
+} from "../support/harness";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -79,6 +87,24 @@ describe("PATCH /api/personal_api_keys/:id", () => {
         ],
       },
     });
+  });
+
+  it("logs a narrowing in the organizations the key leaves too", async () => {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    await addMembership(second.organization.id, first.owner, MembershipLevel.admin);
+    const target = await cachedKey(first.key);
+
+    const narrowed = await api("PATCH", `/api/personal_api_keys/${target.id}`, {
+      key: first.key,
+      body: { scoped_organizations: [first.organization.id] },
+    });
+
+    expect(narrowed.status).toBe(200);
+    for (const organization of [first.organization, second.organization]) {
+      const entries = await keyEntries(organization.id, first.key, target.id);
+      expect(entries.map((entry) => entry.activity)).toEqual(["created", "updated"]);
+    }
   });
 
   it("keeps what is not sent, and clears the expiry with null", async () => {
