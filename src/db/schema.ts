@@ -121,6 +121,12 @@ export const personalApiKeys = sqliteTable(
     scopedTeams: json<number[]>("scoped_teams").notNull(),
     createdAt: createdAt(),
     lastUsedAt: text("last_used_at"),
+    /** After it, the key answers 401 `api_key_expired`; null: it does not expire. */
+    expiresAt: text("expires_at"),
+    lastRolledAt: text("last_rolled_at"),
+    /** sha256 hex of the value a roll replaced, accepted until `previous_value_expires_at`. */
+    previousSecureValue: text("previous_secure_value").unique(),
+    previousValueExpiresAt: text("previous_value_expires_at"),
   },
   (table) => [index("personal_api_keys_user").on(table.userId, table.createdAt, table.id)],
 );

@@ -5,8 +5,18 @@ import {
   listPersonalApiKeys,
   retrieveCallingApiKey,
   retrievePersonalApiKey,
+  rollPersonalApiKey,
+  updatePersonalApiKey,
 } from "./personal-api-keys.handlers";
-import { createKey, deleteKey, listKeys, retrieveCurrentKey, retrieveKey } from "./personal-api-keys.routes";
+import {
+  createKey,
+  deleteKey,
+  listKeys,
+  retrieveCurrentKey,
+  retrieveKey,
+  rollKey,
+  updateKey,
+} from "./personal-api-keys.routes";
 
 export const personalApiKeysRouter = createRouter()
   .openapi(listKeys, listPersonalApiKeys)
@@ -14,4 +24,6 @@ export const personalApiKeysRouter = createRouter()
   // Before `{id}`, which would take `@current` as an id.
   .openapi(retrieveCurrentKey, retrieveCallingApiKey)
   .openapi(retrieveKey, retrievePersonalApiKey)
+  .openapi(updateKey, updatePersonalApiKey)
+  .openapi(rollKey, rollPersonalApiKey)
   .openapi(deleteKey, deletePersonalApiKey);

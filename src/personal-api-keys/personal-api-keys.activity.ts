@@ -7,8 +7,10 @@ import type { ActivityOf } from "../platform/activity-log/vocabulary";
 
 type KeyRow = typeof personalApiKeys.$inferSelect;
 
-/** Keys are created and revoked; an entry names a key by its label, never its value nor its hash. */
-export const personalApiKeyActivity = resourceActivity("PersonalAPIKey", { fields: [] });
+/** Keys are created, updated, rolled and revoked; an entry names a key by its label, never its value nor its hash. */
+export const personalApiKeyActivity = resourceActivity("PersonalAPIKey", {
+  fields: ["label", "scopes", "scoped_organizations", "scoped_teams", "expires_at"],
+});
 
 /**
  * A key belongs to a user, not to an organization: its entry goes into each organization it can

@@ -1,30 +1,34 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, eq, getTableColumns, sql } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
+import { keyRateLimits } from "../platform/auth/rate-limit";
 import { currentEnvironmentGuessKey } from "../platform/current-environment-guess";
 import { scopesGrant } from "../platform/auth/scopes";
-import type { Actor, AppEnv } from "../platform/env";
-import { notFound, permissionDenied, validationError } from "../platform/errors";
+import type { Actor, AppEnv, Bindings } from "../platform/env";
+import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
-import {
-  counterOf,
-  joinPage,
-  pageEnvelope,
-  pageOf,
-  readPage,
-  selectCount,
-  type ListOrder,
-} from "../platform/pagination";
 import { inJsonList, type Database } from "../platform/db";
 import { membershipOfCaller, projectVisible } from "../platform/project-context";
-import { writeWithActivity } from "../platform/activity-log/resource-activity";
-import { personalApiKeyEntries } from "./personal-api-keys.activity";
-import type { createKey, deleteKey, listKeys, retrieveCurrentKey, retrieveKey } from "./personal-api-keys.routes";
+import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
+import { personalApiKeyActivity, personalApiKeyEntries } from "./personal-api-keys.activity";
+import type {
+  createKey,
+  deleteKey,
+  listKeys,
+  retrieveCurrentKey,
+  retrieveKey,
+  rollKey,
+  updateKey,
+} from "./personal-api-keys.routes";
 
 type KeyRow = typeof personalApiKeys.$inferSelect;
 
+/** As PostHog: a user holds at most this many keys, so that the list is one short array. */
+export const MAX_KEYS_PER_USER = 10;
+
 export function toPersonalApiKey(row: KeyRow) {
+  const overlapping = row.previousValueExpiresAt !== null && Date.parse(row.previousValueExpiresAt) > Date.now();
   return {
     id: row.id,
     label: row.label,
@@ -35,31 +39,23 @@ export function toPersonalApiKey(row: KeyRow) {
     scopes: row.scopes,
     scoped_organizations: row.scopedOrganizations,
     scoped_teams: row.scopedTeams,
+    expires_at: row.expiresAt,
+    last_rolled_at: row.lastRolledAt,
+    previous_value_expires_at: overlapping ? row.previousValueExpiresAt : null,
   };
 }
 
 const ownKey = (actor: Actor, id: string) => and(eq(personalApiKeys.id, id), eq(personalApiKeys.userId, actor.userId));
 
-const newestFirst: ListOrder = [
-  [personalApiKeys.createdAt, "desc"],
-  [personalApiKeys.id, "desc"],
-];
-
-/** Newest first, paged along the (user, created_at, id) index like every list; counted by the user's counter. */
+/** Every key of the caller, newest first along the (user, created_at, id) index: at most `MAX_KEYS_PER_USER`. */
 export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async (c) => {
   const { db, actor } = c.var;
-  const page = readPage(c);
-  const ofCaller = eq(personalApiKeys.userId, actor.userId);
-  const counter = counterOf(users.personalApiKeyCount, eq(users.id, actor.userId));
-  const [[total], rows] = await db.batch([
-    selectCount(db, counter),
-    db
-      .select(getTableColumns(personalApiKeys))
-      .from(personalApiKeys)
-      .innerJoin(...joinPage(db, newestFirst, ofCaller, page)),
-  ]);
-  const listed = pageOf(newestFirst, page, rows);
-  return c.json(pageEnvelope(c, page, total?.value ?? 0, listed.rows.map(toPersonalApiKey), listed.links), 200);
+  const rows = await db
+    .select()
+    .from(personalApiKeys)
+    .where(eq(personalApiKeys.userId, actor.userId))
+    .orderBy(desc(personalApiKeys.createdAt), desc(personalApiKeys.id));
+  return c.json(rows.map(toPersonalApiKey), 200);
 };
 
 export const retrievePersonalApiKey: RouteHandler<typeof retrieveKey, AppEnv> = async (c) => {
@@ -71,14 +67,31 @@ export const retrievePersonalApiKey: RouteHandler<typeof retrieveKey, AppEnv> = 
   return c.json(toPersonalApiKey(row), 200);
 };
 
+/** An expiry must lie ahead: a key created or changed to be dead already is a mistake. */
+function assertFutureExpiry(expiresAt: string | null | undefined) {
+  if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
+    throw validationError("invalid_input", "The expiry must be in the future.", "expires_at");
+  }
+}
+
+/** Stored as `toISOString` writes it, so that expiries compare as text. */
+const storedTime = (value: string | null) => (value === null ? null : new Date(value).toISOString());
+
 export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = async (c) => {
   const { db, actor } = c.var;
   const input = c.req.valid("json");
   const scopes = [...new Set(input.scopes)];
   const scopedOrganizations = [...new Set(input.scoped_organizations)];
   const scopedTeams = [...new Set(input.scoped_teams)];
+  assertFutureExpiry(input.expires_at);
   assertWithinCallerKey(actor, scopes, scopedOrganizations);
-  const reachable = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  const { memberOf: reachable, keyCount } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  if (keyCount >= MAX_KEYS_PER_USER) {
+    throw validationError(
+      "max_keys",
+      `You can only have ${MAX_KEYS_PER_USER} personal API keys. Remove an existing key before creating a new one.`,
+    );
+  }
 
   const key = await mintApiKey();
   const row: KeyRow = {
@@ -92,6 +105,10 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
     scopedTeams,
     createdAt: nowIso(),
     lastUsedAt: null,
+    expiresAt: storedTime(input.expires_at),
+    lastRolledAt: null,
+    previousSecureValue: null,
+    previousValueExpiresAt: null,
   };
   await writeWithActivity(
     db,
@@ -101,11 +118,11 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   return c.json({ ...toPersonalApiKey(row), value: key.value }, 201);
 };
 
-/** The calling key itself: PostHog's clients read it to learn what they may do. */
+/** The calling key itself: PostHog's clients read it to learn what they may do, and until when. */
 export const retrieveCallingApiKey: RouteHandler<typeof retrieveCurrentKey, AppEnv> = async (c) => {
   const [row] = await c.var.db.select().from(personalApiKeys).where(ownKey(c.var.actor, c.var.actor.keyId));
   if (!row) throw notFound();
-  return c.json(toPersonalApiKey(row), 200);
+  return c.json({ ...toPersonalApiKey(row), owner_kind: "user" as const, rate_limits: keyRateLimits(c.env) }, 200);
 };
 
 /**
@@ -127,11 +144,11 @@ function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: st
 /**
  * Only organizations the caller belongs to and projects the caller can see: a private project
  * the caller cannot see answers exactly like an id that does not exist, so ids cannot be probed.
- * Returns the organizations the new key reaches (its own, else all the caller's), whose activity
- * logs record it.
+ * Returns the organizations the key reaches (its own, else all the caller's), whose activity
+ * logs record it, and how many keys the caller holds.
  */
 async function assertCallerBelongs(db: Database, actor: Actor, organizations: string[], teams: number[]) {
-  const [memberOf, visibleTeams] = await db.batch([
+  const [memberOf, visibleTeams, [holder]] = await db.batch([
     db
       .select({ id: organizationMemberships.organizationId })
       .from(organizationMemberships)
@@ -148,6 +165,7 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       // No project named: a constant false, which SQLite answers without reading a row (an empty
       // JSON list would walk every project the caller can see).
       .where(teams.length > 0 ? and(projectVisible, inJsonList(projects.id, teams)) : sql`0`),
+    db.select({ keyCount: users.personalApiKeyCount }).from(users).where(eq(users.id, actor.userId)),
   ]);
   if (organizations.length > 0 && memberOf.length !== organizations.length) {
     throw validationError(
@@ -163,16 +181,11 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       "scoped_teams",
     );
   }
-  return memberOf.map(({ id }) => id);
+  return { memberOf: memberOf.map(({ id }) => id), keyCount: holder?.keyCount ?? 0 };
 }
 
-/**
- * The key and the caller's organizations are read first (its entries name its label and go into
- * each organization it reached); the delete and its entries are then one atomic batch.
- */
-export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = async (c) => {
-  const { db, actor } = c.var;
-  const id = c.req.valid("param").id;
+/** The organizations whose activity logs record a change to `key`: its scoped ones the owner still belongs to. */
+async function keyAndReach(db: Database, actor: Actor, id: string) {
   const [[key], memberships] = await db.batch([
     db.select().from(personalApiKeys).where(ownKey(actor, id)),
     db
@@ -186,14 +199,148 @@ export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = asyn
     key.scopedOrganizations.length > 0
       ? key.scopedOrganizations.filter((organization) => memberOf.includes(organization))
       : memberOf;
+  return { key, reachable };
+}
+
+/** Every cached copy of the key, by each value it may still be presented with: the next request reads D1. */
+async function forgetCachedKey(env: Bindings, ...secureValues: (string | null)[]) {
+  await Promise.all(
+    secureValues
+      .filter((value): value is string => value !== null)
+      .map((value) => env.API_KEY_CACHE.delete(apiKeyCacheKey(value))),
+  );
+}
+
+/** The key's fields an update compares, by their API names. */
+const trackedFields = (key: KeyRow) => ({
+  label: key.label,
+  scopes: key.scopes,
+  scoped_organizations: key.scopedOrganizations,
+  scoped_teams: key.scopedTeams,
+  expires_at: key.expiresAt,
+});
+
+/**
+ * Changes what the key may do, never beyond its owner's reach (400 with `attr`, as at creation)
+ * nor beyond the calling key (403). The update is guarded on the key's value, so that a roll
+ * meanwhile answers 409 rather than leaving a stale cache entry behind.
+ */
+export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = async (c) => {
+  const { db, actor } = c.var;
+  const id = c.req.valid("param").id;
+  const input = c.req.valid("json");
+  assertFutureExpiry(input.expires_at);
+  const { key, reachable: reachedBefore } = await keyAndReach(db, actor, id);
+  const scopes = input.scopes ? [...new Set(input.scopes)] : key.scopes;
+  const scopedOrganizations = input.scoped_organizations
+    ? [...new Set(input.scoped_organizations)]
+    : key.scopedOrganizations;
+  const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
+  assertWithinCallerKey(actor, scopes, scopedOrganizations);
+  const { memberOf: reachedAfter } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  // Each organization the key reached before or reaches now learns of the change.
+  const reachable = [...new Set([...reachedBefore, ...reachedAfter])];
+
+  const after: KeyRow = {
+    ...key,
+    label: input.label ?? key.label,
+    scopes,
+    scopedOrganizations,
+    scopedTeams,
+    expiresAt: input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at),
+  };
+  const before = trackedFields(key);
+  const [updated] = await writeWithActivity(
+    db,
+    db
+      .update(personalApiKeys)
+      .set({
+        label: after.label,
+        scopes,
+        scopedOrganizations,
+        scopedTeams,
+        expiresAt: after.expiresAt,
+      })
+      .where(and(ownKey(actor, id), eq(personalApiKeys.secureValue, key.secureValue)))
+      .returning({ id: personalApiKeys.id }),
+    ...reachable.map((organizationId) =>
+      personalApiKeyActivity.changed(
+        c,
+        "updated",
+        { organizationId, itemId: key.id, name: after.label },
+        before,
+        fieldsAfterPatch(before, trackedFields(after)),
+      ),
+    ),
+  );
+  if (!updated) throw changedMeanwhile("key");
+  await forgetCachedKey(c.env, key.secureValue, key.previousSecureValue);
+  return c.json(toPersonalApiKey(after), 200);
+};
+
+/**
+ * A new value, returned once. The value it replaces works `overlap_seconds` more (0: stops at
+ * once); a value replaced by an earlier roll stops now. Every cached copy is deleted, so that
+ * each edge reads the key's new state from D1.
+ */
+export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c) => {
+  const { db, actor } = c.var;
+  const id = c.req.valid("param").id;
+  const overlapSeconds = c.req.valid("json").overlap_seconds;
+  const { key, reachable } = await keyAndReach(db, actor, id);
+  const minted = await mintApiKey();
+  const now = Date.now();
+  const overlapEnds = overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000).toISOString() : null;
+  const after: KeyRow = {
+    ...key,
+    secureValue: minted.secureValue,
+    maskValue: minted.maskValue,
+    lastRolledAt: new Date(now).toISOString(),
+    previousSecureValue: overlapEnds === null ? null : key.secureValue,
+    previousValueExpiresAt: overlapEnds,
+  };
+  const context = { overlap_seconds: overlapSeconds, previous_value_expires_at: overlapEnds };
+  const [rolled] = await writeWithActivity(
+    db,
+    db
+      .update(personalApiKeys)
+      .set({
+        secureValue: after.secureValue,
+        maskValue: after.maskValue,
+        lastRolledAt: after.lastRolledAt,
+        previousSecureValue: after.previousSecureValue,
+        previousValueExpiresAt: after.previousValueExpiresAt,
+      })
+      .where(and(ownKey(actor, id), eq(personalApiKeys.secureValue, key.secureValue)))
+      .returning({ id: personalApiKeys.id }),
+    ...reachable.map((organizationId) =>
+      personalApiKeyActivity.record(c, "rolled", { organizationId, itemId: key.id, name: key.label, context }),
+    ),
+  );
+  if (!rolled) throw changedMeanwhile("key");
+  await forgetCachedKey(c.env, key.secureValue, key.previousSecureValue);
+  return c.json({ ...toPersonalApiKey(after), value: minted.value }, 200);
+};
+
+/**
+ * The key and the caller's organizations are read first (its entries name its label and go into
+ * each organization it reached); the delete and its entries are then one atomic batch.
+ */
+export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = async (c) => {
+  const { db, actor } = c.var;
+  const id = c.req.valid("param").id;
+  const { key, reachable } = await keyAndReach(db, actor, id);
   const [deleted] = await writeWithActivity(
     db,
-    db.delete(personalApiKeys).where(ownKey(actor, id)).returning({ secureValue: personalApiKeys.secureValue }),
+    db
+      .delete(personalApiKeys)
+      .where(ownKey(actor, id))
+      .returning({ secureValue: personalApiKeys.secureValue, previous: personalApiKeys.previousSecureValue }),
     ...personalApiKeyEntries(c, "revoked", key, reachable),
   );
   if (!deleted) throw notFound();
   await Promise.all([
-    c.env.API_KEY_CACHE.delete(apiKeyCacheKey(deleted.secureValue)),
+    forgetCachedKey(c.env, deleted.secureValue, deleted.previous),
     c.env.API_KEY_CACHE.delete(currentEnvironmentGuessKey(key.id)),
   ]);
   return c.body(null, 204);

@@ -1,11 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { idList } from "../platform/input-limits";
 import { SCOPES } from "../platform/auth/scopes";
-import { paginated, PaginationQuery } from "../platform/pagination";
 import { noStore } from "../platform/response-headers";
 import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
 import { visibleName } from "../platform/names";
-import { Timestamp } from "../platform/timestamps";
+import { Timestamp, TimestampInput } from "../platform/timestamps";
 
 /** A project id as DRF's IntegerField reads it: a number, or a string of digits (`["1"]`). */
 const ProjectId = z
@@ -29,6 +28,11 @@ export const PersonalApiKey = z
     scopes: z.array(z.string()),
     scoped_organizations: z.array(z.string()),
     scoped_teams: z.array(z.number().int()),
+    expires_at: Timestamp.nullable().openapi({ description: "After this time the key answers 401; null: never." }),
+    last_rolled_at: Timestamp.nullable(),
+    previous_value_expires_at: Timestamp.nullable().openapi({
+      description: "While a roll's overlap lasts, when the value it replaced stops working; null otherwise.",
+    }),
   })
   .openapi("PersonalApiKey");
 
@@ -36,16 +40,57 @@ export const CreatedPersonalApiKey = PersonalApiKey.extend({
   value: z.string().openapi({ description: "The key itself. Shown here once, never again." }),
 }).openapi("CreatedPersonalApiKey");
 
+const Label = visibleName(z.string().trim().min(1).max(40));
+const Scopes = idList(z.enum(SCOPES as [string, ...string[]]))
+  .min(1)
+  .openapi({ description: "A subset of the calling key's own scopes; `*` for all." });
+const ExpiresAt = TimestampInput.nullable().openapi({
+  description: "When the key stops working (in the future); null: never.",
+  example: "2027-01-01T00:00:00Z",
+});
+
 export const PersonalApiKeyInput = z
   .object({
-    label: visibleName(z.string().trim().min(1).max(40)),
-    scopes: idList(z.enum(SCOPES as [string, ...string[]]))
-      .min(1)
-      .openapi({ description: "A subset of the calling key's own scopes; `*` for all." }),
+    label: Label,
+    scopes: Scopes,
     scoped_organizations: idList(z.string()).optional().default([]),
     scoped_teams: idList(ProjectId).optional().default([]),
+    expires_at: ExpiresAt.optional().default(null),
   })
   .openapi("PersonalApiKeyInput");
+
+export const PersonalApiKeyUpdate = z
+  .object({
+    label: Label.optional(),
+    scopes: Scopes.optional(),
+    scoped_organizations: idList(z.string()).optional(),
+    scoped_teams: idList(ProjectId).optional(),
+    expires_at: ExpiresAt.optional(),
+  })
+  .openapi("PersonalApiKeyUpdate");
+
+/** The longest a rolled-over value may keep working: a day. */
+export const MAX_OVERLAP_SECONDS = 86_400;
+
+export const RollInput = z
+  .object({
+    overlap_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_OVERLAP_SECONDS)
+      .optional()
+      .default(0)
+      .openapi({ description: "How long the value being replaced keeps working: 0 (the default) stops it at once." }),
+  })
+  .openapi("PersonalApiKeyRollInput");
+
+export const CallingApiKey = PersonalApiKey.extend({
+  owner_kind: z.enum(["user"]).openapi({ description: "Who the key acts as: a user (a personal API key)." }),
+  rate_limits: z
+    .object({ per_minute: z.number().int(), per_hour: z.number().int() })
+    .openapi({ description: "Requests the key may make, counted per key." }),
+}).openapi("CallingApiKey");
 
 const KeyParams = z.object({ id: z.string() });
 
@@ -54,9 +99,8 @@ export const listKeys = apiRoute({
   path: "/api/personal_api_keys",
   scope: "personal_api_key:read",
   tags: ["personal_api_keys"],
-  summary: "List the caller's personal API keys, newest first",
-  request: { query: PaginationQuery },
-  responses: { 200: jsonResponse(paginated(PersonalApiKey), "A page of keys, masked") },
+  summary: "List the caller's personal API keys, newest first (a JSON array, as PostHog answers)",
+  responses: { 200: jsonResponse(z.array(PersonalApiKey), "Every key of the caller, masked") },
 });
 
 export const createKey = apiRoute({
@@ -78,8 +122,8 @@ export const retrieveCurrentKey = apiRoute({
   // Any valid key may read itself, whatever its scopes: clients call this to learn them.
   scope: null,
   tags: ["personal_api_keys"],
-  summary: "The calling key, masked: its scopes and scoping",
-  responses: { 200: jsonResponse(PersonalApiKey, "The calling key") },
+  summary: "The calling key, masked: who it acts as, its scopes, scoping, expiry and rate limits",
+  responses: { 200: jsonResponse(CallingApiKey, "The calling key") },
 });
 
 export const retrieveKey = apiRoute({
@@ -100,4 +144,25 @@ export const deleteKey = apiRoute({
   summary: "Revoke a key at once",
   request: { params: KeyParams },
   responses: { 204: { description: "Revoked" } },
+});
+
+export const updateKey = apiRoute({
+  method: "patch",
+  path: "/api/personal_api_keys/{id}",
+  scope: "personal_api_key:write",
+  tags: ["personal_api_keys"],
+  summary: "Change a key's label, scopes, scoping or expiry; it applies at once",
+  request: { params: KeyParams, body: jsonBody(PersonalApiKeyUpdate) },
+  responses: { 200: jsonResponse(PersonalApiKey, "The key, masked") },
+});
+
+export const rollKey = apiRoute({
+  method: "post",
+  path: "/api/personal_api_keys/{id}/roll",
+  scope: "personal_api_key:write",
+  middleware: [noStore],
+  tags: ["personal_api_keys"],
+  summary: "Replace a key's value; the new one is returned once, the old one stops after `overlap_seconds`",
+  request: { params: KeyParams, body: jsonBody(RollInput) },
+  responses: { 200: jsonResponse(CreatedPersonalApiKey, "The key, with its new value") },
 });

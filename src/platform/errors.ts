@@ -57,6 +57,9 @@ export const notAuthenticated = () =>
   new ApiError(401, "not_authenticated", "Authentication credentials were not provided.", null, BEARER_CHALLENGE);
 export const authenticationFailed = () =>
   new ApiError(401, "authentication_failed", "Personal API key is invalid.", null, BEARER_CHALLENGE);
+/** A key that exists but is past its `expires_at` (or a rolled-over value past its overlap): its own code. */
+export const apiKeyExpired = () =>
+  new ApiError(401, "api_key_expired", "Personal API key has expired.", null, BEARER_CHALLENGE);
 /** DRF's answer to a body it has no parser for. */
 export const unsupportedMediaType = (mediaType: string) =>
   new ApiError(415, "unsupported_media_type", `Unsupported media type "${mediaType}" in request.`);

@@ -38,7 +38,10 @@ const TAGS = [
     name: "webhooks",
     description: "Signed deliveries of the activity log's events to your endpoints (Standard Webhooks).",
   },
-  { name: "personal_api_keys", description: "The caller's personal API keys; a value is shown once, at creation." },
+  {
+    name: "personal_api_keys",
+    description: "The caller's personal API keys; a value is shown once, at creation or roll. See docs/keys.md.",
+  },
   { name: "operations", description: "For load balancers and uptime checks; no key." },
 ];
 
@@ -46,8 +49,10 @@ const TAGS = [
 const EMBEDDED_COMPONENTS = { UserBasic, Organization, TeamBasic, DashboardInsight: Insight, DashboardText: Text };
 
 const SCOPE_DESCRIPTION = [
-  "A personal API key (`phx_...`) sent as `Authorization: Bearer <key>`. Each operation lists the scope it requires;",
-  "`*` grants all, `X:write` implies `X:read`. Scopes:",
+  "A personal API key (`phx_...`) sent as `Authorization: Bearer <key>` (as PostHog, also read, when that header",
+  "is absent, from a JSON body's `personal_api_key` field, then from the `personal_api_key` query parameter).",
+  "An expired key answers 401 with code `api_key_expired`; an unknown or revoked one, `authentication_failed`.",
+  "Each operation lists the scope it requires; `*` grants all, `X:write` implies `X:read`. Scopes:",
   "",
   ...SCOPES.map((scope) => `- \`${scope}\``),
 ].join("\n");

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { KEY_PARAMETER } from "./auth/api-keys";
 import type { AppEnv, Bindings } from "./env";
 
 /** `PUBLIC_BASE_URL` without trailing slashes; undefined when it is not set. */
@@ -16,4 +17,15 @@ function publicBaseUrl(c: Context<AppEnv>): string {
 /** An absolute link to `path` (with its query) on the public origin. */
 export function publicUrl(c: Context<AppEnv>, path: string): URL {
   return new URL(path, `${publicBaseUrl(c)}/`);
+}
+
+/**
+ * This request's own URL on the public origin, for the links of a list or a feed: the same
+ * filters, without a key the caller sent as the `personal_api_key` query parameter.
+ */
+export function thisRequestUrl(c: Context<AppEnv>): URL {
+  const request = new URL(c.req.url);
+  const url = publicUrl(c, `${request.pathname}${request.search}`);
+  url.searchParams.delete(KEY_PARAMETER);
+  return url;
 }

@@ -7,8 +7,6 @@ import {
   createProject,
   errorBody,
   ISO_TIMESTAMP,
-  nextLink,
-  previousLink,
   setupOrganization,
   UUID,
 } from "../support/harness";
@@ -20,6 +18,9 @@ const keyShape = (fields: Record<string, unknown>) => ({
   last_used_at: null,
   scoped_organizations: [],
   scoped_teams: [],
+  expires_at: null,
+  last_rolled_at: null,
+  previous_value_expires_at: null,
   ...fields,
 });
 
@@ -143,7 +144,7 @@ describe("POST /api/personal_api_keys", () => {
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body).toEqual(errorBody("validation_error", code, detail, attr));
     }
-    expect((await api("GET", "/api/personal_api_keys", { key })).body.count).toBe(1);
+    expect((await api("GET", "/api/personal_api_keys", { key })).body).toHaveLength(1);
   });
 
   it("answers a private project the caller cannot see exactly like an unknown id", async () => {
@@ -259,6 +260,11 @@ describe("GET /api/personal_api_keys/@current", () => {
       scopes: ["dashboard:read"],
       scoped_organizations: [organization.id],
       scoped_teams: [],
+      expires_at: null,
+      last_rolled_at: null,
+      previous_value_expires_at: null,
+      owner_kind: "user",
+      rate_limits: { per_minute: 480, per_hour: 4800 },
     });
     expect(response.text).not.toContain(narrow.value);
   });
@@ -289,36 +295,33 @@ describe("GET /api/personal_api_keys", () => {
     await addMember(organization.id, 1);
     const response = await api("GET", "/api/personal_api_keys", { key });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({
-      count: 2,
-      next: null,
-      previous: null,
-      results: [
-        keyShape({ id: created.body.id, label: "second", user_id: owner.id, scopes: ["user:read"] }),
-        keyShape({ label: "test key", user_id: owner.id, scopes: ["*"], last_used_at: expect.anything() }),
-      ],
-    });
+    // A bare array, as PostHog answers (its list has no pagination; a user holds at most 10 keys).
+    expect(response.body).toEqual([
+      keyShape({ id: created.body.id, label: "second", user_id: owner.id, scopes: ["user:read"] }),
+      keyShape({ label: "test key", user_id: owner.id, scopes: ["*"], last_used_at: expect.anything() }),
+    ]);
     expect(JSON.stringify(response.body)).not.toContain(created.body.value);
   });
 
-  it("pages like every list, reading only its page", async () => {
+  it("holds at most 10 keys per user, as PostHog, and lists them in one query", async () => {
     const { owner, key } = await setupOrganization();
-    for (let index = 0; index < 4; index += 1) await createApiKey(owner);
-    await api("GET", "/api/personal_api_keys/@current", { key });
+    for (let index = 0; index < 8; index += 1) await createApiKey(owner);
+    const tenth = await api("POST", "/api/personal_api_keys", { key, body: { label: "tenth", scopes: ["*"] } });
+    const eleventh = await api("POST", "/api/personal_api_keys", { key, body: { label: "eleventh", scopes: ["*"] } });
+    const listed = await api("GET", "/api/personal_api_keys", { key });
 
-    const first = await api("GET", "/api/personal_api_keys?limit=2", { key });
-    const second = await api("GET", first.body.next.replace("http://localhost", ""), { key });
-
-    expect(first.body.count).toBe(5);
-    expect(first.body.results).toHaveLength(2);
-    const lastOfFirst = first.body.results[1];
-    expect(first.body.next).toBe(nextLink("/api/personal_api_keys", 2, 2, [lastOfFirst.created_at, lastOfFirst.id]));
-    const firstOfSecond = second.body.results[0];
-    expect(second.body.previous).toBe(
-      previousLink("/api/personal_api_keys", 2, 0, [firstOfSecond.created_at, firstOfSecond.id]),
+    expect(tenth.status).toBe(201);
+    expect(eleventh.status).toBe(400);
+    expect(eleventh.body).toEqual(
+      errorBody(
+        "validation_error",
+        "max_keys",
+        "You can only have 10 personal API keys. Remove an existing key before creating a new one.",
+      ),
     );
-    expect(second.body.results.map((item: { id: string }) => item.id)).not.toContain(first.body.results[0].id);
-    expect(first.cost.queries).toBe(1);
+    expect(listed.body).toHaveLength(10);
+    expect(listed.body[0].id).toBe(tenth.body.id);
+    expect(listed.cost.queries).toBe(1);
   });
 });
 
@@ -326,10 +329,16 @@ describe("GET and DELETE /api/personal_api_keys/:id", () => {
   it("answers 404 for unknown ids and other users' keys", async () => {
     const { key } = await setupOrganization();
     const other = await setupOrganization();
-    const [othersKey] = (await api("GET", "/api/personal_api_keys", { key: other.key })).body.results;
+    const [othersKey] = (await api("GET", "/api/personal_api_keys", { key: other.key })).body;
     for (const id of ["0190a0a0-0000-7000-8000-000000000000", othersKey.id]) {
-      for (const method of ["GET", "DELETE"]) {
-        const response = await api(method, `/api/personal_api_keys/${id}`, { key });
+      for (const [method, suffix] of [
+        ["GET", ""],
+        ["PATCH", ""],
+        ["POST", "/roll"],
+        ["DELETE", ""],
+      ] as const) {
+        const body = method === "GET" ? undefined : {};
+        const response = await api(method, `/api/personal_api_keys/${id}${suffix}`, { key, body });
         expect(response.status, `${method} ${id}`).toBe(404);
         expect(response.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
       }

@@ -191,6 +191,8 @@ describe("OpenAPI document", () => {
       "POST /api/personal_api_keys": [{ PersonalAPIKey: ["personal_api_key:write"] }],
       "GET /api/personal_api_keys/{id}": [{ PersonalAPIKey: ["personal_api_key:read"] }],
       "DELETE /api/personal_api_keys/{id}": [{ PersonalAPIKey: ["personal_api_key:write"] }],
+      "PATCH /api/personal_api_keys/{id}": [{ PersonalAPIKey: ["personal_api_key:write"] }],
+      "POST /api/personal_api_keys/{id}/roll": [{ PersonalAPIKey: ["personal_api_key:write"] }],
     });
     expect(response.body.components.securitySchemes.PersonalAPIKey).toMatchObject({ type: "http", scheme: "bearer" });
   });

@@ -279,7 +279,6 @@ describe("every list counts in one row and pages along its index", () => {
       [`/api/environments/${o.project.id}/dashboards`, SIZE - (hidden ? 1 : 0)],
       // Across the caller's organizations: here one, so the same projects as the organization's list.
       ["/api/projects", projects],
-      ...(hidden ? [] : ([["/api/personal_api_keys", SIZE]] as [string, number][])),
     ];
   };
   const callers = () =>

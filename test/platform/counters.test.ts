@@ -251,10 +251,6 @@ describe("list counters", () => {
         ),
       ],
       [
-        "/api/personal_api_keys",
-        ordered("select id from personal_api_keys where user_id = ? order by created_at desc, id desc", team.owner.id),
-      ],
-      [
         `${organization}/webhooks`,
         ordered(
           "select id from webhooks where organization_id = ? order by created_at desc, id desc",
@@ -303,6 +299,7 @@ describe("list counters", () => {
     expect(await counts(`${organization}/batch_exports`)).toBe(1);
     expect(await counts(`${environment}/batch_exports`)).toBe(1);
     expect(await counts(`${environment}/dashboards`)).toBe(1);
-    expect(await counts("/api/personal_api_keys")).toBe(1);
+    // Not paged (a bare array, as PostHog answers): its counter caps how many keys a user holds.
+    expect((await api("GET", "/api/personal_api_keys", { key: team.key })).body).toHaveLength(1);
   });
 });

@@ -73,7 +73,7 @@ describe("the guess of the environment @current picks", () => {
     expect(await storedGuess(keyId, String(chosen.id))).toBe(String(chosen.id));
 
     const keys = await api("GET", "/api/personal_api_keys", { key });
-    expect((await api("DELETE", `/api/personal_api_keys/${keys.body.results[0].id}`, { key })).status).toBe(204);
+    expect((await api("DELETE", `/api/personal_api_keys/${keys.body[0].id}`, { key })).status).toBe(204);
     expect(await env.API_KEY_CACHE.get(currentEnvironmentGuessKey(keyId))).toBeNull();
   });
 });

@@ -6,6 +6,7 @@ import { nowIso, uuid7 } from "../../src/platform/ids";
 import { mintInviteToken } from "../../src/organizations/invites/invite-tokens";
 import { MembershipLevel } from "../../src/platform/levels";
 import { MAX_PROJECTS_PER_ORGANIZATION } from "../../src/organizations/projects/projects.queries";
+import { MAX_KEYS_PER_USER } from "../../src/personal-api-keys/personal-api-keys.handlers";
 import { db, setupOrganization } from "./harness";
 
 /*
@@ -132,9 +133,9 @@ export type SeededOrganization = Awaited<ReturnType<typeof setupOrganization>> &
 /**
  * `size` rows of each kind in a new organization (projects stop short of the organization's
  * limit): members (each with a rule on the first project), invites, domains, projects, batch
- * exports, dashboards, the owner's personal API keys, activity-log entries (unsealed: reading
- * them costs the same), and collaborators and rules on one dashboard. Rows to insert are added to
- * `rows`; nothing is written until `insertSeedRows`.
+ * exports, dashboards, a few personal API keys of the owner, activity-log entries (unsealed:
+ * reading them costs the same), and collaborators and rules on one dashboard. Rows to insert are
+ * added to `rows`; nothing is written until `insertSeedRows`.
  */
 export async function seedOrganization(rows: SeedRows, size: number): Promise<SeededOrganization> {
   const team = await setupOrganization();
@@ -169,17 +170,19 @@ export async function seedOrganization(rows: SeedRows, size: number): Promise<Se
       createdAt: now,
       lastModifiedAt: now,
     });
-    rows.personalApiKeys.push({
-      id: index === 1 ? personalApiKeyId : uuid7(),
-      userId: team.owner.id,
-      label: `Seeded ${index}`,
-      secureValue: `seed-${uuid7()}`,
-      maskValue: "phx_...seed",
-      scopes: ["*"],
-      scopedOrganizations: [],
-      scopedTeams: [],
-      createdAt: now,
-    });
+    // A user holds a handful of keys at most; room is left for the tests' own.
+    if (index < MAX_KEYS_PER_USER - 2)
+      rows.personalApiKeys.push({
+        id: index === 1 ? personalApiKeyId : uuid7(),
+        userId: team.owner.id,
+        label: `Seeded ${index}`,
+        secureValue: `seed-${uuid7()}`,
+        maskValue: "phx_...seed",
+        scopes: ["*"],
+        scopedOrganizations: [],
+        scopedTeams: [],
+        createdAt: now,
+      });
     if (index < MAX_PROJECTS_PER_ORGANIZATION - 10) seedProject(rows, organizationId, now);
   }
   for (let seq = 1; seq <= size; seq += 1)

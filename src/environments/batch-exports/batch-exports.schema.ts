@@ -4,7 +4,7 @@ import type { batchExports } from "../../db/schema";
 import { TimezoneName } from "../../organizations/projects/projects.schema";
 import { DESTINATION_TYPES, publicConfig, REQUIRED_CONFIG_KEYS, type DestinationType } from "./destinations";
 import { visibleName } from "../../platform/names";
-import { Timestamp } from "../../platform/timestamps";
+import { Timestamp, TimestampInput } from "../../platform/timestamps";
 
 export const INTERVALS = ["hour", "day", "week", "every 5 minutes", "every 15 minutes"] as const;
 export const MODELS = ["events", "persons", "sessions"] as const;
@@ -16,13 +16,6 @@ const ConfigObject = boundedJsonObject().openapi({
   description: `Keys required by each type: ${Object.entries(REQUIRED_CONFIG_KEYS)
     .map(([type, keys]) => `${type}: ${keys.join(", ") || "none"}`)
     .join("; ")}. Secrets are stored, never returned.`,
-});
-
-/** DRF's wording for a date-time it cannot read; stored and returned in UTC with `Z`. */
-const TimestampInput = z.iso.datetime({
-  offset: true,
-  error:
-    "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
 });
 
 /** The fields create and update share; create adds its requirements and defaults. */

@@ -5,7 +5,7 @@ import { toUserBasic } from "../../users/user-basic";
 import type { Database } from "../db";
 import type { AppEnv } from "../env";
 import { DEFAULT_PAGE_SIZE } from "../pagination";
-import { publicUrl } from "../public-url";
+import { thisRequestUrl } from "../public-url";
 import type { ActivityLogEntry, ActivityLogQuery } from "./activity-log.schema";
 
 type EntryRow = typeof activityLog.$inferSelect;
@@ -113,8 +113,7 @@ export function activityPageEnvelope(c: Context<AppEnv>, query: ActivityLogQuery
   const last = page.at(-1);
   let next: string | null = null;
   if (rows.length > limit && last) {
-    const request = new URL(c.req.url);
-    const url = publicUrl(c, `${request.pathname}${request.search}`);
+    const url = thisRequestUrl(c);
     url.searchParams.set("cursor", String(last.entry.seq));
     next = url.toString();
   }

@@ -122,6 +122,16 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
     description: "A personal API key that can reach the organization was created (never its value).",
     ...key,
   },
+  "PersonalAPIKey.updated": {
+    description: "A personal API key's label, scopes, scoping or expiry changed (never its value).",
+    ...key,
+    changes: changed("PersonalAPIKey", "scopes", ["*"], ["project:read"]),
+  },
+  "PersonalAPIKey.rolled": {
+    description: "A personal API key's value was replaced; the old one works until `previous_value_expires_at`.",
+    ...key,
+    context: { overlap_seconds: 3600, previous_value_expires_at: "2026-01-01T01:00:00.000Z" },
+  },
   "PersonalAPIKey.revoked": {
     description: "A personal API key that could reach the organization was revoked.",
     ...key,

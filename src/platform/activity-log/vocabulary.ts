@@ -9,7 +9,7 @@ export const ACTIVITIES_BY_SCOPE = {
   OrganizationInvite: ["created", "cancelled", "accepted"],
   OrganizationDomain: ["created", "updated", "verified", "deleted"],
   Project: ["created", "updated"],
-  PersonalAPIKey: ["created", "revoked"],
+  PersonalAPIKey: ["created", "updated", "rolled", "revoked"],
   BatchExport: ["created", "updated", "paused", "unpaused", "deleted"],
   Dashboard: ["created", "updated", "deleted", "restored"],
   DashboardTile: ["created", "updated", "deleted", "moved"],

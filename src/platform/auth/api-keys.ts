@@ -2,6 +2,8 @@
 import { randomBase62, sha256Hex } from "../ids.ts";
 
 export const API_KEY_PREFIX = "phx_";
+/** The body field and query parameter PostHog also takes a personal API key from. */
+export const KEY_PARAMETER = "personal_api_key";
 const API_KEY_PATTERN = /^phx_[0-9A-Za-z]{40,}$/;
 
 /** A new key; the value leaves the server once, in the response that creates it. */

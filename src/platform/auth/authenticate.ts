@@ -1,12 +1,14 @@
-import { eq } from "drizzle-orm";
+import { eq, or } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import { z } from "@hono/zod-openapi";
 import { personalApiKeys, users } from "../../db/schema";
 import type { Actor, AppEnv } from "../env";
-import { notAuthenticated } from "../errors";
+import { apiKeyExpired, notAuthenticated } from "../errors";
 import { constantTimeEqual, nowIso, sha256Hex } from "../ids";
-import { apiKeyCacheKey, isWellFormedApiKey } from "./api-keys";
+import { peekJsonBody } from "../request-body";
+import { apiKeyCacheKey, isWellFormedApiKey, KEY_PARAMETER } from "./api-keys";
 import { admitRequest, publishedHour } from "./rate-limit";
 import { assertAddressMayLookUp, isKnownUnknown, refusal, rememberUnknown } from "./refused-keys";
 
@@ -14,9 +16,16 @@ import { assertAddressMayLookUp, isKnownUnknown, refusal, rememberUnknown } from
 export const API_KEY_CACHE_TTL_SECONDS = 60;
 const LAST_USED_WRITE_INTERVAL_MS = 60 * 60 * 1000;
 
-type CachedKey = Actor & { secureValue: string; lastUsedAt: string | null };
+/**
+ * What KV keeps of a key, per value: `secureValue` is the hash of the value presented (the key's
+ * current one, or the one a roll replaced), and `expiresAt` when that value stops working (for a
+ * replaced value, the earlier of its overlap's end and the key's own expiry).
+ */
+type CachedKey = Actor & { secureValue: string; lastUsedAt: string | null; expiresAt: string | null };
 
-/** Resolves `Authorization: Bearer <personal API key>` into `c.var.actor`. */
+const BodyWithKey = z.object({ [KEY_PARAMETER]: z.string() });
+
+/** Resolves the personal API key (see `presentedKey`) into `c.var.actor`. */
 export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
   c.set("actor", await authenticateRequest(c));
   await next();
@@ -27,7 +36,7 @@ export const authenticate = createMiddleware<AppEnv>(async (c, next) => {
  * optional (signing up by invite), which call it only when a key is sent.
  */
 export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
-  const value = bearerKey(c);
+  const value = await presentedKey(c);
   if (!isWellFormedApiKey(value)) throw await refusal(c);
   const secureValue = await sha256Hex(value);
   if (isKnownUnknown(secureValue)) throw await refusal(c);
@@ -35,7 +44,9 @@ export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   const [key, published] = await Promise.all([findKey(c, secureValue), publishedHour(c.env, secureValue)]);
   // The lookup is by hash; the final comparison must not leak how much of it matched.
   if (!key || !constantTimeEqual(key.secureValue, secureValue)) throw await refusal(c);
-  const { secureValue: _secureValue, lastUsedAt, ...actor } = key;
+  // Checked on every request, from KV too: the cached entry carries the expiry.
+  if (key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.now()) throw apiKeyExpired();
+  const { secureValue: _secureValue, lastUsedAt, expiresAt: _expiresAt, ...actor } = key;
   // Known before the limits are checked, so that the log line of a 429 names the key throttled.
   c.set("actor", actor);
   // Only a key that exists is counted: an unknown one never reaches a counter.
@@ -47,12 +58,23 @@ export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   return actor;
 }
 
-function bearerKey(c: Context<AppEnv>): string {
+/**
+ * Where PostHog looks, in its order: `Authorization: Bearer`, else the JSON body's
+ * `personal_api_key` field, else the `personal_api_key` query parameter. The body is read only
+ * when it is certain to be within the size limit (`peekJsonBody`); the request log never
+ * records a query string.
+ */
+async function presentedKey(c: Context<AppEnv>): Promise<string> {
   const header = c.req.header("Authorization");
-  if (!header) throw notAuthenticated();
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match?.[1]) throw notAuthenticated();
-  return match[1];
+  if (header) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match?.[1]) throw notAuthenticated();
+    return match[1];
+  }
+  const body = await peekJsonBody(c, BodyWithKey);
+  const value = body?.[KEY_PARAMETER] ?? c.req.query(KEY_PARAMETER);
+  if (!value) throw notAuthenticated();
+  return value;
 }
 
 /**
@@ -87,7 +109,10 @@ async function loadKey(db: AppEnv["Variables"]["db"], secureValue: string): Prom
   const [row] = await db
     .select({
       keyId: personalApiKeys.id,
-      secureValue: personalApiKeys.secureValue,
+      current: personalApiKeys.secureValue,
+      previous: personalApiKeys.previousSecureValue,
+      expiresAt: personalApiKeys.expiresAt,
+      previousValueExpiresAt: personalApiKeys.previousValueExpiresAt,
       scopes: personalApiKeys.scopes,
       scopedOrganizations: personalApiKeys.scopedOrganizations,
       scopedTeams: personalApiKeys.scopedTeams,
@@ -97,10 +122,17 @@ async function loadKey(db: AppEnv["Variables"]["db"], secureValue: string): Prom
     })
     .from(personalApiKeys)
     .innerJoin(users, eq(users.id, personalApiKeys.userId))
-    .where(eq(personalApiKeys.secureValue, secureValue))
+    .where(or(eq(personalApiKeys.secureValue, secureValue), eq(personalApiKeys.previousSecureValue, secureValue)))
     .limit(1);
-  return row ?? null;
+  if (!row) return null;
+  const { current, previous, expiresAt, previousValueExpiresAt, ...actor } = row;
+  if (current === secureValue) return { ...actor, secureValue: current, expiresAt };
+  return { ...actor, secureValue: previous ?? "", expiresAt: earlier(expiresAt, previousValueExpiresAt) };
 }
+
+/** The earlier of two optional ISO timestamps (both in `toISOString` form, so compared as text). */
+const earlier = (left: string | null, right: string | null) =>
+  left === null ? right : right === null || left < right ? left : right;
 
 /** After the response: at most one write an hour per key, not metered into the response. */
 async function recordUse(env: AppEnv["Bindings"], key: CachedKey) {
@@ -112,12 +144,14 @@ async function recordUse(env: AppEnv["Bindings"], key: CachedKey) {
     .where(eq(personalApiKeys.id, key.keyId))
     .returning({ id: personalApiKeys.id });
   if (updated.length === 0) return;
-  await cacheKey(env.API_KEY_CACHE, { ...key, lastUsedAt });
-  // A revocation between the update and the put deleted the cache entry before the put wrote
-  // it back: look again, so that a revoked key is never left cached.
-  const [stillThere] = await db
-    .select({ id: personalApiKeys.id })
-    .from(personalApiKeys)
-    .where(eq(personalApiKeys.id, key.keyId));
-  if (!stillThere) await env.API_KEY_CACHE.delete(apiKeyCacheKey(key.secureValue));
+  const cached = { ...key, lastUsedAt };
+  await cacheKey(env.API_KEY_CACHE, cached);
+  // A revocation, roll or update between the update and the put deleted the cache entry before
+  // the put wrote it back: look again, so that no stale key is ever left cached.
+  const fresh = await loadKey(db, key.secureValue);
+  if (!fresh || grantsOf(fresh) !== grantsOf(cached)) await env.API_KEY_CACHE.delete(apiKeyCacheKey(key.secureValue));
 }
+
+/** What a cached entry decides, as one comparable string. */
+const grantsOf = (key: CachedKey) =>
+  JSON.stringify([key.keyId, key.scopes, key.scopedOrganizations, key.scopedTeams, key.expiresAt]);

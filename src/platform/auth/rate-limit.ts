@@ -8,6 +8,8 @@ import { secondsUntil, windowEnd } from "./windows";
 const HOUR_MS = 3_600_000;
 /** The period of `API_KEY_MINUTE_LIMITER` (wrangler.toml). */
 const MINUTE_MS = 60_000;
+/** The limit of `API_KEY_MINUTE_LIMITER` (wrangler.toml): the binding does not tell it. */
+const MINUTE_LIMIT = 480;
 const KEYS_REMEMBERED_AT_MOST = 10_000;
 
 /** A key's requests counted so far in the clock hour that ends at `hourEnd` (epoch ms). */
@@ -52,6 +54,12 @@ function configuredLimit(value: string, name: string): number {
   if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`${name} must be a positive integer, not "${value}"`);
   return limit;
 }
+
+/** What one key may make, as `GET /api/personal_api_keys/@current` tells it. */
+export const keyRateLimits = (env: Bindings) => ({
+  per_minute: MINUTE_LIMIT,
+  per_hour: configuredLimit(env.RATE_LIMIT_PER_HOUR, "RATE_LIMIT_PER_HOUR"),
+});
 
 /**
  * The key's hour as KV has it, read beside the key's own KV lookup (so no round trip in series),

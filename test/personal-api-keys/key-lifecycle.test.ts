@@ -1,0 +1,368 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MembershipLevel } from "../../src/platform/levels";
+import {
+  addMember,
+  addMembership,
+  api,
+  createProject,
+  errorBody,
+  ISO_TIMESTAMP,
+  setupOrganization,
+} from "../support/harness";
+
+afterEach(() => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+});
+
+const EXPIRED = errorBody("authentication_error", "api_key_expired", "Personal API key has expired.");
+const INVALID = errorBody("authentication_error", "authentication_failed", "Personal API key is invalid.");
+const HOUR_MS = 3_600_000;
+
+/** A key made through the API by the organization's owner, and used once, so that KV holds it. */
+async function cachedKey(ownerKey: string, body: Record<string, unknown> = {}) {
+  const created = await api("POST", "/api/personal_api_keys", {
+    key: ownerKey,
+    body: { label: "CI", scopes: ["*"], ...body },
+  });
+  expect(created.status).toBe(201);
+  expect((await api("GET", "/api/personal_api_keys/@current", { key: created.body.value })).status).toBe(200);
+  return created.body as { id: string; value: string; mask_value: string };
+}
+
+/** The organization's entries about one key, oldest first. */
+async function keyEntries(organizationId: string, ownerKey: string, keyId: string) {
+  const log = await api("GET", `/api/organizations/${organizationId}/activity_log`, { key: ownerKey });
+  expect(log.status).toBe(200);
+  return (log.body.results as { item_id: string; activity: string; detail: Record<string, unknown> }[])
+    .filter((entry) => entry.item_id === keyId)
+    .reverse();
+}
+
+describe("PATCH /api/personal_api_keys/:id", () => {
+  it("changes label, scopes, scoping and expiry, at once everywhere (the cached key too), and logs it", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const target = await cachedKey(key);
+    const expiresAt = new Date(Date.now() + HOUR_MS).toISOString();
+
+    const response = await api("PATCH", `/api/personal_api_keys/${target.id}/`, {
+      key,
+      body: {
+        label: "deploys",
+        scopes: ["user:read"],
+        scoped_organizations: [organization.id],
+        scoped_teams: [String(project.id)],
+        expires_at: expiresAt,
+      },
+    });
+
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      id: target.id,
+      label: "deploys",
+      mask_value: target.mask_value,
+      scopes: ["user:read"],
+      scoped_organizations: [organization.id],
+      scoped_teams: [project.id],
+      expires_at: expiresAt,
+      last_rolled_at: null,
+      previous_value_expires_at: null,
+    });
+    expect(response.text).not.toContain(target.value);
+    expect((await api("GET", `/api/personal_api_keys/${target.id}`, { key })).body).toEqual(response.body);
+    const refused = await api("GET", `/api/projects/${project.id}`, { key: target.value });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toBe("API key missing required scope 'project:read'");
+    const [, updated] = await keyEntries(organization.id, key, target.id);
+    expect(updated).toMatchObject({
+      activity: "updated",
+      detail: {
+        name: "deploys",
+        changes: [
+          { field: "label", before: "CI", after: "deploys" },
+          { field: "scopes", before: ["*"], after: ["user:read"] },
+          { field: "scoped_organizations", before: [], after: [organization.id] },
+          { field: "scoped_teams", before: [], after: [project.id] },
+          { field: "expires_at", before: null, after: expiresAt },
+        ],
+      },
+    });
+  });
+
+  it("logs a narrowing in the organizations the key leaves too", async () => {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    await addMembership(second.organization.id, first.owner, MembershipLevel.admin);
+    const target = await cachedKey(first.key);
+
+    const narrowed = await api("PATCH", `/api/personal_api_keys/${target.id}`, {
+      key: first.key,
+      body: { scoped_organizations: [first.organization.id] },
+    });
+
+    expect(narrowed.status).toBe(200);
+    for (const organization of [first.organization, second.organization]) {
+      const entries = await keyEntries(organization.id, first.key, target.id);
+      expect(entries.map((entry) => entry.activity)).toEqual(["created", "updated"]);
+    }
+  });
+
+  it("keeps what is not sent, and clears the expiry with null", async () => {
+    const { key } = await setupOrganization();
+    const target = await cachedKey(key, { expires_at: new Date(Date.now() + HOUR_MS).toISOString() });
+
+    const cleared = await api("PATCH", `/api/personal_api_keys/${target.id}`, { key, body: { expires_at: null } });
+    const untouched = await api("PATCH", `/api/personal_api_keys/${target.id}`, { key, body: {} });
+
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toMatchObject({ label: "CI", scopes: ["*"], expires_at: null });
+    expect(untouched.body).toEqual(cleared.body);
+  });
+
+  it("refuses a reach beyond the owner's (400 with attr) and scopes beyond the calling key (403)", async () => {
+    const { organization, key } = await setupOrganization();
+    const other = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const hidden = await createProject(organization.id, { access_control: true });
+    const target = await cachedKey(member.key);
+    const past = new Date(Date.now() - 1000).toISOString();
+    const cases: [Record<string, unknown>, string, string, string][] = [
+      [
+        { scoped_organizations: [other.organization.id] },
+        "scoped_organizations",
+        "invalid_input",
+        "You must be a member of all organizations that you are scoping the key to.",
+      ],
+      [
+        { scoped_teams: [hidden.id] },
+        "scoped_teams",
+        "invalid_input",
+        "You must be a member of all projects that you are scoping the key to.",
+      ],
+      [{ expires_at: past }, "expires_at", "invalid_input", "The expiry must be in the future."],
+      [
+        { expires_at: "tomorrow" },
+        "expires_at",
+        "invalid_input",
+        "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
+      ],
+      [{ label: "" }, "label", "blank", "This field may not be blank."],
+      [{ scopes: ["everything"] }, "scopes.0", "invalid_choice", '"everything" is not a valid choice.'],
+    ];
+    for (const [body, attr, code, detail] of cases) {
+      const response = await api("PATCH", `/api/personal_api_keys/${target.id}`, { key: member.key, body });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body).toEqual(errorBody("validation_error", code, detail, attr));
+    }
+
+    const narrow = await cachedKey(key, { scopes: ["personal_api_key:write"] });
+    const wider = await api("PATCH", `/api/personal_api_keys/${narrow.id}`, {
+      key: narrow.value,
+      body: { scopes: ["*"] },
+    });
+    expect(wider.status).toBe(403);
+    expect(wider.body.detail).toBe("API key cannot grant scope '*' that it does not have itself");
+    expect((await api("GET", `/api/personal_api_keys/${target.id}`, { key: member.key })).body.scopes).toEqual(["*"]);
+  });
+});
+
+describe("POST /api/personal_api_keys/:id/roll", () => {
+  it("returns a new value once; the old one is dead at once, cached or not, and the roll is logged", async () => {
+    const { organization, key } = await setupOrganization();
+    const target = await cachedKey(key);
+
+    const rolled = await api("POST", `/api/personal_api_keys/${target.id}/roll/`, { key });
+
+    expect(rolled.status).toBe(200);
+    expect(rolled.headers.get("Cache-Control")).toBe("no-store");
+    expect(rolled.body).toMatchObject({
+      id: target.id,
+      label: "CI",
+      value: expect.stringMatching(/^phx_[0-9A-Za-z]{44}$/),
+      last_rolled_at: expect.stringMatching(ISO_TIMESTAMP),
+      previous_value_expires_at: null,
+    });
+    expect(rolled.body.value).not.toBe(target.value);
+    expect(rolled.body.mask_value).toBe(`phx_...${rolled.body.value.slice(-4)}`);
+    const old = await api("GET", "/api/users/@me", { key: target.value });
+    expect(old.status).toBe(401);
+    expect(old.body).toEqual(INVALID);
+    expect((await api("GET", "/api/users/@me", { key: rolled.body.value })).status).toBe(200);
+    const read = await api("GET", `/api/personal_api_keys/${target.id}`, { key });
+    expect(read.body).not.toHaveProperty("value");
+    expect(read.body.last_rolled_at).toBe(rolled.body.last_rolled_at);
+    expect((await keyEntries(organization.id, key, target.id)).map((entry) => entry.activity)).toEqual([
+      "created",
+      "rolled",
+    ]);
+  });
+
+  it("with overlap_seconds, keeps the old value working until then, then answers api_key_expired", async () => {
+    const { organization, key } = await setupOrganization();
+    const target = await cachedKey(key);
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const rolledAt = Date.now();
+
+    const rolled = await api("POST", `/api/personal_api_keys/${target.id}/roll`, {
+      key,
+      body: { overlap_seconds: 600 },
+    });
+
+    const overlapEnds = new Date(rolledAt + 600_000).toISOString();
+    expect(rolled.body.previous_value_expires_at).toBe(overlapEnds);
+    expect((await api("GET", "/api/users/@me", { key: target.value })).status).toBe(200);
+    expect((await api("GET", `/api/personal_api_keys/${target.id}`, { key })).body.previous_value_expires_at).toBe(
+      overlapEnds,
+    );
+    const [, entry] = await keyEntries(organization.id, key, target.id);
+    expect(entry?.detail.context).toEqual({ overlap_seconds: 600, previous_value_expires_at: overlapEnds });
+
+    vi.setSystemTime(rolledAt + 600_001);
+    const old = await api("GET", "/api/users/@me", { key: target.value });
+    expect(old.status).toBe(401);
+    expect(old.body).toEqual(EXPIRED);
+    expect((await api("GET", "/api/users/@me", { key: rolled.body.value })).status).toBe(200);
+    expect((await api("GET", `/api/personal_api_keys/${target.id}`, { key })).body.previous_value_expires_at).toBe(
+      null,
+    );
+  });
+
+  it("a second roll stops the value the first one kept", async () => {
+    const { key } = await setupOrganization();
+    const target = await cachedKey(key);
+    const first = await api("POST", `/api/personal_api_keys/${target.id}/roll`, {
+      key,
+      body: { overlap_seconds: 3600 },
+    });
+    expect((await api("GET", "/api/users/@me", { key: target.value })).status).toBe(200);
+
+    const second = await api("POST", `/api/personal_api_keys/${target.id}/roll`, {
+      key,
+      body: { overlap_seconds: 60 },
+    });
+
+    expect((await api("GET", "/api/users/@me", { key: target.value })).body).toEqual(INVALID);
+    expect((await api("GET", "/api/users/@me", { key: first.body.value })).status).toBe(200);
+    expect((await api("GET", "/api/users/@me", { key: second.body.value })).status).toBe(200);
+  });
+
+  it("during an overlap, a change or a revocation applies to both values at once, cached or not", async () => {
+    const { key } = await setupOrganization();
+    const target = await cachedKey(key);
+    const rolled = await api("POST", `/api/personal_api_keys/${target.id}/roll`, {
+      key,
+      body: { overlap_seconds: 3600 },
+    });
+    for (const value of [target.value, rolled.body.value]) {
+      expect((await api("GET", "/api/users/@me", { key: value })).status).toBe(200);
+    }
+
+    await api("PATCH", `/api/personal_api_keys/${target.id}`, { key, body: { scopes: ["project:read"] } });
+    for (const value of [target.value, rolled.body.value]) {
+      expect((await api("GET", "/api/users/@me", { key: value })).status).toBe(403);
+    }
+    await api("DELETE", `/api/personal_api_keys/${target.id}`, { key });
+    for (const value of [target.value, rolled.body.value]) {
+      expect((await api("GET", "/api/personal_api_keys/@current", { key: value })).body).toEqual(INVALID);
+    }
+  });
+
+  it("validates overlap_seconds: a whole number of seconds from 0 to 86400", async () => {
+    const { key } = await setupOrganization();
+    const target = await cachedKey(key);
+    const cases: [unknown, string, string][] = [
+      [-1, "min_value", "Ensure this value is greater than or equal to 0."],
+      [86_401, "max_value", "Ensure this value is less than or equal to 86400."],
+      [1.5, "invalid_input", "Expected int, received number."],
+    ];
+    for (const [overlap, code, detail] of cases) {
+      const response = await api("POST", `/api/personal_api_keys/${target.id}/roll`, {
+        key,
+        body: { overlap_seconds: overlap },
+      });
+      expect(response.status, String(overlap)).toBe(400);
+      expect(response.body).toEqual(errorBody("validation_error", code, detail, "overlap_seconds"));
+    }
+    expect((await api("GET", "/api/users/@me", { key: target.value })).status).toBe(200);
+  });
+});
+
+describe("expires_at", () => {
+  it("answers 401 api_key_expired once past, from the cached key too, and @current tells it beforehand", async () => {
+    const { key } = await setupOrganization();
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const expiresAt = new Date(Date.now() + HOUR_MS).toISOString();
+    const target = await cachedKey(key, { expires_at: expiresAt });
+
+    const current = await api("GET", "/api/personal_api_keys/@current", { key: target.value });
+    expect(current.body).toMatchObject({ expires_at: expiresAt, owner_kind: "user" });
+
+    vi.setSystemTime(Date.parse(expiresAt) + 1);
+    for (const path of ["/api/users/@me", "/api/personal_api_keys/@current", "/api/organizations"]) {
+      const response = await api("GET", path, { key: target.value });
+      expect(response.status, path).toBe(401);
+      expect(response.body, path).toEqual(EXPIRED);
+      expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="api"');
+    }
+    const listed = await api("GET", "/api/personal_api_keys", { key });
+    expect(listed.body.find((item: { id: string }) => item.id === target.id).expires_at).toBe(expiresAt);
+  });
+
+  it("is refused in the past at creation", async () => {
+    const { key } = await setupOrganization();
+    const response = await api("POST", "/api/personal_api_keys", {
+      key,
+      body: { label: "late", scopes: ["*"], expires_at: "2020-01-01T00:00:00Z" },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual(
+      errorBody("validation_error", "invalid_input", "The expiry must be in the future.", "expires_at"),
+    );
+  });
+});
+
+describe("where a key is found", () => {
+  it("takes it, as PostHog does, from the header, else the JSON body's personal_api_key, else the query", async () => {
+    const { key } = await setupOrganization();
+    const other = await setupOrganization();
+
+    const fromQuery = await api("GET", `/api/users/@me?personal_api_key=${key}`);
+    const fromBody = await api("POST", "/api/personal_api_keys", {
+      body: { personal_api_key: key, label: "from the body", scopes: ["user:read"] },
+    });
+    const headerFirst = await api("GET", `/api/users/@me?personal_api_key=${other.key}`, { key });
+    const badQuery = await api("GET", `/api/users/@me?personal_api_key=phx_${"x".repeat(44)}`);
+
+    expect(fromQuery.status).toBe(200);
+    expect(fromBody.status).toBe(201);
+    expect(fromBody.body).not.toHaveProperty("personal_api_key");
+    expect(headerFirst.body.uuid).toBe(fromQuery.body.uuid);
+    expect(badQuery.status).toBe(401);
+    expect(badQuery.body).toEqual(INVALID);
+  });
+
+  it("never writes a query-string key into a log line nor into a list's links", async () => {
+    const { organization, key } = await setupOrganization();
+    await createProject(organization.id);
+    for (const label of ["one", "two"]) {
+      await api("POST", "/api/personal_api_keys", { key, body: { label, scopes: ["user:read"] } });
+    }
+    const lines: string[] = [];
+    for (const method of ["log", "info", "warn", "error"] as const) {
+      vi.spyOn(console, method).mockImplementation((...items: unknown[]) => {
+        lines.push(items.map(String).join(" "));
+      });
+    }
+
+    const projects = await api("GET", `/api/projects?limit=1&personal_api_key=${key}`);
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?limit=1&personal_api_key=${key}`);
+
+    for (const response of [projects, log]) {
+      expect(response.status).toBe(200);
+      expect(response.body.next).toEqual(expect.any(String));
+      expect(response.body.next).not.toContain("personal_api_key");
+    }
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join("\n")).not.toContain(key);
+  });
+});
