@@ -8,14 +8,10 @@ import { Timestamp } from "../platform/timestamps";
 type ProjectItem = z.infer<typeof ProjectListItem>;
 
 /** PostHog's TeamBasic: a project's environment as other objects embed it (same id as the project). */
-export const TeamBasic = ProjectListItem.extend({ project_id: z.number().int() }).openapi("TeamBasic");
+export const TeamBasic = ProjectListItem.openapi("TeamBasic");
 export type TeamBasic = z.infer<typeof TeamBasic>;
 
-export function toTeamBasic(project: typeof projects.$inferSelect): TeamBasic {
-  return teamOf(toProjectListItem(project));
-}
-
-const teamOf = (project: ProjectItem): TeamBasic => ({ ...project, project_id: project.id });
+export const toTeamBasic = (project: typeof projects.$inferSelect): TeamBasic => toProjectListItem(project);
 
 /**
  * PostHog's Organization. Fields we do not model carry PostHog's neutral values, so that clients
@@ -113,7 +109,7 @@ export function toOrganization(
     created_at: organization.createdAt,
     updated_at: organization.updatedAt,
     plugins_access_level: 9,
-    teams: visibleProjects.map(teamOf),
+    teams: visibleProjects,
     projects: visibleProjects,
     available_product_features: [],
     is_member_join_email_enabled: organization.isMemberJoinEmailEnabled,

@@ -7,7 +7,7 @@ import { authenticate } from "../../platform/auth/authenticate";
 import { isNotNullViolation, type Database } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied, validationError } from "../../platform/errors";
-import { splitQueryList } from "../../platform/input-limits";
+import { normalizeTags, splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { resolveProjectAndRead } from "../../platform/project-context";
@@ -58,7 +58,6 @@ import type { ProjectTree } from "../project-trees";
 import type { dashboardRoutes } from "./dashboards.routes";
 import {
   MAX_LIVE_TILES,
-  normalizeTags,
   type CreateDashboardInput,
   type TileInput,
   type UpdateDashboardInput,

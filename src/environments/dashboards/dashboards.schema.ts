@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { boundedJsonObject, boundedText, tagList } from "../../platform/input-limits";
+import { boundedJsonObject, boundedText, normalizeTags, tagList } from "../../platform/input-limits";
 import { UserBasic } from "../../users/user-basic";
 import { ACCESS_LEVELS, RestrictionLevel } from "./dashboard-access";
 import { visibleName } from "../../platform/names";
@@ -8,11 +8,6 @@ import { Timestamp } from "../../platform/timestamps";
 export const MAX_TEXT_BODY_LENGTH = 4000;
 /** Live tiles on one dashboard: its read stays one bounded page. */
 export const MAX_LIVE_TILES = 500;
-
-/** Tags as PostHog stores them: trimmed, lower-cased, without blanks or repeats, in given order. */
-export function normalizeTags(tags: string[]): string[] {
-  return [...new Set(tags.map((tag) => tag.trim().toLowerCase()).filter((tag) => tag !== ""))];
-}
 
 const Tags = tagList().transform(normalizeTags);
 const Layouts = z.record(z.string(), z.unknown());
