@@ -39,12 +39,21 @@ export const Organization = z
     enforce_2fa: z.boolean().nullable(),
     members_can_invite: z.boolean(),
     members_can_use_personal_api_keys: z.boolean(),
+    is_active: z.boolean().openapi({ description: "Always true: organizations are not deactivated here." }),
+    is_not_active_reason: z.string().nullable(),
+    is_pending_deletion: z.boolean().openapi({ description: "Always false: an organization is deleted at once." }),
     allow_publicly_shared_resources: z.boolean(),
     activity_log_retention_days: z.number().int().nullable(),
     member_count: z.number().int(),
     is_ai_data_processing_approved: z.boolean().nullable(),
     default_experiment_stats_method: z.string().nullable(),
     default_role_id: z.string().nullable(),
+    is_ai_training_locked: z.boolean().nullable(),
+    is_ai_training_cta_shown: z.boolean().nullable(),
+    has_signed_baa: z.boolean(),
+    uses_most_specific_access_resolution: z.boolean().openapi({
+      description: "Always true: a member's own access rule on a resource wins over the resource's default.",
+    }),
   })
   .openapi("Organization");
 export type Organization = z.infer<typeof Organization>;
@@ -57,6 +66,9 @@ export const OrganizationBasic = Organization.pick({
   logo_media_id: true,
   membership_level: true,
   members_can_use_personal_api_keys: true,
+  is_active: true,
+  is_not_active_reason: true,
+  is_pending_deletion: true,
 }).openapi("OrganizationBasic");
 export type OrganizationBasic = z.infer<typeof OrganizationBasic>;
 
@@ -95,6 +107,9 @@ export function toOrganizationBasic(organization: OrganizationRow, level: number
     logo_media_id: organization.logoMediaId,
     membership_level: level as OrganizationBasic["membership_level"],
     members_can_use_personal_api_keys: organization.membersCanUsePersonalApiKeys,
+    is_active: true,
+    is_not_active_reason: null,
+    is_pending_deletion: false,
   };
 }
 
@@ -123,5 +138,9 @@ export function toOrganization(
     is_ai_data_processing_approved: null,
     default_experiment_stats_method: null,
     default_role_id: null,
+    is_ai_training_locked: false,
+    is_ai_training_cta_shown: false,
+    has_signed_baa: false,
+    uses_most_specific_access_resolution: true,
   };
 }
