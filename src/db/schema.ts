@@ -16,6 +16,8 @@ const json = <T>(name: string) => text(name, { mode: "json" }).$type<T>();
 
 export type HedgehogConfig = Record<string, unknown> | null;
 export type NotificationSettings = Record<string, unknown>;
+/** Preferences a user sets and reads back, stored without this API acting on them (defaults applied when read). */
+export type UserPreferences = Record<string, unknown>;
 
 export const users = sqliteTable("users", {
   id: integer("id").primaryKey({ autoIncrement: true }),
@@ -31,6 +33,7 @@ export const users = sqliteTable("users", {
   lastLogin: text("last_login"),
   notificationSettings: json<NotificationSettings>("notification_settings").notNull().default(sql`'{}'`),
   themeMode: text("theme_mode"),
+  preferences: json<UserPreferences>("preferences").notNull().default(sql`'{}'`),
   /**
    * The user's choice of what `@current` means (PATCH `/api/users/@me`); null: the first one.
    * Not foreign keys: leaving or deleting an organization must not need a write per user, and
@@ -211,6 +214,8 @@ export const invites = sqliteTable(
   (table) => [
     index("invites_organization_created").on(table.organizationId, table.createdAt, table.id),
     index("invites_organization_email").on(table.organizationId, table.targetEmail),
+    // A user's pending invites to other organizations (`/api/users/@me`), by their e-mail.
+    index("invites_target_email").on(table.targetEmail, table.createdAt),
     index("invites_created_by").on(table.createdById),
   ],
 );
