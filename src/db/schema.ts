@@ -308,6 +308,10 @@ export const dashboards = sqliteTable(
     filters: json<Record<string, unknown>>("filters").notNull().default(sql`'{}'`),
     variables: json<Record<string, unknown>>("variables").notNull().default(sql`'{}'`),
     tags: json<string[]>("tags").notNull().default(sql`'[]'`),
+    /** Chart preferences stored for PostHog's app, not acted on here. */
+    breakdownColors: json<unknown>("breakdown_colors").default(sql`'[]'`),
+    dataColorThemeId: integer("data_color_theme_id"),
+    quickFilterIds: json<string[]>("quick_filter_ids"),
     createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
     createdAt: createdAt(),
     lastModifiedAt: text("last_modified_at").notNull(),
@@ -388,6 +392,10 @@ export const dashboardTiles = sqliteTable(
     textId: integer("text_id").references(() => texts.id, { onDelete: "cascade" }),
     layouts: json<TileLayouts>("layouts").notNull().default(sql`'{}'`),
     color: text("color"),
+    /** Display preferences stored for PostHog's app, not acted on here. */
+    showDescription: integer("show_description", { mode: "boolean" }),
+    transparentBackground: integer("transparent_background", { mode: "boolean" }),
+    filtersOverrides: json<Record<string, unknown>>("filters_overrides"),
     deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
     createdAt: createdAt(),
   },

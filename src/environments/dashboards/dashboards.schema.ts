@@ -1,5 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { boundedJsonObject, boundedText, normalizeTags, tagList } from "../../platform/input-limits";
+import {
+  boundedJson,
+  boundedJsonObject,
+  boundedText,
+  idList,
+  normalizeTags,
+  tagList,
+} from "../../platform/input-limits";
 import { UserBasic } from "../../users/user-basic";
 import { ACCESS_LEVELS, RestrictionLevel } from "./dashboard-access";
 import { visibleName } from "../../platform/names";
@@ -24,6 +31,11 @@ const DashboardFields = {
   deleted: z.boolean().optional(),
   tags: Tags.optional(),
   restriction_level: RestrictionLevelInput.optional(),
+  breakdown_colors: boundedJson(z.unknown())
+    .optional()
+    .openapi({ description: "Colours of breakdown values, as PostHog's app sets them; stored as given." }),
+  data_color_theme_id: z.number().int().nullable().optional(),
+  quick_filter_ids: idList(z.string().max(200)).nullable().optional(),
   delete_insights: z
     .boolean()
     .optional()
@@ -58,6 +70,9 @@ const TileInput = z.object({
   layouts: LayoutsInput.optional(),
   // PostHog's column is 400 characters.
   color: z.string().max(400).nullable().optional(),
+  show_description: z.boolean().nullable().optional(),
+  transparent_background: z.boolean().nullable().optional(),
+  filters_overrides: boundedJsonObject().nullable().optional(),
   deleted: z.boolean().optional().openapi({ description: "`true` removes the tile." }),
 });
 export type TileInput = z.infer<typeof TileInput>;
@@ -108,6 +123,9 @@ export const Tile = z
     insight: Insight.nullable(),
     text: Text.nullable(),
     order: z.number().int(),
+    show_description: z.boolean().nullable(),
+    transparent_background: z.boolean().nullable(),
+    filters_overrides: z.record(z.string(), z.unknown()).nullable(),
   })
   .openapi("DashboardTile");
 
@@ -134,6 +152,10 @@ export const DashboardListItem = z
       .string()
       .nullable()
       .openapi({ description: "When it was last retrieved; recorded at most once an hour." }),
+    last_viewed_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "Always null: views are not recorded per user here (see `last_accessed_at`)." }),
     last_refresh: z.string().nullable().openapi({ description: "Always null: no cached results here." }),
   })
   .openapi("DashboardListItem");
@@ -143,6 +165,9 @@ export const Dashboard = DashboardListItem.extend({
   filters: z.record(z.string(), z.unknown()),
   variables: z.record(z.string(), z.unknown()),
   tiles: z.array(Tile),
+  breakdown_colors: z.unknown(),
+  data_color_theme_id: z.number().int().nullable(),
+  quick_filter_ids: z.array(z.string()).nullable(),
   persisted_filters: z.record(z.string(), z.unknown()).nullable().openapi({ description: "Always null." }),
   persisted_variables: z.record(z.string(), z.unknown()).nullable().openapi({ description: "Always null." }),
 }).openapi("Dashboard");
