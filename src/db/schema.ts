@@ -272,6 +272,9 @@ export const batchExports = sqliteTable(
     hogqlQuery: text("hogql_query").notNull().default(""),
     filters: json<unknown>("filters"),
     timezone: text("timezone").notNull().default("UTC"),
+    /** When a run starts: the weekday of a weekly one (0, Sunday, to 6), the hour of a daily or weekly one. */
+    offsetDay: integer("offset_day"),
+    offsetHour: integer("offset_hour"),
     deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
     createdAt: createdAt(),
     lastUpdatedAt: text("last_updated_at").notNull(),
