@@ -116,6 +116,7 @@ const ProjectSettingsInput = z.object({
   base_currency: z
     .string()
     .regex(/^[A-Z]{3}$/, "Enter an ISO 4217 currency code, such as USD.")
+    .openapi({ example: "EUR" })
     .optional()
     .default("USD"),
   capture_dead_clicks: nullableBoolean,
