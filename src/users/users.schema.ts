@@ -13,6 +13,7 @@ export const ROLES_AT_ORGANIZATION = [
   "leadership",
   "marketing",
   "sales",
+  "student",
   "other",
 ] as const;
 export const THEME_MODES = ["light", "dark", "system"] as const;

@@ -186,6 +186,8 @@ describe("PATCH /api/users/@me", () => {
 
   it("clears the role and theme with null or blank", async () => {
     const { key } = await setupOrganization();
+    const student = await api("PATCH", "/api/users/@me", { key, body: { role_at_organization: "student" } });
+    expect(student.body.role_at_organization).toBe("student");
     await api("PATCH", "/api/users/@me", { key, body: { role_at_organization: "data", theme_mode: "light" } });
     const response = await api("PATCH", "/api/users/@me", {
       key,
