@@ -16,6 +16,8 @@ const json = <T>(name: string) => text(name, { mode: "json" }).$type<T>();
 
 export type HedgehogConfig = Record<string, unknown> | null;
 export type NotificationSettings = Record<string, unknown>;
+/** Preferences a user sets and reads back, stored without this API acting on them (defaults applied when read). */
+export type UserPreferences = Record<string, unknown>;
 
 export const users = sqliteTable("users", {
   id: integer("id").primaryKey({ autoIncrement: true }),
@@ -31,6 +33,7 @@ export const users = sqliteTable("users", {
   lastLogin: text("last_login"),
   notificationSettings: json<NotificationSettings>("notification_settings").notNull().default(sql`'{}'`),
   themeMode: text("theme_mode"),
+  preferences: json<UserPreferences>("preferences").notNull().default(sql`'{}'`),
   /**
    * The user's choice of what `@current` means (PATCH `/api/users/@me`); null: the first one.
    * Not foreign keys: leaving or deleting an organization must not need a write per user, and
@@ -217,6 +220,8 @@ export const invites = sqliteTable(
   (table) => [
     index("invites_organization_created").on(table.organizationId, table.createdAt, table.id),
     index("invites_organization_email").on(table.organizationId, table.targetEmail),
+    // A user's pending invites to other organizations (`/api/users/@me`), by their e-mail.
+    index("invites_target_email").on(table.targetEmail, table.createdAt),
     index("invites_created_by").on(table.createdById),
   ],
 );
@@ -273,6 +278,9 @@ export const batchExports = sqliteTable(
     hogqlQuery: text("hogql_query").notNull().default(""),
     filters: json<unknown>("filters"),
     timezone: text("timezone").notNull().default("UTC"),
+    /** When a run starts: the weekday of a weekly one (0, Sunday, to 6), the hour of a daily or weekly one. */
+    offsetDay: integer("offset_day"),
+    offsetHour: integer("offset_hour"),
     deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
     createdAt: createdAt(),
     lastUpdatedAt: text("last_updated_at").notNull(),
@@ -309,6 +317,10 @@ export const dashboards = sqliteTable(
     filters: json<Record<string, unknown>>("filters").notNull().default(sql`'{}'`),
     variables: json<Record<string, unknown>>("variables").notNull().default(sql`'{}'`),
     tags: json<string[]>("tags").notNull().default(sql`'[]'`),
+    /** Chart preferences stored for PostHog's app, not acted on here. */
+    breakdownColors: json<unknown>("breakdown_colors").default(sql`'[]'`),
+    dataColorThemeId: integer("data_color_theme_id"),
+    quickFilterIds: json<string[]>("quick_filter_ids"),
     createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
     createdAt: createdAt(),
     lastModifiedAt: text("last_modified_at").notNull(),
@@ -391,6 +403,10 @@ export const dashboardTiles = sqliteTable(
     textId: integer("text_id").references(() => texts.id, { onDelete: "cascade" }),
     layouts: json<TileLayouts>("layouts").notNull().default(sql`'{}'`),
     color: text("color"),
+    /** Display preferences stored for PostHog's app, not acted on here. */
+    showDescription: integer("show_description", { mode: "boolean" }),
+    transparentBackground: integer("transparent_background", { mode: "boolean" }),
+    filtersOverrides: json<Record<string, unknown>>("filters_overrides"),
     deleted: integer("deleted", { mode: "boolean" }).notNull().default(false),
     createdAt: createdAt(),
   },

@@ -8,14 +8,10 @@ import { Timestamp } from "../platform/timestamps";
 type ProjectItem = z.infer<typeof ProjectListItem>;
 
 /** PostHog's TeamBasic: a project's environment as other objects embed it (same id as the project). */
-export const TeamBasic = ProjectListItem.extend({ project_id: z.number().int() }).openapi("TeamBasic");
+export const TeamBasic = ProjectListItem.openapi("TeamBasic");
 export type TeamBasic = z.infer<typeof TeamBasic>;
 
-export function toTeamBasic(project: typeof projects.$inferSelect): TeamBasic {
-  return teamOf(toProjectListItem(project));
-}
-
-const teamOf = (project: ProjectItem): TeamBasic => ({ ...project, project_id: project.id });
+export const toTeamBasic = (project: typeof projects.$inferSelect): TeamBasic => toProjectListItem(project);
 
 /**
  * PostHog's Organization. Fields we do not model carry PostHog's neutral values, so that clients
@@ -43,12 +39,21 @@ export const Organization = z
     enforce_2fa: z.boolean().nullable(),
     members_can_invite: z.boolean(),
     members_can_use_personal_api_keys: z.boolean(),
+    is_active: z.boolean().openapi({ description: "Always true: organizations are not deactivated here." }),
+    is_not_active_reason: z.string().nullable(),
+    is_pending_deletion: z.boolean().openapi({ description: "Always false: an organization is deleted at once." }),
     allow_publicly_shared_resources: z.boolean(),
     activity_log_retention_days: z.number().int().nullable(),
     member_count: z.number().int(),
     is_ai_data_processing_approved: z.boolean().nullable(),
     default_experiment_stats_method: z.string().nullable(),
     default_role_id: z.string().nullable(),
+    is_ai_training_locked: z.boolean().nullable(),
+    is_ai_training_cta_shown: z.boolean().nullable(),
+    has_signed_baa: z.boolean(),
+    uses_most_specific_access_resolution: z.boolean().openapi({
+      description: "Always true: a member's own access rule on a resource wins over the resource's default.",
+    }),
   })
   .openapi("Organization");
 export type Organization = z.infer<typeof Organization>;
@@ -61,6 +66,9 @@ export const OrganizationBasic = Organization.pick({
   logo_media_id: true,
   membership_level: true,
   members_can_use_personal_api_keys: true,
+  is_active: true,
+  is_not_active_reason: true,
+  is_pending_deletion: true,
 }).openapi("OrganizationBasic");
 export type OrganizationBasic = z.infer<typeof OrganizationBasic>;
 
@@ -99,6 +107,9 @@ export function toOrganizationBasic(organization: OrganizationRow, level: number
     logo_media_id: organization.logoMediaId,
     membership_level: level as OrganizationBasic["membership_level"],
     members_can_use_personal_api_keys: organization.membersCanUsePersonalApiKeys,
+    is_active: true,
+    is_not_active_reason: null,
+    is_pending_deletion: false,
   };
 }
 
@@ -113,7 +124,7 @@ export function toOrganization(
     created_at: organization.createdAt,
     updated_at: organization.updatedAt,
     plugins_access_level: 9,
-    teams: visibleProjects.map(teamOf),
+    teams: visibleProjects,
     projects: visibleProjects,
     available_product_features: [],
     is_member_join_email_enabled: organization.isMemberJoinEmailEnabled,
@@ -127,5 +138,9 @@ export function toOrganization(
     is_ai_data_processing_approved: null,
     default_experiment_stats_method: null,
     default_role_id: null,
+    is_ai_training_locked: false,
+    is_ai_training_cta_shown: false,
+    has_signed_baa: false,
+    uses_most_specific_access_resolution: true,
   };
 }

@@ -32,6 +32,11 @@ export const boundedJsonObject = () => boundedJson(z.record(z.string(), z.unknow
 /** Tags of one resource: at most 100, each at most 255 characters. */
 export const tagList = () => z.array(z.string().max(MAX_TAG_LENGTH)).max(MAX_TAGS);
 
+/** Tags as PostHog stores them: trimmed, lower-cased, without blanks or repeats, in given order. */
+export function normalizeTags(tags: string[]): string[] {
+  return [...new Set(tags.map((tag) => tag.trim().toLowerCase()).filter((tag) => tag !== ""))];
+}
+
 /** A list of ids in a body (`scoped_teams`, `private_project_access`...): at most 1,000 items. */
 export const idList = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_ID_LIST);
 

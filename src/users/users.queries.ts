@@ -1,6 +1,7 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, gt, notExists, sql } from "drizzle-orm";
 import type { BatchResponse } from "drizzle-orm/batch";
-import { organizationMemberships, organizations, projects, users } from "../db/schema";
+import { invites, organizationMemberships, organizations, projects, users } from "../db/schema";
+import { INVITE_VALIDITY_MS } from "../organizations/invites/invites.queries";
 import { organizationObjectStatements, toOrganizationObject } from "../organizations/organizations.queries";
 import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations.schema";
 import { selectVisibleProject } from "../organizations/projects/projects.queries";
@@ -8,12 +9,49 @@ import { jsonObjectWithKeys, type Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { callerMemberships, CURRENT } from "../platform/organization-context";
 import { currentProjectId, projectsInKeyScope } from "../platform/project-context";
-import { toCurrentUser, type CurrentUserUpdate } from "./users.schema";
+import { USER_PREFERENCE_KEYS, toCurrentUser, type CurrentUserUpdate } from "./users.schema";
+
+/**
+ * The unexpired invites to the caller's e-mail from organizations they are not in, oldest first,
+ * along the index on the invite's e-mail.
+ */
+function pendingInvitesStatement(db: Database, actor: Actor) {
+  const email = db.select({ email: users.email }).from(users).where(eq(users.id, actor.userId));
+  const unexpiredSince = new Date(Date.now() - INVITE_VALIDITY_MS).toISOString();
+  return db
+    .select({
+      id: invites.id,
+      target_email: invites.targetEmail,
+      organization_id: invites.organizationId,
+      organization_name: organizations.name,
+      created_at: invites.createdAt,
+    })
+    .from(invites)
+    .innerJoin(organizations, eq(organizations.id, invites.organizationId))
+    .where(
+      and(
+        eq(invites.targetEmail, sql`(${email})`),
+        gt(invites.createdAt, unexpiredSince),
+        notExists(
+          db
+            .select({ id: organizationMemberships.id })
+            .from(organizationMemberships)
+            .where(
+              and(
+                eq(organizationMemberships.organizationId, invites.organizationId),
+                eq(organizationMemberships.userId, actor.userId),
+              ),
+            ),
+        ),
+      ),
+    )
+    .orderBy(asc(invites.createdAt), asc(invites.id));
+}
 
 /**
  * Everything `/api/users/@me` shows, as statements of one batch: the user, their organizations
  * (within the key's scope), the current organization as a full object, and the current project,
- * both picked exactly as `@current` picks them in paths.
+ * both picked exactly as `@current` picks them in paths, and their pending invites.
  */
 export function currentUserStatements(db: Database, actor: Actor) {
   return [
@@ -26,17 +64,20 @@ export function currentUserStatements(db: Database, actor: Actor) {
       .orderBy(asc(organizations.createdAt), asc(organizations.id)),
     ...organizationObjectStatements(db, actor, CURRENT),
     selectVisibleProject(db, actor, [eq(projects.id, currentProjectId(db, actor))]),
+    pendingInvitesStatement(db, actor),
   ] as const;
 }
 
 type CurrentUserResults = BatchResponse<ReturnType<typeof currentUserStatements>>;
 
-function toCurrentUserObject([[user], memberships, currentRows, currentProjects, [team]]: CurrentUserResults) {
+function toCurrentUserObject(results: CurrentUserResults) {
+  const [[user], memberships, currentRows, currentProjects, [team], pendingInvites] = results;
   if (!user) return undefined;
   return toCurrentUser(user, {
     team: team ? toTeamBasic(team.project) : null,
     organization: toOrganizationObject([currentRows, currentProjects]) ?? null,
     organizations: memberships.map((row) => toOrganizationBasic(row.organization, row.level)),
+    pending_invites: pendingInvites,
   });
 }
 
@@ -77,6 +118,8 @@ export function userChanges(input: CurrentUserUpdate, current: { organizationId?
     lastName: input.last_name,
     roleAtOrganization: input.role_at_organization === undefined ? undefined : (input.role_at_organization ?? ""),
     themeMode: input.theme_mode,
+    hedgehogConfig: input.hedgehog_config,
+    preferences: jsonObjectWithKeys(users.preferences, preferencesSent(input)),
     notificationSettings:
       input.notification_settings && jsonObjectWithKeys(users.notificationSettings, input.notification_settings),
     currentOrganizationId: current.organizationId,
@@ -85,3 +128,6 @@ export function userChanges(input: CurrentUserUpdate, current: { organizationId?
   return Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined)) as UserChanges;
 }
 type UserChanges = Partial<typeof users.$inferInsert>;
+
+const preferencesSent = (input: CurrentUserUpdate) =>
+  Object.fromEntries(USER_PREFERENCE_KEYS.filter((key) => input[key] !== undefined).map((key) => [key, input[key]]));

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { users } from "../db/schema";
+import { boundedJson, boundedJsonObject } from "../platform/input-limits";
 import { Organization, OrganizationBasic, TeamBasic } from "../organizations/organizations.schema";
 import { toUserBasic, UserBasic } from "./user-basic";
 import { Timestamp } from "../platform/timestamps";
@@ -12,9 +13,55 @@ export const ROLES_AT_ORGANIZATION = [
   "leadership",
   "marketing",
   "sales",
+  "student",
   "other",
 ] as const;
 export const THEME_MODES = ["light", "dark", "system"] as const;
+const TOOLBAR_MODES = ["disabled", "toolbar", ""] as const;
+const SHORTCUT_POSITIONS = ["above", "below", "hidden", ""] as const;
+
+/**
+ * The user's preferences this API stores and echoes without acting on them (no toolbar, 2FA,
+ * impersonation or sidebar here), in one JSON column; PostHog's defaults fill what was never set.
+ */
+const UserPreferencesInput = z.object({
+  anonymize_data: z.boolean(),
+  toolbar_mode: z.enum(TOOLBAR_MODES).nullable(),
+  allow_impersonation: z.boolean().nullable(),
+  allow_sidebar_suggestions: z.boolean().nullable(),
+  shortcut_position: z.enum(SHORTCUT_POSITIONS).nullable(),
+  passkeys_enabled_for_2fa: z.boolean().nullable(),
+  hide_mcp_hints: z.boolean(),
+  events_column_config: boundedJsonObject(),
+  has_seen_product_intro_for: boundedJsonObject().nullable(),
+  ui_configuration: boundedJson(z.unknown()).nullable(),
+});
+type UserPreferences = z.infer<typeof UserPreferencesInput>;
+export const USER_PREFERENCE_KEYS = Object.keys(UserPreferencesInput.shape) as (keyof UserPreferences)[];
+const USER_PREFERENCE_DEFAULTS: UserPreferences = {
+  anonymize_data: false,
+  toolbar_mode: "toolbar",
+  allow_impersonation: true,
+  allow_sidebar_suggestions: false,
+  shortcut_position: null,
+  passkeys_enabled_for_2fa: true,
+  hide_mcp_hints: false,
+  events_column_config: { active: "DEFAULT" },
+  has_seen_product_intro_for: null,
+  ui_configuration: null,
+};
+
+/** PostHog's PendingInvite: an unexpired invite to the user's e-mail from an organization they are not in. */
+const PendingInvite = z
+  .object({
+    id: z.string().uuid(),
+    target_email: z.string(),
+    organization_id: z.string().uuid(),
+    organization_name: z.string(),
+    created_at: Timestamp,
+  })
+  .openapi("PendingInvite");
+export type PendingInvite = z.infer<typeof PendingInvite>;
 
 /**
  * PostHog's User, as `/api/users/@me` answers it. What we do not model (passwords, 2FA, social
@@ -22,13 +69,14 @@ export const THEME_MODES = ["light", "dark", "system"] as const;
  */
 export const CurrentUser = UserBasic.omit({ role_at_organization: true })
   .extend({
-    // PostHog's User types it as the enumeration only: a blank one is left out, never "".
-    role_at_organization: z.enum(ROLES_AT_ORGANIZATION).optional(),
+    // Always present, as PostHog's serializer writes it: null when none was chosen.
+    role_at_organization: z.enum(ROLES_AT_ORGANIZATION).nullable(),
     date_joined: z.string(),
     pending_email: z.string().nullable(),
     notification_settings: z.record(z.string(), z.unknown()),
-    anonymize_data: z.boolean(),
-    toolbar_mode: z.string(),
+    ...UserPreferencesInput.shape,
+    hedgehog_config: z.record(z.string(), z.unknown()).nullable(),
+    pending_invites: z.array(PendingInvite),
     has_password: z.boolean(),
     is_staff: z.boolean(),
     is_impersonated: z.boolean(),
@@ -41,7 +89,6 @@ export const CurrentUser = UserBasic.omit({ role_at_organization: true })
     }),
     organization: Organization.nullable().openapi({ description: "The current organization." }),
     organizations: z.array(OrganizationBasic),
-    events_column_config: z.record(z.string(), z.unknown()),
     is_2fa_enabled: z.boolean(),
     has_social_auth: z.boolean(),
     has_sso_enforcement: z.boolean(),
@@ -64,6 +111,8 @@ export const CurrentUserUpdate = z
       .record(NotificationSettingName, z.unknown())
       .openapi({ description: "Merged into the stored settings: only the keys sent change." }),
     theme_mode: z.enum(THEME_MODES).nullable(),
+    ...UserPreferencesInput.shape,
+    hedgehog_config: boundedJsonObject().nullable(),
     set_current_organization: z
       .string()
       .openapi({ description: "An organization of the caller: `@current` now stands for it (and its first project)." }),
@@ -88,24 +137,28 @@ type UserRow = typeof users.$inferSelect;
 
 export function toCurrentUser(
   user: UserRow,
-  current: { team: TeamBasic | null; organization: Organization | null; organizations: OrganizationBasic[] },
+  current: {
+    team: TeamBasic | null;
+    organization: Organization | null;
+    organizations: OrganizationBasic[];
+    pending_invites: PendingInvite[];
+  },
 ): CurrentUser {
   const { role_at_organization: role, ...basic } = toUserBasic(user);
   return {
     ...basic,
-    ...(isRole(role) ? { role_at_organization: role } : {}),
+    role_at_organization: isRole(role) ? role : null,
     date_joined: user.createdAt,
     pending_email: null,
     notification_settings: user.notificationSettings,
-    anonymize_data: false,
-    toolbar_mode: "toolbar",
+    ...USER_PREFERENCE_DEFAULTS,
+    ...(user.preferences as Partial<UserPreferences>),
     has_password: false,
     is_staff: false,
     is_impersonated: false,
     is_impersonated_until: null,
     sensitive_session_expires_at: null,
     ...current,
-    events_column_config: { active: "DEFAULT" },
     is_2fa_enabled: false,
     has_social_auth: false,
     has_sso_enforcement: false,

@@ -53,6 +53,8 @@ const s3ExportBody = (teamId: number, changes: Record<string, unknown> = {}) => 
   hogql_query: "",
   filters: null,
   timezone: "UTC",
+  offset_day: null,
+  offset_hour: null,
   latest_runs: [],
   schema: null,
   ...changes,
@@ -477,6 +479,50 @@ describe("PATCH /api/environments/:project_id/batch_exports/:id", () => {
       aws_access_key_id: "AKIAEXAMPLE",
       aws_secret_access_key: "rotated",
     });
+  });
+
+  it("stores offset_day and offset_hour where the interval has them, and clears them with one without", async () => {
+    const { key, project } = await setupOrganization();
+    const created = await createExport(project.id, key, { interval: "week", offset_day: 1, offset_hour: 6 });
+    const path = `${exportsPath(project.id)}/${created.id}`;
+    expect((await api("GET", path, { key })).body).toMatchObject({ interval: "week", offset_day: 1, offset_hour: 6 });
+    const daily = await api("PATCH", path, { key, body: { interval: "day", offset_day: null, offset_hour: 23 } });
+    expect(daily.status).toBe(200);
+    expect(daily.body).toMatchObject({ interval: "day", offset_day: null, offset_hour: 23 });
+    const hourly = await api("PATCH", path, { key, body: { interval: "hour" } });
+    expect(hourly.body).toMatchObject({ interval: "hour", offset_day: null, offset_hour: null });
+    expect((await api("GET", path, { key })).body).toMatchObject({ offset_day: null, offset_hour: null });
+  });
+
+  it("refuses an offset out of range or that its interval does not have, with 400 naming it", async () => {
+    const { key, project } = await setupOrganization();
+    const created = await createExport(project.id, key, { interval: "day", offset_hour: 2 });
+    const path = `${exportsPath(project.id)}/${created.id}`;
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ offset_day: 7 }, "offset_day", "max_value"],
+      [{ offset_hour: -1 }, "offset_hour", "min_value"],
+      [{ offset_hour: "2" }, "offset_hour", "invalid_input"],
+      [{ offset_day: 3 }, "offset_day", "invalid_input"],
+      [{ interval: "hour", offset_hour: 4 }, "offset_hour", "invalid_input"],
+    ];
+    for (const [body, attr, code] of cases) {
+      const response = await api("PATCH", path, { key, body: { name: "Changed", ...body } });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body, JSON.stringify(body)).toMatchObject({ type: "validation_error", code, attr });
+    }
+    const refused = await api("POST", exportsPath(project.id), {
+      key,
+      body: { ...S3_EXPORT, interval: "hour", offset_day: 1 },
+    });
+    expect(refused.body).toEqual(
+      errorBody(
+        "validation_error",
+        "invalid_input",
+        "offset_day is not applicable for non-weekly intervals",
+        "offset_day",
+      ),
+    );
+    expect((await api("GET", path, { key })).body).toMatchObject({ interval: "day", offset_hour: 2 });
   });
 
   it("pauses through paused, recording when", async () => {

@@ -23,10 +23,14 @@ export const dashboardBody = (creator: TestUser, fields: Record<string, unknown>
   team_id: expect.any(Number),
   // Recorded after a retrieval's response: whether an earlier one landed yet is not this helper's concern.
   last_accessed_at: expect.toBeOneOf([null, expect.stringMatching(ISO_TIMESTAMP)]),
+  last_viewed_at: null,
   last_refresh: null,
   filters: {},
   variables: {},
   tiles: [],
+  breakdown_colors: [],
+  data_color_theme_id: null,
+  quick_filter_ids: null,
   persisted_filters: null,
   persisted_variables: null,
   ...fields,
@@ -47,6 +51,9 @@ export const listItemBody = (creator: TestUser, fields: Record<string, unknown> 
     tiles: _tiles,
     filters: _filters,
     variables: _variables,
+    breakdown_colors: _breakdownColors,
+    data_color_theme_id: _dataColorThemeId,
+    quick_filter_ids: _quickFilterIds,
     persisted_filters: _persistedFilters,
     persisted_variables: _persistedVariables,
     ...item
@@ -67,6 +74,9 @@ export const textTileBody = (author: TestUser, body: string, fields: Record<stri
     last_modified_at: expect.stringMatching(ISO_TIMESTAMP),
   },
   order: 0,
+  show_description: null,
+  transparent_background: null,
+  filters_overrides: null,
   ...fields,
 });
 

@@ -110,6 +110,9 @@ describe("POST /api/environments/:project_id/dashboards", () => {
                 },
                 text: null,
                 order,
+                show_description: null,
+                transparent_background: null,
+                filters_overrides: null,
               }
             : textTileBody(owner, tile.text.body, { layouts: tile.layouts, order }),
         ),
@@ -671,6 +674,59 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
     expect(removed.body.tiles.map((tile: { id: number }) => tile.id)).toEqual([second.id]);
     const read = await api("GET", path, { key });
     expect(read.body).toEqual(removed.body);
+  });
+
+  it("stores the chart and tile display settings PostHog's app sends, and keeps them on copies", async () => {
+    const { key, project } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "Charts", use_template: "DEFAULT_APP" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const [tile] = dashboard.tiles;
+    const settings = {
+      breakdown_colors: [{ breakdownValue: "Chrome", colorToken: "preset-3" }],
+      data_color_theme_id: 7,
+      quick_filter_ids: ["0190a8e4-4d0b-7000-8000-000000000001"],
+    };
+    const display = {
+      show_description: true,
+      transparent_background: false,
+      filters_overrides: { date_from: "-7d" },
+    };
+    const response = await api("PATCH", path, { key, body: { ...settings, tiles: [{ id: tile!.id, ...display }] } });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject(settings);
+    expect(response.body.tiles.find((shown: { id: number }) => shown.id === tile!.id)).toMatchObject(display);
+    const read = await api("GET", path, { key });
+    expect(read.body).toEqual(unchangedSince(response.body));
+    const kept = await api("PATCH", path, { key, body: { tiles: [{ id: tile!.id, show_description: null }] } });
+    expect(kept.body).toMatchObject(settings);
+    expect(kept.body.tiles.find((shown: { id: number }) => shown.id === tile!.id)).toMatchObject({
+      ...display,
+      show_description: null,
+    });
+    const copy = await createDashboard(key, project.id, { use_dashboard: dashboard.id, ...settings });
+    const copied = await api("GET", `${dashboardsPath(project.id)}/${copy.id}`, { key });
+    expect(copied.body).toMatchObject(settings);
+    expect(copied.body.tiles.filter((shown: typeof display) => shown.transparent_background === false)).toHaveLength(1);
+  });
+
+  it("refuses chart and display settings of the wrong type with 400 naming them", async () => {
+    const { key, project } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "Charts", use_template: "DEFAULT_APP" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const [tile] = dashboard.tiles;
+    const cases: [Record<string, unknown>, string][] = [
+      [{ data_color_theme_id: "blue" }, "data_color_theme_id"],
+      [{ quick_filter_ids: "a,b" }, "quick_filter_ids"],
+      [{ tiles: [{ id: tile!.id, show_description: "yes" }] }, "tiles.0.show_description"],
+      [{ tiles: [{ id: tile!.id, transparent_background: 1 }] }, "tiles.0.transparent_background"],
+      [{ tiles: [{ id: tile!.id, filters_overrides: [] }] }, "tiles.0.filters_overrides"],
+    ];
+    for (const [body, attr] of cases) {
+      const response = await api("PATCH", path, { key, body: { name: "Changed", ...body } });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body, JSON.stringify(body)).toMatchObject({ type: "validation_error", attr });
+    }
+    expect((await api("GET", path, { key })).body).toMatchObject({ name: "Charts", data_color_theme_id: null });
   });
 
   it("refuses invalid tiles and tiles of other dashboards or projects with 400, changing nothing", async () => {

@@ -58,6 +58,8 @@ const exportBody = (created: CreatedExport, changes: Record<string, unknown> = {
   hogql_query: "",
   filters: null,
   timezone: "UTC",
+  offset_day: null,
+  offset_hour: null,
   latest_runs: [],
   schema: null,
   ...changes,

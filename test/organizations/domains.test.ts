@@ -56,6 +56,7 @@ const domainBody = (created: CreatedDomain, changes: Record<string, unknown> = {
   saml_entity_id: null,
   saml_acs_url: null,
   saml_x509_cert: null,
+  scim_base_url: null,
   ...changes,
 });
 
@@ -92,6 +93,7 @@ describe("POST /api/organizations/:organization_id/domains", () => {
       saml_entity_id: "entity",
       saml_acs_url: null,
       saml_x509_cert: null,
+      scim_base_url: null,
     });
     // The key was read once already (then cached): membership, then the insert.
     expect(response.cost.queries).toBe(2);

@@ -69,6 +69,16 @@ describe("POST /api/organizations/:organization_id/projects", () => {
       surveys_opt_in: true,
       heatmaps_opt_in: true,
       flags_persistence_default: true,
+      tags: ["shop"],
+      cookieless_server_hash_mode: 1,
+      session_recording_masking_config: { maskAllInputs: false },
+      session_recording_url_trigger_config: [{ url: "/cart", matching: "regex" }],
+      receive_org_level_activity_logs: true,
+      business_model: "b2c",
+      conversations_enabled: true,
+      logs_settings: { capture_console_logs: false },
+      proactive_tasks_enabled: true,
+      base_currency: "EUR",
     };
     const response = await api("POST", projectsPath(organization.id), { key, body });
     expect(response.status).toBe(201);

@@ -11,22 +11,16 @@ const paths = [
   {
     tree: "organization",
     path: (project: ProjectRow) => `/api/organizations/${project.organizationId}/projects/${project.id}`,
-    extra: {},
   },
-  { tree: "projects", path: (project: ProjectRow) => `/api/projects/${project.id}`, extra: {} },
-  {
-    tree: "environments",
-    path: (project: ProjectRow) => `/api/environments/${project.id}`,
-    extra: { withProjectId: true },
-  },
+  { tree: "projects", path: (project: ProjectRow) => `/api/projects/${project.id}` },
+  { tree: "environments", path: (project: ProjectRow) => `/api/environments/${project.id}` },
 ] as const;
 
-describe.each(paths)("PATCH a project through the $tree path", ({ tree, path, extra }) => {
+describe.each(paths)("PATCH a project through the $tree path", ({ tree, path }) => {
   const shape = (project: ProjectRow, name: string, overrides: Record<string, unknown> = {}) => ({
     ...expectedProject({ id: project.id, organization: project.organizationId, name, level: 15, overrides }),
     uuid: project.uuid,
     api_token: project.apiToken,
-    ...("withProjectId" in extra ? { project_id: project.id } : {}),
   });
 
   it("renames it and changes the settings sent, keeping the others", async () => {
@@ -147,5 +141,127 @@ describe.each(paths)("PATCH a project through the $tree path", ({ tree, path, ex
       NOT_FOUND,
     );
     await expectKeyAndMembershipRequired("PATCH", path(other.project), { name: "x" });
+  });
+});
+
+describe("the settings of PostHog's current Team and Project", () => {
+  /** Each writable field with a value of the type PostHog's clients send. */
+  const sent = {
+    tags: [" Production ", "eu", "production"],
+    cookieless_server_hash_mode: 2,
+    session_recording_masking_config: { maskAllInputs: true, blockSelector: ".secret" },
+    session_recording_url_trigger_config: [{ url: "/checkout", matching: "regex" }],
+    session_recording_url_blocklist_config: [{ url: "/admin", matching: "regex" }],
+    session_recording_event_trigger_config: ["$pageview", null],
+    session_recording_trigger_match_type_config: "any",
+    session_recording_trigger_groups: { version: 2, groups: [] },
+    session_recording_retention_period: "90d",
+    receive_org_level_activity_logs: true,
+    business_model: "b2b",
+    conversations_enabled: true,
+    conversations_settings: { widget_enabled: true },
+    logs_settings: { capture_console_logs: true },
+    proactive_tasks_enabled: true,
+    revenue_analytics_config: { base_currency: "EUR", events: [], filter_test_accounts: true },
+    marketing_analytics_config: { attribution_window_days: 30 },
+    customer_analytics_config: { account_group_type_index: null },
+    workflows_config: { capture_workflows_engagement_events: true },
+    feature_flag_policy_config: { require_tags: true },
+    base_currency: "EUR",
+    capture_dead_clicks: true,
+    human_friendly_comparison_periods: true,
+    feature_flag_confirmation_enabled: true,
+    feature_flag_confirmation_message: "Are you sure?",
+    default_evaluation_contexts_enabled: true,
+    require_evaluation_contexts: true,
+    default_data_theme: 3,
+    onboarding_tasks: { ingest_first_event: "completed" },
+    web_analytics_pre_aggregated_tables_enabled: true,
+  };
+  const stored = { ...sent, tags: ["production", "eu"] };
+
+  it("stores every one sent by PATCH and returns it on every path, keeping the others", async () => {
+    const { key, organization, project } = await setupOrganization();
+    const response = await api("PATCH", `/api/environments/${project.id}`, { key, body: sent });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject(stored);
+    const again = await api("PATCH", `/api/projects/${project.id}`, { key, body: { cookieless_server_hash_mode: 1 } });
+    expect(again.body).toMatchObject({ ...stored, cookieless_server_hash_mode: 1 });
+    for (const read of [`/api/environments/${project.id}`, `/api/projects/${project.id}`]) {
+      expect((await api("GET", read, { key })).body).toMatchObject({
+        ...stored,
+        cookieless_server_hash_mode: 1,
+        project_id: project.id,
+      });
+    }
+    const list = await api("GET", `/api/organizations/${organization.id}/projects`, { key });
+    expect(list.body.results[0]).toMatchObject({ id: project.id, project_id: project.id, tags: ["production", "eu"] });
+  });
+
+  it("takes null where PostHog does, and an empty business model", async () => {
+    const { key, project } = await setupOrganization();
+    const body = {
+      cookieless_server_hash_mode: null,
+      business_model: "",
+      session_recording_url_trigger_config: null,
+      receive_org_level_activity_logs: null,
+    };
+    const response = await api("PATCH", `/api/environments/${project.id}`, { key, body });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject(body);
+  });
+
+  it("refuses a value of the wrong type with 400 naming the field, and changes nothing", async () => {
+    const { key, project } = await setupOrganization();
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ cookieless_server_hash_mode: 3 }, "cookieless_server_hash_mode", "invalid_choice"],
+      [{ business_model: "b2g" }, "business_model", "invalid_choice"],
+      [{ session_recording_retention_period: "2y" }, "session_recording_retention_period", "invalid_choice"],
+      [{ tags: "production" }, "tags", "invalid_input"],
+      [{ tags: ["x".repeat(256)] }, "tags.0", "max_length"],
+      [{ session_recording_url_trigger_config: {} }, "session_recording_url_trigger_config", "invalid_input"],
+      [
+        { session_recording_trigger_match_type_config: "x".repeat(25) },
+        "session_recording_trigger_match_type_config",
+        "max_length",
+      ],
+      [{ receive_org_level_activity_logs: "yes" }, "receive_org_level_activity_logs", "invalid_input"],
+      [{ conversations_enabled: 1 }, "conversations_enabled", "invalid_input"],
+      [{ proactive_tasks_enabled: "true" }, "proactive_tasks_enabled", "invalid_input"],
+      [{ revenue_analytics_config: [] }, "revenue_analytics_config", "invalid_input"],
+      [{ base_currency: "euro" }, "base_currency", "invalid_input"],
+      [{ default_data_theme: 1.5 }, "default_data_theme", "invalid_input"],
+    ];
+    for (const [body, attr, code] of cases) {
+      const response = await api("PATCH", `/api/environments/${project.id}`, { key, body: { is_demo: true, ...body } });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body, JSON.stringify(body)).toMatchObject({ type: "validation_error", code, attr });
+    }
+    expect((await api("GET", `/api/projects/${project.id}`, { key })).body).toMatchObject({
+      is_demo: false,
+      cookieless_server_hash_mode: 0,
+      tags: [],
+    });
+  });
+
+  it("answers the read-only fields PostHog's clients require, with this API's values", async () => {
+    const { key, organization, project } = await setupOrganization();
+    const member = await addMember(organization.id, 1);
+    const expected = {
+      project_id: project.id,
+      is_pending_deletion: false,
+      deletion_scheduled_at: null,
+      managed_viewsets: {},
+      available_setup_task_ids: [],
+      heatmaps_screenshot_secret: null,
+    };
+    expect((await api("GET", `/api/projects/${project.id}`, { key })).body).toMatchObject({
+      ...expected,
+      user_access_level: "admin",
+    });
+    expect((await api("GET", `/api/environments/${project.id}`, { key: member.key })).body).toMatchObject({
+      ...expected,
+      user_access_level: "member",
+    });
   });
 });

@@ -6,7 +6,7 @@ type ProjectRow = typeof schema.projects.$inferSelect;
 type OrganizationRow = typeof schema.organizations.$inferSelect;
 
 /** A project as PostHog's TeamBasic embeds it (its environment: the same id). */
-export const teamBasic = (project: ProjectRow) => ({ ...expectedProjectListItem(project), project_id: project.id });
+export const teamBasic = (project: ProjectRow) => expectedProjectListItem(project);
 
 /** PostHog's Organization: what we model, and the neutral values of what we do not. */
 export function expectedOrganization(
@@ -31,12 +31,19 @@ export function expectedOrganization(
     enforce_2fa: null,
     members_can_invite: true,
     members_can_use_personal_api_keys: true,
+    is_active: true,
+    is_not_active_reason: null,
+    is_pending_deletion: false,
     allow_publicly_shared_resources: true,
     activity_log_retention_days: null,
     member_count: fields.memberCount ?? 1,
     is_ai_data_processing_approved: null,
     default_experiment_stats_method: null,
     default_role_id: null,
+    is_ai_training_locked: false,
+    is_ai_training_cta_shown: false,
+    has_signed_baa: false,
+    uses_most_specific_access_resolution: true,
     ...fields.overrides,
   };
 }
@@ -49,4 +56,7 @@ export const organizationBasic = (organization: Pick<OrganizationRow, "id" | "na
   logo_media_id: null,
   membership_level: level,
   members_can_use_personal_api_keys: true,
+  is_active: true,
+  is_not_active_reason: null,
+  is_pending_deletion: false,
 });

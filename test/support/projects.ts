@@ -42,6 +42,36 @@ export const PROJECT_REQUEST_DEFAULTS = {
   surveys_opt_in: false,
   heatmaps_opt_in: false,
   flags_persistence_default: false,
+  tags: [],
+  session_recording_masking_config: null,
+  session_recording_url_trigger_config: [],
+  session_recording_url_blocklist_config: [],
+  session_recording_event_trigger_config: [],
+  session_recording_trigger_match_type_config: null,
+  session_recording_trigger_groups: null,
+  session_recording_retention_period: "30d",
+  receive_org_level_activity_logs: false,
+  business_model: null,
+  conversations_enabled: false,
+  conversations_settings: null,
+  logs_settings: null,
+  proactive_tasks_enabled: false,
+  revenue_analytics_config: {},
+  marketing_analytics_config: {},
+  customer_analytics_config: {},
+  workflows_config: {},
+  feature_flag_policy_config: {},
+  base_currency: "USD",
+  capture_dead_clicks: false,
+  cookieless_server_hash_mode: 0,
+  human_friendly_comparison_periods: false,
+  feature_flag_confirmation_enabled: false,
+  feature_flag_confirmation_message: null,
+  default_evaluation_contexts_enabled: false,
+  require_evaluation_contexts: false,
+  default_data_theme: null,
+  onboarding_tasks: null,
+  web_analytics_pre_aggregated_tables_enabled: false,
 };
 
 /** The full project object, generated fields matched by shape. */
@@ -72,6 +102,13 @@ export function expectedProject(fields: {
     product_intents: [],
     secret_api_token: null,
     secret_api_token_backup: null,
+    heatmaps_screenshot_secret: null,
+    user_access_level: fields.level >= 8 ? "admin" : "member",
+    is_pending_deletion: false,
+    deletion_scheduled_at: null,
+    managed_viewsets: {},
+    available_setup_task_ids: [],
+    project_id: fields.id ?? expect.any(Number),
   };
 }
 
@@ -96,5 +133,7 @@ export function expectedProjectListItem(project: {
     is_demo: false,
     timezone: "UTC",
     access_control: project.accessControl ?? false,
+    project_id: project.id,
+    tags: [],
   };
 }

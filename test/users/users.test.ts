@@ -1,4 +1,6 @@
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import * as schema from "../../src/db/schema";
 import { AUTHENTICATION_FAILED, expectError, missingScope, NOT_AUTHENTICATED } from "../support/error-bodies";
 import {
   addMembership,
@@ -6,6 +8,7 @@ import {
   createApiKey,
   createProject,
   createUser,
+  db,
   errorBody,
   setupOrganization,
   userBasic,
@@ -17,14 +20,22 @@ const doesNotExist = (value: string | number, attr: string) =>
 
 /** The caller's own part of PostHog's User: the seed's fields and the neutral values of what we do not model. */
 function expectedUser(user: Parameters<typeof userBasic>[0], overrides: Record<string, unknown> = {}) {
-  const { role_at_organization: _blank, ...basic } = userBasic(user);
   return {
-    ...basic,
+    ...userBasic(user),
+    role_at_organization: null,
     date_joined: user.createdAt,
     pending_email: null,
     notification_settings: {},
     anonymize_data: false,
     toolbar_mode: "toolbar",
+    allow_impersonation: true,
+    allow_sidebar_suggestions: false,
+    shortcut_position: null,
+    passkeys_enabled_for_2fa: true,
+    hide_mcp_hints: false,
+    has_seen_product_intro_for: null,
+    ui_configuration: null,
+    pending_invites: [],
     has_password: false,
     is_staff: false,
     is_impersonated: false,
@@ -68,12 +79,45 @@ describe("GET /api/users/@me", () => {
     expect((await api("GET", "/api/users/@me", { key })).cost.queries).toBe(1);
   });
 
-  it("shows the role at the organization once one is set, and leaves a blank one out", async () => {
+  it("shows the role at the organization once one is set, and null for a blank one", async () => {
     const { organization } = await setupOrganization();
     const withRole = await createUser({ roleAtOrganization: "engineering" });
     await addMembership(organization.id, withRole, 1);
     const key = await createApiKey(withRole);
     expect((await api("GET", "/api/users/@me", { key: key.value })).body.role_at_organization).toBe("engineering");
+  });
+
+  it("lists the unexpired invites to the caller's e-mail from organizations they are not in", async () => {
+    const { owner, key } = await setupOrganization();
+    const inviting = await setupOrganization({ name: "Inviting" });
+    const joined = await setupOrganization();
+    await addMembership(joined.organization.id, owner, 1);
+    const invitesOf = (id: string) => `/api/organizations/${id}/invites`;
+    const invite = await api("POST", invitesOf(inviting.organization.id), {
+      key: inviting.key,
+      body: { target_email: owner.email.toUpperCase() },
+    });
+    await api("POST", invitesOf(joined.organization.id), { key: joined.key, body: { target_email: owner.email } });
+    await api("POST", invitesOf(inviting.organization.id), {
+      key: inviting.key,
+      body: { target_email: "x@example.com" },
+    });
+    const response = await api("GET", "/api/users/@me", { key });
+    expect(response.body.pending_invites).toEqual([
+      {
+        id: invite.body.id,
+        target_email: owner.email,
+        organization_id: inviting.organization.id,
+        organization_name: "Inviting",
+        created_at: invite.body.created_at,
+      },
+    ]);
+    const fourDaysAgo = new Date(Date.now() - 4 * 24 * 3600 * 1000).toISOString();
+    await db.update(schema.invites).set({ createdAt: fourDaysAgo }).where(eq(schema.invites.id, invite.body.id));
+    const later = await api("GET", "/api/users/@me", { key });
+    expect(later.body.pending_invites).toEqual([]);
+    // Read in the same round trip as the rest, once the key is cached.
+    expect(later.cost.queries).toBe(1);
   });
 
   it("stays within a scoped key's organizations: the current ones fall back to the first in scope", async () => {
@@ -142,13 +186,67 @@ describe("PATCH /api/users/@me", () => {
 
   it("clears the role and theme with null or blank", async () => {
     const { key } = await setupOrganization();
+    const student = await api("PATCH", "/api/users/@me", { key, body: { role_at_organization: "student" } });
+    expect(student.body.role_at_organization).toBe("student");
     await api("PATCH", "/api/users/@me", { key, body: { role_at_organization: "data", theme_mode: "light" } });
     const response = await api("PATCH", "/api/users/@me", {
       key,
       body: { role_at_organization: "", theme_mode: null },
     });
-    expect(response.body.role_at_organization).toBeUndefined();
+    expect(response.body.role_at_organization).toBeNull();
     expect(response.body.theme_mode).toBeNull();
+  });
+
+  it("stores the preferences PostHog's clients send, merging them key by key, and returns them", async () => {
+    const { key } = await setupOrganization();
+    const preferences = {
+      hide_mcp_hints: true,
+      allow_sidebar_suggestions: true,
+      passkeys_enabled_for_2fa: false,
+      allow_impersonation: false,
+      shortcut_position: "below",
+      anonymize_data: true,
+      toolbar_mode: "disabled",
+      events_column_config: { active: ["event", "person"] },
+      has_seen_product_intro_for: { feature_flags: true },
+      ui_configuration: { hidden_sidebar_items: ["notebooks"] },
+      hedgehog_config: { enabled: true, color: "blue" },
+    };
+    const response = await api("PATCH", "/api/users/@me", { key, body: preferences });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject(preferences);
+    const again = await api("PATCH", "/api/users/@me", {
+      key,
+      body: { shortcut_position: null, hide_mcp_hints: false },
+    });
+    const after = { ...preferences, shortcut_position: null, hide_mcp_hints: false };
+    expect(again.body).toMatchObject(after);
+    expect((await api("GET", "/api/users/@me", { key })).body).toMatchObject(after);
+  });
+
+  it("refuses each invalid preference with 400 naming it, and changes nothing", async () => {
+    const { key } = await setupOrganization();
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ hide_mcp_hints: null }, "hide_mcp_hints", "null"],
+      [{ hide_mcp_hints: "yes" }, "hide_mcp_hints", "invalid_input"],
+      [{ allow_sidebar_suggestions: 1 }, "allow_sidebar_suggestions", "invalid_input"],
+      [{ passkeys_enabled_for_2fa: "false" }, "passkeys_enabled_for_2fa", "invalid_input"],
+      [{ allow_impersonation: [] }, "allow_impersonation", "invalid_input"],
+      [{ shortcut_position: "left" }, "shortcut_position", "invalid_choice"],
+      [{ toolbar_mode: "overlay" }, "toolbar_mode", "invalid_choice"],
+      [{ events_column_config: "DEFAULT" }, "events_column_config", "invalid_input"],
+      [{ hedgehog_config: [] }, "hedgehog_config", "invalid_input"],
+    ];
+    for (const [body, attr, code] of cases) {
+      const response = await api("PATCH", "/api/users/@me", { key, body: { first_name: "Changed", ...body } });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body, JSON.stringify(body)).toMatchObject({ type: "validation_error", code, attr });
+    }
+    expect((await api("GET", "/api/users/@me", { key })).body).toMatchObject({
+      hide_mcp_hints: false,
+      shortcut_position: null,
+      hedgehog_config: null,
+    });
   });
 
   it("set_current_organization moves @current everywhere to that organization and its first project", async () => {

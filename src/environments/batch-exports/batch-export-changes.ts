@@ -18,6 +18,34 @@ function assertConsistent({ type, model, startAt, endAt }: Schedule) {
   }
 }
 
+type Offsets = { interval: string; offsetDay: number | null; offsetHour: number | null };
+
+/** An offset only where its interval has one, worded as PostHog words it. */
+function assertOffsetsFit({ interval, offsetDay, offsetHour }: Offsets) {
+  if (offsetDay !== null && interval !== "week") {
+    throw validationError("invalid_input", "offset_day is not applicable for non-weekly intervals", "offset_day");
+  }
+  if (offsetHour !== null && interval !== "day" && interval !== "week") {
+    throw validationError(
+      "invalid_input",
+      "offset_hour is not applicable for non-daily/weekly intervals",
+      "offset_hour",
+    );
+  }
+}
+
+/**
+ * The offsets after a PATCH: those sent, else the stored ones while the interval still has them
+ * (a new interval without them clears them, as in PostHog).
+ */
+function offsetsAfter(current: BatchExportRow, input: BatchExportUpdateInput): Offsets {
+  const interval = input.interval ?? current.interval;
+  const offsetDay = input.offset_day !== undefined ? input.offset_day : interval === "week" ? current.offsetDay : null;
+  const keepsHour = interval === "day" || interval === "week";
+  const offsetHour = input.offset_hour !== undefined ? input.offset_hour : keepsHour ? current.offsetHour : null;
+  return { interval, offsetDay, offsetHour };
+}
+
 /**
  * Offsets are accepted; storage and responses are UTC with `Z`, as every timestamp of the API, which also sort as text.
  */
@@ -34,6 +62,7 @@ export function newBatchExport(
   const startAt = toUtc(input.start_at);
   const endAt = toUtc(input.end_at);
   assertConsistent({ type, model: input.model, startAt, endAt });
+  assertOffsetsFit({ interval: input.interval, offsetDay: input.offset_day, offsetHour: input.offset_hour });
   return {
     id: uuid7(),
     environmentId: project.environmentId,
@@ -51,6 +80,8 @@ export function newBatchExport(
     hogqlQuery: input.hogql_query,
     filters: input.filters,
     timezone: input.timezone,
+    offsetDay: input.offset_day,
+    offsetHour: input.offset_hour,
     createdAt: now,
     lastUpdatedAt: now,
   };
@@ -76,6 +107,8 @@ export function batchExportChanges(
   const startAt = input.start_at === undefined ? current.startAt : toUtc(input.start_at);
   const endAt = input.end_at === undefined ? current.endAt : toUtc(input.end_at);
   assertConsistent({ type, model, startAt, endAt });
+  const offsets = offsetsAfter(current, input);
+  assertOffsetsFit(offsets);
   const pausing = input.paused === true && !current.paused;
   return {
     name: input.name,
@@ -90,6 +123,8 @@ export function batchExportChanges(
     hogqlQuery: input.hogql_query,
     filters: input.filters,
     timezone: input.timezone,
+    offsetDay: offsets.offsetDay,
+    offsetHour: offsets.offsetHour,
     lastUpdatedAt: now,
   };
 }

@@ -31,6 +31,8 @@ export const batchExportActivity = resourceActivity("BatchExport", {
     "hogql_query",
     "filters",
     "timezone",
+    "offset_day",
+    "offset_hour",
     "destination",
     ...DESTINATION_SECRET_FIELDS,
   ],
@@ -47,6 +49,8 @@ type TrackedExport = {
   hogqlQuery: string;
   filters: unknown;
   timezone: string;
+  offsetDay: number | null;
+  offsetHour: number | null;
   destinationType: string;
   /** With its secrets in the clear: compared here, never recorded. */
   destinationConfig: DestinationConfig;
@@ -68,6 +72,8 @@ export function trackedBatchExportFields(row: TrackedExport): Record<string, unk
     hogql_query: row.hogqlQuery,
     filters: row.filters ?? null,
     timezone: row.timezone,
+    offset_day: row.offsetDay,
+    offset_hour: row.offsetHour,
     destination: { type, config: publicConfig(type, row.destinationConfig) },
     ...secrets,
   };
@@ -86,6 +92,8 @@ export function batchExportAfter(current: TrackedExport, changes: Partial<Tracke
     hogqlQuery: kept(changes.hogqlQuery, current.hogqlQuery),
     filters: kept(changes.filters, current.filters),
     timezone: kept(changes.timezone, current.timezone),
+    offsetDay: kept(changes.offsetDay, current.offsetDay),
+    offsetHour: kept(changes.offsetHour, current.offsetHour),
     destinationType: kept(changes.destinationType, current.destinationType),
     destinationConfig: kept(changes.destinationConfig, current.destinationConfig),
   };

@@ -29,6 +29,20 @@ const BatchExportFields = z.object({
   hogql_query: boundedText(),
   filters: boundedJson(z.unknown()),
   timezone: TimezoneName,
+  offset_day: z
+    .number()
+    .int()
+    .min(0)
+    .max(6)
+    .nullable()
+    .openapi({ description: "Day of the week a weekly export runs (0, Sunday, to 6); only with `week`." }),
+  offset_hour: z
+    .number()
+    .int()
+    .min(0)
+    .max(23)
+    .nullable()
+    .openapi({ description: "Hour of the day a daily or weekly export runs (0 to 23); only with `day` or `week`." }),
 });
 
 export const BatchExportCreateInput = BatchExportFields.extend({
@@ -40,6 +54,8 @@ export const BatchExportCreateInput = BatchExportFields.extend({
   hogql_query: BatchExportFields.shape.hogql_query.optional().default(""),
   filters: BatchExportFields.shape.filters.optional().default(null),
   timezone: TimezoneName.optional().default("UTC"),
+  offset_day: BatchExportFields.shape.offset_day.optional().default(null),
+  offset_hour: BatchExportFields.shape.offset_hour.optional().default(null),
 }).openapi("BatchExportInput");
 export type BatchExportCreateInput = z.infer<typeof BatchExportCreateInput>;
 
@@ -68,6 +84,8 @@ export const BatchExport = z
     hogql_query: z.string(),
     filters: z.unknown(),
     timezone: z.string(),
+    offset_day: z.number().int().nullable(),
+    offset_hour: z.number().int().nullable(),
     latest_runs: z
       .array(z.record(z.string(), z.unknown()))
       .openapi({ description: "Always empty: exports do not run here." }),
@@ -99,6 +117,8 @@ export function toBatchExport(row: BatchExportRow): BatchExport {
     hogql_query: row.hogqlQuery,
     filters: row.filters ?? null,
     timezone: row.timezone,
+    offset_day: row.offsetDay,
+    offset_hour: row.offsetHour,
     latest_runs: [],
     schema: null,
   };

@@ -44,6 +44,7 @@ export function toDashboardListItem(row: DashboardRow, caller: DashboardCaller):
     access_control_version: dashboard.restrictionLevel > RestrictionLevel.everyoneCanEdit ? "v1" : "v2",
     team_id: dashboard.environmentId,
     last_accessed_at: dashboard.lastAccessedAt,
+    last_viewed_at: null,
     last_refresh: null,
   };
 }
@@ -103,7 +104,13 @@ export function toDashboard({ row, tiles }: DashboardWithTiles, caller: Dashboar
       insight: tile.insight ? toInsight(tile.insight) : null,
       text: tile.text ? toText(tile.text, tile.textCreator, tile.textModifier) : null,
       order,
+      show_description: tile.tile.showDescription,
+      transparent_background: tile.tile.transparentBackground,
+      filters_overrides: tile.tile.filtersOverrides,
     })),
+    breakdown_colors: row.dashboard.breakdownColors,
+    data_color_theme_id: row.dashboard.dataColorThemeId,
+    quick_filter_ids: row.dashboard.quickFilterIds,
     persisted_filters: null,
     persisted_variables: null,
   };

@@ -7,7 +7,7 @@ import { authenticate } from "../../platform/auth/authenticate";
 import { isNotNullViolation, type Database } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied, validationError } from "../../platform/errors";
-import { splitQueryList } from "../../platform/input-limits";
+import { normalizeTags, splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { resolveProjectAndRead } from "../../platform/project-context";
@@ -50,6 +50,7 @@ import {
   type DashboardScope,
   type DashboardWithTiles,
   type NewTile,
+  type TileDisplay,
   type NewTileContent,
   type Statement,
   type TileRow,
@@ -58,7 +59,6 @@ import type { ProjectTree } from "../project-trees";
 import type { dashboardRoutes } from "./dashboards.routes";
 import {
   MAX_LIVE_TILES,
-  normalizeTags,
   type CreateDashboardInput,
   type TileInput,
   type UpdateDashboardInput,
@@ -119,7 +119,7 @@ function templateTiles(template: DashboardTemplate): NewTile[] {
   return template.tiles.map((tile) => ({
     content: "insight" in tile ? { insight: { ...tile.insight, tags: [] } } : { text: tile.text },
     layouts: tile.layouts,
-    color: tile.color,
+    display: { color: tile.color },
   }));
 }
 
@@ -142,7 +142,12 @@ function copiedTiles(tiles: TileRow[], duplicateContent: boolean): NewTile[] {
   return tiles.map((row) => ({
     content: copiedContent(row, duplicateContent),
     layouts: row.tile.layouts,
-    color: row.tile.color,
+    display: {
+      color: row.tile.color,
+      showDescription: row.tile.showDescription,
+      transparentBackground: row.tile.transparentBackground,
+      filtersOverrides: row.tile.filtersOverrides,
+    },
   }));
 }
 
@@ -200,6 +205,9 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     creationMode: start.creationMode,
     restrictionLevel: input.restriction_level,
     tags: input.tags ?? [],
+    breakdownColors: input.breakdown_colors,
+    dataColorThemeId: input.data_color_theme_id,
+    quickFilterIds: input.quick_filter_ids,
     variables: start.variables,
     createdById: scope.caller.userId,
     createdAt: now,
@@ -272,7 +280,7 @@ function tileChangeStatements(
       const tile: NewTile = {
         content: { text: { body: change.text.body } },
         layouts: change.layouts ?? {},
-        color: change.color ?? null,
+        display: tileDisplay(change),
       };
       return [
         ...insertTilesStatements(db, scope.environmentId, dashboardId, scope.caller.userId, [tile]),
@@ -289,6 +297,14 @@ function tileChangeStatements(
     return writes.length === 0 || !entry ? writes : [...writes, entry];
   });
 }
+
+/** The display settings a tile change sends (undefined: kept). */
+const tileDisplay = (change: TileInput): TileDisplay => ({
+  color: change.color,
+  showDescription: change.show_description,
+  transparentBackground: change.transparent_background,
+  filtersOverrides: change.filters_overrides,
+});
 
 /** A tile's tracked fields as the API names them; with `change`, as the change leaves them. */
 function trackedTileFields({ tile, text }: TileRow, change: TileInput = {}) {
@@ -315,8 +331,14 @@ function existingTileStatements(
   if (change.deleted) return [db.update(dashboardTiles).set({ deleted: true }).where(thisTile)];
 
   const statements: Statement[] = [];
-  if (change.layouts !== undefined || change.color !== undefined) {
-    statements.push(db.update(dashboardTiles).set({ layouts: change.layouts, color: change.color }).where(thisTile));
+  const display = tileDisplay(change);
+  if (change.layouts !== undefined || Object.values(display).some((value) => value !== undefined)) {
+    statements.push(
+      db
+        .update(dashboardTiles)
+        .set({ layouts: change.layouts, ...display })
+        .where(thisTile),
+    );
   }
   if (change.text) {
     if (!existing.text) throw validationError("invalid_input", "Only a text tile has a text body.", `${attr}.text`);
@@ -382,6 +404,9 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
       deleted: input.deleted,
       tags: input.tags,
       restrictionLevel: input.restriction_level,
+      breakdownColors: input.breakdown_colors,
+      dataColorThemeId: input.data_color_theme_id,
+      quickFilterIds: input.quick_filter_ids,
       lastModifiedAt: nowIso(),
     })
     .where(eq(dashboards.id, id));

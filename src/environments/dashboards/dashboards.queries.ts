@@ -309,7 +309,12 @@ export type NewInsight = {
 
 /** What a new tile shows: an existing insight, or a new insight or text created with it (a text has one tile). */
 export type NewTileContent = { insightId: number } | { insight: NewInsight } | { text: { body: string } };
-export type NewTile = { content: NewTileContent; layouts: TileLayouts; color: string | null };
+/** A new tile's display settings (`showDescription`...): as PostHog's app set them, null when never set. */
+export type TileDisplay = Pick<
+  typeof dashboardTiles.$inferInsert,
+  "color" | "showDescription" | "transparentBackground" | "filtersOverrides"
+>;
+export type NewTile = { content: NewTileContent; layouts: TileLayouts; display: TileDisplay };
 
 /** Statements that add tiles (and the insights and texts they bring) to a dashboard. */
 export function insertTilesStatements(
@@ -320,9 +325,9 @@ export function insertTilesStatements(
   tiles: NewTile[],
 ) {
   const now = nowIso();
-  return tiles.flatMap(({ content, layouts, color }): Statement[] => {
+  return tiles.flatMap(({ content, layouts, display }): Statement[] => {
     const insertTile = (reference: { insightId: number | SQL } | { textId: SQL }) =>
-      db.insert(dashboardTiles).values({ dashboardId, layouts, color, createdAt: now, ...reference });
+      db.insert(dashboardTiles).values({ dashboardId, layouts, ...display, createdAt: now, ...reference });
     if ("insightId" in content) return [insertTile(content)];
     if ("insight" in content) {
       const shortId = randomBase62(8);

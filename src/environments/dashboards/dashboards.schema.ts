@@ -1,5 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { boundedJsonObject, boundedText, tagList } from "../../platform/input-limits";
+import {
+  boundedJson,
+  boundedJsonObject,
+  boundedText,
+  idList,
+  normalizeTags,
+  tagList,
+} from "../../platform/input-limits";
 import { UserBasic } from "../../users/user-basic";
 import { ACCESS_LEVELS, RestrictionLevel } from "./dashboard-access";
 import { visibleName } from "../../platform/names";
@@ -8,11 +15,6 @@ import { Timestamp } from "../../platform/timestamps";
 export const MAX_TEXT_BODY_LENGTH = 4000;
 /** Live tiles on one dashboard: its read stays one bounded page. */
 export const MAX_LIVE_TILES = 500;
-
-/** Tags as PostHog stores them: trimmed, lower-cased, without blanks or repeats, in given order. */
-export function normalizeTags(tags: string[]): string[] {
-  return [...new Set(tags.map((tag) => tag.trim().toLowerCase()).filter((tag) => tag !== ""))];
-}
 
 const Tags = tagList().transform(normalizeTags);
 const Layouts = z.record(z.string(), z.unknown());
@@ -29,6 +31,11 @@ const DashboardFields = {
   deleted: z.boolean().optional(),
   tags: Tags.optional(),
   restriction_level: RestrictionLevelInput.optional(),
+  breakdown_colors: boundedJson(z.unknown())
+    .optional()
+    .openapi({ description: "Colours of breakdown values, as PostHog's app sets them; stored as given." }),
+  data_color_theme_id: z.number().int().nullable().optional(),
+  quick_filter_ids: idList(z.string().max(200)).nullable().optional(),
   delete_insights: z
     .boolean()
     .optional()
@@ -63,6 +70,9 @@ const TileInput = z.object({
   layouts: LayoutsInput.optional(),
   // PostHog's column is 400 characters.
   color: z.string().max(400).nullable().optional(),
+  show_description: z.boolean().nullable().optional(),
+  transparent_background: z.boolean().nullable().optional(),
+  filters_overrides: boundedJsonObject().nullable().optional(),
   deleted: z.boolean().optional().openapi({ description: "`true` removes the tile." }),
 });
 export type TileInput = z.infer<typeof TileInput>;
@@ -113,6 +123,9 @@ export const Tile = z
     insight: Insight.nullable(),
     text: Text.nullable(),
     order: z.number().int(),
+    show_description: z.boolean().nullable(),
+    transparent_background: z.boolean().nullable(),
+    filters_overrides: z.record(z.string(), z.unknown()).nullable(),
   })
   .openapi("DashboardTile");
 
@@ -139,6 +152,10 @@ export const DashboardListItem = z
       .string()
       .nullable()
       .openapi({ description: "When it was last retrieved; recorded at most once an hour." }),
+    last_viewed_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "Always null: views are not recorded per user here (see `last_accessed_at`)." }),
     last_refresh: z.string().nullable().openapi({ description: "Always null: no cached results here." }),
   })
   .openapi("DashboardListItem");
@@ -148,6 +165,9 @@ export const Dashboard = DashboardListItem.extend({
   filters: z.record(z.string(), z.unknown()),
   variables: z.record(z.string(), z.unknown()),
   tiles: z.array(Tile),
+  breakdown_colors: z.unknown(),
+  data_color_theme_id: z.number().int().nullable(),
+  quick_filter_ids: z.array(z.string()).nullable(),
   persisted_filters: z.record(z.string(), z.unknown()).nullable().openapi({ description: "Always null." }),
   persisted_variables: z.record(z.string(), z.unknown()).nullable().openapi({ description: "Always null." }),
 }).openapi("Dashboard");

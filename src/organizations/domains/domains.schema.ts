@@ -54,6 +54,7 @@ export const Domain = z
     saml_entity_id: z.string().nullable(),
     saml_acs_url: z.string().nullable(),
     saml_x509_cert: z.string().nullable(),
+    scim_base_url: z.string().nullable().openapi({ description: "Always null: no SCIM provisioning here." }),
   })
   .openapi("OrganizationDomain");
 export type Domain = z.infer<typeof Domain>;
@@ -77,5 +78,6 @@ export function toDomain(row: DomainRow): Domain {
     saml_entity_id: row.samlEntityId,
     saml_acs_url: row.samlAcsUrl,
     saml_x509_cert: row.samlX509Cert,
+    scim_base_url: null,
   };
 }

@@ -20,7 +20,7 @@ type Statement = BatchItem<"sqlite">;
 export type UserRow = typeof users.$inferSelect;
 
 /** PostHog's INVITE_DAYS_VALIDITY. */
-const INVITE_VALIDITY_MS = 3 * 24 * 60 * 60 * 1000;
+export const INVITE_VALIDITY_MS = 3 * 24 * 60 * 60 * 1000;
 
 export const isInviteExpired = (createdAt: string) => Date.parse(createdAt) < Date.now() - INVITE_VALIDITY_MS;
 

@@ -1,6 +1,14 @@
 import { z } from "@hono/zod-openapi";
-import { boundedJson, boundedText, idList } from "../../platform/input-limits";
+import {
+  boundedJson,
+  boundedJsonObject,
+  boundedText,
+  idList,
+  normalizeTags,
+  tagList,
+} from "../../platform/input-limits";
 import type { projects } from "../../db/schema";
+import { isAdmin } from "../../platform/levels";
 import { visibleName } from "../../platform/names";
 import { Timestamp } from "../../platform/timestamps";
 
@@ -9,6 +17,8 @@ const structured = storedJson.nullable().optional().default(null);
 const nullableBoolean = z.boolean().nullable().optional().default(false);
 const stringList = idList(boundedText()).nullable().optional().default([]);
 const nullableStringList = idList(boundedText().nullable()).nullable().optional().default([]);
+const jsonList = idList(storedJson).nullable().optional().default([]);
+const configObject = boundedJsonObject().optional().default({});
 
 function isTimezone(value: string) {
   try {
@@ -84,6 +94,46 @@ const ProjectSettingsInput = z.object({
   surveys_opt_in: nullableBoolean,
   heatmaps_opt_in: nullableBoolean,
   flags_persistence_default: nullableBoolean,
+  tags: tagList().transform(normalizeTags).optional().default([]),
+  session_recording_masking_config: structured,
+  session_recording_url_trigger_config: jsonList,
+  session_recording_url_blocklist_config: jsonList,
+  session_recording_event_trigger_config: nullableStringList,
+  session_recording_trigger_match_type_config: z.string().max(24).nullable().optional().default(null),
+  session_recording_trigger_groups: structured,
+  session_recording_retention_period: z.enum(["30d", "90d", "1y", "5y"]).optional().default("30d"),
+  receive_org_level_activity_logs: nullableBoolean,
+  business_model: z.enum(["b2b", "b2c", "other", ""]).nullable().optional().default(null),
+  conversations_enabled: nullableBoolean,
+  conversations_settings: structured,
+  logs_settings: structured,
+  proactive_tasks_enabled: nullableBoolean,
+  revenue_analytics_config: configObject,
+  marketing_analytics_config: configObject,
+  customer_analytics_config: configObject,
+  workflows_config: configObject,
+  feature_flag_policy_config: configObject,
+  base_currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, "Enter an ISO 4217 currency code, such as USD.")
+    .openapi({ example: "EUR" })
+    .optional()
+    .default("USD"),
+  capture_dead_clicks: nullableBoolean,
+  cookieless_server_hash_mode: z
+    .union([z.literal(0), z.literal(1), z.literal(2)])
+    .nullable()
+    .optional()
+    .default(0)
+    .openapi({ description: "0: disabled, 1: stateless, 2: stateful." }),
+  human_friendly_comparison_periods: nullableBoolean,
+  feature_flag_confirmation_enabled: nullableBoolean,
+  feature_flag_confirmation_message: boundedText().nullable().optional().default(null),
+  default_evaluation_contexts_enabled: nullableBoolean,
+  require_evaluation_contexts: nullableBoolean,
+  default_data_theme: z.number().int().min(-2147483648).max(2147483647).nullable().optional().default(null),
+  onboarding_tasks: structured,
+  web_analytics_pre_aggregated_tables_enabled: nullableBoolean,
 });
 
 /** Unique in its organization as readers see it (`nameKey`), and without invisible characters. */
@@ -120,6 +170,8 @@ export const ProjectListItem = z
     is_demo: z.boolean(),
     timezone: z.string(),
     access_control: z.boolean(),
+    project_id: z.number().int().openapi({ description: "The project's id: each project is its one environment." }),
+    tags: z.array(z.string()),
   })
   .openapi("ProjectListItem");
 
@@ -162,6 +214,16 @@ export const Project = ProjectListItem.extend({
     .openapi({ description: "Always empty: no product intents here." }),
   secret_api_token: z.string().nullable().openapi({ description: "Always null: no feature-flag secret here." }),
   secret_api_token_backup: z.string().nullable(),
+  heatmaps_screenshot_secret: z.string().nullable().openapi({ description: "Always null: no heatmaps here." }),
+  user_access_level: z
+    .enum(["member", "admin"])
+    .openapi({ description: "The caller's access to the project: `admin` from level 8 (or an `admin` rule)." }),
+  is_pending_deletion: z.boolean().openapi({ description: "Always false: a project is deleted at once." }),
+  deletion_scheduled_at: Timestamp.nullable().openapi({ description: "Always null: a project is deleted at once." }),
+  managed_viewsets: z.record(z.string(), z.boolean()).openapi({ description: "Always empty: no data warehouse here." }),
+  available_setup_task_ids: z
+    .array(z.string())
+    .openapi({ description: "Always empty: no product here has setup tasks." }),
 }).openapi("Project");
 export type Project = z.infer<typeof Project>;
 
@@ -180,6 +242,8 @@ export function toProjectListItem(row: ProjectRow): z.infer<typeof ProjectListIt
     is_demo: row.isDemo,
     timezone: row.timezone,
     access_control: row.accessControl,
+    project_id: row.id,
+    tags: (row.settings as { tags?: string[] }).tags ?? [],
   };
 }
 
@@ -200,5 +264,11 @@ export function toProject(row: ProjectRow, membershipLevel: number): Project {
     product_intents: [],
     secret_api_token: null,
     secret_api_token_backup: null,
+    heatmaps_screenshot_secret: null,
+    user_access_level: isAdmin(membershipLevel) ? "admin" : "member",
+    is_pending_deletion: false,
+    deletion_scheduled_at: null,
+    managed_viewsets: {},
+    available_setup_task_ids: [],
   };
 }

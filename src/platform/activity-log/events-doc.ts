@@ -18,6 +18,7 @@ const EXAMPLE_USER: typeof users.$inferSelect = {
   lastLogin: null,
   notificationSettings: {},
   themeMode: null,
+  preferences: {},
   currentOrganizationId: null,
   currentProjectId: null,
   personalApiKeyCount: 1,

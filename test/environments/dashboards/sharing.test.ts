@@ -28,6 +28,7 @@ const configuration = (fields: Record<string, unknown> = {}) => ({
   settings: {},
   password_required: false,
   share_passwords: [],
+  user_access_level: "manager",
   ...fields,
 });
 

@@ -72,7 +72,10 @@ export async function upsertSharing(
   return row;
 }
 
-export const toSharingConfiguration = (row: SharingRow): SharingConfiguration => ({
+export const toSharingConfiguration = (
+  row: SharingRow,
+  userAccessLevel: SharingConfiguration["user_access_level"],
+): SharingConfiguration => ({
   created_at: row.createdAt,
   enabled: row.enabled,
   access_token: row.accessToken,
@@ -80,4 +83,5 @@ export const toSharingConfiguration = (row: SharingRow): SharingConfiguration =>
   // No share passwords here (a paid PostHog feature): the neutral values.
   password_required: false,
   share_passwords: [],
+  user_access_level: userAccessLevel,
 });

@@ -4,6 +4,7 @@ import { sharingOfPath } from "./sharing.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
 import type { ProjectTree } from "../../project-trees";
 import { Timestamp } from "../../../platform/timestamps";
+import { ACCESS_LEVELS } from "../dashboard-access";
 
 /** The settings keys PostHog's sharing accepts; any other key is dropped. */
 export const SHARING_SETTINGS_KEYS = [
@@ -23,6 +24,9 @@ export const SharingConfiguration = z
     settings: z.record(z.string(), z.boolean()),
     password_required: z.boolean(),
     share_passwords: z.array(z.unknown()),
+    user_access_level: z
+      .enum(ACCESS_LEVELS)
+      .openapi({ description: "The caller's access to the dashboard shared, as the dashboard answers it." }),
   })
   .openapi("SharingConfiguration");
 export type SharingConfiguration = z.infer<typeof SharingConfiguration>;
