@@ -5,7 +5,7 @@ import { notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/organization-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { emailTransportConfigured, sendInviteEmails } from "./invite-emails";
+import { emailStatusAtCreation, type EmailStatus, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
 import {
   deleteInviteOf,
   listInvitesPage,
@@ -80,28 +80,38 @@ async function createInvites(
   invites.forEach((invite, index) =>
     assertInvitable(invite, organization.level, context, (field) => attrOf(index, field)),
   );
-  const emailing = emailTransportConfigured(c.env);
   const tokens = await Promise.all(invites.map(() => mintInviteToken()));
-  const issued = invites.map((invite, index) => ({
-    row: toInviteRow(invite, organization.id, context, emailing, tokens[index]!.hash),
-    token: tokens[index]!.value,
-  }));
+  const issued = await withSealedEmails(
+    c,
+    invites.map((invite, index) => ({
+      row: toInviteRow(
+        invite,
+        organization.id,
+        context,
+        emailStatusAtCreation(c.env, invite.send_email),
+        tokens[index]!.hash,
+      ),
+      token: tokens[index]!.value,
+    })),
+    context.inviter,
+  );
   const rows = issued.map(({ row }) => row);
   const entries = rows.map((row) => inviteActivity.record(c, "created", inviteItem(row, row.targetEmail)));
   await replaceInvites(db, organization.id, rows, entries);
-  sendInviteEmails(c, issued, context.inviter);
+  enqueueInviteEmails(c, rows);
   return issued.map(({ row, token }) => ({ ...toInvite(row, context.inviter), token }));
 }
 
 /**
- * `emailing_attempt_made` is set when the send is scheduled, as PostHog does: the attempt
- * follows the response, and the invite answered here already says it will be made.
+ * `emailing_attempt_made` is set when the send is queued, as PostHog sets it at creation: the
+ * attempt follows the response, and the invite answered here already says it will be made. Its
+ * e-mail, when pending, is sealed into the row by `withSealedEmails`.
  */
 function toInviteRow(
   invite: InviteInput,
   organizationId: string,
   context: InviteContext,
-  emailing: boolean,
+  emailStatus: EmailStatus,
   tokenHash: string,
 ): InviteRow {
   const now = nowIso();
@@ -115,7 +125,11 @@ function toInviteRow(
     privateProjectAccess: invite.private_project_access,
     sendEmail: invite.send_email,
     combinePendingInvites: invite.combine_pending_invites,
-    emailingAttemptMade: emailing && invite.send_email,
+    emailingAttemptMade: emailStatus === "pending",
+    emailStatus,
+    emailAttempts: 0,
+    emailNextAttemptAt: emailStatus === "pending" ? now : null,
+    emailOutbox: null,
     createdById: context.inviter.id,
     tokenHash,
     createdAt: now,

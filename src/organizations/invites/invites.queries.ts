@@ -12,6 +12,7 @@ import {
 } from "../../platform/organization-context";
 import type { AppEnv } from "../../platform/env";
 import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
+import type { EmailStatus } from "./invite-emails";
 import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
 
@@ -33,6 +34,7 @@ export function toInvite(row: InviteRow, createdBy: UserRow | null): Invite {
     target_email: row.targetEmail,
     first_name: row.firstName,
     emailing_attempt_made: row.emailingAttemptMade,
+    email_status: row.emailStatus as EmailStatus,
     level: row.level as Invite["level"],
     is_expired: isInviteExpired(row.createdAt),
     created_by: createdBy ? toUserBasic(createdBy) : null,

@@ -7,6 +7,7 @@ import { noStore } from "../../platform/response-headers";
 import { apiRoute, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
+import { EMAIL_STATUSES } from "./invite-emails";
 import { resolveWithInviteContext } from "./invites.queries";
 import { requireInvitePermission } from "./invites.rules";
 import { Timestamp } from "../../platform/timestamps";
@@ -68,6 +69,11 @@ export const Invite = z
     target_email: z.string(),
     first_name: z.string(),
     emailing_attempt_made: z.boolean(),
+    email_status: z.enum(EMAIL_STATUSES).openapi({
+      description:
+        "The invite e-mail: `pending` (queued, or being retried), `sent` (the transport accepted it), `failed` " +
+        "(every attempt failed), `not_sent` (`send_email` was false), `not_configured` (no e-mail transport).",
+    }),
     level: MembershipLevelField,
     is_expired: z.boolean(),
     created_by: UserBasic.nullable(),
