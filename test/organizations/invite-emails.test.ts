@@ -6,8 +6,16 @@ import * as schema from "../../src/db/schema";
 import worker from "../../src/index";
 import { EMAIL_ATTEMPTS } from "../../src/organizations/invites/invite-email-queue";
 import type { InviteEmailMessage } from "../../src/organizations/invites/invite-emails";
-import { api, db, setupOrganization } from "../support/harness";
-import { FAKE_TRANSPORT_TOKEN, FAKE_TRANSPORT_URL, restoreTestDoubles, useEmailTransport } from "../support/people";
+import { MembershipLevel } from "../../src/platform/levels";
+import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bodies";
+import { addMember, api, db, errorBody, setupOrganization } from "../support/harness";
+import {
+  daysAgo,
+  FAKE_TRANSPORT_TOKEN,
+  FAKE_TRANSPORT_URL,
+  restoreTestDoubles,
+  useEmailTransport,
+} from "../support/people";
 import {
   attemptsFrom,
   consumeAttempt,
@@ -119,7 +127,7 @@ describe("invite e-mails", () => {
     expect(stored.emailOutbox).not.toContain("a@example.com");
   });
 
-  it("retries a failing transport on the schedule, then dead-letters it: failed, logged, never the address", async () => {
+  it("retries a failing transport, then dead-letters it: failed, logged without the address, resent", async () => {
     const { organization, key } = await setupOrganization();
     useEmailTransport();
     const messages = capturedMessages();
@@ -171,6 +179,44 @@ describe("invite e-mails", () => {
       },
     ]);
     expect(await listedStatus(organization, key, inviteId)).toBe("failed");
+
+    // An admin sends it again once the transport is back: the same e-mail, its attempts from the start.
+    const delivered = transport(200);
+    messages.length = 0;
+    const resent = await api("POST", `${invitesPath(organization.id)}/${inviteId}/resend_email`, { key });
+    expect(resent.status).toBe(202);
+    expect(resent.body).toMatchObject({ id: inviteId, email_status: "pending", emailing_attempt_made: true });
+    expect(messages).toEqual([{ inviteId }]);
+    expect((await consume("invite-emails", inviteId, 1)).explicitAcks).toEqual(["message"]);
+    expect(await listedStatus(organization, key, inviteId)).toBe("sent");
+    expect(delivered.emails().map((email) => email.body.to)).toEqual(["a@example.com"]);
+    expect(delivered.emails()[0]!.body.text).toContain(`/signup/#${response.body.token}`);
+  });
+
+  it("sends again only a failed e-mail, of an unexpired invite, for an admin", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    useEmailTransport();
+    capturedMessages();
+    const resend = (inviteId: string, as = key) =>
+      api("POST", `${invitesPath(organization.id)}/${inviteId}/resend_email`, { key: as });
+    const pending = await postInvite(organization, key, { target_email: "a@example.com" });
+    const failed = await postInvite(organization, key, { target_email: "b@example.com" });
+    await db.update(schema.invites).set({ emailStatus: "failed" }).where(eq(schema.invites.id, failed.body.id));
+
+    expectError(
+      await resend(pending.body.id),
+      409,
+      errorBody("conflict", "conflict", "Only an invite e-mail that failed can be sent again."),
+    );
+    expectError(await resend(failed.body.id, member.key), 403, INSUFFICIENT_LEVEL);
+    expectError(await resend(crypto.randomUUID()), 404, NOT_FOUND);
+    await db
+      .update(schema.invites)
+      .set({ createdAt: daysAgo(4) })
+      .where(eq(schema.invites.id, failed.body.id));
+    expect((await resend(failed.body.id)).body.detail).toBe("This invite has expired: invite again to send a new one.");
+    expect(await listedStatus(organization, key, failed.body.id)).toBe("failed");
   });
 
   it("sends nothing with send_email false (not_sent), or with no transport configured (not_configured)", async () => {

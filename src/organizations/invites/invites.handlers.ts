@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
-import { notFound } from "../../platform/errors";
+import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/organization-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
@@ -11,6 +11,7 @@ import {
   listInvitesPage,
   inviteContextFor,
   replaceInvites,
+  resendFailedEmail,
   toInvite,
   type InviteContext,
   type InviteRow,
@@ -26,6 +27,7 @@ import {
   type deleteInvite,
   type InviteInput,
   type listInvites,
+  type resendInviteEmail,
 } from "./invites.routes";
 import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf } from "./invites.rules";
 
@@ -57,6 +59,16 @@ export const deleteOrganizationInvite: RouteHandler<typeof deleteInvite, AppEnv>
   const deleted = await deleteInviteOf(c.var.db, organizationId, id, entry);
   if (!deleted) throw notFound();
   return c.body(null, 204);
+};
+
+/** The failed e-mail, sealed in the invite's row, queued again: the same accept link, a new schedule. */
+export const resendOrganizationInviteEmail: RouteHandler<typeof resendInviteEmail, AppEnv> = async (c) => {
+  const outcome = await resendFailedEmail(c.var.db, c.var.organization.id, c.req.valid("param").id);
+  if (outcome === "not_found") throw notFound();
+  if (outcome === "not_failed") throw conflict("Only an invite e-mail that failed can be sent again.");
+  if (outcome === "expired") throw conflict("This invite has expired: invite again to send a new one.");
+  enqueueInviteEmails(c, [outcome.invite]);
+  return c.json(toInvite(outcome.invite, outcome.createdBy), 202);
 };
 
 /**

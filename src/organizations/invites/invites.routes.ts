@@ -4,7 +4,7 @@ import { MembershipLevel } from "../../platform/levels";
 import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { noStore } from "../../platform/response-headers";
-import { apiRoute, jsonBody, jsonResponse } from "../../platform/route";
+import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
 import { EMAIL_STATUSES } from "./invite-emails";
@@ -146,4 +146,16 @@ export const deleteInvite = apiRoute({
   summary: "Cancel an invite (admin or owner)",
   request: { params: InviteParams },
   responses: { 204: { description: "Deleted" } },
+});
+
+export const resendInviteEmail = apiRoute({
+  method: "post",
+  path: "/api/organizations/{organization_id}/invites/{id}/resend_email",
+  scope: "organization_member:write",
+  middleware: [resolveOrganization],
+  level: MembershipLevel.admin,
+  tags: ["invites"],
+  summary: "Send again an invite e-mail that failed (admin or owner): the same e-mail, its attempts from the start",
+  request: { params: InviteParams },
+  responses: { 202: jsonResponse(Invite, "The invite, its e-mail pending again"), 409: conflictResponse },
 });
