@@ -2,12 +2,16 @@ import { errorFields, logLine } from "./platform/log";
 import { deliverBatch, recordDeadLetters, type DeliveryMessage } from "./organizations/webhooks/deliveries";
 import { failExport, writeExportPart } from "./organizations/activity-log/exports.job";
 import { recoverStep } from "./organizations/webhooks/recoveries";
+import { deliverInviteEmails, recordInviteEmailDeadLetters } from "./organizations/invites/invite-email-queue";
+import type { InviteEmailMessage } from "./organizations/invites/invite-emails";
 import type { Bindings } from "./platform/env";
 import type { BackgroundJob, StepOutcome } from "./platform/jobs";
 
 /** The queues this Worker consumes (wrangler.toml), told apart by name; an environment's names keep these prefixes. */
 const BACKGROUND_JOBS_QUEUE = "background-jobs";
 const DEAD_LETTERS_QUEUE = "webhook-deliveries-dead-letters";
+const INVITE_EMAILS_QUEUE = "invite-emails";
+const INVITE_EMAIL_DEAD_LETTERS_QUEUE = "invite-emails-dead-letters";
 
 /** Attempts of a step (the consumer's `max_retries` + 1): after the last, the job gives up. */
 const STEP_ATTEMPTS = 6;
@@ -52,8 +56,15 @@ async function runStep(env: Bindings, message: Message<BackgroundJob>) {
   }
 }
 
-/** The queue handler: webhook deliveries and their dead letters, and background jobs' steps. */
+/** The queue handler: webhook deliveries, invite e-mails, their dead letters, and background jobs' steps. */
 export async function consumeQueue(batch: MessageBatch<unknown>, env: Bindings) {
+  // Before the e-mails: their dead-letter queue's name starts with theirs.
+  if (batch.queue.startsWith(INVITE_EMAIL_DEAD_LETTERS_QUEUE)) {
+    await recordInviteEmailDeadLetters(batch as MessageBatch<InviteEmailMessage>, env);
+    return;
+  }
+  if (batch.queue.startsWith(INVITE_EMAILS_QUEUE))
+    return deliverInviteEmails(batch as MessageBatch<InviteEmailMessage>, env);
   // Before the deliveries: their dead-letter queue's name starts with theirs.
   if (batch.queue.startsWith(DEAD_LETTERS_QUEUE)) return recordDeadLetters(batch as MessageBatch<DeliveryMessage>, env);
   if (batch.queue.startsWith(BACKGROUND_JOBS_QUEUE)) {

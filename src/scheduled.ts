@@ -8,6 +8,7 @@ import type { Bindings } from "./platform/env";
 import { loadKeyring } from "./platform/secrets";
 import { resealBatchExportSecrets } from "./environments/batch-exports/destination-secrets";
 import { sweepWebhooks } from "./organizations/webhooks/deliveries";
+import { sweepInviteEmails } from "./organizations/invites/invite-email-queue";
 import { resumeStalledExports } from "./organizations/activity-log/exports.job";
 
 /** Organizations whose chains one cron run seals, if their seal after the response was lost. */
@@ -20,6 +21,7 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  * - seals activity-log entries whose seal after the response did not run;
  * - prunes activity-log entries older than `ACTIVITY_LOG_RETENTION_DAYS`;
  * - turns entries a lost pass left behind into webhook deliveries, and re-sends lost messages;
+ * - re-sends invite e-mails' lost messages, and marks failed those whose dead letter was lost;
  * - resumes activity-log exports whose next step was lost.
  */
 export async function runScheduledTasks(_controller: ScheduledController, env: Bindings) {
@@ -49,6 +51,15 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
         const resent = await sweepWebhooks(env);
         if (resent > 0)
           logLine("info", { task: "cron", done: `re-sent ${resent} webhook deliveries whose message was lost` });
+      },
+    ],
+    [
+      "sweep invite e-mails",
+      async () => {
+        const { resent, failed } = await sweepInviteEmails(env);
+        if (resent > 0)
+          logLine("info", { task: "cron", done: `re-sent ${resent} invite e-mails whose message was lost` });
+        if (failed > 0) logLine("info", { task: "cron", done: `marked failed ${failed} exhausted invite e-mails` });
       },
     ],
     [

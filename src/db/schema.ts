@@ -208,6 +208,20 @@ export const invites = sqliteTable(
     sendEmail: integer("send_email", { mode: "boolean" }).notNull(),
     combinePendingInvites: integer("combine_pending_invites", { mode: "boolean" }).notNull(),
     emailingAttemptMade: integer("emailing_attempt_made", { mode: "boolean" }).notNull().default(false),
+    /**
+     * The invite e-mail's progress (src/organizations/invites/invite-emails.ts): `pending` while
+     * queued or retried, then `sent` or `failed`; `not_sent` when `send_email` is false,
+     * `not_configured` when no transport was set.
+     */
+    emailStatus: text("email_status").notNull().default("not_sent"),
+    emailAttempts: integer("email_attempts").notNull().default(0),
+    /** When the next attempt is due; null once none is (sent, failed, or the schedule exhausted). */
+    emailNextAttemptAt: text("email_next_attempt_at"),
+    /**
+     * The outbox: the composed e-mail, accept token included, sealed (src/platform/secrets.ts)
+     * and written with the invite; cleared once sent.
+     */
+    emailOutbox: text("email_outbox"),
     createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
     /**
      * SHA-256 of the acceptance token, which only the inviter and the invitee ever see. Null
@@ -223,6 +237,7 @@ export const invites = sqliteTable(
     // A user's pending invites to other organizations (`/api/users/@me`), by their e-mail.
     index("invites_target_email").on(table.targetEmail, table.createdAt),
     index("invites_created_by").on(table.createdById),
+    index("invites_email_pending").on(table.emailNextAttemptAt).where(sql`${table.emailStatus} = 'pending'`),
   ],
 );
 

@@ -9,9 +9,13 @@ import type { BackgroundJob } from "./jobs";
  * stale), and, written here, what the configuration does not declare: secrets and local-only
  * settings. The queues' message types are ours too (the generated ones are `Queue<unknown>`).
  */
-export type Bindings = Omit<Env, "WEBHOOK_DELIVERIES" | "BACKGROUND_JOBS"> & {
+export type Bindings = Omit<Env, "WEBHOOK_DELIVERIES" | "BACKGROUND_JOBS" | "INVITE_EMAILS"> & {
   /** Webhook deliveries, one message per delivery (a Cloudflare Queue). */
   WEBHOOK_DELIVERIES: Queue<{ deliveryId: string }>;
+  /** Invite e-mails, one message per invite (a Cloudflare Queue). */
+  INVITE_EMAILS: Queue<{ inviteId: string }>;
+  /** A Worker secret, optional: the bearer token the e-mail transport is called with. */
+  EMAIL_TRANSPORT_TOKEN?: string;
   /** Work done in bounded steps, a message per step (`src/jobs.ts`). */
   BACKGROUND_JOBS: Queue<BackgroundJob>;
   /** A Worker secret: 32 random bytes in base64, the key that seals stored secrets (AES-GCM). */

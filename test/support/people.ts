@@ -41,13 +41,16 @@ export const daysAgo = (days: number, extraMs = 0) =>
  */
 const transportUrlAtStart = env.EMAIL_TRANSPORT_URL;
 export const FAKE_TRANSPORT_URL = "https://mail.example.test/send";
+export const FAKE_TRANSPORT_TOKEN = "test-transport-token";
 export function useEmailTransport() {
   env.EMAIL_TRANSPORT_URL = FAKE_TRANSPORT_URL;
+  env.EMAIL_TRANSPORT_TOKEN = FAKE_TRANSPORT_TOKEN;
 }
 
 /** For `afterEach`: the transport off, fetch and the clock real again. */
 export function restoreTestDoubles() {
   env.EMAIL_TRANSPORT_URL = transportUrlAtStart;
+  delete env.EMAIL_TRANSPORT_TOKEN;
   vi.restoreAllMocks();
   vi.useRealTimers();
 }

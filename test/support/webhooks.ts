@@ -1,10 +1,9 @@
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
 import { expect, vi } from "vitest";
 import * as schema from "../../src/db/schema";
-import worker from "../../src/index";
 import type { DeliveryMessage } from "../../src/organizations/webhooks/deliveries";
 import { api, db, setupOrganization } from "./harness";
+import { consumeAttempt } from "./queues";
 
 /** Webhooks' receivers in tests: `WEBHOOKS_ALLOW_INSECURE` lets them be plain http, and `fetch` is mocked. */
 export const RECEIVER = "http://receiver.test/hook";
@@ -83,16 +82,9 @@ export async function seedPendingDelivery(
   return deliveryId;
 }
 
-/**
- * The delivery's message handed to the consumer as its `attempt`-th attempt: how the consumer
- * answered Queues, with the delay of its retry (which the test pool's result does not keep).
- */
-export async function consume(deliveryId: string, attempt: number) {
-  const batch = createMessageBatch<DeliveryMessage>("webhook-deliveries", [
-    { id: "message", timestamp: new Date(), attempts: attempt, body: { deliveryId } },
-  ]);
-  const retry = vi.spyOn(batch.messages[0]!, "retry");
-  await worker.queue(batch, env);
-  const result = await getQueueResult(batch, createExecutionContext());
-  return { ...result, retryDelay: retry.mock.calls[0]?.[0]?.delaySeconds };
-}
+export const storedDelivery = async (deliveryId: string) =>
+  (await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId)))[0]!;
+
+/** The delivery's message handed to the consumer as its `attempt`-th attempt. */
+export const consume = (deliveryId: string, attempt: number) =>
+  consumeAttempt<DeliveryMessage>("webhook-deliveries", { deliveryId }, attempt);

@@ -1,4 +1,4 @@
-import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult } from "cloudflare:test";
+import { createMessageBatch, createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq, sql } from "drizzle-orm";
 import { Webhook as StandardWebhook } from "standardwebhooks";
@@ -10,7 +10,6 @@ import { MembershipLevel } from "../../src/platform/levels";
 import { loadKeyring, seal } from "../../src/platform/secrets";
 import { DELIVERY_ATTEMPTS } from "../../src/organizations/webhooks/retry-schedule";
 import { secretContext } from "../../src/organizations/webhooks/webhook-secrets";
-import wranglerToml from "../../wrangler.toml?raw";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
 import {
   consume,
@@ -18,6 +17,7 @@ import {
   receiver,
   RECEIVER,
   seedPendingDelivery,
+  storedDelivery,
   subscribe,
   webhooksPath,
   type Organization,
@@ -32,6 +32,7 @@ import {
   userBasic,
   UUID,
 } from "../support/harness";
+import { attemptsFrom, consumeDeadLetter, expectAttemptsBeforeDeadLetters, retryDelays } from "../support/queues";
 
 const insecureAtStart = env.WEBHOOKS_ALLOW_INSECURE;
 
@@ -421,52 +422,28 @@ describe("deliveries", () => {
     const { id } = await subscribe(organization, { events: ["*"], enabled: true });
     const deliveryId = await seedPendingDelivery(organization, id);
     receiver(500);
-    const delays: (number | undefined)[] = [];
-    for (let attempt = 1; attempt <= DELIVERY_ATTEMPTS; attempt += 1) {
-      const result = await consume(deliveryId, attempt);
-      expect(
-        result.retryMessages.map((message) => message.msgId),
-        `attempt ${attempt}`,
-      ).toEqual(["message"]);
-      delays.push(result.retryDelay);
-      if (attempt === 1) {
-        const [pending] = await db
-          .select()
-          .from(schema.webhookDeliveries)
-          .where(eq(schema.webhookDeliveries.id, deliveryId));
-        expect(pending).toMatchObject({
-          status: "pending",
-          attempts: 1,
-          lastStatusCode: 500,
-          lastError: "receiver down",
-        });
-        expect(Date.parse(pending!.nextAttemptAt!) - Date.now()).toBeGreaterThan(3_000);
-      }
-    }
+    const queue = "webhook-deliveries";
+    const delays = await retryDelays(queue, { deliveryId }, [1]);
+    const afterFirst = await storedDelivery(deliveryId);
+    expect(afterFirst).toMatchObject({
+      status: "pending",
+      attempts: 1,
+      lastStatusCode: 500,
+      lastError: "receiver down",
+    });
+    expect(Date.parse(afterFirst.nextAttemptAt!) - Date.now()).toBeGreaterThan(3_000);
+    delays.push(...(await retryDelays(queue, { deliveryId }, attemptsFrom(2, DELIVERY_ATTEMPTS))));
     // Immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; the last retry has no delay: Queues moves it
     // to the dead letters.
     expect(delays).toEqual([5, 300, 1_800, 7_200, 18_000, 36_000, 36_000, undefined]);
-    const [exhausted] = await db
-      .select()
-      .from(schema.webhookDeliveries)
-      .where(eq(schema.webhookDeliveries.id, deliveryId));
+    const exhausted = await storedDelivery(deliveryId);
     expect(exhausted).toMatchObject({ status: "pending", attempts: DELIVERY_ATTEMPTS, nextAttemptAt: null });
     // As many attempts as the consumer lets Queues make before the dead-letter queue.
-    expect(wranglerToml).toMatch(
-      new RegExp(
-        `queue = "webhook-deliveries"\\n(.+\\n)*?max_retries = ${DELIVERY_ATTEMPTS - 1}\\n` +
-          'dead_letter_queue = "webhook-deliveries-dead-letters"',
-      ),
-    );
+    expectAttemptsBeforeDeadLetters("webhook-deliveries", DELIVERY_ATTEMPTS, "webhook-deliveries-dead-letters");
 
-    const warnings = vi.spyOn(console, "warn").mockImplementation(() => undefined);
-    const deadLetters = createMessageBatch("webhook-deliveries-dead-letters", [
-      { id: "dead", timestamp: new Date(), attempts: 1, body: { deliveryId } },
-      { id: "duplicate", timestamp: new Date(), attempts: 1, body: { deliveryId } },
-    ]);
-    await worker.queue(deadLetters, env);
-    expect((await getQueueResult(deadLetters, createExecutionContext())).ackAll).toBe(true);
-    expect(warnings.mock.calls.map(([line]) => JSON.parse(String(line)))).toEqual([
+    const deadLetters = await consumeDeadLetter("webhook-deliveries-dead-letters", { deliveryId });
+    expect(deadLetters.ackAll).toBe(true);
+    expect(deadLetters.warnings).toEqual([
       {
         level: "warn",
         task: "webhook dead letter",
@@ -596,10 +573,7 @@ describe("deliveries", () => {
     expect(await delayOf(4)).toBe(7_200);
     answer(500, "99999");
     expect(await delayOf(5)).toBe(18_000);
-    const [delivery] = await db
-      .select()
-      .from(schema.webhookDeliveries)
-      .where(eq(schema.webhookDeliveries.id, deliveryId));
+    const delivery = await storedDelivery(deliveryId);
     expect(delivery).toMatchObject({ status: "pending", attempts: 5, lastStatusCode: 500 });
   });
 
@@ -686,10 +660,7 @@ describe("deliveries", () => {
       { id: "message", timestamp: new Date(), attempts: 1, body: { deliveryId } },
     ]);
     await worker.queue(batch, env);
-    const [delivery] = await db
-      .select()
-      .from(schema.webhookDeliveries)
-      .where(eq(schema.webhookDeliveries.id, deliveryId));
+    const delivery = await storedDelivery(deliveryId);
     expect(delivery).toMatchObject({
       status: "pending",
       attempts: 1,

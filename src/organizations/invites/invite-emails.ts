@@ -1,43 +1,92 @@
-import { errorFields, logLine } from "../../platform/log";
 import type { Context } from "hono";
+import { errorFields, logLine } from "../../platform/log";
 import type { AppEnv, Bindings } from "../../platform/env";
+import { emailTransportConfigured, type EmailMessage } from "../../platform/email-transport";
 import { publicUrl } from "../../platform/public-url";
+import { loadKeyring, seal, type Keyring } from "../../platform/secrets";
 import { inviteExpiresAt, type InviteRow, type UserRow } from "./invites.queries";
 
-/** What the transport at `EMAIL_TRANSPORT_URL` receives, as a JSON POST body. */
-export type EmailMessage = { to: string; subject: string; text: string };
+/**
+ * An invite's e-mail, as `email_status` says it:
+ * - `pending`: written with the invite and queued; retried while the transport fails;
+ * - `sent`: the transport accepted it;
+ * - `failed`: every attempt failed; the dead-letter queue's consumer recorded it;
+ * - `not_sent`: the invite was made with `send_email: false`;
+ * - `not_configured`: `send_email` was true but no transport is configured (`EMAIL_TRANSPORT_URL` empty).
+ */
+export const EMAIL_STATUSES = ["pending", "sent", "failed", "not_sent", "not_configured"] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
-export const emailTransportConfigured = (env: Bindings) => env.EMAIL_TRANSPORT_URL.trim() !== "";
+/** A queue message: which invite's e-mail to send. Everything else is in the invite's row. */
+export type InviteEmailMessage = { inviteId: string };
 
 /** An invite just written, with the acceptance token that only its response and e-mail carry. */
 export type IssuedInvite = { row: InviteRow; token: string };
 
+/** Where an invite is accepted: the page that posts the token, and the API route for scripts. */
+export type AcceptLinks = { page: string; api: string; token: string };
+
+/** Each sealed e-mail is bound to its invite: copied to another row, it does not open. */
+export const outboxContext = (inviteId: string) => `invite:${inviteId}:email`;
+
+export const emailStatusAtCreation = (env: Bindings, sendEmail: boolean): EmailStatus =>
+  !sendEmail ? "not_sent" : emailTransportConfigured(env) ? "pending" : "not_configured";
+
 /**
- * Sends the invites marked `emailing_attempt_made` after the response (`waitUntil`): the
- * request neither waits for the transport nor fails with it.
+ * The outbox: each invite whose e-mail is `pending` gets it composed and sealed into its row, so
+ * that the write that creates the invite also holds its e-mail, and the queue's consumer needs
+ * nothing else (not the request, whose origin the links are on).
  */
-export function sendInviteEmails(c: Context<AppEnv>, issued: IssuedInvite[], inviter: UserRow) {
-  const toSend = issued.filter(({ row }) => row.emailingAttemptMade);
-  if (toSend.length === 0) return;
-  const transportUrl = c.env.EMAIL_TRANSPORT_URL.trim();
+export async function withSealedEmails(
+  c: Context<AppEnv>,
+  issued: IssuedInvite[],
+  inviter: UserRow,
+): Promise<IssuedInvite[]> {
+  if (!issued.some(({ row }) => row.emailStatus === "pending")) return issued;
+  const keyring = await loadKeyring(c.env);
   const links = (token: string) => ({
     // After `#`: a browser never sends the fragment, so no server or proxy on the way logs the token.
     page: publicUrl(c, `/signup/#${token}`).toString(),
     api: publicUrl(c, "/api/signup").toString(),
     token,
   });
-  const organizationName = c.var.organization.name;
-  c.executionCtx.waitUntil(
-    Promise.all(
-      toSend.map(({ row, token }) =>
-        deliver(transportUrl, row.id, composeInviteEmail(row, inviter, organizationName, links(token))),
-      ),
-    ),
+  return Promise.all(
+    issued.map(async ({ row, token }) => {
+      if (row.emailStatus !== "pending") return { row, token };
+      const email = composeInviteEmail(row, inviter, c.var.organization.name, links(token));
+      return { row: { ...row, emailOutbox: await sealEmail(keyring, row.id, email) }, token };
+    }),
   );
 }
 
-/** Where an invite is accepted: the page that posts the token, and the API route for scripts. */
-export type AcceptLinks = { page: string; api: string; token: string };
+const sealEmail = (keyring: Keyring, inviteId: string, email: EmailMessage) =>
+  seal(keyring, JSON.stringify(email), outboxContext(inviteId));
+
+/**
+ * After the invites are written, a message per pending e-mail, after the response (`waitUntil`):
+ * the request neither waits for the queue nor fails with it. A message lost here is sent again by
+ * the cron's sweep, since the invite's e-mail stays pending.
+ */
+export function enqueueInviteEmails(c: Context<AppEnv>, rows: InviteRow[]) {
+  const pending = rows.filter((row) => row.emailStatus === "pending");
+  if (pending.length === 0) return;
+  c.executionCtx.waitUntil(
+    sendInviteEmailMessages(
+      c.env,
+      pending.map((row) => row.id),
+    ).catch((error: unknown) => logLine("error", { task: "enqueue invite e-mails", error: errorFields(error) })),
+  );
+}
+
+/** Queues take at most 100 messages per `sendBatch`. */
+const MESSAGES_PER_SEND = 100;
+
+export async function sendInviteEmailMessages(env: Bindings, inviteIds: string[]) {
+  for (let start = 0; start < inviteIds.length; start += MESSAGES_PER_SEND) {
+    const ids = inviteIds.slice(start, start + MESSAGES_PER_SEND);
+    await env.INVITE_EMAILS.sendBatch(ids.map((inviteId) => ({ body: { inviteId } })));
+  }
+}
 
 export function composeInviteEmail(
   invite: InviteRow,
@@ -64,18 +113,4 @@ export function composeInviteEmail(
       `The invite expires at ${inviteExpiresAt(invite.createdAt)}.`,
     ].join("\n"),
   };
-}
-
-async function deliver(transportUrl: string, inviteId: string, message: EmailMessage) {
-  try {
-    const response = await fetch(transportUrl, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(message),
-    });
-    if (!response.ok) logLine("error", { task: "invite e-mail", invite_id: inviteId, status: response.status });
-  } catch (error) {
-    // The address stays out of the log: only the invite id identifies the message.
-    logLine("error", { task: "invite e-mail", invite_id: inviteId, error: errorFields(error) });
-  }
 }

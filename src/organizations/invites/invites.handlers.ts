@@ -1,16 +1,17 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
-import { notFound } from "../../platform/errors";
+import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/organization-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { emailTransportConfigured, sendInviteEmails } from "./invite-emails";
+import { emailStatusAtCreation, type EmailStatus, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
 import {
   deleteInviteOf,
   listInvitesPage,
   inviteContextFor,
   replaceInvites,
+  resendFailedEmail,
   toInvite,
   type InviteContext,
   type InviteRow,
@@ -26,6 +27,7 @@ import {
   type deleteInvite,
   type InviteInput,
   type listInvites,
+  type resendInviteEmail,
 } from "./invites.routes";
 import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf } from "./invites.rules";
 
@@ -59,6 +61,16 @@ export const deleteOrganizationInvite: RouteHandler<typeof deleteInvite, AppEnv>
   return c.body(null, 204);
 };
 
+/** The failed e-mail, sealed in the invite's row, queued again: the same accept link, a new schedule. */
+export const resendOrganizationInviteEmail: RouteHandler<typeof resendInviteEmail, AppEnv> = async (c) => {
+  const outcome = await resendFailedEmail(c.var.db, c.var.organization.id, c.req.valid("param").id);
+  if (outcome === "not_found") throw notFound();
+  if (outcome === "not_failed") throw conflict("Only an invite e-mail that failed can be sent again.");
+  if (outcome === "expired") throw conflict("This invite has expired: invite again to send a new one.");
+  enqueueInviteEmails(c, [outcome.invite]);
+  return c.json(toInvite(outcome.invite, outcome.createdBy), 202);
+};
+
 /**
  * Validates every invite, as it will be stored, before writing any (with what was read with the
  * organization), then replaces
@@ -80,28 +92,38 @@ async function createInvites(
   invites.forEach((invite, index) =>
     assertInvitable(invite, organization.level, context, (field) => attrOf(index, field)),
   );
-  const emailing = emailTransportConfigured(c.env);
   const tokens = await Promise.all(invites.map(() => mintInviteToken()));
-  const issued = invites.map((invite, index) => ({
-    row: toInviteRow(invite, organization.id, context, emailing, tokens[index]!.hash),
-    token: tokens[index]!.value,
-  }));
+  const issued = await withSealedEmails(
+    c,
+    invites.map((invite, index) => ({
+      row: toInviteRow(
+        invite,
+        organization.id,
+        context,
+        emailStatusAtCreation(c.env, invite.send_email),
+        tokens[index]!.hash,
+      ),
+      token: tokens[index]!.value,
+    })),
+    context.inviter,
+  );
   const rows = issued.map(({ row }) => row);
   const entries = rows.map((row) => inviteActivity.record(c, "created", inviteItem(row, row.targetEmail)));
   await replaceInvites(db, organization.id, rows, entries);
-  sendInviteEmails(c, issued, context.inviter);
+  enqueueInviteEmails(c, rows);
   return issued.map(({ row, token }) => ({ ...toInvite(row, context.inviter), token }));
 }
 
 /**
- * `emailing_attempt_made` is set when the send is scheduled, as PostHog does: the attempt
- * follows the response, and the invite answered here already says it will be made.
+ * `emailing_attempt_made` is set when the send is queued, as PostHog sets it at creation: the
+ * attempt follows the response, and the invite answered here already says it will be made. Its
+ * e-mail, when pending, is sealed into the row by `withSealedEmails`.
  */
 function toInviteRow(
   invite: InviteInput,
   organizationId: string,
   context: InviteContext,
-  emailing: boolean,
+  emailStatus: EmailStatus,
   tokenHash: string,
 ): InviteRow {
   const now = nowIso();
@@ -115,7 +137,11 @@ function toInviteRow(
     privateProjectAccess: invite.private_project_access,
     sendEmail: invite.send_email,
     combinePendingInvites: invite.combine_pending_invites,
-    emailingAttemptMade: emailing && invite.send_email,
+    emailingAttemptMade: emailStatus === "pending",
+    emailStatus,
+    emailAttempts: 0,
+    emailNextAttemptAt: emailStatus === "pending" ? now : null,
+    emailOutbox: null,
     createdById: context.inviter.id,
     tokenHash,
     createdAt: now,

@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
 import { chunkForInsert, type Database } from "../../platform/db";
+import { nowIso } from "../../platform/ids";
 import {
   resolveOrganizationWithBody,
   type OrganizationRead,
@@ -12,6 +13,7 @@ import {
 } from "../../platform/organization-context";
 import type { AppEnv } from "../../platform/env";
 import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
+import type { EmailStatus } from "./invite-emails";
 import type { Invite, InviteInput } from "./invites.routes";
 import { toUserBasic } from "../../users/user-basic";
 
@@ -33,6 +35,7 @@ export function toInvite(row: InviteRow, createdBy: UserRow | null): Invite {
     target_email: row.targetEmail,
     first_name: row.firstName,
     emailing_attempt_made: row.emailingAttemptMade,
+    email_status: row.emailStatus as EmailStatus,
     level: row.level as Invite["level"],
     is_expired: isInviteExpired(row.createdAt),
     created_by: createdBy ? toUserBasic(createdBy) : null,
@@ -217,4 +220,34 @@ export async function deleteInviteOf(db: Database, organizationId: string, invit
     db.delete(invites).where(ofOrganization).returning({ id: invites.id }),
   ]);
   return deleted.length > 0;
+}
+
+/** Why an invite's e-mail cannot be sent again, or its row pending again. */
+export type ResendOutcome = { invite: InviteRow; createdBy: UserRow | null } | "not_found" | "not_failed" | "expired";
+
+/**
+ * A failed e-mail made pending again, its attempts counted from zero: only a `failed` one (which
+ * keeps its sealed e-mail), of an unexpired invite; the update re-checks the status, so two
+ * requests queue it once.
+ */
+export async function resendFailedEmail(
+  db: Database,
+  organizationId: string,
+  inviteId: string,
+): Promise<ResendOutcome> {
+  const [found] = await db
+    .select({ invite: invites, createdBy: users })
+    .from(invites)
+    .leftJoin(users, eq(users.id, invites.createdById))
+    .where(and(eq(invites.id, inviteId), eq(invites.organizationId, organizationId)));
+  if (!found) return "not_found";
+  if (found.invite.emailStatus !== "failed" || found.invite.emailOutbox === null) return "not_failed";
+  if (isInviteExpired(found.invite.createdAt)) return "expired";
+  const now = nowIso();
+  const [invite] = await db
+    .update(invites)
+    .set({ emailStatus: "pending", emailAttempts: 0, emailNextAttemptAt: now, updatedAt: now })
+    .where(and(eq(invites.id, inviteId), eq(invites.emailStatus, "failed")))
+    .returning();
+  return invite ? { invite, createdBy: found.createdBy } : "not_failed";
 }

@@ -4,9 +4,10 @@ import { MembershipLevel } from "../../platform/levels";
 import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { noStore } from "../../platform/response-headers";
-import { apiRoute, jsonBody, jsonResponse } from "../../platform/route";
+import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
+import { EMAIL_STATUSES } from "./invite-emails";
 import { resolveWithInviteContext } from "./invites.queries";
 import { requireInvitePermission } from "./invites.rules";
 import { Timestamp } from "../../platform/timestamps";
@@ -68,6 +69,11 @@ export const Invite = z
     target_email: z.string(),
     first_name: z.string(),
     emailing_attempt_made: z.boolean(),
+    email_status: z.enum(EMAIL_STATUSES).openapi({
+      description:
+        "The invite e-mail: `pending` (queued, or being retried), `sent` (the transport accepted it), `failed` " +
+        "(every attempt failed), `not_sent` (`send_email` was false), `not_configured` (no e-mail transport).",
+    }),
     level: MembershipLevelField,
     is_expired: z.boolean(),
     created_by: UserBasic.nullable(),
@@ -140,4 +146,16 @@ export const deleteInvite = apiRoute({
   summary: "Cancel an invite (admin or owner)",
   request: { params: InviteParams },
   responses: { 204: { description: "Deleted" } },
+});
+
+export const resendInviteEmail = apiRoute({
+  method: "post",
+  path: "/api/organizations/{organization_id}/invites/{id}/resend_email",
+  scope: "organization_member:write",
+  middleware: [resolveOrganization],
+  level: MembershipLevel.admin,
+  tags: ["invites"],
+  summary: "Send again an invite e-mail that failed (admin or owner): the same e-mail, its attempts from the start",
+  request: { params: InviteParams },
+  responses: { 202: jsonResponse(Invite, "The invite, its e-mail pending again"), 409: conflictResponse },
 });

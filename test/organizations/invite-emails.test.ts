@@ -1,0 +1,263 @@
+import { createScheduledController } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import * as schema from "../../src/db/schema";
+import worker from "../../src/index";
+import { EMAIL_ATTEMPTS } from "../../src/organizations/invites/invite-email-queue";
+import type { InviteEmailMessage } from "../../src/organizations/invites/invite-emails";
+import { MembershipLevel } from "../../src/platform/levels";
+import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bodies";
+import { addMember, api, db, errorBody, setupOrganization } from "../support/harness";
+import {
+  daysAgo,
+  FAKE_TRANSPORT_TOKEN,
+  FAKE_TRANSPORT_URL,
+  restoreTestDoubles,
+  useEmailTransport,
+} from "../support/people";
+import {
+  attemptsFrom,
+  consumeAttempt,
+  consumeDeadLetter,
+  expectAttemptsBeforeDeadLetters,
+  retryDelays,
+} from "../support/queues";
+import { eventually, receiver } from "../support/webhooks";
+
+afterEach(restoreTestDoubles);
+
+const invitesPath = (organizationId: string) => `/api/organizations/${organizationId}/invites`;
+
+/** The transport: what is posted to it, its JSON body parsed; it answers `status`. */
+function transport(status: number) {
+  const received = receiver(status);
+  return {
+    count: () => received.length,
+    emails: () => received.map((post) => ({ ...post, body: JSON.parse(post.body) as Record<string, string> })),
+  };
+}
+
+/** The messages the invite writes put on the queue, kept off the real queue for the test's own consumer calls. */
+function capturedMessages() {
+  const sent: InviteEmailMessage[] = [];
+  vi.spyOn(env.INVITE_EMAILS, "sendBatch").mockImplementation(async (messages) => {
+    sent.push(...[...messages].map((message) => message.body as InviteEmailMessage));
+    return { metadata: { metrics: { backlogCount: sent.length, backlogBytes: 0 } } };
+  });
+  return sent;
+}
+
+const consume = (queue: string, inviteId: string, attempt: number) =>
+  consumeAttempt<InviteEmailMessage>(queue, { inviteId }, attempt);
+
+const postInvite = (organization: { id: string }, key: string, body: Record<string, unknown>) =>
+  api("POST", invitesPath(organization.id), { key, body });
+
+const storedInvite = async (id: string) =>
+  (await db.select().from(schema.invites).where(eq(schema.invites.id, id)))[0]!;
+
+const listedStatus = async (organization: { id: string }, key: string, id: string) => {
+  const { results } = (await api("GET", invitesPath(organization.id), { key })).body;
+  return results.find((invite: { id: string }) => invite.id === id).email_status as string;
+};
+
+describe("invite e-mails", () => {
+  it("are queued with the invite and sent by the consumer, with the bearer token: pending, then sent", async () => {
+    const { organization, owner, key } = await setupOrganization({ name: "Acme" });
+    useEmailTransport();
+    const posted = transport(200);
+
+    const response = await postInvite(organization, key, {
+      target_email: "jane@example.com",
+      first_name: "Jane",
+      message: "Join us!",
+    });
+
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ emailing_attempt_made: true, email_status: "pending" });
+    const inviteId = response.body.id;
+    // The e-mail is in the invite's row, sealed: the token is not readable in the database.
+    const token = response.body.token;
+    await eventually(async () => ((await listedStatus(organization, key, inviteId)) === "sent" ? true : undefined));
+    expect(posted.count()).toBe(1);
+    const [email] = posted.emails();
+    expect(email!.url).toBe(FAKE_TRANSPORT_URL);
+    expect(email!.headers).toMatchObject({
+      authorization: `Bearer ${FAKE_TRANSPORT_TOKEN}`,
+      "content-type": "application/json",
+      "idempotency-key": inviteId,
+    });
+    expect(email!.body).toEqual({
+      to: "jane@example.com",
+      subject: `${owner.firstName} invited you to join Acme on PostHog`,
+      text: expect.stringContaining(`Accept it in your browser: http://localhost/signup/#${token}`),
+    });
+    expect(email!.body.text).toContain(
+      `Or with the API: POST http://localhost/api/signup with the JSON body {"token": "${token}"}`,
+    );
+    // No link puts the token where a server logs it: only after `#`, or in a body.
+    expect(email!.body.text).not.toContain(`/${token}`);
+    expect(email!.body.text).toContain(`${owner.firstName} wrote: Join us!`);
+    // Once sent, the row no longer holds the e-mail.
+    expect(await storedInvite(inviteId)).toMatchObject({
+      emailStatus: "sent",
+      emailAttempts: 1,
+      emailNextAttemptAt: null,
+      emailOutbox: null,
+    });
+
+    // A duplicate message (at-least-once) finds the e-mail sent and sends nothing.
+    expect((await consume("invite-emails", inviteId, 1)).explicitAcks).toEqual(["message"]);
+    expect(posted.count()).toBe(1);
+  });
+
+  it("holds the e-mail in the invite's row, sealed, while it is pending", async () => {
+    const { organization, key } = await setupOrganization();
+    useEmailTransport();
+    const messages = capturedMessages();
+
+    const response = await postInvite(organization, key, { target_email: "a@example.com" });
+
+    expect(messages).toEqual([{ inviteId: response.body.id }]);
+    const stored = await storedInvite(response.body.id);
+    expect(stored).toMatchObject({ emailStatus: "pending", emailAttempts: 0 });
+    expect(stored.emailOutbox).toMatch(/^enc:v1:/);
+    expect(stored.emailOutbox).not.toContain(response.body.token);
+    expect(stored.emailOutbox).not.toContain("a@example.com");
+  });
+
+  it("retries a failing transport, then dead-letters it: failed, logged without the address, resent", async () => {
+    const { organization, key } = await setupOrganization();
+    useEmailTransport();
+    const messages = capturedMessages();
+    const posted = transport(503);
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+
+    const response = await postInvite(organization, key, { target_email: "a@example.com" });
+    expect(response.status).toBe(201);
+    const inviteId = response.body.id;
+    expect(messages).toEqual([{ inviteId }]);
+
+    const queue = "invite-emails";
+    const delays = await retryDelays(queue, { inviteId }, [1]);
+    const pending = await storedInvite(inviteId);
+    expect(pending).toMatchObject({ emailStatus: "pending", emailAttempts: 1 });
+    expect(Date.parse(pending.emailNextAttemptAt!) - Date.now()).toBeGreaterThan(20_000);
+    delays.push(...(await retryDelays(queue, { inviteId }, attemptsFrom(2, EMAIL_ATTEMPTS))));
+    // 30 s, 5 min, 30 min, 2 h; the last retry has no delay: Queues moves it to the dead letters.
+    expect(delays).toEqual([30, 300, 1_800, 7_200, undefined]);
+    expect(posted.count()).toBe(EMAIL_ATTEMPTS);
+    expect(await storedInvite(inviteId)).toMatchObject({
+      emailStatus: "pending",
+      emailAttempts: EMAIL_ATTEMPTS,
+      emailNextAttemptAt: null,
+    });
+    // One JSON line per failed attempt, naming the invite, never its address.
+    const lines = errors.mock.calls.map(([line]) => JSON.parse(String(line)));
+    expect(lines[0]).toEqual({
+      level: "error",
+      task: "invite e-mail",
+      invite_id: inviteId,
+      attempt: 1,
+      status: 503,
+      error: "HTTP 503",
+    });
+    expect(JSON.stringify(lines)).not.toContain("a@example.com");
+    // As many attempts as the consumer lets Queues make before the dead-letter queue.
+    expectAttemptsBeforeDeadLetters("invite-emails", EMAIL_ATTEMPTS, "invite-emails-dead-letters");
+
+    const deadLetters = await consumeDeadLetter<InviteEmailMessage>("invite-emails-dead-letters", { inviteId });
+    expect(deadLetters.ackAll).toBe(true);
+    expect(deadLetters.warnings).toEqual([
+      {
+        level: "warn",
+        task: "invite e-mail dead letter",
+        invite_id: inviteId,
+        organization_id: organization.id,
+        attempts: EMAIL_ATTEMPTS,
+      },
+    ]);
+    expect(await listedStatus(organization, key, inviteId)).toBe("failed");
+
+    // An admin sends it again once the transport is back: the same e-mail, its attempts from the start.
+    const delivered = transport(200);
+    messages.length = 0;
+    const resent = await api("POST", `${invitesPath(organization.id)}/${inviteId}/resend_email`, { key });
+    expect(resent.status).toBe(202);
+    expect(resent.body).toMatchObject({ id: inviteId, email_status: "pending", emailing_attempt_made: true });
+    expect(messages).toEqual([{ inviteId }]);
+    expect((await consume("invite-emails", inviteId, 1)).explicitAcks).toEqual(["message"]);
+    expect(await listedStatus(organization, key, inviteId)).toBe("sent");
+    expect(delivered.emails().map((email) => email.body.to)).toEqual(["a@example.com"]);
+    expect(delivered.emails()[0]!.body.text).toContain(`/signup/#${response.body.token}`);
+  });
+
+  it("sends again only a failed e-mail, of an unexpired invite, for an admin", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    useEmailTransport();
+    capturedMessages();
+    const resend = (inviteId: string, as = key) =>
+      api("POST", `${invitesPath(organization.id)}/${inviteId}/resend_email`, { key: as });
+    const pending = await postInvite(organization, key, { target_email: "a@example.com" });
+    const failed = await postInvite(organization, key, { target_email: "b@example.com" });
+    await db.update(schema.invites).set({ emailStatus: "failed" }).where(eq(schema.invites.id, failed.body.id));
+
+    expectError(
+      await resend(pending.body.id),
+      409,
+      errorBody("conflict", "conflict", "Only an invite e-mail that failed can be sent again."),
+    );
+    expectError(await resend(failed.body.id, member.key), 403, INSUFFICIENT_LEVEL);
+    expectError(await resend(crypto.randomUUID()), 404, NOT_FOUND);
+    await db
+      .update(schema.invites)
+      .set({ createdAt: daysAgo(4) })
+      .where(eq(schema.invites.id, failed.body.id));
+    expect((await resend(failed.body.id)).body.detail).toBe("This invite has expired: invite again to send a new one.");
+    expect(await listedStatus(organization, key, failed.body.id)).toBe("failed");
+  });
+
+  it("sends nothing with send_email false (not_sent), or with no transport configured (not_configured)", async () => {
+    const { organization, key } = await setupOrganization();
+    const messages = capturedMessages();
+    const posted = transport(200);
+
+    const withoutTransport = await postInvite(organization, key, { target_email: "a@example.com" });
+    useEmailTransport();
+    const notWanted = await postInvite(organization, key, { target_email: "b@example.com", send_email: false });
+
+    expect(withoutTransport.body).toMatchObject({ emailing_attempt_made: false, email_status: "not_configured" });
+    expect(notWanted.body).toMatchObject({ emailing_attempt_made: false, email_status: "not_sent" });
+    expect((await storedInvite(notWanted.body.id)).emailOutbox).toBeNull();
+    expect(messages).toEqual([]);
+    expect(posted.count()).toBe(0);
+  });
+
+  it("the cron re-sends a lost message, and fails an exhausted e-mail whose dead letter was lost", async () => {
+    const { organization, key } = await setupOrganization();
+    useEmailTransport();
+    const messages = capturedMessages();
+    const lost = await postInvite(organization, key, { target_email: "a@example.com" });
+    const exhausted = await postInvite(organization, key, { target_email: "b@example.com" });
+    const recent = await postInvite(organization, key, { target_email: "c@example.com" });
+    const hoursAgo = (hours: number) => new Date(Date.now() - hours * 3_600_000).toISOString();
+    await db
+      .update(schema.invites)
+      .set({ emailNextAttemptAt: hoursAgo(1) })
+      .where(eq(schema.invites.id, lost.body.id));
+    await db
+      .update(schema.invites)
+      .set({ emailNextAttemptAt: null, emailAttempts: EMAIL_ATTEMPTS, updatedAt: hoursAgo(2) })
+      .where(eq(schema.invites.id, exhausted.body.id));
+    messages.length = 0;
+    vi.spyOn(console, "warn").mockImplementation(() => undefined);
+
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+
+    expect(messages).toEqual([{ inviteId: lost.body.id }]);
+    expect(await listedStatus(organization, key, exhausted.body.id)).toBe("failed");
+    expect(await listedStatus(organization, key, recent.body.id)).toBe("pending");
+  });
+});
