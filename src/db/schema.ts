@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /*
  * One schema for the whole service. Timestamps are stored as ISO 8601 strings in UTC (what the
@@ -321,6 +321,27 @@ export const dashboards = sqliteTable(
       table.id,
     ),
     index("dashboards_created_by").on(table.createdById),
+  ],
+);
+
+/**
+ * Each tag of a live dashboard, one row each, kept by triggers from `dashboards.tags` (see
+ * migrations/): `?tags=` reads the environment's dashboards with a tag along the index instead of
+ * testing every dashboard's list. A soft-deleted dashboard has none. Their names and descriptions
+ * are indexed for `?search=` in `dashboards_search`, an FTS5 table (migrations/ only).
+ */
+export const dashboardTags = sqliteTable(
+  "dashboard_tags",
+  {
+    dashboardId: integer("dashboard_id")
+      .notNull()
+      .references(() => dashboards.id, { onDelete: "cascade" }),
+    environmentId: integer("environment_id").notNull(),
+    tag: text("tag").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.dashboardId, table.tag] }),
+    index("dashboard_tags_environment_tag").on(table.environmentId, table.tag, table.dashboardId),
   ],
 );
 
