@@ -191,6 +191,34 @@ describe("rows read are bounded by the page, not the table", () => {
     }
   });
 
+  it("searches and filters dashboards by tag along their indexes: rows read follow the matches, not the dashboards", async () => {
+    const dashboards = `/api/environments/${team.project.id}/dashboards`;
+    for (const name of ["Quarterly revenue", "Quarterly costs", "Yearly revenue"]) {
+      const created = await api("POST", dashboards, { key: team.key, body: { name, tags: ["finance", "board"] } });
+      expect(created.status).toBe(201);
+    }
+    // The seeded dashboards' names hold their ids (from 1,000,001): "seeded 1001" is in a thousand of them.
+    const few: [string, number][] = [
+      ["search=quarterly", 2],
+      ["search=REVENUE", 2],
+      ["tags=finance", 3],
+      ["tags=finance,board&search=yearly", 1],
+      ["search=nowhere", 0],
+    ];
+    for (const [query, count] of few) {
+      const response = await api("GET", `${dashboards}?${query}&limit=10`, { key: team.key });
+      expect(response.body.count, query).toBe(count);
+      expect(response.cost.queries, query).toBe(1);
+      expect(response.cost.rowsRead, query).toBeLessThanOrEqual(80);
+    }
+    const many = await api("GET", `${dashboards}?search=seeded%201001&limit=10`, { key: team.key });
+    expect(many.body.count).toBeGreaterThanOrEqual(1000);
+    expect(many.body.count).toBeLessThan(SIZE);
+    expect(many.body.results).toHaveLength(10);
+    // Each match: its index entry, counted once and listed once (its row read by id and sorted).
+    expect(many.cost.rowsRead).toBeLessThanOrEqual(6 * many.body.count + 80);
+  });
+
   it("finding a member by e-mail reads a bounded number of rows", async () => {
     const member = seeded.users[SIZE / 4]!;
     const response = await api("GET", `/api/organizations/${team.organization.id}/members?email=${member.email}`, {
