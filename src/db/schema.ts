@@ -38,6 +38,8 @@ export const users = sqliteTable("users", {
    */
   currentOrganizationId: text("current_organization_id"),
   currentProjectId: integer("current_project_id"),
+  /** How many organizations the user is a member of, kept by triggers (see migrations/): their list's count. */
+  organizationCount: integer("organization_count").notNull().default(0),
   /** Kept by triggers on personal_api_keys (migration list_counters): the list's count in one row. */
   personalApiKeyCount: integer("personal_api_key_count").notNull().default(0),
 });
@@ -98,7 +100,9 @@ export const organizationMemberships = sqliteTable(
   },
   (table) => [
     uniqueIndex("organization_memberships_organization_user").on(table.organizationId, table.userId),
-    index("organization_memberships_user").on(table.userId),
+    // A user's organizations in creation order (organization ids are UUIDv7: time first), with
+    // their level: their list, and `@current`'s first, read along the index alone.
+    index("organization_memberships_user_organization").on(table.userId, table.organizationId, table.level),
     index("organization_memberships_organization_joined").on(table.organizationId, table.joinedAt, table.id),
     // Owners are counted before an owner is removed or demoted: read the owners, not every member.
     index("organization_memberships_organization_level").on(table.organizationId, table.level),

@@ -1,16 +1,16 @@
-import { and, asc, count, eq, gte, inArray, lt, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
-import { organizationMemberships, organizations, projects } from "../db/schema";
+import { and, asc, eq, gte, inArray, lt, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { organizationMemberships, organizations, projects, users } from "../db/schema";
 import type { Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
 import {
+  callerMembershipOf,
   callerMemberships,
   callerMembershipsInScope,
   callerOrganizationId,
   CURRENT,
-  currentOrganizationFirst,
 } from "../platform/organization-context";
-import { pageIds, pageOf, type ListOrder, type Page } from "../platform/pagination";
+import { counterOf, pageIds, pageOf, selectCount, type ListOrder, type Page } from "../platform/pagination";
 import { membershipOfCaller, projectsInKeyScope, projectVisible } from "../platform/project-context";
 import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
 import { toProjectListItem } from "./projects/projects.schema";
@@ -21,13 +21,13 @@ type ProjectRow = { project: typeof projects.$inferSelect };
 /** The selected organizations, as full objects: their rows (with the caller's level), and their projects the caller sees. */
 type OrganizationReads = readonly [OrganizationRow[], ProjectRow[]];
 
-/** The caller's organizations with their level; `requested` is an id, or `@current` for any in the key's scope. */
-function selectCallerOrganizations(db: Database, actor: Actor, requested: string, among?: SQL) {
+/** The caller's organizations `memberships` selects, with their level. */
+function selectCallerOrganizations(db: Database, memberships: SQL | undefined) {
   return db
     .select({ organization: organizations, level: organizationMemberships.level })
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(and(callerMemberships(actor, requested), among));
+    .where(memberships);
 }
 
 /**
@@ -56,29 +56,34 @@ function organizationObjects([rows, projectRows]: OrganizationReads): Organizati
   });
 }
 
-/** Oldest first, as PostHog lists a user's organizations. */
-const byCreation: ListOrder = [
-  [organizations.createdAt, "asc"],
-  [organizations.id, "asc"],
-];
+/**
+ * Oldest first, as PostHog lists a user's organizations: by id, which is creation order (UUIDv7,
+ * time first), along the user's (user, organization) membership index.
+ */
+const byCreation: ListOrder = [[organizationMemberships.organizationId, "asc"]];
+
+/**
+ * The caller's organizations: their count is the user's counter (one row; a key scoped to some
+ * organizations counts its memberships of those, as many as the scope names).
+ */
+function countOfCallerOrganizations(db: Database, actor: Actor) {
+  if (actor.scopedOrganizations.length > 0) return db.$count(organizationMemberships, callerMembershipsInScope(actor));
+  return counterOf(users.organizationCount, eq(users.id, actor.userId));
+}
 
 /** A page of the caller's organizations as full objects: one round trip. */
 export async function readOrganizationsPage(db: Database, actor: Actor, page: Page) {
-  const ofCaller = inArray(
-    organizations.id,
-    db
-      .select({ id: organizationMemberships.organizationId })
-      .from(organizationMemberships)
-      .where(callerMembershipsInScope(actor)),
-  );
-  const ids = pageIds(db, byCreation, ofCaller, page);
+  const ids = pageIds(db, byCreation, callerMembershipsInScope(actor), page);
   const [[total], rows, projectRows] = await db.batch([
-    db.select({ value: count() }).from(organizationMemberships).where(callerMembershipsInScope(actor)),
-    selectCallerOrganizations(db, actor, CURRENT, sql`${organizations.id} in (select "id" from (${ids}))`),
+    selectCount(db, countOfCallerOrganizations(db, actor)),
+    selectCallerOrganizations(
+      db,
+      and(callerMemberships(actor, CURRENT), sql`${organizations.id} in (select "id" from (${ids}))`),
+    ),
     // The page's organizations alone: not the extra one `pageIds` reads to know whether a page follows.
     selectVisibleProjectsIn(db, actor, sql`(select "id" from (${ids}) limit ${page.limit})`),
   ]);
-  const listed = pageOf(byCreation, page, rows, (row) => row.organization);
+  const listed = pageOf(byCreation, page, rows, (row) => ({ organizationId: row.organization.id }));
   return {
     count: total?.value ?? 0,
     organizations: organizationObjects([listed.rows, projectRows]),
@@ -88,9 +93,7 @@ export async function readOrganizationsPage(db: Database, actor: Actor, page: Pa
 
 /** The statements reading one organization (an id, or `@current`) as a full object, for a caller's batch. */
 export function organizationObjectStatements(db: Database, actor: Actor, requested: string) {
-  const organization = selectCallerOrganizations(db, actor, requested)
-    .orderBy(...currentOrganizationFirst(actor.userId))
-    .limit(1);
+  const organization = selectCallerOrganizations(db, callerMembershipOf(db, actor, requested));
   return [organization, selectVisibleProjectsIn(db, actor, callerOrganizationId(db, actor, requested))] as const;
 }
 

@@ -5,23 +5,29 @@ import { inJsonList, type Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
 import type { OrganizationRef } from "../../platform/organization-context";
 import { counterOf } from "../../platform/pagination";
-import { projectsHiddenFrom, projectVisibleAtLevel, type CallerMembership } from "../../platform/project-context";
+import { projectsHiddenFrom, type CallerMembership } from "../../platform/project-context";
 
 /** The organization and the caller's membership of it: resolved, or subqueries of the read (`callerInOrganization`). */
 export type OrganizationCaller = CallerMembership & { organizationId: OrganizationRef };
 
+/** `columns` of the environments of the projects a query of `id` (`projectsHiddenFrom`) selects. */
+const ofEnvironmentsOf = (hidden: SQL, columns: SQL) =>
+  sql`select ${columns} from (${hidden}) as "hidden" cross join ${environments} on ${environments.projectId} = "hidden"."id"`;
+
 /**
- * The organization's live exports whose project the caller may see, by the projects' visibility
- * rule; an admin's rows test nothing, not even their project (read only for the rule). A key
- * scoped to some projects reaches only theirs.
+ * The organization's live exports whose project the caller may see: not in an environment of the
+ * projects their rules hide (`projectsHiddenFrom`, the few private or ruled ones, read once per
+ * statement), tested on the list's index entry, which holds the environment; an admin's rows
+ * test nothing. A key scoped to some projects reaches only theirs.
  */
 export function visibleExportsOfOrganization(actor: Actor, caller: OrganizationCaller): SQL | undefined {
   const projectOfExport = sql`(select ${environments.projectId} from ${environments} where ${environments.id} = ${batchExports.environmentId})`;
   const inKeyScope = actor.scopedTeams.length > 0 ? inJsonList(projectOfExport, actor.scopedTeams) : undefined;
+  const hidden = projectsHiddenFrom(caller.organizationId, caller);
   return and(
     eq(batchExports.organizationId, caller.organizationId),
     liveBatchExports,
-    projectVisibleAtLevel(caller, projectOfExport),
+    hidden && sql`${batchExports.environmentId} not in (${ofEnvironmentsOf(hidden, sql`${environments.id}`)})`,
     inKeyScope,
   );
 }
@@ -37,7 +43,6 @@ export function countOfVisibleExports(db: Database, actor: Actor, caller: Organi
   const counter = counterOf(organizations.batchExportCount, eq(organizations.id, caller.organizationId));
   const hidden = projectsHiddenFrom(caller.organizationId, caller);
   if (!hidden) return counter;
-  const inHidden = sql`(select sum(${environments.batchExportCount}) from (${hidden}) as "hidden"
-    cross join ${environments} on ${environments.projectId} = "hidden"."id")`;
+  const inHidden = sql`(${ofEnvironmentsOf(hidden, sql`sum(${environments.batchExportCount})`)})`;
   return sql<number>`(${counter} - coalesce(${inHidden}, 0))`;
 }
