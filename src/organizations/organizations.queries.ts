@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, inArray, lt, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, eq, gte, inArray, lt, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { organizationMemberships, organizations, projects, users } from "../db/schema";
 import type { Database } from "../platform/db";
 import type { Actor } from "../platform/env";
@@ -40,14 +40,19 @@ function selectVisibleProjectsIn(db: Database, actor: Actor, organizationIds: SQ
     .select({ project: projects })
     .from(projects)
     .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-    .where(and(inArray(projects.organizationId, organizationIds), projectVisible, ...projectsInKeyScope(actor)))
-    .orderBy(asc(projects.organizationId), asc(projects.createdAt), asc(projects.id));
+    .where(and(inArray(projects.organizationId, organizationIds), projectVisible, ...projectsInKeyScope(actor)));
 }
+
+/** Creation order, as the index holds it; put in order here (an ORDER BY costs a row read per row sorted). */
+const byProjectCreation = ({ project: a }: ProjectRow, { project: b }: ProjectRow) =>
+  a.createdAt === b.createdAt ? a.id - b.id : a.createdAt < b.createdAt ? -1 : 1;
 
 /** Full objects from organization rows (with the caller's level) and the visible projects read beside them. */
 function organizationObjects([rows, projectRows]: OrganizationReads): Organization[] {
   return rows.map(({ organization, level }) => {
-    const visible = projectRows.filter(({ project }) => project.organizationId === organization.id);
+    const visible = projectRows
+      .filter(({ project }) => project.organizationId === organization.id)
+      .sort(byProjectCreation);
     return toOrganization(
       organization,
       level,
