@@ -1,6 +1,7 @@
 DROP INDEX `organization_memberships_user`;--> statement-breakpoint
-CREATE INDEX `organization_memberships_user_organization` ON `organization_memberships` (`user_id`,`organization_id`,`level`);--> statement-breakpoint
-ALTER TABLE `users` ADD `organization_count` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+CREATE INDEX `organization_memberships_user_organization` ON `organization_memberships` (`user_id`,`organization_id`,`level`,`id`);--> statement-breakpoint
+ALTER TABLE `users` ADD `organization_count` integer DEFAULT 0 NOT NULL;
+--> statement-breakpoint
 -- A user's count of organizations: what their memberships hold now, then triggers keep it, so
 -- that counting their organizations reads one row.
 UPDATE users SET organization_count = (

@@ -101,8 +101,13 @@ export const organizationMemberships = sqliteTable(
   (table) => [
     uniqueIndex("organization_memberships_organization_user").on(table.organizationId, table.userId),
     // A user's organizations in creation order (organization ids are UUIDv7: time first), with
-    // their level: their list, and `@current`'s first, read along the index alone.
-    index("organization_memberships_user_organization").on(table.userId, table.organizationId, table.level),
+    // their level and membership: their list, and `@current`'s first, read along the index alone.
+    index("organization_memberships_user_organization").on(
+      table.userId,
+      table.organizationId,
+      table.level,
+      table.id,
+    ),
     index("organization_memberships_organization_joined").on(table.organizationId, table.joinedAt, table.id),
     // Owners are counted before an owner is removed or demoted: read the owners, not every member.
     index("organization_memberships_organization_level").on(table.organizationId, table.level),

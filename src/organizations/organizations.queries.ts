@@ -1,17 +1,11 @@
-import { and, eq, gte, inArray, lt, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { organizationMemberships, organizations, projects, users } from "../db/schema";
 import type { Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
-import {
-  callerMembershipOf,
-  callerMemberships,
-  callerMembershipsInScope,
-  callerOrganizationId,
-  CURRENT,
-} from "../platform/organization-context";
+import { callerMembershipOf, callerMembershipsInScope, callerOrganizationId } from "../platform/organization-context";
 import { counterOf, pageIds, pageOf, selectCount, type ListOrder, type Page } from "../platform/pagination";
-import { membershipOfCaller, projectsInKeyScope, projectVisible } from "../platform/project-context";
+import { projectsInKeyScope, projectVisible } from "../platform/project-context";
 import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
 import { toProjectListItem } from "./projects/projects.schema";
 
@@ -30,17 +24,42 @@ function selectCallerOrganizations(db: Database, memberships: SQL | undefined) {
     .where(memberships);
 }
 
+/** The caller's membership of each organization of `"listed"` (a query of `id`): one entry of their index. */
+const membershipOfListed = (actor: Actor) =>
+  and(eq(organizationMemberships.userId, actor.userId), eq(organizationMemberships.organizationId, sql`"listed"."id"`));
+
 /**
- * The projects the caller sees (and the key reaches) in the organizations `organizationIds`
- * selects: one read along the (organization, created_at, id) index, the caller's membership read
- * once per organization and the visibility rule tested on each project.
+ * The caller's organizations `listed` (a query of `id`) names, with their level, each read by its
+ * id. CROSS JOIN keeps that order (SQLite would otherwise walk all the caller's memberships).
  */
-function selectVisibleProjectsIn(db: Database, actor: Actor, organizationIds: SQLWrapper) {
+function selectListedOrganizations(db: Database, actor: Actor, listed: SQL) {
+  return db
+    .select({ organization: organizations, level: organizationMemberships.level })
+    .from(sql`(${listed}) as "listed"`)
+    .crossJoin(organizationMemberships)
+    .crossJoin(organizations)
+    .where(and(membershipOfListed(actor), eq(organizations.id, sql`"listed"."id"`)));
+}
+
+/**
+ * The projects the caller sees (and the key reaches) in the organizations `listed` (a query of
+ * `id`) names: for each, the caller's membership read once, then its projects along the
+ * (organization, created_at, id) index, the visibility rule tested on each.
+ */
+function selectVisibleProjectsIn(db: Database, actor: Actor, listed: SQL) {
   return db
     .select({ project: projects })
-    .from(projects)
-    .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-    .where(and(inArray(projects.organizationId, organizationIds), projectVisible, ...projectsInKeyScope(actor)));
+    .from(sql`(${listed}) as "listed"`)
+    .crossJoin(organizationMemberships)
+    .crossJoin(projects)
+    .where(
+      and(
+        membershipOfListed(actor),
+        eq(projects.organizationId, sql`"listed"."id"`),
+        projectVisible,
+        ...projectsInKeyScope(actor),
+      ),
+    );
 }
 
 /** Creation order, as the index holds it; put in order here (an ORDER BY costs a row read per row sorted). */
@@ -81,10 +100,7 @@ export async function readOrganizationsPage(db: Database, actor: Actor, page: Pa
   const ids = pageIds(db, byCreation, callerMembershipsInScope(actor), page);
   const [[total], rows, projectRows] = await db.batch([
     selectCount(db, countOfCallerOrganizations(db, actor)),
-    selectCallerOrganizations(
-      db,
-      and(callerMemberships(actor, CURRENT), sql`${organizations.id} in (select "id" from (${ids}))`),
-    ),
+    selectListedOrganizations(db, actor, ids),
     // The page's organizations alone: not the extra one `pageIds` reads to know whether a page follows.
     selectVisibleProjectsIn(db, actor, sql`(select "id" from (${ids}) limit ${page.limit})`),
   ]);
@@ -99,7 +115,8 @@ export async function readOrganizationsPage(db: Database, actor: Actor, page: Pa
 /** The statements reading one organization (an id, or `@current`) as a full object, for a caller's batch. */
 export function organizationObjectStatements(db: Database, actor: Actor, requested: string) {
   const organization = selectCallerOrganizations(db, callerMembershipOf(db, actor, requested));
-  return [organization, selectVisibleProjectsIn(db, actor, callerOrganizationId(db, actor, requested))] as const;
+  const listed = sql`select (${callerOrganizationId(db, actor, requested)}) as "id"`;
+  return [organization, selectVisibleProjectsIn(db, actor, listed)] as const;
 }
 
 /** The object `organizationObjectStatements` read, if the caller is a member. */
