@@ -18,6 +18,7 @@ import {
   emptySeedRows,
   insertSeedRows,
   seedOrganization as seedOrganizationOfEveryKind,
+  seedOtherOrganizations,
   seedProject,
   type SeededOrganization,
   type SeedRows,
@@ -530,6 +531,60 @@ describe("every list counts in one row and pages along its index", () => {
     expect([created.status, revoked.status]).toEqual([201, 204]);
     expect(created.cost.rowsRead).toBeLessThanOrEqual(50);
     expect(revoked.cost.rowsRead).toBeLessThanOrEqual(50);
+  });
+});
+
+describe("a user in 1,001 organizations", () => {
+  const MANY = 1000;
+  let key: string;
+  beforeAll(async () => {
+    const own = await setupOrganization();
+    const rows = emptySeedRows();
+    seedOtherOrganizations(rows, MANY);
+    for (const organization of rows.organizations) {
+      rows.memberships.push({
+        id: uuid7(),
+        organizationId: organization.id,
+        userId: own.owner.id,
+        level: MembershipLevel.member,
+        joinedAt: now,
+        updatedAt: now,
+      });
+    }
+    await insertSeedRows(rows);
+    key = own.key;
+    await api("GET", "/api/users/@me", { key });
+  }, 120_000);
+
+  const local = (link: string) => `${new URL(link).pathname}${new URL(link).search}`;
+  /** Organizations and the projects embedded in them. */
+  const itemsOf = (organizations: { projects: unknown[] }[]) =>
+    organizations.length + organizations.reduce((sum, organization) => sum + organization.projects.length, 0);
+
+  it("lists them, counts them and embeds their projects at most 3 rows per item, one indexed read each", async () => {
+    const first = await api("GET", "/api/organizations?limit=10", { key });
+    const deep = await api("GET", "/api/organizations?limit=10&offset=500", { key });
+    const back = await api("GET", local(deep.body.previous), { key });
+    for (const page of [first, deep, back]) {
+      expect(page.body.count).toBe(MANY + 1);
+      expect(page.body.results).toHaveLength(10);
+      expect(page.cost.queries).toBe(1);
+    }
+    for (const page of [first, back])
+      expect(page.cost.rowsRead).toBeLessThanOrEqual(3 * itemsOf(page.body.results) + 50);
+    // By offset, each index entry skipped is read (twice: the organizations and their projects).
+    expect(deep.cost.rowsRead).toBeLessThanOrEqual(2 * 500 + 3 * itemsOf(deep.body.results) + 50);
+  });
+
+  it("shows them in /api/users/@me and picks @current at most 3 rows per item", async () => {
+    const me = await api("GET", "/api/users/@me", { key });
+    const current = await api("GET", "/api/organizations/@current", { key });
+
+    expect(me.body.organizations).toHaveLength(MANY + 1);
+    expect(me.cost.queries).toBe(1);
+    expect(me.cost.rowsRead).toBeLessThanOrEqual(3 * (MANY + 1 + itemsOf([me.body.organization])) + 50);
+    expect(current.body.id).toBe(me.body.organization.id);
+    expect(current.cost.rowsRead).toBeLessThanOrEqual(3 * itemsOf([current.body]) + 50);
   });
 });
 
