@@ -201,6 +201,29 @@ const WRITES: Request[] = [
     () => ({ label: "Measured", scopes: ["*"] }),
   ),
   write("DELETE .../members/:uuid", "DELETE", (o) => `${organization(o)}/members/${o.spareMembers[0]!.uuid}`),
+  write(
+    "POST .../dashboards (3 tags)",
+    "POST",
+    (o) => `${environment(o)}/dashboards`,
+    () => ({ name: "Tagged", description: "Searched", tags: ["one", "two", "three"] }),
+  ),
+  write("PATCH .../dashboards/:id (name, 3 tags)", "PATCH", dashboard, () => ({
+    name: "Renamed",
+    tags: ["four", "five", "six"],
+  })),
+  write(
+    "PATCH .../organizations/:id/projects/:id",
+    "PATCH",
+    (o) => `${organization(o)}/projects/${o.project.id}`,
+    () => ({ name: "Renamed again" }),
+  ),
+  write(
+    "POST .../webhooks",
+    "POST",
+    (o) => `${organization(o)}/webhooks`,
+    () => ({ url: "http://receiver.test/hook", events: ["Dashboard.created"] }),
+  ),
+  write("DELETE .../domains/:id", "DELETE", (o) => `${organization(o)}/domains/${o.domainId}`),
 ];
 
 /** The public page is HTML, not JSON: its cost is read from the headers alone. */

@@ -516,6 +516,34 @@ describe("every list counts in one row and pages along its index", () => {
       }),
       await api("DELETE", `${organization}/members/${o.spareMembers[0]!.uuid}`, { key: o.key }),
     ];
+    // Tags and the search index follow a dashboard's writes: its tags, a rename, a restore.
+    const tagged = await api("POST", `${environment}/dashboards`, {
+      key: o.key,
+      body: { name: "Tagged", description: "Searched", tags: ["one", "two", "three"] },
+    });
+    const domain = await api("POST", `${organization}/domains`, { key: o.key, body: { domain: "gone.example.com" } });
+    const webhook = await api("POST", `${organization}/webhooks`, {
+      key: o.key,
+      body: { url: "http://receiver.test/hook", events: ["Dashboard.created"] },
+    });
+    writes.push(
+      tagged,
+      await api("PATCH", `${environment}/dashboards/${tagged.body.id}`, {
+        key: o.key,
+        body: { name: "Renamed", tags: ["four", "five", "six"] },
+      }),
+      await api("PATCH", `${environment}/dashboards/${tagged.body.id}`, { key: o.key, body: { deleted: true } }),
+      await api("PATCH", `${environment}/dashboards/${tagged.body.id}`, { key: o.key, body: { deleted: false } }),
+      await api("PATCH", `${organization}/domains/${domain.body.id}`, {
+        key: o.key,
+        body: { jit_provisioning_enabled: false },
+      }),
+      await api("DELETE", `${organization}/domains/${domain.body.id}`, { key: o.key }),
+      await api("PATCH", `${organization}/projects/${o.project.id}`, { key: o.key, body: { name: "Written thrice" } }),
+      webhook,
+      await api("PATCH", `${organization}/webhooks/${webhook.body.id}`, { key: o.key, body: { enabled: false } }),
+      await api("DELETE", `${organization}/webhooks/${webhook.body.id}`, { key: o.key }),
+    );
     for (const response of writes) {
       expect(response.status, response.text).toBeLessThan(300);
       expect(response.cost.rowsWritten, response.text).toBeLessThanOrEqual(30);
