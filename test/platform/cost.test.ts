@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
+import { mintInviteToken } from "../../src/organizations/invites/invite-tokens";
 import {
   addMember,
   addMembership,
@@ -626,5 +627,32 @@ describe("signing up by invite", () => {
     expect(preview.cost.rowsRead).toBeLessThanOrEqual(50);
     expect(signup.cost.queries).toBe(2);
     expect(signup.cost.rowsRead).toBeLessThanOrEqual(50);
+  });
+
+  it("signs a new user up by the token in the path at most 50 rows read, writing as many rows in a small organization as here", async () => {
+    const small = await setupOrganization();
+    const signUp = async (organizationId: string, email: string) => {
+      const token = await mintInviteToken();
+      await db.insert(schema.invites).values({
+        id: uuid7(),
+        organizationId,
+        targetEmail: email,
+        level: MembershipLevel.member,
+        sendEmail: false,
+        combinePendingInvites: false,
+        tokenHash: token.hash,
+        createdAt: nowIso(),
+        updatedAt: nowIso(),
+      });
+      return api("POST", `/api/signup/${token.value}`, { body: { first_name: "New" } });
+    };
+    const inSmall = await signUp(small.organization.id, "path-small@example.com");
+    const inLarge = await signUp(everyKind.organization.id, "path-large@example.com");
+
+    expect([inSmall.status, inLarge.status]).toEqual([201, 201]);
+    expect(inLarge.cost.queries).toBe(2);
+    expect(inLarge.cost.rowsRead).toBeLessThanOrEqual(50);
+    expect(inLarge.cost.rowsWritten).toBe(inSmall.cost.rowsWritten);
+    expect(inLarge.cost.rowsWritten).toBeLessThanOrEqual(50);
   });
 });
