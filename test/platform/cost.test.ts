@@ -567,11 +567,14 @@ describe("a user in 1,001 organizations", () => {
   const MANY = 1000;
   let key: string;
   beforeAll(async () => {
-    const own = await setupOrganization();
+    // The seed's ids first: users created after it take ids above them.
     const rows = emptySeedRows();
     seedOtherOrganizations(rows, MANY);
+    await insertSeedRows(rows);
+    const own = await setupOrganization();
+    const memberships = emptySeedRows();
     for (const organization of rows.organizations) {
-      rows.memberships.push({
+      memberships.memberships.push({
         id: uuid7(),
         organizationId: organization.id,
         userId: own.owner.id,
@@ -580,7 +583,7 @@ describe("a user in 1,001 organizations", () => {
         updatedAt: now,
       });
     }
-    await insertSeedRows(rows);
+    await insertSeedRows(memberships);
     key = own.key;
     await api("GET", "/api/users/@me", { key });
   }, 120_000);
