@@ -193,7 +193,7 @@ describe("rows read are bounded by the page, not the table", () => {
     }
   });
 
-  it("searches and filters dashboards by tag along their indexes: rows read follow the matches, not the dashboards", async () => {
+  it("searches dashboards and filters them by tag along indexes: rows read follow the matches", async () => {
     const dashboards = `/api/environments/${team.project.id}/dashboards`;
     for (const name of ["Quarterly revenue", "Quarterly costs", "Yearly revenue"]) {
       const created = await api("POST", dashboards, { key: team.key, body: { name, tags: ["finance", "board"] } });
@@ -632,7 +632,7 @@ describe("signing up by invite", () => {
     expect(signup.cost.rowsRead).toBeLessThanOrEqual(50);
   });
 
-  it("signs a new user up by the token in the path at most 50 rows read, writing as many rows in a small organization as here", async () => {
+  it("signs a new user up by a token in the path: reads 50 rows at most, writes as in a small one", async () => {
     const small = await setupOrganization();
     const signUp = async (organizationId: string, email: string) => {
       const token = await mintInviteToken();

@@ -19,7 +19,8 @@ async function sha256(text: string) {
 export async function databaseDigest(): Promise<Record<string, string>> {
   await sealPendingActivity();
   const { results: tables } = await env.DB.prepare(
-    "select name from pragma_table_list where schema = 'main' and type = 'table' and name not like 'sqlite_%' order by name",
+    "select name from pragma_table_list where schema = 'main' and type = 'table' and name not like 'sqlite_%' " +
+      "order by name",
   ).all<{ name: string }>();
   const names = tables.map((table) => table.name).filter((name) => !PLATFORM_TABLES.includes(name));
   const contents = await env.DB.batch(names.map((name) => env.DB.prepare(`select * from "${name}" order by rowid`)));
