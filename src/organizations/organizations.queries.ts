@@ -29,15 +29,22 @@ const membershipOfListed = (actor: Actor) =>
   and(eq(organizationMemberships.userId, actor.userId), eq(organizationMemberships.organizationId, sql`"listed"."id"`));
 
 /**
- * The caller's organizations `listed` (a query of `id`) names, with their level, each read by its
- * id. CROSS JOIN keeps that order (SQLite would otherwise walk all the caller's memberships).
+ * The caller's organizations `listed` (a query of `id`) names, each read by its id with their
+ * level, and beside each the projects the caller sees in it (and the key reaches), along the
+ * (organization, created_at, id) index: a row per project, one with no project for an
+ * organization where they see none. CROSS JOIN keeps that order (SQLite would otherwise walk all
+ * the caller's memberships).
  */
-function selectListedOrganizations(db: Database, actor: Actor, listed: SQL) {
+function selectListedWithProjects(db: Database, actor: Actor, listed: SQL) {
   return db
-    .select({ organization: organizations, level: organizationMemberships.level })
+    .select({ organization: organizations, level: organizationMemberships.level, project: projects })
     .from(sql`(${listed}) as "listed"`)
     .crossJoin(organizationMemberships)
     .crossJoin(organizations)
+    .leftJoin(
+      projects,
+      and(eq(projects.organizationId, sql`"listed"."id"`), projectVisible, ...projectsInKeyScope(actor)),
+    )
     .where(and(membershipOfListed(actor), eq(organizations.id, sql`"listed"."id"`)));
 }
 
@@ -95,19 +102,28 @@ function countOfCallerOrganizations(db: Database, actor: Actor) {
   return counterOf(users.organizationCount, eq(users.id, actor.userId));
 }
 
-/** A page of the caller's organizations as full objects: one round trip. */
+/**
+ * A page of the caller's organizations as full objects: one round trip. The page's ids (and the
+ * one after) along the caller's membership index, then the page's organizations with their
+ * projects in one statement.
+ */
 export async function readOrganizationsPage(db: Database, actor: Actor, page: Page) {
   const ids = pageIds(db, byCreation, callerMembershipsInScope(actor), page);
-  const [[total], rows, projectRows] = await db.batch([
+  const [[total], idRows, rows] = await db.batch([
     selectCount(db, countOfCallerOrganizations(db, actor)),
-    selectListedOrganizations(db, actor, ids),
+    db.select({ organizationId: sql<string>`"id"` }).from(sql`(${ids})`),
     // The page's organizations alone: not the extra one `pageIds` reads to know whether a page follows.
-    selectVisibleProjectsIn(db, actor, sql`(select "id" from (${ids}) limit ${page.limit})`),
+    selectListedWithProjects(db, actor, sql`select "id" from (${ids}) limit ${page.limit}`),
   ]);
-  const listed = pageOf(byCreation, page, rows, (row) => ({ organizationId: row.organization.id }));
+  const listed = pageOf(byCreation, page, idRows);
+  const organizationRows = listed.rows.flatMap(({ organizationId }) => {
+    const row = rows.find(({ organization }) => organization.id === organizationId);
+    return row ? [row] : [];
+  });
+  const projectRows = rows.flatMap(({ project }) => (project ? [{ project }] : []));
   return {
     count: total?.value ?? 0,
-    organizations: organizationObjects([listed.rows, projectRows]),
+    organizations: organizationObjects([organizationRows, projectRows]),
     links: listed.links,
   };
 }

@@ -594,6 +594,9 @@ describe("a user in 1,001 organizations", () => {
     organizations.length + organizations.reduce((sum, organization) => sum + organization.projects.length, 0);
 
   it("lists them, counts them and embeds their projects at most 3 rows per item, one indexed read each", async () => {
+    const whole = await api("GET", "/api/organizations", { key });
+    expect(whole.body.results).toHaveLength(100);
+    expect(whole.cost.rowsRead).toBeLessThanOrEqual(3 * itemsOf(whole.body.results) + 50);
     const first = await api("GET", "/api/organizations?limit=10", { key });
     const deep = await api("GET", "/api/organizations?limit=10&offset=500", { key });
     const back = await api("GET", local(deep.body.previous), { key });
