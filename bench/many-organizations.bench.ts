@@ -1,8 +1,6 @@
 import { expect, it } from "vitest";
-import { nowIso, uuid7 } from "../src/platform/ids";
-import { MembershipLevel } from "../src/platform/levels";
 import { api, setupOrganization } from "../test/support/harness";
-import { emptySeedRows, insertSeedRows, seedOtherOrganizations } from "../test/support/seed";
+import { emptySeedRows, insertSeedRows, seedMembershipsOf, seedOtherOrganizations } from "../test/support/seed";
 import { measure, report, type Measurement } from "./report";
 
 /** A user in one organization, and one in 1,001: what their organizations cost to read, per organization shown. */
@@ -13,17 +11,11 @@ it("a user's organizations: 1 vs 1,001", async () => {
   const large = await setupOrganization();
   const rows = emptySeedRows();
   seedOtherOrganizations(rows, MANY);
-  const now = nowIso();
-  for (const organization of rows.organizations) {
-    rows.memberships.push({
-      id: uuid7(),
-      organizationId: organization.id,
-      userId: large.owner.id,
-      level: MembershipLevel.member,
-      joinedAt: now,
-      updatedAt: now,
-    });
-  }
+  seedMembershipsOf(
+    rows,
+    large.owner.id,
+    rows.organizations.map((organization) => organization.id),
+  );
   await insertSeedRows(rows);
 
   const both = async (label: string, path: string): Promise<Measurement> => ({

@@ -19,6 +19,7 @@ import {
   emptySeedRows,
   insertSeedRows,
   seedOrganization as seedOrganizationOfEveryKind,
+  seedMembershipsOf,
   seedOtherOrganizations,
   seedProject,
   type SeededOrganization,
@@ -573,16 +574,11 @@ describe("a user in 1,001 organizations", () => {
     await insertSeedRows(rows);
     const own = await setupOrganization();
     const memberships = emptySeedRows();
-    for (const organization of rows.organizations) {
-      memberships.memberships.push({
-        id: uuid7(),
-        organizationId: organization.id,
-        userId: own.owner.id,
-        level: MembershipLevel.member,
-        joinedAt: now,
-        updatedAt: now,
-      });
-    }
+    seedMembershipsOf(
+      memberships,
+      own.owner.id,
+      rows.organizations.map((organization) => organization.id),
+    );
     await insertSeedRows(memberships);
     key = own.key;
     await api("GET", "/api/users/@me", { key });
