@@ -88,6 +88,20 @@ const READS: Request[] = [
   get("GET /api/environments/:id/activity_log?limit=10", (o) => `${environment(o)}/activity_log?limit=10`),
 ];
 
+/**
+ * The dashboards list filtered: by a search read from the trigram index (one match in each
+ * organization, the same in upper case, and "seeded 1", which matches 1 dashboard of 10 and 1,111
+ * of 10,000), by a tag read from the tag index (one match), and by a search too short for a
+ * trigram, which tests each dashboard along the list until the page is full.
+ */
+const FILTERS: Request[] = [
+  get("GET .../dashboards?search=shared board", (o) => `${environment(o)}/dashboards?search=shared%20board`),
+  get("GET .../dashboards?search=SHARED", (o) => `${environment(o)}/dashboards?search=SHARED`),
+  get("GET .../dashboards?search=seeded 1&limit=10", (o) => `${environment(o)}/dashboards?search=seeded%201&limit=10`),
+  get("GET .../dashboards?tags=measured", (o) => `${environment(o)}/dashboards?tags=measured`),
+  get("GET .../dashboards?search=sh (short: no trigram)", (o) => `${environment(o)}/dashboards?search=sh`),
+];
+
 const S3_EXPORT = {
   interval: "hour",
   destination: { type: "S3", config: { bucket_name: "bucket", region: "us-east-1", prefix: "events/" } },
@@ -187,6 +201,29 @@ const WRITES: Request[] = [
     () => ({ label: "Measured", scopes: ["*"] }),
   ),
   write("DELETE .../members/:uuid", "DELETE", (o) => `${organization(o)}/members/${o.spareMembers[0]!.uuid}`),
+  write(
+    "POST .../dashboards (3 tags)",
+    "POST",
+    (o) => `${environment(o)}/dashboards`,
+    () => ({ name: "Tagged", description: "Searched", tags: ["one", "two", "three"] }),
+  ),
+  write("PATCH .../dashboards/:id (name, 3 tags)", "PATCH", dashboard, () => ({
+    name: "Renamed",
+    tags: ["four", "five", "six"],
+  })),
+  write(
+    "PATCH .../organizations/:id/projects/:id",
+    "PATCH",
+    (o) => `${organization(o)}/projects/${o.project.id}`,
+    () => ({ name: "Renamed again" }),
+  ),
+  write(
+    "POST .../webhooks",
+    "POST",
+    (o) => `${organization(o)}/webhooks`,
+    () => ({ url: "http://receiver.test/hook", events: ["Dashboard.created"] }),
+  ),
+  write("DELETE .../domains/:id", "DELETE", (o) => `${organization(o)}/domains/${o.domainId}`),
 ];
 
 /** The public page is HTML, not JSON: its cost is read from the headers alone. */
@@ -288,6 +325,9 @@ it("every read and one write per resource, 10 vs 10,000 rows of each kind", asyn
   }
   const read: Measurement[] = [];
   for (const request of READS) read.push(await both(request, small, large));
+  for (const o of [small, large]) await api("PATCH", dashboard(o), { key: o.key, body: { tags: ["measured"] } });
+  const filtered: Measurement[] = [];
+  for (const request of FILTERS) filtered.push(await both(request, small, large));
   const sharing = await api("GET", `${dashboard(large)}/sharing`, { key: large.key });
   const written: Measurement[] = [];
   for (const request of WRITES) written.push(await both(request, small, large));
@@ -307,7 +347,12 @@ it("every read and one write per resource, 10 vs 10,000 rows of each kind", asyn
     listedByMember,
   );
   report("Retrievals", [SMALL, LARGE], [...read, ...publicPages]);
+  report(
+    "Dashboards filtered (by their indexes; a search under 3 characters along the list)",
+    [SMALL, LARGE],
+    filtered,
+  );
   report("Writes", [SMALL, LARGE], written, { written: true });
-  for (const m of [...listed, ...listedByMember, ...read, ...written])
+  for (const m of [...listed, ...listedByMember, ...read, ...filtered, ...written])
     expect(m.large.queries, m.label).toBe(m.small.queries);
 }, 900_000);

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /*
  * One schema for the whole service. Timestamps are stored as ISO 8601 strings in UTC (what the
@@ -41,6 +41,8 @@ export const users = sqliteTable("users", {
    */
   currentOrganizationId: text("current_organization_id"),
   currentProjectId: integer("current_project_id"),
+  /** How many organizations the user is a member of, kept by triggers (see migrations/): their list's count. */
+  organizationCount: integer("organization_count").notNull().default(0),
   /** Kept by triggers on personal_api_keys (migration list_counters): the list's count in one row. */
   personalApiKeyCount: integer("personal_api_key_count").notNull().default(0),
 });
@@ -101,7 +103,9 @@ export const organizationMemberships = sqliteTable(
   },
   (table) => [
     uniqueIndex("organization_memberships_organization_user").on(table.organizationId, table.userId),
-    index("organization_memberships_user").on(table.userId),
+    // A user's organizations in creation order (organization ids are UUIDv7: time first), with
+    // their level and membership: their list, and `@current`'s first, read along the index alone.
+    index("organization_memberships_user_organization").on(table.userId, table.organizationId, table.level, table.id),
     index("organization_memberships_organization_joined").on(table.organizationId, table.joinedAt, table.id),
     // Owners are counted before an owner is removed or demoted: read the owners, not every member.
     index("organization_memberships_organization_level").on(table.organizationId, table.level),
@@ -356,6 +360,27 @@ export const dashboards = sqliteTable(
       table.id,
     ),
     index("dashboards_created_by").on(table.createdById),
+  ],
+);
+
+/**
+ * Each tag of a live dashboard, one row each, kept by triggers from `dashboards.tags` (see
+ * migrations/): `?tags=` reads the environment's dashboards with a tag along the index instead of
+ * testing every dashboard's list. A soft-deleted dashboard has none. Their names and descriptions
+ * are indexed for `?search=` in `dashboards_search`, an FTS5 table (migrations/ only).
+ */
+export const dashboardTags = sqliteTable(
+  "dashboard_tags",
+  {
+    dashboardId: integer("dashboard_id")
+      .notNull()
+      .references(() => dashboards.id, { onDelete: "cascade" }),
+    environmentId: integer("environment_id").notNull(),
+    tag: text("tag").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.dashboardId, table.tag] }),
+    index("dashboard_tags_environment_tag").on(table.environmentId, table.tag, table.dashboardId),
   ],
 );
 

@@ -1,17 +1,11 @@
-import { and, asc, count, eq, gte, inArray, lt, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
-import { organizationMemberships, organizations, projects } from "../db/schema";
+import { and, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
+import { organizationMemberships, organizations, projects, users } from "../db/schema";
 import type { Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
-import {
-  callerMemberships,
-  callerMembershipsInScope,
-  callerOrganizationId,
-  CURRENT,
-  currentOrganizationFirst,
-} from "../platform/organization-context";
-import { pageIds, pageOf, type ListOrder, type Page } from "../platform/pagination";
-import { membershipOfCaller, projectsInKeyScope, projectVisible } from "../platform/project-context";
+import { callerMembershipOf, callerMembershipsInScope, callerOrganizationId } from "../platform/organization-context";
+import { counterOf, pageIds, pageOf, selectCount, type ListOrder, type Page } from "../platform/pagination";
+import { projectsInKeyScope, projectVisible } from "../platform/project-context";
 import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
 import { toProjectListItem } from "./projects/projects.schema";
 
@@ -24,33 +18,70 @@ type ProjectRow = { project: typeof projects.$inferSelect };
  */
 type OrganizationReads = readonly [OrganizationRow[], ProjectRow[]];
 
-/** The caller's organizations with their level; `requested` is an id, or `@current` for any in the key's scope. */
-function selectCallerOrganizations(db: Database, actor: Actor, requested: string, among?: SQL) {
+/** The caller's organizations `memberships` selects, with their level. */
+function selectCallerOrganizations(db: Database, memberships: SQL | undefined) {
   return db
     .select({ organization: organizations, level: organizationMemberships.level })
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(and(callerMemberships(actor, requested), among));
+    .where(memberships);
+}
+
+/** The caller's membership of each organization of `"listed"` (a query of `id`): one entry of their index. */
+const membershipOfListed = (actor: Actor) =>
+  and(eq(organizationMemberships.userId, actor.userId), eq(organizationMemberships.organizationId, sql`"listed"."id"`));
+
+/**
+ * The caller's organizations `listed` (a query of `id`) names, each read by its id with their
+ * level, and beside each the projects the caller sees in it (and the key reaches), along the
+ * (organization, created_at, id) index: a row per project, one with no project for an
+ * organization where they see none. CROSS JOIN keeps that order (SQLite would otherwise walk all
+ * the caller's memberships).
+ */
+function selectListedWithProjects(db: Database, actor: Actor, listed: SQL) {
+  return db
+    .select({ organization: organizations, level: organizationMemberships.level, project: projects })
+    .from(sql`(${listed}) as "listed"`)
+    .crossJoin(organizationMemberships)
+    .crossJoin(organizations)
+    .leftJoin(
+      projects,
+      and(eq(projects.organizationId, sql`"listed"."id"`), projectVisible, ...projectsInKeyScope(actor)),
+    )
+    .where(and(membershipOfListed(actor), eq(organizations.id, sql`"listed"."id"`)));
 }
 
 /**
- * The projects the caller sees (and the key reaches) in the organizations `organizationIds`
- * selects: one read along the (organization, created_at, id) index, the caller's membership read
- * once per organization and the visibility rule tested on each project.
+ * The projects the caller sees (and the key reaches) in the organizations `listed` (a query of
+ * `id`) names: for each, the caller's membership read once, then its projects along the
+ * (organization, created_at, id) index, the visibility rule tested on each.
  */
-function selectVisibleProjectsIn(db: Database, actor: Actor, organizationIds: SQLWrapper) {
+function selectVisibleProjectsIn(db: Database, actor: Actor, listed: SQL) {
   return db
     .select({ project: projects })
-    .from(projects)
-    .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-    .where(and(inArray(projects.organizationId, organizationIds), projectVisible, ...projectsInKeyScope(actor)))
-    .orderBy(asc(projects.organizationId), asc(projects.createdAt), asc(projects.id));
+    .from(sql`(${listed}) as "listed"`)
+    .crossJoin(organizationMemberships)
+    .crossJoin(projects)
+    .where(
+      and(
+        membershipOfListed(actor),
+        eq(projects.organizationId, sql`"listed"."id"`),
+        projectVisible,
+        ...projectsInKeyScope(actor),
+      ),
+    );
 }
+
+/** Creation order, as the index holds it; put in order here (an ORDER BY costs a row read per row sorted). */
+const byProjectCreation = ({ project: a }: ProjectRow, { project: b }: ProjectRow) =>
+  a.createdAt === b.createdAt ? a.id - b.id : a.createdAt < b.createdAt ? -1 : 1;
 
 /** Full objects from organization rows (with the caller's level) and the visible projects read beside them. */
 function organizationObjects([rows, projectRows]: OrganizationReads): Organization[] {
   return rows.map(({ organization, level }) => {
-    const visible = projectRows.filter(({ project }) => project.organizationId === organization.id);
+    const visible = projectRows
+      .filter(({ project }) => project.organizationId === organization.id)
+      .sort(byProjectCreation);
     return toOrganization(
       organization,
       level,
@@ -59,42 +90,52 @@ function organizationObjects([rows, projectRows]: OrganizationReads): Organizati
   });
 }
 
-/** Oldest first, as PostHog lists a user's organizations. */
-const byCreation: ListOrder = [
-  [organizations.createdAt, "asc"],
-  [organizations.id, "asc"],
-];
+/**
+ * Oldest first, as PostHog lists a user's organizations: by id, which is creation order (UUIDv7,
+ * time first), along the user's (user, organization) membership index.
+ */
+const byCreation: ListOrder = [[organizationMemberships.organizationId, "asc"]];
 
-/** A page of the caller's organizations as full objects: one round trip. */
+/**
+ * The caller's organizations: their count is the user's counter (one row; a key scoped to some
+ * organizations counts its memberships of those, as many as the scope names).
+ */
+function countOfCallerOrganizations(db: Database, actor: Actor) {
+  if (actor.scopedOrganizations.length > 0) return db.$count(organizationMemberships, callerMembershipsInScope(actor));
+  return counterOf(users.organizationCount, eq(users.id, actor.userId));
+}
+
+/**
+ * A page of the caller's organizations as full objects: one round trip. The page's ids (and the
+ * one after) along the caller's membership index, then the page's organizations with their
+ * projects in one statement.
+ */
 export async function readOrganizationsPage(db: Database, actor: Actor, page: Page) {
-  const ofCaller = inArray(
-    organizations.id,
-    db
-      .select({ id: organizationMemberships.organizationId })
-      .from(organizationMemberships)
-      .where(callerMembershipsInScope(actor)),
-  );
-  const ids = pageIds(db, byCreation, ofCaller, page);
-  const [[total], rows, projectRows] = await db.batch([
-    db.select({ value: count() }).from(organizationMemberships).where(callerMembershipsInScope(actor)),
-    selectCallerOrganizations(db, actor, CURRENT, sql`${organizations.id} in (select "id" from (${ids}))`),
+  const ids = pageIds(db, byCreation, callerMembershipsInScope(actor), page);
+  const [[total], idRows, rows] = await db.batch([
+    selectCount(db, countOfCallerOrganizations(db, actor)),
+    db.select({ organizationId: sql<string>`"id"` }).from(sql`(${ids})`),
     // The page's organizations alone: not the extra one `pageIds` reads to know whether a page follows.
-    selectVisibleProjectsIn(db, actor, sql`(select "id" from (${ids}) limit ${page.limit})`),
+    selectListedWithProjects(db, actor, sql`select "id" from (${ids}) limit ${page.limit}`),
   ]);
-  const listed = pageOf(byCreation, page, rows, (row) => row.organization);
+  const listed = pageOf(byCreation, page, idRows);
+  const organizationRows = listed.rows.flatMap(({ organizationId }) => {
+    const row = rows.find(({ organization }) => organization.id === organizationId);
+    return row ? [row] : [];
+  });
+  const projectRows = rows.flatMap(({ project }) => (project ? [{ project }] : []));
   return {
     count: total?.value ?? 0,
-    organizations: organizationObjects([listed.rows, projectRows]),
+    organizations: organizationObjects([organizationRows, projectRows]),
     links: listed.links,
   };
 }
 
 /** The statements reading one organization (an id, or `@current`) as a full object, for a caller's batch. */
 export function organizationObjectStatements(db: Database, actor: Actor, requested: string) {
-  const organization = selectCallerOrganizations(db, actor, requested)
-    .orderBy(...currentOrganizationFirst(actor.userId))
-    .limit(1);
-  return [organization, selectVisibleProjectsIn(db, actor, callerOrganizationId(db, actor, requested))] as const;
+  const organization = selectCallerOrganizations(db, callerMembershipOf(db, actor, requested));
+  const listed = sql`select (${callerOrganizationId(db, actor, requested)}) as "id"`;
+  return [organization, selectVisibleProjectsIn(db, actor, listed)] as const;
 }
 
 /** The object `organizationObjectStatements` read, if the caller is a member. */

@@ -161,17 +161,6 @@ const organizationWithMembership = {
   activityLogRetentionDays: organizations.activityLogRetentionDays,
 };
 
-/**
- * The order `@current` picks from: the organization the user chose (PATCH `/api/users/@me`)
- * first, then creation order. A choice outside the key's scope, or one the user has left, is
- * simply not among the rows, so the first one in scope is picked.
- */
-export const currentOrganizationFirst = (userId: number): SQL[] => [
-  sql`${organizations.id} = (select ${users.currentOrganizationId} from ${users} where ${users.id} = ${userId}) desc`,
-  asc(organizations.createdAt),
-  asc(organizations.id),
-];
-
 /** The caller's memberships (of `requested`, or any for `@current`) within the key's scope. */
 export function callerMemberships(actor: Actor, requested: string): SQL | undefined {
   const conditions: (SQL | undefined)[] = [eq(organizationMemberships.userId, actor.userId)];
@@ -193,16 +182,37 @@ export function callerMembershipsInScope(actor: Actor): SQL | undefined {
 
 /**
  * The id of the organization `requested` names (`@current` included) if the caller is a member,
- * as a subquery other queries of the same round trip can use.
+ * as a subquery other queries of the same round trip can use. `@current` is the organization the
+ * user chose (PATCH `/api/users/@me`), else the first in creation order; a choice outside the
+ * key's scope, or one the user has left, is not among their memberships, so the first one in
+ * scope is picked. Organization ids are UUIDv7 (time first): creation order is id order, which
+ * the user's (user, organization) index holds, so either pick reads an entry or two of it.
  */
 export function callerOrganizationId(db: Database, actor: Actor, requested: string) {
-  return db
-    .select({ id: organizations.id })
-    .from(organizationMemberships)
-    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(callerMemberships(actor, requested))
-    .orderBy(...currentOrganizationFirst(actor.userId))
-    .limit(1);
+  const ofCaller = (organizationId?: SQL | string) =>
+    db
+      .select({ id: organizationMemberships.organizationId })
+      .from(organizationMemberships)
+      .where(
+        and(
+          callerMembershipsInScope(actor),
+          organizationId === undefined ? undefined : eq(organizationMemberships.organizationId, organizationId),
+        ),
+      )
+      .orderBy(asc(organizationMemberships.organizationId))
+      .limit(1);
+  if (requested !== CURRENT) return ofCaller(requested);
+  const chosen = sql`(select ${users.currentOrganizationId} from ${users} where ${users.id} = ${actor.userId})`;
+  return db.select({ id: sql<string>`coalesce((${ofCaller(chosen)}), (${ofCaller()}))` }).from(sql`(select 1)`);
+}
+
+/** The caller's membership of the organization `requested` names (`@current` included), joined to it. */
+export function callerMembershipOf(db: Database, actor: Actor, requested: string): SQL | undefined {
+  if (requested !== CURRENT) return callerMemberships(actor, requested);
+  return and(
+    eq(organizationMemberships.userId, actor.userId),
+    eq(organizationMemberships.organizationId, sql`(${callerOrganizationId(db, actor, CURRENT)})`),
+  );
 }
 
 function selectMembership(db: Database, actor: Actor, requested: string) {
@@ -210,9 +220,7 @@ function selectMembership(db: Database, actor: Actor, requested: string) {
     .select(organizationWithMembership)
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(callerMemberships(actor, requested))
-    .orderBy(...currentOrganizationFirst(actor.userId))
-    .limit(1);
+    .where(callerMembershipOf(db, actor, requested));
 }
 
 async function findMembership(db: Database, actor: Actor, requested: string): Promise<OrganizationContext | undefined> {

@@ -61,7 +61,8 @@ export function currentUserStatements(db: Database, actor: Actor) {
       .from(organizationMemberships)
       .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
       .where(callerMemberships(actor, CURRENT))
-      .orderBy(asc(organizations.createdAt), asc(organizations.id)),
+      // Creation order: organization ids are UUIDv7 (time first), read along the user's membership index.
+      .orderBy(asc(organizationMemberships.organizationId)),
     ...organizationObjectStatements(db, actor, CURRENT),
     selectVisibleProject(db, actor, [eq(projects.id, currentProjectId(db, actor))]),
     pendingInvitesStatement(db, actor),

@@ -478,6 +478,39 @@ describe("GET /api/environments/:project_id/dashboards", () => {
     expect(await names("tags=growth&pinned=false&search=sign")).toEqual(["Signups"]);
   });
 
+  it("finds what the name and description hold now, within the project, counting the matches", async () => {
+    const { key, project } = await setupOrganization();
+    const other = await setupOrganization();
+    await createDashboard(other.key, other.project.id, { name: "Revenue elsewhere", tags: ["finance"] });
+    const renamed = await createDashboard(key, project.id, { name: "Old name", tags: ["finance"] });
+    const quoted = await createDashboard(key, project.id, { name: 'Say "hi" AND bye', description: "Été" });
+    const gone = await createDashboard(key, project.id, { name: "Revenue gone", tags: ["finance"] });
+    const search = async (query: string) => {
+      const response = await api("GET", `${dashboardsPath(project.id)}?${query}`, { key });
+      expect(response.status).toBe(200);
+      expect(response.body.count).toBe(response.body.results.length);
+      return response.body.results.map((item: { id: number }) => item.id);
+    };
+    expect(await search("search=revenue")).toEqual([gone.id]);
+    await api("PATCH", `${dashboardsPath(project.id)}/${renamed.id}`, {
+      key,
+      body: { name: "Net revenue", tags: ["ops"] },
+    });
+    await api("PATCH", `${dashboardsPath(project.id)}/${gone.id}`, { key, body: { deleted: true } });
+    expect(await search("search=REVENUE")).toEqual([renamed.id]);
+    expect(await search("search=old%20name")).toEqual([]);
+    expect(await search("tags=finance")).toEqual([]);
+    expect(await search("tags=ops")).toEqual([renamed.id]);
+    // Quotes and FTS5 operators are part of the text searched; case is ignored beyond ASCII.
+    expect(await search(`search=${encodeURIComponent('"hi" AND')}`)).toEqual([quoted.id]);
+    expect(await search("search=%C3%89T%C3%89")).toEqual([quoted.id]);
+    expect(await search("search=%C3%A9t%C3%A9")).toEqual([quoted.id]);
+    // Restored, it is found again, with its tags.
+    await api("PATCH", `${dashboardsPath(project.id)}/${gone.id}`, { key, body: { deleted: false } });
+    expect(await search("search=revenue&tags=finance")).toEqual([gone.id]);
+    expect(await search("search=revenue")).toEqual([renamed.id, gone.id]);
+  });
+
   it("answers 400 for a pinned filter that is not a boolean", async () => {
     const { key, project } = await setupOrganization();
     const response = await api("GET", `${dashboardsPath(project.id)}?pinned=maybe`, { key });

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
+import { mintInviteToken } from "../../src/organizations/invites/invite-tokens";
 import {
   addMember,
   addMembership,
@@ -18,6 +19,8 @@ import {
   emptySeedRows,
   insertSeedRows,
   seedOrganization as seedOrganizationOfEveryKind,
+  seedMembershipsOf,
+  seedOtherOrganizations,
   seedProject,
   type SeededOrganization,
   type SeedRows,
@@ -191,6 +194,34 @@ describe("rows read are bounded by the page, not the table", () => {
         expect(response.cost.rowsRead, `${method} ${path}`).toBeLessThanOrEqual(3 * (SIZE + 1) + 50);
       }
     }
+  });
+
+  it("searches dashboards and filters them by tag along indexes: rows read follow the matches", async () => {
+    const dashboards = `/api/environments/${team.project.id}/dashboards`;
+    for (const name of ["Quarterly revenue", "Quarterly costs", "Yearly revenue"]) {
+      const created = await api("POST", dashboards, { key: team.key, body: { name, tags: ["finance", "board"] } });
+      expect(created.status).toBe(201);
+    }
+    // The seeded dashboards' names hold their ids (from 1,000,001): "seeded 1001" is in a thousand of them.
+    const few: [string, number][] = [
+      ["search=quarterly", 2],
+      ["search=REVENUE", 2],
+      ["tags=finance", 3],
+      ["tags=finance,board&search=yearly", 1],
+      ["search=nowhere", 0],
+    ];
+    for (const [query, count] of few) {
+      const response = await api("GET", `${dashboards}?${query}&limit=10`, { key: team.key });
+      expect(response.body.count, query).toBe(count);
+      expect(response.cost.queries, query).toBe(1);
+      expect(response.cost.rowsRead, query).toBeLessThanOrEqual(80);
+    }
+    const many = await api("GET", `${dashboards}?search=seeded%201001&limit=10`, { key: team.key });
+    expect(many.body.count).toBeGreaterThanOrEqual(1000);
+    expect(many.body.count).toBeLessThan(SIZE);
+    expect(many.body.results).toHaveLength(10);
+    // Each match: its index entry, counted once and listed once (its row read by id and sorted).
+    expect(many.cost.rowsRead).toBeLessThanOrEqual(6 * many.body.count + 80);
   });
 
   it("finding a member by e-mail reads a bounded number of rows", async () => {
@@ -488,6 +519,34 @@ describe("every list counts in one row and pages along its index", () => {
       }),
       await api("DELETE", `${organization}/members/${o.spareMembers[0]!.uuid}`, { key: o.key }),
     ];
+    // Tags and the search index follow a dashboard's writes: its tags, a rename, a restore.
+    const tagged = await api("POST", `${environment}/dashboards`, {
+      key: o.key,
+      body: { name: "Tagged", description: "Searched", tags: ["one", "two", "three"] },
+    });
+    const domain = await api("POST", `${organization}/domains`, { key: o.key, body: { domain: "gone.example.com" } });
+    const webhook = await api("POST", `${organization}/webhooks`, {
+      key: o.key,
+      body: { url: "http://receiver.test/hook", events: ["Dashboard.created"] },
+    });
+    writes.push(
+      tagged,
+      await api("PATCH", `${environment}/dashboards/${tagged.body.id}`, {
+        key: o.key,
+        body: { name: "Renamed", tags: ["four", "five", "six"] },
+      }),
+      await api("PATCH", `${environment}/dashboards/${tagged.body.id}`, { key: o.key, body: { deleted: true } }),
+      await api("PATCH", `${environment}/dashboards/${tagged.body.id}`, { key: o.key, body: { deleted: false } }),
+      await api("PATCH", `${organization}/domains/${domain.body.id}`, {
+        key: o.key,
+        body: { jit_provisioning_enabled: false },
+      }),
+      await api("DELETE", `${organization}/domains/${domain.body.id}`, { key: o.key }),
+      await api("PATCH", `${organization}/projects/${o.project.id}`, { key: o.key, body: { name: "Written thrice" } }),
+      webhook,
+      await api("PATCH", `${organization}/webhooks/${webhook.body.id}`, { key: o.key, body: { enabled: false } }),
+      await api("DELETE", `${organization}/webhooks/${webhook.body.id}`, { key: o.key }),
+    );
     for (const response of writes) {
       expect(response.status, response.text).toBeLessThan(300);
       expect(response.cost.rowsWritten, response.text).toBeLessThanOrEqual(30);
@@ -506,6 +565,61 @@ describe("every list counts in one row and pages along its index", () => {
   });
 });
 
+describe("a user in 1,001 organizations", () => {
+  const MANY = 1000;
+  let key: string;
+  beforeAll(async () => {
+    // The seed's ids first: users created after it take ids above them.
+    const rows = emptySeedRows();
+    seedOtherOrganizations(rows, MANY);
+    await insertSeedRows(rows);
+    const own = await setupOrganization();
+    const memberships = emptySeedRows();
+    seedMembershipsOf(
+      memberships,
+      own.owner.id,
+      rows.organizations.map((organization) => organization.id),
+    );
+    await insertSeedRows(memberships);
+    key = own.key;
+    await api("GET", "/api/users/@me", { key });
+  }, 120_000);
+
+  const local = (link: string) => `${new URL(link).pathname}${new URL(link).search}`;
+  /** Organizations and the projects embedded in them. */
+  const itemsOf = (organizations: { projects: unknown[] }[]) =>
+    organizations.length + organizations.reduce((sum, organization) => sum + organization.projects.length, 0);
+
+  it("lists them, counts them and embeds their projects at most 3 rows per item, one indexed read each", async () => {
+    const whole = await api("GET", "/api/organizations", { key });
+    expect(whole.body.results).toHaveLength(100);
+    expect(whole.cost.rowsRead).toBeLessThanOrEqual(3 * itemsOf(whole.body.results) + 50);
+    const first = await api("GET", "/api/organizations?limit=10", { key });
+    const deep = await api("GET", "/api/organizations?limit=10&offset=500", { key });
+    const back = await api("GET", local(deep.body.previous), { key });
+    for (const page of [first, deep, back]) {
+      expect(page.body.count).toBe(MANY + 1);
+      expect(page.body.results).toHaveLength(10);
+      expect(page.cost.queries).toBe(1);
+    }
+    for (const page of [first, back])
+      expect(page.cost.rowsRead).toBeLessThanOrEqual(3 * itemsOf(page.body.results) + 50);
+    // By offset, each index entry skipped is read (twice: the organizations and their projects).
+    expect(deep.cost.rowsRead).toBeLessThanOrEqual(2 * 500 + 3 * itemsOf(deep.body.results) + 50);
+  });
+
+  it("shows them in /api/users/@me and picks @current at most 3 rows per item", async () => {
+    const me = await api("GET", "/api/users/@me", { key });
+    const current = await api("GET", "/api/organizations/@current", { key });
+
+    expect(me.body.organizations).toHaveLength(MANY + 1);
+    expect(me.cost.queries).toBe(1);
+    expect(me.cost.rowsRead).toBeLessThanOrEqual(3 * (MANY + 1 + itemsOf([me.body.organization])) + 50);
+    expect(current.body.id).toBe(me.body.organization.id);
+    expect(current.cost.rowsRead).toBeLessThanOrEqual(3 * itemsOf([current.body]) + 50);
+  });
+});
+
 // Last: joining changes the organization the lists above count.
 describe("signing up by invite", () => {
   it("reads at most 50 rows in an organization of 10,000 of everything", async () => {
@@ -516,5 +630,32 @@ describe("signing up by invite", () => {
     expect(preview.cost.rowsRead).toBeLessThanOrEqual(50);
     expect(signup.cost.queries).toBe(2);
     expect(signup.cost.rowsRead).toBeLessThanOrEqual(50);
+  });
+
+  it("signs a new user up by a token in the path: reads 50 rows at most, writes as in a small one", async () => {
+    const small = await setupOrganization();
+    const signUp = async (organizationId: string, email: string) => {
+      const token = await mintInviteToken();
+      await db.insert(schema.invites).values({
+        id: uuid7(),
+        organizationId,
+        targetEmail: email,
+        level: MembershipLevel.member,
+        sendEmail: false,
+        combinePendingInvites: false,
+        tokenHash: token.hash,
+        createdAt: nowIso(),
+        updatedAt: nowIso(),
+      });
+      return api("POST", `/api/signup/${token.value}`, { body: { first_name: "New" } });
+    };
+    const inSmall = await signUp(small.organization.id, "path-small@example.com");
+    const inLarge = await signUp(everyKind.organization.id, "path-large@example.com");
+
+    expect([inSmall.status, inLarge.status]).toEqual([201, 201]);
+    expect(inLarge.cost.queries).toBe(2);
+    expect(inLarge.cost.rowsRead).toBeLessThanOrEqual(50);
+    expect(inLarge.cost.rowsWritten).toBe(inSmall.cost.rowsWritten);
+    expect(inLarge.cost.rowsWritten).toBeLessThanOrEqual(50);
   });
 });

@@ -13,12 +13,14 @@ async function sha256(text: string) {
 
 /**
  * Every table's row count and a hash of all its rows, read straight from D1 in one batch: equal
- * digests before and after a request mean the request changed nothing.
+ * digests before and after a request mean the request changed nothing. Ordinary tables only: a
+ * full-text index (a virtual table and its shadow tables) follows the rows it indexes.
  */
 export async function databaseDigest(): Promise<Record<string, string>> {
   await sealPendingActivity();
   const { results: tables } = await env.DB.prepare(
-    "select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name",
+    "select name from pragma_table_list where schema = 'main' and type = 'table' and name not like 'sqlite_%' " +
+      "order by name",
   ).all<{ name: string }>();
   const names = tables.map((table) => table.name).filter((name) => !PLATFORM_TABLES.includes(name));
   const contents = await env.DB.batch(names.map((name) => env.DB.prepare(`select * from "${name}" order by rowid`)));

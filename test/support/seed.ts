@@ -267,6 +267,21 @@ export function seedOtherOrganizations(rows: SeedRows, count: number) {
   }
 }
 
+/** A user's memberships of the organizations `organizationIds` names: a user in many organizations. */
+export function seedMembershipsOf(rows: SeedRows, userId: number, organizationIds: string[]) {
+  const now = nowIso();
+  for (const organizationId of organizationIds) {
+    rows.memberships.push({
+      id: uuid7(),
+      organizationId,
+      userId,
+      level: MembershipLevel.member,
+      joinedAt: now,
+      updatedAt: now,
+    });
+  }
+}
+
 /** Statements per round trip: a batch of tens of thousands would hold D1's writer for too long at once. */
 const STATEMENTS_PER_BATCH = 500;
 

@@ -6,6 +6,7 @@ import {
   accessControls,
   dashboardCollaborators,
   dashboards,
+  dashboardTags,
   dashboardTiles,
   environments,
   insights,
@@ -221,22 +222,51 @@ function notHiddenByRule(caller: DashboardListScope["caller"]): SQL {
     or coalesce(${rule}, 'editor') <> 'none')`;
 }
 
+/** FTS5's trigram tokenizer matches a phrase of at least this many characters (see migrations/). */
+const TRIGRAM = 3;
+
+const searchesIndex = (search: string | undefined): search is string =>
+  search !== undefined && [...search].length >= TRIGRAM;
+
+/**
+ * The ids (`"id"`) of the environment's live dashboards the indexes select, or undefined where no
+ * filter is indexed: a search of 3 characters or more, read from the trigram index within the
+ * environment (each row indexes its environment as `<id>`; the search is one quoted phrase, so
+ * that nothing in it is FTS5 syntax), and tags, one range of the tag index per tag.
+ */
+function indexedMatches(environmentId: number, { search, tags }: DashboardListFilters): SQL | undefined {
+  const tagged = (distinct: SQL) =>
+    sql`select ${distinct} ${dashboardTags.dashboardId} as "id" from ${dashboardTags}
+      where ${dashboardTags.environmentId} = ${environmentId} and ${inJsonList(dashboardTags.tag, tags ?? [])}`;
+  const byTags = tags !== undefined && tags.length > 0;
+  if (!searchesIndex(search)) return byTags ? tagged(sql`distinct`) : undefined;
+  const phrase = `scope : "<${environmentId}>" AND {name description} : "${search.replace(/"/g, '""')}"`;
+  return sql`select rowid as "id" from dashboards_search where dashboards_search match ${phrase}
+    ${byTags ? sql`and rowid in (${tagged(sql``)})` : sql``}`;
+}
+
+/**
+ * What the list's filters select. What the indexes match is read by id, those dashboards alone
+ * (the `+` keeps SQLite from walking the listing index instead, which would read the
+ * environment's dashboards until the page is full). A search shorter than a trigram tests each
+ * dashboard's name and description along the listing index, as far as the page needs.
+ */
 function listConditions(scope: DashboardListScope, filters: DashboardListFilters) {
+  const matches = indexedMatches(scope.environmentId, filters);
   const conditions: (SQL | undefined)[] = [
-    eq(dashboards.environmentId, scope.environmentId),
+    matches
+      ? sql`+${dashboards.environmentId} = ${scope.environmentId}`
+      : eq(dashboards.environmentId, scope.environmentId),
     eq(dashboards.deleted, false),
     notHiddenByRule(scope.caller),
   ];
   if (filters.pinned !== undefined) conditions.push(eq(dashboards.pinned, filters.pinned));
-  if (filters.search) {
-    const pattern = `%${filters.search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+  if (matches) conditions.push(sql`${dashboards.id} in (${matches})`);
+  const { search } = filters;
+  if (search && [...search].length < TRIGRAM) {
+    const pattern = `%${search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
     conditions.push(
       sql`(${dashboards.name} like ${pattern} escape '\\' or ${dashboards.description} like ${pattern} escape '\\')`,
-    );
-  }
-  if (filters.tags && filters.tags.length > 0) {
-    conditions.push(
-      sql`exists (select 1 from json_each(${dashboards.tags}) where ${inJsonList(sql`value`, filters.tags)})`,
     );
   }
   return and(...conditions);
@@ -271,8 +301,9 @@ function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
 
 /**
  * A page of the environment's live dashboards and their count, for the round trip that resolves
- * the project. The count is the environment's counter less what the caller's rules hide; a
- * filter counts what it matches. SQLite evaluates each uncorrelated subquery (the caller's
+ * the project. The count is the environment's counter less what the caller's rules hide; what the
+ * indexes match (a search, tags) is counted along them, less what the rules hide; other filters
+ * count the rows they select. SQLite evaluates each uncorrelated subquery (the caller's
  * level) once per statement; an admin's rows test no rule.
  */
 export function dashboardPageStatements(
@@ -284,9 +315,15 @@ export function dashboardPageStatements(
   const where = listConditions(scope, filters);
   const unfiltered = Object.values(filters).every((filter) => filter === undefined);
   const counter = counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId));
+  const hidden = dashboardsHiddenFrom(scope);
+  const matches = indexedMatches(scope.environmentId, filters);
+  const onlyIndexed = matches && filters.pinned === undefined;
   const total = unfiltered
-    ? sql<number>`(${counter} - (select count(*) from (${dashboardsHiddenFrom(scope)})))`
-    : db.$count(dashboards, where);
+    ? sql<number>`(${counter} - (select count(*) from (${hidden})))`
+    : onlyIndexed
+      ? sql<number>`((select count(*) from (${matches}))
+          - (select count(*) from (${hidden}) as "hidden" where "hidden"."id" in (${matches})))`
+      : db.$count(dashboards, where);
   const rows = selectDashboards(db, scope).innerJoin(...joinPage(db, listingOrder, where, page));
   const count = selectCount(db, total);
   return [count, rows] as [typeof count, typeof rows];

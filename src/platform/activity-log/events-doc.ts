@@ -22,6 +22,7 @@ const EXAMPLE_USER: typeof users.$inferSelect = {
   currentOrganizationId: null,
   currentProjectId: null,
   personalApiKeyCount: 1,
+  organizationCount: 1,
 };
 
 /** An event's example entry, as stored: the rest of every example is the same. */
