@@ -24,6 +24,7 @@ const DASHBOARDS = 10;
 /** The limits raised out of reach: one key makes every request, where a client's would be throttled. */
 const UNREACHABLE = 1_000_000_000;
 const STOP_TIMEOUT_MS = 10_000;
+const PORT_ATTEMPTS = 3;
 
 const { values: options } = parseArgs({
   options: {
@@ -45,14 +46,29 @@ const work = mkdtempSync(path.join(os.tmpdir(), "throughput-"));
 /** Every wrangler started, from the moment it is spawned: all are stopped whatever happens. */
 const servers = [];
 
-function spawnDev(args, name) {
-  const server = wranglerInBackground(["dev", ...args], { logTo: path.join(work, `${name}.log`) });
-  servers.push(server);
-  return server;
+/**
+ * `wrangler dev` with `args` on a free port, once it answers; its url. A port found free can be
+ * taken by another program before wrangler listens on it: then another port, a few times.
+ */
+async function startDev(args, name) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const logTo = path.join(work, `${name}-${attempt}.log`);
+    const server = wranglerInBackground(["dev", ...args, ...localListen(port)], { logTo });
+    servers.push(server);
+    try {
+      await waitUntilHealthy(`http://127.0.0.1:${port}`, server);
+      return `http://127.0.0.1:${port}`;
+    } catch (error) {
+      await stop(server);
+      if (attempt === PORT_ATTEMPTS || !server.output().includes("Address already in use")) throw error;
+    }
+  }
 }
 
 /** SIGTERM to the server's process group (wrangler and its workerd), SIGKILL if it lingers. */
 async function stop(server) {
+  if (server.exitCode !== null || server.signalCode !== null) return;
   let timer;
   const killed = new Promise((resolve) => {
     timer = setTimeout(() => {
@@ -84,6 +100,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
   process.on(signal, async () => {
     console.error(`\n${signal}: stopping wrangler…`);
     await stopAll();
+    rmSync(work, { recursive: true, force: true });
     process.exit(130);
   });
 }
@@ -114,6 +131,9 @@ async function projectConfig() {
         : limiter,
     ),
   };
+  if (!config.ratelimits.some((limiter) => limiter.name === "API_KEY_MINUTE_LIMITER")) {
+    throw new Error("wrangler.toml has no API_KEY_MINUTE_LIMITER to raise: update bench/throughput.mjs");
+  }
   const file = path.join(work, "wrangler.json");
   writeFileSync(file, JSON.stringify(written, null, 2));
   return { file, compatibilityDate: config.compatibility_date };
@@ -125,23 +145,19 @@ async function startProject(config) {
   const state = ["--persist-to", persistTo];
   wrangler(["d1", "migrations", "apply", "DB", "--local", ...state]);
   const setup = await bootstrap({ persistTo });
-  const url = `http://127.0.0.1:${await freePort()}`;
   const vars = localVars({ RATE_LIMIT_PER_HOUR: String(UNREACHABLE) });
-  const server = spawnDev(["--config", config.file, ...localListen(new URL(url).port), ...state, ...vars], "project");
-  await waitUntilHealthy(url, server);
+  const url = await startDev(["--config", config.file, ...state, ...vars], "project");
   return { ...setup, url };
 }
 
 /** The floor under `wrangler dev`, with its own state and the project's compatibility date. */
 async function startFloor(config, key) {
-  const url = `http://127.0.0.1:${await freePort()}`;
   const floorConfig = path.join(root, "bench", "floor", "wrangler.toml");
-  const args = ["--config", floorConfig, "--compatibility-date", config.compatibilityDate];
-  const server = spawnDev(
-    [...args, ...localListen(new URL(url).port), "--persist-to", path.join(work, "floor-state")],
+  const state = ["--persist-to", path.join(work, "floor-state")];
+  const url = await startDev(
+    ["--config", floorConfig, "--compatibility-date", config.compatibilityDate, ...state],
     "floor",
   );
-  await waitUntilHealthy(url, server);
   const answer = await fetch(`${url}/setup`, { method: "POST", headers: { Authorization: `Bearer ${key}` } });
   if (!answer.ok) throw new Error(`floor set-up: ${answer.status} ${await answer.text()}`);
   return { url };
