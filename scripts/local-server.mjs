@@ -10,7 +10,7 @@ import { wrangler, wranglerInBackground } from "./wrangler.mjs";
 
 const STARTUP_TIMEOUT_MS = 90_000;
 
-function freePort() {
+export function freePort() {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", reject);
@@ -21,7 +21,8 @@ function freePort() {
   });
 }
 
-async function waitUntilHealthy(url, server) {
+/** Resolves once `url/healthz` answers 2xx; throws with the server's output when it exits or times out. */
+export async function waitUntilHealthy(url, server) {
   const deadline = Date.now() + STARTUP_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (server.exitCode !== null) throw new Error(`wrangler dev exited:\n${server.output()}`);
@@ -35,7 +36,20 @@ async function waitUntilHealthy(url, server) {
   throw new Error(`wrangler dev did not answer within ${STARTUP_TIMEOUT_MS / 1000} s:\n${server.output()}`);
 }
 
-function stopServer(server) {
+/** `wrangler dev`'s arguments to listen on 127.0.0.1:`port`. */
+export const localListen = (port) => ["--ip", "127.0.0.1", "--port", String(port)];
+
+/**
+ * `--var NAME:value` for each of `vars`, after a throwaway key for the secrets the state seals (as
+ * `npm start` writes one into .dev.vars) and webhooks allowed to loopback receivers.
+ */
+export function localVars(vars = {}) {
+  const all = { SECRETS_ENCRYPTION_KEY: randomBytes(32).toString("base64"), WEBHOOKS_ALLOW_INSECURE: "1", ...vars };
+  return Object.entries(all).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+}
+
+/** Ends a server started in its own process group (`quiet` or `logTo`), and what it started. */
+export function stopServer(server) {
   if (server.exitCode !== null) return Promise.resolve();
   const exited = new Promise((resolve) => server.once("exit", resolve));
   process.kill(-server.pid, "SIGTERM");
@@ -53,12 +67,7 @@ export async function startLocalServer({ vars = {} } = {}) {
   const setup = await bootstrap({ persistTo });
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  // A throwaway key for the secrets this state seals, as `npm start` writes one into .dev.vars.
-  const withKey = { SECRETS_ENCRYPTION_KEY: randomBytes(32).toString("base64"), WEBHOOKS_ALLOW_INSECURE: "1", ...vars };
-  const variables = Object.entries(withKey).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
-  const server = wranglerInBackground(["dev", "--ip", "127.0.0.1", "--port", String(port), ...state, ...variables], {
-    quiet: true,
-  });
+  const server = wranglerInBackground(["dev", ...localListen(port), ...state, ...localVars(vars)], { quiet: true });
   try {
     await waitUntilHealthy(url, server);
   } catch (error) {

@@ -2,6 +2,7 @@
 // fails offline. `WRANGLER` names another command to run instead (the deploy script's test points
 // it at a stub that records its calls).
 import { spawn, spawnSync } from "node:child_process";
+import { closeSync, openSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 export const root = fileURLToPath(new URL("..", import.meta.url));
@@ -48,20 +49,27 @@ export function d1Execute(args, location) {
 
 /**
  * `quiet`: output kept in `output()` instead of shown, and the server in its own process group,
- * so that `stop()` ends wrangler and the workerd it started, and nothing else. `piped`: output
- * left to the caller on `stdout`/`stderr`, the process in the terminal's group (Ctrl-C ends it).
+ * so that `stop()` ends wrangler and the workerd it started, and nothing else. `logTo`: the same,
+ * but the output goes straight to that file (a server under load writes a line per request,
+ * which this process then never reads). `piped`: output left to the caller on `stdout`/`stderr`,
+ * the process in the terminal's group (Ctrl-C ends it).
  */
-export function wranglerInBackground(args, { quiet = false, piped = false } = {}) {
+export function wranglerInBackground(args, { quiet = false, piped = false, logTo } = {}) {
   const [file, fileArgs] = command(args);
+  const log = logTo === undefined ? undefined : openSync(logTo, "a");
+  const quietStdio = log === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", log, log];
   const child = spawn(file, fileArgs, {
     cwd: root,
     env,
-    stdio: quiet ? ["ignore", "pipe", "pipe"] : piped ? ["inherit", "pipe", "pipe"] : "inherit",
-    detached: quiet,
+    stdio: quiet || log !== undefined ? quietStdio : piped ? ["inherit", "pipe", "pipe"] : "inherit",
+    detached: quiet || log !== undefined,
   });
+  if (log !== undefined) closeSync(log);
   let output = "";
-  if (quiet) for (const stream of [child.stdout, child.stderr]) stream?.on("data", (chunk) => (output += chunk));
-  child.output = () => output;
+  if (quiet && log === undefined) {
+    for (const stream of [child.stdout, child.stderr]) stream?.on("data", (chunk) => (output += chunk));
+  }
+  child.output = () => (log === undefined ? output : readFileSync(logTo, "utf8"));
   return child;
 }
 
