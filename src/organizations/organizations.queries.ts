@@ -9,9 +9,9 @@ import {
   callerOrganizationId,
   CURRENT,
   currentOrganizationFirst,
-} from "../platform/organization-context";
+} from "../platform/route-context/organization";
 import { pageIds, pageOf, type ListOrder, type Page } from "../platform/pagination";
-import { membershipOfCaller, projectsInKeyScope, projectVisible } from "../platform/project-context";
+import { membershipOfCaller, projectsInKeyScope, projectVisible } from "../platform/route-context/project";
 import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
 import { toProjectListItem } from "./projects/projects.schema";
 

@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
-import { currentEnvironmentGuessKey } from "../platform/current-environment-guess";
+import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
@@ -17,7 +17,7 @@ import {
   type ListOrder,
 } from "../platform/pagination";
 import { inJsonList, type Database } from "../platform/db";
-import { membershipOfCaller, projectVisible } from "../platform/project-context";
+import { membershipOfCaller, projectVisible } from "../platform/route-context/project";
 import { writeWithActivity } from "../platform/activity-log/resource-activity";
 import { personalApiKeyEntries } from "./personal-api-keys.activity";
 import type { createKey, deleteKey, listKeys, retrieveCurrentKey, retrieveKey } from "./personal-api-keys.routes";

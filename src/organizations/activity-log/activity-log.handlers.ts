@@ -11,7 +11,7 @@ import { chainStatements, sealChain, verdictOf, verifyChain } from "../../platfo
 import { createDatabase } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
-import { organizationRead } from "../../platform/organization-context";
+import { organizationRead } from "../../platform/route-context";
 import type { listActivityLog, retrieveActivityLogEntry, verifyActivityLog } from "./activity-log.routes";
 
 export const listOrganizationActivityLog: RouteHandler<typeof listActivityLog, AppEnv> = async (c) => {

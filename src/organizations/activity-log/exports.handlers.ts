@@ -6,7 +6,7 @@ import { CONTENT_TYPES, type ExportFormat } from "../../platform/activity-log/ex
 import type { AppEnv } from "../../platform/env";
 import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { organizationRead } from "../../platform/organization-context";
+import { organizationRead } from "../../platform/route-context";
 import { insertExport, partKey, selectExport, toExport, type ExportRow } from "./exports.queries";
 import type { createExport, downloadExport, retrieveExport } from "./exports.routes";
 

@@ -4,7 +4,7 @@ import { activityLogExports, users } from "../../db/schema";
 import { lastSeqAtOrBefore } from "../../platform/activity-log/activity-log.queries";
 import type { Database } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
-import type { OrganizationRef } from "../../platform/organization-context";
+import type { OrganizationRef } from "../../platform/route-context/organization";
 import { publicUrl } from "../../platform/public-url";
 import { toUserBasic } from "../../users/user-basic";
 import type { ActivityLogExport } from "./exports.schema";

@@ -4,7 +4,7 @@ import { domains } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { organizationRead } from "../../platform/organization-context";
+import { organizationRead, routeReads } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { challengeRecordName, lookupTxtRecords } from "./dns-challenge";
 import { domainSettings, NEW_DOMAIN } from "./domain-settings";
@@ -15,6 +15,11 @@ import { toDomain } from "./domains.schema";
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
 
+/** The domain the path names, read in the round trip that resolves the organization (PATCH, verify). */
+export const domainOfPath = routeReads((c) => {
+  const read = organizationRead(c);
+  return read.batch([queries.selectDomain(read, c.req.param("id") ?? "")]);
+});
 export const listOrganizationDomains: Handler<"listDomains"> = async (c) => {
   const page = readPage(c);
   const result = await queries.listDomains(organizationRead(c), page);
@@ -45,7 +50,7 @@ export const retrieveOrganizationDomain: Handler<"retrieveDomain"> = async (c) =
 export const updateOrganizationDomain: Handler<"updateDomain"> = async (c) => {
   const { db, organization } = c.var;
   const { id } = c.req.valid("param");
-  const [[current]] = queries.domainOfPath.results(c);
+  const [[current]] = domainOfPath.results(c);
   if (!current) throw notFound();
   const settings = domainSettings(current, c.req.valid("json"));
   // The rules were checked against the domain as read: two PATCHes at once must not combine
@@ -78,7 +83,7 @@ export const deleteOrganizationDomain: Handler<"deleteDomain"> = async (c) => {
 export const verifyOrganizationDomain: Handler<"verifyDomain"> = async (c) => {
   const { db, organization } = c.var;
   const { id } = c.req.valid("param");
-  const [[domain]] = queries.domainOfPath.results(c);
+  const [[domain]] = domainOfPath.results(c);
   if (!domain) throw notFound();
   if (domain.verifiedAt !== null) {
     throw validationError("already_verified", "This domain has already been verified.");

@@ -2,12 +2,12 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { SharingSettings } from "../../../db/schema";
 import type { AppEnv } from "../../../platform/env";
 import { permissionDenied, validationError } from "../../../platform/errors";
-import { resolveProjectAndRead } from "../../../platform/project-context";
+import { projectRead } from "../../../platform/route-context";
 import type { ProjectTree } from "../../project-trees";
 import { editableDashboard, parseDashboardId, readScopeOf, visibleDashboard } from "../dashboard-request";
 import { selectDashboard } from "../dashboards.queries";
-import { newAccessToken, selectSharing, sharingOfPath, toSharingConfiguration, upsertSharing } from "./sharing.queries";
-import { SHARING_SETTINGS_KEYS, type sharingRoutes } from "./sharing.routes";
+import { newAccessToken, selectSharing, toSharingConfiguration, upsertSharing } from "./sharing.queries";
+import { SHARING_SETTINGS_KEYS, sharingOfPath, type sharingRoutes } from "./sharing.routes";
 import { sharingActivity, sharingEntries, sharingItem } from "./sharing.activity";
 
 type SharingRoutes = ReturnType<typeof sharingRoutes<ProjectTree>>;
@@ -17,7 +17,7 @@ type Handler<K extends keyof SharingRoutes> = RouteHandler<SharingRoutes[K], App
 export const retrieveDashboardSharing: Handler<"retrieve"> = async (c) => {
   const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
   const db = c.var.db;
-  const [[dashboard], [sharing]] = await resolveProjectAndRead(c, (environmentId) => [
+  const [[dashboard], [sharing]] = await projectRead(c, (environmentId) => [
     selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
     selectSharing(db, dashboardId),
   ]);
