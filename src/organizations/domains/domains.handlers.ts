@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { domains } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
@@ -15,11 +16,15 @@ import { toDomain } from "./domains.schema";
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
 
-/** The domain the path names, read in the round trip that resolves the organization (PATCH, verify). */
-export const domainOfPath = routeReads((c) => {
+/** The domain the path names, read in the round trip that resolves the organization. */
+function readDomainOfPath(c: Context<AppEnv>) {
   const read = organizationRead(c);
   return read.batch([queries.selectDomain(read, c.req.param("id") ?? "")]);
-});
+}
+
+/** A PATCH's or a verification's domain, read before its body. */
+export const domainOfPath = routeReads(readDomainOfPath);
+
 export const listOrganizationDomains: Handler<"listDomains"> = async (c) => {
   const page = readPage(c);
   const result = await queries.listDomains(organizationRead(c), page);
@@ -42,7 +47,7 @@ export const createOrganizationDomain: Handler<"createDomain"> = async (c) => {
 };
 
 export const retrieveOrganizationDomain: Handler<"retrieveDomain"> = async (c) => {
-  const row = await queries.findDomain(organizationRead(c), c.req.valid("param").id);
+  const [[row]] = await readDomainOfPath(c);
   if (!row) throw notFound();
   return c.json(toDomain(row), 200);
 };

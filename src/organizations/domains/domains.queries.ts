@@ -43,11 +43,6 @@ export async function listDomains(read: OrganizationRead, page: Page) {
 export const selectDomain = (read: OrganizationRead, id: string) =>
   read.db.select().from(domains).where(domainOfOrganization(read.organizationId, id));
 
-export async function findDomain(read: OrganizationRead, id: string) {
-  const [[row]] = await read.batch([selectDomain(read, id)]);
-  return row;
-}
-
 /** A new, unverified domain with a fresh challenge: 32 random bytes, URL-safe (as PostHog). */
 export async function insertDomain(
   db: Database,

@@ -37,12 +37,15 @@ import type {
   updateWebhook,
 } from "./webhooks.routes";
 
-/** The webhook the path names, read in the round trip that resolves the organization (writes). */
-export const webhookOfPath = routeReads((c) => {
+/** The webhook the path names, with its creator, read in the round trip that resolves the organization. */
+function readWebhookOfPath(c: Context<AppEnv>) {
   const read = organizationRead(c);
   const webhookId = c.req.param("id") ?? "";
   return read.batch([selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, webhookId))]);
-});
+}
+
+/** A write's webhook, read before its body. */
+export const webhookOfPath = routeReads(readWebhookOfPath);
 
 /** The webhook the path names, with its creator, read with the membership (`webhookOfPath`). */
 function webhookOfRequest(c: Context<AppEnv>): { webhook: WebhookRow; createdBy: UserRow | null } {
@@ -90,10 +93,7 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
 };
 
 export const retrieveOrganizationWebhook: RouteHandler<typeof retrieveWebhook, AppEnv> = async (c) => {
-  const read = organizationRead(c);
-  const [[row]] = await read.batch([
-    selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, c.req.valid("param").id)),
-  ]);
+  const [[row]] = await readWebhookOfPath(c);
   if (!row) throw notFound();
   return c.json(toWebhook(row.webhook, row.createdBy), 200);
 };

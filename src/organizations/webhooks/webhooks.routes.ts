@@ -35,7 +35,7 @@ const item = `${collection}/{id}` as const;
 
 // Webhooks are for admins and owners, reading them included: they say where the organization's events go.
 const common = { context: "organization" as const, level: MembershipLevel.admin, tags: ["webhooks"] };
-
+/** Writes to the webhook in the path read it with the membership. */
 const ofPath = { ...common, reads: webhookOfPath };
 
 export const listWebhooks = apiRoute({

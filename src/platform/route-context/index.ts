@@ -69,8 +69,9 @@ export function routeReads<R>(read: (c: Context<AppEnv>) => Promise<R>): RouteRe
  * `apiRoute`'s check of a route's context. The path's id is checked before any query (404 for a
  * project id that is not a number, 403 outside the key's scope). A write resolves the context
  * before its body is read, with its `reads`; a GET's handler resolves it in the round trip of its
- * data (`organizationRead`, `projectRead`). A successful answer that never resolved it is refused
- * as an error: no route declaring a context answers without the membership check.
+ * data (`organizationRead`, `projectRead`). Reads that did not resolve it, or a successful answer
+ * that never did, are refused as an error: no route declaring a context answers without the
+ * membership check.
  */
 export function requireContext(
   kind: ContextKind,
@@ -79,15 +80,18 @@ export function requireContext(
   reads: RouteReads<unknown> | undefined,
 ) {
   return createMiddleware<AppEnv>(async (c, next) => {
+    const assertResolved = () => {
+      if (c.get(kind) === undefined) throw new Error(`a ${kind} route went on without resolving the caller's ${kind}`);
+    };
     c.set("minimumLevel", minimumLevel);
     if (kind === "organization") requestedOrganization(c.req.param("organization_id"), c.var.actor);
     else requestedEnvironment(c);
-    if (reads) await reads.load(c);
-    else if (resolveFirst) await resolveAlone(c, kind);
+    if (reads) {
+      await reads.load(c);
+      assertResolved();
+    } else if (resolveFirst) await resolveAlone(c, kind);
     await next();
-    if (c.res.ok && c.get(kind) === undefined) {
-      throw new Error(`a ${kind} route answered without resolving the caller's ${kind}`);
-    }
+    if (c.res.ok) assertResolved();
   });
 }
 
