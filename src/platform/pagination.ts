@@ -5,7 +5,7 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { Database } from "./db";
 import type { AppEnv } from "./env";
 import { fromBase64Url, toBase64Url } from "./ids";
-import { publicUrl } from "./public-url";
+import { publicRequestUrl } from "./public-url";
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
@@ -86,8 +86,7 @@ export const paginated = <T extends z.ZodType>(item: T) =>
   });
 
 function pageUrl(c: Context<AppEnv>, page: Page, cursor?: { name: "after" | "before"; value: string }): string {
-  const request = new URL(c.req.url);
-  const url = publicUrl(c, `${request.pathname}${request.search}`);
+  const url = publicRequestUrl(c);
   url.searchParams.set("limit", String(page.limit));
   url.searchParams.set("offset", String(page.offset));
   url.searchParams.delete("after");

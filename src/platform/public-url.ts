@@ -17,3 +17,9 @@ function publicBaseUrl(c: Context<AppEnv>): string {
 export function publicUrl(c: Context<AppEnv>, path: string): URL {
   return new URL(path, `${publicBaseUrl(c)}/`);
 }
+
+/** This request's URL (path and query) on the public origin, for links to other pages of it. */
+export function publicRequestUrl(c: Context<AppEnv>): URL {
+  const request = new URL(c.req.url);
+  return publicUrl(c, `${request.pathname}${request.search}`);
+}

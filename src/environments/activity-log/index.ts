@@ -16,6 +16,7 @@ import { membershipInEnvironment, projectLevelInEnvironment } from "../../platfo
 import { createRouter } from "../../platform/router";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import { projectActivityLogEntryRoute, projectActivityLogRoute } from "./activity-log.routes";
+import { publicRequestUrl } from "../../platform/public-url";
 
 /** The caller reading the environment's project log, as SQL batched with the project. */
 const readerInEnvironment = (userId: number, environmentId: number) => ({
@@ -45,7 +46,7 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
       query,
     ),
   ]);
-  return c.json(activityPageEnvelope(c, query, rows), 200);
+  return c.json(activityPageEnvelope(publicRequestUrl(c), query, rows), 200);
 };
 
 /** The entry as the project's log would show it: another project's, or a hidden dashboard's, is 404. */

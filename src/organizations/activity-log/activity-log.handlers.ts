@@ -13,12 +13,13 @@ import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { organizationRead } from "../../platform/route-context";
 import type { listActivityLog, retrieveActivityLogEntry, verifyActivityLog } from "./activity-log.routes";
+import { publicRequestUrl } from "../../platform/public-url";
 
 export const listOrganizationActivityLog: RouteHandler<typeof listActivityLog, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const read = organizationRead(c);
   const [rows] = await read.batch([selectActivityPage(read.db, { organizationId: read.organizationId }, query)]);
-  return c.json(activityPageEnvelope(c, query, rows), 200);
+  return c.json(activityPageEnvelope(publicRequestUrl(c), query, rows), 200);
 };
 
 /**

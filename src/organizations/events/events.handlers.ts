@@ -4,14 +4,13 @@ import { eventPayload } from "../../platform/activity-log/event-payload";
 import type { AppEnv } from "../../platform/env";
 import { organizationRead } from "../../platform/route-context";
 import { DEFAULT_PAGE_SIZE } from "../../platform/pagination";
-import { publicUrl } from "../../platform/public-url";
+import { publicRequestUrl } from "../../platform/public-url";
 import { feedStatements } from "./events.queries";
 import type { listEvents } from "./events.routes";
 
 /** This request's URL with `after` moved to the cursor: the same filters and limit. */
 function feedUrl(c: Context<AppEnv>, cursor: number): string {
-  const request = new URL(c.req.url);
-  const url = publicUrl(c, `${request.pathname}${request.search}`);
+  const url = publicRequestUrl(c);
   url.searchParams.set("after", String(cursor));
   return url.toString();
 }

@@ -1,11 +1,8 @@
-import type { Context } from "hono";
 import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, users } from "../../db/schema";
 import { toUserBasic } from "../../users/user-basic";
 import type { Database } from "../db";
-import type { AppEnv } from "../env";
 import { DEFAULT_PAGE_SIZE } from "../pagination";
-import { publicUrl } from "../public-url";
 import type { ActivityLogEntry, ActivityLogQuery } from "./activity-log.schema";
 
 type EntryRow = typeof activityLog.$inferSelect;
@@ -104,14 +101,14 @@ export function selectActivityPage(db: Database, source: ActivityLogSource, quer
 
 type PageRow = { entry: EntryRow; user: UserRow | null };
 
-export function activityPageEnvelope(c: Context<AppEnv>, query: ActivityLogQuery, rows: PageRow[]) {
+/** `requestUrl`: the request's public URL (`publicRequestUrl`), which `next` repeats with a cursor. */
+export function activityPageEnvelope(requestUrl: URL, query: ActivityLogQuery, rows: PageRow[]) {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   let next: string | null = null;
   if (rows.length > limit && last) {
-    const request = new URL(c.req.url);
-    const url = publicUrl(c, `${request.pathname}${request.search}`);
+    const url = new URL(requestUrl);
     url.searchParams.set("cursor", String(last.entry.seq));
     next = url.toString();
   }
