@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Project, ProjectUpdateInput } from "../organizations/projects/projects.schema";
-import { ProjectParams } from "../platform/project-context";
+import { ProjectParams } from "../platform/route-context";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
 
 /**

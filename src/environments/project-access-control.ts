@@ -3,7 +3,7 @@ import { environments, projects } from "../db/schema";
 import type { AccessControlDefinition } from "../platform/access-controls/access-controls";
 import type { Database } from "../platform/db";
 import { isAdmin } from "../platform/levels";
-import { ProjectParams } from "../platform/project-context";
+import { ProjectParams } from "../platform/route-context";
 
 const selectEnvironment = (db: Database, environmentId: number) =>
   db.select({ projectId: environments.projectId }).from(environments).where(eq(environments.id, environmentId));

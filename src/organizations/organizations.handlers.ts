@@ -7,7 +7,7 @@ import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
-import { admitMember, requestedOrganization } from "../platform/organization-context";
+import { admitMember, requestedOrganization } from "../platform/route-context/organization";
 import { pageEnvelope, readPage } from "../platform/pagination";
 import {
   deleteOrganization as deleteOrganizationAndContents,

@@ -3,9 +3,13 @@ import { organizationMemberships, organizations, projects, users } from "../db/s
 import type { Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
-import { callerMembershipOf, callerMembershipsInScope, callerOrganizationId } from "../platform/organization-context";
+import {
+  callerMembershipOf,
+  callerMembershipsInScope,
+  callerOrganizationId,
+} from "../platform/route-context/organization";
 import { counterOf, pageIds, pageOf, selectCount, type ListOrder, type Page } from "../platform/pagination";
-import { projectsInKeyScope, projectVisible } from "../platform/project-context";
+import { projectsInKeyScope, projectVisible } from "../platform/route-context/project";
 import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
 import { toProjectListItem } from "./projects/projects.schema";
 

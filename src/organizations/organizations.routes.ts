@@ -1,5 +1,5 @@
 import { MembershipLevel } from "../platform/levels";
-import { OrganizationParams, resolveOrganization } from "../platform/organization-context";
+import { OrganizationParams } from "../platform/route-context";
 import { paginated, PaginationQuery } from "../platform/pagination";
 import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
 import { Organization, OrganizationInput, OrganizationUpdateInput } from "./organizations.schema";
@@ -28,7 +28,7 @@ export const retrieveOrganization = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}",
   scope: "organization:read",
-  // No resolveOrganization: the handler checks the membership it reads with the organization.
+  // No context: the handler checks the membership it reads with the organization.
   tags: ["organizations"],
   summary: "Retrieve an organization the caller belongs to",
   request: { params: OrganizationParams },
@@ -39,7 +39,7 @@ export const updateOrganization = apiRoute({
   method: "patch",
   path: "/api/organizations/{organization_id}",
   scope: "organization:write",
-  middleware: [resolveOrganization],
+  context: "organization",
   level: MembershipLevel.admin,
   tags: ["organizations"],
   summary: "Rename or configure an organization (admin or owner)",
@@ -51,7 +51,7 @@ export const deleteOrganization = apiRoute({
   method: "delete",
   path: "/api/organizations/{organization_id}",
   scope: "organization:write",
-  middleware: [resolveOrganization],
+  context: "organization",
   level: MembershipLevel.owner,
   tags: ["organizations"],
   summary: "Delete an organization and everything in it, atomically (owner)",

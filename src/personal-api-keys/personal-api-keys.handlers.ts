@@ -3,13 +3,13 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
 import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
 import { keyRateLimits } from "../platform/auth/rate-limit";
-import { currentEnvironmentGuessKey } from "../platform/current-environment-guess";
+import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv, Bindings } from "../platform/env";
 import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
 import { inJsonList, type Database } from "../platform/db";
-import { membershipOfCaller, projectVisible } from "../platform/project-context";
+import { membershipOfCaller, projectVisible } from "../platform/route-context/project";
 import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
 import { personalApiKeyActivity, personalApiKeyEntries } from "./personal-api-keys.activity";
 import type {

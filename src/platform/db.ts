@@ -11,15 +11,15 @@ export type Database = DrizzleD1Database;
 type Statement = BatchItem<"sqlite">;
 
 /**
- * A read's one round trip: `db.batch`, or a context's (`organizationRead`, `projectRead`), which
- * adds the caller's membership to the batch and admits it before returning the results.
- */
-/**
  * A value bound as the column would bind it (its JSON or boolean mapping), named as the column:
  * a selected field of an INSERT ... SELECT, whose SELECT checks a condition the insert needs.
  */
 export const boundAs = <T>(value: T, column: Column) => sql<T>`${sql.param(value, column)}`.as(column.name);
 
+/**
+ * A read's one round trip: `db.batch`, or a context's (`organizationRead`, `projectRead`), which
+ * adds the caller's membership to the batch and admits it before returning the results.
+ */
 export type ReadBatch = <T extends [Statement, ...Statement[]]>(statements: T) => Promise<BatchResponse<T>>;
 
 /**

@@ -74,9 +74,7 @@ export type AppEnv = {
       actor: Actor;
       organization: OrganizationContext;
       project: ProjectContext;
-      /** The route's `level`, for a context resolved by the handler (`deferContext`). */
+      /** The route's `level`, checked wherever its context is resolved (`route-context/`). */
       minimumLevel: number | undefined;
-      /** Set when the handler, not a middleware, resolves the organization or project. */
-      contextDeferred: boolean | undefined;
     };
 };

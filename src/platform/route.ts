@@ -5,9 +5,9 @@ import { authenticate } from "./auth/authenticate";
 import { requireKeyReach, routeReach } from "./auth/key-scoping";
 import { assertScope, type Scope } from "./auth/scopes";
 import type { AppEnv } from "./env";
-import { assertMinimumLevel } from "./deferred-context";
 import { ErrorBody } from "./errors";
 import { readJsonBody } from "./request-body";
+import { requireContext, type ContextKind, type RouteReads } from "./route-context";
 
 const errorResponse = (description: string) => ({
   description,
@@ -66,21 +66,6 @@ const requireScope = (scope: Scope | null) =>
     await next();
   });
 
-/**
- * The caller's level in the organization the route's resolver found: the organization in the
- * path, or the project's organization. A route whose handler resolves it (`deferContext`) has it
- * checked there, after the round trip that reads the membership.
- */
-const requireLevel = (minimum: number) =>
-  createMiddleware<AppEnv>(async (c, next) => {
-    c.set("minimumLevel", minimum);
-    const level = c.get("organization")?.level ?? c.get("project")?.level;
-    if (level !== undefined) assertMinimumLevel(c, level);
-    else if (!c.get("contextDeferred"))
-      throw new Error("a route with a level needs a resolver of its organization or project");
-    await next();
-  });
-
 const LEVEL_NAMES: Record<number, string> = { 8: "an admin or owner", 15: "an owner" };
 
 /** What the operation's description says it needs, before the route's own description. */
@@ -91,14 +76,24 @@ function requirementsOf(scope: Scope | null, level: number | undefined): string 
     : `${key} The caller must be ${LEVEL_NAMES[level] ?? `at level ${level}`} of the organization.`;
 }
 
-type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> & {
-  /** The personal API key scope the route requires; `null` lets every valid key call it. */
-  scope: Scope | null;
-  /** Resolvers and further checks, run in order after authentication, scope and key scoping. */
-  middleware?: MiddlewareHandler<AppEnv>[];
-  /** The organization level the caller needs (`MembershipLevel`), checked after `middleware`. */
-  level?: number;
-};
+/** What a route acts on (`route-context/`): none, or the organization or project of its path. */
+type ContextConfig =
+  | { context?: undefined; level?: undefined; reads?: undefined }
+  | {
+      context: ContextKind;
+      /** The organization level the caller needs (`MembershipLevel`; a project's may be raised by its rule). */
+      level?: number;
+      /** A write's reads of what its path or body names, in the round trip that resolves the context. */
+      reads?: RouteReads<unknown>;
+    };
+
+type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> &
+  ContextConfig & {
+    /** The personal API key scope the route requires; `null` lets every valid key call it. */
+    scope: Scope | null;
+    /** Further checks, run in order after authentication, scope, key scoping and the context. */
+    middleware?: MiddlewareHandler<AppEnv>[];
+  };
 
 /**
  * An authenticated route. Its scope, the key scoping that its path implies and the level it
@@ -106,8 +101,8 @@ type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> & {
  * (`x-minimum-level`), so that no handler checks them by hand.
  */
 export function apiRoute<const R extends ApiRouteConfig>(config: R) {
-  const { scope, middleware = [], level, ...route } = config;
-  const levelCheck = level === undefined ? [] : [requireLevel(level)];
+  const { scope, middleware = [], context, level, reads, ...route } = config;
+  const contextCheck = context === undefined ? [] : [requireContext(context, level, route.method !== "get", reads)];
   return createRoute({
     ...route,
     ...(level === undefined ? {} : { "x-minimum-level": level }),
@@ -119,8 +114,8 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
       authenticate,
       requireScope(scope),
       requireKeyReach(routeReach(route.method, route.path)),
+      ...contextCheck,
       ...middleware,
-      ...levelCheck,
       ...readJsonBody,
     ] as const,
     responses: { ...errorResponses, ...route.responses },

@@ -7,8 +7,8 @@ import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations
 import { selectVisibleProject } from "../organizations/projects/projects.queries";
 import { jsonObjectWithKeys, type Database } from "../platform/db";
 import type { Actor } from "../platform/env";
-import { callerMemberships, CURRENT } from "../platform/organization-context";
-import { currentProjectId, projectsInKeyScope } from "../platform/project-context";
+import { callerMemberships, CURRENT } from "../platform/route-context/organization";
+import { currentProjectId, projectsInKeyScope } from "../platform/route-context/project";
 import { USER_PREFERENCE_KEYS, toCurrentUser, type CurrentUserUpdate } from "./users.schema";
 
 /**

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { currentEnvironmentGuessKey } from "../../src/platform/current-environment-guess";
+import { currentEnvironmentGuessKey } from "../../src/platform/route-context/current-environment-guess";
 import { sha256Hex } from "../../src/platform/ids";
 import { api, createProject, setupOrganization } from "../support/harness";
 

@@ -4,14 +4,14 @@ import {
   ActivityLogQuery,
   EntryIdParam,
 } from "../../platform/activity-log/activity-log.schema";
-import { deferProject, ProjectParams } from "../../platform/project-context";
+import { ProjectParams } from "../../platform/route-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
 
 /** A project's own entries, for everyone who can see the project. */
 export const projectActivityLogRoute = (tree: ProjectTree) =>
   apiRoute({
-    middleware: [deferProject],
+    context: "project",
     method: "get",
     path: `${tree}/{project_id}/activity_log`,
     scope: "activity_log:read",
@@ -24,7 +24,7 @@ export const projectActivityLogRoute = (tree: ProjectTree) =>
 /** One of the project's entries by its id, for whoever its log shows it to. */
 export const projectActivityLogEntryRoute = (tree: ProjectTree) =>
   apiRoute({
-    middleware: [deferProject],
+    context: "project",
     method: "get",
     path: `${tree}/{project_id}/activity_log/{id}`,
     scope: "activity_log:read",

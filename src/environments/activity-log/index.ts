@@ -11,14 +11,12 @@ import {
 import { dashboardEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
-import {
-  membershipInEnvironment,
-  projectLevelInEnvironment,
-  resolveProjectAndRead,
-} from "../../platform/project-context";
+import { projectRead } from "../../platform/route-context";
+import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/route-context/project";
 import { createRouter } from "../../platform/router";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import { projectActivityLogEntryRoute, projectActivityLogRoute } from "./activity-log.routes";
+import { thisRequestUrl } from "../../platform/public-url";
 
 /** The caller reading the environment's project log, as SQL batched with the project. */
 const readerInEnvironment = (userId: number, environmentId: number) => ({
@@ -38,7 +36,7 @@ const visibleInProjectLog = (userId: number, environmentId: number) =>
 const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogRoute>, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const userId = c.var.actor.userId;
-  const [rows] = await resolveProjectAndRead(c, (environmentId) => [
+  const [rows] = await projectRead(c, (environmentId) => [
     selectActivityPage(
       c.var.db,
       {
@@ -49,7 +47,7 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
       query,
     ),
   ]);
-  return c.json(activityPageEnvelope(c, query, rows), 200);
+  return c.json(activityPageEnvelope(thisRequestUrl(c), query, rows), 200);
 };
 
 /** The entry as the project's log would show it: another project's, or a hidden dashboard's, is 404. */
@@ -57,7 +55,7 @@ const retrieveProjectActivityLogEntry: RouteHandler<ReturnType<typeof projectAct
   c,
 ) => {
   const userId = c.var.actor.userId;
-  const [[row]] = await resolveProjectAndRead(c, (environmentId) => [
+  const [[row]] = await projectRead(c, (environmentId) => [
     selectEntriesWithUsers(c.var.db).where(
       and(eq(activityLog.id, c.req.valid("param").id), visibleInProjectLog(userId, environmentId)),
     ),

@@ -1,12 +1,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
+import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { batchExports, environments } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { counterOf, pageEnvelope, readPage } from "../../platform/pagination";
-import { resolveProjectAndRead } from "../../platform/project-context";
+import { projectRead, routeReads } from "../../platform/route-context";
 import { loadKeyring } from "../../platform/secrets";
 import { batchExportChanges, newBatchExport } from "./batch-export-changes";
 import {
@@ -27,10 +28,19 @@ type Handler<R extends keyof BatchExportRoutes> = RouteHandler<BatchExportRoutes
 const liveInProject = (environmentId: number, id: string) =>
   and(queries.ofEnvironment(environmentId), queries.liveBatchExport(id));
 
+/** The live export the path names in the environment, read with the project. */
+function readBatchExportOfPath(c: Context<AppEnv>) {
+  const id = c.req.param("id") ?? "";
+  return projectRead(c, (environmentId) => [queries.selectBatchExport(c.var.db, liveInProject(environmentId, id))]);
+}
+
+/** A PATCH's export, read before its body. */
+export const batchExportOfPath = routeReads(readBatchExportOfPath);
+
 export const listProjectBatchExports: Handler<"list"> = async (c) => {
   const page = readPage(c);
   const result = await queries.listBatchExports(c.var.db, page, (list) =>
-    resolveProjectAndRead(c, (environmentId) => {
+    projectRead(c, (environmentId) => {
       const counter = counterOf(environments.batchExportCount, eq(environments.id, environmentId));
       const where = and(queries.ofEnvironment(environmentId), queries.liveBatchExports);
       return list(where, counter);
@@ -54,17 +64,14 @@ export const createProjectBatchExport: Handler<"create"> = async (c) => {
 };
 
 export const retrieveProjectBatchExport: Handler<"retrieve"> = async (c) => {
-  const id = c.req.valid("param").id;
-  const [[row]] = await resolveProjectAndRead(c, (environmentId) => [
-    queries.selectBatchExport(c.var.db, liveInProject(environmentId, id)),
-  ]);
+  const [[row]] = await readBatchExportOfPath(c);
   if (!row) throw notFound();
   return c.json(toBatchExport(row), 200);
 };
 
 export const updateProjectBatchExport: Handler<"update"> = async (c) => {
   const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
-  const [[current]] = queries.batchExportOfPath.results(c);
+  const [[current]] = batchExportOfPath.results(c);
   if (!current) throw notFound();
   const keyring = await loadKeyring(c.env);
   const opened = { ...current, destinationConfig: await openDestination(keyring, current) };

@@ -3,7 +3,6 @@ import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { batchExports } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import type { Database } from "../../platform/db";
-import { resolveProjectWith } from "../../platform/project-context";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
@@ -56,11 +55,6 @@ export async function listBatchExports(
 
 export const selectBatchExport = (db: Database, where: SQL | undefined) =>
   db.select().from(batchExports).where(where).limit(1);
-
-/** The live export the path names in the environment, read with the project (PATCH). */
-export const batchExportOfPath = resolveProjectWith((db, environmentId, c) => [
-  selectBatchExport(db, and(ofEnvironment(environmentId), liveBatchExport(c.req.param("id") ?? ""))),
-]);
 
 /** Each write below goes with its `entry` in the activity log, in one batch. */
 export async function insertBatchExport(db: Database, values: BatchExportInsert, entry: Statement) {

@@ -1,22 +1,20 @@
 import { z } from "@hono/zod-openapi";
 import { paginated, PaginationQuery } from "../../platform/pagination";
-import { deferProject, ProjectParams, resolveProject } from "../../platform/project-context";
+import { ProjectParams } from "../../platform/route-context";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
 import { BatchExport, BatchExportCreateInput, BatchExportUpdateInput, PausedState } from "./batch-exports.schema";
-import { batchExportOfPath } from "./batch-exports.queries";
+import { batchExportOfPath } from "./batch-exports.handlers";
 
 const BatchExportParams = ProjectParams.extend({ id: z.string().openapi({ description: "Batch export id." }) });
 
 export function batchExportRoutes(tree: ProjectTree) {
   const collection = `${tree}/{project_id}/batch_exports` as const;
   const item = `${collection}/{id}` as const;
-  const common = { middleware: [resolveProject], tags: ["batch_exports"] };
-  /** Reads resolve the project in their own round trip. */
-  const read = { ...common, middleware: [deferProject] };
+  const common = { context: "project" as const, tags: ["batch_exports"] };
   return {
     list: apiRoute({
-      ...read,
+      ...common,
       method: "get",
       path: collection,
       scope: "batch_export:read",
@@ -34,7 +32,7 @@ export function batchExportRoutes(tree: ProjectTree) {
       responses: { 201: json(BatchExport, "The batch export, without its secrets") },
     }),
     retrieve: apiRoute({
-      ...read,
+      ...common,
       method: "get",
       path: item,
       scope: "batch_export:read",
@@ -44,7 +42,7 @@ export function batchExportRoutes(tree: ProjectTree) {
     }),
     update: apiRoute({
       ...common,
-      middleware: [batchExportOfPath.middleware],
+      reads: batchExportOfPath,
       method: "patch",
       path: item,
       scope: "batch_export:write",

@@ -1,9 +1,23 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied } from "../../platform/errors";
-import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/project-context";
+import { peekJsonBody } from "../../platform/request-body";
+import { projectRead, routeReads } from "../../platform/route-context";
+import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/route-context/project";
 import { rightsOn } from "./dashboard-response";
-import type { DashboardListScope, DashboardReadScope, DashboardRow, DashboardScope } from "./dashboards.queries";
+import {
+  moveStatements,
+  selectDashboard,
+  selectTiles,
+  sourceStatements,
+  type DashboardListScope,
+  type DashboardReadScope,
+  type DashboardRow,
+  type DashboardScope,
+  type DashboardWithTiles,
+  type TileMove,
+} from "./dashboards.queries";
+import { CreateDashboardInput, MoveTileInput } from "./dashboards.schema";
 
 export const NO_EDIT_RIGHT = "You don't have edit permissions for this dashboard.";
 
@@ -16,7 +30,7 @@ export function scopeOf(c: Context<AppEnv>): DashboardScope {
   };
 }
 
-/** The scope of a read batched with the project itself (`resolveProjectAndRead`). */
+/** The scope of a read batched with the project itself (`projectRead`). */
 export function readScopeOf(c: Context<AppEnv>, environmentId: number): DashboardReadScope {
   const userId = c.var.actor.userId;
   return { environmentId, caller: { userId, membershipId: membershipInEnvironment(userId, environmentId) } };
@@ -51,4 +65,59 @@ export function editableDashboard(c: Context<AppEnv>, row: DashboardRow | undefi
   const visible = visibleDashboard(c, row);
   if (!rightsOn(visible, scopeOf(c).caller).canEdit) throw permissionDenied(NO_EDIT_RIGHT);
   return visible;
+}
+
+/**
+ * The dashboard the path names (deleted included: a PATCH restores) and its tiles, read in the
+ * round trip that resolves the project.
+ */
+export const dashboardOfPath = routeReads((c) => {
+  const id = parseDashboardId(c.req.param("id") ?? "");
+  return projectRead(c, (environmentId) => [
+    selectDashboard(c.var.db, readScopeOf(c, environmentId), id, { includeDeleted: true }),
+    selectTiles(c.var.db, id),
+  ]);
+});
+
+/** The dashboard a new one copies (`use_dashboard`) and its tiles, read with the project (POST). */
+export const dashboardToCopy = routeReads(async (c) => {
+  const body = await peekJsonBody(c, CreateDashboardInput);
+  const results = await projectRead(c, (environmentId) =>
+    typeof body?.use_dashboard === "number"
+      ? sourceStatements(c.var.db, readScopeOf(c, environmentId), body.use_dashboard)
+      : [],
+  );
+  return { body, results };
+});
+
+/** The dashboard to copy: the one read with the project, when it is the one the body names, else read now. */
+export async function readDashboardToCopy(
+  c: Context<AppEnv>,
+  scope: DashboardScope,
+  id: number,
+): Promise<DashboardWithTiles | undefined> {
+  const { body, results } = dashboardToCopy.results(c);
+  const [[row], tiles] =
+    body?.use_dashboard === id && results.length === 2
+      ? results
+      : await c.var.db.batch(sourceStatements(c.var.db, scope, id));
+  return row ? { row, tiles } : undefined;
+}
+
+/** The tile to move and both dashboards, read with the project (`move_tile`). */
+export const tileToMove = routeReads(async (c) => {
+  const body = await peekJsonBody(c, MoveTileInput);
+  const results = await projectRead(c, (environmentId) =>
+    body === undefined
+      ? []
+      : moveStatements(c.var.db, readScopeOf(c, environmentId), parseDashboardId(c.req.param("id") ?? ""), body),
+  );
+  return { body, results };
+});
+
+/** What a tile move reads: with the project, when the body was read then, else now. */
+export async function readTileMove(c: Context<AppEnv>, scope: DashboardScope, sourceId: number, move: TileMove) {
+  const { body, results } = tileToMove.results(c);
+  if (body?.tile.id === move.tile.id && body.toDashboard === move.toDashboard && results.length === 3) return results;
+  return c.var.db.batch(moveStatements(c.var.db, scope, sourceId, move));
 }

@@ -10,7 +10,7 @@ import { notFound, permissionDenied, validationError } from "../../platform/erro
 import { normalizeTags, splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { resolveProjectAndRead } from "../../platform/project-context";
+import { projectRead } from "../../platform/route-context";
 import {
   dashboardActivity,
   dashboardItem,
@@ -20,11 +20,14 @@ import {
   trackedDashboardFields,
 } from "./dashboards.activity";
 import {
+  dashboardOfPath,
   editableDashboard,
   listScopeOf,
   NO_EDIT_RIGHT,
   parseDashboardId,
+  readDashboardToCopy,
   readScopeOf,
+  readTileMove,
   scopeOf,
   visibleDashboard,
 } from "./dashboard-request";
@@ -32,7 +35,6 @@ import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templat
 import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
 import {
   ACCESS_WRITE_INTERVAL_MS,
-  dashboardOfPath,
   deleteInsightsOnlyOn,
   insertTilesStatements,
   dashboardPageStatements,
@@ -42,8 +44,6 @@ import {
   restoreInsightsOn,
   selectDashboard,
   selectTiles,
-  readTileMove,
-  readDashboardToCopy,
   tileLimitGuard,
   writeAndReadDashboard,
   type DashboardRow,
@@ -84,7 +84,7 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   };
   const result = toDashboardPage(
     page,
-    await resolveProjectAndRead(c, (environmentId) =>
+    await projectRead(c, (environmentId) =>
       dashboardPageStatements(c.var.db, listScopeOf(c, environmentId), page, filters),
     ),
   );
@@ -96,7 +96,7 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
 /** The dashboard and its tiles, with the project: one round trip, whatever the number of tiles. */
 export const retrieveEnvironmentDashboard: Handler<"retrieve"> = async (c) => {
   const id = parseDashboardId(c.req.valid("param").id);
-  const [[row], tiles] = await resolveProjectAndRead(c, (environmentId) => [
+  const [[row], tiles] = await projectRead(c, (environmentId) => [
     selectDashboard(c.var.db, readScopeOf(c, environmentId), id),
     selectTiles(c.var.db, id),
   ]);

@@ -19,13 +19,9 @@ import { nowIso, randomBase62 } from "../../platform/ids";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import { ruleOfMember } from "../../platform/access-controls/access-rules";
 import { isAdminInSql } from "../../platform/levels";
-import { resolveProjectWith, resolveProjectWithBody } from "../../platform/project-context";
-import type { Context } from "hono";
 import type { z } from "@hono/zod-openapi";
-import type { AppEnv } from "../../platform/env";
-import { parseDashboardId, readScopeOf } from "./dashboard-request";
 import { RestrictionLevel, type AccessLevel, type DashboardCaller } from "./dashboard-access";
-import { CreateDashboardInput, MAX_LIVE_TILES, MoveTileInput } from "./dashboards.schema";
+import { MAX_LIVE_TILES, type MoveTileInput } from "./dashboards.schema";
 
 export type Statement = BatchItem<"sqlite">;
 
@@ -34,7 +30,7 @@ export type DashboardScope = { environmentId: number; caller: DashboardCaller & 
 
 /**
  * What reading a dashboard needs of the caller. The membership may be SQL, for a read batched
- * with the project before the membership is known (`resolveProjectAndRead`).
+ * with the project before the membership is known (`projectRead`).
  */
 export type DashboardReadScope = { environmentId: number; caller: { userId: number; membershipId: string | SQL } };
 
@@ -142,64 +138,22 @@ export async function writeAndReadDashboard(
   return row ? { row, tiles } : undefined;
 }
 
-/**
- * The dashboard the path names (deleted included: a PATCH restores) and its tiles, read in the
- * round trip that resolves the project.
- */
-export const dashboardOfPath = resolveProjectWith((db, environmentId, c) => {
-  const id = parseDashboardId(c.req.param("id") ?? "");
-  return [selectDashboard(db, readScopeOf(c, environmentId), id, { includeDeleted: true }), selectTiles(db, id)];
-});
-
-/** The dashboard a new one copies (`use_dashboard`) and its tiles, read with the project (POST). */
-export const dashboardToCopy = resolveProjectWithBody(CreateDashboardInput, (db, environmentId, c, body) =>
-  typeof body?.use_dashboard === "number"
-    ? sourceStatements(db, readScopeOf(c, environmentId), body.use_dashboard)
-    : [],
-);
-
-const sourceStatements = (db: Database, scope: DashboardReadScope, id: number) =>
+/** The dashboard a new one copies and its tiles. */
+export const sourceStatements = (db: Database, scope: DashboardReadScope, id: number) =>
   [selectDashboard(db, scope, id), selectTiles(db, id)] as [
     ReturnType<typeof selectDashboard>,
     ReturnType<typeof selectTiles>,
   ];
 
-/** The dashboard to copy: the one read with the project, when it is the one the body names, else read now. */
-export async function readDashboardToCopy(
-  c: Context<AppEnv>,
-  scope: DashboardScope,
-  id: number,
-): Promise<DashboardWithTiles | undefined> {
-  const { body, results } = dashboardToCopy.results(c);
-  const [[row], tiles] =
-    body?.use_dashboard === id && results.length === 2
-      ? results
-      : await c.var.db.batch(sourceStatements(c.var.db, scope, id));
-  return row ? { row, tiles } : undefined;
-}
+export type TileMove = z.output<typeof MoveTileInput>;
 
-type TileMove = z.output<typeof MoveTileInput>;
-
-/** The tile to move and both dashboards, read with the project (`move_tile`). */
-export const tileToMove = resolveProjectWithBody(MoveTileInput, (db, environmentId, c, body) =>
-  body === undefined
-    ? []
-    : moveStatements(db, readScopeOf(c, environmentId), parseDashboardId(c.req.param("id") ?? ""), body),
-);
-
-const moveStatements = (db: Database, scope: DashboardReadScope, sourceId: number, move: TileMove) => {
+/** The dashboard a tile leaves, the one it joins and the tile. */
+export const moveStatements = (db: Database, scope: DashboardReadScope, sourceId: number, move: TileMove) => {
   const source = selectDashboard(db, scope, sourceId);
   const destination = selectDashboard(db, scope, move.toDashboard);
   const tile = selectTileToMove(db, move.tile.id, sourceId, move.toDashboard);
   return [source, destination, tile] as [typeof source, typeof destination, typeof tile];
 };
-
-/** What a tile move reads: with the project, when the body was read then, else now. */
-export async function readTileMove(c: Context<AppEnv>, scope: DashboardScope, sourceId: number, move: TileMove) {
-  const { body, results } = tileToMove.results(c);
-  if (body?.tile.id === move.tile.id && body.toDashboard === move.toDashboard && results.length === 3) return results;
-  return c.var.db.batch(moveStatements(c.var.db, scope, sourceId, move));
-}
 
 export type DashboardListFilters = { pinned?: boolean; search?: string; tags?: string[] };
 

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { integerPathId } from "../../platform/path-ids";
 import { paginated, PaginationQuery } from "../../platform/pagination";
-import { deferProject, ProjectParams, resolveProject } from "../../platform/project-context";
+import { ProjectParams } from "../../platform/route-context";
 import type { ProjectTree } from "../project-trees";
-import { dashboardOfPath, dashboardToCopy, tileToMove } from "./dashboards.queries";
+import { dashboardOfPath, dashboardToCopy, tileToMove } from "./dashboard-request";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
   CreateDashboardInput,
@@ -25,12 +25,10 @@ const ListQuery = PaginationQuery.extend({
 export function dashboardRoutes<T extends ProjectTree>(tree: T) {
   const collection = `${tree}/{project_id}/dashboards` as const;
   const item = `${collection}/{id}` as const;
-  const common = { middleware: [resolveProject], tags: ["dashboards"] };
-  /** A dashboard read resolves the project in the round trip that reads its data. */
-  const read = { ...common, middleware: [deferProject] };
+  const common = { context: "project" as const, tags: ["dashboards"] };
   return {
     list: apiRoute({
-      ...read,
+      ...common,
       method: "get",
       path: collection,
       scope: "dashboard:read",
@@ -42,7 +40,7 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
     }),
     create: apiRoute({
       ...common,
-      middleware: [dashboardToCopy.middleware],
+      reads: dashboardToCopy,
       method: "post",
       path: collection,
       scope: "dashboard:write",
@@ -51,7 +49,7 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       responses: { 201: json(Dashboard, "The dashboard") },
     }),
     retrieve: apiRoute({
-      ...read,
+      ...common,
       method: "get",
       path: item,
       scope: "dashboard:read",
@@ -61,7 +59,7 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
     }),
     update: apiRoute({
       ...common,
-      middleware: [dashboardOfPath.middleware],
+      reads: dashboardOfPath,
       method: "patch",
       path: item,
       scope: "dashboard:write",
@@ -73,7 +71,7 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
     }),
     moveTile: apiRoute({
       ...common,
-      middleware: [tileToMove.middleware],
+      reads: tileToMove,
       method: "patch",
       path: `${item}/move_tile`,
       scope: "dashboard:write",

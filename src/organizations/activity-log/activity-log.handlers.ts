@@ -11,14 +11,15 @@ import { chainStatements, sealChain, verdictOf, verifyChain } from "../../platfo
 import { createDatabase } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
-import { organizationRead } from "../../platform/organization-context";
+import { organizationRead } from "../../platform/route-context";
 import type { listActivityLog, retrieveActivityLogEntry, verifyActivityLog } from "./activity-log.routes";
+import { thisRequestUrl } from "../../platform/public-url";
 
 export const listOrganizationActivityLog: RouteHandler<typeof listActivityLog, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const read = organizationRead(c);
   const [rows] = await read.batch([selectActivityPage(read.db, { organizationId: read.organizationId }, query)]);
-  return c.json(activityPageEnvelope(c, query, rows), 200);
+  return c.json(activityPageEnvelope(thisRequestUrl(c), query, rows), 200);
 };
 
 /**

@@ -6,7 +6,7 @@ import {
   EntryIdParam,
 } from "../../platform/activity-log/activity-log.schema";
 import { MembershipLevel } from "../../platform/levels";
-import { deferOrganization, OrganizationParams } from "../../platform/organization-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
 
 // The organization-wide log is for admins and owners, as in PostHog.
@@ -15,7 +15,7 @@ export const listActivityLog = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/activity_log",
   scope: "activity_log:read",
-  middleware: [deferOrganization],
+  context: "organization",
   level: MembershipLevel.admin,
   tags: ["activity log"],
   summary: "Who changed what in the organization, newest first (cursor pages)",
@@ -27,7 +27,7 @@ export const verifyActivityLog = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/activity_log/verify",
   scope: "activity_log:read",
-  middleware: [deferOrganization],
+  context: "organization",
   level: MembershipLevel.admin,
   tags: ["activity log"],
   summary: "Recompute the organization's hash chain: is every entry present and unaltered?",
@@ -42,7 +42,7 @@ export const retrieveActivityLogEntry = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/activity_log/{id}",
   scope: "activity_log:read",
-  middleware: [deferOrganization],
+  context: "organization",
   level: MembershipLevel.admin,
   tags: ["activity log"],
   summary: "One entry of the organization's log, by its id: a stable URL for it",

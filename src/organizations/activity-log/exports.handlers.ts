@@ -6,9 +6,31 @@ import { CONTENT_TYPES, type ExportFormat } from "../../platform/activity-log/ex
 import type { AppEnv } from "../../platform/env";
 import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { organizationRead } from "../../platform/organization-context";
-import { insertExport, partKey, selectExport, toExport, type ExportRow } from "./exports.queries";
+import { organizationRead } from "../../platform/route-context";
+import { downloadPath, insertExport, partKey, selectExport, type ExportRow, type UserRow } from "./exports.queries";
 import type { createExport, downloadExport, retrieveExport } from "./exports.routes";
+import type { ActivityLogExport } from "./exports.schema";
+import { publicUrl } from "../../platform/public-url";
+import { toUserBasic } from "../../users/user-basic";
+
+function toExport(c: Context<AppEnv>, row: ExportRow, createdBy: UserRow | null): ActivityLogExport {
+  return {
+    id: row.id,
+    status: row.status as ActivityLogExport["status"],
+    format: row.format as ActivityLogExport["format"],
+    from: row.fromTime,
+    to: row.toTime,
+    scopes: row.scopes,
+    entries: row.entries,
+    parts: row.parts,
+    bytes: row.bytes,
+    error: row.error,
+    created_by: createdBy ? toUserBasic(createdBy) : null,
+    created_at: row.createdAt,
+    completed_at: row.completedAt,
+    download_url: row.status === "succeeded" ? publicUrl(c, downloadPath(row)).toString() : null,
+  };
+}
 
 export const createActivityLogExport: RouteHandler<typeof createExport, AppEnv> = async (c) => {
   const input = c.req.valid("json");

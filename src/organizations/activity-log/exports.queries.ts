@@ -1,16 +1,11 @@
 import { and, eq, sql } from "drizzle-orm";
-import type { Context } from "hono";
 import { activityLogExports, users } from "../../db/schema";
 import { lastSeqAtOrBefore } from "../../platform/activity-log/activity-log.queries";
 import type { Database } from "../../platform/db";
-import type { AppEnv } from "../../platform/env";
-import type { OrganizationRef } from "../../platform/organization-context";
-import { publicUrl } from "../../platform/public-url";
-import { toUserBasic } from "../../users/user-basic";
-import type { ActivityLogExport } from "./exports.schema";
+import type { OrganizationRef } from "../../platform/route-context/organization";
 
 export type ExportRow = typeof activityLogExports.$inferSelect;
-type UserRow = typeof users.$inferSelect;
+export type UserRow = typeof users.$inferSelect;
 
 /** The path of an export's file, downloaded through the API. */
 export const downloadPath = (row: ExportRow) =>
@@ -19,25 +14,6 @@ export const downloadPath = (row: ExportRow) =>
 /** Where part `part` of an export is kept in the bucket: one object per part, in order. */
 export const partKey = (row: Pick<ExportRow, "organizationId" | "id" | "format">, part: number) =>
   `${row.organizationId}/${row.id}/part-${String(part).padStart(6, "0")}.${row.format}`;
-
-export function toExport(c: Context<AppEnv>, row: ExportRow, createdBy: UserRow | null): ActivityLogExport {
-  return {
-    id: row.id,
-    status: row.status as ActivityLogExport["status"],
-    format: row.format as ActivityLogExport["format"],
-    from: row.fromTime,
-    to: row.toTime,
-    scopes: row.scopes,
-    entries: row.entries,
-    parts: row.parts,
-    bytes: row.bytes,
-    error: row.error,
-    created_by: createdBy ? toUserBasic(createdBy) : null,
-    created_at: row.createdAt,
-    completed_at: row.completedAt,
-    download_url: row.status === "succeeded" ? publicUrl(c, downloadPath(row)).toString() : null,
-  };
-}
 
 /** The millisecond before a time: the list's `before` and the exports' bounds exclude their own millisecond's end. */
 const justBefore = (time: string) => new Date(Date.parse(time) - 1).toISOString();

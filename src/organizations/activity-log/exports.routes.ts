@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { noStore } from "../../platform/response-headers";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { ActivityLogExport, ActivityLogExportInput } from "./exports.schema";
@@ -9,11 +9,15 @@ const collection = "/api/organizations/{organization_id}/activity_log/exports";
 const ExportParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Export id." }) });
 
 // Exports are of the organization-wide log: for its admins and owners, as the log itself is.
-const common = { scope: "activity_log:read" as const, level: MembershipLevel.admin, tags: ["activity log"] };
+const common = {
+  scope: "activity_log:read" as const,
+  context: "organization" as const,
+  level: MembershipLevel.admin,
+  tags: ["activity log"],
+};
 
 export const createExport = apiRoute({
   ...common,
-  middleware: [resolveOrganization],
   method: "post",
   path: collection,
   summary: "Export the log between two times (NDJSON or CSV), built in the background; each line verifies offline",
@@ -23,7 +27,6 @@ export const createExport = apiRoute({
 
 export const retrieveExport = apiRoute({
   ...common,
-  middleware: [deferOrganization],
   method: "get",
   path: `${collection}/{id}`,
   summary: "An export's progress, and its download link once it succeeded",
@@ -35,7 +38,7 @@ const file = { schema: z.string().openapi({ example: '{"activity":"joined","..."
 
 export const downloadExport = apiRoute({
   ...common,
-  middleware: [deferOrganization, noStore],
+  middleware: [noStore],
   method: "get",
   path: `${collection}/{id}/download`,
   operationId: "organizations_activity_log_exports_download_retrieve",

@@ -12,7 +12,8 @@ import { toBatchExport } from "../../environments/batch-exports/batch-exports.sc
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { callerInOrganization, organizationRead, type OrganizationRead } from "../../platform/organization-context";
+import { organizationRead, type OrganizationRead } from "../../platform/route-context";
+import { callerInOrganization } from "../../platform/route-context/organization";
 import { countOfVisibleExports, visibleExportsOfOrganization, type OrganizationCaller } from "./batch-exports.queries";
 import type * as routes from "./batch-exports.routes";
 

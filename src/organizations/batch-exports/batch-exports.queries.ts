@@ -3,9 +3,9 @@ import { batchExports, environments, organizations } from "../../db/schema";
 import { liveBatchExports } from "../../environments/batch-exports/batch-exports.queries";
 import { inJsonList, type Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
-import type { OrganizationRef } from "../../platform/organization-context";
+import type { OrganizationRef } from "../../platform/route-context/organization";
 import { counterOf } from "../../platform/pagination";
-import { projectsHiddenFrom, projectVisibleAtLevel, type CallerMembership } from "../../platform/project-context";
+import { projectsHiddenFrom, projectVisibleAtLevel, type CallerMembership } from "../../platform/route-context/project";
 
 /** The organization and the caller's membership of it: resolved, or subqueries of the read (`callerInOrganization`). */
 export type OrganizationCaller = CallerMembership & { organizationId: OrganizationRef };

@@ -1,17 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import { BatchExport, PausedState } from "../../environments/batch-exports/batch-exports.schema";
-import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
 
 const BatchExportParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Batch export id." }) });
 
-const common = { middleware: [resolveOrganization], tags: ["batch_exports"] };
-/** Reads resolve the organization in their own round trip. */
-const read = { ...common, middleware: [deferOrganization] };
+const common = { context: "organization" as const, tags: ["batch_exports"] };
 
 export const listOrganizationBatchExports = apiRoute({
-  ...read,
+  ...common,
   method: "get",
   path: "/api/organizations/{organization_id}/batch_exports",
   scope: "batch_export:read",
@@ -21,7 +19,7 @@ export const listOrganizationBatchExports = apiRoute({
 });
 
 export const retrieveOrganizationBatchExport = apiRoute({
-  ...read,
+  ...common,
   method: "get",
   path: "/api/organizations/{organization_id}/batch_exports/{id}",
   scope: "batch_export:read",

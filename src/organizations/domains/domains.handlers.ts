@@ -1,10 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { domains } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { organizationRead } from "../../platform/organization-context";
+import { organizationRead, routeReads } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { challengeRecordName, lookupTxtRecords } from "./dns-challenge";
 import { domainSettings, NEW_DOMAIN } from "./domain-settings";
@@ -14,6 +15,15 @@ import type * as routes from "./domains.routes";
 import { toDomain } from "./domains.schema";
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
+
+/** The domain the path names, read in the round trip that resolves the organization. */
+function readDomainOfPath(c: Context<AppEnv>) {
+  const read = organizationRead(c);
+  return read.batch([queries.selectDomain(read, c.req.param("id") ?? "")]);
+}
+
+/** A PATCH's or a verification's domain, read before its body. */
+export const domainOfPath = routeReads(readDomainOfPath);
 
 export const listOrganizationDomains: Handler<"listDomains"> = async (c) => {
   const page = readPage(c);
@@ -37,7 +47,7 @@ export const createOrganizationDomain: Handler<"createDomain"> = async (c) => {
 };
 
 export const retrieveOrganizationDomain: Handler<"retrieveDomain"> = async (c) => {
-  const row = await queries.findDomain(organizationRead(c), c.req.valid("param").id);
+  const [[row]] = await readDomainOfPath(c);
   if (!row) throw notFound();
   return c.json(toDomain(row), 200);
 };
@@ -45,7 +55,7 @@ export const retrieveOrganizationDomain: Handler<"retrieveDomain"> = async (c) =
 export const updateOrganizationDomain: Handler<"updateDomain"> = async (c) => {
   const { db, organization } = c.var;
   const { id } = c.req.valid("param");
-  const [[current]] = queries.domainOfPath.results(c);
+  const [[current]] = domainOfPath.results(c);
   if (!current) throw notFound();
   const settings = domainSettings(current, c.req.valid("json"));
   // The rules were checked against the domain as read: two PATCHes at once must not combine
@@ -78,7 +88,7 @@ export const deleteOrganizationDomain: Handler<"deleteDomain"> = async (c) => {
 export const verifyOrganizationDomain: Handler<"verifyDomain"> = async (c) => {
   const { db, organization } = c.var;
   const { id } = c.req.valid("param");
-  const [[domain]] = queries.domainOfPath.results(c);
+  const [[domain]] = domainOfPath.results(c);
   if (!domain) throw notFound();
   if (domain.verifiedAt !== null) {
     throw validationError("already_verified", "This domain has already been verified.");

@@ -5,11 +5,8 @@ import { isUniqueViolation, type Database } from "../../platform/db";
 import { validationError } from "../../platform/errors";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { nowIso, randomUrlSafeToken } from "../../platform/ids";
-import {
-  resolveOrganizationWith,
-  type OrganizationRead,
-  type OrganizationRef,
-} from "../../platform/organization-context";
+import type { OrganizationRead } from "../../platform/route-context";
+import { type OrganizationRef } from "../../platform/route-context/organization";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import type { DomainRow } from "./domains.schema";
 
@@ -43,16 +40,8 @@ export async function listDomains(read: OrganizationRead, page: Page) {
   return { count: total?.value ?? 0, rows: listed.rows, links: listed.links };
 }
 
-/** The domain the path names, read in the round trip that resolves the organization (PATCH, verify). */
-export const domainOfPath = resolveOrganizationWith((read, c) => [selectDomain(read, c.req.param("id") ?? "")]);
-
-const selectDomain = (read: OrganizationRead, id: string) =>
+export const selectDomain = (read: OrganizationRead, id: string) =>
   read.db.select().from(domains).where(domainOfOrganization(read.organizationId, id));
-
-export async function findDomain(read: OrganizationRead, id: string) {
-  const [[row]] = await read.batch([selectDomain(read, id)]);
-  return row;
-}
 
 /** A new, unverified domain with a fresh challenge: 32 random bytes, URL-safe (as PostHog). */
 export async function insertDomain(

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
-import { domainOfPath } from "./domains.queries";
+import { domainOfPath } from "./domains.handlers";
 import { Domain, DomainCreateInput, DomainUpdateInput } from "./domains.schema";
 
 const DomainParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Domain id." }) });
@@ -14,7 +14,7 @@ export const listDomains = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/domains",
   scope: "organization:read",
-  middleware: [deferOrganization],
+  context: "organization",
   tags: ["domains"],
   summary: "List the organization's authentication domains, by domain",
   request: { params: OrganizationParams, query: PaginationQuery },
@@ -25,7 +25,7 @@ export const createDomain = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/domains",
   scope: "organization:write",
-  middleware: [resolveOrganization],
+  context: "organization",
   level: MembershipLevel.admin,
   tags: ["domains"],
   summary: "Add a domain (admin or owner); it starts unverified, with a verification challenge",
@@ -37,7 +37,7 @@ export const retrieveDomain = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/domains/{id}",
   scope: "organization:read",
-  middleware: [deferOrganization],
+  context: "organization",
   tags: ["domains"],
   summary: "Retrieve a domain",
   request: { params: DomainParams },
@@ -48,7 +48,8 @@ export const updateDomain = apiRoute({
   method: "patch",
   path: "/api/organizations/{organization_id}/domains/{id}",
   scope: "organization:write",
-  middleware: [domainOfPath.middleware],
+  context: "organization",
+  reads: domainOfPath,
   level: MembershipLevel.admin,
   tags: ["domains"],
   summary: "Update a domain's SSO settings (admin or owner); `domain` itself cannot change",
@@ -60,7 +61,7 @@ export const deleteDomain = apiRoute({
   method: "delete",
   path: "/api/organizations/{organization_id}/domains/{id}",
   scope: "organization:write",
-  middleware: [resolveOrganization],
+  context: "organization",
   level: MembershipLevel.admin,
   tags: ["domains"],
   summary: "Remove a domain (admin or owner)",
@@ -72,7 +73,8 @@ export const verifyDomain = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/domains/{id}/verify",
   scope: "organization:write",
-  middleware: [domainOfPath.middleware],
+  context: "organization",
+  reads: domainOfPath,
   level: MembershipLevel.admin,
   tags: ["domains"],
   summary: "Look up the TXT record `_posthog-challenge.<domain>` and verify the domain if it holds the challenge",

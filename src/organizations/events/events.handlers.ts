@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { eventPayload } from "../../platform/activity-log/event-payload";
 import type { AppEnv } from "../../platform/env";
-import { organizationRead } from "../../platform/organization-context";
+import { organizationRead } from "../../platform/route-context";
 import { DEFAULT_PAGE_SIZE } from "../../platform/pagination";
 import { thisRequestUrl } from "../../platform/public-url";
 import { feedStatements } from "./events.queries";

@@ -3,7 +3,7 @@ import { activityLog, activityLogAnchors } from "../../db/schema";
 import { selectEntriesWithUsers } from "../../platform/activity-log/activity-log.queries";
 import { organizationEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import { inJsonList, type Database } from "../../platform/db";
-import { callerInOrganization, type OrganizationRef } from "../../platform/organization-context";
+import { callerInOrganization, type OrganizationRef } from "../../platform/route-context/organization";
 
 /** What one read of the feed covers: the entries after `after`, at most `limit` of them listed. */
 export type FeedWindow = {

@@ -1,4 +1,4 @@
-import { deferOrganization, OrganizationParams } from "../../platform/organization-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
 import { EventsPage, EventsQuery } from "./events.schema";
 
@@ -7,7 +7,7 @@ export const listEvents = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/events",
   scope: "activity_log:read",
-  middleware: [deferOrganization],
+  context: "organization",
   tags: ["activity log"],
   summary: "The organization's events from a cursor, oldest first, as webhooks deliver them",
   description:

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { organizationRead } from "../../platform/organization-context";
+import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { emailStatusAtCreation, type EmailStatus, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
 import {
@@ -15,6 +15,7 @@ import {
   toInvite,
   type InviteContext,
   type InviteRow,
+  type PreloadedInviteContext,
 } from "./invites.queries";
 import { mintInviteToken } from "./invite-tokens";
 import { inviteActivity, inviteEmailInBatch, inviteItem } from "./invites.activity";
@@ -80,12 +81,12 @@ export const resendOrganizationInviteEmail: RouteHandler<typeof resendInviteEmai
 async function createInvites(
   c: Context<AppEnv>,
   inputs: InviteInput[],
-  preloaded: Parameters<typeof inviteContextFor>[1],
+  preloaded: PreloadedInviteContext,
   attrOf: AttrOf,
 ): Promise<CreatedInvite[]> {
   const { db, organization } = c.var;
   assertDistinctEmails(inputs, attrOf);
-  const context = await inviteContextFor(c, preloaded, inputs);
+  const context = await inviteContextFor(db, organization.id, c.var.actor.userId, preloaded, inputs);
   const invites = inputs.map((input) =>
     combineWithPending(input, context.pendingByEmail.get(input.target_email) ?? []),
   );

@@ -1,17 +1,11 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import type { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
 import { chunkForInsert, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
-import {
-  resolveOrganizationWithBody,
-  type OrganizationRead,
-  type OrganizationRef,
-} from "../../platform/organization-context";
-import type { AppEnv } from "../../platform/env";
+import type { OrganizationRead } from "../../platform/route-context";
+import type { OrganizationRef } from "../../platform/route-context/organization";
 import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
 import type { EmailStatus } from "./invite-emails";
 import type { Invite, InviteInput } from "./invites.routes";
@@ -91,7 +85,7 @@ function readsOf(inputs: InviteInput[]) {
  * Everything validating a set of invites needs, as one batch: the inviter, which of the e-mails
  * already belong to members, the named projects, and the pending invites to combine.
  */
-function inviteContextStatements(
+export function inviteContextStatements(
   db: Database,
   organizationId: OrganizationRef,
   inviterId: number,
@@ -159,31 +153,31 @@ function toInviteContext(
 
 export type InviteContext = ReturnType<typeof toInviteContext>;
 
-/**
- * Resolves the organization with the reads validating the body's invites (as `schema` will read
- * them), in one round trip; the write is then the second.
- */
-export const resolveWithInviteContext = (schema: z.ZodType<InviteInput | InviteInput[]>) =>
-  resolveOrganizationWithBody(schema, (read, c, body) =>
-    inviteContextStatements(read.db, read.organizationId, c.var.actor.userId, inputsOf(body)),
-  );
-
-const inputsOf = (body: InviteInput | InviteInput[] | undefined) =>
+export const inputsOf = (body: InviteInput | InviteInput[] | undefined) =>
   body === undefined ? [] : Array.isArray(body) ? body : [body];
 
-type InviteContextReads = ReturnType<ReturnType<typeof resolveWithInviteContext>["results"]>;
+/** What validating the invites of a peeked body needs, read with the organization. */
+export type PreloadedInviteContext = {
+  body: InviteInput | InviteInput[] | undefined;
+  results: BatchResponse<ReturnType<typeof inviteContextStatements>>;
+};
 
 /**
  * The context validating `inputs` (the validated body): the one read with the organization when
  * it was read for the same invites, else read now (a body sent without a Content-Length, say).
  */
-export async function inviteContextFor(c: Context<AppEnv>, preloaded: InviteContextReads, inputs: InviteInput[]) {
-  const { db, actor, organization } = c.var;
+export async function inviteContextFor(
+  db: Database,
+  organizationId: string,
+  inviterId: number,
+  preloaded: PreloadedInviteContext,
+  inputs: InviteInput[],
+) {
   const sameReads = JSON.stringify(readsOf(inputsOf(preloaded.body))) === JSON.stringify(readsOf(inputs));
   const results = sameReads
     ? preloaded.results
-    : await db.batch(inviteContextStatements(db, organization.id, actor.userId, inputs));
-  return toInviteContext(actor.userId, results);
+    : await db.batch(inviteContextStatements(db, organizationId, inviterId, inputs));
+  return toInviteContext(inviterId, results);
 }
 
 function groupByEmail(rows: InviteRow[]) {

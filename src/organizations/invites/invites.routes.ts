@@ -1,14 +1,15 @@
 import { z } from "@hono/zod-openapi";
 import { boundedText, idList } from "../../platform/input-limits";
 import { MembershipLevel } from "../../platform/levels";
-import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
+import { peekJsonBody } from "../../platform/request-body";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { noStore } from "../../platform/response-headers";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
 import { EMAIL_STATUSES } from "./invite-emails";
-import { resolveWithInviteContext } from "./invites.queries";
+import { inputsOf, inviteContextStatements, type PreloadedInviteContext } from "./invites.queries";
 import { requireInvitePermission } from "./invites.rules";
 import { Timestamp } from "../../platform/timestamps";
 
@@ -101,22 +102,34 @@ export const listInvites = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/invites",
   scope: "organization_member:read",
-  middleware: [deferOrganization],
+  context: "organization",
   tags: ["invites"],
   summary: "List the organization's invites, newest first",
   request: { params: OrganizationParams, query: PaginationQuery },
   responses: { 200: jsonResponse(paginated(Invite), "A page of invites") },
 });
 
-/** The organization and what validating the invite needs, read together (the write is the second round trip). */
-export const oneInviteReads = resolveWithInviteContext(InviteInput);
-export const bulkInviteReads = resolveWithInviteContext(BulkInviteInput);
+/**
+ * The organization and what validating the invites needs, as the body will read them, in one
+ * round trip: the write is the second.
+ */
+const inviteReads = (schema: z.ZodType<InviteInput | InviteInput[]>) =>
+  routeReads(async (c): Promise<PreloadedInviteContext> => {
+    const body = await peekJsonBody(c, schema);
+    const read = organizationRead(c);
+    const statements = inviteContextStatements(read.db, read.organizationId, c.var.actor.userId, inputsOf(body));
+    return { body, results: await read.batch(statements) };
+  });
+export const oneInviteReads = inviteReads(InviteInput);
+export const bulkInviteReads = inviteReads(BulkInviteInput);
 
 export const createInvite = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/invites",
   scope: "organization_member:write",
-  middleware: [oneInviteReads.middleware, requireInvitePermission, noStore],
+  context: "organization",
+  reads: oneInviteReads,
+  middleware: [requireInvitePermission, noStore],
   tags: ["invites"],
   summary: "Invite someone by e-mail; replaces earlier invites for the same e-mail",
   request: { params: OrganizationParams, body: jsonBody(InviteInput) },
@@ -127,7 +140,9 @@ export const createInvitesInBulk = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/invites/bulk",
   scope: "organization_member:write",
-  middleware: [bulkInviteReads.middleware, requireInvitePermission, noStore],
+  context: "organization",
+  reads: bulkInviteReads,
+  middleware: [requireInvitePermission, noStore],
   tags: ["invites"],
   summary: "Invite up to 20 people at once: all are created, or none",
   request: { params: OrganizationParams, body: jsonBody(BulkInviteInput) },
@@ -140,7 +155,7 @@ export const deleteInvite = apiRoute({
   method: "delete",
   path: "/api/organizations/{organization_id}/invites/{id}",
   scope: "organization_member:write",
-  middleware: [resolveOrganization],
+  context: "organization",
   level: MembershipLevel.admin,
   tags: ["invites"],
   summary: "Cancel an invite (admin or owner)",
@@ -152,7 +167,7 @@ export const resendInviteEmail = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/invites/{id}/resend_email",
   scope: "organization_member:write",
-  middleware: [resolveOrganization],
+  context: "organization",
   level: MembershipLevel.admin,
   tags: ["invites"],
   summary: "Send again an invite e-mail that failed (admin or owner): the same e-mail, its attempts from the start",

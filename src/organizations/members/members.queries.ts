@@ -11,13 +11,8 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { unchangedSinceRead, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
-import {
-  resolveOrganizationWith,
-  type OrganizationRead,
-  type OrganizationRef,
-} from "../../platform/organization-context";
-import type { Context } from "hono";
-import type { AppEnv } from "../../platform/env";
+import type { OrganizationRead } from "../../platform/route-context";
+import type { OrganizationRef } from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import { toUserBasic } from "../../users/user-basic";
@@ -81,27 +76,14 @@ export async function listMembersPage(read: OrganizationRead, page: Page, email:
   };
 }
 
-const ME = "@me";
-
-/**
- * The member the path names (`@me`: the caller) and how many owners the organization has, read
- * in the round trip that resolves the organization.
- */
-export const memberOfPath = resolveOrganizationWith((read, c) => {
-  const requested = c.req.param("user__uuid") ?? "";
-  const userUuid = requested === ME ? c.var.actor.userUuid : requested;
+/** The member a user's uuid names, the organization's owner count and the webhooks they created. */
+export function memberReads(db: Database, organizationId: OrganizationRef, userUuid: string) {
   const userId = sql<number>`(select ${users.id} from ${users} where ${users.uuid} = ${userUuid})`;
   return [
-    selectMemberByUuid(read.db, read.organizationId, userUuid),
-    selectOwnerCount(read.db, read.organizationId),
-    enabledWebhooksCreatedBy(read.db, read.organizationId, userId),
-  ];
-});
-
-/** The member found by `memberOfPath`, with the organization's owner count and the webhooks they created. */
-export function memberOfRequest(c: Context<AppEnv>) {
-  const [[found], [owners], createdWebhooks] = memberOfPath.results(c);
-  return found ? { ...found, ownerCount: owners?.value ?? 0, createdWebhooks } : undefined;
+    selectMemberByUuid(db, organizationId, userUuid),
+    selectOwnerCount(db, organizationId),
+    enabledWebhooksCreatedBy(db, organizationId, userId),
+  ] as const;
 }
 
 const selectMemberByUuid = (db: Database, organizationId: OrganizationRef, userUuid: string) =>

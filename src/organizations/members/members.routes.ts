@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { deferOrganization, OrganizationParams } from "../../platform/organization-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
 import { UserBasic } from "../../users/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
-import { memberOfPath } from "./members.queries";
+import { memberOfPath } from "./members.handlers";
 import { Timestamp } from "../../platform/timestamps";
 
 const MemberParams = OrganizationParams.extend({
@@ -31,7 +31,7 @@ export const listMembers = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/members",
   scope: "organization_member:read",
-  middleware: [deferOrganization],
+  context: "organization",
   tags: ["members"],
   summary: "List the organization's members, latest joined first",
   request: {
@@ -47,7 +47,8 @@ export const updateMember = apiRoute({
   method: "patch",
   path: "/api/organizations/{organization_id}/members/{user__uuid}",
   scope: "organization_member:write",
-  middleware: [memberOfPath.middleware],
+  context: "organization",
+  reads: memberOfPath,
   tags: ["members"],
   summary: "Change a member's level (admin; never your own, never above your own)",
   request: { params: MemberParams, body: jsonBody(MemberUpdate) },
@@ -61,7 +62,8 @@ export const removeMember = apiRoute({
   method: "delete",
   path: "/api/organizations/{organization_id}/members/{user__uuid}",
   scope: "organization_member:write",
-  middleware: [memberOfPath.middleware],
+  context: "organization",
+  reads: memberOfPath,
   tags: ["members"],
   summary: "Remove a member (admin), or leave the organization (`@me`)",
   request: { params: MemberParams },

@@ -7,7 +7,7 @@ import { isUniqueViolation, type Database } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { conflict, insufficientLevel, notFound, permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
-import { organizationRead } from "../../platform/organization-context";
+import { organizationRead, routeReads } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import {
   admitVisibleProject,
@@ -17,7 +17,6 @@ import {
   listProjectsOfOrganization,
   MAX_PROJECTS_PER_ORGANIZATION,
   projectIdFilters,
-  projectOfPath,
   updateProjectStatements,
 } from "./projects.queries";
 import {
@@ -37,6 +36,17 @@ import type {
 import { toProject, toProjectListItem, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
 
 type ProjectRow = typeof projects.$inferSelect;
+
+/** The project the path names with the caller's level in it, read with the membership. */
+function readProjectOfPath(c: Context<AppEnv>) {
+  const read = organizationRead(c);
+  const inOrganization = eq(projects.organizationId, read.organizationId);
+  const filters = projectIdFilters(read.db, c.var.actor, c.req.param("id") ?? "", inOrganization);
+  return read.batch([selectVisibleProject(read.db, c.var.actor, filters)]);
+}
+
+/** A PATCH's project, read before its body. */
+export const projectOfPath = routeReads(readProjectOfPath);
 
 export const listOrganizationProjects: RouteHandler<typeof listProjects, AppEnv> = async (c) => {
   const page = readPage(c);
@@ -145,10 +155,7 @@ export const updateOrganizationProject: RouteHandler<typeof updateProjectRoute, 
 };
 
 export const retrieveOrganizationProject: RouteHandler<typeof retrieveProject, AppEnv> = async (c) => {
-  const read = organizationRead(c);
-  const inOrganization = eq(projects.organizationId, read.organizationId);
-  const filters = projectIdFilters(read.db, c.var.actor, c.req.valid("param").id, inOrganization);
-  const [[row]] = await read.batch([selectVisibleProject(read.db, c.var.actor, filters)]);
+  const [[row]] = await readProjectOfPath(c);
   const found = admitVisibleProject(c.var.actor, row);
   if (!found) throw notFound();
   return c.json(toProject(found.project, found.level), 200);

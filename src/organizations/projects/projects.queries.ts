@@ -14,14 +14,13 @@ import {
   type Page,
   type Through,
 } from "../../platform/pagination";
+import type { OrganizationRead } from "../../platform/route-context";
 import {
   assertPersonalApiKeysAllowed,
   callerInOrganization,
   callerMembershipsInScope,
   CURRENT,
-  resolveOrganizationWith,
-  type OrganizationRead,
-} from "../../platform/organization-context";
+} from "../../platform/route-context/organization";
 import {
   currentProjectId,
   effectiveProjectLevel,
@@ -31,7 +30,7 @@ import {
   projectsInKeyScope,
   projectVisible,
   projectVisibleAtLevel,
-} from "../../platform/project-context";
+} from "../../platform/route-context/project";
 import { PROJECT_SETTINGS_KEYS, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
 
 export const MAX_PROJECTS_PER_ORGANIZATION = 2000;
@@ -345,15 +344,3 @@ export function projectIdFilters(db: Database, actor: Actor, id: string, within?
   const picked = id === CURRENT ? currentProjectId(db, actor, within) : parseProjectId(actor, id);
   return within ? [within, eq(projects.id, picked)] : [eq(projects.id, picked)];
 }
-
-/** The project the path names with the caller's level in it, read with the membership (PATCH). */
-export const projectOfPath = resolveOrganizationWith((read, c) => {
-  const inOrganization = eq(projects.organizationId, read.organizationId);
-  return [
-    selectVisibleProject(
-      read.db,
-      c.var.actor,
-      projectIdFilters(read.db, c.var.actor, c.req.param("id") ?? "", inOrganization),
-    ),
-  ];
-});

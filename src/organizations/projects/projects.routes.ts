@@ -1,10 +1,10 @@
 import { integerOrCurrentPathId } from "../../platform/path-ids";
 import { MembershipLevel } from "../../platform/levels";
-import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
-import { projectOfPath } from "./projects.queries";
+import { projectOfPath } from "./projects.handlers";
 
 const ProjectParams = OrganizationParams.extend({
   id: integerOrCurrentPathId("Project id, or `@current`."),
@@ -14,7 +14,7 @@ export const listProjects = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/projects",
   scope: "project:read",
-  middleware: [deferOrganization],
+  context: "organization",
   tags: ["projects"],
   summary: "List the organization's projects the caller can see",
   request: { params: OrganizationParams, query: PaginationQuery },
@@ -25,7 +25,7 @@ export const createProject = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/projects",
   scope: "project:write",
-  middleware: [resolveOrganization],
+  context: "organization",
   level: MembershipLevel.admin,
   tags: ["projects"],
   summary: "Create a project and its first environment (admin or owner)",
@@ -43,7 +43,7 @@ export const retrieveProject = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/projects/{id}",
   scope: "project:read",
-  middleware: [deferOrganization],
+  context: "organization",
   tags: ["projects"],
   summary: "Retrieve a project of the organization",
   request: { params: ProjectParams },
@@ -54,7 +54,8 @@ export const updateProject = apiRoute({
   method: "patch",
   path: "/api/organizations/{organization_id}/projects/{id}",
   scope: "project:write",
-  middleware: [projectOfPath.middleware],
+  context: "organization",
+  reads: projectOfPath,
   level: MembershipLevel.admin,
   tags: ["projects"],
   summary: "Change a project's name and settings (admin or owner), with the rules of create",

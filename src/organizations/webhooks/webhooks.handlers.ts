@@ -6,7 +6,7 @@ import { writeWithActivity } from "../../platform/activity-log/resource-activity
 import type { AppEnv } from "../../platform/env";
 import { conflict, notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { organizationRead } from "../../platform/organization-context";
+import { organizationRead, routeReads } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { assertReceiverUrl } from "./webhook-urls";
 import { sealedNewSecret } from "./webhook-secrets";
@@ -18,7 +18,6 @@ import {
   listWebhooksPage,
   ofOrganization,
   selectWebhooksWithCreator,
-  webhookOfPath,
   toDelivery,
   toWebhook,
   type UserRow,
@@ -37,6 +36,16 @@ import type {
   testWebhook,
   updateWebhook,
 } from "./webhooks.routes";
+
+/** The webhook the path names, with its creator, read in the round trip that resolves the organization. */
+function readWebhookOfPath(c: Context<AppEnv>) {
+  const read = organizationRead(c);
+  const webhookId = c.req.param("id") ?? "";
+  return read.batch([selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, webhookId))]);
+}
+
+/** A write's webhook, read before its body. */
+export const webhookOfPath = routeReads(readWebhookOfPath);
 
 /** The webhook the path names, with its creator, read with the membership (`webhookOfPath`). */
 function webhookOfRequest(c: Context<AppEnv>): { webhook: WebhookRow; createdBy: UserRow | null } {
@@ -84,10 +93,7 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
 };
 
 export const retrieveOrganizationWebhook: RouteHandler<typeof retrieveWebhook, AppEnv> = async (c) => {
-  const read = organizationRead(c);
-  const [[row]] = await read.batch([
-    selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, c.req.valid("param").id)),
-  ]);
+  const [[row]] = await readWebhookOfPath(c);
   if (!row) throw notFound();
   return c.json(toWebhook(row.webhook, row.createdBy), 200);
 };

@@ -4,11 +4,8 @@ import { toUserBasic } from "../../users/user-basic";
 import { activityStatement, type ActivityActor } from "../../platform/activity-log/record";
 import { boundAs, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
-import {
-  resolveOrganizationWith,
-  type OrganizationRead,
-  type OrganizationRef,
-} from "../../platform/organization-context";
+import type { OrganizationRead } from "../../platform/route-context";
+import type { OrganizationRef } from "../../platform/route-context/organization";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import type { Webhook } from "./webhooks.schema";
 
@@ -62,11 +59,6 @@ export const currentHeadSeq = (organizationId: string) => sql<number>`coalesce(
 
 export const ofOrganization = (organizationId: OrganizationRef, id: string) =>
   and(eq(webhooks.organizationId, organizationId), eq(webhooks.id, id));
-
-/** The webhook the path names, read in the round trip that resolves the organization (writes). */
-export const webhookOfPath = resolveOrganizationWith((read, c) => [
-  selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, c.req.param("id") ?? "")),
-]);
 
 const newestFirst: ListOrder = [
   [webhooks.createdAt, "desc"],

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { deferOrganization, OrganizationParams, resolveOrganization } from "../../platform/organization-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { noStore } from "../../platform/response-headers";
-import { webhookOfPath } from "./webhooks.queries";
+import { webhookOfPath } from "./webhooks.handlers";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
   DELIVERY_STATUSES,
@@ -34,14 +34,12 @@ const collection = "/api/organizations/{organization_id}/webhooks";
 const item = `${collection}/{id}` as const;
 
 // Webhooks are for admins and owners, reading them included: they say where the organization's events go.
-const common = { middleware: [resolveOrganization], level: MembershipLevel.admin, tags: ["webhooks"] };
-/** Reads resolve the organization in their own round trip. */
-const read = { ...common, middleware: [deferOrganization] };
+const common = { context: "organization" as const, level: MembershipLevel.admin, tags: ["webhooks"] };
 /** Writes to the webhook in the path read it with the membership. */
-const ofPath = { ...common, middleware: [webhookOfPath.middleware] };
+const ofPath = { ...common, reads: webhookOfPath };
 
 export const listWebhooks = apiRoute({
-  ...read,
+  ...common,
   method: "get",
   path: collection,
   scope: "webhook:read",
@@ -52,7 +50,7 @@ export const listWebhooks = apiRoute({
 
 export const createWebhook = apiRoute({
   ...common,
-  middleware: [resolveOrganization, noStore],
+  middleware: [noStore],
   method: "post",
   path: collection,
   scope: "webhook:write",
@@ -62,7 +60,7 @@ export const createWebhook = apiRoute({
 });
 
 export const retrieveWebhook = apiRoute({
-  ...read,
+  ...common,
   method: "get",
   path: item,
   scope: "webhook:read",
@@ -92,8 +90,8 @@ export const deleteWebhook = apiRoute({
 });
 
 export const rotateSecret = apiRoute({
-  ...common,
-  middleware: [webhookOfPath.middleware, noStore],
+  ...ofPath,
+  middleware: [noStore],
   method: "post",
   path: `${item}/rotate_secret`,
   scope: "webhook:write",
@@ -103,7 +101,7 @@ export const rotateSecret = apiRoute({
 });
 
 export const listDeliveries = apiRoute({
-  ...read,
+  ...common,
   method: "get",
   path: `${item}/deliveries`,
   scope: "webhook:read",

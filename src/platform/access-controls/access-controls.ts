@@ -7,7 +7,8 @@ import type { Database } from "../db";
 import type { AppEnv } from "../env";
 import { permissionDenied, validationError } from "../errors";
 import { nowIso, uuid7 } from "../ids";
-import { deferProject, resolveProjectAndRead, resolveProjectWithBody } from "../project-context";
+import { peekJsonBody } from "../request-body";
+import { projectRead, routeReads } from "../route-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../route";
 import { createRouter } from "../router";
 import { accessControlActivity, accessControlItem, ruleIdInBatch } from "./access-controls.activity";
@@ -196,7 +197,7 @@ export function accessControls<R extends AccessControlledResourceName, S extends
   const tags = ["access_controls"];
   const retrieveRoute = apiRoute({
     tags,
-    middleware: [deferProject],
+    context: "project",
     method: "get",
     path,
     scope: "access_control:read",
@@ -220,15 +221,19 @@ export function accessControls<R extends AccessControlledResourceName, S extends
       typeof storedResourceId,
     ];
   };
-  /**
-   * The resource, the member and the rule the body names, read with the project: the write is the second round trip.
-   */
-  const ruleToPut = resolveProjectWithBody(PutAccessControlInput, (db, environmentId, c, body) =>
-    putReads(db, environmentId, c, body?.organization_member ?? null),
-  );
+  /** The resource, the member and the rule the body names, read with the project: the write is the second round trip. */
+  const ruleToPut = routeReads(async (c) => {
+    const body = await peekJsonBody(c, PutAccessControlInput);
+    const membershipId = body?.organization_member ?? null;
+    return {
+      body,
+      results: await projectRead(c, (environmentId) => putReads(c.var.db, environmentId, c, membershipId)),
+    };
+  });
   const putRoute = apiRoute({
     tags,
-    middleware: [ruleToPut.middleware],
+    context: "project",
+    reads: ruleToPut,
     method: "put",
     path,
     scope: "access_control:write",
@@ -239,7 +244,7 @@ export function accessControls<R extends AccessControlledResourceName, S extends
 
   /** One round trip with the key warm: the project, the resource and its rules in one batch. */
   const retrieve: RouteHandler<typeof retrieveRoute, AppEnv> = async (c) => {
-    const [resourceRows, ruleRows] = await resolveProjectAndRead(c, (environmentId) => {
+    const [resourceRows, ruleRows] = await projectRead(c, (environmentId) => {
       const { statement, resourceId } = definition.read(c, environmentId);
       return [statement, selectRules(c.var.db, rulesOf(definition.resource, resourceId))] as [
         S,

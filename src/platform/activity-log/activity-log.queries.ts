@@ -1,11 +1,8 @@
-import type { Context } from "hono";
 import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, users } from "../../db/schema";
 import { toUserBasic } from "../../users/user-basic";
 import type { Database } from "../db";
-import type { AppEnv } from "../env";
 import { DEFAULT_PAGE_SIZE } from "../pagination";
-import { thisRequestUrl } from "../public-url";
 import type { ActivityLogEntry, ActivityLogQuery } from "./activity-log.schema";
 
 type EntryRow = typeof activityLog.$inferSelect;
@@ -107,13 +104,17 @@ export function selectActivityPage(db: Database, source: ActivityLogSource, quer
 
 type PageRow = { entry: EntryRow; user: UserRow | null };
 
-export function activityPageEnvelope(c: Context<AppEnv>, query: ActivityLogQuery, rows: PageRow[]) {
+/**
+ * `requestUrl`: the request's public URL without a query-string key (`thisRequestUrl`), which `next`
+ * repeats with a cursor.
+ */
+export function activityPageEnvelope(requestUrl: URL, query: ActivityLogQuery, rows: PageRow[]) {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   let next: string | null = null;
   if (rows.length > limit && last) {
-    const url = thisRequestUrl(c);
+    const url = new URL(requestUrl);
     url.searchParams.set("cursor", String(last.entry.seq));
     next = url.toString();
   }

@@ -2,7 +2,7 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import { activityLog, dashboards, organizationMemberships, projects } from "../../db/schema";
 import { ruleOfMember } from "../access-controls/access-rules";
 import { isAdminInSql } from "../levels";
-import { effectiveProjectLevel, membershipOfCaller, projectVisible } from "../project-context";
+import { effectiveProjectLevel, membershipOfCaller, projectVisible } from "../route-context/project";
 
 /**
  * Who reads entries about a project: the user, their membership of the project's organization

@@ -5,16 +5,15 @@ import { permissionDenied } from "../errors";
 /**
  * Key scoping (`scoped_organizations`, `scoped_teams`) is a ceiling on what a key reaches, never
  * a widening. Every rule of it lives in this file: the route-level rule below, applied by
- * `apiRoute` to every authenticated route, and the per-id checks that the organization and
- * project resolvers (and joining by invite) call once they know which organization or project
- * a request is about.
+ * `apiRoute` to every authenticated route, and the per-id checks that `route-context/` (and
+ * joining by invite) calls once it knows which organization or project a request is about.
  */
 
 /** What a route acts on, read from its method and path; decides which keys may call it. */
 export type RouteReach =
   /** The calling key or user itself, which every key may read, however it is scoped. */
   | "caller"
-  /** One project (environment) or the caller's projects: checked per project by the resolvers. */
+  /** One project (environment) or the caller's projects: checked per project by `route-context/`. */
   | "project"
   /** An organization, or the user's account beyond one project. */
   | "organization"

@@ -4,7 +4,7 @@ import { notFound, validationError } from "../../../platform/errors";
 import { isUniqueViolation } from "../../../platform/db";
 import { uuid7 } from "../../../platform/ids";
 import { isAdmin } from "../../../platform/levels";
-import { resolveProjectAndRead } from "../../../platform/project-context";
+import { projectRead } from "../../../platform/route-context";
 import type { ProjectTree } from "../../project-trees";
 import { PrivilegeLevel, RestrictionLevel } from "../dashboard-access";
 import { editableDashboard, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "../dashboard-request";
@@ -12,13 +12,12 @@ import { selectDashboard, type DashboardRow } from "../dashboards.queries";
 import {
   deleteCollaborator,
   insertCollaborator,
-  collaborationOfPath,
   selectCandidate,
   selectCollaborators,
   toCollaborator,
   type Candidate,
 } from "./collaborators.queries";
-import { collaborationToAdd, type collaboratorRoutes } from "./collaborators.routes";
+import { collaborationOfPath, collaborationToAdd, type collaboratorRoutes } from "./collaborators.routes";
 import { collaboratorActivity, collaboratorItem } from "./collaborators.activity";
 
 type CollaboratorRoutes = ReturnType<typeof collaboratorRoutes<ProjectTree>>;
@@ -28,7 +27,7 @@ type Handler<K extends keyof CollaboratorRoutes> = RouteHandler<CollaboratorRout
 export const listDashboardCollaborators: Handler<"list"> = async (c) => {
   const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
   const db = c.var.db;
-  const [[dashboard], collaborators] = await resolveProjectAndRead(c, (environmentId) => [
+  const [[dashboard], collaborators] = await projectRead(c, (environmentId) => [
     selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
     selectCollaborators(db, environmentId, dashboardId),
   ]);

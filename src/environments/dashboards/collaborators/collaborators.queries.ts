@@ -5,19 +5,7 @@ import { ruleOfMember } from "../../../platform/access-controls/access-rules";
 import type { Database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
 import { toUserBasic } from "../../../users/user-basic";
-import { resolveProjectWith } from "../../../platform/project-context";
-import { parseDashboardId, readScopeOf } from "../dashboard-request";
-import { selectDashboard } from "../dashboards.queries";
 import type { Collaborator } from "./collaborators.routes";
-
-/** The dashboard and the collaboration the path names, read in the round trip that resolves the project (DELETE). */
-export const collaborationOfPath = resolveProjectWith((db, environmentId, c) => {
-  const dashboardId = parseDashboardId(c.req.param("dashboard_id") ?? "");
-  return [
-    selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
-    selectCollaboration(db, dashboardId, c.req.param("user__uuid") ?? ""),
-  ];
-});
 
 /** A dashboard's collaborators (or the one with `id`) with their users, oldest first: one query. */
 export function selectCollaborators(db: Database, environmentId: number, dashboardId: number, id?: string) {

@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { deferProject, ProjectParams, resolveProjectWithBody } from "../../../platform/project-context";
+import { peekJsonBody } from "../../../platform/request-body";
+import { projectRead, ProjectParams, routeReads } from "../../../platform/route-context";
 import { parseDashboardId, readScopeOf } from "../dashboard-request";
 import { selectDashboard } from "../dashboards.queries";
-import { collaborationOfPath, selectCandidate } from "./collaborators.queries";
+import { selectCandidate, selectCollaboration } from "./collaborators.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
 import { UserBasic } from "../../../users/user-basic";
 import type { ProjectTree } from "../../project-trees";
@@ -38,10 +39,24 @@ const CollaboratorParams = CollaboratorsParams.extend({
 });
 
 /** The dashboard the path names and the user the body names, read with the project (POST). */
-export const collaborationToAdd = resolveProjectWithBody(AddCollaboratorInput, (db, environmentId, c, body) => [
-  selectDashboard(db, readScopeOf(c, environmentId), parseDashboardId(c.req.param("dashboard_id") ?? "")),
-  selectCandidate(db, environmentId, body?.user_uuid ?? ""),
-]);
+export const collaborationToAdd = routeReads(async (c) => {
+  const body = await peekJsonBody(c, AddCollaboratorInput);
+  const dashboardId = parseDashboardId(c.req.param("dashboard_id") ?? "");
+  const results = await projectRead(c, (environmentId) => [
+    selectDashboard(c.var.db, readScopeOf(c, environmentId), dashboardId),
+    selectCandidate(c.var.db, environmentId, body?.user_uuid ?? ""),
+  ]);
+  return { body, results };
+});
+
+/** The dashboard and the collaboration the path names, read with the project (DELETE). */
+export const collaborationOfPath = routeReads((c) => {
+  const dashboardId = parseDashboardId(c.req.param("dashboard_id") ?? "");
+  return projectRead(c, (environmentId) => [
+    selectDashboard(c.var.db, readScopeOf(c, environmentId), dashboardId),
+    selectCollaboration(c.var.db, dashboardId, c.req.param("user__uuid") ?? ""),
+  ]);
+});
 
 /** The collaborator routes of one tree; `tree` only changes the path. */
 export function collaboratorRoutes<T extends ProjectTree>(tree: T) {
@@ -50,7 +65,7 @@ export function collaboratorRoutes<T extends ProjectTree>(tree: T) {
   return {
     list: apiRoute({
       tags,
-      middleware: [deferProject],
+      context: "project",
       method: "get",
       path: collection,
       scope: "dashboard:read",
@@ -60,7 +75,8 @@ export function collaboratorRoutes<T extends ProjectTree>(tree: T) {
     }),
     add: apiRoute({
       tags,
-      middleware: [collaborationToAdd.middleware],
+      context: "project",
+      reads: collaborationToAdd,
       method: "post",
       path: collection,
       scope: "dashboard:write",
@@ -70,7 +86,8 @@ export function collaboratorRoutes<T extends ProjectTree>(tree: T) {
     }),
     remove: apiRoute({
       tags,
-      middleware: [collaborationOfPath.middleware],
+      context: "project",
+      reads: collaborationOfPath,
       method: "delete",
       path: `${collection}/{user__uuid}`,
       scope: "dashboard:write",

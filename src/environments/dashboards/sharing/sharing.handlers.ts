@@ -2,14 +2,14 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { SharingSettings } from "../../../db/schema";
 import type { AppEnv } from "../../../platform/env";
 import { permissionDenied, validationError } from "../../../platform/errors";
-import { resolveProjectAndRead } from "../../../platform/project-context";
+import { projectRead } from "../../../platform/route-context";
 import type { ProjectTree } from "../../project-trees";
 import type { Context } from "hono";
 import { editableDashboard, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "../dashboard-request";
 import { rightsOn } from "../dashboard-response";
 import { selectDashboard, type DashboardRow } from "../dashboards.queries";
-import { newAccessToken, selectSharing, sharingOfPath, toSharingConfiguration, upsertSharing } from "./sharing.queries";
-import { SHARING_SETTINGS_KEYS, type sharingRoutes } from "./sharing.routes";
+import { newAccessToken, selectSharing, toSharingConfiguration, upsertSharing } from "./sharing.queries";
+import { SHARING_SETTINGS_KEYS, sharingOfPath, type sharingRoutes } from "./sharing.routes";
 import { sharingActivity, sharingEntries, sharingItem } from "./sharing.activity";
 
 type SharingRoutes = ReturnType<typeof sharingRoutes<ProjectTree>>;
@@ -23,7 +23,7 @@ const accessTo = (c: Context<AppEnv>, dashboard: DashboardRow) =>
 export const retrieveDashboardSharing: Handler<"retrieve"> = async (c) => {
   const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
   const db = c.var.db;
-  const [[dashboard], [sharing]] = await resolveProjectAndRead(c, (environmentId) => [
+  const [[dashboard], [sharing]] = await projectRead(c, (environmentId) => [
     selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
     selectSharing(db, dashboardId),
   ]);

@@ -3,23 +3,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import { environments, organizations, sharingConfigurations, type SharingSettings } from "../../../db/schema";
 import type { Database } from "../../../platform/db";
 import { nowIso, randomUrlSafeToken } from "../../../platform/ids";
-import { resolveProjectWith } from "../../../platform/project-context";
-import { parseDashboardId, readScopeOf } from "../dashboard-request";
-import { selectDashboard } from "../dashboards.queries";
 import type { SharingConfiguration } from "./sharing.routes";
-
-/**
- * The dashboard the path names, whether the organization allows public sharing, and the
- * dashboard's configuration, read in the round trip that resolves the project (the writes).
- */
-export const sharingOfPath = resolveProjectWith((db, environmentId, c) => {
-  const dashboardId = parseDashboardId(c.req.param("dashboard_id") ?? "");
-  return [
-    selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
-    selectPublicSharingAllowed(db, environmentId),
-    selectSharing(db, dashboardId),
-  ];
-});
 
 /** PostHog's access tokens: `secrets.token_urlsafe(22)`, 30 characters. */
 export const newAccessToken = () => randomUrlSafeToken(22);

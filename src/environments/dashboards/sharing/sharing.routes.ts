@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { deferProject, ProjectParams } from "../../../platform/project-context";
-import { sharingOfPath } from "./sharing.queries";
+import { projectRead, ProjectParams, routeReads } from "../../../platform/route-context";
+import { parseDashboardId, readScopeOf } from "../dashboard-request";
+import { selectDashboard } from "../dashboards.queries";
+import { selectPublicSharingAllowed, selectSharing } from "./sharing.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
 import type { ProjectTree } from "../../project-trees";
 import { Timestamp } from "../../../platform/timestamps";
@@ -44,6 +46,19 @@ export type UpdateSharingInput = z.infer<typeof UpdateSharingInput>;
 
 const SharingParams = ProjectParams.extend({ dashboard_id: z.string().openapi({ description: "Dashboard id." }) });
 
+/**
+ * The dashboard the path names, whether the organization allows public sharing, and the
+ * dashboard's configuration, read in the round trip that resolves the project (the writes).
+ */
+export const sharingOfPath = routeReads((c) => {
+  const dashboardId = parseDashboardId(c.req.param("dashboard_id") ?? "");
+  return projectRead(c, (environmentId) => [
+    selectDashboard(c.var.db, readScopeOf(c, environmentId), dashboardId),
+    selectPublicSharingAllowed(c.var.db, environmentId),
+    selectSharing(c.var.db, dashboardId),
+  ]);
+});
+
 /** The sharing routes of one tree; `tree` only changes the path. */
 export function sharingRoutes<T extends ProjectTree>(tree: T) {
   const path = `${tree}/{project_id}/dashboards/{dashboard_id}/sharing` as const;
@@ -52,7 +67,7 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
   return {
     retrieve: apiRoute({
       tags,
-      middleware: [deferProject],
+      context: "project",
       method: "get",
       path,
       scope: "sharing_configuration:read",
@@ -62,7 +77,8 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
     }),
     update: apiRoute({
       tags,
-      middleware: [sharingOfPath.middleware],
+      context: "project",
+      reads: sharingOfPath,
       method: "patch",
       path,
       scope: "sharing_configuration:write",
@@ -72,7 +88,8 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
     }),
     refresh: apiRoute({
       tags,
-      middleware: [sharingOfPath.middleware],
+      context: "project",
+      reads: sharingOfPath,
       method: "post",
       path: `${path}/refresh`,
       scope: "sharing_configuration:write",

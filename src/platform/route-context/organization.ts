@@ -1,76 +1,15 @@
-import { z } from "@hono/zod-openapi";
 import { and, asc, eq, sql, type SQL } from "drizzle-orm";
-import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import type { Context } from "hono";
-import { createMiddleware } from "hono/factory";
-import { organizationMemberships, organizations, users } from "../db/schema";
-import { assertOrganizationInKeyScope } from "./auth/key-scoping";
-import { assertMinimumLevel, deferContext, resolverWith } from "./deferred-context";
-import type { Actor, AppEnv, OrganizationContext } from "./env";
-import { notFound, permissionDenied } from "./errors";
-import { isAdmin } from "./levels";
-import { inJsonList, type Database, type ReadBatch } from "./db";
-import { peekJsonBody } from "./request-body";
+import { organizationMemberships, organizations, users } from "../../db/schema";
+import { assertOrganizationInKeyScope } from "../auth/key-scoping";
+import { inJsonList, type Database } from "../db";
+import type { Actor } from "../env";
+import { notFound, permissionDenied } from "../errors";
+import { isAdmin } from "../levels";
 
 export const CURRENT = "@current";
 
-/** The path parameter `resolveOrganization` reads, for every organization route's schema. */
-export const OrganizationParams = z.object({
-  organization_id: z.string().openapi({ description: "Organization id, or `@current`." }),
-});
-
-/**
- * Resolves `:organization_id` (or `@current`: the caller's chosen organization, else the first in
- * creation order, within the key's scope) and the caller's membership of it in one query. A
- * non-member gets 404, so that organization ids do not leak.
- */
-export const resolveOrganization = createMiddleware<AppEnv>(async (c, next) => {
-  const requested = requestedOrganization(c.req.param("organization_id"), c.var.actor);
-  c.set("organization", admitMember(await findMembership(c.var.db, c.var.actor, requested)));
-  await next();
-});
-
-/**
- * For a read: the key's scope is checked now, with no query; the handler then reads through
- * `organizationRead`, which sends the membership lookup in the same round trip as its data.
- */
-export const deferOrganization = createMiddleware<AppEnv>(async (c, next) => {
-  requestedOrganization(c.req.param("organization_id"), c.var.actor);
-  await deferContext(c, next, "organization");
-});
-
 /** The organization's id for statements batched with the membership: `@current` is a subquery. */
 export type OrganizationRef = string | SQL<string>;
-
-type Statement = BatchItem<"sqlite">;
-
-/** A read of a `deferOrganization` route: its statements and the membership, in one round trip. */
-export type OrganizationRead = {
-  db: Database;
-  organizationId: OrganizationRef;
-  /**
-   * Runs the statements with the caller's membership and admits it (404, 403) before any result
-   * is returned. The statements run before access is known: they must only read.
-   */
-  batch: ReadBatch;
-};
-
-/** `db`: another session of the database than the request's (the primary, say). */
-export function organizationRead(c: Context<AppEnv>, db: Database = c.var.db): OrganizationRead {
-  const { actor } = c.var;
-  const requested = requestedOrganization(c.req.param("organization_id"), actor);
-  return {
-    db,
-    organizationId: requested === CURRENT ? sql<string>`(${callerOrganizationId(db, actor, CURRENT)})` : requested,
-    async batch<T extends [Statement, ...Statement[]]>(statements: T) {
-      const [memberships, ...results] = await db.batch([selectMembership(db, actor, requested), ...statements]);
-      const organization = admitMember((memberships as OrganizationContext[])[0]);
-      assertMinimumLevel(c, organization.level);
-      c.set("organization", organization);
-      return results as BatchResponse<T>;
-    },
-  };
-}
 
 /** The caller's membership of the organization, as subqueries read once by the statement using them. */
 export function callerInOrganization(userId: number, organizationId: OrganizationRef) {
@@ -85,33 +24,9 @@ export function callerInOrganization(userId: number, organizationId: Organizatio
 }
 
 /**
- * `resolveOrganization` for a write whose handler first reads what its path names (the row it
- * changes): those reads go in the resolver's round trip, so the write is the second and last.
- * The organization is resolved before the body is read, as every write's is.
- */
-export const resolveOrganizationWith = <T extends [Statement, ...Statement[]]>(
-  reads: (read: OrganizationRead, c: Context<AppEnv>) => T,
-) =>
-  resolverWith((c) => {
-    const read = organizationRead(c);
-    return read.batch(reads(read, c));
-  });
-
-/** `resolveProjectWithBody` for an organization: reads that depend on the body, with the membership. */
-export const resolveOrganizationWithBody = <S extends z.ZodType, T extends [Statement, ...Statement[]]>(
-  schema: S,
-  reads: (read: OrganizationRead, c: Context<AppEnv>, body: z.output<S> | undefined) => T,
-) =>
-  resolverWith(async (c) => {
-    const body = await peekJsonBody(c, schema);
-    const read = organizationRead(c);
-    return { body, results: await read.batch(reads(read, c, body)) };
-  });
-
-/**
- * `resolveOrganization` in two halves, for a read that fetches the membership in the same round
- * trip as its data (retrieving the organization): what is checked before any query, and what
- * the membership found must satisfy. Every organization route goes through both.
+ * An organization route's checks in two halves: what is checked before any query, and what the
+ * membership found must satisfy. Retrieving an organization, which reads the membership with its
+ * data, calls them itself.
  */
 export function requestedOrganization(requested: string | undefined, actor: Actor): string {
   if (requested === undefined) throw new Error("an organization route needs :organization_id");
@@ -215,15 +130,10 @@ export function callerMembershipOf(db: Database, actor: Actor, requested: string
   );
 }
 
-function selectMembership(db: Database, actor: Actor, requested: string) {
+export function selectMembership(db: Database, actor: Actor, requested: string) {
   return db
     .select(organizationWithMembership)
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
     .where(callerMembershipOf(db, actor, requested));
-}
-
-async function findMembership(db: Database, actor: Actor, requested: string): Promise<OrganizationContext | undefined> {
-  const [row] = await selectMembership(db, actor, requested);
-  return row;
 }

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "./env";
+import type { AppEnv } from "../env";
 
 /**
  * The environment `@current` last resolved to, per key: a guess that lets an `@current` read go

@@ -1,30 +1,12 @@
-import { z } from "@hono/zod-openapi";
-import { integerOrCurrentPathId } from "./path-ids";
 import { and, asc, eq, gte, min, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
-import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import type { Context } from "hono";
-import { createMiddleware } from "hono/factory";
-import { accessControls, environments, organizationMemberships, organizations, projects, users } from "../db/schema";
-import { ruleOfMember } from "./access-controls/access-rules";
-import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "./auth/key-scoping";
-import type { Actor, AppEnv, ProjectContext } from "./env";
-import { notFound } from "./errors";
-import { isAdminInSql, MembershipLevel } from "./levels";
-import {
-  assertPersonalApiKeysAllowed,
-  callerOrganizationId,
-  CURRENT,
-  type OrganizationRef,
-} from "./organization-context";
-import { inJsonList, type Database } from "./db";
-import { peekJsonBody } from "./request-body";
-import { assertMinimumLevel, deferContext, resolverWith } from "./deferred-context";
-import { guessCurrentEnvironment, rememberCurrentEnvironment } from "./current-environment-guess";
-
-/** The path parameter `resolveProject` reads, for every environment route's schema. */
-export const ProjectParams = z.object({
-  project_id: integerOrCurrentPathId("Environment (project) id, or `@current`."),
-});
+import { accessControls, environments, organizationMemberships, organizations, projects, users } from "../../db/schema";
+import { ruleOfMember } from "../access-controls/access-rules";
+import { assertProjectInKeyScope } from "../auth/key-scoping";
+import { inJsonList, type Database } from "../db";
+import type { Actor, ProjectContext } from "../env";
+import { notFound } from "../errors";
+import { isAdminInSql, MembershipLevel } from "../levels";
+import { callerOrganizationId, CURRENT, type OrganizationRef } from "./organization";
 
 /** The caller's access rule on the project (their own, else its default), with memberships joined. */
 const projectRuleOfCaller = ruleOfMember("project", projects.id, organizationMemberships.id);
@@ -133,116 +115,12 @@ export function currentProjectId(db: Database, actor: Actor, within?: SQL) {
     (${firstVisible(undefined)}))`;
 }
 
-/**
- * Resolves `:project_id` (an environment id, or `@current`: the caller's current project) with
- * the caller's membership and rights in one query.
- */
-export const resolveProject = createMiddleware<AppEnv>(async (c, next) => {
-  const requested = requestedProject(c);
-  const environmentId = requested === CURRENT ? undefined : parseProjectId(c.var.actor, requested);
-  const [row] = await selectProject(c.var.db, c.var.actor, environmentId);
-  const project = acceptProject(c, row);
-  if (environmentId === undefined) rememberCurrentEnvironment(c, project.environmentId);
-  await next();
-});
-
-type Statement = BatchItem<"sqlite">;
-/** What a read sends with the project: none, for a write whose body names nothing to read. */
-type Statements = [] | [Statement, ...Statement[]];
-
-/**
- * For a read: the path's project id is checked now (404 when not a number, 403 outside the key's
- * scoped teams), with no query; the handler then reads through `projectRead`, which sends the
- * project and the caller's rights in the same round trip as its data.
- */
-export const deferProject = createMiddleware<AppEnv>(async (c, next) => {
-  const requested = requestedProject(c);
-  if (requested !== CURRENT) parseProjectId(c.var.actor, requested);
-  await deferContext(c, next, "project");
-});
-
-/** A read of a `deferProject` route: its statements and the project, in one round trip. */
-export type ProjectRead = {
-  db: Database;
-  /**
-   * Runs the statements `build` makes for the environment with the project and the caller's
-   * rights, and admits them (404, 403) before any result is returned. The statements run before
-   * access is known: they must only read. `build` may be called twice (`@current`, below).
-   */
-  batch<T extends Statements>(build: (environmentId: number) => T): Promise<BatchResponse<T>>;
-};
-
 /** The environment `@current` picks: the first of the current project. */
-const selectCurrentEnvironment = (db: Database, actor: Actor) =>
+export const selectCurrentEnvironment = (db: Database, actor: Actor) =>
   db
     .select({ id: min(environments.id) })
     .from(environments)
     .where(eq(environments.projectId, currentProjectId(db, actor)));
-
-export function projectRead(c: Context<AppEnv>): ProjectRead {
-  const { db, actor } = c.var;
-  const requested = requestedProject(c);
-  const named = requested === CURRENT ? undefined : parseProjectId(actor, requested);
-
-  const admit = (rows: unknown) => assertMinimumLevel(c, acceptProject(c, (rows as SelectedProject[])[0]).level);
-
-  async function readEnvironment<T extends Statements>(environmentId: number, build: (environmentId: number) => T) {
-    const [rows, ...results] = await db.batch([selectProject(db, actor, environmentId), ...build(environmentId)]);
-    admit(rows);
-    return results as BatchResponse<T>;
-  }
-
-  return {
-    db,
-    async batch<T extends Statements>(build: (environmentId: number) => T) {
-      if (named !== undefined) return readEnvironment(named, build);
-      const guess = await guessCurrentEnvironment(c);
-      let current: number | null | undefined;
-      if (guess === undefined) {
-        [{ id: current } = { id: null }] = await selectCurrentEnvironment(db, actor);
-      } else {
-        const [picked, rows, ...results] = await db.batch([
-          selectCurrentEnvironment(db, actor),
-          selectProject(db, actor, guess),
-          ...build(guess),
-        ]);
-        current = picked[0]?.id;
-        if (current === guess) {
-          admit(rows);
-          return results as BatchResponse<T>;
-        }
-      }
-      if (current === null || current === undefined) throw notFound();
-      rememberCurrentEnvironment(c, current);
-      return readEnvironment(current, build);
-    },
-  };
-}
-
-/** `resolveOrganizationWith` for a project: the project and what the path names, in one round trip. */
-export const resolveProjectWith = <T extends [Statement, ...Statement[]]>(
-  reads: (db: Database, environmentId: number, c: Context<AppEnv>) => T,
-) => resolverWith((c) => projectRead(c).batch((environmentId) => reads(c.var.db, environmentId, c)));
-
-/**
- * `resolveProjectWith` for a write whose reads also depend on its body, as `schema` will read
- * it (`peekJsonBody`): `body` is undefined when that is not certain, and the handler then reads
- * what it needs itself (a round trip more). The handler compares `body` with the validated one.
- */
-export const resolveProjectWithBody = <S extends z.ZodType, T extends Statements>(
-  schema: S,
-  reads: (db: Database, environmentId: number, c: Context<AppEnv>, body: z.output<S> | undefined) => T,
-) =>
-  resolverWith(async (c) => {
-    const body = await peekJsonBody(c, schema);
-    return { body, results: await projectRead(c).batch((environmentId) => reads(c.var.db, environmentId, c, body)) };
-  });
-
-/** `projectRead` for statements that need only the environment id. */
-export const resolveProjectAndRead = <T extends [Statement, ...Statement[]]>(
-  c: Context<AppEnv>,
-  reads: (environmentId: number) => T,
-) => projectRead(c).batch(reads);
 
 /**
  * The caller's membership id in the environment's organization, as SQL: for reads batched with
@@ -263,25 +141,11 @@ export const projectLevelInEnvironment = (userId: number, environmentId: number)
     join ${projects} on ${projects.id} = ${environments.projectId}
     where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${userId})`;
 
-function requestedProject(c: Context<AppEnv>): string {
-  const requested = c.req.param("project_id");
-  if (requested === undefined) throw new Error("resolving a project needs :project_id");
-  return requested;
-}
-
-type SelectedProject = ProjectContext & { membersCanUsePersonalApiKeys: boolean; organizationLevel: number };
-
-function acceptProject(c: Context<AppEnv>, selected: SelectedProject | undefined): ProjectContext {
-  if (!selected) throw notFound();
-  assertOrganizationInKeyScope(c.var.actor, selected.organizationId);
-  const { membersCanUsePersonalApiKeys, organizationLevel, ...project } = selected;
-  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys, organizationLevel });
-  c.set("project", project);
-  return project;
-}
+/** The project and the caller's rights in it, with what admitting them needs. */
+export type SelectedProject = ProjectContext & { membersCanUsePersonalApiKeys: boolean; organizationLevel: number };
 
 /** The requested environment (or the caller's current one) with the caller's rights: one query. */
-function selectProject(db: Database, actor: Actor, environmentId: number | undefined) {
+export function selectProject(db: Database, actor: Actor, environmentId: number | undefined) {
   const filter =
     environmentId === undefined ? eq(projects.id, currentProjectId(db, actor)) : eq(environments.id, environmentId);
   return db
