@@ -221,7 +221,10 @@ export function accessControls<R extends AccessControlledResourceName, S extends
       typeof storedResourceId,
     ];
   };
-  /** The resource, the member and the rule the body names, read with the project: the write is the second round trip. */
+  /**
+   * The resource, the member and the rule the body names, read with the project: the write is the
+   * second round trip.
+   */
   const ruleToPut = routeReads(async (c) => {
     const body = await peekJsonBody(c, PutAccessControlInput);
     const membershipId = body?.organization_member ?? null;
