@@ -36,12 +36,18 @@ const SEEDED_TABLES = {
 
 export type SeedRows = { [K in keyof typeof SEEDED_TABLES]: Insert<(typeof SEEDED_TABLES)[K]>[] };
 
-export const emptySeedRows = () =>
-  Object.fromEntries(Object.keys(SEEDED_TABLES).map((name) => [name, []])) as unknown as SeedRows;
-
-/** Integer ids far above what the tests' own inserts reach, so that seeded rows never collide with them. */
+/**
+ * Integer ids far above what the tests' own inserts reach, so that seeded rows never collide with
+ * them. A table's own inserts after a seed take ids just above it, so each seed starts a million
+ * further on.
+ */
 let nextId = 10_000_000;
 const newId = () => (nextId += 1);
+
+export const emptySeedRows = () => {
+  nextId = (Math.floor(nextId / 1_000_000) + 1) * 1_000_000;
+  return Object.fromEntries(Object.keys(SEEDED_TABLES).map((name) => [name, []])) as unknown as SeedRows;
+};
 
 const S3_CONFIG = { bucket_name: "bucket", region: "us-east-1", prefix: "events/" };
 
