@@ -7,6 +7,7 @@ import { assertScope, type Scope } from "./auth/scopes";
 import type { AppEnv } from "./env";
 import { assertMinimumLevel } from "./deferred-context";
 import { ErrorBody } from "./errors";
+import { idempotentRetries } from "./idempotency";
 import { readJsonBody } from "./request-body";
 
 const errorResponse = (description: string) => ({
@@ -122,6 +123,7 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
       ...middleware,
       ...levelCheck,
       ...readJsonBody,
+      ...(route.method === "post" ? [idempotentRetries] : []),
     ] as const,
     responses: { ...errorResponses, ...route.responses },
   });
