@@ -159,7 +159,12 @@ export const idempotentRetries = createMiddleware<AppEnv>(async (c, next) => {
     if (row.responseStatus === null) throw keyInUse();
     if (row.responseBody === null) throw responseNotKept();
     const text = await unseal(keyring, row.responseBody, sealingContext(claim.apiKeyId, claim.keyHash));
-    const headers = { [REPLAYED_HEADER]: "true", ...(text === "" ? {} : { "Content-Type": "application/json" }) };
+    // Kept answers may carry a secret (a key's value, an invite's token): a replay is never cached.
+    const headers = {
+      [REPLAYED_HEADER]: "true",
+      "Cache-Control": "no-store",
+      ...(text === "" ? {} : { "Content-Type": "application/json" }),
+    };
     return new Response(text === "" ? null : text, { status: row.responseStatus, headers });
   }
 

@@ -74,6 +74,7 @@ describe("Idempotency-Key on POST", () => {
     expect({ status: retry.status, body: retry.body }).toEqual({ status: 201, body: first.body });
     expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
     expect(retry.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
+    expect(retry.headers.get("Cache-Control")).toBe("no-store");
     expect(await dashboardsNamed(organization, "Retried")).toHaveLength(1);
   });
 
@@ -132,15 +133,27 @@ describe("Idempotency-Key on POST", () => {
     expect(await dashboardsNamed(organization, "Plain")).toHaveLength(2);
   });
 
-  it("keeps the answer sealed: the stored row does not show the body", async () => {
+  it("keeps an answer that shows a secret sealed, and replays it uncached", async () => {
     const organization = await setupOrganization();
-    await createWithKey(organization, "sealed-key", { name: "Sealed name" });
+    const create = () =>
+      api("POST", "/api/personal_api_keys", {
+        key: organization.key,
+        body: { label: "Retried key", scopes: ["*"] },
+        headers: { "Idempotency-Key": "secret-key" },
+      });
+    const first = await create();
+    expect(first.status).toBe(201);
 
-    const row = await env.DB.prepare("select * from idempotency_keys where response_body is not null").all<
-      Record<string, unknown>
-    >();
-    expect(JSON.stringify(row.results)).not.toContain("Sealed name");
-    expect(JSON.stringify(row.results)).not.toContain("sealed-key");
+    const retry = await create();
+
+    expect({ status: retry.status, body: retry.body }).toEqual({ status: 201, body: first.body });
+    expect(retry.headers.get("Cache-Control")).toBe("no-store");
+    const stored = await env.DB.prepare("select * from idempotency_keys where api_key_id = ?")
+      .bind(await keyIdOf(organization.owner))
+      .all();
+    expect(stored.results).toHaveLength(1);
+    expect(JSON.stringify(stored.results)).not.toContain(first.body.value);
+    expect(JSON.stringify(stored.results)).not.toContain("secret-key");
   });
 
   it("lets a key be used again once its day has passed", async () => {
