@@ -14,9 +14,9 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** How long a success is answered again to the same key. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a running first request holds its key: a claim whose request died frees itself after it. */
-export const CLAIM_LEASE_MS = 2 * 60 * 1000;
+const CLAIM_LEASE_MS = 2 * 60 * 1000;
 /** Answers larger than this are not kept: a retry is told so, and nothing runs again. */
-export const MAX_KEPT_RESPONSE_BYTES = 64 * 1024;
+const MAX_KEPT_RESPONSE_BYTES = 64 * 1024;
 /** Expired rows one statement deletes, and statements per cron run. */
 const EXPIRED_PER_DELETE = 500;
 const DELETES_PER_RUN = 20;
@@ -27,7 +27,7 @@ type KeptRow = typeof idempotencyKeys.$inferSelect;
 const sealingContext = (apiKeyId: string, keyHash: string) => `idempotency:${apiKeyId}:${keyHash}`;
 
 /** Claims the key, unless a request holds it or its answer is kept; either way, the row as it now stands. */
-export async function claimIdempotencyKey(
+async function claimIdempotencyKey(
   db: Database,
   claim: Claim & { requestHash: string },
   now: number,
@@ -66,7 +66,7 @@ const heldBy = (claim: Claim) =>
   );
 
 /** Keeps the answer (already sealed, or null when too large) for a day. */
-export async function keepIdempotentResponse(
+async function keepIdempotentResponse(
   db: Database,
   claim: Claim,
   response: { status: number; sealedBody: string | null },
@@ -82,7 +82,7 @@ export async function keepIdempotentResponse(
     .where(heldBy(claim));
 }
 
-export async function releaseIdempotencyKey(db: Database, claim: Claim) {
+async function releaseIdempotencyKey(db: Database, claim: Claim) {
   await db.delete(idempotencyKeys).where(heldBy(claim));
 }
 

@@ -156,6 +156,43 @@ describe("Idempotency-Key on POST", () => {
     expect(JSON.stringify(stored.results)).not.toContain("secret-key");
   });
 
+  it("keeps no answer over 64 KiB, and still runs nothing twice", async () => {
+    const organization = await setupOrganization();
+    const body = { name: "Large", description: "d".repeat(65_536) };
+    expect((await createWithKey(organization, "large-key", body)).status).toBe(201);
+
+    const retry = await createWithKey(organization, "large-key", body);
+
+    expectError(
+      retry,
+      409,
+      errorBody(
+        "conflict",
+        "idempotency_response_not_kept",
+        "The request with this Idempotency-Key succeeded, but its answer was too large to keep; it was not run again.",
+      ),
+    );
+    expect(await dashboardsNamed(organization, "Large")).toHaveLength(1);
+  });
+
+  it("takes over the claim of a request that died, once its lease has ended", async () => {
+    const organization = await setupOrganization();
+    const stale = new Date(Date.now() - 1_000).toISOString();
+    await db.insert(schema.idempotencyKeys).values({
+      apiKeyId: await keyIdOf(organization.owner),
+      keyHash: await sha256Hex("abandoned-key"),
+      claim: "a request that never answered",
+      requestHash: "of another request",
+      createdAt: stale,
+      expiresAt: stale,
+    });
+
+    const response = await createWithKey(organization, "abandoned-key", { name: "Taken over" });
+
+    expect(response.status).toBe(201);
+    expect(await dashboardsNamed(organization, "Taken over")).toHaveLength(1);
+  });
+
   it("lets a key be used again once its day has passed", async () => {
     const organization = await setupOrganization();
     vi.useFakeTimers({ toFake: ["Date"] });
