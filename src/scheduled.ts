@@ -2,6 +2,7 @@ import { sealOrganizations } from "./platform/activity-log/after-response";
 import { organizationsWithUnsealedEntries } from "./platform/activity-log/chain";
 import { pruneActivityLog, retentionDays } from "./platform/activity-log/retention";
 import { runEach } from "./platform/background";
+import { deleteExpiredIdempotencyKeys } from "./platform/idempotency";
 import { logLine } from "./platform/log";
 import { primaryDatabase } from "./platform/db";
 import type { Bindings } from "./platform/env";
@@ -22,7 +23,8 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  * - prunes activity-log entries older than `ACTIVITY_LOG_RETENTION_DAYS`;
  * - turns entries a lost pass left behind into webhook deliveries, and re-sends lost messages;
  * - re-sends invite e-mails' lost messages, and marks failed those whose dead letter was lost;
- * - resumes activity-log exports whose next step was lost.
+ * - resumes activity-log exports whose next step was lost;
+ * - deletes idempotency keys past their day (or a dead request's lease), in bounded batches.
  */
 export async function runScheduledTasks(_controller: ScheduledController, env: Bindings) {
   const db = primaryDatabase(env);
@@ -67,6 +69,13 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
       async () => {
         const resumed = await resumeStalledExports(env);
         if (resumed > 0) logLine("info", { task: "cron", done: `resumed ${resumed} stalled activity-log exports` });
+      },
+    ],
+    [
+      "delete expired idempotency keys",
+      async () => {
+        const deleted = await deleteExpiredIdempotencyKeys(db);
+        if (deleted > 0) logLine("info", { task: "cron", done: `deleted ${deleted} expired idempotency keys` });
       },
     ],
   ];

@@ -703,3 +703,34 @@ export const activityLogExports = sqliteTable(
     index("activity_log_exports_unfinished").on(table.updatedAt).where(sql`${table.status} in ('pending', 'running')`),
   ],
 );
+
+/**
+ * A POST sent with an `Idempotency-Key`, per personal API key: claimed before the handler runs
+ * (the primary key makes a concurrent retry see the claim), then its answer kept for a day.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    apiKeyId: text("api_key_id")
+      .notNull()
+      .references(() => personalApiKeys.id, { onDelete: "cascade" }),
+    /** sha256 hex of the header's value. */
+    keyHash: text("key_hash").notNull(),
+    /** A random token per claim: only the request holding it completes or releases the row. */
+    claim: text("claim").notNull(),
+    /** sha256 hex of the method, path and body: a retry must send the same. */
+    requestHash: text("request_hash").notNull(),
+    /** Null while the first request runs. */
+    responseStatus: integer("response_status"),
+    /** Sealed (see secrets.ts); null while running, or when the answer was too large to keep. */
+    responseBody: text("response_body"),
+    createdAt: createdAt(),
+    /** A running claim's lease, then the kept answer's end: past it, the key is free again. */
+    expiresAt: text("expires_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.apiKeyId, table.keyHash] }),
+    // What the cron deletes, oldest first.
+    index("idempotency_keys_expires_at").on(table.expiresAt),
+  ],
+);

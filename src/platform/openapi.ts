@@ -4,6 +4,7 @@ import { Organization, TeamBasic } from "../organizations/organizations.schema";
 import { UserBasic } from "../users/user-basic";
 import type { AppEnv } from "./env";
 import { SCOPES } from "./auth/scopes";
+import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH, REPLAYED_HEADER } from "./idempotency";
 import { exampleOf, type JsonSchema } from "./openapi-examples";
 import { configuredBaseUrl } from "./public-url";
 import type { Router } from "./router";
@@ -12,6 +13,8 @@ type OpenApiDocument = ReturnType<Router["getOpenAPI31Document"]>;
 type MediaType = { schema?: JsonSchema; example?: unknown };
 type Operation = {
   tags?: string[];
+  security?: Record<string, string[]>[];
+  parameters?: unknown[];
   requestBody?: { content?: Record<string, MediaType> };
   responses?: Record<string, { content?: Record<string, MediaType> }>;
 };
@@ -94,6 +97,34 @@ function addExamples(document: OpenApiDocument) {
   return document;
 }
 
+const IDEMPOTENCY_KEY_DESCRIPTION = [
+  `Optional, at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters: a retry with the same key, by the same personal API`,
+  "key, with the same path and body, within 24 hours, gets the first success again (status and body) with",
+  `\`${REPLAYED_HEADER}: true\`, and nothing is done twice. The same key with another request answers 422`,
+  "`idempotency_key_reused`; while the first request runs, 409 `idempotency_key_in_use`. A failure frees the key.",
+  "See docs/idempotency.md.",
+].join("\n");
+
+const errorReference = (description: string) => ({
+  description,
+  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+});
+
+/** Every authenticated POST takes `Idempotency-Key`: one shared parameter, and the answers it adds. */
+function addIdempotencyKey(document: OpenApiDocument) {
+  for (const pathItem of Object.values(document.paths ?? {})) {
+    const operation = (pathItem as Record<string, Operation>).post;
+    if (!operation?.security?.some((requirement) => "PersonalAPIKey" in requirement)) continue;
+    operation.parameters = [...(operation.parameters ?? []), { $ref: "#/components/parameters/IdempotencyKey" }];
+    operation.responses = {
+      ...operation.responses,
+      409: operation.responses?.["409"] ?? errorReference("Conflicts, or the Idempotency-Key's first request runs."),
+      422: errorReference("The Idempotency-Key was used with another request."),
+    };
+  }
+  return document;
+}
+
 /** OpenAPI 3.1's SPDX form, which the generator's types predate (hence not written inline). */
 const LICENSE = { name: "Proprietary", identifier: "LicenseRef-Proprietary" };
 
@@ -108,6 +139,13 @@ export function buildDocument(app: Router): OpenApiDocument {
     scheme: "bearer",
     description: SCOPE_DESCRIPTION,
   });
+  app.openAPIRegistry.registerComponent("parameters", "IdempotencyKey", {
+    name: IDEMPOTENCY_KEY_HEADER,
+    in: "header",
+    required: false,
+    description: IDEMPOTENCY_KEY_DESCRIPTION,
+    schema: { type: "string", minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY_LENGTH },
+  });
   const document = app.getOpenAPI31Document({
     openapi: "3.1.0",
     info: {
@@ -120,7 +158,7 @@ export function buildDocument(app: Router): OpenApiDocument {
     },
     tags: TAGS,
   });
-  return addExamples(nullableReferences(document) as OpenApiDocument);
+  return addIdempotencyKey(addExamples(nullableReferences(document) as OpenApiDocument));
 }
 
 /**

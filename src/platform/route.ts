@@ -6,6 +6,7 @@ import { requireKeyReach, routeReach } from "./auth/key-scoping";
 import { assertScope, type Scope } from "./auth/scopes";
 import type { AppEnv } from "./env";
 import { ErrorBody } from "./errors";
+import { idempotentRetries } from "./idempotency";
 import { readJsonBody } from "./request-body";
 import { requireContext, type ContextKind, type RouteReads } from "./route-context";
 
@@ -117,6 +118,7 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
       ...contextCheck,
       ...middleware,
       ...readJsonBody,
+      ...(route.method === "post" ? [idempotentRetries] : []),
     ] as const,
     responses: { ...errorResponses, ...route.responses },
   });

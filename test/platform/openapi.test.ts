@@ -76,14 +76,30 @@ describe("the OpenAPI document", () => {
       "401",
       "403",
       "404",
+      "409",
       "413",
       "415",
+      "422",
       "429",
       "500",
     ]);
     expect(Object.keys(document.paths["/api/signup/{token}"]!.post!.responses)).toEqual(
       expect.arrayContaining(["413", "415", "500"]),
     );
+  });
+
+  it("takes Idempotency-Key on every authenticated POST, as one shared parameter", async () => {
+    const document = (await openApiDocument()) as Document & {
+      components: { parameters: Record<string, { name: string; in: string }> };
+    };
+    expect(document.components.parameters.IdempotencyKey).toMatchObject({ name: "Idempotency-Key", in: "header" });
+    const reference = { $ref: "#/components/parameters/IdempotencyKey" };
+    for (const { label, operation } of operationsOf(document)) {
+      const takesKey = (operation.parameters ?? []).some((parameter) => "$ref" in parameter);
+      const authenticatedPost = label.startsWith("POST ") && operation.security.length > 0;
+      expect({ label, takesKey }).toEqual({ label, takesKey: authenticatedPost });
+      if (takesKey) expect(operation.parameters).toContainEqual(reference);
+    }
   });
 
   it("types every time it answers with as a date-time", async () => {

@@ -1,0 +1,236 @@
+import { createScheduledController } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { and, eq } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import * as schema from "../../src/db/schema";
+import worker from "../../src/index";
+import { IDEMPOTENCY_TTL_MS } from "../../src/platform/idempotency";
+import { sha256Hex } from "../../src/platform/ids";
+import { dashboardsPath } from "../environments/dashboard-fixtures";
+import { keyIdOf } from "../support/activity-log";
+import { expectError } from "../support/error-bodies";
+import { addMember, api, db, errorBody, setupOrganization } from "../support/harness";
+
+type Organization = Awaited<ReturnType<typeof setupOrganization>>;
+
+const createWithKey = (organization: Organization, idempotencyKey: string, body: unknown, key = organization.key) =>
+  api("POST", dashboardsPath(organization.project.id), {
+    key,
+    body,
+    headers: { "Idempotency-Key": idempotencyKey },
+  });
+
+const dashboardsNamed = async (organization: Organization, name: string) =>
+  db
+    .select({ id: schema.dashboards.id })
+    .from(schema.dashboards)
+    .where(and(eq(schema.dashboards.environmentId, organization.project.id), eq(schema.dashboards.name, name)));
+
+const runScheduledPass = () => worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+
+const REUSED = errorBody(
+  "invalid_request",
+  "idempotency_key_reused",
+  "This Idempotency-Key was already used with another request (method, path or body). Use a new key.",
+);
+
+describe("Idempotency-Key on POST", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("creates one dashboard for three parallel retries: the others get the first answer or 409", async () => {
+    const organization = await setupOrganization();
+    const responses = await Promise.all(
+      [1, 2, 3].map(() => createWithKey(organization, "parallel-key", { name: "Parallel" })),
+    );
+
+    expect(await dashboardsNamed(organization, "Parallel")).toHaveLength(1);
+    const created = responses.filter((response) => response.status === 201);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    for (const response of created) expect(response.body).toEqual(created[0]!.body);
+    for (const response of responses.filter((each) => each.status !== 201)) {
+      expectError(
+        response,
+        409,
+        errorBody(
+          "conflict",
+          "idempotency_key_in_use",
+          "A request with this Idempotency-Key is still running. Retry later.",
+        ),
+      );
+      expect(response.headers.get("Retry-After")).toBe("1");
+    }
+  });
+
+  it("answers a retry after success with the same status and body, marked replayed, and creates nothing", async () => {
+    const organization = await setupOrganization();
+    const first = await createWithKey(organization, "retry-key", { name: "Retried" });
+    expect(first.status).toBe(201);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+
+    const retry = await createWithKey(organization, "retry-key", { name: "Retried" });
+
+    expect({ status: retry.status, body: retry.body }).toEqual({ status: 201, body: first.body });
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retry.headers.get("Content-Type")).toBe("application/json; charset=utf-8");
+    expect(retry.headers.get("Cache-Control")).toBe("no-store");
+    expect(await dashboardsNamed(organization, "Retried")).toHaveLength(1);
+  });
+
+  it("answers 422 to the same key with another body, and creates nothing", async () => {
+    const organization = await setupOrganization();
+    expect((await createWithKey(organization, "reused-key", { name: "First body" })).status).toBe(201);
+
+    const reused = await createWithKey(organization, "reused-key", { name: "Second body" });
+
+    expectError(reused, 422, REUSED);
+    expect(await dashboardsNamed(organization, "Second body")).toHaveLength(0);
+  });
+
+  it("keeps another caller's same key apart", async () => {
+    const organization = await setupOrganization();
+    const other = await addMember(organization.organization.id, 1);
+    const mine = await createWithKey(organization, "shared-key", { name: "Apart" });
+
+    const theirs = await createWithKey(organization, "shared-key", { name: "Apart" }, other.key);
+
+    expect([mine.status, theirs.status]).toEqual([201, 201]);
+    expect(theirs.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(theirs.body.id).not.toBe(mine.body.id);
+    expect(await dashboardsNamed(organization, "Apart")).toHaveLength(2);
+  });
+
+  it("frees the key when the request fails, so that a corrected retry runs", async () => {
+    const organization = await setupOrganization();
+    const invalid = await createWithKey(organization, "failing-key", { name: 5 });
+    expect(invalid.status).toBe(400);
+
+    const corrected = await createWithKey(organization, "failing-key", { name: "Corrected" });
+
+    expect(corrected.status).toBe(201);
+    expect(corrected.headers.get("Idempotent-Replayed")).toBeNull();
+  });
+
+  it("refuses a key over 255 characters, and changes nothing without the header", async () => {
+    const organization = await setupOrganization();
+    const tooLong = await createWithKey(organization, "k".repeat(256), { name: "Too long" });
+    expectError(
+      tooLong,
+      400,
+      errorBody(
+        "validation_error",
+        "invalid_idempotency_key",
+        "The Idempotency-Key header must have 1 to 255 characters.",
+      ),
+    );
+
+    const plain = [
+      await api("POST", dashboardsPath(organization.project.id), { key: organization.key, body: { name: "Plain" } }),
+      await api("POST", dashboardsPath(organization.project.id), { key: organization.key, body: { name: "Plain" } }),
+    ];
+    expect(plain.map((response) => response.status)).toEqual([201, 201]);
+    expect(await dashboardsNamed(organization, "Plain")).toHaveLength(2);
+  });
+
+  it("keeps an answer that shows a secret sealed, and replays it uncached", async () => {
+    const organization = await setupOrganization();
+    const create = () =>
+      api("POST", "/api/personal_api_keys", {
+        key: organization.key,
+        body: { label: "Retried key", scopes: ["*"] },
+        headers: { "Idempotency-Key": "secret-key" },
+      });
+    const first = await create();
+    expect(first.status).toBe(201);
+
+    const retry = await create();
+
+    expect({ status: retry.status, body: retry.body }).toEqual({ status: 201, body: first.body });
+    expect(retry.headers.get("Cache-Control")).toBe("no-store");
+    const stored = await env.DB.prepare("select * from idempotency_keys where api_key_id = ?")
+      .bind(await keyIdOf(organization.owner))
+      .all();
+    expect(stored.results).toHaveLength(1);
+    expect(JSON.stringify(stored.results)).not.toContain(first.body.value);
+    expect(JSON.stringify(stored.results)).not.toContain("secret-key");
+  });
+
+  it("keeps no answer over 64 KiB, and still runs nothing twice", async () => {
+    const organization = await setupOrganization();
+    const body = { name: "Large", description: "d".repeat(65_536) };
+    expect((await createWithKey(organization, "large-key", body)).status).toBe(201);
+
+    const retry = await createWithKey(organization, "large-key", body);
+
+    expectError(
+      retry,
+      409,
+      errorBody(
+        "conflict",
+        "idempotency_response_not_kept",
+        "The request with this Idempotency-Key succeeded, but its answer was too large to keep; it was not run again.",
+      ),
+    );
+    expect(await dashboardsNamed(organization, "Large")).toHaveLength(1);
+  });
+
+  it("takes over the claim of a request that died, once its lease has ended", async () => {
+    const organization = await setupOrganization();
+    const stale = new Date(Date.now() - 1_000).toISOString();
+    await db.insert(schema.idempotencyKeys).values({
+      apiKeyId: await keyIdOf(organization.owner),
+      keyHash: await sha256Hex("abandoned-key"),
+      claim: "a request that never answered",
+      requestHash: "of another request",
+      createdAt: stale,
+      expiresAt: stale,
+    });
+
+    const response = await createWithKey(organization, "abandoned-key", { name: "Taken over" });
+
+    expect(response.status).toBe(201);
+    expect(await dashboardsNamed(organization, "Taken over")).toHaveLength(1);
+  });
+
+  it("lets a key be used again once its day has passed", async () => {
+    const organization = await setupOrganization();
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const start = Date.now();
+    expect((await createWithKey(organization, "daily-key", { name: "Day one" })).status).toBe(201);
+
+    vi.setSystemTime(start + IDEMPOTENCY_TTL_MS - 1_000);
+    expectError(await createWithKey(organization, "daily-key", { name: "Day two" }), 422, REUSED);
+
+    vi.setSystemTime(start + IDEMPOTENCY_TTL_MS + 1_000);
+    const later = await createWithKey(organization, "daily-key", { name: "Day two" });
+
+    expect(later.status).toBe(201);
+    expect(later.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(await dashboardsNamed(organization, "Day two")).toHaveLength(1);
+  });
+
+  it("deletes expired keys on the cron, and keeps the others", async () => {
+    const organization = await setupOrganization();
+    await createWithKey(organization, "old-key", { name: "Old" });
+    await createWithKey(organization, "new-key", { name: "New" });
+    const apiKeyId = await keyIdOf(organization.owner);
+    await db
+      .update(schema.idempotencyKeys)
+      .set({ expiresAt: new Date(Date.now() - 1_000).toISOString() })
+      .where(
+        and(
+          eq(schema.idempotencyKeys.apiKeyId, apiKeyId),
+          eq(schema.idempotencyKeys.keyHash, await sha256Hex("old-key")),
+        ),
+      );
+
+    await runScheduledPass();
+
+    const left = await db
+      .select({ keyHash: schema.idempotencyKeys.keyHash })
+      .from(schema.idempotencyKeys)
+      .where(eq(schema.idempotencyKeys.apiKeyId, apiKeyId));
+    expect(left).toEqual([{ keyHash: await sha256Hex("new-key") }]);
+  });
+});
