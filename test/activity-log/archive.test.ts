@@ -79,6 +79,23 @@ async function exported(organization: Organization, from: string, to: string) {
   return (await api("GET", `${path}/download`, { key: organization.key })).text;
 }
 
+/** The whole events feed, `limit` events a read, from the start, following `cursor`. */
+async function wholeFeed(organization: Organization, limit: number) {
+  const events: unknown[] = [];
+  let cursor = "0";
+  for (;;) {
+    const response = await api(
+      "GET",
+      `/api/organizations/${organization.organization.id}/events?after=${cursor}&limit=${limit}`,
+      { key: organization.key },
+    );
+    expect(response.status).toBe(200);
+    events.push(...response.body.results);
+    cursor = response.body.cursor;
+    if (!response.body.has_more) return { events, cursor };
+  }
+}
+
 describe("activity-log archive", () => {
   it("moves entries past the hot window into segments in bounded runs; reads and the chain span both", async () => {
     const organization = await setupOrganization();
@@ -93,6 +110,8 @@ describe("activity-log archive", () => {
     ).body.results;
     const verdictBefore = await verify(organization);
     expect(verdictBefore).toMatchObject({ valid: true, entries: 120 });
+    const feedBefore = await wholeFeed(organization, 9);
+    expect(feedBefore.events).toHaveLength(120);
 
     await runCron();
     // One segment per UTC day, at most 20 a run.
@@ -120,6 +139,7 @@ describe("activity-log archive", () => {
       ).body.results,
     ).toEqual(filteredBefore);
     expect(await verify(organization)).toEqual(verdictBefore);
+    expect(await wholeFeed(organization, 9)).toEqual(feedBefore);
 
     // A new entry follows the archived ones in the chain.
     await api("PATCH", `/api/organizations/${organization.organization.id}`, {
