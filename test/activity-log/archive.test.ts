@@ -231,4 +231,40 @@ describe("activity-log archive", () => {
     expect(await exported(organization, ...straddling)).toBe(rangeBefore);
     expect(await verifyExport(whole, { contiguous: true })).toMatchObject({ valid: true, entries: 90 });
   }, 60_000);
+
+  it("is deleted for good past retention: segment objects and rows go, the anchor moves, the rest verifies", async () => {
+    const organization = await setupOrganization();
+    // 100 entries over 100 days: about 70 archived, then retention lowered to 60 days.
+    await seedEntries(organization, 100, DAY);
+    await runCron();
+    await runCron();
+    const archived = await segmentsOf(organization);
+    expect(archived.length).toBeGreaterThan(30);
+    const headBefore = (await verify(organization)).head;
+    await api("PATCH", `/api/organizations/${organization.organization.id}`, {
+      key: organization.key,
+      body: { activity_log_retention_days: 60 },
+    });
+
+    await runCron();
+    const cutoff = new Date(Date.now() - 60 * DAY).toISOString();
+    const remaining = await segmentsOf(organization);
+    expect(remaining.length).toBeGreaterThan(0);
+    expect(remaining.every((segment) => segment.lastCreatedAt >= cutoff)).toBe(true);
+    expect((await objectsOf(organization)).sort()).toEqual(remaining.map((segment) => segment.key).sort());
+    const [anchor] = await db
+      .select()
+      .from(schema.activityLogAnchors)
+      .where(eq(schema.activityLogAnchors.organizationId, organization.organization.id));
+    expect(anchor).toMatchObject({ seq: remaining[0]!.firstSeq - 1 });
+    const kept = await keptEntries(organization);
+    expect(await verify(organization)).toMatchObject({
+      valid: true,
+      entries: remaining.reduce((sum, segment) => sum + segment.entries, 0) + kept.length,
+      head: { seq: 101 },
+    });
+    expect(headBefore).toMatchObject({ seq: 100 });
+    const oldest = (await allPages(organization, 1000)).at(-1) as { seq: number };
+    expect(oldest.seq).toBe(remaining[0]!.firstSeq);
+  }, 60_000);
 });
