@@ -7,7 +7,8 @@ import * as schema from "../../src/db/schema";
 import worker from "../../src/index";
 import { archiveActivityLog, archiveCutoff } from "../../src/platform/activity-log/archive";
 import { sealChain } from "../../src/platform/activity-log/chain";
-import { api, db, setupOrganization } from "../support/harness";
+import { MembershipLevel } from "../../src/platform/levels";
+import { addMember, api, db, setupOrganization } from "../support/harness";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 
@@ -80,14 +81,14 @@ async function exported(organization: Organization, from: string, to: string) {
 }
 
 /** The whole events feed, `limit` events a read, from the start, following `cursor`. */
-async function wholeFeed(organization: Organization, limit: number) {
+async function wholeFeed(organization: Organization, limit: number, key = organization.key) {
   const events: unknown[] = [];
   let cursor = "0";
   for (;;) {
     const response = await api(
       "GET",
       `/api/organizations/${organization.organization.id}/events?after=${cursor}&limit=${limit}`,
-      { key: organization.key },
+      { key },
     );
     expect(response.status).toBe(200);
     events.push(...response.body.results);
@@ -266,5 +267,21 @@ describe("activity-log archive", () => {
     expect(headBefore).toMatchObject({ seq: 100 });
     const oldest = (await allPages(organization, 1000)).at(-1) as { seq: number };
     expect(oldest.seq).toBe(remaining[0]!.firstSeq);
+  }, 60_000);
+
+  it("shows a member the archived events it showed before: their projects' entries only", async () => {
+    const organization = await setupOrganization();
+    await seedEntries(organization, 60, DAY);
+    // Half of the entries about the organization's project, which a member sees.
+    await env.DB.prepare("update activity_log set project_id = ?1 where organization_id = ?2 and seq % 2 = 0")
+      .bind(organization.project.id, organization.organization.id)
+      .run();
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const before = await wholeFeed(organization, 7, member.key);
+    expect(before.events).toHaveLength(30);
+
+    await runCron();
+    expect(await segmentsOf(organization)).toHaveLength(20);
+    expect(await wholeFeed(organization, 7, member.key)).toEqual(before);
   }, 60_000);
 });
