@@ -186,8 +186,8 @@ it("measures bytes per row of each kind, and where one database fills", async ()
   const lines = measured.map(([kind, bytes]) => {
     const perRow = bytes / ROWS;
     expect(perRow).toBeGreaterThan(0);
-    const rowsPerDatabase = D1_DATABASE_BYTES / perRow;
-    return `${kind.padEnd(36)} ${perRow.toFixed(0).padStart(5)} bytes/row   ${(rowsPerDatabase / 1e6).toFixed(1)} M rows fill 10 GB`;
+    const millionsPerDatabase = (D1_DATABASE_BYTES / perRow / 1e6).toFixed(1);
+    return `${kind.padEnd(36)} ${perRow.toFixed(0).padStart(5)} bytes/row   ${millionsPerDatabase} M rows fill 10 GB`;
   });
   lines.push(`${"archived segment line (R2)".padEnd(36)} ${(segmentBytes / ROWS).toFixed(0).padStart(5)} bytes/entry`);
   console.log(

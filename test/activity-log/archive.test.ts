@@ -233,7 +233,7 @@ describe("activity-log archive", () => {
     expect(await verifyExport(whole, { contiguous: true })).toMatchObject({ valid: true, entries: 90 });
   }, 60_000);
 
-  it("is deleted for good past retention: segment objects and rows go, the anchor moves, the rest verifies", async () => {
+  it("is deleted for good past retention: objects and rows go, the anchor moves, the rest verifies", async () => {
     const organization = await setupOrganization();
     // 100 entries over 100 days: about 70 archived, then retention lowered to 60 days.
     await seedEntries(organization, 100, DAY);
