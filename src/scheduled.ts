@@ -1,6 +1,7 @@
 import { sealOrganizations } from "./platform/activity-log/after-response";
 import { organizationsWithUnsealedEntries } from "./platform/activity-log/chain";
-import { pruneActivityLog, retentionDays } from "./platform/activity-log/retention";
+import { archiveActivityLog, hotDays } from "./platform/activity-log/archive";
+import { pruneActivityLog, pruneArchivedSegments, retentionDays } from "./platform/activity-log/retention";
 import { runEach } from "./platform/background";
 import { deleteExpiredIdempotencyKeys } from "./platform/idempotency";
 import { logLine } from "./platform/log";
@@ -20,7 +21,8 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  * - re-seals batch export secrets still in plaintext (rows written before they were encrypted) or
  *   sealed with a former key, a batch of rows per run, until none is left;
  * - seals activity-log entries whose seal after the response did not run;
- * - prunes activity-log entries older than `ACTIVITY_LOG_RETENTION_DAYS`;
+ * - deletes activity-log entries, and archived segments, past retention (`ACTIVITY_LOG_RETENTION_DAYS`);
+ * - moves the entries older than `ACTIVITY_LOG_HOT_DAYS` (still within retention) into segments in R2;
  * - turns entries a lost pass left behind into webhook deliveries, and re-sends lost messages;
  * - re-sends invite e-mails' lost messages, and marks failed those whose dead letter was lost;
  * - resumes activity-log exports whose next step was lost;
@@ -43,8 +45,20 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
     [
       "prune activity log",
       async () => {
-        const pruned = await pruneActivityLog(db, retentionDays(env.ACTIVITY_LOG_RETENTION_DAYS));
+        const maximumDays = retentionDays(env.ACTIVITY_LOG_RETENTION_DAYS);
+        const segments = await pruneArchivedSegments(db, env.ACTIVITY_LOG_ARCHIVE, maximumDays);
+        if (segments > 0)
+          logLine("info", { task: "cron", done: `deleted ${segments} archived activity-log segments past retention` });
+        const pruned = await pruneActivityLog(db, maximumDays);
         if (pruned > 0) logLine("info", { task: "cron", done: `pruned ${pruned} activity-log entries past retention` });
+      },
+    ],
+    [
+      "archive activity log",
+      async () => {
+        const days = hotDays(env.ACTIVITY_LOG_HOT_DAYS);
+        const moved = await archiveActivityLog(db, env.ACTIVITY_LOG_ARCHIVE, days);
+        if (moved > 0) logLine("info", { task: "cron", done: `archived ${moved} activity-log entries to segments` });
       },
     ],
     [

@@ -594,6 +594,36 @@ export const activityLogAnchors = sqliteTable("activity_log_anchors", {
 });
 
 /**
+ * The organization's entries moved out of the database into the archive bucket: one sealed NDJSON
+ * object per segment (consecutive entries of one UTC day), found by one indexed read. `hash` is
+ * the SHA-256 of the object's text; `previousHash` and `lastHash` are the chain's hashes before its
+ * first entry and of its last, so that the chain goes on across the database and the archive.
+ */
+export const activityLogSegments = sqliteTable(
+  "activity_log_segments",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    firstSeq: integer("first_seq").notNull(),
+    lastSeq: integer("last_seq").notNull(),
+    firstCreatedAt: text("first_created_at").notNull(),
+    lastCreatedAt: text("last_created_at").notNull(),
+    key: text("key").notNull(),
+    hash: text("hash").notNull(),
+    previousHash: text("previous_hash"),
+    lastHash: text("last_hash").notNull(),
+    entries: integer("entries").notNull(),
+    bytes: integer("bytes").notNull(),
+    archivedAt: text("archived_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("activity_log_segments_organization_seq").on(table.organizationId, table.firstSeq),
+    index("activity_log_segments_organization_last").on(table.organizationId, table.lastSeq),
+  ],
+);
+
+/**
  * An organization's webhook subscriptions. The signing secret is sealed (AES-GCM, bound to the
  * webhook's id); `lastEnqueuedSeq` is how far in the organization's activity log entries have
  * been turned into deliveries, so each entry is considered once and a lost pass is resumed.

@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, lt, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { activityLog, activityLogAnchors, activityLogExports } from "../../db/schema";
+import { readSegment, selectSegmentsBetween, type SegmentRow } from "../../platform/activity-log/archive";
 import { previousHashOf, sealChain } from "../../platform/activity-log/chain";
 import { CONTENT_TYPES, exportRecord, formatLines, type ExportFormat } from "../../platform/activity-log/export-format";
 import { inJsonList, primaryDatabase, type Database } from "../../platform/db";
@@ -8,6 +9,8 @@ import type { Bindings } from "../../platform/env";
 import { nowIso } from "../../platform/ids";
 import type { BackgroundJob, StepOutcome } from "../../platform/jobs";
 import { partKey, type ExportRow } from "./exports.queries";
+
+type EntryRow = typeof activityLog.$inferSelect;
 
 type ExportPart = Extract<BackgroundJob, { kind: "export_part" }>;
 
@@ -48,6 +51,32 @@ function selectPartEntries(db: Database, row: ExportRow, windowEnd: number) {
     .limit(ENTRIES_PER_PART);
 }
 
+/** Archived segments one part reads at most. */
+const SEGMENTS_PER_PART = 10;
+
+/**
+ * The part's entries from archived segments, as `selectPartEntries` reads those kept here, filtered
+ * by the export's scopes and times (its range of numbers covers whole segments at its ends).
+ */
+async function archivedPartEntries(bucket: R2Bucket, segments: SegmentRow[], row: ExportRow, windowEnd: number) {
+  const contents = await Promise.all(segments.map((segment) => readSegment(bucket, segment)));
+  return contents.flatMap((content, index) =>
+    content.rows
+      .map((entry, line) => ({
+        entry,
+        previousHash: line === 0 ? segments[index]!.previousHash : (content.rows[line - 1]!.hash ?? null),
+      }))
+      .filter(
+        ({ entry }) =>
+          entry.seq > row.cursorSeq &&
+          entry.seq <= windowEnd &&
+          entry.createdAt >= row.fromTime &&
+          entry.createdAt < row.toTime &&
+          (row.scopes === null || row.scopes.includes(entry.scope)),
+      ),
+  );
+}
+
 /**
  * One step of an export: the entries after its cursor (at most 1,000) become part `part`, one R2
  * object, then the export records the part and moves its cursor, only if no other run of this
@@ -70,8 +99,24 @@ export async function writeExportPart(env: Bindings, job: ExportPart): Promise<S
       ),
   ]);
   if (!row || row.parts !== job.part || row.status === "succeeded" || row.status === "failed") return {};
-  const windowEnd = Math.min(row.cursorSeq + SCAN_WINDOW, row.lastSeq);
-  const rows = await selectPartEntries(db, row, windowEnd);
+  const scanEnd = Math.min(row.cursorSeq + SCAN_WINDOW, row.lastSeq);
+  // The segments of the range, and the one ending at the cursor (the hash the next entry follows).
+  const segments = await selectSegmentsBetween(db, row.organizationId, row.cursorSeq, scanEnd, SEGMENTS_PER_PART + 2);
+  const archived = segments.filter((segment) => segment.lastSeq > row.cursorSeq);
+  const beforeCursor = segments.find((segment) => segment.lastSeq === row.cursorSeq);
+  let rows: { entry: EntryRow; previousHash: string | null }[];
+  let windowEnd = scanEnd;
+  if (archived.length > 0) {
+    // Archived: this part reads segments only (at most 10), the entries kept here come after.
+    const read = archived.slice(0, SEGMENTS_PER_PART);
+    windowEnd = Math.min(scanEnd, read.at(-1)!.lastSeq);
+    rows = (await archivedPartEntries(env.ACTIVITY_LOG_ARCHIVE, read, row, windowEnd)).slice(0, ENTRIES_PER_PART);
+  } else {
+    rows = (await selectPartEntries(db, row, windowEnd)).map(({ entry, previousHash }) => ({
+      entry,
+      previousHash: previousHash ?? (entry.seq === row.cursorSeq + 1 ? (beforeCursor?.lastHash ?? null) : null),
+    }));
+  }
   if (rows.some(({ entry }) => entry.hash === null)) {
     // Created moments ago: its last entries are being sealed. Seal them, and come back.
     await sealChain(db, row.organizationId);

@@ -29,7 +29,7 @@ export type NewExport = Pick<ExportRow, "id" | "organizationId" | "createdById" 
  * Its cursor starts before the range.
  */
 export function insertExport(db: Database, input: NewExport, now: string) {
-  const beforeRange = lastSeqAtOrBefore(input.organizationId, justBefore(input.from));
+  const beforeRange = lastSeqAtOrBefore(input.organizationId, justBefore(input.from), "before");
   return db
     .insert(activityLogExports)
     .values({

@@ -1,11 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { readSegment, withUsers, type SegmentRow } from "../../platform/activity-log/archive";
 import { eventPayload } from "../../platform/activity-log/event-payload";
 import type { AppEnv } from "../../platform/env";
 import { organizationRead } from "../../platform/route-context";
 import { DEFAULT_PAGE_SIZE } from "../../platform/pagination";
 import { thisRequestUrl } from "../../platform/public-url";
-import { feedStatements } from "./events.queries";
+import { feedSegments, feedStatements, SEGMENTS_PER_READ, visibleArchivedIds, type FeedWindow } from "./events.queries";
 import type { listEvents } from "./events.routes";
 
 /** This request's URL with `after` moved to the cursor: the same filters and limit. */
@@ -13,6 +14,33 @@ function feedUrl(c: Context<AppEnv>, cursor: number): string {
   const url = thisRequestUrl(c);
   url.searchParams.set("after", String(cursor));
   return url.toString();
+}
+
+/**
+ * The range's archived entries the caller sees and asked for, in order, with users; `readEnd`, the
+ * last number this read covers (short of the range when its segments were more than one read
+ * takes: `clipped`), and `end`, the last archived number read.
+ */
+async function archivedRange(c: Context<AppEnv>, window: FeedWindow, segments: SegmentRow[], start: number) {
+  const rangeEnd = start + window.limit + 1;
+  const clipped = segments.length === SEGMENTS_PER_READ && segments.at(-1)!.lastSeq < rangeEnd;
+  const readEnd = clipped ? segments.at(-1)!.lastSeq : rangeEnd;
+  if (segments.length === 0) return { rows: [], readEnd, end: null, clipped };
+  const contents = await Promise.all(segments.map((segment) => readSegment(c.env.ACTIVITY_LOG_ARCHIVE, segment)));
+  const entries = contents
+    .flatMap((content) => content.rows)
+    .filter((entry) => entry.seq > start && entry.seq <= readEnd && entry.hash !== null);
+  const visible = entries.length === 0 ? [] : await visibleArchivedIds(c.var.db, window, entries);
+  const ids = new Set(visible.map((row) => row.id));
+  return {
+    rows: await withUsers(
+      c.var.db,
+      entries.filter((entry) => ids.has(entry.id)),
+    ),
+    readEnd,
+    end: entries.at(-1)?.seq ?? null,
+    clipped,
+  };
 }
 
 /**
@@ -37,12 +65,22 @@ export const listOrganizationEvents: RouteHandler<typeof listEvents, AppEnv> = a
     limit,
     events: query.events,
   };
-  const [rows, [range]] = await read.batch([...feedStatements(read.db, window)]);
-  const { cursor, hasMore } = nextCursor(
+  const [kept, [range], segments] = await read.batch([
+    ...feedStatements(read.db, window),
+    feedSegments(read.db, window),
+  ]);
+  const archived = await archivedRange(c, window, segments, range?.start ?? window.after);
+  const rows = [...archived.rows, ...kept.filter((row) => row.entry.seq <= archived.readEnd)];
+  const ends = [archived.end, range?.end ?? null].filter(
+    (end): end is number => end !== null && end <= archived.readEnd,
+  );
+  const next = nextCursor(
     rows.map((row) => row.entry),
     limit,
-    range ?? { start: window.after, end: null },
+    { start: range?.start ?? window.after, end: ends.length === 0 ? null : Math.max(...ends) },
   );
+  const { cursor } = next;
+  const hasMore = next.hasMore || archived.clipped;
   return c.json(
     {
       next: feedUrl(c, cursor),

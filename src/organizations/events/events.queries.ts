@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, isNotNull, lte, sql, type SQL } from "drizzle-orm";
-import { activityLog, activityLogAnchors } from "../../db/schema";
+import { activityLog, activityLogAnchors, activityLogSegments } from "../../db/schema";
 import { selectEntriesWithUsers } from "../../platform/activity-log/activity-log.queries";
 import { organizationEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import { inJsonList, type Database } from "../../platform/db";
@@ -39,11 +39,8 @@ function scanned(window: FeedWindow): SQL {
   )!;
 }
 
-/**
- * The feed's two reads, for the caller's round trip: the entries of the range the caller sees
- * and asked for, in order, and how far the range went (its last sealed number) and where it began.
- */
-export function feedStatements(db: Database, window: FeedWindow) {
+/** What the feed lists of the entries it reads: those the caller sees, of the events asked for. */
+function listedFor(window: FeedWindow): SQL | undefined {
   const visible = organizationEntriesVisibleTo(
     window.userId,
     callerInOrganization(window.userId, window.organizationId),
@@ -51,9 +48,17 @@ export function feedStatements(db: Database, window: FeedWindow) {
   const named = window.events
     ? inJsonList(sql`${activityLog.scope} || '.' || ${activityLog.activity}`, window.events)
     : undefined;
+  return and(visible, named);
+}
+
+/**
+ * The feed's two reads, for the caller's round trip: the entries of the range the caller sees
+ * and asked for, in order, and how far the range went (its last sealed number) and where it began.
+ */
+export function feedStatements(db: Database, window: FeedWindow) {
   return [
     selectEntriesWithUsers(db)
-      .where(and(scanned(window), named, visible))
+      .where(and(scanned(window), listedFor(window)))
       .orderBy(asc(activityLog.seq))
       .limit(window.limit + 1),
     db
@@ -65,4 +70,45 @@ export function feedStatements(db: Database, window: FeedWindow) {
       })
       .from(sql`(select 1)`),
   ] as const;
+}
+
+/** Archived segments one read of the feed reads at most; a range past them waits for the next read. */
+export const SEGMENTS_PER_READ = 10;
+
+/** The segments holding the range after the cursor, in order, read in the feed's round trip. */
+export const feedSegments = (db: Database, window: FeedWindow) =>
+  db
+    .select()
+    .from(activityLogSegments)
+    .where(
+      and(
+        eq(activityLogSegments.organizationId, window.organizationId),
+        gt(activityLogSegments.lastSeq, startOf(window)),
+        lte(activityLogSegments.firstSeq, sql`${startOf(window)} + ${window.limit + 1}`),
+      ),
+    )
+    .orderBy(asc(activityLogSegments.firstSeq))
+    .limit(SEGMENTS_PER_READ);
+
+/**
+ * The ids among archived `entries` that the caller sees and asked for: the feed's own conditions,
+ * evaluated on the entries' values as a table named as the log's (`json_each` of their values).
+ */
+export function visibleArchivedIds(db: Database, window: FeedWindow, entries: (typeof activityLog.$inferSelect)[]) {
+  const values = JSON.stringify(
+    entries.map((entry) => ({
+      id: entry.id,
+      project_id: entry.projectId,
+      dashboard_id: entry.dashboardId,
+      scope: entry.scope,
+      activity: entry.activity,
+    })),
+  );
+  const archived = sql`(select json_extract(value, '$.id') as id, json_extract(value, '$.project_id') as project_id,
+    json_extract(value, '$.dashboard_id') as dashboard_id, json_extract(value, '$.scope') as scope,
+    json_extract(value, '$.activity') as activity from json_each(${values})) as ${activityLog}`;
+  return db
+    .select({ id: sql<string>`${activityLog.id}` })
+    .from(archived)
+    .where(listedFor(window));
 }

@@ -1,5 +1,5 @@
 import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
-import { activityLog, users } from "../../db/schema";
+import { activityLog, activityLogSegments, users } from "../../db/schema";
 import { toUserBasic } from "../../users/user-basic";
 import type { Database } from "../db";
 import { DEFAULT_PAGE_SIZE } from "../pagination";
@@ -50,12 +50,19 @@ const storedTime = (value: string) => new Date(value).toISOString();
  * The organization's last `seq` written at or before `time`, as SQL: one probe of the time index.
  * Entries take their number and their time (the database's clock) in the same transaction, so
  * numbers and times rise together, and a time range is a range of numbers, read along the
- * number index in the page's own order.
+ * number index in the page's own order. Before the entries kept here, one probe of the archived
+ * segments: a segment that holds `time` answers its last number, or the one before its first when
+ * `straddling` is "before" (a range around it, its entries then filtered by time as they are read).
  */
-export const lastSeqAtOrBefore = (organizationId: string | SQL, time: string) =>
+export const lastSeqAtOrBefore = (organizationId: string | SQL, time: string, straddling: "before" | "last" = "last") =>
   sql`coalesce((select ${activityLog.seq} from ${activityLog}
     where ${activityLog.organizationId} = ${organizationId} and ${activityLog.createdAt} <= ${storedTime(time)}
-    order by ${activityLog.createdAt} desc, ${activityLog.seq} desc limit 1), 0)`;
+    order by ${activityLog.createdAt} desc, ${activityLog.seq} desc limit 1),
+    (select case when ${activityLogSegments.lastCreatedAt} <= ${storedTime(time)} or ${straddling} = 'last'
+      then ${activityLogSegments.lastSeq} else ${activityLogSegments.firstSeq} - 1 end
+    from ${activityLogSegments} where ${activityLogSegments.organizationId} = ${organizationId}
+      and ${activityLogSegments.firstCreatedAt} <= ${storedTime(time)}
+    order by ${activityLogSegments.firstSeq} desc limit 1), 0)`;
 
 /** The filters of the query string, as SQL; each leads an index together with the organization or project. */
 function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL | undefined)[] {
@@ -102,20 +109,27 @@ export function selectActivityPage(db: Database, source: ActivityLogSource, quer
     .limit((query.limit ?? DEFAULT_PAGE_SIZE) + 1);
 }
 
-type PageRow = { entry: EntryRow; user: UserRow | null };
+export type PageRow = { entry: EntryRow; user: UserRow | null };
 
 /**
- * `requestUrl`: the request's public URL without a query-string key (`thisRequestUrl`), which `next`
- * repeats with a cursor.
+ * The page of `rows` (one more than the page when a next one exists), or, when reading archived
+ * segments stopped short of filling it, a page going on at `resumeAt`. `requestUrl`: the request's
+ * public URL without a query-string key (`thisRequestUrl`), which `next` repeats with a cursor.
  */
-export function activityPageEnvelope(requestUrl: URL, query: ActivityLogQuery, rows: PageRow[]) {
+export function activityPageEnvelope(
+  requestUrl: URL,
+  query: ActivityLogQuery,
+  rows: PageRow[],
+  resumeAt: number | null = null,
+) {
   const limit = query.limit ?? DEFAULT_PAGE_SIZE;
   const page = rows.slice(0, limit);
   const last = page.at(-1);
+  const cursor = rows.length > limit && last ? last.entry.seq : resumeAt;
   let next: string | null = null;
-  if (rows.length > limit && last) {
+  if (cursor !== null) {
     const url = new URL(requestUrl);
-    url.searchParams.set("cursor", String(last.entry.seq));
+    url.searchParams.set("cursor", String(cursor));
     next = url.toString();
   }
   return { next, previous: null, results: page.map((row) => toActivityLogEntry(row.entry, row.user)) };

@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, isNotNull, isNull, type SQL } from "drizzle-orm";
-import { activityLog, activityLogAnchors } from "../../db/schema";
+import { activityLog, activityLogAnchors, activityLogSegments } from "../../db/schema";
 import type { Database } from "../db";
 import { sha256Hex } from "../ids";
 
@@ -55,7 +55,7 @@ const startOf = (anchor: { seq: number; hash: string } | undefined) => ({
  * the chain cannot fork. Returns how many entries it sealed.
  */
 export async function sealChain(db: Database, organizationId: string): Promise<number> {
-  const [[lastSealed], pending, [anchor]] = await db.batch([
+  const [[lastSealed], pending, [anchor], [lastSegment]] = await db.batch([
     db
       .select()
       .from(activityLog)
@@ -69,8 +69,17 @@ export async function sealChain(db: Database, organizationId: string): Promise<n
       .orderBy(asc(activityLog.seq))
       .limit(SEAL_BATCH),
     db.select().from(activityLogAnchors).where(eq(activityLogAnchors.organizationId, organizationId)),
+    db
+      .select({ seq: activityLogSegments.lastSeq, hash: activityLogSegments.lastHash })
+      .from(activityLogSegments)
+      .where(eq(activityLogSegments.organizationId, organizationId))
+      .orderBy(desc(activityLogSegments.lastSeq))
+      .limit(1),
   ]);
-  let previous = lastSealed ? { seq: lastSealed.seq, hash: lastSealed.hash ?? GENESIS_HASH } : startOf(anchor);
+  // After the last sealed entry kept here, else the last archived one, else the anchor.
+  let previous = lastSealed
+    ? { seq: lastSealed.seq, hash: lastSealed.hash ?? GENESIS_HASH }
+    : (lastSegment ?? startOf(anchor));
   const seals: { id: string; hash: string }[] = [];
   for (const row of pending) {
     if (row.seq !== previous.seq + 1) break;
@@ -90,7 +99,7 @@ export async function sealChain(db: Database, organizationId: string): Promise<n
 
 export type ChainVerdict = {
   valid: boolean;
-  /** Entries checked (the organization's entries since the retention anchor). */
+  /** Entries checked (the organization's entries since the retention anchor, archived or not). */
   entries: number;
   /** The `seq` of the first entry that is missing, altered or out of place; null when valid. */
   first_invalid: number | null;
@@ -98,13 +107,30 @@ export type ChainVerdict = {
   head: { seq: number; hash: string } | null;
 };
 
-/** Recomputes the organization's whole chain from its anchor: every number present, every hash right. */
-export async function verifyChain(db: Database, organizationId: string): Promise<ChainVerdict> {
-  const [rows, [anchor]] = await db.batch(chainStatements(db, organizationId));
-  return verdictOf(rows, anchor);
+/** A position in the chain: an entry's number and hash (or the anchor's, or the genesis). */
+export type ChainLink = { seq: number; hash: string };
+
+/** Where the chain's remaining entries start, as a link. */
+export const chainStart = (anchor: { seq: number; hash: string } | undefined): ChainLink => startOf(anchor);
+
+/**
+ * Recomputes `rows` (in order) after `previous`: every number the next one, every hash right.
+ * Returns the last link, or the first number missing, altered or out of place.
+ */
+export async function walkChain(
+  previous: ChainLink,
+  rows: EntryRow[],
+): Promise<{ end: ChainLink; firstInvalid: number | null }> {
+  let end = previous;
+  for (const row of rows) {
+    const hash = row.seq === end.seq + 1 && row.hash !== null ? await entryHash(end.hash, row) : null;
+    if (hash === null || hash !== row.hash) return { end, firstInvalid: Math.min(row.seq, end.seq + 1) };
+    end = { seq: row.seq, hash };
+  }
+  return { end, firstInvalid: null };
 }
 
-/** The organization's entries in order and its retention anchor: what a verdict reads. */
+/** The organization's entries kept here in order and its retention anchor: what a verdict reads. */
 export function chainStatements(db: Database, organizationId: string | SQL<string>) {
   return [
     db.select().from(activityLog).where(eq(activityLog.organizationId, organizationId)).orderBy(asc(activityLog.seq)),
@@ -112,20 +138,15 @@ export function chainStatements(db: Database, organizationId: string | SQL<strin
   ] as const;
 }
 
-/** Recomputes the chain from the entries and the anchor `chainStatements` read. */
-export async function verdictOf(
-  rows: (typeof activityLog.$inferSelect)[],
-  anchor: typeof activityLogAnchors.$inferSelect | undefined,
-): Promise<ChainVerdict> {
-  let previous = startOf(anchor);
-  for (const row of rows) {
-    const hash = row.seq === previous.seq + 1 && row.hash !== null ? await entryHash(previous.hash, row) : null;
-    if (hash === null || hash !== row.hash) {
-      return { valid: false, entries: rows.length, first_invalid: Math.min(row.seq, previous.seq + 1), head: null };
-    }
-    previous = { seq: row.seq, hash };
-  }
-  return { valid: true, entries: rows.length, first_invalid: null, head: rows.length === 0 ? null : previous };
+/**
+ * The verdict on the entries kept here, after `previous` (the anchor, or the last archived entry)
+ * and `checked` entries already verified before them (the archived ones).
+ */
+export async function verdictOf(rows: EntryRow[], previous: ChainLink, checked = 0): Promise<ChainVerdict> {
+  const entries = checked + rows.length;
+  const { end, firstInvalid } = await walkChain(previous, rows);
+  if (firstInvalid !== null) return { valid: false, entries, first_invalid: firstInvalid, head: null };
+  return { valid: true, entries, first_invalid: null, head: entries === 0 ? null : end };
 }
 
 /** Organizations with entries still unsealed (a seal after a response that never ran), at most `limit`. */

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { activityLog, activityLogAnchors } from "../../db/schema";
+import { activityLog, activityLogAnchors, activityLogSegments } from "../../db/schema";
 import type { Database } from "../db";
 import type { AppEnv } from "../env";
 import { uuid7 } from "../ids";
@@ -68,14 +68,17 @@ const valueOrRead = (value: string | number | null | ReadInBatch) =>
  * The statement that appends `entry`, to be placed in the same `db.batch` as the write it
  * describes, right after it: it inserts only if that statement changed a row (`changes()`), so
  * a conditional write that matched nothing records nothing. Entries placed one after another are
- * gated in a chain. The entry's number is the organization's next, taken inside the batch's
- * transaction: gapless, and never the same for two writers. Its time is the database's.
+ * gated in a chain. The entry's number is the organization's next (after its last entry, archived or
+ * not), taken inside the batch's transaction: gapless, and never the same for two writers. Its
+ * time is the database's.
  */
 export function activityStatement(db: Database, actor: ActivityActor, entry: ActivityEntry): BatchItem<"sqlite"> {
   const detail = detailOf(entry);
   const nextSeq = sql<number>`coalesce(
     (select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${entry.organizationId}
       order by ${activityLog.seq} desc limit 1),
+    (select max(${activityLogSegments.lastSeq}) from ${activityLogSegments}
+      where ${activityLogSegments.organizationId} = ${entry.organizationId}),
     (select ${activityLogAnchors.seq} from ${activityLogAnchors}
       where ${activityLogAnchors.organizationId} = ${entry.organizationId}),
     0

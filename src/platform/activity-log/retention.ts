@@ -1,5 +1,5 @@
-import { and, asc, eq, isNotNull, sql, type SQL } from "drizzle-orm";
-import { activityLog, activityLogAnchors, organizations } from "../../db/schema";
+import { and, asc, eq, isNotNull, lte, or, sql, type SQL } from "drizzle-orm";
+import { activityLog, activityLogAnchors, activityLogSegments, organizations } from "../../db/schema";
 import type { Database } from "../db";
 import { validationError } from "../errors";
 
@@ -14,6 +14,8 @@ export const MINIMUM_RETENTION_DAYS = 30;
 const ENTRIES_PER_PRUNE = 1_000;
 /** Organizations pruned per batch: two statements each. */
 const ORGANIZATIONS_PER_BATCH = 10;
+/** Archived segments one run deletes at most. */
+const SEGMENTS_PER_RUN = 100;
 /** Organizations a round looks at, and rounds per run: what one cron run may prune is bounded. */
 const ORGANIZATIONS_PER_ROUND = 100;
 const ROUNDS_PER_RUN = 10;
@@ -84,7 +86,7 @@ const lastPrunable = (db: Database, organizationId: string, cutoff: string): SQL
 
 /**
  * One organization's prefix pruned, atomically with its new anchor: the last pruned entry's
- * number and hash, from which what remains still verifies (`verifyChain`).
+ * number and hash, from which what remains still verifies (`verdictAcross`).
  */
 function pruneStatements(db: Database, organizationId: string, cutoff: string) {
   const end = lastPrunable(db, organizationId, cutoff);
@@ -149,4 +151,61 @@ export async function pruneActivityLog(db: Database, maximumDays: number, now = 
     if (pruned === 0) break;
   }
   return deleted;
+}
+
+/**
+ * Deletes archived segments past their organization's retention (their last entry older than the
+ * cutoff), or already behind its anchor, at most 100 per run: per segment, its object first, then
+ * in one transaction its index row and the anchor moved to its last entry, from which the rest of
+ * the chain verifies. A run that stops between the two finds the row again next time and deletes
+ * the object again (nothing) before the row: nothing archived outlives its retention.
+ * Returns segments deleted.
+ */
+export async function pruneArchivedSegments(
+  db: Database,
+  bucket: R2Bucket,
+  maximumDays: number,
+  now = new Date(),
+): Promise<number> {
+  const anchorSeq = sql`coalesce((select ${activityLogAnchors.seq} from ${activityLogAnchors}
+    where ${activityLogAnchors.organizationId} = ${activityLogSegments.organizationId}), 0)`;
+  const due = await db
+    .select({ segment: activityLogSegments })
+    .from(activityLogSegments)
+    .innerJoin(organizations, eq(organizations.id, activityLogSegments.organizationId))
+    .where(
+      or(
+        sql`${activityLogSegments.lastCreatedAt} < ${cutoffOf(maximumDays, now)}`,
+        lte(activityLogSegments.lastSeq, anchorSeq),
+      ),
+    )
+    .orderBy(activityLogSegments.organizationId, activityLogSegments.firstSeq)
+    .limit(SEGMENTS_PER_RUN);
+  for (const { segment } of due) {
+    await bucket.delete(segment.key);
+    await db.batch([
+      db
+        .insert(activityLogAnchors)
+        .values({
+          organizationId: segment.organizationId,
+          seq: segment.lastSeq,
+          hash: segment.lastHash,
+          prunedAt: now.toISOString(),
+        })
+        .onConflictDoUpdate({
+          target: activityLogAnchors.organizationId,
+          set: { seq: sql`excluded.seq`, hash: sql`excluded.hash`, prunedAt: sql`excluded.pruned_at` },
+          setWhere: sql`excluded.seq > ${activityLogAnchors.seq}`,
+        }),
+      db
+        .delete(activityLogSegments)
+        .where(
+          and(
+            eq(activityLogSegments.organizationId, segment.organizationId),
+            eq(activityLogSegments.firstSeq, segment.firstSeq),
+          ),
+        ),
+    ]);
+  }
+  return due.length;
 }

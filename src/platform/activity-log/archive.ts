@@ -1,0 +1,359 @@
+import { and, asc, desc, eq, gt, gte, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
+import { activityLog, activityLogAnchors, activityLogSegments, organizations, users } from "../../db/schema";
+import type { Database } from "../db";
+import type { PageRow } from "./activity-log.queries";
+import type { ActivityLogQuery } from "./activity-log.schema";
+import { sha256Hex } from "../ids";
+import {
+  canonicalRecord,
+  chainStart,
+  chainStatements,
+  previousHashOf,
+  verdictOf,
+  walkChain,
+  type ChainVerdict,
+} from "./chain";
+
+type EntryRow = typeof activityLog.$inferSelect;
+export type SegmentRow = typeof activityLogSegments.$inferSelect;
+
+/** Days entries stay in the database when `ACTIVITY_LOG_HOT_DAYS` is unset or not a positive integer. */
+export const DEFAULT_HOT_DAYS = 30;
+/** Entries in one segment at most: one R2 object, a bounded amount of memory to write or read it. */
+export const ENTRIES_PER_SEGMENT = 1_000;
+/** Organizations one round looks at; segments one cron run writes at most (the next run goes on). */
+const ORGANIZATIONS_PER_ROUND = 50;
+const SEGMENTS_PER_RUN = 20;
+
+/** `ACTIVITY_LOG_HOT_DAYS`, or the default when unset or not a positive integer. */
+export function hotDays(configured: string | undefined): number {
+  const days = Number(configured);
+  return Number.isSafeInteger(days) && days > 0 ? days : DEFAULT_HOT_DAYS;
+}
+
+/**
+ * The start of the UTC day `days` days before `now`: entries written before it are archived, whole
+ * days at a time, so that a segment's entries are fixed once it is due and a retried pass writes
+ * the same object.
+ */
+export function archiveCutoff(days: number, now: Date): string {
+  const day = new Date(now.getTime() - days * 86_400_000);
+  return `${day.toISOString().slice(0, 10)}T00:00:00.000Z`;
+}
+
+/** One line of a segment: what the entry's hash covers (`canonicalRecord`), then its `hash`. */
+export const segmentLine = (row: EntryRow) => `${JSON.stringify({ ...canonicalRecord(row), hash: row.hash })}\n`;
+
+type SegmentRecord = ReturnType<typeof canonicalRecord> & { hash: string | null };
+
+/** An entry as stored, from a line of a segment. */
+function rowOfLine(line: string): EntryRow {
+  const record = JSON.parse(line) as SegmentRecord;
+  return {
+    id: record.id,
+    organizationId: record.organization_id,
+    seq: record.seq,
+    projectId: record.project_id,
+    dashboardId: record.dashboard_id,
+    userId: record.user_id,
+    apiKeyId: record.api_key_id,
+    isSystem: record.is_system,
+    activity: record.activity,
+    scope: record.scope,
+    itemId: record.item_id,
+    detail: record.detail,
+    requestId: record.request_id,
+    createdAt: record.created_at,
+    hash: record.hash,
+  };
+}
+
+/** Where a segment is kept: by organization, the UTC day of its entries, and its first number. */
+export const segmentKey = (organizationId: string, firstCreatedAt: string, firstSeq: number) =>
+  `${organizationId}/${firstCreatedAt.slice(0, 10)}/${String(firstSeq).padStart(12, "0")}.ndjson`;
+
+/** A segment read back: its entries in order, and whether its text is the one sealed (`hash`). */
+export type SegmentContent = { rows: EntryRow[]; intact: boolean };
+
+/** Reads a segment's object; a missing or unreadable one is not intact and has no entries. */
+export async function readSegment(bucket: R2Bucket, segment: SegmentRow): Promise<SegmentContent> {
+  const object = await bucket.get(segment.key);
+  if (!object) return { rows: [], intact: false };
+  const text = await object.text();
+  const intact = (await sha256Hex(text)) === segment.hash;
+  try {
+    return { rows: text.split("\n").filter(Boolean).map(rowOfLine), intact };
+  } catch {
+    return { rows: [], intact: false };
+  }
+}
+
+/** The organization's segments after its retention anchor (what retention has not deleted), in order. */
+export const selectSegments = (db: Database, organizationId: string | SQL<string>) =>
+  db
+    .select()
+    .from(activityLogSegments)
+    .where(
+      and(
+        eq(activityLogSegments.organizationId, organizationId),
+        gt(
+          activityLogSegments.lastSeq,
+          sql`coalesce((select ${activityLogAnchors.seq} from ${activityLogAnchors}
+            where ${activityLogAnchors.organizationId} = ${organizationId}), 0)`,
+        ),
+      ),
+    )
+    .orderBy(asc(activityLogSegments.firstSeq));
+
+/** The organization's segments holding numbers in [`from`, `to`], in order, at most `limit`. */
+export const selectSegmentsBetween = (db: Database, organizationId: string, from: number, to: number, limit: number) =>
+  db
+    .select()
+    .from(activityLogSegments)
+    .where(
+      and(
+        eq(activityLogSegments.organizationId, organizationId),
+        gte(activityLogSegments.lastSeq, from),
+        lte(activityLogSegments.firstSeq, to),
+      ),
+    )
+    .orderBy(asc(activityLogSegments.firstSeq))
+    .limit(limit);
+
+/** The organization's segments starting below `before`, newest first, at most `limit`. */
+export const selectSegmentsBelow = (
+  db: Database,
+  organizationId: string | SQL<string>,
+  before: number,
+  limit: number,
+) =>
+  db
+    .select()
+    .from(activityLogSegments)
+    .where(and(eq(activityLogSegments.organizationId, organizationId), lt(activityLogSegments.firstSeq, before)))
+    .orderBy(desc(activityLogSegments.firstSeq))
+    .limit(limit);
+
+/** The organization's last segment, as SQL columns read in a batch. */
+export const selectLastSegment = (db: Database, organizationId: string) =>
+  db
+    .select()
+    .from(activityLogSegments)
+    .where(eq(activityLogSegments.organizationId, organizationId))
+    .orderBy(desc(activityLogSegments.lastSeq))
+    .limit(1);
+
+/** Organizations whose oldest entry in the database was written before the cutoff. */
+function selectDue(db: Database, cutoff: string) {
+  const oldest = sql`(select ${activityLog.createdAt} from ${activityLog}
+    where ${activityLog.organizationId} = ${organizations.id} order by ${activityLog.seq} limit 1)`;
+  return db
+    .select({ organizationId: organizations.id })
+    .from(organizations)
+    .where(sql`${oldest} < ${cutoff}`)
+    .limit(ORGANIZATIONS_PER_ROUND);
+}
+
+/**
+ * Moves the organization's oldest entries, those of one UTC day before the cutoff (at most 1,000,
+ * sealed, from the first on), into one segment: the object is put first, then its index row is
+ * inserted and the entries deleted in one transaction. A pass that stops between the two puts the
+ * same object again (same key, same entries, same bytes) the next time. Returns entries moved.
+ */
+async function archiveOne(db: Database, bucket: R2Bucket, organizationId: string, cutoff: string): Promise<number> {
+  const [oldest, [lastSegment], [anchor]] = await db.batch([
+    db
+      .select()
+      .from(activityLog)
+      .where(eq(activityLog.organizationId, organizationId))
+      .orderBy(asc(activityLog.seq))
+      .limit(ENTRIES_PER_SEGMENT),
+    selectLastSegment(db, organizationId),
+    db.select().from(activityLogAnchors).where(eq(activityLogAnchors.organizationId, organizationId)),
+  ]);
+  const first = oldest[0];
+  if (!first) return 0;
+  const day = first.createdAt.slice(0, 10);
+  const rows: EntryRow[] = [];
+  for (const row of oldest) {
+    if (row.hash === null || row.createdAt >= cutoff || row.createdAt.slice(0, 10) !== day) break;
+    if (row.seq !== first.seq + rows.length) break;
+    rows.push(row);
+  }
+  const last = rows.at(-1);
+  if (!last?.hash) return 0;
+  const previousHash = previousHashOf(
+    first.seq,
+    lastSegment?.lastSeq === first.seq - 1 ? lastSegment.lastHash : null,
+    anchor,
+  );
+  const text = rows.map(segmentLine).join("");
+  const hash = await sha256Hex(text);
+  const key = segmentKey(organizationId, first.createdAt, first.seq);
+  await bucket.put(key, text, {
+    httpMetadata: { contentType: "application/x-ndjson" },
+    customMetadata: {
+      hash,
+      first_seq: String(first.seq),
+      last_seq: String(last.seq),
+      previous_hash: previousHash ?? "",
+    },
+  });
+  await db.batch([
+    db.insert(activityLogSegments).values({
+      organizationId,
+      firstSeq: first.seq,
+      lastSeq: last.seq,
+      firstCreatedAt: first.createdAt,
+      lastCreatedAt: last.createdAt,
+      key,
+      hash,
+      previousHash,
+      lastHash: last.hash,
+      entries: rows.length,
+      bytes: new TextEncoder().encode(text).byteLength,
+      archivedAt: new Date().toISOString(),
+    }),
+    db
+      .delete(activityLog)
+      .where(
+        and(
+          eq(activityLog.organizationId, organizationId),
+          gte(activityLog.seq, first.seq),
+          lte(activityLog.seq, last.seq),
+        ),
+      ),
+  ]);
+  return rows.length;
+}
+
+/**
+ * Moves entries written before the hot window (`days`, whole UTC days) out of the database into
+ * segments, at most 20 segments (20,000 entries) per run, organization by organization; the next
+ * run goes on. Returns entries moved.
+ */
+export async function archiveActivityLog(db: Database, bucket: R2Bucket, days: number, now = new Date()) {
+  const cutoff = archiveCutoff(days, now);
+  let segments = 0;
+  let moved = 0;
+  while (segments < SEGMENTS_PER_RUN) {
+    const due = await selectDue(db, cutoff);
+    let progressed = false;
+    for (const { organizationId } of due.slice(0, SEGMENTS_PER_RUN - segments)) {
+      const entries = await archiveOne(db, bucket, organizationId, cutoff);
+      segments += 1;
+      moved += entries;
+      progressed ||= entries > 0;
+    }
+    // Nothing due, or only organizations whose oldest entries are not sealed yet: the next run.
+    if (!progressed) break;
+  }
+  return moved;
+}
+
+/**
+ * The verdict on the whole chain: each segment after the anchor read back and recomputed in turn
+ * (an entry altered shows at its number; an object missing, cut or otherwise changed, at its
+ * segment's first), then the entries kept here.
+ */
+export async function verdictAcross(
+  bucket: R2Bucket,
+  segments: SegmentRow[],
+  rows: EntryRow[],
+  anchor: { seq: number; hash: string } | undefined,
+): Promise<ChainVerdict> {
+  const archived = segments.reduce((sum, segment) => sum + segment.entries, 0);
+  let previous = chainStart(anchor);
+  for (const segment of segments) {
+    const content = await readSegment(bucket, segment);
+    const { end, firstInvalid } = await walkChain(previous, content.rows);
+    const whole = content.intact && end.seq === segment.lastSeq && content.rows[0]?.seq === segment.firstSeq;
+    if (firstInvalid !== null || !whole) {
+      const first = firstInvalid ?? Math.min(segment.firstSeq, previous.seq + 1);
+      return { valid: false, entries: archived + rows.length, first_invalid: first, head: null };
+    }
+    previous = end;
+  }
+  return verdictOf(rows, previous, archived);
+}
+
+/** Verifies the organization's whole chain, archived and kept here, at the database `db` reads. */
+export async function verifyChain(db: Database, bucket: R2Bucket, organizationId: string): Promise<ChainVerdict> {
+  const [rows, [anchor], segments] = await db.batch([
+    ...chainStatements(db, organizationId),
+    selectSegments(db, organizationId),
+  ]);
+  return verdictAcross(bucket, segments, rows, anchor);
+}
+
+/**
+ * Segments one page of the log reads at most (a quiet organization's segments hold a day each), and
+ * at once: a page that filters most entries out may end early, its `next` going on.
+ */
+const SEGMENTS_PER_PAGE = 50;
+const SEGMENTS_READ_AT_ONCE = 10;
+
+/** A page's filters, applied to archived entries as the page's SQL applies them to those kept here. */
+export type ArchivedFilter = Omit<ActivityLogQuery, "user" | "limit"> & { userId?: number | null };
+
+const matches = (row: EntryRow, filter: ArchivedFilter) =>
+  (filter.scope === undefined || row.scope === filter.scope) &&
+  (filter.item_id === undefined || row.itemId === filter.item_id) &&
+  (filter.userId === undefined || row.userId === filter.userId) &&
+  (filter.activity === undefined || row.activity === filter.activity) &&
+  (filter.after === undefined || row.createdAt > new Date(filter.after).toISOString()) &&
+  (filter.before === undefined || row.createdAt < new Date(filter.before).toISOString()) &&
+  (filter.cursor === undefined || row.seq < Number(filter.cursor));
+
+/** The segments a page may read (`archivedPage`), read in the page's batch: those below its cursor, newest first. */
+export const selectPageSegments = (db: Database, organizationId: string | SQL<string>, cursor: string | undefined) =>
+  selectSegmentsBelow(
+    db,
+    organizationId,
+    cursor === undefined ? Number.MAX_SAFE_INTEGER : Number(cursor),
+    SEGMENTS_PER_PAGE + 1,
+  );
+
+/**
+ * The archived entries of a page, newest first, at most `wanted`, when the entries kept here ran
+ * out: every archived entry is older than those (archiving takes the chain's prefix). Reads at most
+ * 50 of `segments` (`selectPageSegments`), 10 at once; `resumeAt` is where the next page goes on
+ * when they were not enough to fill it.
+ */
+export async function archivedPage(
+  bucket: R2Bucket,
+  segments: SegmentRow[],
+  filter: ArchivedFilter,
+  wanted: number,
+): Promise<{ rows: EntryRow[]; resumeAt: number | null }> {
+  const after = filter.after === undefined ? undefined : new Date(filter.after).toISOString();
+  const rows: EntryRow[] = [];
+  const readable = segments.slice(0, SEGMENTS_PER_PAGE);
+  let next = 0;
+  let ended = false;
+  while (!ended && next < readable.length && rows.length < wanted) {
+    // As many as the page may still need, unfiltered (each holds `entries`), up to 10 at once.
+    const group: SegmentRow[] = [];
+    let holding = 0;
+    while (next < readable.length && group.length < SEGMENTS_READ_AT_ONCE && holding < wanted - rows.length) {
+      const segment = readable[next]!;
+      ended = after !== undefined && segment.lastCreatedAt <= after;
+      if (ended) break;
+      group.push(segment);
+      holding += segment.entries;
+      next += 1;
+    }
+    const contents = await Promise.all(group.map((segment) => readSegment(bucket, segment)));
+    for (const content of contents) rows.push(...content.rows.filter((row) => matches(row, filter)).reverse());
+  }
+  const more = !ended && rows.length < wanted && segments.length > SEGMENTS_PER_PAGE;
+  return { rows: rows.slice(0, wanted), resumeAt: more ? readable.at(-1)!.firstSeq : null };
+}
+
+/** Archived entries with the users who made them, as a page of entries kept here reads them. */
+export async function withUsers(db: Database, rows: EntryRow[]): Promise<PageRow[]> {
+  const ids = [...new Set(rows.flatMap((row) => (row.userId === null ? [] : [row.userId])))];
+  const found = ids.length === 0 ? [] : await db.select().from(users).where(inArray(users.id, ids));
+  const byId = new Map(found.map((user) => [user.id, user]));
+  return rows.map((entry) => ({ entry, user: (entry.userId === null ? undefined : byId.get(entry.userId)) ?? null }));
+}
