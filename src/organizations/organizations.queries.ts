@@ -9,7 +9,8 @@ import {
   callerOrganizationId,
 } from "../platform/route-context/organization";
 import { counterOf, pageIds, pageOf, selectCount, type ListOrder, type Page } from "../platform/pagination";
-import { projectsInKeyScope, projectVisible } from "../platform/route-context/project";
+import { projectVisible } from "../platform/access-rules/project-visibility";
+import { projectsInKeyScope } from "../platform/route-context/project";
 import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
 import { toProjectListItem } from "./projects/projects.schema";
 

@@ -9,7 +9,8 @@ import type { Actor, AppEnv, Bindings } from "../platform/env";
 import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
 import { inJsonList, type Database } from "../platform/db";
-import { membershipOfCaller, projectVisible } from "../platform/route-context/project";
+import { projectVisible } from "../platform/access-rules/project-visibility";
+import { membershipOfCaller } from "../platform/route-context/project";
 import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
 import { personalApiKeyActivity, personalApiKeyEntries } from "./personal-api-keys.activity";
 import type {

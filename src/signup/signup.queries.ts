@@ -12,8 +12,8 @@ import {
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../platform/db";
 import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
-import { ruleOfMember } from "../platform/access-controls/access-rules";
-import { isAdminInSql } from "../platform/levels";
+import { ruleOfMember } from "../platform/access-rules/member-rule";
+import { grantableLevelInSql } from "../platform/access-rules/grantable-level";
 import type { InviteRow } from "../organizations/invites/invites.queries";
 
 type Statement = BatchItem<"sqlite">;
@@ -60,17 +60,15 @@ const invitedBy = (tokenHash: string, column: Column) =>
   sql`(select ${column} from ${invites} where ${invites.tokenHash} = ${tokenHash})`;
 
 const inviter = alias(organizationMemberships, "inviter");
-const inviterRule = sql`coalesce(${ruleOfMember("project", projects.id, inviter.id)}, 'member')`;
-
 /**
  * The level an invite's project access grants when it is redeemed: what it names, held again to
- * what the inviter may grant now (`inviterProjectAccess`): anything for an organization admin, at
- * most their own rule for a member, nothing where they no longer see the project.
+ * what the inviter may grant now (`grantableLevel`).
  */
-const grantableLevel = sql<"member" | "admin" | null>`case
-  when ${isAdminInSql(inviter.level)} or ${inviterRule} = 'admin' then json_extract(access.value, '$.level')
-  when ${inviterRule} = 'member' then 'member'
-end`;
+const grantable = grantableLevelInSql(
+  inviter.level,
+  ruleOfMember("project", projects.id, inviter.id),
+  sql`json_extract(access.value, '$.level')`,
+);
 
 /** The joining's entries in the activity log, for the membership it creates. */
 export type JoinEntries = (membershipId: string) => { joined: Statement; accepted: Statement };
@@ -97,7 +95,7 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, e
         resource: sql<"project">`'project'`.as("resource"),
         resourceId: sql<string>`cast(${projects.id} as text)`.as("resource_id"),
         organizationMembershipId: sql<string>`${membershipId}`.as("organization_membership_id"),
-        accessLevel: sql<"member" | "admin">`${grantableLevel}`.as("access_level"),
+        accessLevel: sql<"member" | "admin">`${grantable}`.as("access_level"),
         createdById: invites.createdById,
         createdAt: sql<string>`${now}`.as("created_at"),
         updatedAt: sql<string>`${now}`.as("updated_at"),
@@ -111,7 +109,7 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, e
         inviter,
         and(eq(inviter.organizationId, invite.organizationId), eq(inviter.userId, invites.createdById)),
       )
-      .where(and(eq(projects.organizationId, invite.organizationId), isNotNull(grantableLevel))),
+      .where(and(eq(projects.organizationId, invite.organizationId), isNotNull(grantable))),
   );
   return [
     db.insert(organizationMemberships).values({

@@ -1,6 +1,11 @@
 import type { insights, texts, users } from "../../db/schema";
 import { toUserBasic } from "../../users/user-basic";
-import { dashboardRights, RestrictionLevel, type DashboardCaller, type DashboardRights } from "./dashboard-access";
+import {
+  dashboardRights,
+  RestrictionLevel,
+  type DashboardCaller,
+  type DashboardRights,
+} from "../../platform/access-rules/dashboard-rights";
 import type { DashboardRow, DashboardWithTiles, TileRow } from "./dashboards.queries";
 import type { Dashboard, DashboardListItem } from "./dashboards.schema";
 

@@ -17,10 +17,15 @@ import {
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
-import { ruleOfMember } from "../../platform/access-controls/access-rules";
+import { ruleOfMember } from "../../platform/access-rules/member-rule";
 import { isAdminInSql } from "../../platform/levels";
 import type { z } from "@hono/zod-openapi";
-import { RestrictionLevel, type AccessLevel, type DashboardCaller } from "./dashboard-access";
+import {
+  dashboardVisibleInSql,
+  RestrictionLevel,
+  type AccessLevel,
+  type DashboardCaller,
+} from "../../platform/access-rules/dashboard-rights";
 import { MAX_LIVE_TILES, type MoveTileInput } from "./dashboards.schema";
 
 export type Statement = BatchItem<"sqlite">;
@@ -172,8 +177,10 @@ export type DashboardListScope = {
  */
 function notHiddenByRule(caller: DashboardListScope["caller"]): SQL {
   const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
-  return sql`(${isAdminInSql(caller.level)} or ${dashboards.createdById} = ${caller.userId}
-    or coalesce(${rule}, 'editor') <> 'none')`;
+  return dashboardVisibleInSql(
+    { userId: caller.userId, projectLevel: caller.level },
+    { createdById: dashboards.createdById, rule },
+  );
 }
 
 /** FTS5's trigram tokenizer matches a phrase of at least this many characters (see migrations/). */

@@ -8,7 +8,7 @@ import {
   tagList,
 } from "../../platform/input-limits";
 import { UserBasic } from "../../users/user-basic";
-import { ACCESS_LEVELS, RestrictionLevel } from "./dashboard-access";
+import { ACCESS_LEVELS, RestrictionLevel } from "../../platform/access-rules/dashboard-rights";
 import { visibleName } from "../../platform/names";
 import { Timestamp } from "../../platform/timestamps";
 

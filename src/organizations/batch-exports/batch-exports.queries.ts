@@ -5,7 +5,8 @@ import { inJsonList, type Database } from "../../platform/db";
 import type { Actor } from "../../platform/env";
 import type { OrganizationRef } from "../../platform/route-context/organization";
 import { counterOf } from "../../platform/pagination";
-import { projectsHiddenFrom, projectVisibleAtLevel, type CallerMembership } from "../../platform/route-context/project";
+import { projectVisibleAtLevel, type CallerMembership } from "../../platform/access-rules/project-visibility";
+import { projectsHiddenFrom } from "../../platform/route-context/project";
 
 /** The organization and the caller's membership of it: resolved, or subqueries of the read (`callerInOrganization`). */
 export type OrganizationCaller = CallerMembership & { organizationId: OrganizationRef };

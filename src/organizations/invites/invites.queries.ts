@@ -1,7 +1,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
-import { ruleOfMember, type AccessLevelOf } from "../../platform/access-controls/access-rules";
+import { ruleOfMember, type AccessLevelOf } from "../../platform/access-rules/member-rule";
 import { chunkForInsert, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import type { OrganizationRead } from "../../platform/route-context";

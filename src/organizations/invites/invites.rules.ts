@@ -3,7 +3,7 @@ import type { PrivateProjectAccess } from "../../db/schema";
 import type { AppEnv } from "../../platform/env";
 import { insufficientLevel, permissionDenied, validationError } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
-import type { AccessLevelOf } from "../../platform/access-controls/access-rules";
+import { grantableLevel } from "../../platform/access-rules/grantable-level";
 import type { InviteContext, InviteRow } from "./invites.queries";
 import type { InviteInput } from "./invites.routes";
 
@@ -61,33 +61,21 @@ export function assertInvitable(
 }
 
 /**
- * A project of this organization, at no higher level than the inviter's own there
- * (`inviterProjectAccess`): a project the inviter cannot see is not invitable at all.
+ * A project of this organization, at a level the inviter may grant there (`grantableLevel`): a
+ * project the inviter cannot see is not invitable at all.
  */
 function assertProjectInvitable(item: ProjectAccessItem, inviterLevel: number, context: InviteContext, attr: string) {
   const project = context.projects.get(item.id);
   if (!project) throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
-  const own = inviterProjectAccess(inviterLevel, project.inviterRule);
-  if (own === "none") throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
-  if (accessRank[item.level] > accessRank[own]) {
+  const granted = grantableLevel(inviterLevel, project.inviterRule, item.level);
+  if (granted === null) throw validationError("invalid_input", PROJECT_NOT_INVITABLE, attr);
+  if (granted !== item.level) {
     throw validationError(
       "invalid_input",
       "You cannot invite to a private project with a higher level than your own.",
       attr,
     );
   }
-}
-
-/**
- * What the inviter may grant on a project: an organization admin anything; a member their own
- * rule, else the project's default for everyone, else `member` (a public project). The same rule
- * holds again when the invite is redeemed (`grantableLevel` in the signup queries).
- */
-export function inviterProjectAccess(
-  inviterLevel: number,
-  rule: AccessLevelOf<"project"> | null,
-): AccessLevelOf<"project"> {
-  return isAdmin(inviterLevel) ? "admin" : (rule ?? "member");
 }
 
 /** One entry per project at its highest level, in first-seen order; none is null, as PostHog stores it. */

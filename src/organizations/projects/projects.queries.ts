@@ -21,15 +21,14 @@ import {
   callerMembershipsInScope,
   CURRENT,
 } from "../../platform/route-context/organization";
+import { effectiveProjectLevel } from "../../platform/access-rules/project-level";
+import { projectVisible, projectVisibleAtLevel } from "../../platform/access-rules/project-visibility";
 import {
   currentProjectId,
-  effectiveProjectLevel,
   membershipOfCaller,
   parseProjectId,
   projectsHiddenFrom,
   projectsInKeyScope,
-  projectVisible,
-  projectVisibleAtLevel,
 } from "../../platform/route-context/project";
 import { PROJECT_SETTINGS_KEYS, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
 

@@ -12,7 +12,11 @@ import { projectRead, routeReads } from "../route-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../route";
 import { createRouter } from "../router";
 import { accessControlActivity, accessControlItem, ruleIdInBatch } from "./access-controls.activity";
-import { RESOURCE_ACCESS_LEVELS, type AccessControlledResourceName, type AccessLevelOf } from "./access-rules";
+import {
+  RESOURCE_ACCESS_LEVELS,
+  type AccessControlledResourceName,
+  type AccessLevelOf,
+} from "../access-rules/member-rule";
 import { Timestamp } from "../timestamps";
 
 type Statement = BatchItem<"sqlite">;

@@ -1,8 +1,11 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { activityLog, dashboards, organizationMemberships, projects } from "../../db/schema";
-import { ruleOfMember } from "../access-controls/access-rules";
+import { ruleOfMember } from "../access-rules/member-rule";
+import { dashboardVisibleInSql } from "../access-rules/dashboard-rights";
 import { isAdminInSql } from "../levels";
-import { effectiveProjectLevel, membershipOfCaller, projectVisible } from "../route-context/project";
+import { effectiveProjectLevel } from "../access-rules/project-level";
+import { projectVisible } from "../access-rules/project-visibility";
+import { membershipOfCaller } from "../route-context/project";
 
 /**
  * Who reads entries about a project: the user, their membership of the project's organization
@@ -18,9 +21,13 @@ export type ProjectEntryReader = { userId: number; membershipId: SQL<string>; pr
  */
 export function dashboardEntriesVisibleTo(reader: ProjectEntryReader): SQL {
   const dashboardRule = ruleOfMember("dashboard", dashboards.id, reader.membershipId);
-  const dashboardVisible = sql`exists (select 1 from ${dashboards} where ${dashboards.id} = ${activityLog.dashboardId}
-    and (${dashboards.createdById} = ${reader.userId} or coalesce(${dashboardRule}, 'editor') <> 'none'))`;
-  return sql`(${activityLog.dashboardId} is null or ${isAdminInSql(reader.projectLevel)} or ${dashboardVisible})`;
+  const dashboardVisible = dashboardVisibleInSql(
+    reader,
+    { createdById: dashboards.createdById, rule: dashboardRule },
+    (notHidden) =>
+      sql`exists (select 1 from ${dashboards} where ${dashboards.id} = ${activityLog.dashboardId} and ${notHidden})`,
+  );
+  return sql`(${activityLog.dashboardId} is null or ${dashboardVisible})`;
 }
 
 /**

@@ -1,53 +1,12 @@
-import { and, asc, eq, gte, min, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, asc, eq, min, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects, users } from "../../db/schema";
-import { ruleOfMember } from "../access-controls/access-rules";
+import { effectiveProjectLevel } from "../access-rules/project-level";
+import { projectVisible, projectVisibleAtLevel, type CallerMembership } from "../access-rules/project-visibility";
 import { assertProjectInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor, ProjectContext } from "../env";
 import { notFound } from "../errors";
-import { isAdminInSql, MembershipLevel } from "../levels";
 import { callerOrganizationId, CURRENT, type OrganizationRef } from "./organization";
-
-/** The caller's access rule on the project (their own, else its default), with memberships joined. */
-const projectRuleOfCaller = ruleOfMember("project", projects.id, organizationMemberships.id);
-
-/**
- * `projectVisibleAtLevel` for the caller's membership (`organizationMemberships`) joined on the
- * project.
- */
-export const projectVisible = or(
-  gte(organizationMemberships.level, MembershipLevel.admin),
-  sql`coalesce(${projectRuleOfCaller}, 'member') <> 'none'`,
-);
-
-/**
- * The caller's level in the project: their organization level, raised to admin by a project rule
- * of `admin`, as PostHog's `effective_membership_level`.
- */
-export const effectiveProjectLevel = sql<number>`max(${organizationMemberships.level},
-  case when ${projectRuleOfCaller} = 'admin' then ${MembershipLevel.admin} else 0 end)`;
-
-/**
- * The caller's membership of the organization a statement reads: known (resolved before), or as
- * subqueries of the same round trip (`callerInOrganization`).
- */
-export type CallerMembership = { membershipId: string | SQL; level: number | SQL };
-
-/**
- * Who sees a project is decided by its access-control rules alone: a `none` rule (a private
- * project's default) hides it, and a member's own rule overrides the default. Organization admins
- * and owners see every project. `membership` is the caller's in the project's organization,
- * known or read once by a subquery: no join per row (an admin's rows test no rule). `projectId`:
- * the project's id in the query (its row's, unless given).
- */
-export function projectVisibleAtLevel(
-  membership: CallerMembership,
-  projectId: SQLWrapper = projects.id,
-): SQL | undefined {
-  const ruleAllows = sql`coalesce(${ruleOfMember("project", projectId, membership.membershipId)}, 'member') <> 'none'`;
-  if (typeof membership.level !== "number") return sql`(${isAdminInSql(membership.level)} or ${ruleAllows})`;
-  return membership.level >= MembershipLevel.admin ? undefined : ruleAllows;
-}
 
 /**
  * The organization's projects that a member's rules hide from them, as a query of `id` (none for

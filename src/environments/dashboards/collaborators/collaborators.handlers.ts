@@ -3,10 +3,12 @@ import type { AppEnv } from "../../../platform/env";
 import { notFound, validationError } from "../../../platform/errors";
 import { isUniqueViolation } from "../../../platform/db";
 import { uuid7 } from "../../../platform/ids";
+import { projectLevel } from "../../../platform/access-rules/project-level";
+import { projectVisibleTo } from "../../../platform/access-rules/project-visibility";
 import { isAdmin } from "../../../platform/levels";
 import { projectRead } from "../../../platform/route-context";
 import type { ProjectTree } from "../../project-trees";
-import { PrivilegeLevel, RestrictionLevel } from "../dashboard-access";
+import { PrivilegeLevel, RestrictionLevel } from "../../../platform/access-rules/dashboard-rights";
 import { editableDashboard, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "../dashboard-request";
 import { selectDashboard, type DashboardRow } from "../dashboards.queries";
 import {
@@ -50,10 +52,11 @@ function assertMayCollaborate(
     throw invalid("Only edit access can be explicitly specified currently.", "level");
   if (!candidate) throw invalid("User does not exist.", "user_uuid");
   const { organizationLevel, projectRule } = candidate;
-  const seesProject = organizationLevel !== null && (isAdmin(organizationLevel) || projectRule !== "none");
-  if (!seesProject) throw invalid("Cannot add collaborators that have no access to the project.", "user_uuid");
+  if (organizationLevel === null || !projectVisibleTo(organizationLevel, projectRule)) {
+    throw invalid("Cannot add collaborators that have no access to the project.", "user_uuid");
+  }
   const inherentAccess =
-    candidate.user.id === dashboard.createdById || isAdmin(organizationLevel) || projectRule === "admin";
+    candidate.user.id === dashboard.createdById || isAdmin(projectLevel(organizationLevel, projectRule));
   if (inherentAccess) {
     throw invalid(
       "Cannot add collaborators that already have inherent access (the dashboard owner or a project admins).",

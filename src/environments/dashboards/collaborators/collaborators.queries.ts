@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { dashboardCollaborators, dashboards, environments, organizationMemberships, users } from "../../../db/schema";
-import { ruleOfMember } from "../../../platform/access-controls/access-rules";
+import { ruleOfMember } from "../../../platform/access-rules/member-rule";
 import type { Database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
 import { toUserBasic } from "../../../users/user-basic";

@@ -7,7 +7,7 @@ import { selectCandidate, selectCollaboration } from "./collaborators.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
 import { UserBasic } from "../../../users/user-basic";
 import type { ProjectTree } from "../../project-trees";
-import { PrivilegeLevel } from "../dashboard-access";
+import { PrivilegeLevel } from "../../../platform/access-rules/dashboard-rights";
 import { Timestamp } from "../../../platform/timestamps";
 
 export const Collaborator = z

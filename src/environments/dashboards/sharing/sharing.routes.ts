@@ -6,7 +6,7 @@ import { selectPublicSharingAllowed, selectSharing } from "./sharing.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
 import type { ProjectTree } from "../../project-trees";
 import { Timestamp } from "../../../platform/timestamps";
-import { ACCESS_LEVELS } from "../dashboard-access";
+import { ACCESS_LEVELS } from "../../../platform/access-rules/dashboard-rights";
 
 /** The settings keys PostHog's sharing accepts; any other key is dropped. */
 export const SHARING_SETTINGS_KEYS = [

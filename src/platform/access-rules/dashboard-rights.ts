@@ -1,5 +1,6 @@
-import { RESOURCE_ACCESS_LEVELS, type AccessLevelOf } from "../../platform/access-controls/access-rules";
-import { isAdmin } from "../../platform/levels";
+import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { isAdmin, isAdminInSql } from "../levels";
+import { RESOURCE_ACCESS_LEVELS, type AccessLevelOf } from "./member-rule";
 
 /** PostHog's dashboard restriction levels and privilege levels share these numbers. */
 export const RestrictionLevel = { everyoneCanEdit: 21, onlyCollaboratorsCanEdit: 37 } as const;
@@ -8,7 +9,10 @@ export const PrivilegeLevel = { canView: 21, canEdit: 37 } as const;
 export const ACCESS_LEVELS = RESOURCE_ACCESS_LEVELS.dashboard;
 export type AccessLevel = AccessLevelOf<"dashboard">;
 
-/** Who is asking, as far as a dashboard's rights go. */
+/**
+ * Who is asking, as far as a dashboard's rights go: `organizationLevel` is their level in the
+ * dashboard's project (`projectLevel`).
+ */
 export type DashboardCaller = { userId: number; organizationLevel: number };
 
 /** What about a dashboard bears on the caller's rights, read with the dashboard in one query. */
@@ -29,9 +33,10 @@ export type DashboardRights = {
 };
 
 /**
- * The one place that decides what a caller may do with a dashboard (restriction level, collaborators,
- * access rules). The creator and organization admins manage it; otherwise an access-control rule, if
- * any, sets the level, and at restriction level 37 only collaborators (or managers) edit.
+ * What a caller may do with a dashboard (restriction level, collaborators, access rules). The
+ * creator and the project's admins manage it; otherwise an access-control rule, if any, sets the
+ * level (`editor` without one), and at restriction level 37 only collaborators (or managers) edit.
+ * A level of `none` hides the dashboard (`dashboardVisibleInSql` for lists).
  */
 export function dashboardRights(facts: DashboardAccessFacts, caller: DashboardCaller): DashboardRights {
   const isOwnerOrAdmin = facts.createdById === caller.userId || isAdmin(caller.organizationLevel);
@@ -46,4 +51,20 @@ export function dashboardRights(facts: DashboardAccessFacts, caller: DashboardCa
     userAccessLevel,
     effectivePrivilegeLevel: canEdit ? PrivilegeLevel.canEdit : PrivilegeLevel.canView,
   };
+}
+
+/**
+ * `dashboardRights` leaves the dashboard visible (a level other than `none`), in SQL: the
+ * project's admins and its creator always see it; a `none` rule hides it from anyone else.
+ * `readDashboard` wraps the test of the dashboard's own columns where they are not the outer
+ * query's (an `exists` that reads it), so that an admin's rows never read them.
+ */
+export function dashboardVisibleInSql(
+  caller: { userId: number; projectLevel: SQLWrapper },
+  dashboard: { createdById: SQLWrapper; rule: SQLWrapper },
+  readDashboard: (notHidden: SQL) => SQL = (notHidden) => notHidden,
+): SQL {
+  const notHidden = sql`(${dashboard.createdById} = ${caller.userId}
+    or coalesce(${dashboard.rule}, 'editor') <> 'none')`;
+  return sql`(${isAdminInSql(caller.projectLevel)} or ${readDashboard(notHidden)})`;
 }
