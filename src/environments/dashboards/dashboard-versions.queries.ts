@@ -1,0 +1,183 @@
+import { and, eq, lte, sql, type SQL } from "drizzle-orm";
+import { dashboards, dashboardTiles, dashboardVersions, texts, users, type TileLayouts } from "../../db/schema";
+import type { Database } from "../../platform/db";
+import { nowIso } from "../../platform/ids";
+import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
+import { resolveProjectWith } from "../../platform/project-context";
+import { parseDashboardId, readScopeOf } from "./dashboard-request";
+import { selectDashboard, selectTiles, type DashboardRef, type Statement } from "./dashboards.queries";
+
+/**
+ * Versions kept per dashboard: each write deletes the one that falls past this count, so that a
+ * dashboard's history stays bounded whatever its age.
+ */
+export const DASHBOARD_VERSIONS_KEPT = 100;
+
+/** Who made a change: the user, and the personal API key it came through (empty for a session). */
+export type VersionAuthor = { userId: number; keyId: string };
+
+/** A tile as a version holds it. */
+export type TileSnapshot = {
+  id: number;
+  insight_id: number | null;
+  text_id: number | null;
+  text: string | null;
+  layouts: TileLayouts;
+  color: string | null;
+  show_description: boolean | null;
+  transparent_background: boolean | null;
+  filters_overrides: Record<string, unknown> | null;
+};
+
+/** A dashboard as a version holds it: what a restore writes back. */
+export type DashboardSnapshot = {
+  name: string;
+  description: string;
+  pinned: boolean;
+  tags: string[];
+  restriction_level: number;
+  filters: Record<string, unknown>;
+  variables: Record<string, unknown>;
+  breakdown_colors: unknown;
+  data_color_theme_id: number | null;
+  quick_filter_ids: string[] | null;
+  tiles: TileSnapshot[];
+};
+
+const tileSnapshot = sql`json_object(
+  'id', ${dashboardTiles.id},
+  'insight_id', ${dashboardTiles.insightId},
+  'text_id', ${dashboardTiles.textId},
+  'text', (select ${texts.body} from ${texts} where ${texts.id} = ${dashboardTiles.textId}),
+  'layouts', json(${dashboardTiles.layouts}),
+  'color', ${dashboardTiles.color},
+  'show_description', ${dashboardTiles.showDescription},
+  'transparent_background', ${dashboardTiles.transparentBackground},
+  'filters_overrides', json(${dashboardTiles.filtersOverrides}))`;
+
+/** The dashboard row's fields and its live tiles as one JSON text, read by the statement that stores it. */
+const dashboardSnapshot = sql<string>`json_object(
+  'name', ${dashboards.name},
+  'description', ${dashboards.description},
+  'pinned', ${dashboards.pinned},
+  'tags', json(${dashboards.tags}),
+  'restriction_level', ${dashboards.restrictionLevel},
+  'filters', json(${dashboards.filters}),
+  'variables', json(${dashboards.variables}),
+  'breakdown_colors', json(${dashboards.breakdownColors}),
+  'data_color_theme_id', ${dashboards.dataColorThemeId},
+  'quick_filter_ids', json(${dashboards.quickFilterIds}),
+  'tiles', json((select json_group_array(${tileSnapshot}) from ${dashboardTiles}
+    where ${dashboardTiles.dashboardId} = ${dashboards.id} and ${dashboardTiles.deleted} = 0)))`;
+
+/**
+ * The statements that end a batch changing a dashboard: its snapshot as the version the batch
+ * raised it to, and the deletion of the version that falls past `DASHBOARD_VERSIONS_KEPT`.
+ *
+ * With `expected` (a request's `If-Match`), the batch's raise of the version matched the stored
+ * version only if it was `expected`; the version stored here is then `expected + 1`, and any
+ * other leaves it null, which fails (and so undoes) the whole batch: see `isStaleVersion`.
+ */
+export function versionStatements(
+  db: Database,
+  dashboardId: DashboardRef,
+  author: VersionAuthor,
+  summary: string,
+  expected?: number,
+): Statement[] {
+  const version =
+    expected === undefined
+      ? sql<number>`${dashboards.version}`
+      : sql<number>`case when ${dashboards.version} = ${expected + 1} then ${dashboards.version} end`;
+  const insert = db.insert(dashboardVersions).select(
+    db
+      .select({
+        dashboardId: dashboards.id,
+        version: version.as("version"),
+        createdAt: sql<string>`${nowIso()}`.as("created_at"),
+        createdById: sql<number>`${author.userId}`.as("created_by_id"),
+        keyId: sql<string | null>`${author.keyId || null}`.as("key_id"),
+        summary: sql<string>`${summary}`.as("summary"),
+        snapshot: dashboardSnapshot.as("snapshot"),
+      })
+      .from(dashboards)
+      .where(eq(dashboards.id, dashboardId)),
+  );
+  const prune = db
+    .delete(dashboardVersions)
+    .where(
+      and(
+        eq(dashboardVersions.dashboardId, dashboardId),
+        lte(
+          dashboardVersions.version,
+          sql`(select ${dashboards.version} from ${dashboards} where ${dashboards.id} = ${dashboardId}) - ${DASHBOARD_VERSIONS_KEPT}`,
+        ),
+      ),
+    );
+  return [insert, prune];
+}
+
+/** A batch `versionStatements` failed because the dashboard's version was not the one `If-Match` named. */
+export function isStaleVersion(error: unknown): boolean {
+  const message = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
+  return message.includes("NOT NULL constraint failed: dashboard_versions.version");
+}
+
+/** Raises the dashboard's version; with `expected`, only from that version. */
+export const nextVersion = { version: sql<number>`${dashboards.version} + 1` };
+
+export const versionIs = (expected: number | undefined) =>
+  expected === undefined ? undefined : eq(dashboards.version, expected);
+
+/** Newest first, along the primary key. */
+const versionOrder: ListOrder = [
+  [dashboardVersions.dashboardId, "desc"],
+  [dashboardVersions.version, "desc"],
+];
+
+const versionFields = {
+  version: dashboardVersions,
+  createdBy: users,
+};
+
+/** A page of the dashboard's versions (without their snapshots' tiles) and their count. */
+export function versionPageStatements(db: Database, dashboardId: number, page: Page) {
+  const where = eq(dashboardVersions.dashboardId, dashboardId);
+  const count = db.select({ value: sql<number>`count(*)` }).from(dashboardVersions).where(where);
+  const rows = db
+    .select(versionFields)
+    .from(dashboardVersions)
+    .innerJoin(...pageJoin(db, where, page))
+    .leftJoin(users, eq(users.id, dashboardVersions.createdById));
+  return [count, rows] as [typeof count, typeof rows];
+}
+
+/**
+ * The page's rows joined by their key: `joinPage` joins on the order's last column, the version,
+ * which is not unique across dashboards, so the dashboard is matched too.
+ */
+function pageJoin(db: Database, where: SQL, page: Page) {
+  const [table, on] = joinPage(db, versionOrder, where, page);
+  return [table, and(on, where)!] as const;
+}
+
+export type VersionRow = Awaited<ReturnType<typeof versionPageStatements>[1]>[number];
+
+export function toVersionPage(page: Page, rows: VersionRow[]) {
+  return pageOf(versionOrder, page, rows, (row) => row.version);
+}
+
+/** One version of the dashboard, snapshot included. */
+export const selectVersion = (db: Database, dashboardId: number, version: number) =>
+  db
+    .select(versionFields)
+    .from(dashboardVersions)
+    .leftJoin(users, eq(users.id, dashboardVersions.createdById))
+    .where(and(eq(dashboardVersions.dashboardId, dashboardId), eq(dashboardVersions.version, version)));
+
+/** The dashboard the path names, its tiles and the version to restore, read with the project. */
+export const versionToRestore = resolveProjectWith((db, environmentId, c) => {
+  const id = parseDashboardId(c.req.param("id") ?? "");
+  const version = parseDashboardId(c.req.param("version") ?? "");
+  return [selectDashboard(db, readScopeOf(c, environmentId), id), selectTiles(db, id), selectVersion(db, id, version)];
+});
