@@ -1,4 +1,5 @@
-import { and, eq, lte, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableName, lte, sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { dashboards, dashboardTiles, dashboardVersions, texts, users, type TileLayouts } from "../../db/schema";
 import type { Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
@@ -44,31 +45,37 @@ export type DashboardSnapshot = {
   tiles: TileSnapshot[];
 };
 
+/**
+ * A column named with its table: within `insert ... select` drizzle leaves names unqualified,
+ * and the snapshot's subquery reads two tables with an `id`.
+ */
+const qualified = (column: SQLiteColumn) => sql.raw(`"${getTableName(column.table)}"."${column.name}"`);
+
 const tileSnapshot = sql`json_object(
-  'id', ${dashboardTiles.id},
-  'insight_id', ${dashboardTiles.insightId},
-  'text_id', ${dashboardTiles.textId},
-  'text', (select ${texts.body} from ${texts} where ${texts.id} = ${dashboardTiles.textId}),
-  'layouts', json(${dashboardTiles.layouts}),
-  'color', ${dashboardTiles.color},
-  'show_description', ${dashboardTiles.showDescription},
-  'transparent_background', ${dashboardTiles.transparentBackground},
-  'filters_overrides', json(${dashboardTiles.filtersOverrides}))`;
+  'id', ${qualified(dashboardTiles.id)},
+  'insight_id', ${qualified(dashboardTiles.insightId)},
+  'text_id', ${qualified(dashboardTiles.textId)},
+  'text', (select ${qualified(texts.body)} from ${texts} where ${qualified(texts.id)} = ${qualified(dashboardTiles.textId)}),
+  'layouts', json(${qualified(dashboardTiles.layouts)}),
+  'color', ${qualified(dashboardTiles.color)},
+  'show_description', ${qualified(dashboardTiles.showDescription)},
+  'transparent_background', ${qualified(dashboardTiles.transparentBackground)},
+  'filters_overrides', json(${qualified(dashboardTiles.filtersOverrides)}))`;
 
 /** The dashboard row's fields and its live tiles as one JSON text, read by the statement that stores it. */
 const dashboardSnapshot = sql<string>`json_object(
-  'name', ${dashboards.name},
-  'description', ${dashboards.description},
-  'pinned', ${dashboards.pinned},
-  'tags', json(${dashboards.tags}),
-  'restriction_level', ${dashboards.restrictionLevel},
-  'filters', json(${dashboards.filters}),
-  'variables', json(${dashboards.variables}),
-  'breakdown_colors', json(${dashboards.breakdownColors}),
-  'data_color_theme_id', ${dashboards.dataColorThemeId},
-  'quick_filter_ids', json(${dashboards.quickFilterIds}),
+  'name', ${qualified(dashboards.name)},
+  'description', ${qualified(dashboards.description)},
+  'pinned', ${qualified(dashboards.pinned)},
+  'tags', json(${qualified(dashboards.tags)}),
+  'restriction_level', ${qualified(dashboards.restrictionLevel)},
+  'filters', json(${qualified(dashboards.filters)}),
+  'variables', json(${qualified(dashboards.variables)}),
+  'breakdown_colors', json(${qualified(dashboards.breakdownColors)}),
+  'data_color_theme_id', ${qualified(dashboards.dataColorThemeId)},
+  'quick_filter_ids', json(${qualified(dashboards.quickFilterIds)}),
   'tiles', json((select json_group_array(${tileSnapshot}) from ${dashboardTiles}
-    where ${dashboardTiles.dashboardId} = ${dashboards.id} and ${dashboardTiles.deleted} = 0)))`;
+    where ${qualified(dashboardTiles.dashboardId)} = ${qualified(dashboards.id)} and ${qualified(dashboardTiles.deleted)} = 0)))`;
 
 /**
  * The statements that end a batch changing a dashboard: its snapshot as the version the batch
@@ -88,7 +95,7 @@ export function versionStatements(
   const version =
     expected === undefined
       ? sql<number>`${dashboards.version}`
-      : sql<number>`case when ${dashboards.version} = ${expected + 1} then ${dashboards.version} end`;
+      : sql<number>`case when ${qualified(dashboards.version)} = ${expected + 1} then ${qualified(dashboards.version)} end`;
   const insert = db.insert(dashboardVersions).select(
     db
       .select({
