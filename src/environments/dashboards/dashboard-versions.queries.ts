@@ -55,7 +55,8 @@ const tileSnapshot = sql`json_object(
   'id', ${qualified(dashboardTiles.id)},
   'insight_id', ${qualified(dashboardTiles.insightId)},
   'text_id', ${qualified(dashboardTiles.textId)},
-  'text', (select ${qualified(texts.body)} from ${texts} where ${qualified(texts.id)} = ${qualified(dashboardTiles.textId)}),
+  'text', (select ${qualified(texts.body)} from ${texts}
+    where ${qualified(texts.id)} = ${qualified(dashboardTiles.textId)}),
   'layouts', json(${qualified(dashboardTiles.layouts)}),
   'color', ${qualified(dashboardTiles.color)},
   'show_description', ${qualified(dashboardTiles.showDescription)},
@@ -75,7 +76,8 @@ const dashboardSnapshot = sql<string>`json_object(
   'data_color_theme_id', ${qualified(dashboards.dataColorThemeId)},
   'quick_filter_ids', json(${qualified(dashboards.quickFilterIds)}),
   'tiles', json((select json_group_array(${tileSnapshot}) from ${dashboardTiles}
-    where ${qualified(dashboardTiles.dashboardId)} = ${qualified(dashboards.id)} and ${qualified(dashboardTiles.deleted)} = 0)))`;
+    where ${qualified(dashboardTiles.dashboardId)} = ${qualified(dashboards.id)}
+      and ${qualified(dashboardTiles.deleted)} = 0)))`;
 
 /**
  * The statements that end a batch changing a dashboard: its snapshot as the version the batch
@@ -92,10 +94,11 @@ export function versionStatements(
   summary: string,
   expected?: number,
 ): Statement[] {
+  const stored = qualified(dashboards.version);
   const version =
     expected === undefined
-      ? sql<number>`${dashboards.version}`
-      : sql<number>`case when ${qualified(dashboards.version)} = ${expected + 1} then ${qualified(dashboards.version)} end`;
+      ? sql<number>`${stored}`
+      : sql<number>`case when ${stored} = ${expected + 1} then ${stored} end`;
   const insert = db.insert(dashboardVersions).select(
     db
       .select({
@@ -115,14 +118,14 @@ export function versionStatements(
     .where(
       and(
         eq(dashboardVersions.dashboardId, dashboardId),
-        lte(
-          dashboardVersions.version,
-          sql`(select ${dashboards.version} from ${dashboards} where ${dashboards.id} = ${dashboardId}) - ${DASHBOARD_VERSIONS_KEPT}`,
-        ),
+        lte(dashboardVersions.version, sql`${newestVersion(dashboardId)} - ${DASHBOARD_VERSIONS_KEPT}`),
       ),
     );
   return [insert, prune];
 }
+
+const newestVersion = (dashboardId: DashboardRef) =>
+  sql`(select ${dashboards.version} from ${dashboards} where ${dashboards.id} = ${dashboardId})`;
 
 /** A batch `versionStatements` failed because the dashboard's version was not the one `If-Match` named. */
 export function isStaleVersion(error: unknown): boolean {

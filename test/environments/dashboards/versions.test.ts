@@ -119,7 +119,7 @@ describe("dashboard versions", () => {
     expect((await api("POST", `${path}/versions/7/restore`, { key })).body).toEqual(NOT_FOUND);
   });
 
-  it("hides the versions of a dashboard the member cannot see (404) and refuses a restore without edit rights (403)", async () => {
+  it("hides the versions of a dashboard a member cannot see (404); a restore needs edit rights (403)", async () => {
     const { key, organization, project, id, path } = await dashboardWithTwoNotes();
     const hidden = await addMember(organization.id, MembershipLevel.member);
     const viewer = await addMember(organization.id, MembershipLevel.member);
@@ -150,7 +150,7 @@ describe("dashboard versions", () => {
     expect((await api("GET", `${path}/versions`, { key: other.key })).status).toBe(404);
   });
 
-  it(`keeps the newest ${DASHBOARD_VERSIONS_KEPT} versions of a dashboard, deleting the oldest as it writes`, async () => {
+  it(`keeps a dashboard's newest ${DASHBOARD_VERSIONS_KEPT} versions, deleting the oldest as it writes`, async () => {
     const { key, id, path } = await dashboardWithTwoNotes();
     // A long history, as a hundred and fifty writes would have left it.
     const snapshot = JSON.stringify((await api("GET", `${path}/versions/2`, { key })).body.dashboard);
