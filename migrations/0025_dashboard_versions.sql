@@ -8,6 +8,6 @@ CREATE TABLE `dashboard_versions` (
 	`snapshot` text NOT NULL,
 	PRIMARY KEY(`dashboard_id`, `version`),
 	FOREIGN KEY (`dashboard_id`) REFERENCES `dashboards`(`id`) ON UPDATE no action ON DELETE cascade
-);
+) WITHOUT ROWID;
 --> statement-breakpoint
 ALTER TABLE `dashboards` ADD `version` integer DEFAULT 1 NOT NULL;

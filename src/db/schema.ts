@@ -389,6 +389,7 @@ export const dashboardTags = sqliteTable(
 /**
  * A dashboard as each change left it: its fields and tiles as one JSON snapshot, written in the
  * batch of the change. Only the newest `DASHBOARD_VERSIONS_KEPT` of a dashboard are kept.
+ * `WITHOUT ROWID` (migrations/ only): a row is its primary key's entry, one written row a version.
  */
 export const dashboardVersions = sqliteTable(
   "dashboard_versions",
