@@ -84,8 +84,9 @@ const dashboardSnapshot = sql<string>`json_object(
  * raised it to, and the deletion of the version that falls past `DASHBOARD_VERSIONS_KEPT`.
  *
  * With `expected` (a request's `If-Match`), the batch's raise of the version matched the stored
- * version only if it was `expected`; the version stored here is then `expected + 1`, and any
- * other leaves it null, which fails (and so undoes) the whole batch: see `isStaleVersion`.
+ * version only if it was `expected`. The version stored here must then be `expected + 1`: any other
+ * leaves it null, and `expected + 1` written by a concurrent write is already a row; either fails
+ * (and so undoes) the whole batch: see `isStaleVersion`.
  */
 export function versionStatements(
   db: Database,
@@ -127,10 +128,17 @@ export function versionStatements(
 const newestVersion = (dashboardId: DashboardRef) =>
   sql`(select ${dashboards.version} from ${dashboards} where ${dashboards.id} = ${dashboardId})`;
 
-/** A batch `versionStatements` failed because the dashboard's version was not the one `If-Match` named. */
+/**
+ * A batch `versionStatements` failed because the dashboard's version was not the one `If-Match`
+ * named: past another version, the version row is null (NOT NULL); right after it, because a
+ * concurrent write raised it first, the row is that write's own version (primary key).
+ */
 export function isStaleVersion(error: unknown): boolean {
   const message = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
-  return message.includes("NOT NULL constraint failed: dashboard_versions.version");
+  return (
+    message.includes("NOT NULL constraint failed: dashboard_versions.version") ||
+    message.includes("UNIQUE constraint failed: dashboard_versions.dashboard_id, dashboard_versions.version")
+  );
 }
 
 /** Raises the dashboard's version; with `expected`, only from that version. */
