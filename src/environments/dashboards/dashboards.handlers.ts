@@ -274,7 +274,10 @@ function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: Update
   if (!rights.canEdit) throw permissionDenied(NO_EDIT_RIGHT);
 }
 
-/** A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then. */
+/**
+ * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then. One whose
+ * `If-Match` lost to another write (`versionStatements`) fails whole too: a 412.
+ */
 async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
   try {
     return await write;
