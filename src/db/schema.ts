@@ -349,6 +349,8 @@ export const dashboards = sqliteTable(
      * Its sharing configuration's `enabled`, kept by triggers (see migrations/): a list reads no other table for it.
      */
     sharingEnabled: integer("sharing_enabled", { mode: "boolean" }).notNull().default(false),
+    /** Raised by every change to the dashboard or its tiles: its `ETag`, and its newest `dashboard_versions` row. */
+    version: integer("version").notNull().default(1),
   },
   // In the list's order (pinned first, then name), so that a page stops after its last row.
   (table) => [
@@ -382,6 +384,29 @@ export const dashboardTags = sqliteTable(
     primaryKey({ columns: [table.dashboardId, table.tag] }),
     index("dashboard_tags_environment_tag").on(table.environmentId, table.tag, table.dashboardId),
   ],
+);
+
+/**
+ * A dashboard as each change left it: its fields and tiles as one JSON snapshot, written in the
+ * batch of the change. Only the newest `DASHBOARD_VERSIONS_KEPT` of a dashboard are kept.
+ * `WITHOUT ROWID` (migrations/ only): a row is its primary key's entry, one written row a version.
+ */
+export const dashboardVersions = sqliteTable(
+  "dashboard_versions",
+  {
+    dashboardId: integer("dashboard_id")
+      .notNull()
+      .references(() => dashboards.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    createdAt: createdAt(),
+    /** Not a foreign key: an index for it would cost every version a second written row. */
+    createdById: integer("created_by_id"),
+    /** The personal API key the change came through, if any. */
+    keyId: text("key_id"),
+    summary: text("summary").notNull(),
+    snapshot: text("snapshot").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.dashboardId, table.version] })],
 );
 
 export const insights = sqliteTable(

@@ -61,9 +61,15 @@ export const listItemBody = (creator: TestUser, fields: Record<string, unknown> 
   return item;
 };
 
+/** Where a tile added without layouts lands on an empty dashboard: the grid's first row. */
+export const FIRST_ROW_LAYOUTS = {
+  sm: { x: 0, y: 0, w: 6, h: 5 },
+  xs: { x: 0, y: 0, w: 6, h: 5 },
+};
+
 export const textTileBody = (author: TestUser, body: string, fields: Record<string, unknown> = {}) => ({
   id: expect.any(Number),
-  layouts: {},
+  layouts: FIRST_ROW_LAYOUTS,
   color: null,
   insight: null,
   text: {

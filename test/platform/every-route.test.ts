@@ -226,6 +226,7 @@ describe("every authenticated read", () => {
       .replace("{organization_id}", tenant.organization)
       .replace("{project_id}", tenant.project)
       .replace("{dashboard_id}", ids.dashboards!)
+      .replace("{version}", ids.versions!)
       .replace(/\/([a-z_]+)\/\{id\}/, (_match, collection: string) => `/${collection}/${ids[collection]}`);
   }
 
@@ -252,7 +253,14 @@ describe("every authenticated read", () => {
         timeout: 10_000,
       })
       .toBe("succeeded");
+    // A change to the seeded dashboard, for a version to read.
+    const changed = await api("PATCH", `/api/environments/${seeded.project.id}/dashboards/${seeded.dashboardId}`, {
+      key: seeded.key,
+      body: { description: "Versioned" },
+    });
+    expect(changed.headers.get("ETag")).toBe('W/"2"');
     const ids = idsByCollection(seeded, {
+      versions: "2",
       webhooks: webhook.body.id,
       activity_log: projectLog.body.results[0].id,
       exports: created.body.id,

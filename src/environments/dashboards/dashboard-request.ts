@@ -18,6 +18,7 @@ import {
   type TileMove,
 } from "./dashboards.queries";
 import { CreateDashboardInput, MoveTileInput } from "./dashboards.schema";
+import { selectVersion } from "./dashboard-versions.queries";
 
 export const NO_EDIT_RIGHT = "You don't have edit permissions for this dashboard.";
 
@@ -121,3 +122,14 @@ export async function readTileMove(c: Context<AppEnv>, scope: DashboardScope, so
   if (body?.tile.id === move.tile.id && body.toDashboard === move.toDashboard && results.length === 3) return results;
   return c.var.db.batch(moveStatements(c.var.db, scope, sourceId, move));
 }
+
+/** The dashboard the path names, its tiles and the version to restore, read with the project. */
+export const versionToRestore = routeReads((c) => {
+  const id = parseDashboardId(c.req.param("id") ?? "");
+  const version = parseDashboardId(c.req.param("version") ?? "");
+  return projectRead(c, (environmentId) => [
+    selectDashboard(c.var.db, readScopeOf(c, environmentId), id),
+    selectTiles(c.var.db, id),
+    selectVersion(c.var.db, id, version),
+  ]);
+});

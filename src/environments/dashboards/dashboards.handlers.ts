@@ -1,12 +1,19 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
 import { authenticate } from "../../platform/auth/authenticate";
-import { isNotNullViolation, type Database } from "../../platform/db";
+import { inJsonList, isNotNullViolation, type Database } from "../../platform/db";
+import {
+  etagOf,
+  expectedVersion,
+  isNotModified,
+  notModified,
+  preconditionFailed,
+} from "../../platform/conditional-requests";
 import type { AppEnv } from "../../platform/env";
-import { notFound, permissionDenied, validationError } from "../../platform/errors";
+import { ApiError, notFound, permissionDenied, validationError } from "../../platform/errors";
 import { normalizeTags, splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
@@ -57,6 +64,14 @@ import {
 } from "./dashboards.queries";
 import type { ProjectTree } from "../project-trees";
 import type { dashboardRoutes } from "./dashboards.routes";
+import { reorderedLayouts, stackedLayouts, updateSummary } from "./dashboard-versions";
+import {
+  isStaleVersion,
+  nextVersion,
+  versionIs,
+  versionStatements,
+  type VersionAuthor,
+} from "./dashboard-versions.queries";
 import {
   MAX_LIVE_TILES,
   type CreateDashboardInput,
@@ -102,11 +117,12 @@ export const retrieveEnvironmentDashboard: Handler<"retrieve"> = async (c) => {
   ]);
   const found = { row: visibleDashboard(c, row), tiles };
   const scope = scopeOf(c);
-  const lastAccessedAt = found.row.dashboard.lastAccessedAt;
+  const { lastAccessedAt, version } = found.row.dashboard;
   if (!lastAccessedAt || Date.now() - Date.parse(lastAccessedAt) > ACCESS_WRITE_INTERVAL_MS) {
     c.executionCtx.waitUntil(recordDashboardAccess(c.env.DB, found.row.dashboard.id));
   }
-  return c.json(toDashboard(found, scope.caller), 200);
+  if (isNotModified(c, version)) return notModified(c, version);
+  return c.json(toDashboard(found, scope.caller), 200, { ETag: etagOf(version) });
 };
 
 function findTemplate(name: string): DashboardTemplate {
@@ -190,6 +206,18 @@ async function startingPoint(c: Context<AppEnv>, scope: DashboardScope, input: C
   return { creationMode: "default" as const, tiles: [], name: "", description: "", variables: {} };
 }
 
+/** Who a version names as the author of the request's change. */
+export const authorOf = (c: Context<AppEnv>): VersionAuthor => ({
+  userId: c.var.actor.userId,
+  keyId: c.var.actor.keyId,
+});
+
+function creationSummary(mode: "default" | "template" | "duplicate", input: CreateDashboardInput): string {
+  if (mode === "template") return `Created from template ${input.use_template}`;
+  if (mode === "duplicate") return `Created as a copy of dashboard ${input.use_dashboard}`;
+  return "Created";
+}
+
 export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
   const input = c.req.valid("json");
   const scope = scopeOf(c);
@@ -226,11 +254,11 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     "created",
     dashboardItem(c.var.project, newestDashboardId, input.name ?? start.name),
   );
-  const created = await writeAndReadDashboard(db, scope, newestDashboardId, [insertDashboard, entry, ...insertTiles], {
-    includeDeleted: true,
-  });
+  const version = versionStatements(db, newestDashboardId, authorOf(c), creationSummary(start.creationMode, input));
+  const writes = [insertDashboard, entry, ...insertTiles, ...version];
+  const created = await writeAndReadDashboard(db, scope, newestDashboardId, writes, { includeDeleted: true });
   if (!created) throw new Error("created dashboard was not read back");
-  return c.json(toDashboard(created, scope.caller), 201);
+  return c.json(toDashboard(created, scope.caller), 201, { ETag: etagOf(created.row.dashboard.version) });
 };
 
 function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: UpdateDashboardInput) {
@@ -246,11 +274,15 @@ function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: Update
   if (!rights.canEdit) throw permissionDenied(NO_EDIT_RIGHT);
 }
 
-/** A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then. */
+/**
+ * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then. One whose
+ * `If-Match` lost to another write (`versionStatements`) fails whole too: a 412.
+ */
 async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (error) {
+    if (isStaleVersion(error)) throw preconditionFailed();
     if (isNotNullViolation(error)) {
       throw validationError("max_length", `A dashboard holds at most ${MAX_LIVE_TILES} tiles.`, attr);
     }
@@ -272,6 +304,11 @@ function tileChangeStatements(
   const shown = new Map(current.tiles.map((row) => [row.tile.id, row]));
   const dashboardId = current.row.dashboard.id;
   const onDashboard = { dashboard_id: dashboardId };
+  const unplaced = changes.filter((change) => change.id === undefined && !hasLayouts(change));
+  const freeLayouts = stackedLayouts(
+    current.tiles.map((row) => row.tile.layouts),
+    unplaced.length,
+  );
   return changes.flatMap((change, index): Statement[] => {
     const attr = `tiles.${index}`;
     if (change.id === undefined) {
@@ -279,7 +316,7 @@ function tileChangeStatements(
         throw validationError("required", 'A new tile needs a text: {"text": {"body": "..."}}.', `${attr}.text`);
       const tile: NewTile = {
         content: { text: { body: change.text.body } },
-        layouts: change.layouts ?? {},
+        layouts: hasLayouts(change) ? change.layouts : freeLayouts[unplaced.indexOf(change)]!,
         display: tileDisplay(change),
       };
       return [
@@ -297,6 +334,10 @@ function tileChangeStatements(
     return writes.length === 0 || !entry ? writes : [...writes, entry];
   });
 }
+
+/** A tile change that places its tile: `{}` places nothing. */
+const hasLayouts = (change: TileInput): change is TileInput & { layouts: Record<string, unknown> } =>
+  change.layouts !== undefined && Object.keys(change.layouts).length > 0;
 
 /** The display settings a tile change sends (undefined: kept). */
 const tileDisplay = (change: TileInput): TileDisplay => ({
@@ -394,6 +435,8 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   if (!current || (current.row.dashboard.deleted && input.deleted === undefined)) throw notFound();
   visibleDashboard(c, current.row);
   assertMayUpdate(current.row, scope, input);
+  const expected = expectedVersion(c, current.row.dashboard.version);
+  const summary = updateSummary(current, input);
 
   const updateDashboard = db
     .update(dashboards)
@@ -408,8 +451,10 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
       dataColorThemeId: input.data_color_theme_id,
       quickFilterIds: input.quick_filter_ids,
       lastModifiedAt: nowIso(),
+      // A PATCH that changes nothing leaves the version (and the history) alone.
+      ...(summary === undefined ? {} : nextVersion),
     })
-    .where(eq(dashboards.id, id));
+    .where(and(eq(dashboards.id, id), versionIs(expected)));
   const writes = [
     updateDashboard,
     ...dashboardEntries(c, current.row, input),
@@ -418,12 +463,13 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   ];
   const addsTiles = (input.tiles ?? []).some((change) => change.id === undefined);
   if (addsTiles) writes.push(tileLimitGuard(db, id));
+  if (summary !== undefined) writes.push(...versionStatements(db, id, authorOf(c), summary, expected));
   const updated = await withinTileLimit(
     "tiles",
     writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }),
   );
   if (!updated) throw notFound();
-  return c.json(toDashboard(updated, scope.caller), 200);
+  return c.json(toDashboard(updated, scope.caller), 200, { ETag: etagOf(updated.row.dashboard.version) });
 };
 
 export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
@@ -435,7 +481,7 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     tile,
     toDashboard: destinationId,
   });
-  editableDashboard(c, source);
+  const sourceRow = editableDashboard(c, source);
   if (!moving || !destination || rightsOn(destination, scope.caller).userAccessLevel === "none") throw notFound();
   if (!rightsOn(destination, scope.caller).canEdit) {
     throw permissionDenied("You don't have edit permissions for the destination dashboard.");
@@ -457,12 +503,63 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     "moved",
     tileItem(c.var.project, sourceId, tile.id, { from_dashboard_id: sourceId, to_dashboard_id: destinationId }),
   );
-  const moved = await withinTileLimit(
-    "toDashboard",
-    writeAndReadDashboard(db, scope, sourceId, [moveTile, entry, guard]),
-  );
+  // Both dashboards change: each gets a version; `If-Match` is about the source, the one in the path.
+  const expected = expectedVersion(c, sourceRow.dashboard.version);
+  const raiseSource = db
+    .update(dashboards)
+    .set(nextVersion)
+    .where(and(eq(dashboards.id, sourceId), versionIs(expected)));
+  const raiseDestination = db.update(dashboards).set(nextVersion).where(eq(dashboards.id, destinationId));
+  const author = authorOf(c);
+  const writes = [
+    raiseSource,
+    raiseDestination,
+    moveTile,
+    entry,
+    guard,
+    ...versionStatements(db, sourceId, author, `Moved tile ${tile.id} to dashboard ${destinationId}`, expected),
+    ...versionStatements(db, destinationId, author, `Received tile ${tile.id} from dashboard ${sourceId}`),
+  ];
+  const moved = await withinTileLimit("toDashboard", writeAndReadDashboard(db, scope, sourceId, writes));
   if (!moved) throw notFound();
-  return c.json(toDashboard(moved, scope.caller), 200);
+  return c.json(toDashboard(moved, scope.caller), 200, { ETag: etagOf(moved.row.dashboard.version) });
+};
+
+/**
+ * PostHog's `reorder_tiles`: the tiles named, in that order, two a row on small screens (one
+ * below), whatever their sizes were. One statement sets every layout.
+ */
+export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
+  const { tile_order: order } = c.req.valid("json");
+  const scope = scopeOf(c);
+  const db = c.var.db;
+  const id = parseDashboardId(c.req.valid("param").id);
+  const [[row], tiles] = dashboardOfPath.results(c);
+  if (row?.dashboard.deleted) throw notFound();
+  const current = editableDashboard(c, row);
+  if (new Set(order).size !== order.length) {
+    throw validationError("invalid_input", "tile_order must contain unique tile IDs", "tile_order");
+  }
+  const live = new Set(tiles.map(({ tile }) => tile.id));
+  const missing = order.filter((tileId) => !live.has(tileId)).sort((left, right) => left - right);
+  if (missing.length > 0) {
+    throw new ApiError(404, "not_found", `Tile IDs not found on this dashboard: [${missing.join(", ")}]`);
+  }
+  const expected = expectedVersion(c, current.dashboard.version);
+  const layouts = JSON.stringify(Object.fromEntries(order.map((tileId, index) => [tileId, reorderedLayouts(index)])));
+  const setLayouts = db
+    .update(dashboardTiles)
+    .set({ layouts: sql`json_extract(${layouts}, '$."' || ${dashboardTiles.id} || '"')` })
+    .where(and(eq(dashboardTiles.dashboardId, id), inJsonList(dashboardTiles.id, order)));
+  const raise = db
+    .update(dashboards)
+    .set({ ...nextVersion, lastModifiedAt: nowIso() })
+    .where(and(eq(dashboards.id, id), versionIs(expected)));
+  const summary = `Reordered ${order.length === 1 ? "1 tile" : `${order.length} tiles`}`;
+  const writes = [raise, setLayouts, ...versionStatements(db, id, authorOf(c), summary, expected)];
+  const reordered = await withinTileLimit("tile_order", writeAndReadDashboard(db, scope, id, writes));
+  if (!reordered) throw notFound();
+  return c.json(toDashboard(reordered, scope.caller), 200, { ETag: etagOf(reordered.row.dashboard.version) });
 };
 
 /**

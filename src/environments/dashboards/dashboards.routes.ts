@@ -3,17 +3,30 @@ import { integerPathId } from "../../platform/path-ids";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { ProjectParams } from "../../platform/route-context";
 import type { ProjectTree } from "../project-trees";
-import { dashboardOfPath, dashboardToCopy, tileToMove } from "./dashboard-request";
+import { dashboardOfPath, dashboardToCopy, tileToMove, versionToRestore } from "./dashboard-request";
+import { DashboardVersion, DashboardVersionItem } from "./dashboard-versions";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
   CreateDashboardInput,
   Dashboard,
   DashboardListItem,
   MoveTileInput,
+  ReorderTilesInput,
   UpdateDashboardInput,
 } from "./dashboards.schema";
 
 export const DashboardParams = ProjectParams.extend({ id: integerPathId("Dashboard id.") });
+const VersionParams = DashboardParams.extend({ version: integerPathId("Version number.") });
+
+/** What conditional requests add to a dashboard's routes: the `ETag` and `If-Match` (see docs/dashboards.md). */
+const etag = { ETag: { schema: { type: "string" as const }, description: 'The dashboard\'s version, weak: `W/"3"`.' } };
+const ifMatch = z.object({
+  "if-match": z
+    .string()
+    .optional()
+    .openapi({ description: 'Write only if the version is this one (`W/"3"`); 412 otherwise.' }),
+});
+const preconditionFailed = { description: "`If-Match` names another version than the stored one; nothing changed" };
 
 const ListQuery = PaginationQuery.extend({
   pinned: z.string().optional().openapi({ description: "`true` or `false`." }),
@@ -54,8 +67,16 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       path: item,
       scope: "dashboard:read",
       summary: "Retrieve a dashboard with its tiles",
-      request: { params: DashboardParams },
-      responses: { 200: json(Dashboard, "The dashboard") },
+      request: {
+        params: DashboardParams,
+        headers: z.object({
+          "if-none-match": z.string().optional().openapi({ description: "304 when it names the current version." }),
+        }),
+      },
+      responses: {
+        200: { ...json(Dashboard, "The dashboard"), headers: etag },
+        304: { description: "Not modified: `If-None-Match` names the current version", headers: etag },
+      },
     }),
     update: apiRoute({
       ...common,
@@ -66,8 +87,8 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       summary: "Update a dashboard and its tiles; `deleted: true` soft-deletes it, `deleted: false` restores it",
       description:
         "Dashboards are never deleted outright: `DELETE` answers 405 with an empty body and `Allow: GET, PATCH`.",
-      request: { params: DashboardParams, body: jsonBody(UpdateDashboardInput) },
-      responses: { 200: json(Dashboard, "The dashboard") },
+      request: { params: DashboardParams, headers: ifMatch, body: jsonBody(UpdateDashboardInput) },
+      responses: { 200: { ...json(Dashboard, "The dashboard"), headers: etag }, 412: preconditionFailed },
     }),
     moveTile: apiRoute({
       ...common,
@@ -76,8 +97,49 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       path: `${item}/move_tile`,
       scope: "dashboard:write",
       summary: "Move a tile to another dashboard of the same environment",
-      request: { params: DashboardParams, body: jsonBody(MoveTileInput) },
-      responses: { 200: json(Dashboard, "The source dashboard, without the tile") },
+      request: { params: DashboardParams, headers: ifMatch, body: jsonBody(MoveTileInput) },
+      responses: {
+        200: { ...json(Dashboard, "The source dashboard, without the tile"), headers: etag },
+        412: preconditionFailed,
+      },
+    }),
+    reorderTiles: apiRoute({
+      ...common,
+      reads: dashboardOfPath,
+      method: "post",
+      path: `${item}/reorder_tiles`,
+      scope: "dashboard:write",
+      summary: "Lay the tiles out in the given order, two a row (one a row on small screens)",
+      request: { params: DashboardParams, headers: ifMatch, body: jsonBody(ReorderTilesInput) },
+      responses: { 200: { ...json(Dashboard, "The dashboard"), headers: etag }, 412: preconditionFailed },
+    }),
+    listVersions: apiRoute({
+      ...common,
+      method: "get",
+      path: `${item}/versions`,
+      scope: "dashboard:read",
+      summary: "List the dashboard's versions, newest first",
+      request: { params: DashboardParams, query: PaginationQuery },
+      responses: { 200: json(paginated(DashboardVersionItem), "A page of versions (without their snapshots)") },
+    }),
+    retrieveVersion: apiRoute({
+      ...common,
+      method: "get",
+      path: `${item}/versions/{version}`,
+      scope: "dashboard:read",
+      summary: "Retrieve the dashboard as a version left it, tiles included",
+      request: { params: VersionParams },
+      responses: { 200: json(DashboardVersion, "The version") },
+    }),
+    restoreVersion: apiRoute({
+      ...common,
+      reads: versionToRestore,
+      method: "post",
+      path: `${item}/versions/{version}/restore`,
+      scope: "dashboard:write",
+      summary: "Make the dashboard as a version left it again, as a new version",
+      request: { params: VersionParams, headers: ifMatch },
+      responses: { 200: { ...json(Dashboard, "The dashboard"), headers: etag }, 412: preconditionFailed },
     }),
   };
 }

@@ -89,6 +89,16 @@ export const MoveTileInput = z
   })
   .openapi("MoveTile");
 
+export const ReorderTilesInput = z
+  .object({
+    tile_order: z
+      .array(z.number().int())
+      .min(1)
+      .max(MAX_LIVE_TILES)
+      .openapi({ description: "Tile ids in the order wanted: top to bottom, left to right." }),
+  })
+  .openapi("ReorderTiles");
+
 export const Insight = z
   .object({
     id: z.number().int(),

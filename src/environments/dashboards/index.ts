@@ -6,9 +6,15 @@ import {
   listEnvironmentDashboards,
   moveDashboardTile,
   refuseDashboardDelete,
+  reorderDashboardTiles,
   retrieveEnvironmentDashboard,
   updateEnvironmentDashboard,
 } from "./dashboards.handlers";
+import {
+  listDashboardVersions,
+  restoreDashboardVersion,
+  retrieveDashboardVersion,
+} from "./dashboard-versions.handlers";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import { dashboardRoutes } from "./dashboards.routes";
 
@@ -22,6 +28,10 @@ function dashboardsRouterFor(tree: ProjectTree) {
     .openapi(routes.retrieve, retrieveEnvironmentDashboard)
     .openapi(routes.update, updateEnvironmentDashboard)
     .openapi(routes.moveTile, moveDashboardTile)
+    .openapi(routes.reorderTiles, reorderDashboardTiles)
+    .openapi(routes.listVersions, listDashboardVersions)
+    .openapi(routes.retrieveVersion, retrieveDashboardVersion)
+    .openapi(routes.restoreVersion, restoreDashboardVersion)
     .route("/", accessControls(dashboardAccessControl, `${tree}/{project_id}/dashboards/{id}`));
 }
 

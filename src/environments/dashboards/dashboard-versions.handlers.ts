@@ -1,0 +1,204 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { dashboards, dashboardTiles, texts } from "../../db/schema";
+import { etagOf, expectedVersion, preconditionFailed } from "../../platform/conditional-requests";
+import { isNotNullViolation, type Database } from "../../platform/db";
+import type { AppEnv } from "../../platform/env";
+import { notFound, permissionDenied, validationError } from "../../platform/errors";
+import { nowIso } from "../../platform/ids";
+import { pageEnvelope, readPage } from "../../platform/pagination";
+import { projectRead } from "../../platform/route-context";
+import type { ProjectTree } from "../project-trees";
+import { dashboardActivity, dashboardItem, trackedDashboardFields } from "./dashboards.activity";
+import {
+  editableDashboard,
+  parseDashboardId,
+  readScopeOf,
+  scopeOf,
+  versionToRestore,
+  visibleDashboard,
+} from "./dashboard-request";
+import { rightsOn, toDashboard } from "./dashboard-response";
+import { parseSnapshot, toVersion, toVersionItem } from "./dashboard-versions";
+import {
+  isStaleVersion,
+  nextVersion,
+  selectVersion,
+  toVersionPage,
+  versionIs,
+  versionPageStatements,
+  versionStatements,
+  type DashboardSnapshot,
+} from "./dashboard-versions.queries";
+import { authorOf } from "./dashboards.handlers";
+import {
+  selectDashboard,
+  tileLimitGuard,
+  writeAndReadDashboard,
+  type DashboardRow,
+  type Statement,
+  type TileRow,
+} from "./dashboards.queries";
+import type { dashboardRoutes } from "./dashboards.routes";
+import { MAX_LIVE_TILES } from "./dashboards.schema";
+
+type DashboardRoutes = ReturnType<typeof dashboardRoutes<ProjectTree>>;
+type Handler<K extends keyof DashboardRoutes> = RouteHandler<DashboardRoutes[K], AppEnv>;
+
+/** A page of versions with the dashboard, in the round trip that resolves the project: 404 where it would be. */
+export const listDashboardVersions: Handler<"listVersions"> = async (c) => {
+  const id = parseDashboardId(c.req.valid("param").id);
+  const page = readPage(c);
+  const [[row], [counted], rows] = await projectRead(c, (environmentId) => [
+    selectDashboard(c.var.db, readScopeOf(c, environmentId), id),
+    ...versionPageStatements(c.var.db, id, page),
+  ]);
+  visibleDashboard(c, row);
+  const listed = toVersionPage(page, rows);
+  const results = listed.rows.map(toVersionItem);
+  return c.json(pageEnvelope(c, page, counted?.value ?? 0, results, listed.links), 200);
+};
+
+export const retrieveDashboardVersion: Handler<"retrieveVersion"> = async (c) => {
+  const params = c.req.valid("param");
+  const id = parseDashboardId(params.id);
+  const number = parseDashboardId(params.version);
+  const [[row], [version]] = await projectRead(c, (environmentId) => [
+    selectDashboard(c.var.db, readScopeOf(c, environmentId), id),
+    selectVersion(c.var.db, id, number),
+  ]);
+  visibleDashboard(c, row);
+  if (!version) throw notFound();
+  return c.json(toVersion(version), 200);
+};
+
+/** The tile as the snapshot has it, where it differs from the live one (or was removed since). */
+function restoredTile(
+  db: Database,
+  { dashboardId, userId }: { dashboardId: number; userId: number },
+  tile: DashboardSnapshot["tiles"][number],
+  live: TileRow | undefined,
+): Statement[] {
+  const fields = {
+    layouts: tile.layouts,
+    color: tile.color,
+    showDescription: tile.show_description,
+    transparentBackground: tile.transparent_background,
+    filtersOverrides: tile.filters_overrides,
+  };
+  const statements: Statement[] = [];
+  const current = live && {
+    layouts: live.tile.layouts,
+    color: live.tile.color,
+    showDescription: live.tile.showDescription,
+    transparentBackground: live.tile.transparentBackground,
+    filtersOverrides: live.tile.filtersOverrides,
+  };
+  // Scoped to the dashboard: a tile moved to another one since stays there.
+  const thisTile = and(eq(dashboardTiles.id, tile.id), eq(dashboardTiles.dashboardId, dashboardId));
+  if (JSON.stringify(current) !== JSON.stringify(fields)) {
+    statements.push(
+      db
+        .update(dashboardTiles)
+        .set({ ...fields, deleted: false })
+        .where(thisTile),
+    );
+  }
+  if (tile.text_id !== null && tile.text !== null && tile.text !== (live?.text?.body ?? null)) {
+    statements.push(
+      db
+        .update(texts)
+        .set({ body: tile.text, lastModifiedById: userId, lastModifiedAt: nowIso() })
+        .where(eq(texts.id, tile.text_id)),
+    );
+  }
+  return statements;
+}
+
+function assertMayRestore(
+  row: DashboardRow,
+  caller: ReturnType<typeof scopeOf>["caller"],
+  snapshot: DashboardSnapshot,
+) {
+  if (snapshot.restriction_level !== row.dashboard.restrictionLevel && !rightsOn(row, caller).canChangeRestriction) {
+    throw permissionDenied(
+      "Only the dashboard owner and project admins have the restriction rights required " +
+        "to change the dashboard's restriction level.",
+    );
+  }
+}
+
+/**
+ * Writes the version's fields and tiles back as a new version: tiles it shows come back as they
+ * were (removed ones too), tiles added since are removed, its texts' bodies return. History is
+ * never rewritten.
+ */
+export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
+  const params = c.req.valid("param");
+  const id = parseDashboardId(params.id);
+  const number = parseDashboardId(params.version);
+  const db = c.var.db;
+  const scope = scopeOf(c);
+  const [[row], tiles, [version]] = versionToRestore.results(c);
+  const current = editableDashboard(c, row);
+  if (!version) throw notFound();
+  const snapshot = parseSnapshot(version.version.snapshot);
+  assertMayRestore(current, scope.caller, snapshot);
+  const expected = expectedVersion(c, current.dashboard.version);
+
+  const restoreFields = db
+    .update(dashboards)
+    .set({
+      name: snapshot.name,
+      description: snapshot.description,
+      pinned: snapshot.pinned,
+      tags: snapshot.tags,
+      restrictionLevel: snapshot.restriction_level,
+      filters: snapshot.filters,
+      variables: snapshot.variables,
+      breakdownColors: snapshot.breakdown_colors,
+      dataColorThemeId: snapshot.data_color_theme_id,
+      quickFilterIds: snapshot.quick_filter_ids,
+      lastModifiedAt: nowIso(),
+      ...nextVersion,
+    })
+    .where(and(eq(dashboards.id, id), versionIs(expected)));
+  const live = new Map(tiles.map((tile) => [tile.tile.id, tile]));
+  const kept = new Set(snapshot.tiles.map((tile) => tile.id));
+  const removeAdded = tiles
+    .filter(({ tile }) => !kept.has(tile.id))
+    .map(({ tile }) =>
+      db
+        .update(dashboardTiles)
+        .set({ deleted: true })
+        .where(and(eq(dashboardTiles.id, tile.id), eq(dashboardTiles.dashboardId, id))),
+    );
+  const restoreTiles = snapshot.tiles.flatMap((tile) =>
+    restoredTile(db, { dashboardId: id, userId: scope.caller.userId }, tile, live.get(tile.id)),
+  );
+  const item = dashboardItem(c.var.project, id, snapshot.name);
+  const entry = dashboardActivity.changed(c, "updated", item, trackedDashboardFields(current.dashboard), {
+    name: snapshot.name,
+    description: snapshot.description,
+    pinned: snapshot.pinned,
+    tags: snapshot.tags,
+    restriction_level: snapshot.restriction_level,
+  });
+  const writes: Statement[] = [
+    restoreFields,
+    ...removeAdded,
+    ...restoreTiles,
+    ...(entry ? [entry] : []),
+    tileLimitGuard(db, id),
+    ...versionStatements(db, id, authorOf(c), `Restored version ${number}`, expected),
+  ];
+  const restored = await writeAndReadDashboard(db, scope, id, writes).catch((error: unknown) => {
+    if (isStaleVersion(error)) throw preconditionFailed();
+    if (isNotNullViolation(error)) {
+      throw validationError("max_length", `A dashboard holds at most ${MAX_LIVE_TILES} tiles.`, "version");
+    }
+    throw error;
+  });
+  if (!restored) throw notFound();
+  return c.json(toDashboard(restored, scope.caller), 200, { ETag: etagOf(restored.row.dashboard.version) });
+};

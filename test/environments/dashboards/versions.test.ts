@@ -1,0 +1,306 @@
+import { and, eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import * as schema from "../../../src/db/schema";
+import { DASHBOARD_VERSIONS_KEPT } from "../../../src/environments/dashboards/dashboard-versions.queries";
+import { nowIso, uuid7 } from "../../../src/platform/ids";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { addMember, api, db, errorBody, ISO_TIMESTAMP, setupOrganization, userBasic } from "../../support/harness";
+import { createDashboard, dashboardsPath, FIRST_ROW_LAYOUTS, unchangedSince } from "../dashboard-fixtures";
+
+const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
+const PRECONDITION_FAILED = errorBody(
+  "invalid_request",
+  "precondition_failed",
+  "The resource has changed since the version If-Match names.",
+);
+
+type Tile = { id: number; layouts: Record<string, unknown>; text: { body: string } | null };
+
+/** An organization with a dashboard of two text tiles, and the dashboard's path. */
+async function dashboardWithTwoNotes() {
+  const team = await setupOrganization();
+  const created = await createDashboard(team.key, team.project.id, { name: "Notes" });
+  const path = `${dashboardsPath(team.project.id)}/${created.id}`;
+  const patched = await api("PATCH", path, {
+    key: team.key,
+    body: { tiles: [{ text: { body: "first" } }, { text: { body: "second" } }] },
+  });
+  expect(patched.status).toBe(200);
+  return { ...team, id: created.id, path, tiles: patched.body.tiles as Tile[] };
+}
+
+describe("dashboard versions", () => {
+  it("records every change as a version, listed newest first with who made it and a summary", async () => {
+    const { key, owner, path, tiles } = await dashboardWithTwoNotes();
+    await api("PATCH", path, { key, body: { name: "Renamed", tags: ["kpi"] } });
+    await api("PATCH", path, {
+      key,
+      body: { tiles: [{ id: tiles[0]!.id, layouts: { sm: { x: 6, y: 0, w: 6, h: 5 } } }] },
+    });
+    await api("PATCH", path, { key, body: { tiles: [{ id: tiles[1]!.id, deleted: true }] } });
+    // A PATCH that changes nothing makes no version.
+    await api("PATCH", path, { key, body: { name: "Renamed" } });
+
+    const listed = await api("GET", `${path}/versions`, { key });
+    expect(listed.status).toBe(200);
+    const author = { created_at: expect.stringMatching(ISO_TIMESTAMP), created_by: userBasic(owner) };
+    expect(listed.body).toEqual({
+      count: 5,
+      next: null,
+      previous: null,
+      results: [
+        { version: 5, summary: "Removed 1 tile", api_key_id: expect.any(String), ...author },
+        { version: 4, summary: "Moved or resized 1 tile", api_key_id: expect.any(String), ...author },
+        { version: 3, summary: "Changed name, changed tags", api_key_id: expect.any(String), ...author },
+        { version: 2, summary: "Added 2 tiles", api_key_id: expect.any(String), ...author },
+        { version: 1, summary: "Created", api_key_id: expect.any(String), ...author },
+      ],
+    });
+    const page = await api("GET", `${path}/versions?limit=2`, { key });
+    expect(page.body.results.map((item: { version: number }) => item.version)).toEqual([5, 4]);
+    const next = await api("GET", page.body.next.replace("http://localhost", ""), { key });
+    expect(next.body.results.map((item: { version: number }) => item.version)).toEqual([3, 2]);
+  });
+
+  it("retrieves the dashboard as a version left it, tiles included; 404 for an unknown version", async () => {
+    const { key, id, path, tiles } = await dashboardWithTwoNotes();
+    await api("PATCH", path, { key, body: { name: "Later", tiles: [{ id: tiles[0]!.id, text: { body: "edited" } }] } });
+
+    const second = await api("GET", `${path}/versions/2`, { key });
+    expect(second.status).toBe(200);
+    expect(second.body).toMatchObject({
+      version: 2,
+      summary: "Added 2 tiles",
+      dashboard: { id, name: "Notes", pinned: false, tags: [], restriction_level: 21 },
+    });
+    expect(second.body.dashboard.tiles).toEqual([
+      expect.objectContaining({ id: tiles[0]!.id, text: "first", layouts: FIRST_ROW_LAYOUTS, show_description: null }),
+      expect.objectContaining({ id: tiles[1]!.id, text: "second" }),
+    ]);
+    const third = await api("GET", `${path}/versions/3`, { key });
+    expect(third.body.dashboard).toMatchObject({ name: "Later" });
+    expect(third.body.dashboard.tiles[0]).toMatchObject({ text: "edited" });
+    expect((await api("GET", `${path}/versions/9`, { key })).body).toEqual(NOT_FOUND);
+    expect((await api("GET", `${path}/versions/x`, { key })).status).toBe(404);
+  });
+
+  it("restores a version as a new one: a moved tile's layout, a removed tile and a text come back", async () => {
+    const { key, path, tiles } = await dashboardWithTwoNotes();
+    const [first, second] = tiles;
+    await api("PATCH", path, {
+      key,
+      body: {
+        name: "Changed",
+        tiles: [
+          { id: first!.id, layouts: { sm: { x: 6, y: 20, w: 3, h: 3 } }, text: { body: "rewritten" } },
+          { id: second!.id, deleted: true },
+          { text: { body: "added later" } },
+        ],
+      },
+    });
+    const restored = await api("POST", `${path}/versions/2/restore`, { key });
+    expect(restored.status).toBe(200);
+    expect(restored.headers.get("ETag")).toBe('W/"4"');
+    expect(restored.body.name).toBe("Notes");
+    expect(restored.body.tiles.map((tile: Tile) => [tile.id, tile.text?.body, tile.layouts])).toEqual([
+      [first!.id, "first", first!.layouts],
+      [second!.id, "second", second!.layouts],
+    ]);
+    const listed = await api("GET", `${path}/versions`, { key });
+    expect(listed.body.results.map((item: { version: number; summary: string }) => item.summary)).toEqual([
+      "Restored version 2",
+      "Changed name, added 1 tile, removed 1 tile, moved or resized 1 tile, edited 1 text",
+      "Added 2 tiles",
+      "Created",
+    ]);
+    expect((await api("GET", `${path}/versions/4`, { key })).body.dashboard).toEqual(
+      (await api("GET", `${path}/versions/2`, { key })).body.dashboard,
+    );
+    expect((await api("POST", `${path}/versions/7/restore`, { key })).body).toEqual(NOT_FOUND);
+  });
+
+  it("hides the versions of a dashboard a member cannot see (404); a restore needs edit rights (403)", async () => {
+    const { key, organization, project, id, path } = await dashboardWithTwoNotes();
+    const hidden = await addMember(organization.id, MembershipLevel.member);
+    const viewer = await addMember(organization.id, MembershipLevel.member);
+    for (const [member, accessLevel] of [
+      [hidden, "none"],
+      [viewer, "viewer"],
+    ] as const) {
+      await db.insert(schema.accessControls).values({
+        id: uuid7(),
+        environmentId: project.id,
+        resource: "dashboard",
+        resourceId: String(id),
+        organizationMembershipId: member.membership.id,
+        accessLevel,
+        createdAt: nowIso(),
+        updatedAt: nowIso(),
+      });
+    }
+    for (const route of ["versions", "versions/1"]) {
+      expect((await api("GET", `${path}/${route}`, { key: hidden.key })).body).toEqual(NOT_FOUND);
+      expect((await api("GET", `${path}/${route}`, { key: viewer.key })).status).toBe(200);
+    }
+    expect((await api("POST", `${path}/versions/1/restore`, { key: hidden.key })).body).toEqual(NOT_FOUND);
+    const refused = await api("POST", `${path}/versions/1/restore`, { key: viewer.key });
+    expect(refused.status).toBe(403);
+    expect((await api("GET", `${path}/versions`, { key })).body.count).toBe(2);
+    const other = await setupOrganization();
+    expect((await api("GET", `${path}/versions`, { key: other.key })).status).toBe(404);
+  });
+
+  it(`keeps a dashboard's newest ${DASHBOARD_VERSIONS_KEPT} versions, deleting the oldest as it writes`, async () => {
+    const { key, id, path } = await dashboardWithTwoNotes();
+    // A long history, as a hundred and fifty writes would have left it.
+    const snapshot = JSON.stringify((await api("GET", `${path}/versions/2`, { key })).body.dashboard);
+    await db.delete(schema.dashboardVersions).where(eq(schema.dashboardVersions.dashboardId, id));
+    const rows = Array.from({ length: DASHBOARD_VERSIONS_KEPT }, (_, index) => ({
+      dashboardId: id,
+      version: 51 + index,
+      createdAt: nowIso(),
+      summary: "Seeded",
+      snapshot,
+    }));
+    for (let start = 0; start < rows.length; start += 10) {
+      await db.insert(schema.dashboardVersions).values(rows.slice(start, start + 10));
+    }
+    await db.update(schema.dashboards).set({ version: 150 }).where(eq(schema.dashboards.id, id));
+
+    const written = await api("PATCH", path, { key, body: { name: "Once more" } });
+    expect(written.headers.get("ETag")).toBe('W/"151"');
+    const kept = await db
+      .select({ version: schema.dashboardVersions.version })
+      .from(schema.dashboardVersions)
+      .where(eq(schema.dashboardVersions.dashboardId, id));
+    expect(kept.map((row) => row.version).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: DASHBOARD_VERSIONS_KEPT }, (_, index) => 52 + index),
+    );
+    expect((await api("GET", `${path}/versions/51`, { key })).status).toBe(404);
+    const [newest] = await db
+      .select()
+      .from(schema.dashboardVersions)
+      .where(and(eq(schema.dashboardVersions.dashboardId, id), eq(schema.dashboardVersions.version, 151)));
+    expect(newest?.summary).toBe("Changed name");
+  });
+});
+
+describe("conditional dashboard requests", () => {
+  it("tags each dashboard response with its version and answers If-None-Match with 304 while it holds", async () => {
+    const { key, path } = await dashboardWithTwoNotes();
+    const read = await api("GET", path, { key });
+    expect(read.headers.get("ETag")).toBe('W/"2"');
+    const fresh = await api("GET", path, { key, headers: { "If-None-Match": 'W/"2"' } });
+    expect([fresh.status, fresh.text, fresh.headers.get("ETag")]).toEqual([304, "", 'W/"2"']);
+    expect((await api("GET", path, { key, headers: { "If-None-Match": '"1", W/"2"' } })).status).toBe(304);
+    expect((await api("GET", path, { key, headers: { "If-None-Match": 'W/"1"' } })).status).toBe(200);
+    await api("PATCH", path, { key, body: { pinned: true } });
+    const stale = await api("GET", path, { key, headers: { "If-None-Match": 'W/"2"' } });
+    expect([stale.status, stale.headers.get("ETag"), stale.body.pinned]).toEqual([200, 'W/"3"', true]);
+  });
+
+  it("lets one of two writers holding the same version win; the other gets 412 and changes nothing", async () => {
+    const { key, path } = await dashboardWithTwoNotes();
+    const before = (await api("GET", path, { key })).body;
+    const first = await api("PATCH", path, { key, headers: { "If-Match": 'W/"2"' }, body: { name: "First" } });
+    const second = await api("PATCH", path, { key, headers: { "If-Match": 'W/"2"' }, body: { name: "Second" } });
+    expect([first.status, first.headers.get("ETag")]).toEqual([200, 'W/"3"']);
+    expect([second.status, second.body]).toEqual([412, PRECONDITION_FAILED]);
+    const after = await api("GET", path, { key });
+    expect(after.body).toEqual(unchangedSince({ ...before, name: "First" }));
+    expect((await api("GET", `${path}/versions`, { key })).body.count).toBe(3);
+  });
+
+  it("lets exactly one of two concurrent writers win: the version is checked by the write itself", async () => {
+    const { key, path, tiles } = await dashboardWithTwoNotes();
+    // Several rounds, so that some pairs both pass the check against what they read.
+    for (const version of [2, 3, 4, 5]) {
+      const responses = await Promise.all(
+        [`One ${version}`, `Two ${version}`].map((body) =>
+          api("PATCH", path, {
+            key,
+            headers: { "If-Match": `"${version}"` },
+            body: { name: body, tiles: [{ id: tiles[0]!.id, text: { body } }, { text: { body: `${body} new` } }] },
+          }),
+        ),
+      );
+      expect(responses.map((response) => response.status).sort()).toEqual([200, 412]);
+      const winner = responses.find((response) => response.status === 200)!;
+      const after = await api("GET", path, { key });
+      expect(after.body.name).toBe(winner.body.name);
+      expect(after.body.tiles).toHaveLength(version + 1);
+      expect(after.body.tiles.map((tile: Tile) => tile.text?.body)).toContain(winner.body.name);
+    }
+    expect((await api("GET", `${path}/versions`, { key })).body.count).toBe(6);
+  });
+
+  it("checks If-Match on move_tile, reorder_tiles and restore too, and accepts * as any version", async () => {
+    const { key, project, path, tiles } = await dashboardWithTwoNotes();
+    const other = await createDashboard(key, project.id, { name: "Other" });
+    const stale = { "If-Match": 'W/"1"' };
+    const moved = await api("PATCH", `${path}/move_tile`, {
+      key,
+      headers: stale,
+      body: { tile: { id: tiles[0]!.id }, toDashboard: other.id },
+    });
+    const reordered = await api("POST", `${path}/reorder_tiles`, {
+      key,
+      headers: stale,
+      body: { tile_order: [tiles[1]!.id] },
+    });
+    const restored = await api("POST", `${path}/versions/1/restore`, { key, headers: stale });
+    for (const response of [moved, reordered, restored]) expect(response.body).toEqual(PRECONDITION_FAILED);
+    const any = await api("PATCH", path, { key, headers: { "If-Match": "*" }, body: { description: "Any" } });
+    expect(any.status).toBe(200);
+    expect((await api("GET", `${path}/versions`, { key })).body.count).toBe(3);
+  });
+});
+
+describe("POST /api/environments/:project_id/dashboards/:id/reorder_tiles", () => {
+  it("lays the tiles out in the order given, two a row, as PostHog does, as a new version", async () => {
+    const { key, path, tiles } = await dashboardWithTwoNotes();
+    const third = await api("PATCH", path, { key, body: { tiles: [{ text: { body: "third" } }] } });
+    const ids = (third.body.tiles as Tile[]).map((tile) => tile.id);
+    expect(third.body.tiles[2].layouts).toEqual({
+      sm: { x: 0, y: 10, w: 6, h: 5 },
+      xs: { x: 0, y: 10, w: 6, h: 5 },
+    });
+    const response = await api("POST", `${path}/reorder_tiles`, {
+      key,
+      body: { tile_order: [ids[2], ids[0], ids[1]] },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.tiles.map((tile: Tile) => [tile.text?.body, tile.layouts])).toEqual([
+      ["third", { sm: { x: 0, y: 0, w: 6, h: 5 }, xs: { x: 0, y: 0, w: 6, h: 5 } }],
+      ["first", { sm: { x: 6, y: 0, w: 6, h: 5 }, xs: { x: 0, y: 5, w: 6, h: 5 } }],
+      ["second", { sm: { x: 0, y: 5, w: 6, h: 5 }, xs: { x: 0, y: 10, w: 6, h: 5 } }],
+    ]);
+    expect((await api("GET", `${path}/versions`, { key })).body.results[0].summary).toBe("Reordered 3 tiles");
+    const restored = await api("POST", `${path}/versions/3/restore`, { key });
+    expect(restored.body.tiles.map((tile: Tile) => tile.id)).toEqual([tiles[0]!.id, tiles[1]!.id, ids[2]]);
+  });
+
+  it("refuses duplicates (400), tiles not on the dashboard (404) and callers without edit rights (403)", async () => {
+    const { key, organization, project, path, tiles } = await dashboardWithTwoNotes();
+    const duplicate = await api("POST", `${path}/reorder_tiles`, {
+      key,
+      body: { tile_order: [tiles[0]!.id, tiles[0]!.id] },
+    });
+    expect(duplicate.body).toEqual(
+      errorBody("validation_error", "invalid_input", "tile_order must contain unique tile IDs", "tile_order"),
+    );
+    const missing = await api("POST", `${path}/reorder_tiles`, { key, body: { tile_order: [tiles[0]!.id, 999999] } });
+    expect(missing.body).toEqual(
+      errorBody("invalid_request", "not_found", "Tile IDs not found on this dashboard: [999999]"),
+    );
+    expect((await api("POST", `${path}/reorder_tiles`, { key, body: { tile_order: [] } })).status).toBe(400);
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const locked = await createDashboard(key, project.id, { name: "Locked", restriction_level: 37 });
+    const refused = await api("POST", `${dashboardsPath(project.id)}/${locked.id}/reorder_tiles`, {
+      key: member.key,
+      body: { tile_order: [1] },
+    });
+    expect(refused.status).toBe(403);
+    expect((await api("GET", `${path}/versions`, { key })).body.count).toBe(2);
+  });
+});
