@@ -16,14 +16,45 @@ export const SHARING_SETTINGS_KEYS = [
   "hideExtraDetails",
 ] as const;
 
+/** PostHog's SharePassword: never the password, which only its creation answers. */
+export const SharePassword = z
+  .object({
+    id: z.string(),
+    created_at: Timestamp,
+    note: z.string(),
+    created_by_email: z.string().openapi({ description: "`deleted user` once its creator is gone." }),
+    is_active: z.boolean().openapi({ description: "Always true: a deleted password is gone." }),
+  })
+  .openapi("SharePassword");
+export type SharePassword = z.infer<typeof SharePassword>;
+
+export const CreatedSharePassword = SharePassword.omit({ is_active: true })
+  .extend({ password: z.string().openapi({ description: "The password, shown this once only." }) })
+  .openapi("CreatedSharePassword");
+
+const CreateSharePasswordInput = z
+  .object({
+    raw_password: z
+      .union([z.string().min(8).max(200), z.literal("")])
+      .optional()
+      .openapi({ description: "At least 8 characters; empty or absent: a random password is made." }),
+    note: z.string().max(100).optional(),
+  })
+  .openapi("CreateSharePassword");
+
 export const SharingConfiguration = z
   .object({
     created_at: Timestamp,
-    enabled: z.boolean(),
+    enabled: z.boolean().openapi({
+      description: "`false` pauses the link: its token is kept, and enabling it again brings the same link back.",
+    }),
     access_token: z.string().openapi({ description: "The public link is `/shared/<access_token>`." }),
     settings: z.record(z.string(), z.boolean()),
-    password_required: z.boolean(),
-    share_passwords: z.array(z.unknown()),
+    expires_at: Timestamp.nullable().openapi({ description: "The link stops working at this instant; null: never." }),
+    password_required: z.boolean().openapi({ description: "Visitors must give one of `share_passwords`." }),
+    share_passwords: z.array(SharePassword),
+    view_count: z.number().int().openapi({ description: "Views of the public link (the page or its JSON)." }),
+    last_viewed_at: Timestamp.nullable(),
     user_access_level: z
       .enum(ACCESS_LEVELS)
       .openapi({ description: "The caller's access to the dashboard shared, as the dashboard answers it." }),
@@ -38,6 +69,10 @@ const UpdateSharingInput = z
       .unknown()
       .optional()
       .openapi({ description: `An object of booleans; only ${SHARING_SETTINGS_KEYS.join(", ")} are kept.` }),
+    expires_at: z.string().datetime({ offset: true }).nullable().optional().openapi({
+      description: "When the link stops working; capped to the organization's `share_link_max_lifetime_days`.",
+    }),
+    password_required: z.boolean().optional(),
   })
   .openapi("UpdateSharingConfiguration");
 export type UpdateSharingInput = z.infer<typeof UpdateSharingInput>;
@@ -79,6 +114,36 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       summary: "Issue a new access token; the old link stops working at once",
       request: { params: SharingParams },
       responses: answer,
+    }),
+    listPasswords: apiRoute({
+      tags,
+      middleware: [deferProject],
+      method: "get",
+      path: `${path}/passwords`,
+      scope: "sharing_configuration:read",
+      summary: "The link's share passwords (never the passwords themselves)",
+      request: { params: SharingParams },
+      responses: { 200: json(z.array(SharePassword), "The share passwords") },
+    }),
+    createPassword: apiRoute({
+      tags,
+      middleware: [sharingOfPath.middleware],
+      method: "post",
+      path: `${path}/passwords`,
+      scope: "sharing_configuration:write",
+      summary: "Add a password to a password-protected link; the answer shows it once",
+      request: { params: SharingParams, body: jsonBody(CreateSharePasswordInput) },
+      responses: { 201: json(CreatedSharePassword, "The new password, in clear this once") },
+    }),
+    deletePassword: apiRoute({
+      tags,
+      middleware: [sharingOfPath.middleware],
+      method: "delete",
+      path: `${path}/passwords/{password_id}`,
+      scope: "sharing_configuration:write",
+      summary: "Remove a share password: visitors who entered it must give another",
+      request: { params: SharingParams.extend({ password_id: z.string().openapi({ description: "Password id." }) }) },
+      responses: { 204: { description: "Deleted" } },
     }),
   };
 }
