@@ -59,7 +59,7 @@ describe("GET /shared/:access_token", () => {
     expect(browser.refused).toEqual([]);
   });
 
-  it("asks for the password of a protected link, refuses a wrong one, opens with the right one, then expires", async () => {
+  it("asks a protected link's password, refuses a wrong one, opens with the right one, then expires", async () => {
     const project = await call("GET", "/api/projects/@current");
     const dashboard = await call("POST", `/api/projects/${project.id}/dashboards`, { name: "Board only" });
     const sharingPath = `/api/projects/${project.id}/dashboards/${dashboard.id}/sharing`;

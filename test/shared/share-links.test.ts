@@ -199,7 +199,7 @@ describe("password-protected share links", () => {
     expect(short.body).toMatchObject({ attr: "raw_password" });
   });
 
-  it("asks for the password, refuses a wrong one (401) and opens with the right one through a link cookie", async () => {
+  it("asks for the password, refuses a wrong one (401), opens with the right one through a cookie", async () => {
     const { token } = await setupProtected();
     const form = await browse(`/shared/${token}`);
     expect(form.status).toBe(200);

@@ -101,7 +101,8 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       method: "patch",
       path,
       scope: "sharing_configuration:write",
-      summary: "Enable or disable the public link, and set its display settings (needs edit rights)",
+      summary:
+        "Enable or pause the public link; set its expiry, password requirement and display settings (edit rights)",
       request: { params: SharingParams, body: jsonBody(UpdateSharingInput) },
       responses: answer,
     }),
