@@ -37,7 +37,10 @@ const CreateSharePasswordInput = z
     raw_password: z
       .union([z.string().min(8).max(200), z.literal("")])
       .optional()
-      .openapi({ description: "At least 8 characters; empty or absent: a random password is made." }),
+      .openapi({
+        description: "At least 8 characters; empty or absent: a random password is made.",
+        example: "correct horse battery",
+      }),
     note: z.string().max(100).optional(),
   })
   .openapi("CreateSharePassword");
