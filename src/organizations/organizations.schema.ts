@@ -94,10 +94,13 @@ export const OrganizationUpdateInput = z
       .int()
       .nullable()
       .openapi({ description: "Days the activity log keeps entries (null: the deployment's maximum).", example: 90 }),
-    share_link_max_lifetime_days: z.number().int().min(1).max(3650).nullable().openapi({
-      description: "The longest a dashboard's share link may live, in days; null: no limit. New expiries are capped.",
-      example: 30,
-    }),
+    share_link_max_lifetime_days: z
+      .number()
+      .int()
+      .min(1)
+      .max(3650)
+      .nullable()
+      .openapi({ description: "Longest share link lifetime in days (null: none).", example: 30 }),
   })
   .partial()
   .openapi("OrganizationUpdate");

@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { getCookie, setCookie } from "hono/cookie";
 import { NONCE, secureHeaders } from "hono/secure-headers";
 import { sharePasswordMatches } from "../environments/dashboards/sharing/share-password-hash";
 import type { AppEnv } from "../platform/env";
@@ -70,7 +69,8 @@ async function openLink(c: Context<AppEnv>) {
 async function unlocked(c: Context<AppEnv>, shared: SharedDashboardRow, accessToken: string) {
   if (!shared.sharing.passwordRequired) return true;
   const bearer = c.req.header("Authorization")?.match(/^Bearer (\S+)$/)?.[1];
-  const session = getCookie(c, SHARE_SESSION_COOKIE) ?? bearer;
+  const cookie = c.req.header("Cookie")?.match(new RegExp(`(?:^|;\\s*)${SHARE_SESSION_COOKIE}=([^;]+)`))?.[1];
+  const session = cookie ?? bearer;
   return session !== undefined && isShareSessionValid(session, accessToken, shared.passwords, nowSeconds());
 }
 
@@ -118,13 +118,11 @@ async function unlockSharedDashboard(c: Context<AppEnv>) {
     return c.html(sharedPasswordPage(nonce, true), 401);
   }
   const session = await newShareSession(accessToken, matched, nowSeconds());
-  setCookie(c, SHARE_SESSION_COOKIE, session, {
-    path: pagePath,
-    maxAge: SHARE_SESSION_SECONDS,
-    httpOnly: true,
-    secure: true,
-    sameSite: "Lax",
-  });
+  c.header(
+    "Set-Cookie",
+    `${SHARE_SESSION_COOKIE}=${session}; Max-Age=${SHARE_SESSION_SECONDS}; Path=${pagePath}; ` +
+      "HttpOnly; Secure; SameSite=Lax",
+  );
   return isJson ? c.json({ shareToken: session }, 200) : c.redirect(pagePath, 303);
 }
 
@@ -140,9 +138,6 @@ sharedRouter.openAPIRegistry.registerPath({
   operationId: "shared_retrieve",
   tags: ["sharing"],
   summary: "The public view of a shared dashboard: an HTML page, or its data as JSON with a `.json` suffix",
-  description:
-    "A password-protected link answers its password form (HTML), or 401 (JSON), until the visitor has a " +
-    "session: the `posthog_sharing_token` cookie, or its value as `Authorization: Bearer`.",
   security: [],
   request: { params: SharedParams },
   responses: {
@@ -150,13 +145,9 @@ sharedRouter.openAPIRegistry.registerPath({
       description: "The page (text/html), or with `.json` the dashboard's data, without any user or e-mail",
       content: { "text/html": { schema: z.string() }, ...jsonResponse(SharedDashboard, "").content },
     },
-    401: { description: "JSON only: the link is password-protected and no valid session was given" },
-    404: {
-      description:
-        "Unknown, refreshed-away or deleted, public sharing off for the organization, or paused " +
-        "(the page says so); always 404 as JSON",
-    },
-    410: { description: "HTML only: the link passed its `expires_at` (the page says it has expired)" },
+    401: { description: "JSON: password-protected, without a session (cookie or bearer `shareToken`)" },
+    404: { description: "Unknown, refreshed, deleted, sharing off, or paused (JSON: also expired)" },
+    410: { description: "Expired (the page)" },
   },
 });
 sharedRouter.openAPIRegistry.registerPath({
@@ -164,24 +155,16 @@ sharedRouter.openAPIRegistry.registerPath({
   path: "/shared/{access_token}",
   operationId: "shared_unlock",
   tags: ["sharing"],
-  summary: "Give a password-protected link's password: a form field or JSON `password`",
+  summary: "Unlock a password-protected link (form or JSON `password`)",
   security: [],
   request: {
     params: SharedParams,
-    body: {
-      content: {
-        "application/json": { schema: z.object({ password: z.string() }) },
-        "application/x-www-form-urlencoded": { schema: z.object({ password: z.string() }) },
-      },
-    },
+    body: { content: { "application/json": { schema: z.object({ password: z.string() }) } } },
   },
   responses: {
-    200: {
-      description: "JSON: the session, also set as an HttpOnly cookie scoped to the link, valid a day",
-      content: { "application/json": { schema: z.object({ shareToken: z.string() }) } },
-    },
-    303: { description: "The form: the session cookie is set, back to the page" },
-    401: { description: "Incorrect password (429 once the address has had too many refusals)" },
-    404: { description: "As the page's GET" },
+    200: { description: "JSON: `{shareToken}`, also set as a cookie" },
+    303: { description: "The form: the cookie is set" },
+    401: { description: "Incorrect password" },
+    404: { description: "As GET" },
   },
 });

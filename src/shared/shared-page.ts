@@ -33,12 +33,7 @@ const STYLES = `
     margin-bottom: 6px; }
   .muted { color: var(--muted); }
   footer { margin-top: 32px; font-size: 0.85rem; color: var(--muted); }
-  form { display: flex; flex-wrap: wrap; gap: 8px; max-width: 420px; }
-  label { width: 100%; font-weight: 600; }
-  input, button { font: inherit; padding: 8px 12px; border-radius: 8px; border: 1px solid var(--line); }
-  input { flex: 1; min-width: 0; background: var(--card); color: var(--text); }
-  button { background: var(--text); color: var(--bg); cursor: pointer; }
-  .error { color: #dc2626; width: 100%; margin: 0; }
+  input, button { font: inherit; padding: 8px; margin: 4px 0; }
 `;
 
 const insightTitle = (insight: NonNullable<SharedTile["insight"]>) =>
@@ -110,20 +105,18 @@ export function sharedClosedPage(state: "paused" | "expired", nonce: string) {
   const [title, text] =
     state === "expired"
       ? ["This link has expired", "The owner of this dashboard set this link to stop working."]
-      : ["This link is paused", "The owner of this dashboard has paused this link. It may work again later."];
+      : ["This link is paused", "The owner of this dashboard has paused this link."];
   return page(title, nonce, html`<header><h1>${title}</h1><p class="description">${text}</p></header>`);
 }
 
 /** The form a password-protected link answers until a password is given; it posts to the page itself. */
 export function sharedPasswordPage(nonce: string, failed: boolean) {
-  const error = failed ? html`<p class="error" role="alert">Incorrect password.</p>` : "";
+  const error = failed ? html`<p role="alert">Incorrect password.</p>` : "";
   return page(
     "Password required",
     nonce,
     html`<header><h1>Password required</h1>
-<p class="description">This shared dashboard is protected by a password.</p></header>
-<form method="post"><label for="password">Password</label>${error}
-<input id="password" name="password" type="password" autocomplete="current-password" required autofocus>
-<button type="submit">View dashboard</button></form>`,
+</header><form method="post"><label for="password">Password</label>${error}
+<input id="password" name="password" type="password" required autofocus> <button>View dashboard</button></form>`,
   );
 }

@@ -154,7 +154,7 @@ describe("password-protected share links", () => {
     return { ...link, created };
   }
 
-  it("creates, lists and deletes passwords in PostHog's shapes, storing only PBKDF2 hashes", async () => {
+  it("creates and deletes passwords in PostHog's shapes, storing only PBKDF2 hashes", async () => {
     const { key, sharingPath, created, dashboard, owner } = await setupProtected();
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
@@ -166,12 +166,10 @@ describe("password-protected share links", () => {
     });
     const generated = await api("POST", `${sharingPath}/passwords`, { key, body: {} });
     expect(generated.body.password).toMatch(/^[A-Za-z0-9_-]{16}$/);
-    const listed = await api("GET", `${sharingPath}/passwords`, { key });
-    expect(listed.status).toBe(200);
+    const listed = (await api("GET", sharingPath, { key })).body.share_passwords;
     const { password: _shown, ...stored } = created.body;
-    expect(listed.body[0]).toEqual({ ...stored, is_active: true });
-    expect(listed.body).toHaveLength(2);
-    expect((await api("GET", sharingPath, { key })).body.share_passwords).toEqual(listed.body);
+    expect(listed[0]).toEqual({ ...stored, is_active: true });
+    expect(listed).toHaveLength(2);
 
     const rows = await db
       .select()
@@ -186,7 +184,7 @@ describe("password-protected share links", () => {
     const deleted = await api("DELETE", `${sharingPath}/passwords/${created.body.id}`, { key });
     expect(deleted.status).toBe(204);
     expect((await api("DELETE", `${sharingPath}/passwords/${created.body.id}`, { key })).status).toBe(404);
-    expect((await api("GET", `${sharingPath}/passwords`, { key })).body).toHaveLength(1);
+    expect((await api("GET", sharingPath, { key })).body.share_passwords).toHaveLength(1);
   });
 
   it("refuses passwords before password_required, and too short ones", async () => {

@@ -196,11 +196,11 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
     ...sharing,
   },
   "SharingConfiguration.password_created": {
-    description: "A password was added to a password-protected link (neither it nor its hash is recorded).",
+    description: "A share password was added (never recorded).",
     ...sharing,
   },
   "SharingConfiguration.password_deleted": {
-    description: "A share password was removed: visitors who entered it must give another.",
+    description: "A share password was deleted.",
     ...sharing,
   },
   "AccessControl.created": {

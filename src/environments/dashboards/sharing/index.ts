@@ -3,7 +3,6 @@ import { underEveryTree, type ProjectTree } from "../../project-trees";
 import {
   createSharePassword,
   deleteSharePasswordOf,
-  listSharePasswords,
   refreshDashboardSharing,
   retrieveDashboardSharing,
   updateDashboardSharing,
@@ -16,7 +15,6 @@ function sharingRouterFor(tree: ProjectTree) {
     .openapi(routes.retrieve, retrieveDashboardSharing)
     .openapi(routes.update, updateDashboardSharing)
     .openapi(routes.refresh, refreshDashboardSharing)
-    .openapi(routes.listPasswords, listSharePasswords)
     .openapi(routes.createPassword, createSharePassword)
     .openapi(routes.deletePassword, deleteSharePasswordOf);
 }

@@ -121,17 +121,6 @@ export const refreshDashboardSharing: Handler<"refresh"> = async (c) => {
   return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);
 };
 
-export const listSharePasswords: Handler<"listPasswords"> = async (c) => {
-  const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
-  const db = c.var.db;
-  const [[dashboard], passwords] = await resolveProjectAndRead(c, (environmentId) => [
-    selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
-    selectSharePasswords(db, dashboardId),
-  ]);
-  visibleDashboard(c, dashboard);
-  return c.json(passwords.map(toSharePassword), 200);
-};
-
 const passwordProtected = (current: SharingRow | undefined) => {
   if (!current?.passwordRequired) {
     throw validationError(

@@ -22,14 +22,14 @@ export const SharePassword = z
     id: z.string(),
     created_at: Timestamp,
     note: z.string(),
-    created_by_email: z.string().openapi({ description: "`deleted user` once its creator is gone." }),
-    is_active: z.boolean().openapi({ description: "Always true: a deleted password is gone." }),
+    created_by_email: z.string(),
+    is_active: z.boolean(),
   })
   .openapi("SharePassword");
 export type SharePassword = z.infer<typeof SharePassword>;
 
 export const CreatedSharePassword = SharePassword.omit({ is_active: true })
-  .extend({ password: z.string().openapi({ description: "The password, shown this once only." }) })
+  .extend({ password: z.string() })
   .openapi("CreatedSharePassword");
 
 const CreateSharePasswordInput = z
@@ -38,7 +38,7 @@ const CreateSharePasswordInput = z
       .union([z.string().min(8).max(200), z.literal("")])
       .optional()
       .openapi({
-        description: "At least 8 characters; empty or absent: a random password is made.",
+        description: "8 characters or more; absent or empty: random.",
         example: "correct horse battery",
       }),
     note: z.string().max(100).optional(),
@@ -48,15 +48,13 @@ const CreateSharePasswordInput = z
 export const SharingConfiguration = z
   .object({
     created_at: Timestamp,
-    enabled: z.boolean().openapi({
-      description: "`false` pauses the link: its token is kept, and enabling it again brings the same link back.",
-    }),
+    enabled: z.boolean().openapi({ description: "`false` pauses the link; its token is kept." }),
     access_token: z.string().openapi({ description: "The public link is `/shared/<access_token>`." }),
     settings: z.record(z.string(), z.boolean()),
-    expires_at: Timestamp.nullable().openapi({ description: "The link stops working at this instant; null: never." }),
-    password_required: z.boolean().openapi({ description: "Visitors must give one of `share_passwords`." }),
+    expires_at: Timestamp.nullable(),
+    password_required: z.boolean(),
     share_passwords: z.array(SharePassword),
-    view_count: z.number().int().openapi({ description: "Views of the public link (the page or its JSON)." }),
+    view_count: z.number().int(),
     last_viewed_at: Timestamp.nullable(),
     user_access_level: z
       .enum(ACCESS_LEVELS)
@@ -72,9 +70,7 @@ const UpdateSharingInput = z
       .unknown()
       .optional()
       .openapi({ description: `An object of booleans; only ${SHARING_SETTINGS_KEYS.join(", ")} are kept.` }),
-    expires_at: z.string().datetime({ offset: true }).nullable().optional().openapi({
-      description: "When the link stops working; capped to the organization's `share_link_max_lifetime_days`.",
-    }),
+    expires_at: z.string().datetime({ offset: true }).nullable().optional(),
     password_required: z.boolean().optional(),
   })
   .openapi("UpdateSharingConfiguration");
@@ -104,8 +100,7 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       method: "patch",
       path,
       scope: "sharing_configuration:write",
-      summary:
-        "Enable or pause the public link; set its expiry, password requirement and display settings (edit rights)",
+      summary: "Enable or pause the public link, set its expiry, password and settings (edit rights)",
       request: { params: SharingParams, body: jsonBody(UpdateSharingInput) },
       responses: answer,
     }),
@@ -119,25 +114,15 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       request: { params: SharingParams },
       responses: answer,
     }),
-    listPasswords: apiRoute({
-      tags,
-      middleware: [deferProject],
-      method: "get",
-      path: `${path}/passwords`,
-      scope: "sharing_configuration:read",
-      summary: "The link's share passwords (never the passwords themselves)",
-      request: { params: SharingParams },
-      responses: { 200: json(z.array(SharePassword), "The share passwords") },
-    }),
     createPassword: apiRoute({
       tags,
       middleware: [sharingOfPath.middleware],
       method: "post",
       path: `${path}/passwords`,
       scope: "sharing_configuration:write",
-      summary: "Add a password to a password-protected link; the answer shows it once",
+      summary: "Add a share password, shown this once",
       request: { params: SharingParams, body: jsonBody(CreateSharePasswordInput) },
-      responses: { 201: json(CreatedSharePassword, "The new password, in clear this once") },
+      responses: { 201: json(CreatedSharePassword, "The new password") },
     }),
     deletePassword: apiRoute({
       tags,
@@ -145,7 +130,7 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       method: "delete",
       path: `${path}/passwords/{password_id}`,
       scope: "sharing_configuration:write",
-      summary: "Remove a share password: visitors who entered it must give another",
+      summary: "Delete a share password",
       request: { params: SharingParams.extend({ password_id: z.string().openapi({ description: "Password id." }) }) },
       responses: { 204: { description: "Deleted" } },
     }),
