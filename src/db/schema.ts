@@ -69,6 +69,8 @@ export const organizations = sqliteTable(
       .default(true),
     /** Days its activity-log entries are kept; null: the deployment's `ACTIVITY_LOG_RETENTION_DAYS`. */
     activityLogRetentionDays: integer("activity_log_retention_days"),
+    /** The longest a share link may live, in days, from when its expiry is set; null: no limit. */
+    shareLinkMaxLifetimeDays: integer("share_link_max_lifetime_days"),
     /** Kept by triggers on organization_memberships (a custom migration): read in O(1). */
     memberCount: integer("member_count").notNull().default(0),
     /**
@@ -514,7 +516,31 @@ export const sharingConfigurations = sqliteTable("sharing_configurations", {
   accessToken: text("access_token").notNull().unique(),
   settings: json<SharingSettings>("settings").notNull().default(sql`'{}'`),
   createdAt: createdAt(),
+  /** The link stops working at this instant; null: never. */
+  expiresAt: text("expires_at"),
+  /** Visitors must give one of the configuration's share passwords. */
+  passwordRequired: integer("password_required", { mode: "boolean" }).notNull().default(false),
+  /** Views of the public link, counted at most once a minute (no visitor data is kept). */
+  viewCount: integer("view_count").notNull().default(0),
+  lastViewedAt: text("last_viewed_at"),
 });
+
+/** The passwords of a password-protected link: PBKDF2 hashes with their own salt, never the password. */
+export const sharePasswords = sqliteTable(
+  "share_passwords",
+  {
+    id: text("id").primaryKey(),
+    dashboardId: integer("dashboard_id")
+      .notNull()
+      .references(() => sharingConfigurations.dashboardId, { onDelete: "cascade" }),
+    /** `pbkdf2-sha256$<iterations>$<salt, base64url>$<hash, base64url>` */
+    passwordHash: text("password_hash").notNull(),
+    note: text("note").notNull().default(""),
+    createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+  },
+  (table) => [index("share_passwords_dashboard").on(table.dashboardId)],
+);
 
 /**
  * Per-member access rules on one resource, e.g. resource "dashboard" and its id, or "project" (whose

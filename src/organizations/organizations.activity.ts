@@ -11,6 +11,7 @@ export const organizationActivity = resourceActivity("Organization", {
     "members_can_use_personal_api_keys",
     "allow_publicly_shared_resources",
     "activity_log_retention_days",
+    "share_link_max_lifetime_days",
   ],
 });
 
@@ -23,6 +24,7 @@ type OrganizationSettings = {
   membersCanUsePersonalApiKeys: boolean;
   allowPubliclySharedResources: boolean;
   activityLogRetentionDays: number | null;
+  shareLinkMaxLifetimeDays: number | null;
 };
 
 /** The settings a PATCH can change, as the API names them. */
@@ -35,6 +37,7 @@ export const trackedOrganizationFields = (organization: OrganizationSettings): R
   members_can_use_personal_api_keys: organization.membersCanUsePersonalApiKeys,
   allow_publicly_shared_resources: organization.allowPubliclySharedResources,
   activity_log_retention_days: organization.activityLogRetentionDays,
+  share_link_max_lifetime_days: organization.shareLinkMaxLifetimeDays,
 });
 
 export const organizationItem = (organization: { id: string; name: string }) => ({

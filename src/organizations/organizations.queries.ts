@@ -193,6 +193,7 @@ export function updateOrganizationSettings(db: Database, organizationId: string,
       membersCanUsePersonalApiKeys: input.members_can_use_personal_api_keys,
       allowPubliclySharedResources: input.allow_publicly_shared_resources,
       activityLogRetentionDays: input.activity_log_retention_days,
+      shareLinkMaxLifetimeDays: input.share_link_max_lifetime_days,
       updatedAt: nowIso(),
     })
     .where(eq(organizations.id, organizationId));

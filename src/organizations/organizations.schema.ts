@@ -44,6 +44,7 @@ export const Organization = z
     is_pending_deletion: z.boolean().openapi({ description: "Always false: an organization is deleted at once." }),
     allow_publicly_shared_resources: z.boolean(),
     activity_log_retention_days: z.number().int().nullable(),
+    share_link_max_lifetime_days: z.number().int().nullable(),
     member_count: z.number().int(),
     is_ai_data_processing_approved: z.boolean().nullable(),
     default_experiment_stats_method: z.string().nullable(),
@@ -93,6 +94,13 @@ export const OrganizationUpdateInput = z
       .int()
       .nullable()
       .openapi({ description: "Days the activity log keeps entries (null: the deployment's maximum).", example: 90 }),
+    share_link_max_lifetime_days: z
+      .number()
+      .int()
+      .min(1)
+      .max(3650)
+      .nullable()
+      .openapi({ description: "Longest share link lifetime in days (null: none).", example: 30 }),
   })
   .partial()
   .openapi("OrganizationUpdate");
@@ -134,6 +142,7 @@ export function toOrganization(
     members_can_invite: organization.membersCanInvite,
     allow_publicly_shared_resources: organization.allowPubliclySharedResources,
     activity_log_retention_days: organization.activityLogRetentionDays,
+    share_link_max_lifetime_days: organization.shareLinkMaxLifetimeDays,
     member_count: organization.memberCount,
     is_ai_data_processing_approved: null,
     default_experiment_stats_method: null,

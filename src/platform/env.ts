@@ -54,6 +54,7 @@ export type OrganizationContext = {
   enforce2fa: boolean | null;
   allowPubliclySharedResources: boolean;
   activityLogRetentionDays: number | null;
+  shareLinkMaxLifetimeDays: number | null;
 };
 
 /** The project (environment) named in the path and the caller's rights in it. */

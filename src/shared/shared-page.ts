@@ -33,6 +33,7 @@ const STYLES = `
     margin-bottom: 6px; }
   .muted { color: var(--muted); }
   footer { margin-top: 32px; font-size: 0.85rem; color: var(--muted); }
+  input, button { font: inherit; padding: 8px; margin: 4px 0; }
 `;
 
 const insightTitle = (insight: NonNullable<SharedTile["insight"]>) =>
@@ -96,5 +97,26 @@ export function sharedNotFoundPage(nonce: string) {
     nonce,
     html`<header><h1>Not found</h1>
 <p class="description">This shared dashboard does not exist or is no longer shared.</p></header>`,
+  );
+}
+
+/** A link its owner paused (`enabled: false`) or that passed its `expires_at`: never the dashboard. */
+export function sharedClosedPage(state: "paused" | "expired", nonce: string) {
+  const [title, text] =
+    state === "expired"
+      ? ["This link has expired", "The owner of this dashboard set this link to stop working."]
+      : ["This link is paused", "The owner of this dashboard has paused this link."];
+  return page(title, nonce, html`<header><h1>${title}</h1><p class="description">${text}</p></header>`);
+}
+
+/** The form a password-protected link answers until a password is given; it posts to the page itself. */
+export function sharedPasswordPage(nonce: string, failed: boolean) {
+  const error = failed ? html`<p role="alert">Incorrect password.</p>` : "";
+  return page(
+    "Password required",
+    nonce,
+    html`<header><h1>Password required</h1>
+</header><form method="post"><label for="password">Password</label>${error}
+<input id="password" name="password" type="password" required autofocus> <button>View dashboard</button></form>`,
   );
 }

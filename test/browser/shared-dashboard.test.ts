@@ -58,4 +58,40 @@ describe("GET /shared/:access_token", () => {
     expect(await page.getByRole("heading", { name: "Not found" }).isVisible()).toBe(true);
     expect(browser.refused).toEqual([]);
   });
+
+  it("asks a protected link's password, refuses a wrong one, opens with the right one, then expires", async () => {
+    const project = await call("GET", "/api/projects/@current");
+    const dashboard = await call("POST", `/api/projects/${project.id}/dashboards`, { name: "Board only" });
+    const sharingPath = `/api/projects/${project.id}/dashboards/${dashboard.id}/sharing`;
+    const sharing = await call("PATCH", sharingPath, { enabled: true, password_required: true });
+    await call("POST", `${sharingPath}/passwords`, { raw_password: "correct horse battery" });
+
+    const page = await browser.context.newPage();
+    const link = `${url}/shared/${sharing.access_token}`;
+    expect((await page.goto(link))?.status()).toBe(200);
+    expect(await page.getByRole("heading", { level: 1, name: "Password required" }).isVisible()).toBe(true);
+    expect(await page.getByText("Board only").count()).toBe(0);
+    await page.screenshot({ path: outputPath("shared-dashboard-password.png"), fullPage: true });
+
+    await page.getByLabel("Password").fill("wrong horse battery");
+    const [wrong] = await Promise.all([page.waitForNavigation(), page.getByRole("button").click()]);
+    expect(wrong?.status()).toBe(401);
+    expect(await page.getByRole("alert").textContent()).toBe("Incorrect password.");
+    expect(await page.getByText("Board only").count()).toBe(0);
+
+    await page.getByLabel("Password").fill("correct horse battery");
+    await Promise.all([page.waitForURL(link), page.getByRole("button").click()]);
+    expect(await page.getByRole("heading", { level: 1, name: "Board only" }).isVisible()).toBe(true);
+    // The session is a cookie the page's script could not read, kept for this link only.
+    const [cookie] = await browser.context.cookies(link);
+    expect(cookie).toMatchObject({ name: "posthog_sharing_token", httpOnly: true, sameSite: "Lax" });
+    expect(await page.evaluate(() => document.cookie)).toBe("");
+
+    await call("PATCH", sharingPath, { expires_at: new Date(Date.now() - 1000).toISOString() });
+    expect((await page.goto(link))?.status()).toBe(410);
+    expect(await page.getByRole("heading", { level: 1, name: "This link has expired" }).isVisible()).toBe(true);
+    expect(await page.getByText("Board only").count()).toBe(0);
+    await page.screenshot({ path: outputPath("shared-dashboard-expired.png"), fullPage: true });
+    expect(browser.refused).toEqual([]);
+  });
 });

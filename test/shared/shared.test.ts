@@ -105,12 +105,12 @@ describe("GET /shared/:access_token", () => {
     });
   });
 
-  it("answers 404 (a page, or JSON for .json) if disabled, unknown, refreshed, deleted, or sharing off", async () => {
-    const expectGone = async (token: string) => {
+  it("answers 404 (a page, or JSON for .json) if paused, unknown, refreshed, deleted, or sharing off", async () => {
+    const expectGone = async (token: string, heading = "Not found") => {
       const page = await fetchPage(`/shared/${token}`);
       expect(page.status).toBe(404);
       expect(page.headers.get("Content-Type")).toBe("text/html; charset=UTF-8");
-      expect(page.text).toContain("Not found");
+      expect(page.text).toContain(`<h1>${heading}</h1>`);
       expectPublicHeaders(page.headers);
       const json = await api("GET", `/shared/${token}.json`);
       expect(json.status).toBe(404);
@@ -126,7 +126,7 @@ describe("GET /shared/:access_token", () => {
 
     const disabled = await setupPublicDashboard();
     await api("PATCH", `${disabled.dashboardPath}/sharing`, { key: disabled.key, body: { enabled: false } });
-    await expectGone(disabled.token);
+    await expectGone(disabled.token, "This link is paused");
 
     const deleted = await setupPublicDashboard();
     await api("PATCH", deleted.dashboardPath, { key: deleted.key, body: { deleted: true } });

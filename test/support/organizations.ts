@@ -36,6 +36,7 @@ export function expectedOrganization(
     is_pending_deletion: false,
     allow_publicly_shared_resources: true,
     activity_log_retention_days: null,
+    share_link_max_lifetime_days: null,
     member_count: fields.memberCount ?? 1,
     is_ai_data_processing_approved: null,
     default_experiment_stats_method: null,

@@ -187,12 +187,20 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
   },
   "SharingConfiguration.disabled": { description: "A dashboard's public link was turned off.", ...sharing },
   "SharingConfiguration.updated": {
-    description: "A public link's settings changed.",
+    description: "A public link's settings, expiry (`expires_at`) or `password_required` changed.",
     ...sharing,
     changes: changed("SharingConfiguration", "settings", {}, { whitelabel: true }),
   },
   "SharingConfiguration.access_token_refreshed": {
     description: "A public link's token was replaced: the old link stops working.",
+    ...sharing,
+  },
+  "SharingConfiguration.password_created": {
+    description: "A share password was added (never recorded).",
+    ...sharing,
+  },
+  "SharingConfiguration.password_deleted": {
+    description: "A share password was deleted.",
     ...sharing,
   },
   "AccessControl.created": {

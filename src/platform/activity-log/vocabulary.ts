@@ -14,7 +14,14 @@ export const ACTIVITIES_BY_SCOPE = {
   Dashboard: ["created", "updated", "deleted", "restored"],
   DashboardTile: ["created", "updated", "deleted", "moved"],
   DashboardCollaborator: ["created", "updated", "deleted"],
-  SharingConfiguration: ["enabled", "disabled", "updated", "access_token_refreshed"],
+  SharingConfiguration: [
+    "enabled",
+    "disabled",
+    "updated",
+    "access_token_refreshed",
+    "password_created",
+    "password_deleted",
+  ],
   AccessControl: ["created", "updated", "deleted"],
   Webhook: ["created", "updated", "deleted", "secret_rotated", "disabled"],
 } as const;

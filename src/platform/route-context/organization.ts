@@ -74,6 +74,7 @@ const organizationWithMembership = {
   enforce2fa: organizations.enforce2fa,
   allowPubliclySharedResources: organizations.allowPubliclySharedResources,
   activityLogRetentionDays: organizations.activityLogRetentionDays,
+  shareLinkMaxLifetimeDays: organizations.shareLinkMaxLifetimeDays,
 };
 
 /** The caller's memberships (of `requested`, or any for `@current`) within the key's scope. */

@@ -26,8 +26,11 @@ const configuration = (fields: Record<string, unknown> = {}) => ({
   enabled: false,
   access_token: expect.stringMatching(TOKEN),
   settings: {},
+  expires_at: null,
   password_required: false,
   share_passwords: [],
+  view_count: 0,
+  last_viewed_at: null,
   user_access_level: "manager",
   ...fields,
 });

@@ -1,6 +1,12 @@
 import { createRouter } from "../../../platform/router";
 import { underEveryTree, type ProjectTree } from "../../project-trees";
-import { refreshDashboardSharing, retrieveDashboardSharing, updateDashboardSharing } from "./sharing.handlers";
+import {
+  createSharePassword,
+  deleteSharePasswordOf,
+  refreshDashboardSharing,
+  retrieveDashboardSharing,
+  updateDashboardSharing,
+} from "./sharing.handlers";
 import { sharingRoutes } from "./sharing.routes";
 
 function sharingRouterFor(tree: ProjectTree) {
@@ -8,7 +14,9 @@ function sharingRouterFor(tree: ProjectTree) {
   return createRouter()
     .openapi(routes.retrieve, retrieveDashboardSharing)
     .openapi(routes.update, updateDashboardSharing)
-    .openapi(routes.refresh, refreshDashboardSharing);
+    .openapi(routes.refresh, refreshDashboardSharing)
+    .openapi(routes.createPassword, createSharePassword)
+    .openapi(routes.deletePassword, deleteSharePasswordOf);
 }
 
 export const sharingRouter = underEveryTree(sharingRouterFor);

@@ -1,5 +1,4 @@
 import type { Context } from "hono";
-import type { SharingSettings } from "../../../db/schema";
 import { resourceActivity } from "../../../platform/activity-log/resource-activity";
 import type { AppEnv, ProjectContext } from "../../../platform/env";
 import type { DashboardRow } from "../dashboards.queries";
@@ -9,7 +8,9 @@ import type { SharingRow } from "./sharing.queries";
  * A dashboard's sharing is enabled, disabled, its settings updated, its token refreshed. The
  * access token is the link's secret: no entry carries it, not even masked.
  */
-export const sharingActivity = resourceActivity("SharingConfiguration", { fields: ["settings"] });
+export const sharingActivity = resourceActivity("SharingConfiguration", {
+  fields: ["settings", "expires_at", "password_required"],
+});
 
 /** The configuration has no id of its own in the API: it is the dashboard's, and named after it. */
 export const sharingItem = (project: ProjectContext, dashboard: DashboardRow["dashboard"]) => ({
@@ -21,23 +22,35 @@ export const sharingItem = (project: ProjectContext, dashboard: DashboardRow["da
   context: { dashboard_id: dashboard.id },
 });
 
+type TrackedSharing = {
+  enabled: boolean;
+  settings: SharingRow["settings"];
+  expiresAt: string | null;
+  passwordRequired: boolean;
+};
+
+const tracked = ({ settings, expiresAt, passwordRequired }: TrackedSharing) => ({
+  settings,
+  expires_at: expiresAt,
+  password_required: passwordRequired,
+});
+
 /**
- * What a PATCH records against the configuration as read (none yet: disabled, no settings):
- * enabling or disabling it, and its settings' change.
+ * What a PATCH records, from the configuration as read (none yet: disabled, no settings) to
+ * `after`: enabling or disabling it, and the change of its tracked fields.
  */
 export function sharingEntries(
   c: Context<AppEnv>,
   dashboard: DashboardRow["dashboard"],
   current: SharingRow | undefined,
-  changes: { enabled?: boolean; settings?: SharingSettings },
+  after: TrackedSharing,
 ) {
   const item = sharingItem(c.var.project, dashboard);
-  const wasEnabled = current?.enabled ?? false;
-  const settings = current?.settings ?? {};
+  const before = current ?? { enabled: false, settings: {}, expiresAt: null, passwordRequired: false };
   const entries = [
-    changes.enabled === true && !wasEnabled ? sharingActivity.record(c, "enabled", item) : undefined,
-    changes.enabled === false && wasEnabled ? sharingActivity.record(c, "disabled", item) : undefined,
-    sharingActivity.changed(c, "updated", item, { settings }, { settings: changes.settings ?? settings }),
+    after.enabled && !before.enabled ? sharingActivity.record(c, "enabled", item) : undefined,
+    !after.enabled && before.enabled ? sharingActivity.record(c, "disabled", item) : undefined,
+    sharingActivity.changed(c, "updated", item, tracked(before), tracked(after)),
   ];
   return entries.filter((entry) => entry !== undefined);
 }

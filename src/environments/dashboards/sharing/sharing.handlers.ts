@@ -1,14 +1,26 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { SharingSettings } from "../../../db/schema";
 import type { AppEnv } from "../../../platform/env";
-import { permissionDenied, validationError } from "../../../platform/errors";
+import { notFound, permissionDenied, validationError } from "../../../platform/errors";
+import { nowIso, randomUrlSafeToken, uuid7 } from "../../../platform/ids";
 import { projectRead } from "../../../platform/route-context";
 import type { ProjectTree } from "../../project-trees";
 import type { Context } from "hono";
 import { editableDashboard, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "../dashboard-request";
 import { rightsOn } from "../dashboard-response";
 import { selectDashboard, type DashboardRow } from "../dashboards.queries";
-import { newAccessToken, selectSharing, toSharingConfiguration, upsertSharing } from "./sharing.queries";
+import {
+  deleteSharePassword,
+  insertSharePassword,
+  newAccessToken,
+  selectSharePasswords,
+  selectSharing,
+  type SharingRow,
+  toSharePassword,
+  toSharingConfiguration,
+  upsertSharing,
+} from "./sharing.queries";
+import { hashSharePassword } from "./share-password-hash";
 import { SHARING_SETTINGS_KEYS, sharingOfPath, type sharingRoutes } from "./sharing.routes";
 import { sharingActivity, sharingEntries, sharingItem } from "./sharing.activity";
 
@@ -23,12 +35,14 @@ const accessTo = (c: Context<AppEnv>, dashboard: DashboardRow) =>
 export const retrieveDashboardSharing: Handler<"retrieve"> = async (c) => {
   const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
   const db = c.var.db;
-  const [[dashboard], [sharing]] = await projectRead(c, (environmentId) => [
+  const [[dashboard], [sharing], passwords] = await projectRead(c, (environmentId) => [
     selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
     selectSharing(db, dashboardId),
+    selectSharePasswords(db, dashboardId),
   ]);
   const access = accessTo(c, visibleDashboard(c, dashboard));
-  return c.json(toSharingConfiguration(sharing ?? (await upsertSharing(db, dashboardId)), access), 200);
+  const read = sharing ? { row: sharing, passwords } : await upsertSharing(db, dashboardId);
+  return c.json(toSharingConfiguration(read, access), 200);
 };
 
 const INVALID_SETTINGS = () => validationError("invalid_input", "Invalid settings format", "settings");
@@ -46,6 +60,26 @@ function parseSettings(value: unknown): SharingSettings {
   return settings;
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The expiry a PATCH writes (undefined: unchanged). Under the organization's longest lifetime,
+ * a link enabled or given an expiry lives at most that many days from now, and a link without
+ * expiry gets that limit.
+ */
+function expiryOf(
+  requested: string | null | undefined,
+  enabling: boolean,
+  current: string | null,
+  maxDays: number | null,
+) {
+  const wanted = requested === undefined ? undefined : requested && new Date(requested).toISOString();
+  if (maxDays === null || (wanted === undefined && !enabling)) return wanted;
+  const limit = new Date(Date.now() + maxDays * DAY_MS).toISOString();
+  const expiry = wanted === undefined ? current : wanted;
+  return expiry === null || expiry > limit ? limit : expiry;
+}
+
 export const updateDashboardSharing: Handler<"update"> = async (c) => {
   const input = c.req.valid("json");
   const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
@@ -57,8 +91,20 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
   if (input.enabled === true && !organization?.allowed) {
     throw permissionDenied("Public sharing is disabled for this organization.");
   }
-  const entries = sharingEntries(c, shared, current, { enabled: input.enabled, settings });
-  const sharing = await upsertSharing(db, dashboardId, { enabled: input.enabled, settings }, entries);
+  const expiresAt = expiryOf(
+    input.expires_at,
+    input.enabled === true,
+    current?.expiresAt ?? null,
+    organization?.maxDays ?? null,
+  );
+  const changes = { enabled: input.enabled, settings, expiresAt, passwordRequired: input.password_required };
+  const entries = sharingEntries(c, shared, current, {
+    enabled: input.enabled ?? current?.enabled ?? false,
+    settings: settings ?? current?.settings ?? {},
+    expiresAt: expiresAt === undefined ? (current?.expiresAt ?? null) : expiresAt,
+    passwordRequired: input.password_required ?? current?.passwordRequired ?? false,
+  });
+  const sharing = await upsertSharing(db, dashboardId, changes, entries);
   return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);
 };
 
@@ -72,4 +118,52 @@ export const refreshDashboardSharing: Handler<"refresh"> = async (c) => {
   const entry = sharingActivity.record(c, "access_token_refreshed", sharingItem(c.var.project, shared));
   const sharing = await upsertSharing(db, dashboardId, { accessToken: newAccessToken() }, [entry]);
   return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);
+};
+
+const passwordProtected = (current: SharingRow | undefined) => {
+  if (!current?.passwordRequired) {
+    throw validationError(
+      "invalid_input",
+      "Password protection must be enabled before creating passwords",
+      "password_required",
+    );
+  }
+  return current;
+};
+
+/** PostHog's: a random password when none is given, shown in the answer and never again. */
+export const createSharePassword: Handler<"createPassword"> = async (c) => {
+  const input = c.req.valid("json");
+  const [[dashboard], , [current]] = sharingOfPath.results(c);
+  const { dashboard: shared } = editableDashboard(c, dashboard);
+  const { dashboardId } = passwordProtected(current);
+  const password = input.raw_password || randomUrlSafeToken(12);
+  const row = {
+    id: uuid7(),
+    dashboardId,
+    passwordHash: await hashSharePassword(password),
+    note: input.note ?? "",
+    createdById: c.var.actor.userId,
+    createdAt: nowIso(),
+  };
+  const entry = sharingActivity.record(c, "password_created", sharingItem(c.var.project, shared));
+  const [, , passwords] = await c.var.db.batch([
+    insertSharePassword(c.var.db, row),
+    entry,
+    selectSharePasswords(c.var.db, dashboardId),
+  ]);
+  const created = passwords.find((stored) => stored.id === row.id);
+  if (!created) throw new Error("the share password was not read back");
+  const { id, note, created_at, created_by_email } = toSharePassword(created);
+  return c.json({ id, password, note, created_at, created_by_email }, 201);
+};
+
+export const deleteSharePasswordOf: Handler<"deletePassword"> = async (c) => {
+  const { dashboard_id, password_id } = c.req.valid("param");
+  const [[dashboard], , current, passwords] = sharingOfPath.results(c);
+  const { dashboard: shared } = editableDashboard(c, dashboard);
+  if (!current[0] || !passwords.some((password) => password.id === password_id)) throw notFound();
+  const entry = sharingActivity.record(c, "password_deleted", sharingItem(c.var.project, shared));
+  await c.var.db.batch([deleteSharePassword(c.var.db, parseDashboardId(dashboard_id), password_id), entry]);
+  return c.body(null, 204);
 };
