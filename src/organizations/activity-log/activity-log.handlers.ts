@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { activityLog } from "../../db/schema";
 import {
   activityPageEnvelope,
-  selectActivityPage,
+  activityPageStatements,
   selectEntriesWithUsers,
   toActivityLogEntry,
 } from "../../platform/activity-log/activity-log.queries";
@@ -17,8 +17,10 @@ import type { listActivityLog, retrieveActivityLogEntry, verifyActivityLog } fro
 export const listOrganizationActivityLog: RouteHandler<typeof listActivityLog, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const read = organizationRead(c);
-  const [rows] = await read.batch([selectActivityPage(read.db, { organizationId: read.organizationId }, query)]);
-  return c.json(activityPageEnvelope(c, query, rows), 200);
+  const [rows, counted] = await read.batch([
+    ...activityPageStatements(read.db, { organizationId: read.organizationId }, query),
+  ]);
+  return c.json(activityPageEnvelope(c, query, rows, counted), 200);
 };
 
 /**
