@@ -10,6 +10,7 @@ import { resealBatchExportSecrets } from "./environments/batch-exports/destinati
 import { sweepWebhooks } from "./organizations/webhooks/deliveries";
 import { sweepInviteEmails } from "./organizations/invites/invite-email-queue";
 import { resumeStalledExports } from "./organizations/activity-log/exports.job";
+import { resumeStalledDeletions } from "./organizations/projects/project-deletion";
 
 /** Organizations whose chains one cron run seals, if their seal after the response was lost. */
 const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
@@ -22,7 +23,8 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  * - prunes activity-log entries older than `ACTIVITY_LOG_RETENTION_DAYS`;
  * - turns entries a lost pass left behind into webhook deliveries, and re-sends lost messages;
  * - re-sends invite e-mails' lost messages, and marks failed those whose dead letter was lost;
- * - resumes activity-log exports whose next step was lost.
+ * - resumes activity-log exports whose next step was lost;
+ * - resumes project deletions whose next step was lost.
  */
 export async function runScheduledTasks(_controller: ScheduledController, env: Bindings) {
   const db = primaryDatabase(env);
@@ -67,6 +69,13 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
       async () => {
         const resumed = await resumeStalledExports(env);
         if (resumed > 0) logLine("info", { task: "cron", done: `resumed ${resumed} stalled activity-log exports` });
+      },
+    ],
+    [
+      "resume project deletions",
+      async () => {
+        const resumed = await resumeStalledDeletions(env);
+        if (resumed > 0) logLine("info", { task: "cron", done: `resumed ${resumed} stalled project deletions` });
       },
     ],
   ];

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { integerOrCurrentPathId } from "./path-ids";
-import { and, asc, eq, gte, min, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { and, asc, eq, gte, isNull, min, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -31,11 +31,14 @@ const projectRuleOfCaller = ruleOfMember("project", projects.id, organizationMem
 
 /**
  * `projectVisibleAtLevel` for the caller's membership (`organizationMemberships`) joined on the
- * project.
+ * project; a project scheduled for deletion is visible to no one.
  */
-export const projectVisible = or(
-  gte(organizationMemberships.level, MembershipLevel.admin),
-  sql`coalesce(${projectRuleOfCaller}, 'member') <> 'none'`,
+export const projectVisible = and(
+  isNull(projects.deletionScheduledAt),
+  or(
+    gte(organizationMemberships.level, MembershipLevel.admin),
+    sql`coalesce(${projectRuleOfCaller}, 'member') <> 'none'`,
+  ),
 );
 
 /**

@@ -1,8 +1,14 @@
 import { createRouter } from "../platform/router";
-import { listProjects, retrieveProject, updateProject } from "./projects.handlers";
-import { listAccessibleProjects, retrieveAccessibleProject, updateAccessibleProject } from "./projects.routes";
+import { deleteProject, listProjects, retrieveProject, updateProject } from "./projects.handlers";
+import {
+  deleteAccessibleProject,
+  listAccessibleProjects,
+  retrieveAccessibleProject,
+  updateAccessibleProject,
+} from "./projects.routes";
 
 export const projectsRouter = createRouter()
   .openapi(listAccessibleProjects, listProjects)
   .openapi(retrieveAccessibleProject, retrieveProject)
-  .openapi(updateAccessibleProject, updateProject);
+  .openapi(updateAccessibleProject, updateProject)
+  .openapi(deleteAccessibleProject, deleteProject);

@@ -35,3 +35,13 @@ export const updateAccessibleProject = apiRoute({
   request: { params: ProjectIdParams, body: jsonBody(ProjectUpdateInput) },
   responses: { 200: jsonResponse(Project, "The project"), 409: conflictResponse },
 });
+
+export const deleteAccessibleProject = apiRoute({
+  method: "delete",
+  path: "/api/projects/{id}",
+  scope: "project:write",
+  tags: ["projects"],
+  summary: "Delete a project (admin or owner of its organization), as the organization's route does",
+  request: { params: ProjectIdParams },
+  responses: { 204: { description: "Deleted" } },
+});

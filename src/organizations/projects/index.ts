@@ -1,14 +1,16 @@
 import { createRouter } from "../../platform/router";
 import {
   createOrganizationProject,
+  deleteOrganizationProject,
   listOrganizationProjects,
   retrieveOrganizationProject,
   updateOrganizationProject,
 } from "./projects.handlers";
-import { createProject, listProjects, retrieveProject, updateProject } from "./projects.routes";
+import { createProject, deleteProject, listProjects, retrieveProject, updateProject } from "./projects.routes";
 
 export const organizationProjectsRouter = createRouter()
   .openapi(listProjects, listOrganizationProjects)
   .openapi(createProject, createOrganizationProject)
   .openapi(retrieveProject, retrieveOrganizationProject)
-  .openapi(updateProject, updateOrganizationProject);
+  .openapi(updateProject, updateOrganizationProject)
+  .openapi(deleteProject, deleteOrganizationProject);

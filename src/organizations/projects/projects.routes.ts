@@ -61,3 +61,15 @@ export const updateProject = apiRoute({
   request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
   responses: { 200: json(Project, "The project"), 409: conflictResponse },
 });
+
+export const deleteProject = apiRoute({
+  method: "delete",
+  path: "/api/organizations/{organization_id}/projects/{id}",
+  scope: "project:write",
+  middleware: [projectOfPath.middleware],
+  level: MembershipLevel.admin,
+  tags: ["projects"],
+  summary: "Delete a project (admin or owner): gone from every route at once, its data removed in the background",
+  request: { params: ProjectParams },
+  responses: { 204: { description: "Deleted" } },
+});
