@@ -8,12 +8,13 @@ import { dashboardsRouter } from "./dashboards";
 import { collaboratorsRouter } from "./dashboards/collaborators";
 import { sharingRouter } from "./dashboards/sharing";
 import { deleteCallerEnvironment, retrieveCallerEnvironment, updateCallerEnvironment } from "./environments.handlers";
-import { deleteEnvironment, retrieveEnvironment, updateEnvironment } from "./environments.routes";
+import { deleteEnvironment, replaceEnvironment, retrieveEnvironment, updateEnvironment } from "./environments.routes";
 
 /** The environment tree: environments themselves, and resources addressed by `/api/environments/:project_id/...`. */
 export const environmentsRouter = createRouter()
   .openapi(retrieveEnvironment, retrieveCallerEnvironment)
   .openapi(updateEnvironment, updateCallerEnvironment)
+  .openapi(replaceEnvironment, updateCallerEnvironment)
   .openapi(deleteEnvironment, deleteCallerEnvironment)
   .route("/", dashboardsRouter)
   .route("/", collaboratorsRouter)

@@ -3,6 +3,7 @@ import { deleteProject, listProjects, retrieveProject, updateProject } from "./p
 import {
   deleteAccessibleProject,
   listAccessibleProjects,
+  replaceAccessibleProject,
   retrieveAccessibleProject,
   updateAccessibleProject,
 } from "./projects.routes";
@@ -11,4 +12,5 @@ export const projectsRouter = createRouter()
   .openapi(listAccessibleProjects, listProjects)
   .openapi(retrieveAccessibleProject, retrieveProject)
   .openapi(updateAccessibleProject, updateProject)
+  .openapi(replaceAccessibleProject, updateProject)
   .openapi(deleteAccessibleProject, deleteProject);

@@ -36,6 +36,16 @@ export const updateAccessibleProject = apiRoute({
   responses: { 200: jsonResponse(Project, "The project"), 409: conflictResponse },
 });
 
+export const replaceAccessibleProject = apiRoute({
+  method: "put",
+  path: "/api/projects/{id}",
+  scope: "project:write",
+  tags: ["projects"],
+  summary: "Update a project with PUT (admin or owner of its organization), as PATCH: fields left out are kept",
+  request: { params: ProjectIdParams, body: jsonBody(ProjectUpdateInput) },
+  responses: { 200: jsonResponse(Project, "The project"), 409: conflictResponse },
+});
+
 export const deleteAccessibleProject = apiRoute({
   method: "delete",
   path: "/api/projects/{id}",

@@ -4,7 +4,7 @@ import { deferOrganization, OrganizationParams, resolveOrganization } from "../.
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { domainOfPath } from "./domains.queries";
-import { Domain, DomainCreateInput, DomainUpdateInput } from "./domains.schema";
+import { Domain, DomainCreateInput, DomainFullInput, DomainUpdateInput } from "./domains.schema";
 
 const DomainParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Domain id." }) });
 
@@ -53,6 +53,18 @@ export const updateDomain = apiRoute({
   tags: ["domains"],
   summary: "Update a domain's SSO settings (admin or owner); `domain` itself cannot change",
   request: { params: DomainParams, body: jsonBody(DomainUpdateInput) },
+  responses: { 200: json(Domain, "The domain"), 409: conflictResponse },
+});
+
+export const replaceDomain = apiRoute({
+  method: "put",
+  path: "/api/organizations/{organization_id}/domains/{id}",
+  scope: "organization:write",
+  middleware: [domainOfPath.middleware],
+  level: MembershipLevel.admin,
+  tags: ["domains"],
+  summary: "Update a domain with PUT (admin or owner): `domain` required, not applied; fields left out kept",
+  request: { params: DomainParams, body: jsonBody(DomainFullInput) },
   responses: { 200: json(Domain, "The domain"), 409: conflictResponse },
 });
 

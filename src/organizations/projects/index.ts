@@ -6,11 +6,19 @@ import {
   retrieveOrganizationProject,
   updateOrganizationProject,
 } from "./projects.handlers";
-import { createProject, deleteProject, listProjects, retrieveProject, updateProject } from "./projects.routes";
+import {
+  createProject,
+  deleteProject,
+  listProjects,
+  replaceProject,
+  retrieveProject,
+  updateProject,
+} from "./projects.routes";
 
 export const organizationProjectsRouter = createRouter()
   .openapi(listProjects, listOrganizationProjects)
   .openapi(createProject, createOrganizationProject)
   .openapi(retrieveProject, retrieveOrganizationProject)
   .openapi(updateProject, updateOrganizationProject)
+  .openapi(replaceProject, updateOrganizationProject)
   .openapi(deleteProject, deleteOrganizationProject);

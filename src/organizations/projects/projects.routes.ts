@@ -62,6 +62,18 @@ export const updateProject = apiRoute({
   responses: { 200: json(Project, "The project"), 409: conflictResponse },
 });
 
+export const replaceProject = apiRoute({
+  method: "put",
+  path: "/api/organizations/{organization_id}/projects/{id}",
+  scope: "project:write",
+  middleware: [projectOfPath.middleware],
+  level: MembershipLevel.admin,
+  tags: ["projects"],
+  summary: "Update a project with PUT (admin or owner), as PATCH: no field is required, those left out are kept",
+  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
+  responses: { 200: json(Project, "The project"), 409: conflictResponse },
+});
+
 export const deleteProject = apiRoute({
   method: "delete",
   path: "/api/organizations/{organization_id}/projects/{id}",
