@@ -419,13 +419,13 @@ describe("GET /api/environments/:project_id/batch_exports/:id", () => {
     );
   });
 
-  it("answers PUT with 405 and the allowed methods", async () => {
+  it("answers POST on an export with 405 and the allowed methods", async () => {
     const { project, key } = await setupOrganization();
     const created = await createExport(project.id, key);
-    const response = await api("PUT", `${exportsPath(project.id)}/${created.id}`, { key, body: S3_EXPORT });
+    const response = await api("POST", `${exportsPath(project.id)}/${created.id}`, { key, body: S3_EXPORT });
     expect(response.status).toBe(405);
-    expect(response.headers.get("Allow")).toBe("DELETE, GET, PATCH");
-    expect(response.body).toEqual(errorBody("invalid_request", "method_not_allowed", 'Method "PUT" not allowed.'));
+    expect(response.headers.get("Allow")).toBe("DELETE, GET, PATCH, PUT");
+    expect(response.body).toEqual(errorBody("invalid_request", "method_not_allowed", 'Method "POST" not allowed.'));
   });
 });
 
