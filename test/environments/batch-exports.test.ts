@@ -707,11 +707,17 @@ describe("the OpenAPI document", () => {
       expect(collection.get.security).toEqual([{ PersonalAPIKey: ["batch_export:read"] }]);
       expect(collection.post.security).toEqual([{ PersonalAPIKey: ["batch_export:write"] }]);
       const item = document.body.paths[`/api/${tree}/{project_id}/batch_exports/{id}`];
-      expect(Object.keys(item).sort()).toEqual(["delete", "get", "patch"]);
+      expect(Object.keys(item).sort()).toEqual(["delete", "get", "patch", "put"]);
+      expect(item.put.security).toEqual([{ PersonalAPIKey: ["batch_export:write"] }]);
       expect(document.body.paths[`/api/${tree}/{project_id}/batch_exports/{id}/pause`].post.security).toEqual([
         { PersonalAPIKey: ["batch_export:write"] },
       ]);
     }
     expect(document.body.components.schemas.BatchExportInput.required).toEqual(["name", "interval", "destination"]);
+    expect([...document.body.components.schemas.BatchExportFullUpdate.required].sort()).toEqual([
+      "destination",
+      "interval",
+      "name",
+    ]);
   });
 });
