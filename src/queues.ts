@@ -2,6 +2,7 @@ import { errorFields, logLine } from "./platform/log";
 import { deliverBatch, recordDeadLetters, type DeliveryMessage } from "./organizations/webhooks/deliveries";
 import { failExport, writeExportPart } from "./organizations/activity-log/exports.job";
 import { recoverStep } from "./organizations/webhooks/recoveries";
+import { deleteProjectStep } from "./organizations/projects/project-deletion";
 import { deliverInviteEmails, recordInviteEmailDeadLetters } from "./organizations/invites/invite-email-queue";
 import type { InviteEmailMessage } from "./organizations/invites/invite-emails";
 import type { Bindings } from "./platform/env";
@@ -23,6 +24,8 @@ function step(env: Bindings, job: BackgroundJob): Promise<StepOutcome> {
       return writeExportPart(env, job);
     case "recover_deliveries":
       return recoverStep(env, job);
+    case "delete_project":
+      return deleteProjectStep(env, job);
   }
 }
 
@@ -33,6 +36,9 @@ function giveUp(env: Bindings, job: BackgroundJob, error: Error): Promise<void> 
       return failExport(env, job, error);
     // The deliveries not reached stay failed: the recovery can be asked again.
     case "recover_deliveries":
+      return Promise.resolve();
+    // The project stays hidden and scheduled: the cron resumes its deletion.
+    case "delete_project":
       return Promise.resolve();
   }
 }

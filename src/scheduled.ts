@@ -12,6 +12,7 @@ import { resealBatchExportSecrets } from "./environments/batch-exports/destinati
 import { sweepWebhooks } from "./organizations/webhooks/deliveries";
 import { sweepInviteEmails } from "./organizations/invites/invite-email-queue";
 import { resumeStalledExports } from "./organizations/activity-log/exports.job";
+import { resumeStalledDeletions } from "./organizations/projects/project-deletion";
 
 /** Organizations whose chains one cron run seals, if their seal after the response was lost. */
 const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
@@ -27,6 +28,7 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  * - re-sends invite e-mails' lost messages, and marks failed those whose dead letter was lost;
  * - resumes activity-log exports whose next step was lost;
  * - deletes idempotency keys past their day (or a dead request's lease), in bounded batches.
+ * - resumes project deletions whose next step was lost.
  */
 export async function runScheduledTasks(_controller: ScheduledController, env: Bindings) {
   const db = primaryDatabase(env);
@@ -90,6 +92,13 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
       async () => {
         const deleted = await deleteExpiredIdempotencyKeys(db);
         if (deleted > 0) logLine("info", { task: "cron", done: `deleted ${deleted} expired idempotency keys` });
+      },
+    ],
+    [
+      "resume project deletions",
+      async () => {
+        const resumed = await resumeStalledDeletions(env);
+        if (resumed > 0) logLine("info", { task: "cron", done: `resumed ${resumed} stalled project deletions` });
       },
     ],
   ];

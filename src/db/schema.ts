@@ -163,6 +163,11 @@ export const projects = sqliteTable(
     hasCompletedOnboardingFor: json<unknown>("has_completed_onboarding_for"),
     ingestedEvent: integer("ingested_event", { mode: "boolean" }).notNull().default(false),
     settings: json<ProjectSettings>("settings").notNull(),
+    /**
+     * When a DELETE scheduled the project's removal: from then on no route shows it, and a
+     * background job removes its rows, then the project itself.
+     */
+    deletionScheduledAt: text("deletion_scheduled_at"),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -171,6 +176,10 @@ export const projects = sqliteTable(
     index("projects_organization_created").on(table.organizationId, table.createdAt, table.id),
     // The private ones alone (a default rule of `none`): what a member's count of the list subtracts.
     index("projects_organization_private").on(table.organizationId).where(sql`${table.accessControl} = 1`),
+    // The few being deleted: what the cron reads to resume a deletion whose next step was lost.
+    index("projects_deletion_scheduled")
+      .on(table.deletionScheduledAt)
+      .where(sql`${table.deletionScheduledAt} is not null`),
   ],
 );
 

@@ -1,10 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { patchVisibleProject } from "../organizations/projects/projects.handlers";
+import { deleteVisibleProject, patchVisibleProject } from "../organizations/projects/projects.handlers";
 import { findVisibleProject, projectIdFilters } from "../organizations/projects/projects.queries";
 import { toProject, type Project } from "../organizations/projects/projects.schema";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
-import type { Environment, retrieveEnvironment, updateEnvironment } from "./environments.routes";
+import type { deleteEnvironment, Environment, retrieveEnvironment, updateEnvironment } from "./environments.routes";
 
 const toEnvironment = (project: Project): Environment => ({ ...project, project_id: project.id });
 
@@ -27,4 +27,10 @@ export const updateCallerEnvironment: RouteHandler<typeof updateEnvironment, App
     ),
     200,
   );
+};
+
+export const deleteCallerEnvironment: RouteHandler<typeof deleteEnvironment, AppEnv> = async (c) => {
+  const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id);
+  await deleteVisibleProject(c, await findVisibleProject(c.var.db, c.var.actor, filters));
+  return c.body(null, 204);
 };

@@ -29,3 +29,23 @@ export const updateEnvironment = apiRoute({
   request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
   responses: { 200: jsonResponse(Environment, "The environment"), 409: conflictResponse },
 });
+
+export const replaceEnvironment = apiRoute({
+  method: "put",
+  path: "/api/environments/{project_id}",
+  scope: "project:write",
+  tags: ["environments"],
+  summary: "Update an environment with PUT (admin or owner), as its PATCH: fields left out are kept",
+  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
+  responses: { 200: jsonResponse(Environment, "The environment"), 409: conflictResponse },
+});
+
+export const deleteEnvironment = apiRoute({
+  method: "delete",
+  path: "/api/environments/{project_id}",
+  scope: "project:write",
+  tags: ["environments"],
+  summary: "Delete an environment (admin or owner): its project, whose only environment it is, as its project's DELETE",
+  request: { params: ProjectParams },
+  responses: { 204: { description: "Deleted" } },
+});

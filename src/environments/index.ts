@@ -7,13 +7,15 @@ import { batchExportsRouter } from "./batch-exports";
 import { dashboardsRouter } from "./dashboards";
 import { collaboratorsRouter } from "./dashboards/collaborators";
 import { sharingRouter } from "./dashboards/sharing";
-import { retrieveCallerEnvironment, updateCallerEnvironment } from "./environments.handlers";
-import { retrieveEnvironment, updateEnvironment } from "./environments.routes";
+import { deleteCallerEnvironment, retrieveCallerEnvironment, updateCallerEnvironment } from "./environments.handlers";
+import { deleteEnvironment, replaceEnvironment, retrieveEnvironment, updateEnvironment } from "./environments.routes";
 
 /** The environment tree: environments themselves, and resources addressed by `/api/environments/:project_id/...`. */
 export const environmentsRouter = createRouter()
   .openapi(retrieveEnvironment, retrieveCallerEnvironment)
   .openapi(updateEnvironment, updateCallerEnvironment)
+  .openapi(replaceEnvironment, updateCallerEnvironment)
+  .openapi(deleteEnvironment, deleteCallerEnvironment)
   .route("/", dashboardsRouter)
   .route("/", collaboratorsRouter)
   .route("/", sharingRouter)

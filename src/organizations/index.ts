@@ -11,6 +11,7 @@ import {
   deleteOrganization,
   listOrganizations,
   retrieveOrganization,
+  replaceOrganization,
   updateOrganization,
 } from "./organizations.routes";
 import { organizationActivityLogRouter } from "./activity-log";
@@ -27,6 +28,7 @@ export const organizationsRouter = createRouter()
   .openapi(createOrganization, createCallerOrganization)
   .openapi(retrieveOrganization, retrieveCallerOrganization)
   .openapi(updateOrganization, updateCallerOrganization)
+  .openapi(replaceOrganization, updateCallerOrganization)
   .openapi(deleteOrganization, deleteCallerOrganization)
   .route("/", organizationProjectsRouter)
   .route("/", organizationDomainsRouter)

@@ -2,7 +2,12 @@ import { MembershipLevel } from "../platform/levels";
 import { OrganizationParams } from "../platform/route-context";
 import { paginated, PaginationQuery } from "../platform/pagination";
 import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
-import { Organization, OrganizationInput, OrganizationUpdateInput } from "./organizations.schema";
+import {
+  Organization,
+  OrganizationFullInput,
+  OrganizationInput,
+  OrganizationUpdateInput,
+} from "./organizations.schema";
 
 export const listOrganizations = apiRoute({
   method: "get",
@@ -44,6 +49,18 @@ export const updateOrganization = apiRoute({
   tags: ["organizations"],
   summary: "Rename or configure an organization (admin or owner)",
   request: { params: OrganizationParams, body: jsonBody(OrganizationUpdateInput) },
+  responses: { 200: jsonResponse(Organization, "The organization") },
+});
+
+export const replaceOrganization = apiRoute({
+  method: "put",
+  path: "/api/organizations/{organization_id}",
+  scope: "organization:write",
+  context: "organization",
+  level: MembershipLevel.admin,
+  tags: ["organizations"],
+  summary: "Update an organization with PUT (admin or owner): `name` required, fields left out kept",
+  request: { params: OrganizationParams, body: jsonBody(OrganizationFullInput) },
   responses: { 200: jsonResponse(Organization, "The organization") },
 });
 

@@ -104,6 +104,8 @@ export const OrganizationUpdateInput = z
   })
   .partial()
   .openapi("OrganizationUpdate");
+/** PUT: PostHog's full update, where `name` is required; fields left out are kept, as Django REST framework does. */
+export const OrganizationFullInput = OrganizationUpdateInput.required({ name: true }).openapi("OrganizationFullUpdate");
 export type OrganizationUpdateInput = z.infer<typeof OrganizationUpdateInput>;
 
 type OrganizationRow = typeof organizations.$inferSelect;

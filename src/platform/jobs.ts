@@ -7,6 +7,8 @@
 export type BackgroundJob =
   /** Writes part `part` of an activity-log export. */
   | { kind: "export_part"; exportId: string; part: number }
+  /** Deletes a bounded batch of a project's rows (scheduled by its DELETE), or the project once none is left. */
+  | { kind: "delete_project"; projectId: number }
   /**
    * Sends again a webhook's next failed deliveries created in [since, until), after `after` (their
    * creation time and id).

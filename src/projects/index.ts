@@ -1,8 +1,16 @@
 import { createRouter } from "../platform/router";
-import { listProjects, retrieveProject, updateProject } from "./projects.handlers";
-import { listAccessibleProjects, retrieveAccessibleProject, updateAccessibleProject } from "./projects.routes";
+import { deleteProject, listProjects, retrieveProject, updateProject } from "./projects.handlers";
+import {
+  deleteAccessibleProject,
+  listAccessibleProjects,
+  replaceAccessibleProject,
+  retrieveAccessibleProject,
+  updateAccessibleProject,
+} from "./projects.routes";
 
 export const projectsRouter = createRouter()
   .openapi(listAccessibleProjects, listProjects)
   .openapi(retrieveAccessibleProject, retrieveProject)
-  .openapi(updateAccessibleProject, updateProject);
+  .openapi(updateAccessibleProject, updateProject)
+  .openapi(replaceAccessibleProject, updateProject)
+  .openapi(deleteAccessibleProject, deleteProject);

@@ -1,11 +1,16 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { patchVisibleProject } from "../organizations/projects/projects.handlers";
+import { deleteVisibleProject, patchVisibleProject } from "../organizations/projects/projects.handlers";
 import { findVisibleProject, listVisibleProjects, projectIdFilters } from "../organizations/projects/projects.queries";
 import { toProject, toProjectListItem } from "../organizations/projects/projects.schema";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
 import { pageEnvelope, readPage } from "../platform/pagination";
-import type { listAccessibleProjects, retrieveAccessibleProject, updateAccessibleProject } from "./projects.routes";
+import type {
+  deleteAccessibleProject,
+  listAccessibleProjects,
+  retrieveAccessibleProject,
+  updateAccessibleProject,
+} from "./projects.routes";
 
 export const listProjects: RouteHandler<typeof listAccessibleProjects, AppEnv> = async (c) => {
   const page = readPage(c);
@@ -30,4 +35,14 @@ export const updateProject: RouteHandler<typeof updateAccessibleProject, AppEnv>
     projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id),
   );
   return c.json(await patchVisibleProject(c, found, c.req.valid("json")), 200);
+};
+
+export const deleteProject: RouteHandler<typeof deleteAccessibleProject, AppEnv> = async (c) => {
+  const found = await findVisibleProject(
+    c.var.db,
+    c.var.actor,
+    projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id),
+  );
+  await deleteVisibleProject(c, found);
+  return c.body(null, 204);
 };

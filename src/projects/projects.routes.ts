@@ -35,3 +35,23 @@ export const updateAccessibleProject = apiRoute({
   request: { params: ProjectIdParams, body: jsonBody(ProjectUpdateInput) },
   responses: { 200: jsonResponse(Project, "The project"), 409: conflictResponse },
 });
+
+export const replaceAccessibleProject = apiRoute({
+  method: "put",
+  path: "/api/projects/{id}",
+  scope: "project:write",
+  tags: ["projects"],
+  summary: "Update a project with PUT (admin or owner of its organization), as PATCH: fields left out are kept",
+  request: { params: ProjectIdParams, body: jsonBody(ProjectUpdateInput) },
+  responses: { 200: jsonResponse(Project, "The project"), 409: conflictResponse },
+});
+
+export const deleteAccessibleProject = apiRoute({
+  method: "delete",
+  path: "/api/projects/{id}",
+  scope: "project:write",
+  tags: ["projects"],
+  summary: "Delete a project (admin or owner of its organization), as the organization's route does",
+  request: { params: ProjectIdParams },
+  responses: { 204: { description: "Deleted" } },
+});

@@ -302,6 +302,73 @@ describe("the organization's activity log", () => {
   });
 });
 
+describe("PostHog's page mode and filters", () => {
+  it("numbers pages with page and page_size, answering count and links either side", async () => {
+    const organization = await setupOrganization();
+    await promoteMembers(organization, 5);
+    const first = await readLog(organization, "?page=1&page_size=2");
+    expect(first).toMatchObject({ count: 5, previous: null });
+    expect(first.results.map((entry) => entry.seq)).toEqual([5, 4]);
+    const second = await api("GET", new URL(first.next!).pathname + new URL(first.next!).search, {
+      key: organization.key,
+    });
+    expect(second.body.results.map((entry: Entry) => entry.seq)).toEqual([3, 2]);
+    expect(new URL(second.body.previous).searchParams.get("page")).toBeNull();
+    const third = await readLog(organization, "?page=3&page_size=2&cursor=4");
+    expect(third).toMatchObject({ count: 5, next: null });
+    expect(third.results.map((entry) => entry.seq)).toEqual([1]);
+    expect(new URL(third.previous!).searchParams.get("page")).toBe("2");
+    const past = await api("GET", `${logPath(organization.organization.id)}?page=4&page_size=2`, {
+      key: organization.key,
+    });
+    expectError(past, 404, NOT_FOUND);
+    const filtered = await api("GET", `${logPath(organization.organization.id)}?page=1&activity=updated`, {
+      key: organization.key,
+    });
+    expect(filtered.body.count).toBe(5);
+    expect(filtered.cost).toEqual({ queries: 1, rowsRead: expect.any(Number), rowsWritten: 0 });
+  });
+
+  it("filters by several scopes at once; an unknown scope matches nothing", async () => {
+    const organization = await setupOrganization();
+    await promoteMembers(organization, 1);
+    await api("POST", `/api/environments/${organization.project.id}/dashboards`, {
+      key: organization.key,
+      body: { name: "Board" },
+    });
+    const scopes = async (query: string) => (await readLog(organization, query)).results.map((entry) => entry.scope);
+    expect(await scopes("?scopes=Dashboard,OrganizationMembership")).toEqual(["Dashboard", "OrganizationMembership"]);
+    expect(await scopes("?scopes=Dashboard,Nothing")).toEqual(["Dashboard"]);
+    expect(await scopes("?scopes=Nothing")).toEqual([]);
+  });
+
+  it("adds organization-wide entries to a project's log with include_organization_scoped=1, for admins", async () => {
+    const organization = await setupOrganization();
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    await promoteMembers(organization, 1);
+    await api("POST", `/api/environments/${organization.project.id}/dashboards`, {
+      key: organization.key,
+      body: { name: "Board" },
+    });
+    const scopes = async (key: string, query: string) =>
+      (await api("GET", `/api/projects/${organization.project.id}/activity_log${query}`, { key })).body.results.map(
+        (entry: Entry) => entry.scope,
+      );
+    expect(await scopes(organization.key, "")).toEqual(["Dashboard"]);
+    expect(await scopes(organization.key, "?include_organization_scoped=1")).toEqual([
+      "Dashboard",
+      "OrganizationMembership",
+    ]);
+    expect(await scopes(organization.key, "?include_organization_scoped=1&scopes=OrganizationMembership")).toEqual([
+      "OrganizationMembership",
+    ]);
+    expect(await scopes(member.key, "?include_organization_scoped=1")).toEqual(["Dashboard"]);
+    const other = await setupOrganization();
+    await promoteMembers(other, 1);
+    expect(await scopes(organization.key, "?include_organization_scoped=1&page=1")).toHaveLength(2);
+  });
+});
+
 describe("the hash chain", () => {
   it("verifies, and says where an edited, deleted or re-hashed entry breaks it", async () => {
     const organization = await setupOrganization();

@@ -83,6 +83,18 @@ describe("reading a log of 10,000 entries", () => {
     expect(cost.rowsRead).toBeLessThanOrEqual(PAGE_BOUND(limit));
   });
 
+  it("page mode counts at most 10,000 entries and reads no page past them", async () => {
+    const first = await api("GET", `${logPath()}?page=1&page_size=100`, { key: organization.key });
+    expect(first.body).toMatchObject({ count: 10_000 });
+    expect(first.cost.rowsRead).toBeLessThanOrEqual(10_000 + PAGE_BOUND(100));
+    const last = await api("GET", `${logPath()}?page=100&page_size=100`, { key: organization.key });
+    expect(last.body.results).toHaveLength(100);
+    expect(last.body.next).toBeNull();
+    const past = await api("GET", `${logPath()}?page=1000000&page_size=1000`, { key: organization.key });
+    expect(past.status).toBe(404);
+    expect(past.cost.rowsRead).toBeLessThanOrEqual(10_000 + PAGE_BOUND(1000));
+  });
+
   it("a project's log costs the page too, read with the project in one round trip", async () => {
     await api("GET", "/api/users/@me", { key: member.key }); // the key's cache entry, warm
     const response = await api("GET", `/api/environments/${organization.project.id}/activity_log?limit=100`, {

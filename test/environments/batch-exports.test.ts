@@ -419,13 +419,13 @@ describe("GET /api/environments/:project_id/batch_exports/:id", () => {
     );
   });
 
-  it("answers PUT with 405 and the allowed methods", async () => {
+  it("answers POST on an export with 405 and the allowed methods", async () => {
     const { project, key } = await setupOrganization();
     const created = await createExport(project.id, key);
-    const response = await api("PUT", `${exportsPath(project.id)}/${created.id}`, { key, body: S3_EXPORT });
+    const response = await api("POST", `${exportsPath(project.id)}/${created.id}`, { key, body: S3_EXPORT });
     expect(response.status).toBe(405);
-    expect(response.headers.get("Allow")).toBe("DELETE, GET, PATCH");
-    expect(response.body).toEqual(errorBody("invalid_request", "method_not_allowed", 'Method "PUT" not allowed.'));
+    expect(response.headers.get("Allow")).toBe("DELETE, GET, PATCH, PUT");
+    expect(response.body).toEqual(errorBody("invalid_request", "method_not_allowed", 'Method "POST" not allowed.'));
   });
 });
 
@@ -707,11 +707,17 @@ describe("the OpenAPI document", () => {
       expect(collection.get.security).toEqual([{ PersonalAPIKey: ["batch_export:read"] }]);
       expect(collection.post.security).toEqual([{ PersonalAPIKey: ["batch_export:write"] }]);
       const item = document.body.paths[`/api/${tree}/{project_id}/batch_exports/{id}`];
-      expect(Object.keys(item).sort()).toEqual(["delete", "get", "patch"]);
+      expect(Object.keys(item).sort()).toEqual(["delete", "get", "patch", "put"]);
+      expect(item.put.security).toEqual([{ PersonalAPIKey: ["batch_export:write"] }]);
       expect(document.body.paths[`/api/${tree}/{project_id}/batch_exports/{id}/pause`].post.security).toEqual([
         { PersonalAPIKey: ["batch_export:write"] },
       ]);
     }
     expect(document.body.components.schemas.BatchExportInput.required).toEqual(["name", "interval", "destination"]);
+    expect([...document.body.components.schemas.BatchExportFullUpdate.required].sort()).toEqual([
+      "destination",
+      "interval",
+      "name",
+    ]);
   });
 });

@@ -348,13 +348,13 @@ describe("GET /api/organizations/:organization_id/domains/:id", () => {
     }
   });
 
-  it("answers PUT with 405 and the allowed methods", async () => {
+  it("answers POST on a domain with 405 and the allowed methods", async () => {
     const { organization, key } = await setupOrganization();
     const created = await createDomain(organization.id, key);
-    const response = await api("PUT", `${domainsPath(organization.id)}/${created.id}`, { key, body: {} });
+    const response = await api("POST", `${domainsPath(organization.id)}/${created.id}`, { key, body: {} });
     expect(response.status).toBe(405);
-    expect(response.headers.get("Allow")).toBe("DELETE, GET, PATCH");
-    expect(response.body).toEqual(errorBody("invalid_request", "method_not_allowed", 'Method "PUT" not allowed.'));
+    expect(response.headers.get("Allow")).toBe("DELETE, GET, PATCH, PUT");
+    expect(response.body).toEqual(errorBody("invalid_request", "method_not_allowed", 'Method "POST" not allowed.'));
   });
 });
 

@@ -410,9 +410,9 @@ describe("DELETE /api/organizations/:organization_id/members/:user__uuid", () =>
   it("answers 405 with Allow to a method members do not take", async () => {
     const { organization, key, member } = await setupTeam();
 
-    const response = await api("PUT", memberPath(organization.id, member.user.uuid), { key, body: { level: 8 } });
+    const response = await api("POST", memberPath(organization.id, member.user.uuid), { key, body: { level: 8 } });
 
     expect(response.status).toBe(405);
-    expect(response.headers.get("Allow")).toBe("DELETE, PATCH");
+    expect(response.headers.get("Allow")).toBe("DELETE, PATCH, PUT");
   });
 });

@@ -1,8 +1,8 @@
 import {
   ActivityLogEntry,
   ActivityLogPage,
-  ActivityLogQuery,
   EntryIdParam,
+  ProjectActivityLogQuery,
 } from "../../platform/activity-log/activity-log.schema";
 import { ProjectParams } from "../../platform/route-context";
 import { apiRoute, jsonResponse as json } from "../../platform/route";
@@ -16,8 +16,8 @@ export const projectActivityLogRoute = (tree: ProjectTree) =>
     path: `${tree}/{project_id}/activity_log`,
     scope: "activity_log:read",
     tags: ["activity log"],
-    summary: "What changed in the project, newest first (cursor pages)",
-    request: { params: ProjectParams, query: ActivityLogQuery },
+    summary: "What changed in the project, newest first (cursor or numbered pages)",
+    request: { params: ProjectParams, query: ProjectActivityLogQuery },
     responses: { 200: json(ActivityLogPage, "A page of the project's entries") },
   });
 

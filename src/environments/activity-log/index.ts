@@ -1,15 +1,16 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, eq, sql } from "drizzle-orm";
-import { activityLog, environments } from "../../db/schema";
+import { and, eq, isNull, or, sql } from "drizzle-orm";
+import { activityLog, environments, organizationMemberships } from "../../db/schema";
 import {
   activityPageEnvelope,
+  activityPageStatements,
   ofEnvironmentProject,
-  selectActivityPage,
   selectEntriesWithUsers,
   toActivityLogEntry,
 } from "../../platform/activity-log/activity-log.queries";
 import { dashboardEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import type { AppEnv } from "../../platform/env";
+import { isAdminInSql } from "../../platform/levels";
 import { notFound } from "../../platform/errors";
 import { projectRead } from "../../platform/route-context";
 import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/route-context/project";
@@ -30,24 +31,40 @@ const visibleInProjectLog = (userId: number, environmentId: number) =>
   and(ofEnvironmentProject(environmentId), dashboardEntriesVisibleTo(readerInEnvironment(userId, environmentId)));
 
 /**
+ * `include_organization_scoped=1`: the entries of the environment's organization that name no
+ * project, for its admins and owners only, as the organization's own log is theirs alone.
+ */
+const organizationEntriesForAdmin = (userId: number, environmentId: number) =>
+  and(
+    isNull(activityLog.projectId),
+    sql`${activityLog.organizationId} = (select ${environments.organizationId} from ${environments}
+      where ${environments.id} = ${environmentId})`,
+    isAdminInSql(sql`(select ${organizationMemberships.level} from ${organizationMemberships}
+      where ${organizationMemberships.id} = ${membershipInEnvironment(userId, environmentId)})`),
+  );
+
+/**
  * The project and the page in one round trip; the page is dropped unless the project is the
  * caller's. Its entries are found by the project's organization, read in the same statement.
  */
 const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogRoute>, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const userId = c.var.actor.userId;
-  const [rows] = await projectRead(c, (environmentId) => [
-    selectActivityPage(
+  const withOrganization = query.include_organization_scoped === "1";
+  const [rows, counted] = await projectRead(c, (environmentId) => [
+    ...activityPageStatements(
       c.var.db,
       {
         organizationId: sql`(select ${environments.organizationId} from ${environments}
           where ${environments.id} = ${environmentId})`,
-        where: visibleInProjectLog(userId, environmentId),
+        where: withOrganization
+          ? or(visibleInProjectLog(userId, environmentId), organizationEntriesForAdmin(userId, environmentId))
+          : visibleInProjectLog(userId, environmentId),
       },
       query,
     ),
   ]);
-  return c.json(activityPageEnvelope(thisRequestUrl(c), query, rows), 200);
+  return c.json(activityPageEnvelope(thisRequestUrl(c), query, rows, counted), 200);
 };
 
 /** The entry as the project's log would show it: another project's, or a hidden dashboard's, is 404. */

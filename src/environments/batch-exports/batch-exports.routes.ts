@@ -3,7 +3,13 @@ import { paginated, PaginationQuery } from "../../platform/pagination";
 import { ProjectParams } from "../../platform/route-context";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
-import { BatchExport, BatchExportCreateInput, BatchExportUpdateInput, PausedState } from "./batch-exports.schema";
+import {
+  BatchExport,
+  BatchExportCreateInput,
+  BatchExportFullInput,
+  BatchExportUpdateInput,
+  PausedState,
+} from "./batch-exports.schema";
 import { batchExportOfPath } from "./batch-exports.handlers";
 
 const BatchExportParams = ProjectParams.extend({ id: z.string().openapi({ description: "Batch export id." }) });
@@ -48,6 +54,16 @@ export function batchExportRoutes(tree: ProjectTree) {
       scope: "batch_export:write",
       summary: "Update a batch export; `destination.config` is merged, so omitted secrets are kept",
       request: { params: BatchExportParams, body: jsonBody(BatchExportUpdateInput) },
+      responses: { 200: json(BatchExport, "The batch export, without its secrets"), 409: conflictResponse },
+    }),
+    replace: apiRoute({
+      ...common,
+      reads: batchExportOfPath,
+      method: "put",
+      path: item,
+      scope: "batch_export:write",
+      summary: "Update a batch export with PUT: `name`, `interval` and `destination.type` required, the rest as PATCH",
+      request: { params: BatchExportParams, body: jsonBody(BatchExportFullInput) },
       responses: { 200: json(BatchExport, "The batch export, without its secrets"), 409: conflictResponse },
     }),
     remove: apiRoute({

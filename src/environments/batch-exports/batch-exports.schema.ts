@@ -59,6 +59,15 @@ export const BatchExportCreateInput = BatchExportFields.extend({
 }).openapi("BatchExportInput");
 export type BatchExportCreateInput = z.infer<typeof BatchExportCreateInput>;
 
+/**
+ * PUT: PostHog's full update, where `name`, `interval` and `destination` (its `type`) are
+ * required; the rest as PATCH, fields left out kept, as Django REST framework does.
+ */
+export const BatchExportFullInput = BatchExportFields.partial()
+  .required({ name: true, interval: true })
+  .extend({ destination: z.object({ type: DestinationTypeName, config: ConfigObject.optional() }) })
+  .openapi("BatchExportFullUpdate");
+
 /** A PATCH: `destination.config` is merged into the stored one, so omitted secrets are kept. */
 export const BatchExportUpdateInput = BatchExportFields.partial()
   .extend({

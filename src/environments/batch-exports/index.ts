@@ -18,6 +18,7 @@ function createBatchExportsRouter(tree: ProjectTree) {
     .openapi(routes.create, createProjectBatchExport)
     .openapi(routes.retrieve, retrieveProjectBatchExport)
     .openapi(routes.update, updateProjectBatchExport)
+    .openapi(routes.replace, updateProjectBatchExport)
     .openapi(routes.remove, deleteProjectBatchExport)
     .openapi(routes.pause, pauseProjectBatchExport)
     .openapi(routes.unpause, unpauseProjectBatchExport);

@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { activityLog, users } from "../../db/schema";
 import {
   activityPageEnvelope,
-  selectActivityPage,
+  activityPageStatements,
   selectEntriesWithUsers,
   toActivityLogEntry,
 } from "../../platform/activity-log/activity-log.queries";
@@ -31,20 +31,24 @@ import { thisRequestUrl } from "../../platform/public-url";
 export const listOrganizationActivityLog: RouteHandler<typeof listActivityLog, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const read = organizationRead(c);
-  const [rows, segments, [filterUser]] = await read.batch([
-    selectActivityPage(read.db, { organizationId: read.organizationId }, query),
+  const [rows, counted, segments, [filterUser]] = await read.batch([
+    ...activityPageStatements(read.db, { organizationId: read.organizationId }, query),
     selectPageSegments(read.db, read.organizationId, query.cursor),
     read.db
       .select({ id: users.id })
       .from(users)
       .where(eq(users.uuid, query.user ?? "")),
   ]);
+  const requestUrl = thisRequestUrl(c);
   const wanted = (query.limit ?? DEFAULT_PAGE_SIZE) + 1 - rows.length;
-  if (wanted <= 0 || segments.length === 0) return c.json(activityPageEnvelope(thisRequestUrl(c), query, rows), 200);
+  // Numbered pages read D1 alone; the cursor goes on into the archive.
+  if (query.page !== undefined || wanted <= 0 || segments.length === 0) {
+    return c.json(activityPageEnvelope(requestUrl, query, rows, counted), 200);
+  }
   const filter = { ...query, userId: query.user === undefined ? undefined : (filterUser?.id ?? null) };
   const archived = await archivedPage(c.env.ACTIVITY_LOG_ARCHIVE, segments, filter, wanted);
   const archivedRows = await withUsers(read.db, archived.rows);
-  return c.json(activityPageEnvelope(thisRequestUrl(c), query, [...rows, ...archivedRows], archived.resumeAt), 200);
+  return c.json(activityPageEnvelope(requestUrl, query, [...rows, ...archivedRows], counted, archived.resumeAt), 200);
 };
 
 /**

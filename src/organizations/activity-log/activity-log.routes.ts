@@ -18,7 +18,7 @@ export const listActivityLog = apiRoute({
   context: "organization",
   level: MembershipLevel.admin,
   tags: ["activity log"],
-  summary: "Who changed what in the organization, newest first (cursor pages)",
+  summary: "Who changed what in the organization, newest first (cursor or numbered pages)",
   request: { params: OrganizationParams, query: ActivityLogQuery },
   responses: { 200: json(ActivityLogPage, "A page of entries") },
 });

@@ -4,7 +4,7 @@ import { OrganizationParams } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { domainOfPath } from "./domains.handlers";
-import { Domain, DomainCreateInput, DomainUpdateInput } from "./domains.schema";
+import { Domain, DomainCreateInput, DomainFullInput, DomainUpdateInput } from "./domains.schema";
 
 const DomainParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Domain id." }) });
 
@@ -54,6 +54,19 @@ export const updateDomain = apiRoute({
   tags: ["domains"],
   summary: "Update a domain's SSO settings (admin or owner); `domain` itself cannot change",
   request: { params: DomainParams, body: jsonBody(DomainUpdateInput) },
+  responses: { 200: json(Domain, "The domain"), 409: conflictResponse },
+});
+
+export const replaceDomain = apiRoute({
+  method: "put",
+  path: "/api/organizations/{organization_id}/domains/{id}",
+  scope: "organization:write",
+  context: "organization",
+  reads: domainOfPath,
+  level: MembershipLevel.admin,
+  tags: ["domains"],
+  summary: "Update a domain with PUT (admin or owner): `domain` required, not applied; fields left out kept",
+  request: { params: DomainParams, body: jsonBody(DomainFullInput) },
   responses: { 200: json(Domain, "The domain"), 409: conflictResponse },
 });
 

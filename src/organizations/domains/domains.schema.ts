@@ -36,6 +36,13 @@ export type DomainCreateInput = z.infer<typeof DomainCreateInput>;
 
 /** `domain` is immutable after creation: a PATCH of it is ignored (the schema drops it). */
 export const DomainUpdateInput = DomainSettingsInput.openapi("OrganizationDomainUpdate");
+/**
+ * PUT: PostHog's full update, where `domain` is required; the domain itself never changes (the
+ * value sent is not applied, as on PATCH), and fields left out are kept, as Django REST framework does.
+ */
+export const DomainFullInput = DomainSettingsInput.extend({ domain: z.string().max(128) }).openapi(
+  "OrganizationDomainFullUpdate",
+);
 export type DomainSettingsInput = z.infer<typeof DomainSettingsInput>;
 
 export const Domain = z

@@ -58,6 +58,21 @@ export const updateMember = apiRoute({
   },
 });
 
+export const replaceMember = apiRoute({
+  method: "put",
+  path: "/api/organizations/{organization_id}/members/{user__uuid}",
+  scope: "organization_member:write",
+  context: "organization",
+  reads: memberOfPath,
+  tags: ["members"],
+  summary: "Update a member with PUT, as PATCH: no field is required, and `level` left out is kept",
+  request: { params: MemberParams, body: jsonBody(MemberUpdate) },
+  responses: {
+    200: jsonResponse(Member, "The member"),
+    409: conflictResponse,
+  },
+});
+
 export const removeMember = apiRoute({
   method: "delete",
   path: "/api/organizations/{organization_id}/members/{user__uuid}",

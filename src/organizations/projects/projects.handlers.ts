@@ -6,7 +6,9 @@ import { projects } from "../../db/schema";
 import { isUniqueViolation, type Database } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { conflict, insufficientLevel, notFound, permissionDenied } from "../../platform/errors";
+import { nowIso } from "../../platform/ids";
 import { isAdmin } from "../../platform/levels";
+import { errorFields, logLine } from "../../platform/log";
 import { organizationRead, routeReads } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import {
@@ -27,8 +29,10 @@ import {
   trackedProjectFields,
 } from "./projects.activity";
 import { fieldsAfterPatch } from "../../platform/activity-log/resource-activity";
+import { scheduleDeletionStatements } from "./project-deletion";
 import type {
   createProject,
+  deleteProject,
   listProjects,
   retrieveProject,
   updateProject as updateProjectRoute,
@@ -159,4 +163,36 @@ export const retrieveOrganizationProject: RouteHandler<typeof retrieveProject, A
   const found = admitVisibleProject(c.var.actor, row);
   if (!found) throw notFound();
   return c.json(toProject(found.project, found.level), 200);
+};
+
+/**
+ * A DELETE of a project found among those the caller sees (404 otherwise; 403 below admin): the
+ * project is marked, out of every list and route at once, with its entry, in one atomic batch;
+ * its rows go in the background (`deleteProjectStep`). The organization's last project may go,
+ * as in PostHog (which refuses only for a paid subscription, unknown here).
+ */
+export async function deleteVisibleProject(c: Context<AppEnv>, found: Awaited<ReturnType<typeof findVisibleProject>>) {
+  if (!found) throw notFound();
+  if (!isAdmin(found.level)) throw insufficientLevel();
+  const { id, organizationId, name } = found.project;
+  const { mark, hide } = scheduleDeletionStatements(c.var.db, id, nowIso());
+  const [marked] = await c.var.db.batch([
+    mark.returning({ id: projects.id }),
+    projectActivity.record(c, "deleted", projectItem(organizationId, id, name)),
+    ...hide,
+  ]);
+  // Another DELETE marked it between the read and this batch.
+  if (marked.length === 0) throw notFound();
+  try {
+    await c.env.BACKGROUND_JOBS.send({ kind: "delete_project", projectId: id });
+  } catch (error) {
+    // The cron resumes a deletion whose message was lost (`resumeStalledDeletions`).
+    logLine("warn", { task: "schedule project deletion", projectId: id, error: errorFields(error as Error) });
+  }
+}
+
+export const deleteOrganizationProject: RouteHandler<typeof deleteProject, AppEnv> = async (c) => {
+  const [[row]] = projectOfPath.results(c);
+  await deleteVisibleProject(c, admitVisibleProject(c.var.actor, row));
+  return c.body(null, 204);
 };

@@ -1,4 +1,4 @@
-import { and, count, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
+import { and, count, eq, getTableColumns, isNull, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
 import { boundAs, jsonObjectWithKeys, type Database } from "../../platform/db";
@@ -93,6 +93,7 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         hasCompletedOnboardingFor: boundAs(input.has_completed_onboarding_for, projects.hasCompletedOnboardingFor),
         ingestedEvent: boundAs(false, projects.ingestedEvent),
         settings: boundAs(settings, projects.settings),
+        deletionScheduledAt: sql<null>`null`.as("deletion_scheduled_at"),
         createdAt: boundAs(now, projects.createdAt),
         updatedAt: boundAs(now, projects.updatedAt),
       })
@@ -227,7 +228,12 @@ export async function listProjectsOfOrganization(read: OrganizationRead, actor: 
   const { db, organizationId } = read;
   const caller = callerInOrganization(actor.userId, organizationId);
   const scoped = projectsInKeyScope(actor);
-  const where = and(eq(projects.organizationId, organizationId), projectVisibleAtLevel(caller), ...scoped);
+  const where = and(
+    eq(projects.organizationId, organizationId),
+    isNull(projects.deletionScheduledAt),
+    projectVisibleAtLevel(caller),
+    ...scoped,
+  );
   const counter = counterOf(organizations.projectCount, eq(organizations.id, organizationId));
   const total =
     scoped.length > 0 ? db.$count(projects, where) : countedLess(counter, projectsHiddenFrom(organizationId, caller));

@@ -62,3 +62,29 @@ export const updateProject = apiRoute({
   request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
   responses: { 200: json(Project, "The project"), 409: conflictResponse },
 });
+
+export const replaceProject = apiRoute({
+  method: "put",
+  path: "/api/organizations/{organization_id}/projects/{id}",
+  scope: "project:write",
+  context: "organization",
+  reads: projectOfPath,
+  level: MembershipLevel.admin,
+  tags: ["projects"],
+  summary: "Update a project with PUT (admin or owner), as PATCH: no field is required, those left out are kept",
+  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
+  responses: { 200: json(Project, "The project"), 409: conflictResponse },
+});
+
+export const deleteProject = apiRoute({
+  method: "delete",
+  path: "/api/organizations/{organization_id}/projects/{id}",
+  scope: "project:write",
+  context: "organization",
+  reads: projectOfPath,
+  level: MembershipLevel.admin,
+  tags: ["projects"],
+  summary: "Delete a project (admin or owner): gone from every route at once, its data removed in the background",
+  request: { params: ProjectParams },
+  responses: { 204: { description: "Deleted" } },
+});

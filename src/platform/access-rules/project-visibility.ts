@@ -24,11 +24,14 @@ export function projectVisibleInSql(level: number | SQLWrapper, rule: SQLWrapper
   return level >= MembershipLevel.admin ? undefined : ruleAllows;
 }
 
-/** `projectVisibleInSql` for the caller's membership (`organizationMemberships`) joined on the project. */
-export const projectVisible = projectVisibleInSql(
+/**
+ * `projectVisibleInSql` for the caller's membership (`organizationMemberships`) joined on the
+ * project; a project scheduled for deletion is visible to no one.
+ */
+export const projectVisible = sql`(${projects.deletionScheduledAt} is null and ${projectVisibleInSql(
   organizationMemberships.level,
   ruleOfMember("project", projects.id, organizationMemberships.id),
-);
+)})`;
 
 /**
  * The caller's membership of the organization a statement reads: known (resolved before), or as

@@ -1,8 +1,9 @@
-import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, activityLogSegments, users } from "../../db/schema";
 import { toUserBasic } from "../../users/user-basic";
 import type { Database } from "../db";
 import { DEFAULT_PAGE_SIZE } from "../pagination";
+import { notFound } from "../errors";
 import type { ActivityLogEntry, ActivityLogQuery } from "./activity-log.schema";
 
 type EntryRow = typeof activityLog.$inferSelect;
@@ -68,6 +69,7 @@ export const lastSeqAtOrBefore = (organizationId: string | SQL, time: string, st
 function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL | undefined)[] {
   return [
     query.scope === undefined ? undefined : eq(activityLog.scope, query.scope),
+    query.scopes === undefined ? undefined : inArray(activityLog.scope, scopesOf(query.scopes)),
     query.item_id === undefined ? undefined : eq(activityLog.itemId, query.item_id),
     query.user === undefined
       ? undefined
@@ -81,9 +83,20 @@ function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL 
           organizationId,
           new Date(new Date(query.before).getTime() - 1).toISOString(),
         )}`,
-    query.cursor === undefined ? undefined : lt(activityLog.seq, Number(query.cursor)),
+    // Page mode reads by offset, as PostHog's page numbers do; the cursor is the other mode's.
+    query.cursor === undefined || query.page !== undefined ? undefined : lt(activityLog.seq, Number(query.cursor)),
   ];
 }
+
+/** `?scopes=A,B`: the kinds named, blanks dropped; none named matches nothing, as an unknown kind does. */
+const scopesOf = (scopes: string) =>
+  scopes
+    .split(",")
+    .map((scope) => scope.trim())
+    .filter((scope) => scope !== "");
+
+/** What page mode counts at most: a count, like a page, costs a bounded read of an index. */
+export const COUNT_CAP = 10_000;
 
 /** Entries with the users who made them: what a page, an entry's URL and the events feed read. */
 export const selectEntriesWithUsers = (db: Database) =>
@@ -97,42 +110,87 @@ export type ActivityLogSource = { organizationId: string | SQL; where?: SQL };
  * chain, so entries appended meanwhile never shift a page. One more row than the page is read,
  * to know whether a next page exists.
  */
-export function selectActivityPage(db: Database, source: ActivityLogSource, query: ActivityLogQuery) {
-  return selectEntriesWithUsers(db)
-    .where(
-      and(
-        source.where ?? eq(activityLog.organizationId, source.organizationId),
-        ...filtersOf(source.organizationId, query),
-      ),
-    )
-    .orderBy(desc(activityLog.seq))
-    .limit((query.limit ?? DEFAULT_PAGE_SIZE) + 1);
+function selectActivityPage(db: Database, source: ActivityLogSource, query: ActivityLogQuery) {
+  const size = pageSizeOf(query);
+  const select = selectEntriesWithUsers(db).where(whereOf(source, query)).orderBy(desc(activityLog.seq));
+  if (query.page === undefined) return select.limit(size + 1);
+  // A page past the counted ones is 404 (`activityPageEnvelope`): none of it is read.
+  const offset = offsetOf(query.page, size);
+  return offset >= COUNT_CAP ? select.limit(0) : select.limit(size + 1).offset(offset);
 }
+
+const offsetOf = (page: number, size: number) => (page - 1) * size;
+
+const whereOf = (source: ActivityLogSource, query: ActivityLogQuery) =>
+  and(
+    source.where ?? eq(activityLog.organizationId, source.organizationId),
+    ...filtersOf(source.organizationId, query),
+  );
+
+/** Entries per page: `page_size` in page mode, `limit` with the cursor. */
+const pageSizeOf = (query: ActivityLogQuery) =>
+  (query.page === undefined ? query.limit : (query.page_size ?? query.limit)) ?? DEFAULT_PAGE_SIZE;
+
+/**
+ * The entries `source` and the filters match, up to `COUNT_CAP`: the same indexes the page
+ * reads, never more than the cap of their rows. With the cursor, nothing is counted (none read).
+ */
+function selectActivityCount(db: Database, source: ActivityLogSource, query: ActivityLogQuery) {
+  const matching = db
+    .select({ one: sql`1` })
+    .from(activityLog)
+    .where(whereOf(source, query))
+    .limit(query.page === undefined ? 0 : COUNT_CAP)
+    .as("matching");
+  return db.select({ count: sql<number>`count(*)` }).from(matching);
+}
+
+/** The page's statements: the page and its count (`?page=`; an empty read otherwise). */
+export const activityPageStatements = (db: Database, source: ActivityLogSource, query: ActivityLogQuery) =>
+  [selectActivityPage(db, source, query), selectActivityCount(db, source, query)] as const;
 
 export type PageRow = { entry: EntryRow; user: UserRow | null };
 
 /**
- * The page of `rows` (one more than the page when a next one exists), or, when reading archived
- * segments stopped short of filling it, a page going on at `resumeAt`. `requestUrl`: the request's
- * public URL without a query-string key (`thisRequestUrl`), which `next` repeats with a cursor.
+ * The envelope PostHog's pagination answers: with the cursor `{next, previous, results}`; in page
+ * mode also `count`, and links to the pages either side. A page past the last is 404, as there.
+ * `rows` holds one more than the page when a next one exists; when reading archived segments
+ * stopped short of filling it, the next page goes on at `resumeAt`. `requestUrl`: the request's
+ * public URL without a query-string key (`thisRequestUrl`), which the links repeat.
  */
 export function activityPageEnvelope(
   requestUrl: URL,
   query: ActivityLogQuery,
   rows: PageRow[],
+  counted: { count: number }[],
   resumeAt: number | null = null,
 ) {
-  const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-  const page = rows.slice(0, limit);
+  const size = pageSizeOf(query);
+  const page = rows.slice(0, size);
+  const results = page.map((row) => toActivityLogEntry(row.entry, row.user));
+  const hasMore = rows.length > size;
+  if (query.page !== undefined) {
+    const number = query.page;
+    const count = Math.min(counted[0]?.count ?? 0, COUNT_CAP);
+    if (number > 1 && (page.length === 0 || offsetOf(number, size) >= COUNT_CAP)) throw notFound();
+    const linkTo = (to: number) => {
+      const url = new URL(requestUrl);
+      if (to === 1) url.searchParams.delete("page");
+      else url.searchParams.set("page", String(to));
+      return url.toString();
+    };
+    const next = hasMore && number * size < COUNT_CAP ? linkTo(number + 1) : null;
+    return { count, next, previous: number > 1 ? linkTo(number - 1) : null, results };
+  }
   const last = page.at(-1);
-  const cursor = rows.length > limit && last ? last.entry.seq : resumeAt;
+  const cursor = hasMore && last ? last.entry.seq : resumeAt;
   let next: string | null = null;
   if (cursor !== null) {
     const url = new URL(requestUrl);
     url.searchParams.set("cursor", String(cursor));
     next = url.toString();
   }
-  return { next, previous: null, results: page.map((row) => toActivityLogEntry(row.entry, row.user)) };
+  return { next, previous: null, results };
 }
 
 /** A project's entries: `:project_id` names an environment, the entries name its project. */

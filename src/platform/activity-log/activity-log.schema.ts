@@ -62,6 +62,15 @@ export type ActivityLogEntry = z.infer<typeof ActivityLogEntry>;
 
 export const ActivityLogPage = z
   .object({
+    count: z
+      .number()
+      .int()
+      .optional()
+      .openapi({
+        description:
+          "Page mode (`?page=`) only: the entries the filters match, counted up to 10,000 " +
+          "(a larger log answers 10,000, and its pages stop there: read further with the cursor).",
+      }),
     next: z.string().nullable(),
     previous: z.string().nullable(),
     results: z.array(ActivityLogEntry),
@@ -76,6 +85,10 @@ export const ActivityLogQuery = z.object({
     .enum(ACTIVITY_SCOPES as [string, ...string[]])
     .optional()
     .openapi({ description: "Only entries about this kind of item." }),
+  scopes: z.string().max(2000).optional().openapi({
+    description: "Only entries about one of these kinds of item, comma-separated; an unknown kind matches nothing.",
+    example: "Dashboard,Project",
+  }),
   item_id: z.string().max(200).optional().openapi({ description: "Only entries about this item." }),
   user: z.string().uuid().optional().openapi({ description: "Only entries made by this user (uuid)." }),
   activity: z
@@ -96,8 +109,32 @@ export const ActivityLogQuery = z.object({
     .max(MAX_PAGE_SIZE)
     .optional()
     .openapi({ description: "Entries per page (default 100, at most 1000)." }),
+  page: z.coerce.number().int().min(1).optional().openapi({
+    description: "Page mode: the page to read, from 1; the answer then carries `count`. Ignores `cursor`.",
+  }),
+  page_size: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_PAGE_SIZE)
+    .optional()
+    .openapi({ description: "Page mode: entries per page (default 100, at most 1000)." }),
 });
 export type ActivityLogQuery = z.infer<typeof ActivityLogQuery>;
+
+/** A project's log also takes PostHog's `include_organization_scoped=1`: entries of the organization itself. */
+export const ProjectActivityLogQuery = ActivityLogQuery.extend({
+  include_organization_scoped: z
+    .string()
+    .max(10)
+    .optional()
+    .openapi({
+      description:
+        "`1`: also the entries of the project's organization that name no project, for the organization's " +
+        "admins and owners (others see no such entry, as in the organization's log); any other value: not.",
+      example: "1",
+    }),
+});
 
 export const ChainVerdict = z
   .object({

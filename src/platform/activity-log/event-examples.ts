@@ -118,6 +118,14 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
     project: true,
     changes: changed("Project", "access_control", false, true),
   },
+  "Project.deleted": {
+    description:
+      "A project was deleted: gone from every route at once; its dashboards, batch exports and rules " +
+      "are removed in the background.",
+    name: "Mobile app",
+    item: "7",
+    project: true,
+  },
   "PersonalAPIKey.created": {
     description: "A personal API key that can reach the organization was created (never its value).",
     ...key,

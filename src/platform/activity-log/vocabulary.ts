@@ -8,7 +8,7 @@ export const ACTIVITIES_BY_SCOPE = {
   OrganizationMembership: ["joined", "updated", "left"],
   OrganizationInvite: ["created", "cancelled", "accepted"],
   OrganizationDomain: ["created", "updated", "verified", "deleted"],
-  Project: ["created", "updated"],
+  Project: ["created", "updated", "deleted"],
   PersonalAPIKey: ["created", "updated", "rolled", "revoked"],
   BatchExport: ["created", "updated", "paused", "unpaused", "deleted"],
   Dashboard: ["created", "updated", "deleted", "restored"],

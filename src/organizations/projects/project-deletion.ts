@@ -1,0 +1,107 @@
+import { and, eq, inArray, isNotNull, isNull, lt, type SQLWrapper } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { accessControls, batchExports, dashboards, environments, insights, projects, texts } from "../../db/schema";
+import { primaryDatabase, type Database } from "../../platform/db";
+import type { Bindings } from "../../platform/env";
+import type { BackgroundJob, StepOutcome } from "../../platform/jobs";
+
+export type ProjectDeletion = Extract<BackgroundJob, { kind: "delete_project" }>;
+
+/** Rows of each kind one step deletes (a dashboard's tiles, sharing and collaborators go with it). */
+const ROWS_PER_STEP = 100;
+/** A deletion not finished this long after it was scheduled is resumed by the cron. */
+const STALLED_AFTER_MS = 10 * 60_000;
+
+/** What a scheduled project's name key becomes: no name a client can send, so its name is free at once. */
+const freedNameKey = (projectId: number) => `\u0000deleted ${projectId}`;
+
+/**
+ * The statements of a DELETE, for one atomic batch: the project marked (only if it was not
+ * already: a second DELETE changes nothing), its name freed, its privacy rules and its batch
+ * exports out of every list and counter at once. `entry`, the activity entry, goes right after
+ * the mark, which gates it. The rest of its rows are the background job's.
+ */
+export function scheduleDeletionStatements(db: Database, projectId: number, now: string) {
+  const ofProject = db.select({ id: environments.id }).from(environments).where(eq(environments.projectId, projectId));
+  return {
+    mark: db
+      .update(projects)
+      .set({ deletionScheduledAt: now, nameKey: freedNameKey(projectId), accessControl: false, updatedAt: now })
+      .where(and(eq(projects.id, projectId), isNull(projects.deletionScheduledAt))),
+    hide: [
+      db
+        .update(batchExports)
+        .set({ deleted: true })
+        .where(and(inArray(batchExports.environmentId, ofProject), eq(batchExports.deleted, false))),
+      db
+        .delete(accessControls)
+        .where(and(eq(accessControls.resource, "project"), eq(accessControls.resourceId, String(projectId)))),
+    ],
+  };
+}
+
+/** Up to `ROWS_PER_STEP` rows of `table` in the project's environments, deleted; their ids returned. */
+function deleteSome(
+  db: Database,
+  table: SQLiteTable,
+  id: SQLiteColumn,
+  environmentId: SQLiteColumn,
+  within: SQLWrapper,
+) {
+  const some = db.select({ id }).from(table).where(inArray(environmentId, within)).limit(ROWS_PER_STEP);
+  return db.delete(table).where(inArray(id, some)).returning({ id });
+}
+
+/**
+ * One step of a project's deletion: a bounded batch of each kind of its rows, deleted in one
+ * transaction; when none is left, the project itself (its environments with it). Then the next
+ * step's message, or nothing. At-least-once: a step that runs again, or for a project already
+ * gone or never scheduled, deletes what is left, if anything.
+ */
+export async function deleteProjectStep(env: Bindings, job: ProjectDeletion): Promise<StepOutcome> {
+  const db = primaryDatabase(env);
+  const scheduled = and(eq(projects.id, job.projectId), isNotNull(projects.deletionScheduledAt));
+  const ofProject = db
+    .select({ id: environments.id })
+    .from(environments)
+    .innerJoin(projects, eq(projects.id, environments.projectId))
+    .where(scheduled);
+  const deleted = await db.batch([
+    deleteSome(db, dashboards, dashboards.id, dashboards.environmentId, ofProject),
+    deleteSome(db, insights, insights.id, insights.environmentId, ofProject),
+    deleteSome(db, texts, texts.id, texts.environmentId, ofProject),
+    deleteSome(db, batchExports, batchExports.id, batchExports.environmentId, ofProject),
+    deleteSome(db, accessControls, accessControls.id, accessControls.environmentId, ofProject),
+  ]);
+  if (deleted.some((rows) => rows.length === ROWS_PER_STEP)) {
+    await env.BACKGROUND_JOBS.send(job);
+    return {};
+  }
+  // Nothing of it is left: no route shows the project, so no row is added meanwhile.
+  await db.delete(projects).where(scheduled);
+  return {};
+}
+
+/**
+ * The cron's part of at-least-once: a deletion scheduled over ten minutes ago whose project is
+ * still there (its first message lost, or a step's dropped) gets a step's message again.
+ */
+export async function resumeStalledDeletions(env: Bindings, limit = 100): Promise<number> {
+  const db = primaryDatabase(env);
+  const stalled = await db
+    .select({ id: projects.id })
+    .from(projects)
+    .where(
+      and(
+        isNotNull(projects.deletionScheduledAt),
+        lt(projects.deletionScheduledAt, new Date(Date.now() - STALLED_AFTER_MS).toISOString()),
+      ),
+    )
+    .limit(limit);
+  if (stalled.length > 0) {
+    await env.BACKGROUND_JOBS.sendBatch(
+      stalled.map((row) => ({ body: { kind: "delete_project" as const, projectId: row.id } })),
+    );
+  }
+  return stalled.length;
+}

@@ -1,0 +1,183 @@
+import { createScheduledController } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import * as schema from "../../src/db/schema";
+import worker from "../../src/index";
+import { MembershipLevel } from "../../src/platform/levels";
+import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bodies";
+import { addMember, api, createProject, db, setupOrganization } from "../support/harness";
+import { consumeAttempt } from "../support/queues";
+
+type Organization = Awaited<ReturnType<typeof setupOrganization>>;
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const S3_EXPORT = {
+  name: "Events to S3",
+  interval: "hour",
+  destination: {
+    type: "S3",
+    config: { bucket_name: "b", region: "us-east-1", prefix: "p/", aws_access_key_id: "A", aws_secret_access_key: "s" },
+  },
+};
+
+/** A second project with a dashboard and a batch export, through the API. */
+async function projectWithRows(organization: Organization) {
+  const project = await createProject(organization.organization.id, { name: "Doomed" });
+  const dashboard = await api("POST", `/api/environments/${project.id}/dashboards`, {
+    key: organization.key,
+    body: { name: "Board" },
+  });
+  expect(dashboard.status).toBe(201);
+  const exported = await api("POST", `/api/environments/${project.id}/batch_exports`, {
+    key: organization.key,
+    body: S3_EXPORT,
+  });
+  expect(exported.status).toBe(201);
+  return project;
+}
+
+/** `count` dashboards in the project's environment, in one statement. */
+async function seedDashboards(projectId: number, count: number) {
+  await env.DB.prepare(
+    `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
+     insert into dashboards (environment_id, name, created_at, last_modified_at)
+     select ?2, 'Seeded ' || i, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z' from n`,
+  )
+    .bind(count, projectId)
+    .run();
+}
+
+const rowsOf = async (projectId: number) => ({
+  projects: (await db.select().from(schema.projects).where(eq(schema.projects.id, projectId))).length,
+  environments: (await db.select().from(schema.environments).where(eq(schema.environments.projectId, projectId)))
+    .length,
+  dashboards: (await db.select().from(schema.dashboards).where(eq(schema.dashboards.environmentId, projectId))).length,
+  batchExports: (await db.select().from(schema.batchExports).where(eq(schema.batchExports.environmentId, projectId)))
+    .length,
+});
+
+/** What a producer answers, for a send the test keeps from the queue. */
+const NOT_SENT = { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } };
+
+const gone = { projects: 0, environments: 0, dashboards: 0, batchExports: 0 };
+
+describe("deleting a project", () => {
+  it("answers 204 to an admin; the project is at once 404 and out of every list, then its rows go", async () => {
+    const organization = await setupOrganization();
+    const project = await projectWithRows(organization);
+    const orgPath = `/api/organizations/${organization.organization.id}/projects`;
+    const response = await api("DELETE", `${orgPath}/${project.id}/`, { key: organization.key });
+    expect(response.status).toBe(204);
+    for (const path of [
+      `${orgPath}/${project.id}`,
+      `/api/projects/${project.id}`,
+      `/api/environments/${project.id}`,
+      `/api/environments/${project.id}/dashboards`,
+      `/api/projects/${project.id}/batch_exports`,
+    ]) {
+      expectError(await api("GET", path, { key: organization.key }), 404, NOT_FOUND);
+    }
+    const listed = await api("GET", orgPath, { key: organization.key });
+    expect(listed.body.count).toBe(1);
+    expect(listed.body.results.map((item: { id: number }) => item.id)).toEqual([organization.project.id]);
+    const everywhere = await api("GET", "/api/projects", { key: organization.key });
+    expect(everywhere.body.count).toBe(1);
+    const exports = await api("GET", `/api/organizations/${organization.organization.id}/batch_exports`, {
+      key: organization.key,
+    });
+    expect(exports.body.results).toEqual([]);
+    // A second DELETE, as a retried `terraform destroy` sends, finds nothing.
+    expectError(await api("DELETE", `${orgPath}/${project.id}`, { key: organization.key }), 404, NOT_FOUND);
+    // The name is free at once.
+    const again = await api("POST", orgPath, { key: organization.key, body: { name: "Doomed" } });
+    expect(again.status).toBe(201);
+    await expect.poll(() => rowsOf(project.id), { timeout: 20_000, interval: 200 }).toEqual(gone);
+  });
+
+  it("is recorded in the activity log and in the events feed that webhooks deliver", async () => {
+    const organization = await setupOrganization();
+    const project = await createProject(organization.organization.id, { name: "Logged" });
+    const response = await api("DELETE", `/api/projects/${project.id}`, { key: organization.key });
+    expect(response.status).toBe(204);
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Project`, {
+      key: organization.key,
+    });
+    expect(log.body.results[0]).toMatchObject({
+      scope: "Project",
+      activity: "deleted",
+      item_id: String(project.id),
+      project_id: project.id,
+      detail: { name: "Logged" },
+    });
+    const events = await api(
+      "GET",
+      `/api/organizations/${organization.organization.id}/events?events=Project.deleted`,
+      {
+        key: organization.key,
+      },
+    );
+    expect(events.body.results.map((event: { type: string }) => event.type)).toEqual(["Project.deleted"]);
+  });
+
+  it("is for admins: a member gets 403, an outsider 404, and nothing is deleted", async () => {
+    const organization = await setupOrganization();
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const outsider = await setupOrganization();
+    const path = `/api/environments/${organization.project.id}`;
+    expectError(await api("DELETE", path, { key: member.key }), 403, INSUFFICIENT_LEVEL);
+    expectError(await api("DELETE", path, { key: outsider.key }), 404, NOT_FOUND);
+    expect((await api("GET", path, { key: organization.key })).status).toBe(200);
+  });
+
+  it("may delete the organization's last project, as PostHog does without a paid plan", async () => {
+    const organization = await setupOrganization();
+    const response = await api("DELETE", `/api/environments/${organization.project.id}`, { key: organization.key });
+    expect(response.status).toBe(204);
+    const listed = await api("GET", `/api/organizations/${organization.organization.id}/projects`, {
+      key: organization.key,
+    });
+    expect(listed.body).toMatchObject({ count: 0, results: [] });
+  });
+
+  it("removes the rows in bounded steps, each at-least-once, and the cron resumes a lost one", async () => {
+    const organization = await setupOrganization();
+    const project = await projectWithRows(organization);
+    await seedDashboards(project.id, 250);
+    const sent = vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue(NOT_SENT);
+    // The DELETE's message is lost (spied): the project stays hidden, its rows wait.
+    expect((await api("DELETE", `/api/projects/${project.id}`, { key: organization.key })).status).toBe(204);
+    expect(sent).toHaveBeenCalledWith({ kind: "delete_project", projectId: project.id });
+    expect(await rowsOf(project.id)).toEqual({ projects: 1, environments: 1, dashboards: 251, batchExports: 1 });
+    const job = { kind: "delete_project", projectId: project.id };
+    const first = await consumeAttempt("background-jobs", job, 1);
+    expect(first.explicitAcks).toEqual(["message"]);
+    expect((await rowsOf(project.id)).dashboards).toBe(151);
+    // The same step again (at-least-once) deletes the next share, never more than its bound.
+    await consumeAttempt("background-jobs", job, 1);
+    expect((await rowsOf(project.id)).dashboards).toBe(51);
+    expect(sent).toHaveBeenCalledTimes(3);
+    // The last share: fewer than a step's bound left, so the project goes with it.
+    await consumeAttempt("background-jobs", job, 1);
+    expect(await rowsOf(project.id)).toEqual(gone);
+    expect(sent).toHaveBeenCalledTimes(3);
+    // Once gone, a duplicate step does nothing.
+    const duplicate = await consumeAttempt("background-jobs", job, 1);
+    expect(duplicate.explicitAcks).toEqual(["message"]);
+    // The cron resumes a deletion scheduled long ago whose message was lost.
+    const stalled = await createProject(organization.organization.id, { name: "Stalled" });
+    await db
+      .update(schema.projects)
+      .set({ deletionScheduledAt: "2026-01-01T00:00:00.000Z" })
+      .where(eq(schema.projects.id, stalled.id));
+    const sentBatch = vi.spyOn(env.BACKGROUND_JOBS, "sendBatch").mockResolvedValue(NOT_SENT);
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+    expect(sentBatch.mock.calls.flatMap(([messages]) => [...messages].map((message) => message.body))).toContainEqual({
+      kind: "delete_project",
+      projectId: stalled.id,
+    });
+  });
+});
