@@ -1,11 +1,12 @@
-import { and, eq, sql } from "drizzle-orm";
-import { dashboards, environments, organizations, sharePasswords, sharingConfigurations } from "../db/schema";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { dashboards, environments, organizations, projects, sharePasswords, sharingConfigurations } from "../db/schema";
 import type { Database } from "../platform/db";
 import { selectTiles, type TileRow } from "../environments/dashboards/dashboards.queries";
 
 /**
  * The dashboard a public link shows, its tiles and its share passwords' hashes, in one round trip:
- * only while the dashboard is live and its organization allows public links. Whether the link is
+ * only while the dashboard is live, its project not being deleted, and its organization allows
+ * public links. Whether the link is
  * enabled, unexpired and unlocked is the caller's to decide from `sharing`. The token is found
  * through its unique index.
  */
@@ -26,11 +27,13 @@ export async function readSharedDashboard(db: Database, accessToken: string) {
       .from(sharingConfigurations)
       .innerJoin(dashboards, eq(dashboards.id, sharingConfigurations.dashboardId))
       .innerJoin(environments, eq(environments.id, dashboards.environmentId))
+      .innerJoin(projects, eq(projects.id, environments.projectId))
       .innerJoin(organizations, eq(organizations.id, environments.organizationId))
       .where(
         and(
           eq(sharingConfigurations.accessToken, accessToken),
           eq(dashboards.deleted, false),
+          isNull(projects.deletionScheduledAt),
           eq(organizations.allowPubliclySharedResources, true),
         ),
       ),

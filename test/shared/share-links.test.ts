@@ -34,6 +34,29 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+describe("share links of a deleted project", () => {
+  it("stop at once, before the background steps remove the dashboard: 404 page and JSON", async () => {
+    const team = await setupOrganization();
+    const project = await api("POST", `/api/organizations/${team.organization.id}/projects`, {
+      key: team.key,
+      body: { name: "Doomed" },
+    });
+    const dashboard = await createDashboard(team.key, project.body.id, { name: "Board" });
+    const sharingPath = `${dashboardsPath(project.body.id)}/${dashboard.id}/sharing`;
+    const sharing = await api("PATCH", sharingPath, { key: team.key, body: { enabled: true } });
+    const token = sharing.body.access_token as string;
+    expect((await browse(`/shared/${token}`)).status).toBe(200);
+
+    const deleted = await api("DELETE", `/api/projects/${project.body.id}`, { key: team.key });
+    expect(deleted.status).toBe(204);
+    const page = await browse(`/shared/${token}`);
+    expect(page.status).toBe(404);
+    expect(page.text).not.toContain("Board");
+    const json = await api("GET", `/shared/${token}.json`);
+    expect([json.status, json.body]).toEqual([404, NOT_FOUND]);
+  });
+});
+
 describe("share link expiry", () => {
   it("works until the second expires_at passes, then answers the expired page (410) and 404 as JSON", async () => {
     const { key, sharingPath, token } = await setupLink();
