@@ -1,11 +1,18 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, desc, eq, sql } from "drizzle-orm";
 import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
-import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
+import { API_KEY_PREFIX, mintApiKey } from "../platform/auth/api-keys";
+import {
+  assertFutureExpiry,
+  forgetCachedKey,
+  previousValueExpiry,
+  rollValues,
+  storedTime,
+} from "../platform/auth/key-lifecycle";
 import { keyRateLimits } from "../platform/auth/rate-limit";
 import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { scopesGrant } from "../platform/auth/scopes";
-import type { Actor, AppEnv, Bindings } from "../platform/env";
+import type { Actor, AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
 import { inJsonList, type Database } from "../platform/db";
@@ -28,7 +35,6 @@ type KeyRow = typeof personalApiKeys.$inferSelect;
 export const MAX_KEYS_PER_USER = 10;
 
 export function toPersonalApiKey(row: KeyRow) {
-  const overlapping = row.previousValueExpiresAt !== null && Date.parse(row.previousValueExpiresAt) > Date.now();
   return {
     id: row.id,
     label: row.label,
@@ -41,7 +47,7 @@ export function toPersonalApiKey(row: KeyRow) {
     scoped_teams: row.scopedTeams,
     expires_at: row.expiresAt,
     last_rolled_at: row.lastRolledAt,
-    previous_value_expires_at: overlapping ? row.previousValueExpiresAt : null,
+    previous_value_expires_at: previousValueExpiry(row),
   };
 }
 
@@ -66,16 +72,6 @@ export const retrievePersonalApiKey: RouteHandler<typeof retrieveKey, AppEnv> = 
   if (!row) throw notFound();
   return c.json(toPersonalApiKey(row), 200);
 };
-
-/** An expiry must lie ahead: a key created or changed to be dead already is a mistake. */
-function assertFutureExpiry(expiresAt: string | null | undefined) {
-  if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
-    throw validationError("invalid_input", "The expiry must be in the future.", "expires_at");
-  }
-}
-
-/** Stored as `toISOString` writes it, so that expiries compare as text. */
-const storedTime = (value: string | null) => (value === null ? null : new Date(value).toISOString());
 
 export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = async (c) => {
   const { db, actor } = c.var;
@@ -202,15 +198,6 @@ async function keyAndReach(db: Database, actor: Actor, id: string) {
   return { key, reachable };
 }
 
-/** Every cached copy of the key, by each value it may still be presented with: the next request reads D1. */
-async function forgetCachedKey(env: Bindings, ...secureValues: (string | null)[]) {
-  await Promise.all(
-    secureValues
-      .filter((value): value is string => value !== null)
-      .map((value) => env.API_KEY_CACHE.delete(apiKeyCacheKey(value))),
-  );
-}
-
 /** The key's fields an update compares, by their API names. */
 const trackedFields = (key: KeyRow) => ({
   label: key.label,
@@ -274,7 +261,7 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     ),
   );
   if (!updated) throw changedMeanwhile("key");
-  await forgetCachedKey(c.env, key.secureValue, key.previousSecureValue);
+  await forgetCachedKey(c.env, key);
   return c.json(toPersonalApiKey(after), 200);
 };
 
@@ -288,29 +275,13 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
   const id = c.req.valid("param").id;
   const overlapSeconds = c.req.valid("json").overlap_seconds;
   const { key, reachable } = await keyAndReach(db, actor, id);
-  const minted = await mintApiKey();
-  const now = Date.now();
-  const overlapEnds = overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000).toISOString() : null;
-  const after: KeyRow = {
-    ...key,
-    secureValue: minted.secureValue,
-    maskValue: minted.maskValue,
-    lastRolledAt: new Date(now).toISOString(),
-    previousSecureValue: overlapEnds === null ? null : key.secureValue,
-    previousValueExpiresAt: overlapEnds,
-  };
-  const context = { overlap_seconds: overlapSeconds, previous_value_expires_at: overlapEnds };
+  const { value, changes, context } = await rollValues(key, overlapSeconds, API_KEY_PREFIX);
+  const after: KeyRow = { ...key, ...changes };
   const [rolled] = await writeWithActivity(
     db,
     db
       .update(personalApiKeys)
-      .set({
-        secureValue: after.secureValue,
-        maskValue: after.maskValue,
-        lastRolledAt: after.lastRolledAt,
-        previousSecureValue: after.previousSecureValue,
-        previousValueExpiresAt: after.previousValueExpiresAt,
-      })
+      .set(changes)
       .where(and(ownKey(actor, id), eq(personalApiKeys.secureValue, key.secureValue)))
       .returning({ id: personalApiKeys.id }),
     ...reachable.map((organizationId) =>
@@ -318,8 +289,8 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
     ),
   );
   if (!rolled) throw changedMeanwhile("key");
-  await forgetCachedKey(c.env, key.secureValue, key.previousSecureValue);
-  return c.json({ ...toPersonalApiKey(after), value: minted.value }, 200);
+  await forgetCachedKey(c.env, key);
+  return c.json({ ...toPersonalApiKey(after), value }, 200);
 };
 
 /**
@@ -332,16 +303,13 @@ export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = asyn
   const { key, reachable } = await keyAndReach(db, actor, id);
   const [deleted] = await writeWithActivity(
     db,
-    db
-      .delete(personalApiKeys)
-      .where(ownKey(actor, id))
-      .returning({ secureValue: personalApiKeys.secureValue, previous: personalApiKeys.previousSecureValue }),
+    db.delete(personalApiKeys).where(ownKey(actor, id)).returning({
+      secureValue: personalApiKeys.secureValue,
+      previousSecureValue: personalApiKeys.previousSecureValue,
+    }),
     ...personalApiKeyEntries(c, "revoked", key, reachable),
   );
   if (!deleted) throw notFound();
-  await Promise.all([
-    forgetCachedKey(c.env, deleted.secureValue, deleted.previous),
-    c.env.API_KEY_CACHE.delete(currentEnvironmentGuessKey(key.id)),
-  ]);
+  await Promise.all([forgetCachedKey(c.env, deleted), c.env.API_KEY_CACHE.delete(currentEnvironmentGuessKey(key.id))]);
   return c.body(null, 204);
 };
