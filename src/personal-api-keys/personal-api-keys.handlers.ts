@@ -1,11 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, desc, eq, sql } from "drizzle-orm";
 import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
-import { API_KEY_PREFIX, mintApiKey } from "../platform/auth/api-keys";
+import { API_KEY_PREFIX } from "../platform/auth/api-keys";
 import {
   assertFutureExpiry,
   forgetCachedKey,
-  previousValueExpiry,
+  newKeyValues,
+  maskedKeyFields,
   rollValues,
   storedTime,
 } from "../platform/auth/key-lifecycle";
@@ -14,7 +15,7 @@ import { currentEnvironmentGuessKey } from "../platform/route-context/current-en
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
-import { nowIso, uuid7 } from "../platform/ids";
+import { uuid7 } from "../platform/ids";
 import { inJsonList, type Database } from "../platform/db";
 import { membershipOfCaller, projectVisible } from "../platform/route-context/project";
 import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
@@ -35,20 +36,7 @@ type KeyRow = typeof personalApiKeys.$inferSelect;
 export const MAX_KEYS_PER_USER = 10;
 
 export function toPersonalApiKey(row: KeyRow) {
-  return {
-    id: row.id,
-    label: row.label,
-    mask_value: row.maskValue,
-    created_at: row.createdAt,
-    last_used_at: row.lastUsedAt,
-    user_id: row.userId,
-    scopes: row.scopes,
-    scoped_organizations: row.scopedOrganizations,
-    scoped_teams: row.scopedTeams,
-    expires_at: row.expiresAt,
-    last_rolled_at: row.lastRolledAt,
-    previous_value_expires_at: previousValueExpiry(row),
-  };
+  return { ...maskedKeyFields(row), user_id: row.userId, scoped_organizations: row.scopedOrganizations };
 }
 
 const ownKey = (actor: Actor, id: string) => and(eq(personalApiKeys.id, id), eq(personalApiKeys.userId, actor.userId));
@@ -89,22 +77,15 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
     );
   }
 
-  const key = await mintApiKey();
+  const key = await newKeyValues(API_KEY_PREFIX, input.expires_at);
   const row: KeyRow = {
     id: uuid7(),
     userId: actor.userId,
     label: input.label,
-    secureValue: key.secureValue,
-    maskValue: key.maskValue,
     scopes,
     scopedOrganizations,
     scopedTeams,
-    createdAt: nowIso(),
-    lastUsedAt: null,
-    expiresAt: storedTime(input.expires_at),
-    lastRolledAt: null,
-    previousSecureValue: null,
-    previousValueExpiresAt: null,
+    ...key.columns,
   };
   await writeWithActivity(
     db,
@@ -125,7 +106,7 @@ export const retrieveCallingApiKey: RouteHandler<typeof retrieveCurrentKey, AppE
  * A key never mints a key that could do more than itself: scopes are a ceiling, and so are its
  * organizations. (A key scoped to projects never gets here: key routes are organization-level.)
  */
-function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: string[]) {
+export function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: string[]) {
   for (const scope of scopes) {
     if (!scopesGrant(actor.scopes, scope)) {
       throw permissionDenied(`API key cannot grant scope '${scope}' that it does not have itself`);

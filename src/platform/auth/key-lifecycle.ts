@@ -1,5 +1,6 @@
 import type { Bindings } from "../env";
 import { validationError } from "../errors";
+import { nowIso } from "../ids";
 import { apiKeyCacheKey, mintApiKey } from "./api-keys";
 
 /**
@@ -21,6 +22,50 @@ export function assertFutureExpiry(expiresAt: string | null | undefined) {
 
 /** Stored as `toISOString` writes it, so that expiries compare as text. */
 export const storedTime = (value: string | null) => (value === null ? null : new Date(value).toISOString());
+
+/** A stored key's fields every kind answers with, masked (never its value nor its hash). */
+type KeyFields = StoredValues & {
+  id: string;
+  label: string;
+  maskValue: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  scopes: string[];
+  scopedTeams: number[];
+  expiresAt: string | null;
+  lastRolledAt: string | null;
+};
+
+export const maskedKeyFields = (row: KeyFields) => ({
+  id: row.id,
+  label: row.label,
+  mask_value: row.maskValue,
+  created_at: row.createdAt,
+  last_used_at: row.lastUsedAt,
+  scopes: row.scopes,
+  scoped_teams: row.scopedTeams,
+  expires_at: row.expiresAt,
+  last_rolled_at: row.lastRolledAt,
+  previous_value_expires_at: previousValueExpiry(row),
+});
+
+/** A new key's value (returned once) and the columns that store it, never used nor rolled. */
+export async function newKeyValues(prefix: string, expiresAt: string | null) {
+  const minted = await mintApiKey(prefix);
+  return {
+    value: minted.value,
+    columns: {
+      secureValue: minted.secureValue,
+      maskValue: minted.maskValue,
+      createdAt: nowIso(),
+      lastUsedAt: null,
+      expiresAt: storedTime(expiresAt),
+      lastRolledAt: null,
+      previousSecureValue: null,
+      previousValueExpiresAt: null,
+    },
+  };
+}
 
 /** While a roll's overlap lasts, when the replaced value stops working; null otherwise. */
 export const previousValueExpiry = (key: StoredValues) =>
