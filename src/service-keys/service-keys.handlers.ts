@@ -16,7 +16,7 @@ import {
 import { keyRateLimits } from "../platform/auth/rate-limit";
 import { inJsonList, type Database } from "../platform/db";
 import type { AppEnv } from "../platform/env";
-import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
+import { changedMeanwhile, notFound, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
 import { organizationRead } from "../platform/route-context";
@@ -229,10 +229,9 @@ export const deleteOrganizationServiceKey: Handler<"deleteServiceKey"> = async (
 /** The calling service key: what it acts as, and what it may do until when. */
 export const retrieveCallingServiceKey: Handler<"retrieveCurrentServiceKey"> = async (c) => {
   const { db, actor } = c.var;
-  if (actor.kind !== "service") {
-    throw permissionDenied("This is a personal API key: GET /api/personal_api_keys/@current describes it.");
-  }
-  const [row] = await db.select().from(serviceApiKeys).where(eq(serviceApiKeys.id, actor.keyId));
+  // A personal key is no service key: 404 (its own description is at /api/personal_api_keys/@current).
+  const [row] =
+    actor.kind === "service" ? await db.select().from(serviceApiKeys).where(eq(serviceApiKeys.id, actor.keyId)) : [];
   if (!row) throw notFound();
   const limits = keyRateLimits(c.env);
   return c.json(

@@ -120,7 +120,7 @@ describe("service keys", () => {
     }
   });
 
-  it("describe themselves at /api/service_keys/@current, and a personal key is pointed elsewhere", async () => {
+  it("describe themselves at /api/service_keys/@current, and a personal key is no service key (404)", async () => {
     const { organization, key } = await setupOrganization();
     const project = await createProject(organization.id);
     const created = (
@@ -140,7 +140,8 @@ describe("service keys", () => {
     });
     expect(current.body.last_used_at).toEqual(expect.any(String));
     const personal = await api("GET", "/api/service_keys/@current", { key });
-    expect(personal.status).toBe(403);
+    expect(personal.status).toBe(404);
+    expect(personal.body).toEqual(NOT_FOUND);
   });
 
   it("expire, roll with an overlap and are revoked like personal keys", async () => {
