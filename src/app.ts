@@ -3,6 +3,7 @@ import { environmentsRouter } from "./environments";
 import { sealAppendedActivity } from "./platform/activity-log/after-response";
 import { organizationsRouter } from "./organizations";
 import { personalApiKeysRouter } from "./personal-api-keys";
+import { serviceKeysRouter } from "./service-keys";
 import { corsFromEnvironment } from "./platform/cors";
 import { onError } from "./platform/errors";
 import { healthRouter } from "./platform/health";
@@ -48,6 +49,7 @@ export function createApp() {
   app.route("/", environmentsRouter);
   app.route("/", projectsRouter);
   app.route("/", personalApiKeysRouter);
+  app.route("/", serviceKeysRouter);
   app.route("/", signupRouter);
   app.route("/", sharedRouter);
   for (const alias of DOCUMENTATION_ALIASES) app.get(alias, (c) => c.redirect("/docs/", 302));

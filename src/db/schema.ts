@@ -140,6 +140,38 @@ export const personalApiKeys = sqliteTable(
   (table) => [index("personal_api_keys_user").on(table.userId, table.createdAt, table.id)],
 );
 
+/**
+ * Keys an organization owns (`pho_`): they act as the organization, at admin level, and outlive
+ * whoever created them (`created_by_id` is set null when that user is deleted). Value, expiry and
+ * roll work as a personal key's.
+ */
+export const serviceApiKeys = sqliteTable(
+  "service_api_keys",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
+    label: text("label").notNull(),
+    /** sha256 hex of the key; the key itself is never stored. */
+    secureValue: text("secure_value").notNull().unique(),
+    maskValue: text("mask_value").notNull(),
+    scopes: json<string[]>("scopes").notNull(),
+    scopedTeams: json<number[]>("scoped_teams").notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: text("last_used_at"),
+    expiresAt: text("expires_at"),
+    lastRolledAt: text("last_rolled_at"),
+    previousSecureValue: text("previous_secure_value").unique(),
+    previousValueExpiresAt: text("previous_value_expires_at"),
+  },
+  (table) => [
+    index("service_api_keys_organization").on(table.organizationId, table.createdAt, table.id),
+    index("service_api_keys_created_by").on(table.createdById),
+  ],
+);
+
 /** Project settings the API stores and echoes without reasoning about them (defaults applied when read). */
 export type ProjectSettings = Record<string, unknown>;
 

@@ -1,13 +1,21 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, desc, eq, sql } from "drizzle-orm";
 import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
-import { apiKeyCacheKey, mintApiKey } from "../platform/auth/api-keys";
+import { API_KEY_PREFIX } from "../platform/auth/api-keys";
+import {
+  assertFutureExpiry,
+  forgetCachedKey,
+  newKeyValues,
+  maskedKeyFields,
+  rollValues,
+  storedTime,
+} from "../platform/auth/key-lifecycle";
 import { keyRateLimits } from "../platform/auth/rate-limit";
 import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { scopesGrant } from "../platform/auth/scopes";
-import type { Actor, AppEnv, Bindings } from "../platform/env";
+import type { Actor, AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
-import { nowIso, uuid7 } from "../platform/ids";
+import { uuid7 } from "../platform/ids";
 import { inJsonList, type Database } from "../platform/db";
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { membershipOfCaller } from "../platform/route-context/project";
@@ -29,21 +37,7 @@ type KeyRow = typeof personalApiKeys.$inferSelect;
 export const MAX_KEYS_PER_USER = 10;
 
 export function toPersonalApiKey(row: KeyRow) {
-  const overlapping = row.previousValueExpiresAt !== null && Date.parse(row.previousValueExpiresAt) > Date.now();
-  return {
-    id: row.id,
-    label: row.label,
-    mask_value: row.maskValue,
-    created_at: row.createdAt,
-    last_used_at: row.lastUsedAt,
-    user_id: row.userId,
-    scopes: row.scopes,
-    scoped_organizations: row.scopedOrganizations,
-    scoped_teams: row.scopedTeams,
-    expires_at: row.expiresAt,
-    last_rolled_at: row.lastRolledAt,
-    previous_value_expires_at: overlapping ? row.previousValueExpiresAt : null,
-  };
+  return { ...maskedKeyFields(row), user_id: row.userId, scoped_organizations: row.scopedOrganizations };
 }
 
 const ownKey = (actor: Actor, id: string) => and(eq(personalApiKeys.id, id), eq(personalApiKeys.userId, actor.userId));
@@ -68,16 +62,6 @@ export const retrievePersonalApiKey: RouteHandler<typeof retrieveKey, AppEnv> = 
   return c.json(toPersonalApiKey(row), 200);
 };
 
-/** An expiry must lie ahead: a key created or changed to be dead already is a mistake. */
-function assertFutureExpiry(expiresAt: string | null | undefined) {
-  if (expiresAt && Date.parse(expiresAt) <= Date.now()) {
-    throw validationError("invalid_input", "The expiry must be in the future.", "expires_at");
-  }
-}
-
-/** Stored as `toISOString` writes it, so that expiries compare as text. */
-const storedTime = (value: string | null) => (value === null ? null : new Date(value).toISOString());
-
 export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = async (c) => {
   const { db, actor } = c.var;
   const input = c.req.valid("json");
@@ -94,22 +78,15 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
     );
   }
 
-  const key = await mintApiKey();
+  const key = await newKeyValues(API_KEY_PREFIX, input.expires_at);
   const row: KeyRow = {
     id: uuid7(),
     userId: actor.userId,
     label: input.label,
-    secureValue: key.secureValue,
-    maskValue: key.maskValue,
     scopes,
     scopedOrganizations,
     scopedTeams,
-    createdAt: nowIso(),
-    lastUsedAt: null,
-    expiresAt: storedTime(input.expires_at),
-    lastRolledAt: null,
-    previousSecureValue: null,
-    previousValueExpiresAt: null,
+    ...key.columns,
   };
   await writeWithActivity(
     db,
@@ -130,7 +107,7 @@ export const retrieveCallingApiKey: RouteHandler<typeof retrieveCurrentKey, AppE
  * A key never mints a key that could do more than itself: scopes are a ceiling, and so are its
  * organizations. (A key scoped to projects never gets here: key routes are organization-level.)
  */
-function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: string[]) {
+export function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: string[]) {
   for (const scope of scopes) {
     if (!scopesGrant(actor.scopes, scope)) {
       throw permissionDenied(`API key cannot grant scope '${scope}' that it does not have itself`);
@@ -203,15 +180,6 @@ async function keyAndReach(db: Database, actor: Actor, id: string) {
   return { key, reachable };
 }
 
-/** Every cached copy of the key, by each value it may still be presented with: the next request reads D1. */
-async function forgetCachedKey(env: Bindings, ...secureValues: (string | null)[]) {
-  await Promise.all(
-    secureValues
-      .filter((value): value is string => value !== null)
-      .map((value) => env.API_KEY_CACHE.delete(apiKeyCacheKey(value))),
-  );
-}
-
 /** The key's fields an update compares, by their API names. */
 const trackedFields = (key: KeyRow) => ({
   label: key.label,
@@ -275,7 +243,7 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     ),
   );
   if (!updated) throw changedMeanwhile("key");
-  await forgetCachedKey(c.env, key.secureValue, key.previousSecureValue);
+  await forgetCachedKey(c.env, key);
   return c.json(toPersonalApiKey(after), 200);
 };
 
@@ -289,29 +257,13 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
   const id = c.req.valid("param").id;
   const overlapSeconds = c.req.valid("json").overlap_seconds;
   const { key, reachable } = await keyAndReach(db, actor, id);
-  const minted = await mintApiKey();
-  const now = Date.now();
-  const overlapEnds = overlapSeconds > 0 ? new Date(now + overlapSeconds * 1000).toISOString() : null;
-  const after: KeyRow = {
-    ...key,
-    secureValue: minted.secureValue,
-    maskValue: minted.maskValue,
-    lastRolledAt: new Date(now).toISOString(),
-    previousSecureValue: overlapEnds === null ? null : key.secureValue,
-    previousValueExpiresAt: overlapEnds,
-  };
-  const context = { overlap_seconds: overlapSeconds, previous_value_expires_at: overlapEnds };
+  const { value, changes, context } = await rollValues(key, overlapSeconds, API_KEY_PREFIX);
+  const after: KeyRow = { ...key, ...changes };
   const [rolled] = await writeWithActivity(
     db,
     db
       .update(personalApiKeys)
-      .set({
-        secureValue: after.secureValue,
-        maskValue: after.maskValue,
-        lastRolledAt: after.lastRolledAt,
-        previousSecureValue: after.previousSecureValue,
-        previousValueExpiresAt: after.previousValueExpiresAt,
-      })
+      .set(changes)
       .where(and(ownKey(actor, id), eq(personalApiKeys.secureValue, key.secureValue)))
       .returning({ id: personalApiKeys.id }),
     ...reachable.map((organizationId) =>
@@ -319,8 +271,8 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
     ),
   );
   if (!rolled) throw changedMeanwhile("key");
-  await forgetCachedKey(c.env, key.secureValue, key.previousSecureValue);
-  return c.json({ ...toPersonalApiKey(after), value: minted.value }, 200);
+  await forgetCachedKey(c.env, key);
+  return c.json({ ...toPersonalApiKey(after), value }, 200);
 };
 
 /**
@@ -333,16 +285,13 @@ export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = asyn
   const { key, reachable } = await keyAndReach(db, actor, id);
   const [deleted] = await writeWithActivity(
     db,
-    db
-      .delete(personalApiKeys)
-      .where(ownKey(actor, id))
-      .returning({ secureValue: personalApiKeys.secureValue, previous: personalApiKeys.previousSecureValue }),
+    db.delete(personalApiKeys).where(ownKey(actor, id)).returning({
+      secureValue: personalApiKeys.secureValue,
+      previousSecureValue: personalApiKeys.previousSecureValue,
+    }),
     ...personalApiKeyEntries(c, "revoked", key, reachable),
   );
   if (!deleted) throw notFound();
-  await Promise.all([
-    forgetCachedKey(c.env, deleted.secureValue, deleted.previous),
-    c.env.API_KEY_CACHE.delete(currentEnvironmentGuessKey(key.id)),
-  ]);
+  await Promise.all([forgetCachedKey(c.env, deleted), c.env.API_KEY_CACHE.delete(currentEnvironmentGuessKey(key.id))]);
   return c.body(null, 204);
 };

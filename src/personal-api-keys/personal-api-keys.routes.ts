@@ -7,7 +7,7 @@ import { visibleName } from "../platform/names";
 import { Timestamp, TimestampInput } from "../platform/timestamps";
 
 /** A project id as DRF's IntegerField reads it: a number, or a string of digits (`["1"]`). */
-const ProjectId = z
+export const ProjectId = z
   .union([
     z.number().int(),
     z
@@ -40,11 +40,11 @@ export const CreatedPersonalApiKey = PersonalApiKey.extend({
   value: z.string().openapi({ description: "The key itself. Shown here once, never again." }),
 }).openapi("CreatedPersonalApiKey");
 
-const Label = visibleName(z.string().trim().min(1).max(40));
-const Scopes = idList(z.enum(SCOPES as [string, ...string[]]))
+export const Label = visibleName(z.string().trim().min(1).max(40));
+export const Scopes = idList(z.enum(SCOPES as [string, ...string[]]))
   .min(1)
   .openapi({ description: "A subset of the calling key's own scopes; `*` for all." });
-const ExpiresAt = TimestampInput.nullable().openapi({
+export const ExpiresAt = TimestampInput.nullable().openapi({
   description: "When the key stops working (in the future); null: never.",
   example: "2027-01-01T00:00:00Z",
 });

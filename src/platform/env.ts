@@ -26,8 +26,16 @@ export type Bindings = Omit<Env, "WEBHOOK_DELIVERIES" | "BACKGROUND_JOBS" | "INV
   WEBHOOKS_ALLOW_INSECURE?: string;
 };
 
-/** Who is calling: resolved from the personal API key by the auth middleware. */
+/** Who is calling: resolved from the key by the auth middleware. */
 export type Actor = {
+  /** `user`: a personal API key. `service`: an organization's service key, which acts as that organization. */
+  kind: "user" | "service";
+  /** A service key's organization; null for a personal key. */
+  organizationId: string | null;
+  /**
+   * For a service key, 0, which no user has: a statement about the caller's user matches nothing.
+   * Only the routes that admit service keys (`apiRoute`'s `serviceKeys`) ever see one.
+   */
   userId: number;
   userUuid: string;
   keyId: string;

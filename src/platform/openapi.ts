@@ -45,6 +45,12 @@ const TAGS = [
     name: "personal_api_keys",
     description: "The caller's personal API keys; a value is shown once, at creation or roll. See docs/keys.md.",
   },
+  {
+    name: "service_keys",
+    description:
+      "Keys an organization owns (`pho_`): they act as the organization, as an admin, not as a person. " +
+      "See docs/keys.md.",
+  },
   { name: "operations", description: "For load balancers and uptime checks; no key." },
 ];
 

@@ -5,7 +5,7 @@ import { authenticate } from "./auth/authenticate";
 import { requireKeyReach, routeReach } from "./auth/key-scoping";
 import { assertScope, type Scope } from "./auth/scopes";
 import type { AppEnv } from "./env";
-import { ErrorBody } from "./errors";
+import { ErrorBody, permissionDenied } from "./errors";
 import { idempotentRetries } from "./idempotency";
 import { readJsonBody } from "./request-body";
 import { requireContext, type ContextKind, type RouteReads } from "./route-context";
@@ -67,6 +67,17 @@ const requireScope = (scope: Scope | null) =>
     await next();
   });
 
+/** Why a service key is refused: it acts as an organization, and this route is a person's (docs/keys.md). */
+export const SERVICE_KEY_REFUSED =
+  "Service keys act as an organization, not as a person: this route needs a personal API key.";
+
+/** Routes admit service keys only by declaring it: a new route is a person's until it is reviewed for them. */
+const admitServiceKeys = (admitted: boolean) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    if (c.var.actor.kind === "service" && !admitted) throw permissionDenied(SERVICE_KEY_REFUSED);
+    await next();
+  });
+
 const LEVEL_NAMES: Record<number, string> = { 8: "an admin or owner", 15: "an owner" };
 
 /** What the operation's description says it needs, before the route's own description. */
@@ -92,6 +103,11 @@ type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> &
   ContextConfig & {
     /** The personal API key scope the route requires; `null` lets every valid key call it. */
     scope: Scope | null;
+    /**
+     * Whether an organization's service key may call it (as that organization, at admin level).
+     * Routes that act on people, ownership or keys never do (docs/keys.md, "Service keys").
+     */
+    serviceKeys?: boolean;
     /** Further checks, run in order after authentication, scope, key scoping and the context. */
     middleware?: MiddlewareHandler<AppEnv>[];
   };
@@ -102,11 +118,12 @@ type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> &
  * (`x-minimum-level`), so that no handler checks them by hand.
  */
 export function apiRoute<const R extends ApiRouteConfig>(config: R) {
-  const { scope, middleware = [], context, level, reads, ...route } = config;
+  const { scope, middleware = [], context, level, reads, serviceKeys = false, ...route } = config;
   const contextCheck = context === undefined ? [] : [requireContext(context, level, route.method !== "get", reads)];
   return createRoute({
     ...route,
     ...(level === undefined ? {} : { "x-minimum-level": level }),
+    ...(serviceKeys ? { "x-service-keys": true } : {}),
     operationId: route.operationId ?? operationIdFor(route.method, route.path),
     description: [requirementsOf(scope, level), route.description].filter(Boolean).join("\n\n"),
     security: [{ PersonalAPIKey: scope === null ? [] : [scope] }],
@@ -115,6 +132,7 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
       authenticate,
       requireScope(scope),
       requireKeyReach(routeReach(route.method, route.path)),
+      admitServiceKeys(serviceKeys),
       ...contextCheck,
       ...middleware,
       ...readJsonBody,

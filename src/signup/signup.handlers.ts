@@ -14,7 +14,8 @@ import { assertKeyMayJoin } from "../platform/auth/key-scoping";
 import { assertScope } from "../platform/auth/scopes";
 import { isNotNullViolation, isUniqueViolation } from "../platform/db";
 import type { Actor, AppEnv } from "../platform/env";
-import { notFound, validationError } from "../platform/errors";
+import { notFound, permissionDenied, validationError } from "../platform/errors";
+import { SERVICE_KEY_REFUSED } from "../platform/route";
 import { toUserBasic } from "../users/user-basic";
 import { findInviteForSignup, joinAsExistingUser, signUpAndJoin, type JoinEntries } from "./signup.queries";
 import type { acceptInvite, acceptInviteByBody, previewInvite, SignupInput } from "./signup.routes";
@@ -65,6 +66,8 @@ export const previewSignup: RouteHandler<typeof previewInvite, AppEnv> = async (
 async function optionalCaller(c: Context<AppEnv>): Promise<Actor | null> {
   if (c.req.header("Authorization") === undefined) return null;
   const actor = await authenticateRequest(c);
+  // Joining makes a person a member: a service key is no person.
+  if (actor.kind === "service") throw permissionDenied(SERVICE_KEY_REFUSED);
   assertScope(actor, "organization_member:write");
   return actor;
 }

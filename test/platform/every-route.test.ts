@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
+import { SERVICE_KEY_REFUSED } from "../../src/platform/route";
 import {
   addMember,
   addMembership,
@@ -16,11 +17,13 @@ type Operation = {
   path: string;
   scope: string | undefined;
   minimumLevel: number | undefined;
+  serviceKeys: boolean;
 };
 
 type PublishedOperation = {
   security?: Record<string, string[]>[];
   "x-minimum-level"?: number;
+  "x-service-keys"?: boolean;
 };
 
 /** Every authenticated operation, as the OpenAPI document publishes it. */
@@ -36,6 +39,7 @@ async function authenticatedOperations(): Promise<Operation[]> {
         path,
         scope: operation.security?.[0]?.PersonalAPIKey?.[0],
         minimumLevel: operation["x-minimum-level"],
+        serviceKeys: operation["x-service-keys"] === true,
       })),
   );
 }
@@ -57,12 +61,27 @@ function call(operation: Operation, tenant: Tenant, key?: string) {
 }
 
 /** What a key's scoping may reach, as the security model states it (docs/security.md, "Who may do what"). */
-const CALLER_OPERATIONS = ["GET /api/users/@me", "GET /api/personal_api_keys/@current"];
+const CALLER_OPERATIONS = [
+  "GET /api/users/@me",
+  "GET /api/personal_api_keys/@current",
+  "GET /api/service_keys/@current",
+];
+const SERVICE_KEY_INTROSPECTION = "GET /api/service_keys/@current";
 const isCallerOperation = (operation: Operation) => CALLER_OPERATIONS.includes(label(operation));
 const isProjectOperation = (operation: Operation) =>
   operation.path.includes("{project_id}") || operation.path.startsWith("/api/projects");
 const namesTenant = (operation: Operation) =>
   /\{(organization_id|project_id)\}/.test(operation.path) || operation.path.startsWith("/api/projects/{id}");
+
+/** A service key of the organization, made through the API by the holder of `key` (its owner). */
+async function createServiceKey(organizationId: string, key: string, body: Record<string, unknown>) {
+  const created = await api("POST", `/api/organizations/${organizationId}/service_keys`, {
+    key,
+    body: { label: "Matrix", ...body },
+  });
+  expect(created.status).toBe(201);
+  return created.body.value as string;
+}
 
 const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
 
@@ -87,6 +106,7 @@ describe("every authenticated route", () => {
     // Declaring no scope: the calling key's own description, which any key may read.
     expect(operations.filter((operation) => !operation.scope).map(label)).toEqual([
       "GET /api/personal_api_keys/@current",
+      SERVICE_KEY_INTROSPECTION,
     ]);
   });
 
@@ -139,7 +159,10 @@ describe("every authenticated route", () => {
     const tenant = { organizationId: organization.id, projectId: project.id };
     for (const operation of await authenticatedOperations()) {
       const response = await call(operation, tenant, key);
-      if (isCallerOperation(operation) || label(operation) === "GET /api/projects") {
+      if (label(operation) === SERVICE_KEY_INTROSPECTION) {
+        // A personal key is no service key.
+        expect(response.status, label(operation)).toBe(404);
+      } else if (isCallerOperation(operation) || label(operation) === "GET /api/projects") {
         expect(response.status, label(operation)).toBe(200);
       } else if (isProjectOperation(operation)) {
         expect(response.status, label(operation)).toBe(403);
@@ -177,6 +200,52 @@ describe("every authenticated route", () => {
         // The caller's own resources (user, keys, lists filtered to the key's scope).
         expect(response.status, label(operation)).not.toBe(403);
         expect(response.status, label(operation)).toBeLessThan(500);
+      }
+    }
+  });
+
+  it("answers a service key of another organization 404 or 403 on every route, never success", async () => {
+    const { organization, key } = await setupOrganization();
+    const other = await setupOrganization();
+    const serviceKey = await createServiceKey(organization.id, key, { scopes: ["*"] });
+    const tenant = { organizationId: other.organization.id, projectId: other.project.id };
+    const operations = await authenticatedOperations();
+    expect(operations.filter((operation) => operation.serviceKeys).length).toBeGreaterThan(5);
+    for (const operation of operations) {
+      const response = await call(operation, tenant, serviceKey);
+      if (label(operation) === SERVICE_KEY_INTROSPECTION) {
+        // The key itself, which names no tenant: it describes its own organization.
+        expect(response.status, label(operation)).toBe(200);
+        expect(response.body.organization_id, label(operation)).toBe(organization.id);
+      } else if (operation.serviceKeys) {
+        expect(namesTenant(operation), label(operation)).toBe(true);
+        expect(response.status, label(operation)).toBe(404);
+        expect(response.body, label(operation)).toEqual(NOT_FOUND);
+      } else {
+        expect(response.status, label(operation)).toBe(403);
+        expect(response.body, label(operation)).toEqual(denied(SERVICE_KEY_REFUSED));
+      }
+    }
+  });
+
+  it("holds a service key scoped to a project to it: 403 on every organization route and every person's", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const elsewhere = await createProject(organization.id);
+    const serviceKey = await createServiceKey(organization.id, key, { scopes: ["*"], scoped_teams: [elsewhere.id] });
+    const tenant = { organizationId: organization.id, projectId: project.id };
+    for (const operation of await authenticatedOperations()) {
+      const response = await call(operation, tenant, serviceKey);
+      if (label(operation) === SERVICE_KEY_INTROSPECTION) {
+        expect(response.status, label(operation)).toBe(200);
+        expect(response.body.scoped_teams, label(operation)).toEqual([elsewhere.id]);
+      } else if (!isCallerOperation(operation) && !isProjectOperation(operation)) {
+        expect(response.status, label(operation)).toBe(403);
+        expect(response.body, label(operation)).toEqual(
+          denied("API key with scoped projects are only supported on project-based views."),
+        );
+      } else {
+        expect(response.status, label(operation)).toBe(403);
+        expect(response.body, label(operation)).toEqual(denied(SERVICE_KEY_REFUSED));
       }
     }
   });
@@ -259,8 +328,15 @@ describe("every authenticated read", () => {
       body: { description: "Versioned" },
     });
     expect(changed.headers.get("ETag")).toBe('W/"2"');
+    const serviceKey = await api("POST", `/api/organizations/${seeded.organization.id}/service_keys`, {
+      key: seeded.key,
+      body: { label: "Reads", scopes: ["*"] },
+    });
+    // Used once, so that KV holds it, as `seeded.key` is held.
+    await api("GET", "/api/service_keys/@current", { key: serviceKey.body.value });
     const ids = idsByCollection(seeded, {
       versions: "2",
+      service_keys: serviceKey.body.id,
       webhooks: webhook.body.id,
       activity_log: projectLog.body.results[0].id,
       exports: created.body.id,
@@ -283,7 +359,9 @@ describe("every authenticated read", () => {
     for (const tenant of tenants) {
       for (const operation of reads) {
         const path = pathOf(operation, ids, tenant);
-        const response = await api("GET", path, { key: seeded.key });
+        // The calling service key describes itself: only a service key can call it.
+        const key = label(operation) === SERVICE_KEY_INTROSPECTION ? serviceKey.body.value : seeded.key;
+        const response = await api("GET", path, { key });
         expect(response.status, path).toBe(200);
         expect(response.cost.queries, path).toBe(1);
       }

@@ -13,6 +13,7 @@ const DomainParams = OrganizationParams.extend({ id: z.string().openapi({ descri
 export const listDomains = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/domains",
+  serviceKeys: true,
   scope: "organization:read",
   context: "organization",
   tags: ["domains"],
@@ -24,6 +25,7 @@ export const listDomains = apiRoute({
 export const createDomain = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/domains",
+  serviceKeys: true,
   scope: "organization:write",
   context: "organization",
   level: MembershipLevel.admin,
@@ -36,6 +38,7 @@ export const createDomain = apiRoute({
 export const retrieveDomain = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/domains/{id}",
+  serviceKeys: true,
   scope: "organization:read",
   context: "organization",
   tags: ["domains"],
@@ -47,6 +50,7 @@ export const retrieveDomain = apiRoute({
 export const updateDomain = apiRoute({
   method: "patch",
   path: "/api/organizations/{organization_id}/domains/{id}",
+  serviceKeys: true,
   scope: "organization:write",
   context: "organization",
   reads: domainOfPath,
@@ -73,6 +77,7 @@ export const replaceDomain = apiRoute({
 export const deleteDomain = apiRoute({
   method: "delete",
   path: "/api/organizations/{organization_id}/domains/{id}",
+  serviceKeys: true,
   scope: "organization:write",
   context: "organization",
   level: MembershipLevel.admin,
@@ -85,6 +90,7 @@ export const deleteDomain = apiRoute({
 export const verifyDomain = apiRoute({
   method: "post",
   path: "/api/organizations/{organization_id}/domains/{id}/verify",
+  serviceKeys: true,
   scope: "organization:write",
   context: "organization",
   reads: domainOfPath,

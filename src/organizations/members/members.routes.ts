@@ -30,6 +30,7 @@ export const MemberUpdate = z.object({ level: MembershipLevelField.optional() })
 export const listMembers = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/members",
+  serviceKeys: true,
   scope: "organization_member:read",
   context: "organization",
   tags: ["members"],

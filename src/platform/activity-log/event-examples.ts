@@ -33,6 +33,11 @@ const membership = {
 } as const;
 const invite = { name: "grace@example.com", item: "01a2f3c4-5555-7000-8000-0000000000e5" } as const;
 const domain = { name: "example.com", item: "01a2f3c4-6666-7000-8000-0000000000f6" } as const;
+const serviceKey = {
+  name: "Nightly sync",
+  item: "01a2f3c4-7777-7000-8000-000000000108",
+  context: { scopes: ["organization:read"], scoped_teams: [] },
+};
 const key = {
   name: "CI deploys",
   item: "01a2f3c4-7777-7000-8000-000000000107",
@@ -144,6 +149,21 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
     description: "A personal API key that could reach the organization was revoked.",
     ...key,
   },
+  "ServiceKey.created": {
+    description: "An admin created one of the organization's service keys (never its value).",
+    ...serviceKey,
+  },
+  "ServiceKey.updated": {
+    description: "A service key's label, scopes, scoped projects or expiry changed (never its value).",
+    ...serviceKey,
+    changes: changed("ServiceKey", "scopes", ["organization:write"], ["organization:read"]),
+  },
+  "ServiceKey.rolled": {
+    description: "A service key's value was replaced; the old one works until `previous_value_expires_at`.",
+    ...serviceKey,
+    context: { overlap_seconds: 3600, previous_value_expires_at: "2026-01-01T01:00:00.000Z" },
+  },
+  "ServiceKey.revoked": { description: "One of the organization's service keys was revoked.", ...serviceKey },
   "BatchExport.created": { description: "A batch export was created in a project.", ...batchExport },
   "BatchExport.updated": {
     description: "A batch export's settings changed; a destination secret only as `masked`.",

@@ -122,7 +122,8 @@ export function organizationsAppendedBy(c: Context): string[] {
 export function requestActor(c: Context<AppEnv>): ActivityActor {
   const actor = c.get("actor");
   return {
-    userId: actor?.userId ?? null,
+    // A service key acts as its organization: the entry names the key alone, never a person.
+    userId: actor && actor.kind === "user" ? actor.userId : null,
     apiKeyId: actor?.keyId ?? null,
     isSystem: false,
     requestId: c.get("requestId") ?? null,

@@ -10,6 +10,7 @@ export const ACTIVITIES_BY_SCOPE = {
   OrganizationDomain: ["created", "updated", "verified", "deleted"],
   Project: ["created", "updated", "deleted"],
   PersonalAPIKey: ["created", "updated", "rolled", "revoked"],
+  ServiceKey: ["created", "updated", "rolled", "revoked"],
   BatchExport: ["created", "updated", "paused", "unpaused", "deleted"],
   Dashboard: ["created", "updated", "deleted", "restored"],
   DashboardTile: ["created", "updated", "deleted", "moved"],

@@ -2,17 +2,21 @@
 import { randomBase62, sha256Hex } from "../ids.ts";
 
 export const API_KEY_PREFIX = "phx_";
+/** An organization's service key; PostHog's own prefixes (`phc_`, `phx_`, `phs_`, `pha_`) are not reused. */
+export const SERVICE_KEY_PREFIX = "pho_";
 /** The body field and query parameter PostHog also takes a personal API key from. */
 export const KEY_PARAMETER = "personal_api_key";
-const API_KEY_PATTERN = /^phx_[0-9A-Za-z]{40,}$/;
+const API_KEY_PATTERN = /^ph[xo]_[0-9A-Za-z]{40,}$/;
 
 /** A new key; the value leaves the server once, in the response that creates it. */
-export async function mintApiKey() {
-  const value = `${API_KEY_PREFIX}${randomBase62(44)}`;
+export async function mintApiKey(prefix: string = API_KEY_PREFIX) {
+  const value = `${prefix}${randomBase62(44)}`;
   return { value, secureValue: await sha256Hex(value), maskValue: maskApiKey(value) };
 }
 
 export const isWellFormedApiKey = (value: string) => API_KEY_PATTERN.test(value);
+
+export const isServiceKey = (value: string) => value.startsWith(SERVICE_KEY_PREFIX);
 
 export const maskApiKey = (value: string) => `${value.slice(0, 4)}...${value.slice(-4)}`;
 

@@ -3,12 +3,12 @@ import { drizzle } from "drizzle-orm/d1";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "@hono/zod-openapi";
-import { personalApiKeys, users } from "../../db/schema";
+import { personalApiKeys, serviceApiKeys, users } from "../../db/schema";
 import type { Actor, AppEnv } from "../env";
 import { apiKeyExpired, notAuthenticated } from "../errors";
 import { constantTimeEqual, nowIso, sha256Hex } from "../ids";
 import { peekJsonBody } from "../request-body";
-import { apiKeyCacheKey, isWellFormedApiKey, KEY_PARAMETER } from "./api-keys";
+import { apiKeyCacheKey, isServiceKey, isWellFormedApiKey, KEY_PARAMETER } from "./api-keys";
 import { admitRequest, publishedHour } from "./rate-limit";
 import { assertAddressMayLookUp, isKnownUnknown, refusal, rememberUnknown } from "./refused-keys";
 
@@ -41,7 +41,10 @@ export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   const secureValue = await sha256Hex(value);
   if (isKnownUnknown(secureValue)) throw await refusal(c);
   // What KV says of the key's hour is read beside the key, not after it.
-  const [key, published] = await Promise.all([findKey(c, secureValue), publishedHour(c.env, secureValue)]);
+  const [key, published] = await Promise.all([
+    findKey(c, secureValue, isServiceKey(value)),
+    publishedHour(c.env, secureValue),
+  ]);
   // The lookup is by hash; the final comparison must not leak how much of it matched.
   if (!key || !constantTimeEqual(key.secureValue, secureValue)) throw await refusal(c);
   // Checked on every request, from KV too: the cached entry carries the expiry.
@@ -82,11 +85,11 @@ async function presentedKey(c: Context<AppEnv>): Promise<string> {
  * did not hold is remembered (the caller asks `isKnownUnknown` first), and an address past its
  * limit of refused keys gets no more lookups: random keys cost at most a query each, not for long.
  */
-async function findKey(c: Context<AppEnv>, secureValue: string): Promise<CachedKey | null> {
+async function findKey(c: Context<AppEnv>, secureValue: string, service: boolean): Promise<CachedKey | null> {
   const cached = await readCachedKey(c.env.API_KEY_CACHE, secureValue);
   if (cached) return cached;
   assertAddressMayLookUp(c);
-  const loaded = await loadKey(c.var.db, secureValue);
+  const loaded = await loadKey(c.var.db, secureValue, service);
   if (!loaded) {
     rememberUnknown(secureValue);
     return null;
@@ -105,7 +108,28 @@ async function cacheKey(cache: KVNamespace, key: CachedKey) {
   });
 }
 
-async function loadKey(db: AppEnv["Variables"]["db"], secureValue: string): Promise<CachedKey | null> {
+/** Where a key's value says it is stored: a personal key's table, or a service key's. */
+const tableOf = (kind: Actor["kind"]) => (kind === "service" ? serviceApiKeys : personalApiKeys);
+
+/** The stored value and its expiry, whichever of the row's two values `secureValue` is. */
+function presented<T extends { current: string; previous: string | null; expiresAt: string | null }>(
+  row: T & { previousValueExpiresAt: string | null },
+  secureValue: string,
+) {
+  const { current, previous, expiresAt, previousValueExpiresAt, ...rest } = row;
+  if (current === secureValue) return { ...rest, secureValue: current, expiresAt };
+  return { ...rest, secureValue: previous ?? "", expiresAt: earlier(expiresAt, previousValueExpiresAt) };
+}
+
+async function loadKey(
+  db: AppEnv["Variables"]["db"],
+  secureValue: string,
+  service: boolean,
+): Promise<CachedKey | null> {
+  return service ? loadServiceKey(db, secureValue) : loadPersonalKey(db, secureValue);
+}
+
+async function loadPersonalKey(db: AppEnv["Variables"]["db"], secureValue: string): Promise<CachedKey | null> {
   const [row] = await db
     .select({
       keyId: personalApiKeys.id,
@@ -124,10 +148,28 @@ async function loadKey(db: AppEnv["Variables"]["db"], secureValue: string): Prom
     .innerJoin(users, eq(users.id, personalApiKeys.userId))
     .where(or(eq(personalApiKeys.secureValue, secureValue), eq(personalApiKeys.previousSecureValue, secureValue)))
     .limit(1);
+  return row ? { ...presented(row, secureValue), kind: "user", organizationId: null } : null;
+}
+
+/** A service key acts as its organization, tied to no user (`Actor`). */
+async function loadServiceKey(db: AppEnv["Variables"]["db"], secureValue: string): Promise<CachedKey | null> {
+  const [row] = await db
+    .select({
+      keyId: serviceApiKeys.id,
+      organizationId: serviceApiKeys.organizationId,
+      current: serviceApiKeys.secureValue,
+      previous: serviceApiKeys.previousSecureValue,
+      expiresAt: serviceApiKeys.expiresAt,
+      previousValueExpiresAt: serviceApiKeys.previousValueExpiresAt,
+      scopes: serviceApiKeys.scopes,
+      scopedTeams: serviceApiKeys.scopedTeams,
+      lastUsedAt: serviceApiKeys.lastUsedAt,
+    })
+    .from(serviceApiKeys)
+    .where(or(eq(serviceApiKeys.secureValue, secureValue), eq(serviceApiKeys.previousSecureValue, secureValue)))
+    .limit(1);
   if (!row) return null;
-  const { current, previous, expiresAt, previousValueExpiresAt, ...actor } = row;
-  if (current === secureValue) return { ...actor, secureValue: current, expiresAt };
-  return { ...actor, secureValue: previous ?? "", expiresAt: earlier(expiresAt, previousValueExpiresAt) };
+  return { ...presented(row, secureValue), kind: "service", userId: 0, userUuid: "", scopedOrganizations: [] };
 }
 
 /** The earlier of two optional ISO timestamps (both in `toISOString` form, so compared as text). */
@@ -138,17 +180,14 @@ const earlier = (left: string | null, right: string | null) =>
 async function recordUse(env: AppEnv["Bindings"], key: CachedKey) {
   const db = drizzle(env.DB);
   const lastUsedAt = nowIso();
-  const updated = await db
-    .update(personalApiKeys)
-    .set({ lastUsedAt })
-    .where(eq(personalApiKeys.id, key.keyId))
-    .returning({ id: personalApiKeys.id });
+  const table = tableOf(key.kind);
+  const updated = await db.update(table).set({ lastUsedAt }).where(eq(table.id, key.keyId)).returning({ id: table.id });
   if (updated.length === 0) return;
   const cached = { ...key, lastUsedAt };
   await cacheKey(env.API_KEY_CACHE, cached);
   // A revocation, roll or update between the update and the put deleted the cache entry before
   // the put wrote it back: look again, so that no stale key is ever left cached.
-  const fresh = await loadKey(db, key.secureValue);
+  const fresh = await loadKey(db, key.secureValue, key.kind === "service");
   if (!fresh || grantsOf(fresh) !== grantsOf(cached)) await env.API_KEY_CACHE.delete(apiKeyCacheKey(key.secureValue));
 }
 

@@ -21,7 +21,11 @@ export type RouteReach =
   | "new-organization";
 
 /** Reads that PostHog's clients make first with any key, to learn who they are and what they may do. */
-const CALLER_ROUTES = new Set(["GET /api/users/@me", "GET /api/personal_api_keys/@current"]);
+const CALLER_ROUTES = new Set([
+  "GET /api/users/@me",
+  "GET /api/personal_api_keys/@current",
+  "GET /api/service_keys/@current",
+]);
 
 export function routeReach(method: string, path: string): RouteReach {
   const verb = method.toUpperCase();

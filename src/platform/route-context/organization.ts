@@ -4,7 +4,7 @@ import { assertOrganizationInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor } from "../env";
 import { notFound, permissionDenied } from "../errors";
-import { isAdmin } from "../levels";
+import { isAdmin, MembershipLevel } from "../levels";
 
 export const CURRENT = "@current";
 
@@ -105,6 +105,9 @@ export function callerMembershipsInScope(actor: Actor): SQL | undefined {
  * the user's (user, organization) index holds, so either pick reads an entry or two of it.
  */
 export function callerOrganizationId(db: Database, actor: Actor, requested: string) {
+  if (actor.kind === "service") {
+    return db.select({ id: organizations.id }).from(organizations).where(serviceKeyOrganization(actor, requested));
+  }
   const ofCaller = (organizationId?: SQL | string) =>
     db
       .select({ id: organizationMemberships.organizationId })
@@ -131,7 +134,30 @@ export function callerMembershipOf(db: Database, actor: Actor, requested: string
   );
 }
 
+/**
+ * A service key's organization, if `requested` names it (`@current` always does): a service key
+ * reaches its own organization alone, and any other answers as one it is not a member of (404).
+ */
+const serviceKeyOrganization = (actor: Actor, requested: string) =>
+  and(
+    eq(organizations.id, actor.organizationId ?? ""),
+    requested === CURRENT ? undefined : eq(organizations.id, requested),
+  );
+
+/**
+ * A service key's "membership": admin of its own organization (never owner), with no membership
+ * row (`membershipId` empty: no access rule names it).
+ */
+const serviceKeyMembership = {
+  ...organizationWithMembership,
+  membershipId: sql<string>`''`,
+  level: sql<number>`${MembershipLevel.admin}`,
+};
+
 export function selectMembership(db: Database, actor: Actor, requested: string) {
+  if (actor.kind === "service") {
+    return db.select(serviceKeyMembership).from(organizations).where(serviceKeyOrganization(actor, requested));
+  }
   return db
     .select(organizationWithMembership)
     .from(organizationMemberships)

@@ -1,0 +1,241 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { and, count, desc, eq, sql } from "drizzle-orm";
+import type { Context } from "hono";
+import { projects, serviceApiKeys } from "../db/schema";
+import { assertWithinCallerKey } from "../personal-api-keys/personal-api-keys.handlers";
+import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
+import { SERVICE_KEY_PREFIX } from "../platform/auth/api-keys";
+import {
+  assertFutureExpiry,
+  forgetCachedKey,
+  newKeyValues,
+  maskedKeyFields,
+  rollValues,
+  storedTime,
+} from "../platform/auth/key-lifecycle";
+import { keyRateLimits } from "../platform/auth/rate-limit";
+import { inJsonList, type Database } from "../platform/db";
+import type { AppEnv } from "../platform/env";
+import { changedMeanwhile, notFound, validationError } from "../platform/errors";
+import { uuid7 } from "../platform/ids";
+import { MembershipLevel } from "../platform/levels";
+import { organizationRead } from "../platform/route-context";
+import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
+import { serviceKeyActivity } from "./service-keys.activity";
+import type * as routes from "./service-keys.routes";
+
+type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
+type KeyRow = typeof serviceApiKeys.$inferSelect;
+
+/** An organization holds at most this many service keys, so that the list is one short array. */
+export const MAX_SERVICE_KEYS_PER_ORGANIZATION = 20;
+
+export function toServiceKey(row: KeyRow) {
+  return { ...maskedKeyFields(row), organization_id: row.organizationId, created_by_id: row.createdById };
+}
+
+const keyOf = (organizationId: string, id: string) =>
+  and(eq(serviceApiKeys.id, id), eq(serviceApiKeys.organizationId, organizationId));
+
+const entryContext = (key: Pick<KeyRow, "scopes" | "scopedTeams">) => ({
+  scopes: key.scopes,
+  scoped_teams: key.scopedTeams,
+});
+
+export const listOrganizationServiceKeys: Handler<"listServiceKeys"> = async (c) => {
+  const read = organizationRead(c);
+  const [rows] = await read.batch([
+    read.db
+      .select()
+      .from(serviceApiKeys)
+      .where(eq(serviceApiKeys.organizationId, read.organizationId))
+      .orderBy(desc(serviceApiKeys.createdAt), desc(serviceApiKeys.id)),
+  ]);
+  return c.json(rows.map(toServiceKey), 200);
+};
+
+export const retrieveOrganizationServiceKey: Handler<"retrieveServiceKey"> = async (c) => {
+  const read = organizationRead(c);
+  const [[row]] = await read.batch([
+    read.db
+      .select()
+      .from(serviceApiKeys)
+      .where(
+        and(eq(serviceApiKeys.id, c.req.param("id") ?? ""), eq(serviceApiKeys.organizationId, read.organizationId)),
+      ),
+  ]);
+  if (!row) throw notFound();
+  return c.json(toServiceKey(row), 200);
+};
+
+/**
+ * Only the organization's own projects (400 with `attr` otherwise), and how many keys it holds.
+ * An admin sees every project of the organization, so nothing here can be probed.
+ */
+async function assertProjectsOfOrganization(db: Database, organizationId: string, teams: number[]) {
+  const [found, [held]] = await db.batch([
+    db
+      .select({ id: projects.id })
+      .from(projects)
+      // No project named: a constant false, which SQLite answers without reading a row.
+      .where(
+        teams.length > 0 ? and(eq(projects.organizationId, organizationId), inJsonList(projects.id, teams)) : sql`0`,
+      ),
+    db.select({ keys: count() }).from(serviceApiKeys).where(eq(serviceApiKeys.organizationId, organizationId)),
+  ]);
+  if (found.length !== teams.length) {
+    throw validationError("invalid_input", "Every project must belong to the organization.", "scoped_teams");
+  }
+  return held?.keys ?? 0;
+}
+
+export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (c) => {
+  const { db, actor, organization } = c.var;
+  const input = c.req.valid("json");
+  const scopes = [...new Set(input.scopes)];
+  const scopedTeams = [...new Set(input.scoped_teams)];
+  assertFutureExpiry(input.expires_at);
+  assertWithinCallerKey(actor, scopes, [organization.id]);
+  const held = await assertProjectsOfOrganization(db, organization.id, scopedTeams);
+  if (held >= MAX_SERVICE_KEYS_PER_ORGANIZATION) {
+    throw validationError(
+      "max_keys",
+      `An organization can only have ${MAX_SERVICE_KEYS_PER_ORGANIZATION} service keys. ` +
+        "Revoke one before creating another.",
+    );
+  }
+  const key = await newKeyValues(SERVICE_KEY_PREFIX, input.expires_at);
+  const row: KeyRow = {
+    id: uuid7(),
+    organizationId: organization.id,
+    createdById: actor.userId,
+    label: input.label,
+    scopes,
+    scopedTeams,
+    ...key.columns,
+  };
+  await writeWithActivity(
+    db,
+    db.insert(serviceApiKeys).values(row),
+    serviceKeyActivity.record(c, "created", {
+      organizationId: organization.id,
+      itemId: row.id,
+      name: row.label,
+      context: entryContext(row),
+    }),
+  );
+  return c.json({ ...toServiceKey(row), value: key.value }, 201);
+};
+
+/** The key the path names, in the organization the route resolved. */
+async function keyOfPath(c: Context<AppEnv>) {
+  const [key] = await c.var.db
+    .select()
+    .from(serviceApiKeys)
+    .where(keyOf(c.var.organization.id, c.req.param("id") ?? ""));
+  if (!key) throw notFound();
+  return key;
+}
+
+const trackedFields = (key: KeyRow) => ({
+  label: key.label,
+  scopes: key.scopes,
+  scoped_teams: key.scopedTeams,
+  expires_at: key.expiresAt,
+});
+
+/** Guarded on the key's value, so that a roll meanwhile answers 409 rather than leaving a stale cache entry. */
+export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (c) => {
+  const { db, actor, organization } = c.var;
+  const input = c.req.valid("json");
+  assertFutureExpiry(input.expires_at);
+  const key = await keyOfPath(c);
+  const scopes = input.scopes ? [...new Set(input.scopes)] : key.scopes;
+  const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
+  assertWithinCallerKey(actor, scopes, [organization.id]);
+  await assertProjectsOfOrganization(db, organization.id, scopedTeams);
+  const after: KeyRow = {
+    ...key,
+    label: input.label ?? key.label,
+    scopes,
+    scopedTeams,
+    expiresAt: input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at),
+  };
+  const before = trackedFields(key);
+  const [updated] = await writeWithActivity(
+    db,
+    db
+      .update(serviceApiKeys)
+      .set({ label: after.label, scopes, scopedTeams, expiresAt: after.expiresAt })
+      .where(and(keyOf(organization.id, key.id), eq(serviceApiKeys.secureValue, key.secureValue)))
+      .returning({ id: serviceApiKeys.id }),
+    serviceKeyActivity.changed(
+      c,
+      "updated",
+      { organizationId: organization.id, itemId: key.id, name: after.label },
+      before,
+      fieldsAfterPatch(before, trackedFields(after)),
+    ),
+  );
+  if (!updated) throw changedMeanwhile("key");
+  await forgetCachedKey(c.env, key);
+  return c.json(toServiceKey(after), 200);
+};
+
+export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) => {
+  const { db, organization } = c.var;
+  const key = await keyOfPath(c);
+  const { value, changes, context } = await rollValues(key, c.req.valid("json").overlap_seconds, SERVICE_KEY_PREFIX);
+  const [rolled] = await writeWithActivity(
+    db,
+    db
+      .update(serviceApiKeys)
+      .set(changes)
+      .where(and(keyOf(organization.id, key.id), eq(serviceApiKeys.secureValue, key.secureValue)))
+      .returning({ id: serviceApiKeys.id }),
+    serviceKeyActivity.record(c, "rolled", {
+      organizationId: organization.id,
+      itemId: key.id,
+      name: key.label,
+      context,
+    }),
+  );
+  if (!rolled) throw changedMeanwhile("key");
+  await forgetCachedKey(c.env, key);
+  return c.json({ ...toServiceKey({ ...key, ...changes }), value }, 200);
+};
+
+export const deleteOrganizationServiceKey: Handler<"deleteServiceKey"> = async (c) => {
+  const { db, organization } = c.var;
+  const key = await keyOfPath(c);
+  const [deleted] = await writeWithActivity(
+    db,
+    db.delete(serviceApiKeys).where(keyOf(organization.id, key.id)).returning({
+      secureValue: serviceApiKeys.secureValue,
+      previousSecureValue: serviceApiKeys.previousSecureValue,
+    }),
+    serviceKeyActivity.record(c, "revoked", {
+      organizationId: organization.id,
+      itemId: key.id,
+      name: key.label,
+      context: entryContext(key),
+    }),
+  );
+  if (!deleted) throw notFound();
+  await Promise.all([forgetCachedKey(c.env, deleted), c.env.API_KEY_CACHE.delete(currentEnvironmentGuessKey(key.id))]);
+  return c.body(null, 204);
+};
+
+/** The calling service key: what it acts as, and what it may do until when. */
+export const retrieveCallingServiceKey: Handler<"retrieveCurrentServiceKey"> = async (c) => {
+  const { db, actor } = c.var;
+  // A personal key is no service key: 404 (its own description is at /api/personal_api_keys/@current).
+  const [row] =
+    actor.kind === "service" ? await db.select().from(serviceApiKeys).where(eq(serviceApiKeys.id, actor.keyId)) : [];
+  if (!row) throw notFound();
+  const limits = keyRateLimits(c.env);
+  return c.json(
+    { ...toServiceKey(row), owner_kind: "organization" as const, level: MembershipLevel.admin, rate_limits: limits },
+    200,
+  );
+};

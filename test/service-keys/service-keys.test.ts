@@ -1,0 +1,188 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import * as schema from "../../src/db/schema";
+import { MembershipLevel } from "../../src/platform/levels";
+import { SERVICE_KEY_REFUSED } from "../../src/platform/route";
+import { addMember, api, createProject, db, errorBody, setupOrganization, UUID } from "../support/harness";
+import { INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bodies";
+
+const keysPath = (organizationId: string) => `/api/organizations/${organizationId}/service_keys`;
+const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
+const EXPIRED = errorBody("authentication_error", "api_key_expired", "Personal API key has expired.");
+const INVALID = errorBody("authentication_error", "authentication_failed", "Personal API key is invalid.");
+
+async function createServiceKey(organizationId: string, key: string, body: Record<string, unknown> = {}) {
+  const created = await api("POST", keysPath(organizationId), {
+    key,
+    body: { label: "Nightly sync", scopes: ["*"], ...body },
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  return created;
+}
+
+describe("service keys", () => {
+  it("are created by an admin, returned once with no-store, stored as a hash and listed masked", async () => {
+    const { organization, key } = await setupOrganization();
+    const created = await createServiceKey(organization.id, key, { scopes: ["organization:write"] });
+    expect(created.headers.get("Cache-Control")).toContain("no-store");
+    expect(created.body.value).toMatch(/^pho_[0-9A-Za-z]{44}$/);
+    expect(created.body).toMatchObject({
+      id: expect.stringMatching(UUID),
+      organization_id: organization.id,
+      label: "Nightly sync",
+      scopes: ["organization:write"],
+      scoped_teams: [],
+      expires_at: null,
+      mask_value: `pho_...${created.body.value.slice(-4)}`,
+    });
+    const [stored] = await db.select().from(schema.serviceApiKeys).where(eq(schema.serviceApiKeys.id, created.body.id));
+    expect(JSON.stringify(stored)).not.toContain(created.body.value);
+    const { value: _value, ...masked } = created.body;
+    const listed = await api("GET", keysPath(organization.id), { key });
+    expect(listed.body).toEqual([masked]);
+    const retrieved = await api("GET", `${keysPath(organization.id)}/${created.body.id}`, { key });
+    expect(retrieved.body).toEqual(masked);
+  });
+
+  it("are refused to a plain member, and projects of another organization are refused", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const refused = await api("POST", keysPath(organization.id), {
+      key: member.key,
+      body: { label: "x", scopes: ["*"] },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual(INSUFFICIENT_LEVEL);
+    const other = await setupOrganization();
+    const outside = await api("POST", keysPath(organization.id), {
+      key,
+      body: { label: "x", scopes: ["*"], scoped_teams: [other.project.id] },
+    });
+    expect(outside.status).toBe(400);
+    expect(outside.body.attr).toBe("scoped_teams");
+  });
+
+  it("act as the organization, survive their creator leaving, and are logged as the key", async () => {
+    const { organization, key: ownerKey } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const serviceKey = (await createServiceKey(organization.id, admin.key)).body;
+    const removed = await api("DELETE", `/api/organizations/${organization.id}/members/${admin.user.uuid}`, {
+      key: ownerKey,
+    });
+    expect(removed.status).toBe(204);
+
+    const members = await api("GET", `/api/organizations/${organization.id}/members`, { key: serviceKey.value });
+    expect(members.status).toBe(200);
+    const domain = await api("POST", `/api/organizations/${organization.id}/domains`, {
+      key: serviceKey.value,
+      body: { domain: `sync-${serviceKey.id.slice(-8)}.example.com` },
+    });
+    expect(domain.status, JSON.stringify(domain.body)).toBe(201);
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?scope=OrganizationDomain`, {
+      key: ownerKey,
+    });
+    expect(log.body.results[0]).toMatchObject({ activity: "created", user: null, api_key_id: serviceKey.id });
+    const current = await api("GET", `/api/organizations/@current/members`, { key: serviceKey.value });
+    expect(current.status).toBe(200);
+  });
+
+  it("reach their own organization alone: another one answers 404", async () => {
+    const { organization, key } = await setupOrganization();
+    const other = await setupOrganization();
+    const serviceKey = (await createServiceKey(organization.id, key)).body.value;
+    for (const path of [`/api/organizations/${other.organization.id}/members`, keysPath(other.organization.id)]) {
+      const response = await api("GET", path, { key: serviceKey });
+      expect(response.status, path).toBe(404);
+      expect(response.body, path).toEqual(NOT_FOUND);
+    }
+  });
+
+  it("are refused every human-only action with 403, whatever their scopes", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const created = (await createServiceKey(organization.id, key, { scopes: ["*"] })).body;
+    const members = `/api/organizations/${organization.id}/members/${owner.uuid}`;
+    const humanOnly: [string, string, unknown?][] = [
+      ["GET", "/api/users/@me"],
+      ["PATCH", members, { level: MembershipLevel.member }],
+      ["DELETE", members],
+      ["DELETE", `/api/organizations/${organization.id}`],
+      ["POST", keysPath(organization.id), { label: "more", scopes: ["*"] }],
+      ["PATCH", `${keysPath(organization.id)}/${created.id}`, { scopes: ["*"] }],
+      ["POST", `${keysPath(organization.id)}/${created.id}/roll`, {}],
+      ["DELETE", `${keysPath(organization.id)}/${created.id}`],
+      ["POST", "/api/personal_api_keys", { label: "mine", scopes: ["*"] }],
+      ["GET", "/api/personal_api_keys/@current"],
+      // Joining by invite makes a person a member, whatever the token.
+      ["POST", "/api/signup", { token: "phi_unknown", first_name: "Bot" }],
+    ];
+    for (const [method, path, body] of humanOnly) {
+      const response = await api(method, path, { key: created.value, body });
+      expect(response.status, `${method} ${path}`).toBe(403);
+      expect(response.body, `${method} ${path}`).toEqual(denied(SERVICE_KEY_REFUSED));
+    }
+  });
+
+  it("describe themselves at /api/service_keys/@current, and a personal key is no service key (404)", async () => {
+    const { organization, key } = await setupOrganization();
+    const project = await createProject(organization.id);
+    const created = (
+      await createServiceKey(organization.id, key, { scopes: ["dashboard:read"], scoped_teams: [project.id] })
+    ).body;
+    const current = await api("GET", "/api/service_keys/@current", { key: created.value });
+    expect(current.status).toBe(200);
+    expect(current.body).toMatchObject({
+      id: created.id,
+      organization_id: organization.id,
+      owner_kind: "organization",
+      level: MembershipLevel.admin,
+      scopes: ["dashboard:read"],
+      scoped_teams: [project.id],
+      expires_at: null,
+      rate_limits: { per_minute: expect.any(Number), per_hour: expect.any(Number) },
+    });
+    expect(current.body.last_used_at).toEqual(expect.any(String));
+    const personal = await api("GET", "/api/service_keys/@current", { key });
+    expect(personal.status).toBe(404);
+    expect(personal.body).toEqual(NOT_FOUND);
+  });
+
+  it("expire, roll with an overlap and are revoked like personal keys", async () => {
+    const { organization, key } = await setupOrganization();
+    const created = (await createServiceKey(organization.id, key)).body;
+    const keyPath = `${keysPath(organization.id)}/${created.id}`;
+    const expiresAt = new Date(Date.now() + 60_000).toISOString();
+    const updated = await api("PATCH", keyPath, { key, body: { label: "Renamed", expires_at: expiresAt } });
+    expect(updated.body).toMatchObject({ label: "Renamed", expires_at: expiresAt });
+
+    const rolled = await api("POST", `${keyPath}/roll`, { key, body: { overlap_seconds: 600 } });
+    expect(rolled.status).toBe(200);
+    expect(rolled.headers.get("Cache-Control")).toContain("no-store");
+    expect(rolled.body.value).toMatch(/^pho_/);
+    for (const value of [created.value, rolled.body.value]) {
+      expect((await api("GET", "/api/service_keys/@current", { key: value })).status).toBe(200);
+    }
+    const again = await api("POST", `${keyPath}/roll`, { key, body: { overlap_seconds: 0 } });
+    expect((await api("GET", "/api/service_keys/@current", { key: rolled.body.value })).body).toEqual(INVALID);
+
+    await db
+      .update(schema.serviceApiKeys)
+      .set({ expiresAt: new Date(Date.now() - 1000).toISOString() })
+      .where(eq(schema.serviceApiKeys.id, created.id));
+    await api("PATCH", keyPath, { key, body: { label: "Expired" } });
+    const expired = await api("GET", "/api/service_keys/@current", { key: again.body.value });
+    expect(expired.status).toBe(401);
+    expect(expired.body).toEqual(EXPIRED);
+
+    expect((await api("DELETE", keyPath, { key })).status).toBe(204);
+    expect((await api("GET", "/api/service_keys/@current", { key: again.body.value })).body).toEqual(INVALID);
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?scope=ServiceKey`, { key });
+    expect(log.body.results.map((entry: { activity: string }) => entry.activity)).toEqual([
+      "revoked",
+      "updated",
+      "rolled",
+      "rolled",
+      "updated",
+      "created",
+    ]);
+  });
+});
