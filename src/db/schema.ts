@@ -205,7 +205,13 @@ export const projects = sqliteTable(
   },
   (table) => [
     uniqueIndex("projects_organization_name_key").on(table.organizationId, table.nameKey),
-    index("projects_organization_created").on(table.organizationId, table.createdAt, table.id),
+    // With the deletion's mark, so that lists, which skip projects being deleted, read the index alone.
+    index("projects_organization_created").on(
+      table.organizationId,
+      table.createdAt,
+      table.id,
+      table.deletionScheduledAt,
+    ),
     // The private ones alone (a default rule of `none`): what a member's count of the list subtracts.
     index("projects_organization_private").on(table.organizationId).where(sql`${table.accessControl} = 1`),
     // The few being deleted: what the cron reads to resume a deletion whose next step was lost.

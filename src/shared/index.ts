@@ -1,11 +1,14 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { every } from "hono/combine";
+import { createMiddleware } from "hono/factory";
 import { NONCE, secureHeaders } from "hono/secure-headers";
 import { sharePasswordMatches } from "../environments/dashboards/sharing/share-password-hash";
 import type { AppEnv } from "../platform/env";
 import { assertAddressMayLookUp, refusal } from "../platform/auth/refused-keys";
 import { ApiError, notAuthenticated, notFound } from "../platform/errors";
 import { constantTimeEqual, nowIso } from "../platform/ids";
+import { readJsonBody } from "../platform/request-body";
 import { jsonResponse } from "../platform/route";
 import { createRouter } from "../platform/router";
 import { SharedDashboard, toSharedDashboard } from "./shared-dashboard";
@@ -36,12 +39,16 @@ const publicPageHeaders = secureHeaders({
 const incorrectPassword = () => new ApiError(401, "incorrect_password", "Incorrect password.");
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+const isJsonRequest = (c: Context<AppEnv>) => (c.req.header("Content-Type") ?? "").includes("application/json");
+
 /** The link the path names, or the answer for a link that does not open: unknown, paused or expired. */
 async function openLink(c: Context<AppEnv>) {
   c.header("Cache-Control", "private, max-age=0");
   const requested = c.req.param("access_token") ?? "";
-  const asJson = requested.endsWith(JSON_SUFFIX);
-  const accessToken = asJson ? requested.slice(0, -JSON_SUFFIX.length) : requested;
+  const jsonPath = requested.endsWith(JSON_SUFFIX);
+  const accessToken = jsonPath ? requested.slice(0, -JSON_SUFFIX.length) : requested;
+  // The `.json` form, or a JSON unlock: an API client is answered in JSON, a browser with a page.
+  const asJson = jsonPath || (c.req.method === "POST" && isJsonRequest(c));
   assertAddressMayLookUp(c);
   const shared = await readSharedDashboard(c.var.db, accessToken);
   const nonce = c.get("secureHeadersNonce") ?? "";
@@ -88,9 +95,14 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
   return asJson ? c.json(found, 200) : c.html(sharedDashboardPage(found, nonce), 200);
 }
 
+/** A JSON unlock's body passes the checks every route's body does (size, UTF-8, depth): 400 else. */
+const checkedJsonBody = createMiddleware<AppEnv>(async (c, next) =>
+  isJsonRequest(c) ? every(...readJsonBody)(c, next) : next(),
+);
+
 /** The password a visitor posted: the page's form, or PostHog's JSON `{"password": ...}`. */
 async function postedPassword(c: Context<AppEnv>) {
-  const isJson = (c.req.header("Content-Type") ?? "").includes("application/json");
+  const isJson = isJsonRequest(c);
   const body: unknown = isJson ? await c.req.json().catch(() => ({})) : await c.req.parseBody();
   const password = typeof body === "object" && body !== null && "password" in body ? body.password : undefined;
   return { isJson, password: typeof password === "string" ? password : "" };
@@ -128,7 +140,7 @@ async function unlockSharedDashboard(c: Context<AppEnv>) {
 
 export const sharedRouter = createRouter();
 sharedRouter.get("/shared/:access_token", publicPageHeaders, serveSharedDashboard);
-sharedRouter.post("/shared/:access_token", publicPageHeaders, unlockSharedDashboard);
+sharedRouter.post("/shared/:access_token", publicPageHeaders, checkedJsonBody, unlockSharedDashboard);
 const SharedParams = z.object({
   access_token: z.string().openapi({ description: "The token, optionally followed by `.json`." }),
 });

@@ -228,6 +228,20 @@ async function arrangeTenant() {
       destination: { type: "HTTP", config: { url: "https://h.example.com", token: "t" } },
     },
   });
+  // A live, password-protected share link, so that its unlock route reads the body it is sent: of a
+  // dashboard of its own, whose link no other fuzzed route refreshes or pauses.
+  const shared = await api("POST", `/api/environments/${tenant.project.id}/dashboards`, {
+    key: tenant.key,
+    body: { name: "Shared" },
+  });
+  const sharingPath = `/api/environments/${tenant.project.id}/dashboards/${shared.body.id}/sharing`;
+  const sharing = await api("PATCH", sharingPath, { key: tenant.key, body: { enabled: true } });
+  await api("PATCH", sharingPath, { key: tenant.key, body: { password_required: true } });
+  const password = await api("POST", `${sharingPath}/passwords`, {
+    key: tenant.key,
+    body: { raw_password: "fuzzed-password-1" },
+  });
+  expect(password.status).toBe(201);
   const domain = await api("POST", `/api/organizations/${tenant.organization.id}/domains`, {
     key: tenant.key,
     body: { domain: `fuzz-${Date.now()}.example.com` },
@@ -246,6 +260,7 @@ async function arrangeTenant() {
         .replace("{project_id}", String(tenant.project.id))
         .replace("{user__uuid}", member.user.uuid)
         .replace("{invite_id}", invite.id)
+        .replace("{access_token}", sharing.body.access_token)
         .replace(/([a-z_]+)\/\{id\}/g, (_, collection: string) => `${collection}/${idAfter[collection] ?? "1"}`)
         .replace(/\{[a-z_]+\}/g, "1");
     },

@@ -19,11 +19,15 @@ async function sha256(text: string) {
 export async function databaseDigest(): Promise<Record<string, string>> {
   await sealPendingActivity();
   const { results: tables } = await env.DB.prepare(
-    "select name from pragma_table_list where schema = 'main' and type = 'table' and name not like 'sqlite_%' " +
+    "select name, wr from pragma_table_list where schema = 'main' and type = 'table' and name not like 'sqlite_%' " +
       "order by name",
-  ).all<{ name: string }>();
-  const names = tables.map((table) => table.name).filter((name) => !PLATFORM_TABLES.includes(name));
-  const contents = await env.DB.batch(names.map((name) => env.DB.prepare(`select * from "${name}" order by rowid`)));
+  ).all<{ name: string; wr: number }>();
+  const kept = tables.filter((table) => !PLATFORM_TABLES.includes(table.name));
+  const names = kept.map((table) => table.name);
+  // A table WITHOUT ROWID is read in its primary key's order, as deterministic as rowid's.
+  const contents = await env.DB.batch(
+    kept.map(({ name, wr }) => env.DB.prepare(`select * from "${name}"${wr ? "" : " order by rowid"}`)),
+  );
   const digests = await Promise.all(
     contents.map(async (content) => `${content.results.length}:${await sha256(JSON.stringify(content.results))}`),
   );
