@@ -1,5 +1,5 @@
 // Writes docs/endpoints.md from the OpenAPI document, built by the same code that serves
-// `/api/schema` (src/platform/openapi.ts), so that the per-endpoint reference cannot drift from
+// `/api/schema` (src/openapi.ts), so that the per-endpoint reference cannot drift from
 // the routes. `npm run docs:endpoints`; test/platform/endpoint-reference.test.ts fails while the
 // file is stale. The TypeScript is bundled with esbuild (wrangler's own bundler, always installed
 // with it); the one `cloudflare:workers` import (a Durable Object's base class, never run here)
@@ -25,7 +25,7 @@ const bundled = await build({
   stdin: {
     contents: [
       'import { createApp } from "./src/app";',
-      'import { buildDocument } from "./src/platform/openapi";',
+      'import { buildDocument } from "./src/openapi";',
       "export const document = buildDocument(createApp());",
     ].join("\n"),
     resolveDir: root,

@@ -8,13 +8,13 @@ import { corsFromEnvironment } from "./platform/cors";
 import { onError } from "./platform/errors";
 import { healthRouter } from "./platform/health";
 import { answerMethodNotAllowed, endpointNotFound } from "./platform/method-not-allowed";
-import { serveOpenApiDocument } from "./platform/openapi";
+import { serveOpenApiDocument } from "./openapi";
 import { requestContext } from "./platform/request-context";
 import { responseHeaders } from "./platform/response-headers";
 import { requestLog } from "./platform/request-log";
 import { createRouter } from "./platform/router";
 import { projectsRouter } from "./projects";
-import { sharedRouter } from "./shared";
+import { sharedRouter } from "./public-dashboards";
 import { signupRouter } from "./signup";
 import { usersRouter } from "./users";
 

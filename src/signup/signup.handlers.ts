@@ -16,7 +16,7 @@ import { isNotNullViolation, isUniqueViolation } from "../platform/db";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
 import { SERVICE_KEY_REFUSED } from "../platform/route";
-import { toUserBasic } from "../users/user-basic";
+import { toUserBasic } from "../platform/user-basic";
 import { findInviteForSignup, joinAsExistingUser, signUpAndJoin, type JoinEntries } from "./signup.queries";
 import type { acceptInvite, acceptInviteByBody, previewInvite, SignupInput } from "./signup.routes";
 

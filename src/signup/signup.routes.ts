@@ -3,7 +3,7 @@ import { CreatedPersonalApiKey } from "../personal-api-keys/personal-api-keys.ro
 import { noStore } from "../platform/response-headers";
 import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../platform/route";
 import { MembershipLevelField } from "../organizations/membership-level-field";
-import { UserBasic } from "../users/user-basic";
+import { UserBasic } from "../platform/user-basic";
 
 const SignupParams = z.object({
   token: z.string().openapi({

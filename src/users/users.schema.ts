@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { users } from "../db/schema";
 import { boundedJson, boundedJsonObject } from "../platform/input-limits";
 import { Organization, OrganizationBasic, TeamBasic } from "../organizations/organizations.schema";
-import { toUserBasic, UserBasic } from "./user-basic";
+import { toUserBasic, UserBasic } from "../platform/user-basic";
 import { Timestamp } from "../platform/timestamps";
 
 export const ROLES_AT_ORGANIZATION = [

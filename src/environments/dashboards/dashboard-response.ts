@@ -1,5 +1,5 @@
 import type { insights, texts, users } from "../../db/schema";
-import { toUserBasic } from "../../users/user-basic";
+import { toUserBasic } from "../../platform/user-basic";
 import {
   dashboardRights,
   RestrictionLevel,

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { TileLayouts } from "../../db/schema";
 import { Timestamp } from "../../platform/timestamps";
-import { toUserBasic, UserBasic } from "../../users/user-basic";
+import { toUserBasic, UserBasic } from "../../platform/user-basic";
 import type { DashboardSnapshot, TileSnapshot, VersionRow } from "./dashboard-versions.queries";
 import type { DashboardRow, TileRow } from "./dashboards.queries";
 import type { UpdateDashboardInput } from "./dashboards.schema";

@@ -7,7 +7,7 @@ import {
   normalizeTags,
   tagList,
 } from "../../platform/input-limits";
-import { UserBasic } from "../../users/user-basic";
+import { UserBasic } from "../../platform/user-basic";
 import { ACCESS_LEVELS, RestrictionLevel } from "../../platform/access-rules/dashboard-rights";
 import { visibleName } from "../../platform/names";
 import { Timestamp } from "../../platform/timestamps";

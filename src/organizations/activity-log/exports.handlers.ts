@@ -11,7 +11,7 @@ import { downloadPath, insertExport, partKey, selectExport, type ExportRow, type
 import type { createExport, downloadExport, retrieveExport } from "./exports.routes";
 import type { ActivityLogExport } from "./exports.schema";
 import { publicUrl } from "../../platform/public-url";
-import { toUserBasic } from "../../users/user-basic";
+import { toUserBasic } from "../../platform/user-basic";
 
 function toExport(c: Context<AppEnv>, row: ExportRow, createdBy: UserRow | null): ActivityLogExport {
   return {

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { EXPORT_FORMATS } from "../../platform/activity-log/export-format";
 import { ACTIVITY_SCOPES } from "../../platform/activity-log/vocabulary";
-import { UserBasic } from "../../users/user-basic";
+import { UserBasic } from "../../platform/user-basic";
 import { Timestamp } from "../../platform/timestamps";
 
 const time = (description: string) =>

@@ -7,12 +7,15 @@ import { changedMeanwhile, notFound, validationError } from "../../platform/erro
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead, routeReads } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { challengeRecordName, lookupTxtRecords } from "./dns-challenge";
+import { lookupTxtRecords } from "../../platform/dns";
 import { domainSettings, NEW_DOMAIN } from "./domain-settings";
 import { domainActivity, domainItem, domainNameInBatch, trackedDomainFields } from "./domains.activity";
 import * as queries from "./domains.queries";
 import type * as routes from "./domains.routes";
 import { toDomain } from "./domains.schema";
+
+/** Where the challenge is published: a TXT record of `_posthog-challenge.<domain>` (as PostHog). */
+const challengeRecordName = (domain: string) => `_posthog-challenge.${domain}`;
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
 

@@ -22,14 +22,13 @@ import { inviteActivity, inviteEmailInBatch, inviteItem } from "./invites.activi
 import {
   bulkInviteReads,
   oneInviteReads,
-  type CreatedInvite,
   type createInvite,
   type createInvitesInBulk,
   type deleteInvite,
-  type InviteInput,
   type listInvites,
   type resendInviteEmail,
 } from "./invites.routes";
+import type { CreatedInvite, InviteInput } from "./invites.schema";
 import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf } from "./invites.rules";
 
 export const listOrganizationInvites: RouteHandler<typeof listInvites, AppEnv> = async (c) => {

@@ -8,8 +8,8 @@ import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
 import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
 import type { EmailStatus } from "./invite-emails";
-import type { Invite, InviteInput } from "./invites.routes";
-import { toUserBasic } from "../../users/user-basic";
+import type { Invite, InviteInput } from "./invites.schema";
+import { toUserBasic } from "../../platform/user-basic";
 
 export type InviteRow = typeof invites.$inferSelect;
 type Statement = BatchItem<"sqlite">;

@@ -5,7 +5,7 @@ import { insufficientLevel, permissionDenied, validationError } from "../../plat
 import { isAdmin } from "../../platform/levels";
 import { grantableLevel } from "../../platform/access-rules/grantable-level";
 import type { InviteContext, InviteRow } from "./invites.queries";
-import type { InviteInput } from "./invites.routes";
+import type { InviteInput } from "./invites.schema";
 
 /** Names a field of the invite at `index`: `target_email` for one invite, `6.target_email` in bulk. */
 export type AttrOf = (index: number, field: string) => string;

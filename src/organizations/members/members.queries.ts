@@ -15,8 +15,8 @@ import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
-import { toUserBasic } from "../../users/user-basic";
-import type { Member } from "./members.routes";
+import { toUserBasic } from "../../platform/user-basic";
+import type { Member } from "./members.schema";
 import { enabledWebhooksCreatedBy } from "../webhooks/webhook-creators";
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect;

@@ -2,30 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { OrganizationParams } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
-import { UserBasic } from "../../users/user-basic";
-import { MembershipLevelField } from "../membership-level-field";
 import { memberOfPath } from "./members.handlers";
-import { Timestamp } from "../../platform/timestamps";
-
-const MemberParams = OrganizationParams.extend({
-  user__uuid: z.string().openapi({ description: "The member's user uuid, or `@me`." }),
-});
-
-export const Member = z
-  .object({
-    id: z.string().uuid().openapi({ description: "The membership's id." }),
-    user: UserBasic,
-    level: MembershipLevelField,
-    joined_at: Timestamp,
-    updated_at: Timestamp,
-    is_2fa_enabled: z.boolean(),
-    has_social_auth: z.boolean(),
-    last_login: z.string().nullable(),
-  })
-  .openapi("Member");
-export type Member = z.infer<typeof Member>;
-
-export const MemberUpdate = z.object({ level: MembershipLevelField.optional() }).openapi("MemberUpdate");
+import { Member, MemberParams, MemberUpdate } from "./members.schema";
 
 export const listMembers = apiRoute({
   method: "get",

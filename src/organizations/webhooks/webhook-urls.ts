@@ -1,4 +1,4 @@
-import { lookupDnsRecords } from "../domains/dns-challenge";
+import { lookupDnsRecords } from "../../platform/dns";
 import type { Bindings } from "../../platform/env";
 import { validationError } from "../../platform/errors";
 import { isGloballyReachable, parseIpAddress, type IpAddress } from "../../platform/ip-addresses";

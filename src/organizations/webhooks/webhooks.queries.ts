@@ -1,6 +1,6 @@
 import { and, eq, getTableColumns, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, activityLogAnchors, organizations, users, webhookDeliveries, webhooks } from "../../db/schema";
-import { toUserBasic } from "../../users/user-basic";
+import { toUserBasic } from "../../platform/user-basic";
 import { activityStatement, type ActivityActor } from "../../platform/activity-log/record";
 import { boundAs, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";

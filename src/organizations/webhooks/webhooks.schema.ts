@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ACTIVITY_EVENTS } from "../../platform/activity-log/vocabulary";
-import { UserBasic } from "../../users/user-basic";
+import { UserBasic } from "../../platform/user-basic";
 import { Timestamp } from "../../platform/timestamps";
 
 const EventName = z

@@ -1,6 +1,6 @@
 import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, activityLogSegments, users } from "../../db/schema";
-import { toUserBasic } from "../../users/user-basic";
+import { toUserBasic } from "../user-basic";
 import type { Database } from "../db";
 import { DEFAULT_PAGE_SIZE } from "../pagination";
 import { notFound } from "../errors";

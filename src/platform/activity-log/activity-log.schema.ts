@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { UserBasic } from "../../users/user-basic";
+import { UserBasic } from "../user-basic";
 import { MAX_PAGE_SIZE } from "../pagination";
 import { ACTIVITY_NAMES, ACTIVITY_SCOPES } from "./vocabulary";
 import { Timestamp } from "../timestamps";

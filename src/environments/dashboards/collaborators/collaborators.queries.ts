@@ -4,8 +4,8 @@ import { dashboardCollaborators, dashboards, environments, organizationMembershi
 import { ruleOfMember } from "../../../platform/access-rules/member-rule";
 import type { Database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
-import { toUserBasic } from "../../../users/user-basic";
-import type { Collaborator } from "./collaborators.routes";
+import { toUserBasic } from "../../../platform/user-basic";
+import type { Collaborator } from "./collaborators.schema";
 
 /** A dashboard's collaborators (or the one with `id`) with their users, oldest first: one query. */
 export function selectCollaborators(db: Database, environmentId: number, dashboardId: number, id?: string) {

@@ -1,42 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { peekJsonBody } from "../../../platform/request-body";
-import { projectRead, ProjectParams, routeReads } from "../../../platform/route-context";
+import { projectRead, routeReads } from "../../../platform/route-context";
 import { parseDashboardId, readScopeOf } from "../dashboard-request";
 import { selectDashboard } from "../dashboards.queries";
 import { selectCandidate, selectCollaboration } from "./collaborators.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
-import { UserBasic } from "../../../users/user-basic";
 import type { ProjectTree } from "../../project-trees";
-import { PrivilegeLevel } from "../../../platform/access-rules/dashboard-rights";
-import { Timestamp } from "../../../platform/timestamps";
-
-export const Collaborator = z
-  .object({
-    id: z.string(),
-    dashboard_id: z.number().int(),
-    user: UserBasic,
-    level: z.number().int().openapi({ description: "37: can edit." }),
-    added_at: Timestamp,
-    updated_at: Timestamp,
-  })
-  .openapi("DashboardCollaborator");
-export type Collaborator = z.infer<typeof Collaborator>;
-
-const AddCollaboratorInput = z
-  .object({
-    user_uuid: z.string().uuid(),
-    level: z
-      .union([z.literal(PrivilegeLevel.canView), z.literal(PrivilegeLevel.canEdit)])
-      .openapi({ description: "Only 37 (can edit) may be given." }),
-  })
-  .openapi("AddDashboardCollaborator");
-
-const CollaboratorsParams = ProjectParams.extend({
-  dashboard_id: z.string().openapi({ description: "Dashboard id." }),
-});
-const CollaboratorParams = CollaboratorsParams.extend({
-  user__uuid: z.string().openapi({ description: "The collaborator's user uuid." }),
-});
+import { AddCollaboratorInput, Collaborator, CollaboratorParams, CollaboratorsParams } from "./collaborators.schema";
 
 /** The dashboard the path names and the user the body names, read with the project (POST). */
 export const collaborationToAdd = routeReads(async (c) => {

@@ -21,7 +21,8 @@ import {
   upsertSharing,
 } from "./sharing.queries";
 import { hashSharePassword } from "./share-password-hash";
-import { SHARING_SETTINGS_KEYS, sharingOfPath, type sharingRoutes } from "./sharing.routes";
+import { sharingOfPath, type sharingRoutes } from "./sharing.routes";
+import { SHARING_SETTINGS_KEYS } from "./sharing.schema";
 import { sharingActivity, sharingEntries, sharingItem } from "./sharing.activity";
 
 type SharingRoutes = ReturnType<typeof sharingRoutes<ProjectTree>>;

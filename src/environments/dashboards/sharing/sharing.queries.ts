@@ -10,7 +10,7 @@ import {
 } from "../../../db/schema";
 import type { Database } from "../../../platform/db";
 import { nowIso, randomUrlSafeToken } from "../../../platform/ids";
-import type { SharePassword, SharingConfiguration } from "./sharing.routes";
+import type { SharePassword, SharingConfiguration } from "./sharing.schema";
 
 /** PostHog's access tokens: `secrets.token_urlsafe(22)`, 30 characters. */
 export const newAccessToken = () => randomUrlSafeToken(22);

@@ -1,13 +1,13 @@
 import type { Context } from "hono";
-import { Insight, Text } from "../environments/dashboards/dashboards.schema";
-import { Organization, TeamBasic } from "../organizations/organizations.schema";
-import { UserBasic } from "../users/user-basic";
-import type { AppEnv } from "./env";
-import { SCOPES } from "./auth/scopes";
-import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH, REPLAYED_HEADER } from "./idempotency";
-import { exampleOf, type JsonSchema } from "./openapi-examples";
-import { configuredBaseUrl } from "./public-url";
-import type { Router } from "./router";
+import { Insight, Text } from "./environments/dashboards/dashboards.schema";
+import { Organization, TeamBasic } from "./organizations/organizations.schema";
+import { UserBasic } from "./platform/user-basic";
+import type { AppEnv } from "./platform/env";
+import { SCOPES } from "./platform/auth/scopes";
+import { IDEMPOTENCY_KEY_HEADER, MAX_IDEMPOTENCY_KEY_LENGTH, REPLAYED_HEADER } from "./platform/idempotency";
+import { exampleOf, type JsonSchema } from "./platform/openapi-examples";
+import { configuredBaseUrl } from "./platform/public-url";
+import type { Router } from "./platform/router";
 
 type OpenApiDocument = ReturnType<Router["getOpenAPI31Document"]>;
 type MediaType = { schema?: JsonSchema; example?: unknown };

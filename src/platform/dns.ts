@@ -1,8 +1,6 @@
-import { errorFields, logLine } from "../../platform/log";
+// A DNS-over-HTTPS resolver, shared by domain verification (TXT) and webhook receivers (A, AAAA).
+import { errorFields, logLine } from "./log";
 import { z } from "@hono/zod-openapi";
-
-/** Where the challenge is published: a TXT record of `_posthog-challenge.<domain>` (as PostHog). */
-export const challengeRecordName = (domain: string) => `_posthog-challenge.${domain}`;
 
 /** Used when the `DNS_RESOLVER_URL` variable is left empty. */
 export const DEFAULT_DNS_RESOLVER_URL = "https://cloudflare-dns.com/dns-query";

@@ -1,0 +1,78 @@
+import { z } from "@hono/zod-openapi";
+import { ProjectParams } from "../../../platform/route-context";
+import { Timestamp } from "../../../platform/timestamps";
+import { ACCESS_LEVELS } from "../../../platform/access-rules/dashboard-rights";
+
+/** The settings keys PostHog's sharing accepts; any other key is dropped. */
+export const SHARING_SETTINGS_KEYS = [
+  "whitelabel",
+  "noHeader",
+  "showInspector",
+  "legend",
+  "detailed",
+  "hideExtraDetails",
+] as const;
+
+/** PostHog's SharePassword: never the password, which only its creation answers. */
+export const SharePassword = z
+  .object({
+    id: z.string(),
+    created_at: Timestamp,
+    note: z.string(),
+    created_by_email: z.string(),
+    is_active: z.boolean(),
+  })
+  .openapi("SharePassword");
+export type SharePassword = z.infer<typeof SharePassword>;
+
+export const CreatedSharePassword = SharePassword.omit({ is_active: true })
+  .extend({ password: z.string() })
+  .openapi("CreatedSharePassword");
+
+export const CreateSharePasswordInput = z
+  .object({
+    raw_password: z
+      .union([z.string().min(8).max(200), z.literal("")])
+      .optional()
+      .openapi({
+        description: "8 characters or more; absent or empty: random.",
+        example: "correct horse battery",
+      }),
+    note: z.string().max(100).optional(),
+  })
+  .openapi("CreateSharePassword");
+
+export const SharingConfiguration = z
+  .object({
+    created_at: Timestamp,
+    enabled: z.boolean().openapi({ description: "`false` pauses the link; its token is kept." }),
+    access_token: z.string().openapi({ description: "The public link is `/shared/<access_token>`." }),
+    settings: z.record(z.string(), z.boolean()),
+    expires_at: Timestamp.nullable(),
+    password_required: z.boolean(),
+    share_passwords: z.array(SharePassword),
+    view_count: z.number().int(),
+    last_viewed_at: Timestamp.nullable(),
+    user_access_level: z
+      .enum(ACCESS_LEVELS)
+      .openapi({ description: "The caller's access to the dashboard shared, as the dashboard answers it." }),
+  })
+  .openapi("SharingConfiguration");
+export type SharingConfiguration = z.infer<typeof SharingConfiguration>;
+
+export const UpdateSharingInput = z
+  .object({
+    enabled: z.boolean().optional(),
+    settings: z
+      .unknown()
+      .optional()
+      .openapi({ description: `An object of booleans; only ${SHARING_SETTINGS_KEYS.join(", ")} are kept.` }),
+    expires_at: z.string().datetime({ offset: true }).nullable().optional(),
+    password_required: z.boolean().optional(),
+  })
+  .openapi("UpdateSharingConfiguration");
+export type UpdateSharingInput = z.infer<typeof UpdateSharingInput>;
+
+export const SharingParams = ProjectParams.extend({
+  dashboard_id: z.string().openapi({ description: "Dashboard id." }),
+});
