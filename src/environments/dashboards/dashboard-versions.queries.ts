@@ -82,7 +82,7 @@ const dashboardSnapshot = sql<string>`json_object(
  * raised it to, and the deletion of the version that falls past `DASHBOARD_VERSIONS_KEPT`.
  *
  * With `expected` (a request's `If-Match`), the batch's raise of the version matched the stored
- * version only if it was `expected`. The version stored here must then be `expected + 1`: any other
+ * version only if it was `expected`. The version stored here must then be `expected + 1`; every other value
  * leaves it null, and `expected + 1` written by a concurrent write is already a row; either fails
  * (and so undoes) the whole batch: see `isStaleVersion`.
  */
