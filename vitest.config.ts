@@ -4,7 +4,9 @@ import { defineConfig } from "vitest/config";
 const root = new URL(".", import.meta.url).pathname;
 
 /** Tests and benchmarks run alike: inside workerd, against local D1 with the migrations applied. */
-export function workersConfig(include: string[], exclude: string[] = [], testTimeout = 5_000) {
+// The timeout is generous: tests assert counts, never times, and a busy two-core runner may take
+// several seconds over a test that writes thousands of rows.
+export function workersConfig(include: string[], exclude: string[] = [], testTimeout = 15_000) {
   return defineConfig(async () => {
     const migrations = await readD1Migrations(`${root}migrations`);
     return {
