@@ -2,7 +2,7 @@ import { errorFields, logLine } from "./platform/log";
 import { deliverBatch, recordDeadLetters, type DeliveryMessage } from "./organizations/webhooks/deliveries";
 import { failExport, writeExportPart } from "./organizations/activity-log/exports.job";
 import { recoverStep } from "./organizations/webhooks/recoveries";
-import { deleteProjectStep } from "./organizations/projects/project-deletion";
+import { deleteProjectStep } from "./projects/project-deletion";
 import { deliverInviteEmails, recordInviteEmailDeadLetters } from "./organizations/invites/invite-email-queue";
 import type { InviteEmailMessage } from "./organizations/invites/invite-emails";
 import type { Bindings } from "./platform/env";

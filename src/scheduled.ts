@@ -12,7 +12,7 @@ import { resealBatchExportSecrets } from "./environments/batch-exports/destinati
 import { sweepWebhooks } from "./organizations/webhooks/deliveries";
 import { sweepInviteEmails } from "./organizations/invites/invite-email-queue";
 import { resumeStalledExports } from "./organizations/activity-log/exports.job";
-import { resumeStalledDeletions } from "./organizations/projects/project-deletion";
+import { resumeStalledDeletions } from "./projects/project-deletion";
 
 /** Organizations whose chains one cron run seals, if their seal after the response was lost. */
 const UNSEALED_ORGANIZATIONS_PER_RUN = 100;

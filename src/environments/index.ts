@@ -1,21 +1,17 @@
 import { accessControls } from "../platform/access-controls/access-controls";
 import { createRouter } from "../platform/router";
-import { projectAccessControl } from "./project-access-control";
-import { underEveryTree } from "./project-trees";
+import { environmentRouter } from "../projects";
+import { projectAccessControl } from "../projects/project-access-control";
 import { projectActivityLogRouter } from "./activity-log";
 import { batchExportsRouter } from "./batch-exports";
 import { dashboardsRouter } from "./dashboards";
 import { collaboratorsRouter } from "./dashboards/collaborators";
 import { sharingRouter } from "./dashboards/sharing";
-import { deleteCallerEnvironment, retrieveCallerEnvironment, updateCallerEnvironment } from "./environments.handlers";
-import { deleteEnvironment, replaceEnvironment, retrieveEnvironment, updateEnvironment } from "./environments.routes";
+import { underEveryTree } from "./project-trees";
 
 /** The environment tree: environments themselves, and resources addressed by `/api/environments/:project_id/...`. */
 export const environmentsRouter = createRouter()
-  .openapi(retrieveEnvironment, retrieveCallerEnvironment)
-  .openapi(updateEnvironment, updateCallerEnvironment)
-  .openapi(replaceEnvironment, updateCallerEnvironment)
-  .openapi(deleteEnvironment, deleteCallerEnvironment)
+  .route("/", environmentRouter)
   .route("/", dashboardsRouter)
   .route("/", collaboratorsRouter)
   .route("/", sharingRouter)

@@ -1,4 +1,11 @@
 import { createRouter } from "../platform/router";
+import { organizationProjectsRouter } from "../projects";
+import { organizationActivityLogRouter } from "./activity-log";
+import { organizationBatchExportsRouter } from "./batch-exports";
+import { organizationDomainsRouter } from "./domains";
+import { organizationEventsRouter } from "./events";
+import { organizationInvitesRouter } from "./invites";
+import { organizationMembersRouter } from "./members";
 import {
   createCallerOrganization,
   deleteCallerOrganization,
@@ -10,17 +17,10 @@ import {
   createOrganization,
   deleteOrganization,
   listOrganizations,
-  retrieveOrganization,
   replaceOrganization,
+  retrieveOrganization,
   updateOrganization,
 } from "./organizations.routes";
-import { organizationActivityLogRouter } from "./activity-log";
-import { organizationBatchExportsRouter } from "./batch-exports";
-import { organizationDomainsRouter } from "./domains";
-import { organizationEventsRouter } from "./events";
-import { organizationInvitesRouter } from "./invites";
-import { organizationMembersRouter } from "./members";
-import { organizationProjectsRouter } from "./projects";
 import { organizationWebhooksRouter } from "./webhooks";
 
 export const organizationsRouter = createRouter()

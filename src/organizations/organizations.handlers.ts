@@ -31,8 +31,8 @@ import { membershipActivity } from "./members/members.activity";
 import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
 import { assertRetentionDays } from "../platform/activity-log/retention";
 import { organizationActivity, organizationItem, trackedOrganizationFields } from "./organizations.activity";
-import { DEFAULT_PROJECT_NAME, insertProjectStatements } from "./projects/projects.queries";
-import { ProjectInput, toProjectListItem } from "./projects/projects.schema";
+import { DEFAULT_PROJECT_NAME, insertProjectStatements } from "../projects/projects.queries";
+import { ProjectInput, toProjectListItem } from "../projects/projects.schema";
 
 /** The user's e-mail, read when the entry is appended: the key names its user by id only. */
 const userEmailInBatch = (userId: number) => sql`select ${users.email} from ${users} where ${users.id} = ${userId}`;

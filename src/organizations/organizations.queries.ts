@@ -12,7 +12,7 @@ import { counterOf, pageIds, pageOf, selectCount, type ListOrder, type Page } fr
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { projectsInKeyScope } from "../platform/route-context/project";
 import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
-import { toProjectListItem } from "./projects/projects.schema";
+import { toProjectListItem } from "../projects/projects.schema";
 
 type OrganizationRow = { organization: typeof organizations.$inferSelect; level: number };
 type ProjectRow = { project: typeof projects.$inferSelect };

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { organizations, projects } from "../db/schema";
 import { MembershipLevelField } from "./membership-level-field";
-import { ProjectListItem, toProjectListItem } from "./projects/projects.schema";
+import { ProjectListItem, toProjectListItem } from "../projects/projects.schema";
 import { visibleName } from "../platform/names";
 import { Timestamp } from "../platform/timestamps";
 

@@ -4,7 +4,7 @@ import { invites, organizationMemberships, organizations, projects, users } from
 import { INVITE_VALIDITY_MS } from "../organizations/invites/invites.queries";
 import { organizationObjectStatements, toOrganizationObject } from "../organizations/organizations.queries";
 import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations.schema";
-import { selectVisibleProject } from "../organizations/projects/projects.queries";
+import { selectVisibleProject } from "../projects/projects.queries";
 import { jsonObjectWithKeys, type Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { callerMemberships, CURRENT } from "../platform/route-context/organization";

@@ -1,8 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import { drizzle } from "drizzle-orm/d1";
 import * as schema from "../../src/db/schema";
-import { insertProjectStatements } from "../../src/organizations/projects/projects.queries";
-import { ProjectInput } from "../../src/organizations/projects/projects.schema";
+import { insertProjectStatements } from "../../src/projects/projects.queries";
+import { ProjectInput } from "../../src/projects/projects.schema";
 import { mintApiKey } from "../../src/platform/auth/api-keys";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";

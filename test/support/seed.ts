@@ -5,7 +5,7 @@ import { chunkForInsert } from "../../src/platform/db";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { mintInviteToken } from "../../src/organizations/invites/invite-tokens";
 import { MembershipLevel } from "../../src/platform/levels";
-import { MAX_PROJECTS_PER_ORGANIZATION } from "../../src/organizations/projects/projects.queries";
+import { MAX_PROJECTS_PER_ORGANIZATION } from "../../src/projects/projects.queries";
 import { MAX_KEYS_PER_USER } from "../../src/personal-api-keys/personal-api-keys.handlers";
 import { db, setupOrganization } from "./harness";
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { boundedJson, boundedJsonObject, boundedText } from "../../platform/input-limits";
 import type { batchExports } from "../../db/schema";
-import { TimezoneName } from "../../organizations/projects/projects.schema";
+import { TimezoneName } from "../../projects/projects.schema";
 import { DESTINATION_TYPES, publicConfig, REQUIRED_CONFIG_KEYS, type DestinationType } from "./destinations";
 import { visibleName } from "../../platform/names";
 import { Timestamp, TimestampInput } from "../../platform/timestamps";

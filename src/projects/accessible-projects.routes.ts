@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
+import { PaginationQuery, paginated } from "../platform/pagination";
 import { integerOrCurrentPathId } from "../platform/path-ids";
-import { Project, ProjectListItem, ProjectUpdateInput } from "../organizations/projects/projects.schema";
-import { paginated, PaginationQuery } from "../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
+import { Project, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
 
 const ProjectIdParams = z.object({ id: integerOrCurrentPathId("Project id, or `@current`.") });
 

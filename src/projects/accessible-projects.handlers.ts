@@ -1,7 +1,4 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { deleteVisibleProject, patchVisibleProject } from "../organizations/projects/projects.handlers";
-import { findVisibleProject, listVisibleProjects, projectIdFilters } from "../organizations/projects/projects.queries";
-import { toProject, toProjectListItem } from "../organizations/projects/projects.schema";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
 import { pageEnvelope, readPage } from "../platform/pagination";
@@ -10,7 +7,10 @@ import type {
   listAccessibleProjects,
   retrieveAccessibleProject,
   updateAccessibleProject,
-} from "./projects.routes";
+} from "./accessible-projects.routes";
+import { deleteVisibleProject, patchVisibleProject } from "./organization-projects.handlers";
+import { findVisibleProject, listVisibleProjects, projectIdFilters } from "./projects.queries";
+import { toProject, toProjectListItem } from "./projects.schema";
 
 export const listProjects: RouteHandler<typeof listAccessibleProjects, AppEnv> = async (c) => {
   const page = readPage(c);

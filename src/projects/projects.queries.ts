@@ -1,35 +1,35 @@
-import { and, count, eq, getTableColumns, isNull, sql, type SQL } from "drizzle-orm";
-import { accessControls, environments, organizationMemberships, organizations, projects } from "../../db/schema";
-import { assertOrganizationInKeyScope } from "../../platform/auth/key-scoping";
-import { boundAs, jsonObjectWithKeys, type Database } from "../../platform/db";
-import type { Actor } from "../../platform/env";
-import { newProjectTokens, nowIso, uuid7 } from "../../platform/ids";
-import { nameKey } from "../../platform/names";
+import { and, count, eq, getTableColumns, isNull, type SQL, sql } from "drizzle-orm";
+import { accessControls, environments, organizationMemberships, organizations, projects } from "../db/schema";
+import { effectiveProjectLevel } from "../platform/access-rules/project-level";
+import { projectVisible, projectVisibleAtLevel } from "../platform/access-rules/project-visibility";
+import { assertOrganizationInKeyScope } from "../platform/auth/key-scoping";
+import { boundAs, type Database, jsonObjectWithKeys } from "../platform/db";
+import type { Actor } from "../platform/env";
+import { newProjectTokens, nowIso, uuid7 } from "../platform/ids";
+import { nameKey } from "../platform/names";
 import {
   counterOf,
   joinPage,
-  pageOf,
-  selectCount,
   type ListOrder,
   type Page,
+  pageOf,
+  selectCount,
   type Through,
-} from "../../platform/pagination";
-import type { OrganizationRead } from "../../platform/route-context";
+} from "../platform/pagination";
+import type { OrganizationRead } from "../platform/route-context";
 import {
   assertPersonalApiKeysAllowed,
+  CURRENT,
   callerInOrganization,
   callerMembershipsInScope,
-  CURRENT,
-} from "../../platform/route-context/organization";
-import { effectiveProjectLevel } from "../../platform/access-rules/project-level";
-import { projectVisible, projectVisibleAtLevel } from "../../platform/access-rules/project-visibility";
+} from "../platform/route-context/organization";
 import {
   currentProjectId,
   membershipOfCaller,
   parseProjectId,
   projectsHiddenFrom,
   projectsInKeyScope,
-} from "../../platform/route-context/project";
+} from "../platform/route-context/project";
 import { PROJECT_SETTINGS_KEYS, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
 
 export const MAX_PROJECTS_PER_ORGANIZATION = 2000;

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import { projects } from "../../db/schema";
-import type { ReadInBatch } from "../../platform/activity-log/record";
-import { resourceActivity } from "../../platform/activity-log/resource-activity";
-import { ProjectUpdateInput, type Project } from "./projects.schema";
+import { projects } from "../db/schema";
+import type { ReadInBatch } from "../platform/activity-log/record";
+import { resourceActivity } from "../platform/activity-log/resource-activity";
+import { type Project, ProjectUpdateInput } from "./projects.schema";
 
 /** The fields a PATCH can change (its privacy, `access_control`, among them); never a project's tokens. */
 const PROJECT_TRACKED_FIELDS = Object.keys(ProjectUpdateInput.shape);

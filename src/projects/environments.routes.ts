@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { Project, ProjectUpdateInput } from "../organizations/projects/projects.schema";
-import { ProjectParams } from "../platform/route-context";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
+import { ProjectParams } from "../platform/route-context";
+import { Project, ProjectUpdateInput } from "./projects.schema";
 
 /**
  * PostHog's Team. Every project here has exactly one environment, with the project's id, name

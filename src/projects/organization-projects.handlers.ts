@@ -1,26 +1,25 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { projects } from "../../db/schema";
-import { isUniqueViolation, type Database } from "../../platform/db";
-import type { AppEnv } from "../../platform/env";
-import { conflict, insufficientLevel, notFound, permissionDenied } from "../../platform/errors";
-import { nowIso } from "../../platform/ids";
-import { isAdmin } from "../../platform/levels";
-import { errorFields, logLine } from "../../platform/log";
-import { organizationRead, routeReads } from "../../platform/route-context";
-import { pageEnvelope, readPage } from "../../platform/pagination";
-import {
-  admitVisibleProject,
-  findVisibleProject,
-  selectVisibleProject,
-  insertProjectStatements,
-  listProjectsOfOrganization,
-  MAX_PROJECTS_PER_ORGANIZATION,
-  projectIdFilters,
-  updateProjectStatements,
-} from "./projects.queries";
+import type { Context } from "hono";
+import { projects } from "../db/schema";
+import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
+import { type Database, isUniqueViolation } from "../platform/db";
+import type { AppEnv } from "../platform/env";
+import { conflict, insufficientLevel, notFound, permissionDenied } from "../platform/errors";
+import { nowIso } from "../platform/ids";
+import { isAdmin } from "../platform/levels";
+import { errorFields, logLine } from "../platform/log";
+import { pageEnvelope, readPage } from "../platform/pagination";
+import { organizationRead, routeReads } from "../platform/route-context";
+import type {
+  createProject,
+  deleteProject,
+  listProjects,
+  retrieveProject,
+  updateProject as updateProjectRoute,
+} from "./organization-projects.routes";
+import { scheduleDeletionStatements } from "./project-deletion";
 import {
   createdProjectIdInBatch,
   createdProjectNameInBatch,
@@ -28,16 +27,17 @@ import {
   projectItem,
   trackedProjectFields,
 } from "./projects.activity";
-import { fieldsAfterPatch } from "../../platform/activity-log/resource-activity";
-import { scheduleDeletionStatements } from "./project-deletion";
-import type {
-  createProject,
-  deleteProject,
-  listProjects,
-  retrieveProject,
-  updateProject as updateProjectRoute,
-} from "./projects.routes";
-import { toProject, toProjectListItem, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
+import {
+  admitVisibleProject,
+  findVisibleProject,
+  insertProjectStatements,
+  listProjectsOfOrganization,
+  MAX_PROJECTS_PER_ORGANIZATION,
+  projectIdFilters,
+  selectVisibleProject,
+  updateProjectStatements,
+} from "./projects.queries";
+import { type ProjectInput, type ProjectUpdateInput, toProject, toProjectListItem } from "./projects.schema";
 
 type ProjectRow = typeof projects.$inferSelect;
 

@@ -1,10 +1,10 @@
-import { integerOrCurrentPathId } from "../../platform/path-ids";
-import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams } from "../../platform/route-context";
-import { paginated, PaginationQuery } from "../../platform/pagination";
-import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
+import { MembershipLevel } from "../platform/levels";
+import { PaginationQuery, paginated } from "../platform/pagination";
+import { integerOrCurrentPathId } from "../platform/path-ids";
+import { apiRoute, conflictResponse, jsonResponse as json, jsonBody } from "../platform/route";
+import { OrganizationParams } from "../platform/route-context";
+import { projectOfPath } from "./organization-projects.handlers";
 import { Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
-import { projectOfPath } from "./projects.handlers";
 
 const ProjectParams = OrganizationParams.extend({
   id: integerOrCurrentPathId("Project id, or `@current`."),

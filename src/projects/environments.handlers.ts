@@ -1,10 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { deleteVisibleProject, patchVisibleProject } from "../organizations/projects/projects.handlers";
-import { findVisibleProject, projectIdFilters } from "../organizations/projects/projects.queries";
-import { toProject, type Project } from "../organizations/projects/projects.schema";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
 import type { deleteEnvironment, Environment, retrieveEnvironment, updateEnvironment } from "./environments.routes";
+import { deleteVisibleProject, patchVisibleProject } from "./organization-projects.handlers";
+import { findVisibleProject, projectIdFilters } from "./projects.queries";
+import { type Project, toProject } from "./projects.schema";
 
 const toEnvironment = (project: Project): Environment => ({ ...project, project_id: project.id });
 

@@ -1,16 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import {
-  boundedJson,
-  boundedJsonObject,
-  boundedText,
-  idList,
-  normalizeTags,
-  tagList,
-} from "../../platform/input-limits";
-import type { projects } from "../../db/schema";
-import { isAdmin } from "../../platform/levels";
-import { visibleName } from "../../platform/names";
-import { Timestamp } from "../../platform/timestamps";
+import type { projects } from "../db/schema";
+import { boundedJson, boundedJsonObject, boundedText, idList, normalizeTags, tagList } from "../platform/input-limits";
+import { isAdmin } from "../platform/levels";
+import { visibleName } from "../platform/names";
+import { Timestamp } from "../platform/timestamps";
 
 const storedJson = boundedJson(z.unknown());
 const structured = storedJson.nullable().optional().default(null);

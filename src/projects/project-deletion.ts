@@ -1,9 +1,9 @@
 import { and, eq, inArray, isNotNull, isNull, lt, type SQLWrapper } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { accessControls, batchExports, dashboards, environments, insights, projects, texts } from "../../db/schema";
-import { primaryDatabase, type Database } from "../../platform/db";
-import type { Bindings } from "../../platform/env";
-import type { BackgroundJob, StepOutcome } from "../../platform/jobs";
+import { accessControls, batchExports, dashboards, environments, insights, projects, texts } from "../db/schema";
+import { type Database, primaryDatabase } from "../platform/db";
+import type { Bindings } from "../platform/env";
+import type { BackgroundJob, StepOutcome } from "../platform/jobs";
 
 export type ProjectDeletion = Extract<BackgroundJob, { kind: "delete_project" }>;
 
