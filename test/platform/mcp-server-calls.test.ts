@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeErrors, type Shape } from "../support/client-shapes";
+import { expectDecoded, type Shape } from "../support/client-shapes";
 import { api, createApiKey, setupOrganization } from "../support/harness";
 
 /*
@@ -82,10 +82,7 @@ async function decoded(
   shape: Shape,
   options: { body?: unknown; query?: Record<string, unknown> } = {},
 ) {
-  const response = await mcp(method, path, key, options);
-  expect(response.status, `${method} ${path}: ${response.text.slice(0, 300)}`).toBeLessThan(300);
-  expect(decodeErrors(response.body, shape), `${method} ${path}`).toEqual([]);
-  return response.body;
+  return expectDecoded(await mcp(method, path, key, options), shape, `${method} ${path}`);
 }
 
 describe("PostHog's MCP server", () => {

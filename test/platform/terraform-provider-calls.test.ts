@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { decodeErrors, maybe, type Shape } from "../support/client-shapes";
+import { decodeErrors, expectDecoded, maybe, type Shape } from "../support/client-shapes";
 import { addMember, api, setupOrganization } from "../support/harness";
 
 /*
@@ -115,10 +115,7 @@ function terraform(method: string, path: string, key: string, body?: unknown) {
 
 /** The answer of a call the provider unmarshals: 2xx, and decodable into the struct's shape. */
 async function decoded(method: string, path: string, key: string, shape: Shape, body?: unknown) {
-  const response = await terraform(method, path, key, body);
-  expect(response.status, `${method} ${path}: ${response.text.slice(0, 300)}`).toBeLessThan(300);
-  expect(decodeErrors(response.body, shape), `${method} ${path}`).toEqual([]);
-  return response.body;
+  return expectDecoded(await terraform(method, path, key, body), shape, `${method} ${path}`);
 }
 
 describe("PostHog's Terraform provider", () => {

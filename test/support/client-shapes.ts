@@ -1,3 +1,6 @@
+import { expect } from "vitest";
+import type { api } from "./harness";
+
 /**
  * What a client's decoder needs of an answer, written as a table of field → JSON type, and the
  * check that an answer fits it. Fields a table leaves out are ignored, as every PostHog client
@@ -44,4 +47,11 @@ export function decodeErrors(value: unknown, shape: Shape, path = "$"): string[]
   return Object.entries(shape).flatMap(([field, fieldShape]) =>
     decodeErrors(record[field], fieldShape, `${path}.${field}`),
   );
+}
+
+/** A 2xx answer that decodes into `shape`, failing with where it does not; its body. */
+export function expectDecoded(response: Awaited<ReturnType<typeof api>>, shape: Shape, label: string) {
+  expect(response.status, `${label}: ${response.text.slice(0, 300)}`).toBeLessThan(300);
+  expect(decodeErrors(response.body, shape), label).toEqual([]);
+  return response.body;
 }
