@@ -253,7 +253,7 @@ describe("PostHog's Terraform provider", () => {
     ).toEqual([null]);
   });
 
-  it("sets a project's default access and a member's access (project_default_access.go, project_member.go)", async () => {
+  it("sets a project's default and a member's access (project_default_access.go, project_member.go)", async () => {
     const { organization, project, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
     const path = `/api/projects/${project.id}/access_controls/`;
