@@ -509,6 +509,8 @@ describe("archived entries read as kept ones", () => {
     const shown = await api("GET", `/api/projects/${organization.project.id}/activity_log/${secretEntry}`, {
       key: organization.key,
     });
+    // One round trip finds the segment with the caller's rights, one more reads its user and visibility.
+    expect(shown.cost.queries).toBe(2);
     expect(shown.body).toMatchObject({
       id: secretEntry,
       seq: 2,
