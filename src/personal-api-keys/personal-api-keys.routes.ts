@@ -1,3 +1,4 @@
+import { keyPathId } from "../platform/path-ids";
 import { z } from "@hono/zod-openapi";
 import { idList } from "../platform/input-limits";
 import { SCOPES } from "../platform/auth/scopes";
@@ -92,7 +93,7 @@ export const CallingApiKey = PersonalApiKey.extend({
     .openapi({ description: "Requests the key may make, counted per key." }),
 }).openapi("CallingApiKey");
 
-const KeyParams = z.object({ id: z.string() });
+const KeyParams = z.object({ id: keyPathId });
 
 export const listKeys = apiRoute({
   method: "get",

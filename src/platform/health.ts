@@ -43,6 +43,7 @@ const healthRoute = publicRoute({
   operationId: "healthz_retrieve",
   tags: ["operations"],
   summary: "Readiness: D1 migrated as far as the code needs, the encryption key usable; no key",
+  description: "For load balancers and uptime checks: 200 when writes can succeed, else 503 with the reasons.",
   responses: {
     200: jsonResponse(Healthy, "The Worker and D1 answer, and writes can succeed"),
     503: jsonResponse(

@@ -40,6 +40,27 @@ export function normalizeTags(tags: string[]): string[] {
 /** A list of ids in a body (`scoped_teams`, `private_project_access`...): at most 1,000 items. */
 export const idList = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_ID_LIST);
 
+/** What a boolean query parameter may say, as DRF's `BooleanField` reads it; empty: not said. */
+const BOOLEAN_QUERY_VALUES = new Map<string, boolean | undefined>([
+  ["true", true],
+  ["1", true],
+  ["false", false],
+  ["0", false],
+  ["", undefined],
+]);
+
+/** A boolean query parameter, documented as one: `true`/`1` or `false`/`0`, else 400 on it. */
+export const booleanQuery = (description: string) =>
+  z
+    .string()
+    .optional()
+    .refine((value) => value === undefined || BOOLEAN_QUERY_VALUES.has(value), {
+      message: "Must be a valid boolean.",
+      params: { code: "invalid" },
+    })
+    .transform((value) => (value === undefined ? undefined : BOOLEAN_QUERY_VALUES.get(value)))
+    .openapi({ type: "boolean", description });
+
 /** A comma-separated list of ids or names in a query parameter, at most 1,000 items, else 400 on it. */
 export function splitQueryList(value: string, parameter: string): string[] {
   const items = value.split(",");

@@ -14,3 +14,9 @@ export const integerOrCurrentPathId = (description: string) =>
     example: 1,
     description,
   });
+
+/** A dashboard's id, as `{id}` of the dashboards or `{dashboard_id}` of what belongs to one. */
+export const dashboardPathId = integerPathId("Dashboard id.");
+
+/** A key's id in a path (personal or service key): never its value, which is not stored. */
+export const keyPathId = z.string().openapi({ description: "The key's id, as listed (not its value)." });

@@ -142,7 +142,11 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   });
 }
 
-type PublicRouteConfig = Omit<RouteConfig, "middleware" | "security"> & { middleware?: MiddlewareHandler<AppEnv>[] };
+/** A route without a key says what it does in its description, as a route with one says its scope. */
+type PublicRouteConfig = Omit<RouteConfig, "middleware" | "security"> & {
+  description: string;
+  middleware?: MiddlewareHandler<AppEnv>[];
+};
 
 /** A route that needs no key (signing up, public shares). */
 export function publicRoute<const R extends PublicRouteConfig>(config: R) {

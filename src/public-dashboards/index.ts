@@ -150,6 +150,7 @@ sharedRouter.openAPIRegistry.registerPath({
   operationId: "shared_retrieve",
   tags: ["sharing"],
   summary: "The public view of a shared dashboard: an HTML page, or its data as JSON with a `.json` suffix",
+  description: "No key: the token is the access. A password-protected link first needs `POST` with the password.",
   security: [],
   request: { params: SharedParams },
   responses: {
@@ -168,6 +169,7 @@ sharedRouter.openAPIRegistry.registerPath({
   operationId: "shared_unlock",
   tags: ["sharing"],
   summary: "Unlock a password-protected link (form or JSON `password`)",
+  description: "No key: a correct password opens a session for this link (a cookie, or a bearer `shareToken`).",
   security: [],
   request: {
     params: SharedParams,

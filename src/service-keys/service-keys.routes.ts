@@ -1,3 +1,4 @@
+import { keyPathId } from "../platform/path-ids";
 import { z } from "@hono/zod-openapi";
 import { RollInput } from "../personal-api-keys/personal-api-keys.routes";
 import { MembershipLevel } from "../platform/levels";
@@ -12,7 +13,7 @@ import {
   ServiceKeyUpdate,
 } from "./service-keys.schema";
 
-const KeyParams = OrganizationParams.extend({ id: z.string() });
+const KeyParams = OrganizationParams.extend({ id: keyPathId });
 const collection = "/api/organizations/{organization_id}/service_keys";
 
 export const listServiceKeys = apiRoute({

@@ -71,7 +71,7 @@ export const CurrentUser = UserBasic.omit({ role_at_organization: true })
   .extend({
     // Always present, as PostHog's serializer writes it: null when none was chosen.
     role_at_organization: z.enum(ROLES_AT_ORGANIZATION).nullable(),
-    date_joined: z.string(),
+    date_joined: Timestamp,
     pending_email: z.string().nullable(),
     notification_settings: z.record(z.string(), z.unknown()),
     ...UserPreferencesInput.shape,
@@ -80,7 +80,7 @@ export const CurrentUser = UserBasic.omit({ role_at_organization: true })
     has_password: z.boolean(),
     is_staff: z.boolean(),
     is_impersonated: z.boolean(),
-    is_impersonated_until: z.string().nullable(),
+    is_impersonated_until: Timestamp.nullable(),
     sensitive_session_expires_at: Timestamp.nullable(),
     // TeamBasic is an `allOf`, with no type of its own to make nullable: say it here.
     team: TeamBasic.nullable().openapi({

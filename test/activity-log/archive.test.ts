@@ -8,7 +8,8 @@ import worker from "../../src/index";
 import { archiveActivityLog, archiveCutoff } from "../../src/platform/activity-log/archive";
 import { sealChain } from "../../src/platform/activity-log/chain";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, db, setupOrganization } from "../support/harness";
+import { expectError, NOT_FOUND } from "../support/error-bodies";
+import { addMember, api, createProject, db, setupOrganization } from "../support/harness";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 
@@ -286,4 +287,251 @@ describe("activity-log archive", () => {
     expect(await keptEntries(organization)).not.toHaveLength(0);
     expect(await wholeFeed(organization, 7, member.key)).toEqual(before);
   }, 60_000);
+});
+
+/** A UUIDv7 of the time `ms`, as the Worker mints an entry's id (`n`: its counter, unique per seed). */
+const uuid7At = (ms: number, n: number) => {
+  const random = crypto.randomUUID().replaceAll("-", "").slice(-15);
+  const hex = `${ms.toString(16).padStart(12, "0")}7${n.toString(16).padStart(3, "0")}8${random}`;
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+};
+
+type Page = { results: unknown[] };
+
+type ProjectLogWorld = {
+  organization: Organization;
+  member: Awaited<ReturnType<typeof addMember>>;
+  open: number;
+  secret: number;
+  otherProject: number;
+};
+
+/** The kinds of entry a project's log tells apart: its dashboards (one hidden from the member), others. */
+function projectLogEntry(world: ProjectLogWorld, i: number) {
+  const project = world.organization.project.id;
+  const kinds = [
+    { projectId: null, dashboardId: null, scope: "Organization", activity: "updated", itemId: "org" },
+    { projectId: project, dashboardId: world.open, scope: "Dashboard", activity: "updated", itemId: world.open },
+    { projectId: project, dashboardId: world.secret, scope: "Dashboard", activity: "updated", itemId: world.secret },
+    { projectId: project, dashboardId: null, scope: "BatchExport", activity: "created", itemId: `export-${i}` },
+    { projectId: project, dashboardId: world.open, scope: "DashboardTile", activity: "moved", itemId: world.open },
+    { projectId: world.otherProject, dashboardId: null, scope: "Project", activity: "updated", itemId: "other" },
+  ];
+  return kinds[i % kinds.length]!;
+}
+
+/**
+ * `count` sealed entries of every kind, one every `spacing` ms up to a minute ago, with ids minted
+ * at their times as the Worker mints them; the organization's log holds nothing else.
+ */
+async function seedProjectLog(world: ProjectLogWorld, count: number, spacing: number) {
+  const organizationId = world.organization.organization.id;
+  await env.DB.prepare("delete from activity_log where organization_id = ?").bind(organizationId).run();
+  const newest = Date.now() - 60_000;
+  const insert = env.DB.prepare(
+    `insert into activity_log (id, organization_id, seq, project_id, dashboard_id, user_id, is_system, activity,
+       scope, item_id, detail, created_at, hash)
+     values (?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, null)`,
+  );
+  const rows = Array.from({ length: count }, (_, index) => {
+    const seq = index + 1;
+    const time = newest - (count - seq) * spacing;
+    const kind = projectLogEntry(world, seq);
+    const userId = seq % 4 === 0 ? world.member.user.id : world.organization.owner.id;
+    return insert.bind(
+      uuid7At(time, seq),
+      organizationId,
+      seq,
+      kind.projectId,
+      kind.dashboardId,
+      userId,
+      kind.activity,
+      kind.scope,
+      String(kind.itemId),
+      JSON.stringify({ name: `entry ${seq}`, changes: null, context: null }),
+      new Date(time).toISOString(),
+    );
+  });
+  await env.DB.batch(rows);
+  while ((await sealChain(db, organizationId)) > 0);
+}
+
+/** Two dashboards in the first project, the second hidden from a member, and a second project. */
+async function projectLogWorld(): Promise<ProjectLogWorld> {
+  const organization = await setupOrganization();
+  const member = await addMember(organization.organization.id, MembershipLevel.member);
+  const dashboard = async (name: string) =>
+    (
+      await api("POST", `/api/environments/${organization.project.id}/dashboards`, {
+        key: organization.key,
+        body: { name },
+      })
+    ).body.id as number;
+  const open = await dashboard("Open");
+  const secret = await dashboard("Secret");
+  const now = new Date().toISOString();
+  await db.insert(schema.accessControls).values({
+    id: crypto.randomUUID(),
+    environmentId: organization.project.id,
+    resource: "dashboard",
+    resourceId: String(secret),
+    organizationMembershipId: member.membership.id,
+    accessLevel: "none",
+    createdAt: now,
+    updatedAt: now,
+  });
+  const otherProject = await createProject(organization.organization.id, { name: "Other" });
+  return { organization, member, open, secret, otherProject: otherProject.id };
+}
+
+/** Every answer reached from `path` by following `next`: status and body of each. */
+async function answersFrom(path: string, key: string) {
+  const answers: { status: number; body: unknown }[] = [];
+  let next: string | null = path;
+  while (next) {
+    const response = await api("GET", next, { key });
+    answers.push({ status: response.status, body: response.body });
+    const link = response.status === 200 ? (response.body.next as string | null) : null;
+    next = link ? new URL(link).pathname + new URL(link).search : null;
+  }
+  return answers;
+}
+
+/** Runs the cron until none of the organization's entries kept here is older than the hot window. */
+async function archiveAllDue(organization: Organization) {
+  const cutoff = archiveCutoff(30, new Date());
+  for (let run = 0; run < 10; run += 1) {
+    if ((await keptEntries(organization)).every((entry) => entry.createdAt >= cutoff)) return;
+    await runCron();
+  }
+  throw new Error("entries past the hot window are still kept");
+}
+
+describe("archived entries read as kept ones", () => {
+  it("in a project's log: cursor and numbered pages, every filter, what a member sees", async () => {
+    const world = await projectLogWorld();
+    const { organization, member } = world;
+    await seedProjectLog(world, 90, (DAY * 2) / 3);
+    const project = organization.project.id;
+    const paths = [
+      `/api/environments/${project}/activity_log?limit=7`,
+      `/api/projects/${project}/activity_log`,
+      `/api/projects/${project}/activity_log?include_organization_scoped=1&limit=9`,
+      `/api/environments/${project}/activity_log?scope=Dashboard&limit=4`,
+      `/api/environments/${project}/activity_log?scopes=DashboardTile,BatchExport&limit=6`,
+      `/api/environments/${project}/activity_log?item_id=${world.open}&limit=5`,
+      `/api/environments/${project}/activity_log?user=${member.user.uuid}&limit=3`,
+      `/api/environments/${project}/activity_log?activity=moved&limit=4`,
+      `/api/environments/${project}/activity_log?before=${new Date(Date.now() - 40 * DAY).toISOString()}&limit=6`,
+      `/api/environments/${project}/activity_log?after=${new Date(Date.now() - 45 * DAY).toISOString()}&limit=8`,
+      `/api/environments/${project}/activity_log?page=1&page_size=8`,
+      `/api/environments/${project}/activity_log?page=5&page_size=6&scope=Dashboard`,
+      `/api/projects/${project}/activity_log?page=2&page_size=10&include_organization_scoped=1`,
+      `/api/environments/${project}/activity_log?page=40&page_size=10`,
+      `/api/organizations/${organization.organization.id}/activity_log?page=2&page_size=25&scopes=Organization,Project`,
+    ];
+    const read = async () => {
+      const answers: unknown[] = [];
+      for (const key of [organization.key, member.key]) {
+        for (const path of paths) answers.push({ path, key, answers: await answersFrom(path, key) });
+      }
+      return answers;
+    };
+    const before = await read();
+    // Numbered pages list what the cursor lists, and one past the last is 404.
+    const numbered = await answersFrom(paths[10]!, organization.key);
+    const listed = (answers: { body: unknown }[]) => answers.flatMap((answer) => (answer.body as Page).results);
+    expect(numbered[0]!.body).toMatchObject({ count: 60 });
+    expect(listed(numbered)).toEqual(listed(await answersFrom(paths[0]!, organization.key)));
+    expect((await answersFrom(paths[13]!, organization.key))[0]!.status).toBe(404);
+
+    await archiveAllDue(organization);
+    const kept = await keptEntries(organization);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(50);
+    expect((await segmentsOf(organization)).length).toBeGreaterThan(20);
+    expect(await read()).toEqual(before);
+  }, 120_000);
+
+  it("at its own URL: found through the time in its id, seen by whom it was seen by, 404 elsewhere", async () => {
+    const world = await projectLogWorld();
+    const { organization, member } = world;
+    await seedProjectLog(world, 60, DAY);
+    const ids = (
+      await db
+        .select({ id: schema.activityLog.id, seq: schema.activityLog.seq })
+        .from(schema.activityLog)
+        .where(eq(schema.activityLog.organizationId, organization.organization.id))
+        .orderBy(asc(schema.activityLog.seq))
+    ).map((row) => row.id);
+    const urls = (id: string) => [
+      [`/api/organizations/${organization.organization.id}/activity_log/${id}`, organization.key],
+      [`/api/environments/${organization.project.id}/activity_log/${id}`, organization.key],
+      [`/api/projects/${organization.project.id}/activity_log/${id}`, member.key],
+      [`/api/environments/${world.otherProject}/activity_log/${id}`, member.key],
+    ];
+    const read = async () => {
+      const answers: unknown[] = [];
+      for (const id of ids) {
+        for (const [path, key] of urls(id)) {
+          const response = await api("GET", path!, { key });
+          answers.push({ path, status: response.status, body: response.body });
+        }
+      }
+      return answers;
+    };
+    const before = await read();
+    // Every kind answered: an entry to an admin and to a member, and 404 where the log would not show it.
+    const statuses = new Set(before.map((answer) => (answer as { status: number }).status));
+    expect([...statuses].sort()).toEqual([200, 404]);
+
+    await archiveAllDue(organization);
+    const keptIds = new Set(
+      (
+        await db
+          .select({ id: schema.activityLog.id })
+          .from(schema.activityLog)
+          .where(eq(schema.activityLog.organizationId, organization.organization.id))
+      ).map((row) => row.id),
+    );
+    const archived = ids.filter((id) => !keptIds.has(id));
+    expect(archived.length).toBeGreaterThan(20);
+    expect(await read()).toEqual(before);
+
+    // The member is not shown the hidden dashboard's archived entry; the owner is.
+    const secretEntry = ids[1]!;
+    expect(archived).toContain(secretEntry);
+    expect(projectLogEntry(world, 2).dashboardId).toBe(world.secret);
+    const hidden = await api("GET", `/api/projects/${organization.project.id}/activity_log/${secretEntry}`, {
+      key: member.key,
+    });
+    expectError(hidden, 404, NOT_FOUND);
+    const shown = await api("GET", `/api/projects/${organization.project.id}/activity_log/${secretEntry}`, {
+      key: organization.key,
+    });
+    // One round trip finds the segment with the caller's rights, one more reads its user and visibility.
+    expect(shown.cost.queries).toBe(2);
+    expect(shown.body).toMatchObject({
+      id: secretEntry,
+      seq: 2,
+      scope: "Dashboard",
+      project_id: organization.project.id,
+    });
+
+    // Another organization's archived entry is not found through this organization's URLs.
+    const outsider = await projectLogWorld();
+    await seedProjectLog(outsider, 4, DAY * 15);
+    await archiveAllDue(outsider.organization);
+    const [theirs] = await segmentsOf(outsider.organization);
+    const theirId = JSON.parse((await (await env.ACTIVITY_LOG_ARCHIVE.get(theirs!.key))!.text()).split("\n")[0]!).id;
+    const theirUrl = `/api/organizations/${outsider.organization.organization.id}/activity_log/${theirId}`;
+    expect((await api("GET", theirUrl, { key: outsider.organization.key })).body).toMatchObject({ id: theirId });
+    for (const path of [
+      `/api/organizations/${organization.organization.id}/activity_log/${theirId}`,
+      `/api/environments/${organization.project.id}/activity_log/${theirId}`,
+      `/api/organizations/${organization.organization.id}/activity_log/${archived[0]!.replace(/^.{8}/, "00000000")}`,
+    ]) {
+      expectError(await api("GET", path, { key: organization.key }), 404, NOT_FOUND);
+    }
+  }, 120_000);
 });

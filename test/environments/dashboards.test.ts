@@ -469,6 +469,10 @@ describe("GET /api/environments/:project_id/dashboards", () => {
     };
     expect(await names("pinned=true")).toEqual(["Revenue"]);
     expect(await names("pinned=false")).toEqual(["100% done_", "Signups"]);
+    // As DRF reads a boolean: 1 and 0 too; empty says nothing.
+    expect(await names("pinned=1")).toEqual(["Revenue"]);
+    expect(await names("pinned=0")).toEqual(["100% done_", "Signups"]);
+    expect(await names("pinned=")).toEqual(["Revenue", "100% done_", "Signups"]);
     expect(await names("search=REVENUE")).toEqual(["Revenue", "Signups"]);
     expect(await names("search=%25")).toEqual(["100% done_"]);
     // Wildcards are literal: "s_" would otherwise match "Signups".
@@ -513,9 +517,11 @@ describe("GET /api/environments/:project_id/dashboards", () => {
 
   it("answers 400 for a pinned filter that is not a boolean", async () => {
     const { key, project } = await setupOrganization();
-    const response = await api("GET", `${dashboardsPath(project.id)}?pinned=maybe`, { key });
-    expect(response.status).toBe(400);
-    expect(response.body).toEqual(invalid("invalid", "Must be a valid boolean.", "pinned"));
+    for (const value of ["maybe", "yes", "2", "toString", "true,false"]) {
+      const response = await api("GET", `${dashboardsPath(project.id)}?pinned=${value}`, { key });
+      expect({ value, status: response.status }).toEqual({ value, status: 400 });
+      expect(response.body).toEqual(invalid("invalid", "Must be a valid boolean.", "pinned"));
+    }
   });
 
   it("paginates with limit and offset, keeping the other parameters", async () => {

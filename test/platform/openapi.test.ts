@@ -24,6 +24,14 @@ async function openApiDocument() {
   return response.body as Document;
 }
 
+/**
+ * A time by its name (`*_at`, `*_until`, `date_*`, PostHog's `last_login`, ranges' ends) or by an
+ * example that is one; a cursor named `after` has no such example.
+ */
+const TIME_NAMES = /(_at|_until|^date_.*|^last_login|^last_refresh|^since|^until|^from|^to)$/;
+const isTime = (name: string, schema: Schema) =>
+  TIME_NAMES.test(name) || /^\d{4}-\d{2}-\d{2}T/.test(String(schema.example ?? ""));
+
 const operationsOf = (document: Document) =>
   Object.entries(document.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, operation]) => ({ label: `${method.toUpperCase()} ${path}`, operation })),
@@ -102,33 +110,61 @@ describe("the OpenAPI document", () => {
     }
   });
 
-  it("types every time it answers with as a date-time", async () => {
+  it("types every time as a date-time: answers, bodies and parameters", async () => {
     const document = await openApiDocument();
     const untyped: string[] = [];
-    /** Every `*_at` property of a schema, however deep (objects, arrays, nullable unions). */
-    const visit = (schema: unknown, path: string) => {
-      if (schema === null || typeof schema !== "object") return;
-      const node = schema as {
+    let times = 0;
+    /** Every schema under `node`, however deep (properties, items, unions), with the name it has. */
+    const visit = (node: unknown, path: string, name: string) => {
+      if (node === null || typeof node !== "object") return;
+      const schema = node as Schema & {
         properties?: Record<string, unknown>;
         items?: unknown;
         anyOf?: unknown[];
-        format?: string;
-        type?: unknown;
+        allOf?: unknown[];
       };
-      for (const [name, property] of Object.entries(node.properties ?? {})) {
-        const variants = (property as { anyOf?: { type?: string; format?: string }[] }).anyOf ?? [
-          property as { type?: string; format?: string },
-        ];
-        const text = variants.find((variant) => variant.type === "string");
-        if (name.endsWith("_at") && text && text.format !== "date-time") untyped.push(`${path}.${name}`);
-        visit(property, `${path}.${name}`);
+      const types = [schema.type].flat();
+      if (types.includes("string") && isTime(name, schema)) {
+        times += 1;
+        if (schema.format !== "date-time") untyped.push(path);
       }
-      visit(node.items, `${path}[]`);
-      for (const variant of node.anyOf ?? []) visit(variant, path);
+      for (const [property, value] of Object.entries(schema.properties ?? {})) {
+        visit(value, `${path}.${property}`, property);
+      }
+      visit(schema.items, `${path}[]`, name);
+      for (const variant of [...(schema.anyOf ?? []), ...(schema.allOf ?? [])]) visit(variant, path, name);
     };
-    for (const [name, schema] of Object.entries(document.components.schemas)) visit(schema, name);
+    for (const [name, schema] of Object.entries(document.components.schemas)) visit(schema, name, name);
+    for (const { label, operation } of operationsOf(document)) {
+      for (const parameter of operation.parameters ?? []) {
+        visit(parameter.schema, `${label} ${parameter.in} ${parameter.name}`, parameter.name);
+      }
+      const media = [
+        ...Object.values(operation.requestBody?.content ?? {}),
+        ...Object.values(operation.responses).flatMap((response) => Object.values(response.content ?? {})),
+      ] as { schema?: unknown }[];
+      for (const content of media) visit(content.schema, label, "");
+    }
     expect(Object.keys(document.components.schemas).length).toBeGreaterThan(20);
+    expect(times).toBeGreaterThan(50);
     expect(untyped).toEqual([]);
+  });
+
+  it("describes every operation, and every parameter of every operation", async () => {
+    const document = (await openApiDocument()) as Document & {
+      components: { parameters: Record<string, { description?: string }> };
+    };
+    const undescribed: string[] = [];
+    for (const { label, operation } of operationsOf(document)) {
+      if (!operation.description?.trim()) undescribed.push(label);
+      for (const parameter of (operation.parameters ?? []) as ({ $ref?: string } & Schema)[]) {
+        const shared = parameter.$ref ? document.components.parameters[parameter.$ref.split("/").at(-1)!] : undefined;
+        const described = (shared ?? parameter) as { name?: string; in?: string; description?: string };
+        if (!described.description?.trim()) undescribed.push(`${label} ${described.in} ${described.name}`);
+      }
+    }
+    expect(operationsOf(document).length).toBeGreaterThan(100);
+    expect(undescribed).toEqual([]);
   });
 
   it("lets embedded users be null and numeric parameters be integers", async () => {
@@ -147,6 +183,12 @@ describe("the OpenAPI document", () => {
     expect(schemaOf("project_id")).toMatchObject({
       anyOf: [{ type: "integer" }, { type: "string", enum: ["@current"] }],
     });
+    const sharing = document.paths["/api/projects/{project_id}/dashboards/{dashboard_id}/sharing"]!.get!;
+    expect(sharing.parameters?.find((parameter) => parameter.name === "dashboard_id")?.schema).toMatchObject({
+      type: "integer",
+    });
+    const dashboards = document.paths["/api/environments/{project_id}/dashboards"]!.get!.parameters ?? [];
+    expect(dashboards.find((parameter) => parameter.name === "pinned")?.schema).toMatchObject({ type: "boolean" });
     const list = document.paths["/api/organizations/{organization_id}/members"]!.get!.parameters ?? [];
     expect(
       list.filter((parameter) => parameter.in === "query" && ["limit", "offset"].includes(parameter.name)),

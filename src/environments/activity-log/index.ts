@@ -1,13 +1,20 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, eq, isNull, or, sql } from "drizzle-orm";
+import type { Context } from "hono";
+import { and, eq, isNull, or, sql, type SQL } from "drizzle-orm";
 import { activityLog, environments, organizationMemberships } from "../../db/schema";
 import {
   activityPageEnvelope,
-  activityPageStatements,
   ofEnvironmentProject,
   selectEntriesWithUsers,
   toActivityLogEntry,
 } from "../../platform/activity-log/activity-log.queries";
+import {
+  archivedEntry,
+  pageAcrossArchive,
+  pageStatements,
+  selectSegmentsAroundId,
+  type ArchiveReader,
+} from "../../platform/activity-log/archived-reads";
 import { dashboardEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import type { AppEnv } from "../../platform/env";
 import { isAdminInSql } from "../../platform/levels";
@@ -18,6 +25,10 @@ import { createRouter } from "../../platform/router";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import { projectActivityLogEntryRoute, projectActivityLogRoute } from "./activity-log.routes";
 import { thisRequestUrl } from "../../platform/public-url";
+
+/** The environment's organization, as SQL read in the same statement as the environment. */
+const organizationOfEnvironment = (environmentId: number) =>
+  sql<string>`(select ${environments.organizationId} from ${environments} where ${environments.id} = ${environmentId})`;
 
 /** The caller reading the environment's project log, as SQL batched with the project. */
 const readerInEnvironment = (userId: number, environmentId: number) => ({
@@ -37,48 +48,64 @@ const visibleInProjectLog = (userId: number, environmentId: number) =>
 const organizationEntriesForAdmin = (userId: number, environmentId: number) =>
   and(
     isNull(activityLog.projectId),
-    sql`${activityLog.organizationId} = (select ${environments.organizationId} from ${environments}
-      where ${environments.id} = ${environmentId})`,
+    eq(activityLog.organizationId, organizationOfEnvironment(environmentId)),
     isAdminInSql(sql`(select ${organizationMemberships.level} from ${organizationMemberships}
       where ${organizationMemberships.id} = ${membershipInEnvironment(userId, environmentId)})`),
   );
 
 /**
+ * Where the project's archived entries are, and which of them the caller sees: `where`, read in
+ * SQL, on the entries of the project (and of none, `withOrganization`).
+ */
+const projectArchive = (c: Context<AppEnv>, where: SQL | undefined, withOrganization = false): ArchiveReader => ({
+  bucket: c.env.ACTIVITY_LOG_ARCHIVE,
+  db: c.var.db,
+  where,
+  of: (entry) => entry.projectId === c.var.project.projectId || (withOrganization && entry.projectId === null),
+});
+
+/**
  * The project and the page in one round trip; the page is dropped unless the project is the
- * caller's. Its entries are found by the project's organization, read in the same statement.
+ * caller's. Its entries are found by the project's organization, read in the same statement; past
+ * those kept here, the page goes on in the organization's archive, with the same conditions.
  */
 const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogRoute>, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const userId = c.var.actor.userId;
   const withOrganization = query.include_organization_scoped === "1";
-  const [rows, counted] = await projectRead(c, (environmentId) => [
-    ...activityPageStatements(
+  const visible = (environmentId: number) =>
+    withOrganization
+      ? or(visibleInProjectLog(userId, environmentId), organizationEntriesForAdmin(userId, environmentId))
+      : visibleInProjectLog(userId, environmentId);
+  const reads = await projectRead(c, (environmentId) => [
+    ...pageStatements(
       c.var.db,
-      {
-        organizationId: sql`(select ${environments.organizationId} from ${environments}
-          where ${environments.id} = ${environmentId})`,
-        where: withOrganization
-          ? or(visibleInProjectLog(userId, environmentId), organizationEntriesForAdmin(userId, environmentId))
-          : visibleInProjectLog(userId, environmentId),
-      },
+      { organizationId: organizationOfEnvironment(environmentId), where: visible(environmentId) },
       query,
     ),
   ]);
-  return c.json(activityPageEnvelope(thisRequestUrl(c), query, rows, counted), 200);
+  const archive = projectArchive(c, visible(c.var.project.environmentId), withOrganization);
+  const page = await pageAcrossArchive(archive, query, reads);
+  return c.json(activityPageEnvelope(thisRequestUrl(c), query, page.rows, page.counted, page.resumeAt), 200);
 };
 
-/** The entry as the project's log would show it: another project's, or a hidden dashboard's, is 404. */
+/**
+ * The entry as the project's log would show it, kept here or archived (found by the time in its
+ * id): another project's, or a hidden dashboard's, is 404.
+ */
 const retrieveProjectActivityLogEntry: RouteHandler<ReturnType<typeof projectActivityLogEntryRoute>, AppEnv> = async (
   c,
 ) => {
   const userId = c.var.actor.userId;
-  const [[row]] = await projectRead(c, (environmentId) => [
-    selectEntriesWithUsers(c.var.db).where(
-      and(eq(activityLog.id, c.req.valid("param").id), visibleInProjectLog(userId, environmentId)),
-    ),
+  const { id } = c.req.valid("param");
+  const [[row], segments] = await projectRead(c, (environmentId) => [
+    selectEntriesWithUsers(c.var.db).where(and(eq(activityLog.id, id), visibleInProjectLog(userId, environmentId))),
+    selectSegmentsAroundId(c.var.db, organizationOfEnvironment(environmentId), id),
   ]);
-  if (!row) throw notFound();
-  return c.json(toActivityLogEntry(row.entry, row.user), 200);
+  const visible = visibleInProjectLog(userId, c.var.project.environmentId);
+  const found = row ?? (await archivedEntry(projectArchive(c, visible), segments, id));
+  if (!found) throw notFound();
+  return c.json(toActivityLogEntry(found.entry, found.user), 200);
 };
 
 export const projectActivityLogRouter = underEveryTree((tree: ProjectTree) =>

@@ -82,18 +82,11 @@ import {
 type DashboardRoutes = ReturnType<typeof dashboardRoutes<ProjectTree>>;
 type Handler<K extends keyof DashboardRoutes> = RouteHandler<DashboardRoutes[K], AppEnv>;
 
-function parsePinned(value: string | undefined): boolean | undefined {
-  if (value === undefined || value === "") return undefined;
-  if (value === "true" || value === "1") return true;
-  if (value === "false" || value === "0") return false;
-  throw validationError("invalid", "Must be a valid boolean.", "pinned");
-}
-
 export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   const page = readPage(c);
   const query = c.req.valid("query");
   const filters = {
-    pinned: parsePinned(query.pinned),
+    pinned: query.pinned,
     search: query.search?.trim() || undefined,
     tags: query.tags ? normalizeTags(splitQueryList(query.tags, "tags")) : undefined,
   };

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { integerPathId } from "../../platform/path-ids";
+import { dashboardPathId, integerPathId } from "../../platform/path-ids";
+import { booleanQuery } from "../../platform/input-limits";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { ProjectParams } from "../../platform/route-context";
 import type { ProjectTree } from "../project-trees";
@@ -15,7 +16,7 @@ import {
   UpdateDashboardInput,
 } from "./dashboards.schema";
 
-export const DashboardParams = ProjectParams.extend({ id: integerPathId("Dashboard id.") });
+export const DashboardParams = ProjectParams.extend({ id: dashboardPathId });
 const VersionParams = DashboardParams.extend({ version: integerPathId("Version number.") });
 
 /** What conditional requests add to a dashboard's routes: the `ETag` and `If-Match` (see docs/dashboards.md). */
@@ -29,7 +30,7 @@ const ifMatch = z.object({
 const preconditionFailed = { description: "`If-Match` names another version than the stored one; nothing changed" };
 
 const ListQuery = PaginationQuery.extend({
-  pinned: z.string().optional().openapi({ description: "`true` or `false`." }),
+  pinned: booleanQuery("Only pinned dashboards (`true`, or `1`) or only the others (`false`, or `0`)."),
   search: z.string().optional().openapi({ description: "Part of the name or description, ignoring case." }),
   tags: z.string().optional().openapi({ description: "Comma-separated tags; dashboards with any of them." }),
 });

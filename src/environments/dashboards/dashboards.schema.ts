@@ -158,15 +158,13 @@ export const DashboardListItem = z
     user_access_level: z.enum(ACCESS_LEVELS),
     access_control_version: z.enum(["v1", "v2"]),
     team_id: z.number().int().openapi({ description: "The environment's id." }),
-    last_accessed_at: z
-      .string()
-      .nullable()
-      .openapi({ description: "When it was last retrieved; recorded at most once an hour." }),
-    last_viewed_at: z
-      .string()
-      .nullable()
-      .openapi({ description: "Always null: views are not recorded per user here (see `last_accessed_at`)." }),
-    last_refresh: z.string().nullable().openapi({ description: "Always null: no cached results here." }),
+    last_accessed_at: Timestamp.nullable().openapi({
+      description: "When it was last retrieved; recorded at most once an hour.",
+    }),
+    last_viewed_at: Timestamp.nullable().openapi({
+      description: "Always null: views are not recorded per user here (see `last_accessed_at`).",
+    }),
+    last_refresh: Timestamp.nullable().openapi({ description: "Always null: no cached results here." }),
   })
   .openapi("DashboardListItem");
 export type DashboardListItem = z.infer<typeof DashboardListItem>;

@@ -1,26 +1,23 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
-import { activityLog, users } from "../../db/schema";
+import { activityLog } from "../../db/schema";
 import {
   activityPageEnvelope,
-  activityPageStatements,
   selectEntriesWithUsers,
   toActivityLogEntry,
 } from "../../platform/activity-log/activity-log.queries";
+import { selectSegments, verdictAcross, verifyChain } from "../../platform/activity-log/archive";
 import {
-  archivedPage,
-  selectPageSegments,
-  selectSegments,
-  verdictAcross,
-  verifyChain,
-  withUsers,
-} from "../../platform/activity-log/archive";
+  archivedEntry,
+  pageAcrossArchive,
+  pageStatements,
+  selectSegmentsAroundId,
+} from "../../platform/activity-log/archived-reads";
 import { chainStatements, sealChain } from "../../platform/activity-log/chain";
 import { createDatabase } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { organizationRead } from "../../platform/route-context";
-import { DEFAULT_PAGE_SIZE } from "../../platform/pagination";
 import type { listActivityLog, retrieveActivityLogEntry, verifyActivityLog } from "./activity-log.routes";
 import { thisRequestUrl } from "../../platform/public-url";
 
@@ -31,24 +28,9 @@ import { thisRequestUrl } from "../../platform/public-url";
 export const listOrganizationActivityLog: RouteHandler<typeof listActivityLog, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const read = organizationRead(c);
-  const [rows, counted, segments, [filterUser]] = await read.batch([
-    ...activityPageStatements(read.db, { organizationId: read.organizationId }, query),
-    selectPageSegments(read.db, read.organizationId, query.cursor),
-    read.db
-      .select({ id: users.id })
-      .from(users)
-      .where(eq(users.uuid, query.user ?? "")),
-  ]);
-  const requestUrl = thisRequestUrl(c);
-  const wanted = (query.limit ?? DEFAULT_PAGE_SIZE) + 1 - rows.length;
-  // Numbered pages read D1 alone; the cursor goes on into the archive.
-  if (query.page !== undefined || wanted <= 0 || segments.length === 0) {
-    return c.json(activityPageEnvelope(requestUrl, query, rows, counted), 200);
-  }
-  const filter = { ...query, userId: query.user === undefined ? undefined : (filterUser?.id ?? null) };
-  const archived = await archivedPage(c.env.ACTIVITY_LOG_ARCHIVE, segments, filter, wanted);
-  const archivedRows = await withUsers(read.db, archived.rows);
-  return c.json(activityPageEnvelope(requestUrl, query, [...rows, ...archivedRows], counted, archived.resumeAt), 200);
+  const reads = await read.batch([...pageStatements(read.db, { organizationId: read.organizationId }, query)]);
+  const page = await pageAcrossArchive({ bucket: c.env.ACTIVITY_LOG_ARCHIVE, db: read.db }, query, reads);
+  return c.json(activityPageEnvelope(thisRequestUrl(c), query, page.rows, page.counted, page.resumeAt), 200);
 };
 
 /**
@@ -69,16 +51,22 @@ export const verifyOrganizationActivityLog: RouteHandler<typeof verifyActivityLo
   return c.json(await verifyChain(primary, bucket, c.var.organization.id), 200);
 };
 
-/** An admin sees every entry of the organization, as in its log; another organization's id is 404. */
+/**
+ * An admin sees every entry of the organization, as in its log, kept here or archived (found by the
+ * time in its id); another organization's id is 404.
+ */
 export const retrieveOrganizationActivityLogEntry: RouteHandler<typeof retrieveActivityLogEntry, AppEnv> = async (
   c,
 ) => {
+  const { id } = c.req.valid("param");
   const read = organizationRead(c);
-  const [[row]] = await read.batch([
+  const [[row], segments] = await read.batch([
     selectEntriesWithUsers(read.db).where(
-      and(eq(activityLog.organizationId, read.organizationId), eq(activityLog.id, c.req.valid("param").id)),
+      and(eq(activityLog.organizationId, read.organizationId), eq(activityLog.id, id)),
     ),
+    selectSegmentsAroundId(read.db, read.organizationId, id),
   ]);
-  if (!row) throw notFound();
-  return c.json(toActivityLogEntry(row.entry, row.user), 200);
+  const found = row ?? (await archivedEntry({ bucket: c.env.ACTIVITY_LOG_ARCHIVE, db: read.db }, segments, id));
+  if (!found) throw notFound();
+  return c.json(toActivityLogEntry(found.entry, found.user), 200);
 };

@@ -1,6 +1,7 @@
 import { and, asc, eq, gt, isNotNull, lte, sql, type SQL } from "drizzle-orm";
 import { activityLog, activityLogAnchors, activityLogSegments } from "../../db/schema";
 import { selectEntriesWithUsers } from "../../platform/activity-log/activity-log.queries";
+import { selectArchivedMatching } from "../../platform/activity-log/archived-reads";
 import { organizationEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import { inJsonList, type Database } from "../../platform/db";
 import { callerInOrganization, type OrganizationRef } from "../../platform/route-context/organization";
@@ -90,25 +91,6 @@ export const feedSegments = (db: Database, window: FeedWindow) =>
     .orderBy(asc(activityLogSegments.firstSeq))
     .limit(SEGMENTS_PER_READ);
 
-/**
- * The ids among archived `entries` that the caller sees and asked for: the feed's own conditions,
- * evaluated on the entries' values as a table named as the log's (`json_each` of their values).
- */
-export function visibleArchivedIds(db: Database, window: FeedWindow, entries: (typeof activityLog.$inferSelect)[]) {
-  const values = JSON.stringify(
-    entries.map((entry) => ({
-      id: entry.id,
-      project_id: entry.projectId,
-      dashboard_id: entry.dashboardId,
-      scope: entry.scope,
-      activity: entry.activity,
-    })),
-  );
-  const archived = sql`(select json_extract(value, '$.id') as id, json_extract(value, '$.project_id') as project_id,
-    json_extract(value, '$.dashboard_id') as dashboard_id, json_extract(value, '$.scope') as scope,
-    json_extract(value, '$.activity') as activity from json_each(${values})) as ${activityLog}`;
-  return db
-    .select({ id: sql<string>`${activityLog.id}` })
-    .from(archived)
-    .where(listedFor(window));
-}
+/** The ids among archived `entries` that the caller sees and asked for: the feed's own conditions. */
+export const visibleArchivedIds = (db: Database, window: FeedWindow, entries: (typeof activityLog.$inferSelect)[]) =>
+  selectArchivedMatching(db, entries, listedFor(window));

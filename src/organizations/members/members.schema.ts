@@ -17,7 +17,7 @@ export const Member = z
     updated_at: Timestamp,
     is_2fa_enabled: z.boolean(),
     has_social_auth: z.boolean(),
-    last_login: z.string().nullable(),
+    last_login: Timestamp.nullable(),
   })
   .openapi("Member");
 export type Member = z.infer<typeof Member>;

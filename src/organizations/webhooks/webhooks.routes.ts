@@ -109,7 +109,7 @@ export const listDeliveries = apiRoute({
   request: {
     params: WebhookParams,
     query: PaginationQuery.extend({
-      status: z.enum(DELIVERY_STATUSES).optional(),
+      status: z.enum(DELIVERY_STATUSES).optional().openapi({ description: "Only deliveries in this state." }),
     }),
   },
   responses: { 200: json(paginated(WebhookDelivery), "A page of deliveries") },

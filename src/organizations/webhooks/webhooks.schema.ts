@@ -75,8 +75,8 @@ export const RecoverInput = z
 export const Recovery = z
   .object({
     webhook_id: z.string().uuid(),
-    since: z.string(),
-    until: z.string(),
+    since: Timestamp,
+    until: Timestamp,
   })
   .openapi("WebhookRecovery");
 

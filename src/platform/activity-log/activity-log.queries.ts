@@ -119,7 +119,7 @@ function selectActivityPage(db: Database, source: ActivityLogSource, query: Acti
   return offset >= COUNT_CAP ? select.limit(0) : select.limit(size + 1).offset(offset);
 }
 
-const offsetOf = (page: number, size: number) => (page - 1) * size;
+export const offsetOf = (page: number, size: number) => (page - 1) * size;
 
 const whereOf = (source: ActivityLogSource, query: ActivityLogQuery) =>
   and(
@@ -128,7 +128,7 @@ const whereOf = (source: ActivityLogSource, query: ActivityLogQuery) =>
   );
 
 /** Entries per page: `page_size` in page mode, `limit` with the cursor. */
-const pageSizeOf = (query: ActivityLogQuery) =>
+export const pageSizeOf = (query: ActivityLogQuery) =>
   (query.page === undefined ? query.limit : (query.page_size ?? query.limit)) ?? DEFAULT_PAGE_SIZE;
 
 /**

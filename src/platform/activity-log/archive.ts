@@ -2,7 +2,6 @@ import { and, asc, desc, eq, gt, gte, inArray, lt, lte, sql, type SQL } from "dr
 import { activityLog, activityLogAnchors, activityLogSegments, organizations, users } from "../../db/schema";
 import type { Database } from "../db";
 import type { PageRow } from "./activity-log.queries";
-import type { ActivityLogQuery } from "./activity-log.schema";
 import { sha256Hex } from "../ids";
 import {
   canonicalRecord,
@@ -121,12 +120,7 @@ export const selectSegmentsBetween = (db: Database, organizationId: string, from
     .limit(limit);
 
 /** The organization's segments starting below `before`, newest first, at most `limit`. */
-export const selectSegmentsBelow = (
-  db: Database,
-  organizationId: string | SQL<string>,
-  before: number,
-  limit: number,
-) =>
+export const selectSegmentsBelow = (db: Database, organizationId: string | SQL, before: number, limit: number) =>
   db
     .select()
     .from(activityLogSegments)
@@ -284,70 +278,6 @@ export async function verifyChain(db: Database, bucket: R2Bucket, organizationId
     selectSegments(db, organizationId),
   ]);
   return verdictAcross(bucket, segments, rows, anchor);
-}
-
-/**
- * Segments one page of the log reads at most (a quiet organization's segments hold a day each), and
- * at once: a page that filters most entries out may end early, its `next` going on.
- */
-const SEGMENTS_PER_PAGE = 50;
-const SEGMENTS_READ_AT_ONCE = 10;
-
-/** A page's filters, applied to archived entries as the page's SQL applies them to those kept here. */
-export type ArchivedFilter = Omit<ActivityLogQuery, "user" | "limit"> & { userId?: number | null };
-
-const matches = (row: EntryRow, filter: ArchivedFilter) =>
-  (filter.scope === undefined || row.scope === filter.scope) &&
-  (filter.item_id === undefined || row.itemId === filter.item_id) &&
-  (filter.userId === undefined || row.userId === filter.userId) &&
-  (filter.activity === undefined || row.activity === filter.activity) &&
-  (filter.after === undefined || row.createdAt > new Date(filter.after).toISOString()) &&
-  (filter.before === undefined || row.createdAt < new Date(filter.before).toISOString()) &&
-  (filter.cursor === undefined || row.seq < Number(filter.cursor));
-
-/** The segments a page may read (`archivedPage`), read in the page's batch: those below its cursor, newest first. */
-export const selectPageSegments = (db: Database, organizationId: string | SQL<string>, cursor: string | undefined) =>
-  selectSegmentsBelow(
-    db,
-    organizationId,
-    cursor === undefined ? Number.MAX_SAFE_INTEGER : Number(cursor),
-    SEGMENTS_PER_PAGE + 1,
-  );
-
-/**
- * The archived entries of a page, newest first, at most `wanted`, when the entries kept here ran
- * out: every archived entry is older than those (archiving takes the chain's prefix). Reads at most
- * 50 of `segments` (`selectPageSegments`), 10 at once; `resumeAt` is where the next page goes on
- * when they were not enough to fill it.
- */
-export async function archivedPage(
-  bucket: R2Bucket,
-  segments: SegmentRow[],
-  filter: ArchivedFilter,
-  wanted: number,
-): Promise<{ rows: EntryRow[]; resumeAt: number | null }> {
-  const after = filter.after === undefined ? undefined : new Date(filter.after).toISOString();
-  const rows: EntryRow[] = [];
-  const readable = segments.slice(0, SEGMENTS_PER_PAGE);
-  let next = 0;
-  let ended = false;
-  while (!ended && next < readable.length && rows.length < wanted) {
-    // As many as the page may still need, unfiltered (each holds `entries`), up to 10 at once.
-    const group: SegmentRow[] = [];
-    let holding = 0;
-    while (next < readable.length && group.length < SEGMENTS_READ_AT_ONCE && holding < wanted - rows.length) {
-      const segment = readable[next]!;
-      ended = after !== undefined && segment.lastCreatedAt <= after;
-      if (ended) break;
-      group.push(segment);
-      holding += segment.entries;
-      next += 1;
-    }
-    const contents = await Promise.all(group.map((segment) => readSegment(bucket, segment)));
-    for (const content of contents) rows.push(...content.rows.filter((row) => matches(row, filter)).reverse());
-  }
-  const more = !ended && rows.length < wanted && segments.length > SEGMENTS_PER_PAGE;
-  return { rows: rows.slice(0, wanted), resumeAt: more ? readable.at(-1)!.firstSeq : null };
 }
 
 /** Archived entries with the users who made them, as a page of entries kept here reads them. */

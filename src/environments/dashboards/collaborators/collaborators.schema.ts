@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { dashboardPathId } from "../../../platform/path-ids";
 import { ProjectParams } from "../../../platform/route-context";
 import { UserBasic } from "../../../platform/user-basic";
 import { PrivilegeLevel } from "../../../platform/access-rules/dashboard-rights";
@@ -26,7 +27,7 @@ export const AddCollaboratorInput = z
   .openapi("AddDashboardCollaborator");
 
 export const CollaboratorsParams = ProjectParams.extend({
-  dashboard_id: z.string().openapi({ description: "Dashboard id." }),
+  dashboard_id: dashboardPathId,
 });
 export const CollaboratorParams = CollaboratorsParams.extend({
   user__uuid: z.string().openapi({ description: "The collaborator's user uuid." }),

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { dashboardPathId } from "../../../platform/path-ids";
 import { ProjectParams } from "../../../platform/route-context";
 import { Timestamp } from "../../../platform/timestamps";
 import { ACCESS_LEVELS } from "../../../platform/access-rules/dashboard-rights";
@@ -74,5 +75,5 @@ export const UpdateSharingInput = z
 export type UpdateSharingInput = z.infer<typeof UpdateSharingInput>;
 
 export const SharingParams = ProjectParams.extend({
-  dashboard_id: z.string().openapi({ description: "Dashboard id." }),
+  dashboard_id: dashboardPathId,
 });

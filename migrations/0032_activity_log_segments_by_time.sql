@@ -1,0 +1,1 @@
+CREATE INDEX `activity_log_segments_organization_created` ON `activity_log_segments` (`organization_id`,`first_created_at`);

@@ -1,0 +1,254 @@
+import { and, desc, eq, lte, sql, type SQL } from "drizzle-orm";
+import { activityLog, activityLogSegments, users } from "../../db/schema";
+import type { Database } from "../db";
+import type { OrganizationRef } from "../route-context/organization";
+import {
+  activityPageStatements,
+  COUNT_CAP,
+  offsetOf,
+  pageSizeOf,
+  type ActivityLogSource,
+  type PageRow,
+} from "./activity-log.queries";
+import type { ActivityLogQuery } from "./activity-log.schema";
+import { readSegment, selectSegmentsBelow, withUsers, type SegmentRow } from "./archive";
+
+type EntryRow = typeof activityLog.$inferSelect;
+
+/**
+ * Archived entries as a table named as the log's (`json_each` of their values), so that a
+ * condition written for the entries kept here (who sees what) reads them alike.
+ */
+function archivedAsLog(entries: EntryRow[]): SQL {
+  const values = JSON.stringify(
+    entries.map((entry) => ({
+      id: entry.id,
+      organization_id: entry.organizationId,
+      project_id: entry.projectId,
+      dashboard_id: entry.dashboardId,
+      scope: entry.scope,
+      activity: entry.activity,
+    })),
+  );
+  return sql`(select json_extract(value, '$.id') as id, json_extract(value, '$.organization_id') as organization_id,
+    json_extract(value, '$.project_id') as project_id, json_extract(value, '$.dashboard_id') as dashboard_id,
+    json_extract(value, '$.scope') as scope, json_extract(value, '$.activity') as activity
+    from json_each(${values})) as ${activityLog}`;
+}
+
+/** The ids of the archived `entries` that `where`, a condition on the log's columns, keeps. */
+export const selectArchivedMatching = (db: Database, entries: EntryRow[], where: SQL | undefined) =>
+  db
+    .select({ id: sql<string>`${activityLog.id}` })
+    .from(archivedAsLog(entries))
+    .where(where);
+
+/**
+ * Segments one page of the log reads at most (a quiet organization's segments hold a day each), and
+ * at once: a cursor page that filters most entries out may end early, its `next` going on.
+ */
+const SEGMENTS_PER_PAGE = 50;
+const SEGMENTS_READ_AT_ONCE = 10;
+
+/** A page's filters, applied to archived entries as the page's SQL applies them to those kept here. */
+type ArchivedFilter = Omit<ActivityLogQuery, "user" | "limit"> & { userId?: number | null };
+
+const scopeList = (scopes: string) => scopes.split(",").map((scope) => scope.trim());
+
+const matches = (row: EntryRow, filter: ArchivedFilter) =>
+  (filter.scope === undefined || row.scope === filter.scope) &&
+  (filter.scopes === undefined || scopeList(filter.scopes).includes(row.scope)) &&
+  (filter.item_id === undefined || row.itemId === filter.item_id) &&
+  (filter.userId === undefined || row.userId === filter.userId) &&
+  (filter.activity === undefined || row.activity === filter.activity) &&
+  (filter.after === undefined || row.createdAt > new Date(filter.after).toISOString()) &&
+  (filter.before === undefined || row.createdAt < new Date(filter.before).toISOString()) &&
+  (filter.page !== undefined || filter.cursor === undefined || row.seq < Number(filter.cursor));
+
+/** No filter at all: the archive's entries are counted from its index, unread. */
+const unfiltered = (filter: ArchivedFilter, reader: ArchiveReader) =>
+  reader.where === undefined &&
+  reader.of === undefined &&
+  [filter.scope, filter.scopes, filter.item_id, filter.userId, filter.activity, filter.after, filter.before].every(
+    (value) => value === undefined,
+  );
+
+/**
+ * Where archived entries are read, and which of them the page's source keeps: its `where`, in SQL,
+ * after `of`, what can be told from the entry alone (its project), so that SQL sees only those.
+ */
+export type ArchiveReader = { bucket: R2Bucket; db: Database; where?: SQL; of?: (entry: EntryRow) => boolean };
+
+/**
+ * Up to `wanted` archived entries the filters and the source's `where` keep, newest first: every
+ * archived entry is older than those kept here (archiving takes the chain's prefix). Reads at most
+ * 50 of `segments` (`pageStatements`), 10 at once, with one query per 10 for `where`; `resumeAt`
+ * is where a cursor page goes on when they were not enough to fill it.
+ */
+async function archivedEntries(
+  reader: ArchiveReader,
+  segments: SegmentRow[],
+  filter: ArchivedFilter,
+  wanted: number,
+): Promise<{ rows: EntryRow[]; resumeAt: number | null }> {
+  const after = filter.after === undefined ? undefined : new Date(filter.after).toISOString();
+  const rows: EntryRow[] = [];
+  const readable = segments.slice(0, SEGMENTS_PER_PAGE);
+  let next = 0;
+  let ended = false;
+  while (!ended && next < readable.length && rows.length < wanted) {
+    // As many as the page may still need, unfiltered (each holds `entries`), up to 10 at once.
+    const group: SegmentRow[] = [];
+    let holding = 0;
+    while (next < readable.length && group.length < SEGMENTS_READ_AT_ONCE && holding < wanted - rows.length) {
+      const segment = readable[next]!;
+      ended = after !== undefined && segment.lastCreatedAt <= after;
+      if (ended) break;
+      group.push(segment);
+      holding += segment.entries;
+      next += 1;
+    }
+    const contents = await Promise.all(group.map((segment) => readSegment(reader.bucket, segment)));
+    const matching = contents.flatMap((content) => content.rows.filter((row) => matches(row, filter)).reverse());
+    rows.push(...(await keptBy(reader, matching)));
+  }
+  const more = !ended && rows.length < wanted && segments.length > SEGMENTS_PER_PAGE;
+  return { rows: rows.slice(0, wanted), resumeAt: more ? readable.at(-1)!.firstSeq : null };
+}
+
+/** The entries the reader's `where` keeps, in their order. */
+async function keptBy(reader: ArchiveReader, entries: EntryRow[]): Promise<EntryRow[]> {
+  const candidates = reader.of ? entries.filter(reader.of) : entries;
+  if (reader.where === undefined || candidates.length === 0) return candidates;
+  const kept = new Set((await selectArchivedMatching(reader.db, candidates, reader.where)).map((row) => row.id));
+  return candidates.filter((entry) => kept.has(entry.id));
+}
+
+/**
+ * A page's statements, for the caller's round trip: its entries kept here and their count
+ * (`activityPageStatements`), the segments it may read next (below its cursor, newest first) and
+ * the `user` filter's id, which archived entries name.
+ */
+export const pageStatements = (db: Database, source: ActivityLogSource, query: ActivityLogQuery) =>
+  [
+    ...activityPageStatements(db, source, query),
+    selectSegmentsBelow(
+      db,
+      source.organizationId,
+      query.cursor === undefined || query.page !== undefined ? Number.MAX_SAFE_INTEGER : Number(query.cursor),
+      SEGMENTS_PER_PAGE + 1,
+    ),
+    db
+      .select({ id: users.id })
+      .from(users)
+      .where(eq(users.uuid, query.user ?? "")),
+  ] as const;
+
+type PageReads = [PageRow[], { count: number }[], SegmentRow[], { id: number }[]];
+
+/** A page with its count, and where a cursor page goes on when the archive it read ran short. */
+export type PageAcross = { rows: PageRow[]; counted: { count: number }[]; resumeAt: number | null };
+
+/**
+ * The page `pageStatements` began, gone on into the archive where the entries kept here run out:
+ * the same order, filters and bodies. A cursor page reads what it lacks; a numbered page counts
+ * the archived entries too (up to `COUNT_CAP` with those kept here, within the 50 segments a page
+ * reads: from the index when nothing is filtered, else by reading them) and takes its part.
+ */
+export async function pageAcrossArchive(
+  reader: ArchiveReader,
+  query: ActivityLogQuery,
+  [rows, counted, segments, [filterUser]]: PageReads,
+): Promise<PageAcross> {
+  const size = pageSizeOf(query);
+  const filter = { ...query, userId: query.user === undefined ? undefined : (filterUser?.id ?? null) };
+  const alone = { rows, counted, resumeAt: null };
+  if (segments.length === 0) return alone;
+  if (query.page === undefined) {
+    const wanted = size + 1 - rows.length;
+    if (wanted <= 0) return alone;
+    const archived = await archivedEntries(reader, segments, filter, wanted);
+    return { rows: [...rows, ...(await withUsers(reader.db, archived.rows))], counted, resumeAt: archived.resumeAt };
+  }
+  const keptCount = Math.min(counted[0]?.count ?? 0, COUNT_CAP);
+  const offset = offsetOf(query.page, size);
+  if (keptCount >= COUNT_CAP || offset >= COUNT_CAP) return alone;
+  // Archived entries before the page's own, and through its end (one more: is there a next page?).
+  const skipped = Math.max(0, offset - keptCount);
+  const through = offset + size + 1 - keptCount;
+  let archived: EntryRow[];
+  let archivedCount: number;
+  if (unfiltered(filter, reader)) {
+    const read = segments.slice(0, SEGMENTS_PER_PAGE);
+    archivedCount = read.reduce((sum, segment) => sum + segment.entries, 0);
+    archived = through > 0 ? (await archivedEntries(reader, read, filter, through)).rows : [];
+  } else {
+    archived = (await archivedEntries(reader, segments, filter, COUNT_CAP - keptCount)).rows;
+    archivedCount = archived.length;
+  }
+  const part = archived.slice(skipped, skipped + size + 1 - rows.length);
+  return {
+    rows: [...rows, ...(await withUsers(reader.db, part))],
+    counted: [{ count: Math.min(COUNT_CAP, keptCount + archivedCount) }],
+    resumeAt: null,
+  };
+}
+
+/** How far an entry's time (the database's clock) may be from its id's (the Worker's, as it built the write). */
+const ID_TIME_TOLERANCE = 5 * 60_000;
+/** Segments an entry's URL looks in at most: those around its id's time (a few minutes of entries). */
+const SEGMENTS_AROUND_ID = 4;
+
+/** The time in a UUIDv7 (its first 48 bits, milliseconds), or null for another id. */
+export function timeOfId(id: string): number | null {
+  const hex = id.toLowerCase().replaceAll("-", "");
+  return /^[0-9a-f]{12}7[0-9a-f]{19}$/.test(hex) ? Number.parseInt(hex.slice(0, 12), 16) : null;
+}
+
+/**
+ * The organization's segments that may hold the entry `id`, read in the caller's round trip: entry
+ * ids are UUIDv7, so the id tells when the entry was written, and the segments starting before then
+ * (give or take the clocks' tolerance) are one seek of the (organization, first time) index.
+ */
+export function selectSegmentsAroundId(db: Database, organizationId: OrganizationRef, id: string) {
+  const time = timeOfId(id);
+  const latest = time === null ? undefined : new Date(time + ID_TIME_TOLERANCE).toISOString();
+  return db
+    .select()
+    .from(activityLogSegments)
+    .where(
+      and(
+        eq(activityLogSegments.organizationId, organizationId),
+        latest === undefined ? sql`0` : lte(activityLogSegments.firstCreatedAt, latest),
+      ),
+    )
+    .orderBy(desc(activityLogSegments.firstCreatedAt))
+    .limit(SEGMENTS_AROUND_ID);
+}
+
+/**
+ * The archived entry `id` among `segments` (`selectSegmentsAroundId`), with its user, if `where`
+ * (a condition on the log's columns: who sees it) keeps it; else null. Reads the segments whose
+ * time range is within the tolerance of the id's, then one query.
+ */
+export async function archivedEntry(
+  reader: ArchiveReader,
+  segments: SegmentRow[],
+  id: string,
+): Promise<PageRow | null> {
+  const time = timeOfId(id);
+  if (time === null) return null;
+  const earliest = new Date(time - ID_TIME_TOLERANCE).toISOString();
+  const around = segments.filter((segment) => segment.lastCreatedAt >= earliest);
+  const contents = await Promise.all(around.map((segment) => readSegment(reader.bucket, segment)));
+  const entry = contents.flatMap((content) => content.rows).find((row) => row.id === id);
+  if (!entry || (reader.of && !reader.of(entry))) return null;
+  const [visible, user] = await reader.db.batch([
+    selectArchivedMatching(reader.db, [entry], reader.where),
+    reader.db
+      .select()
+      .from(users)
+      .where(entry.userId === null ? sql`0` : eq(users.id, entry.userId)),
+  ]);
+  return visible.length === 0 ? null : { entry, user: user[0] ?? null };
+}
