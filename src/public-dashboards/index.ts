@@ -287,11 +287,14 @@ sharedRouter.openAPIRegistry.registerPath({
     body: {
       content: {
         "application/json": {
-          schema: z.union([
-            z.object({ password: z.string() }),
-            z.object({ email: z.string().openapi({ format: "email" }) }),
-            z.object({ code: z.string().openapi({ description: "The one-time link's `code`." }) }),
-          ]),
+          schema: z.object({
+            password: z.string().optional().openapi({ description: "A password-protected link's password." }),
+            email: z.string().optional().openapi({
+              format: "email",
+              description: "An allow-listed link: the address to send a one-time link to.",
+            }),
+            code: z.string().optional().openapi({ description: "An allow-listed link: the one-time link's `code`." }),
+          }),
         },
       },
     },

@@ -103,7 +103,7 @@ describe("a share link's e-mail allow-list: the configuration", () => {
     expect((await api("PATCH", sharingPath, { key, body: { allowed_emails: null } })).body.allowed_emails).toBeNull();
   });
 
-  it("refuses with 400 and its attr, changing nothing: bad addresses, too many, with passwords, without e-mail", async () => {
+  it("refuses with 400 and its attr: bad addresses, too many, with passwords, without e-mail", async () => {
     const { key, sharingPath } = await setupAllowList();
     const refused = async (body: Record<string, unknown>, attr: string, detail: string) => {
       const response = await api("PATCH", sharingPath, { key, body });
