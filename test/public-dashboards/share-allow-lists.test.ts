@@ -85,7 +85,7 @@ const storedLinks = (dashboardId: number) =>
   db.select().from(schema.shareViewerLinks).where(eq(schema.shareViewerLinks.dashboardId, dashboardId));
 
 describe("a share link's e-mail allow-list: the configuration", () => {
-  it("stores the addresses lower-cased without repeats, answers them on GET, and [] or null lifts the list", async () => {
+  it("stores addresses lower-cased without repeats, answers them on GET; [] or null lifts the list", async () => {
     const { key, sharingPath } = await setupAllowList();
     const read = await api("GET", sharingPath, { key });
     expect(read.status).toBe(200);
@@ -234,6 +234,25 @@ describe("a share link's e-mail allow-list: the public view", () => {
       400,
       errorBody("validation_error", "invalid_input", "Enter a valid e-mail address.", "email"),
     ]);
+    expect(messages).toEqual([]);
+  });
+
+  it("counts every address posted against the caller's refusals, listed or not: 429 past the limit", async () => {
+    const { token } = await setupAllowList();
+    const messages = capturedMessages();
+    const from = { "CF-Connecting-IP": `198.51.100.${1 + Math.floor(Math.random() * 254)}` };
+    const statuses: number[] = [];
+    // 30 refusals a minute: at most two windows' worth before the limit must answer.
+    while (statuses.at(-1) !== 429 && statuses.length < 61) {
+      statuses.push(
+        (await postForm(`/shared/${token}`, { email: `guess${statuses.length}@example.com` }, from)).status,
+      );
+    }
+    expect(statuses.at(-1)).toBe(429);
+    expect(new Set(statuses.slice(0, -1))).toEqual(new Set([200]));
+    // Even a listed address waits for the window to end, and gets nothing meanwhile.
+    expect((await postForm(`/shared/${token}`, { email: "ada@example.com" }, from)).status).toBe(429);
+    await new Promise((resolve) => setTimeout(resolve, 200));
     expect(messages).toEqual([]);
   });
 
