@@ -38,8 +38,8 @@ const JSON_SUFFIX = ".json";
 
 /**
  * A public page must not run anything it did not bring, nor tell other sites where it was read:
- * no script at all, styles only under this response's nonce, forms only to itself (the password
- * form), no referrer, never cached shared.
+ * no script at all, styles only under this response's nonce, forms only to itself (the password and
+ * e-mail forms), no referrer, never cached shared.
  */
 const publicPageHeaders = secureHeaders({
   contentSecurityPolicy: {
