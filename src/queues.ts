@@ -3,8 +3,10 @@ import { deliverBatch, recordDeadLetters, type DeliveryMessage } from "./organiz
 import { failExport, writeExportPart } from "./organizations/activity-log/exports.job";
 import { recoverStep } from "./organizations/webhooks/recoveries";
 import { deleteProjectStep } from "./projects/project-deletion";
-import { deliverInviteEmails, recordInviteEmailDeadLetters } from "./organizations/invites/invite-email-queue";
+import { deliverInviteEmail, recordInviteEmailDeadLetters } from "./organizations/invites/invite-email-queue";
 import type { InviteEmailMessage } from "./organizations/invites/invite-emails";
+import { deliverViewerLinkEmail, recordViewerLinkDeadLetters } from "./public-dashboards/viewer-link-emails";
+import type { ViewerLinkEmailMessage } from "./public-dashboards/viewer-links";
 import type { Bindings } from "./platform/env";
 import type { BackgroundJob, StepOutcome } from "./platform/jobs";
 
@@ -62,15 +64,48 @@ async function runStep(env: Bindings, message: Message<BackgroundJob>) {
   }
 }
 
-/** The queue handler: webhook deliveries, invite e-mails, their dead letters, and background jobs' steps. */
+/** The e-mail queue's messages: an invite's e-mail, or a share link's one-time link. */
+type EmailQueueMessage = InviteEmailMessage | ViewerLinkEmailMessage;
+
+const isViewerLinkEmail = (message: Message<EmailQueueMessage>): message is Message<ViewerLinkEmailMessage> =>
+  "viewerLinkId" in message.body;
+
+function deliverEmails(batch: MessageBatch<EmailQueueMessage>, env: Bindings) {
+  return Promise.all(
+    batch.messages.map((message) =>
+      isViewerLinkEmail(message)
+        ? deliverViewerLinkEmail(env, message)
+        : deliverInviteEmail(env, message as Message<InviteEmailMessage>),
+    ),
+  );
+}
+
+/** The e-mails whose attempts are exhausted: each kind records its own, then the batch is acked. */
+async function recordEmailDeadLetters(batch: MessageBatch<EmailQueueMessage>, env: Bindings) {
+  const viewerLinkIds: string[] = [];
+  const inviteIds: string[] = [];
+  for (const { body } of batch.messages) {
+    if ("viewerLinkId" in body) viewerLinkIds.push(body.viewerLinkId);
+    else inviteIds.push(body.inviteId);
+  }
+  await Promise.all([recordInviteEmailDeadLetters(env, inviteIds), recordViewerLinkDeadLetters(env, viewerLinkIds)]);
+  batch.ackAll();
+}
+
+/**
+ * The queue handler: webhook deliveries, e-mails (invites', share links'), their dead letters, and
+ * background jobs' steps.
+ */
 export async function consumeQueue(batch: MessageBatch<unknown>, env: Bindings) {
   // Before the e-mails: their dead-letter queue's name starts with theirs.
   if (batch.queue.startsWith(INVITE_EMAIL_DEAD_LETTERS_QUEUE)) {
-    await recordInviteEmailDeadLetters(batch as MessageBatch<InviteEmailMessage>, env);
+    await recordEmailDeadLetters(batch as MessageBatch<EmailQueueMessage>, env);
     return;
   }
-  if (batch.queue.startsWith(INVITE_EMAILS_QUEUE))
-    return deliverInviteEmails(batch as MessageBatch<InviteEmailMessage>, env);
+  if (batch.queue.startsWith(INVITE_EMAILS_QUEUE)) {
+    await deliverEmails(batch as MessageBatch<EmailQueueMessage>, env);
+    return;
+  }
   // Before the deliveries: their dead-letter queue's name starts with theirs.
   if (batch.queue.startsWith(DEAD_LETTERS_QUEUE)) return recordDeadLetters(batch as MessageBatch<DeliveryMessage>, env);
   if (batch.queue.startsWith(BACKGROUND_JOBS_QUEUE)) {

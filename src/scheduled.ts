@@ -11,6 +11,7 @@ import { loadKeyring } from "./platform/secrets";
 import { resealBatchExportSecrets } from "./environments/batch-exports/destination-secrets";
 import { sweepWebhooks } from "./organizations/webhooks/deliveries";
 import { sweepInviteEmails } from "./organizations/invites/invite-email-queue";
+import { sweepViewerLinks } from "./public-dashboards/viewer-link-emails";
 import { resumeStalledExports } from "./organizations/activity-log/exports.job";
 import { resumeStalledDeletions } from "./projects/project-deletion";
 
@@ -26,6 +27,7 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  * - moves the entries older than `ACTIVITY_LOG_HOT_DAYS` (still within retention) into segments in R2;
  * - turns entries a lost pass left behind into webhook deliveries, and re-sends lost messages;
  * - re-sends invite e-mails' lost messages, and marks failed those whose dead letter was lost;
+ * - re-sends share links' one-time links whose message was lost, and deletes expired ones;
  * - resumes activity-log exports whose next step was lost;
  * - deletes idempotency keys past their day (or a dead request's lease), in bounded batches.
  * - resumes project deletions whose next step was lost.
@@ -78,6 +80,15 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
         if (resent > 0)
           logLine("info", { task: "cron", done: `re-sent ${resent} invite e-mails whose message was lost` });
         if (failed > 0) logLine("info", { task: "cron", done: `marked failed ${failed} exhausted invite e-mails` });
+      },
+    ],
+    [
+      "sweep share link one-time links",
+      async () => {
+        const { resent, deleted } = await sweepViewerLinks(env);
+        if (resent > 0)
+          logLine("info", { task: "cron", done: `re-sent ${resent} one-time links whose message was lost` });
+        if (deleted > 0) logLine("info", { task: "cron", done: `deleted ${deleted} expired one-time links` });
       },
     ],
     [

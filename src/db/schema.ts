@@ -570,7 +570,58 @@ export const sharingConfigurations = sqliteTable("sharing_configurations", {
   /** Views of the public link, counted at most once a minute (no visitor data is kept). */
   viewCount: integer("view_count").notNull().default(0),
   lastViewedAt: text("last_viewed_at"),
+  /**
+   * The e-mail allow-list, lower-cased: a visitor must prove one of these addresses through a
+   * one-time link before the link shows anything. Null: no allow-list.
+   */
+  allowedEmails: json<string[]>("allowed_emails"),
+  /**
+   * The secret that signs the sessions of verified viewers (random, never sent): written with
+   * the configuration, and on its first write for rows made before it existed.
+   */
+  viewerSessionSecret: text("viewer_session_secret"),
 });
+
+/**
+ * The one-time links an allow-listed visitor asks for: only the token's SHA-256 is kept. The
+ * e-mail that carries the token waits in `email_outbox`, sealed, until the queue's consumer sends
+ * it. The unique index lets an address ask once per link a minute; the cron deletes expired rows.
+ */
+export const shareViewerLinks = sqliteTable(
+  "share_viewer_links",
+  {
+    id: text("id").primaryKey(),
+    dashboardId: integer("dashboard_id")
+      .notNull()
+      .references(() => sharingConfigurations.dashboardId, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    tokenHash: text("token_hash").notNull().unique(),
+    /** Minutes since the epoch when it was asked for. */
+    issuedMinute: integer("issued_minute").notNull(),
+    createdAt: createdAt(),
+    expiresAt: text("expires_at").notNull(),
+    usedAt: text("used_at"),
+    emailOutbox: text("email_outbox"),
+  },
+  (table) => [
+    uniqueIndex("share_viewer_links_address_minute").on(table.dashboardId, table.email, table.issuedMinute),
+    index("share_viewer_links_expires_at").on(table.expiresAt),
+  ],
+);
+
+/** Views by verified viewers, per allow-listed address; an address taken off the list loses its row. */
+export const shareViewerViews = sqliteTable(
+  "share_viewer_views",
+  {
+    dashboardId: integer("dashboard_id")
+      .notNull()
+      .references(() => sharingConfigurations.dashboardId, { onDelete: "cascade" }),
+    email: text("email").notNull(),
+    viewCount: integer("view_count").notNull().default(0),
+    lastViewedAt: text("last_viewed_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.dashboardId, table.email] })],
+);
 
 /** The passwords of a password-protected link: PBKDF2 hashes with their own salt, never the password. */
 export const sharePasswords = sqliteTable(

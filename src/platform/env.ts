@@ -12,8 +12,11 @@ import type { BackgroundJob } from "./jobs";
 export type Bindings = Omit<Env, "WEBHOOK_DELIVERIES" | "BACKGROUND_JOBS" | "INVITE_EMAILS"> & {
   /** Webhook deliveries, one message per delivery (a Cloudflare Queue). */
   WEBHOOK_DELIVERIES: Queue<{ deliveryId: string }>;
-  /** Invite e-mails, one message per invite (a Cloudflare Queue). */
-  INVITE_EMAILS: Queue<{ inviteId: string }>;
+  /**
+   * The e-mails the API sends, one message per e-mail (a Cloudflare Queue): an invite's, or a
+   * share link's one-time link to an allow-listed viewer.
+   */
+  INVITE_EMAILS: Queue<{ inviteId: string } | { viewerLinkId: string }>;
   /** A Worker secret, optional: the bearer token the e-mail transport is called with. */
   EMAIL_TRANSPORT_TOKEN?: string;
   /** Work done in bounded steps, a message per step (`src/jobs.ts`). */

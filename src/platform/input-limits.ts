@@ -37,6 +37,13 @@ export function normalizeTags(tags: string[]): string[] {
   return [...new Set(tags.map((tag) => tag.trim().toLowerCase()).filter((tag) => tag !== ""))];
 }
 
+/**
+ * An e-mail address in a body: trimmed, lower-cased whole (PostHog lower-cases only the domain), at
+ * most 254 characters, so that one address is one person wherever it is compared.
+ */
+export const emailAddress = () =>
+  z.string().trim().toLowerCase().max(254).pipe(z.email()).openapi({ type: "string", format: "email", maxLength: 254 });
+
 /** A list of ids in a body (`scoped_teams`, `private_project_access`...): at most 1,000 items. */
 export const idList = <T extends z.ZodType>(item: T) => z.array(item).max(MAX_ID_LIST);
 

@@ -5,23 +5,41 @@ import { createMiddleware } from "hono/factory";
 import { NONCE, secureHeaders } from "hono/secure-headers";
 import { sharePasswordMatches } from "../environments/dashboards/sharing/share-password-hash";
 import type { AppEnv } from "../platform/env";
-import { assertAddressMayLookUp, refusal } from "../platform/auth/refused-keys";
-import { ApiError, notAuthenticated, notFound } from "../platform/errors";
-import { constantTimeEqual, nowIso } from "../platform/ids";
+import { assertAddressMayLookUp, countAsRefusal, refusal } from "../platform/auth/refused-keys";
+import { ApiError, notAuthenticated, notFound, validationError } from "../platform/errors";
+import { constantTimeEqual, nowIso, sha256Hex } from "../platform/ids";
+import { emailAddress } from "../platform/input-limits";
 import { readJsonBody } from "../platform/request-body";
 import { jsonResponse } from "../platform/route";
 import { createRouter } from "../platform/router";
 import { SharedDashboard, toSharedDashboard } from "./shared-dashboard";
-import { sharedClosedPage, sharedDashboardPage, sharedNotFoundPage, sharedPasswordPage } from "./shared-page";
-import { readSharedDashboard, recordSharedView, type SharedDashboardRow } from "./shared.queries";
-import { isShareSessionValid, newShareSession, SHARE_SESSION_COOKIE, SHARE_SESSION_SECONDS } from "./share-session";
+import {
+  sharedClosedPage,
+  sharedDashboardPage,
+  sharedEmailPage,
+  sharedLinkSentPage,
+  sharedNotFoundPage,
+  sharedOpenLinkPage,
+  sharedPasswordPage,
+} from "./shared-page";
+import { readSharedDashboard, recordSharedView, useViewerLink, type SharedDashboardRow } from "./shared.queries";
+import {
+  newShareSession,
+  passwordCredential,
+  SHARE_SESSION_COOKIE,
+  SHARE_SESSION_SECONDS,
+  shareSessionCredential,
+  viewerCredential,
+  type SessionCredential,
+} from "./share-session";
+import { issueViewerLinkAfterResponse, VIEWER_CODE_PARAMETER, VIEWER_LINK_MINUTES } from "./viewer-links";
 
 const JSON_SUFFIX = ".json";
 
 /**
  * A public page must not run anything it did not bring, nor tell other sites where it was read:
- * no script at all, styles only under this response's nonce, forms only to itself (the password
- * form), no referrer, never cached shared.
+ * no script at all, styles only under this response's nonce, forms only to itself (the password and
+ * e-mail forms), no referrer, never cached shared.
  */
 const publicPageHeaders = secureHeaders({
   contentSecurityPolicy: {
@@ -37,6 +55,8 @@ const publicPageHeaders = secureHeaders({
 });
 
 const incorrectPassword = () => new ApiError(401, "incorrect_password", "Incorrect password.");
+const invalidViewerLink = () =>
+  new ApiError(401, "invalid_link", "This link has expired or was already used. Ask for a new one.");
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 const isJsonRequest = (c: Context<AppEnv>) => (c.req.header("Content-Type") ?? "").includes("application/json");
@@ -72,13 +92,43 @@ async function openLink(c: Context<AppEnv>) {
   return { shared, asJson, accessToken, nonce };
 }
 
-/** Whether the visitor may see a password-protected link: a session cookie, or its value as a bearer token. */
-async function unlocked(c: Context<AppEnv>, shared: SharedDashboardRow, accessToken: string) {
-  if (!shared.sharing.passwordRequired) return true;
+/** A session's credential; a verified viewer's names the address it proved. */
+type Credential = SessionCredential & { email?: string };
+
+/**
+ * The credentials a session on this link may have been opened with: its passwords, or its
+ * allow-listed addresses; undefined for a link open to anyone who has it.
+ */
+function sessionCredentials({ sharing, passwords }: SharedDashboardRow): Credential[] | undefined {
+  if (sharing.passwordRequired) return passwords.map(passwordCredential);
+  if (sharing.allowedEmails === null) return undefined;
+  const secret = sharing.viewerSessionSecret;
+  return secret === null ? [] : sharing.allowedEmails.map((email) => viewerCredential(email, secret));
+}
+
+/**
+ * Who may see the link: anyone (`viewer` null), a visitor whose session (a cookie, or its value as
+ * a bearer token) is signed with one of the link's credentials (`viewer`: the address a verified
+ * viewer proved), or, undefined, nobody yet.
+ */
+async function visitorOf(c: Context<AppEnv>, shared: SharedDashboardRow, accessToken: string) {
+  const credentials = sessionCredentials(shared);
+  if (credentials === undefined) return { viewer: null };
   const bearer = c.req.header("Authorization")?.match(/^Bearer (\S+)$/)?.[1];
   const cookie = c.req.header("Cookie")?.match(new RegExp(`(?:^|;\\s*)${SHARE_SESSION_COOKIE}=([^;]+)`))?.[1];
   const session = cookie ?? bearer;
-  return session !== undefined && isShareSessionValid(session, accessToken, shared.passwords, nowSeconds());
+  const credential =
+    session === undefined ? undefined : await shareSessionCredential(session, accessToken, credentials, nowSeconds());
+  return credential && { viewer: credential.email ?? null };
+}
+
+const pagePathOf = (accessToken: string) => `/shared/${accessToken}`;
+
+/** What a visitor without a session sees instead of the dashboard. */
+function lockedPage(c: Context<AppEnv>, shared: SharedDashboardRow, accessToken: string, nonce: string) {
+  if (shared.sharing.passwordRequired) return sharedPasswordPage(nonce, false);
+  const code = c.req.query(VIEWER_CODE_PARAMETER);
+  return code ? sharedOpenLinkPage(nonce, pagePathOf(accessToken), code) : sharedEmailPage(nonce, "none");
 }
 
 /** `GET /shared/:access_token` (a page) and `GET /shared/:access_token.json` (its data): no key. */
@@ -86,11 +136,12 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
   const link = await openLink(c);
   if ("closed" in link) return link.closed;
   const { shared, asJson, accessToken, nonce } = link;
-  if (!(await unlocked(c, shared, accessToken))) {
+  const visitor = await visitorOf(c, shared, accessToken);
+  if (!visitor) {
     if (asJson) throw notAuthenticated();
-    return c.html(sharedPasswordPage(nonce, false), 200);
+    return c.html(lockedPage(c, shared, accessToken, nonce), 200);
   }
-  c.executionCtx.waitUntil(recordSharedView(c.var.db, shared.dashboard.id, nowIso()));
+  c.executionCtx.waitUntil(recordSharedView(c.var.db, shared.dashboard.id, nowIso(), visitor.viewer));
   const found = toSharedDashboard(shared);
   return asJson ? c.json(found, 200) : c.html(sharedDashboardPage(found, nonce), 200);
 }
@@ -100,42 +151,99 @@ const checkedJsonBody = createMiddleware<AppEnv>(async (c, next) =>
   isJsonRequest(c) ? every(...readJsonBody)(c, next) : next(),
 );
 
-/** The password a visitor posted: the page's form, or PostHog's JSON `{"password": ...}`. */
-async function postedPassword(c: Context<AppEnv>) {
+/** What a visitor posted: the page's form, or PostHog's JSON; `field` reads a string field. */
+async function postedFields(c: Context<AppEnv>) {
   const isJson = isJsonRequest(c);
   const body: unknown = isJson ? await c.req.json().catch(() => ({})) : await c.req.parseBody();
-  const password = typeof body === "object" && body !== null && "password" in body ? body.password : undefined;
-  return { isJson, password: typeof password === "string" ? password : "" };
+  const field = (name: string) => {
+    const value = typeof body === "object" && body !== null ? (body as Record<string, unknown>)[name] : undefined;
+    return typeof value === "string" ? value : undefined;
+  };
+  return { isJson, field };
 }
 
+type OpenedLink = Exclude<Awaited<ReturnType<typeof openLink>>, { closed: unknown }>;
+type Posted = Awaited<ReturnType<typeof postedFields>>;
+
 /**
- * `POST /shared/:access_token`: a password for a protected link. Right, a session for a day (an
- * HttpOnly cookie scoped to the link, and as `shareToken` to a JSON caller); wrong, 401, counted
- * against the address's refusals as a guessed token is.
+ * A session for a day: an HttpOnly cookie scoped to the link, and as `shareToken` to a JSON
+ * caller, who sends it back as a bearer token.
  */
-async function unlockSharedDashboard(c: Context<AppEnv>) {
-  const link = await openLink(c);
-  if ("closed" in link) return link.closed;
-  const { shared, accessToken, nonce } = link;
-  const pagePath = `/shared/${accessToken}`;
-  if (!shared.sharing.passwordRequired) return c.redirect(pagePath, 303);
-  const { isJson, password } = await postedPassword(c);
-  let matched: SharedDashboardRow["passwords"][number] | undefined;
-  for (const stored of shared.passwords) {
-    if (!matched && password !== "" && (await sharePasswordMatches(password, stored.passwordHash))) matched = stored;
-  }
-  if (!matched) {
-    const refused = await refusal(c, incorrectPassword);
-    if (isJson || refused.status === 429) throw refused;
-    return c.html(sharedPasswordPage(nonce, true), 401);
-  }
-  const session = await newShareSession(accessToken, matched, nowSeconds());
+async function openSession(c: Context<AppEnv>, accessToken: string, credential: SessionCredential, isJson: boolean) {
+  const session = await newShareSession(accessToken, credential, nowSeconds());
+  const pagePath = pagePathOf(accessToken);
   c.header(
     "Set-Cookie",
     `${SHARE_SESSION_COOKIE}=${session}; Max-Age=${SHARE_SESSION_SECONDS}; Path=${pagePath}; ` +
       "HttpOnly; Secure; SameSite=Lax",
   );
   return isJson ? c.json({ shareToken: session }, 200) : c.redirect(pagePath, 303);
+}
+
+/** A password for a protected link. Wrong: 401, counted against the address's refusals as a guessed token is. */
+async function unlockWithPassword(c: Context<AppEnv>, { shared, accessToken, nonce }: OpenedLink, posted: Posted) {
+  const password = posted.field("password") ?? "";
+  let matched: SharedDashboardRow["passwords"][number] | undefined;
+  for (const stored of shared.passwords) {
+    if (!matched && password !== "" && (await sharePasswordMatches(password, stored.passwordHash))) matched = stored;
+  }
+  if (!matched) {
+    const refused = await refusal(c, incorrectPassword);
+    if (posted.isJson || refused.status === 429) throw refused;
+    return c.html(sharedPasswordPage(nonce, true), 401);
+  }
+  return openSession(c, accessToken, passwordCredential(matched), posted.isJson);
+}
+
+/**
+ * An address for an allow-listed link: the same answer whether or not it is on the list, the
+ * one-time link written and queued after the response. Every request counts against the
+ * address's refusals, so that nobody sends e-mail without bound.
+ */
+async function requestViewerLink(c: Context<AppEnv>, link: OpenedLink, posted: Posted) {
+  const { shared, accessToken, nonce } = link;
+  const email = emailAddress().safeParse(posted.field("email") ?? "");
+  if (!email.success) {
+    if (posted.isJson) throw validationError("invalid_input", "Enter a valid e-mail address.", "email");
+    return c.html(sharedEmailPage(nonce, "invalid_email"), 400);
+  }
+  await countAsRefusal(c);
+  if (shared.sharing.allowedEmails?.includes(email.data))
+    issueViewerLinkAfterResponse(c, shared, accessToken, email.data);
+  return posted.isJson
+    ? c.json({ detail: "If this address may view the dashboard, a link to it is on its way." }, 202)
+    : c.html(sharedLinkSentPage(nonce, VIEWER_LINK_MINUTES), 200);
+}
+
+/**
+ * A one-time link's code: used up by one conditional write, it opens a session for its address
+ * while the address is still on the list. Unknown, used, expired: 401, counted as a refusal.
+ */
+async function unlockWithCode(c: Context<AppEnv>, { shared, accessToken, nonce }: OpenedLink, posted: Posted) {
+  const code = posted.field(VIEWER_CODE_PARAMETER) ?? "";
+  const [used] = code === "" ? [] : await useViewerLink(c.var.db, shared.dashboard.id, await sha256Hex(code), nowIso());
+  const { allowedEmails, viewerSessionSecret } = shared.sharing;
+  if (!used || viewerSessionSecret === null || !allowedEmails?.includes(used.email)) {
+    const refused = await refusal(c, invalidViewerLink);
+    if (posted.isJson || refused.status === 429) throw refused;
+    return c.html(sharedEmailPage(nonce, "link_not_valid"), 401);
+  }
+  return openSession(c, accessToken, viewerCredential(used.email, viewerSessionSecret), posted.isJson);
+}
+
+/**
+ * `POST /shared/:access_token`: a password for a protected link; an address, or a one-time link's
+ * code, for an allow-listed one. A link open to all sends the visitor back to its page.
+ */
+async function unlockSharedDashboard(c: Context<AppEnv>) {
+  const link = await openLink(c);
+  if ("closed" in link) return link.closed;
+  const posted = await postedFields(c);
+  if (link.shared.sharing.passwordRequired) return unlockWithPassword(c, link, posted);
+  if (link.shared.sharing.allowedEmails === null) return c.redirect(pagePathOf(link.accessToken), 303);
+  return posted.field(VIEWER_CODE_PARAMETER) === undefined
+    ? requestViewerLink(c, link, posted)
+    : unlockWithCode(c, link, posted);
 }
 
 export const sharedRouter = createRouter();
@@ -158,7 +266,11 @@ sharedRouter.openAPIRegistry.registerPath({
       description: "The page (text/html), or with `.json` the dashboard's data, without any user or e-mail",
       content: { "text/html": { schema: z.string() }, ...jsonResponse(SharedDashboard, "").content },
     },
-    401: { description: "JSON: password-protected, without a session (cookie or bearer `shareToken`)" },
+    401: {
+      description:
+        "JSON: password-protected or allow-listed, without a session (cookie or bearer `shareToken`). The page " +
+        "answers 200 with its password or e-mail form; with `?code=` (a one-time link), a button that posts it",
+    },
     404: { description: "Unknown, refreshed, deleted, sharing off, or paused (JSON: also expired)" },
     410: { description: "Expired (the page)" },
   },
@@ -168,17 +280,34 @@ sharedRouter.openAPIRegistry.registerPath({
   path: "/shared/{access_token}",
   operationId: "shared_unlock",
   tags: ["sharing"],
-  summary: "Unlock a password-protected link (form or JSON `password`)",
-  description: "No key: a correct password opens a session for this link (a cookie, or a bearer `shareToken`).",
+  summary:
+    "Unlock a link: a password (protected link), or an e-mail address then a one-time link's code (allow-listed)",
+  description: "No key: a correct password or code opens a session for this link (a cookie, or a bearer `shareToken`).",
   security: [],
   request: {
     params: SharedParams,
-    body: { content: { "application/json": { schema: z.object({ password: z.string() }) } } },
+    body: {
+      content: {
+        "application/json": {
+          schema: z.object({
+            password: z.string().optional().openapi({ description: "A password-protected link's password." }),
+            email: z.string().optional().openapi({
+              format: "email",
+              description: "An allow-listed link: the address to send a one-time link to.",
+            }),
+            code: z.string().optional().openapi({ description: "An allow-listed link: the one-time link's `code`." }),
+          }),
+        },
+      },
+    },
   },
   responses: {
-    200: { description: "JSON: `{shareToken}`, also set as a cookie" },
+    200: { description: "JSON: `{shareToken}`, also set as a cookie (the form: the e-mail was taken)" },
+    202: { description: "JSON `email`: the same answer whether or not the address is on the list" },
     303: { description: "The form: the cookie is set" },
-    401: { description: "Incorrect password" },
+    400: { description: "`email` is not an e-mail address" },
+    401: { description: "Incorrect password; or a one-time link unknown, used or expired" },
     404: { description: "As GET" },
+    429: { description: "Too many refusals (wrong passwords or codes, e-mail requests) from the address" },
   },
 });

@@ -120,3 +120,54 @@ export function sharedPasswordPage(nonce: string, failed: boolean) {
 <input id="password" name="password" type="password" required autofocus> <button>View dashboard</button></form>`,
   );
 }
+
+/** What the e-mail form says above itself: nothing, a malformed address, or a one-time link that did not open. */
+export type EmailFormNotice = "none" | "invalid_email" | "link_not_valid";
+
+const EMAIL_NOTICES: Record<EmailFormNotice, string> = {
+  none: "",
+  invalid_email: "Enter a valid e-mail address.",
+  link_not_valid: "This link has expired or was already used. Ask for a new one.",
+};
+
+/**
+ * The form an allow-listed link answers until the visitor proves an address: it posts the address
+ * to the page itself, which answers the same whether or not the address is on the list.
+ */
+export function sharedEmailPage(nonce: string, notice: EmailFormNotice) {
+  const alert = notice === "none" ? "" : html`<p role="alert">${EMAIL_NOTICES[notice]}</p>`;
+  return page(
+    "E-mail required",
+    nonce,
+    html`<header><h1>E-mail required</h1>
+<p class="description">This dashboard is shared with some e-mail addresses only. Enter yours: if it is one of
+them, we send you a link that opens the dashboard.</p></header><form method="post">
+<label for="email">E-mail address</label>${alert}
+<input id="email" name="email" type="email" autocomplete="email" required autofocus> <button>Send me a link</button>
+</form>`,
+  );
+}
+
+/** The answer to any well-formed address: the same for one on the list and one off it. */
+export function sharedLinkSentPage(nonce: string, minutes: number) {
+  return page(
+    "Check your e-mail",
+    nonce,
+    html`<header><h1>Check your e-mail</h1>
+<p class="description">If this address may view the dashboard, a link to it is on its way. The link works once,
+for ${minutes} minutes.</p></header>`,
+  );
+}
+
+/**
+ * What a one-time link opens: a button that posts its code, so that a mail scanner that follows
+ * links does not use it up; the address bar keeps the code only until the button is pressed.
+ */
+export function sharedOpenLinkPage(nonce: string, action: string, code: string) {
+  return page(
+    "Open the shared dashboard",
+    nonce,
+    html`<header><h1>Open the shared dashboard</h1></header><form method="post" action="${action}">
+<input type="hidden" name="code" value="${code}"> <button>View dashboard</button></form>`,
+  );
+}

@@ -1,5 +1,14 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
-import { dashboards, environments, organizations, projects, sharePasswords, sharingConfigurations } from "../db/schema";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import {
+  dashboards,
+  environments,
+  organizations,
+  projects,
+  sharePasswords,
+  shareViewerLinks,
+  shareViewerViews,
+  sharingConfigurations,
+} from "../db/schema";
 import type { Database } from "../platform/db";
 import { selectTiles, type TileRow } from "../environments/dashboards/dashboards.queries";
 
@@ -22,6 +31,8 @@ export async function readSharedDashboard(db: Database, accessToken: string) {
           enabled: sharingConfigurations.enabled,
           expiresAt: sharingConfigurations.expiresAt,
           passwordRequired: sharingConfigurations.passwordRequired,
+          allowedEmails: sharingConfigurations.allowedEmails,
+          viewerSessionSecret: sharingConfigurations.viewerSessionSecret,
         },
       })
       .from(sharingConfigurations)
@@ -46,11 +57,49 @@ export async function readSharedDashboard(db: Database, accessToken: string) {
   return shared ? { ...shared, tiles: tiles as TileRow[], passwords } : undefined;
 }
 
-/** One more view of the link, at `viewedAt`: run after the response, so that it never slows the page. */
-export const recordSharedView = (db: Database, dashboardId: number, viewedAt: string) =>
-  db
+/**
+ * One more view of the link, at `viewedAt`, and of the verified `viewer`'s address if any: run
+ * after the response, so that it never slows the page.
+ */
+export async function recordSharedView(db: Database, dashboardId: number, viewedAt: string, viewer: string | null) {
+  const view = db
     .update(sharingConfigurations)
     .set({ viewCount: sql`${sharingConfigurations.viewCount} + 1`, lastViewedAt: viewedAt })
     .where(eq(sharingConfigurations.dashboardId, dashboardId));
+  if (viewer === null) return view;
+  const viewerView = db
+    .insert(shareViewerViews)
+    .values({ dashboardId, email: viewer, viewCount: 1, lastViewedAt: viewedAt })
+    .onConflictDoUpdate({
+      target: [shareViewerViews.dashboardId, shareViewerViews.email],
+      set: { viewCount: sql`${shareViewerViews.viewCount} + 1`, lastViewedAt: viewedAt },
+    });
+  return db.batch([view, viewerView]);
+}
+
+export type NewViewerLink = typeof shareViewerLinks.$inferInsert;
+
+/** A one-time link, unless its address already got one for this link in the same minute: its id, if written. */
+export const insertViewerLink = (db: Database, link: NewViewerLink) =>
+  db.insert(shareViewerLinks).values(link).onConflictDoNothing().returning({ id: shareViewerLinks.id });
+
+/**
+ * Uses the one-time link whose token hashes to `tokenHash`, on this link's dashboard, if it is
+ * unused and unexpired: one conditional write, so that of two concurrent uses one wins. Its
+ * address, if it was used now.
+ */
+export const useViewerLink = (db: Database, dashboardId: number, tokenHash: string, now: string) =>
+  db
+    .update(shareViewerLinks)
+    .set({ usedAt: now, emailOutbox: null })
+    .where(
+      and(
+        eq(shareViewerLinks.tokenHash, tokenHash),
+        eq(shareViewerLinks.dashboardId, dashboardId),
+        isNull(shareViewerLinks.usedAt),
+        gt(shareViewerLinks.expiresAt, now),
+      ),
+    )
+    .returning({ email: shareViewerLinks.email });
 
 export type SharedDashboardRow = NonNullable<Awaited<ReturnType<typeof readSharedDashboard>>>;

@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import { addMember, api, createProject, setupOrganization } from "../support/harness";
 import { activityEntry, keyIdOf, type ExpectedActivity } from "../support/activity-log";
+import { restoreTestDoubles, useEmailTransport } from "../support/people";
 
 /**
  * Every write to a project's resources appends one entry to its organization's activity log,
@@ -472,6 +473,8 @@ describe("dashboard collaborators", () => {
 });
 
 describe("dashboard sharing", () => {
+  afterEach(restoreTestDoubles);
+
   it("records enabling, settings, token refreshes and disabling, never the token", async () => {
     const team = await setupOrganization();
     const dashboard = await api("POST", dashboardsPath(team.project.id), {
@@ -499,6 +502,24 @@ describe("dashboard sharing", () => {
       () => api("PATCH", path, { key: team.key, body: { settings: { whitelabel: true } } }),
       200,
       () => sharingEntry("updated", [change("SharingConfiguration", "settings", {}, { whitelabel: true })]),
+    );
+    useEmailTransport();
+    await expectRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { allowed_emails: ["Ada@Example.com"] } }),
+      200,
+      () => sharingEntry("updated", [change("SharingConfiguration", "allowed_emails", null, ["ada@example.com"])]),
+    );
+    await expectNothingRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { allowed_emails: ["not an address"] } }),
+      400,
+    );
+    await expectRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { allowed_emails: [] } }),
+      200,
+      () => sharingEntry("updated", [change("SharingConfiguration", "allowed_emails", ["ada@example.com"], null)]),
     );
     const refreshed = await expectRecorded(
       team,

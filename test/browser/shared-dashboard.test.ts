@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CaughtEmail } from "./mail-catcher";
 import { launchOfflineChromium, localServer, outputPath, type OfflineBrowser } from "./support";
 
 /**
  * The public page of a shared dashboard, as a person sees it: the run's local server of this
  * worker and headless Chromium, which may reach nothing but that server.
  */
-const { url, apiKey } = localServer();
+const { url, apiKey, mailUrl } = localServer();
 const TEXT_BODY = 'Hello from a text tile <script>window.injected = true; document.title = "pwned"</script>';
 let browser: OfflineBrowser;
 
@@ -92,6 +93,53 @@ describe("GET /shared/:access_token", () => {
     expect(await page.getByRole("heading", { level: 1, name: "This link has expired" }).isVisible()).toBe(true);
     expect(await page.getByText("Board only").count()).toBe(0);
     await page.screenshot({ path: outputPath("shared-dashboard-expired.png"), fullPage: true });
+    expect(browser.refused).toEqual([]);
+  });
+
+  it("asks an allow-listed link's visitor for an address, and opens it once from the e-mailed link", async () => {
+    const project = await call("GET", "/api/projects/@current");
+    const dashboard = await call("POST", `/api/projects/${project.id}/dashboards`, { name: "Team only" });
+    const sharingPath = `/api/projects/${project.id}/dashboards/${dashboard.id}/sharing`;
+    const viewer = `viewer-${Date.now()}@example.com`;
+    const sharing = await call("PATCH", sharingPath, { enabled: true, allowed_emails: [viewer] });
+
+    const page = await browser.context.newPage();
+    const link = `${url}/shared/${sharing.access_token}`;
+    expect((await page.goto(link))?.status()).toBe(200);
+    expect(await page.getByRole("heading", { level: 1, name: "E-mail required" }).isVisible()).toBe(true);
+    expect(await page.getByText("Team only").count()).toBe(0);
+    await page.screenshot({ path: outputPath("shared-dashboard-email.png"), fullPage: true });
+    await page.getByLabel("E-mail address").fill(viewer.toUpperCase());
+    await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Send me a link" }).click()]);
+    expect(await page.getByRole("heading", { level: 1, name: "Check your e-mail" }).isVisible()).toBe(true);
+
+    // The local server's e-mail transport is the run's catcher; the queue's consumer sends within seconds.
+    const emailTo = async () => {
+      const caught = (await (await fetch(`${mailUrl}/messages`)).json()) as CaughtEmail[];
+      return caught.find((email) => email.to === viewer);
+    };
+    await expect.poll(emailTo, { timeout: 30_000, interval: 500 }).toBeDefined();
+    const oneTimeLink = (await emailTo())!.text.match(/http:\/\/\S+\?code=\S+/)![0];
+    expect(oneTimeLink.startsWith(`${link}?code=`)).toBe(true);
+
+    expect((await page.goto(oneTimeLink))?.status()).toBe(200);
+    expect(await page.getByText("Team only").count()).toBe(0);
+    await Promise.all([page.waitForURL(link), page.getByRole("button", { name: "View dashboard" }).click()]);
+    expect(await page.getByRole("heading", { level: 1, name: "Team only" }).isVisible()).toBe(true);
+    const [cookie] = await browser.context.cookies(link);
+    expect(cookie).toMatchObject({ name: "posthog_sharing_token", httpOnly: true, sameSite: "Lax" });
+
+    // The same link a second time, without the session, opens nothing.
+    await browser.context.clearCookies();
+    await page.goto(oneTimeLink);
+    const [used] = await Promise.all([
+      page.waitForNavigation(),
+      page.getByRole("button", { name: "View dashboard" }).click(),
+    ]);
+    expect(used?.status()).toBe(401);
+    expect(await page.getByRole("alert").textContent()).toBe(
+      "This link has expired or was already used. Ask for a new one.",
+    );
     expect(browser.refused).toEqual([]);
   });
 });

@@ -31,9 +31,9 @@ export function outputPath(name: string): string {
   return path.join(OUTPUT_DIRECTORY, name);
 }
 
-/** The server the global set-up started for this run, and its bootstrap key. */
+/** The server the global set-up started for this run, its bootstrap key, and its e-mail catcher. */
 export function localServer() {
-  return { url: inject("serverUrl"), apiKey: inject("apiKey") };
+  return { url: inject("serverUrl"), apiKey: inject("apiKey"), mailUrl: inject("mailUrl") };
 }
 
 export type OfflineBrowser = {

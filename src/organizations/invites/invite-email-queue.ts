@@ -83,21 +83,14 @@ export async function deliverInviteEmail(env: Bindings, message: Message<InviteE
   else message.retry({ delaySeconds });
 }
 
-export async function deliverInviteEmails(batch: MessageBatch<InviteEmailMessage>, env: Bindings) {
-  await Promise.all(batch.messages.map((message) => deliverInviteEmail(env, message)));
-}
-
 /**
  * The dead-letter queue's consumer: e-mails whose attempts are exhausted (or whose processing kept
  * failing) are marked `failed`, in one statement for the batch, each with a JSON line for the
  * operator. The sealed e-mail is kept: `POST .../invites/{id}/resend_email` sends it again. A
  * duplicate finds the e-mail no longer pending and changes nothing.
  */
-export async function recordInviteEmailDeadLetters(batch: MessageBatch<InviteEmailMessage>, env: Bindings) {
-  const ids = batch.messages.map((message) => message.body.inviteId);
-  const failed = await markFailed(env, inJsonList(invites.id, ids));
-  batch.ackAll();
-  return failed;
+export async function recordInviteEmailDeadLetters(env: Bindings, inviteIds: string[]) {
+  return inviteIds.length === 0 ? 0 : markFailed(env, inJsonList(invites.id, inviteIds));
 }
 
 async function markFailed(env: Bindings, ...which: SQL[]) {

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { boundedText, idList } from "../../platform/input-limits";
+import { boundedText, emailAddress, idList } from "../../platform/input-limits";
 import { MembershipLevel } from "../../platform/levels";
 import { OrganizationParams } from "../../platform/route-context";
 import { UserBasic } from "../../platform/user-basic";
@@ -18,14 +18,8 @@ export const ProjectAccess = z.object({
 
 export const InviteInput = z
   .object({
-    // Lower-cased whole (PostHog lower-cases only the domain), so that one address is one invitee and one account.
-    target_email: z
-      .string()
-      .trim()
-      .toLowerCase()
-      .max(254)
-      .pipe(z.email())
-      .openapi({ type: "string", format: "email", maxLength: 254 }),
+    // One address is one invitee and one account.
+    target_email: emailAddress(),
     first_name: z.string().trim().max(30).optional().default(""),
     level: MembershipLevelField.optional().default(MembershipLevel.member),
     message: boundedText().nullable().optional().default(null),

@@ -215,7 +215,9 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
   },
   "SharingConfiguration.disabled": { description: "A dashboard's public link was turned off.", ...sharing },
   "SharingConfiguration.updated": {
-    description: "A public link's settings, expiry (`expires_at`) or `password_required` changed.",
+    description:
+      "A public link's settings, expiry (`expires_at`), `password_required` or e-mail allow-list " +
+      "(`allowed_emails`, the addresses lower-cased) changed.",
     ...sharing,
     changes: changed("SharingConfiguration", "settings", {}, { whitelabel: true }),
   },

@@ -58,3 +58,12 @@ export async function refusal(c: Context<AppEnv>, answer: () => ApiError = authe
   throttledAddresses.set(address, until, until);
   return throttled(secondsUntil(until));
 }
+
+/**
+ * Counts a request that costs someone else (an e-mail sent on the caller's word) as a refusal,
+ * whatever its answer: 429 once the address is past its limit.
+ */
+export async function countAsRefusal(c: Context<AppEnv>) {
+  const refused = await refusal(c);
+  if (refused.status === 429) throw refused;
+}

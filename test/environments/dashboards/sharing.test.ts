@@ -31,6 +31,8 @@ const configuration = (fields: Record<string, unknown> = {}) => ({
   share_passwords: [],
   view_count: 0,
   last_viewed_at: null,
+  allowed_emails: null,
+  verified_viewers: [],
   user_access_level: "manager",
   ...fields,
 });

@@ -9,7 +9,7 @@ import type { SharingRow } from "./sharing.queries";
  * access token is the link's secret: no entry carries it, not even masked.
  */
 export const sharingActivity = resourceActivity("SharingConfiguration", {
-  fields: ["settings", "expires_at", "password_required"],
+  fields: ["settings", "expires_at", "password_required", "allowed_emails"],
 });
 
 /** The configuration has no id of its own in the API: it is the dashboard's, and named after it. */
@@ -27,12 +27,14 @@ type TrackedSharing = {
   settings: SharingRow["settings"];
   expiresAt: string | null;
   passwordRequired: boolean;
+  allowedEmails: string[] | null;
 };
 
-const tracked = ({ settings, expiresAt, passwordRequired }: TrackedSharing) => ({
+const tracked = ({ settings, expiresAt, passwordRequired, allowedEmails }: TrackedSharing) => ({
   settings,
   expires_at: expiresAt,
   password_required: passwordRequired,
+  allowed_emails: allowedEmails,
 });
 
 /**
@@ -46,7 +48,13 @@ export function sharingEntries(
   after: TrackedSharing,
 ) {
   const item = sharingItem(c.var.project, dashboard);
-  const before = current ?? { enabled: false, settings: {}, expiresAt: null, passwordRequired: false };
+  const before = current ?? {
+    enabled: false,
+    settings: {},
+    expiresAt: null,
+    passwordRequired: false,
+    allowedEmails: null,
+  };
   const entries = [
     after.enabled && !before.enabled ? sharingActivity.record(c, "enabled", item) : undefined,
     !after.enabled && before.enabled ? sharingActivity.record(c, "disabled", item) : undefined,

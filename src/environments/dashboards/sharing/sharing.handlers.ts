@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { SharingSettings } from "../../../db/schema";
+import { emailTransportConfigured } from "../../../platform/email-transport";
 import type { AppEnv } from "../../../platform/env";
 import { notFound, permissionDenied, validationError } from "../../../platform/errors";
 import { nowIso, randomUrlSafeToken, uuid7 } from "../../../platform/ids";
@@ -15,6 +16,7 @@ import {
   newAccessToken,
   selectSharePasswords,
   selectSharing,
+  selectVerifiedViewers,
   type SharingRow,
   toSharePassword,
   toSharingConfiguration,
@@ -36,13 +38,14 @@ const accessTo = (c: Context<AppEnv>, dashboard: DashboardRow) =>
 export const retrieveDashboardSharing: Handler<"retrieve"> = async (c) => {
   const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
   const db = c.var.db;
-  const [[dashboard], [sharing], passwords] = await projectRead(c, (environmentId) => [
+  const [[dashboard], [sharing], passwords, viewers] = await projectRead(c, (environmentId) => [
     selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
     selectSharing(db, dashboardId),
     selectSharePasswords(db, dashboardId),
+    selectVerifiedViewers(db, dashboardId),
   ]);
   const access = accessTo(c, visibleDashboard(c, dashboard));
-  const read = sharing ? { row: sharing, passwords } : await upsertSharing(db, dashboardId);
+  const read = sharing ? { row: sharing, passwords, viewers } : await upsertSharing(db, dashboardId);
   return c.json(toSharingConfiguration(read, access), 200);
 };
 
@@ -81,6 +84,36 @@ function expiryOf(
   return expiry === null || expiry > limit ? limit : expiry;
 }
 
+/** The allow-list a PATCH writes (undefined: unchanged): without repeats, and null rather than empty. */
+const allowListOf = (requested: string[] | null | undefined) =>
+  requested === undefined ? undefined : requested && requested.length > 0 ? [...new Set(requested)] : null;
+
+/**
+ * A link is closed by passwords or by an allow-list, not both (one session answers either), and an
+ * allow-list needs e-mail to send its one-time links.
+ */
+function assertAllowListPossible(
+  c: Context<AppEnv>,
+  passwordRequired: boolean,
+  allowList: string[] | null,
+  requested: string[] | null | undefined,
+) {
+  if (passwordRequired && allowList !== null) {
+    throw validationError(
+      "invalid_input",
+      "A link is protected by passwords or by an e-mail allow-list, not both.",
+      requested ? "allowed_emails" : "password_required",
+    );
+  }
+  if (requested && !emailTransportConfigured(c.env)) {
+    throw validationError(
+      "invalid_input",
+      "E-mail is not configured on this server: nobody could receive a one-time link.",
+      "allowed_emails",
+    );
+  }
+}
+
 export const updateDashboardSharing: Handler<"update"> = async (c) => {
   const input = c.req.valid("json");
   const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
@@ -98,13 +131,23 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
     current?.expiresAt ?? null,
     organization?.maxDays ?? null,
   );
-  const changes = { enabled: input.enabled, settings, expiresAt, passwordRequired: input.password_required };
-  const entries = sharingEntries(c, shared, current, {
+  const allowedEmails = allowListOf(input.allowed_emails);
+  const after = {
     enabled: input.enabled ?? current?.enabled ?? false,
     settings: settings ?? current?.settings ?? {},
     expiresAt: expiresAt === undefined ? (current?.expiresAt ?? null) : expiresAt,
     passwordRequired: input.password_required ?? current?.passwordRequired ?? false,
-  });
+    allowedEmails: allowedEmails === undefined ? (current?.allowedEmails ?? null) : allowedEmails,
+  };
+  assertAllowListPossible(c, after.passwordRequired, after.allowedEmails, allowedEmails);
+  const changes = {
+    enabled: input.enabled,
+    settings,
+    expiresAt,
+    passwordRequired: input.password_required,
+    allowedEmails,
+  };
+  const entries = sharingEntries(c, shared, current, after);
   const sharing = await upsertSharing(db, dashboardId, changes, entries);
   return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);
 };

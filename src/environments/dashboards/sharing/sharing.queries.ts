@@ -1,16 +1,18 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, desc, eq, not, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import {
   environments,
   organizations,
   sharePasswords,
   sharingConfigurations,
+  shareViewerViews,
   users,
   type SharingSettings,
 } from "../../../db/schema";
-import type { Database } from "../../../platform/db";
+import { inJsonList, type Database } from "../../../platform/db";
 import { nowIso, randomUrlSafeToken } from "../../../platform/ids";
-import type { SharePassword, SharingConfiguration } from "./sharing.schema";
+import { MAX_ALLOWED_EMAILS, type SharePassword, type SharingConfiguration } from "./sharing.schema";
 
 /** PostHog's access tokens: `secrets.token_urlsafe(22)`, 30 characters. */
 export const newAccessToken = () => randomUrlSafeToken(22);
@@ -47,6 +49,28 @@ export const deleteSharePassword = (db: Database, dashboardId: number, passwordI
     .where(and(eq(sharePasswords.dashboardId, dashboardId), eq(sharePasswords.id, passwordId)))
     .returning({ id: sharePasswords.id });
 
+export type VerifiedViewerRow = typeof shareViewerViews.$inferSelect;
+
+/** The allow-listed addresses that viewed the link, most recent first: at most one per address on the list. */
+export const selectVerifiedViewers = (db: Database, dashboardId: number) =>
+  db
+    .select()
+    .from(shareViewerViews)
+    .where(eq(shareViewerViews.dashboardId, dashboardId))
+    .orderBy(desc(shareViewerViews.lastViewedAt), asc(shareViewerViews.email))
+    .limit(MAX_ALLOWED_EMAILS);
+
+/** The views of the addresses no longer on the allow-list (all of them when it is lifted). */
+const deleteViewsOffTheList = (db: Database, dashboardId: number, allowedEmails: string[] | null) =>
+  db
+    .delete(shareViewerViews)
+    .where(
+      and(
+        eq(shareViewerViews.dashboardId, dashboardId),
+        allowedEmails === null ? undefined : not(inJsonList(shareViewerViews.email, allowedEmails)),
+      ),
+    );
+
 export const toSharePassword = (row: SharePasswordRow): SharePassword => ({
   id: row.id,
   created_at: row.createdAt,
@@ -73,19 +97,28 @@ export type SharingChanges = {
   /** null: no expiry; undefined: unchanged. */
   expiresAt?: string | null;
   passwordRequired?: boolean;
+  /** null: no allow-list; undefined: unchanged. */
+  allowedEmails?: string[] | null;
 };
+
+/** What a configuration answers with: its row, its passwords and its verified viewers. */
+export type SharingRead = { row: SharingRow; passwords: SharePasswordRow[]; viewers: VerifiedViewerRow[] };
+
+/** The secret of viewer sessions: 32 random bytes. */
+const newViewerSessionSecret = () => randomUrlSafeToken(32);
 
 /**
  * Writes the dashboard's configuration, creating it (disabled, with a new token) if it has none,
- * with the `entries` that record the change, and reads it back with its passwords: one atomic
- * batch. Concurrent first reads keep the first token.
+ * with the `entries` that record the change, and reads it back with its passwords and verified
+ * viewers: one atomic batch. Concurrent first reads keep the first token. A new allow-list drops
+ * the views of the addresses it no longer holds.
  */
 export async function upsertSharing(
   db: Database,
   dashboardId: number,
   changes: SharingChanges = {},
   entries: BatchItem<"sqlite">[] = [],
-): Promise<{ row: SharingRow; passwords: SharePasswordRow[] }> {
+): Promise<SharingRead> {
   const insert = db.insert(sharingConfigurations).values({
     dashboardId,
     enabled: changes.enabled ?? false,
@@ -93,34 +126,43 @@ export async function upsertSharing(
     settings: changes.settings ?? {},
     expiresAt: changes.expiresAt ?? null,
     passwordRequired: changes.passwordRequired ?? false,
+    allowedEmails: changes.allowedEmails ?? null,
+    viewerSessionSecret: newViewerSessionSecret(),
     createdAt: nowIso(),
   });
   const hasChanges = Object.values(changes).some((value) => value !== undefined);
+  const unchanged = <T>(value: T | undefined, column: SQLiteColumn) => (value === undefined ? sql`${column}` : value);
   const write = hasChanges
     ? insert.onConflictDoUpdate({
         target: sharingConfigurations.dashboardId,
         set: {
-          enabled: changes.enabled ?? sql`${sharingConfigurations.enabled}`,
-          settings: changes.settings ?? sql`${sharingConfigurations.settings}`,
-          accessToken: changes.accessToken ?? sql`${sharingConfigurations.accessToken}`,
-          expiresAt: changes.expiresAt === undefined ? sql`${sharingConfigurations.expiresAt}` : changes.expiresAt,
-          passwordRequired: changes.passwordRequired ?? sql`${sharingConfigurations.passwordRequired}`,
+          enabled: unchanged(changes.enabled, sharingConfigurations.enabled),
+          settings: unchanged(changes.settings, sharingConfigurations.settings),
+          accessToken: unchanged(changes.accessToken, sharingConfigurations.accessToken),
+          expiresAt: unchanged(changes.expiresAt, sharingConfigurations.expiresAt),
+          passwordRequired: unchanged(changes.passwordRequired, sharingConfigurations.passwordRequired),
+          allowedEmails: unchanged(changes.allowedEmails, sharingConfigurations.allowedEmails),
+          viewerSessionSecret: sql`coalesce(${sharingConfigurations.viewerSessionSecret}, ${newViewerSessionSecret()})`,
         },
       })
     : insert.onConflictDoNothing();
+  const viewsOffTheList =
+    changes.allowedEmails === undefined ? [] : [deleteViewsOffTheList(db, dashboardId, changes.allowedEmails)];
   const results = await db.batch([
     write,
     ...entries,
+    ...viewsOffTheList,
     selectSharing(db, dashboardId),
     selectSharePasswords(db, dashboardId),
+    selectVerifiedViewers(db, dashboardId),
   ]);
-  const [row] = results.at(-2) as SharingRow[];
+  const [row] = results.at(-3) as SharingRow[];
   if (!row) throw new Error("the sharing configuration was not read back");
-  return { row, passwords: results.at(-1) as SharePasswordRow[] };
+  return { row, passwords: results.at(-2) as SharePasswordRow[], viewers: results.at(-1) as VerifiedViewerRow[] };
 }
 
 export const toSharingConfiguration = (
-  { row, passwords }: { row: SharingRow; passwords: SharePasswordRow[] },
+  { row, passwords, viewers }: SharingRead,
   userAccessLevel: SharingConfiguration["user_access_level"],
 ): SharingConfiguration => ({
   created_at: row.createdAt,
@@ -132,5 +174,11 @@ export const toSharingConfiguration = (
   share_passwords: passwords.map(toSharePassword),
   view_count: row.viewCount,
   last_viewed_at: row.lastViewedAt,
+  allowed_emails: row.allowedEmails,
+  verified_viewers: viewers.map(({ email, viewCount, lastViewedAt }) => ({
+    email,
+    view_count: viewCount,
+    last_viewed_at: lastViewedAt,
+  })),
   user_access_level: userAccessLevel,
 });

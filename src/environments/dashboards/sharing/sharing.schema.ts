@@ -3,6 +3,15 @@ import { dashboardPathId } from "../../../platform/path-ids";
 import { ProjectParams } from "../../../platform/route-context";
 import { Timestamp } from "../../../platform/timestamps";
 import { ACCESS_LEVELS } from "../../../platform/access-rules/dashboard-rights";
+import { emailAddress } from "../../../platform/input-limits";
+
+/** The most addresses one link's allow-list holds. */
+export const MAX_ALLOWED_EMAILS = 100;
+
+/** An allow-listed address that opened the link, and how often: nothing about it the owner did not give. */
+export const VerifiedViewer = z
+  .object({ email: z.string(), view_count: z.number().int(), last_viewed_at: Timestamp })
+  .openapi("VerifiedViewer");
 
 /** The settings keys PostHog's sharing accepts; any other key is dropped. */
 export const SHARING_SETTINGS_KEYS = [
@@ -54,6 +63,12 @@ export const SharingConfiguration = z
     share_passwords: z.array(SharePassword),
     view_count: z.number().int(),
     last_viewed_at: Timestamp.nullable(),
+    allowed_emails: z.array(z.string()).nullable().openapi({
+      description: "The e-mail allow-list, lower-cased; null: none. Visitors prove an address by a one-time link.",
+    }),
+    verified_viewers: z.array(VerifiedViewer).openapi({
+      description: "The allow-listed addresses that viewed the link, most recent first.",
+    }),
     user_access_level: z
       .enum(ACCESS_LEVELS)
       .openapi({ description: "The caller's access to the dashboard shared, as the dashboard answers it." }),
@@ -70,6 +85,16 @@ export const UpdateSharingInput = z
       .openapi({ description: `An object of booleans; only ${SHARING_SETTINGS_KEYS.join(", ")} are kept.` }),
     expires_at: z.string().datetime({ offset: true }).nullable().optional(),
     password_required: z.boolean().optional(),
+    allowed_emails: z
+      .array(emailAddress())
+      .max(MAX_ALLOWED_EMAILS)
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          `At most ${MAX_ALLOWED_EMAILS} addresses, compared lower-cased; \`[]\` or null lifts the allow-list. ` +
+          "Not with `password_required`.",
+      }),
   })
   .openapi("UpdateSharingConfiguration");
 export type UpdateSharingInput = z.infer<typeof UpdateSharingInput>;
