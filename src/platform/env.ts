@@ -46,6 +46,12 @@ export type Actor = {
   scopedTeams: number[];
 };
 
+/**
+ * The person behind the caller, for what a write records as its author (`created_by`): null for a
+ * service key, which is no person (its user id is no user's, and would name none or a wrong one).
+ */
+export const personOf = (actor: Actor): number | null => (actor.kind === "user" ? actor.userId : null);
+
 /** The organization named in the path and the caller's membership of it. */
 export type OrganizationContext = {
   id: string;

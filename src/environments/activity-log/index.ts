@@ -9,10 +9,11 @@ import {
   toActivityLogEntry,
 } from "../../platform/activity-log/activity-log.queries";
 import { dashboardEntriesVisibleTo } from "../../platform/activity-log/visibility";
-import type { AppEnv } from "../../platform/env";
+import type { Actor, AppEnv } from "../../platform/env";
 import { isAdminInSql } from "../../platform/levels";
 import { notFound } from "../../platform/errors";
 import { projectRead } from "../../platform/route-context";
+import { membershipsOf } from "../../platform/route-context/organization";
 import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/route-context/project";
 import { createRouter } from "../../platform/router";
 import { underEveryTree, type ProjectTree } from "../project-trees";
@@ -20,27 +21,27 @@ import { projectActivityLogEntryRoute, projectActivityLogRoute } from "./activit
 import { thisRequestUrl } from "../../platform/public-url";
 
 /** The caller reading the environment's project log, as SQL batched with the project. */
-const readerInEnvironment = (userId: number, environmentId: number) => ({
-  userId,
-  membershipId: membershipInEnvironment(userId, environmentId),
-  projectLevel: projectLevelInEnvironment(userId, environmentId),
+const readerInEnvironment = (actor: Actor, environmentId: number) => ({
+  userId: actor.userId,
+  membershipId: membershipInEnvironment(actor, environmentId),
+  projectLevel: projectLevelInEnvironment(actor, environmentId),
 });
 
 /** The project's entries the caller sees in its log. */
-const visibleInProjectLog = (userId: number, environmentId: number) =>
-  and(ofEnvironmentProject(environmentId), dashboardEntriesVisibleTo(readerInEnvironment(userId, environmentId)));
+const visibleInProjectLog = (actor: Actor, environmentId: number) =>
+  and(ofEnvironmentProject(environmentId), dashboardEntriesVisibleTo(readerInEnvironment(actor, environmentId)));
 
 /**
  * `include_organization_scoped=1`: the entries of the environment's organization that name no
  * project, for its admins and owners only, as the organization's own log is theirs alone.
  */
-const organizationEntriesForAdmin = (userId: number, environmentId: number) =>
+const organizationEntriesForAdmin = (actor: Actor, environmentId: number) =>
   and(
     isNull(activityLog.projectId),
     sql`${activityLog.organizationId} = (select ${environments.organizationId} from ${environments}
       where ${environments.id} = ${environmentId})`,
-    isAdminInSql(sql`(select ${organizationMemberships.level} from ${organizationMemberships}
-      where ${organizationMemberships.id} = ${membershipInEnvironment(userId, environmentId)})`),
+    isAdminInSql(sql`(select ${organizationMemberships.level} from ${membershipsOf(actor)}
+      where ${organizationMemberships.id} = ${membershipInEnvironment(actor, environmentId)})`),
   );
 
 /**
@@ -49,7 +50,7 @@ const organizationEntriesForAdmin = (userId: number, environmentId: number) =>
  */
 const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogRoute>, AppEnv> = async (c) => {
   const query = c.req.valid("query");
-  const userId = c.var.actor.userId;
+  const { actor } = c.var;
   const withOrganization = query.include_organization_scoped === "1";
   const [rows, counted] = await projectRead(c, (environmentId) => [
     ...activityPageStatements(
@@ -58,8 +59,8 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
         organizationId: sql`(select ${environments.organizationId} from ${environments}
           where ${environments.id} = ${environmentId})`,
         where: withOrganization
-          ? or(visibleInProjectLog(userId, environmentId), organizationEntriesForAdmin(userId, environmentId))
-          : visibleInProjectLog(userId, environmentId),
+          ? or(visibleInProjectLog(actor, environmentId), organizationEntriesForAdmin(actor, environmentId))
+          : visibleInProjectLog(actor, environmentId),
       },
       query,
     ),
@@ -71,10 +72,10 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
 const retrieveProjectActivityLogEntry: RouteHandler<ReturnType<typeof projectActivityLogEntryRoute>, AppEnv> = async (
   c,
 ) => {
-  const userId = c.var.actor.userId;
+  const { actor } = c.var;
   const [[row]] = await projectRead(c, (environmentId) => [
     selectEntriesWithUsers(c.var.db).where(
-      and(eq(activityLog.id, c.req.valid("param").id), visibleInProjectLog(userId, environmentId)),
+      and(eq(activityLog.id, c.req.valid("param").id), visibleInProjectLog(actor, environmentId)),
     ),
   ]);
   if (!row) throw notFound();

@@ -3,12 +3,13 @@ import { activityLog, activityLogAnchors, activityLogSegments } from "../../db/s
 import { selectEntriesWithUsers } from "../../platform/activity-log/activity-log.queries";
 import { organizationEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import { inJsonList, type Database } from "../../platform/db";
+import type { Actor } from "../../platform/env";
 import { callerInOrganization, type OrganizationRef } from "../../platform/route-context/organization";
 
 /** What one read of the feed covers: the entries after `after`, at most `limit` of them listed. */
 export type FeedWindow = {
   organizationId: OrganizationRef;
-  userId: number;
+  actor: Actor;
   after: number;
   limit: number;
   events?: string[];
@@ -41,10 +42,7 @@ function scanned(window: FeedWindow): SQL {
 
 /** What the feed lists of the entries it reads: those the caller sees, of the events asked for. */
 function listedFor(window: FeedWindow): SQL | undefined {
-  const visible = organizationEntriesVisibleTo(
-    window.userId,
-    callerInOrganization(window.userId, window.organizationId),
-  );
+  const visible = organizationEntriesVisibleTo(window.actor, callerInOrganization(window.actor, window.organizationId));
   const named = window.events
     ? inJsonList(sql`${activityLog.scope} || '.' || ${activityLog.activity}`, window.events)
     : undefined;

@@ -20,6 +20,7 @@ import {
   callerInOrganization,
   callerMembershipsInScope,
   CURRENT,
+  membershipsOf,
 } from "../../platform/route-context/organization";
 import { effectiveProjectLevel } from "../../platform/access-rules/project-level";
 import { projectVisible, projectVisibleAtLevel } from "../../platform/access-rules/project-visibility";
@@ -226,7 +227,7 @@ const countedLess = (counter: SQL<number>, hidden: SQL | undefined) =>
  */
 export async function listProjectsOfOrganization(read: OrganizationRead, actor: Actor, page: Page) {
   const { db, organizationId } = read;
-  const caller = callerInOrganization(actor.userId, organizationId);
+  const caller = callerInOrganization(actor, organizationId);
   const scoped = projectsInKeyScope(actor);
   const where = and(
     eq(projects.organizationId, organizationId),
@@ -263,7 +264,7 @@ function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
     return sql<number>`(${db
       .select({ value: count() })
       .from(projects)
-      .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+      .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
       .where(visibleProjectsWhere(actor, []))})`;
   }
   const hidden = projectsHiddenFrom(sql`${organizationMemberships.organizationId}`, membershipRow);
@@ -312,7 +313,7 @@ export function selectVisibleProject(db: Database, actor: Actor, filters: SQL[])
     })
     .from(projects)
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))
-    .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+    .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
     .where(and(projectVisible, ...filters))
     .limit(1);
 }

@@ -1,4 +1,5 @@
-import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, getTableName, sql, type SQL } from "drizzle-orm";
+import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import { organizationMemberships, organizations, users } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
@@ -8,18 +9,42 @@ import { isAdmin, MembershipLevel } from "../levels";
 
 export const CURRENT = "@current";
 
+/** Builds statements that need no database: subqueries of others. */
+const standalone = new QueryBuilder();
+
 /** The organization's id for statements batched with the membership: `@current` is a subquery. */
 export type OrganizationRef = string | SQL<string>;
 
+/**
+ * The caller's memberships as a table to select from or join, named as the table: a person's rows,
+ * or, for a service key, one row of its own: admin of its organization (never owner), with no
+ * membership id (no access rule names it) and the user id `Actor` gives it, which no user has.
+ * Every statement that reads the caller's membership reads it from here, so that a service key
+ * is the same admin on every route that admits it.
+ */
+export function membershipsOf(actor: Actor) {
+  if (actor.kind === "user") return organizationMemberships;
+  return standalone
+    .select({
+      id: sql<string>`''`.as("id"),
+      organizationId: sql<string>`${actor.organizationId}`.as("organization_id"),
+      userId: sql<number>`${actor.userId}`.as("user_id"),
+      level: sql<number>`${MembershipLevel.admin}`.as("level"),
+    })
+    .from(sql`(select 1)`)
+    .as(getTableName(organizationMemberships));
+}
+
 /** The caller's membership of the organization, as subqueries read once by the statement using them. */
-export function callerInOrganization(userId: number, organizationId: OrganizationRef) {
+export function callerInOrganization(actor: Actor, organizationId: OrganizationRef) {
   const ofCaller = and(
     eq(organizationMemberships.organizationId, organizationId),
-    eq(organizationMemberships.userId, userId),
+    eq(organizationMemberships.userId, actor.userId),
   );
+  const memberships = membershipsOf(actor);
   return {
-    membershipId: sql<string>`(select ${organizationMemberships.id} from ${organizationMemberships} where ${ofCaller})`,
-    level: sql<number>`(select ${organizationMemberships.level} from ${organizationMemberships} where ${ofCaller})`,
+    membershipId: sql<string>`(select ${organizationMemberships.id} from ${memberships} where ${ofCaller})`,
+    level: sql<number>`(select ${organizationMemberships.level} from ${memberships} where ${ofCaller})`,
   };
 }
 
