@@ -44,6 +44,8 @@ export type Actor = {
   scopedOrganizations: string[];
   /** Empty: every project of the user. */
   scopedTeams: number[];
+  /** The scope the route requires (`apiRoute` sets it): what an organization's key policy is checked against. */
+  requestScope?: string | null;
 };
 
 /**
@@ -69,6 +71,10 @@ export type OrganizationContext = {
   allowPubliclySharedResources: boolean;
   activityLogRetentionDays: number | null;
   shareLinkMaxLifetimeDays: number | null;
+  personalApiKeyMaxScopes: string[] | null;
+  apiKeyMaxLifetimeDays: number | null;
+  /** An admin blocked the calling personal key here (`auth/key-policy.ts`). */
+  keyBlocked: boolean;
 };
 
 /** The project (environment) named in the path and the caller's rights in it. */

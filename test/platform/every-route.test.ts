@@ -228,7 +228,7 @@ describe("every authenticated route", () => {
     }
   }, 30_000);
 
-  it("holds a service key scoped to a project to it: 403 on every organization route, other project and person's", async () => {
+  it("holds a service key scoped to a project to it: 403 elsewhere, every read on its project", async () => {
     const { organization, project, key } = await setupOrganization();
     const elsewhere = await createProject(organization.id);
     const serviceKey = await createServiceKey(organization.id, key, { scopes: ["*"], scoped_teams: [elsewhere.id] });

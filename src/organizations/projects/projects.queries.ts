@@ -16,12 +16,13 @@ import {
 } from "../../platform/pagination";
 import type { OrganizationRead } from "../../platform/route-context";
 import {
-  assertPersonalApiKeysAllowed,
   callerInOrganization,
   callerMembershipsInScope,
   CURRENT,
+  keyPolicyOf,
   membershipsOf,
 } from "../../platform/route-context/organization";
+import { assertKeyPolicyAllows, type KeyPolicy } from "../../platform/auth/key-policy";
 import { effectiveProjectLevel } from "../../platform/access-rules/project-level";
 import { projectVisible, projectVisibleAtLevel } from "../../platform/access-rules/project-visibility";
 import {
@@ -309,7 +310,7 @@ export function selectVisibleProject(db: Database, actor: Actor, filters: SQL[])
       project: projects,
       level: effectiveProjectLevel,
       organizationLevel: organizationMemberships.level,
-      membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
+      ...keyPolicyOf(actor),
     })
     .from(projects)
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))
@@ -332,13 +333,11 @@ export function admitVisibleProject<
   T extends {
     project: typeof projects.$inferSelect;
     level: number;
-    organizationLevel: number;
-    membersCanUsePersonalApiKeys: boolean;
-  },
+  } & KeyPolicy,
 >(actor: Actor, row: T | undefined): T | undefined {
   if (!row) return undefined;
   assertOrganizationInKeyScope(actor, row.project.organizationId);
-  assertPersonalApiKeysAllowed(row);
+  assertKeyPolicyAllows(actor, row);
   return row;
 }
 

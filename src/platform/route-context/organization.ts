@@ -4,8 +4,9 @@ import { organizationMemberships, organizations, users } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor } from "../env";
-import { notFound, permissionDenied } from "../errors";
-import { isAdmin, MembershipLevel } from "../levels";
+import { notFound } from "../errors";
+import { assertKeyPolicyAllows, keyBlockedIn, type KeyPolicy } from "../auth/key-policy";
+import { MembershipLevel } from "../levels";
 
 export const CURRENT = "@current";
 
@@ -59,33 +60,26 @@ export function requestedOrganization(requested: string | undefined, actor: Acto
   return requested;
 }
 
-export function admitMember<T extends { membersCanUsePersonalApiKeys: boolean; level: number }>(
+/** The membership found, admitted by the organization's key policy (`auth/key-policy.ts`), else 404. */
+export function admitMember<T extends Omit<KeyPolicy, "organizationLevel"> & { level: number }>(
+  actor: Actor,
   membership: T | undefined,
 ): T {
   if (!membership) throw notFound();
-  assertPersonalApiKeysAllowed({
-    membersCanUsePersonalApiKeys: membership.membersCanUsePersonalApiKeys,
-    organizationLevel: membership.level,
-  });
+  assertKeyPolicyAllows(actor, { ...membership, organizationLevel: membership.level });
   return membership;
 }
 
-/**
- * The organization setting `members_can_use_personal_api_keys: false`: every request here comes
- * with a personal API key, so a plain member's requests on the organization are refused.
- */
-export function assertPersonalApiKeysAllowed(membership: {
-  membersCanUsePersonalApiKeys: boolean;
-  organizationLevel: number;
-}) {
-  // The organization level: a project rule that makes a member that project's admin does not lift it.
-  if (!membership.membersCanUsePersonalApiKeys && !isAdmin(membership.organizationLevel)) {
-    throw permissionDenied("Your organization does not allow members using personal API keys.");
-  }
-}
+/** What `assertKeyPolicyAllows` reads of an organization, beside the caller's membership of it. */
+export const keyPolicyOf = (actor: Actor) => ({
+  membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
+  personalApiKeyMaxScopes: organizations.personalApiKeyMaxScopes,
+  keyBlocked: keyBlockedIn(actor, organizations.id),
+});
 
 /** An organization with the caller's membership: select it from memberships joined to organizations. */
-const organizationWithMembership = {
+const organizationWithMembership = (actor: Actor) => ({
+  ...keyPolicyOf(actor),
   id: organizations.id,
   name: organizations.name,
   createdAt: organizations.createdAt,
@@ -93,14 +87,14 @@ const organizationWithMembership = {
   membershipId: organizationMemberships.id,
   level: organizationMemberships.level,
   membersCanInvite: organizations.membersCanInvite,
-  membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
   logoMediaId: organizations.logoMediaId,
   isMemberJoinEmailEnabled: organizations.isMemberJoinEmailEnabled,
   enforce2fa: organizations.enforce2fa,
   allowPubliclySharedResources: organizations.allowPubliclySharedResources,
   activityLogRetentionDays: organizations.activityLogRetentionDays,
   shareLinkMaxLifetimeDays: organizations.shareLinkMaxLifetimeDays,
-};
+  apiKeyMaxLifetimeDays: organizations.apiKeyMaxLifetimeDays,
+});
 
 /** The caller's memberships (of `requested`, or any for `@current`) within the key's scope. */
 export function callerMemberships(actor: Actor, requested: string): SQL | undefined {
@@ -173,18 +167,18 @@ const serviceKeyOrganization = (actor: Actor, requested: string) =>
  * A service key's "membership": admin of its own organization (never owner), with no membership
  * row (`membershipId` empty: no access rule names it).
  */
-const serviceKeyMembership = {
-  ...organizationWithMembership,
+const serviceKeyMembership = (actor: Actor) => ({
+  ...organizationWithMembership(actor),
   membershipId: sql<string>`''`,
   level: sql<number>`${MembershipLevel.admin}`,
-};
+});
 
 export function selectMembership(db: Database, actor: Actor, requested: string) {
   if (actor.kind === "service") {
-    return db.select(serviceKeyMembership).from(organizations).where(serviceKeyOrganization(actor, requested));
+    return db.select(serviceKeyMembership(actor)).from(organizations).where(serviceKeyOrganization(actor, requested));
   }
   return db
-    .select(organizationWithMembership)
+    .select(organizationWithMembership(actor))
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
     .where(callerMembershipOf(db, actor, requested));

@@ -6,7 +6,8 @@ import { assertProjectInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor, ProjectContext } from "../env";
 import { notFound } from "../errors";
-import { callerOrganizationId, CURRENT, membershipsOf, type OrganizationRef } from "./organization";
+import type { KeyPolicy } from "../auth/key-policy";
+import { callerOrganizationId, CURRENT, keyPolicyOf, membershipsOf, type OrganizationRef } from "./organization";
 
 /**
  * The organization's projects that a member's rules hide from them, as a query of `id` (none for
@@ -101,7 +102,7 @@ export const projectLevelInEnvironment = (actor: Actor, environmentId: number) =
     where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId})`;
 
 /** The project and the caller's rights in it, with what admitting them needs. */
-export type SelectedProject = ProjectContext & { membersCanUsePersonalApiKeys: boolean; organizationLevel: number };
+export type SelectedProject = ProjectContext & KeyPolicy;
 
 /** The requested environment (or the caller's current one) with the caller's rights: one query. */
 export function selectProject(db: Database, actor: Actor, environmentId: number | undefined) {
@@ -115,7 +116,7 @@ export function selectProject(db: Database, actor: Actor, environmentId: number 
       membershipId: organizationMemberships.id,
       level: effectiveProjectLevel,
       organizationLevel: organizationMemberships.level,
-      membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
+      ...keyPolicyOf(actor),
     })
     .from(environments)
     .innerJoin(projects, eq(projects.id, environments.projectId))
