@@ -865,9 +865,11 @@ export const activityLogExports = sqliteTable(
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",
   {
-    apiKeyId: text("api_key_id")
-      .notNull()
-      .references(() => personalApiKeys.id, { onDelete: "cascade" }),
+    /**
+     * A personal or a service key's id: no foreign key, as it names a row of either table. A
+     * revoked key's rows go with the others when they expire (`expires_at`, a day at most).
+     */
+    apiKeyId: text("api_key_id").notNull(),
     /** sha256 hex of the header's value. */
     keyHash: text("key_hash").notNull(),
     /** A random token per claim: only the request holding it completes or releases the row. */
