@@ -16,7 +16,8 @@ import {
 const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
 const beyondCeiling = (scope: string) =>
   denied(
-    `This organization's key policy (personal_api_key_max_scopes) does not allow personal API keys the scope '${scope}'.`,
+    "This organization's key policy (personal_api_key_max_scopes) does not allow personal API keys " +
+      `the scope '${scope}'.`,
   );
 const BLOCKED = denied("An admin of this organization revoked this personal API key's access to it.");
 const inDays = (days: number) => new Date(Date.now() + days * 24 * 60 * 60 * 1000).toISOString();
@@ -145,7 +146,7 @@ describe("an organization's key policy", () => {
     expect(elsewhere.status).toBe(201);
   });
 
-  it("does not hold the organization's service keys, and members_can_use_personal_api_keys keeps its meaning", async () => {
+  it("does not hold service keys, and members_can_use_personal_api_keys keeps its meaning", async () => {
     const { organization, project, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
     const service = await api("POST", `${organizationPath(organization.id)}/service_keys`, {
@@ -223,7 +224,7 @@ describe("an organization's key policy", () => {
 });
 
 describe("the keys that reach an organization", () => {
-  it("are listed to its admins: members' personal keys and service keys, newest first, with PostHog's fields", async () => {
+  it("are listed to its admins: members' personal keys and service keys, newest first", async () => {
     const { organization, owner, key } = await setupOrganization();
     const project = await createProject(organization.id, { name: "Scoped" });
     const member = await addMember(organization.id, MembershipLevel.member);
@@ -305,7 +306,7 @@ describe("the keys that reach an organization", () => {
     expect((await api("GET", keysPath(other.organization.id), { key })).body).toEqual(NOT_FOUND);
   });
 
-  it("can have a member's key taken out of the organization by an admin: 403 there at once, working elsewhere", async () => {
+  it("can have a member's key taken out by an admin: 403 there at once, working elsewhere", async () => {
     const { organization, project, key } = await setupOrganization();
     const admin = await addMember(organization.id, MembershipLevel.admin);
     const member = await addMember(organization.id, MembershipLevel.member);
@@ -350,7 +351,7 @@ describe("the keys that reach an organization", () => {
     );
   });
 
-  it("refuses a block to a plain member, an admin on an owner's key, a service key, and unknown or foreign ids", async () => {
+  it("refuses a block to a member, an admin on an owner's key, a service key, unknown or foreign ids", async () => {
     const { organization, owner, key } = await setupOrganization();
     const admin = await addMember(organization.id, MembershipLevel.admin);
     const member = await addMember(organization.id, MembershipLevel.member);

@@ -21,7 +21,8 @@ const holds = (list: SQL | typeof personalApiKeys.scopedOrganizations, value: un
 /** The organization's projects among a key's `scoped_teams`, as a JSON array of `{id, name}`. */
 const projectsOfOrganizationIn = (organizationId: OrganizationRef, scopedTeams: SQL) =>
   sql`(select json_group_array(json_object('id', ${projects.id}, 'name', ${projects.name})) from ${projects}
-    where ${projects.organizationId} = ${organizationId} and ${projects.id} in (select "value" from json_each(${scopedTeams})))`;
+    where ${projects.organizationId} = ${organizationId}
+      and ${projects.id} in (select "value" from json_each(${scopedTeams})))`;
 
 /**
  * The personal keys of the organization's members that reach it: scoped to it or to no
