@@ -51,6 +51,12 @@ const TAGS = [
       "Keys an organization owns (`pho_`): they act as the organization, as an admin, not as a person. " +
       "See docs/keys.md.",
   },
+  {
+    name: "api_keys",
+    description:
+      "Every key that reaches an organization, for its admins: members' personal keys and service keys. " +
+      "See docs/keys.md.",
+  },
   { name: "operations", description: "For load balancers and uptime checks; no key." },
 ];
 

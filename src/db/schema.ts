@@ -71,6 +71,10 @@ export const organizations = sqliteTable(
     activityLogRetentionDays: integer("activity_log_retention_days"),
     /** The longest a share link may live, in days, from when its expiry is set; null: no limit. */
     shareLinkMaxLifetimeDays: integer("share_link_max_lifetime_days"),
+    /** The most scopes a member's personal key may use here; null: no ceiling (docs/keys.md, "Key policy"). */
+    personalApiKeyMaxScopes: json<string[]>("personal_api_key_max_scopes"),
+    /** The longest a personal key reaching it may live, in days from its creation or roll; null: no limit. */
+    apiKeyMaxLifetimeDays: integer("api_key_max_lifetime_days"),
     /** Kept by triggers on organization_memberships (a custom migration): read in O(1). */
     memberCount: integer("member_count").notNull().default(0),
     /**
@@ -169,6 +173,28 @@ export const serviceApiKeys = sqliteTable(
   (table) => [
     index("service_api_keys_organization").on(table.organizationId, table.createdAt, table.id),
     index("service_api_keys_created_by").on(table.createdById),
+  ],
+);
+
+/**
+ * A member's personal key an admin took out of the organization's reach: the key keeps working
+ * elsewhere. Read with the membership on every request, so it applies from the next one.
+ */
+export const personalApiKeyBlocks = sqliteTable(
+  "personal_api_key_blocks",
+  {
+    keyId: text("key_id")
+      .notNull()
+      .references(() => personalApiKeys.id, { onDelete: "cascade" }),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    blockedAt: text("blocked_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.keyId, table.organizationId] }),
+    // Deleting an organization removes its blocks along this index, not by reading every block.
+    index("personal_api_key_blocks_organization").on(table.organizationId),
   ],
 );
 
@@ -892,9 +918,11 @@ export const activityLogExports = sqliteTable(
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",
   {
-    apiKeyId: text("api_key_id")
-      .notNull()
-      .references(() => personalApiKeys.id, { onDelete: "cascade" }),
+    /**
+     * A personal or a service key's id: no foreign key, as it names a row of either table. A
+     * revoked key's rows go with the others when they expire (`expires_at`, a day at most).
+     */
+    apiKeyId: text("api_key_id").notNull(),
     /** sha256 hex of the header's value. */
     keyHash: text("key_hash").notNull(),
     /** A random token per claim: only the request holding it completes or releases the row. */

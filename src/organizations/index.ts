@@ -1,6 +1,7 @@
 import { createRouter } from "../platform/router";
 import { organizationProjectsRouter } from "../projects";
 import { organizationActivityLogRouter } from "./activity-log";
+import { organizationApiKeysRouter } from "./api-keys";
 import { organizationBatchExportsRouter } from "./batch-exports";
 import { organizationDomainsRouter } from "./domains";
 import { organizationEventsRouter } from "./events";
@@ -37,4 +38,5 @@ export const organizationsRouter = createRouter()
   .route("/", organizationMembersRouter)
   .route("/", organizationActivityLogRouter)
   .route("/", organizationEventsRouter)
-  .route("/", organizationWebhooksRouter);
+  .route("/", organizationWebhooksRouter)
+  .route("/", organizationApiKeysRouter);

@@ -12,6 +12,8 @@ export const organizationActivity = resourceActivity("Organization", {
     "allow_publicly_shared_resources",
     "activity_log_retention_days",
     "share_link_max_lifetime_days",
+    "personal_api_key_max_scopes",
+    "api_key_max_lifetime_days",
   ],
 });
 
@@ -25,6 +27,8 @@ type OrganizationSettings = {
   allowPubliclySharedResources: boolean;
   activityLogRetentionDays: number | null;
   shareLinkMaxLifetimeDays: number | null;
+  personalApiKeyMaxScopes: string[] | null;
+  apiKeyMaxLifetimeDays: number | null;
 };
 
 /** The settings a PATCH can change, as the API names them. */
@@ -38,6 +42,8 @@ export const trackedOrganizationFields = (organization: OrganizationSettings): R
   allow_publicly_shared_resources: organization.allowPubliclySharedResources,
   activity_log_retention_days: organization.activityLogRetentionDays,
   share_link_max_lifetime_days: organization.shareLinkMaxLifetimeDays,
+  personal_api_key_max_scopes: organization.personalApiKeyMaxScopes,
+  api_key_max_lifetime_days: organization.apiKeyMaxLifetimeDays,
 });
 
 export const organizationItem = (organization: { id: string; name: string }) => ({

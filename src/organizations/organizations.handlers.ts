@@ -106,7 +106,7 @@ export const retrieveCallerOrganization: RouteHandler<typeof retrieveOrganizatio
   const requested = requestedOrganization(c.req.valid("param").organization_id, actor);
   const reads = await db.batch(organizationObjectStatements(db, actor, requested));
   const [row] = reads[0];
-  admitMember(row && { ...row, membersCanUsePersonalApiKeys: row.organization.membersCanUsePersonalApiKeys });
+  admitMember(actor, row);
   const organization = toOrganizationObject(reads);
   if (!organization) throw notFound();
   return c.json(organization, 200);

@@ -7,6 +7,7 @@ import {
   callerMembershipOf,
   callerMembershipsInScope,
   callerOrganizationId,
+  keyPolicyOf,
 } from "../platform/route-context/organization";
 import { counterOf, pageIds, pageOf, selectCount, type ListOrder, type Page } from "../platform/pagination";
 import { projectVisible } from "../platform/access-rules/project-visibility";
@@ -24,9 +25,9 @@ type ProjectRow = { project: typeof projects.$inferSelect };
 type OrganizationReads = readonly [OrganizationRow[], ProjectRow[]];
 
 /** The caller's organizations `memberships` selects, with their level. */
-function selectCallerOrganizations(db: Database, memberships: SQL | undefined) {
+function selectCallerOrganizations(db: Database, actor: Actor, memberships: SQL | undefined) {
   return db
-    .select({ organization: organizations, level: organizationMemberships.level })
+    .select({ organization: organizations, level: organizationMemberships.level, ...keyPolicyOf(actor) })
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
     .where(memberships);
@@ -138,7 +139,7 @@ export async function readOrganizationsPage(db: Database, actor: Actor, page: Pa
 
 /** The statements reading one organization (an id, or `@current`) as a full object, for a caller's batch. */
 export function organizationObjectStatements(db: Database, actor: Actor, requested: string) {
-  const organization = selectCallerOrganizations(db, callerMembershipOf(db, actor, requested));
+  const organization = selectCallerOrganizations(db, actor, callerMembershipOf(db, actor, requested));
   const listed = sql`select (${callerOrganizationId(db, actor, requested)}) as "id"`;
   return [organization, selectVisibleProjectsIn(db, actor, listed)] as const;
 }
@@ -194,6 +195,8 @@ export function updateOrganizationSettings(db: Database, organizationId: string,
       allowPubliclySharedResources: input.allow_publicly_shared_resources,
       activityLogRetentionDays: input.activity_log_retention_days,
       shareLinkMaxLifetimeDays: input.share_link_max_lifetime_days,
+      personalApiKeyMaxScopes: input.personal_api_key_max_scopes,
+      apiKeyMaxLifetimeDays: input.api_key_max_lifetime_days,
       updatedAt: nowIso(),
     })
     .where(eq(organizations.id, organizationId));

@@ -3,6 +3,8 @@ import type { organizations, projects } from "../db/schema";
 import { MembershipLevelField } from "./membership-level-field";
 import { ProjectListItem, toProjectListItem } from "../projects/projects.schema";
 import { visibleName } from "../platform/names";
+import { SCOPES } from "../platform/auth/scopes";
+import { idList } from "../platform/input-limits";
 import { Timestamp } from "../platform/timestamps";
 
 type ProjectItem = z.infer<typeof ProjectListItem>;
@@ -45,6 +47,13 @@ export const Organization = z
     allow_publicly_shared_resources: z.boolean(),
     activity_log_retention_days: z.number().int().nullable(),
     share_link_max_lifetime_days: z.number().int().nullable(),
+    personal_api_key_max_scopes: z.array(z.string()).nullable().openapi({
+      description: "The most scopes members' personal API keys may use here (owners' excepted); null: no ceiling.",
+    }),
+    api_key_max_lifetime_days: z.number().int().nullable().openapi({
+      description:
+        "The longest a personal API key reaching this organization may be made to live, in days; null: no limit.",
+    }),
     member_count: z.number().int(),
     is_ai_data_processing_approved: z.boolean().nullable(),
     default_experiment_stats_method: z.string().nullable(),
@@ -101,6 +110,16 @@ export const OrganizationUpdateInput = z
       .max(3650)
       .nullable()
       .openapi({ description: "Longest share link lifetime in days (null: none).", example: 30 }),
+    personal_api_key_max_scopes: idList(z.enum(SCOPES as [string, ...string[]]))
+      .nullable()
+      .openapi({
+        description: "A ceiling on members' personal API keys here (owners' excepted); null: none.",
+        example: ["project:read", "dashboard:read"],
+      }),
+    api_key_max_lifetime_days: z.number().int().min(1).max(3650).nullable().openapi({
+      description: "Personal keys created or rolled to reach it must expire within (null: no limit).",
+      example: 90,
+    }),
   })
   .partial()
   .openapi("OrganizationUpdate");
@@ -145,6 +164,8 @@ export function toOrganization(
     allow_publicly_shared_resources: organization.allowPubliclySharedResources,
     activity_log_retention_days: organization.activityLogRetentionDays,
     share_link_max_lifetime_days: organization.shareLinkMaxLifetimeDays,
+    personal_api_key_max_scopes: organization.personalApiKeyMaxScopes,
+    api_key_max_lifetime_days: organization.apiKeyMaxLifetimeDays,
     member_count: organization.memberCount,
     is_ai_data_processing_approved: null,
     default_experiment_stats_method: null,

@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, desc, eq, sql } from "drizzle-orm";
-import { organizationMemberships, personalApiKeys, projects, users } from "../db/schema";
+import { organizationMemberships, organizations, personalApiKeys, projects, users } from "../db/schema";
+import { assertLifetimeWithinPolicy } from "../platform/auth/key-policy";
 import { API_KEY_PREFIX } from "../platform/auth/api-keys";
 import {
   assertFutureExpiry,
@@ -70,7 +71,12 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   const scopedTeams = [...new Set(input.scoped_teams)];
   assertFutureExpiry(input.expires_at);
   assertWithinCallerKey(actor, scopes, scopedOrganizations);
-  const { memberOf: reachable, keyCount } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  const {
+    memberOf: reachable,
+    lifetimes,
+    keyCount,
+  } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  assertLifetimeWithinPolicy(input.expires_at ?? null, lifetimes);
   if (keyCount >= MAX_KEYS_PER_USER) {
     throw validationError(
       "max_keys",
@@ -128,7 +134,7 @@ export function assertWithinCallerKey(actor: Actor, scopes: string[], organizati
 async function assertCallerBelongs(db: Database, actor: Actor, organizations: string[], teams: number[]) {
   const [memberOf, visibleTeams, [holder]] = await db.batch([
     db
-      .select({ id: organizationMemberships.organizationId })
+      .select({ id: organizationMemberships.organizationId, lifetime: lifetimeOfOrganization })
       .from(organizationMemberships)
       .where(
         and(
@@ -159,25 +165,31 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       "scoped_teams",
     );
   }
-  return { memberOf: memberOf.map(({ id }) => id), keyCount: holder?.keyCount ?? 0 };
+  return {
+    memberOf: memberOf.map(({ id }) => id),
+    lifetimes: memberOf.map(({ lifetime }) => lifetime),
+    keyCount: holder?.keyCount ?? 0,
+  };
 }
+
+/** A membership's organization's `api_key_max_lifetime_days`, read by its primary key. */
+const lifetimeOfOrganization = sql<number | null>`(select ${organizations.apiKeyMaxLifetimeDays} from ${organizations}
+  where ${organizations.id} = ${organizationMemberships.organizationId})`;
 
 /** The organizations whose activity logs record a change to `key`: its scoped ones the owner still belongs to. */
 async function keyAndReach(db: Database, actor: Actor, id: string) {
   const [[key], memberships] = await db.batch([
     db.select().from(personalApiKeys).where(ownKey(actor, id)),
     db
-      .select({ id: organizationMemberships.organizationId })
+      .select({ id: organizationMemberships.organizationId, lifetime: lifetimeOfOrganization })
       .from(organizationMemberships)
       .where(eq(organizationMemberships.userId, actor.userId)),
   ]);
   if (!key) throw notFound();
-  const memberOf = memberships.map((membership) => membership.id);
-  const reachable =
-    key.scopedOrganizations.length > 0
-      ? key.scopedOrganizations.filter((organization) => memberOf.includes(organization))
-      : memberOf;
-  return { key, reachable };
+  const reached = memberships.filter(
+    ({ id }) => key.scopedOrganizations.length === 0 || key.scopedOrganizations.includes(id),
+  );
+  return { key, reachable: reached.map(({ id }) => id), lifetimes: reached.map(({ lifetime }) => lifetime) };
 }
 
 /** The key's fields an update compares, by their API names. */
@@ -206,7 +218,7 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     : key.scopedOrganizations;
   const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
   assertWithinCallerKey(actor, scopes, scopedOrganizations);
-  const { memberOf: reachedAfter } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  const { memberOf: reachedAfter, lifetimes } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
   // Each organization the key reached before or reaches now learns of the change.
   const reachable = [...new Set([...reachedBefore, ...reachedAfter])];
 
@@ -218,6 +230,10 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     scopedTeams,
     expiresAt: input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at),
   };
+  // A new expiry or a new reach is held to the policy; a label or scopes change alone is not.
+  if (input.expires_at !== undefined || input.scoped_organizations !== undefined) {
+    assertLifetimeWithinPolicy(after.expiresAt, lifetimes);
+  }
   const before = trackedFields(key);
   const [updated] = await writeWithActivity(
     db,
@@ -256,7 +272,8 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
   const { db, actor } = c.var;
   const id = c.req.valid("param").id;
   const overlapSeconds = c.req.valid("json").overlap_seconds;
-  const { key, reachable } = await keyAndReach(db, actor, id);
+  const { key, reachable, lifetimes } = await keyAndReach(db, actor, id);
+  assertLifetimeWithinPolicy(key.expiresAt, lifetimes);
   const { value, changes, context } = await rollValues(key, overlapSeconds, API_KEY_PREFIX);
   const after: KeyRow = { ...key, ...changes };
   const [rolled] = await writeWithActivity(

@@ -47,7 +47,15 @@ export type Actor = {
   scopedOrganizations: string[];
   /** Empty: every project of the user. */
   scopedTeams: number[];
+  /** The scope the route requires (`apiRoute` sets it): what an organization's key policy is checked against. */
+  requestScope?: string | null;
 };
+
+/**
+ * The person behind the caller, for what a write records as its author (`created_by`): null for a
+ * service key, which is no person (its user id is no user's, and would name none or a wrong one).
+ */
+export const personOf = (actor: Actor): number | null => (actor.kind === "user" ? actor.userId : null);
 
 /** The organization named in the path and the caller's membership of it. */
 export type OrganizationContext = {
@@ -66,6 +74,10 @@ export type OrganizationContext = {
   allowPubliclySharedResources: boolean;
   activityLogRetentionDays: number | null;
   shareLinkMaxLifetimeDays: number | null;
+  personalApiKeyMaxScopes: string[] | null;
+  apiKeyMaxLifetimeDays: number | null;
+  /** An admin blocked the calling personal key here (`auth/key-policy.ts`). */
+  keyBlocked: boolean;
 };
 
 /** The project (environment) named in the path and the caller's rights in it. */

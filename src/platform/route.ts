@@ -64,6 +64,8 @@ function operationIdFor(method: string, path: string): string {
 const requireScope = (scope: Scope | null) =>
   createMiddleware<AppEnv>(async (c, next) => {
     if (scope !== null) assertScope(c.var.actor, scope);
+    // The organization's key policy is checked against it once the organization is known (route-context/).
+    c.set("actor", { ...c.var.actor, requestScope: scope });
     await next();
   });
 

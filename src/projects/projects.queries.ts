@@ -18,11 +18,13 @@ import {
 } from "../platform/pagination";
 import type { OrganizationRead } from "../platform/route-context";
 import {
-  assertPersonalApiKeysAllowed,
-  CURRENT,
   callerInOrganization,
   callerMembershipsInScope,
+  CURRENT,
+  keyPolicyOf,
+  membershipsOf,
 } from "../platform/route-context/organization";
+import { assertKeyPolicyAllows, type KeyPolicy } from "../platform/auth/key-policy";
 import {
   currentProjectId,
   membershipOfCaller,
@@ -226,7 +228,7 @@ const countedLess = (counter: SQL<number>, hidden: SQL | undefined) =>
  */
 export async function listProjectsOfOrganization(read: OrganizationRead, actor: Actor, page: Page) {
   const { db, organizationId } = read;
-  const caller = callerInOrganization(actor.userId, organizationId);
+  const caller = callerInOrganization(actor, organizationId);
   const scoped = projectsInKeyScope(actor);
   const where = and(
     eq(projects.organizationId, organizationId),
@@ -263,7 +265,7 @@ function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
     return sql<number>`(${db
       .select({ value: count() })
       .from(projects)
-      .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+      .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
       .where(visibleProjectsWhere(actor, []))})`;
   }
   const hidden = projectsHiddenFrom(sql`${organizationMemberships.organizationId}`, membershipRow);
@@ -308,11 +310,11 @@ export function selectVisibleProject(db: Database, actor: Actor, filters: SQL[])
       project: projects,
       level: effectiveProjectLevel,
       organizationLevel: organizationMemberships.level,
-      membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
+      ...keyPolicyOf(actor),
     })
     .from(projects)
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))
-    .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+    .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
     .where(and(projectVisible, ...filters))
     .limit(1);
 }
@@ -331,13 +333,11 @@ export function admitVisibleProject<
   T extends {
     project: typeof projects.$inferSelect;
     level: number;
-    organizationLevel: number;
-    membersCanUsePersonalApiKeys: boolean;
-  },
+  } & KeyPolicy,
 >(actor: Actor, row: T | undefined): T | undefined {
   if (!row) return undefined;
   assertOrganizationInKeyScope(actor, row.project.organizationId);
-  assertPersonalApiKeysAllowed(row);
+  assertKeyPolicyAllows(actor, row);
   return row;
 }
 

@@ -226,14 +226,18 @@ describe("every authenticated route", () => {
         expect(response.body, label(operation)).toEqual(denied(SERVICE_KEY_REFUSED));
       }
     }
-  });
+  }, 30_000);
 
-  it("holds a service key scoped to a project to it: 403 on every organization route and every person's", async () => {
+  it("holds a service key scoped to a project to it: 403 elsewhere, every read on its project", async () => {
     const { organization, project, key } = await setupOrganization();
     const elsewhere = await createProject(organization.id);
     const serviceKey = await createServiceKey(organization.id, key, { scopes: ["*"], scoped_teams: [elsewhere.id] });
     const tenant = { organizationId: organization.id, projectId: project.id };
-    for (const operation of await authenticatedOperations()) {
+    const operations = await authenticatedOperations();
+    expect(
+      operations.filter((operation) => operation.serviceKeys && isProjectOperation(operation)).length,
+    ).toBeGreaterThan(20);
+    for (const operation of operations) {
       const response = await call(operation, tenant, serviceKey);
       if (label(operation) === SERVICE_KEY_INTROSPECTION) {
         expect(response.status, label(operation)).toBe(200);
@@ -243,12 +247,25 @@ describe("every authenticated route", () => {
         expect(response.body, label(operation)).toEqual(
           denied("API key with scoped projects are only supported on project-based views."),
         );
+      } else if (operation.serviceKeys) {
+        expect(response.status, label(operation)).toBe(403);
+        expect(response.body, label(operation)).toEqual(
+          denied("API key does not have access to the requested project"),
+        );
       } else {
         expect(response.status, label(operation)).toBe(403);
         expect(response.body, label(operation)).toEqual(denied(SERVICE_KEY_REFUSED));
       }
     }
-  });
+    // On its own project, every read it is admitted to answers.
+    const ownTenant = { organizationId: organization.id, projectId: elsewhere.id };
+    for (const operation of operations) {
+      if (!operation.serviceKeys || !isProjectOperation(operation) || operation.method !== "GET") continue;
+      if (/\{(?!project_id)[a-z_]+\}/.test(operation.path.replace(/^\/api\/projects\/\{id\}/, ""))) continue;
+      const response = await call(operation, ownTenant, serviceKey);
+      expect(response.status, label(operation)).toBe(200);
+    }
+  }, 30_000);
 
   it("answers 403 to a plain member on every route that needs a higher level, before looking anything up", async () => {
     const { organization, project } = await setupOrganization();
@@ -352,6 +369,8 @@ describe("every authenticated read", () => {
     const first = await api("GET", "/api/environments/@current/dashboards", { key: seeded.key });
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(first.cost.queries).toBe(2);
+    const firstAsService = await api("GET", "/api/environments/@current/dashboards", { key: serviceKey.body.value });
+    expect(firstAsService.status, JSON.stringify(firstAsService.body)).toBe(200);
     const tenants = [
       { organization: seeded.organization.id, project: String(seeded.project.id) },
       { organization: "@current", project: "@current" },
@@ -364,6 +383,11 @@ describe("every authenticated read", () => {
         const response = await api("GET", path, { key });
         expect(response.status, path).toBe(200);
         expect(response.cost.queries, path).toBe(1);
+        if (!operation.serviceKeys) continue;
+        // A service key reads what it is admitted to as an admin would, in the same round trip.
+        const asService = await api("GET", path, { key: serviceKey.body.value });
+        expect(asService.status, `${path} ${JSON.stringify(asService.body)}`).toBe(200);
+        expect(asService.cost.queries, path).toBe(1);
       }
     }
   }, 60_000);

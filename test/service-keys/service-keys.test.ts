@@ -114,12 +114,97 @@ describe("service keys", () => {
       ["GET", "/api/personal_api_keys/@current"],
       // Joining by invite makes a person a member, whatever the token.
       ["POST", "/api/signup", { token: "phi_unknown", first_name: "Bot" }],
+      // Inviting adds a member, at a level the invite names: an action on membership.
+      ["POST", `/api/organizations/${organization.id}/invites`, { target_email: "bot@example.com", level: 8 }],
+      ["POST", `/api/organizations/${organization.id}/invites/bulk`, [{ target_email: "bot@example.com" }]],
+      ["DELETE", `/api/organizations/${organization.id}/invites/${created.id}`],
+      // The organization's settings hold its key policy; the keys of its members are theirs and its admins'.
+      ["PATCH", `/api/organizations/${organization.id}`, { personal_api_key_max_scopes: null }],
+      ["PUT", `/api/organizations/${organization.id}`, { name: "Renamed" }],
+      ["DELETE", `/api/organizations/${organization.id}/api_keys/${created.id}`],
+      ["GET", "/api/projects"],
     ];
     for (const [method, path, body] of humanOnly) {
       const response = await api(method, path, { key: created.value, body });
       expect(response.status, `${method} ${path}`).toBe(403);
       expect(response.body, `${method} ${path}`).toEqual(denied(SERVICE_KEY_REFUSED));
     }
+  });
+
+  it("manage projects, environments, dashboards, webhooks and exports as an admin, naming no person", async () => {
+    const { organization, project, key: ownerKey } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const serviceKey = (await createServiceKey(organization.id, admin.key)).body;
+    // Its creator leaves: the key keeps working, and what it creates names no one.
+    await api("DELETE", `/api/organizations/${organization.id}/members/${admin.user.uuid}`, { key: ownerKey });
+    const asKey = { key: serviceKey.value };
+    const created = await api("POST", `/api/organizations/${organization.id}/projects`, {
+      ...asKey,
+      body: { name: "Made by a key" },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const renamed = await api("PATCH", `/api/environments/${created.body.id}`, { ...asKey, body: { name: "Renamed" } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.name).toBe("Renamed");
+    const dashboard = await api("POST", `/api/environments/${project.id}/dashboards`, {
+      ...asKey,
+      body: { name: "Nightly", tiles: [] },
+    });
+    expect(dashboard.status, JSON.stringify(dashboard.body)).toBe(201);
+    expect(dashboard.body).toMatchObject({ name: "Nightly", created_by: null });
+    const versions = await api(
+      "GET",
+      `/api/environments/${project.id}/dashboards/${dashboard.body.id}/versions`,
+      asKey,
+    );
+    expect(versions.body.results[0]).toMatchObject({ created_by: null });
+    const webhook = await api("POST", `/api/organizations/${organization.id}/webhooks`, {
+      ...asKey,
+      body: { url: "http://127.0.0.1:9/hook", events: ["Dashboard.updated"] },
+    });
+    expect(webhook.status, JSON.stringify(webhook.body)).toBe(201);
+    expect(webhook.body.created_by).toBeNull();
+    const exported = await api("POST", `/api/organizations/${organization.id}/activity_log/exports`, {
+      ...asKey,
+      body: { from: "2000-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z" },
+    });
+    expect(exported.status, JSON.stringify(exported.body)).toBe(202);
+    expect(exported.body.created_by).toBeNull();
+    const deleted = await api("DELETE", `/api/projects/${created.body.id}`, asKey);
+    expect(deleted.status).toBe(204);
+    // Every entry it made names the key, never a person (user 0 is no one).
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?limit=20`, asKey);
+    expect(log.status).toBe(200);
+    const byKey = log.body.results.filter((entry: { api_key_id: string }) => entry.api_key_id === serviceKey.id);
+    expect(byKey.map((entry: { scope: string; activity: string }) => `${entry.scope}.${entry.activity}`)).toEqual([
+      "Project.deleted",
+      "Webhook.created",
+      "Dashboard.created",
+      "Project.updated",
+      "Project.created",
+    ]);
+    for (const entry of byKey) expect(entry).toMatchObject({ user: null, is_system: false });
+    const projectLog = await api("GET", `/api/environments/${project.id}/activity_log`, asKey);
+    expect(projectLog.body.results[0]).toMatchObject({ scope: "Dashboard", user: null, api_key_id: serviceKey.id });
+    // Its webhook outlives its creator's departure: nothing disabled it.
+    const hook = await api("GET", `/api/organizations/${organization.id}/webhooks/${webhook.body.id}`, asKey);
+    expect(hook.body.enabled).toBe(true);
+  });
+
+  it("send an Idempotency-Key like a personal key: a retry answers the first answer", async () => {
+    const { organization, key } = await setupOrganization();
+    const serviceKey = (await createServiceKey(organization.id, key)).body.value;
+    const send = () =>
+      api("POST", `/api/organizations/${organization.id}/projects`, {
+        key: serviceKey,
+        body: { name: "Once" },
+        headers: { "Idempotency-Key": "sync-1" },
+      });
+    const first = await send();
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const retry = await send();
+    expect(retry.status).toBe(201);
+    expect(retry.body).toEqual(first.body);
   });
 
   it("describe themselves at /api/service_keys/@current, and a personal key is no service key (404)", async () => {

@@ -37,6 +37,8 @@ export function expectedOrganization(
     allow_publicly_shared_resources: true,
     activity_log_retention_days: null,
     share_link_max_lifetime_days: null,
+    personal_api_key_max_scopes: null,
+    api_key_max_lifetime_days: null,
     member_count: fields.memberCount ?? 1,
     is_ai_data_processing_approved: null,
     default_experiment_stats_method: null,

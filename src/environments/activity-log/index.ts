@@ -16,9 +16,10 @@ import {
   type ArchiveReader,
 } from "../../platform/activity-log/archived-reads";
 import { dashboardEntriesVisibleTo } from "../../platform/activity-log/visibility";
-import type { AppEnv } from "../../platform/env";
+import type { Actor, AppEnv } from "../../platform/env";
 import { isAdminInSql } from "../../platform/levels";
 import { notFound } from "../../platform/errors";
+import { membershipsOf } from "../../platform/route-context/organization";
 import { projectRead } from "../../platform/route-context";
 import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/route-context/project";
 import { createRouter } from "../../platform/router";
@@ -31,26 +32,26 @@ const organizationOfEnvironment = (environmentId: number) =>
   sql<string>`(select ${environments.organizationId} from ${environments} where ${environments.id} = ${environmentId})`;
 
 /** The caller reading the environment's project log, as SQL batched with the project. */
-const readerInEnvironment = (userId: number, environmentId: number) => ({
-  userId,
-  membershipId: membershipInEnvironment(userId, environmentId),
-  projectLevel: projectLevelInEnvironment(userId, environmentId),
+const readerInEnvironment = (actor: Actor, environmentId: number) => ({
+  userId: actor.userId,
+  membershipId: membershipInEnvironment(actor, environmentId),
+  projectLevel: projectLevelInEnvironment(actor, environmentId),
 });
 
 /** The project's entries the caller sees in its log. */
-const visibleInProjectLog = (userId: number, environmentId: number) =>
-  and(ofEnvironmentProject(environmentId), dashboardEntriesVisibleTo(readerInEnvironment(userId, environmentId)));
+const visibleInProjectLog = (actor: Actor, environmentId: number) =>
+  and(ofEnvironmentProject(environmentId), dashboardEntriesVisibleTo(readerInEnvironment(actor, environmentId)));
 
 /**
  * `include_organization_scoped=1`: the entries of the environment's organization that name no
  * project, for its admins and owners only, as the organization's own log is theirs alone.
  */
-const organizationEntriesForAdmin = (userId: number, environmentId: number) =>
+const organizationEntriesForAdmin = (actor: Actor, environmentId: number) =>
   and(
     isNull(activityLog.projectId),
     eq(activityLog.organizationId, organizationOfEnvironment(environmentId)),
-    isAdminInSql(sql`(select ${organizationMemberships.level} from ${organizationMemberships}
-      where ${organizationMemberships.id} = ${membershipInEnvironment(userId, environmentId)})`),
+    isAdminInSql(sql`(select ${organizationMemberships.level} from ${membershipsOf(actor)}
+      where ${organizationMemberships.id} = ${membershipInEnvironment(actor, environmentId)})`),
   );
 
 /**
@@ -71,12 +72,12 @@ const projectArchive = (c: Context<AppEnv>, where: SQL | undefined, withOrganiza
  */
 const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogRoute>, AppEnv> = async (c) => {
   const query = c.req.valid("query");
-  const userId = c.var.actor.userId;
+  const { actor } = c.var;
   const withOrganization = query.include_organization_scoped === "1";
   const visible = (environmentId: number) =>
     withOrganization
-      ? or(visibleInProjectLog(userId, environmentId), organizationEntriesForAdmin(userId, environmentId))
-      : visibleInProjectLog(userId, environmentId);
+      ? or(visibleInProjectLog(actor, environmentId), organizationEntriesForAdmin(actor, environmentId))
+      : visibleInProjectLog(actor, environmentId);
   const reads = await projectRead(c, (environmentId) => [
     ...pageStatements(
       c.var.db,
@@ -96,13 +97,13 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
 const retrieveProjectActivityLogEntry: RouteHandler<ReturnType<typeof projectActivityLogEntryRoute>, AppEnv> = async (
   c,
 ) => {
-  const userId = c.var.actor.userId;
+  const { actor } = c.var;
   const { id } = c.req.valid("param");
   const [[row], segments] = await projectRead(c, (environmentId) => [
-    selectEntriesWithUsers(c.var.db).where(and(eq(activityLog.id, id), visibleInProjectLog(userId, environmentId))),
+    selectEntriesWithUsers(c.var.db).where(and(eq(activityLog.id, id), visibleInProjectLog(actor, environmentId))),
     selectSegmentsAroundId(c.var.db, organizationOfEnvironment(environmentId), id),
   ]);
-  const visible = visibleInProjectLog(userId, c.var.project.environmentId);
+  const visible = visibleInProjectLog(actor, c.var.project.environmentId);
   const found = row ?? (await archivedEntry(projectArchive(c, visible), segments, id));
   if (!found) throw notFound();
   return c.json(toActivityLogEntry(found.entry, found.user), 200);

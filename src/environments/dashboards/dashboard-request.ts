@@ -33,19 +33,22 @@ export function scopeOf(c: Context<AppEnv>): DashboardScope {
 
 /** The scope of a read batched with the project itself (`projectRead`). */
 export function readScopeOf(c: Context<AppEnv>, environmentId: number): DashboardReadScope {
-  const userId = c.var.actor.userId;
-  return { environmentId, caller: { userId, membershipId: membershipInEnvironment(userId, environmentId) } };
+  const { actor } = c.var;
+  return {
+    environmentId,
+    caller: { userId: actor.userId, membershipId: membershipInEnvironment(actor, environmentId) },
+  };
 }
 
 /** The scope of a list batched with the project: the caller's membership and level as SQL. */
 export function listScopeOf(c: Context<AppEnv>, environmentId: number): DashboardListScope {
-  const userId = c.var.actor.userId;
+  const { actor } = c.var;
   return {
     environmentId,
     caller: {
-      userId,
-      membershipId: membershipInEnvironment(userId, environmentId),
-      level: projectLevelInEnvironment(userId, environmentId),
+      userId: actor.userId,
+      membershipId: membershipInEnvironment(actor, environmentId),
+      level: projectLevelInEnvironment(actor, environmentId),
     },
   };
 }

@@ -3,7 +3,7 @@ import { and, eq } from "drizzle-orm";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
 import { etagOf, expectedVersion, preconditionFailed } from "../../platform/conditional-requests";
 import { isNotNullViolation, type Database } from "../../platform/db";
-import type { AppEnv } from "../../platform/env";
+import { personOf, type AppEnv } from "../../platform/env";
 import { notFound, permissionDenied, validationError } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
@@ -75,7 +75,7 @@ export const retrieveDashboardVersion: Handler<"retrieveVersion"> = async (c) =>
 /** The tile as the snapshot has it, where it differs from the live one (or was removed since). */
 function restoredTile(
   db: Database,
-  { dashboardId, userId }: { dashboardId: number; userId: number },
+  { dashboardId, userId }: { dashboardId: number; userId: number | null },
   tile: DashboardSnapshot["tiles"][number],
   live: TileRow | undefined,
 ): Statement[] {
@@ -174,7 +174,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
         .where(and(eq(dashboardTiles.id, tile.id), eq(dashboardTiles.dashboardId, id))),
     );
   const restoreTiles = snapshot.tiles.flatMap((tile) =>
-    restoredTile(db, { dashboardId: id, userId: scope.caller.userId }, tile, live.get(tile.id)),
+    restoredTile(db, { dashboardId: id, userId: personOf(c.var.actor) }, tile, live.get(tile.id)),
   );
   const item = dashboardItem(c.var.project, id, snapshot.name);
   const entry = dashboardActivity.changed(c, "updated", item, trackedDashboardFields(current.dashboard), {

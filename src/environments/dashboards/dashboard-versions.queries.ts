@@ -13,7 +13,7 @@ import type { DashboardRef, Statement } from "./dashboards.queries";
 export const DASHBOARD_VERSIONS_KEPT = 100;
 
 /** Who made a change: the user, and the personal API key it came through (empty for a session). */
-export type VersionAuthor = { userId: number; keyId: string };
+export type VersionAuthor = { userId: number | null; keyId: string };
 
 /** A tile as a version holds it. */
 export type TileSnapshot = {
@@ -104,7 +104,7 @@ export function versionStatements(
         dashboardId: dashboards.id,
         version: version.as("version"),
         createdAt: sql<string>`${nowIso()}`.as("created_at"),
-        createdById: sql<number>`${author.userId}`.as("created_by_id"),
+        createdById: sql<number | null>`${author.userId}`.as("created_by_id"),
         keyId: sql<string | null>`${author.keyId || null}`.as("key_id"),
         summary: sql<string>`${summary}`.as("summary"),
         snapshot: dashboardSnapshot.as("snapshot"),

@@ -12,7 +12,7 @@ import {
   notModified,
   preconditionFailed,
 } from "../../platform/conditional-requests";
-import type { AppEnv } from "../../platform/env";
+import { personOf, type AppEnv } from "../../platform/env";
 import { ApiError, notFound, permissionDenied, validationError } from "../../platform/errors";
 import { normalizeTags, splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
@@ -201,7 +201,7 @@ async function startingPoint(c: Context<AppEnv>, scope: DashboardScope, input: C
 
 /** Who a version names as the author of the request's change. */
 export const authorOf = (c: Context<AppEnv>): VersionAuthor => ({
-  userId: c.var.actor.userId,
+  userId: personOf(c.var.actor),
   keyId: c.var.actor.keyId,
 });
 
@@ -230,7 +230,7 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     dataColorThemeId: input.data_color_theme_id,
     quickFilterIds: input.quick_filter_ids,
     variables: start.variables,
-    createdById: scope.caller.userId,
+    createdById: personOf(c.var.actor),
     createdAt: now,
     lastModifiedAt: now,
   });
@@ -238,7 +238,7 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     db,
     scope.environmentId,
     newestDashboardId,
-    scope.caller.userId,
+    personOf(c.var.actor),
     start.tiles,
   );
   // One entry for the dashboard: the tiles it starts with are part of its creation.
@@ -313,13 +313,13 @@ function tileChangeStatements(
         display: tileDisplay(change),
       };
       return [
-        ...insertTilesStatements(db, scope.environmentId, dashboardId, scope.caller.userId, [tile]),
+        ...insertTilesStatements(db, scope.environmentId, dashboardId, personOf(c.var.actor), [tile]),
         tileActivity.record(c, "created", tileItem(c.var.project, dashboardId, newestTileId, onDashboard)),
       ];
     }
     const existing = shown.get(change.id);
     if (!existing) throw validationError("invalid_input", `Tile ${change.id} is not on this dashboard.`, `${attr}.id`);
-    const writes = existingTileStatements(db, scope.caller.userId, existing, change, attr);
+    const writes = existingTileStatements(db, personOf(c.var.actor), existing, change, attr);
     const item = tileItem(c.var.project, dashboardId, existing.tile.id, onDashboard);
     const entry = change.deleted
       ? tileActivity.record(c, "deleted", item)
@@ -352,7 +352,7 @@ function trackedTileFields({ tile, text }: TileRow, change: TileInput = {}) {
 /** Removing a tile, or editing its layouts, colour and text body. */
 function existingTileStatements(
   db: Database,
-  userId: number,
+  userId: number | null,
   existing: TileRow,
   change: TileInput,
   attr: string,

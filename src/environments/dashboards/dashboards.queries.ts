@@ -319,7 +319,7 @@ export function insertTilesStatements(
   db: Database,
   environmentId: number,
   dashboardId: DashboardRef,
-  userId: number,
+  userId: number | null,
   tiles: NewTile[],
 ) {
   const now = nowIso();

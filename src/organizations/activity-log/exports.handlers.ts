@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { eq } from "drizzle-orm";
 import { users } from "../../db/schema";
 import { CONTENT_TYPES, type ExportFormat } from "../../platform/activity-log/export-format";
-import type { AppEnv } from "../../platform/env";
+import { personOf, type AppEnv } from "../../platform/env";
 import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/route-context";
@@ -38,7 +38,7 @@ export const createActivityLogExport: RouteHandler<typeof createExport, AppEnv> 
   const row = {
     id: uuid7(),
     organizationId: c.var.organization.id,
-    createdById: actor.userId,
+    createdById: personOf(actor),
     format: input.format,
     scopes: input.scopes ?? null,
     from: input.from,

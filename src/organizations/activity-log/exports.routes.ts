@@ -11,6 +11,7 @@ const ExportParams = OrganizationParams.extend({ id: z.string().openapi({ descri
 // Exports are of the organization-wide log: for its admins and owners, as the log itself is.
 const common = {
   scope: "activity_log:read" as const,
+  serviceKeys: true,
   context: "organization" as const,
   level: MembershipLevel.admin,
   tags: ["activity log"],

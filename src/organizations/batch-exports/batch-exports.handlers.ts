@@ -27,7 +27,7 @@ const visibleExport = (c: Context<AppEnv>, id: string) =>
 
 /** The caller's membership as subqueries of the read that resolves it. */
 function callerOfRead(c: Context<AppEnv>, read: OrganizationRead): OrganizationCaller {
-  return { organizationId: read.organizationId, ...callerInOrganization(c.var.actor.userId, read.organizationId) };
+  return { organizationId: read.organizationId, ...callerInOrganization(c.var.actor, read.organizationId) };
 }
 
 export const listBatchExportsOfOrganization: Handler<"listOrganizationBatchExports"> = async (c) => {

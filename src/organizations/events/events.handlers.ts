@@ -60,7 +60,7 @@ export const listOrganizationEvents: RouteHandler<typeof listEvents, AppEnv> = a
   const read = organizationRead(c);
   const window = {
     organizationId: read.organizationId,
-    userId: c.var.actor.userId,
+    actor: c.var.actor,
     after: Number(query.after ?? 0),
     limit,
     events: query.events,

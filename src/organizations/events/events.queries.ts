@@ -4,12 +4,13 @@ import { selectEntriesWithUsers } from "../../platform/activity-log/activity-log
 import { selectArchivedMatching } from "../../platform/activity-log/archived-reads";
 import { organizationEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import { inJsonList, type Database } from "../../platform/db";
+import type { Actor } from "../../platform/env";
 import { callerInOrganization, type OrganizationRef } from "../../platform/route-context/organization";
 
 /** What one read of the feed covers: the entries after `after`, at most `limit` of them listed. */
 export type FeedWindow = {
   organizationId: OrganizationRef;
-  userId: number;
+  actor: Actor;
   after: number;
   limit: number;
   events?: string[];
@@ -42,10 +43,7 @@ function scanned(window: FeedWindow): SQL {
 
 /** What the feed lists of the entries it reads: those the caller sees, of the events asked for. */
 function listedFor(window: FeedWindow): SQL | undefined {
-  const visible = organizationEntriesVisibleTo(
-    window.userId,
-    callerInOrganization(window.userId, window.organizationId),
-  );
+  const visible = organizationEntriesVisibleTo(window.actor, callerInOrganization(window.actor, window.organizationId));
   const named = window.events
     ? inJsonList(sql`${activityLog.scope} || '.' || ${activityLog.activity}`, window.events)
     : undefined;

@@ -7,6 +7,7 @@ export const listEvents = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/events",
   scope: "activity_log:read",
+  serviceKeys: true,
   context: "organization",
   tags: ["activity log"],
   summary: "The organization's events from a cursor, oldest first, as webhooks deliver them",

@@ -13,6 +13,7 @@ export const listInvites = apiRoute({
   method: "get",
   path: "/api/organizations/{organization_id}/invites",
   scope: "organization_member:read",
+  serviceKeys: true,
   context: "organization",
   tags: ["invites"],
   summary: "List the organization's invites, newest first",

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { eq, sql } from "drizzle-orm";
 import { users, webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
-import type { AppEnv } from "../../platform/env";
+import { personOf, type AppEnv } from "../../platform/env";
 import { conflict, notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead, routeReads } from "../../platform/route-context";
@@ -74,7 +74,7 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
     enabled: input.enabled,
     description: input.description,
     sealedSecret,
-    createdById: c.var.actor.userId,
+    createdById: personOf(c.var.actor),
   };
   const db = c.var.db;
   const [[row], , [creator]] = await db.batch([

@@ -4,7 +4,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { accessControls as rules, environments, organizationMemberships, users } from "../../db/schema";
 import type { Database } from "../db";
-import type { AppEnv } from "../env";
+import { personOf, type AppEnv } from "../env";
 import { permissionDenied, validationError } from "../errors";
 import { nowIso, uuid7 } from "../ids";
 import { peekJsonBody } from "../request-body";
@@ -133,7 +133,7 @@ function upsertRule(
   db: Database,
   target: RuleTarget,
   level: AccessLevelOf<AccessControlledResourceName>,
-  userId: number,
+  userId: number | null,
 ) {
   const now = nowIso();
   const isDefault = target.membershipId === null;
@@ -205,6 +205,7 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     method: "get",
     path,
     scope: "access_control:read",
+    serviceKeys: true,
     summary: `The ${definition.resource}'s access rules and the caller's level`,
     request: { params: definition.params },
     responses: { 200: json(AccessControls, "The rules") },
@@ -244,6 +245,7 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     method: "put",
     path,
     scope: "access_control:write",
+    serviceKeys: true,
     summary: `Set a member's (or everyone's default) access level on the ${definition.resource}; null removes the rule`,
     request: { params: definition.params, body: jsonBody(PutAccessControlInput) },
     responses: { 200: json(AccessControlRule, "The rule"), 204: { description: "The rule was removed" } },
@@ -316,7 +318,7 @@ export function accessControls<R extends AccessControlledResourceName, S extends
         )
       : accessControlActivity.record(c, "created", item);
     const written = selectRules(db, ruleOfTarget);
-    const upsert = upsertRule(db, target, resourceLevel, actor.userId);
+    const upsert = upsertRule(db, target, resourceLevel, personOf(actor));
     const results = await db.batch(entry ? [upsert, entry, ...keepInStep, written] : [upsert, ...keepInStep, written]);
     const [rule] = results.at(-1) as RuleRow[];
     if (!rule) throw new Error("the access rule was not read back");

@@ -149,6 +149,11 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
     description: "A personal API key that could reach the organization was revoked.",
     ...key,
   },
+  "PersonalAPIKey.blocked": {
+    description: "An admin took a member's personal API key out of the organization's reach; it works elsewhere.",
+    ...key,
+    context: { owner_email: "ada@example.com" },
+  },
   "ServiceKey.created": {
     description: "An admin created one of the organization's service keys (never its value).",
     ...serviceKey,

@@ -3,7 +3,7 @@ import { SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { activityLog, activityLogAnchors, activityLogSegments } from "../../db/schema";
 import type { Database } from "../db";
-import type { AppEnv } from "../env";
+import { personOf, type AppEnv } from "../env";
 import { uuid7 } from "../ids";
 import type { ActivityOf, ActivityScope } from "./vocabulary";
 
@@ -123,7 +123,7 @@ export function requestActor(c: Context<AppEnv>): ActivityActor {
   const actor = c.get("actor");
   return {
     // A service key acts as its organization: the entry names the key alone, never a person.
-    userId: actor && actor.kind === "user" ? actor.userId : null,
+    userId: actor ? personOf(actor) : null,
     apiKeyId: actor?.keyId ?? null,
     isSystem: false,
     requestId: c.get("requestId") ?? null,

@@ -1,10 +1,12 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import { activityLog, dashboards, organizationMemberships, projects } from "../../db/schema";
+import { activityLog, dashboards, projects } from "../../db/schema";
 import { ruleOfMember } from "../access-rules/member-rule";
 import { dashboardVisibleInSql } from "../access-rules/dashboard-rights";
 import { isAdminInSql } from "../levels";
 import { effectiveProjectLevel } from "../access-rules/project-level";
 import { projectVisible } from "../access-rules/project-visibility";
+import type { Actor } from "../env";
+import { membershipsOf } from "../route-context/organization";
 import { membershipOfCaller } from "../route-context/project";
 
 /**
@@ -33,14 +35,14 @@ export function dashboardEntriesVisibleTo(reader: ProjectEntryReader): SQL {
 /**
  * The caller's level in the project of the entry being read (`effectiveProjectLevel`); null for an entry of no project.
  */
-const levelInEntryProject = (userId: number) =>
-  sql<number>`(select ${effectiveProjectLevel} from ${organizationMemberships}
-    join ${projects} on ${membershipOfCaller(userId)}
+const levelInEntryProject = (actor: Actor) =>
+  sql<number>`(select ${effectiveProjectLevel} from ${membershipsOf(actor)}
+    join ${projects} on ${membershipOfCaller(actor.userId)}
     where ${projects.id} = ${activityLog.projectId})`;
 
 /** The entry's project is one the caller sees (`projectVisible`, as every project route decides). */
-const entryProjectVisible = (userId: number) =>
-  sql`exists (select 1 from ${projects} join ${organizationMemberships} on ${membershipOfCaller(userId)}
+const entryProjectVisible = (actor: Actor) =>
+  sql`exists (select 1 from ${projects} join ${membershipsOf(actor)} on ${membershipOfCaller(actor.userId)}
     where ${and(eq(projects.id, activityLog.projectId), projectVisible)})`;
 
 /**
@@ -50,11 +52,15 @@ const entryProjectVisible = (userId: number) =>
  * entry of the organization itself. `membership` is the caller's, as SQL read once per statement.
  */
 export function organizationEntriesVisibleTo(
-  userId: number,
+  actor: Actor,
   membership: { membershipId: SQL<string>; level: SQL<number> },
 ): SQL {
-  const reader = { userId, membershipId: membership.membershipId, projectLevel: levelInEntryProject(userId) };
-  const asProjectLog = sql`(${activityLog.projectId} is not null and ${entryProjectVisible(userId)}
+  const reader = {
+    userId: actor.userId,
+    membershipId: membership.membershipId,
+    projectLevel: levelInEntryProject(actor),
+  };
+  const asProjectLog = sql`(${activityLog.projectId} is not null and ${entryProjectVisible(actor)}
     and ${dashboardEntriesVisibleTo(reader)})`;
   return sql`(${isAdminInSql(membership.level)} or ${asProjectLog})`;
 }

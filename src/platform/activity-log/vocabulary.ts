@@ -9,7 +9,7 @@ export const ACTIVITIES_BY_SCOPE = {
   OrganizationInvite: ["created", "cancelled", "accepted"],
   OrganizationDomain: ["created", "updated", "verified", "deleted"],
   Project: ["created", "updated", "deleted"],
-  PersonalAPIKey: ["created", "updated", "rolled", "revoked"],
+  PersonalAPIKey: ["created", "updated", "rolled", "revoked", "blocked"],
   ServiceKey: ["created", "updated", "rolled", "revoked"],
   BatchExport: ["created", "updated", "paused", "unpaused", "deleted"],
   Dashboard: ["created", "updated", "deleted", "restored"],

@@ -6,12 +6,12 @@ import { createMiddleware } from "hono/factory";
 import type { Database, ReadBatch } from "../db";
 import type { AppEnv, OrganizationContext } from "../env";
 import { insufficientLevel, notFound } from "../errors";
+import { assertKeyPolicyAllows } from "../auth/key-policy";
 import { assertOrganizationInKeyScope } from "../auth/key-scoping";
 import { integerOrCurrentPathId } from "../path-ids";
 import { guessCurrentEnvironment, rememberCurrentEnvironment } from "./current-environment-guess";
 import {
   admitMember,
-  assertPersonalApiKeysAllowed,
   callerOrganizationId,
   CURRENT,
   requestedOrganization,
@@ -101,7 +101,7 @@ function assertMinimumLevel(c: Context<AppEnv>, level: number) {
 }
 
 function admitOrganization(c: Context<AppEnv>, membership: OrganizationContext | undefined) {
-  const organization = admitMember(membership);
+  const organization = admitMember(c.var.actor, membership);
   assertMinimumLevel(c, organization.level);
   c.set("organization", organization);
 }
@@ -109,8 +109,13 @@ function admitOrganization(c: Context<AppEnv>, membership: OrganizationContext |
 function admitProject(c: Context<AppEnv>, selected: SelectedProject | undefined) {
   if (!selected) throw notFound();
   assertOrganizationInKeyScope(c.var.actor, selected.organizationId);
-  const { membersCanUsePersonalApiKeys, organizationLevel, ...project } = selected;
-  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys, organizationLevel });
+  const { membersCanUsePersonalApiKeys, personalApiKeyMaxScopes, keyBlocked, organizationLevel, ...project } = selected;
+  assertKeyPolicyAllows(c.var.actor, {
+    membersCanUsePersonalApiKeys,
+    personalApiKeyMaxScopes,
+    keyBlocked,
+    organizationLevel,
+  });
   assertMinimumLevel(c, project.level);
   c.set("project", project);
 }

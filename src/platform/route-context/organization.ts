@@ -1,25 +1,51 @@
-import { and, asc, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, getTableName, sql, type SQL } from "drizzle-orm";
+import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import { organizationMemberships, organizations, users } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor } from "../env";
-import { notFound, permissionDenied } from "../errors";
-import { isAdmin, MembershipLevel } from "../levels";
+import { notFound } from "../errors";
+import { assertKeyPolicyAllows, keyBlockedIn, type KeyPolicy } from "../auth/key-policy";
+import { MembershipLevel } from "../levels";
 
 export const CURRENT = "@current";
+
+/** Builds statements that need no database: subqueries of others. */
+const standalone = new QueryBuilder();
 
 /** The organization's id for statements batched with the membership: `@current` is a subquery. */
 export type OrganizationRef = string | SQL<string>;
 
+/**
+ * The caller's memberships as a table to select from or join, named as the table: a person's rows,
+ * or, for a service key, one row of its own: admin of its organization (never owner), with no
+ * membership id (no access rule names it) and the user id `Actor` gives it, which no user has.
+ * Every statement that reads the caller's membership reads it from here, so that a service key
+ * is the same admin on every route that admits it.
+ */
+export function membershipsOf(actor: Actor) {
+  if (actor.kind === "user") return organizationMemberships;
+  return standalone
+    .select({
+      id: sql<string>`''`.as("id"),
+      organizationId: sql<string>`${actor.organizationId}`.as("organization_id"),
+      userId: sql<number>`${actor.userId}`.as("user_id"),
+      level: sql<number>`${MembershipLevel.admin}`.as("level"),
+    })
+    .from(sql`(select 1)`)
+    .as(getTableName(organizationMemberships));
+}
+
 /** The caller's membership of the organization, as subqueries read once by the statement using them. */
-export function callerInOrganization(userId: number, organizationId: OrganizationRef) {
+export function callerInOrganization(actor: Actor, organizationId: OrganizationRef) {
   const ofCaller = and(
     eq(organizationMemberships.organizationId, organizationId),
-    eq(organizationMemberships.userId, userId),
+    eq(organizationMemberships.userId, actor.userId),
   );
+  const memberships = membershipsOf(actor);
   return {
-    membershipId: sql<string>`(select ${organizationMemberships.id} from ${organizationMemberships} where ${ofCaller})`,
-    level: sql<number>`(select ${organizationMemberships.level} from ${organizationMemberships} where ${ofCaller})`,
+    membershipId: sql<string>`(select ${organizationMemberships.id} from ${memberships} where ${ofCaller})`,
+    level: sql<number>`(select ${organizationMemberships.level} from ${memberships} where ${ofCaller})`,
   };
 }
 
@@ -34,33 +60,26 @@ export function requestedOrganization(requested: string | undefined, actor: Acto
   return requested;
 }
 
-export function admitMember<T extends { membersCanUsePersonalApiKeys: boolean; level: number }>(
+/** The membership found, admitted by the organization's key policy (`auth/key-policy.ts`), else 404. */
+export function admitMember<T extends Omit<KeyPolicy, "organizationLevel"> & { level: number }>(
+  actor: Actor,
   membership: T | undefined,
 ): T {
   if (!membership) throw notFound();
-  assertPersonalApiKeysAllowed({
-    membersCanUsePersonalApiKeys: membership.membersCanUsePersonalApiKeys,
-    organizationLevel: membership.level,
-  });
+  assertKeyPolicyAllows(actor, { ...membership, organizationLevel: membership.level });
   return membership;
 }
 
-/**
- * The organization setting `members_can_use_personal_api_keys: false`: every request here comes
- * with a personal API key, so a plain member's requests on the organization are refused.
- */
-export function assertPersonalApiKeysAllowed(membership: {
-  membersCanUsePersonalApiKeys: boolean;
-  organizationLevel: number;
-}) {
-  // The organization level: a project rule that makes a member that project's admin does not lift it.
-  if (!membership.membersCanUsePersonalApiKeys && !isAdmin(membership.organizationLevel)) {
-    throw permissionDenied("Your organization does not allow members using personal API keys.");
-  }
-}
+/** What `assertKeyPolicyAllows` reads of an organization, beside the caller's membership of it. */
+export const keyPolicyOf = (actor: Actor) => ({
+  membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
+  personalApiKeyMaxScopes: organizations.personalApiKeyMaxScopes,
+  keyBlocked: keyBlockedIn(actor, organizations.id),
+});
 
 /** An organization with the caller's membership: select it from memberships joined to organizations. */
-const organizationWithMembership = {
+const organizationWithMembership = (actor: Actor) => ({
+  ...keyPolicyOf(actor),
   id: organizations.id,
   name: organizations.name,
   createdAt: organizations.createdAt,
@@ -68,14 +87,14 @@ const organizationWithMembership = {
   membershipId: organizationMemberships.id,
   level: organizationMemberships.level,
   membersCanInvite: organizations.membersCanInvite,
-  membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
   logoMediaId: organizations.logoMediaId,
   isMemberJoinEmailEnabled: organizations.isMemberJoinEmailEnabled,
   enforce2fa: organizations.enforce2fa,
   allowPubliclySharedResources: organizations.allowPubliclySharedResources,
   activityLogRetentionDays: organizations.activityLogRetentionDays,
   shareLinkMaxLifetimeDays: organizations.shareLinkMaxLifetimeDays,
-};
+  apiKeyMaxLifetimeDays: organizations.apiKeyMaxLifetimeDays,
+});
 
 /** The caller's memberships (of `requested`, or any for `@current`) within the key's scope. */
 export function callerMemberships(actor: Actor, requested: string): SQL | undefined {
@@ -148,18 +167,18 @@ const serviceKeyOrganization = (actor: Actor, requested: string) =>
  * A service key's "membership": admin of its own organization (never owner), with no membership
  * row (`membershipId` empty: no access rule names it).
  */
-const serviceKeyMembership = {
-  ...organizationWithMembership,
+const serviceKeyMembership = (actor: Actor) => ({
+  ...organizationWithMembership(actor),
   membershipId: sql<string>`''`,
   level: sql<number>`${MembershipLevel.admin}`,
-};
+});
 
 export function selectMembership(db: Database, actor: Actor, requested: string) {
   if (actor.kind === "service") {
-    return db.select(serviceKeyMembership).from(organizations).where(serviceKeyOrganization(actor, requested));
+    return db.select(serviceKeyMembership(actor)).from(organizations).where(serviceKeyOrganization(actor, requested));
   }
   return db
-    .select(organizationWithMembership)
+    .select(organizationWithMembership(actor))
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
     .where(callerMembershipOf(db, actor, requested));

@@ -6,7 +6,8 @@ import { assertProjectInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor, ProjectContext } from "../env";
 import { notFound } from "../errors";
-import { callerOrganizationId, CURRENT, type OrganizationRef } from "./organization";
+import type { KeyPolicy } from "../auth/key-policy";
+import { callerOrganizationId, CURRENT, keyPolicyOf, membershipsOf, type OrganizationRef } from "./organization";
 
 /**
  * The organization's projects that a member's rules hide from them, as a query of `id` (none for
@@ -64,7 +65,7 @@ export function currentProjectId(db: Database, actor: Actor, within?: SQL) {
     db
       .select({ id: projects.id })
       .from(projects)
-      .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+      .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
       .where(and(projectVisible, filter, within, ...projectsInKeyScope(actor)))
       .orderBy(asc(projects.createdAt), asc(projects.id))
       .limit(1);
@@ -85,23 +86,23 @@ export const selectCurrentEnvironment = (db: Database, actor: Actor) =>
  * The caller's membership id in the environment's organization, as SQL: for reads batched with
  * the project before the membership is known.
  */
-export const membershipInEnvironment = (userId: number, environmentId: number) =>
-  sql<string>`(select ${organizationMemberships.id} from ${organizationMemberships}
+export const membershipInEnvironment = (actor: Actor, environmentId: number) =>
+  sql<string>`(select ${organizationMemberships.id} from ${membershipsOf(actor)}
     join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
-    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${userId})`;
+    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId})`;
 
 /**
  * The caller's level in the environment's project (`effectiveProjectLevel`) as SQL, for reads
  * batched with the project before the level is known. Null when the caller is not a member.
  */
-export const projectLevelInEnvironment = (userId: number, environmentId: number) =>
-  sql<number>`(select ${effectiveProjectLevel} from ${organizationMemberships}
+export const projectLevelInEnvironment = (actor: Actor, environmentId: number) =>
+  sql<number>`(select ${effectiveProjectLevel} from ${membershipsOf(actor)}
     join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
     join ${projects} on ${projects.id} = ${environments.projectId}
-    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${userId})`;
+    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId})`;
 
 /** The project and the caller's rights in it, with what admitting them needs. */
-export type SelectedProject = ProjectContext & { membersCanUsePersonalApiKeys: boolean; organizationLevel: number };
+export type SelectedProject = ProjectContext & KeyPolicy;
 
 /** The requested environment (or the caller's current one) with the caller's rights: one query. */
 export function selectProject(db: Database, actor: Actor, environmentId: number | undefined) {
@@ -115,12 +116,12 @@ export function selectProject(db: Database, actor: Actor, environmentId: number 
       membershipId: organizationMemberships.id,
       level: effectiveProjectLevel,
       organizationLevel: organizationMemberships.level,
-      membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
+      ...keyPolicyOf(actor),
     })
     .from(environments)
     .innerJoin(projects, eq(projects.id, environments.projectId))
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))
-    .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
+    .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
     .where(and(projectVisible, filter))
     .orderBy(asc(environments.id))
     .limit(1);

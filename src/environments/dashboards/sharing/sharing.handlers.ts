@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { SharingSettings } from "../../../db/schema";
 import { emailTransportConfigured } from "../../../platform/email-transport";
-import type { AppEnv } from "../../../platform/env";
+import { personOf, type AppEnv } from "../../../platform/env";
 import { notFound, permissionDenied, validationError } from "../../../platform/errors";
 import { nowIso, randomUrlSafeToken, uuid7 } from "../../../platform/ids";
 import { projectRead } from "../../../platform/route-context";
@@ -187,7 +187,7 @@ export const createSharePassword: Handler<"createPassword"> = async (c) => {
     dashboardId,
     passwordHash: await hashSharePassword(password),
     note: input.note ?? "",
-    createdById: c.var.actor.userId,
+    createdById: personOf(c.var.actor),
     createdAt: nowIso(),
   };
   const entry = sharingActivity.record(c, "password_created", sharingItem(c.var.project, shared));

@@ -40,7 +40,14 @@ export const selectSharePasswords = (db: Database, dashboardId: number) =>
 
 export const insertSharePassword = (
   db: Database,
-  row: { id: string; dashboardId: number; passwordHash: string; note: string; createdById: number; createdAt: string },
+  row: {
+    id: string;
+    dashboardId: number;
+    passwordHash: string;
+    note: string;
+    createdById: number | null;
+    createdAt: string;
+  },
 ) => db.insert(sharePasswords).values(row);
 
 export const deleteSharePassword = (db: Database, dashboardId: number, passwordId: string) =>

@@ -1,0 +1,48 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { personalApiKeyActivity } from "../../personal-api-keys/personal-api-keys.activity";
+import { writeWithActivity } from "../../platform/activity-log/resource-activity";
+import type { AppEnv } from "../../platform/env";
+import { insufficientLevel, notFound } from "../../platform/errors";
+import { pageEnvelope, readPage } from "../../platform/pagination";
+import { organizationRead, routeReads } from "../../platform/route-context";
+import { insertBlock, listKeysReaching, selectKeyToBlock, toOrganizationApiKey } from "./api-keys.queries";
+import type { blockApiKey, listApiKeys } from "./api-keys.routes";
+
+export const listOrganizationApiKeys: RouteHandler<typeof listApiKeys, AppEnv> = async (c) => {
+  const page = readPage(c);
+  const listed = await listKeysReaching(organizationRead(c), page);
+  return c.json(
+    pageEnvelope(c, page, listed.count, listed.rows.map(toOrganizationApiKey), { hasNext: listed.hasNext }),
+    200,
+  );
+};
+
+/** The key the path names, read with the caller's membership. */
+export const keyToBlock = routeReads(async (c) => {
+  const read = organizationRead(c);
+  const [[key]] = await read.batch([selectKeyToBlock(read, c.req.param("id") ?? "")]);
+  return key;
+});
+
+/**
+ * The block is read with the membership on every request the key makes (`auth/key-policy.ts`),
+ * from D1, not from the key's cache: it applies from the next request, at every location.
+ */
+export const blockOrganizationApiKey: RouteHandler<typeof blockApiKey, AppEnv> = async (c) => {
+  const key = keyToBlock.results(c);
+  // A key that does not reach the organization (a service key, another's, one blocked already) is not found.
+  if (!key) throw notFound();
+  if (key.ownerLevel > c.var.organization.level) throw insufficientLevel();
+  const { db, organization } = c.var;
+  await writeWithActivity(
+    db,
+    insertBlock(db, organization.id, key.id),
+    personalApiKeyActivity.record(c, "blocked", {
+      organizationId: organization.id,
+      itemId: key.id,
+      name: key.label,
+      context: { owner_email: key.email },
+    }),
+  );
+  return c.body(null, 204);
+};

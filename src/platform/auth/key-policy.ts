@@ -1,0 +1,75 @@
+import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { personalApiKeyBlocks } from "../../db/schema";
+import type { Actor } from "../env";
+import { permissionDenied, validationError } from "../errors";
+import { isAdmin, MembershipLevel } from "../levels";
+import { scopesGrant } from "./scopes";
+
+/**
+ * An organization's policy for the personal keys that reach it (docs/keys.md, "Key policy"),
+ * read with the caller's membership in the round trip that admits every request, so that a
+ * change applies from the next request at every location. Every rule of it lives here.
+ */
+export type KeyPolicy = {
+  membersCanUsePersonalApiKeys: boolean;
+  /** The most scopes a personal key may use here; null: no ceiling. */
+  personalApiKeyMaxScopes: string[] | null;
+  /** An admin took the calling key out of the organization's reach. */
+  keyBlocked: boolean;
+  /** The caller's organization level (a project rule does not lift it). */
+  organizationLevel: number;
+};
+
+export const PERSONAL_KEYS_NOT_ALLOWED = "Your organization does not allow members using personal API keys.";
+export const KEY_BLOCKED = "An admin of this organization revoked this personal API key's access to it.";
+export const beyondScopeCeiling = (scope: string) =>
+  `This organization's key policy (personal_api_key_max_scopes) does not allow personal API keys the scope '${scope}'.`;
+
+/** Whether the calling personal key is blocked in `organizationId` (a column or a value of the statement). */
+export function keyBlockedIn(actor: Actor, organizationId: SQLWrapper): SQL.Aliased<boolean> {
+  // Named: a column named by a bare number (`0`) would come first among a D1 row's keys.
+  const blocked =
+    actor.kind === "service"
+      ? sql<boolean>`0`
+      : sql<boolean>`exists (select 1 from ${personalApiKeyBlocks}
+    where ${personalApiKeyBlocks.keyId} = ${actor.keyId}
+      and ${personalApiKeyBlocks.organizationId} = ${organizationId})`;
+  return blocked.mapWith(Boolean).as("key_blocked");
+}
+
+/**
+ * The policy's checks of a request, once its organization is known. A service key is the
+ * organization's own and is held by its scopes alone. A personal key is refused where plain
+ * members may not use one (admins may), where an admin blocked it, and, below owner, for a scope
+ * beyond the ceiling: owners are exempt so that the policy can always be changed back.
+ */
+export function assertKeyPolicyAllows(actor: Actor, policy: KeyPolicy) {
+  if (actor.kind === "service") return;
+  if (!policy.membersCanUsePersonalApiKeys && !isAdmin(policy.organizationLevel)) {
+    throw permissionDenied(PERSONAL_KEYS_NOT_ALLOWED);
+  }
+  if (policy.keyBlocked) throw permissionDenied(KEY_BLOCKED);
+  const ceiling = policy.personalApiKeyMaxScopes;
+  const required = actor.requestScope;
+  if (ceiling === null || !required || policy.organizationLevel >= MembershipLevel.owner) return;
+  if (!scopesGrant(ceiling, required)) throw permissionDenied(beyondScopeCeiling(required));
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A personal key created, rolled, or given a new expiry or reach must expire within the shortest
+ * `api_key_max_lifetime_days` of the organizations it reaches (`limits`, one per organization),
+ * counted from now. Keys made before a limit was set keep working until one of those (docs/keys.md).
+ */
+export function assertLifetimeWithinPolicy(expiresAt: string | null, limits: (number | null)[]) {
+  const days = Math.min(...limits.filter((limit): limit is number => limit !== null));
+  if (!Number.isFinite(days)) return;
+  if (expiresAt === null || Date.parse(expiresAt) > Date.now() + days * DAY_MS) {
+    throw validationError(
+      "invalid_input",
+      `An organization this key reaches (api_key_max_lifetime_days) requires it to expire within ${days} days.`,
+      "expires_at",
+    );
+  }
+}

@@ -1,0 +1,381 @@
+import { describe, expect, it } from "vitest";
+import { MembershipLevel } from "../../src/platform/levels";
+import { activityEntry, keyIdOf } from "../support/activity-log";
+import { INSUFFICIENT_LEVEL, NOT_FOUND, missingScope } from "../support/error-bodies";
+import {
+  addMember,
+  addMembership,
+  api,
+  createApiKey,
+  createProject,
+  errorBody,
+  ISO_TIMESTAMP,
+  setupOrganization,
+} from "../support/harness";
+
+const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
+const beyondCeiling = (scope: string) =>
+  denied(
+    "This organization's key policy (personal_api_key_max_scopes) does not allow personal API keys " +
+      `the scope '${scope}'.`,
+  );
+const BLOCKED = denied("An admin of this organization revoked this personal API key's access to it.");
+const inDays = (days: number) => new Date(Date.now() + days * 24 * 60 * 60 * 1000).toISOString();
+
+const organizationPath = (id: string) => `/api/organizations/${id}`;
+const keysPath = (id: string) => `/api/organizations/${id}/api_keys`;
+
+/** The organization's last activity-log entry, read by its owner. */
+async function lastEntry(organizationId: string, key: string) {
+  const log = await api("GET", `/api/organizations/${organizationId}/activity_log?limit=1`, { key });
+  expect(log.status).toBe(200);
+  return log.body.results[0];
+}
+
+describe("an organization's key policy", () => {
+  it("is set by an admin with PATCH and PUT, shown on the organization and logged", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const patched = await api("PATCH", organizationPath(organization.id), {
+      key: admin.key,
+      body: { personal_api_key_max_scopes: ["dashboard:read", "project:read"], api_key_max_lifetime_days: 30 },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(patched.body).toMatchObject({
+      personal_api_key_max_scopes: ["dashboard:read", "project:read"],
+      api_key_max_lifetime_days: 30,
+      members_can_use_personal_api_keys: true,
+    });
+    expect(await lastEntry(organization.id, key)).toEqual(
+      activityEntry(patched, {
+        organizationId: organization.id,
+        projectId: null,
+        user: admin.user,
+        apiKeyId: await keyIdOf(admin.user),
+        scope: "Organization",
+        activity: "updated",
+        itemId: organization.id,
+        name: organization.name,
+        changes: [
+          {
+            type: "Organization",
+            action: "changed",
+            field: "personal_api_key_max_scopes",
+            before: null,
+            after: ["dashboard:read", "project:read"],
+          },
+          { type: "Organization", action: "changed", field: "api_key_max_lifetime_days", before: null, after: 30 },
+        ],
+      }),
+    );
+    const put = await api("PUT", organizationPath(organization.id), {
+      key,
+      body: { name: organization.name, personal_api_key_max_scopes: null, api_key_max_lifetime_days: null },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ personal_api_key_max_scopes: null, api_key_max_lifetime_days: null });
+    const read = await api("GET", organizationPath(organization.id), { key });
+    expect(read.body.personal_api_key_max_scopes).toBeNull();
+  });
+
+  it("refuses invalid settings with 400 naming the field, and a plain member with 403", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    for (const [body, attr] of [
+      [{ personal_api_key_max_scopes: ["dashboard:fly"] }, "personal_api_key_max_scopes.0"],
+      [{ personal_api_key_max_scopes: "dashboard:read" }, "personal_api_key_max_scopes"],
+      [{ api_key_max_lifetime_days: 0 }, "api_key_max_lifetime_days"],
+      [{ api_key_max_lifetime_days: 3651 }, "api_key_max_lifetime_days"],
+      [{ api_key_max_lifetime_days: 1.5 }, "api_key_max_lifetime_days"],
+    ] as const) {
+      const response = await api("PATCH", organizationPath(organization.id), { key, body });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body.attr, JSON.stringify(body)).toBe(attr);
+    }
+    const read = await api("GET", organizationPath(organization.id), { key });
+    expect(read.body).toMatchObject({ personal_api_key_max_scopes: null, api_key_max_lifetime_days: null });
+    const refused = await api("PATCH", organizationPath(organization.id), {
+      key: member.key,
+      body: { personal_api_key_max_scopes: ["*"] },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual(INSUFFICIENT_LEVEL);
+  });
+
+  it("holds members' and admins' personal keys to the scope ceiling on reads and writes, owners excepted", async () => {
+    const { organization, project, key: ownerKey } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const set = await api("PATCH", organizationPath(organization.id), {
+      key: ownerKey,
+      body: { personal_api_key_max_scopes: ["dashboard:read", "organization_member:read"] },
+    });
+    expect(set.status).toBe(200);
+    const dashboards = `/api/environments/${project.id}/dashboards`;
+    // Within the ceiling: reads answer.
+    expect((await api("GET", dashboards, { key: member.key })).status).toBe(200);
+    expect((await api("GET", `${organizationPath(organization.id)}/members`, { key: admin.key })).status).toBe(200);
+    // Beyond it: a write, and a read of another resource, are refused naming the policy.
+    const write = await api("POST", dashboards, { key: member.key, body: { name: "Nope" } });
+    expect(write.status).toBe(403);
+    expect(write.body).toEqual(beyondCeiling("dashboard:write"));
+    const adminWrite = await api("POST", `${organizationPath(organization.id)}/projects`, {
+      key: admin.key,
+      body: { name: "Nope" },
+    });
+    expect(adminWrite.body).toEqual(beyondCeiling("project:write"));
+    const otherRead = await api("GET", `${organizationPath(organization.id)}/webhooks`, { key: admin.key });
+    expect(otherRead.body).toEqual(beyondCeiling("webhook:read"));
+    const projectRead = await api("GET", `/api/projects/${project.id}`, { key: member.key });
+    expect(projectRead.body).toEqual(beyondCeiling("project:read"));
+    // The key's own scope is checked first: a key without the scope is told so, not about the policy.
+    const narrow = await createApiKey(member.user, { scopes: ["dashboard:read"] });
+    expect((await api("GET", `${organizationPath(organization.id)}/members`, { key: narrow.value })).body).toEqual(
+      missingScope("organization_member:read"),
+    );
+    // The owner may always change it back.
+    const owner = await api("POST", dashboards, { key: ownerKey, body: { name: "Owner's" } });
+    expect(owner.status).toBe(201);
+    // The same keys keep their full scopes in another organization without a policy.
+    const other = await setupOrganization();
+    await addMembership(other.organization.id, member.user, MembershipLevel.member);
+    const elsewhere = await api("POST", `/api/environments/${other.project.id}/dashboards`, {
+      key: member.key,
+      body: { name: "Elsewhere" },
+    });
+    expect(elsewhere.status).toBe(201);
+  });
+
+  it("does not hold service keys, and members_can_use_personal_api_keys keeps its meaning", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const service = await api("POST", `${organizationPath(organization.id)}/service_keys`, {
+      key,
+      body: { label: "Sync", scopes: ["dashboard:write"] },
+    });
+    await api("PATCH", organizationPath(organization.id), {
+      key,
+      body: { personal_api_key_max_scopes: ["dashboard:read"], members_can_use_personal_api_keys: false },
+    });
+    const created = await api("POST", `/api/environments/${project.id}/dashboards`, {
+      key: service.body.value,
+      body: { name: "By the service key" },
+    });
+    expect(created.status).toBe(201);
+    const refused = await api("GET", `/api/environments/${project.id}/dashboards`, { key: member.key });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual(denied("Your organization does not allow members using personal API keys."));
+  });
+
+  it("makes personal keys created, rolled or given a new reach expire within the maximum lifetime", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    // Made before the limit: it keeps working, until it is rolled.
+    const before = await api("POST", "/api/personal_api_keys", {
+      key: member.key,
+      body: { label: "old", scopes: ["*"] },
+    });
+    await api("PATCH", organizationPath(organization.id), { key, body: { api_key_max_lifetime_days: 30 } });
+    expect((await api("GET", `${organizationPath(organization.id)}/members`, { key: before.body.value })).status).toBe(
+      200,
+    );
+    const tooLong =
+      "An organization this key reaches (api_key_max_lifetime_days) requires it to expire within 30 days.";
+    for (const body of [
+      { label: "forever", scopes: ["*"] },
+      { label: "long", scopes: ["*"], expires_at: inDays(31) },
+    ]) {
+      const refused = await api("POST", "/api/personal_api_keys", { key: member.key, body });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toEqual(errorBody("validation_error", "invalid_input", tooLong, "expires_at"));
+    }
+    const roll = await api("POST", `/api/personal_api_keys/${before.body.id}/roll`, { key: member.key, body: {} });
+    expect(roll.status).toBe(400);
+    expect(roll.body.attr).toBe("expires_at");
+    const patched = await api("PATCH", `/api/personal_api_keys/${before.body.id}`, {
+      key: member.key,
+      body: { expires_at: inDays(29) },
+    });
+    expect(patched.status).toBe(200);
+    expect(
+      (await api("POST", `/api/personal_api_keys/${before.body.id}/roll`, { key: member.key, body: {} })).status,
+    ).toBe(200);
+    const within = await api("POST", "/api/personal_api_keys", {
+      key: member.key,
+      body: { label: "short", scopes: ["*"], expires_at: inDays(29) },
+    });
+    expect(within.status).toBe(201);
+    // A key scoped to another organization of the member is not held to this one's limit.
+    const other = await setupOrganization();
+    await addMembership(other.organization.id, member.user, MembershipLevel.member);
+    const elsewhere = await api("POST", "/api/personal_api_keys", {
+      key: member.key,
+      body: { label: "elsewhere", scopes: ["*"], scoped_organizations: [other.organization.id] },
+    });
+    expect(elsewhere.status).toBe(201);
+    // ...until it is made to reach this one.
+    const widened = await api("PATCH", `/api/personal_api_keys/${elsewhere.body.id}`, {
+      key: member.key,
+      body: { scoped_organizations: [other.organization.id, organization.id] },
+    });
+    expect(widened.status).toBe(400);
+    expect(widened.body.attr).toBe("expires_at");
+  });
+});
+
+describe("the keys that reach an organization", () => {
+  it("are listed to its admins: members' personal keys and service keys, newest first", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const project = await createProject(organization.id, { name: "Scoped" });
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const memberKeyId = await keyIdOf(member.user);
+    const scoped = await createApiKey(member.user, { scopes: ["dashboard:read"], scopedTeams: [project.id] });
+    const toThis = await createApiKey(owner, { scopedOrganizations: [organization.id] });
+    // Keys that do not reach it: scoped to another organization, to another's project, of a non-member.
+    const other = await setupOrganization();
+    await addMembership(other.organization.id, member.user, MembershipLevel.member);
+    await createApiKey(member.user, { scopedOrganizations: [other.organization.id] });
+    await createApiKey(member.user, { scopedTeams: [other.project.id] });
+    const service = await api("POST", `${organizationPath(organization.id)}/service_keys`, {
+      key,
+      body: { label: "Sync", scopes: ["organization:read"] },
+    });
+    const listed = await api("GET", keysPath(organization.id), { key });
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    const ownerKeyId = await keyIdOf(owner);
+    const ownerFields = { first_name: owner.firstName, last_name: owner.lastName, email: owner.email };
+    const memberFields = {
+      first_name: member.user.firstName,
+      last_name: member.user.lastName,
+      email: member.user.email,
+    };
+    const personal = (id: string, fields: typeof ownerFields, rest: Record<string, unknown>) => ({
+      id,
+      kind: "personal",
+      label: "test key",
+      owner: fields,
+      mask_value: expect.stringMatching(/^phx_\.\.\..{4}$/),
+      last_used_at: null,
+      created_at: expect.any(String),
+      expires_at: null,
+      ...rest,
+    });
+    expect(listed.body).toEqual({
+      count: 5,
+      next: null,
+      previous: null,
+      results: [
+        {
+          id: service.body.id,
+          kind: "service",
+          label: "Sync",
+          owner: null,
+          mask_value: service.body.mask_value,
+          scopes: ["organization:read"],
+          access_scope: { type: "organization" },
+          last_used_at: null,
+          created_at: service.body.created_at,
+          expires_at: null,
+        },
+        personal(toThis.id, ownerFields, { scopes: ["*"], access_scope: { type: "organization" } }),
+        personal(scoped.id, memberFields, {
+          scopes: ["dashboard:read"],
+          access_scope: { type: "projects", projects: [{ id: project.id, name: "Scoped" }] },
+        }),
+        personal(memberKeyId, memberFields, { scopes: ["*"], access_scope: { type: "all" } }),
+        // The key these requests are made with: its use is recorded after the response.
+        personal(ownerKeyId, ownerFields, {
+          scopes: ["*"],
+          access_scope: { type: "all" },
+          last_used_at: expect.toBeOneOf([null, expect.stringMatching(ISO_TIMESTAMP)]),
+        }),
+      ],
+    });
+    // Newest first: the service key was made last; personal keys by creation.
+    const page = await api("GET", `${keysPath(organization.id)}?limit=2`, { key });
+    expect(page.body.results.map((row: { id: string }) => row.id)).toEqual(
+      listed.body.results.slice(0, 2).map((row: { id: string }) => row.id),
+    );
+    expect(page.body.count).toBe(5);
+    expect(page.body.next).toContain("offset=2");
+    // A service key with organization:read may read the list; a plain member may not.
+    expect((await api("GET", keysPath(organization.id), { key: service.body.value })).status).toBe(200);
+    const refused = await api("GET", keysPath(organization.id), { key: member.key });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual(INSUFFICIENT_LEVEL);
+    expect((await api("GET", keysPath(other.organization.id), { key })).body).toEqual(NOT_FOUND);
+  });
+
+  it("can have a member's key taken out by an admin: 403 there at once, working elsewhere", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const memberKeyId = await keyIdOf(member.user);
+    const other = await setupOrganization();
+    await addMembership(other.organization.id, member.user, MembershipLevel.member);
+    // Used first, so that the key's cache entry is warm: the block does not wait for it.
+    expect((await api("GET", `/api/environments/${project.id}/dashboards`, { key: member.key })).status).toBe(200);
+
+    const blocked = await api("DELETE", `${keysPath(organization.id)}/${memberKeyId}`, { key: admin.key });
+    expect(blocked.status, JSON.stringify(blocked.body)).toBe(204);
+    for (const path of [
+      `/api/environments/${project.id}/dashboards`,
+      `${organizationPath(organization.id)}/members`,
+      organizationPath(organization.id),
+      `/api/projects/${project.id}`,
+    ]) {
+      const refused = await api("GET", path, { key: member.key });
+      expect(refused.status, path).toBe(403);
+      expect(refused.body, path).toEqual(BLOCKED);
+    }
+    expect((await api("GET", `/api/environments/${other.project.id}/dashboards`, { key: member.key })).status).toBe(
+      200,
+    );
+    expect((await api("GET", "/api/users/@me", { key: member.key })).status).toBe(200);
+    // It is no longer listed, and blocking it again finds nothing.
+    const listed = await api("GET", keysPath(organization.id), { key });
+    expect(listed.body.results.map((row: { id: string }) => row.id)).not.toContain(memberKeyId);
+    expect((await api("DELETE", `${keysPath(organization.id)}/${memberKeyId}`, { key })).body).toEqual(NOT_FOUND);
+    expect(await lastEntry(organization.id, key)).toEqual(
+      activityEntry(blocked, {
+        organizationId: organization.id,
+        projectId: null,
+        user: admin.user,
+        apiKeyId: await keyIdOf(admin.user),
+        scope: "PersonalAPIKey",
+        activity: "blocked",
+        itemId: memberKeyId,
+        name: "test key",
+        context: { owner_email: member.user.email },
+      }),
+    );
+  });
+
+  it("refuses a block to a member, an admin on an owner's key, a service key, unknown or foreign ids", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const ownerKeyId = await keyIdOf(owner);
+    const byMember = await api("DELETE", `${keysPath(organization.id)}/${ownerKeyId}`, { key: member.key });
+    expect(byMember.body).toEqual(INSUFFICIENT_LEVEL);
+    const byAdmin = await api("DELETE", `${keysPath(organization.id)}/${ownerKeyId}`, { key: admin.key });
+    expect(byAdmin.status).toBe(403);
+    expect(byAdmin.body).toEqual(INSUFFICIENT_LEVEL);
+    const service = await api("POST", `${organizationPath(organization.id)}/service_keys`, {
+      key,
+      body: { label: "Sync", scopes: ["*"] },
+    });
+    const byService = await api("DELETE", `${keysPath(organization.id)}/${await keyIdOf(member.user)}`, {
+      key: service.body.value,
+    });
+    expect(byService.status).toBe(403);
+    // A service key's id, an unknown id, and the key of another organization's member: 404.
+    const other = await setupOrganization();
+    for (const id of [service.body.id, "nope", await keyIdOf(other.owner)]) {
+      const response = await api("DELETE", `${keysPath(organization.id)}/${id}`, { key });
+      expect(response.status, id).toBe(404);
+      expect(response.body, id).toEqual(NOT_FOUND);
+    }
+    expect((await api("GET", "/api/users/@me", { key: other.key })).status).toBe(200);
+  });
+});
