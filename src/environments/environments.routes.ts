@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { Project, ProjectUpdateInput } from "../organizations/projects/projects.schema";
+import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
 import { ProjectParams } from "../platform/route-context";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
 
@@ -10,14 +11,20 @@ import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/
 export const Environment = Project.extend({ project_id: z.number().int() }).openapi("Environment");
 export type Environment = z.infer<typeof Environment>;
 
+/** An environment's tag is its project's version. */
+const conditional = conditionalRequestsOpenApi("project");
+
 export const retrieveEnvironment = apiRoute({
   method: "get",
   path: "/api/environments/{project_id}",
   scope: "project:read",
   tags: ["environments"],
   summary: "Retrieve an environment the caller can see (`@current` allowed)",
-  request: { params: ProjectParams },
-  responses: { 200: jsonResponse(Environment, "The environment") },
+  request: { params: ProjectParams, headers: conditional.ifNoneMatch },
+  responses: {
+    200: { ...jsonResponse(Environment, "The environment"), headers: conditional.etag },
+    304: conditional.notModified,
+  },
 });
 
 export const updateEnvironment = apiRoute({
@@ -26,8 +33,12 @@ export const updateEnvironment = apiRoute({
   scope: "project:write",
   tags: ["environments"],
   summary: "Change an environment's name and settings (admin or owner), as its project's PATCH",
-  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
-  responses: { 200: jsonResponse(Environment, "The environment"), 409: conflictResponse },
+  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+  responses: {
+    200: { ...jsonResponse(Environment, "The environment"), headers: conditional.etag },
+    409: conflictResponse,
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const replaceEnvironment = apiRoute({
@@ -36,8 +47,12 @@ export const replaceEnvironment = apiRoute({
   scope: "project:write",
   tags: ["environments"],
   summary: "Update an environment with PUT (admin or owner), as its PATCH: fields left out are kept",
-  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
-  responses: { 200: jsonResponse(Environment, "The environment"), 409: conflictResponse },
+  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+  responses: {
+    200: { ...jsonResponse(Environment, "The environment"), headers: conditional.etag },
+    409: conflictResponse,
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const deleteEnvironment = apiRoute({
@@ -46,6 +61,6 @@ export const deleteEnvironment = apiRoute({
   scope: "project:write",
   tags: ["environments"],
   summary: "Delete an environment (admin or owner): its project, whose only environment it is, as its project's DELETE",
-  request: { params: ProjectParams },
-  responses: { 204: { description: "Deleted" } },
+  request: { params: ProjectParams, headers: conditional.ifMatch },
+  responses: { 204: { description: "Deleted" }, 412: conditional.preconditionFailed },
 });

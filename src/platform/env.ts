@@ -63,6 +63,8 @@ export type OrganizationContext = {
   allowPubliclySharedResources: boolean;
   activityLogRetentionDays: number | null;
   shareLinkMaxLifetimeDays: number | null;
+  /** The organization's version: what `If-Match` on its writes is checked against. */
+  version: number;
 };
 
 /** The project (environment) named in the path and the caller's rights in it. */

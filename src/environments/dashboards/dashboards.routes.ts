@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { conditionalRequestsOpenApi } from "../../platform/conditional-requests";
 import { integerPathId } from "../../platform/path-ids";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { ProjectParams } from "../../platform/route-context";
@@ -18,15 +19,8 @@ import {
 export const DashboardParams = ProjectParams.extend({ id: integerPathId("Dashboard id.") });
 const VersionParams = DashboardParams.extend({ version: integerPathId("Version number.") });
 
-/** What conditional requests add to a dashboard's routes: the `ETag` and `If-Match` (see docs/dashboards.md). */
-const etag = { ETag: { schema: { type: "string" as const }, description: 'The dashboard\'s version, weak: `W/"3"`.' } };
-const ifMatch = z.object({
-  "if-match": z
-    .string()
-    .optional()
-    .openapi({ description: 'Write only if the version is this one (`W/"3"`); 412 otherwise.' }),
-});
-const preconditionFailed = { description: "`If-Match` names another version than the stored one; nothing changed" };
+const conditional = conditionalRequestsOpenApi("dashboard");
+const { etag, ifMatch, preconditionFailed } = conditional;
 
 const ListQuery = PaginationQuery.extend({
   pinned: z.string().optional().openapi({ description: "`true` or `false`." }),
@@ -69,13 +63,11 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       summary: "Retrieve a dashboard with its tiles",
       request: {
         params: DashboardParams,
-        headers: z.object({
-          "if-none-match": z.string().optional().openapi({ description: "304 when it names the current version." }),
-        }),
+        headers: conditional.ifNoneMatch,
       },
       responses: {
         200: { ...json(Dashboard, "The dashboard"), headers: etag },
-        304: { description: "Not modified: `If-None-Match` names the current version", headers: etag },
+        304: conditional.notModified,
       },
     }),
     update: apiRoute({

@@ -1,3 +1,4 @@
+import { conditionalRequestsOpenApi } from "../../platform/conditional-requests";
 import { integerOrCurrentPathId } from "../../platform/path-ids";
 import { MembershipLevel } from "../../platform/levels";
 import { OrganizationParams } from "../../platform/route-context";
@@ -9,6 +10,8 @@ import { projectOfPath } from "./projects.handlers";
 const ProjectParams = OrganizationParams.extend({
   id: integerOrCurrentPathId("Project id, or `@current`."),
 });
+
+const conditional = conditionalRequestsOpenApi("project");
 
 export const listProjects = apiRoute({
   method: "get",
@@ -34,7 +37,7 @@ export const createProject = apiRoute({
     body: jsonBody(ProjectInput),
   },
   responses: {
-    201: json(Project, "The project"),
+    201: { ...json(Project, "The project"), headers: conditional.etag },
     409: conflictResponse,
   },
 });
@@ -46,8 +49,8 @@ export const retrieveProject = apiRoute({
   context: "organization",
   tags: ["projects"],
   summary: "Retrieve a project of the organization",
-  request: { params: ProjectParams },
-  responses: { 200: json(Project, "The project") },
+  request: { params: ProjectParams, headers: conditional.ifNoneMatch },
+  responses: { 200: { ...json(Project, "The project"), headers: conditional.etag }, 304: conditional.notModified },
 });
 
 export const updateProject = apiRoute({
@@ -59,8 +62,12 @@ export const updateProject = apiRoute({
   level: MembershipLevel.admin,
   tags: ["projects"],
   summary: "Change a project's name and settings (admin or owner), with the rules of create",
-  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
-  responses: { 200: json(Project, "The project"), 409: conflictResponse },
+  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+  responses: {
+    200: { ...json(Project, "The project"), headers: conditional.etag },
+    409: conflictResponse,
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const replaceProject = apiRoute({
@@ -72,8 +79,12 @@ export const replaceProject = apiRoute({
   level: MembershipLevel.admin,
   tags: ["projects"],
   summary: "Update a project with PUT (admin or owner), as PATCH: no field is required, those left out are kept",
-  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
-  responses: { 200: json(Project, "The project"), 409: conflictResponse },
+  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+  responses: {
+    200: { ...json(Project, "The project"), headers: conditional.etag },
+    409: conflictResponse,
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const deleteProject = apiRoute({
@@ -85,6 +96,6 @@ export const deleteProject = apiRoute({
   level: MembershipLevel.admin,
   tags: ["projects"],
   summary: "Delete a project (admin or owner): gone from every route at once, its data removed in the background",
-  request: { params: ProjectParams },
-  responses: { 204: { description: "Deleted" } },
+  request: { params: ProjectParams, headers: conditional.ifMatch },
+  responses: { 204: { description: "Deleted" }, 412: conditional.preconditionFailed },
 });

@@ -75,6 +75,7 @@ const organizationWithMembership = {
   allowPubliclySharedResources: organizations.allowPubliclySharedResources,
   activityLogRetentionDays: organizations.activityLogRetentionDays,
   shareLinkMaxLifetimeDays: organizations.shareLinkMaxLifetimeDays,
+  version: organizations.version,
 };
 
 /** The caller's memberships (of `requested`, or any for `@current`) within the key's scope. */
