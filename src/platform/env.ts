@@ -73,7 +73,10 @@ export type ProjectContext = {
   environmentId: number;
   organizationId: string;
   membershipId: string;
+  /** The caller's effective level in the project (an `admin` rule raises a member to 8). */
   level: number;
+  /** The caller's level in the project's organization, which no project rule raises. */
+  organizationLevel: number;
 };
 
 export type AppEnv = {

@@ -14,10 +14,12 @@ import {
   MoveTileInput,
   ReorderTilesInput,
   UpdateDashboardInput,
+  UpdateTileInput,
 } from "./dashboards.schema";
 
 export const DashboardParams = ProjectParams.extend({ id: integerPathId("Dashboard id.") });
 const VersionParams = DashboardParams.extend({ version: integerPathId("Version number.") });
+const TileParams = DashboardParams.extend({ tile_id: integerPathId("A live tile of the dashboard.") });
 
 const conditional = conditionalRequestsOpenApi("dashboard");
 const { etag, ifMatch, preconditionFailed } = conditional;
@@ -94,6 +96,19 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
         200: { ...json(Dashboard, "The source dashboard, without the tile"), headers: etag },
         412: preconditionFailed,
       },
+    }),
+    updateTile: apiRoute({
+      ...common,
+      reads: dashboardOfPath,
+      method: "patch",
+      path: `${item}/tiles/{tile_id}`,
+      scope: "dashboard:write",
+      summary: "Change one tile: its layouts, colour, display settings or text; `deleted: true` removes it",
+      description:
+        "As the tile's entry in a dashboard PATCH's `tiles`: a new version of the dashboard, checked against " +
+        "the dashboard's `If-Match`. `layouts: {}` places the tile on the grid's first free row.",
+      request: { params: TileParams, headers: ifMatch, body: jsonBody(UpdateTileInput) },
+      responses: { 200: { ...json(Dashboard, "The dashboard"), headers: etag }, 412: preconditionFailed },
     }),
     reorderTiles: apiRoute({
       ...common,

@@ -109,8 +109,8 @@ function admitOrganization(c: Context<AppEnv>, membership: OrganizationContext |
 function admitProject(c: Context<AppEnv>, selected: SelectedProject | undefined) {
   if (!selected) throw notFound();
   assertOrganizationInKeyScope(c.var.actor, selected.organizationId);
-  const { membersCanUsePersonalApiKeys, organizationLevel, ...project } = selected;
-  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys, organizationLevel });
+  const { membersCanUsePersonalApiKeys, ...project } = selected;
+  assertPersonalApiKeysAllowed({ membersCanUsePersonalApiKeys, organizationLevel: project.organizationLevel });
   assertMinimumLevel(c, project.level);
   c.set("project", project);
 }

@@ -101,22 +101,28 @@ export const projectLevelInEnvironment = (userId: number, environmentId: number)
     where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${userId})`;
 
 /** The project and the caller's rights in it, with what admitting them needs. */
-export type SelectedProject = ProjectContext & { membersCanUsePersonalApiKeys: boolean; organizationLevel: number };
+export type SelectedProject = ProjectContext & { membersCanUsePersonalApiKeys: boolean };
+
+/**
+ * An environment's project and the caller's rights in it, for a query joining `environments`,
+ * `projects`, `organizations` and the caller's membership (`membershipOfCaller`).
+ */
+export const selectedProjectFields = {
+  environmentId: environments.id,
+  projectId: projects.id,
+  organizationId: projects.organizationId,
+  membershipId: organizationMemberships.id,
+  level: effectiveProjectLevel,
+  organizationLevel: organizationMemberships.level,
+  membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
+};
 
 /** The requested environment (or the caller's current one) with the caller's rights: one query. */
 export function selectProject(db: Database, actor: Actor, environmentId: number | undefined) {
   const filter =
     environmentId === undefined ? eq(projects.id, currentProjectId(db, actor)) : eq(environments.id, environmentId);
   return db
-    .select({
-      environmentId: environments.id,
-      projectId: projects.id,
-      organizationId: projects.organizationId,
-      membershipId: organizationMemberships.id,
-      level: effectiveProjectLevel,
-      organizationLevel: organizationMemberships.level,
-      membersCanUsePersonalApiKeys: organizations.membersCanUsePersonalApiKeys,
-    })
+    .select(selectedProjectFields)
     .from(environments)
     .innerJoin(projects, eq(projects.id, environments.projectId))
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))
