@@ -306,7 +306,7 @@ function tileChangeStatements(
  */
 function placeUnplaced(current: DashboardWithTiles, changes: TileInput[]): TileInput[] {
   const unplaced = (change: TileInput) =>
-    !change.deleted && !hasLayouts(change) && (change.id === undefined || change.layouts !== undefined);
+    !hasLayouts(change) && (change.id === undefined || (!change.deleted && change.layouts !== undefined));
   const leaving = new Set(changes.filter((change) => change.deleted || unplaced(change)).map((change) => change.id));
   const sent = new Map(changes.filter(hasLayouts).map((change) => [change.id, change.layouts]));
   const staying = current.tiles

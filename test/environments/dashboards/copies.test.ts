@@ -182,7 +182,7 @@ describe("POST .../dashboards with use_dashboard of another project", () => {
     );
   });
 
-  it("answers 403 to a caller who sees the source but is not admin in both organizations, creating nothing", async () => {
+  it("answers 403 to a caller who sees the source but is not admin in both organizations", async () => {
     const team = await setupOrganization();
     const source = await richDashboard(team);
     const member = await addMember(team.organization.id, MembershipLevel.member);
