@@ -6,7 +6,7 @@ import { isAdmin } from "../../platform/levels";
 import { readDashboardToCopy } from "./dashboard-request";
 import { rightsOn } from "./dashboard-response";
 import { stackedLayouts } from "./dashboard-versions";
-import type { DashboardScope, DashboardToCopy, NewTile, NewTileContent, TileRow } from "./dashboards.queries";
+import type { DashboardScope, NewTile, NewTileContent, TileRow } from "./dashboards.queries";
 import type { CreateDashboardInput } from "./dashboards.schema";
 
 /** How much of an insight's name a note names it by. */
@@ -105,7 +105,7 @@ export async function copyStartingPoint(
   id: number,
 ) {
   const { row, tiles, sameProject } = await copyableSource(c, scope, id);
-  const { dashboard, source } = row as DashboardToCopy;
+  const { dashboard, source } = row;
   return {
     creationMode: "duplicate" as const,
     tiles: copiedTiles(tiles, input.duplicate_tiles ?? false, sameProject),
