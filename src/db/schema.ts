@@ -89,6 +89,8 @@ export const organizations = sqliteTable(
     webhookCount: integer("webhook_count").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
+    /** Raised by every write of the organization's own fields (never by its counters): its `ETag`. */
+    version: integer("version").notNull().default(1),
   },
   (table) => [uniqueIndex("organizations_slug").on(table.slug)],
 );
@@ -228,6 +230,8 @@ export const projects = sqliteTable(
     deletionScheduledAt: text("deletion_scheduled_at"),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
+    /** Raised by every write of the project's own fields, its privacy and its deletion: its `ETag`. */
+    version: integer("version").notNull().default(1),
   },
   (table) => [
     uniqueIndex("projects_organization_name_key").on(table.organizationId, table.nameKey),

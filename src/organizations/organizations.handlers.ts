@@ -2,6 +2,13 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { eq, sql } from "drizzle-orm";
 import { organizationMemberships, organizations, users } from "../db/schema";
+import {
+  etagOf,
+  expectedVersion,
+  failsOnStaleVersion,
+  preconditionFailed,
+  versionedAnswer,
+} from "../platform/conditional-requests";
 import { isUniqueViolation } from "../platform/db";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
@@ -83,7 +90,10 @@ async function insertOrganization(c: Context<AppEnv>, name: string, slug: string
     db.select().from(organizations).where(eq(organizations.id, organization.id)),
   ]);
   if (!projectRow || !organizationRow) throw new Error("created organization was not read back");
-  return toOrganization(organizationRow, MembershipLevel.owner, [toProjectListItem(projectRow)]);
+  return {
+    organization: toOrganization(organizationRow, MembershipLevel.owner, [toProjectListItem(projectRow)]),
+    version: organizationRow.version,
+  };
 }
 
 export const createCallerOrganization: RouteHandler<typeof createOrganization, AppEnv> = async (c) => {
@@ -93,7 +103,8 @@ export const createCallerOrganization: RouteHandler<typeof createOrganization, A
   for (let attempt = 1; ; attempt += 1) {
     const slug = firstFreeSlug(base, await takenSlugs(db, base));
     try {
-      return c.json(await insertOrganization(c, name, slug), 201);
+      const created = await insertOrganization(c, name, slug);
+      return c.json(created.organization, 201, { ETag: etagOf(created.version) });
     } catch (error) {
       if (!isUniqueViolation(error) || attempt >= SLUG_ATTEMPTS) throw error;
     }
@@ -108,8 +119,8 @@ export const retrieveCallerOrganization: RouteHandler<typeof retrieveOrganizatio
   const [row] = reads[0];
   admitMember(actor, row);
   const organization = toOrganizationObject(reads);
-  if (!organization) throw notFound();
-  return c.json(organization, 200);
+  if (!organization || !row) throw notFound();
+  return versionedAnswer(c, row.organization.version, organization);
 };
 
 export const updateCallerOrganization: RouteHandler<typeof updateOrganization, AppEnv> = async (c) => {
@@ -126,18 +137,26 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
     before,
     fieldsAfterPatch(before, input),
   );
-  const update = updateOrganizationSettings(db, organizationId, input);
+  const expected = expectedVersion(c, current.version);
+  const update = updateOrganizationSettings(db, organizationId, input, expected);
   const reads = organizationObjectStatements(db, actor, organizationId);
   // Nothing tracked changed: no entry, and the batch reads back as before.
-  const [rows, projectRows] = entry
-    ? await db.batch([update, entry, ...reads]).then(([, , ...readBack]) => readBack)
-    : await db.batch([update, ...reads]).then(([, ...readBack]) => readBack);
+  const [rows, projectRows] = await failsOnStaleVersion(
+    organizations.version,
+    entry
+      ? db.batch([update, entry, ...reads]).then(([, , ...readBack]) => readBack)
+      : db.batch([update, ...reads]).then(([, ...readBack]) => readBack),
+  );
   const organization = toOrganizationObject([rows, projectRows]);
-  if (!organization) throw notFound();
-  return c.json(organization, 200);
+  if (!organization || !rows[0]) throw notFound();
+  return c.json(organization, 200, { ETag: etagOf(rows[0].organization.version) });
 };
 
 export const deleteCallerOrganization: RouteHandler<typeof deleteOrganization, AppEnv> = async (c) => {
-  await deleteOrganizationAndContents(c.var.db, c.var.organization.id);
+  const { organization } = c.var;
+  const expected = expectedVersion(c, organization.version);
+  const deleted = await deleteOrganizationAndContents(c.var.db, organization.id, expected);
+  // Changed (or deleted) since the version If-Match names: the statement matched nothing.
+  if (!deleted && expected !== undefined) throw preconditionFailed();
   return c.body(null, 204);
 };

@@ -1,5 +1,6 @@
 import { and, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { organizationMemberships, organizations, projects, users } from "../db/schema";
+import { raisedVersion } from "../platform/conditional-requests";
 import type { Database } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
@@ -181,8 +182,16 @@ export function firstFreeSlug(base: string, taken: Set<string>): string {
   }
 }
 
-/** Only the fields sent change; `updated_at` moves with them. A statement for the caller's batch. */
-export function updateOrganizationSettings(db: Database, organizationId: string, input: OrganizationUpdateInput) {
+/**
+ * Only the fields sent change; `updated_at` and the version move with them (with `expected`, only
+ * from that version: `raisedVersion`). A statement for the caller's batch.
+ */
+export function updateOrganizationSettings(
+  db: Database,
+  organizationId: string,
+  input: OrganizationUpdateInput,
+  expected?: number,
+) {
   return db
     .update(organizations)
     .set({
@@ -198,6 +207,7 @@ export function updateOrganizationSettings(db: Database, organizationId: string,
       personalApiKeyMaxScopes: input.personal_api_key_max_scopes,
       apiKeyMaxLifetimeDays: input.api_key_max_lifetime_days,
       updatedAt: nowIso(),
+      version: raisedVersion(organizations.version, expected),
     })
     .where(eq(organizations.id, organizationId));
 }
@@ -205,8 +215,18 @@ export function updateOrganizationSettings(db: Database, organizationId: string,
 /**
  * One statement, so one atomic write: every table of an organization's data references it (or
  * a project, environment or dashboard of it) with ON DELETE CASCADE, so SQLite removes all of
- * it with the organization or nothing at all.
+ * it with the organization or nothing at all. With `expected` (`If-Match`), only at that
+ * version. Whether it deleted the organization.
  */
-export async function deleteOrganization(db: Database, organizationId: string) {
-  await db.delete(organizations).where(eq(organizations.id, organizationId));
+export async function deleteOrganization(db: Database, organizationId: string, expected?: number) {
+  const deleted = await db
+    .delete(organizations)
+    .where(
+      and(
+        eq(organizations.id, organizationId),
+        expected === undefined ? undefined : eq(organizations.version, expected),
+      ),
+    )
+    .returning({ id: organizations.id });
+  return deleted.length > 0;
 }

@@ -1,3 +1,4 @@
+import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
 import { MembershipLevel } from "../platform/levels";
 import { OrganizationParams } from "../platform/route-context";
 import { paginated, PaginationQuery } from "../platform/pagination";
@@ -8,6 +9,8 @@ import {
   OrganizationInput,
   OrganizationUpdateInput,
 } from "./organizations.schema";
+
+const conditional = conditionalRequestsOpenApi("organization");
 
 export const listOrganizations = apiRoute({
   method: "get",
@@ -26,7 +29,7 @@ export const createOrganization = apiRoute({
   tags: ["organizations"],
   summary: "Create an organization: the caller becomes its owner, and a default project is created",
   request: { body: jsonBody(OrganizationInput) },
-  responses: { 201: jsonResponse(Organization, "The organization") },
+  responses: { 201: { ...jsonResponse(Organization, "The organization"), headers: conditional.etag } },
 });
 
 export const retrieveOrganization = apiRoute({
@@ -36,8 +39,11 @@ export const retrieveOrganization = apiRoute({
   // No context: the handler checks the membership it reads with the organization.
   tags: ["organizations"],
   summary: "Retrieve an organization the caller belongs to",
-  request: { params: OrganizationParams },
-  responses: { 200: jsonResponse(Organization, "The organization") },
+  request: { params: OrganizationParams, headers: conditional.ifNoneMatch },
+  responses: {
+    200: { ...jsonResponse(Organization, "The organization"), headers: conditional.etag },
+    304: conditional.notModified,
+  },
 });
 
 export const updateOrganization = apiRoute({
@@ -48,8 +54,11 @@ export const updateOrganization = apiRoute({
   level: MembershipLevel.admin,
   tags: ["organizations"],
   summary: "Rename or configure an organization (admin or owner)",
-  request: { params: OrganizationParams, body: jsonBody(OrganizationUpdateInput) },
-  responses: { 200: jsonResponse(Organization, "The organization") },
+  request: { params: OrganizationParams, headers: conditional.ifMatch, body: jsonBody(OrganizationUpdateInput) },
+  responses: {
+    200: { ...jsonResponse(Organization, "The organization"), headers: conditional.etag },
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const replaceOrganization = apiRoute({
@@ -60,8 +69,11 @@ export const replaceOrganization = apiRoute({
   level: MembershipLevel.admin,
   tags: ["organizations"],
   summary: "Update an organization with PUT (admin or owner): `name` required, fields left out kept",
-  request: { params: OrganizationParams, body: jsonBody(OrganizationFullInput) },
-  responses: { 200: jsonResponse(Organization, "The organization") },
+  request: { params: OrganizationParams, headers: conditional.ifMatch, body: jsonBody(OrganizationFullInput) },
+  responses: {
+    200: { ...jsonResponse(Organization, "The organization"), headers: conditional.etag },
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const deleteOrganization = apiRoute({
@@ -72,6 +84,6 @@ export const deleteOrganization = apiRoute({
   level: MembershipLevel.owner,
   tags: ["organizations"],
   summary: "Delete an organization and everything in it, atomically (owner)",
-  request: { params: OrganizationParams },
-  responses: { 204: { description: "Deleted" } },
+  request: { params: OrganizationParams, headers: conditional.ifMatch },
+  responses: { 204: { description: "Deleted" }, 412: conditional.preconditionFailed },
 });

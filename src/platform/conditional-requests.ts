@@ -1,3 +1,6 @@
+import { z } from "@hono/zod-openapi";
+import { getTableName, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import { ApiError } from "./errors";
 
@@ -45,3 +48,54 @@ export function isNotModified(c: Context, current: number): boolean {
 
 /** A 304: the tag, no body. */
 export const notModified = (c: Context, version: number) => c.body(null, 304, { ETag: etagOf(version) });
+
+/**
+ * The version a write of a versioned row sets: one more. With `expected` (the version `If-Match`
+ * names), null unless the stored version is still `expected`: the column is NOT NULL, so a row
+ * changed since fails the statement, and with it the whole batch (`failsOnStaleVersion`). The
+ * check is the write's own, inside the batch's transaction: of two writers holding one tag,
+ * exactly one passes, whatever they read before.
+ */
+export const raisedVersion = (version: SQLiteColumn, expected?: number) =>
+  expected === undefined
+    ? sql<number>`${version} + 1`
+    : sql<number>`case when ${version} = ${expected} then ${version} + 1 end`;
+
+/** `write`, whose batch `raisedVersion(version, ...)` failed: a 412, nothing written. */
+export async function failsOnStaleVersion<T>(version: SQLiteColumn, write: Promise<T>): Promise<T> {
+  const refusal = `NOT NULL constraint failed: ${getTableName(version.table)}.${version.name}`;
+  try {
+    return await write;
+  } catch (error) {
+    const message = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
+    if (message.includes(refusal)) throw preconditionFailed();
+    throw error;
+  }
+}
+
+/** The OpenAPI of conditional requests on `resource`'s routes (docs/conditional-requests.md). */
+export function conditionalRequestsOpenApi(resource: string) {
+  const etag = {
+    ETag: { schema: { type: "string" as const }, description: `The ${resource}'s version, weak: \`W/"3"\`.` },
+  };
+  return {
+    etag,
+    ifMatch: z.object({
+      "if-match": z
+        .string()
+        .optional()
+        .openapi({ description: 'Write only if the version is this one (`W/"3"`); 412 otherwise.' }),
+    }),
+    ifNoneMatch: z.object({
+      "if-none-match": z.string().optional().openapi({ description: "304 when it names the current version." }),
+    }),
+    notModified: { description: "Not modified: `If-None-Match` names the current version", headers: etag },
+    preconditionFailed: { description: "`If-Match` names another version than the stored one; nothing changed" },
+  };
+}
+
+/** A `GET` of a versioned resource: 304 when `If-None-Match` names its version, else `body` with its `ETag`. */
+export function versionedAnswer<C extends Context, T>(c: C, version: number, body: T) {
+  if (isNotModified(c, version)) return notModified(c, version);
+  return c.json(body, 200, { ETag: etagOf(version) });
+}

@@ -78,6 +78,8 @@ export type OrganizationContext = {
   apiKeyMaxLifetimeDays: number | null;
   /** An admin blocked the calling personal key here (`auth/key-policy.ts`). */
   keyBlocked: boolean;
+  /** The organization's version: what `If-Match` on its writes is checked against. */
+  version: number;
 };
 
 /** The project (environment) named in the path and the caller's rights in it. */
@@ -86,7 +88,10 @@ export type ProjectContext = {
   environmentId: number;
   organizationId: string;
   membershipId: string;
+  /** The caller's effective level in the project (an `admin` rule raises a member to 8). */
   level: number;
+  /** The caller's level in the project's organization, which no project rule raises. */
+  organizationLevel: number;
 };
 
 export type AppEnv = {

@@ -1,4 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { deleteVisibleProject, patchVisibleProject } from "./organization-projects.handlers";
+import { findVisibleProject, listVisibleProjects, projectIdFilters } from "./projects.queries";
+import { toProject, toProjectListItem } from "./projects.schema";
+import { versionedAnswer } from "../platform/conditional-requests";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
 import { pageEnvelope, readPage } from "../platform/pagination";
@@ -8,9 +12,6 @@ import type {
   retrieveAccessibleProject,
   updateAccessibleProject,
 } from "./accessible-projects.routes";
-import { deleteVisibleProject, patchVisibleProject } from "./organization-projects.handlers";
-import { findVisibleProject, listVisibleProjects, projectIdFilters } from "./projects.queries";
-import { toProject, toProjectListItem } from "./projects.schema";
 
 export const listProjects: RouteHandler<typeof listAccessibleProjects, AppEnv> = async (c) => {
   const page = readPage(c);
@@ -25,7 +26,7 @@ export const retrieveProject: RouteHandler<typeof retrieveAccessibleProject, App
     projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id),
   );
   if (!found) throw notFound();
-  return c.json(toProject(found.project, found.level), 200);
+  return versionedAnswer(c, found.project.version, toProject(found.project, found.level));
 };
 
 export const updateProject: RouteHandler<typeof updateAccessibleProject, AppEnv> = async (c) => {
@@ -34,7 +35,8 @@ export const updateProject: RouteHandler<typeof updateAccessibleProject, AppEnv>
     c.var.actor,
     projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id),
   );
-  return c.json(await patchVisibleProject(c, found, c.req.valid("json")), 200);
+  const updated = await patchVisibleProject(c, found, c.req.valid("json"));
+  return c.json(updated.project, 200, updated.etag);
 };
 
 export const deleteProject: RouteHandler<typeof deleteAccessibleProject, AppEnv> = async (c) => {

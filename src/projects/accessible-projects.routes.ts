@@ -1,8 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { PaginationQuery, paginated } from "../platform/pagination";
+import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
 import { integerOrCurrentPathId } from "../platform/path-ids";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
 import { Project, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
+
+const conditional = conditionalRequestsOpenApi("project");
 
 const ProjectIdParams = z.object({ id: integerOrCurrentPathId("Project id, or `@current`.") });
 
@@ -23,8 +26,11 @@ export const retrieveAccessibleProject = apiRoute({
   serviceKeys: true,
   tags: ["projects"],
   summary: "Retrieve a project the caller can see",
-  request: { params: ProjectIdParams },
-  responses: { 200: jsonResponse(Project, "The project") },
+  request: { params: ProjectIdParams, headers: conditional.ifNoneMatch },
+  responses: {
+    200: { ...jsonResponse(Project, "The project"), headers: conditional.etag },
+    304: conditional.notModified,
+  },
 });
 
 export const updateAccessibleProject = apiRoute({
@@ -34,8 +40,12 @@ export const updateAccessibleProject = apiRoute({
   serviceKeys: true,
   tags: ["projects"],
   summary: "Change a project's name and settings (admin or owner of its organization), with the rules of create",
-  request: { params: ProjectIdParams, body: jsonBody(ProjectUpdateInput) },
-  responses: { 200: jsonResponse(Project, "The project"), 409: conflictResponse },
+  request: { params: ProjectIdParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+  responses: {
+    200: { ...jsonResponse(Project, "The project"), headers: conditional.etag },
+    409: conflictResponse,
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const replaceAccessibleProject = apiRoute({
@@ -45,8 +55,12 @@ export const replaceAccessibleProject = apiRoute({
   serviceKeys: true,
   tags: ["projects"],
   summary: "Update a project with PUT (admin or owner of its organization), as PATCH: fields left out are kept",
-  request: { params: ProjectIdParams, body: jsonBody(ProjectUpdateInput) },
-  responses: { 200: jsonResponse(Project, "The project"), 409: conflictResponse },
+  request: { params: ProjectIdParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+  responses: {
+    200: { ...jsonResponse(Project, "The project"), headers: conditional.etag },
+    409: conflictResponse,
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const deleteAccessibleProject = apiRoute({
@@ -56,6 +70,6 @@ export const deleteAccessibleProject = apiRoute({
   serviceKeys: true,
   tags: ["projects"],
   summary: "Delete a project (admin or owner of its organization), as the organization's route does",
-  request: { params: ProjectIdParams },
-  responses: { 204: { description: "Deleted" } },
+  request: { params: ProjectIdParams, headers: conditional.ifMatch },
+  responses: { 204: { description: "Deleted" }, 412: conditional.preconditionFailed },
 });

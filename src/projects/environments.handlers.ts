@@ -1,10 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { deleteVisibleProject, patchVisibleProject } from "./organization-projects.handlers";
+import { findVisibleProject, projectIdFilters } from "./projects.queries";
+import { toProject, type Project } from "./projects.schema";
+import { versionedAnswer } from "../platform/conditional-requests";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
 import type { deleteEnvironment, Environment, retrieveEnvironment, updateEnvironment } from "./environments.routes";
-import { deleteVisibleProject, patchVisibleProject } from "./organization-projects.handlers";
-import { findVisibleProject, projectIdFilters } from "./projects.queries";
-import { type Project, toProject } from "./projects.schema";
 
 const toEnvironment = (project: Project): Environment => ({ ...project, project_id: project.id });
 
@@ -16,17 +17,14 @@ export const retrieveCallerEnvironment: RouteHandler<typeof retrieveEnvironment,
     projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id),
   );
   if (!found) throw notFound();
-  return c.json(toEnvironment(toProject(found.project, found.level)), 200);
+  return versionedAnswer(c, found.project.version, toEnvironment(toProject(found.project, found.level)));
 };
 
 export const updateCallerEnvironment: RouteHandler<typeof updateEnvironment, AppEnv> = async (c) => {
   const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id);
-  return c.json(
-    toEnvironment(
-      await patchVisibleProject(c, await findVisibleProject(c.var.db, c.var.actor, filters), c.req.valid("json")),
-    ),
-    200,
-  );
+  const found = await findVisibleProject(c.var.db, c.var.actor, filters);
+  const updated = await patchVisibleProject(c, found, c.req.valid("json"));
+  return c.json(toEnvironment(updated.project), 200, updated.etag);
 };
 
 export const deleteCallerEnvironment: RouteHandler<typeof deleteEnvironment, AppEnv> = async (c) => {

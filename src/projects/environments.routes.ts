@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
-import { ProjectParams } from "../platform/route-context";
 import { Project, ProjectUpdateInput } from "./projects.schema";
+import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
+import { ProjectParams } from "../platform/route-context";
+import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
 
 /**
  * PostHog's Team. Every project here has exactly one environment, with the project's id, name
@@ -10,6 +11,9 @@ import { Project, ProjectUpdateInput } from "./projects.schema";
 export const Environment = Project.extend({ project_id: z.number().int() }).openapi("Environment");
 export type Environment = z.infer<typeof Environment>;
 
+/** An environment's tag is its project's version. */
+const conditional = conditionalRequestsOpenApi("project");
+
 export const retrieveEnvironment = apiRoute({
   method: "get",
   path: "/api/environments/{project_id}",
@@ -17,8 +21,11 @@ export const retrieveEnvironment = apiRoute({
   serviceKeys: true,
   tags: ["environments"],
   summary: "Retrieve an environment the caller can see (`@current` allowed)",
-  request: { params: ProjectParams },
-  responses: { 200: jsonResponse(Environment, "The environment") },
+  request: { params: ProjectParams, headers: conditional.ifNoneMatch },
+  responses: {
+    200: { ...jsonResponse(Environment, "The environment"), headers: conditional.etag },
+    304: conditional.notModified,
+  },
 });
 
 export const updateEnvironment = apiRoute({
@@ -28,8 +35,12 @@ export const updateEnvironment = apiRoute({
   serviceKeys: true,
   tags: ["environments"],
   summary: "Change an environment's name and settings (admin or owner), as its project's PATCH",
-  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
-  responses: { 200: jsonResponse(Environment, "The environment"), 409: conflictResponse },
+  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+  responses: {
+    200: { ...jsonResponse(Environment, "The environment"), headers: conditional.etag },
+    409: conflictResponse,
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const replaceEnvironment = apiRoute({
@@ -39,8 +50,12 @@ export const replaceEnvironment = apiRoute({
   serviceKeys: true,
   tags: ["environments"],
   summary: "Update an environment with PUT (admin or owner), as its PATCH: fields left out are kept",
-  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
-  responses: { 200: jsonResponse(Environment, "The environment"), 409: conflictResponse },
+  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+  responses: {
+    200: { ...jsonResponse(Environment, "The environment"), headers: conditional.etag },
+    409: conflictResponse,
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const deleteEnvironment = apiRoute({
@@ -50,6 +65,6 @@ export const deleteEnvironment = apiRoute({
   serviceKeys: true,
   tags: ["environments"],
   summary: "Delete an environment (admin or owner): its project, whose only environment it is, as its project's DELETE",
-  request: { params: ProjectParams },
-  responses: { 204: { description: "Deleted" } },
+  request: { params: ProjectParams, headers: conditional.ifMatch },
+  responses: { 204: { description: "Deleted" }, 412: conditional.preconditionFailed },
 });

@@ -20,6 +20,17 @@ import type {
   updateProject as updateProjectRoute,
 } from "./organization-projects.routes";
 import { scheduleDeletionStatements } from "./project-deletion";
+import { etagOf, expectedVersion, failsOnStaleVersion, versionedAnswer } from "../platform/conditional-requests";
+import {
+  admitVisibleProject,
+  findVisibleProject,
+  selectVisibleProject,
+  insertProjectStatements,
+  listProjectsOfOrganization,
+  MAX_PROJECTS_PER_ORGANIZATION,
+  projectIdFilters,
+  updateProjectStatements,
+} from "./projects.queries";
 import {
   createdProjectIdInBatch,
   createdProjectNameInBatch,
@@ -27,16 +38,6 @@ import {
   projectItem,
   trackedProjectFields,
 } from "./projects.activity";
-import {
-  admitVisibleProject,
-  findVisibleProject,
-  insertProjectStatements,
-  listProjectsOfOrganization,
-  MAX_PROJECTS_PER_ORGANIZATION,
-  projectIdFilters,
-  selectVisibleProject,
-  updateProjectStatements,
-} from "./projects.queries";
 import { type ProjectInput, type ProjectUpdateInput, toProject, toProjectListItem } from "./projects.schema";
 
 type ProjectRow = typeof projects.$inferSelect;
@@ -62,7 +63,7 @@ export const createOrganizationProject: RouteHandler<typeof createProject, AppEn
   const input = c.req.valid("json");
   const organization = c.var.organization;
   const project = await insertProject(c, organization.id, input);
-  return c.json(toProject(project, organization.level), 201);
+  return c.json(toProject(project, organization.level), 201, { ETag: etagOf(project.version) });
 };
 
 /**
@@ -106,24 +107,27 @@ const duplicateName = (name: string) =>
 
 /**
  * Applies a PATCH and its `entry` (right after the project's update) in one atomic batch; a name
- * another project of the organization has is 409, and nothing is recorded.
+ * another project of the organization has is 409, a version other than `expected` 412, and
+ * nothing is recorded.
  */
 export async function updateProject(
   db: Database,
   projectId: number,
   input: ProjectUpdateInput,
   entry: BatchItem<"sqlite"> | undefined,
+  expected?: number,
 ) {
   const { updateProject, renameEnvironment, keepPrivacyInStep, selectProject } = updateProjectStatements(
     db,
     projectId,
     input,
+    expected,
   );
   const writes: BatchItem<"sqlite">[] = [entry, renameEnvironment, keepPrivacyInStep].filter(
     (statement) => statement !== undefined,
   );
   try {
-    const results = await db.batch([updateProject, ...writes, selectProject]);
+    const results = await failsOnStaleVersion(projects.version, db.batch([updateProject, ...writes, selectProject]));
     const [project] = results.at(-1) as ProjectRow[];
     if (!project) throw notFound();
     return project;
@@ -133,7 +137,10 @@ export async function updateProject(
   }
 }
 
-/** The project found among those the caller sees (404 otherwise), patched if they are an admin. */
+/**
+ * The project found among those the caller sees (404 otherwise), patched if they are an admin
+ * and `If-Match`, if sent, names its version (412 otherwise); with its new version.
+ */
 export async function patchVisibleProject(
   c: Context<AppEnv>,
   found: Awaited<ReturnType<typeof findVisibleProject>>,
@@ -142,6 +149,7 @@ export async function patchVisibleProject(
   const { db } = c.var;
   if (!found) throw notFound();
   if (!isAdmin(found.level)) throw insufficientLevel();
+  const expected = expectedVersion(c, found.project.version);
   const before = trackedProjectFields(toProject(found.project, found.level));
   const entry = projectActivity.changed(
     c,
@@ -150,23 +158,26 @@ export async function patchVisibleProject(
     before,
     fieldsAfterPatch(before, input),
   );
-  return toProject(await updateProject(db, found.project.id, input, entry), found.level);
+  const updated = await updateProject(db, found.project.id, input, entry, expected);
+  return { project: toProject(updated, found.level), etag: { ETag: etagOf(updated.version) } };
 }
 
 export const updateOrganizationProject: RouteHandler<typeof updateProjectRoute, AppEnv> = async (c) => {
   const [[row]] = projectOfPath.results(c);
-  return c.json(await patchVisibleProject(c, admitVisibleProject(c.var.actor, row), c.req.valid("json")), 200);
+  const updated = await patchVisibleProject(c, admitVisibleProject(c.var.actor, row), c.req.valid("json"));
+  return c.json(updated.project, 200, updated.etag);
 };
 
 export const retrieveOrganizationProject: RouteHandler<typeof retrieveProject, AppEnv> = async (c) => {
   const [[row]] = await readProjectOfPath(c);
   const found = admitVisibleProject(c.var.actor, row);
   if (!found) throw notFound();
-  return c.json(toProject(found.project, found.level), 200);
+  return versionedAnswer(c, found.project.version, toProject(found.project, found.level));
 };
 
 /**
- * A DELETE of a project found among those the caller sees (404 otherwise; 403 below admin): the
+ * A DELETE of a project found among those the caller sees (404 otherwise; 403 below admin; 412
+ * when `If-Match` names another version): the
  * project is marked, out of every list and route at once, with its entry, in one atomic batch;
  * its rows go in the background (`deleteProjectStep`). The organization's last project may go,
  * as in PostHog (which refuses only for a paid subscription, unknown here).
@@ -174,13 +185,16 @@ export const retrieveOrganizationProject: RouteHandler<typeof retrieveProject, A
 export async function deleteVisibleProject(c: Context<AppEnv>, found: Awaited<ReturnType<typeof findVisibleProject>>) {
   if (!found) throw notFound();
   if (!isAdmin(found.level)) throw insufficientLevel();
-  const { id, organizationId, name } = found.project;
-  const { mark, hide } = scheduleDeletionStatements(c.var.db, id, nowIso());
-  const [marked] = await c.var.db.batch([
-    mark.returning({ id: projects.id }),
-    projectActivity.record(c, "deleted", projectItem(organizationId, id, name)),
-    ...hide,
-  ]);
+  const { id, organizationId, name, version } = found.project;
+  const { mark, hide } = scheduleDeletionStatements(c.var.db, id, nowIso(), expectedVersion(c, version));
+  const [marked] = await failsOnStaleVersion(
+    projects.version,
+    c.var.db.batch([
+      mark.returning({ id: projects.id }),
+      projectActivity.record(c, "deleted", projectItem(organizationId, id, name)),
+      ...hide,
+    ]),
+  );
   // Another DELETE marked it between the read and this batch.
   if (marked.length === 0) throw notFound();
   try {

@@ -4,11 +4,14 @@ import { integerOrCurrentPathId } from "../platform/path-ids";
 import { apiRoute, conflictResponse, jsonResponse as json, jsonBody } from "../platform/route";
 import { OrganizationParams } from "../platform/route-context";
 import { projectOfPath } from "./organization-projects.handlers";
+import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
 import { Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
 
 const ProjectParams = OrganizationParams.extend({
   id: integerOrCurrentPathId("Project id, or `@current`."),
 });
+
+const conditional = conditionalRequestsOpenApi("project");
 
 export const listProjects = apiRoute({
   method: "get",
@@ -36,7 +39,7 @@ export const createProject = apiRoute({
     body: jsonBody(ProjectInput),
   },
   responses: {
-    201: json(Project, "The project"),
+    201: { ...json(Project, "The project"), headers: conditional.etag },
     409: conflictResponse,
   },
 });
@@ -49,8 +52,8 @@ export const retrieveProject = apiRoute({
   context: "organization",
   tags: ["projects"],
   summary: "Retrieve a project of the organization",
-  request: { params: ProjectParams },
-  responses: { 200: json(Project, "The project") },
+  request: { params: ProjectParams, headers: conditional.ifNoneMatch },
+  responses: { 200: { ...json(Project, "The project"), headers: conditional.etag }, 304: conditional.notModified },
 });
 
 export const updateProject = apiRoute({
@@ -63,8 +66,12 @@ export const updateProject = apiRoute({
   level: MembershipLevel.admin,
   tags: ["projects"],
   summary: "Change a project's name and settings (admin or owner), with the rules of create",
-  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
-  responses: { 200: json(Project, "The project"), 409: conflictResponse },
+  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+  responses: {
+    200: { ...json(Project, "The project"), headers: conditional.etag },
+    409: conflictResponse,
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const replaceProject = apiRoute({
@@ -77,8 +84,12 @@ export const replaceProject = apiRoute({
   level: MembershipLevel.admin,
   tags: ["projects"],
   summary: "Update a project with PUT (admin or owner), as PATCH: no field is required, those left out are kept",
-  request: { params: ProjectParams, body: jsonBody(ProjectUpdateInput) },
-  responses: { 200: json(Project, "The project"), 409: conflictResponse },
+  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+  responses: {
+    200: { ...json(Project, "The project"), headers: conditional.etag },
+    409: conflictResponse,
+    412: conditional.preconditionFailed,
+  },
 });
 
 export const deleteProject = apiRoute({
@@ -91,6 +102,6 @@ export const deleteProject = apiRoute({
   level: MembershipLevel.admin,
   tags: ["projects"],
   summary: "Delete a project (admin or owner): gone from every route at once, its data removed in the background",
-  request: { params: ProjectParams },
-  responses: { 204: { description: "Deleted" } },
+  request: { params: ProjectParams, headers: conditional.ifMatch },
+  responses: { 204: { description: "Deleted" }, 412: conditional.preconditionFailed },
 });

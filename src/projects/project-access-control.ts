@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { environments, projects } from "../db/schema";
 import type { AccessControlDefinition } from "../platform/access-controls/access-controls";
+import { raisedVersion } from "../platform/conditional-requests";
 import type { Database } from "../platform/db";
 import { isAdmin } from "../platform/levels";
 import { ProjectParams } from "../platform/route-context";
@@ -26,11 +27,12 @@ export const projectAccessControl: AccessControlDefinition<"project", ReturnType
   }),
   // The project resolved, so the caller sees it: their effective level says the rest.
   levelOf: (c) => (isAdmin(c.var.project.level) ? "admin" : "member"),
-  // `access_control` (a private project) is the default rule's `none`, kept in step for readers.
+  // `access_control` (a private project) is the default rule's `none`, kept in step for readers:
+  // a change of the project's own fields, so of its version.
   onDefaultChange: (db, resourceId, level) => [
     db
       .update(projects)
-      .set({ accessControl: level === "none" })
+      .set({ accessControl: level === "none", version: raisedVersion(projects.version) })
       .where(eq(projects.id, sql`cast(${resourceId} as integer)`)),
   ],
 };

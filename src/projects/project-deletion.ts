@@ -4,6 +4,7 @@ import { accessControls, batchExports, dashboards, environments, insights, proje
 import { type Database, primaryDatabase } from "../platform/db";
 import type { Bindings } from "../platform/env";
 import type { BackgroundJob, StepOutcome } from "../platform/jobs";
+import { raisedVersion } from "../platform/conditional-requests";
 
 export type ProjectDeletion = Extract<BackgroundJob, { kind: "delete_project" }>;
 
@@ -19,14 +20,21 @@ const freedNameKey = (projectId: number) => `\u0000deleted ${projectId}`;
  * The statements of a DELETE, for one atomic batch: the project marked (only if it was not
  * already: a second DELETE changes nothing), its name freed, its privacy rules and its batch
  * exports out of every list and counter at once. `entry`, the activity entry, goes right after
- * the mark, which gates it. The rest of its rows are the background job's.
+ * the mark, which gates it. The rest of its rows are the background job's. With `expected`
+ * (`If-Match`), a mark of another version fails the whole batch (`raisedVersion`).
  */
-export function scheduleDeletionStatements(db: Database, projectId: number, now: string) {
+export function scheduleDeletionStatements(db: Database, projectId: number, now: string, expected?: number) {
   const ofProject = db.select({ id: environments.id }).from(environments).where(eq(environments.projectId, projectId));
   return {
     mark: db
       .update(projects)
-      .set({ deletionScheduledAt: now, nameKey: freedNameKey(projectId), accessControl: false, updatedAt: now })
+      .set({
+        deletionScheduledAt: now,
+        nameKey: freedNameKey(projectId),
+        accessControl: false,
+        updatedAt: now,
+        version: raisedVersion(projects.version, expected),
+      })
       .where(and(eq(projects.id, projectId), isNull(projects.deletionScheduledAt))),
     hide: [
       db

@@ -7,6 +7,7 @@ import { boundAs, type Database, jsonObjectWithKeys } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../platform/ids";
 import { nameKey } from "../platform/names";
+import { raisedVersion } from "../platform/conditional-requests";
 import {
   counterOf,
   joinPage,
@@ -98,6 +99,7 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         deletionScheduledAt: sql<null>`null`.as("deletion_scheduled_at"),
         createdAt: boundAs(now, projects.createdAt),
         updatedAt: boundAs(now, projects.updatedAt),
+        version: sql<number>`1`.as("version"),
       })
       .from(organizations)
       .where(and(eq(organizations.id, organizationId), belowProjectLimit)),
@@ -128,9 +130,10 @@ export function insertProjectStatements(db: Database, organizationId: string, in
 
 /**
  * A PATCH of a project as statements of one atomic batch: the fields sent (settings merged key
- * by key in SQL), the environment's name kept equal to the project's, and the project read back.
+ * by key in SQL) and the version raised (with `expected`, only from that version:
+ * `raisedVersion`), the environment's name kept equal to the project's, and the project read back.
  */
-export function updateProjectStatements(db: Database, projectId: number, input: ProjectUpdateInput) {
+export function updateProjectStatements(db: Database, projectId: number, input: ProjectUpdateInput, expected?: number) {
   const {
     name,
     completed_snippet_onboarding,
@@ -153,6 +156,7 @@ export function updateProjectStatements(db: Database, projectId: number, input: 
       hasCompletedOnboardingFor: has_completed_onboarding_for,
       settings: jsonObjectWithKeys(projects.settings, sentSettings),
       updatedAt: nowIso(),
+      version: raisedVersion(projects.version, expected),
     })
     .where(eq(projects.id, projectId));
   const renameEnvironment =

@@ -250,10 +250,10 @@ describe("POST /api/environments/:project_id/dashboards", () => {
     for (const tile of tiles) expect(sourceContentIds).not.toContain(tile.insight?.id ?? tile.text?.id);
   });
 
-  it("refuses a dashboard of another project, an unknown one, or a deleted one as use_dashboard", async () => {
-    const { key, organization, project } = await setupOrganization();
-    const other = await createProject(organization.id);
-    const foreign = await createDashboard(key, other.id, { name: "Elsewhere" });
+  it("refuses another organization's dashboard, an unknown one, or a deleted one as use_dashboard", async () => {
+    const { key, project } = await setupOrganization();
+    const stranger = await setupOrganization();
+    const foreign = await createDashboard(stranger.key, stranger.project.id, { name: "Elsewhere" });
     const deleted = await createDashboard(key, project.id, { name: "Gone" });
     await api("PATCH", `${dashboardsPath(project.id)}/${deleted.id}`, { key, body: { deleted: true } });
     for (const useDashboard of [foreign.id, 999999, deleted.id]) {

@@ -2,21 +2,11 @@ import { describe, expect, it } from "vitest";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
 import { addMember, api, createApiKey, createProject, errorBody, setupOrganization } from "../support/harness";
 import { expectKeyAndMembershipRequired } from "../support/people";
-import { expectedProject } from "../support/projects";
+import { expectedProject, PROJECT_PATHS } from "../support/projects";
 
 type ProjectRow = Awaited<ReturnType<typeof createProject>>;
 
-/** The three ways to PATCH a project: its organization's path, the projects tree, and its environment. */
-const paths = [
-  {
-    tree: "organization",
-    path: (project: ProjectRow) => `/api/organizations/${project.organizationId}/projects/${project.id}`,
-  },
-  { tree: "projects", path: (project: ProjectRow) => `/api/projects/${project.id}` },
-  { tree: "environments", path: (project: ProjectRow) => `/api/environments/${project.id}` },
-] as const;
-
-describe.each(paths)("PATCH a project through the $tree path", ({ tree, path }) => {
+describe.each(PROJECT_PATHS)("PATCH a project through the $tree path", ({ tree, path }) => {
   const shape = (project: ProjectRow, name: string, overrides: Record<string, unknown> = {}) => ({
     ...expectedProject({ id: project.id, organization: project.organizationId, name, level: 15, overrides }),
     uuid: project.uuid,

@@ -137,3 +137,15 @@ export function expectedProjectListItem(project: {
     tags: [],
   };
 }
+
+type ProjectPathRow = { id: number; organizationId: string };
+
+/** The three paths of a project: its organization's, the projects tree, and its environment. */
+export const PROJECT_PATHS = [
+  {
+    tree: "organization",
+    path: (project: ProjectPathRow) => `/api/organizations/${project.organizationId}/projects/${project.id}`,
+  },
+  { tree: "projects", path: (project: ProjectPathRow) => `/api/projects/${project.id}` },
+  { tree: "environments", path: (project: ProjectPathRow) => `/api/environments/${project.id}` },
+] as const;

@@ -14,8 +14,9 @@ import {
   type DashboardReadScope,
   type DashboardRow,
   type DashboardScope,
-  type DashboardWithTiles,
+  type DashboardToCopy,
   type TileMove,
+  type TileRow,
 } from "./dashboards.queries";
 import { CreateDashboardInput, MoveTileInput } from "./dashboards.schema";
 import { selectVersion } from "./dashboard-versions.queries";
@@ -83,13 +84,14 @@ export const dashboardOfPath = routeReads((c) => {
   ]);
 });
 
-/** The dashboard a new one copies (`use_dashboard`) and its tiles, read with the project (POST). */
+/**
+ * The dashboard a new one copies (`use_dashboard`), in whichever project the caller sees it, and
+ * its tiles, read with the project (POST).
+ */
 export const dashboardToCopy = routeReads(async (c) => {
   const body = await peekJsonBody(c, CreateDashboardInput);
-  const results = await projectRead(c, (environmentId) =>
-    typeof body?.use_dashboard === "number"
-      ? sourceStatements(c.var.db, readScopeOf(c, environmentId), body.use_dashboard)
-      : [],
+  const results = await projectRead(c, () =>
+    typeof body?.use_dashboard === "number" ? sourceStatements(c.var.db, c.var.actor, body.use_dashboard) : [],
   );
   return { body, results };
 });
@@ -97,14 +99,13 @@ export const dashboardToCopy = routeReads(async (c) => {
 /** The dashboard to copy: the one read with the project, when it is the one the body names, else read now. */
 export async function readDashboardToCopy(
   c: Context<AppEnv>,
-  scope: DashboardScope,
   id: number,
-): Promise<DashboardWithTiles | undefined> {
+): Promise<{ row: DashboardToCopy; tiles: TileRow[] } | undefined> {
   const { body, results } = dashboardToCopy.results(c);
   const [[row], tiles] =
     body?.use_dashboard === id && results.length === 2
       ? results
-      : await c.var.db.batch(sourceStatements(c.var.db, scope, id));
+      : await c.var.db.batch(sourceStatements(c.var.db, c.var.actor, id));
   return row ? { row, tiles } : undefined;
 }
 

@@ -32,12 +32,12 @@ import {
   listScopeOf,
   NO_EDIT_RIGHT,
   parseDashboardId,
-  readDashboardToCopy,
   readScopeOf,
   readTileMove,
   scopeOf,
   visibleDashboard,
 } from "./dashboard-request";
+import { copyStartingPoint } from "./dashboard-copies";
 import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
 import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
 import {
@@ -58,7 +58,6 @@ import {
   type DashboardWithTiles,
   type NewTile,
   type TileDisplay,
-  type NewTileContent,
   type Statement,
   type TileRow,
 } from "./dashboards.queries";
@@ -132,35 +131,7 @@ function templateTiles(template: DashboardTemplate): NewTile[] {
   }));
 }
 
-/**
- * What a copied tile shows: the same insight, or a copy of it; always a copy of a text. A text is
- * edited through its tile, so a shared one would let whoever may edit the copy edit the original.
- */
-function copiedContent({ insight, text }: TileRow, duplicateContent: boolean): NewTileContent {
-  if (insight) {
-    if (!duplicateContent) return { insightId: insight.id };
-    const name = insight.name === null ? null : `${insight.name} (Copy)`;
-    return { insight: { name, description: insight.description, query: insight.query, tags: insight.tags } };
-  }
-  if (!text) throw new Error("a tile shows an insight or a text");
-  return { text: { body: text.body } };
-}
-
-/** The live tiles of a dashboard as new tiles of another one. */
-function copiedTiles(tiles: TileRow[], duplicateContent: boolean): NewTile[] {
-  return tiles.map((row) => ({
-    content: copiedContent(row, duplicateContent),
-    layouts: row.tile.layouts,
-    display: {
-      color: row.tile.color,
-      showDescription: row.tile.showDescription,
-      transparentBackground: row.tile.transparentBackground,
-      filtersOverrides: row.tile.filtersOverrides,
-    },
-  }));
-}
-
-/** What the new dashboard starts from: nothing, a template, or another dashboard of the project. */
+/** What the new dashboard starts from: nothing, a template, or a copy of another dashboard. */
 async function startingPoint(c: Context<AppEnv>, scope: DashboardScope, input: CreateDashboardInput) {
   const template = input.use_template || undefined;
   const sourceId = input.use_dashboard ?? undefined;
@@ -171,32 +142,19 @@ async function startingPoint(c: Context<AppEnv>, scope: DashboardScope, input: C
       "use_template",
     );
   }
+  const empty = { name: "", description: "", tags: [], filters: {}, variables: {}, copiedFrom: undefined };
   if (template !== undefined) {
     const found = findTemplate(template);
     return {
+      ...empty,
       creationMode: "template" as const,
       tiles: templateTiles(found),
       name: found.name,
       description: found.description,
-      variables: {},
     };
   }
-  if (sourceId !== undefined) {
-    const source = await readDashboardToCopy(c, scope, sourceId);
-    // A dashboard an access rule hides is refused like an unknown one.
-    if (!source || rightsOn(source.row, scope.caller).userAccessLevel === "none") {
-      throw validationError("invalid_input", "Invalid value provided", "use_dashboard");
-    }
-    const tiles = copiedTiles(source.tiles, input.duplicate_tiles ?? false);
-    return {
-      creationMode: "duplicate" as const,
-      tiles,
-      name: "",
-      description: "",
-      variables: source.row.dashboard.variables,
-    };
-  }
-  return { creationMode: "default" as const, tiles: [], name: "", description: "", variables: {} };
+  if (sourceId !== undefined) return copyStartingPoint(c, scope, input, sourceId);
+  return { ...empty, creationMode: "default" as const, tiles: [] };
 }
 
 /** Who a version names as the author of the request's change. */
@@ -225,7 +183,8 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     deleted: input.deleted ?? false,
     creationMode: start.creationMode,
     restrictionLevel: input.restriction_level,
-    tags: input.tags ?? [],
+    tags: input.tags ?? start.tags,
+    filters: start.filters,
     breakdownColors: input.breakdown_colors,
     dataColorThemeId: input.data_color_theme_id,
     quickFilterIds: input.quick_filter_ids,
@@ -242,11 +201,10 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     start.tiles,
   );
   // One entry for the dashboard: the tiles it starts with are part of its creation.
-  const entry = dashboardActivity.record(
-    c,
-    "created",
-    dashboardItem(c.var.project, newestDashboardId, input.name ?? start.name),
-  );
+  const entry = dashboardActivity.record(c, "created", {
+    ...dashboardItem(c.var.project, newestDashboardId, input.name ?? start.name),
+    context: start.copiedFrom,
+  });
   const version = versionStatements(db, newestDashboardId, authorOf(c), creationSummary(start.creationMode, input));
   const writes = [insertDashboard, entry, ...insertTiles, ...version];
   const created = await writeAndReadDashboard(db, scope, newestDashboardId, writes, { includeDeleted: true });
@@ -283,6 +241,11 @@ async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
   }
 }
 
+/** Where a tile change's errors point: `tiles.N` in a dashboard's body; the body itself for a tile's route. */
+export type TileAttr = (index: number) => string;
+const inTilesList: TileAttr = (index) => `tiles.${index}`;
+const fieldOf = (attr: string, field: string) => (attr === "" ? field : `${attr}.${field}`);
+
 /**
  * Statements for PATCH `tiles`, each write followed by its entry in the activity log; every
  * change is validated before anything is written.
@@ -292,24 +255,22 @@ function tileChangeStatements(
   scope: DashboardScope,
   current: DashboardWithTiles,
   changes: TileInput[],
+  attrOf: TileAttr = inTilesList,
 ) {
   const db = c.var.db;
   const shown = new Map(current.tiles.map((row) => [row.tile.id, row]));
   const dashboardId = current.row.dashboard.id;
   const onDashboard = { dashboard_id: dashboardId };
-  const unplaced = changes.filter((change) => change.id === undefined && !hasLayouts(change));
-  const freeLayouts = stackedLayouts(
-    current.tiles.map((row) => row.tile.layouts),
-    unplaced.length,
-  );
-  return changes.flatMap((change, index): Statement[] => {
-    const attr = `tiles.${index}`;
+  return placeUnplaced(current, changes).flatMap((change, index): Statement[] => {
+    const attr = attrOf(index);
     if (change.id === undefined) {
-      if (!change.text)
-        throw validationError("required", 'A new tile needs a text: {"text": {"body": "..."}}.', `${attr}.text`);
+      if (!change.text) {
+        const example = 'A new tile needs a text: {"text": {"body": "..."}}.';
+        throw validationError("required", example, fieldOf(attr, "text"));
+      }
       const tile: NewTile = {
         content: { text: { body: change.text.body } },
-        layouts: hasLayouts(change) ? change.layouts : freeLayouts[unplaced.indexOf(change)]!,
+        layouts: change.layouts ?? {},
         display: tileDisplay(change),
       };
       return [
@@ -318,7 +279,9 @@ function tileChangeStatements(
       ];
     }
     const existing = shown.get(change.id);
-    if (!existing) throw validationError("invalid_input", `Tile ${change.id} is not on this dashboard.`, `${attr}.id`);
+    if (!existing) {
+      throw validationError("invalid_input", `Tile ${change.id} is not on this dashboard.`, fieldOf(attr, "id"));
+    }
     const writes = existingTileStatements(db, personOf(c.var.actor), existing, change, attr);
     const item = tileItem(c.var.project, dashboardId, existing.tile.id, onDashboard);
     const entry = change.deleted
@@ -326,6 +289,26 @@ function tileChangeStatements(
       : tileActivity.changed(c, "updated", item, trackedTileFields(existing), trackedTileFields(existing, change));
     return writes.length === 0 || !entry ? writes : [...writes, entry];
   });
+}
+
+/**
+ * The changes, with a place for every tile they would leave without one: a new tile sent without
+ * layouts (or with `{}`), or a tile sent `layouts: {}`. Those go one below the other from the
+ * grid's first free row under the tiles as the changes leave them: never `{}`, which PostHog's
+ * app would stack at the top.
+ */
+function placeUnplaced(current: DashboardWithTiles, changes: TileInput[]): TileInput[] {
+  const unplaced = (change: TileInput) =>
+    !hasLayouts(change) && (change.id === undefined || (!change.deleted && change.layouts !== undefined));
+  const leaving = new Set(changes.filter((change) => change.deleted || unplaced(change)).map((change) => change.id));
+  const sent = new Map(changes.filter(hasLayouts).map((change) => [change.id, change.layouts]));
+  const staying = current.tiles
+    .filter(({ tile }) => !leaving.has(tile.id))
+    .map(({ tile }) => sent.get(tile.id) ?? tile.layouts);
+  const added = changes.filter(hasLayouts).flatMap((change) => (change.id === undefined ? [change.layouts] : []));
+  const free = stackedLayouts([...staying, ...added], changes.filter(unplaced).length);
+  let next = 0;
+  return changes.map((change) => (unplaced(change) ? { ...change, layouts: free[next++] } : change));
 }
 
 /** A tile change that places its tile: `{}` places nothing. */
@@ -375,9 +358,12 @@ function existingTileStatements(
     );
   }
   if (change.text) {
-    if (!existing.text) throw validationError("invalid_input", "Only a text tile has a text body.", `${attr}.text`);
+    if (!existing.text) {
+      throw validationError("invalid_input", "Only a text tile has a text body.", fieldOf(attr, "text"));
+    }
     if (change.text.id !== undefined && change.text.id !== existing.text.id) {
-      throw validationError("invalid_input", `Text ${change.text.id} is not this tile's text.`, `${attr}.text.id`);
+      const message = `Text ${change.text.id} is not this tile's text.`;
+      throw validationError("invalid_input", message, fieldOf(attr, "text.id"));
     }
     statements.push(
       db
@@ -420,14 +406,30 @@ function dashboardEntries(c: Context<AppEnv>, current: DashboardRow, input: Upda
 export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   const input = c.req.valid("json");
   const scope = scopeOf(c);
-  const db = c.var.db;
-  const id = parseDashboardId(c.req.valid("param").id);
   const [[row], tiles] = dashboardOfPath.results(c);
   const current = row && { row, tiles };
   // A deleted dashboard is gone except to the PATCH that restores (or re-deletes) it.
   if (!current || (current.row.dashboard.deleted && input.deleted === undefined)) throw notFound();
   visibleDashboard(c, current.row);
   assertMayUpdate(current.row, scope, input);
+  const updated = await writeDashboardUpdate(c, current, input);
+  return c.json(toDashboard(updated, scope.caller), 200, { ETag: etagOf(updated.row.dashboard.version) });
+};
+
+/**
+ * A PATCH of a dashboard the caller may update, its tiles' changes included: one batch with its
+ * entries and, when it changes anything, its version (only from the version `If-Match` names),
+ * then the dashboard read back.
+ */
+export async function writeDashboardUpdate(
+  c: Context<AppEnv>,
+  current: DashboardWithTiles,
+  input: UpdateDashboardInput,
+  attrOf?: TileAttr,
+): Promise<DashboardWithTiles> {
+  const scope = scopeOf(c);
+  const db = c.var.db;
+  const id = current.row.dashboard.id;
   const expected = expectedVersion(c, current.row.dashboard.version);
   const summary = updateSummary(current, input);
 
@@ -451,7 +453,7 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   const writes = [
     updateDashboard,
     ...dashboardEntries(c, current.row, input),
-    ...tileChangeStatements(c, scope, current, input.tiles ?? []),
+    ...tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf),
     ...deletionStatements(db, current.row, input),
   ];
   const addsTiles = (input.tiles ?? []).some((change) => change.id === undefined);
@@ -462,8 +464,8 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
     writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }),
   );
   if (!updated) throw notFound();
-  return c.json(toDashboard(updated, scope.caller), 200, { ETag: etagOf(updated.row.dashboard.version) });
-};
+  return updated;
+}
 
 export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   const { tile, toDashboard: destinationId } = c.req.valid("json");

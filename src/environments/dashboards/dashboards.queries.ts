@@ -10,10 +10,17 @@ import {
   dashboardTiles,
   environments,
   insights,
+  organizationMemberships,
+  organizations,
+  projects,
   texts,
   users,
   type TileLayouts,
 } from "../../db/schema";
+import { projectVisible } from "../../platform/access-rules/project-visibility";
+import type { Actor } from "../../platform/env";
+import { membershipsOf } from "../../platform/route-context/organization";
+import { membershipOfCaller, projectsInKeyScope, selectedProjectFields } from "../../platform/route-context/project";
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
@@ -57,24 +64,28 @@ const otherDashboards = alias(dashboards, "other_dashboards");
  * A caller's `level` known to the statement spares an admin reading each dashboard's rule.
  */
 function selectDashboards(db: Database, scope: DashboardReadScope & { caller: { level?: SQL<number> } }) {
-  const { caller } = scope;
-  const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
   return db
-    .select({
-      dashboard: dashboards,
-      createdBy: users,
-      sharingEnabled: dashboards.sharingEnabled,
-      // Only where it bears on the rights: at the restriction level where only collaborators edit.
-      isCollaborator: sql<boolean>`case when ${dashboards.restrictionLevel} > ${RestrictionLevel.everyoneCanEdit}
-        then exists (select 1 from ${dashboardCollaborators}
-          where ${dashboardCollaborators.dashboardId} = ${dashboards.id}
-          and ${dashboardCollaborators.userId} = ${caller.userId}) else 0 end`.mapWith(Boolean),
-      accessRule: caller.level
-        ? sql<AccessLevel | null>`case when ${isAdminInSql(caller.level)} then null else ${rule} end`
-        : rule,
-    })
+    .select(dashboardFields(scope.caller))
     .from(dashboards)
     .leftJoin(users, eq(users.id, dashboards.createdById));
+}
+
+/** What `selectDashboards` reads of each dashboard, for a caller known to the statement. */
+function dashboardFields(caller: DashboardReadScope["caller"] & { level?: SQL<number> }) {
+  const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
+  return {
+    dashboard: dashboards,
+    createdBy: users,
+    sharingEnabled: dashboards.sharingEnabled,
+    // Only where it bears on the rights: at the restriction level where only collaborators edit.
+    isCollaborator: sql<boolean>`case when ${dashboards.restrictionLevel} > ${RestrictionLevel.everyoneCanEdit}
+      then exists (select 1 from ${dashboardCollaborators}
+        where ${dashboardCollaborators.dashboardId} = ${dashboards.id}
+        and ${dashboardCollaborators.userId} = ${caller.userId}) else 0 end`.mapWith(Boolean),
+    accessRule: caller.level
+      ? sql<AccessLevel | null>`case when ${isAdminInSql(caller.level)} then null else ${rule} end`
+      : rule,
+  };
 }
 
 /** A tile is live while neither it nor its dashboard is deleted. */
@@ -143,12 +154,34 @@ export async function writeAndReadDashboard(
   return row ? { row, tiles } : undefined;
 }
 
-/** The dashboard a new one copies and its tiles. */
-export const sourceStatements = (db: Database, scope: DashboardReadScope, id: number) =>
-  [selectDashboard(db, scope, id), selectTiles(db, id)] as [
-    ReturnType<typeof selectDashboard>,
+/**
+ * A live dashboard a new one may copy, in any project the caller sees (a member of its
+ * organization, the project visible to them and within the key's scope), with where it is and the
+ * caller's levels there; what a dashboard rule hides is the handler's to refuse (`rightsOn`).
+ */
+export function selectDashboardToCopy(db: Database, actor: Actor, id: number) {
+  return db
+    .select({
+      ...dashboardFields({ userId: actor.userId, membershipId: sql`${organizationMemberships.id}` }),
+      source: selectedProjectFields(actor),
+    })
+    .from(dashboards)
+    .leftJoin(users, eq(users.id, dashboards.createdById))
+    .innerJoin(environments, eq(environments.id, dashboards.environmentId))
+    .innerJoin(projects, eq(projects.id, environments.projectId))
+    .innerJoin(organizations, eq(organizations.id, projects.organizationId))
+    .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
+    .where(and(eq(dashboards.id, id), eq(dashboards.deleted, false), projectVisible, ...projectsInKeyScope(actor)));
+}
+
+/** The dashboard a new one copies (wherever the caller sees it) and its tiles. */
+export const sourceStatements = (db: Database, actor: Actor, id: number) =>
+  [selectDashboardToCopy(db, actor, id), selectTiles(db, id)] as [
+    ReturnType<typeof selectDashboardToCopy>,
     ReturnType<typeof selectTiles>,
   ];
+
+export type DashboardToCopy = Awaited<ReturnType<typeof selectDashboardToCopy>>[number];
 
 export type TileMove = z.output<typeof MoveTileInput>;
 

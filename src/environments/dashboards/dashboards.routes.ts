@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { conditionalRequestsOpenApi } from "../../platform/conditional-requests";
 import { dashboardPathId, integerPathId } from "../../platform/path-ids";
 import { booleanQuery } from "../../platform/input-limits";
 import { paginated, PaginationQuery } from "../../platform/pagination";
@@ -14,20 +15,15 @@ import {
   MoveTileInput,
   ReorderTilesInput,
   UpdateDashboardInput,
+  UpdateTileInput,
 } from "./dashboards.schema";
 
 export const DashboardParams = ProjectParams.extend({ id: dashboardPathId });
 const VersionParams = DashboardParams.extend({ version: integerPathId("Version number.") });
+const TileParams = DashboardParams.extend({ tile_id: integerPathId("A live tile of the dashboard.") });
 
-/** What conditional requests add to a dashboard's routes: the `ETag` and `If-Match` (see docs/dashboards.md). */
-const etag = { ETag: { schema: { type: "string" as const }, description: 'The dashboard\'s version, weak: `W/"3"`.' } };
-const ifMatch = z.object({
-  "if-match": z
-    .string()
-    .optional()
-    .openapi({ description: 'Write only if the version is this one (`W/"3"`); 412 otherwise.' }),
-});
-const preconditionFailed = { description: "`If-Match` names another version than the stored one; nothing changed" };
+const conditional = conditionalRequestsOpenApi("dashboard");
+const { etag, ifMatch, preconditionFailed } = conditional;
 
 const ListQuery = PaginationQuery.extend({
   pinned: booleanQuery("Only pinned dashboards (`true`, or `1`) or only the others (`false`, or `0`)."),
@@ -73,13 +69,11 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       summary: "Retrieve a dashboard with its tiles",
       request: {
         params: DashboardParams,
-        headers: z.object({
-          "if-none-match": z.string().optional().openapi({ description: "304 when it names the current version." }),
-        }),
+        headers: conditional.ifNoneMatch,
       },
       responses: {
         200: { ...json(Dashboard, "The dashboard"), headers: etag },
-        304: { description: "Not modified: `If-None-Match` names the current version", headers: etag },
+        304: conditional.notModified,
       },
     }),
     update: apiRoute({
@@ -108,6 +102,20 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
         200: { ...json(Dashboard, "The source dashboard, without the tile"), headers: etag },
         412: preconditionFailed,
       },
+    }),
+    updateTile: apiRoute({
+      ...common,
+      reads: dashboardOfPath,
+      method: "patch",
+      path: `${item}/tiles/{tile_id}`,
+      scope: "dashboard:write",
+      serviceKeys: true,
+      summary: "Change one tile: its layouts, colour, display settings or text; `deleted: true` removes it",
+      description:
+        "As the tile's entry in a dashboard PATCH's `tiles`: a new version of the dashboard, checked against " +
+        "the dashboard's `If-Match`. `layouts: {}` places the tile on the grid's first free row.",
+      request: { params: TileParams, headers: ifMatch, body: jsonBody(UpdateTileInput) },
+      responses: { 200: { ...json(Dashboard, "The dashboard"), headers: etag }, 412: preconditionFailed },
     }),
     reorderTiles: apiRoute({
       ...common,

@@ -60,7 +60,7 @@ const TextBody = z.string().refine((body) => body.length <= MAX_TEXT_BODY_LENGTH
   params: { code: "max_length" },
 });
 
-const TileInput = z.object({
+export const TileInput = z.object({
   id: z
     .number()
     .int()
@@ -76,6 +76,9 @@ const TileInput = z.object({
   deleted: z.boolean().optional().openapi({ description: "`true` removes the tile." }),
 });
 export type TileInput = z.infer<typeof TileInput>;
+
+/** One tile's change through its own path: a tile change without `id` (the path names the tile). */
+export const UpdateTileInput = TileInput.omit({ id: true }).openapi("UpdateDashboardTile");
 
 export const UpdateDashboardInput = z
   .object({ ...DashboardFields, tiles: z.array(TileInput).max(MAX_LIVE_TILES).optional() })

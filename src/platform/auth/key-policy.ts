@@ -43,16 +43,20 @@ export function keyBlockedIn(actor: Actor, organizationId: SQLWrapper): SQL.Alia
  * members may not use one (admins may), where an admin blocked it, and, below owner, for a scope
  * beyond the ceiling: owners are exempt so that the policy can always be changed back.
  */
-export function assertKeyPolicyAllows(actor: Actor, policy: KeyPolicy) {
-  if (actor.kind === "service") return;
-  if (!policy.membersCanUsePersonalApiKeys && !isAdmin(policy.organizationLevel)) {
-    throw permissionDenied(PERSONAL_KEYS_NOT_ALLOWED);
-  }
-  if (policy.keyBlocked) throw permissionDenied(KEY_BLOCKED);
+export function keyPolicyRefusal(actor: Actor, policy: KeyPolicy): string | undefined {
+  if (actor.kind === "service") return undefined;
+  if (!policy.membersCanUsePersonalApiKeys && !isAdmin(policy.organizationLevel)) return PERSONAL_KEYS_NOT_ALLOWED;
+  if (policy.keyBlocked) return KEY_BLOCKED;
   const ceiling = policy.personalApiKeyMaxScopes;
   const required = actor.requestScope;
-  if (ceiling === null || !required || policy.organizationLevel >= MembershipLevel.owner) return;
-  if (!scopesGrant(ceiling, required)) throw permissionDenied(beyondScopeCeiling(required));
+  if (ceiling === null || !required || policy.organizationLevel >= MembershipLevel.owner) return undefined;
+  return scopesGrant(ceiling, required) ? undefined : beyondScopeCeiling(required);
+}
+
+/** `keyPolicyRefusal` as a 403 naming the rule. */
+export function assertKeyPolicyAllows(actor: Actor, policy: KeyPolicy) {
+  const refusal = keyPolicyRefusal(actor, policy);
+  if (refusal) throw permissionDenied(refusal);
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;

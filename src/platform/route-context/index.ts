@@ -109,12 +109,12 @@ function admitOrganization(c: Context<AppEnv>, membership: OrganizationContext |
 function admitProject(c: Context<AppEnv>, selected: SelectedProject | undefined) {
   if (!selected) throw notFound();
   assertOrganizationInKeyScope(c.var.actor, selected.organizationId);
-  const { membersCanUsePersonalApiKeys, personalApiKeyMaxScopes, keyBlocked, organizationLevel, ...project } = selected;
+  const { membersCanUsePersonalApiKeys, personalApiKeyMaxScopes, keyBlocked, ...project } = selected;
   assertKeyPolicyAllows(c.var.actor, {
     membersCanUsePersonalApiKeys,
     personalApiKeyMaxScopes,
     keyBlocked,
-    organizationLevel,
+    organizationLevel: project.organizationLevel,
   });
   assertMinimumLevel(c, project.level);
   c.set("project", project);

@@ -94,6 +94,7 @@ const organizationWithMembership = (actor: Actor) => ({
   activityLogRetentionDays: organizations.activityLogRetentionDays,
   shareLinkMaxLifetimeDays: organizations.shareLinkMaxLifetimeDays,
   apiKeyMaxLifetimeDays: organizations.apiKeyMaxLifetimeDays,
+  version: organizations.version,
 });
 
 /** The caller's memberships (of `requested`, or any for `@current`) within the key's scope. */

@@ -104,20 +104,26 @@ export const projectLevelInEnvironment = (actor: Actor, environmentId: number) =
 /** The project and the caller's rights in it, with what admitting them needs. */
 export type SelectedProject = ProjectContext & KeyPolicy;
 
+/**
+ * An environment's project and the caller's rights in it, for a query joining `environments`,
+ * `projects`, `organizations` and the caller's membership (`membershipOfCaller`).
+ */
+export const selectedProjectFields = (actor: Actor) => ({
+  environmentId: environments.id,
+  projectId: projects.id,
+  organizationId: projects.organizationId,
+  membershipId: organizationMemberships.id,
+  level: effectiveProjectLevel,
+  organizationLevel: organizationMemberships.level,
+  ...keyPolicyOf(actor),
+});
+
 /** The requested environment (or the caller's current one) with the caller's rights: one query. */
 export function selectProject(db: Database, actor: Actor, environmentId: number | undefined) {
   const filter =
     environmentId === undefined ? eq(projects.id, currentProjectId(db, actor)) : eq(environments.id, environmentId);
   return db
-    .select({
-      environmentId: environments.id,
-      projectId: projects.id,
-      organizationId: projects.organizationId,
-      membershipId: organizationMemberships.id,
-      level: effectiveProjectLevel,
-      organizationLevel: organizationMemberships.level,
-      ...keyPolicyOf(actor),
-    })
+    .select(selectedProjectFields(actor))
     .from(environments)
     .innerJoin(projects, eq(projects.id, environments.projectId))
     .innerJoin(organizations, eq(organizations.id, projects.organizationId))

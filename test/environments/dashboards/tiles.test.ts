@@ -1,0 +1,256 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import * as schema from "../../../src/db/schema";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { activityEntry, keyIdOf } from "../../support/activity-log";
+import {
+  AUTHENTICATION_FAILED,
+  expectError,
+  missingScope,
+  NOT_AUTHENTICATED,
+  NOT_FOUND,
+} from "../../support/error-bodies";
+import { addMember, api, createApiKey, createProject, db, errorBody, setupOrganization } from "../../support/harness";
+import { createDashboard, dashboardBody, dashboardsPath, FIRST_ROW_LAYOUTS, textTileBody } from "../dashboard-fixtures";
+
+const PRECONDITION_FAILED = errorBody(
+  "invalid_request",
+  "precondition_failed",
+  "The resource has changed since the version If-Match names.",
+);
+const invalid = (code: string, detail: string, attr: string) => errorBody("validation_error", code, detail, attr);
+
+const SECOND_ROW = { sm: { x: 0, y: 5, w: 6, h: 5 }, xs: { x: 0, y: 5, w: 6, h: 5 } };
+const WIDE = { sm: { x: 0, y: 0, w: 12, h: 3 }, xs: { x: 0, y: 0, w: 6, h: 3 } };
+
+type Tile = { id: number; layouts: Record<string, unknown>; text: { id: number; body: string } | null };
+
+/** A dashboard of two text tiles, version 2, and the paths of it and of its first tile. */
+async function dashboardWithTwoNotes(tree = "environments") {
+  const team = await setupOrganization();
+  const created = await createDashboard(team.key, team.project.id, { name: "Notes" });
+  const path = `${dashboardsPath(team.project.id, tree)}/${created.id}`;
+  const patched = await api("PATCH", path, {
+    key: team.key,
+    body: { tiles: [{ text: { body: "first" } }, { text: { body: "second" } }] },
+  });
+  expect(patched.status).toBe(200);
+  const tiles = patched.body.tiles as Tile[];
+  return { ...team, id: created.id, path, tiles, tilePath: `${path}/tiles/${tiles[0]!.id}` };
+}
+
+/** A place on the grid: templates add their tiles' minimum sizes. */
+const GRID_BOX = expect.objectContaining({
+  x: expect.any(Number),
+  y: expect.any(Number),
+  w: expect.any(Number),
+  h: expect.any(Number),
+});
+
+const storedLayouts = async (tileId: number) =>
+  (await db.select().from(schema.dashboardTiles).where(eq(schema.dashboardTiles.id, tileId)))[0]!.layouts;
+
+describe.each(["environments", "projects"])("PATCH /api/%s/:project_id/dashboards/:id/tiles/:tile_id", (tree) => {
+  it("changes one tile's layouts as a new version, logged, and answers the whole dashboard", async () => {
+    const { key, owner, organization, project, id, path, tiles, tilePath } = await dashboardWithTwoNotes(tree);
+    const [first, second] = tiles;
+    const moved = { sm: { x: 0, y: 10, w: 12, h: 4 }, xs: { x: 0, y: 10, w: 6, h: 4 } };
+    const response = await api("PATCH", tilePath, { key, body: { layouts: moved } });
+    expect([response.status, response.headers.get("ETag")]).toEqual([200, 'W/"3"']);
+    expect(response.body).toEqual(
+      dashboardBody(owner, {
+        id,
+        name: "Notes",
+        team_id: project.id,
+        tiles: [
+          textTileBody(owner, "second", { id: second!.id, layouts: SECOND_ROW, order: 0 }),
+          textTileBody(owner, "first", { id: first!.id, layouts: moved, order: 1 }),
+        ],
+      }),
+    );
+    expect(await storedLayouts(first!.id)).toEqual(moved);
+    const versions = await api("GET", `${path}/versions`, { key });
+    expect(versions.body.results[0]).toMatchObject({ version: 3, summary: "Moved or resized 1 tile" });
+
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?limit=1`, { key });
+    expect(log.body.results).toEqual([
+      activityEntry(response, {
+        organizationId: organization.id,
+        projectId: project.id,
+        user: owner,
+        apiKeyId: await keyIdOf(owner),
+        scope: "DashboardTile",
+        activity: "updated",
+        itemId: String(first!.id),
+        name: "first",
+        changes: [
+          { type: "DashboardTile", action: "changed", field: "layouts", before: FIRST_ROW_LAYOUTS, after: moved },
+        ],
+        context: { dashboard_id: id },
+      }),
+    ]);
+  });
+
+  it("changes its colour, display settings and text body; deleted: true removes it", async () => {
+    const { key, path, tiles, tilePath } = await dashboardWithTwoNotes(tree);
+    const styled = await api("PATCH", tilePath, {
+      key,
+      body: {
+        color: "blue",
+        show_description: true,
+        transparent_background: false,
+        filters_overrides: { date_from: "-7d" },
+        text: { id: tiles[0]!.text!.id, body: "First, edited" },
+      },
+    });
+    expect(styled.status).toBe(200);
+    expect(styled.body.tiles[0]).toMatchObject({
+      id: tiles[0]!.id,
+      color: "blue",
+      show_description: true,
+      transparent_background: false,
+      filters_overrides: { date_from: "-7d" },
+      text: { body: "First, edited" },
+    });
+    const removed = await api("PATCH", tilePath, { key, body: { deleted: true } });
+    expect([removed.status, removed.headers.get("ETag")]).toEqual([200, 'W/"4"']);
+    expect(removed.body.tiles.map((tile: Tile) => tile.id)).toEqual([tiles[1]!.id]);
+    const summaries = (await api("GET", `${path}/versions?limit=2`, { key })).body.results.map(
+      (version: { summary: string }) => version.summary,
+    );
+    expect(summaries).toEqual(["Removed 1 tile", "Edited 1 text, restyled 1 tile"]);
+    // Gone from the dashboard: its path is not found any more.
+    expectError(await api("PATCH", tilePath, { key, body: { color: "red" } }), 404, NOT_FOUND);
+  });
+
+  it("places a tile sent layouts: {} on the grid's first free row, never storing {}", async () => {
+    const { key, tiles, tilePath } = await dashboardWithTwoNotes(tree);
+    const response = await api("PATCH", tilePath, { key, body: { layouts: {} } });
+    expect(response.status).toBe(200);
+    const below = { sm: { x: 0, y: 5, w: 6, h: 5 }, xs: { x: 0, y: 5, w: 6, h: 5 } };
+    // The other tile is on the second row: the first free row is below it.
+    const expected = { sm: { ...below.sm, y: 10 }, xs: { ...below.xs, y: 10 } };
+    expect(await storedLayouts(tiles[0]!.id)).toEqual(expected);
+    expect(response.body.tiles.map((tile: Tile) => [tile.id, tile.layouts])).toEqual([
+      [tiles[1]!.id, SECOND_ROW],
+      [tiles[0]!.id, expected],
+    ]);
+  });
+
+  it("honours If-Match on the dashboard: a stale tag is 412 and changes nothing", async () => {
+    const { key, path, tilePath } = await dashboardWithTwoNotes(tree);
+    const before = await api("GET", path, { key });
+    expectError(
+      await api("PATCH", tilePath, { key, headers: { "If-Match": 'W/"1"' }, body: { layouts: WIDE } }),
+      412,
+      PRECONDITION_FAILED,
+    );
+    const after = await api("GET", path, { key });
+    expect([after.headers.get("ETag"), after.body.tiles]).toEqual(['W/"2"', before.body.tiles]);
+    const fresh = await api("PATCH", tilePath, { key, headers: { "If-Match": 'W/"2"' }, body: { layouts: WIDE } });
+    expect([fresh.status, fresh.headers.get("ETag")]).toEqual([200, 'W/"3"']);
+  });
+});
+
+describe("PATCH .../dashboards/:id/tiles/:tile_id refusals", () => {
+  it("answers 400 naming the body's field for each invalid input, and changes nothing", async () => {
+    const { key, project, path, tiles, tilePath } = await dashboardWithTwoNotes();
+    const template = await createDashboard(key, project.id, { use_template: "DEFAULT_APP" });
+    const insightTile = `${dashboardsPath(project.id)}/${template.id}/tiles/${template.tiles[0]!.id}`;
+    const cases: [string, unknown, ReturnType<typeof invalid>][] = [
+      [tilePath, { layouts: [] }, invalid("invalid_input", "Expected record, received list.", "layouts")],
+      [tilePath, { color: 7 }, invalid("invalid_input", "Expected string, received number.", "color")],
+      [
+        tilePath,
+        { show_description: "yes" },
+        invalid("invalid_input", "Expected boolean, received string.", "show_description"),
+      ],
+      [
+        tilePath,
+        { text: { body: "x".repeat(4001) } },
+        invalid("max_length", "Text body cannot exceed 4000 characters", "text.body"),
+      ],
+      [
+        tilePath,
+        { text: { id: tiles[1]!.text!.id, body: "x" } },
+        invalid("invalid_input", `Text ${tiles[1]!.text!.id} is not this tile's text.`, "text.id"),
+      ],
+      [insightTile, { text: { body: "no" } }, invalid("invalid_input", "Only a text tile has a text body.", "text")],
+    ];
+    const before = (await api("GET", path, { key })).body;
+    for (const [target, body, error] of cases) {
+      const response = await api("PATCH", target, { key, body });
+      expect({ body, status: response.status, error: response.body }).toEqual({ body, status: 400, error });
+    }
+    expect((await api("GET", path, { key })).body.tiles).toEqual(before.tiles);
+    expect((await api("GET", `${path}/versions`, { key })).body.count).toBe(2);
+  });
+
+  it("answers 401, 403 and 404 as every dashboard route does, never revealing another's tile", async () => {
+    const { key, owner, organization, project, id, path, tiles, tilePath } = await dashboardWithTwoNotes();
+    const body = { color: "red" };
+    expectError(await api("PATCH", tilePath, { body }), 401, NOT_AUTHENTICATED);
+    expectError(await api("PATCH", tilePath, { key: "phx_nope", body }), 401, AUTHENTICATION_FAILED);
+    const reader = await createApiKey(owner, { scopes: ["dashboard:read"] });
+    expectError(await api("PATCH", tilePath, { key: reader.value, body }), 403, missingScope("dashboard:write"));
+    const other = await createProject(organization.id);
+    const elsewhere = await createApiKey(owner, { scopedTeams: [other.id] });
+    expect((await api("PATCH", tilePath, { key: elsewhere.value, body })).status).toBe(403);
+    const member = await addMember(organization.id, MembershipLevel.member);
+    await api("PATCH", path, { key, body: { restriction_level: 37 } });
+    expectError(
+      await api("PATCH", tilePath, { key: member.key, body }),
+      403,
+      errorBody("authentication_error", "permission_denied", "You don't have edit permissions for this dashboard."),
+    );
+
+    const sibling = await createDashboard(key, project.id, { use_template: "DEFAULT_APP" });
+    const stranger = await setupOrganization();
+    const notFound = [
+      `${path}/tiles/999999`,
+      `${path}/tiles/one`,
+      `${path}/tiles/${sibling.tiles[0]!.id}`,
+      `${dashboardsPath(project.id)}/${sibling.id}/tiles/${tiles[0]!.id}`,
+      `${dashboardsPath(project.id)}/999999/tiles/${tiles[0]!.id}`,
+    ];
+    for (const target of notFound) expectError(await api("PATCH", target, { key, body }), 404, NOT_FOUND);
+    expectError(await api("PATCH", tilePath, { key: stranger.key, body }), 404, NOT_FOUND);
+    const foreignPath = `${dashboardsPath(stranger.project.id)}/${id}/tiles/${tiles[0]!.id}`;
+    expectError(await api("PATCH", foreignPath, { key: stranger.key, body }), 404, NOT_FOUND);
+    await api("PATCH", path, { key, body: { deleted: true } });
+    expectError(await api("PATCH", tilePath, { key, body }), 404, NOT_FOUND);
+    const [stored] = await db.select().from(schema.dashboardTiles).where(eq(schema.dashboardTiles.id, tiles[0]!.id));
+    expect(stored!.color).toBeNull();
+  });
+});
+
+describe("where tiles created through the API are placed", () => {
+  it("stores every new tile's place: templates', added ones', and copies of tiles stored without one", async () => {
+    const { key, project } = await setupOrganization();
+    const template = await createDashboard(key, project.id, { use_template: "WEBSITE_TRAFFIC" });
+    const stored = await db
+      .select()
+      .from(schema.dashboardTiles)
+      .where(eq(schema.dashboardTiles.dashboardId, template.id));
+    expect(stored.length).toBeGreaterThan(0);
+    for (const tile of stored) expect(tile.layouts.sm).toEqual(GRID_BOX);
+
+    const path = `${dashboardsPath(project.id)}/${template.id}`;
+    const added = await api("PATCH", path, {
+      key,
+      body: { tiles: [{ text: { body: "no layouts" } }, { text: { body: "empty layouts" }, layouts: {} }] },
+    });
+    const bottom = Math.max(
+      ...stored.map((tile) => (tile.layouts.sm as { y: number; h: number }).y + (tile.layouts.sm as { h: number }).h),
+    );
+    const newTiles = (added.body.tiles as Tile[]).filter((tile) => tile.text?.body.endsWith("layouts"));
+    expect(newTiles.map((tile) => (tile.layouts.sm as { y: number }).y)).toEqual([bottom, bottom + 5]);
+
+    // A tile stored without a place (written before placement existed) is placed when copied.
+    await db.update(schema.dashboardTiles).set({ layouts: {} }).where(eq(schema.dashboardTiles.id, newTiles[1]!.id));
+    const copy = await createDashboard(key, project.id, { use_dashboard: template.id });
+    const copied = await db.select().from(schema.dashboardTiles).where(eq(schema.dashboardTiles.dashboardId, copy.id));
+    expect(copied).toHaveLength(stored.length + 2);
+    for (const tile of copied) expect(tile.layouts.sm).toEqual(GRID_BOX);
+  });
+});
