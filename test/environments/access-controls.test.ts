@@ -31,6 +31,7 @@ const rule = (fields: Record<string, unknown>) => ({
   id: expect.stringMatching(UUID),
   created_at: expect.stringMatching(ISO_TIMESTAMP),
   updated_at: expect.stringMatching(ISO_TIMESTAMP),
+  role: null,
   ...fields,
 });
 

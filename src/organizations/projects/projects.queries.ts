@@ -21,6 +21,7 @@ import {
   callerMembershipsInScope,
   CURRENT,
 } from "../../platform/route-context/organization";
+import { isDefaultRule } from "../../platform/access-rules/member-rule";
 import { effectiveProjectLevel } from "../../platform/access-rules/project-level";
 import { projectVisible, projectVisibleAtLevel } from "../../platform/access-rules/project-visibility";
 import {
@@ -173,7 +174,7 @@ function privacyRuleStatements(db: Database, where: SQL, isPrivate: boolean) {
       .where(
         and(
           eq(accessControls.resource, "project"),
-          sql`${accessControls.organizationMembershipId} is null`,
+          isDefaultRule,
           eq(accessControls.accessLevel, "none"),
           sql`${accessControls.resourceId} in (select cast(${projects.id} as text) from ${projects} where ${where})`,
         ),
@@ -189,6 +190,7 @@ function privacyRuleStatements(db: Database, where: SQL, isPrivate: boolean) {
           resource: sql<"project">`'project'`.as("resource"),
           resourceId: sql<string>`cast(${projects.id} as text)`.as("resource_id"),
           organizationMembershipId: sql<null>`null`.as("organization_membership_id"),
+          roleId: sql<null>`null`.as("role_id"),
           accessLevel: sql<"none">`'none'`.as("access_level"),
           createdById: sql<null>`null`.as("created_by_id"),
           createdAt: projects.updatedAt,
@@ -199,7 +201,7 @@ function privacyRuleStatements(db: Database, where: SQL, isPrivate: boolean) {
     )
     .onConflictDoUpdate({
       target: [accessControls.resource, accessControls.resourceId],
-      targetWhere: sql`${accessControls.organizationMembershipId} is null`,
+      targetWhere: isDefaultRule,
       set: { accessLevel: "none", updatedAt: sql`excluded.updated_at` },
     });
 }
