@@ -5,6 +5,7 @@ import { underEveryTree } from "./project-trees";
 import { projectActivityLogRouter } from "./activity-log";
 import { batchExportsRouter } from "./batch-exports";
 import { dashboardsRouter } from "./dashboards";
+import { resourceAccessControlsRouter } from "./resource-access-controls";
 import { collaboratorsRouter } from "./dashboards/collaborators";
 import { sharingRouter } from "./dashboards/sharing";
 import { deleteCallerEnvironment, retrieveCallerEnvironment, updateCallerEnvironment } from "./environments.handlers";
@@ -24,4 +25,5 @@ export const environmentsRouter = createRouter()
   .route(
     "/",
     underEveryTree((tree) => accessControls(projectAccessControl, `${tree}/{project_id}`)),
-  );
+  )
+  .route("/", resourceAccessControlsRouter);

@@ -21,6 +21,7 @@ import { organizationEventsRouter } from "./events";
 import { organizationInvitesRouter } from "./invites";
 import { organizationMembersRouter } from "./members";
 import { organizationProjectsRouter } from "./projects";
+import { organizationRolesRouter } from "./roles";
 import { organizationWebhooksRouter } from "./webhooks";
 
 export const organizationsRouter = createRouter()
@@ -37,4 +38,5 @@ export const organizationsRouter = createRouter()
   .route("/", organizationMembersRouter)
   .route("/", organizationActivityLogRouter)
   .route("/", organizationEventsRouter)
-  .route("/", organizationWebhooksRouter);
+  .route("/", organizationWebhooksRouter)
+  .route("/", organizationRolesRouter);

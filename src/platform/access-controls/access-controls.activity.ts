@@ -1,7 +1,9 @@
 import { sql, type SQL } from "drizzle-orm";
 import { accessControls as rules } from "../../db/schema";
 import { resourceActivity } from "../activity-log/resource-activity";
-import type { ProjectContext } from "../env";
+import type { Context } from "hono";
+import type { AppEnv, ProjectContext } from "../env";
+import { uuid7 } from "../ids";
 import type { RuleSubject } from "./rule-subject";
 
 /**
@@ -46,3 +48,41 @@ export const accessControlItem = (project: ProjectContext, ruleId: string | SQL,
 /** The id of the rule `where` finds, read after the upsert that wrote it. */
 export const ruleIdInBatch = (where: SQL | undefined): SQL =>
   sql`select ${rules.id} from ${rules} where ${where} limit 1`;
+
+/**
+ * The entry of a write of one rule, placed right after it: `deleted` (`writtenId` null; it
+ * records nothing when no rule was there, the DELETE having matched nothing), `created`, or
+ * `updated` with its level (none when it did not change). `writtenId` reads the id of the rule an
+ * upsert wrote; whether the rule existed is as read.
+ */
+export function ruleWriteEntry(
+  c: Context<AppEnv>,
+  project: ProjectContext,
+  rule: RuleOf,
+  existing: { id: string; accessLevel: string } | undefined,
+  writtenId: SQL | null,
+) {
+  if (writtenId === null) {
+    return accessControlActivity.record(c, "deleted", accessControlItem(project, existing?.id ?? "", rule));
+  }
+  const item = accessControlItem(project, writtenId, rule);
+  if (!existing) return accessControlActivity.record(c, "created", item);
+  const after = { access_level: rule.accessLevel };
+  return accessControlActivity.changed(c, "updated", item, { access_level: existing.accessLevel }, after);
+}
+
+/** The columns every new rule shares, whichever table keeps it. */
+export const newRuleColumns = <L extends string>(
+  subject: RuleSubject,
+  level: L,
+  userId: number | null,
+  now: string,
+) => ({
+  id: uuid7(),
+  organizationMembershipId: subject.membershipId,
+  roleId: subject.roleId,
+  accessLevel: level,
+  createdById: userId,
+  createdAt: now,
+  updatedAt: now,
+});

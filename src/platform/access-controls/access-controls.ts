@@ -18,12 +18,13 @@ import {
   toAccessControlRule,
   type RuleSubject,
 } from "./rule-subject";
-import { nowIso, uuid7 } from "../ids";
+import { nowIso } from "../ids";
 import { peekJsonBody } from "../request-body";
 import { projectRead, routeReads } from "../route-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../route";
 import { createRouter } from "../router";
-import { accessControlActivity, accessControlItem, ruleIdInBatch } from "./access-controls.activity";
+import { writeWithActivity } from "../activity-log/resource-activity";
+import { newRuleColumns, ruleIdInBatch, ruleWriteEntry } from "./access-controls.activity";
 import {
   RESOURCE_ACCESS_LEVELS,
   type AccessControlledResourceName,
@@ -59,7 +60,7 @@ export type AccessControlDefinition<R extends AccessControlledResourceName, S ex
   onDefaultChange?: (db: Database, resourceId: ResourceId, level: AccessLevelOf<R> | null) => Statement[];
 };
 
-const AccessControls = z
+export const AccessControls = z
   .object({
     access_controls: z.array(AccessControlRule),
     available_access_levels: z.array(z.string()),
@@ -109,16 +110,10 @@ function upsertRule(
   return db
     .insert(rules)
     .values({
-      id: uuid7(),
       environmentId: target.environmentId,
       resource: target.resource,
       resourceId: target.resourceId,
-      organizationMembershipId: target.subject.membershipId,
-      roleId: target.subject.roleId,
-      accessLevel: level,
-      createdById: userId,
-      createdAt: now,
-      updatedAt: now,
+      ...newRuleColumns(target.subject, level, userId, now),
     })
     .onConflictDoUpdate({
       ...subjectConflict([rules.resource, rules.resourceId], rules, target.subject),
@@ -244,26 +239,11 @@ export function accessControls<R extends AccessControlledResourceName, S extends
       accessLevel: resourceLevel ?? existing?.accessLevel ?? null,
     };
     if (resourceLevel === null) {
-      // No rule to remove: the DELETE matches nothing, and its entry records nothing.
-      const entry = accessControlActivity.record(
-        c,
-        "deleted",
-        accessControlItem(project, existing?.id ?? "", ruleDescription),
-      );
-      await db.batch([deleteRule(db, target), entry, ...keepInStep]);
+      const entry = ruleWriteEntry(c, project, ruleDescription, existing, null);
+      await writeWithActivity(db, deleteRule(db, target), entry, ...keepInStep);
       return c.body(null, 204);
     }
-    // Whether the rule existed is as read; the entry reads the id of the rule the upsert wrote.
-    const item = accessControlItem(project, ruleIdInBatch(ruleOfTarget), ruleDescription);
-    const entry = existing
-      ? accessControlActivity.changed(
-          c,
-          "updated",
-          item,
-          { access_level: existing.accessLevel },
-          { access_level: resourceLevel },
-        )
-      : accessControlActivity.record(c, "created", item);
+    const entry = ruleWriteEntry(c, project, ruleDescription, existing, ruleIdInBatch(ruleOfTarget));
     const written = selectRules(db, ruleOfTarget);
     const upsert = upsertRule(db, target, resourceLevel, actor.userId);
     const results = await db.batch(entry ? [upsert, entry, ...keepInStep, written] : [upsert, ...keepInStep, written]);

@@ -84,7 +84,8 @@ export function subjectOf(input: { organization_member?: string | null; role?: s
 }
 
 /** Whether two PUTs name the same subject (a body peeked before validation, then the validated one). */
-export const sameSubject = (a: RuleSubject, b: RuleSubject) => a.membershipId === b.membershipId && a.roleId === b.roleId;
+export const sameSubject = (a: RuleSubject, b: RuleSubject) =>
+  a.membershipId === b.membershipId && a.roleId === b.roleId;
 
 type SubjectColumns = { organizationMembershipId: SQLiteColumn; roleId: SQLiteColumn };
 
