@@ -15,10 +15,10 @@ CREATE TABLE `resource_access_controls` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `resource_access_controls_member` ON `resource_access_controls` (`environment_id`,`resource`,`organization_membership_id`);--> statement-breakpoint
-CREATE UNIQUE INDEX `resource_access_controls_role` ON `resource_access_controls` (`environment_id`,`resource`,`role_id`);--> statement-breakpoint
+CREATE UNIQUE INDEX `resource_access_controls_role` ON `resource_access_controls` (`environment_id`,`resource`,`role_id`) WHERE "resource_access_controls"."role_id" is not null;--> statement-breakpoint
 CREATE UNIQUE INDEX `resource_access_controls_default` ON `resource_access_controls` (`environment_id`,`resource`) WHERE "resource_access_controls"."organization_membership_id" is null and "resource_access_controls"."role_id" is null;--> statement-breakpoint
-CREATE INDEX `resource_access_controls_membership` ON `resource_access_controls` (`organization_membership_id`);--> statement-breakpoint
-CREATE INDEX `resource_access_controls_role_id` ON `resource_access_controls` (`role_id`);--> statement-breakpoint
+CREATE INDEX `resource_access_controls_membership` ON `resource_access_controls` (`organization_membership_id`) WHERE "resource_access_controls"."organization_membership_id" is not null;--> statement-breakpoint
+CREATE INDEX `resource_access_controls_role_id` ON `resource_access_controls` (`role_id`) WHERE "resource_access_controls"."role_id" is not null;--> statement-breakpoint
 CREATE INDEX `resource_access_controls_created_by` ON `resource_access_controls` (`created_by_id`);--> statement-breakpoint
 CREATE TABLE `role_memberships` (
 	`id` text PRIMARY KEY NOT NULL,
@@ -50,8 +50,8 @@ CREATE INDEX `roles_organization_created` ON `roles` (`organization_id`,`created
 CREATE INDEX `roles_created_by` ON `roles` (`created_by_id`);--> statement-breakpoint
 DROP INDEX `access_controls_resource_default`;--> statement-breakpoint
 ALTER TABLE `access_controls` ADD `role_id` text REFERENCES roles(id) ON DELETE cascade;--> statement-breakpoint
-CREATE UNIQUE INDEX `access_controls_resource_role` ON `access_controls` (`resource`,`resource_id`,`role_id`);--> statement-breakpoint
-CREATE INDEX `access_controls_role_resource` ON `access_controls` (`role_id`,`resource`,`resource_id`,`access_level`);--> statement-breakpoint
+CREATE UNIQUE INDEX `access_controls_resource_role` ON `access_controls` (`resource`,`resource_id`,`role_id`) WHERE "access_controls"."role_id" is not null;--> statement-breakpoint
+CREATE INDEX `access_controls_role_resource` ON `access_controls` (`role_id`,`resource`,`resource_id`,`access_level`) WHERE "access_controls"."role_id" is not null;--> statement-breakpoint
 CREATE UNIQUE INDEX `access_controls_resource_default` ON `access_controls` (`resource`,`resource_id`) WHERE "access_controls"."organization_membership_id" is null and "access_controls"."role_id" is null;--> statement-breakpoint
 ALTER TABLE `organizations` ADD `role_count` integer DEFAULT 0 NOT NULL;;--> statement-breakpoint
 -- drizzle-kit leaves ON DELETE out of an added column's reference: written by hand above, so that a

@@ -661,13 +661,18 @@ export const accessControls = sqliteTable(
   },
   (table) => [
     uniqueIndex("access_controls_resource_member").on(table.resource, table.resourceId, table.organizationMembershipId),
-    uniqueIndex("access_controls_resource_role").on(table.resource, table.resourceId, table.roleId),
+    // Partial, as the role index below: a lookup of the default (`role_id is null`) must not read along them.
+    uniqueIndex("access_controls_resource_role")
+      .on(table.resource, table.resourceId, table.roleId)
+      .where(sql`${table.roleId} is not null`),
     // A unique index treats NULLs as distinct: this one keeps a single default rule per resource.
     uniqueIndex("access_controls_resource_default")
       .on(table.resource, table.resourceId)
       .where(sql`${table.organizationMembershipId} is null and ${table.roleId} is null`),
     // A role's rules of one kind without reading the table (a member's roles' rules), and the cascade.
-    index("access_controls_role_resource").on(table.roleId, table.resource, table.resourceId, table.accessLevel),
+    index("access_controls_role_resource")
+      .on(table.roleId, table.resource, table.resourceId, table.accessLevel)
+      .where(sql`${table.roleId} is not null`),
     // Leads with the environment for the cascade; a list finds the environment's default rules of one kind in it.
     index("access_controls_environment_resource").on(
       table.environmentId,
@@ -712,13 +717,18 @@ export const resourceAccessControls = sqliteTable(
       table.resource,
       table.organizationMembershipId,
     ),
-    uniqueIndex("resource_access_controls_role").on(table.environmentId, table.resource, table.roleId),
+    uniqueIndex("resource_access_controls_role")
+      .on(table.environmentId, table.resource, table.roleId)
+      .where(sql`${table.roleId} is not null`),
     // NULLs are distinct in the unique indexes above: this one keeps a single default per kind.
     uniqueIndex("resource_access_controls_default")
       .on(table.environmentId, table.resource)
       .where(sql`${table.organizationMembershipId} is null and ${table.roleId} is null`),
-    index("resource_access_controls_membership").on(table.organizationMembershipId),
-    index("resource_access_controls_role_id").on(table.roleId),
+    // For the cascades; partial, so that no lookup of the default (both null) reads along them.
+    index("resource_access_controls_membership")
+      .on(table.organizationMembershipId)
+      .where(sql`${table.organizationMembershipId} is not null`),
+    index("resource_access_controls_role_id").on(table.roleId).where(sql`${table.roleId} is not null`),
     index("resource_access_controls_created_by").on(table.createdById),
   ],
 );

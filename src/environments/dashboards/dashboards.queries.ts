@@ -17,7 +17,7 @@ import {
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
-import { isDefaultRule, rolesOfMember, ruleOfMember } from "../../platform/access-rules/member-rule";
+import { resourcesRuledForRolesOf, ruleOfMember } from "../../platform/access-rules/member-rule";
 import { isAdminInSql } from "../../platform/levels";
 import type { z } from "@hono/zod-openapi";
 import {
@@ -248,11 +248,16 @@ const listingOrder: ListOrder = [
 function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
   const ruled = (whose: SQL) => sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
     where ${whose} and ${accessControls.resource} = 'dashboard'`;
-  const defaults = ruled(sql`${accessControls.environmentId} = ${scope.environmentId} and ${isDefaultRule}`);
+  // The defaults, along the environment's index alone (with the roles' rules there: candidates too).
+  const defaults = ruled(
+    sql`${accessControls.environmentId} = ${scope.environmentId} and ${accessControls.organizationMembershipId} is null`,
+  );
   const own = ruled(sql`${accessControls.organizationMembershipId} = ${scope.caller.membershipId}`);
-  const ofRoles = ruled(sql`${accessControls.roleId} in (${rolesOfMember(scope.caller.membershipId)})`);
-  // CROSS JOIN keeps that order: the few candidates first, then each dashboard by its id.
-  return sql`select ${dashboards.id} from (${defaults} union ${own} union ${ofRoles}) as "candidate"
+  const ofRoles = resourcesRuledForRolesOf("dashboard", scope.caller.membershipId);
+  // One pass over every candidate (UNION ALL, then DISTINCT): a union of three would sort the
+  // caller's rules twice. CROSS JOIN keeps that order: the few candidates first, then each
+  // dashboard by its id.
+  return sql`select distinct ${dashboards.id} from (${defaults} union all ${own} union all ${ofRoles}) as "candidate"
     cross join ${dashboards} on ${dashboards.id} = "candidate"."id"
     where ${dashboards.environmentId} = ${scope.environmentId} and ${dashboards.deleted} = 0
       and not ${notHiddenByRule(scope.caller)}`;

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { and, eq, isNull, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { environments, organizationMemberships, roles, users } from "../../db/schema";
 import type { Database } from "../db";
@@ -101,7 +101,8 @@ export function ofSubject(columns: SubjectColumns, subject: RuleSubject): SQL | 
  * the role's column, or, for the default, the partial unique index of rules that name no one.
  */
 export function subjectConflict(keys: SQLiteColumn[], columns: SubjectColumns, subject: RuleSubject) {
-  if (subject.roleId !== null) return { target: [...keys, columns.roleId] };
+  // The roles' unique index is partial (only rows with a role): the target says so.
+  if (subject.roleId !== null) return { target: [...keys, columns.roleId], targetWhere: isNotNull(columns.roleId) };
   if (subject.membershipId !== null) return { target: [...keys, columns.organizationMembershipId] };
   return { target: keys, targetWhere: ofSubject(columns, subject) };
 }

@@ -1,6 +1,6 @@
 import { and, asc, eq, min, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects, users } from "../../db/schema";
-import { rolesOfMember } from "../access-rules/member-rule";
+import { resourcesRuledForRolesOf } from "../access-rules/member-rule";
 import { effectiveProjectLevel } from "../access-rules/project-level";
 import { projectVisible, projectVisibleAtLevel, type CallerMembership } from "../access-rules/project-visibility";
 import { assertProjectInKeyScope } from "../auth/key-scoping";
@@ -25,8 +25,11 @@ export function projectsHiddenFrom(organizationId: OrganizationRef, membership: 
   const ruled = (whose: SQL) => sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
     where ${whose} and ${accessControls.resource} = 'project'`;
   const own = ruled(sql`${accessControls.organizationMembershipId} = ${membership.membershipId}`);
-  const ofRoles = ruled(sql`${accessControls.roleId} in (${rolesOfMember(membership.membershipId)})`);
-  return sql`select "id" from (${privateOnes} union ${own} union ${ofRoles}) as "candidate" where not (${visible})`;
+  const ofRoles = resourcesRuledForRolesOf("project", membership.membershipId);
+  // One pass over every candidate (UNION ALL, then DISTINCT): a union of three would sort the
+  // member's rules twice, whether or not they hold a role.
+  return sql`select distinct "id" from (${privateOnes} union all ${own} union all ${ofRoles}) as "candidate"
+    where not (${visible})`;
 }
 
 /** The join that `projectVisible` reads, for a query that starts from `projects`. */
