@@ -538,6 +538,7 @@ describe("access controls", () => {
         resource: "dashboard",
         resource_id: String(dashboard.body.id),
         organization_member: member.membership.id,
+        role: null,
         access_level: accessLevel,
       },
     });
@@ -622,6 +623,7 @@ describe("access controls", () => {
           resource: "project",
           resource_id: String(team.project.id),
           organization_member: null,
+          role: null,
           access_level: "none",
         },
       }),
@@ -640,6 +642,7 @@ describe("access controls", () => {
           resource: "project",
           resource_id: String(team.project.id),
           organization_member: null,
+          role: null,
           access_level: "member",
         },
       }),

@@ -473,7 +473,8 @@ describe("access rules for roles", () => {
       );
     }
     // Nor may another organization's admin name this organization's role in their own rules.
-    const theirRules = `${dashboardsPath(other.project.id)}/${(await createDashboard(other.key, other.project.id, { name: "B" })).id}/access_controls`;
+    const theirs = await createDashboard(other.key, other.project.id, { name: "B" });
+    const theirRules = `${dashboardsPath(other.project.id)}/${theirs.id}/access_controls`;
     expect(
       (await api("PUT", theirRules, { key: other.key, body: { access_level: "manager", role: role.id } })).status,
     ).toBe(400);

@@ -90,7 +90,7 @@ describe("resource access controls", () => {
     });
   });
 
-  it("refuses dashboards, projects, unknown kinds and levels out of bounds: 400 with attr, nothing stored", async () => {
+  it("refuses dashboards, projects, unknown kinds, levels out of bounds: 400 with attr, nothing stored", async () => {
     const { key, project, member, roleId } = await setup();
     const rulesPath = path("projects", project.id);
     const refused = async (body: Record<string, unknown>) => (await api("PUT", rulesPath, { key, body })).body;

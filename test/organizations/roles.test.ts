@@ -136,7 +136,7 @@ describe("roles", () => {
     expect(second.body.next).toBeNull();
   });
 
-  it("refuses a taken name (whatever its case), a blank, long or invisible one: 400 with attr, nothing written", async () => {
+  it("refuses a taken name (whatever its case), a blank, long or invisible one: 400 with attr", async () => {
     const { organization, key } = await setupOrganization();
     const role = await createRole(organization.id, key, "Engineering");
     const other = await createRole(organization.id, key, "Support");

@@ -177,7 +177,8 @@ describe("access rules: the SQL and JS forms agree", () => {
     pairs.forEach(({ member, project }, index) => {
       const [row] = projectResults[index]!;
       if (!row) throw new Error("no row for a member and a project");
-      const context = `level ${member.level}, own rule ${member.ownRule}, roles' rules ${member.roleRules}, default ${project.defaultRule}`;
+      const rules = `own rule ${member.ownRule}, roles' rules ${member.roleRules}, default ${project.defaultRule}`;
+      const context = `level ${member.level}, ${rules}`;
       // The rule a member has: the highest of their own and their roles', else the project's default.
       const rule = memberRule("project", {
         own: member.ownRule,

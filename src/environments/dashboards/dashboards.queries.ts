@@ -250,7 +250,8 @@ function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
     where ${whose} and ${accessControls.resource} = 'dashboard'`;
   // The defaults, along the environment's index alone (with the roles' rules there: candidates too).
   const defaults = ruled(
-    sql`${accessControls.environmentId} = ${scope.environmentId} and ${accessControls.organizationMembershipId} is null`,
+    sql`${accessControls.environmentId} = ${scope.environmentId}
+      and ${accessControls.organizationMembershipId} is null`,
   );
   const own = ruled(sql`${accessControls.organizationMembershipId} = ${scope.caller.membershipId}`);
   const ofRoles = resourcesRuledForRolesOf("dashboard", scope.caller.membershipId);

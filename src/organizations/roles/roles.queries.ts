@@ -12,14 +12,7 @@ import {
 import { isUniqueViolation, type Database } from "../../platform/db";
 import { validationError } from "../../platform/errors";
 import { nameKey } from "../../platform/names";
-import {
-  counterOf,
-  joinPage,
-  pageOf,
-  selectCount,
-  type ListOrder,
-  type Page,
-} from "../../platform/pagination";
+import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
 import { toUserBasic } from "../../platform/user-basic";

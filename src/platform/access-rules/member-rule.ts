@@ -28,7 +28,8 @@ export function memberRule<R extends AccessControlledResourceName>(
 }
 
 /** A rule that names neither a member nor a role: the resource's default for everyone. */
-export const isDefaultRule = sql`(${accessControls.organizationMembershipId} is null and ${accessControls.roleId} is null)`;
+export const isDefaultRule = sql`(${accessControls.organizationMembershipId} is null
+  and ${accessControls.roleId} is null)`;
 
 /**
  * The rules of the roles a membership holds on resources of one kind, as a query of the
