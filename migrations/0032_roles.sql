@@ -53,7 +53,7 @@ ALTER TABLE `access_controls` ADD `role_id` text REFERENCES roles(id) ON DELETE 
 CREATE UNIQUE INDEX `access_controls_resource_role` ON `access_controls` (`resource`,`resource_id`,`role_id`) WHERE "access_controls"."role_id" is not null;--> statement-breakpoint
 CREATE INDEX `access_controls_role_resource` ON `access_controls` (`role_id`,`resource`,`resource_id`,`access_level`) WHERE "access_controls"."role_id" is not null;--> statement-breakpoint
 CREATE UNIQUE INDEX `access_controls_resource_default` ON `access_controls` (`resource`,`resource_id`) WHERE "access_controls"."organization_membership_id" is null and "access_controls"."role_id" is null;--> statement-breakpoint
-ALTER TABLE `organizations` ADD `role_count` integer DEFAULT 0 NOT NULL;;--> statement-breakpoint
+ALTER TABLE `organizations` ADD `role_count` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 -- drizzle-kit leaves ON DELETE out of an added column's reference: written by hand above, so that a
 -- role's rules go with it. The counts of the roles list and of each role's members, kept by
 -- triggers as every other list's (0010): a role or a membership removed by a cascade (the
