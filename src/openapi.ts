@@ -34,7 +34,11 @@ const TAGS = [
   { name: "batch_exports", description: "Scheduled exports of a project's data to a destination." },
   { name: "dashboards", description: "An environment's dashboards and their tiles." },
   { name: "sharing", description: "A dashboard's public link, and the public page it opens." },
-  { name: "access_controls", description: "Per-member access rules on dashboards and projects." },
+  { name: "roles", description: "An organization's roles and their members, whom access rules may name." },
+  {
+    name: "access_controls",
+    description: "Access rules for a member, a role or everyone, on dashboards, projects and kinds of resources.",
+  },
   { name: "environments", description: "A project's environment (the same id), in PostHog's Team shape." },
   { name: "activity log", description: "Who changed what, when: every write, in a hash chain per organization." },
   {

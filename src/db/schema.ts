@@ -87,6 +87,7 @@ export const organizations = sqliteTable(
     projectCount: integer("project_count").notNull().default(0),
     batchExportCount: integer("batch_export_count").notNull().default(0),
     webhookCount: integer("webhook_count").notNull().default(0),
+    roleCount: integer("role_count").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
     /** Raised by every write of the organization's own fields (never by its counters): its `ETag`. */
@@ -674,6 +675,51 @@ export const sharePasswords = sqliteTable(
  * Per-member access rules on one resource, e.g. resource "dashboard" and its id, or "project" (whose
  * rules live in its first environment, which shares its id). Private projects are rules too.
  */
+/** An organization's roles (RBAC): named groups of members that access rules may name. */
+export const roles = sqliteTable(
+  "roles",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    /** `nameKey(name)`: a role's name is unique in its organization as readers see it. */
+    nameKey: text("name_key").notNull(),
+    createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
+    /** Kept by triggers on role_memberships (migration roles): the members list's count in one row. */
+    memberCount: integer("member_count").notNull().default(0),
+    createdAt: createdAt(),
+  },
+  (table) => [
+    uniqueIndex("roles_organization_name").on(table.organizationId, table.nameKey),
+    index("roles_organization_created").on(table.organizationId, table.createdAt, table.id),
+    index("roles_created_by").on(table.createdById),
+  ],
+);
+
+/** A member's place in a role: one row per (role, organization membership). */
+export const roleMemberships = sqliteTable(
+  "role_memberships",
+  {
+    id: text("id").primaryKey(),
+    roleId: text("role_id")
+      .notNull()
+      .references(() => roles.id, { onDelete: "cascade" }),
+    organizationMembershipId: text("organization_membership_id")
+      .notNull()
+      .references(() => organizationMemberships.id, { onDelete: "cascade" }),
+    joinedAt: text("joined_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("role_memberships_role_member").on(table.roleId, table.organizationMembershipId),
+    index("role_memberships_role_joined").on(table.roleId, table.joinedAt, table.id),
+    // A member's roles, read with every rule that names a role; and the cascade when the membership goes.
+    index("role_memberships_member_role").on(table.organizationMembershipId, table.roleId),
+  ],
+);
+
 export const accessControls = sqliteTable(
   "access_controls",
   {
@@ -683,10 +729,12 @@ export const accessControls = sqliteTable(
       .references(() => environments.id, { onDelete: "cascade" }),
     resource: text("resource").notNull(),
     resourceId: text("resource_id").notNull(),
-    /** null: the resource's default rule for everyone in the project. */
+    /** null with `roleId` null: the resource's default rule for everyone in the project. */
     organizationMembershipId: text("organization_membership_id").references(() => organizationMemberships.id, {
       onDelete: "cascade",
     }),
+    /** A role's rule (its members' rule); null for a member's rule and the default. */
+    roleId: text("role_id").references(() => roles.id, { onDelete: "cascade" }),
     accessLevel: text("access_level", { enum: ["none", "viewer", "editor", "manager", "member", "admin"] }).notNull(),
     createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
     createdAt: createdAt(),
@@ -694,10 +742,18 @@ export const accessControls = sqliteTable(
   },
   (table) => [
     uniqueIndex("access_controls_resource_member").on(table.resource, table.resourceId, table.organizationMembershipId),
+    // Partial, as the role index below: a lookup of the default (`role_id is null`) must not read along them.
+    uniqueIndex("access_controls_resource_role")
+      .on(table.resource, table.resourceId, table.roleId)
+      .where(sql`${table.roleId} is not null`),
     // A unique index treats NULLs as distinct: this one keeps a single default rule per resource.
     uniqueIndex("access_controls_resource_default")
       .on(table.resource, table.resourceId)
-      .where(sql`${table.organizationMembershipId} is null`),
+      .where(sql`${table.organizationMembershipId} is null and ${table.roleId} is null`),
+    // A role's rules of one kind without reading the table (a member's roles' rules), and the cascade.
+    index("access_controls_role_resource")
+      .on(table.roleId, table.resource, table.resourceId, table.accessLevel)
+      .where(sql`${table.roleId} is not null`),
     // Leads with the environment for the cascade; a list finds the environment's default rules of one kind in it.
     index("access_controls_environment_resource").on(
       table.environmentId,
@@ -712,6 +768,49 @@ export const accessControls = sqliteTable(
       table.accessLevel,
     ),
     index("access_controls_created_by").on(table.createdById),
+  ],
+);
+
+/**
+ * Rules on a kind of resource in one environment (every dashboard, every survey...), PostHog's
+ * resource-level access controls: a member's, a role's, or the default for everyone.
+ */
+export const resourceAccessControls = sqliteTable(
+  "resource_access_controls",
+  {
+    id: text("id").primaryKey(),
+    environmentId: integer("environment_id")
+      .notNull()
+      .references(() => environments.id, { onDelete: "cascade" }),
+    resource: text("resource").notNull(),
+    organizationMembershipId: text("organization_membership_id").references(() => organizationMemberships.id, {
+      onDelete: "cascade",
+    }),
+    roleId: text("role_id").references(() => roles.id, { onDelete: "cascade" }),
+    accessLevel: text("access_level").notNull(),
+    createdById: integer("created_by_id").references(() => users.id, { onDelete: "set null" }),
+    createdAt: createdAt(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("resource_access_controls_member").on(
+      table.environmentId,
+      table.resource,
+      table.organizationMembershipId,
+    ),
+    uniqueIndex("resource_access_controls_role")
+      .on(table.environmentId, table.resource, table.roleId)
+      .where(sql`${table.roleId} is not null`),
+    // NULLs are distinct in the unique indexes above: this one keeps a single default per kind.
+    uniqueIndex("resource_access_controls_default")
+      .on(table.environmentId, table.resource)
+      .where(sql`${table.organizationMembershipId} is null and ${table.roleId} is null`),
+    // For the cascades; partial, so that no lookup of the default (both null) reads along them.
+    index("resource_access_controls_membership")
+      .on(table.organizationMembershipId)
+      .where(sql`${table.organizationMembershipId} is not null`),
+    index("resource_access_controls_role_id").on(table.roleId).where(sql`${table.roleId} is not null`),
+    index("resource_access_controls_created_by").on(table.createdById),
   ],
 );
 

@@ -5,6 +5,7 @@ import { projectAccessControl } from "../projects/project-access-control";
 import { projectActivityLogRouter } from "./activity-log";
 import { batchExportsRouter } from "./batch-exports";
 import { dashboardsRouter } from "./dashboards";
+import { resourceAccessControlsRouter } from "./resource-access-controls";
 import { collaboratorsRouter } from "./dashboards/collaborators";
 import { sharingRouter } from "./dashboards/sharing";
 import { underEveryTree } from "./project-trees";
@@ -20,4 +21,5 @@ export const environmentsRouter = createRouter()
   .route(
     "/",
     underEveryTree((tree) => accessControls(projectAccessControl, `${tree}/{project_id}`)),
-  );
+  )
+  .route("/", resourceAccessControlsRouter);

@@ -22,6 +22,7 @@ import {
   retrieveOrganization,
   updateOrganization,
 } from "./organizations.routes";
+import { organizationRolesRouter } from "./roles";
 import { organizationWebhooksRouter } from "./webhooks";
 
 export const organizationsRouter = createRouter()
@@ -39,4 +40,5 @@ export const organizationsRouter = createRouter()
   .route("/", organizationActivityLogRouter)
   .route("/", organizationEventsRouter)
   .route("/", organizationWebhooksRouter)
-  .route("/", organizationApiKeysRouter);
+  .route("/", organizationApiKeysRouter)
+  .route("/", organizationRolesRouter);

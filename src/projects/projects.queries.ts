@@ -26,6 +26,7 @@ import {
   membershipsOf,
 } from "../platform/route-context/organization";
 import { assertKeyPolicyAllows, type KeyPolicy } from "../platform/auth/key-policy";
+import { isDefaultRule } from "../platform/access-rules/member-rule";
 import {
   currentProjectId,
   membershipOfCaller,
@@ -179,7 +180,7 @@ function privacyRuleStatements(db: Database, where: SQL, isPrivate: boolean) {
       .where(
         and(
           eq(accessControls.resource, "project"),
-          sql`${accessControls.organizationMembershipId} is null`,
+          isDefaultRule,
           eq(accessControls.accessLevel, "none"),
           sql`${accessControls.resourceId} in (select cast(${projects.id} as text) from ${projects} where ${where})`,
         ),
@@ -195,6 +196,7 @@ function privacyRuleStatements(db: Database, where: SQL, isPrivate: boolean) {
           resource: sql<"project">`'project'`.as("resource"),
           resourceId: sql<string>`cast(${projects.id} as text)`.as("resource_id"),
           organizationMembershipId: sql<null>`null`.as("organization_membership_id"),
+          roleId: sql<null>`null`.as("role_id"),
           accessLevel: sql<"none">`'none'`.as("access_level"),
           createdById: sql<null>`null`.as("created_by_id"),
           createdAt: projects.updatedAt,
@@ -205,7 +207,7 @@ function privacyRuleStatements(db: Database, where: SQL, isPrivate: boolean) {
     )
     .onConflictDoUpdate({
       target: [accessControls.resource, accessControls.resourceId],
-      targetWhere: sql`${accessControls.organizationMembershipId} is null`,
+      targetWhere: isDefaultRule,
       set: { accessLevel: "none", updatedAt: sql`excluded.updated_at` },
     });
 }

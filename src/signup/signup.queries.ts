@@ -95,6 +95,7 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, e
         resource: sql<"project">`'project'`.as("resource"),
         resourceId: sql<string>`cast(${projects.id} as text)`.as("resource_id"),
         organizationMembershipId: sql<string>`${membershipId}`.as("organization_membership_id"),
+        roleId: sql<null>`null`.as("role_id"),
         accessLevel: sql<"member" | "admin">`${grantable}`.as("access_level"),
         createdById: invites.createdById,
         createdAt: sql<string>`${now}`.as("created_at"),

@@ -559,6 +559,7 @@ describe("access controls", () => {
         resource: "dashboard",
         resource_id: String(dashboard.body.id),
         organization_member: member.membership.id,
+        role: null,
         access_level: accessLevel,
       },
     });
@@ -643,6 +644,7 @@ describe("access controls", () => {
           resource: "project",
           resource_id: String(team.project.id),
           organization_member: null,
+          role: null,
           access_level: "none",
         },
       }),
@@ -661,6 +663,7 @@ describe("access controls", () => {
           resource: "project",
           resource_id: String(team.project.id),
           organization_member: null,
+          role: null,
           access_level: "member",
         },
       }),

@@ -31,6 +31,7 @@ const rule = (fields: Record<string, unknown>) => ({
   id: expect.stringMatching(UUID),
   created_at: expect.stringMatching(ISO_TIMESTAMP),
   updated_at: expect.stringMatching(ISO_TIMESTAMP),
+  role: null,
   ...fields,
 });
 
@@ -352,5 +353,131 @@ describe("project access controls", () => {
       .from(schema.accessControls)
       .where(eq(schema.accessControls.resourceId, String(project.id)));
     expect(stored).toEqual([]);
+  });
+});
+
+describe("access rules for roles", () => {
+  /** A role of the organization with `members` in it, made through the API. */
+  async function roleWith(organizationId: string, key: string, name: string, members: { user: { uuid: string } }[]) {
+    const role = await api("POST", `/api/organizations/${organizationId}/roles`, { key, body: { name } });
+    expect(role.status).toBe(201);
+    const memberships: string[] = [];
+    for (const member of members) {
+      const added = await api("POST", `/api/organizations/${organizationId}/roles/${role.body.id}/role_memberships`, {
+        key,
+        body: { user_uuid: member.user.uuid },
+      });
+      expect(added.status).toBe(201);
+      memberships.push(added.body.id);
+    }
+    return { id: role.body.id as string, memberships };
+  }
+
+  it("a role's rule raises its members on a dashboard, and leaving the role lowers them again", async () => {
+    const { key, organization, project, member, dashboardPath, rulesPath } = await setupTeam();
+    const listed = async () => {
+      const response = await api("GET", dashboardsPath(project.id), { key: member.key });
+      return { names: response.body.results.map((item: { name: string }) => item.name), count: response.body.count };
+    };
+    await api("PUT", rulesPath, { key, body: { access_level: "none" } });
+    expect((await api("GET", dashboardPath, { key: member.key })).status).toBe(404);
+    expect(await listed()).toEqual({ names: [], count: 0 });
+
+    const role = await roleWith(organization.id, key, "Analysts", [member]);
+    const put = await api("PUT", rulesPath, { key, body: { access_level: "editor", role: role.id } });
+    expect(put.status).toBe(200);
+    expect(put.body).toEqual(
+      rule({
+        access_level: "editor",
+        organization_member: null,
+        role: role.id,
+        resource: "dashboard",
+        resource_id: put.body.resource_id,
+        created_by: null,
+      }),
+    );
+    const seen = await api("GET", dashboardPath, { key: member.key });
+    expect(seen.status).toBe(200);
+    expect(seen.body.user_access_level).toBe("editor");
+    expect(await listed()).toEqual({ names: ["Board"], count: 1 });
+    // A member's own lower rule does not undo their role's grant: the highest of the two wins.
+    await api("PUT", rulesPath, { key, body: { access_level: "none", organization_member: member.membership.id } });
+    expect((await api("GET", dashboardPath, { key: member.key })).body.user_access_level).toBe("editor");
+    expect(await listed()).toEqual({ names: ["Board"], count: 1 });
+
+    const leave = await api(
+      "DELETE",
+      `/api/organizations/${organization.id}/roles/${role.id}/role_memberships/${role.memberships[0]}`,
+      { key },
+    );
+    expect(leave.status).toBe(204);
+    expect((await api("GET", dashboardPath, { key: member.key })).body).toEqual(NOT_FOUND);
+    expect(await listed()).toEqual({ names: [], count: 0 });
+
+    const entries = (await api("GET", `/api/environments/${project.id}/activity_log?scope=AccessControl`, { key })).body
+      .results;
+    const ofRole = entries.find((entry: { detail: { context: { role: string | null } } }) => entry.detail.context.role);
+    expect(ofRole).toMatchObject({
+      activity: "created",
+      detail: { name: "Analysts", context: { role: role.id, organization_member: null, access_level: "editor" } },
+    });
+  });
+
+  it("a role's admin rule makes its members project admins; removing the rule lowers them again", async () => {
+    const { key, organization, member } = await setupTeam();
+    const secret = await createProject(organization.id, { name: "Secret", access_control: true });
+    const projectPath = `/api/projects/${secret.id}`;
+    const rulesPath = `${projectPath}/access_controls`;
+    expect((await api("GET", projectPath, { key: member.key })).status).toBe(404);
+    const projects = async () => (await api("GET", "/api/projects", { key: member.key })).body;
+    const before = await projects();
+
+    const role = await roleWith(organization.id, key, "Project leads", [member]);
+    expect((await api("PUT", rulesPath, { key, body: { access_level: "admin", role: role.id } })).status).toBe(200);
+    const raised = await api("GET", projectPath, { key: member.key });
+    expect(raised.body.effective_membership_level).toBe(MembershipLevel.admin);
+    const listed = await projects();
+    expect(listed.count).toBe(before.count + 1);
+    expect(listed.results.map((item: { id: number }) => item.id)).toContain(secret.id);
+    // As a project admin, the member may now manage the project's rules.
+    expect((await api("GET", rulesPath, { key: member.key })).body.user_can_edit_access_levels).toBe(true);
+
+    const removed = await api("PUT", rulesPath, { key, body: { access_level: null, role: role.id } });
+    expect(removed.status).toBe(204);
+    expect((await api("GET", projectPath, { key: member.key })).body).toEqual(NOT_FOUND);
+    expect(await projects()).toEqual(before);
+  });
+
+  it("refuses a rule for both a member and a role, or for a role of another organization (400)", async () => {
+    const { key, organization, member, rulesPath } = await setupTeam();
+    const role = await roleWith(organization.id, key, "Mine", []);
+    const other = await setupOrganization();
+    const foreign = await roleWith(other.organization.id, other.key, "Theirs", []);
+    expect(
+      (
+        await api("PUT", rulesPath, {
+          key,
+          body: { access_level: "viewer", role: role.id, organization_member: member.membership.id },
+        })
+      ).body,
+    ).toEqual(
+      errorBody(
+        "validation_error",
+        "invalid_input",
+        "You can not scope an access control to both a member and a role.",
+      ),
+    );
+    for (const roleId of [foreign.id, "0192a000-0000-7000-8000-000000000000"]) {
+      expect((await api("PUT", rulesPath, { key, body: { access_level: "viewer", role: roleId } })).body).toEqual(
+        errorBody("validation_error", "does_not_exist", `Invalid pk "${roleId}" - object does not exist.`, "role"),
+      );
+    }
+    // Nor may another organization's admin name this organization's role in their own rules.
+    const theirs = await createDashboard(other.key, other.project.id, { name: "B" });
+    const theirRules = `${dashboardsPath(other.project.id)}/${theirs.id}/access_controls`;
+    expect(
+      (await api("PUT", theirRules, { key: other.key, body: { access_level: "manager", role: role.id } })).status,
+    ).toBe(400);
+    expect((await api("GET", rulesPath, { key })).body.access_controls).toEqual([]);
   });
 });

@@ -12,9 +12,9 @@ import {
   db,
   errorBody,
   grantProjectAccess,
+  memberBody,
   ISO_TIMESTAMP,
   setupOrganization,
-  userBasic,
   nextLink,
 } from "../support/harness";
 import { daysAgo, expectKeyAndMembershipRequired, restoreTestDoubles } from "../support/people";
@@ -26,21 +26,7 @@ const memberPath = (organizationId: string, userUuid: string) => `${membersPath(
 const forbidden = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
 const notFound = errorBody("invalid_request", "not_found", "Not found.");
 
-type Membership = typeof schema.organizationMemberships.$inferSelect;
-type User = typeof schema.users.$inferSelect;
-
-function expectedMember(membership: Membership, user: User) {
-  return {
-    id: membership.id,
-    user: userBasic(user),
-    level: membership.level,
-    joined_at: membership.joinedAt,
-    updated_at: membership.updatedAt,
-    is_2fa_enabled: false,
-    has_social_auth: false,
-    last_login: user.lastLogin,
-  };
-}
+const expectedMember = memberBody;
 
 async function memberLevels(organizationId: string, key: string) {
   const response = await api("GET", `${membersPath(organizationId)}?limit=1000`, { key });

@@ -1,6 +1,6 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { accessControls, organizationMemberships, projects } from "../../src/db/schema";
+import { accessControls, organizationMemberships, projects, roleMemberships, roles } from "../../src/db/schema";
 import {
   dashboardRights,
   dashboardVisibleInSql,
@@ -9,7 +9,7 @@ import {
   type AccessLevel,
 } from "../../src/platform/access-rules/dashboard-rights";
 import { grantableLevel, grantableLevelInSql } from "../../src/platform/access-rules/grantable-level";
-import { ruleOfMember, type AccessLevelOf } from "../../src/platform/access-rules/member-rule";
+import { memberRule, ruleOfMember, type AccessLevelOf } from "../../src/platform/access-rules/member-rule";
 import { effectiveProjectLevel, projectLevel, projectLevelInSql } from "../../src/platform/access-rules/project-level";
 import {
   projectVisible,
@@ -25,9 +25,9 @@ import { addMember, createProject, db, grantProjectAccess, setupOrganization } f
 /*
  * Each access rule has an SQL form (for the statements that filter and rank rows) and a JS form
  * (for the checks made on rows already read), side by side in src/platform/access-rules/. For
- * every combination of an organization level, a member's own project rule and the project's
- * default, a dashboard rule, restriction level, collaboration and authorship, both forms are
- * evaluated, the SQL one in D1 against real rules, and must agree.
+ * every combination of an organization level, a member's own project rule, the rules of the roles
+ * they hold and the project's default, a dashboard rule, restriction level, collaboration and
+ * authorship, both forms are evaluated, the SQL one in D1 against real rules, and must agree.
  */
 
 type ProjectRule = AccessLevelOf<"project">;
@@ -39,12 +39,20 @@ const RESTRICTIONS = [RestrictionLevel.everyoneCanEdit, RestrictionLevel.onlyCol
 /** A collaborator's level, if any: only edit access can be given (`PrivilegeLevel.canEdit`). */
 const COLLABORATIONS = [null, PrivilegeLevel.canEdit];
 const REQUESTED = ["member", "admin"] as const;
+/** The roles a member holds, by the rule each role has on every project: none, one, or two that differ. */
+const ROLE_SETS: ProjectRule[][] = [[], ["none"], ["admin"], ["none", "member"], ["member", "admin"]];
 
 /** A value bound in a statement, null included. */
 const literal = (value: string | number | null): SQL => (value === null ? sql`null` : sql`${value}`);
 const truth = (value: unknown) => Boolean(Number(value));
 
-type Member = { userId: number; membershipId: string; level: number; ownRule: ProjectRule | null };
+type Member = {
+  userId: number;
+  membershipId: string;
+  level: number;
+  ownRule: ProjectRule | null;
+  roleRules: ProjectRule[];
+};
 type Project = { id: number; defaultRule: ProjectRule | null };
 
 let otherUserId: number;
@@ -70,12 +78,44 @@ beforeAll(async () => {
       updatedAt: now,
     });
   }
+  // One role per level, with that rule on every project.
+  const roleOfRule = new Map<ProjectRule, string>();
+  for (const roleRule of ["none", "member", "admin"] as const) {
+    const roleId = uuid7();
+    roleOfRule.set(roleRule, roleId);
+    await db
+      .insert(roles)
+      .values({ id: roleId, organizationId: organization.id, name: roleRule, nameKey: roleRule, createdAt: now });
+    for (const project of projectsByDefault) {
+      await db.insert(accessControls).values({
+        id: uuid7(),
+        environmentId: project.id,
+        resource: "project",
+        resourceId: String(project.id),
+        roleId,
+        accessLevel: roleRule,
+        createdAt: now,
+        updatedAt: now,
+      });
+    }
+  }
   for (const level of LEVELS) {
     for (const ownRule of PROJECT_RULES) {
-      const { user, membership } = await addMember(organization.id, level);
-      members.push({ userId: user.id, membershipId: membership.id, level, ownRule });
-      if (ownRule === null) continue;
-      for (const project of projectsByDefault) await grantProjectAccess(project.id, membership.id, ownRule);
+      for (const roleRules of ROLE_SETS) {
+        const { user, membership } = await addMember(organization.id, level);
+        members.push({ userId: user.id, membershipId: membership.id, level, ownRule, roleRules });
+        for (const roleRule of roleRules) {
+          await db.insert(roleMemberships).values({
+            id: uuid7(),
+            roleId: roleOfRule.get(roleRule)!,
+            organizationMembershipId: membership.id,
+            joinedAt: now,
+            updatedAt: now,
+          });
+        }
+        if (ownRule === null) continue;
+        for (const project of projectsByDefault) await grantProjectAccess(project.id, membership.id, ownRule);
+      }
     }
   }
 });
@@ -137,9 +177,14 @@ describe("access rules: the SQL and JS forms agree", () => {
     pairs.forEach(({ member, project }, index) => {
       const [row] = projectResults[index]!;
       if (!row) throw new Error("no row for a member and a project");
-      const context = `level ${member.level}, own rule ${member.ownRule}, default ${project.defaultRule}`;
-      // The rule a member has: their own, else the project's default.
-      const rule = member.ownRule ?? project.defaultRule;
+      const rules = `own rule ${member.ownRule}, roles' rules ${member.roleRules}, default ${project.defaultRule}`;
+      const context = `level ${member.level}, ${rules}`;
+      // The rule a member has: the highest of their own and their roles', else the project's default.
+      const rule = memberRule("project", {
+        own: member.ownRule,
+        ofRoles: member.roleRules,
+        default: project.defaultRule,
+      });
       expect(row.rule, context).toBe(rule);
       const visible = projectVisibleTo(member.level, rule);
       for (const form of [row.visible, row.visibleFromParts, row.visibleAtKnownLevel, row.visibleAtLevelInSql]) {
@@ -179,6 +224,7 @@ describe("access rules: the SQL and JS forms agree", () => {
     expect(combinations).toBe(
       LEVELS.length *
         PROJECT_RULES.length ** 2 *
+        ROLE_SETS.length *
         (REQUESTED.length + DASHBOARD_RULES.length * 2 * RESTRICTIONS.length * COLLABORATIONS.length),
     );
   });

@@ -39,9 +39,12 @@ let nextId = 1_000_000;
 let now = "";
 
 /**
- * `count` members of the organization, each with a rule on the project, a dashboard there and a collaboration on it.
+ * `count` members of the organization, each with a rule on the project, a dashboard there, a
+ * collaboration on it, and a place in the organization's one role.
  */
 function seedOrganization(rows: SeedRows, organizationId: string, projectId: number, count: number) {
+  const roleId = uuid7();
+  rows.roles.push({ id: roleId, organizationId, name: "Everyone", nameKey: "everyone", createdAt: now });
   for (let index = 0; index < count; index += 1) {
     const id = (nextId += 1);
     const membershipId = uuid7();
@@ -63,6 +66,13 @@ function seedOrganization(rows: SeedRows, organizationId: string, projectId: num
       lastModifiedAt: now,
     });
     rows.collaborators.push({ id: uuid7(), dashboardId: id, userId: id, level: 37, addedAt: now, updatedAt: now });
+    rows.roleMemberships.push({
+      id: uuid7(),
+      roleId,
+      organizationMembershipId: membershipId,
+      joinedAt: now,
+      updatedAt: now,
+    });
     rows.accessControls.push({
       id: uuid7(),
       environmentId: projectId,
@@ -224,6 +234,26 @@ describe("rows read are bounded by the page, not the table", () => {
     expect(many.cost.rowsRead).toBeLessThanOrEqual(6 * many.body.count + 80);
   });
 
+  it("a role's members page along its index: every page through `next` reads about a page", async () => {
+    const roles = await api("GET", `/api/organizations/${team.organization.id}/roles?limit=1`, { key: team.key });
+    const role = roles.body.results[0];
+    // Every seeded member, less any an earlier test removed from the organization (and so from the role).
+    const members = role.members.length;
+    expect(members).toBeGreaterThanOrEqual(SIZE - 1);
+    let url: string | null = `/api/organizations/${team.organization.id}/roles/${role.id}/role_memberships?limit=10`;
+    const listed = new Set<string>();
+    for (let page = 0; page < 20 && url; page += 1) {
+      const response = await api("GET", url, { key: team.key });
+      expect(response.body.count).toBe(members);
+      expect(response.body.results).toHaveLength(10);
+      expect(response.cost.queries).toBe(1);
+      expect(response.cost.rowsRead, url).toBeLessThanOrEqual(3 * 10 + 50);
+      for (const membership of response.body.results) listed.add(membership.id);
+      url = response.body.next && `${new URL(response.body.next).pathname}${new URL(response.body.next).search}`;
+    }
+    expect(listed.size).toBe(200);
+  });
+
   it("finding a member by e-mail reads a bounded number of rows", async () => {
     const member = seeded.users[SIZE / 4]!;
     const response = await api("GET", `/api/organizations/${team.organization.id}/members?email=${member.email}`, {
@@ -304,6 +334,7 @@ describe("every list counts in one row and pages along its index", () => {
       [`/api/organizations/${o.organization.id}/members`, SIZE + 2],
       [`/api/organizations/${o.organization.id}/invites`, SIZE],
       [`/api/organizations/${o.organization.id}/domains`, SIZE],
+      [`/api/organizations/${o.organization.id}/roles`, SIZE],
       [`/api/organizations/${o.organization.id}/projects`, projects],
       [`/api/organizations/${o.organization.id}/batch_exports`, SIZE + (hidden ? 0 : 2)],
       [`/api/environments/${o.project.id}/batch_exports`, SIZE],

@@ -38,6 +38,8 @@ const COUNTERS = [
   ["users", "organization_count", "select count(*) from organization_memberships where user_id = users.id"],
   ["organizations", "webhook_count", "select count(*) from webhooks where organization_id = organizations.id"],
   ["webhooks", "delivery_count", "select count(*) from webhook_deliveries where webhook_id = webhooks.id"],
+  ["organizations", "role_count", "select count(*) from roles where organization_id = organizations.id"],
+  ["roles", "member_count", "select count(*) from role_memberships where role_id = roles.id"],
 ] as const;
 
 /** A delivery of the webhook, written directly: deliveries are made by the outbox, not by a route. */
@@ -157,6 +159,21 @@ describe("list counters", () => {
     await send("DELETE", `${organization}/webhooks/${removed.body.id}`);
     await send("DELETE", `${organization}/webhooks/${removed.body.id}`);
 
+    // Roles: created, a taken name refused, one deleted with its memberships; members added, one
+    // twice (refused), and one who leaves the organization (their role memberships go with them).
+    const role = await send("POST", `${organization}/roles`, { name: "Kept" });
+    await send("POST", `${organization}/roles`, { name: "kept" });
+    const gone = await send("POST", `${organization}/roles`, { name: "Gone" });
+    const leaver = await addMember(team.organization.id, MembershipLevel.member);
+    const stays = await addMember(team.organization.id, MembershipLevel.member);
+    for (const held of [role, gone]) {
+      for (const holder of [leaver, stays, stays]) {
+        await send("POST", `${organization}/roles/${held.body.id}/role_memberships`, { user_uuid: holder.user.uuid });
+      }
+    }
+    await send("DELETE", `${organization}/roles/${gone.body.id}`);
+    await send("DELETE", `${organization}/members/${leaver.user.uuid}`);
+
     // Members: one removed, a missing one 404.
     const member = await addMember(team.organization.id, MembershipLevel.member);
     await send("DELETE", `${organization}/members/${member.user.uuid}`);
@@ -207,8 +224,8 @@ describe("list counters", () => {
     // Refused: the bad bulk, the second delete of an invite, the duplicate domain, the taken project
     // name, the export without destination and its second delete, the dashboard named 42, the bad
     // scope and the revoked key, the URL that is none and the deleted webhook, the removed member,
-    // and one of the racing deletes of one export.
-    expect(statuses.filter((status) => status >= 400 && status < 500).length).toBe(13);
+    // one of the racing deletes of one export, the taken role name and the two second places in a role.
+    expect(statuses.filter((status) => status >= 400 && status < 500).length).toBe(16);
     expect(statuses.filter((status) => status >= 500)).toEqual([]);
     expect(await countersThatDrifted()).toEqual([]);
     expect(await exercisedCounters()).toEqual(COUNTERS.map(([table, column]) => `${table}.${column}`));

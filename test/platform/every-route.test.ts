@@ -313,6 +313,7 @@ describe("every authenticated read", () => {
       .replace("{project_id}", tenant.project)
       .replace("{dashboard_id}", ids.dashboards!)
       .replace("{version}", ids.versions!)
+      .replace("{role_id}", ids.roles!)
       .replace(/\/([a-z_]+)\/\{id\}/, (_match, collection: string) => `/${collection}/${ids[collection]}`);
   }
 
@@ -349,6 +350,13 @@ describe("every authenticated read", () => {
       key: seeded.key,
       body: { label: "Reads", scopes: ["*"] },
     });
+    const rolesPath = `/api/organizations/${seeded.organization.id}/roles`;
+    const role = await api("POST", rolesPath, { key: seeded.key, body: { name: "Readers" } });
+    const roleMembership = await api("POST", `${rolesPath}/${role.body.id}/role_memberships`, {
+      key: seeded.key,
+      body: { user_uuid: seeded.owner.uuid },
+    });
+    expect(roleMembership.status).toBe(201);
     // Used once, so that KV holds it, as `seeded.key` is held.
     await api("GET", "/api/service_keys/@current", { key: serviceKey.body.value });
     const ids = idsByCollection(seeded, {
@@ -357,6 +365,8 @@ describe("every authenticated read", () => {
       webhooks: webhook.body.id,
       activity_log: projectLog.body.results[0].id,
       exports: created.body.id,
+      roles: role.body.id,
+      role_memberships: roleMembership.body.id,
     });
     const reads = (await authenticatedOperations()).filter((operation) => operation.method === "GET");
     expect(reads.length).toBeGreaterThan(30);

@@ -47,6 +47,20 @@ export function userBasic(user: TestUser) {
   };
 }
 
+/** A member's whole body, as `GET .../members` and a role membership's `organization_member` show it. */
+export function memberBody(membership: typeof schema.organizationMemberships.$inferSelect, user: TestUser) {
+  return {
+    id: membership.id,
+    user: userBasic(user),
+    level: membership.level,
+    joined_at: membership.joinedAt,
+    updated_at: membership.updatedAt,
+    is_2fa_enabled: false,
+    has_social_auth: false,
+    last_login: user.lastLogin,
+  };
+}
+
 export async function createApiKey(
   user: TestUser,
   options: { scopes?: string[]; scopedOrganizations?: string[]; scopedTeams?: number[] } = {},

@@ -31,6 +31,8 @@ const SEEDED_TABLES = {
   dashboards: schema.dashboards,
   collaborators: schema.dashboardCollaborators,
   accessControls: schema.accessControls,
+  roles: schema.roles,
+  roleMemberships: schema.roleMemberships,
   activityLog: schema.activityLog,
 };
 
@@ -85,6 +87,13 @@ function seedBatchExport(rows: SeedRows, organizationId: string, environmentId: 
   return id;
 }
 
+/** A role without members: the roles list's rows (its members are read with it, all of them). */
+export const seedRole = (rows: SeedRows, organizationId: string, now: string) => {
+  const id = uuid7();
+  rows.roles.push({ id, organizationId, name: `Role ${id}`, nameKey: `role ${id}`, createdAt: now });
+  return id;
+};
+
 const seedDomain = (rows: SeedRows, organizationId: string, now: string) => {
   const id = uuid7();
   rows.domains.push({ id, organizationId, domain: `${id}.example.com`, verificationChallenge: id, createdAt: now });
@@ -138,7 +147,7 @@ export type SeededOrganization = Awaited<ReturnType<typeof setupOrganization>> &
 
 /**
  * `size` rows of each kind in a new organization (projects stop short of the organization's
- * limit): members (each with a rule on the first project), invites, domains, projects, batch
+ * limit): members (each with a rule on the first project), invites, domains, roles, projects, batch
  * exports, dashboards, a few personal API keys of the owner, activity-log entries (unsealed:
  * reading them costs the same), and collaborators and rules on one dashboard. Rows to insert are
  * added to `rows`; nothing is written until `insertSeedRows`.
@@ -151,6 +160,7 @@ export async function seedOrganization(rows: SeedRows, size: number): Promise<Se
   const inviteToken = await mintInviteToken();
   const inviteId = seedInvite(rows, organizationId, now, inviteToken.hash);
   const domainId = seedDomain(rows, organizationId, now);
+  seedRole(rows, organizationId, now);
   const batchExportId = seedBatchExport(rows, organizationId, environmentId, now);
   const dashboardId = newId();
   rows.dashboards.push({
@@ -167,6 +177,7 @@ export async function seedOrganization(rows: SeedRows, size: number): Promise<Se
   for (let index = 1; index < size; index += 1) {
     seedInvite(rows, organizationId, now);
     seedDomain(rows, organizationId, now);
+    seedRole(rows, organizationId, now);
     seedBatchExport(rows, organizationId, environmentId, now);
     rows.dashboards.push({
       id: newId(),
@@ -267,6 +278,7 @@ export function seedOtherOrganizations(rows: SeedRows, count: number) {
     seedMember(rows, organizationId, now);
     seedInvite(rows, organizationId, now);
     seedDomain(rows, organizationId, now);
+    seedRole(rows, organizationId, now);
     seedBatchExport(rows, organizationId, environmentId, now);
     rows.dashboards.push({ id: newId(), environmentId, name: `Other ${index}`, createdAt: now, lastModifiedAt: now });
     seedActivityEntry(rows, organizationId, environmentId, null, 1, now);

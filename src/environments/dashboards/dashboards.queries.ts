@@ -24,7 +24,7 @@ import { membershipOfCaller, projectsInKeyScope, selectedProjectFields } from ".
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
-import { ruleOfMember } from "../../platform/access-rules/member-rule";
+import { resourcesRuledForRolesOf, ruleOfMember } from "../../platform/access-rules/member-rule";
 import { isAdminInSql } from "../../platform/levels";
 import type { z } from "@hono/zod-openapi";
 import {
@@ -275,19 +275,23 @@ const listingOrder: ListOrder = [
 
 /**
  * The environment's live dashboards the caller's rules hide from them, as a query of `id`. Only a
- * dashboard with a default rule (read along the environment's rules of that kind) or with one of
- * the caller's own rules can be hidden: those few are tested by the rule itself.
+ * dashboard with a default rule (read along the environment's rules of that kind) or with a rule
+ * of the caller's own or of one of their roles can be hidden: those few are tested by the rule itself.
  */
 function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
   const ruled = (whose: SQL) => sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
     where ${whose} and ${accessControls.resource} = 'dashboard'`;
+  // The defaults, along the environment's index alone (with the roles' rules there: candidates too).
   const defaults = ruled(
     sql`${accessControls.environmentId} = ${scope.environmentId}
       and ${accessControls.organizationMembershipId} is null`,
   );
   const own = ruled(sql`${accessControls.organizationMembershipId} = ${scope.caller.membershipId}`);
-  // CROSS JOIN keeps that order: the few candidates first, then each dashboard by its id.
-  return sql`select ${dashboards.id} from (${defaults} union ${own}) as "candidate"
+  const ofRoles = resourcesRuledForRolesOf("dashboard", scope.caller.membershipId);
+  // One pass over every candidate (UNION ALL, then DISTINCT): a union of three would sort the
+  // caller's rules twice. CROSS JOIN keeps that order: the few candidates first, then each
+  // dashboard by its id.
+  return sql`select distinct ${dashboards.id} from (${defaults} union all ${own} union all ${ofRoles}) as "candidate"
     cross join ${dashboards} on ${dashboards.id} = "candidate"."id"
     where ${dashboards.environmentId} = ${scope.environmentId} and ${dashboards.deleted} = 0
       and not ${notHiddenByRule(scope.caller)}`;

@@ -9,6 +9,7 @@ import type { listMembers, removeMember, updateMember } from "./members.routes";
 import { memberLeft, membershipActivity, membershipItem } from "./members.activity";
 import { disableWebhooksOfFormerAdmin } from "../webhooks/webhook-creators";
 import { assertCanChangeLevel, assertCanEditOther, assertCanRemove } from "./members.rules";
+import { roleMembershipActivity, roleMembershipItem } from "../roles/roles.activity";
 
 const ME = "@me";
 
@@ -26,8 +27,8 @@ export const memberOfPath = routeReads((c) => {
 
 /** The member found by `memberOfPath`, with the organization's owner count and the webhooks they created. */
 function memberOfRequest(c: Context<AppEnv>) {
-  const [[found], [owners], createdWebhooks] = memberOfPath.results(c);
-  return found ? { ...found, ownerCount: owners?.value ?? 0, createdWebhooks } : undefined;
+  const [[found], [owners], createdWebhooks, roleMemberships] = memberOfPath.results(c);
+  return found ? { ...found, ownerCount: owners?.value ?? 0, createdWebhooks, roleMemberships } : undefined;
 }
 
 /** Membership is read on every request, so no cached key needs invalidating on a change here. */
@@ -68,8 +69,14 @@ export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv>
 export const removeOrganizationMember: RouteHandler<typeof removeMember, AppEnv> = async (c) => {
   const target = targetMember(c);
   assertCanRemove(c.var.organization, target.membership, target.ownerCount);
+  const organizationId = c.var.organization.id;
   const entry = memberLeft(c, target.membership, target.user);
-  const consequences = disableWebhooksOfFormerAdmin(c, c.var.organization.id, target.user.id, target.createdWebhooks);
-  if (!(await deleteMembership(c.var.db, target.membership, entry, consequences))) throw changedMeanwhile("member");
+  // Each role they held records its membership's end, gated on the membership's own entry.
+  const leftRoles = target.roleMemberships.map(({ id, role }) =>
+    roleMembershipActivity.record(c, "deleted", roleMembershipItem(organizationId, id, role, target.user)),
+  );
+  const consequences = disableWebhooksOfFormerAdmin(c, organizationId, target.user.id, target.createdWebhooks);
+  const removed = await deleteMembership(c.var.db, target.membership, [entry, ...leftRoles], consequences);
+  if (!removed) throw changedMeanwhile("member");
   return c.body(null, 204);
 };

@@ -1,10 +1,12 @@
-import { and, count, eq, exists, ne, notExists, sql } from "drizzle-orm";
+import { and, count, eq, exists, ne, notExists, sql, type SQL } from "drizzle-orm";
 import {
   dashboardCollaborators,
   dashboards,
   environments,
   organizationMemberships,
   organizations,
+  roleMemberships,
+  roles,
   users,
 } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
@@ -76,15 +78,27 @@ export async function listMembersPage(read: OrganizationRead, page: Page, email:
   };
 }
 
-/** The member a user's uuid names, the organization's owner count and the webhooks they created. */
+/**
+ * The member a user's uuid names, the organization's owner count, the webhooks they created and
+ * the roles they hold (whose memberships leave with them).
+ */
 export function memberReads(db: Database, organizationId: OrganizationRef, userUuid: string) {
   const userId = sql<number>`(select ${users.id} from ${users} where ${users.uuid} = ${userUuid})`;
   return [
     selectMemberByUuid(db, organizationId, userUuid),
     selectOwnerCount(db, organizationId),
     enabledWebhooksCreatedBy(db, organizationId, userId),
+    selectRolesOfMember(db, organizationId, userId),
   ] as const;
 }
+
+const selectRolesOfMember = (db: Database, organizationId: OrganizationRef, userId: SQL<number>) =>
+  db
+    .select({ id: roleMemberships.id, role: { id: roles.id, name: roles.name } })
+    .from(organizationMemberships)
+    .innerJoin(roleMemberships, eq(roleMemberships.organizationMembershipId, organizationMemberships.id))
+    .innerJoin(roles, eq(roles.id, roleMemberships.roleId))
+    .where(and(eq(organizationMemberships.organizationId, organizationId), eq(organizationMemberships.userId, userId)));
 
 const selectMemberByUuid = (db: Database, organizationId: OrganizationRef, userUuid: string) =>
   db
@@ -157,15 +171,16 @@ export async function setMemberLevel(
 }
 
 /**
- * The membership, its `entry` in the activity log, what it carried, and `consequences`
- * (statements that read the membership as gone), in one atomic batch: its access rules go with it (they
- * reference the membership, ON DELETE CASCADE), and the user's collaborations on the
- * organization's dashboards are deleted once the membership is gone.
+ * The membership, its `entries` in the activity log (its own, then those of the role memberships
+ * that go with it), what it carried, and `consequences` (statements that read the membership as
+ * gone), in one atomic batch: its access rules and role memberships go with it (they reference
+ * the membership, ON DELETE CASCADE), and the user's collaborations on the organization's
+ * dashboards are deleted once the membership is gone.
  */
 export async function deleteMembership(
   db: Database,
   target: MembershipRow,
-  entry: Statement,
+  entries: [Statement, ...Statement[]],
   consequences: Statement[],
 ) {
   const [removed] = await db.batch([
@@ -173,7 +188,7 @@ export async function deleteMembership(
       .delete(organizationMemberships)
       .where(unchangedAndOwnerRemains(db, target, target.level === MembershipLevel.owner))
       .returning({ id: organizationMemberships.id }),
-    entry,
+    ...entries,
     db.delete(dashboardCollaborators).where(
       and(
         eq(dashboardCollaborators.userId, target.userId),

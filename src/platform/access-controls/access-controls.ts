@@ -1,23 +1,35 @@
 import { z, type RouteHandler } from "@hono/zod-openapi";
-import { and, asc, eq, isNull, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
-import { accessControls as rules, environments, organizationMemberships, users } from "../../db/schema";
+import { accessControls as rules } from "../../db/schema";
 import type { Database } from "../db";
 import { personOf, type AppEnv } from "../env";
 import { permissionDenied, validationError } from "../errors";
-import { nowIso, uuid7 } from "../ids";
+import {
+  AccessControlRule,
+  checkedSubject,
+  ofSubject,
+  RuleSubjectInput,
+  sameSubject,
+  selectSubject,
+  subjectConflict,
+  subjectOf,
+  toAccessControlRule,
+  type RuleSubject,
+} from "./rule-subject";
+import { nowIso } from "../ids";
 import { peekJsonBody } from "../request-body";
 import { projectRead, routeReads } from "../route-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../route";
 import { createRouter } from "../router";
-import { accessControlActivity, accessControlItem, ruleIdInBatch } from "./access-controls.activity";
+import { writeWithActivity } from "../activity-log/resource-activity";
+import { newRuleColumns, ruleIdInBatch, ruleWriteEntry } from "./access-controls.activity";
 import {
   RESOURCE_ACCESS_LEVELS,
   type AccessControlledResourceName,
   type AccessLevelOf,
 } from "../access-rules/member-rule";
-import { Timestamp } from "../timestamps";
 
 type Statement = BatchItem<"sqlite">;
 type ResourceId = string | SQL;
@@ -48,30 +60,7 @@ export type AccessControlDefinition<R extends AccessControlledResourceName, S ex
   onDefaultChange?: (db: Database, resourceId: ResourceId, level: AccessLevelOf<R> | null) => Statement[];
 };
 
-const AccessControlRule = z
-  .object({
-    id: z.string(),
-    access_level: z.string(),
-    organization_member: z
-      .string()
-      .nullable()
-      .openapi({ description: "The membership id; null: the default for everyone." }),
-    resource: z.string(),
-    resource_id: z.string(),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    created_by: z
-      .string()
-      .nullable()
-      .openapi({
-        description:
-          "Always null, as PostHog returns it through this API (its clients decode a string); " +
-          "who made a rule is in the activity log.",
-      }),
-  })
-  .openapi("AccessControl");
-
-const AccessControls = z
+export const AccessControls = z
   .object({
     access_controls: z.array(AccessControlRule),
     available_access_levels: z.array(z.string()),
@@ -84,23 +73,14 @@ const AccessControls = z
 const PutAccessControlInput = z
   .object({
     access_level: z.string().nullable().openapi({ description: "A level of the resource; null removes the rule." }),
-    organization_member: z
-      .string()
-      .nullable()
-      .optional()
-      .openapi({ description: "A membership id of the organization; absent or null: the default for everyone." }),
+    ...RuleSubjectInput,
   })
   .openapi("PutAccessControl");
 
-/** The resource's rules, or the one rule of a member (`null`: the default), when `membershipId` is given. */
-function rulesOf(resource: AccessControlledResourceName, resourceId: ResourceId, membershipId?: string | null) {
-  const ofMember =
-    membershipId === undefined
-      ? undefined
-      : membershipId === null
-        ? isNull(rules.organizationMembershipId)
-        : eq(rules.organizationMembershipId, membershipId);
-  return and(eq(rules.resource, resource), eq(rules.resourceId, resourceId), ofMember);
+/** The resource's rules, or the one rule of `subject` when given. */
+function rulesOf(resource: AccessControlledResourceName, resourceId: ResourceId, subject?: RuleSubject) {
+  const ofOne = subject === undefined ? undefined : ofSubject(rules, subject);
+  return and(eq(rules.resource, resource), eq(rules.resourceId, resourceId), ofOne);
 }
 
 /** Rules, oldest first: one query. */
@@ -110,25 +90,16 @@ function selectRules(db: Database, where: SQL | undefined) {
 
 type RuleRow = Awaited<ReturnType<typeof selectRules>>[number];
 
-const toRule = ({ rule }: RuleRow): z.infer<typeof AccessControlRule> => ({
-  id: rule.id,
-  access_level: rule.accessLevel,
-  organization_member: rule.organizationMembershipId,
-  resource: rule.resource,
-  resource_id: rule.resourceId,
-  created_at: rule.createdAt,
-  updated_at: rule.updatedAt,
-  created_by: null,
-});
+const toRule = ({ rule }: RuleRow) => toAccessControlRule(rule);
 
 type RuleTarget = {
   resource: AccessControlledResourceName;
   resourceId: ResourceId;
   environmentId: number;
-  membershipId: string | null;
+  subject: RuleSubject;
 };
 
-/** Writes the rule of one member (or the default, `membershipId` null), whether or not it existed. */
+/** Writes the rule of one member, one role or the default, whether or not it existed. */
 function upsertRule(
   db: Database,
   target: RuleTarget,
@@ -136,46 +107,19 @@ function upsertRule(
   userId: number | null,
 ) {
   const now = nowIso();
-  const isDefault = target.membershipId === null;
   return db
     .insert(rules)
     .values({
-      id: uuid7(),
       environmentId: target.environmentId,
       resource: target.resource,
       resourceId: target.resourceId,
-      organizationMembershipId: target.membershipId,
-      accessLevel: level,
-      createdById: userId,
-      createdAt: now,
-      updatedAt: now,
+      ...newRuleColumns(target.subject, level, userId, now),
     })
     .onConflictDoUpdate({
-      // The default rule has its own (partial) unique index: NULLs never conflict in the other one.
-      target: isDefault
-        ? [rules.resource, rules.resourceId]
-        : [rules.resource, rules.resourceId, rules.organizationMembershipId],
-      targetWhere: isDefault ? isNull(rules.organizationMembershipId) : undefined,
+      ...subjectConflict([rules.resource, rules.resourceId], rules, target.subject),
       set: { accessLevel: level, updatedAt: now },
     });
 }
-
-/** A membership of the organization, to check that a rule names one of its members (and name them in the log). */
-/** The member a rule names, if they belong to the environment's organization. */
-const selectMembership = (db: Database, environmentId: number, membershipId: string | null) =>
-  db
-    .select({ id: organizationMemberships.id, email: users.email })
-    .from(organizationMemberships)
-    .innerJoin(users, eq(users.id, organizationMemberships.userId))
-    .where(
-      and(
-        eq(
-          organizationMemberships.organizationId,
-          sql`(select ${environments.organizationId} from ${environments} where ${environments.id} = ${environmentId})`,
-        ),
-        eq(organizationMemberships.id, membershipId ?? ""),
-      ),
-    );
 
 /** The resource's id as its rules store it, for the log: the definition's may be SQL. */
 const selectResourceId = (db: Database, resourceId: ResourceId) =>
@@ -210,14 +154,14 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     request: { params: definition.params },
     responses: { 200: json(AccessControls, "The rules") },
   });
-  /** What a PUT reads, for the rule of `membershipId` (null: the default). */
-  const putReads = (db: Database, environmentId: number, c: Context<AppEnv>, membershipId: string | null) => {
+  /** What a PUT reads, for the rule of `subject`. */
+  const putReads = (db: Database, environmentId: number, c: Context<AppEnv>, subject: RuleSubject) => {
     const { statement, resourceId } = definition.read(c, environmentId);
     const existing = db
       .select({ id: rules.id, accessLevel: rules.accessLevel })
       .from(rules)
-      .where(rulesOf(definition.resource, resourceId, membershipId));
-    const members = selectMembership(db, environmentId, membershipId);
+      .where(rulesOf(definition.resource, resourceId, subject));
+    const members = selectSubject(db, environmentId, subject);
     const storedResourceId = selectResourceId(db, resourceId);
     return [statement, members, existing, storedResourceId] as [
       S,
@@ -232,10 +176,11 @@ export function accessControls<R extends AccessControlledResourceName, S extends
    */
   const ruleToPut = routeReads(async (c) => {
     const body = await peekJsonBody(c, PutAccessControlInput);
-    const membershipId = body?.organization_member ?? null;
+    // Both a member and a role is refused once the body is validated; read the member's meanwhile.
+    const subject = { membershipId: body?.organization_member ?? null, roleId: body?.role ?? null };
     return {
-      body,
-      results: await projectRead(c, (environmentId) => putReads(c.var.db, environmentId, c, membershipId)),
+      subject,
+      results: await projectRead(c, (environmentId) => putReads(c.var.db, environmentId, c, subject)),
     };
   });
   const putRoute = apiRoute({
@@ -246,7 +191,7 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     path,
     scope: "access_control:write",
     serviceKeys: true,
-    summary: `Set a member's (or everyone's default) access level on the ${definition.resource}; null removes the rule`,
+    summary: `Set a member's, a role's or everyone's access level on the ${definition.resource}; null removes the rule`,
     request: { params: definition.params, body: jsonBody(PutAccessControlInput) },
     responses: { 200: json(AccessControlRule, "The rule"), 204: { description: "The rule was removed" } },
   });
@@ -275,48 +220,32 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     const input = c.req.valid("json");
     const { db, project, actor } = c.var;
     const { resourceId } = definition.read(c, project.environmentId);
-    const membershipId = input.organization_member ?? null;
-    const ruleOfTarget = rulesOf(definition.resource, resourceId, membershipId);
+    const subject = subjectOf(input);
+    const ruleOfTarget = rulesOf(definition.resource, resourceId, subject);
     const preloaded = ruleToPut.results(c);
-    const [resourceRows, members, [existing], [storedResourceId]] =
-      preloaded.body !== undefined && (preloaded.body.organization_member ?? null) === membershipId
-        ? preloaded.results
-        : await db.batch(putReads(db, project.environmentId, c, membershipId));
+    const [resourceRows, found, [existing], [storedResourceId]] = sameSubject(preloaded.subject, subject)
+      ? preloaded.results
+      : await db.batch(putReads(db, project.environmentId, c, subject));
     if (definition.levelOf(c, resourceRows as Awaited<S>) !== definition.managerLevel)
       throw permissionDenied(definition.notManager);
     const resourceLevel = checkedLevel(definition.resource, input.access_level);
-    if (membershipId !== null && members.length === 0) {
-      throw validationError("invalid_input", "This user is not a member of the organization.", "organization_member");
-    }
-    const target = { resource: definition.resource, resourceId, environmentId: project.environmentId, membershipId };
-    const keepInStep = membershipId === null ? (definition.onDefaultChange?.(db, resourceId, resourceLevel) ?? []) : [];
+    const named = checkedSubject(subject, found);
+    const target = { resource: definition.resource, resourceId, environmentId: project.environmentId, subject };
+    const isDefault = named === null;
+    const keepInStep = isDefault ? (definition.onDefaultChange?.(db, resourceId, resourceLevel) ?? []) : [];
     const ruleDescription = {
       resource: definition.resource,
       resourceId: storedResourceId?.value ?? "",
-      member: members[0] ?? null,
+      subject,
+      name: named?.name ?? null,
       accessLevel: resourceLevel ?? existing?.accessLevel ?? null,
     };
     if (resourceLevel === null) {
-      // No rule to remove: the DELETE matches nothing, and its entry records nothing.
-      const entry = accessControlActivity.record(
-        c,
-        "deleted",
-        accessControlItem(project, existing?.id ?? "", ruleDescription),
-      );
-      await db.batch([deleteRule(db, target), entry, ...keepInStep]);
+      const entry = ruleWriteEntry(c, project, ruleDescription, existing, null);
+      await writeWithActivity(db, deleteRule(db, target), entry, ...keepInStep);
       return c.body(null, 204);
     }
-    // Whether the rule existed is as read; the entry reads the id of the rule the upsert wrote.
-    const item = accessControlItem(project, ruleIdInBatch(ruleOfTarget), ruleDescription);
-    const entry = existing
-      ? accessControlActivity.changed(
-          c,
-          "updated",
-          item,
-          { access_level: existing.accessLevel },
-          { access_level: resourceLevel },
-        )
-      : accessControlActivity.record(c, "created", item);
+    const entry = ruleWriteEntry(c, project, ruleDescription, existing, ruleIdInBatch(ruleOfTarget));
     const written = selectRules(db, ruleOfTarget);
     const upsert = upsertRule(db, target, resourceLevel, personOf(actor));
     const results = await db.batch(entry ? [upsert, entry, ...keepInStep, written] : [upsert, ...keepInStep, written]);
@@ -329,5 +258,5 @@ export function accessControls<R extends AccessControlledResourceName, S extends
 }
 
 function deleteRule(db: Database, target: RuleTarget) {
-  return db.delete(rules).where(rulesOf(target.resource, target.resourceId, target.membershipId));
+  return db.delete(rules).where(rulesOf(target.resource, target.resourceId, target.subject));
 }

@@ -1,5 +1,5 @@
 import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
-import { accessControls } from "../../db/schema";
+import { accessControls, roleMemberships } from "../../db/schema";
 
 /** The levels a rule may give, per kind of resource, lowest first (PostHog's). */
 export const RESOURCE_ACCESS_LEVELS = {
@@ -12,10 +12,59 @@ export type AccessControlledResourceName = keyof typeof RESOURCE_ACCESS_LEVELS;
 export type AccessLevelOf<R extends AccessControlledResourceName> = (typeof RESOURCE_ACCESS_LEVELS)[R][number];
 
 /**
- * The access level a member's rules give them on one resource: their own rule first, else the
- * resource's default for everyone (null when neither exists). `resourceId` is usually a column of
- * the outer query, so that a list reads each row's rule through the rules' unique indexes: two
- * lookups, each reading the one rule it finds (an OR of both would also sort what it found).
+ * The access level a member's rules give them on one resource, as PostHog enforces it: the
+ * highest of their own rule and their roles' rules, where any exists; else the resource's default
+ * for everyone; else null. A member's own `none` therefore loses to a role's grant, and a default
+ * never lowers what a member or role rule gives.
+ */
+export function memberRule<R extends AccessControlledResourceName>(
+  resource: R,
+  rules: { own: AccessLevelOf<R> | null; ofRoles: readonly AccessLevelOf<R>[]; default: AccessLevelOf<R> | null },
+): AccessLevelOf<R> | null {
+  const levels: readonly AccessLevelOf<R>[] = RESOURCE_ACCESS_LEVELS[resource];
+  const named = [rules.own, ...rules.ofRoles].filter((level): level is AccessLevelOf<R> => level !== null);
+  if (named.length === 0) return rules.default;
+  return named.reduce((highest, level) => (levels.indexOf(level) > levels.indexOf(highest) ? level : highest));
+}
+
+/** A rule that names neither a member nor a role: the resource's default for everyone. */
+export const isDefaultRule = sql`(${accessControls.organizationMembershipId} is null
+  and ${accessControls.roleId} is null)`;
+
+/**
+ * The rules of the roles a membership holds on resources of one kind, as a query of the
+ * resource's `id`: from the member's roles (few, often none) to each one's rules.
+ */
+export const resourcesRuledForRolesOf = (resource: AccessControlledResourceName, membershipId: SQLWrapper | string) =>
+  sql`select cast(${accessControls.resourceId} as integer) as "id" from ${roleMemberships}
+    cross join ${accessControls} on ${accessControls.roleId} = ${roleMemberships.roleId}
+      and ${accessControls.resource} = ${resource}
+    where ${roleMemberships.organizationMembershipId} = ${membershipId}`;
+
+/** The roles a membership holds, as a query of `role_id` (read along the member's index). */
+export const rolesOfMember = (membershipId: SQLWrapper | string) =>
+  sql`select ${roleMemberships.roleId} from ${roleMemberships}
+    where ${roleMemberships.organizationMembershipId} = ${membershipId}`;
+
+/** A level's rank among the resource's levels (lowest 0), as SQL; null for null. */
+function rankInSql(resource: AccessControlledResourceName, level: SQLWrapper): SQL<number | null> {
+  const cases = RESOURCE_ACCESS_LEVELS[resource].map((name, index) => `when '${name}' then ${index}`).join(" ");
+  return sql<number | null>`(case ${level} ${sql.raw(cases)} end)`;
+}
+
+/** The level of a rank (`rankInSql`), as SQL; null for any other value. */
+function levelOfRankInSql(resource: AccessControlledResourceName, rank: SQLWrapper): SQL {
+  const cases = RESOURCE_ACCESS_LEVELS[resource].map((name, index) => `when ${index} then '${name}'`).join(" ");
+  return sql`(case ${rank} ${sql.raw(cases)} end)`;
+}
+
+/**
+ * `memberRule` in SQL. `resourceId` is usually a column of the outer query, so that a list reads
+ * each row's rules through the rules' unique indexes, one lookup each: the member's own rule
+ * (resource, id, member), their roles' (resource, id, role: one lookup per role they hold, the
+ * highest kept), else the default. An OR of the member's and the roles' would read every rule
+ * of the resource. The levels are this file's constants, written into the statement rather than
+ * bound: a list repeats the rule per statement, and D1 binds at most 100 parameters.
  */
 export function ruleOfMember<R extends AccessControlledResourceName>(
   resource: R,
@@ -24,9 +73,20 @@ export function ruleOfMember<R extends AccessControlledResourceName>(
 ): SQL<AccessLevelOf<R> | null> {
   const ofResource = sql`${accessControls.resource} = ${resource}
     and ${accessControls.resourceId} = cast(${resourceId} as text)`;
-  return sql<AccessLevelOf<R> | null>`coalesce(
-    (select ${accessControls.accessLevel} from ${accessControls}
-      where ${ofResource} and ${accessControls.organizationMembershipId} = ${membershipId}),
-    (select ${accessControls.accessLevel} from ${accessControls}
-      where ${ofResource} and ${accessControls.organizationMembershipId} is null))`;
+  const own = sql`(select ${rankInSql(resource, accessControls.accessLevel)} from ${accessControls}
+    where ${ofResource} and ${accessControls.organizationMembershipId} = ${membershipId})`;
+  // From the member's roles (few, often none) to each one's rule: nothing read for a member without roles.
+  const ofRoles = sql`(select max(${rankInSql(resource, accessControls.accessLevel)}) from ${roleMemberships}
+    cross join ${accessControls} on ${accessControls.roleId} = ${roleMemberships.roleId} and ${ofResource}
+    where ${roleMemberships.organizationMembershipId} = ${membershipId})`;
+  // Whether the member holds a role at all: for a known member, one seek per statement (SQLite
+  // runs an uncorrelated subquery once), so that a list spends nothing per row on roles they lack.
+  const holdsRoles = sql`exists (${rolesOfMember(membershipId)})`;
+  // SQLite's max() of several values is null when one is: -1 stands for "no rule".
+  const highest = sql`nullif(max(coalesce(${own}, -1),
+    coalesce(case when ${holdsRoles} then ${ofRoles} end, -1)), -1)`;
+  // The default's own partial index, named: SQLite would rather walk the member index's null entries.
+  return sql<AccessLevelOf<R> | null>`coalesce(${levelOfRankInSql(resource, highest)},
+    (select ${accessControls.accessLevel} from ${accessControls} indexed by access_controls_resource_default
+      where ${ofResource} and ${isDefaultRule}))`;
 }

@@ -59,8 +59,16 @@ const rule = {
     resource: "dashboard",
     resource_id: "42",
     organization_member: "01a2f3c4-4444-7000-8000-0000000000d4",
+    role: null,
     access_level: "viewer",
   },
+} as const;
+
+const role = { name: "Engineering", item: "01a2f3c4-7777-7000-8000-000000000301" } as const;
+const roleMembership = {
+  name: "ada@example.com",
+  item: "01a2f3c4-7777-7000-8000-000000000302",
+  context: { role_id: role.item, role_name: role.name, user_uuid: USER_UUID },
 } as const;
 
 /**
@@ -248,6 +256,18 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
     changes: changed("AccessControl", "access_level", "viewer", "editor"),
   },
   "AccessControl.deleted": { description: "An access rule was removed.", ...rule },
+  "Role.created": { description: "A role was created.", ...role },
+  "Role.updated": {
+    description: "A role was renamed.",
+    ...role,
+    changes: changed("Role", "name", "Analysts", "Engineering"),
+  },
+  "Role.deleted": { description: "A role was deleted, with its memberships and its access rules.", ...role },
+  "RoleMembership.created": { description: "A member was added to a role.", ...roleMembership },
+  "RoleMembership.deleted": {
+    description: "A member was removed from a role (or left the organization, which removes them from its roles).",
+    ...roleMembership,
+  },
   "Webhook.created": { description: "A webhook subscription was created (never its secret).", ...webhook },
   "Webhook.updated": {
     description: "A webhook's URL, events, description or state changed.",

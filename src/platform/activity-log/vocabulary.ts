@@ -24,6 +24,8 @@ export const ACTIVITIES_BY_SCOPE = {
     "password_deleted",
   ],
   AccessControl: ["created", "updated", "deleted"],
+  Role: ["created", "updated", "deleted"],
+  RoleMembership: ["created", "deleted"],
   Webhook: ["created", "updated", "deleted", "secret_rotated", "disabled"],
 } as const;
 

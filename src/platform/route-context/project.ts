@@ -1,5 +1,6 @@
 import { and, asc, eq, min, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects, users } from "../../db/schema";
+import { resourcesRuledForRolesOf } from "../access-rules/member-rule";
 import { effectiveProjectLevel } from "../access-rules/project-level";
 import { projectVisible, projectVisibleAtLevel, type CallerMembership } from "../access-rules/project-visibility";
 import { assertProjectInKeyScope } from "../auth/key-scoping";
@@ -12,8 +13,8 @@ import { callerOrganizationId, CURRENT, keyPolicyOf, membershipsOf, type Organiz
 /**
  * The organization's projects that a member's rules hide from them, as a query of `id` (none for
  * an admin known as such). Only a private project (its default rule `none`, which
- * `access_control` mirrors) or one the member has a rule of their own on (a project of their
- * organization) can be hidden: those few are read, along the private projects' index and the
+ * `access_control` mirrors) or one the member or one of their roles has a rule on (a project of
+ * their organization) can be hidden: those few are read, along the private projects' index and the
  * member's rules, and each is tested by the rule itself. A list subtracts them from its counter.
  */
 export function projectsHiddenFrom(organizationId: OrganizationRef, membership: CallerMembership): SQL | undefined {
@@ -22,10 +23,14 @@ export function projectsHiddenFrom(organizationId: OrganizationRef, membership: 
   // `= 1` as the partial index says it, so that SQLite reads the private ones along it.
   const privateOnes = sql`select ${projects.id} as "id" from ${projects}
     where ${projects.organizationId} = ${organizationId} and ${projects.accessControl} = 1`;
-  const ruled = sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
-    where ${accessControls.organizationMembershipId} = ${membership.membershipId}
-      and ${accessControls.resource} = 'project'`;
-  return sql`select "id" from (${privateOnes} union ${ruled}) as "candidate" where not (${visible})`;
+  const ruled = (whose: SQL) => sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
+    where ${whose} and ${accessControls.resource} = 'project'`;
+  const own = ruled(sql`${accessControls.organizationMembershipId} = ${membership.membershipId}`);
+  const ofRoles = resourcesRuledForRolesOf("project", membership.membershipId);
+  // One pass over every candidate (UNION ALL, then DISTINCT): a union of three would sort the
+  // member's rules twice, whether or not they hold a role.
+  return sql`select distinct "id" from (${privateOnes} union all ${own} union all ${ofRoles}) as "candidate"
+    where not (${visible})`;
 }
 
 /** The join that `projectVisible` reads, for a query that starts from `projects`. */

@@ -1,0 +1,1 @@
+export { resourceAccessControlsRouter } from "./resource-access-controls";

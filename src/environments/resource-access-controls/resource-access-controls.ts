@@ -1,0 +1,126 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import { AccessControls } from "../../platform/access-controls/access-controls";
+import { writeWithActivity } from "../../platform/activity-log/resource-activity";
+import { ruleWriteEntry } from "../../platform/access-controls/access-controls.activity";
+import {
+  AccessControlRule,
+  checkedSubject,
+  sameSubject,
+  toAccessControlRule,
+  type RuleSubject,
+} from "../../platform/access-controls/rule-subject";
+import type { AppEnv } from "../../platform/env";
+import { permissionDenied } from "../../platform/errors";
+import { isAdmin } from "../../platform/levels";
+import { peekJsonBody } from "../../platform/request-body";
+import { ProjectParams, projectRead, routeReads } from "../../platform/route-context";
+import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
+import { createRouter } from "../../platform/router";
+import { subjectOf } from "../../platform/access-controls/rule-subject";
+import { underEveryTree, type ProjectTree } from "../project-trees";
+import * as queries from "./resource-access-controls.queries";
+import {
+  checkedResourceType,
+  checkedTypeLevel,
+  PutResourceAccessControlInput,
+  RESOURCE_TYPE_LEVELS,
+} from "./resource-access-controls.schema";
+
+/** The rule a PUT body names (its kind and subject), read with the project: the write is the second round trip. */
+const typeRuleToPut = routeReads(async (c) => {
+  const body = await peekJsonBody(c, PutResourceAccessControlInput);
+  const resource = body?.resource ?? "";
+  const subject: RuleSubject = { membershipId: body?.organization_member ?? null, roleId: body?.role ?? null };
+  return {
+    resource,
+    subject,
+    results: await projectRead(c, (environmentId) => [...queries.putReads(c.var.db, environmentId, resource, subject)]),
+  };
+});
+
+function routerFor(tree: ProjectTree) {
+  const path = `${tree}/{project_id}/resource_access_controls`;
+  const tags = ["access_controls"];
+  const retrieveRoute = apiRoute({
+    tags,
+    context: "project",
+    method: "get",
+    path,
+    scope: "access_control:read",
+    summary: "The project's rules on kinds of resources (every survey, every feature flag...) and the caller's level",
+    request: { params: ProjectParams },
+    responses: { 200: json(AccessControls, "The rules") },
+  });
+  const putRoute = apiRoute({
+    tags,
+    context: "project",
+    reads: typeRuleToPut,
+    method: "put",
+    path,
+    scope: "access_control:write",
+    summary: "Set a member's, a role's or everyone's level on a kind of resource (project admins); null removes it",
+    description:
+      "Stored and returned for PostHog's clients: this API holds none of these kinds of resources, so the " +
+      "rules act on nothing here. `dashboard` and `project` are refused: their rules are per dashboard and " +
+      "per project (`access_controls`).",
+    request: { params: ProjectParams, body: jsonBody(PutResourceAccessControlInput) },
+    responses: { 200: json(AccessControlRule, "The rule"), 204: { description: "The rule was removed" } },
+  });
+
+  /** One round trip with the key warm: the project and its rules. */
+  const retrieve: RouteHandler<typeof retrieveRoute, AppEnv> = async (c) => {
+    const [rows] = await projectRead(c, (environmentId) => [queries.selectTypeRules(c.var.db, environmentId)]);
+    const admin = isAdmin(c.var.project.level);
+    return c.json(
+      {
+        access_controls: rows.map(toAccessControlRule),
+        available_access_levels: [...RESOURCE_TYPE_LEVELS],
+        default_access_level: "editor",
+        user_access_level: admin ? "admin" : "member",
+        user_can_edit_access_levels: admin,
+      },
+      200,
+    );
+  };
+
+  const put: RouteHandler<typeof putRoute, AppEnv> = async (c) => {
+    const input = c.req.valid("json");
+    const { db, project, actor } = c.var;
+    if (!isAdmin(project.level)) {
+      throw permissionDenied("Must be an Organization admin to modify project-wide permissions.");
+    }
+    const resource = checkedResourceType(input.resource);
+    const level = checkedTypeLevel(resource, input.access_level);
+    const subject = subjectOf(input);
+    const preloaded = typeRuleToPut.results(c);
+    const [found, [existing]] =
+      preloaded.resource === resource && sameSubject(preloaded.subject, subject)
+        ? preloaded.results
+        : await db.batch([...queries.putReads(db, project.environmentId, resource, subject)]);
+    const named = checkedSubject(subject, found);
+    const target = { environmentId: project.environmentId, resource, subject };
+    const description = {
+      resource,
+      resourceId: null,
+      subject,
+      name: named?.name ?? null,
+      accessLevel: level ?? existing?.accessLevel ?? null,
+    };
+    if (level === null) {
+      const entry = ruleWriteEntry(c, project, description, existing, null);
+      await writeWithActivity(db, queries.deleteTypeRule(db, target), entry);
+      return c.body(null, 204);
+    }
+    const entry = ruleWriteEntry(c, project, description, existing, queries.typeRuleIdInBatch(target));
+    const { upsert, written } = queries.upsertTypeRule(db, target, level, actor.kind === "user" ? actor.userId : null);
+    const results = await db.batch(entry ? [upsert, entry, written] : [upsert, written]);
+    const [rule] = results.at(-1) as Awaited<typeof written>;
+    if (!rule) throw new Error("the rule was not read back");
+    return c.json(toAccessControlRule(rule), 200);
+  };
+
+  return createRouter().openapi(retrieveRoute, retrieve).openapi(putRoute, put);
+}
+
+/** `GET/PUT .../resource_access_controls`, under both trees. */
+export const resourceAccessControlsRouter = underEveryTree(routerFor);

@@ -1,0 +1,165 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../../platform/env";
+import { notFound, validationError } from "../../platform/errors";
+import { nowIso, uuid7 } from "../../platform/ids";
+import { nameKey } from "../../platform/names";
+import { pageEnvelope, readPage } from "../../platform/pagination";
+import { peekJsonBody } from "../../platform/request-body";
+import { organizationRead, routeReads } from "../../platform/route-context";
+import { toUserBasic } from "../../platform/user-basic";
+import { toMember } from "../members/members.queries";
+import { roleActivity, roleItem, roleMembershipActivity, roleMembershipItem, roleNameInBatch } from "./roles.activity";
+import * as queries from "./roles.queries";
+import type * as routes from "./roles.routes";
+import { RoleMembershipInput } from "./roles.schema";
+
+type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
+
+const pathParam = (c: Context<AppEnv>, name: string) => c.req.param(name) ?? "";
+
+/** The role the path names, with its members, read in the round trip that resolves the organization. */
+function readRoleOfPath(c: Context<AppEnv>) {
+  const read = organizationRead(c);
+  return read.batch([...queries.roleReads(read.db, read.organizationId, pathParam(c, "id"))]);
+}
+
+/** A rename's role, read before its body. */
+export const roleOfPath = routeReads(readRoleOfPath);
+
+/** The role membership the path names, read with the organization. */
+function readRoleMembershipOfPath(c: Context<AppEnv>) {
+  const read = organizationRead(c);
+  return read.batch([
+    queries.selectRoleMembership(read.db, read.organizationId, pathParam(c, "role_id"), pathParam(c, "id")),
+  ]);
+}
+
+/** A removal's membership (with the role's name, for its entry), read before the write. */
+export const roleMembershipOfPath = routeReads(async (c) => {
+  const read = organizationRead(c);
+  const [role] = queries.roleReads(read.db, read.organizationId, pathParam(c, "role_id"));
+  return read.batch([
+    queries.selectRoleMembership(read.db, read.organizationId, pathParam(c, "role_id"), pathParam(c, "id")),
+    role,
+  ]);
+});
+
+/** The role and the member a new role membership names (the body's `user_uuid`), read with the organization. */
+export const newRoleMembershipOfBody = routeReads(async (c) => {
+  const body = await peekJsonBody(c, RoleMembershipInput);
+  const read = organizationRead(c);
+  const userUuid = body?.user_uuid ?? "";
+  return {
+    userUuid,
+    results: await read.batch([
+      ...queries.newRoleMembershipReads(read.db, read.organizationId, pathParam(c, "role_id"), userUuid),
+    ]),
+  };
+});
+
+export const listOrganizationRoles: Handler<"listRoles"> = async (c) => {
+  const page = readPage(c);
+  const result = await queries.listRoles(organizationRead(c), page);
+  return c.json(pageEnvelope(c, page, result.count, result.roles, result.links), 200);
+};
+
+export const createOrganizationRole: Handler<"createRole"> = async (c) => {
+  const { name } = c.req.valid("json");
+  const { db, organization, actor } = c.var;
+  const id = uuid7();
+  const entry = roleActivity.record(c, "created", roleItem(organization.id, id, name));
+  const role = await queries.insertRole(
+    db,
+    {
+      id,
+      organizationId: organization.id,
+      name,
+      nameKey: nameKey(name),
+      createdById: actor.kind === "user" ? actor.userId : null,
+      createdAt: nowIso(),
+    },
+    entry,
+  );
+  return c.json(queries.toRole(role, []), 201);
+};
+
+export const retrieveOrganizationRole: Handler<"retrieveRole"> = async (c) => {
+  const [[role], members] = await readRoleOfPath(c);
+  if (!role) throw notFound();
+  return c.json(queries.toRole(role, members), 200);
+};
+
+export const updateOrganizationRole: Handler<"updateRole"> = async (c) => {
+  const { name } = c.req.valid("json");
+  const [[role], members] = roleOfPath.results(c);
+  if (!role) throw notFound();
+  if (name === undefined) return c.json(queries.toRole(role, members), 200);
+  const { db, organization } = c.var;
+  const item = roleItem(organization.id, role.id, name);
+  const entry = roleActivity.changed(c, "updated", item, { name: role.name }, { name });
+  const renamed = await queries.renameRole(db, organization.id, role.id, name, entry);
+  if (!renamed) throw notFound();
+  return c.json(queries.toRole(renamed, members), 200);
+};
+
+export const deleteOrganizationRole: Handler<"deleteRole"> = async (c) => {
+  const { id } = c.req.valid("param");
+  const organizationId = c.var.organization.id;
+  const entry = roleActivity.record(c, "deleted", roleItem(organizationId, id, roleNameInBatch(id)));
+  if (!(await queries.deleteRole(c.var.db, organizationId, id, entry))) throw notFound();
+  return c.body(null, 204);
+};
+
+export const listOrganizationRoleMemberships: Handler<"listRoleMemberships"> = async (c) => {
+  const page = readPage(c);
+  const { role_id } = c.req.valid("param");
+  const result = await queries.listRoleMemberships(organizationRead(c), role_id, page);
+  if (!result) throw notFound();
+  return c.json(pageEnvelope(c, page, result.count, result.memberships, result.links), 200);
+};
+
+export const createOrganizationRoleMembership: Handler<"createRoleMembership"> = async (c) => {
+  const { user_uuid } = c.req.valid("json");
+  const { role_id } = c.req.valid("param");
+  const { db, organization } = c.var;
+  const preloaded = newRoleMembershipOfBody.results(c);
+  const [[role], [member]] =
+    preloaded.userUuid === user_uuid
+      ? preloaded.results
+      : await db.batch([...queries.newRoleMembershipReads(db, organization.id, role_id, user_uuid)]);
+  if (!role) throw notFound();
+  if (!member) throw validationError("does_not_exist", "User does not exist.", "user_uuid");
+  const id = uuid7();
+  const joinedAt = nowIso();
+  const entry = roleMembershipActivity.record(c, "created", roleMembershipItem(organization.id, id, role, member.user));
+  const row = { id, roleId: role.id, organizationMembershipId: member.membership.id, joinedAt };
+  if (!(await queries.insertRoleMembership(db, organization.id, row, entry))) throw notFound();
+  return c.json(
+    {
+      id,
+      role_id: role.id,
+      organization_member: toMember(member.membership, member.user),
+      user: toUserBasic(member.user),
+      joined_at: joinedAt,
+      updated_at: joinedAt,
+    },
+    201,
+  );
+};
+
+export const retrieveOrganizationRoleMembership: Handler<"retrieveRoleMembership"> = async (c) => {
+  const [[row]] = await readRoleMembershipOfPath(c);
+  if (!row) throw notFound();
+  return c.json(queries.toRoleMembership(row), 200);
+};
+
+export const deleteOrganizationRoleMembership: Handler<"deleteRoleMembership"> = async (c) => {
+  const { role_id, id } = c.req.valid("param");
+  const [[row], [role]] = roleMembershipOfPath.results(c);
+  if (!row || !role) throw notFound();
+  const { db, organization } = c.var;
+  const entry = roleMembershipActivity.record(c, "deleted", roleMembershipItem(organization.id, id, role, row.user));
+  if (!(await queries.deleteRoleMembership(db, organization.id, role_id, id, entry))) throw notFound();
+  return c.body(null, 204);
+};

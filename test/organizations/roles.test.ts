@@ -1,0 +1,397 @@
+import { eq } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import * as schema from "../../src/db/schema";
+import { MembershipLevel } from "../../src/platform/levels";
+import {
+  addMember,
+  api,
+  createApiKey,
+  db,
+  errorBody,
+  ISO_TIMESTAMP,
+  memberBody,
+  nextLink,
+  setupOrganization,
+  userBasic,
+  UUID,
+  type TestUser,
+} from "../support/harness";
+import {
+  AUTHENTICATION_FAILED,
+  expectError,
+  INSUFFICIENT_LEVEL,
+  missingScope,
+  NOT_AUTHENTICATED,
+  NOT_FOUND,
+} from "../support/error-bodies";
+
+const rolesPath = (organizationId: string) => `/api/organizations/${organizationId}/roles`;
+const membershipsPath = (organizationId: string, roleId: string) =>
+  `${rolesPath(organizationId)}/${roleId}/role_memberships`;
+
+async function createRole(organizationId: string, key: string, name: string) {
+  const response = await api("POST", rolesPath(organizationId), { key, body: { name } });
+  expect(response.status).toBe(201);
+  return response.body as { id: string; name: string; created_at: string };
+}
+
+async function addToRole(organizationId: string, key: string, roleId: string, user: TestUser) {
+  const response = await api("POST", membershipsPath(organizationId, roleId), { key, body: { user_uuid: user.uuid } });
+  expect(response.status).toBe(201);
+  return response.body as { id: string; joined_at: string };
+}
+
+type Membership = typeof schema.organizationMemberships.$inferSelect;
+
+/** A role membership's whole body, as PostHog's RoleMembershipSerializer. */
+const roleMembershipBody = (id: string, roleId: string, user: TestUser, membership: Membership, joinedAt: string) => ({
+  id,
+  role_id: roleId,
+  organization_member: memberBody(membership, user),
+  user: userBasic(user),
+  joined_at: joinedAt,
+  updated_at: joinedAt,
+});
+
+const roleBody = (role: { id: string; name: string; created_at: string }, members: unknown[] = []) => ({
+  id: role.id,
+  name: role.name,
+  created_at: role.created_at,
+  created_by: null,
+  members,
+  is_default: false,
+});
+
+const activity = async (organizationId: string, key: string, scope: string) =>
+  (await api("GET", `/api/organizations/${organizationId}/activity_log?scope=${scope}`, { key })).body.results as {
+    activity: string;
+    item_id: string;
+    detail: { name: string | null; changes: unknown; context: unknown };
+  }[];
+
+describe("roles", () => {
+  it("creates, lists, retrieves, renames and deletes a role (admin writes, member reads), each logged", async () => {
+    const { organization, key, owner } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const created = await api("POST", `${rolesPath(organization.id)}/`, { key, body: { name: "  Engineering " } });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({
+      id: expect.stringMatching(UUID),
+      name: "Engineering",
+      created_at: expect.stringMatching(ISO_TIMESTAMP),
+      created_by: null,
+      members: [],
+      is_default: false,
+    });
+    const role = created.body as { id: string; name: string; created_at: string };
+    const second = await createRole(organization.id, key, "Support");
+
+    const listed = await api("GET", rolesPath(organization.id), { key: member.key });
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual({
+      count: 2,
+      next: null,
+      previous: null,
+      results: [roleBody(role), roleBody(second)],
+    });
+    const retrieved = await api("GET", `${rolesPath(organization.id)}/${role.id}`, { key: member.key });
+    expect(retrieved.body).toEqual(roleBody(role));
+
+    const renamed = await api("PATCH", `${rolesPath(organization.id)}/${role.id}`, { key, body: { name: "Platform" } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toEqual(roleBody({ ...role, name: "Platform" }));
+    const unchanged = await api("PATCH", `${rolesPath(organization.id)}/${role.id}`, { key, body: {} });
+    expect(unchanged.body).toEqual(roleBody({ ...role, name: "Platform" }));
+
+    const deleted = await api("DELETE", `${rolesPath(organization.id)}/${role.id}`, { key });
+    expect(deleted.status).toBe(204);
+    expectError(await api("GET", `${rolesPath(organization.id)}/${role.id}`, { key }), 404, NOT_FOUND);
+    expectError(await api("DELETE", `${rolesPath(organization.id)}/${role.id}`, { key }), 404, NOT_FOUND);
+    expect((await api("GET", rolesPath(organization.id), { key })).body.count).toBe(1);
+
+    const entries = await activity(organization.id, key, "Role");
+    expect(entries.map((entry) => [entry.activity, entry.item_id, entry.detail.name])).toEqual([
+      ["deleted", role.id, "Platform"],
+      ["updated", role.id, "Platform"],
+      ["created", second.id, "Support"],
+      ["created", role.id, "Engineering"],
+    ]);
+    expect(entries[1]!.detail.changes).toEqual([
+      { type: "Role", action: "changed", field: "name", before: "Engineering", after: "Platform" },
+    ]);
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?scope=Role`, { key });
+    expect(log.body.results[0].user).toEqual(userBasic(owner));
+  });
+
+  it("pages the list, earliest first, with cursor links", async () => {
+    const { organization, key } = await setupOrganization();
+    const roles = [];
+    for (const name of ["A", "B", "C"]) roles.push(await createRole(organization.id, key, name));
+    const first = await api("GET", `${rolesPath(organization.id)}?limit=2`, { key });
+    expect(first.body.count).toBe(3);
+    expect(first.body.results.map((role: { id: string }) => role.id)).toEqual([roles[0]!.id, roles[1]!.id]);
+    expect(first.body.next).toBe(nextLink(rolesPath(organization.id), 2, 2, [roles[1]!.created_at, roles[1]!.id]));
+    const second = await api("GET", first.body.next.replace("http://localhost", ""), { key });
+    expect(second.body.results.map((role: { id: string }) => role.id)).toEqual([roles[2]!.id]);
+    expect(second.body.next).toBeNull();
+  });
+
+  it("refuses a taken name (whatever its case), a blank, long or invisible one: 400 with attr", async () => {
+    const { organization, key } = await setupOrganization();
+    const role = await createRole(organization.id, key, "Engineering");
+    const other = await createRole(organization.id, key, "Support");
+    const taken = errorBody("validation_error", "unique", "There is already a role with this name.", "name");
+    expectError(await api("POST", rolesPath(organization.id), { key, body: { name: "ENGINEERING" } }), 400, taken);
+    const path = `${rolesPath(organization.id)}/${other.id}`;
+    expectError(await api("PATCH", path, { key, body: { name: "engineering" } }), 400, taken);
+    for (const [name, code] of [
+      ["", "blank"],
+      ["   ", "blank"],
+      ["x".repeat(201), "max_length"],
+      ["Eng\u200bineering", "invalid_input"],
+      [null, "null"],
+    ] as const) {
+      const response = await api("POST", rolesPath(organization.id), { key, body: { name } });
+      expect(response.status, String(name)).toBe(400);
+      expect(response.body).toMatchObject({ type: "validation_error", code, attr: "name" });
+    }
+    expect((await api("POST", rolesPath(organization.id), { key, body: {} })).body).toMatchObject({
+      code: "required",
+      attr: "name",
+    });
+    // Another organization may use the same name.
+    const elsewhere = await setupOrganization();
+    await createRole(elsewhere.organization.id, elsewhere.key, "Engineering");
+    const names = (await api("GET", rolesPath(organization.id), { key })).body.results.map(
+      (item: { name: string }) => item.name,
+    );
+    expect(names).toEqual([role.name, other.name]);
+  });
+
+  it("is for admins to write (403 for a member), needs the scopes (403) and a key (401)", async () => {
+    const { organization, key, owner } = await setupOrganization();
+    const role = await createRole(organization.id, key, "Engineering");
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const path = `${rolesPath(organization.id)}/${role.id}`;
+    expectError(
+      await api("POST", rolesPath(organization.id), { key: member.key, body: { name: "X" } }),
+      403,
+      INSUFFICIENT_LEVEL,
+    );
+    expectError(await api("PATCH", path, { key: member.key, body: { name: "X" } }), 403, INSUFFICIENT_LEVEL);
+    expectError(await api("DELETE", path, { key: member.key }), 403, INSUFFICIENT_LEVEL);
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    expect((await api("PATCH", path, { key: admin.key, body: { name: "Renamed" } })).status).toBe(200);
+
+    const readOnly = await createApiKey(owner, { scopes: ["organization:read"] });
+    expectError(
+      await api("POST", rolesPath(organization.id), { key: readOnly.value, body: { name: "X" } }),
+      403,
+      missingScope("organization:write"),
+    );
+    expectError(await api("DELETE", path, { key: readOnly.value }), 403, missingScope("organization:write"));
+    const noRead = await createApiKey(owner, { scopes: ["project:read"] });
+    expectError(
+      await api("GET", rolesPath(organization.id), { key: noRead.value }),
+      403,
+      missingScope("organization:read"),
+    );
+    expectError(await api("GET", path, { key: noRead.value }), 403, missingScope("organization:read"));
+    const scopedElsewhere = await createApiKey(owner, {
+      scopedOrganizations: ["0192a000-0000-7000-8000-000000000000"],
+    });
+    expectError(
+      await api("GET", rolesPath(organization.id), { key: scopedElsewhere.value }),
+      403,
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "API key does not have access to the requested organization",
+      ),
+    );
+    expectError(await api("GET", rolesPath(organization.id)), 401, NOT_AUTHENTICATED);
+    expectError(
+      await api("GET", rolesPath(organization.id), { key: `phx_${"x".repeat(44)}` }),
+      401,
+      AUTHENTICATION_FAILED,
+    );
+    expect((await api("GET", path, { key })).body.name).toBe("Renamed");
+  });
+
+  it("never reaches another organization's role (404), nor lets a stranger see the list (404)", async () => {
+    const { organization, key } = await setupOrganization();
+    const other = await setupOrganization();
+    const foreign = await createRole(other.organization.id, other.key, "Theirs");
+    const viaMine = `${rolesPath(organization.id)}/${foreign.id}`;
+    expectError(await api("GET", viaMine, { key }), 404, NOT_FOUND);
+    expectError(await api("PATCH", viaMine, { key, body: { name: "Mine" } }), 404, NOT_FOUND);
+    expectError(await api("DELETE", viaMine, { key }), 404, NOT_FOUND);
+    expectError(await api("GET", membershipsPath(organization.id, foreign.id), { key }), 404, NOT_FOUND);
+    const stranger = await addMember(other.organization.id, MembershipLevel.member);
+    expectError(
+      await api("POST", membershipsPath(organization.id, foreign.id), { key, body: { user_uuid: stranger.user.uuid } }),
+      404,
+      NOT_FOUND,
+    );
+    expectError(await api("GET", rolesPath(other.organization.id), { key }), 404, NOT_FOUND);
+    expectError(await api("GET", `${rolesPath(organization.id)}/not-a-uuid`, { key }), 404, NOT_FOUND);
+    expect((await api("GET", `${rolesPath(other.organization.id)}/${foreign.id}`, { key: other.key })).body.name).toBe(
+      "Theirs",
+    );
+  });
+});
+
+describe("role memberships", () => {
+  it("adds a member by user uuid, lists, retrieves and removes them, each logged", async () => {
+    const { organization, key } = await setupOrganization();
+    const role = await createRole(organization.id, key, "Engineering");
+    const ada = await addMember(organization.id, MembershipLevel.member);
+    const bob = await addMember(organization.id, MembershipLevel.admin);
+    const path = membershipsPath(organization.id, role.id);
+    const added = await api("POST", `${path}/`, { key, body: { user_uuid: ada.user.uuid } });
+    expect(added.status).toBe(201);
+    const adaBody = roleMembershipBody(added.body.id, role.id, ada.user, ada.membership, added.body.joined_at);
+    expect(added.body).toEqual(adaBody);
+    expect(added.body.id).toMatch(UUID);
+    expect(added.body.joined_at).toMatch(ISO_TIMESTAMP);
+    const bobAdded = await addToRole(organization.id, key, role.id, bob.user);
+    const bobBody = roleMembershipBody(bobAdded.id, role.id, bob.user, bob.membership, bobAdded.joined_at);
+
+    const listed = await api("GET", path, { key: ada.key });
+    expect(listed.body).toEqual({ count: 2, next: null, previous: null, results: [adaBody, bobBody] });
+    const paged = await api("GET", `${path}?limit=1`, { key });
+    expect(paged.body.results).toEqual([adaBody]);
+    expect(paged.body.next).toBe(nextLink(path, 1, 1, [adaBody.joined_at, adaBody.id]));
+    expect((await api("GET", `${path}/${bobAdded.id}`, { key: ada.key })).body).toEqual(bobBody);
+    const withMembers = await api("GET", `${rolesPath(organization.id)}/${role.id}`, { key });
+    expect(withMembers.body).toEqual(roleBody(role, [adaBody, bobBody]));
+    expect((await api("GET", rolesPath(organization.id), { key })).body.results).toEqual([
+      roleBody(role, [adaBody, bobBody]),
+    ]);
+
+    expect((await api("DELETE", `${path}/${added.body.id}`, { key })).status).toBe(204);
+    expectError(await api("GET", `${path}/${added.body.id}`, { key }), 404, NOT_FOUND);
+    expectError(await api("DELETE", `${path}/${added.body.id}`, { key }), 404, NOT_FOUND);
+    expect((await api("GET", path, { key })).body).toEqual({
+      count: 1,
+      next: null,
+      previous: null,
+      results: [bobBody],
+    });
+
+    const entries = await activity(organization.id, key, "RoleMembership");
+    expect(entries.map((entry) => [entry.activity, entry.item_id, entry.detail.name])).toEqual([
+      ["deleted", added.body.id, ada.user.email],
+      ["created", bobAdded.id, bob.user.email],
+      ["created", added.body.id, ada.user.email],
+    ]);
+    expect(entries[0]!.detail.context).toEqual({ role_id: role.id, role_name: role.name, user_uuid: ada.user.uuid });
+  });
+
+  it("refuses a user who is no member (400 user_uuid), one already in the role (400), a bad uuid (400)", async () => {
+    const { organization, key } = await setupOrganization();
+    const role = await createRole(organization.id, key, "Engineering");
+    const ada = await addMember(organization.id, MembershipLevel.member);
+    const other = await setupOrganization();
+    const path = membershipsPath(organization.id, role.id);
+    const notMember = errorBody("validation_error", "does_not_exist", "User does not exist.", "user_uuid");
+    expectError(await api("POST", path, { key, body: { user_uuid: other.owner.uuid } }), 400, notMember);
+    expectError(
+      await api("POST", path, { key, body: { user_uuid: "0192a000-0000-7000-8000-000000000000" } }),
+      400,
+      notMember,
+    );
+    expect((await api("POST", path, { key, body: { user_uuid: "nope" } })).body).toMatchObject({
+      code: "invalid_input",
+      attr: "user_uuid",
+    });
+    expect((await api("POST", path, { key, body: {} })).body).toMatchObject({ code: "required", attr: "user_uuid" });
+    await addToRole(organization.id, key, role.id, ada.user);
+    expectError(
+      await api("POST", path, { key, body: { user_uuid: ada.user.uuid } }),
+      400,
+      errorBody("validation_error", "invalid_input", "User is already part of the role."),
+    );
+    expect((await api("GET", path, { key })).body.count).toBe(1);
+  });
+
+  it("lets no member add themselves or others (403), and keeps memberships inside their role (404)", async () => {
+    const { organization, key, owner } = await setupOrganization();
+    const role = await createRole(organization.id, key, "Admins in all but name");
+    const other = await createRole(organization.id, key, "Other");
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const path = membershipsPath(organization.id, role.id);
+    expectError(
+      await api("POST", path, { key: member.key, body: { user_uuid: member.user.uuid } }),
+      403,
+      INSUFFICIENT_LEVEL,
+    );
+    const added = await addToRole(organization.id, key, role.id, member.user);
+    expectError(await api("DELETE", `${path}/${added.id}`, { key: member.key }), 403, INSUFFICIENT_LEVEL);
+    // The membership under another role's path, or another organization's path, is not found.
+    const wrongRole = `${membershipsPath(organization.id, other.id)}/${added.id}`;
+    expectError(await api("GET", wrongRole, { key }), 404, NOT_FOUND);
+    expectError(await api("DELETE", wrongRole, { key }), 404, NOT_FOUND);
+    const stranger = await setupOrganization();
+    expectError(
+      await api("GET", `${membershipsPath(stranger.organization.id, role.id)}/${added.id}`, { key }),
+      404,
+      NOT_FOUND,
+    );
+    expectError(await api("GET", `${path}/${added.id}`, { key: stranger.key }), 404, NOT_FOUND);
+    const readOnly = await createApiKey(owner, { scopes: ["organization:read"] });
+    expectError(
+      await api("POST", path, { key: readOnly.value, body: { user_uuid: owner.uuid } }),
+      403,
+      missingScope("organization:write"),
+    );
+    expectError(await api("GET", path), 401, NOT_AUTHENTICATED);
+    expect((await api("GET", path, { key })).body.count).toBe(1);
+  });
+
+  it("go with the role: deleting it removes its memberships and its rules in one write", async () => {
+    const { organization, key, project } = await setupOrganization();
+    const role = await createRole(organization.id, key, "Engineering");
+    const ada = await addMember(organization.id, MembershipLevel.member);
+    await addToRole(organization.id, key, role.id, ada.user);
+    const rule = await api("PUT", `/api/projects/${project.id}/access_controls`, {
+      key,
+      body: { access_level: "admin", role: role.id },
+    });
+    expect(rule.status).toBe(200);
+    const typeRule = await api("PUT", `/api/projects/${project.id}/resource_access_controls`, {
+      key,
+      body: { resource: "survey", access_level: "viewer", role: role.id },
+    });
+    expect(typeRule.status).toBe(200);
+    const projectPath = `/api/projects/${project.id}`;
+    expect((await api("GET", projectPath, { key: ada.key })).body.effective_membership_level).toBe(8);
+    expect((await api("DELETE", `${rolesPath(organization.id)}/${role.id}`, { key })).status).toBe(204);
+    const ofRole = async () => [
+      await db.select().from(schema.roleMemberships).where(eq(schema.roleMemberships.roleId, role.id)),
+      await db.select().from(schema.accessControls).where(eq(schema.accessControls.roleId, role.id)),
+      await db.select().from(schema.resourceAccessControls).where(eq(schema.resourceAccessControls.roleId, role.id)),
+    ];
+    expect(await ofRole()).toEqual([[], [], []]);
+    expect((await api("GET", projectPath, { key: ada.key })).body.effective_membership_level).toBe(1);
+    const deleted = (await activity(organization.id, key, "Role"))[0]!;
+    expect([deleted.activity, deleted.item_id, deleted.detail.name]).toEqual(["deleted", role.id, "Engineering"]);
+  });
+
+  it("go with the member: removing them from the organization removes their role memberships, logged", async () => {
+    const { organization, key } = await setupOrganization();
+    const role = await createRole(organization.id, key, "Engineering");
+    const ada = await addMember(organization.id, MembershipLevel.member);
+    const added = await addToRole(organization.id, key, role.id, ada.user);
+    const removed = await api("DELETE", `/api/organizations/${organization.id}/members/${ada.user.uuid}`, { key });
+    expect(removed.status).toBe(204);
+    const path = membershipsPath(organization.id, role.id);
+    expect((await api("GET", path, { key })).body).toEqual({ count: 0, next: null, previous: null, results: [] });
+    expect((await api("GET", `${rolesPath(organization.id)}/${role.id}`, { key })).body.members).toEqual([]);
+    const entries = await activity(organization.id, key, "RoleMembership");
+    expect(entries.map((entry) => [entry.activity, entry.item_id, entry.detail.name])).toEqual([
+      ["deleted", added.id, ada.user.email],
+      ["created", added.id, ada.user.email],
+    ]);
+  });
+});
