@@ -33,35 +33,32 @@ export const retrieveAccessibleProject = apiRoute({
   },
 });
 
-export const updateAccessibleProject = apiRoute({
-  method: "patch",
-  path: "/api/projects/{id}",
-  scope: "project:write",
-  serviceKeys: true,
-  tags: ["projects"],
-  summary: "Change a project's name and settings (admin or owner of its organization), with the rules of create",
-  request: { params: ProjectIdParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
-  responses: {
-    200: { ...jsonResponse(Project, "The project"), headers: conditional.etag },
-    409: conflictResponse,
-    412: conditional.preconditionFailed,
-  },
-});
+/** PATCH, and PostHog's PUT, which takes the same fields (none required, those left out kept). */
+const accessibleProjectUpdate = <const M extends "patch" | "put">(method: M, summary: string) =>
+  apiRoute({
+    method,
+    path: "/api/projects/{id}",
+    scope: "project:write",
+    serviceKeys: true,
+    tags: ["projects"],
+    summary,
+    request: { params: ProjectIdParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+    responses: {
+      200: { ...jsonResponse(Project, "The project"), headers: conditional.etag },
+      409: conflictResponse,
+      412: conditional.preconditionFailed,
+    },
+  });
 
-export const replaceAccessibleProject = apiRoute({
-  method: "put",
-  path: "/api/projects/{id}",
-  scope: "project:write",
-  serviceKeys: true,
-  tags: ["projects"],
-  summary: "Update a project with PUT (admin or owner of its organization), as PATCH: fields left out are kept",
-  request: { params: ProjectIdParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
-  responses: {
-    200: { ...jsonResponse(Project, "The project"), headers: conditional.etag },
-    409: conflictResponse,
-    412: conditional.preconditionFailed,
-  },
-});
+export const updateAccessibleProject = accessibleProjectUpdate(
+  "patch",
+  "Change a project's name and settings (admin or owner of its organization), with the rules of create",
+);
+
+export const replaceAccessibleProject = accessibleProjectUpdate(
+  "put",
+  "Update a project with PUT (admin or owner of its organization), as PATCH: fields left out are kept",
+);
 
 export const deleteAccessibleProject = apiRoute({
   method: "delete",

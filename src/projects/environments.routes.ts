@@ -28,35 +28,32 @@ export const retrieveEnvironment = apiRoute({
   },
 });
 
-export const updateEnvironment = apiRoute({
-  method: "patch",
-  path: "/api/environments/{project_id}",
-  scope: "project:write",
-  serviceKeys: true,
-  tags: ["environments"],
-  summary: "Change an environment's name and settings (admin or owner), as its project's PATCH",
-  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
-  responses: {
-    200: { ...jsonResponse(Environment, "The environment"), headers: conditional.etag },
-    409: conflictResponse,
-    412: conditional.preconditionFailed,
-  },
-});
+/** PATCH, and PostHog's PUT, which takes the same fields (none required, those left out kept). */
+const environmentUpdate = <const M extends "patch" | "put">(method: M, summary: string) =>
+  apiRoute({
+    method,
+    path: "/api/environments/{project_id}",
+    scope: "project:write",
+    serviceKeys: true,
+    tags: ["environments"],
+    summary,
+    request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+    responses: {
+      200: { ...jsonResponse(Environment, "The environment"), headers: conditional.etag },
+      409: conflictResponse,
+      412: conditional.preconditionFailed,
+    },
+  });
 
-export const replaceEnvironment = apiRoute({
-  method: "put",
-  path: "/api/environments/{project_id}",
-  scope: "project:write",
-  serviceKeys: true,
-  tags: ["environments"],
-  summary: "Update an environment with PUT (admin or owner), as its PATCH: fields left out are kept",
-  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
-  responses: {
-    200: { ...jsonResponse(Environment, "The environment"), headers: conditional.etag },
-    409: conflictResponse,
-    412: conditional.preconditionFailed,
-  },
-});
+export const updateEnvironment = environmentUpdate(
+  "patch",
+  "Change an environment's name and settings (admin or owner), as its project's PATCH",
+);
+
+export const replaceEnvironment = environmentUpdate(
+  "put",
+  "Update an environment with PUT (admin or owner), as its PATCH: fields left out are kept",
+);
 
 export const deleteEnvironment = apiRoute({
   method: "delete",

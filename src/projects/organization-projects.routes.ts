@@ -56,41 +56,35 @@ export const retrieveProject = apiRoute({
   responses: { 200: { ...json(Project, "The project"), headers: conditional.etag }, 304: conditional.notModified },
 });
 
-export const updateProject = apiRoute({
-  method: "patch",
-  path: "/api/organizations/{organization_id}/projects/{id}",
-  scope: "project:write",
-  serviceKeys: true,
-  context: "organization",
-  reads: projectOfPath,
-  level: MembershipLevel.admin,
-  tags: ["projects"],
-  summary: "Change a project's name and settings (admin or owner), with the rules of create",
-  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
-  responses: {
-    200: { ...json(Project, "The project"), headers: conditional.etag },
-    409: conflictResponse,
-    412: conditional.preconditionFailed,
-  },
-});
+/** PATCH, and PostHog's PUT, which takes the same fields (none required, those left out kept). */
+const projectUpdate = <const M extends "patch" | "put">(method: M, summary: string) =>
+  apiRoute({
+    method,
+    path: "/api/organizations/{organization_id}/projects/{id}",
+    scope: "project:write",
+    serviceKeys: true,
+    context: "organization",
+    reads: projectOfPath,
+    level: MembershipLevel.admin,
+    tags: ["projects"],
+    summary,
+    request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
+    responses: {
+      200: { ...json(Project, "The project"), headers: conditional.etag },
+      409: conflictResponse,
+      412: conditional.preconditionFailed,
+    },
+  });
 
-export const replaceProject = apiRoute({
-  method: "put",
-  path: "/api/organizations/{organization_id}/projects/{id}",
-  scope: "project:write",
-  serviceKeys: true,
-  context: "organization",
-  reads: projectOfPath,
-  level: MembershipLevel.admin,
-  tags: ["projects"],
-  summary: "Update a project with PUT (admin or owner), as PATCH: no field is required, those left out are kept",
-  request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
-  responses: {
-    200: { ...json(Project, "The project"), headers: conditional.etag },
-    409: conflictResponse,
-    412: conditional.preconditionFailed,
-  },
-});
+export const updateProject = projectUpdate(
+  "patch",
+  "Change a project's name and settings (admin or owner), with the rules of create",
+);
+
+export const replaceProject = projectUpdate(
+  "put",
+  "Update a project with PUT (admin or owner), as PATCH: no field is required, those left out are kept",
+);
 
 export const deleteProject = apiRoute({
   method: "delete",

@@ -22,35 +22,32 @@ export const listMembers = apiRoute({
   responses: { 200: jsonResponse(paginated(Member), "A page of members") },
 });
 
-export const updateMember = apiRoute({
-  method: "patch",
-  path: "/api/organizations/{organization_id}/members/{user__uuid}",
-  scope: "organization_member:write",
-  context: "organization",
-  reads: memberOfPath,
-  tags: ["members"],
-  summary: "Change a member's level (admin; never your own, never above your own)",
-  request: { params: MemberParams, body: jsonBody(MemberUpdate) },
-  responses: {
-    200: jsonResponse(Member, "The member"),
-    409: conflictResponse,
-  },
-});
+/** PATCH, and PostHog's PUT, which takes the same fields (none required, those left out kept). */
+const memberUpdate = <const M extends "patch" | "put">(method: M, summary: string) =>
+  apiRoute({
+    method,
+    path: "/api/organizations/{organization_id}/members/{user__uuid}",
+    scope: "organization_member:write",
+    context: "organization",
+    reads: memberOfPath,
+    tags: ["members"],
+    summary,
+    request: { params: MemberParams, body: jsonBody(MemberUpdate) },
+    responses: {
+      200: jsonResponse(Member, "The member"),
+      409: conflictResponse,
+    },
+  });
 
-export const replaceMember = apiRoute({
-  method: "put",
-  path: "/api/organizations/{organization_id}/members/{user__uuid}",
-  scope: "organization_member:write",
-  context: "organization",
-  reads: memberOfPath,
-  tags: ["members"],
-  summary: "Update a member with PUT, as PATCH: no field is required, and `level` left out is kept",
-  request: { params: MemberParams, body: jsonBody(MemberUpdate) },
-  responses: {
-    200: jsonResponse(Member, "The member"),
-    409: conflictResponse,
-  },
-});
+export const updateMember = memberUpdate(
+  "patch",
+  "Change a member's level (admin; never your own, never above your own)",
+);
+
+export const replaceMember = memberUpdate(
+  "put",
+  "Update a member with PUT, as PATCH: no field is required, and `level` left out is kept",
+);
 
 export const removeMember = apiRoute({
   method: "delete",
