@@ -104,6 +104,7 @@ describe("the organization's activity log", () => {
           created_at: expect.stringMatching(ISO_TIMESTAMP),
           request_id: response.headers.get("X-Request-Id"),
           api_key_id: key!.id,
+          service_key: null,
           seq: 1,
           hash: expect.stringMatching(/^[0-9a-f]{64}$/),
         },

@@ -81,7 +81,12 @@ describe("service keys", () => {
     const log = await api("GET", `/api/organizations/${organization.id}/activity_log?scope=OrganizationDomain`, {
       key: ownerKey,
     });
-    expect(log.body.results[0]).toMatchObject({ activity: "created", user: null, api_key_id: serviceKey.id });
+    expect(log.body.results[0]).toMatchObject({
+      activity: "created",
+      user: null,
+      api_key_id: serviceKey.id,
+      service_key: { id: serviceKey.id, label: serviceKey.label },
+    });
     const current = await api("GET", `/api/organizations/@current/members`, { key: serviceKey.value });
     expect(current.status).toBe(200);
   });
@@ -183,7 +188,8 @@ describe("service keys", () => {
       "Project.updated",
       "Project.created",
     ]);
-    for (const entry of byKey) expect(entry).toMatchObject({ user: null, is_system: false });
+    const namedKey = { id: serviceKey.id, label: "Nightly sync" };
+    for (const entry of byKey) expect(entry).toMatchObject({ user: null, is_system: false, service_key: namedKey });
     const projectLog = await api("GET", `/api/environments/${project.id}/activity_log`, asKey);
     expect(projectLog.body.results[0]).toMatchObject({ scope: "Dashboard", user: null, api_key_id: serviceKey.id });
     // Its webhook outlives its creator's departure: nothing disabled it.

@@ -50,6 +50,7 @@ export function activityEntry(response: { headers: Headers }, expected: Expected
     created_at: expect.stringMatching(ISO_TIMESTAMP),
     request_id: response.headers.get("X-Request-Id"),
     api_key_id: expected.apiKeyId,
+    service_key: null,
     seq: expect.any(Number),
     hash: expect.toBeOneOf([null, expect.stringMatching(HASH)]),
   };

@@ -106,7 +106,7 @@ const retrieveProjectActivityLogEntry: RouteHandler<ReturnType<typeof projectAct
   const visible = visibleInProjectLog(actor, c.var.project.environmentId);
   const found = row ?? (await archivedEntry(projectArchive(c, visible), segments, id));
   if (!found) throw notFound();
-  return c.json(toActivityLogEntry(found.entry, found.user), 200);
+  return c.json(toActivityLogEntry(found), 200);
 };
 
 export const projectActivityLogRouter = underEveryTree((tree: ProjectTree) =>

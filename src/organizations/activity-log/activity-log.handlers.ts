@@ -68,5 +68,5 @@ export const retrieveOrganizationActivityLogEntry: RouteHandler<typeof retrieveA
   ]);
   const found = row ?? (await archivedEntry({ bucket: c.env.ACTIVITY_LOG_ARCHIVE, db: read.db }, segments, id));
   if (!found) throw notFound();
-  return c.json(toActivityLogEntry(found.entry, found.user), 200);
+  return c.json(toActivityLogEntry(found), 200);
 };

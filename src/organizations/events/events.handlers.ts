@@ -86,7 +86,7 @@ export const listOrganizationEvents: RouteHandler<typeof listEvents, AppEnv> = a
       next: feedUrl(c, cursor),
       cursor: String(cursor),
       has_more: hasMore,
-      results: rows.slice(0, limit).map((row) => eventPayload(row.entry, row.user)),
+      results: rows.slice(0, limit).map(eventPayload),
     },
     200,
   );

@@ -1,6 +1,7 @@
 import { logLine } from "../../platform/log";
 import { and, asc, eq, gt, isNotNull, isNull, lt, sql } from "drizzle-orm";
-import { activityLog, users, webhookDeliveries, webhooks } from "../../db/schema";
+import { activityLog, serviceApiKeys, users, webhookDeliveries, webhooks } from "../../db/schema";
+import { entryServiceKey, serviceKeyOfEntry } from "../../platform/activity-log/activity-log.queries";
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
 import { forEachOrganization } from "../../platform/background";
 import { chunkForInsert, inJsonList, primaryDatabase, type Database } from "../../platform/db";
@@ -165,15 +166,22 @@ export async function deliver(env: Bindings, message: Message<DeliveryMessage>) 
   const db = primaryDatabase(env);
   const [[row]] = await db.batch([
     db
-      .select({ delivery: webhookDeliveries, webhook: webhooks, entry: activityLog, user: users })
+      .select({
+        delivery: webhookDeliveries,
+        webhook: webhooks,
+        entry: activityLog,
+        user: users,
+        serviceKey: entryServiceKey,
+      })
       .from(webhookDeliveries)
       .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
       .innerJoin(activityLog, eq(activityLog.id, webhookDeliveries.entryId))
       .leftJoin(users, eq(users.id, activityLog.userId))
+      .leftJoin(serviceApiKeys, serviceKeyOfEntry)
       .where(eq(webhookDeliveries.id, message.body.deliveryId)),
   ]);
   if (!row || row.delivery.status !== "pending" || !row.webhook.enabled) return message.ack();
-  const body = JSON.stringify(eventPayload(row.entry, row.user));
+  const body = JSON.stringify(eventPayload(row));
   const headers = await signedHeaders(await signingSecrets(env, row.webhook), row.delivery.id, body);
   const attempt = await post(env, row.webhook.url, headers, body);
   const outcome = outcomeOf(attempt, message.attempts);

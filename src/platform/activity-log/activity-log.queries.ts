@@ -1,5 +1,5 @@
 import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
-import { activityLog, activityLogSegments, users } from "../../db/schema";
+import { activityLog, activityLogSegments, serviceApiKeys, users } from "../../db/schema";
 import { toUserBasic } from "../user-basic";
 import type { Database } from "../db";
 import { DEFAULT_PAGE_SIZE } from "../pagination";
@@ -9,7 +9,10 @@ import type { ActivityLogEntry, ActivityLogQuery } from "./activity-log.schema";
 type EntryRow = typeof activityLog.$inferSelect;
 type UserRow = typeof users.$inferSelect;
 
-export function toActivityLogEntry(row: EntryRow, user: UserRow | null): ActivityLogEntry {
+/** An entry with who made it: the user, or the organization's service key (which is no person). */
+export type PageRow = { entry: EntryRow; user: UserRow | null; serviceKey: { id: string; label: string } | null };
+
+export function toActivityLogEntry({ entry: row, user, serviceKey }: PageRow): ActivityLogEntry {
   const detail = JSON.parse(row.detail) as {
     name: string | null;
     changes: ActivityLogEntry["detail"]["changes"];
@@ -39,6 +42,7 @@ export function toActivityLogEntry(row: EntryRow, user: UserRow | null): Activit
     created_at: row.createdAt,
     request_id: row.requestId,
     api_key_id: row.apiKeyId,
+    service_key: serviceKey,
     seq: row.seq,
     hash: row.hash,
   };
@@ -98,9 +102,17 @@ const scopesOf = (scopes: string) =>
 /** What page mode counts at most: a count, like a page, costs a bounded read of an index. */
 export const COUNT_CAP = 10_000;
 
-/** Entries with the users who made them: what a page, an entry's URL and the events feed read. */
+/** The service key an entry names, if any: the key's label, read where the entry's user is. */
+export const entryServiceKey = { id: serviceApiKeys.id, label: serviceApiKeys.label };
+export const serviceKeyOfEntry = eq(serviceApiKeys.id, activityLog.apiKeyId);
+
+/** Entries with who made them (`PageRow`): what a page, an entry's URL and the events feed read. */
 export const selectEntriesWithUsers = (db: Database) =>
-  db.select({ entry: activityLog, user: users }).from(activityLog).leftJoin(users, eq(users.id, activityLog.userId));
+  db
+    .select({ entry: activityLog, user: users, serviceKey: entryServiceKey })
+    .from(activityLog)
+    .leftJoin(users, eq(users.id, activityLog.userId))
+    .leftJoin(serviceApiKeys, serviceKeyOfEntry);
 
 /** Whose entries a page lists: an organization's, or some of them (a project's). */
 export type ActivityLogSource = { organizationId: string | SQL; where?: SQL };
@@ -149,8 +161,6 @@ function selectActivityCount(db: Database, source: ActivityLogSource, query: Act
 export const activityPageStatements = (db: Database, source: ActivityLogSource, query: ActivityLogQuery) =>
   [selectActivityPage(db, source, query), selectActivityCount(db, source, query)] as const;
 
-export type PageRow = { entry: EntryRow; user: UserRow | null };
-
 /**
  * The envelope PostHog's pagination answers: with the cursor `{next, previous, results}`; in page
  * mode also `count`, and links to the pages either side. A page past the last is 404, as there.
@@ -167,7 +177,7 @@ export function activityPageEnvelope(
 ) {
   const size = pageSizeOf(query);
   const page = rows.slice(0, size);
-  const results = page.map((row) => toActivityLogEntry(row.entry, row.user));
+  const results = page.map(toActivityLogEntry);
   const hasMore = rows.length > size;
   if (query.page !== undefined) {
     const number = query.page;

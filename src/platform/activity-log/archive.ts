@@ -1,7 +1,14 @@
 import { and, asc, desc, eq, gt, gte, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
-import { activityLog, activityLogAnchors, activityLogSegments, organizations, users } from "../../db/schema";
+import {
+  activityLog,
+  activityLogAnchors,
+  activityLogSegments,
+  organizations,
+  serviceApiKeys,
+  users,
+} from "../../db/schema";
 import type { Database } from "../db";
-import type { PageRow } from "./activity-log.queries";
+import { entryServiceKey, type PageRow } from "./activity-log.queries";
 import { sha256Hex } from "../ids";
 import {
   canonicalRecord,
@@ -280,10 +287,39 @@ export async function verifyChain(db: Database, bucket: R2Bucket, organizationId
   return verdictAcross(bucket, segments, rows, anchor);
 }
 
-/** Archived entries with the users who made them, as a page of entries kept here reads them. */
+/** The users and service keys that made archived entries: two statements for a batch. */
+export function authorStatements(db: Database, rows: EntryRow[]) {
+  const present = <T>(values: (T | null)[]) => [...new Set(values.filter((value): value is T => value !== null))];
+  const userIds = present(rows.map((row) => row.userId));
+  const keyIds = present(rows.map((row) => row.apiKeyId));
+  return [
+    db
+      .select()
+      .from(users)
+      .where(userIds.length === 0 ? sql`0` : inArray(users.id, userIds)),
+    db
+      .select(entryServiceKey)
+      .from(serviceApiKeys)
+      .where(keyIds.length === 0 ? sql`0` : inArray(serviceApiKeys.id, keyIds)),
+  ] as const;
+}
+
+/** Archived entries with who made them (`authorStatements`' results), as entries kept here are read. */
+export function withAuthors(
+  rows: EntryRow[],
+  [found, keys]: readonly [(typeof users.$inferSelect)[], { id: string; label: string }[]],
+): PageRow[] {
+  const userById = new Map(found.map((user) => [user.id, user]));
+  const keyById = new Map(keys.map((key) => [key.id, key]));
+  return rows.map((entry) => ({
+    entry,
+    user: (entry.userId === null ? undefined : userById.get(entry.userId)) ?? null,
+    serviceKey: (entry.apiKeyId === null ? undefined : keyById.get(entry.apiKeyId)) ?? null,
+  }));
+}
+
+/** Archived entries with who made them, in one round trip (none when there are none). */
 export async function withUsers(db: Database, rows: EntryRow[]): Promise<PageRow[]> {
-  const ids = [...new Set(rows.flatMap((row) => (row.userId === null ? [] : [row.userId])))];
-  const found = ids.length === 0 ? [] : await db.select().from(users).where(inArray(users.id, ids));
-  const byId = new Map(found.map((user) => [user.id, user]));
-  return rows.map((entry) => ({ entry, user: (entry.userId === null ? undefined : byId.get(entry.userId)) ?? null }));
+  if (rows.length === 0) return [];
+  return withAuthors(rows, await db.batch(authorStatements(db, rows)));
 }

@@ -11,7 +11,7 @@ import {
   type PageRow,
 } from "./activity-log.queries";
 import type { ActivityLogQuery } from "./activity-log.schema";
-import { readSegment, selectSegmentsBelow, withUsers, type SegmentRow } from "./archive";
+import { authorStatements, readSegment, selectSegmentsBelow, withAuthors, withUsers, type SegmentRow } from "./archive";
 
 type EntryRow = typeof activityLog.$inferSelect;
 
@@ -243,12 +243,9 @@ export async function archivedEntry(
   const contents = await Promise.all(around.map((segment) => readSegment(reader.bucket, segment)));
   const entry = contents.flatMap((content) => content.rows).find((row) => row.id === id);
   if (!entry || (reader.of && !reader.of(entry))) return null;
-  const [visible, user] = await reader.db.batch([
+  const [visible, ...authors] = await reader.db.batch([
     selectArchivedMatching(reader.db, [entry], reader.where),
-    reader.db
-      .select()
-      .from(users)
-      .where(entry.userId === null ? sql`0` : eq(users.id, entry.userId)),
+    ...authorStatements(reader.db, [entry]),
   ]);
-  return visible.length === 0 ? null : { entry, user: user[0] ?? null };
+  return visible.length === 0 ? null : (withAuthors([entry], authors)[0] ?? null);
 }

@@ -50,7 +50,11 @@ function exampleEntry(event: EventName): typeof activityLog.$inferSelect {
 
 /** What a delivery posts (and the feed lists) for the event: the delivery's own payload builder. */
 export const examplePayload = (event: EventName) =>
-  eventPayload(exampleEntry(event), EVENT_EXAMPLES[event].system ? null : EXAMPLE_USER);
+  eventPayload({
+    entry: exampleEntry(event),
+    user: EVENT_EXAMPLES[event].system ? null : EXAMPLE_USER,
+    serviceKey: null,
+  });
 
 const anchorOf = (event: string) => event.toLowerCase().replaceAll(".", "");
 
