@@ -5,6 +5,7 @@ import { projects, serviceApiKeys } from "../db/schema";
 import { assertWithinCallerKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
 import { SERVICE_KEY_PREFIX } from "../platform/auth/api-keys";
+import { assertLifetimeWithinPolicy } from "../platform/auth/key-policy";
 import {
   assertFutureExpiry,
   forgetCachedKey,
@@ -95,6 +96,7 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
   const scopes = [...new Set(input.scopes)];
   const scopedTeams = [...new Set(input.scoped_teams)];
   assertFutureExpiry(input.expires_at);
+  assertLifetimeWithinPolicy(input.expires_at ?? null, [organization.apiKeyMaxLifetimeDays]);
   assertWithinCallerKey(actor, scopes, [organization.id]);
   const held = await assertProjectsOfOrganization(db, organization.id, scopedTeams);
   if (held >= MAX_SERVICE_KEYS_PER_ORGANIZATION) {
@@ -161,6 +163,7 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
     scopedTeams,
     expiresAt: input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at),
   };
+  if (input.expires_at !== undefined) assertLifetimeWithinPolicy(after.expiresAt, [organization.apiKeyMaxLifetimeDays]);
   const before = trackedFields(key);
   const [updated] = await writeWithActivity(
     db,
@@ -185,6 +188,7 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
 export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) => {
   const { db, organization } = c.var;
   const key = await keyOfPath(c);
+  assertLifetimeWithinPolicy(key.expiresAt, [organization.apiKeyMaxLifetimeDays]);
   const { value, changes, context } = await rollValues(key, c.req.valid("json").overlap_seconds, SERVICE_KEY_PREFIX);
   const [rolled] = await writeWithActivity(
     db,

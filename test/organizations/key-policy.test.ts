@@ -167,6 +167,34 @@ describe("an organization's key policy", () => {
     expect(refused.body).toEqual(denied("Your organization does not allow members using personal API keys."));
   });
 
+  it("holds the organization's service keys to the maximum lifetime when made, given an expiry or rolled", async () => {
+    const { organization, key } = await setupOrganization();
+    const serviceKeys = `${organizationPath(organization.id)}/service_keys`;
+    const before = await api("POST", serviceKeys, { key, body: { label: "old", scopes: ["*"] } });
+    expect(before.status).toBe(201);
+    await api("PATCH", organizationPath(organization.id), { key, body: { api_key_max_lifetime_days: 7 } });
+    const tooLong = errorBody(
+      "validation_error",
+      "invalid_input",
+      "An organization this key reaches (api_key_max_lifetime_days) requires it to expire within 7 days.",
+      "expires_at",
+    );
+    const refused = [
+      await api("POST", serviceKeys, { key, body: { label: "forever", scopes: ["*"] } }),
+      await api("POST", serviceKeys, { key, body: { label: "long", scopes: ["*"], expires_at: inDays(8) } }),
+      await api("PATCH", `${serviceKeys}/${before.body.id}`, { key, body: { expires_at: inDays(8) } }),
+      await api("POST", `${serviceKeys}/${before.body.id}/roll`, { key, body: {} }),
+    ];
+    expect(refused.map((response) => [response.status, response.body])).toEqual(refused.map(() => [400, tooLong]));
+    // Made before the limit, the key keeps working; given an expiry within it, it rolls again.
+    expect((await api("GET", `${organizationPath(organization.id)}/members`, { key: before.body.value })).status).toBe(
+      200,
+    );
+    const within = await api("PATCH", `${serviceKeys}/${before.body.id}`, { key, body: { expires_at: inDays(6) } });
+    expect(within.status).toBe(200);
+    expect((await api("POST", `${serviceKeys}/${before.body.id}/roll`, { key, body: {} })).status).toBe(200);
+  });
+
   it("makes personal keys created, rolled or given a new reach expire within the maximum lifetime", async () => {
     const { organization, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);

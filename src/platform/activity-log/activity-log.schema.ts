@@ -44,12 +44,9 @@ export const ActivityLogEntry = z
     created_at: Timestamp,
     request_id: z.string().nullable(),
     api_key_id: z.string().nullable(),
-    service_key: z
-      .object({ id: z.string().uuid(), label: z.string() })
-      .nullable()
-      .openapi({
-        description: "The organization's service key that made the change (`user` is then null); null otherwise.",
-      }),
+    service_key: z.object({ id: z.string().uuid(), label: z.string() }).nullable().openapi({
+      description: "The organization's service key that made the change (`user` is then null); null otherwise.",
+    }),
     seq: z
       .number()
       .int()
