@@ -27,6 +27,28 @@ async function setup() {
 }
 
 describe("resource access controls", () => {
+  it("are read and written by the organization's service key, as an admin, naming no person", async () => {
+    const { organization, key, project } = await setup();
+    const service = await api("POST", `/api/organizations/${organization.id}/service_keys`, {
+      key,
+      body: { label: "Terraform", scopes: ["access_control:read", "access_control:write"] },
+    });
+    expect(service.status).toBe(201);
+    const asService = { key: service.body.value as string };
+    const written = await api("PUT", path("environments", project.id), {
+      ...asService,
+      body: { resource: "feature_flag", access_level: "editor" },
+    });
+    expect(written.status).toBe(200);
+    expect(written.body).toEqual(typeRule({ resource: "feature_flag", access_level: "editor" }));
+    const read = await api("GET", path("projects", project.id), asService);
+    expect(read.status).toBe(200);
+    expect(read.body.access_controls).toEqual([written.body]);
+    expect(read.body.user_access_level).toBe("admin");
+    const other = await setupOrganization();
+    expect((await api("GET", path("projects", other.project.id), asService)).status).toBe(404);
+  });
+
   it("stores and returns rules on kinds of resources for everyone, a role and a member, in both trees", async () => {
     const { key, project, member, roleId } = await setup();
     const rulesPath = path("projects", project.id);

@@ -47,6 +47,7 @@ function routerFor(tree: ProjectTree) {
     method: "get",
     path,
     scope: "access_control:read",
+    serviceKeys: true,
     summary: "The project's rules on kinds of resources (every survey, every feature flag...) and the caller's level",
     request: { params: ProjectParams },
     responses: { 200: json(AccessControls, "The rules") },
@@ -58,6 +59,7 @@ function routerFor(tree: ProjectTree) {
     method: "put",
     path,
     scope: "access_control:write",
+    serviceKeys: true,
     summary: "Set a member's, a role's or everyone's level on a kind of resource (project admins); null removes it",
     description:
       "Stored and returned for PostHog's clients: this API holds none of these kinds of resources, so the " +
