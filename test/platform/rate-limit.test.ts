@@ -216,6 +216,36 @@ describe("the hourly limit, counted after the response", () => {
     await awaitCounted(key, 1);
   });
 
+  it("reports the requests admitted while a report is out together, in one call of the counter", async () => {
+    const { key } = await setupOrganization();
+    await awaitRoomInWindow(3_600_000, 5_000);
+    const counters = env.API_KEY_HOUR_COUNTER;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const calls: number[] = [];
+    env.API_KEY_HOUR_COUNTER = {
+      idFromName: (name: string) => counters.idFromName(name),
+      get: (id: DurableObjectId) => ({
+        count: async (requests: number) => {
+          calls.push(requests);
+          await held;
+          return counters.get(id).count(requests);
+        },
+      }),
+    } as unknown as typeof counters;
+    try {
+      // The first request's report is held; the next four are admitted meanwhile.
+      expect(await requestTimes(5, "/api/users/@me", key)).toEqual([200]);
+      expect(calls).toEqual([1]);
+      release();
+      await vi.waitFor(() => expect(calls).toEqual([1, 4]));
+    } finally {
+      release();
+      env.API_KEY_HOUR_COUNTER = counters;
+    }
+    await awaitCounted(key, 5);
+  });
+
   it("answers 429 to the next request of a key exhausted here, and tells other isolates through KV", async () => {
     configureHourlyLimit(3);
     const { key } = await setupOrganization();

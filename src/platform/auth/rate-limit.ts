@@ -22,14 +22,16 @@ export type HourCount = { hourEnd: number; count: number };
  * is deleted when the hour ends, so that it never grows.
  */
 export class ApiKeyHourCounter extends DurableObject<Bindings> {
-  async count(): Promise<HourCount> {
+  /** Counts `requests` more of the key's (an isolate reports its requests in flight together). */
+  async count(requests = 1): Promise<HourCount> {
     const now = Date.now();
     const hourEnd = windowEnd(now, HOUR_MS);
     const stored = this.ctx.storage.kv.get<HourCount>("hour");
-    const count = (stored?.hourEnd === hourEnd ? stored.count : 0) + 1;
+    const before = stored?.hourEnd === hourEnd ? stored.count : 0;
+    const count = before + requests;
     this.ctx.storage.kv.put<HourCount>("hour", { hourEnd, count });
-    // The hour's first request: when it ends, nothing of it is worth keeping.
-    if (count === 1) await this.ctx.storage.setAlarm(hourEnd);
+    // The hour's first requests: when it ends, nothing of it is worth keeping.
+    if (before === 0) await this.ctx.storage.setAlarm(hourEnd);
     return { hourEnd, count };
   }
 
@@ -40,10 +42,11 @@ export class ApiKeyHourCounter extends DurableObject<Bindings> {
 
 /**
  * What this isolate knows of a key's hour: the count its counter last reported, and this
- * isolate's requests admitted since that the counter has not reported back yet. Admitting
- * against both makes the isolate exact for its own requests, however many are in flight.
+ * isolate's requests admitted since that the counter has not reported back yet (`pending`), of
+ * which `unsent` are not yet on their way to it. Admitting against both makes the isolate exact
+ * for its own requests, however many are in flight.
  */
-type HourView = { hourEnd: number; counted: number; pending: number };
+type HourView = { hourEnd: number; counted: number; pending: number; unsent: number; sending: boolean };
 const hourViews = new IsolateMemory<string, HourView>(KEYS_REMEMBERED_AT_MOST);
 
 /** KV: a key's hour, once used up, for the isolates that have not served the key this hour. */
@@ -84,7 +87,8 @@ function hourView(secureValue: string, published: HourCount | null, now: number)
   const known = hourViews.get(secureValue, now);
   if (known !== undefined) return known;
   const hourEnd = windowEnd(now, HOUR_MS);
-  const view = { hourEnd, counted: published?.hourEnd === hourEnd ? published.count : 0, pending: 0 };
+  const counted = published?.hourEnd === hourEnd ? published.count : 0;
+  const view = { hourEnd, counted, pending: 0, unsent: 0, sending: false };
   hourViews.set(secureValue, view, hourEnd);
   return view;
 }
@@ -96,21 +100,38 @@ function learn(secureValue: string, reported: HourCount) {
     // Reports can arrive out of order; a count only grows within an hour.
     view.counted = Math.max(view.counted, reported.count);
   } else if (view === undefined || view.hourEnd < reported.hourEnd) {
-    hourViews.set(secureValue, { hourEnd: reported.hourEnd, counted: reported.count, pending: 0 }, reported.hourEnd);
+    const view = { hourEnd: reported.hourEnd, counted: reported.count, pending: 0, unsent: 0, sending: false };
+    hourViews.set(secureValue, view, reported.hourEnd);
   }
 }
 
-/** After the response: the request is counted, and the count comes back to this isolate. */
-async function countAfterResponse(env: Bindings, secureValue: string, view: HourView, perHour: number) {
-  let reported: HourCount;
+/**
+ * After the response: the isolate's requests of the key are counted, and the count comes back.
+ * One call at a time per key and isolate: the requests admitted while a call is out go together
+ * in the next, so a busy key costs its counter a call per round trip, not one per request.
+ */
+async function reportCounts(env: Bindings, secureValue: string, view: HourView, perHour: number) {
+  view.sending = true;
   try {
-    reported = await env.API_KEY_HOUR_COUNTER.get(env.API_KEY_HOUR_COUNTER.idFromName(secureValue)).count();
+    while (view.unsent > 0) {
+      const requests = view.unsent;
+      view.unsent = 0;
+      let reported: HourCount;
+      try {
+        const counter = env.API_KEY_HOUR_COUNTER.get(env.API_KEY_HOUR_COUNTER.idFromName(secureValue));
+        reported = await counter.count(requests);
+      } finally {
+        view.pending -= requests;
+      }
+      learn(secureValue, reported);
+      // Exactly one report of the hour crosses the limit: that one tells the others.
+      if (reported.count >= perHour && reported.count - requests < perHour) {
+        await publishExhausted(env, secureValue, reported);
+      }
+    }
   } finally {
-    view.pending -= 1;
+    view.sending = false;
   }
-  learn(secureValue, reported);
-  // Exactly one request of the hour reports the limit reached: that one tells the others.
-  if (reported.count === perHour) await publishExhausted(env, secureValue, reported);
 }
 
 /**
@@ -132,5 +153,7 @@ export async function admitRequest(c: Context<AppEnv>, secureValue: string, publ
     if (!withinMinute) view.pending -= 1;
   }
   if (!withinMinute) throw throttled(secondsUntil(windowEnd(now, MINUTE_MS), now));
-  c.executionCtx.waitUntil(countAfterResponse(c.env, secureValue, view, perHour));
+  view.unsent += 1;
+  // A report already on its way takes this request too, in its next call.
+  if (!view.sending) c.executionCtx.waitUntil(reportCounts(c.env, secureValue, view, perHour));
 }
