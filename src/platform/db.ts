@@ -6,7 +6,7 @@ import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
  * Every query goes through the query builders: the relational API (`db.query`, which needs the
  * schema passed in) is not used, so the schema and drizzle's relations stay out of the bundle.
  */
-export type Database = DrizzleD1Database;
+export type Database = DrizzleD1Database & { $client: D1Database };
 
 type Statement = BatchItem<"sqlite">;
 

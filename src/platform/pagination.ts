@@ -137,10 +137,9 @@ export const joinPage = (db: Database, order: ListOrder, where: SQL | undefined,
  * whatever its depth. The page's own ids come first, the extra one last.
  */
 export function pageIds(db: Database, order: ListOrder, where: SQL | undefined, page: Page, through?: Through): SQL {
-  const rows = page.limit + 1;
   const seek = cursorOf(order, page);
-  if (seek) return ordered(order, rangesPast(db, order, where, seek, through), seek.side, rows);
-  return ordered(order, [entries(db, order, where, "after", through)], "after", rows, page.offset);
+  if (seek) return ordered(order, rangesPast(db, order, where, seek, through), seek.side, page.limit);
+  return ordered(order, [entries(db, order, where, "after", through)], "after", page.limit, page.offset);
 }
 
 /** The order's columns walked toward `side`: each one's alias in `entries`, its direction and comparison. */
@@ -168,17 +167,19 @@ function entries(db: Database, order: ListOrder, where: SQL | undefined, side: S
 }
 
 /**
- * Sets of entries (`entries`) as one, walked toward `side` and cut to `rows` after `offset`.
+ * Sets of entries (`entries`) as one, walked toward `side` and cut to the page's `limit` and one
+ * more (the extra row tells whether there is a next page) after `offset`. The sum is SQLite's, so
+ * that the statement binds the limit as sent (a prepared statement binds it).
  * Each set is a range of the index in that order, so SQLite merges them, reading each only as far
  * as the page needs.
  */
-const ordered = (order: ListOrder, sets: SQL[], side: Seek["side"], rows: number, offset = 0) =>
+const ordered = (order: ListOrder, sets: SQL[], side: Seek["side"], limit: number, offset = 0) =>
   sql`${sql.join(sets, sql` union all `)}
     order by ${sql.join(
       keysOf(order, side).map((key) => sql`${sql.identifier(key.alias)} ${key.direction}`),
       sql`, `,
     )}
-    limit ${rows} offset ${offset}`;
+    limit ${limit} + 1 offset ${offset}`;
 
 /**
  * The entries past the cursor's row (walked the other way before it): one range of the index

@@ -1,5 +1,4 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { projects } from "../db/schema";
@@ -24,11 +23,11 @@ import { etagOf, expectedVersion, failsOnStaleVersion, versionedAnswer } from ".
 import {
   admitVisibleProject,
   findVisibleProject,
-  selectVisibleProject,
   insertProjectStatements,
   listProjectsOfOrganization,
   MAX_PROJECTS_PER_ORGANIZATION,
-  projectIdFilters,
+  projectIdOfPath,
+  selectProjectOfOrganization,
   updateProjectStatements,
 } from "./projects.queries";
 import {
@@ -45,9 +44,8 @@ type ProjectRow = typeof projects.$inferSelect;
 /** The project the path names with the caller's level in it, read with the membership. */
 function readProjectOfPath(c: Context<AppEnv>) {
   const read = organizationRead(c);
-  const inOrganization = eq(projects.organizationId, read.organizationId);
-  const filters = projectIdFilters(read.db, c.var.actor, c.req.param("id") ?? "", inOrganization);
-  return read.batch([selectVisibleProject(read.db, c.var.actor, filters)]);
+  const project = projectIdOfPath(c.var.actor, c.req.param("id") ?? "");
+  return read.batch([selectProjectOfOrganization(read.db, c.var.actor, read.requested, project)]);
 }
 
 /** A PATCH's project, read before its body. */

@@ -24,7 +24,9 @@ import {
   CURRENT,
   keyPolicyOf,
   membershipsOf,
+  organizationRef,
 } from "../platform/route-context/organization";
+import { prepared } from "../platform/prepared";
 import { assertKeyPolicyAllows, type KeyPolicy } from "../platform/auth/key-policy";
 import { isDefaultRule } from "../platform/access-rules/member-rule";
 import {
@@ -232,8 +234,8 @@ const countedLess = (counter: SQL<number>, hidden: SQL | undefined) =>
  * tested on each row read (not on an admin's). Counted by the organization's counter less the
  * projects the caller's rules hide; a key scoped to some projects counts those.
  */
-export async function listProjectsOfOrganization(read: OrganizationRead, actor: Actor, page: Page) {
-  const { db, organizationId } = read;
+function projectPageStatements(db: Database, actor: Actor, requested: string, page: Page) {
+  const organizationId = organizationRef(db, actor, requested);
   const caller = callerInOrganization(actor, organizationId);
   const scoped = projectsInKeyScope(actor);
   const where = and(
@@ -245,16 +247,46 @@ export async function listProjectsOfOrganization(read: OrganizationRead, actor: 
   const counter = counterOf(organizations.projectCount, eq(organizations.id, organizationId));
   const total =
     scoped.length > 0 ? db.$count(projects, where) : countedLess(counter, projectsHiddenFrom(organizationId, caller));
-  const [[value], rows] = await read.batch([
+  return [
     selectCount(db, total),
     db
       .select(getTableColumns(projects))
       .from(projects)
       .innerJoin(...joinPage(db, byCreation, where, page)),
-  ]);
+  ] as const;
+}
+
+/** Pages without a cursor (the first, or one at an offset), the ones nearly every client reads: prepared. */
+const projectPageAtOffset = prepared((db: Database, actor: Actor, requested: string, limit: number, offset: number) =>
+  projectPageStatements(db, actor, requested, { limit, offset }),
+);
+
+export async function listProjectsOfOrganization(read: OrganizationRead, actor: Actor, page: Page) {
+  const { db, requested } = read;
+  const statements =
+    page.after || page.before
+      ? projectPageStatements(db, actor, requested, page)
+      : projectPageAtOffset(db, actor, requested, page.limit, page.offset);
+  const [[value], rows] = await read.batch([...statements]);
   const listed = pageOf(byCreation, page, rows);
   return { count: value?.value ?? 0, projects: listed.rows, links: listed.links };
 }
+
+/**
+ * The project `:id` names (a project id, or `@current` within the organization) in the organization
+ * `:organization_id` names, with the caller's rights: prepared.
+ */
+export const selectProjectOfOrganization = prepared(
+  (db: Database, actor: Actor, requested: string, project: number | typeof CURRENT) => {
+    const inOrganization = eq(projects.organizationId, organizationRef(db, actor, requested));
+    const picked = project === CURRENT ? currentProjectId(db, actor, inOrganization) : project;
+    return selectVisibleProject(db, actor, [inOrganization, eq(projects.id, picked)]);
+  },
+);
+
+/** A project path's `:id`: a project id (404 unless digits, 403 outside the key's scope) or `@current`. */
+export const projectIdOfPath = (actor: Actor, id: string): number | typeof CURRENT =>
+  id === CURRENT ? CURRENT : parseProjectId(actor, id);
 
 /** The caller's membership of the organization of the row being read, as `projectsHiddenFrom` takes it. */
 const membershipRow = {
@@ -351,7 +383,7 @@ export function admitVisibleProject<
  * `:id` of a project route: a project id, or `@current` (the current one within the key's scope),
  * among the projects `within` selects if given.
  */
-export function projectIdFilters(db: Database, actor: Actor, id: string, within?: SQL): SQL[] {
-  const picked = id === CURRENT ? currentProjectId(db, actor, within) : parseProjectId(actor, id);
-  return within ? [within, eq(projects.id, picked)] : [eq(projects.id, picked)];
+export function projectIdFilters(db: Database, actor: Actor, id: string): SQL[] {
+  const project = projectIdOfPath(actor, id);
+  return [eq(projects.id, project === CURRENT ? currentProjectId(db, actor) : project)];
 }

@@ -6,6 +6,7 @@ import { organizationObjectStatements, toOrganizationObject } from "../organizat
 import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations.schema";
 import { selectVisibleProject } from "../projects/projects.queries";
 import { jsonObjectWithKeys, type Database } from "../platform/db";
+import { prepared } from "../platform/prepared";
 import type { Actor } from "../platform/env";
 import { callerMemberships, CURRENT } from "../platform/route-context/organization";
 import { currentProjectId, projectsInKeyScope } from "../platform/route-context/project";
@@ -15,9 +16,8 @@ import { USER_PREFERENCE_KEYS, toCurrentUser, type CurrentUserUpdate } from "./u
  * The unexpired invites to the caller's e-mail from organizations they are not in, oldest first,
  * along the index on the invite's e-mail.
  */
-function pendingInvitesStatement(db: Database, actor: Actor) {
+function pendingInvitesStatement(db: Database, actor: Actor, unexpiredSince: string) {
   const email = db.select({ email: users.email }).from(users).where(eq(users.id, actor.userId));
-  const unexpiredSince = new Date(Date.now() - INVITE_VALIDITY_MS).toISOString();
   return db
     .select({
       id: invites.id,
@@ -51,9 +51,10 @@ function pendingInvitesStatement(db: Database, actor: Actor) {
 /**
  * Everything `/api/users/@me` shows, as statements of one batch: the user, their organizations
  * (within the key's scope), the current organization as a full object, and the current project,
- * both picked exactly as `@current` picks them in paths, and their pending invites.
+ * both picked exactly as `@current` picks them in paths, and their pending invites (those created
+ * since `unexpiredSince`). Prepared: built once per isolate and key shape.
  */
-export function currentUserStatements(db: Database, actor: Actor) {
+const currentUserStatements = prepared((db: Database, actor: Actor, unexpiredSince: string) => {
   return [
     db.select().from(users).where(eq(users.id, actor.userId)),
     db
@@ -65,9 +66,9 @@ export function currentUserStatements(db: Database, actor: Actor) {
       .orderBy(asc(organizationMemberships.organizationId)),
     ...organizationObjectStatements(db, actor, CURRENT),
     selectVisibleProject(db, actor, [eq(projects.id, currentProjectId(db, actor))]),
-    pendingInvitesStatement(db, actor),
+    pendingInvitesStatement(db, actor, unexpiredSince),
   ] as const;
-}
+});
 
 type CurrentUserResults = BatchResponse<ReturnType<typeof currentUserStatements>>;
 
@@ -84,7 +85,7 @@ function toCurrentUserObject(results: CurrentUserResults) {
 
 /** The caller as `/api/users/@me` shows them, after `changes` if any: one round trip either way. */
 export async function readCurrentUser(db: Database, actor: Actor, changes: UserChanges = {}) {
-  const reads = currentUserStatements(db, actor);
+  const reads = currentUserStatements(db, actor, new Date(Date.now() - INVITE_VALIDITY_MS).toISOString());
   if (Object.keys(changes).length === 0) return toCurrentUserObject(await db.batch(reads));
   const [, ...results] = await db.batch([db.update(users).set(changes).where(eq(users.id, actor.userId)), ...reads]);
   return toCurrentUserObject(results);

@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { sql } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -12,8 +11,8 @@ import { integerOrCurrentPathId } from "../path-ids";
 import { guessCurrentEnvironment, rememberCurrentEnvironment } from "./current-environment-guess";
 import {
   admitMember,
-  callerOrganizationId,
   CURRENT,
+  organizationRef,
   requestedOrganization,
   selectMembership,
   type OrganizationRef,
@@ -144,6 +143,8 @@ async function resolveAlone(c: Context<AppEnv>, kind: ContextKind) {
 /** Reads batched with the caller's membership of the path's organization. */
 export type OrganizationRead = {
   db: Database;
+  /** The path's organization id, or `@current`: what a prepared statement takes. */
+  requested: string;
   organizationId: OrganizationRef;
   /**
    * Runs the statements with the caller's membership and admits it (404, 403) before any result
@@ -158,7 +159,8 @@ export function organizationRead(c: Context<AppEnv>, db: Database = c.var.db): O
   const requested = requestedOrganization(c.req.param("organization_id"), actor);
   return {
     db,
-    organizationId: requested === CURRENT ? sql<string>`(${callerOrganizationId(db, actor, CURRENT)})` : requested,
+    requested,
+    organizationId: organizationRef(db, actor, requested),
     async batch<T extends [Statement, ...Statement[]]>(statements: T) {
       const [memberships, ...results] = await db.batch([selectMembership(db, actor, requested), ...statements]);
       admitOrganization(c, (memberships as OrganizationContext[])[0]);

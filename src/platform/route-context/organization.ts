@@ -5,6 +5,7 @@ import { assertOrganizationInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor } from "../env";
 import { notFound } from "../errors";
+import { prepared } from "../prepared";
 import { assertKeyPolicyAllows, keyBlockedIn, type KeyPolicy } from "../auth/key-policy";
 import { MembershipLevel } from "../levels";
 
@@ -145,6 +146,10 @@ export function callerOrganizationId(db: Database, actor: Actor, requested: stri
   return db.select({ id: sql<string>`coalesce((${ofCaller(chosen)}), (${ofCaller()}))` }).from(sql`(select 1)`);
 }
 
+/** The organization `requested` names, for statements batched with the membership: `@current` is a subquery. */
+export const organizationRef = (db: Database, actor: Actor, requested: string): OrganizationRef =>
+  requested === CURRENT ? sql<string>`(${callerOrganizationId(db, actor, CURRENT)})` : requested;
+
 /** The caller's membership of the organization `requested` names (`@current` included), joined to it. */
 export function callerMembershipOf(db: Database, actor: Actor, requested: string): SQL | undefined {
   if (requested !== CURRENT) return callerMemberships(actor, requested);
@@ -174,7 +179,7 @@ const serviceKeyMembership = (actor: Actor) => ({
   level: sql<number>`${MembershipLevel.admin}`,
 });
 
-export function selectMembership(db: Database, actor: Actor, requested: string) {
+export const selectMembership = prepared((db: Database, actor: Actor, requested: string) => {
   if (actor.kind === "service") {
     return db.select(serviceKeyMembership(actor)).from(organizations).where(serviceKeyOrganization(actor, requested));
   }
@@ -183,4 +188,4 @@ export function selectMembership(db: Database, actor: Actor, requested: string) 
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
     .where(callerMembershipOf(db, actor, requested));
-}
+});

@@ -7,6 +7,7 @@ import { assertProjectInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor, ProjectContext } from "../env";
 import { notFound } from "../errors";
+import { prepared } from "../prepared";
 import type { KeyPolicy } from "../auth/key-policy";
 import { callerOrganizationId, CURRENT, keyPolicyOf, membershipsOf, type OrganizationRef } from "./organization";
 
@@ -81,11 +82,12 @@ export function currentProjectId(db: Database, actor: Actor, within?: SQL) {
 }
 
 /** The environment `@current` picks: the first of the current project. */
-export const selectCurrentEnvironment = (db: Database, actor: Actor) =>
+export const selectCurrentEnvironment = prepared((db: Database, actor: Actor) =>
   db
     .select({ id: min(environments.id) })
     .from(environments)
-    .where(eq(environments.projectId, currentProjectId(db, actor)));
+    .where(eq(environments.projectId, currentProjectId(db, actor))),
+);
 
 /**
  * The caller's membership id in the environment's organization, as SQL: for reads batched with
@@ -124,7 +126,7 @@ export const selectedProjectFields = (actor: Actor) => ({
 });
 
 /** The requested environment (or the caller's current one) with the caller's rights: one query. */
-export function selectProject(db: Database, actor: Actor, environmentId: number | undefined) {
+export const selectProject = prepared((db: Database, actor: Actor, environmentId: number | undefined) => {
   const filter =
     environmentId === undefined ? eq(projects.id, currentProjectId(db, actor)) : eq(environments.id, environmentId);
   return db
@@ -136,4 +138,4 @@ export function selectProject(db: Database, actor: Actor, environmentId: number 
     .where(and(projectVisible, filter))
     .orderBy(asc(environments.id))
     .limit(1);
-}
+});

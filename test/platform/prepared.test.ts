@@ -1,0 +1,94 @@
+import { env } from "cloudflare:workers";
+import { asc, eq, sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { users } from "../../src/db/schema";
+import { createDatabase, D1Meter, inJsonList, type Database } from "../../src/platform/db";
+import type { Actor } from "../../src/platform/env";
+import { prepared } from "../../src/platform/prepared";
+import { createUser } from "../support/harness";
+
+const database = () => createDatabase(env.DB.withSession("first-primary"), new D1Meter());
+
+const actorOf = (userId: number, scopedTeams: number[] = []): Actor => ({
+  kind: "user",
+  organizationId: null,
+  userId,
+  userUuid: `uuid-${userId}`,
+  keyId: `key-${userId}`,
+  scopes: ["*"],
+  scopedOrganizations: [],
+  scopedTeams,
+});
+
+/** Users by id, or `@current` (the actor's own), or within a list: a builder of every shape `prepared` tells apart. */
+function usersOf(db: Database, actor: Actor, id: number | "@current", emailLike: string | undefined) {
+  return db
+    .select({ id: users.id, email: users.email })
+    .from(users)
+    .where(
+      sql`${id === "@current" ? eq(users.id, actor.userId) : eq(users.id, id)}
+        ${emailLike === undefined ? sql`` : sql`and ${users.email} like ${emailLike}`}
+        ${actor.scopedTeams.length > 0 ? sql`and ${inJsonList(users.id, actor.scopedTeams)}` : sql``}`,
+    )
+    .orderBy(asc(users.id));
+}
+
+describe("prepared statements", () => {
+  it("answer as the statement built for each request would, building each shape's SQL once", async () => {
+    const db = database();
+    const [first, second] = [await createUser(), await createUser()];
+    let builds = 0;
+    const preparedUsers = prepared((db: Database, actor: Actor, id: number | "@current", like: string | undefined) => {
+      builds += 1;
+      return usersOf(db, actor, id, like);
+    });
+    const cases: [Actor, number | "@current", string | undefined][] = [
+      [actorOf(first.id), second.id, undefined],
+      [actorOf(second.id), first.id, undefined],
+      [actorOf(first.id), "@current", undefined],
+      [actorOf(second.id), "@current", undefined],
+      [actorOf(first.id), second.id, "%@%"],
+      [actorOf(first.id), second.id, "nobody"],
+      [actorOf(first.id, [first.id]), second.id, undefined],
+      [actorOf(first.id, [second.id, first.id]), second.id, undefined],
+    ];
+    for (const [actor, id, like] of cases) {
+      const expected = await usersOf(db, actor, id, like);
+      const [batched] = await db.batch([preparedUsers(db, actor, id, like)]);
+      expect(batched).toEqual(expected);
+      expect(await preparedUsers(db, actor, id, like)).toEqual(expected);
+    }
+    // Shapes: an id or `@current`, with or without a pattern, with or without scoped teams; each built twice.
+    expect(builds).toBe(2 * 4);
+    expect((await preparedUsers(db, actorOf(second.id), second.id, undefined)).map((row) => row.id)).toEqual([
+      second.id,
+    ]);
+  });
+
+  it("refuses a builder that writes a value into the SQL text", () => {
+    const inText = prepared((db: Database, id: number) =>
+      db
+        .select({ id: users.id })
+        .from(users)
+        .where(sql.raw(`id = ${id}`)),
+    );
+    expect(() => inText(database(), 1)).toThrow("a prepared statement's SQL depends on a value");
+  });
+
+  it("refuses a builder that binds a value in another form than its own", () => {
+    const changed = prepared((db: Database, id: number) =>
+      db
+        .select({ id: users.id })
+        .from(users)
+        .where(eq(users.id, id + 1)),
+    );
+    expect(() => changed(database(), 1)).toThrow("binds a value in another form than its own");
+    const listed = prepared((db: Database, ids: number[]) =>
+      db
+        .select({ id: users.id })
+        .from(users)
+        .where(sql`${users.id} in (${sql.join(ids, sql`, `)})`),
+    );
+    expect(() => listed(database(), [1, 2])).toThrow("binds a value in another form than its own");
+  });
+});
