@@ -2,6 +2,7 @@ import { and, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { organizationMemberships, organizations, projects, users } from "../db/schema";
 import { raisedVersion } from "../platform/conditional-requests";
 import type { Database } from "../platform/db";
+import { jsonRow, jsonRows, rowFromJson } from "../platform/json-rows";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
 import {
@@ -69,15 +70,16 @@ function selectVisibleProjectsIn(db: Database, actor: Actor, listed: SQL) {
     .from(sql`(${listed}) as "listed"`)
     .crossJoin(organizationMemberships)
     .crossJoin(projects)
-    .where(
-      and(
-        membershipOfListed(actor),
-        eq(projects.organizationId, sql`"listed"."id"`),
-        projectVisible,
-        ...projectsInKeyScope(actor),
-      ),
-    );
+    .where(visibleInListed(actor));
 }
+
+const visibleInListed = (actor: Actor) =>
+  and(
+    membershipOfListed(actor),
+    eq(projects.organizationId, sql`"listed"."id"`),
+    projectVisible,
+    ...projectsInKeyScope(actor),
+  );
 
 /** Creation order, as the index holds it; put in order here (an ORDER BY costs a row read per row sorted). */
 const byProjectCreation = ({ project: a }: ProjectRow, { project: b }: ProjectRow) =>
@@ -144,6 +146,40 @@ export function organizationObjectStatements(db: Database, actor: Actor, request
   const listed = sql`select (${callerOrganizationId(db, actor, requested)}) as "id"`;
   return [organization, selectVisibleProjectsIn(db, actor, listed)] as const;
 }
+
+/**
+ * `organizationObjectStatements` as one JSON value of another statement: the organization's row,
+ * the caller's level and the projects they see there, or null when the caller is not a member.
+ */
+export function organizationObjectJson(db: Database, actor: Actor, requested: string) {
+  const listed = sql`select (${callerOrganizationId(db, actor, requested)}) as "id"`;
+  const visibleProjects = db
+    .select({ row: jsonRow(projects).as("row") })
+    .from(sql`(${listed}) as "listed"`)
+    .crossJoin(organizationMemberships)
+    .crossJoin(projects)
+    .where(visibleInListed(actor));
+  const organization = db
+    .select({
+      object: sql`json_object('organization', ${jsonRow(organizations)}, 'level', ${organizationMemberships.level},
+        'projects', ${jsonRows(visibleProjects)})`,
+    })
+    .from(organizationMemberships)
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .where(callerMembershipOf(db, actor, requested));
+  return sql<string | null>`(${organization})`;
+}
+
+/** The object `organizationObjectJson` read, if the caller is a member. */
+export function organizationObjectFromJson(json: string | null): Organization | undefined {
+  if (json === null) return undefined;
+  const read = JSON.parse(json) as { organization: JsonObject; level: number; projects: JsonObject[] };
+  const organization = rowFromJson(organizations, read.organization);
+  const projectRows = read.projects.map((project) => ({ project: rowFromJson(projects, project) }));
+  return toOrganizationObject([[{ organization, level: read.level }], projectRows]);
+}
+
+type JsonObject = Record<string, unknown>;
 
 /** The object `organizationObjectStatements` read, if the caller is a member. */
 export function toOrganizationObject(reads: OrganizationReads): Organization | undefined {

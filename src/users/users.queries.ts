@@ -1,30 +1,29 @@
 import { and, asc, eq, gt, notExists, sql } from "drizzle-orm";
-import type { BatchResponse } from "drizzle-orm/batch";
 import { invites, organizationMemberships, organizations, projects, users } from "../db/schema";
 import { INVITE_VALIDITY_MS } from "../organizations/invites/invites.queries";
-import { organizationObjectStatements, toOrganizationObject } from "../organizations/organizations.queries";
+import { organizationObjectFromJson, organizationObjectJson } from "../organizations/organizations.queries";
 import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations.schema";
 import { selectVisibleProject } from "../projects/projects.queries";
+import { projectVisible } from "../platform/access-rules/project-visibility";
 import { jsonObjectWithKeys, type Database } from "../platform/db";
+import { jsonRow, jsonRows, rowFromJson } from "../platform/json-rows";
 import { prepared } from "../platform/prepared";
 import type { Actor } from "../platform/env";
-import { callerMemberships, CURRENT } from "../platform/route-context/organization";
-import { currentProjectId, projectsInKeyScope } from "../platform/route-context/project";
-import { USER_PREFERENCE_KEYS, toCurrentUser, type CurrentUserUpdate } from "./users.schema";
+import { callerMemberships, CURRENT, membershipsOf } from "../platform/route-context/organization";
+import { currentProjectId, membershipOfCaller, projectsInKeyScope } from "../platform/route-context/project";
+import { USER_PREFERENCE_KEYS, toCurrentUser, type CurrentUserUpdate, type PendingInvite } from "./users.schema";
 
 /**
- * The unexpired invites to the caller's e-mail from organizations they are not in, oldest first,
- * along the index on the invite's e-mail.
+ * The unexpired invites to the caller's e-mail (created since `unexpiredSince`) from organizations
+ * they are not in, oldest first, along the index on the invite's e-mail, as JSON rows.
  */
-function pendingInvitesStatement(db: Database, actor: Actor, unexpiredSince: string) {
+function pendingInviteRows(db: Database, actor: Actor, unexpiredSince: string) {
   const email = db.select({ email: users.email }).from(users).where(eq(users.id, actor.userId));
   return db
     .select({
-      id: invites.id,
-      target_email: invites.targetEmail,
-      organization_id: invites.organizationId,
-      organization_name: organizations.name,
-      created_at: invites.createdAt,
+      row: sql`json_object('id', ${invites.id}, 'target_email', ${invites.targetEmail},
+        'organization_id', ${invites.organizationId}, 'organization_name', ${organizations.name},
+        'created_at', ${invites.createdAt})`.as("row"),
     })
     .from(invites)
     .innerJoin(organizations, eq(organizations.id, invites.organizationId))
@@ -49,46 +48,63 @@ function pendingInvitesStatement(db: Database, actor: Actor, unexpiredSince: str
 }
 
 /**
- * Everything `/api/users/@me` shows, as statements of one batch: the user, their organizations
- * (within the key's scope), the current organization as a full object, and the current project,
- * both picked exactly as `@current` picks them in paths, and their pending invites (those created
- * since `unexpiredSince`). Prepared: built once per isolate and key shape.
+ * Everything `/api/users/@me` shows, as one statement: the user's row, and beside it as JSON
+ * their organizations (within the key's scope), the current organization as a full object and
+ * the current project, both picked exactly as `@current` picks them in paths, and their pending
+ * invites. Prepared: built once per isolate and key shape.
  */
-const currentUserStatements = prepared((db: Database, actor: Actor, unexpiredSince: string) => {
-  return [
-    db.select().from(users).where(eq(users.id, actor.userId)),
-    db
-      .select({ organization: organizations, level: organizationMemberships.level })
-      .from(organizationMemberships)
-      .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-      .where(callerMemberships(actor, CURRENT))
-      // Creation order: organization ids are UUIDv7 (time first), read along the user's membership index.
-      .orderBy(asc(organizationMemberships.organizationId)),
-    ...organizationObjectStatements(db, actor, CURRENT),
-    selectVisibleProject(db, actor, [eq(projects.id, currentProjectId(db, actor))]),
-    pendingInvitesStatement(db, actor, unexpiredSince),
-  ] as const;
+const currentUserStatement = prepared((db: Database, actor: Actor, unexpiredSince: string) => {
+  const memberships = db
+    .select({
+      row: sql`json_object('organization', ${jsonRow(organizations)}, 'level', ${organizationMemberships.level})`.as(
+        "row",
+      ),
+    })
+    .from(organizationMemberships)
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .where(callerMemberships(actor, CURRENT))
+    // Creation order: organization ids are UUIDv7 (time first), read along the user's membership index.
+    .orderBy(asc(organizationMemberships.organizationId));
+  const team = db
+    .select({ row: jsonRow(projects).as("row") })
+    .from(projects)
+    .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
+    .where(and(projectVisible, eq(projects.id, currentProjectId(db, actor))))
+    .limit(1);
+  return db
+    .select({
+      user: users,
+      organizations: jsonRows(memberships),
+      organization: organizationObjectJson(db, actor, CURRENT),
+      team: sql<string | null>`(${team})`,
+      pendingInvites: jsonRows(pendingInviteRows(db, actor, unexpiredSince)),
+    })
+    .from(users)
+    .where(eq(users.id, actor.userId));
 });
 
-type CurrentUserResults = BatchResponse<ReturnType<typeof currentUserStatements>>;
+type CurrentUserRow = Awaited<ReturnType<typeof currentUserStatement>>[number];
+type MembershipJson = { organization: Record<string, unknown>; level: number };
 
-function toCurrentUserObject(results: CurrentUserResults) {
-  const [[user], memberships, currentRows, currentProjects, [team], pendingInvites] = results;
-  if (!user) return undefined;
-  return toCurrentUser(user, {
-    team: team ? toTeamBasic(team.project) : null,
-    organization: toOrganizationObject([currentRows, currentProjects]) ?? null,
-    organizations: memberships.map((row) => toOrganizationBasic(row.organization, row.level)),
-    pending_invites: pendingInvites,
+function toCurrentUserObject(row: CurrentUserRow | undefined) {
+  if (!row) return undefined;
+  const memberships = JSON.parse(row.organizations) as MembershipJson[];
+  return toCurrentUser(row.user, {
+    team: row.team === null ? null : toTeamBasic(rowFromJson(projects, JSON.parse(row.team))),
+    organization: organizationObjectFromJson(row.organization) ?? null,
+    organizations: memberships.map(({ organization, level }) =>
+      toOrganizationBasic(rowFromJson(organizations, organization), level),
+    ),
+    pending_invites: JSON.parse(row.pendingInvites) as PendingInvite[],
   });
 }
 
 /** The caller as `/api/users/@me` shows them, after `changes` if any: one round trip either way. */
 export async function readCurrentUser(db: Database, actor: Actor, changes: UserChanges = {}) {
-  const reads = currentUserStatements(db, actor, new Date(Date.now() - INVITE_VALIDITY_MS).toISOString());
-  if (Object.keys(changes).length === 0) return toCurrentUserObject(await db.batch(reads));
-  const [, ...results] = await db.batch([db.update(users).set(changes).where(eq(users.id, actor.userId)), ...reads]);
-  return toCurrentUserObject(results);
+  const read = currentUserStatement(db, actor, new Date(Date.now() - INVITE_VALIDITY_MS).toISOString());
+  if (Object.keys(changes).length === 0) return toCurrentUserObject((await read)[0]);
+  const [, [row]] = await db.batch([db.update(users).set(changes).where(eq(users.id, actor.userId)), read]);
+  return toCurrentUserObject(row);
 }
 
 /** Whether the caller is a member of the organization, and sees the project: one round trip. */
