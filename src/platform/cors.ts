@@ -1,5 +1,5 @@
 import { cors } from "hono/cors";
-import { createMiddleware } from "hono/factory";
+import type { Context } from "hono";
 import type { AppEnv } from "./env";
 
 const allowedOrigins = (setting: string | undefined) =>
@@ -12,13 +12,11 @@ const allowedOrigins = (setting: string | undefined) =>
  * CORS for the origins in `CORS_ORIGINS` (comma-separated; empty: none). Preflights are answered
  * here, before authentication: a browser never sends the key with them.
  */
-export const corsFromEnvironment = createMiddleware<AppEnv>((c, next) =>
-  cors({
-    origin: (origin) => (allowedOrigins(c.env.CORS_ORIGINS).includes(origin) ? origin : null),
-    allowMethods: ["GET", "POST", "PATCH", "PUT", "DELETE"],
-    // X-D1-Bookmark both ways: a browser client keeps read-your-writes by sending back what it got.
-    allowHeaders: ["Authorization", "Content-Type", "X-D1-Bookmark", "X-Request-Id"],
-    exposeHeaders: ["Server-Timing", "X-Request-Id", "Retry-After", "X-D1-Bookmark", "WWW-Authenticate"],
-    maxAge: 600,
-  })(c, next),
-);
+export const corsFromEnvironment = cors({
+  origin: (origin, c: Context<AppEnv>) => (allowedOrigins(c.env.CORS_ORIGINS).includes(origin) ? origin : null),
+  allowMethods: ["GET", "POST", "PATCH", "PUT", "DELETE"],
+  // X-D1-Bookmark both ways: a browser client keeps read-your-writes by sending back what it got.
+  allowHeaders: ["Authorization", "Content-Type", "X-D1-Bookmark", "X-Request-Id"],
+  exposeHeaders: ["Server-Timing", "X-Request-Id", "Retry-After", "X-D1-Bookmark", "WWW-Authenticate"],
+  maxAge: 600,
+});

@@ -1,4 +1,4 @@
-import { getTableColumns, sql, type SQL, type Table } from "drizzle-orm";
+import { getTableColumns, sql, type Column, type SQL, type Table } from "drizzle-orm";
 
 /**
  * Rows of other tables as one value of a statement: `jsonRow` selects a row as a JSON object of
@@ -16,12 +16,24 @@ export function jsonRow(table: Table): SQL {
 export const jsonRows = (rows: SQL | { getSQL(): SQL }) =>
   sql<string>`(select json_group_array(json("listed_rows"."row")) from (${rows}) as "listed_rows")`;
 
+/** Each table's columns as `rowFromJson` walks them: the row's key, the column's name, the column. */
+const columnLists = new WeakMap<Table, [string, string, Column][]>();
+
+function columnsOf(table: Table) {
+  let columns = columnLists.get(table);
+  if (!columns) {
+    columns = Object.entries(getTableColumns(table)).map(([key, column]) => [key, column.name, column]);
+    columnLists.set(table, columns);
+  }
+  return columns;
+}
+
 /** A row `jsonRow` selected, as drizzle maps the table's rows. */
 export function rowFromJson<T extends Table>(table: T, json: Record<string, unknown>): T["$inferSelect"] {
-  return Object.fromEntries(
-    Object.entries(getTableColumns(table)).map(([key, column]) => {
-      const value = json[column.name];
-      return [key, value === null || value === undefined ? null : column.mapFromDriverValue(value)];
-    }),
-  ) as T["$inferSelect"];
+  const row: Record<string, unknown> = {};
+  for (const [key, name, column] of columnsOf(table)) {
+    const value = json[name];
+    row[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return row as T["$inferSelect"];
 }
