@@ -16,10 +16,11 @@ const SHAPES_KEPT_AT_MOST = 256;
  * What is a shape and what is a value: the actor's `kind`, `scopes` and `requestScope`, whether a
  * key scope list is empty, `undefined`, `null`, booleans and the string `@current` are the shape;
  * every other number and string (the actor's ids, a scope list as the JSON `inJsonList` binds) is
- * a value. A builder wrapped here may use values only as bound SQL values, and must take anything
- * else it reads (the time, say) as an argument. Each shape is built twice, with two sentinel sets:
- * a value that changed the SQL text, or that reached a bound parameter in another form than its
- * own, is refused on the spot, so a misuse fails the first request of that shape, in tests too.
+ * a value. A builder wrapped here may use values only as bound SQL values (a list whole, never its
+ * items or its length), and must take anything else it reads (the time, say) as an argument. Each
+ * shape is built twice, with two sentinel sets: a value that changed the SQL text, or that reached
+ * a bound parameter in another form than its own, is refused on the spot, so a misuse fails the
+ * first request of that shape, in tests too.
  */
 export function prepared<A extends unknown[], R extends Built>(
   build: (db: Database, ...args: A) => R,
@@ -108,7 +109,8 @@ function sentinelsFor(values: Value[], set: 1 | 2) {
   const stand = values.map((value, index) => {
     const number = -(set * 1_000_000_000 + index);
     const scalar = (of: unknown) => (typeof of === "number" ? number : `\u0000sentinel ${set}:${index}`);
-    const sentinel = Array.isArray(value) ? [scalar(value[0])] : scalar(value);
+    // A list's sets differ in length too, so that a builder binding its length is caught.
+    const sentinel = Array.isArray(value) ? Array.from({ length: set }, () => scalar(value[0])) : scalar(value);
     forms.set(Array.isArray(sentinel) ? JSON.stringify(sentinel) : sentinel, index);
     return sentinel;
   });

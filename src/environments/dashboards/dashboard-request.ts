@@ -3,14 +3,13 @@ import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied } from "../../platform/errors";
 import { peekJsonBody } from "../../platform/request-body";
 import { projectRead, routeReads } from "../../platform/route-context";
-import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/route-context/project";
+import { membershipInEnvironment } from "../../platform/route-context/project";
 import { rightsOn } from "./dashboard-response";
 import {
   moveStatements,
   selectDashboard,
   selectTiles,
   sourceStatements,
-  type DashboardListScope,
   type DashboardReadScope,
   type DashboardRow,
   type DashboardScope,
@@ -38,19 +37,6 @@ export function readScopeOf(c: Context<AppEnv>, environmentId: number): Dashboar
   return {
     environmentId,
     caller: { userId: actor.userId, membershipId: membershipInEnvironment(actor, environmentId) },
-  };
-}
-
-/** The scope of a list batched with the project: the caller's membership and level as SQL. */
-export function listScopeOf(c: Context<AppEnv>, environmentId: number): DashboardListScope {
-  const { actor } = c.var;
-  return {
-    environmentId,
-    caller: {
-      userId: actor.userId,
-      membershipId: membershipInEnvironment(actor, environmentId),
-      level: projectLevelInEnvironment(actor, environmentId),
-    },
   };
 }
 

@@ -29,7 +29,6 @@ import {
 import {
   dashboardOfPath,
   editableDashboard,
-  listScopeOf,
   NO_EDIT_RIGHT,
   parseDashboardId,
   readScopeOf,
@@ -44,7 +43,7 @@ import {
   ACCESS_WRITE_INTERVAL_MS,
   deleteInsightsOnlyOn,
   insertTilesStatements,
-  dashboardPageStatements,
+  dashboardPage,
   toDashboardPage,
   newestDashboardId,
   recordDashboardAccess,
@@ -91,9 +90,7 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   };
   const result = toDashboardPage(
     page,
-    await projectRead(c, (environmentId) =>
-      dashboardPageStatements(c.var.db, listScopeOf(c, environmentId), page, filters),
-    ),
+    await projectRead(c, (environmentId) => dashboardPage(c.var.db, c.var.actor, environmentId, page, filters)),
   );
   const caller = scopeOf(c).caller;
   const results = result.rows.map((row) => toDashboardListItem(row, caller));

@@ -20,7 +20,14 @@ import {
 import { projectVisible } from "../../platform/access-rules/project-visibility";
 import type { Actor } from "../../platform/env";
 import { membershipsOf } from "../../platform/route-context/organization";
-import { membershipOfCaller, projectsInKeyScope, selectedProjectFields } from "../../platform/route-context/project";
+import {
+  membershipInEnvironment,
+  membershipOfCaller,
+  projectLevelInEnvironment,
+  projectsInKeyScope,
+  selectedProjectFields,
+} from "../../platform/route-context/project";
+import { prepared } from "../../platform/prepared";
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
@@ -304,12 +311,7 @@ function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
  * count the rows they select. SQLite evaluates each uncorrelated subquery (the caller's
  * level) once per statement; an admin's rows test no rule.
  */
-export function dashboardPageStatements(
-  db: Database,
-  scope: DashboardListScope,
-  page: Page,
-  filters: DashboardListFilters,
-) {
+function dashboardPageStatements(db: Database, scope: DashboardListScope, page: Page, filters: DashboardListFilters) {
   const where = listConditions(scope, filters);
   const unfiltered = Object.values(filters).every((filter) => filter === undefined);
   const counter = counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId));
@@ -325,6 +327,43 @@ export function dashboardPageStatements(
   const rows = selectDashboards(db, scope).innerJoin(...joinPage(db, listingOrder, where, page));
   const count = selectCount(db, total);
   return [count, rows] as [typeof count, typeof rows];
+}
+
+/** A list's scope from plain values: the caller's membership and project level as SQL read with the project. */
+const listScope = (actor: Actor, environmentId: number): DashboardListScope => ({
+  environmentId,
+  caller: {
+    userId: actor.userId,
+    membershipId: membershipInEnvironment(actor, environmentId),
+    level: projectLevelInEnvironment(actor, environmentId),
+  },
+});
+
+/** Pages without a cursor or a search (the first, or one at an offset, as nearly every client reads them): prepared. */
+const dashboardPageAtOffset = prepared(
+  (
+    db: Database,
+    actor: Actor,
+    environmentId: number,
+    limit: number,
+    offset: number,
+    pinned: boolean | undefined,
+    tags: string[] | undefined,
+  ) => dashboardPageStatements(db, listScope(actor, environmentId), { limit, offset }, { pinned, tags }),
+);
+
+/** The statements of a page of the environment's dashboards the caller sees (`dashboardPageStatements`). */
+export function dashboardPage(
+  db: Database,
+  actor: Actor,
+  environmentId: number,
+  page: Page,
+  filters: DashboardListFilters,
+) {
+  if (page.after || page.before || filters.search !== undefined) {
+    return dashboardPageStatements(db, listScope(actor, environmentId), page, filters);
+  }
+  return dashboardPageAtOffset(db, actor, environmentId, page.limit, page.offset, filters.pinned, filters.tags);
 }
 
 export function toDashboardPage(
