@@ -24,10 +24,11 @@ import { membershipOfCaller, projectsInKeyScope, selectedProjectFields } from ".
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
-import { resourcesRuledForRolesOf, ruleOfMember } from "../../platform/access-rules/member-rule";
+import { kindRuleOfMember, resourcesRuledForRolesOf } from "../../platform/access-rules/member-rule";
 import { isAdminInSql } from "../../platform/levels";
 import type { z } from "@hono/zod-openapi";
 import {
+  dashboardRuleInSql,
   dashboardVisibleInSql,
   RestrictionLevel,
   type AccessLevel,
@@ -65,14 +66,20 @@ const otherDashboards = alias(dashboards, "other_dashboards");
  */
 function selectDashboards(db: Database, scope: DashboardReadScope & { caller: { level?: SQL<number> } }) {
   return db
-    .select(dashboardFields(scope.caller))
+    .select(dashboardFields(scope.caller, scope.environmentId))
     .from(dashboards)
     .leftJoin(users, eq(users.id, dashboards.createdById));
 }
 
-/** What `selectDashboards` reads of each dashboard, for a caller known to the statement. */
-function dashboardFields(caller: DashboardReadScope["caller"] & { level?: SQL<number> }) {
-  const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
+/**
+ * What `selectDashboards` reads of each dashboard, for a caller known to the statement; the rules
+ * on every dashboard are those of `environmentId` (the dashboards' own, where they may be several).
+ */
+function dashboardFields(
+  caller: DashboardReadScope["caller"] & { level?: SQL<number> },
+  environmentId: number | SQL | typeof dashboards.environmentId,
+) {
+  const rule = dashboardRuleInSql({ id: dashboards.id, environmentId }, caller.membershipId);
   return {
     dashboard: dashboards,
     createdBy: users,
@@ -162,7 +169,10 @@ export async function writeAndReadDashboard(
 export function selectDashboardToCopy(db: Database, actor: Actor, id: number) {
   return db
     .select({
-      ...dashboardFields({ userId: actor.userId, membershipId: sql`${organizationMemberships.id}` }),
+      ...dashboardFields(
+        { userId: actor.userId, membershipId: sql`${organizationMemberships.id}` },
+        dashboards.environmentId,
+      ),
       source: selectedProjectFields(actor),
     })
     .from(dashboards)
@@ -205,13 +215,14 @@ export type DashboardListScope = {
 };
 
 /**
- * A `none` rule hides a dashboard from the member, as in PostHog;
- * its creator and the project's admins always see it.
+ * A `none` rule hides a dashboard from the member, as in PostHog, whether it is on the dashboard
+ * or on every dashboard of the environment (`dashboardRuleInSql`); its creator and the project's
+ * admins always see it.
  */
-function notHiddenByRule(caller: DashboardListScope["caller"]): SQL {
-  const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
+function notHiddenByRule(scope: DashboardListScope): SQL {
+  const rule = dashboardRuleInSql({ id: dashboards.id, environmentId: scope.environmentId }, scope.caller.membershipId);
   return dashboardVisibleInSql(
-    { userId: caller.userId, projectLevel: caller.level },
+    { userId: scope.caller.userId, projectLevel: scope.caller.level },
     { createdById: dashboards.createdById, rule },
   );
 }
@@ -252,7 +263,7 @@ function listConditions(scope: DashboardListScope, filters: DashboardListFilters
       ? sql`+${dashboards.environmentId} = ${scope.environmentId}`
       : eq(dashboards.environmentId, scope.environmentId),
     eq(dashboards.deleted, false),
-    notHiddenByRule(scope.caller),
+    notHiddenByRule(scope),
   ];
   if (filters.pinned !== undefined) conditions.push(eq(dashboards.pinned, filters.pinned));
   if (matches) conditions.push(sql`${dashboards.id} in (${matches})`);
@@ -273,36 +284,79 @@ const listingOrder: ListOrder = [
   [dashboards.id, "asc"],
 ];
 
+/** The caller's rule on every dashboard of the environment (`kindRuleOfMember`), read once per statement. */
+const kindRuleOfCaller = (scope: DashboardListScope) =>
+  kindRuleOfMember("dashboard", scope.environmentId, scope.caller.membershipId);
+
 /**
- * The environment's live dashboards the caller's rules hide from them, as a query of `id`. Only a
- * dashboard with a default rule (read along the environment's rules of that kind) or with a rule
- * of the caller's own or of one of their roles can be hidden: those few are tested by the rule itself.
+ * Whether a rule on every dashboard of the environment hides them from the caller (`none`, and
+ * they are not one of the project's admins): then only their own dashboards and those their
+ * rules on a dashboard grant them stay visible (`dashboardsVisibleDespiteKindRule`).
+ */
+const hiddenByKindRule = (scope: DashboardListScope) =>
+  sql`(not ${isAdminInSql(scope.caller.level)} and ${kindRuleOfCaller(scope)} is 'none')`;
+
+/** The dashboards the caller's own rules or their roles' name, as a query of `id`: the few that may differ. */
+function dashboardsRuledForCaller(scope: DashboardListScope): SQL {
+  const own = sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
+    where ${accessControls.organizationMembershipId} = ${scope.caller.membershipId}
+      and ${accessControls.resource} = 'dashboard'`;
+  return sql`${own} union all ${resourcesRuledForRolesOf("dashboard", scope.caller.membershipId)}`;
+}
+
+/**
+ * Of the environment's live dashboards, those among `candidates` (a query of `id`) that `test`
+ * keeps, each once. CROSS JOIN keeps the order: the few candidates first (one pass, UNION ALL
+ * then DISTINCT: a UNION would sort the caller's rules twice), then each dashboard by its id.
+ */
+const liveDashboardsAmong = (scope: DashboardListScope, candidates: SQL, test: SQL) =>
+  sql`select distinct ${dashboards.id} from (${candidates}) as "candidate"
+    cross join ${dashboards} on ${dashboards.id} = "candidate"."id"
+    where ${dashboards.environmentId} = ${scope.environmentId} and ${dashboards.deleted} = 0 and ${test}`;
+
+/**
+ * The environment's live dashboards the caller's rules hide from them, as a query of `id`, where
+ * no rule on every dashboard hides them all (`hiddenByKindRule`). Only a dashboard with a rule of
+ * the caller's own or of one of their roles can then be hidden, or, where no rule on every
+ * dashboard applies to the caller either, one with a default rule (read along the environment's
+ * rules of that kind): those few are tested by the rule itself.
  */
 function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
-  const ruled = (whose: SQL) => sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
-    where ${whose} and ${accessControls.resource} = 'dashboard'`;
   // The defaults, along the environment's index alone (with the roles' rules there: candidates too).
-  const defaults = ruled(
-    sql`${accessControls.environmentId} = ${scope.environmentId}
-      and ${accessControls.organizationMembershipId} is null`,
+  const defaults = sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
+    where ${accessControls.environmentId} = ${scope.environmentId}
+      and ${accessControls.organizationMembershipId} is null and ${accessControls.resource} = 'dashboard'
+      and ${kindRuleOfCaller(scope)} is null`;
+  const candidates = sql`${defaults} union all ${dashboardsRuledForCaller(scope)}`;
+  return liveDashboardsAmong(scope, candidates, sql`not ${notHiddenByRule(scope)}`);
+}
+
+/**
+ * The environment's live dashboards the caller sees where a rule on every dashboard hides them
+ * (`hiddenByKindRule`), as a query of `id`: the dashboards they created (along the creator's
+ * index), and those their own rules or their roles' on a dashboard grant them.
+ */
+function dashboardsVisibleDespiteKindRule(scope: DashboardListScope): SQL {
+  const { userId } = scope.caller;
+  const created = sql`select ${dashboards.id} from ${dashboards}
+    where ${dashboards.createdById} = ${userId} and ${dashboards.environmentId} = ${scope.environmentId}
+      and ${dashboards.deleted} = 0`;
+  const granted = liveDashboardsAmong(
+    scope,
+    dashboardsRuledForCaller(scope),
+    sql`${dashboards.createdById} is not ${userId} and ${notHiddenByRule(scope)}`,
   );
-  const own = ruled(sql`${accessControls.organizationMembershipId} = ${scope.caller.membershipId}`);
-  const ofRoles = resourcesRuledForRolesOf("dashboard", scope.caller.membershipId);
-  // One pass over every candidate (UNION ALL, then DISTINCT): a union of three would sort the
-  // caller's rules twice. CROSS JOIN keeps that order: the few candidates first, then each
-  // dashboard by its id.
-  return sql`select distinct ${dashboards.id} from (${defaults} union all ${own} union all ${ofRoles}) as "candidate"
-    cross join ${dashboards} on ${dashboards.id} = "candidate"."id"
-    where ${dashboards.environmentId} = ${scope.environmentId} and ${dashboards.deleted} = 0
-      and not ${notHiddenByRule(scope.caller)}`;
+  return sql`${created} union all ${granted}`;
 }
 
 /**
  * A page of the environment's live dashboards and their count, for the round trip that resolves
- * the project. The count is the environment's counter less what the caller's rules hide; what the
- * indexes match (a search, tags) is counted along them, less what the rules hide; other filters
- * count the rows they select. SQLite evaluates each uncorrelated subquery (the caller's
- * level) once per statement; an admin's rows test no rule.
+ * the project. The count is the environment's counter less what the caller's rules hide, or,
+ * where a rule on every dashboard hides them, what the caller sees despite it (their own
+ * dashboards and those granted them one by one): either way a read of the caller's rules, not of
+ * the dashboards. What the indexes match (a search, tags) is counted along them in the same way;
+ * other filters count the rows they select. SQLite evaluates each uncorrelated subquery (the
+ * caller's level, their rule on every dashboard) once per statement; an admin's rows test no rule.
  */
 export function dashboardPageStatements(
   db: Database,
@@ -314,13 +368,17 @@ export function dashboardPageStatements(
   const unfiltered = Object.values(filters).every((filter) => filter === undefined);
   const counter = counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId));
   const hidden = dashboardsHiddenFrom(scope);
+  const visible = dashboardsVisibleDespiteKindRule(scope);
   const matches = indexedMatches(scope.environmentId, filters);
   const onlyIndexed = matches && filters.pinned === undefined;
   const total = unfiltered
-    ? sql<number>`(${counter} - (select count(*) from (${hidden})))`
+    ? sql<number>`(case when ${hiddenByKindRule(scope)} then (select count(*) from (${visible}))
+        else ${counter} - (select count(*) from (${hidden})) end)`
     : onlyIndexed
-      ? sql<number>`((select count(*) from (${matches}))
-          - (select count(*) from (${hidden}) as "hidden" where "hidden"."id" in (${matches})))`
+      ? sql<number>`(case when ${hiddenByKindRule(scope)}
+          then (select count(*) from (${visible}) as "visible" where "visible"."id" in (${matches}))
+          else (select count(*) from (${matches}))
+            - (select count(*) from (${hidden}) as "hidden" where "hidden"."id" in (${matches})) end)`
       : db.$count(dashboards, where);
   const rows = selectDashboards(db, scope).innerJoin(...joinPage(db, listingOrder, where, page));
   const count = selectCount(db, total);
