@@ -331,7 +331,7 @@ describe("rules on every dashboard", () => {
     expect((await rename(colleague.key, "Board")).status).toBe(200);
   });
 
-  it("a dashboard's rules for the member or their roles come first, then those on every dashboard, then its default", async () => {
+  it("a dashboard's rules for the member or their roles, then those on every dashboard, then its default", async () => {
     const {
       member: colleague,
       roleId,

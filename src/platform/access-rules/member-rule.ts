@@ -137,7 +137,8 @@ export function kindRuleOfMember<R extends AccessControlledResourceName>(
 ): SQL<AccessLevelOf<R> | null> {
   const environment = typeof environmentId === "number" ? sql.raw(String(Math.trunc(environmentId))) : environmentId;
   // The resource is written into the statement too, as the levels are: a key of this file's constants.
-  const ofKind = sql`${kindRules.environmentId} = ${environment} and ${kindRules.resource} = ${sql.raw(`'${resource}'`)}`;
+  const kind = sql.raw(`'${resource}'`);
+  const ofKind = sql`${kindRules.environmentId} = ${environment} and ${kindRules.resource} = ${kind}`;
   const member = sql`"kind_rule_caller"."membership_id"`;
   const rank = rankInSql(resource, kindRules.accessLevel);
   const own = sql`(select ${rank} from ${kindRules}

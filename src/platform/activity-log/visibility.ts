@@ -18,7 +18,8 @@ export type ProjectEntryReader = { userId: number; membershipId: SQL<string>; pr
  * Entries about a dashboard (itself, its tiles, collaborators, sharing, rules) show only to those
  * who can see the dashboard: a `none` rule (on it, or on every dashboard of its project) hides its
  * name and changes here too. Its creator and the project's admins (organization admins, or a
- * project rule of `admin`) always see it, as the dashboards list decides. In SQL, so that a page is read with the caller's rights in one round trip.
+ * project rule of `admin`) always see it, as the dashboards list decides. In SQL, so that a page
+ * is read with the caller's rights in one round trip.
  */
 export function dashboardEntriesVisibleTo(reader: ProjectEntryReader): SQL {
   const dashboardRule = dashboardRuleInSql(dashboards, reader.membershipId);
