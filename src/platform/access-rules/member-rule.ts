@@ -93,8 +93,9 @@ function levelOfRankInSql(resource: AccessControlledResourceName, rank: SQLWrapp
  * each row's rules through the rules' unique indexes, one lookup each: the member's own rule
  * (resource, id, member), their roles' (resource, id, role: one lookup per role they hold, the
  * highest kept), else `ofKind` (`kindRuleOfMember`, read once per statement), else the default.
- * An OR of the member's and the roles' would read every rule of the resource. The levels are this file's constants, written into the statement rather than
- * bound: a list repeats the rule per statement, and D1 binds at most 100 parameters.
+ * An OR of the member's and the roles' would read every rule of the resource. The levels are
+ * this file's constants, written into the statement rather than bound: a list repeats the rule
+ * per statement, and D1 binds at most 100 parameters.
  */
 export function ruleOfMember<R extends AccessControlledResourceName>(
   resource: R,
