@@ -41,15 +41,19 @@ export function readScopeOf(c: Context<AppEnv>, environmentId: number): Dashboar
   };
 }
 
-/** The scope of a list batched with the project: the caller's membership and level as SQL. */
+/**
+ * The scope of a list batched with the project: the caller's membership and level as SQL, their
+ * values (the caller's and the environment's ids) written into the statement: a list repeats them
+ * in every rule it tests, and D1 binds at most 100 parameters per statement.
+ */
 export function listScopeOf(c: Context<AppEnv>, environmentId: number): DashboardListScope {
   const { actor } = c.var;
   return {
     environmentId,
     caller: {
       userId: actor.userId,
-      membershipId: membershipInEnvironment(actor, environmentId),
-      level: projectLevelInEnvironment(actor, environmentId),
+      membershipId: membershipInEnvironment(actor, environmentId).inlineParams(),
+      level: projectLevelInEnvironment(actor, environmentId).inlineParams(),
     },
   };
 }

@@ -23,7 +23,15 @@ import { membershipsOf } from "../../platform/route-context/organization";
 import { membershipOfCaller, projectsInKeyScope, selectedProjectFields } from "../../platform/route-context/project";
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
-import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
+import {
+  counterOf,
+  pageIds,
+  pageIdsAmong,
+  pageOf,
+  selectCount,
+  type ListOrder,
+  type Page,
+} from "../../platform/pagination";
 import { kindRuleOfMember, resourcesRuledForRolesOf } from "../../platform/access-rules/member-rule";
 import { isAdminInSql } from "../../platform/levels";
 import type { z } from "@hono/zod-openapi";
@@ -251,19 +259,33 @@ function indexedMatches(environmentId: number, { search, tags }: DashboardListFi
 }
 
 /**
- * What the list's filters select. What the indexes match is read by id, those dashboards alone
- * (the `+` keeps SQLite from walking the listing index instead, which would read the
- * environment's dashboards until the page is full). A search shorter than a trigram tests each
- * dashboard's name and description along the listing index, as far as the page needs.
+ * What the list's filters select, among `read.visible` (a query of the `id`s of dashboards the
+ * caller sees) where given, else of those the caller's rules leave visible. What the indexes
+ * match, and `visible`, are read by id, those dashboards alone (the `+` keeps SQLite from walking
+ * the listing index instead, which would read the environment's dashboards until the page is
+ * full). A search shorter than a trigram tests each dashboard's name and description along the
+ * listing index, as far as the page needs. Where `read.unless` holds (a condition the same for
+ * every row), the conditions read nothing: the listing index's key is then null, and what the
+ * indexes match is cut to none (SQLite tests a condition on each row it reads, but a LIMIT once).
  */
-function listConditions(scope: DashboardListScope, filters: DashboardListFilters) {
-  const matches = indexedMatches(scope.environmentId, filters);
+function listConditions(
+  scope: DashboardListScope,
+  filters: DashboardListFilters,
+  read: { unless?: SQL; visible?: SQL } = {},
+) {
+  const { visible, unless } = read;
+  const environment = unless
+    ? sql`(case when ${unless} then null else ${scope.environmentId} end)`
+    : scope.environmentId;
+  const indexed = indexedMatches(scope.environmentId, filters);
+  const matches =
+    indexed && unless ? sql`select "id" from (${indexed}) limit (case when ${unless} then 0 else -1 end)` : indexed;
   const conditions: (SQL | undefined)[] = [
-    matches
-      ? sql`+${dashboards.environmentId} = ${scope.environmentId}`
-      : eq(dashboards.environmentId, scope.environmentId),
+    matches || visible
+      ? sql`+${dashboards.environmentId} = ${environment}`
+      : sql`${dashboards.environmentId} = ${environment}`,
     eq(dashboards.deleted, false),
-    notHiddenByRule(scope),
+    visible ? sql`${dashboards.id} in (${visible})` : notHiddenByRule(scope),
   ];
   if (filters.pinned !== undefined) conditions.push(eq(dashboards.pinned, filters.pinned));
   if (matches) conditions.push(sql`${dashboards.id} in (${matches})`);
@@ -291,10 +313,11 @@ const kindRuleOfCaller = (scope: DashboardListScope) =>
 /**
  * Whether a rule on every dashboard of the environment hides them from the caller (`none`, and
  * they are not one of the project's admins): then only their own dashboards and those their
- * rules on a dashboard grant them stay visible (`dashboardsVisibleDespiteKindRule`).
+ * rules on a dashboard grant them stay visible (`dashboardsVisibleDespiteKindRule`). The rule
+ * first: where it is not `none`, SQLite reads no more (the caller's level costs a few rows).
  */
 const hiddenByKindRule = (scope: DashboardListScope) =>
-  sql`(not ${isAdminInSql(scope.caller.level)} and ${kindRuleOfCaller(scope)} is 'none')`;
+  sql`(${kindRuleOfCaller(scope)} is 'none' and not ${isAdminInSql(scope.caller.level)})`;
 
 /** The dashboards the caller's own rules or their roles' name, as a query of `id`: the few that may differ. */
 function dashboardsRuledForCaller(scope: DashboardListScope): SQL {
@@ -316,17 +339,16 @@ const liveDashboardsAmong = (scope: DashboardListScope, candidates: SQL, test: S
 
 /**
  * The environment's live dashboards the caller's rules hide from them, as a query of `id`, where
- * no rule on every dashboard hides them all (`hiddenByKindRule`). Only a dashboard with a rule of
- * the caller's own or of one of their roles can then be hidden, or, where no rule on every
- * dashboard applies to the caller either, one with a default rule (read along the environment's
- * rules of that kind): those few are tested by the rule itself.
+ * no rule on every dashboard hides them all (`hiddenByKindRule`). Only a dashboard with a default
+ * rule (read along the environment's rules of that kind) or with a rule of the caller's own or of
+ * one of their roles can then be hidden: those few are tested by the rule itself (a default only
+ * where no rule on every dashboard applies to the caller).
  */
 function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
   // The defaults, along the environment's index alone (with the roles' rules there: candidates too).
   const defaults = sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
     where ${accessControls.environmentId} = ${scope.environmentId}
-      and ${accessControls.organizationMembershipId} is null and ${accessControls.resource} = 'dashboard'
-      and ${kindRuleOfCaller(scope)} is null`;
+      and ${accessControls.organizationMembershipId} is null and ${accessControls.resource} = 'dashboard'`;
   const candidates = sql`${defaults} union all ${dashboardsRuledForCaller(scope)}`;
   return liveDashboardsAmong(scope, candidates, sql`not ${notHiddenByRule(scope)}`);
 }
@@ -380,9 +402,31 @@ export function dashboardPageStatements(
           else (select count(*) from (${matches}))
             - (select count(*) from (${hidden}) as "hidden" where "hidden"."id" in (${matches})) end)`
       : db.$count(dashboards, where);
-  const rows = selectDashboards(db, scope).innerJoin(...joinPage(db, listingOrder, where, page));
+  const ids = pageIdsOfCaller(db, scope, page, filters, visible);
+  const rows = selectDashboards(db, scope).where(sql`${dashboards.id} in (${ids})`);
   const count = selectCount(db, total);
   return [count, rows] as [typeof count, typeof rows];
+}
+
+/**
+ * The ids of the list's page and of one more row (`pageIds`), read one of two ways: along the
+ * listing index, or, where a rule on every dashboard hides them from the caller, among the few
+ * they see despite it (`dashboardsVisibleDespiteKindRule`), by id and sorted. Walking the listing
+ * index past every dashboard the rule hides would read the environment's dashboards to fill a
+ * page: that way then reads nothing (`listConditions`' `unless`), and the other reads nothing
+ * otherwise (its LIMIT is 0). Read as an `in` list: joined, the two ways cost a row more.
+ */
+function pageIdsOfCaller(
+  db: Database,
+  scope: DashboardListScope,
+  page: Page,
+  filters: DashboardListFilters,
+  visible: SQL,
+): SQL {
+  const hiddenByKind = hiddenByKindRule(scope);
+  const along = pageIds(db, listingOrder, listConditions(scope, filters, { unless: hiddenByKind }), page);
+  const despite = pageIdsAmong(db, listingOrder, listConditions(scope, filters, { visible }), page, hiddenByKind);
+  return sql`select "id" from (${along}) union all select "id" from (${despite})`;
 }
 
 export function toDashboardPage(

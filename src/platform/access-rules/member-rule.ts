@@ -76,6 +76,9 @@ export const rolesOfMember = (membershipId: SQLWrapper | string) =>
   sql`select ${roleMemberships.roleId} from ${roleMemberships}
     where ${roleMemberships.organizationMembershipId} = ${membershipId}`;
 
+/** A resource's name written into the statement, as its levels are: a key of this file's constants. */
+const resourceLiteral = (resource: AccessControlledResourceName) => sql.raw(`'${resource}'`);
+
 /** A level's rank among the resource's levels (lowest 0), as SQL; null for null. */
 function rankInSql(resource: AccessControlledResourceName, level: SQLWrapper): SQL<number | null> {
   const cases = RESOURCE_ACCESS_LEVELS[resource].map((name, index) => `when '${name}' then ${index}`).join(" ");
@@ -93,9 +96,9 @@ function levelOfRankInSql(resource: AccessControlledResourceName, rank: SQLWrapp
  * each row's rules through the rules' unique indexes, one lookup each: the member's own rule
  * (resource, id, member), their roles' (resource, id, role: one lookup per role they hold, the
  * highest kept), else `ofKind` (`kindRuleOfMember`, read once per statement), else the default.
- * An OR of the member's and the roles' would read every rule of the resource. The levels are
- * this file's constants, written into the statement rather than bound: a list repeats the rule
- * per statement, and D1 binds at most 100 parameters.
+ * An OR of the member's and the roles' would read every rule of the resource. The resource and
+ * levels are this file's constants, written into the statement rather than bound: a list repeats
+ * the rule per statement, and D1 binds at most 100 parameters.
  */
 export function ruleOfMember<R extends AccessControlledResourceName>(
   resource: R,
@@ -103,7 +106,7 @@ export function ruleOfMember<R extends AccessControlledResourceName>(
   membershipId: SQLWrapper | string,
   ofKind: SQL<AccessLevelOf<R> | null> = sql`null`,
 ): SQL<AccessLevelOf<R> | null> {
-  const ofResource = sql`${accessControls.resource} = ${resource}
+  const ofResource = sql`${accessControls.resource} = ${resourceLiteral(resource)}
     and ${accessControls.resourceId} = cast(${resourceId} as text)`;
   const own = sql`(select ${rankInSql(resource, accessControls.accessLevel)} from ${accessControls}
     where ${ofResource} and ${accessControls.organizationMembershipId} = ${membershipId})`;
@@ -137,8 +140,7 @@ export function kindRuleOfMember<R extends AccessControlledResourceName>(
   membershipId: SQLWrapper | string,
 ): SQL<AccessLevelOf<R> | null> {
   const environment = typeof environmentId === "number" ? sql.raw(String(Math.trunc(environmentId))) : environmentId;
-  // The resource is written into the statement too, as the levels are: a key of this file's constants.
-  const kind = sql.raw(`'${resource}'`);
+  const kind = resourceLiteral(resource);
   const ofKind = sql`${kindRules.environmentId} = ${environment} and ${kindRules.resource} = ${kind}`;
   const member = sql`"kind_rule_caller"."membership_id"`;
   const rank = rankInSql(resource, kindRules.accessLevel);
@@ -150,6 +152,9 @@ export function kindRuleOfMember<R extends AccessControlledResourceName>(
   const byDefault = sql`(select ${rank} from ${kindRules} indexed by resource_access_controls_default
     where ${ofKind} and ${kindRules.organizationMembershipId} is null and ${kindRules.roleId} is null)`;
   const highest = sql`nullif(max(coalesce(${own}, -1), coalesce(${ofRoles}, -1), coalesce(${byDefault}, -1)), -1)`;
-  return sql<AccessLevelOf<R> | null>`(select ${levelOfRankInSql(resource, highest)}
-    from (select ${membershipId} as "membership_id") as "kind_rule_caller")`;
+  // Whether the environment has any rule on the kind first: one seek, where most have none, rather
+  // than the caller's membership read again by each statement that tests the rule.
+  return sql<AccessLevelOf<R> | null>`(case when exists (select 1 from ${kindRules} where ${ofKind})
+    then (select ${levelOfRankInSql(resource, highest)}
+      from (select ${membershipId} as "membership_id") as "kind_rule_caller") end)`;
 }
