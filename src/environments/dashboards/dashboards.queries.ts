@@ -341,8 +341,8 @@ const liveDashboardsAmong = (scope: DashboardListScope, candidates: SQL, test: S
  * The environment's live dashboards the caller's rules hide from them, as a query of `id`, where
  * no rule on every dashboard hides them all (`hiddenByKindRule`). Only a dashboard with a default
  * rule (read along the environment's rules of that kind) or with a rule of the caller's own or of
- * one of their roles can then be hidden: those few are tested by the rule itself (a default only
- * where no rule on every dashboard applies to the caller).
+ * one of their roles can then be hidden: those few are tested by the rule itself (which weighs a
+ * default below the caller's rules on every dashboard).
  */
 function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
   // The defaults, along the environment's index alone (with the roles' rules there: candidates too).
