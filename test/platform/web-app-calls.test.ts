@@ -240,7 +240,7 @@ describe("PostHog's web app", () => {
     }
   });
 
-  it("makes a role, puts a member in it, hides every dashboard from it (rolesLogic, resourceAccessControls)", async () => {
+  it("makes a role with a member, hides every dashboard from it (rolesLogic, resourceAccessControls)", async () => {
     const { organization, project, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
     const role: Shape = { id: "string", name: "string", members: [{ id: "string", user: USER_BASIC }] };
