@@ -299,7 +299,7 @@ describe("PostHog's Terraform provider", () => {
 });
 
 describe("PostHog's Terraform provider on roles", () => {
-  it("makes a role, puts a member in it, and gives it a level on every dashboard (role*.go, access_control.go)", async () => {
+  it("makes a role with a member and gives it a level on every dashboard (role*.go, access_control.go)", async () => {
     const { organization, project, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
     const roles = `/api/organizations/${organization.id}/roles/`;
