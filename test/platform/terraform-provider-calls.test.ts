@@ -332,6 +332,14 @@ describe("PostHog's Terraform provider on roles", () => {
     const revoked = await terraform("PUT", path, key, { access_level: null, ...rule });
     expect(revoked.status).toBeLessThan(300);
     expect((await terraform("GET", dashboardPath, member.key)).body.user_access_level).toBe("editor");
+    // With resource_id: the role's rule on the one dashboard.
+    const onDashboard = { resource: "dashboard", resource_id: String(dashboard.id), role: role.id };
+    const own = await decoded("PUT", `${dashboardPath}access_controls/`, key, ACCESS_CONTROL, {
+      access_level: "manager",
+      ...onDashboard,
+    });
+    expect(own).toMatchObject({ access_level: "manager", ...onDashboard });
+    expect((await terraform("GET", dashboardPath, member.key)).body.user_access_level).toBe("manager");
 
     expect((await terraform("DELETE", `${memberships}${joined.id}/`, key)).status).toBe(204);
     expect((await terraform("DELETE", `${roles}${role.id}/`, key)).status).toBe(204);
