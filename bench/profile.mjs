@@ -71,7 +71,8 @@ function cpuOf(profile) {
     if (callFrame.functionName === "(idle)") return;
     const micros = profile.timeDeltas[index] ?? 0;
     busy += micros;
-    const name = `${callFrame.functionName || "(anonymous)"} ${callFrame.url.split("/").pop()}:${callFrame.lineNumber + 1}`;
+    const where = `${callFrame.url.split("/").pop()}:${callFrame.lineNumber + 1}`;
+    const name = `${callFrame.functionName || "(anonymous)"} ${where}`;
     own.set(name, (own.get(name) ?? 0) + micros);
   });
   return { busyMs: busy / 1000, own: [...own].sort((a, b) => b[1] - a[1]) };

@@ -441,7 +441,8 @@ export const dashboards = sqliteTable(
       table.name,
       table.id,
     ),
-    index("dashboards_created_by").on(table.createdById),
+    // A creator's live dashboards in one environment (those a rule on every dashboard leaves them), and the cascade.
+    index("dashboards_created_by_environment").on(table.createdById, table.environmentId, table.deleted),
   ],
 );
 

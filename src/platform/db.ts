@@ -149,7 +149,7 @@ export const isUniqueViolation = (error: unknown) => failedConstraint(error, "UN
 export const isNotNullViolation = (error: unknown) => failedConstraint(error, "NOT NULL");
 
 /** D1 binds at most 100 parameters to one statement. */
-const D1_MAX_BOUND_PARAMETERS = 100;
+export const D1_MAX_BOUND_PARAMETERS = 100;
 
 /**
  * Rows for a multi-row insert, in chunks that each stay within D1's parameter limit (every

@@ -173,7 +173,7 @@ function entries(db: Database, order: ListOrder, where: SQL | undefined, side: S
  * Each set is a range of the index in that order, so SQLite merges them, reading each only as far
  * as the page needs.
  */
-const ordered = (order: ListOrder, sets: SQL[], side: Seek["side"], limit: number, offset = 0) =>
+const ordered = (order: ListOrder, sets: SQL[], side: Seek["side"], limit: number | SQL, offset = 0) =>
   sql`${sql.join(sets, sql` union all `)}
     order by ${sql.join(
       keysOf(order, side).map((key) => sql`${sql.identifier(key.alias)} ${key.direction}`),
@@ -188,23 +188,44 @@ const ordered = (order: ListOrder, sets: SQL[], side: Seek["side"], limit: numbe
  * merged: rows tied with the cursor's on the columns before, and past it on this one.
  */
 function rangesPast(db: Database, order: ListOrder, where: SQL | undefined, seek: Seek, through?: Through) {
+  return rangeConditions(order, seek).map((condition) => entries(db, order, and(condition, where), seek.side, through));
+}
+
+/** What puts a row past the cursor's row, as `rangesPast`'s ranges: one, or one per column. */
+function rangeConditions(order: ListOrder, seek: Seek): SQL[] {
   const values = order.map(([column], index) => sql.param(seek.key[index], column));
   const keys = keysOf(order, seek.side);
-  const past = (condition: SQL) => entries(db, order, and(condition, where), seek.side, through);
   if (isOneRange(order)) {
     return [
-      past(
-        sql`(${sql.join(
-          keys.map((key) => key.column),
-          sql`, `,
-        )}) ${keys[0]!.past} (${sql.join(values, sql`, `)})`,
-      ),
+      sql`(${sql.join(
+        keys.map((key) => key.column),
+        sql`, `,
+      )}) ${keys[0]!.past} (${sql.join(values, sql`, `)})`,
     ];
   }
   return keys.map((key, index) => {
     const tied = keys.slice(0, index).map((earlier, at) => sql`${earlier.column} = ${values[at]}`);
-    return past(sql.join([...tied, sql`${key.column} ${key.past} ${values[index]}`], sql` and `));
+    return sql.join([...tied, sql`${key.column} ${key.past} ${values[index]}`], sql` and `);
   });
+}
+
+/**
+ * `pageIds` for rows `where` reads by id rather than along the list's index (a few candidates,
+ * sorted): past a cursor, one set whose rows are tested against each range, so that `where` is
+ * written once in the statement, not once per range (D1 binds at most 100 parameters). Read only
+ * where `when` holds, if given (a condition the same for every row: SQLite tests a WHERE term on
+ * each row it reads, but a LIMIT once, before reading any).
+ */
+export function pageIdsAmong(db: Database, order: ListOrder, where: SQL | undefined, page: Page, when?: SQL): SQL {
+  // -1: no row at all (`ordered` reads one more than the limit).
+  const limit = when ? sql`(case when ${when} then ${page.limit} else -1 end)` : page.limit;
+  const seek = cursorOf(order, page);
+  if (!seek) return ordered(order, [entries(db, order, where, "after")], "after", limit, page.offset);
+  const past = sql`(${sql.join(
+    rangeConditions(order, seek).map((condition) => sql`(${condition})`),
+    sql` or `,
+  )})`;
+  return ordered(order, [entries(db, order, and(past, where), seek.side)], seek.side, limit);
 }
 
 function isOneRange(order: ListOrder) {

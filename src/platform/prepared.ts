@@ -1,4 +1,4 @@
-import type { Database } from "./db";
+import { D1_MAX_BOUND_PARAMETERS, type Database } from "./db";
 import type { Actor } from "./env";
 
 /** Shapes kept per prepared builder and isolate. */
@@ -140,7 +140,13 @@ function prepareShape(build: (args: unknown[]) => Built, args: unknown[], values
       const mapping = statement.prepare();
       const { sql, params } = mapping.getQuery();
       const other = otherSQL(index);
-      if (other.sql !== sql) throw new Error(`a prepared statement's SQL depends on a value: ${sql}`);
+      if (other.sql !== sql)
+        throw new Error(`a prepared statement's SQL depends on a value: ${whereApart(sql, other.sql)}`);
+      if (params.length > D1_MAX_BOUND_PARAMETERS) {
+        throw new Error(
+          `a prepared statement binds ${params.length} parameters, D1 at most ${D1_MAX_BOUND_PARAMETERS}`,
+        );
+      }
       const parameters = params.map((param, at): Parameter => {
         const value = first.forms.get(param);
         if (value !== undefined && second.forms.get(other.params[at]) === value) return { value };
@@ -152,6 +158,14 @@ function prepareShape(build: (args: unknown[]) => Built, args: unknown[], values
       return { sql, parameters, mapping };
     }),
   };
+}
+
+/** Where two texts part, as a few characters of each: what a misuse error points at. */
+function whereApart(first: string, second: string) {
+  let at = 0;
+  while (at < first.length && first[at] === second[at]) at += 1;
+  const around = (text: string) => text.slice(Math.max(0, at - 60), at + 40);
+  return `…${around(first)}… / …${around(second)}…`;
 }
 
 /**

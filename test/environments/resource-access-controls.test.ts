@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import { addMember, api, createApiKey, errorBody, ISO_TIMESTAMP, setupOrganization, UUID } from "../support/harness";
-import { expectError, missingScope, NOT_AUTHENTICATED, NOT_FOUND } from "../support/error-bodies";
+import { expectError, missingScope, NO_EDIT_RIGHT, NOT_AUTHENTICATED, NOT_FOUND } from "../support/error-bodies";
+import { createDashboard, dashboardsPath } from "./dashboard-fixtures";
 
 const path = (tree: string, projectId: number) => `/api/${tree}/${projectId}/resource_access_controls`;
 
@@ -112,23 +113,27 @@ describe("resource access controls", () => {
     });
   });
 
-  it("refuses dashboards, projects, unknown kinds, levels out of bounds: 400 with attr, nothing stored", async () => {
+  it("refuses unknown kinds, levels out of bounds or of another kind: 400 with attr, nothing stored", async () => {
     const { key, project, member, roleId } = await setup();
     const rulesPath = path("projects", project.id);
     const refused = async (body: Record<string, unknown>) => (await api("PUT", rulesPath, { key, body })).body;
-    expect(await refused({ resource: "dashboard", access_level: "viewer" })).toEqual(
+    expect(await refused({ resource: "project", access_level: "viewer" })).toEqual(
       errorBody(
         "validation_error",
-        "invalid_input",
-        "Rules on every dashboard are not supported here: set each dashboard's rules with its access_controls.",
+        "invalid_choice",
+        "Invalid access level. Must be one of: none, member, admin",
+        "access_level",
+      ),
+    );
+    expect(await refused({ resource: "dashboard", access_level: "admin" })).toMatchObject({ attr: "access_level" });
+    expect(await refused({ resource: "spaceships", access_level: "none" })).toEqual(
+      errorBody(
+        "validation_error",
+        "invalid_choice",
+        expect.stringMatching(/^Invalid resource\. Must be one of: action, .*dashboard, .*project, /),
         "resource",
       ),
     );
-    expect(await refused({ resource: "project", access_level: "none" })).toMatchObject({ attr: "resource" });
-    expect(await refused({ resource: "spaceships", access_level: "none" })).toMatchObject({
-      code: "invalid_choice",
-      attr: "resource",
-    });
     expect(await refused({ resource: "survey", access_level: "admin" })).toEqual(
       errorBody(
         "validation_error",
@@ -195,5 +200,235 @@ describe("resource access controls", () => {
     expectError(await api("GET", rulesPath, { key: stranger.key }), 404, NOT_FOUND);
     expectError(await api("PUT", rulesPath, { key: stranger.key, body }), 404, NOT_FOUND);
     expect((await api("GET", rulesPath, { key })).body.access_controls).toEqual([]);
+  });
+});
+
+/**
+ * An organization whose owner made "Board", "Chart" and "Plan", and whose member made "Mine", with
+ * a role the member holds and a second, admin member; helpers to read as the member.
+ */
+async function setupDashboards() {
+  const team = await setup();
+  const { organization, key, project, member, roleId } = team;
+  const admin = await addMember(organization.id, MembershipLevel.admin);
+  const joined = await api("POST", `/api/organizations/${organization.id}/roles/${roleId}/role_memberships`, {
+    key,
+    body: { user_uuid: member.user.uuid },
+  });
+  expect(joined.status).toBe(201);
+  const ids: Record<string, number> = {};
+  for (const name of ["Board", "Chart", "Plan"]) ids[name] = (await createDashboard(key, project.id, { name })).id;
+  ids.Mine = (await createDashboard(member.key, project.id, { name: "Mine" })).id;
+  const dashboardPath = (name: string) => `${dashboardsPath(project.id, "projects")}/${ids[name]}`;
+  const rulesPath = path("projects", project.id);
+  /** Sets a rule on every dashboard (null removes it), as an admin. */
+  const onEveryDashboard = async (access_level: string | null, subject: Record<string, string> = {}) => {
+    const response = await api("PUT", rulesPath, { key, body: { resource: "dashboard", access_level, ...subject } });
+    expect(response.status).toBe(access_level === null ? 204 : 200);
+    return response;
+  };
+  /** Sets a rule on one dashboard, as an admin. */
+  const onDashboard = async (name: string, access_level: string | null, subject: Record<string, string> = {}) => {
+    const response = await api("PUT", `${dashboardPath(name)}/access_controls`, {
+      key,
+      body: { access_level, ...subject },
+    });
+    expect(response.status).toBe(access_level === null ? 204 : 200);
+  };
+  /** The names a caller lists (with a query string) and the list's count. */
+  const listed = async (callerKey: string, query = "") => {
+    const response = await api("GET", `${dashboardsPath(project.id)}${query}`, { key: callerKey });
+    expect(response.status).toBe(200);
+    return { names: response.body.results.map((item: { name: string }) => item.name), count: response.body.count };
+  };
+  /** The caller's level on a dashboard, or the status that refused it. */
+  const levelOn = async (callerKey: string, name: string) => {
+    const response = await api("GET", dashboardPath(name), { key: callerKey });
+    return response.status === 200 ? response.body.user_access_level : response.status;
+  };
+  const rename = (callerKey: string, name: string) =>
+    api("PATCH", dashboardPath(name), { key: callerKey, body: { description: `edited by ${callerKey.length}` } });
+  return { ...team, admin, ids, dashboardPath, onEveryDashboard, onDashboard, listed, levelOn, rename };
+}
+
+const ALL = ["Board", "Chart", "Mine", "Plan"];
+const forMember = (of: { membership: { id: string } }) => ({ organization_member: of.membership.id });
+
+describe("rules on every dashboard", () => {
+  it("`none` hides every dashboard from a member but their own: 404, out of the list and its count", async () => {
+    const {
+      key,
+      member: colleague,
+      admin,
+      project,
+      onEveryDashboard,
+      listed,
+      levelOn,
+      rename,
+    } = await setupDashboards();
+    const put = await onEveryDashboard("none");
+    expect(put.body).toEqual(typeRule({ resource: "dashboard", access_level: "none" }));
+
+    expect(await listed(colleague.key)).toEqual({ names: ["Mine"], count: 1 });
+    expect(await levelOn(colleague.key, "Board")).toBe(404);
+    expect((await api("GET", `${dashboardsPath(project.id)}/999999`, { key: colleague.key })).body).toEqual(NOT_FOUND);
+    expectError(await rename(colleague.key, "Board"), 404, NOT_FOUND);
+    // Each way the list counts: by the counter, along the search and tag indexes, row by row (pinned).
+    expect(await listed(colleague.key, "?search=Boa")).toEqual({ names: [], count: 0 });
+    expect(await listed(colleague.key, "?search=Min")).toEqual({ names: ["Mine"], count: 1 });
+    expect(await listed(colleague.key, "?pinned=false")).toEqual({ names: ["Mine"], count: 1 });
+    // Its creator manages their own; the organization's admins and owner see everything.
+    expect(await levelOn(colleague.key, "Mine")).toBe("manager");
+    expect((await rename(colleague.key, "Mine")).status).toBe(200);
+    for (const unrestricted of [key, admin.key]) {
+      expect(await listed(unrestricted)).toEqual({ names: ALL, count: 4 });
+      expect(await levelOn(unrestricted, "Board")).toBe("manager");
+    }
+    // Entries about a hidden dashboard are hidden with it.
+    const entriesSeen = async () => {
+      const entries = await api("GET", `/api/projects/${project.id}/activity_log?scope=Dashboard`, {
+        key: colleague.key,
+      });
+      return new Set(entries.body.results.map((entry: { detail: { name: string } }) => entry.detail.name));
+    };
+    expect(await entriesSeen()).toEqual(new Set(["Mine"]));
+
+    expect((await onEveryDashboard(null)).body).toBeNull();
+    expect(await listed(colleague.key)).toEqual({ names: ALL, count: 4 });
+    expect(await levelOn(colleague.key, "Board")).toBe("editor");
+    expect(await entriesSeen()).toEqual(new Set(ALL));
+  });
+
+  it("a member's own `none` on every dashboard, or their role's, hides them; the highest such rule wins", async () => {
+    const { member: colleague, roleId, onEveryDashboard, listed, levelOn } = await setupDashboards();
+    await onEveryDashboard("none", forMember(colleague));
+    expect(await listed(colleague.key)).toEqual({ names: ["Mine"], count: 1 });
+    // A default for everyone on the kind is weighed with the member's own: `viewer` outranks their `none`.
+    await onEveryDashboard("viewer");
+    expect(await listed(colleague.key)).toEqual({ names: ALL, count: 4 });
+    expect(await levelOn(colleague.key, "Chart")).toBe("viewer");
+    await onEveryDashboard("manager", { role: roleId });
+    expect(await levelOn(colleague.key, "Chart")).toBe("manager");
+    await onEveryDashboard(null);
+    await onEveryDashboard(null, { role: roleId });
+    await onEveryDashboard("none", { role: roleId });
+    await onEveryDashboard(null, forMember(colleague));
+    expect(await listed(colleague.key)).toEqual({ names: ["Mine"], count: 1 });
+    await onEveryDashboard(null, { role: roleId });
+    expect(await listed(colleague.key)).toEqual({ names: ALL, count: 4 });
+  });
+
+  it("a role given `viewer` on every dashboard reads them but cannot change them (403)", async () => {
+    const { member: colleague, roleId, onEveryDashboard, listed, levelOn, rename } = await setupDashboards();
+    await onEveryDashboard("viewer", { role: roleId });
+    expect(await listed(colleague.key)).toEqual({ names: ALL, count: 4 });
+    expect(await levelOn(colleague.key, "Board")).toBe("viewer");
+    expectError(await rename(colleague.key, "Board"), 403, NO_EDIT_RIGHT);
+    expect(await levelOn(colleague.key, "Mine")).toBe("manager");
+    expect((await rename(colleague.key, "Mine")).status).toBe(200);
+    // The role's `editor` on every dashboard lets them edit.
+    await onEveryDashboard("editor", { role: roleId });
+    expect((await rename(colleague.key, "Board")).status).toBe(200);
+  });
+
+  it("a dashboard's rules for the member or their roles, then those on every dashboard, then its default", async () => {
+    const {
+      member: colleague,
+      roleId,
+      onEveryDashboard,
+      onDashboard,
+      listed,
+      levelOn,
+      rename,
+    } = await setupDashboards();
+    await onEveryDashboard("none");
+    // Up: the member's own rule on Board, their role's on Chart, beat `none` on every dashboard.
+    await onDashboard("Board", "editor", forMember(colleague));
+    await onDashboard("Chart", "viewer", { role: roleId });
+    // The dashboard's default for everyone comes after the rules on every dashboard: Plan stays hidden.
+    await onDashboard("Plan", "manager");
+    expect(await listed(colleague.key)).toEqual({ names: ["Board", "Chart", "Mine"], count: 3 });
+    expect(await listed(colleague.key, "?search=a")).toEqual({ names: ["Board", "Chart"], count: 2 });
+    expect(await listed(colleague.key, "?search=Pla")).toEqual({ names: [], count: 0 });
+    expect(await levelOn(colleague.key, "Board")).toBe("editor");
+    expect((await rename(colleague.key, "Board")).status).toBe(200);
+    expect(await levelOn(colleague.key, "Chart")).toBe("viewer");
+    expectError(await rename(colleague.key, "Chart"), 403, NO_EDIT_RIGHT);
+    expect(await levelOn(colleague.key, "Plan")).toBe(404);
+
+    // Down: a rule on the dashboard for the member hides it despite `editor` on every dashboard,
+    // and `editor` on every dashboard outranks a dashboard's default of `none`.
+    await onEveryDashboard("editor");
+    await onDashboard("Board", "none", forMember(colleague));
+    await onDashboard("Plan", "none");
+    expect(await listed(colleague.key)).toEqual({ names: ["Chart", "Mine", "Plan"], count: 3 });
+    expect(await levelOn(colleague.key, "Board")).toBe(404);
+    expect(await levelOn(colleague.key, "Plan")).toBe("editor");
+    expect(await levelOn(colleague.key, "Chart")).toBe("viewer");
+    // Without any rule on every dashboard, the dashboard's default decides again.
+    await onEveryDashboard(null);
+    expect(await listed(colleague.key)).toEqual({ names: ["Chart", "Mine"], count: 2 });
+  });
+
+  it("decides copies too: a dashboard hidden by a rule on every dashboard cannot be copied", async () => {
+    const { member: colleague, ids, project, onEveryDashboard } = await setupDashboards();
+    await onEveryDashboard("none", forMember(colleague));
+    const copy = await api("POST", dashboardsPath(project.id), {
+      key: colleague.key,
+      body: { name: "Copy", use_dashboard: ids.Board },
+    });
+    expectError(copy, 400, errorBody("validation_error", "invalid_input", "Invalid value provided", "use_dashboard"));
+    await onEveryDashboard("viewer", forMember(colleague));
+    const allowed = await api("POST", dashboardsPath(project.id), {
+      key: colleague.key,
+      body: { name: "Copy", use_dashboard: ids.Board },
+    });
+    expect(allowed.status).toBe(201);
+    expect(allowed.body.user_access_level).toBe("manager");
+  });
+
+  it("is for project admins to set (403); a role or member of another organization is 400", async () => {
+    const { key, project, member: colleague } = await setupDashboards();
+    const rulesPath = path("projects", project.id);
+    expectError(
+      await api("PUT", rulesPath, { key: colleague.key, body: { resource: "dashboard", access_level: "manager" } }),
+      403,
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "Must be an Organization admin to modify project-wide permissions.",
+      ),
+    );
+    const other = await setupOrganization();
+    const foreignRole = await api("POST", `/api/organizations/${other.organization.id}/roles`, {
+      key: other.key,
+      body: { name: "Theirs" },
+    });
+    const foreign = await api("PUT", rulesPath, {
+      key,
+      body: { resource: "dashboard", access_level: "none", role: foreignRole.body.id },
+    });
+    expect(foreign.body).toMatchObject({ type: "validation_error", code: "does_not_exist", attr: "role" });
+    const stranger = await api("PUT", rulesPath, {
+      key,
+      body: { resource: "dashboard", access_level: "none", organization_member: other.owner.uuid },
+    });
+    expect(stranger.body).toMatchObject({ type: "validation_error", attr: "organization_member" });
+    expect((await api("GET", rulesPath, { key })).body.access_controls).toEqual([]);
+  });
+
+  it("stores a rule on `project` at this level, as PostHog does, and it acts on nothing", async () => {
+    const { key, project, member: colleague, listed } = await setupDashboards();
+    const put = await api("PUT", path("environments", project.id), {
+      key,
+      body: { resource: "project", access_level: "none", ...forMember(colleague) },
+    });
+    expect(put.status).toBe(200);
+    expect(put.body).toEqual(
+      typeRule({ resource: "project", access_level: "none", organization_member: colleague.membership.id }),
+    );
+    expect((await api("GET", `/api/projects/${project.id}`, { key: colleague.key })).status).toBe(200);
+    expect(await listed(colleague.key)).toEqual({ names: ALL, count: 4 });
+    expect((await api("GET", path("projects", project.id), { key })).body.access_controls).toEqual([put.body]);
   });
 });

@@ -1,15 +1,24 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { accessControls, organizationMemberships, projects, roleMemberships, roles } from "../../src/db/schema";
+import {
+  accessControls,
+  dashboards,
+  organizationMemberships,
+  projects,
+  resourceAccessControls,
+  roleMemberships,
+  roles,
+} from "../../src/db/schema";
 import {
   dashboardRights,
+  dashboardRuleInSql,
   dashboardVisibleInSql,
   PrivilegeLevel,
   RestrictionLevel,
   type AccessLevel,
 } from "../../src/platform/access-rules/dashboard-rights";
 import { grantableLevel, grantableLevelInSql } from "../../src/platform/access-rules/grantable-level";
-import { memberRule, ruleOfMember, type AccessLevelOf } from "../../src/platform/access-rules/member-rule";
+import { kindRule, memberRule, ruleOfMember, type AccessLevelOf } from "../../src/platform/access-rules/member-rule";
 import { effectiveProjectLevel, projectLevel, projectLevelInSql } from "../../src/platform/access-rules/project-level";
 import {
   projectVisible,
@@ -17,10 +26,12 @@ import {
   projectVisibleInSql,
   projectVisibleTo,
 } from "../../src/platform/access-rules/project-visibility";
+import { chunkForInsert } from "../../src/platform/db";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
 import { membershipOfCaller } from "../../src/platform/route-context/project";
 import { addMember, createProject, db, grantProjectAccess, setupOrganization } from "../support/harness";
+import { createDashboard } from "../environments/dashboard-fixtures";
 
 /*
  * Each access rule has an SQL form (for the statements that filter and rank rows) and a JS form
@@ -227,5 +238,197 @@ describe("access rules: the SQL and JS forms agree", () => {
         ROLE_SETS.length *
         (REQUESTED.length + DASHBOARD_RULES.length * 2 * RESTRICTIONS.length * COLLABORATIONS.length),
     );
+  });
+});
+
+/*
+ * A member's rule on a dashboard, for every combination of their own rule on it, their roles'
+ * rules on it, its default, and the rules on every dashboard of its project (PostHog's
+ * resource-level rules: the member's own, their roles', the default for everyone). The SQL form
+ * is read both ways a statement reads it: for a list's environment (a value, read once per
+ * statement) and for a dashboard found by id (its own environment's column).
+ */
+const DASHBOARD_DEFAULTS: (AccessLevel | null)[] = [null, "none", "editor"];
+const KIND_DEFAULTS: (AccessLevel | null)[] = [null, "none", "viewer"];
+const OWN_DASHBOARD_RULES: (AccessLevel | null)[] = [null, "none", "viewer", "manager"];
+const OWN_KIND_RULES: (AccessLevel | null)[] = [null, "none", "editor"];
+/** Each role's rule on every dashboard and its rule on every dashboard of the kind (null: none). */
+const DASHBOARD_ROLES: Record<string, { onDashboard: AccessLevel | null; onKind: AccessLevel | null }> = {
+  a: { onDashboard: "none", onKind: "none" },
+  b: { onDashboard: "viewer", onKind: null },
+  c: { onDashboard: null, onKind: "viewer" },
+  d: { onDashboard: "editor", onKind: "manager" },
+};
+const DASHBOARD_ROLE_SETS = [[], ["a"], ["b"], ["c"], ["a", "c"], ["b", "d"]];
+
+type RuledMember = {
+  membershipId: string;
+  onDashboard: AccessLevel | null;
+  onKind: AccessLevel | null;
+  roles: string[];
+};
+type RuledDashboard = { id: number; environmentId: number; default: AccessLevel | null };
+
+describe("access rules: a member's rule on a dashboard, with the rules on every dashboard", () => {
+  const ruledMembers: RuledMember[] = [];
+  const ruledDashboards: RuledDashboard[] = [];
+  const kindDefaults = new Map<number, AccessLevel | null>();
+
+  beforeAll(async () => {
+    const { organization, key } = await setupOrganization();
+    const now = nowIso();
+    const rules: (typeof accessControls.$inferInsert)[] = [];
+    const kindRules: (typeof resourceAccessControls.$inferInsert)[] = [];
+    const onDashboard = (dashboard: RuledDashboard, accessLevel: AccessLevel, subject: object) =>
+      rules.push({
+        id: uuid7(),
+        environmentId: dashboard.environmentId,
+        resource: "dashboard",
+        resourceId: String(dashboard.id),
+        accessLevel,
+        createdAt: now,
+        updatedAt: now,
+        ...subject,
+      });
+    const onKind = (environmentId: number, accessLevel: AccessLevel, subject: object) =>
+      kindRules.push({
+        id: uuid7(),
+        environmentId,
+        resource: "dashboard",
+        accessLevel,
+        createdAt: now,
+        updatedAt: now,
+        ...subject,
+      });
+    for (const kindDefault of KIND_DEFAULTS) {
+      const project = await createProject(organization.id);
+      kindDefaults.set(project.id, kindDefault);
+      if (kindDefault !== null) onKind(project.id, kindDefault, {});
+      for (const dashboardDefault of DASHBOARD_DEFAULTS) {
+        const { id } = await createDashboard(key, project.id, { name: `default ${dashboardDefault}` });
+        const dashboard = { id, environmentId: project.id, default: dashboardDefault };
+        ruledDashboards.push(dashboard);
+        if (dashboardDefault !== null) onDashboard(dashboard, dashboardDefault, {});
+      }
+    }
+    const roleIds = new Map<string, string>();
+    for (const [name, rule] of Object.entries(DASHBOARD_ROLES)) {
+      const roleId = uuid7();
+      roleIds.set(name, roleId);
+      await db
+        .insert(roles)
+        .values({ id: roleId, organizationId: organization.id, name, nameKey: name, createdAt: now });
+      for (const dashboard of ruledDashboards) {
+        if (rule.onDashboard !== null) onDashboard(dashboard, rule.onDashboard, { roleId });
+      }
+      for (const environmentId of kindDefaults.keys()) {
+        if (rule.onKind !== null) onKind(environmentId, rule.onKind, { roleId });
+      }
+    }
+    const memberships: (typeof roleMemberships.$inferInsert)[] = [];
+    for (const ownOnDashboard of OWN_DASHBOARD_RULES) {
+      for (const ownOnKind of OWN_KIND_RULES) {
+        for (const roleSet of DASHBOARD_ROLE_SETS) {
+          const { membership } = await addMember(organization.id, MembershipLevel.member);
+          ruledMembers.push({
+            membershipId: membership.id,
+            onDashboard: ownOnDashboard,
+            onKind: ownOnKind,
+            roles: roleSet,
+          });
+          const subject = { organizationMembershipId: membership.id };
+          for (const dashboard of ruledDashboards) {
+            if (ownOnDashboard !== null) onDashboard(dashboard, ownOnDashboard, subject);
+          }
+          for (const environmentId of kindDefaults.keys()) {
+            if (ownOnKind !== null) onKind(environmentId, ownOnKind, subject);
+          }
+          for (const role of roleSet) {
+            const roleId = roleIds.get(role)!;
+            memberships.push({
+              id: uuid7(),
+              roleId,
+              organizationMembershipId: membership.id,
+              joinedAt: now,
+              updatedAt: now,
+            });
+          }
+        }
+      }
+    }
+    const inserts = [
+      ...chunkForInsert(accessControls, rules).map((chunk) => db.insert(accessControls).values(chunk)),
+      ...chunkForInsert(resourceAccessControls, kindRules).map((chunk) =>
+        db.insert(resourceAccessControls).values(chunk),
+      ),
+      ...chunkForInsert(roleMemberships, memberships).map((chunk) => db.insert(roleMemberships).values(chunk)),
+    ];
+    const [first, ...rest] = inserts;
+    if (first) await db.batch([first, ...rest]);
+  });
+
+  /** The member's rule on each dashboard of an environment, for the environment as a value and as a column. */
+  const ruleForms = (member: RuledMember, environmentId: number) =>
+    db
+      .select({
+        id: dashboards.id,
+        inList: dashboardRuleInSql({ id: dashboards.id, environmentId }, member.membershipId).as("in_list"),
+        byId: dashboardRuleInSql(dashboards, member.membershipId).as("by_id"),
+      })
+      .from(dashboards)
+      .where(eq(dashboards.environmentId, environmentId));
+
+  it("agree for every combination of the rules on the dashboard and on every dashboard", async () => {
+    const environments = [...kindDefaults.keys()];
+    const pairs = ruledMembers.flatMap((member) => environments.map((environmentId) => ({ member, environmentId })));
+    const [first, ...rest] = pairs.map(({ member, environmentId }) => ruleForms(member, environmentId));
+    const results = first ? await db.batch([first, ...rest]) : [];
+    let combinations = 0;
+    pairs.forEach(({ member, environmentId }, index) => {
+      const rows = new Map(results[index]!.map((row) => [row.id, row]));
+      const ofRoles = member.roles.map((role) => DASHBOARD_ROLES[role]!);
+      const ofKind = kindRule("dashboard", {
+        own: member.onKind,
+        ofRoles: ofRoles.flatMap((role) => (role.onKind === null ? [] : [role.onKind])),
+        default: kindDefaults.get(environmentId) ?? null,
+      });
+      for (const dashboard of ruledDashboards.filter((each) => each.environmentId === environmentId)) {
+        const expected = memberRule("dashboard", {
+          own: member.onDashboard,
+          ofRoles: ofRoles.flatMap((role) => (role.onDashboard === null ? [] : [role.onDashboard])),
+          ofKind,
+          default: dashboard.default,
+        });
+        const defaults = `dashboard default ${dashboard.default}, kind default ${kindDefaults.get(environmentId)}`;
+        const context = `${JSON.stringify(member)}, ${defaults}`;
+        const row = rows.get(dashboard.id);
+        expect([row?.inList, row?.byId], context).toEqual([expected, expected]);
+        combinations += 1;
+      }
+    });
+    expect(combinations).toBe(
+      OWN_DASHBOARD_RULES.length *
+        OWN_KIND_RULES.length *
+        DASHBOARD_ROLE_SETS.length *
+        KIND_DEFAULTS.length *
+        DASHBOARD_DEFAULTS.length,
+    );
+  });
+
+  it("follow PostHog's order on a few cases written out", () => {
+    const rule = (own: AccessLevel | null, ofKind: AccessLevel | null, byDefault: AccessLevel | null) =>
+      memberRule("dashboard", { own, ofRoles: [], ofKind, default: byDefault });
+    // The dashboard's rule for the member first, even below the rule on every dashboard.
+    expect(rule("none", "manager", "editor")).toBe("none");
+    expect(rule("editor", "none", null)).toBe("editor");
+    // Then the rules on every dashboard, before the dashboard's default.
+    expect(rule(null, "viewer", "none")).toBe("viewer");
+    expect(rule(null, "none", "manager")).toBe("none");
+    expect(rule(null, null, "none")).toBe("none");
+    expect(rule(null, null, null)).toBeNull();
+    // On every dashboard, the default is weighed with the member's and their roles' rules.
+    expect(kindRule("dashboard", { own: "none", ofRoles: [], default: "viewer" })).toBe("viewer");
+    expect(kindRule("dashboard", { own: null, ofRoles: ["none", "editor"], default: "none" })).toBe("editor");
+    expect(kindRule("dashboard", { own: null, ofRoles: [], default: null })).toBeNull();
   });
 });

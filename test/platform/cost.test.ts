@@ -234,6 +234,61 @@ describe("rows read are bounded by the page, not the table", () => {
     expect(many.cost.rowsRead).toBeLessThanOrEqual(6 * many.body.count + 80);
   });
 
+  it("a member hidden from every dashboard by one rule reads their few dashboards, not the project's", async () => {
+    const environmentId = team.project.id;
+    const dashboards = `/api/environments/${environmentId}/dashboards`;
+    const hidden = await addMember(team.organization.id, MembershipLevel.member);
+    const rule = <T extends { resource: string; accessLevel: "none" | "viewer" }>(fields: T) => ({
+      id: uuid7(),
+      environmentId,
+      organizationMembershipId: hidden.membership.id,
+      createdAt: now,
+      updatedAt: now,
+      ...fields,
+    });
+    await db.insert(schema.resourceAccessControls).values(rule({ resource: "dashboard", accessLevel: "none" }));
+    // Two seeded dashboards granted them one by one ("seeded 1001..." names), and one they make.
+    const granted = seeded.dashboards.filter((row) => row.environmentId === environmentId).slice(1000, 1002);
+    for (const dashboard of granted) {
+      await db
+        .insert(schema.accessControls)
+        .values(rule({ resource: "dashboard", resourceId: String(dashboard.id), accessLevel: "viewer" }));
+    }
+    const own = await api("POST", dashboards, { key: hidden.key, body: { name: "Own board" } });
+    expect(own.status).toBe(201);
+    await api("GET", "/api/users/@me", { key: hidden.key });
+
+    const first = await api("GET", `${dashboards}?limit=2`, { key: hidden.key });
+    expect(first.body.count).toBe(3);
+    expect(first.body.results).toHaveLength(2);
+    expect(first.cost.queries).toBe(1);
+    // A page's cost, and the caller's few rules read for the page and for the count: not the 2,000 dashboards.
+    expect(first.cost.rowsRead).toBeLessThanOrEqual(100);
+    const rest = await api("GET", new URL(first.body.next).pathname + new URL(first.body.next).search, {
+      key: hidden.key,
+    });
+    const names = [...first.body.results, ...rest.body.results].map((row: { name: string }) => row.name);
+    expect(names.sort()).toEqual([...granted.map((row) => row.name), "Own board"].sort());
+    expect(rest.body.next).toBeNull();
+    expect(rest.cost.rowsRead).toBeLessThanOrEqual(100);
+    // Along the search index: the matches the member sees, counted and listed at the matches' cost.
+    const search = `${dashboards}?search=seeded%201001&limit=10`;
+    const matches = (await api("GET", search, { key: team.key })).body.count;
+    const searched = await api("GET", search, { key: hidden.key });
+    expect(searched.body.count).toBe(2);
+    expect(searched.body.results.map((row: { name: string }) => row.name).sort()).toEqual(
+      granted.map((row) => row.name).sort(),
+    );
+    expect(searched.cost.rowsRead).toBeLessThanOrEqual(6 * matches + 80);
+    // Without the rule, the counter again.
+    await db
+      .delete(schema.resourceAccessControls)
+      .where(eq(schema.resourceAccessControls.environmentId, environmentId));
+    const all = await api("GET", `${dashboards}?limit=2`, { key: hidden.key });
+    expect(all.body.count).toBeGreaterThanOrEqual(SIZE);
+    expect(all.cost.rowsRead).toBeLessThanOrEqual(80);
+  });
+
   it("a role's members page along its index: every page through `next` reads about a page", async () => {
     const roles = await api("GET", `/api/organizations/${team.organization.id}/roles?limit=1`, { key: team.key });
     const role = roles.body.results[0];

@@ -104,6 +104,16 @@ const PROJECT_ACCESS_CONTROLS: Shape = {
   user_can_edit_access_levels: "boolean",
 };
 
+/** `role.go`: Role. */
+const ROLE: Shape = { id: "string", name: "string", created_at: "string?", created_by: "string?" };
+/** `role_membership.go`: RoleMembership (User and JoinedAt are pointers). */
+const ROLE_MEMBERSHIP: Shape = {
+  id: "string",
+  role_id: "string",
+  user: maybe({ uuid: "string", email: "string?" }),
+  joined_at: "string?",
+};
+
 /** A request as `PosthogClient.doRequest` sends it: the body marshalled by Go, its headers on every method. */
 function terraform(method: string, path: string, key: string, body?: unknown) {
   return api(method, path, {
@@ -285,6 +295,55 @@ describe("PostHog's Terraform provider", () => {
         rule.access_level,
       ]),
     ).toEqual([[null, "none"]]);
+  });
+});
+
+describe("PostHog's Terraform provider on roles", () => {
+  it("makes a role with a member and gives it a level on every dashboard (role*.go, access_control.go)", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const roles = `/api/organizations/${organization.id}/roles/`;
+    const role = await decoded("POST", roles, key, ROLE, { name: "Readers" });
+    expect(await decoded("GET", `${roles}${role.id}/`, key, ROLE)).toMatchObject({ id: role.id, name: "Readers" });
+    expect(await decoded("PATCH", `${roles}${role.id}/`, key, ROLE, { name: "Viewers" })).toMatchObject({
+      name: "Viewers",
+    });
+    expect(await decoded("GET", roles, key, page(ROLE))).toMatchObject({ results: [{ id: role.id }] });
+    const memberships = `${roles}${role.id}/role_memberships/`;
+    const joined = await decoded("POST", memberships, key, ROLE_MEMBERSHIP, { user_uuid: member.user.uuid });
+    expect(joined).toMatchObject({ role_id: role.id, user: { uuid: member.user.uuid } });
+    expect(await decoded("GET", `${memberships}${joined.id}/`, key, ROLE_MEMBERSHIP)).toMatchObject({
+      id: joined.id,
+    });
+
+    // posthog_access_control without resource_id: the rule on every dashboard, read back by
+    // project/dashboard/role/role_id.
+    const dashboard = await decoded("POST", `/api/projects/${project.id}/dashboards/`, key, DASHBOARD, { name: "D" });
+    const path = `/api/projects/${project.id}/resource_access_controls/`;
+    const rule = { resource: "dashboard", role: role.id };
+    const granted = await decoded("PUT", path, key, ACCESS_CONTROL, { access_level: "viewer", ...rule });
+    expect(granted).toMatchObject({ access_level: "viewer", resource_id: null, ...rule });
+    const list = await decoded("GET", path, key, ACCESS_CONTROLS);
+    expect(list.access_controls.map((each: { resource: string; role: string }) => each.role)).toEqual([role.id]);
+    // It acts: the role's member reads the dashboard as a viewer, and may not change it.
+    const dashboardPath = `/api/projects/${project.id}/dashboards/${dashboard.id}/`;
+    expect((await terraform("GET", dashboardPath, member.key)).body.user_access_level).toBe("viewer");
+    expect((await terraform("PATCH", dashboardPath, member.key, { name: "Mine now" })).status).toBe(403);
+    const revoked = await terraform("PUT", path, key, { access_level: null, ...rule });
+    expect(revoked.status).toBeLessThan(300);
+    expect((await terraform("GET", dashboardPath, member.key)).body.user_access_level).toBe("editor");
+    // With resource_id: the role's rule on the one dashboard.
+    const onDashboard = { resource: "dashboard", resource_id: String(dashboard.id), role: role.id };
+    const own = await decoded("PUT", `${dashboardPath}access_controls/`, key, ACCESS_CONTROL, {
+      access_level: "manager",
+      ...onDashboard,
+    });
+    expect(own).toMatchObject({ access_level: "manager", ...onDashboard });
+    expect((await terraform("GET", dashboardPath, member.key)).body.user_access_level).toBe("manager");
+
+    expect((await terraform("DELETE", `${memberships}${joined.id}/`, key)).status).toBe(204);
+    expect((await terraform("DELETE", `${roles}${role.id}/`, key)).status).toBe(204);
+    expect((await terraform("GET", `${roles}${role.id}/`, key)).status).toBe(404);
   });
 });
 

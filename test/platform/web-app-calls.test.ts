@@ -240,6 +240,28 @@ describe("PostHog's web app", () => {
     }
   });
 
+  it("makes a role with a member, hides every dashboard from it (rolesLogic, resourceAccessControls)", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const role: Shape = { id: "string", name: "string", members: [{ id: "string", user: USER_BASIC }] };
+    const created = await decoded("POST", "api/organizations/@current/roles", key, role, { name: "Analysts" });
+    const membership: Shape = { id: "string", role_id: "string", user: USER_BASIC };
+    const memberships = `api/organizations/@current/roles/${created.id}/role_memberships`;
+    const joined = await decoded("POST", memberships, key, membership, { user_uuid: member.user.uuid });
+    const listed = await decoded("GET", "api/organizations/@current/roles", key, { results: [role] });
+    expect(listed.results[0].members.map((each: { id: string }) => each.id)).toEqual([joined.id]);
+
+    const rules = `api/projects/${project.id}/resource_access_controls`;
+    await decoded("GET", rules, key, ACCESS_CONTROLS);
+    const rule: Shape = { access_level: "string", resource: "string", role: "string?" };
+    await decoded("PUT", rules, key, rule, { resource: "dashboard", role: created.id, access_level: "none" });
+    const dashboards = `api/environments/${project.id}/dashboards`;
+    await decoded("POST", dashboards, key, DASHBOARD, { name: "Hidden" });
+    expect((await decoded("GET", dashboards, member.key, { count: "integer", results: [DASHBOARD] })).count).toBe(0);
+    await expectDeleted(`${memberships}/${joined.id}`, key);
+    expect((await decoded("GET", dashboards, member.key, { count: "integer", results: [DASHBOARD] })).count).toBe(1);
+  });
+
   it("creates, lists, pauses, resumes, edits and deletes a batch export (batchExports)", async () => {
     const { project, key } = await setupOrganization();
     const collection = `api/environments/${project.id}/batch_exports`;

@@ -18,6 +18,12 @@ export const INSUFFICIENT_LEVEL = errorBody(
   "permission_denied",
   "Your organization access level is insufficient.",
 );
+/** A dashboard the caller may read but not change. */
+export const NO_EDIT_RIGHT = errorBody(
+  "authentication_error",
+  "permission_denied",
+  "You don't have edit permissions for this dashboard.",
+);
 export const missingScope = (scope: string) =>
   errorBody("authentication_error", "permission_denied", `API key missing required scope '${scope}'`);
 

@@ -30,11 +30,20 @@ import {
 import { prepared } from "../../platform/prepared";
 import { inJsonList, type Database } from "../../platform/db";
 import { nowIso, randomBase62 } from "../../platform/ids";
-import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
-import { resourcesRuledForRolesOf, ruleOfMember } from "../../platform/access-rules/member-rule";
+import {
+  counterOf,
+  pageIds,
+  pageIdsAmong,
+  pageOf,
+  selectCount,
+  type ListOrder,
+  type Page,
+} from "../../platform/pagination";
+import { kindRuleOfMember, resourcesRuledForRolesOf } from "../../platform/access-rules/member-rule";
 import { isAdminInSql } from "../../platform/levels";
 import type { z } from "@hono/zod-openapi";
 import {
+  dashboardRuleInSql,
   dashboardVisibleInSql,
   RestrictionLevel,
   type AccessLevel,
@@ -70,16 +79,25 @@ const otherDashboards = alias(dashboards, "other_dashboards");
  * Dashboards with their creator, sharing state and what bears on the caller's rights: one query.
  * A caller's `level` known to the statement spares an admin reading each dashboard's rule.
  */
-function selectDashboards(db: Database, scope: DashboardReadScope & { caller: { level?: SQL<number> } }) {
+function selectDashboards(
+  db: Database,
+  scope: DashboardReadScope & { environment?: SQL<number>; caller: { level?: SQL<number> } },
+) {
   return db
-    .select(dashboardFields(scope.caller))
+    .select(dashboardFields(scope.caller, scope.environment ?? scope.environmentId))
     .from(dashboards)
     .leftJoin(users, eq(users.id, dashboards.createdById));
 }
 
-/** What `selectDashboards` reads of each dashboard, for a caller known to the statement. */
-function dashboardFields(caller: DashboardReadScope["caller"] & { level?: SQL<number> }) {
-  const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
+/**
+ * What `selectDashboards` reads of each dashboard, for a caller known to the statement; the rules
+ * on every dashboard are those of `environmentId` (the dashboards' own, where they may be several).
+ */
+function dashboardFields(
+  caller: DashboardReadScope["caller"] & { level?: SQL<number> },
+  environmentId: number | SQL | typeof dashboards.environmentId,
+) {
+  const rule = dashboardRuleInSql({ id: dashboards.id, environmentId }, caller.membershipId);
   return {
     dashboard: dashboards,
     createdBy: users,
@@ -169,7 +187,10 @@ export async function writeAndReadDashboard(
 export function selectDashboardToCopy(db: Database, actor: Actor, id: number) {
   return db
     .select({
-      ...dashboardFields({ userId: actor.userId, membershipId: sql`${organizationMemberships.id}` }),
+      ...dashboardFields(
+        { userId: actor.userId, membershipId: sql`${organizationMemberships.id}` },
+        dashboards.environmentId,
+      ),
       source: selectedProjectFields(actor),
     })
     .from(dashboards)
@@ -208,17 +229,20 @@ export type DashboardListFilters = { pinned?: boolean; search?: string; tags?: s
  */
 export type DashboardListScope = {
   environmentId: number;
+  /** The environment's id as the rule on every dashboard reads it: bound, or written into the statement. */
+  environment: SQL<number>;
   caller: { userId: number; membershipId: SQL; level: SQL<number> };
 };
 
 /**
- * A `none` rule hides a dashboard from the member, as in PostHog;
- * its creator and the project's admins always see it.
+ * A `none` rule hides a dashboard from the member, as in PostHog, whether it is on the dashboard
+ * or on every dashboard of the environment (`dashboardRuleInSql`); its creator and the project's
+ * admins always see it.
  */
-function notHiddenByRule(caller: DashboardListScope["caller"]): SQL {
-  const rule = ruleOfMember("dashboard", dashboards.id, caller.membershipId);
+function notHiddenByRule(scope: DashboardListScope): SQL {
+  const rule = dashboardRuleInSql({ id: dashboards.id, environmentId: scope.environment }, scope.caller.membershipId);
   return dashboardVisibleInSql(
-    { userId: caller.userId, projectLevel: caller.level },
+    { userId: scope.caller.userId, projectLevel: scope.caller.level },
     { createdById: dashboards.createdById, rule },
   );
 }
@@ -247,19 +271,33 @@ function indexedMatches(environmentId: number, { search, tags }: DashboardListFi
 }
 
 /**
- * What the list's filters select. What the indexes match is read by id, those dashboards alone
- * (the `+` keeps SQLite from walking the listing index instead, which would read the
- * environment's dashboards until the page is full). A search shorter than a trigram tests each
- * dashboard's name and description along the listing index, as far as the page needs.
+ * What the list's filters select, among `read.visible` (a query of the `id`s of dashboards the
+ * caller sees) where given, else of those the caller's rules leave visible. What the indexes
+ * match, and `visible`, are read by id, those dashboards alone (the `+` keeps SQLite from walking
+ * the listing index instead, which would read the environment's dashboards until the page is
+ * full). A search shorter than a trigram tests each dashboard's name and description along the
+ * listing index, as far as the page needs. Where `read.unless` holds (a condition the same for
+ * every row), the conditions read nothing: the listing index's key is then null, and what the
+ * indexes match is cut to none (SQLite tests a condition on each row it reads, but a LIMIT once).
  */
-function listConditions(scope: DashboardListScope, filters: DashboardListFilters) {
-  const matches = indexedMatches(scope.environmentId, filters);
+function listConditions(
+  scope: DashboardListScope,
+  filters: DashboardListFilters,
+  read: { unless?: SQL; visible?: SQL } = {},
+) {
+  const { visible, unless } = read;
+  const environment = unless
+    ? sql`(case when ${unless} then null else ${scope.environmentId} end)`
+    : scope.environmentId;
+  const indexed = indexedMatches(scope.environmentId, filters);
+  const matches =
+    indexed && unless ? sql`select "id" from (${indexed}) limit (case when ${unless} then 0 else -1 end)` : indexed;
   const conditions: (SQL | undefined)[] = [
-    matches
-      ? sql`+${dashboards.environmentId} = ${scope.environmentId}`
-      : eq(dashboards.environmentId, scope.environmentId),
+    matches || visible
+      ? sql`+${dashboards.environmentId} = ${environment}`
+      : sql`${dashboards.environmentId} = ${environment}`,
     eq(dashboards.deleted, false),
-    notHiddenByRule(scope.caller),
+    visible ? sql`${dashboards.id} in (${visible})` : notHiddenByRule(scope),
   ];
   if (filters.pinned !== undefined) conditions.push(eq(dashboards.pinned, filters.pinned));
   if (matches) conditions.push(sql`${dashboards.id} in (${matches})`);
@@ -280,76 +318,131 @@ const listingOrder: ListOrder = [
   [dashboards.id, "asc"],
 ];
 
+/** The caller's rule on every dashboard of the environment (`kindRuleOfMember`), read once per statement. */
+const kindRuleOfCaller = (scope: DashboardListScope) =>
+  kindRuleOfMember("dashboard", scope.environment, scope.caller.membershipId);
+
 /**
- * The environment's live dashboards the caller's rules hide from them, as a query of `id`. Only a
- * dashboard with a default rule (read along the environment's rules of that kind) or with a rule
- * of the caller's own or of one of their roles can be hidden: those few are tested by the rule itself.
+ * Whether a rule on every dashboard of the environment hides them from the caller (`none`, and
+ * they are not one of the project's admins): then only their own dashboards and those their
+ * rules on a dashboard grant them stay visible (`dashboardsVisibleDespiteKindRule`). The rule
+ * first: where it is not `none`, SQLite reads no more (the caller's level costs a few rows).
+ */
+const hiddenByKindRule = (scope: DashboardListScope) =>
+  sql`(${kindRuleOfCaller(scope)} is 'none' and not ${isAdminInSql(scope.caller.level)})`;
+
+/** The dashboards the caller's own rules or their roles' name, as a query of `id`: the few that may differ. */
+function dashboardsRuledForCaller(scope: DashboardListScope): SQL {
+  const own = sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
+    where ${accessControls.organizationMembershipId} = ${scope.caller.membershipId}
+      and ${accessControls.resource} = 'dashboard'`;
+  return sql`${own} union all ${resourcesRuledForRolesOf("dashboard", scope.caller.membershipId)}`;
+}
+
+/**
+ * Of the environment's live dashboards, those among `candidates` (a query of `id`) that `test`
+ * keeps, each once. CROSS JOIN keeps the order: the few candidates first (one pass, UNION ALL
+ * then DISTINCT: a UNION would sort the caller's rules twice), then each dashboard by its id.
+ */
+const liveDashboardsAmong = (scope: DashboardListScope, candidates: SQL, test: SQL) =>
+  sql`select distinct ${dashboards.id} from (${candidates}) as "candidate"
+    cross join ${dashboards} on ${dashboards.id} = "candidate"."id"
+    where ${dashboards.environmentId} = ${scope.environmentId} and ${dashboards.deleted} = 0 and ${test}`;
+
+/**
+ * The environment's live dashboards the caller's rules hide from them, as a query of `id`, where
+ * no rule on every dashboard hides them all (`hiddenByKindRule`). Only a dashboard with a default
+ * rule (read along the environment's rules of that kind) or with a rule of the caller's own or of
+ * one of their roles can then be hidden: those few are tested by the rule itself (which weighs a
+ * default below the caller's rules on every dashboard).
  */
 function dashboardsHiddenFrom(scope: DashboardListScope): SQL {
-  const ruled = (whose: SQL) => sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
-    where ${whose} and ${accessControls.resource} = 'dashboard'`;
   // The defaults, along the environment's index alone (with the roles' rules there: candidates too).
-  const defaults = ruled(
-    sql`${accessControls.environmentId} = ${scope.environmentId}
-      and ${accessControls.organizationMembershipId} is null`,
+  const defaults = sql`select cast(${accessControls.resourceId} as integer) as "id" from ${accessControls}
+    where ${accessControls.environmentId} = ${scope.environmentId}
+      and ${accessControls.organizationMembershipId} is null and ${accessControls.resource} = 'dashboard'`;
+  const candidates = sql`${defaults} union all ${dashboardsRuledForCaller(scope)}`;
+  return liveDashboardsAmong(scope, candidates, sql`not ${notHiddenByRule(scope)}`);
+}
+
+/**
+ * The environment's live dashboards the caller sees where a rule on every dashboard hides them
+ * (`hiddenByKindRule`), as a query of `id`: the dashboards they created (along the creator's
+ * index), and those their own rules or their roles' on a dashboard grant them.
+ */
+function dashboardsVisibleDespiteKindRule(scope: DashboardListScope): SQL {
+  const { userId } = scope.caller;
+  const created = sql`select ${dashboards.id} from ${dashboards}
+    where ${dashboards.createdById} = ${userId} and ${dashboards.environmentId} = ${scope.environmentId}
+      and ${dashboards.deleted} = 0`;
+  const granted = liveDashboardsAmong(
+    scope,
+    dashboardsRuledForCaller(scope),
+    sql`${dashboards.createdById} is not ${userId} and ${notHiddenByRule(scope)}`,
   );
-  const own = ruled(sql`${accessControls.organizationMembershipId} = ${scope.caller.membershipId}`);
-  const ofRoles = resourcesRuledForRolesOf("dashboard", scope.caller.membershipId);
-  // One pass over every candidate (UNION ALL, then DISTINCT): a union of three would sort the
-  // caller's rules twice. CROSS JOIN keeps that order: the few candidates first, then each
-  // dashboard by its id.
-  return sql`select distinct ${dashboards.id} from (${defaults} union all ${own} union all ${ofRoles}) as "candidate"
-    cross join ${dashboards} on ${dashboards.id} = "candidate"."id"
-    where ${dashboards.environmentId} = ${scope.environmentId} and ${dashboards.deleted} = 0
-      and not ${notHiddenByRule(scope.caller)}`;
+  return sql`${created} union all ${granted}`;
 }
 
 /**
  * A page of the environment's live dashboards and their count, for the round trip that resolves
- * the project. The count is the environment's counter less what the caller's rules hide; what the
- * indexes match (a search, tags) is counted along them, less what the rules hide; other filters
- * count the rows they select. SQLite evaluates each uncorrelated subquery (the caller's
- * level) once per statement; an admin's rows test no rule.
+ * the project. The count is the environment's counter less what the caller's rules hide, or,
+ * where a rule on every dashboard hides them, what the caller sees despite it (their own
+ * dashboards and those granted them one by one): either way a read of the caller's rules, not of
+ * the dashboards. What the indexes match (a search, tags) is counted along them in the same way;
+ * other filters count the rows they select. SQLite evaluates each uncorrelated subquery (the
+ * caller's level, their rule on every dashboard) once per statement; an admin's rows test no rule.
  */
 function dashboardPageStatements(db: Database, scope: DashboardListScope, page: Page, filters: DashboardListFilters) {
   const where = listConditions(scope, filters);
   const unfiltered = Object.values(filters).every((filter) => filter === undefined);
   const counter = counterOf(environments.dashboardCount, eq(environments.id, scope.environmentId));
   const hidden = dashboardsHiddenFrom(scope);
+  const visible = dashboardsVisibleDespiteKindRule(scope);
   const matches = indexedMatches(scope.environmentId, filters);
   const onlyIndexed = matches && filters.pinned === undefined;
   const total = unfiltered
-    ? sql<number>`(${counter} - (select count(*) from (${hidden})))`
+    ? sql<number>`(case when ${hiddenByKindRule(scope)} then (select count(*) from (${visible}))
+        else ${counter} - (select count(*) from (${hidden})) end)`
     : onlyIndexed
-      ? sql<number>`((select count(*) from (${matches}))
-          - (select count(*) from (${hidden}) as "hidden" where "hidden"."id" in (${matches})))`
+      ? sql<number>`(case when ${hiddenByKindRule(scope)}
+          then (select count(*) from (${visible}) as "visible" where "visible"."id" in (${matches}))
+          else (select count(*) from (${matches}))
+            - (select count(*) from (${hidden}) as "hidden" where "hidden"."id" in (${matches})) end)`
       : db.$count(dashboards, where);
-  const rows = selectDashboards(db, scope).innerJoin(...joinPage(db, listingOrder, where, page));
+  const ids = pageIdsOfCaller(db, scope, page, filters, visible);
+  const rows = selectDashboards(db, scope).where(sql`${dashboards.id} in (${ids})`);
   const count = selectCount(db, total);
   return [count, rows] as [typeof count, typeof rows];
 }
 
-/** A list's scope from plain values: the caller's membership and project level as SQL read with the project. */
-const listScope = (actor: Actor, environmentId: number): DashboardListScope => ({
-  environmentId,
-  caller: {
-    userId: actor.userId,
-    membershipId: membershipInEnvironment(actor, environmentId),
-    level: projectLevelInEnvironment(actor, environmentId),
-  },
-});
+/**
+ * A list's scope from plain values: the caller's membership and project level as SQL read with
+ * the project. `inline`: their values (the caller's and the environment's ids) written into the
+ * statement, for a page past a cursor, which repeats them in every range it tests beyond D1's 100
+ * bound parameters; a prepared page binds them.
+ */
+function listScope(actor: Actor, environmentId: number, inline = false): DashboardListScope {
+  const membershipId = membershipInEnvironment(actor, environmentId);
+  const level = projectLevelInEnvironment(actor, environmentId);
+  const environment = sql<number>`${environmentId}`;
+  return {
+    environmentId,
+    environment: inline ? environment.inlineParams() : environment,
+    caller: {
+      userId: actor.userId,
+      membershipId: inline ? membershipId.inlineParams() : membershipId,
+      level: inline ? level.inlineParams() : level,
+    },
+  };
+}
 
-/** Pages without a cursor or a search (the first, or one at an offset, as nearly every client reads them): prepared. */
+/**
+ * Pages without a cursor or a filter (the first, or one at an offset, as nearly every client reads
+ * them): prepared. The others write the caller's ids into the statement (`listScope`).
+ */
 const dashboardPageAtOffset = prepared(
-  (
-    db: Database,
-    actor: Actor,
-    environmentId: number,
-    limit: number,
-    offset: number,
-    pinned: boolean | undefined,
-    tags: string[] | undefined,
-  ) => dashboardPageStatements(db, listScope(actor, environmentId), { limit, offset }, { pinned, tags }),
+  (db: Database, actor: Actor, environmentId: number, limit: number, offset: number) =>
+    dashboardPageStatements(db, listScope(actor, environmentId), { limit, offset }, {}),
 );
 
 /** The statements of a page of the environment's dashboards the caller sees (`dashboardPageStatements`). */
@@ -360,10 +453,32 @@ export function dashboardPage(
   page: Page,
   filters: DashboardListFilters,
 ) {
-  if (page.after || page.before || filters.search !== undefined) {
-    return dashboardPageStatements(db, listScope(actor, environmentId), page, filters);
+  const filtered = Object.values(filters).some((filter) => filter !== undefined);
+  if (page.after || page.before || filtered) {
+    return dashboardPageStatements(db, listScope(actor, environmentId, true), page, filters);
   }
-  return dashboardPageAtOffset(db, actor, environmentId, page.limit, page.offset, filters.pinned, filters.tags);
+  return dashboardPageAtOffset(db, actor, environmentId, page.limit, page.offset);
+}
+
+/**
+ * The ids of the list's page and of one more row (`pageIds`), read one of two ways: along the
+ * listing index, or, where a rule on every dashboard hides them from the caller, among the few
+ * they see despite it (`dashboardsVisibleDespiteKindRule`), by id and sorted. Walking the listing
+ * index past every dashboard the rule hides would read the environment's dashboards to fill a
+ * page: that way then reads nothing (`listConditions`' `unless`), and the other reads nothing
+ * otherwise (its LIMIT is 0). Read as an `in` list: joined, the two ways cost a row more.
+ */
+function pageIdsOfCaller(
+  db: Database,
+  scope: DashboardListScope,
+  page: Page,
+  filters: DashboardListFilters,
+  visible: SQL,
+): SQL {
+  const hiddenByKind = hiddenByKindRule(scope);
+  const along = pageIds(db, listingOrder, listConditions(scope, filters, { unless: hiddenByKind }), page);
+  const despite = pageIdsAmong(db, listingOrder, listConditions(scope, filters, { visible }), page, hiddenByKind);
+  return sql`select "id" from (${along}) union all select "id" from (${despite})`;
 }
 
 export function toDashboardPage(

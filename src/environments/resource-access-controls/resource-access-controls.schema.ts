@@ -1,20 +1,23 @@
 import { z } from "@hono/zod-openapi";
 import { validationError } from "../../platform/errors";
 import { RuleSubjectInput } from "../../platform/access-controls/rule-subject";
+import { RESOURCE_ACCESS_LEVELS } from "../../platform/access-rules/member-rule";
 
 /** The levels a rule on a kind of resource gives, lowest first (PostHog's resource levels). */
-export const RESOURCE_TYPE_LEVELS = ["none", "viewer", "editor", "manager"] as const;
+export const RESOURCE_TYPE_LEVELS = RESOURCE_ACCESS_LEVELS.dashboard;
 
 /**
- * The kinds of resources PostHog's resource-level rules are about, less those this API acts on
- * itself: it holds no actions, flags, surveys..., so their rules are stored and returned for
- * PostHog's clients and act on nothing here. Dashboards (whose rules are per dashboard here) and
- * projects (per project) are refused; see docs/roles.md.
+ * The kinds of resources PostHog's resource-level rules are about. A rule on `dashboard` acts on
+ * every dashboard of the project (`kindRuleOfMember`); the others are stored and returned for
+ * PostHog's clients and act on nothing here: this API holds no actions, flags, surveys..., and
+ * PostHog itself reads no rule on `project` at this level (a project's rules are its own,
+ * `access_controls`). See docs/roles.md.
  */
 export const STORED_RESOURCE_TYPES = [
   "action",
   "activity_log",
   "customer_analytics",
+  "dashboard",
   "early_access_feature",
   "endpoint",
   "error_tracking",
@@ -26,6 +29,7 @@ export const STORED_RESOURCE_TYPES = [
   "llm_analytics",
   "logs",
   "notebook",
+  "project",
   "revenue_analytics",
   "session_recording",
   "sharing_configuration",
@@ -43,24 +47,16 @@ const MAXIMUM: Partial<Record<StoredResourceType, (typeof RESOURCE_TYPE_LEVELS)[
 export const PutResourceAccessControlInput = z
   .object({
     resource: z.string().openapi({ description: "The kind of resource, `survey` say.", example: "survey" }),
-    access_level: z
-      .string()
-      .nullable()
-      .openapi({ description: "none, viewer, editor or manager; null removes the rule." }),
+    access_level: z.string().nullable().openapi({
+      description: "none, viewer, editor or manager (none, member or admin on `project`); null removes it.",
+    }),
     ...RuleSubjectInput,
   })
   .openapi("PutResourceAccessControl");
 
-/** The resource a PUT names, if this API keeps rules for it; else PostHog's 400, or ours for what it acts on. */
+/** The resource a PUT names, if this API keeps rules for it; else PostHog's 400. */
 export function checkedResourceType(resource: string): StoredResourceType {
   if ((STORED_RESOURCE_TYPES as readonly string[]).includes(resource)) return resource as StoredResourceType;
-  if (resource === "dashboard" || resource === "project") {
-    throw validationError(
-      "invalid_input",
-      `Rules on every ${resource} are not supported here: set each ${resource}'s rules with its access_controls.`,
-      "resource",
-    );
-  }
   throw validationError(
     "invalid_choice",
     `Invalid resource. Must be one of: ${STORED_RESOURCE_TYPES.join(", ")}`,
@@ -68,10 +64,14 @@ export function checkedResourceType(resource: string): StoredResourceType {
   );
 }
 
+/** The levels a rule on the kind accepts, lowest first: a project's are a member's levels, as PostHog's. */
+const levelsOf = (resource: StoredResourceType): readonly string[] =>
+  resource === "project" ? RESOURCE_ACCESS_LEVELS.project : RESOURCE_TYPE_LEVELS;
+
 /** A level the kind of resource accepts (within its bounds), or null (remove the rule). */
 export function checkedTypeLevel(resource: StoredResourceType, level: string | null): string | null {
   if (level === null) return null;
-  const levels: readonly string[] = RESOURCE_TYPE_LEVELS;
+  const levels = levelsOf(resource);
   if (!levels.includes(level)) {
     throw validationError(
       "invalid_choice",

@@ -48,7 +48,7 @@ function routerFor(tree: ProjectTree) {
     path,
     scope: "access_control:read",
     serviceKeys: true,
-    summary: "The project's rules on kinds of resources (every survey, every feature flag...) and the caller's level",
+    summary: "The project's rules on kinds of resources (every dashboard, every survey...) and the caller's level",
     request: { params: ProjectParams },
     responses: { 200: json(AccessControls, "The rules") },
   });
@@ -62,9 +62,9 @@ function routerFor(tree: ProjectTree) {
     serviceKeys: true,
     summary: "Set a member's, a role's or everyone's level on a kind of resource (project admins); null removes it",
     description:
-      "Stored and returned for PostHog's clients: this API holds none of these kinds of resources, so the " +
-      "rules act on nothing here. `dashboard` and `project` are refused: their rules are per dashboard and " +
-      "per project (`access_controls`).",
+      "A rule on `dashboard` acts on every dashboard of the project, after the rules on the dashboard itself " +
+      "for the member and their roles and before its default (docs/roles.md). The other kinds are stored " +
+      "and returned for PostHog's clients and act on nothing here, `project` included, as in PostHog.",
     request: { params: ProjectParams, body: jsonBody(PutResourceAccessControlInput) },
     responses: { 200: json(AccessControlRule, "The rule"), 204: { description: "The rule was removed" } },
   });

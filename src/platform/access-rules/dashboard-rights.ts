@@ -1,6 +1,6 @@
 import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { isAdmin, isAdminInSql } from "../levels";
-import { RESOURCE_ACCESS_LEVELS, type AccessLevelOf } from "./member-rule";
+import { kindRuleOfMember, RESOURCE_ACCESS_LEVELS, ruleOfMember, type AccessLevelOf } from "./member-rule";
 
 /** PostHog's dashboard restriction levels and privilege levels share these numbers. */
 export const RestrictionLevel = { everyoneCanEdit: 21, onlyCollaboratorsCanEdit: 37 } as const;
@@ -21,7 +21,7 @@ export type DashboardAccessFacts = {
   restrictionLevel: number;
   /** The caller is one of the dashboard's collaborators. */
   isCollaborator: boolean;
-  /** The caller's access-control rule on the dashboard (their own, else the default), if any. */
+  /** The caller's access-control rule on the dashboard (`dashboardRuleInSql`), if any. */
   accessRule: AccessLevel | null;
 };
 
@@ -68,3 +68,20 @@ export function dashboardVisibleInSql(
     or coalesce(${dashboard.rule}, 'editor') <> 'none')`;
   return sql`(${isAdminInSql(caller.projectLevel)} or ${readDashboard(notHidden)})`;
 }
+
+/**
+ * The caller's rule on a dashboard (`memberRule`), in SQL: the rules on the dashboard for them
+ * and their roles, else the rules on every dashboard of its environment (`kindRuleOfMember`),
+ * else the dashboard's default. `environmentId` a value (a list's environment) reads the rules
+ * on the kind once per statement; a column (a dashboard found by id alone) once per row.
+ */
+export const dashboardRuleInSql = (
+  dashboard: { id: SQLWrapper; environmentId: SQLWrapper | number },
+  membershipId: SQLWrapper | string,
+): SQL<AccessLevel | null> =>
+  ruleOfMember(
+    "dashboard",
+    dashboard.id,
+    membershipId,
+    kindRuleOfMember("dashboard", dashboard.environmentId, membershipId),
+  );

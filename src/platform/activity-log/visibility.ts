@@ -1,7 +1,6 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { activityLog, dashboards, projects } from "../../db/schema";
-import { ruleOfMember } from "../access-rules/member-rule";
-import { dashboardVisibleInSql } from "../access-rules/dashboard-rights";
+import { dashboardRuleInSql, dashboardVisibleInSql } from "../access-rules/dashboard-rights";
 import { isAdminInSql } from "../levels";
 import { effectiveProjectLevel } from "../access-rules/project-level";
 import { projectVisible } from "../access-rules/project-visibility";
@@ -17,12 +16,13 @@ export type ProjectEntryReader = { userId: number; membershipId: SQL<string>; pr
 
 /**
  * Entries about a dashboard (itself, its tiles, collaborators, sharing, rules) show only to those
- * who can see the dashboard: a `none` rule hides its name and changes here too. Its creator and
- * the project's admins (organization admins, or a project rule of `admin`) always see it, as the
- * dashboards list decides. In SQL, so that a page is read with the caller's rights in one round trip.
+ * who can see the dashboard: a `none` rule (on it, or on every dashboard of its project) hides its
+ * name and changes here too. Its creator and the project's admins (organization admins, or a
+ * project rule of `admin`) always see it, as the dashboards list decides. In SQL, so that a page
+ * is read with the caller's rights in one round trip.
  */
 export function dashboardEntriesVisibleTo(reader: ProjectEntryReader): SQL {
-  const dashboardRule = ruleOfMember("dashboard", dashboards.id, reader.membershipId);
+  const dashboardRule = dashboardRuleInSql(dashboards, reader.membershipId);
   const dashboardVisible = dashboardVisibleInSql(
     reader,
     { createdById: dashboards.createdById, rule: dashboardRule },
