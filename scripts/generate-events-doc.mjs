@@ -1,6 +1,6 @@
 // Writes docs/events.md from the code's vocabulary (src/platform/activity-log/events-doc.ts), so
 // that the list of events and their example payloads cannot drift from what the service sends.
-// `npm run docs:events`; test/activity-log/events-doc.test.ts fails while the file is stale.
+// `npm run docs:events`; test/platform/activity-log/events-doc.test.ts fails while the file is stale.
 // The TypeScript is bundled with esbuild (wrangler's own bundler, always installed with it).
 import { writeFileSync } from "node:fs";
 import path from "node:path";

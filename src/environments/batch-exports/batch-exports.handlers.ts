@@ -1,13 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
-import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { batchExports, environments } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { counterOf, pageEnvelope, readPage } from "../../platform/pagination";
-import { projectRead, routeReads } from "../../platform/route-context";
+import { projectRead } from "../../platform/route-context";
 import { loadKeyring } from "../../platform/secrets";
 import { batchExportChanges, newBatchExport } from "./batch-export-changes";
 import {
@@ -20,22 +19,10 @@ import {
 import { openDestination, sealDestination } from "./destination-secrets";
 import type { DestinationType } from "./destinations";
 import * as queries from "./batch-exports.queries";
-import type { BatchExportRoutes } from "./batch-exports.routes";
+import { batchExportOfPath, readBatchExportOfPath, type BatchExportRoutes } from "./batch-exports.routes";
 import { toBatchExport } from "./batch-exports.schema";
 
 type Handler<R extends keyof BatchExportRoutes> = RouteHandler<BatchExportRoutes[R], AppEnv>;
-
-const liveInProject = (environmentId: number, id: string) =>
-  and(queries.ofEnvironment(environmentId), queries.liveBatchExport(id));
-
-/** The live export the path names in the environment, read with the project. */
-function readBatchExportOfPath(c: Context<AppEnv>) {
-  const id = c.req.param("id") ?? "";
-  return projectRead(c, (environmentId) => [queries.selectBatchExport(c.var.db, liveInProject(environmentId, id))]);
-}
-
-/** A PATCH's export, read before its body. */
-export const batchExportOfPath = routeReads(readBatchExportOfPath);
 
 export const listProjectBatchExports: Handler<"list"> = async (c) => {
   const page = readPage(c);
@@ -70,7 +57,7 @@ export const retrieveProjectBatchExport: Handler<"retrieve"> = async (c) => {
 };
 
 export const updateProjectBatchExport: Handler<"update"> = async (c) => {
-  const where = liveInProject(c.var.project.environmentId, c.req.valid("param").id);
+  const where = queries.liveInProject(c.var.project.environmentId, c.req.valid("param").id);
   const [[current]] = batchExportOfPath.results(c);
   if (!current) throw notFound();
   const keyring = await loadKeyring(c.env);
@@ -96,7 +83,7 @@ export const updateProjectBatchExport: Handler<"update"> = async (c) => {
 /** Soft delete (as PostHog): the row stays, and disappears from every list and read. */
 export const deleteProjectBatchExport: Handler<"remove"> = async (c) => {
   const { id } = c.req.valid("param");
-  const where = liveInProject(c.var.project.environmentId, id);
+  const where = queries.liveInProject(c.var.project.environmentId, id);
   const entry = batchExportActivity.record(
     c,
     "deleted",
@@ -111,7 +98,7 @@ const pausedStateHandler =
   (paused: boolean): Handler<"pause"> =>
   async (c) => {
     const { id } = c.req.valid("param");
-    const where = liveInProject(c.var.project.environmentId, id);
+    const where = queries.liveInProject(c.var.project.environmentId, id);
     const item = batchExportItem(c.var.project, id, batchExportNameInBatch(id));
     const entry = batchExportActivity.record(c, paused ? "paused" : "unpaused", item);
     return c.json(await queries.setPaused(c.var.db, where, paused, entry), 200);

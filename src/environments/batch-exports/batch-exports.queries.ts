@@ -18,6 +18,8 @@ export type BatchExportChanges = Partial<
 export const liveBatchExport = (id: string) => and(eq(batchExports.id, id), eq(batchExports.deleted, false));
 export const liveBatchExports = eq(batchExports.deleted, false);
 export const ofEnvironment = (environmentId: number) => eq(batchExports.environmentId, environmentId);
+export const liveInProject = (environmentId: number, id: string) =>
+  and(ofEnvironment(environmentId), liveBatchExport(id));
 
 /** Newest first, in the organization's list as in the environment's (an index of each). */
 const newestFirst: ListOrder = [

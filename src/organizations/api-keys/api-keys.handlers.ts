@@ -4,9 +4,9 @@ import { writeWithActivity } from "../../platform/activity-log/resource-activity
 import type { AppEnv } from "../../platform/env";
 import { insufficientLevel, notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { organizationRead, routeReads } from "../../platform/route-context";
-import { insertBlock, listKeysReaching, selectKeyToBlock, toOrganizationApiKey } from "./api-keys.queries";
-import type { blockApiKey, listApiKeys } from "./api-keys.routes";
+import { organizationRead } from "../../platform/route-context";
+import { insertBlock, listKeysReaching, toOrganizationApiKey } from "./api-keys.queries";
+import { keyToBlock, type blockApiKey, type listApiKeys } from "./api-keys.routes";
 
 export const listOrganizationApiKeys: RouteHandler<typeof listApiKeys, AppEnv> = async (c) => {
   const page = readPage(c);
@@ -16,13 +16,6 @@ export const listOrganizationApiKeys: RouteHandler<typeof listApiKeys, AppEnv> =
     200,
   );
 };
-
-/** The key the path names, read with the caller's membership. */
-export const keyToBlock = routeReads(async (c) => {
-  const read = organizationRead(c);
-  const [[key]] = await read.batch([selectKeyToBlock(read, c.req.param("id") ?? "")]);
-  return key;
-});
 
 /**
  * The block is read with the membership on every request the key makes (`auth/key-policy.ts`),

@@ -12,7 +12,7 @@ import { nowIso } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
 import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
-import type { OrganizationApiKey } from "./api-keys.routes";
+import type { OrganizationApiKey } from "./api-keys.schema";
 
 /** `list` (a JSON array column) holds `value`. */
 const holds = (list: SQL | typeof personalApiKeys.scopedOrganizations, value: unknown) =>

@@ -2,40 +2,12 @@ import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, jsonResponse } from "../../platform/route";
-import { OrganizationParams } from "../../platform/route-context";
-import { Timestamp } from "../../platform/timestamps";
-import { keyToBlock } from "./api-keys.handlers";
+import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
+import { selectKeyToBlock } from "./api-keys.queries";
+import { OrganizationApiKey } from "./api-keys.schema";
 
 const collection = "/api/organizations/{organization_id}/api_keys";
 const KeyParams = OrganizationParams.extend({ id: z.string().openapi({ description: "The key's id." }) });
-
-/** PostHog's `OrganizationPersonalAPIKey` shape, with the key's id, kind, label and expiry besides. */
-export const OrganizationApiKey = z
-  .object({
-    id: z.string(),
-    kind: z.enum(["personal", "service"]).openapi({ description: "A member's personal key, or a service key." }),
-    label: z.string(),
-    owner: z
-      .object({ first_name: z.string(), last_name: z.string(), email: z.string() })
-      .nullable()
-      .openapi({ description: "The member who owns a personal key; null for a service key (the organization's)." }),
-    mask_value: z.string().openapi({ description: "The value's first and last characters; never the key." }),
-    scopes: z.array(z.string()),
-    access_scope: z
-      .object({
-        type: z.enum(["all", "organization", "projects"]),
-        projects: z.array(z.object({ id: z.number().int(), name: z.string() })).optional(),
-      })
-      .openapi({
-        description:
-          "`all`: every organization of its owner; `organization`: this one; `projects`: those of this organization.",
-      }),
-    last_used_at: Timestamp.nullable(),
-    created_at: Timestamp,
-    expires_at: Timestamp.nullable(),
-  })
-  .openapi("OrganizationApiKey");
-export type OrganizationApiKey = z.infer<typeof OrganizationApiKey>;
 
 export const listApiKeys = apiRoute({
   method: "get",
@@ -48,6 +20,13 @@ export const listApiKeys = apiRoute({
   summary: "Every key that can reach the organization: members' personal keys and service keys, newest first",
   request: { params: OrganizationParams, query: PaginationQuery },
   responses: { 200: jsonResponse(paginated(OrganizationApiKey), "A page of keys, masked") },
+});
+
+/** The key the path names, read with the caller's membership. */
+export const keyToBlock = routeReads(async (c) => {
+  const read = organizationRead(c);
+  const [[key]] = await read.batch([selectKeyToBlock(read, c.req.param("id") ?? "")]);
+  return key;
 });
 
 export const blockApiKey = apiRoute({

@@ -1,32 +1,24 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../platform/env";
 import { domains } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { organizationRead, routeReads } from "../../platform/route-context";
+import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { lookupTxtRecords } from "../../platform/dns";
 import { domainSettings, NEW_DOMAIN } from "./domain-settings";
 import { domainActivity, domainItem, domainNameInBatch, trackedDomainFields } from "./domains.activity";
 import * as queries from "./domains.queries";
+import { domainOfPath, readDomainOfPath } from "./domains.routes";
 import type * as routes from "./domains.routes";
 import { toDomain } from "./domains.schema";
 
 /** Where the challenge is published: a TXT record of `_posthog-challenge.<domain>` (as PostHog). */
 const challengeRecordName = (domain: string) => `_posthog-challenge.${domain}`;
 
-type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
-
-/** The domain the path names, read in the round trip that resolves the organization. */
-function readDomainOfPath(c: Context<AppEnv>) {
-  const read = organizationRead(c);
-  return read.batch([queries.selectDomain(read, c.req.param("id") ?? "")]);
-}
-
-/** A PATCH's or a verification's domain, read before its body. */
-export const domainOfPath = routeReads(readDomainOfPath);
+/** A route's handler (`routes` also holds the reads declared beside the routes). */
+type Handler<R extends keyof typeof routes> = RouteHandler<Extract<(typeof routes)[R], RouteConfig>, AppEnv>;
 
 export const listOrganizationDomains: Handler<"listDomains"> = async (c) => {
   const page = readPage(c);

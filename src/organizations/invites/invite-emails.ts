@@ -5,17 +5,7 @@ import { emailTransportConfigured, type EmailMessage } from "../../platform/emai
 import { publicUrl } from "../../platform/public-url";
 import { loadKeyring, seal, type Keyring } from "../../platform/secrets";
 import { inviteExpiresAt, type InviteRow, type UserRow } from "./invites.queries";
-
-/**
- * An invite's e-mail, as `email_status` says it:
- * - `pending`: written with the invite and queued; retried while the transport fails;
- * - `sent`: the transport accepted it;
- * - `failed`: every attempt failed; the dead-letter queue's consumer recorded it;
- * - `not_sent`: the invite was made with `send_email: false`;
- * - `not_configured`: `send_email` was true but no transport is configured (`EMAIL_TRANSPORT_URL` empty).
- */
-export const EMAIL_STATUSES = ["pending", "sent", "failed", "not_sent", "not_configured"] as const;
-export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+import type { EmailStatus } from "./invites.schema";
 
 /** A queue message: which invite's e-mail to send. Everything else is in the invite's row. */
 export type InviteEmailMessage = { inviteId: string };

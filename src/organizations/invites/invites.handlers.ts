@@ -5,7 +5,7 @@ import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { emailStatusAtCreation, type EmailStatus, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
+import { emailStatusAtCreation, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
 import {
   deleteInviteOf,
   listInvitesPage,
@@ -28,7 +28,7 @@ import {
   type listInvites,
   type resendInviteEmail,
 } from "./invites.routes";
-import type { CreatedInvite, InviteInput } from "./invites.schema";
+import type { CreatedInvite, EmailStatus, InviteInput } from "./invites.schema";
 import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf } from "./invites.rules";
 
 export const listOrganizationInvites: RouteHandler<typeof listInvites, AppEnv> = async (c) => {

@@ -7,8 +7,7 @@ import { nowIso } from "../../platform/ids";
 import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
 import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
-import type { EmailStatus } from "./invite-emails";
-import type { Invite, InviteInput } from "./invites.schema";
+import type { EmailStatus, Invite, InviteInput } from "./invites.schema";
 import { toUserBasic } from "../../platform/user-basic";
 
 export type InviteRow = typeof invites.$inferSelect;

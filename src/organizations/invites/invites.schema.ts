@@ -4,10 +4,20 @@ import { MembershipLevel } from "../../platform/levels";
 import { OrganizationParams } from "../../platform/route-context";
 import { UserBasic } from "../../platform/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
-import { EMAIL_STATUSES } from "./invite-emails";
 import { Timestamp } from "../../platform/timestamps";
 
 export const MAX_BULK_INVITES = 20;
+
+/**
+ * An invite's e-mail, as `email_status` says it:
+ * - `pending`: written with the invite and queued; retried while the transport fails;
+ * - `sent`: the transport accepted it;
+ * - `failed`: every attempt failed; the dead-letter queue's consumer recorded it;
+ * - `not_sent`: the invite was made with `send_email: false`;
+ * - `not_configured`: `send_email` was true but no transport is configured (`EMAIL_TRANSPORT_URL` empty).
+ */
+export const EMAIL_STATUSES = ["pending", "sent", "failed", "not_sent", "not_configured"] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 export const InviteParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Invite id." }) });
 

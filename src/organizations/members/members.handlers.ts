@@ -2,28 +2,14 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { changedMeanwhile, notFound } from "../../platform/errors";
-import { organizationRead, routeReads } from "../../platform/route-context";
+import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { deleteMembership, listMembersPage, memberReads, setMemberLevel, toMember } from "./members.queries";
-import type { listMembers, removeMember, updateMember } from "./members.routes";
+import { deleteMembership, listMembersPage, setMemberLevel, toMember } from "./members.queries";
+import { memberOfPath, type listMembers, type removeMember, type updateMember } from "./members.routes";
 import { memberLeft, membershipActivity, membershipItem } from "./members.activity";
 import { disableWebhooksOfFormerAdmin } from "../webhooks/webhook-creators";
 import { assertCanChangeLevel, assertCanEditOther, assertCanRemove } from "./members.rules";
 import { roleMembershipActivity, roleMembershipItem } from "../roles/roles.activity";
-
-const ME = "@me";
-
-/**
- * The member the path names (`@me`: the caller) and how many owners the organization has, read
- * in the round trip that resolves the organization.
- */
-export const memberOfPath = routeReads((c) => {
-  const requested = c.req.param("user__uuid") ?? "";
-  const read = organizationRead(c);
-  return read.batch([
-    ...memberReads(read.db, read.organizationId, requested === ME ? c.var.actor.userUuid : requested),
-  ]);
-});
 
 /** The member found by `memberOfPath`, with the organization's owner count and the webhooks they created. */
 function memberOfRequest(c: Context<AppEnv>) {

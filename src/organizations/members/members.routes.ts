@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { OrganizationParams } from "../../platform/route-context";
+import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
-import { memberOfPath } from "./members.handlers";
+import { memberReads } from "./members.queries";
 import { Member, MemberParams, MemberUpdate } from "./members.schema";
 
 export const listMembers = apiRoute({
@@ -20,6 +20,20 @@ export const listMembers = apiRoute({
     }),
   },
   responses: { 200: jsonResponse(paginated(Member), "A page of members") },
+});
+
+const ME = "@me";
+
+/**
+ * The member the path names (`@me`: the caller) and how many owners the organization has, read
+ * in the round trip that resolves the organization.
+ */
+export const memberOfPath = routeReads((c) => {
+  const requested = c.req.param("user__uuid") ?? "";
+  const read = organizationRead(c);
+  return read.batch([
+    ...memberReads(read.db, read.organizationId, requested === ME ? c.var.actor.userUuid : requested),
+  ]);
 });
 
 /** PATCH, and PostHog's PUT, which takes the same fields (none required, those left out kept). */

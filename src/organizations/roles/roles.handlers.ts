@@ -1,62 +1,25 @@
-import type { RouteHandler } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../platform/env";
 import { notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { nameKey } from "../../platform/names";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { peekJsonBody } from "../../platform/request-body";
-import { organizationRead, routeReads } from "../../platform/route-context";
+import { organizationRead } from "../../platform/route-context";
 import { toUserBasic } from "../../platform/user-basic";
 import { toMember } from "../members/members.queries";
 import { roleActivity, roleItem, roleMembershipActivity, roleMembershipItem, roleNameInBatch } from "./roles.activity";
 import * as queries from "./roles.queries";
+import {
+  newRoleMembershipOfBody,
+  readRoleMembershipOfPath,
+  readRoleOfPath,
+  roleMembershipOfPath,
+  roleOfPath,
+} from "./roles.routes";
 import type * as routes from "./roles.routes";
-import { RoleMembershipInput } from "./roles.schema";
 
-type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
-
-const pathParam = (c: Context<AppEnv>, name: string) => c.req.param(name) ?? "";
-
-/** The role the path names, with its members, read in the round trip that resolves the organization. */
-function readRoleOfPath(c: Context<AppEnv>) {
-  const read = organizationRead(c);
-  return read.batch([...queries.roleReads(read.db, read.organizationId, pathParam(c, "id"))]);
-}
-
-/** A rename's role, read before its body. */
-export const roleOfPath = routeReads(readRoleOfPath);
-
-/** The role membership the path names, read with the organization. */
-function readRoleMembershipOfPath(c: Context<AppEnv>) {
-  const read = organizationRead(c);
-  return read.batch([
-    queries.selectRoleMembership(read.db, read.organizationId, pathParam(c, "role_id"), pathParam(c, "id")),
-  ]);
-}
-
-/** A removal's membership (with the role's name, for its entry), read before the write. */
-export const roleMembershipOfPath = routeReads(async (c) => {
-  const read = organizationRead(c);
-  const [role] = queries.roleReads(read.db, read.organizationId, pathParam(c, "role_id"));
-  return read.batch([
-    queries.selectRoleMembership(read.db, read.organizationId, pathParam(c, "role_id"), pathParam(c, "id")),
-    role,
-  ]);
-});
-
-/** The role and the member a new role membership names (the body's `user_uuid`), read with the organization. */
-export const newRoleMembershipOfBody = routeReads(async (c) => {
-  const body = await peekJsonBody(c, RoleMembershipInput);
-  const read = organizationRead(c);
-  const userUuid = body?.user_uuid ?? "";
-  return {
-    userUuid,
-    results: await read.batch([
-      ...queries.newRoleMembershipReads(read.db, read.organizationId, pathParam(c, "role_id"), userUuid),
-    ]),
-  };
-});
+/** A route's handler (`routes` also holds the reads declared beside the routes). */
+type Handler<R extends keyof typeof routes> = RouteHandler<Extract<(typeof routes)[R], RouteConfig>, AppEnv>;
 
 export const listOrganizationRoles: Handler<"listRoles"> = async (c) => {
   const page = readPage(c);

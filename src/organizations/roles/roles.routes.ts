@@ -1,8 +1,11 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../../platform/env";
 import { MembershipLevel } from "../../platform/levels";
 import { paginated, PaginationQuery } from "../../platform/pagination";
-import { OrganizationParams } from "../../platform/route-context";
+import { peekJsonBody } from "../../platform/request-body";
+import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
-import { newRoleMembershipOfBody, roleMembershipOfPath, roleOfPath } from "./roles.handlers";
+import { newRoleMembershipReads, roleReads, selectRoleMembership } from "./roles.queries";
 import {
   Role,
   RoleInput,
@@ -18,6 +21,8 @@ import {
 const tags = ["roles"];
 const ROLES = "/api/organizations/{organization_id}/roles";
 const MEMBERSHIPS = `${ROLES}/{role_id}/role_memberships`;
+
+const pathParam = (c: Context<AppEnv>, name: string) => c.req.param(name) ?? "";
 
 export const listRoles = apiRoute({
   method: "get",
@@ -52,6 +57,15 @@ export const retrieveRole = apiRoute({
   request: { params: RoleParams },
   responses: { 200: json(Role, "The role") },
 });
+
+/** The role the path names, with its members, read in the round trip that resolves the organization. */
+export function readRoleOfPath(c: Context<AppEnv>) {
+  const read = organizationRead(c);
+  return read.batch([...roleReads(read.db, read.organizationId, pathParam(c, "id"))]);
+}
+
+/** A rename's role, read before its body. */
+export const roleOfPath = routeReads(readRoleOfPath);
 
 export const updateRole = apiRoute({
   method: "patch",
@@ -89,6 +103,19 @@ export const listRoleMemberships = apiRoute({
   responses: { 200: json(paginated(RoleMembership), "A page of the role's memberships") },
 });
 
+/** The role and the member a new role membership names (the body's `user_uuid`), read with the organization. */
+export const newRoleMembershipOfBody = routeReads(async (c) => {
+  const body = await peekJsonBody(c, RoleMembershipInput);
+  const read = organizationRead(c);
+  const userUuid = body?.user_uuid ?? "";
+  return {
+    userUuid,
+    results: await read.batch([
+      ...newRoleMembershipReads(read.db, read.organizationId, pathParam(c, "role_id"), userUuid),
+    ]),
+  };
+});
+
 export const createRoleMembership = apiRoute({
   method: "post",
   path: MEMBERSHIPS,
@@ -111,6 +138,22 @@ export const retrieveRoleMembership = apiRoute({
   summary: "Retrieve a role membership",
   request: { params: RoleMembershipParams },
   responses: { 200: json(RoleMembership, "The role membership") },
+});
+
+/** The role membership the path names, read with the organization. */
+export function readRoleMembershipOfPath(c: Context<AppEnv>) {
+  const read = organizationRead(c);
+  return read.batch([selectRoleMembership(read.db, read.organizationId, pathParam(c, "role_id"), pathParam(c, "id"))]);
+}
+
+/** A removal's membership (with the role's name, for its entry), read before the write. */
+export const roleMembershipOfPath = routeReads(async (c) => {
+  const read = organizationRead(c);
+  const [role] = roleReads(read.db, read.organizationId, pathParam(c, "role_id"));
+  return read.batch([
+    selectRoleMembership(read.db, read.organizationId, pathParam(c, "role_id"), pathParam(c, "id")),
+    role,
+  ]);
 });
 
 export const deleteRoleMembership = apiRoute({

@@ -6,7 +6,7 @@ import { writeWithActivity } from "../../platform/activity-log/resource-activity
 import { personOf, type AppEnv } from "../../platform/env";
 import { conflict, notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { organizationRead, routeReads } from "../../platform/route-context";
+import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { assertReceiverUrl } from "./webhook-urls";
 import { sealedNewSecret } from "./webhook-secrets";
@@ -17,35 +17,26 @@ import {
   MAX_WEBHOOKS_PER_ORGANIZATION,
   listWebhooksPage,
   ofOrganization,
-  selectWebhooksWithCreator,
   toDelivery,
   toWebhook,
   type UserRow,
   type WebhookRow,
 } from "./webhooks.queries";
 import { redeliver, sendTestEvent } from "./deliveries";
-import type {
-  createWebhook,
-  deleteWebhook,
-  listDeliveries,
-  listWebhooks,
-  redeliverDelivery,
-  retrieveWebhook,
-  recoverDeliveries,
-  rotateSecret,
-  testWebhook,
-  updateWebhook,
+import {
+  readWebhookOfPath,
+  webhookOfPath,
+  type createWebhook,
+  type deleteWebhook,
+  type listDeliveries,
+  type listWebhooks,
+  type redeliverDelivery,
+  type retrieveWebhook,
+  type recoverDeliveries,
+  type rotateSecret,
+  type testWebhook,
+  type updateWebhook,
 } from "./webhooks.routes";
-
-/** The webhook the path names, with its creator, read in the round trip that resolves the organization. */
-function readWebhookOfPath(c: Context<AppEnv>) {
-  const read = organizationRead(c);
-  const webhookId = c.req.param("id") ?? "";
-  return read.batch([selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, webhookId))]);
-}
-
-/** A write's webhook, read before its body. */
-export const webhookOfPath = routeReads(readWebhookOfPath);
 
 /** The webhook the path names, with its creator, read with the membership (`webhookOfPath`). */
 function webhookOfRequest(c: Context<AppEnv>): { webhook: WebhookRow; createdBy: UserRow | null } {

@@ -2,12 +2,12 @@ import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import * as schema from "../../src/db/schema";
-import { openDestination, sealDestination } from "../../src/environments/batch-exports/destination-secrets";
-import { nowIso, uuid7 } from "../../src/platform/ids";
-import { loadKeyring } from "../../src/platform/secrets";
-import worker from "../../src/index";
-import { api, db, setupOrganization } from "../support/harness";
+import * as schema from "../../../src/db/schema";
+import { openDestination, sealDestination } from "../../../src/environments/batch-exports/destination-secrets";
+import { nowIso, uuid7 } from "../../../src/platform/ids";
+import { loadKeyring } from "../../../src/platform/secrets";
+import worker from "../../../src/index";
+import { api, db, setupOrganization } from "../../support/harness";
 
 const S3_CONFIG = { bucket_name: "my-bucket", region: "us-east-1", prefix: "events/" };
 const S3_SECRETS = { aws_access_key_id: "AKIA-SECRET-ID", aws_secret_access_key: "very-secret-access-key" };

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, createProject, setupOrganization } from "../support/harness";
-import { activityEntry, keyIdOf, type ExpectedActivity } from "../support/activity-log";
-import { restoreTestDoubles, useEmailTransport } from "../support/people";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { addMember, api, createProject, setupOrganization } from "../../support/harness";
+import { activityEntry, keyIdOf, type ExpectedActivity } from "../../support/activity-log";
+import { restoreTestDoubles, useEmailTransport } from "../../support/people";
 
 /**
  * Every write to a project's resources appends one entry to its organization's activity log,

@@ -2,28 +2,28 @@ import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import * as schema from "../../src/db/schema";
-import worker from "../../src/index";
-import { EMAIL_ATTEMPTS } from "../../src/organizations/invites/invite-email-queue";
-import type { InviteEmailMessage } from "../../src/organizations/invites/invite-emails";
-import { MembershipLevel } from "../../src/platform/levels";
-import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bodies";
-import { addMember, api, db, errorBody, setupOrganization } from "../support/harness";
+import * as schema from "../../../src/db/schema";
+import worker from "../../../src/index";
+import { EMAIL_ATTEMPTS } from "../../../src/organizations/invites/invite-email-queue";
+import type { InviteEmailMessage } from "../../../src/organizations/invites/invite-emails";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../../support/error-bodies";
+import { addMember, api, db, errorBody, setupOrganization } from "../../support/harness";
 import {
   daysAgo,
   FAKE_TRANSPORT_TOKEN,
   FAKE_TRANSPORT_URL,
   restoreTestDoubles,
   useEmailTransport,
-} from "../support/people";
+} from "../../support/people";
 import {
   attemptsFrom,
   consumeAttempt,
   consumeDeadLetter,
   expectAttemptsBeforeDeadLetters,
   retryDelays,
-} from "../support/queues";
-import { eventually, receiver } from "../support/webhooks";
+} from "../../support/queues";
+import { eventually, receiver } from "../../support/webhooks";
 
 afterEach(restoreTestDoubles);
 

@@ -14,7 +14,7 @@ import {
   userBasic,
   UUID,
 } from "../support/harness";
-import { createDashboard, dashboardsPath } from "./dashboard-fixtures";
+import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
 
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
 const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);

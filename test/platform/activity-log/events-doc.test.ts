@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import eventsDoc from "../../docs/events.md?raw";
-import { ActivityEvent } from "../../src/platform/activity-log/activity-log.schema";
-import { EVENT_EXAMPLES, type EventName } from "../../src/platform/activity-log/event-examples";
-import { examplePayload, renderEventsDoc } from "../../src/platform/activity-log/events-doc";
-import { ACTIVITY_EVENTS } from "../../src/platform/activity-log/vocabulary";
+import eventsDoc from "../../../docs/events.md?raw";
+import { ActivityEvent } from "../../../src/platform/activity-log/activity-log.schema";
+import { EVENT_EXAMPLES, type EventName } from "../../../src/platform/activity-log/event-examples";
+import { examplePayload, renderEventsDoc } from "../../../src/platform/activity-log/events-doc";
+import { ACTIVITY_EVENTS } from "../../../src/platform/activity-log/vocabulary";
 
 describe("docs/events.md", () => {
   it("is what `npm run docs:events` writes from the vocabulary: regenerate it when this fails", () => {

@@ -2,14 +2,14 @@ import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { asc, eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { verifyExport } from "../../scripts/activity-export-chain.mjs";
-import * as schema from "../../src/db/schema";
-import worker from "../../src/index";
-import { archiveActivityLog, archiveCutoff } from "../../src/platform/activity-log/archive";
-import { sealChain } from "../../src/platform/activity-log/chain";
-import { MembershipLevel } from "../../src/platform/levels";
-import { expectError, NOT_FOUND } from "../support/error-bodies";
-import { addMember, api, createProject, db, setupOrganization } from "../support/harness";
+import { verifyExport } from "../../../scripts/activity-export-chain.mjs";
+import * as schema from "../../../src/db/schema";
+import worker from "../../../src/index";
+import { archiveActivityLog, archiveCutoff } from "../../../src/platform/activity-log/archive";
+import { sealChain } from "../../../src/platform/activity-log/chain";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { expectError, NOT_FOUND } from "../../support/error-bodies";
+import { addMember, api, createProject, db, setupOrganization } from "../../support/harness";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 

@@ -3,14 +3,14 @@ import { env } from "cloudflare:workers";
 import { eq, sql } from "drizzle-orm";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import * as schema from "../../src/db/schema";
-import worker from "../../src/index";
-import { inJsonList } from "../../src/platform/db";
-import { MembershipLevel } from "../../src/platform/levels";
-import { loadKeyring, seal } from "../../src/platform/secrets";
-import { DELIVERY_ATTEMPTS } from "../../src/organizations/webhooks/retry-schedule";
-import { secretContext } from "../../src/organizations/webhooks/webhook-secrets";
-import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
+import * as schema from "../../../src/db/schema";
+import worker from "../../../src/index";
+import { inJsonList } from "../../../src/platform/db";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { loadKeyring, seal } from "../../../src/platform/secrets";
+import { DELIVERY_ATTEMPTS } from "../../../src/organizations/webhooks/retry-schedule";
+import { secretContext } from "../../../src/organizations/webhooks/webhook-secrets";
+import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../../support/error-bodies";
 import {
   consume,
   eventually,
@@ -21,7 +21,7 @@ import {
   subscribe,
   webhooksPath,
   type Organization,
-} from "../support/webhooks";
+} from "../../support/webhooks";
 import {
   addMember,
   api,
@@ -31,8 +31,8 @@ import {
   setupOrganization,
   userBasic,
   UUID,
-} from "../support/harness";
-import { attemptsFrom, consumeDeadLetter, expectAttemptsBeforeDeadLetters, retryDelays } from "../support/queues";
+} from "../../support/harness";
+import { attemptsFrom, consumeDeadLetter, expectAttemptsBeforeDeadLetters, retryDelays } from "../../support/queues";
 
 const insecureAtStart = env.WEBHOOKS_ALLOW_INSECURE;
 

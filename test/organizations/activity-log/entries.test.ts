@@ -1,9 +1,15 @@
 import { describe, expect, it } from "vitest";
-import * as schema from "../../src/db/schema";
-import { MembershipLevel } from "../../src/platform/levels";
-import { activityEntry, keyIdOf, promotionEntry } from "../support/activity-log";
-import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_AUTHENTICATED, NOT_FOUND } from "../support/error-bodies";
-import { addMember, api, createApiKey, db, setupOrganization } from "../support/harness";
+import * as schema from "../../../src/db/schema";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { activityEntry, keyIdOf, promotionEntry } from "../../support/activity-log";
+import {
+  expectError,
+  INSUFFICIENT_LEVEL,
+  missingScope,
+  NOT_AUTHENTICATED,
+  NOT_FOUND,
+} from "../../support/error-bodies";
+import { addMember, api, createApiKey, db, setupOrganization } from "../../support/harness";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 

@@ -2,12 +2,18 @@ import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { verifyExport } from "../../scripts/activity-export-chain.mjs";
-import * as schema from "../../src/db/schema";
-import worker from "../../src/index";
-import { sealChain } from "../../src/platform/activity-log/chain";
-import { MembershipLevel } from "../../src/platform/levels";
-import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_AUTHENTICATED, NOT_FOUND } from "../support/error-bodies";
+import { verifyExport } from "../../../scripts/activity-export-chain.mjs";
+import * as schema from "../../../src/db/schema";
+import worker from "../../../src/index";
+import { sealChain } from "../../../src/platform/activity-log/chain";
+import { MembershipLevel } from "../../../src/platform/levels";
+import {
+  expectError,
+  INSUFFICIENT_LEVEL,
+  missingScope,
+  NOT_AUTHENTICATED,
+  NOT_FOUND,
+} from "../../support/error-bodies";
 import {
   addMember,
   api,
@@ -17,7 +23,7 @@ import {
   setupOrganization,
   userBasic,
   UUID,
-} from "../support/harness";
+} from "../../support/harness";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 

@@ -2,14 +2,14 @@ import { createExecutionContext, createScheduledController } from "cloudflare:te
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import * as schema from "../../src/db/schema";
-import worker from "../../src/index";
-import { sealChain } from "../../src/platform/activity-log/chain";
-import { MembershipLevel } from "../../src/platform/levels";
-import { keyIdOf } from "../support/activity-log";
-import { expectError, INSUFFICIENT_LEVEL } from "../support/error-bodies";
-import { addMember, api, db, setupOrganization } from "../support/harness";
-import { expectedOrganization } from "../support/organizations";
+import * as schema from "../../../src/db/schema";
+import worker from "../../../src/index";
+import { sealChain } from "../../../src/platform/activity-log/chain";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { keyIdOf } from "../../support/activity-log";
+import { expectError, INSUFFICIENT_LEVEL } from "../../support/error-bodies";
+import { addMember, api, db, setupOrganization } from "../../support/harness";
+import { expectedOrganization } from "../../support/organizations";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 

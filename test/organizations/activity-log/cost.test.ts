@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, setupOrganization } from "../support/harness";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { addMember, api, setupOrganization } from "../../support/harness";
 
 /**
  * The log grows forever (until retention), so reading it must cost the page, not the log: one

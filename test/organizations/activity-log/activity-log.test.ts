@@ -2,9 +2,9 @@ import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { and, eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import * as schema from "../../src/db/schema";
-import worker from "../../src/index";
-import { MembershipLevel } from "../../src/platform/levels";
+import * as schema from "../../../src/db/schema";
+import worker from "../../../src/index";
+import { MembershipLevel } from "../../../src/platform/levels";
 import {
   addMember,
   api,
@@ -14,8 +14,8 @@ import {
   setupOrganization,
   userBasic,
   UUID,
-} from "../support/harness";
-import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
+} from "../../support/harness";
+import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../../support/error-bodies";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 type Entry = {

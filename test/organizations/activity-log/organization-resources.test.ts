@@ -1,10 +1,10 @@
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import * as schema from "../../src/db/schema";
-import { MembershipLevel } from "../../src/platform/levels";
-import { api, createApiKey, createProject, createUser, db, setupOrganization } from "../support/harness";
-import { activityEntry, keyIdOf, type ExpectedActivity } from "../support/activity-log";
-import { insertInvite } from "../support/people";
+import * as schema from "../../../src/db/schema";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { api, createApiKey, createProject, createUser, db, setupOrganization } from "../../support/harness";
+import { activityEntry, keyIdOf, type ExpectedActivity } from "../../support/activity-log";
+import { insertInvite } from "../../support/people";
 
 /**
  * Every write to an organization's own resources (the organization, its invites, domains and

@@ -3,13 +3,13 @@ import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import * as schema from "../../src/db/schema";
-import worker from "../../src/index";
-import { inJsonList } from "../../src/platform/db";
-import { MembershipLevel } from "../../src/platform/levels";
-import { keyIdOf } from "../support/activity-log";
-import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
-import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization } from "../support/harness";
+import * as schema from "../../../src/db/schema";
+import worker from "../../../src/index";
+import { inJsonList } from "../../../src/platform/db";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { keyIdOf } from "../../support/activity-log";
+import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../../support/error-bodies";
+import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization } from "../../support/harness";
 import {
   consume,
   receiver,
@@ -18,7 +18,7 @@ import {
   subscribe,
   webhooksPath,
   type Organization,
-} from "../support/webhooks";
+} from "../../support/webhooks";
 
 afterEach(() => vi.restoreAllMocks());
 
