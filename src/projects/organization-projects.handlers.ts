@@ -10,13 +10,15 @@ import { nowIso } from "../platform/ids";
 import { isAdmin } from "../platform/levels";
 import { errorFields, logLine } from "../platform/log";
 import { pageEnvelope, readPage } from "../platform/pagination";
-import { organizationRead, routeReads } from "../platform/route-context";
-import type {
-  createProject,
-  deleteProject,
-  listProjects,
-  retrieveProject,
-  updateProject as updateProjectRoute,
+import { organizationRead } from "../platform/route-context";
+import {
+  projectOfPath,
+  readProjectOfPath,
+  type createProject,
+  type deleteProject,
+  type listProjects,
+  type retrieveProject,
+  type updateProject as updateProjectRoute,
 } from "./organization-projects.routes";
 import { scheduleDeletionStatements } from "./project-deletion";
 import { etagOf, expectedVersion, failsOnStaleVersion, versionedAnswer } from "../platform/conditional-requests";
@@ -26,8 +28,6 @@ import {
   insertProjectStatements,
   listProjectsOfOrganization,
   MAX_PROJECTS_PER_ORGANIZATION,
-  projectIdOfPath,
-  selectProjectOfOrganization,
   updateProjectStatements,
 } from "./projects.queries";
 import {
@@ -40,16 +40,6 @@ import {
 import { type ProjectInput, type ProjectUpdateInput, toProject, toProjectListItem } from "./projects.schema";
 
 type ProjectRow = typeof projects.$inferSelect;
-
-/** The project the path names with the caller's level in it, read with the membership. */
-function readProjectOfPath(c: Context<AppEnv>) {
-  const read = organizationRead(c);
-  const project = projectIdOfPath(c.var.actor, c.req.param("id") ?? "");
-  return read.batch([selectProjectOfOrganization(read.db, c.var.actor, read.requested, project)]);
-}
-
-/** A PATCH's project, read before its body. */
-export const projectOfPath = routeReads(readProjectOfPath);
 
 export const listOrganizationProjects: RouteHandler<typeof listProjects, AppEnv> = async (c) => {
   const page = readPage(c);
