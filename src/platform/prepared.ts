@@ -12,6 +12,7 @@ const SHAPES_KEPT_AT_MOST = 256;
  * `prepared(build)` returns a function of `build`'s own signature whose statements are built once
  * for each shape of its arguments and afterwards only bound: the request's values replace the
  * sentinels they were built with, and drizzle's own mapping turns rows into the same results.
+ * Parameters are numbered (`?1`): a value the statement reads many times is bound once.
  *
  * What is a shape and what is a value: the actor's `kind`, `scopes` and `requestScope`, whether a
  * key scope list is empty, `undefined`, `null`, booleans and the string `@current` are the shape;
@@ -142,11 +143,6 @@ function prepareShape(build: (args: unknown[]) => Built, args: unknown[], values
       const other = otherSQL(index);
       if (other.sql !== sql)
         throw new Error(`a prepared statement's SQL depends on a value: ${whereApart(sql, other.sql)}`);
-      if (params.length > D1_MAX_BOUND_PARAMETERS) {
-        throw new Error(
-          `a prepared statement binds ${params.length} parameters, D1 at most ${D1_MAX_BOUND_PARAMETERS}`,
-        );
-      }
       const parameters = params.map((param, at): Parameter => {
         const value = first.forms.get(param);
         if (value !== undefined && second.forms.get(other.params[at]) === value) return { value };
@@ -155,9 +151,53 @@ function prepareShape(build: (args: unknown[]) => Built, args: unknown[], values
         }
         return { constant: param };
       });
-      return { sql, parameters, mapping };
+      return { ...numbered(sql, parameters), mapping };
     }),
   };
+}
+
+/**
+ * The statement with numbered parameters (`?1`, `?2`...), each value and each distinct constant
+ * bound once however often the statement reads it: a statement that names the caller in every
+ * rule it tests stays within D1's 100 bound parameters. The `?`s drizzle wrote are found outside
+ * quoted strings and identifiers.
+ */
+function numbered(sql: string, parameters: Parameter[]): { sql: string; parameters: Parameter[] } {
+  const slots: Parameter[] = [];
+  const slotOf = new Map<string, number>();
+  const slot = (parameter: Parameter) => {
+    const key =
+      "value" in parameter
+        ? `value ${parameter.value}`
+        : `constant ${typeof parameter.constant} ${JSON.stringify(parameter.constant)}`;
+    let number = slotOf.get(key);
+    if (number === undefined) {
+      number = slots.push(parameter);
+      slotOf.set(key, number);
+    }
+    return number;
+  };
+  let next = 0;
+  let text = "";
+  let quote: string | null = null;
+  for (const character of sql) {
+    if (quote !== null) {
+      if (character === quote) quote = null;
+    } else if (character === "'" || character === '"') {
+      quote = character;
+    } else if (character === "?") {
+      const parameter = parameters[next++];
+      if (!parameter) throw new Error("a prepared statement has more placeholders than parameters");
+      text += `?${slot(parameter)}`;
+      continue;
+    }
+    text += character;
+  }
+  if (next !== parameters.length) throw new Error("a prepared statement has fewer placeholders than parameters");
+  if (slots.length > D1_MAX_BOUND_PARAMETERS) {
+    throw new Error(`a prepared statement binds ${slots.length} parameters, D1 at most ${D1_MAX_BOUND_PARAMETERS}`);
+  }
+  return { sql: text, parameters: slots };
 }
 
 /** Where two texts part, as a few characters of each: what a misuse error points at. */

@@ -370,21 +370,49 @@ describe("rules on every dashboard", () => {
     expect(await listed(colleague.key)).toEqual({ names: ["Chart", "Mine"], count: 2 });
   });
 
-  it("decides copies too: a dashboard hidden by a rule on every dashboard cannot be copied", async () => {
+  it("decides copies too: hidden from every dashboard, a member copies none (403); an editor may", async () => {
     const { member: colleague, ids, project, onEveryDashboard } = await setupDashboards();
     await onEveryDashboard("none", forMember(colleague));
     const copy = await api("POST", dashboardsPath(project.id), {
       key: colleague.key,
       body: { name: "Copy", use_dashboard: ids.Board },
     });
-    expectError(copy, 400, errorBody("validation_error", "invalid_input", "Invalid value provided", "use_dashboard"));
-    await onEveryDashboard("viewer", forMember(colleague));
+    expectError(
+      copy,
+      403,
+      errorBody("authentication_error", "permission_denied", "You do not have editor access to this resource."),
+    );
+    await onEveryDashboard("editor", forMember(colleague));
     const allowed = await api("POST", dashboardsPath(project.id), {
       key: colleague.key,
       body: { name: "Copy", use_dashboard: ids.Board },
     });
     expect(allowed.status).toBe(201);
     expect(allowed.body.user_access_level).toBe("manager");
+  });
+
+  it("decides who creates dashboards: editor on every dashboard, as PostHog; admins always", async () => {
+    const { key, admin, member: colleague, project, roleId, onEveryDashboard, listed } = await setupDashboards();
+    const create = (as: string) => api("POST", dashboardsPath(project.id), { key: as, body: { name: "New" } });
+    const before = (await listed(key)).count;
+    for (const level of ["none", "viewer"] as const) {
+      await onEveryDashboard(level, forMember(colleague));
+      expectError(
+        await create(colleague.key),
+        403,
+        errorBody("authentication_error", "permission_denied", "You do not have editor access to this resource."),
+      );
+    }
+    expect((await listed(key)).count).toBe(before);
+    expect((await create(admin.key)).status).toBe(201);
+    // The highest of the member's and their roles' rules: a role's editor lifts their viewer.
+    await onEveryDashboard("editor", { role: roleId });
+    expect((await create(colleague.key)).status).toBe(201);
+    await onEveryDashboard(null, { role: roleId });
+    await onEveryDashboard("editor", forMember(colleague));
+    expect((await create(colleague.key)).status).toBe(201);
+    await onEveryDashboard(null, forMember(colleague));
+    expect((await create(colleague.key)).status).toBe(201);
   });
 
   it("is for project admins to set (403); a role or member of another organization is 400", async () => {

@@ -246,16 +246,17 @@ describe("rows read are bounded by the page, not the table", () => {
       updatedAt: now,
       ...fields,
     });
+    // One they made before the rule (which stops them making more), and two seeded dashboards granted them one
+    // by one ("seeded 1001..." names).
+    const own = await api("POST", dashboards, { key: hidden.key, body: { name: "Own board" } });
+    expect(own.status).toBe(201);
     await db.insert(schema.resourceAccessControls).values(rule({ resource: "dashboard", accessLevel: "none" }));
-    // Two seeded dashboards granted them one by one ("seeded 1001..." names), and one they make.
     const granted = seeded.dashboards.filter((row) => row.environmentId === environmentId).slice(1000, 1002);
     for (const dashboard of granted) {
       await db
         .insert(schema.accessControls)
         .values(rule({ resource: "dashboard", resourceId: String(dashboard.id), accessLevel: "viewer" }));
     }
-    const own = await api("POST", dashboards, { key: hidden.key, body: { name: "Own board" } });
-    expect(own.status).toBe(201);
     await api("GET", "/api/users/@me", { key: hidden.key });
 
     const first = await api("GET", `${dashboards}?limit=2`, { key: hidden.key });

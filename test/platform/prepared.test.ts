@@ -65,6 +65,24 @@ describe("prepared statements", () => {
     ]);
   });
 
+  it("bind each value once, however often the statement reads it; a quoted ? is no parameter", async () => {
+    const db = database();
+    const user = await createUser();
+    const manyTimes = prepared((db: Database, id: number) =>
+      db
+        .select({ id: users.id })
+        .from(users)
+        .where(
+          sql`'?' = '?' and ${users.id} in (${sql.join(
+            Array.from({ length: 150 }, () => sql`${id}`),
+            sql`, `,
+          )})`,
+        ),
+    );
+    expect(await manyTimes(db, user.id)).toEqual([{ id: user.id }]);
+    expect(await manyTimes(db, -1)).toEqual([]);
+  });
+
   it("refuses a builder that writes a value into the SQL text", () => {
     const inText = prepared((db: Database, id: number) =>
       db

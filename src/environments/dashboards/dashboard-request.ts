@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied } from "../../platform/errors";
+import { isAdmin } from "../../platform/levels";
 import { peekJsonBody } from "../../platform/request-body";
 import { projectRead, routeReads } from "../../platform/route-context";
 import { membershipInEnvironment } from "../../platform/route-context/project";
@@ -8,6 +9,7 @@ import { rightsOn } from "./dashboard-response";
 import {
   moveStatements,
   selectDashboard,
+  selectRuleOnEveryDashboard,
   selectTiles,
   sourceStatements,
   type DashboardReadScope,
@@ -71,26 +73,40 @@ export const dashboardOfPath = routeReads((c) => {
 });
 
 /**
- * The dashboard a new one copies (`use_dashboard`), in whichever project the caller sees it, and
- * its tiles, read with the project (POST).
+ * What creating a dashboard reads with the project (POST): the caller's rule on every dashboard
+ * of the environment, and the dashboard a new one copies (`use_dashboard`), in whichever project
+ * the caller sees it, with its tiles.
  */
-export const dashboardToCopy = routeReads(async (c) => {
+export const creationReads = routeReads(async (c) => {
   const body = await peekJsonBody(c, CreateDashboardInput);
-  const results = await projectRead(c, () =>
-    typeof body?.use_dashboard === "number" ? sourceStatements(c.var.db, c.var.actor, body.use_dashboard) : [],
-  );
-  return { body, results };
+  const [[rule], ...source] = await projectRead(c, (environmentId) => [
+    selectRuleOnEveryDashboard(c.var.db, c.var.actor, environmentId),
+    ...(typeof body?.use_dashboard === "number" ? sourceStatements(c.var.db, c.var.actor, body.use_dashboard) : []),
+  ]);
+  return { body, ruleOnEveryDashboard: rule?.level ?? null, source };
 });
+
+/**
+ * As PostHog: creating a dashboard needs `editor` on every dashboard of the project (the default),
+ * whatever rules on single dashboards grant; the project's admins are never restricted.
+ */
+export function assertMayCreateDashboards(c: Context<AppEnv>) {
+  const { ruleOnEveryDashboard } = creationReads.results(c);
+  if (isAdmin(c.var.project.level) || ruleOnEveryDashboard === null) return;
+  if (ruleOnEveryDashboard === "none" || ruleOnEveryDashboard === "viewer") {
+    throw permissionDenied("You do not have editor access to this resource.");
+  }
+}
 
 /** The dashboard to copy: the one read with the project, when it is the one the body names, else read now. */
 export async function readDashboardToCopy(
   c: Context<AppEnv>,
   id: number,
 ): Promise<{ row: DashboardToCopy; tiles: TileRow[] } | undefined> {
-  const { body, results } = dashboardToCopy.results(c);
+  const { body, source } = creationReads.results(c);
   const [[row], tiles] =
-    body?.use_dashboard === id && results.length === 2
-      ? results
+    body?.use_dashboard === id && source.length === 2
+      ? (source as [DashboardToCopy[], TileRow[]])
       : await c.var.db.batch(sourceStatements(c.var.db, c.var.actor, id));
   return row ? { row, tiles } : undefined;
 }

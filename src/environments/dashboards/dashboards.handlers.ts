@@ -27,6 +27,7 @@ import {
   trackedDashboardFields,
 } from "./dashboards.activity";
 import {
+  assertMayCreateDashboards,
   dashboardOfPath,
   editableDashboard,
   NO_EDIT_RIGHT,
@@ -168,6 +169,7 @@ function creationSummary(mode: "default" | "template" | "duplicate", input: Crea
 
 export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
   const input = c.req.valid("json");
+  assertMayCreateDashboards(c);
   const scope = scopeOf(c);
   const db = c.var.db;
   const start = await startingPoint(c, scope, input);

@@ -416,6 +416,15 @@ function dashboardPageStatements(db: Database, scope: DashboardListScope, page: 
 }
 
 /**
+ * The caller's rule on every dashboard of the environment (`kindRuleOfMember`), or null: what
+ * creating one needs besides the project.
+ */
+export const selectRuleOnEveryDashboard = (db: Database, actor: Actor, environmentId: number) =>
+  db
+    .select({ level: kindRuleOfMember("dashboard", environmentId, membershipInEnvironment(actor, environmentId)) })
+    .from(sql`(select 1)`);
+
+/**
  * A list's scope from plain values: the caller's membership and project level as SQL read with
  * the project. `inline`: their values (the caller's and the environment's ids) written into the
  * statement, for a page past a cursor, which repeats them in every range it tests beyond D1's 100

@@ -5,7 +5,7 @@ import { booleanQuery } from "../../platform/input-limits";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { ProjectParams } from "../../platform/route-context";
 import type { ProjectTree } from "../project-trees";
-import { dashboardOfPath, dashboardToCopy, tileToMove, versionToRestore } from "./dashboard-request";
+import { creationReads, dashboardOfPath, tileToMove, versionToRestore } from "./dashboard-request";
 import { DashboardVersion, DashboardVersionItem } from "./dashboard-versions";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
@@ -51,7 +51,7 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
     }),
     create: apiRoute({
       ...common,
-      reads: dashboardToCopy,
+      reads: creationReads,
       method: "post",
       path: collection,
       scope: "dashboard:write",
