@@ -131,11 +131,11 @@ export async function startProject(config, devArgs = []) {
 }
 
 /** The floor under `wrangler dev`, with its own state and the project's compatibility date. */
-export async function startFloor(config, key) {
+export async function startFloor(config, key, devArgs = []) {
   const floorConfig = path.join(root, "bench", "floor", "wrangler.toml");
   const state = ["--persist-to", path.join(work, "floor-state")];
   const url = await startDev(
-    ["--config", floorConfig, "--compatibility-date", config.compatibilityDate, ...state],
+    ["--config", floorConfig, "--compatibility-date", config.compatibilityDate, ...state, ...devArgs],
     "floor",
   );
   const answer = await fetch(`${url}/setup`, { method: "POST", headers: { Authorization: `Bearer ${key}` } });

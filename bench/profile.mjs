@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run bench:profile [-- --route @me --duration 5 --connections 10 --out profile.cpuprofile]`:
+// `npm run bench:profile [-- --route @me --duration 5 --connections 10 --out profile.cpuprofile --floor]`:
 // the Worker's CPU per request on one of the throughput reads, from a CPU profile taken through
 // wrangler's inspector while autocannon loads the route (the same API under `wrangler dev` as
 // `npm run bench:throughput`, not minified so that functions keep their names). Prints requests a
@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { freePort } from "../scripts/local-server.mjs";
-import { measure, projectConfig, routes, seed, startProject, stopAll } from "./local-api.mjs";
+import { measure, projectConfig, routes, seed, startFloor, startProject, stopAll } from "./local-api.mjs";
 
 const { values: options } = parseArgs({
   options: {
@@ -19,6 +19,7 @@ const { values: options } = parseArgs({
     connections: { type: "string", default: "10" },
     top: { type: "string", default: "25" },
     out: { type: "string" },
+    floor: { type: "boolean", default: false },
   },
 });
 const duration = Number(options.duration);
@@ -83,19 +84,23 @@ try {
   // Not minified: the profile names the functions.
   const config = await projectConfig({ minify: false });
   const inspectorPort = await freePort();
-  const project = await startProject(config, ["--inspector-port", String(inspectorPort)]);
+  const inspector = ["--inspector-port", String(inspectorPort)];
+  const project = await startProject(config, options.floor ? [] : inspector);
   await seed(project);
   const route = routes(project).find((candidate) => candidate.name.includes(options.route));
   if (!route) throw new Error(`no route of the throughput bench matches "${options.route}"`);
-  const url = `${project.url}${route.path}`;
+  // --floor: the floor Worker (bench/floor/) instead, answering the same request as it does.
+  const base = options.floor ? (await startFloor(config, project.api_key, inspector)).url : project.url;
+  const url = `${base}${route.path}`;
   await measure(url, project.api_key, 1, connections);
   const { result, profile } = await profileDuring(inspectorPort, () =>
     measure(url, project.api_key, duration, connections),
   );
   if (result.failed > 0) throw new Error(`${result.failed} answers were not 2xx`);
-  const answered = result.perSecond * duration;
+  const answered = Math.round(result.perSecond * duration);
   const { busyMs, own } = cpuOf(profile);
-  console.log(`${route.name}: ${result.perSecond.toFixed(1)} req/s under the profiler`);
+  const profiled = options.floor ? `the floor, as ${route.name}` : route.name;
+  console.log(`${profiled}: ${result.perSecond.toFixed(1)} req/s under the profiler`);
   console.log(
     `CPU: ${(busyMs / answered).toFixed(2)} ms a request (${busyMs.toFixed(0)} ms over ${answered} requests)`,
   );
