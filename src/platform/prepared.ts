@@ -72,7 +72,7 @@ const isShape = (arg: unknown) =>
 const isActor = (arg: unknown): arg is Actor => typeof arg === "object" && arg !== null && "keyId" in arg;
 
 /**
- * Walks the arguments as `describe` and `withValues` both do: each value is handed to `value`,
+ * Walks the arguments as `describe` and `prepareShape` both do: each value is handed to `value`,
  * which returns what stands in its place; everything else is kept.
  */
 function walk(args: unknown[], value: (leaf: Value) => unknown): unknown[] {

@@ -152,7 +152,7 @@ export function kindRuleOfMember<R extends AccessControlledResourceName>(
   const byDefault = sql`(select ${rank} from ${kindRules} indexed by resource_access_controls_default
     where ${ofKind} and ${kindRules.organizationMembershipId} is null and ${kindRules.roleId} is null)`;
   const highest = sql`nullif(max(coalesce(${own}, -1), coalesce(${ofRoles}, -1), coalesce(${byDefault}, -1)), -1)`;
-  // Whether the environment has any rule on the kind first: one seek, where most have none, rather
+  // First whether the environment holds a rule on the kind at all: one seek, where most hold none, rather
   // than the caller's membership read again by each statement that tests the rule.
   return sql<AccessLevelOf<R> | null>`(case when exists (select 1 from ${kindRules} where ${ofKind})
     then (select ${levelOfRankInSql(resource, highest)}
