@@ -49,9 +49,24 @@ export class D1Meter {
 
 const meteredStatements = new WeakMap<D1PreparedStatement, D1PreparedStatement>();
 
-function meterStatement(statement: D1PreparedStatement, meter: D1Meter): D1PreparedStatement {
+/**
+ * `statement` (of `query`) recording its round trips in `meter`. Bound to more values than D1
+ * takes, it is prepared again with numbered parameters (a list repeating the caller's ids in
+ * every range it tests); statements numbered already (`prepared`) are bound as they are.
+ */
+function meterStatement(
+  session: D1DatabaseSession,
+  query: string,
+  statement: D1PreparedStatement,
+  meter: D1Meter,
+): D1PreparedStatement {
+  const bind = (values: unknown[]) => {
+    if (values.length <= D1_MAX_BOUND_PARAMETERS) return statement.bind(...values);
+    const numbered = numberParameters(query, values, keyOfValue);
+    return session.prepare(numbered.sql).bind(...numbered.parameters);
+  };
   const metered: D1PreparedStatement = {
-    bind: (...values: unknown[]) => meterStatement(statement.bind(...values), meter),
+    bind: (...values: unknown[]) => meterStatement(session, query, bind(values), meter),
     async run<T>() {
       const startedAt = Date.now();
       const result = await statement.run<T>();
@@ -104,7 +119,10 @@ function uniqueColumnNames(query: string): string {
  */
 export function meterD1(session: D1DatabaseSession, meter: D1Meter): D1Database {
   return {
-    prepare: (query: string) => meterStatement(session.prepare(uniqueColumnNames(query)), meter),
+    prepare: (query: string) => {
+      const text = uniqueColumnNames(query);
+      return meterStatement(session, text, session.prepare(text), meter);
+    },
     async batch<T>(statements: D1PreparedStatement[]) {
       const startedAt = Date.now();
       const unwrapped = statements.map((statement) => meteredStatements.get(statement) ?? statement);
@@ -150,6 +168,46 @@ export const isNotNullViolation = (error: unknown) => failedConstraint(error, "N
 
 /** D1 binds at most 100 parameters to one statement. */
 export const D1_MAX_BOUND_PARAMETERS = 100;
+
+/**
+ * The statement with numbered parameters (`?1`, `?2`...), equal ones (by `keyOf`) bound once
+ * however often the statement reads them: a statement that names the caller in every rule it
+ * tests stays within D1's 100 bound parameters. The `?`s drizzle wrote are found outside quoted
+ * strings and identifiers.
+ */
+export function numberParameters<P>(sql: string, parameters: P[], keyOf: (parameter: P) => string) {
+  const slots: P[] = [];
+  const slotOf = new Map<string, number>();
+  const slot = (parameter: P) => {
+    const key = keyOf(parameter);
+    let number = slotOf.get(key);
+    if (number === undefined) {
+      number = slots.push(parameter);
+      slotOf.set(key, number);
+    }
+    return number;
+  };
+  let next = 0;
+  let text = "";
+  let quote: string | null = null;
+  for (const character of sql) {
+    if (quote !== null) {
+      if (character === quote) quote = null;
+    } else if (character === "'" || character === '"') {
+      quote = character;
+    } else if (character === "?") {
+      if (next >= parameters.length) throw new Error("a statement has more placeholders than parameters");
+      text += `?${slot(parameters[next++]!)}`;
+      continue;
+    }
+    text += character;
+  }
+  if (next !== parameters.length) throw new Error("a statement has fewer placeholders than parameters");
+  return { sql: text, parameters: slots };
+}
+
+/** A bound value's identity: its type and JSON (a blob's bytes too). */
+const keyOfValue = (value: unknown) => `${typeof value} ${JSON.stringify(value)}`;
 
 /**
  * Rows for a multi-row insert, in chunks that each stay within D1's parameter limit (every

@@ -1,4 +1,4 @@
-import { D1_MAX_BOUND_PARAMETERS, type Database } from "./db";
+import { D1_MAX_BOUND_PARAMETERS, numberParameters, type Database } from "./db";
 import type { Actor } from "./env";
 
 /** Shapes kept per prepared builder and isolate. */
@@ -156,48 +156,19 @@ function prepareShape(build: (args: unknown[]) => Built, args: unknown[], values
   };
 }
 
-/**
- * The statement with numbered parameters (`?1`, `?2`...), each value and each distinct constant
- * bound once however often the statement reads it: a statement that names the caller in every
- * rule it tests stays within D1's 100 bound parameters. The `?`s drizzle wrote are found outside
- * quoted strings and identifiers.
- */
+/** The statement with its parameters numbered (`numberParameters`), each value and each distinct constant once. */
 function numbered(sql: string, parameters: Parameter[]): { sql: string; parameters: Parameter[] } {
-  const slots: Parameter[] = [];
-  const slotOf = new Map<string, number>();
-  const slot = (parameter: Parameter) => {
-    const key =
-      "value" in parameter
-        ? `value ${parameter.value}`
-        : `constant ${typeof parameter.constant} ${JSON.stringify(parameter.constant)}`;
-    let number = slotOf.get(key);
-    if (number === undefined) {
-      number = slots.push(parameter);
-      slotOf.set(key, number);
-    }
-    return number;
-  };
-  let next = 0;
-  let text = "";
-  let quote: string | null = null;
-  for (const character of sql) {
-    if (quote !== null) {
-      if (character === quote) quote = null;
-    } else if (character === "'" || character === '"') {
-      quote = character;
-    } else if (character === "?") {
-      const parameter = parameters[next++];
-      if (!parameter) throw new Error("a prepared statement has more placeholders than parameters");
-      text += `?${slot(parameter)}`;
-      continue;
-    }
-    text += character;
+  const result = numberParameters(sql, parameters, (parameter) =>
+    "value" in parameter
+      ? `value ${parameter.value}`
+      : `constant ${typeof parameter.constant} ${JSON.stringify(parameter.constant)}`,
+  );
+  if (result.parameters.length > D1_MAX_BOUND_PARAMETERS) {
+    throw new Error(
+      `a prepared statement binds ${result.parameters.length} parameters, D1 at most ${D1_MAX_BOUND_PARAMETERS}`,
+    );
   }
-  if (next !== parameters.length) throw new Error("a prepared statement has fewer placeholders than parameters");
-  if (slots.length > D1_MAX_BOUND_PARAMETERS) {
-    throw new Error(`a prepared statement binds ${slots.length} parameters, D1 at most ${D1_MAX_BOUND_PARAMETERS}`);
-  }
-  return { sql: text, parameters: slots };
+  return result;
 }
 
 /** Where two texts part, as a few characters of each: what a misuse error points at. */

@@ -83,6 +83,23 @@ describe("prepared statements", () => {
     expect(await manyTimes(db, -1)).toEqual([]);
   });
 
+  it("a statement built per request binds past D1's 100 parameters as long as its distinct values fit", async () => {
+    const db = database();
+    const user = await createUser();
+    const repeated = (id: number, other: string) =>
+      db
+        .select({ id: users.id })
+        .from(users)
+        .where(
+          sql`'?' = '?' and ${users.id} in (${sql.join(
+            Array.from({ length: 150 }, (_, index) => sql`${index % 2 === 0 ? id : other}`),
+            sql`, `,
+          )})`,
+        );
+    expect(await repeated(user.id, "x")).toEqual([{ id: user.id }]);
+    expect(await db.batch([repeated(-1, "y"), repeated(user.id, "y")])).toEqual([[], [{ id: user.id }]]);
+  });
+
   it("refuses a builder that writes a value into the SQL text", () => {
     const inText = prepared((db: Database, id: number) =>
       db

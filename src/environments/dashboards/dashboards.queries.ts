@@ -424,31 +424,20 @@ export const selectRuleOnEveryDashboard = (db: Database, actor: Actor, environme
     .select({ level: kindRuleOfMember("dashboard", environmentId, membershipInEnvironment(actor, environmentId)) })
     .from(sql`(select 1)`);
 
-/**
- * A list's scope from plain values: the caller's membership and project level as SQL read with
- * the project. `inline`: their values (the caller's and the environment's ids) written into the
- * statement, for a page past a cursor, which repeats them in every range it tests beyond D1's 100
- * bound parameters; a prepared page binds them.
- */
-function listScope(actor: Actor, environmentId: number, inline = false): DashboardListScope {
-  const membershipId = membershipInEnvironment(actor, environmentId);
-  const level = projectLevelInEnvironment(actor, environmentId);
-  const environment = sql<number>`${environmentId}`;
+/** A list's scope from plain values: the caller's membership and project level as SQL read with the project. */
+function listScope(actor: Actor, environmentId: number): DashboardListScope {
   return {
     environmentId,
-    environment: inline ? environment.inlineParams() : environment,
+    environment: sql<number>`${environmentId}`,
     caller: {
       userId: actor.userId,
-      membershipId: inline ? membershipId.inlineParams() : membershipId,
-      level: inline ? level.inlineParams() : level,
+      membershipId: membershipInEnvironment(actor, environmentId),
+      level: projectLevelInEnvironment(actor, environmentId),
     },
   };
 }
 
-/**
- * Pages without a cursor or a filter (the first, or one at an offset, as nearly every client reads
- * them): prepared. The others write the caller's ids into the statement (`listScope`).
- */
+/** Pages without a cursor or a filter (the first, or one at an offset, as nearly every client reads them): prepared. */
 const dashboardPageAtOffset = prepared(
   (db: Database, actor: Actor, environmentId: number, limit: number, offset: number) =>
     dashboardPageStatements(db, listScope(actor, environmentId), { limit, offset }, {}),
@@ -464,7 +453,7 @@ export function dashboardPage(
 ) {
   const filtered = Object.values(filters).some((filter) => filter !== undefined);
   if (page.after || page.before || filtered) {
-    return dashboardPageStatements(db, listScope(actor, environmentId, true), page, filters);
+    return dashboardPageStatements(db, listScope(actor, environmentId), page, filters);
   }
   return dashboardPageAtOffset(db, actor, environmentId, page.limit, page.offset);
 }

@@ -130,18 +130,16 @@ export function ruleOfMember<R extends AccessControlledResourceName>(
  * `kindRule` in SQL: the member's level on every resource of a kind in an environment, or null.
  * Three index lookups (their own rule, one per role they hold, the default), none of them about
  * a row of the outer query when `environmentId` is a value: SQLite then reads it once per
- * statement, whatever the number of rows it decides. The membership is bound once (a list's is a
- * subquery with parameters of its own, and D1 binds at most 100 per statement); an environment
- * id that is a value is written into the statement.
+ * statement, whatever the number of rows it decides. The membership is read once (a list's is a
+ * subquery).
  */
 export function kindRuleOfMember<R extends AccessControlledResourceName>(
   resource: R,
   environmentId: SQLWrapper | number,
   membershipId: SQLWrapper | string,
 ): SQL<AccessLevelOf<R> | null> {
-  const environment = typeof environmentId === "number" ? sql.raw(String(Math.trunc(environmentId))) : environmentId;
   const kind = resourceLiteral(resource);
-  const ofKind = sql`${kindRules.environmentId} = ${environment} and ${kindRules.resource} = ${kind}`;
+  const ofKind = sql`${kindRules.environmentId} = ${environmentId} and ${kindRules.resource} = ${kind}`;
   const member = sql`"kind_rule_caller"."membership_id"`;
   const rank = rankInSql(resource, kindRules.accessLevel);
   const own = sql`(select ${rank} from ${kindRules}
