@@ -175,11 +175,11 @@ export const D1_MAX_BOUND_PARAMETERS = 100;
  * tests stays within D1's 100 bound parameters. The `?`s drizzle wrote are found outside quoted
  * strings and identifiers.
  */
-export function numberParameters<P>(sql: string, parameters: P[], keyOf: (parameter: P) => string) {
+export function numberParameters<P>(sql: string, parameters: P[], keyOf: (parameter: P, position: number) => string) {
   const slots: P[] = [];
   const slotOf = new Map<string, number>();
-  const slot = (parameter: P) => {
-    const key = keyOf(parameter);
+  const slot = (parameter: P, position: number) => {
+    const key = keyOf(parameter, position);
     let number = slotOf.get(key);
     if (number === undefined) {
       number = slots.push(parameter);
@@ -197,7 +197,8 @@ export function numberParameters<P>(sql: string, parameters: P[], keyOf: (parame
       quote = character;
     } else if (character === "?") {
       if (next >= parameters.length) throw new Error("a statement has more placeholders than parameters");
-      text += `?${slot(parameters[next++]!)}`;
+      text += `?${slot(parameters[next]!, next)}`;
+      next += 1;
       continue;
     }
     text += character;
@@ -206,8 +207,10 @@ export function numberParameters<P>(sql: string, parameters: P[], keyOf: (parame
   return { sql: text, parameters: slots };
 }
 
-/** A bound value's identity: its type and JSON (a blob's bytes too). */
-const keyOfValue = (value: unknown) => `${typeof value} ${JSON.stringify(value)}`;
+/** A bound value's identity: a string, number or null by its type and value; a blob is never shared. */
+function keyOfValue(value: unknown, position: number) {
+  return value === null || typeof value !== "object" ? `${typeof value} ${String(value)}` : `blob ${position}`;
+}
 
 /**
  * Rows for a multi-row insert, in chunks that each stay within D1's parameter limit (every
