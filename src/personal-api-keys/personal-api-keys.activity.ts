@@ -12,19 +12,46 @@ export const personalApiKeyActivity = resourceActivity("PersonalAPIKey", {
   fields: ["label", "scopes", "scoped_organizations", "scoped_teams", "expires_at"],
 });
 
+/** Which organization each project a key names belongs to. */
+export type ProjectOrganizations = ReadonlyMap<number, string>;
+
+/**
+ * A key's reach as one organization's log shows it: the ids of that organization and of its own
+ * projects, and `null` for each id of another organization or of its projects, so that the lists
+ * keep their meaning (an empty one is "all") without naming what this organization does not hold.
+ */
+export function reachSeenBy<T extends { scoped_organizations: string[]; scoped_teams: number[] }>(
+  organizationId: string,
+  fields: T,
+  projectOrganizations: ProjectOrganizations,
+) {
+  return {
+    ...fields,
+    scoped_organizations: fields.scoped_organizations.map((id) => (id === organizationId ? id : null)),
+    scoped_teams: fields.scoped_teams.map((id) => (projectOrganizations.get(id) === organizationId ? id : null)),
+  };
+}
+
 /**
  * A key belongs to a user, not to an organization: its entry goes into each organization it can
  * reach (`reachable`: its scoped organizations, else every one of the user's), one statement
- * each, chained after the write. None when the user belongs to no organization.
+ * each, chained after the write, with the reach that organization may see. None when the user
+ * belongs to no organization.
  */
 export function personalApiKeyEntries(
   c: Context<AppEnv>,
   activity: ActivityOf<"PersonalAPIKey">,
   key: Pick<KeyRow, "id" | "label" | "scopes" | "scopedOrganizations" | "scopedTeams">,
   reachable: readonly string[],
+  projectOrganizations: ProjectOrganizations,
 ): BatchItem<"sqlite">[] {
-  const context = { scopes: key.scopes, scoped_organizations: key.scopedOrganizations, scoped_teams: key.scopedTeams };
+  const reach = { scoped_organizations: key.scopedOrganizations, scoped_teams: key.scopedTeams };
   return reachable.map((organizationId) =>
-    personalApiKeyActivity.record(c, activity, { organizationId, itemId: key.id, name: key.label, context }),
+    personalApiKeyActivity.record(c, activity, {
+      organizationId,
+      itemId: key.id,
+      name: key.label,
+      context: { scopes: key.scopes, ...reachSeenBy(organizationId, reach, projectOrganizations) },
+    }),
   );
 }

@@ -1,6 +1,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, desc, eq, sql } from "drizzle-orm";
-import { organizationMemberships, organizations, personalApiKeys, projects, users } from "../db/schema";
+import {
+  organizationMemberships,
+  organizations,
+  personalApiKeyBlocks,
+  personalApiKeys,
+  projects,
+  users,
+} from "../db/schema";
 import { assertLifetimeWithinPolicy } from "../platform/auth/key-policy";
 import { API_KEY_PREFIX } from "../platform/auth/api-keys";
 import {
@@ -20,8 +27,13 @@ import { uuid7 } from "../platform/ids";
 import { inJsonList, type Database } from "../platform/db";
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { membershipOfCaller } from "../platform/route-context/project";
-import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
-import { personalApiKeyActivity, personalApiKeyEntries } from "./personal-api-keys.activity";
+import { writeWithActivity } from "../platform/activity-log/resource-activity";
+import {
+  personalApiKeyActivity,
+  personalApiKeyEntries,
+  reachSeenBy,
+  type ProjectOrganizations,
+} from "./personal-api-keys.activity";
 import type {
   createKey,
   deleteKey,
@@ -75,6 +87,7 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
     memberOf: reachable,
     lifetimes,
     keyCount,
+    projectOrganizations,
   } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
   assertLifetimeWithinPolicy(input.expires_at ?? null, lifetimes);
   if (keyCount >= MAX_KEYS_PER_USER) {
@@ -97,7 +110,7 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   await writeWithActivity(
     db,
     db.insert(personalApiKeys).values(row),
-    ...personalApiKeyEntries(c, "created", row, reachable),
+    ...personalApiKeyEntries(c, "created", row, reachable, projectOrganizations),
   );
   return c.json({ ...toPersonalApiKey(row), value: key.value }, 201);
 };
@@ -125,6 +138,24 @@ export function assertWithinCallerKey(actor: Actor, scopes: string[], organizati
   }
 }
 
+/** The organizations whose admins blocked the calling key: read with the key routes' own reads. */
+const organizationsBlockingCaller = (db: Database, actor: Actor) =>
+  db
+    .select({ id: personalApiKeyBlocks.organizationId })
+    .from(personalApiKeyBlocks)
+    .where(eq(personalApiKeyBlocks.keyId, actor.keyId));
+
+/**
+ * A key an admin blocked in an organization makes, changes, rolls or revokes no key that reaches
+ * it: otherwise whoever holds a leaked key would undo the block with a new key, or take another
+ * key's value.
+ */
+function assertNotBlockedIn(blocking: { id: string }[], reach: string[]) {
+  if (blocking.some(({ id }) => reach.includes(id))) {
+    throw permissionDenied("API key cannot act on keys that reach an organization whose admins revoked its access");
+  }
+}
+
 /**
  * Only organizations the caller belongs to and projects the caller can see: a private project
  * the caller cannot see answers exactly like an id that does not exist, so ids cannot be probed.
@@ -132,7 +163,7 @@ export function assertWithinCallerKey(actor: Actor, scopes: string[], organizati
  * logs record it, and how many keys the caller holds.
  */
 async function assertCallerBelongs(db: Database, actor: Actor, organizations: string[], teams: number[]) {
-  const [memberOf, visibleTeams, [holder]] = await db.batch([
+  const [memberOf, visibleTeams, [holder], blocking] = await db.batch([
     db
       .select({ id: organizationMemberships.organizationId, lifetime: lifetimeOfOrganization })
       .from(organizationMemberships)
@@ -143,13 +174,14 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
         ),
       ),
     db
-      .select({ id: projects.id })
+      .select({ id: projects.id, organizationId: projects.organizationId })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
       // No project named: a constant false, which SQLite answers without reading a row (an empty
       // JSON list would walk every project the caller can see).
       .where(teams.length > 0 ? and(projectVisible, inJsonList(projects.id, teams)) : sql`0`),
     db.select({ keyCount: users.personalApiKeyCount }).from(users).where(eq(users.id, actor.userId)),
+    organizationsBlockingCaller(db, actor),
   ]);
   if (organizations.length > 0 && memberOf.length !== organizations.length) {
     throw validationError(
@@ -165,31 +197,62 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       "scoped_teams",
     );
   }
+  assertNotBlockedIn(
+    blocking,
+    memberOf.map(({ id }) => id),
+  );
   return {
     memberOf: memberOf.map(({ id }) => id),
     lifetimes: memberOf.map(({ lifetime }) => lifetime),
     keyCount: holder?.keyCount ?? 0,
+    projectOrganizations: organizationsOfProjects(visibleTeams),
   };
 }
+
+const organizationsOfProjects = (rows: { id: number; organizationId: string }[]): ProjectOrganizations =>
+  new Map(rows.map(({ id, organizationId }) => [id, organizationId]));
 
 /** A membership's organization's `api_key_max_lifetime_days`, read by its primary key. */
 const lifetimeOfOrganization = sql<number | null>`(select ${organizations.apiKeyMaxLifetimeDays} from ${organizations}
   where ${organizations.id} = ${organizationMemberships.organizationId})`;
 
-/** The organizations whose activity logs record a change to `key`: its scoped ones the owner still belongs to. */
+/**
+ * One of the caller's keys, and the organizations whose activity logs record a change to it: its
+ * scoped ones the owner still belongs to. The calling key acts only on keys that do no more than
+ * itself (it would otherwise take a broader key's value by rolling it) and that reach no
+ * organization whose admins blocked it.
+ */
 async function keyAndReach(db: Database, actor: Actor, id: string) {
-  const [[key], memberships] = await db.batch([
+  const [[key], memberships, blocking, projectsNamed] = await db.batch([
     db.select().from(personalApiKeys).where(ownKey(actor, id)),
     db
       .select({ id: organizationMemberships.organizationId, lifetime: lifetimeOfOrganization })
       .from(organizationMemberships)
       .where(eq(organizationMemberships.userId, actor.userId)),
+    organizationsBlockingCaller(db, actor),
+    db
+      .select({ id: projects.id, organizationId: projects.organizationId })
+      .from(projects)
+      .where(
+        sql`${projects.id} in (select value from json_each((select ${personalApiKeys.scopedTeams}
+          from ${personalApiKeys} where ${ownKey(actor, id)})))`,
+      ),
   ]);
   if (!key) throw notFound();
+  assertWithinCallerKey(actor, key.scopes, key.scopedOrganizations);
   const reached = memberships.filter(
     ({ id }) => key.scopedOrganizations.length === 0 || key.scopedOrganizations.includes(id),
   );
-  return { key, reachable: reached.map(({ id }) => id), lifetimes: reached.map(({ lifetime }) => lifetime) };
+  assertNotBlockedIn(
+    blocking,
+    reached.map(({ id }) => id),
+  );
+  return {
+    key,
+    reachable: reached.map(({ id }) => id),
+    lifetimes: reached.map(({ lifetime }) => lifetime),
+    projectOrganizations: organizationsOfProjects(projectsNamed),
+  };
 }
 
 /** The key's fields an update compares, by their API names. */
@@ -211,14 +274,19 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
   const id = c.req.valid("param").id;
   const input = c.req.valid("json");
   assertFutureExpiry(input.expires_at);
-  const { key, reachable: reachedBefore } = await keyAndReach(db, actor, id);
+  const { key, reachable: reachedBefore, projectOrganizations: namedBefore } = await keyAndReach(db, actor, id);
   const scopes = input.scopes ? [...new Set(input.scopes)] : key.scopes;
   const scopedOrganizations = input.scoped_organizations
     ? [...new Set(input.scoped_organizations)]
     : key.scopedOrganizations;
   const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
   assertWithinCallerKey(actor, scopes, scopedOrganizations);
-  const { memberOf: reachedAfter, lifetimes } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  const {
+    memberOf: reachedAfter,
+    lifetimes,
+    projectOrganizations: namedAfter,
+  } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  const projectOrganizations = new Map([...namedBefore, ...namedAfter]);
   // Each organization the key reached before or reaches now learns of the change.
   const reachable = [...new Set([...reachedBefore, ...reachedAfter])];
 
@@ -253,8 +321,8 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
         c,
         "updated",
         { organizationId, itemId: key.id, name: after.label },
-        before,
-        fieldsAfterPatch(before, trackedFields(after)),
+        reachSeenBy(organizationId, before, projectOrganizations),
+        reachSeenBy(organizationId, trackedFields(after), projectOrganizations),
       ),
     ),
   );
@@ -299,14 +367,14 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
 export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = async (c) => {
   const { db, actor } = c.var;
   const id = c.req.valid("param").id;
-  const { key, reachable } = await keyAndReach(db, actor, id);
+  const { key, reachable, projectOrganizations } = await keyAndReach(db, actor, id);
   const [deleted] = await writeWithActivity(
     db,
     db.delete(personalApiKeys).where(ownKey(actor, id)).returning({
       secureValue: personalApiKeys.secureValue,
       previousSecureValue: personalApiKeys.previousSecureValue,
     }),
-    ...personalApiKeyEntries(c, "revoked", key, reachable),
+    ...personalApiKeyEntries(c, "revoked", key, reachable, projectOrganizations),
   );
   if (!deleted) throw notFound();
   await Promise.all([forgetCachedKey(c.env, deleted), c.env.API_KEY_CACHE.delete(currentEnvironmentGuessKey(key.id))]);

@@ -185,9 +185,11 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
   return c.json(toServiceKey(after), 200);
 };
 
+/** The new value goes to the caller: only a key that may do what this one does may roll it. */
 export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) => {
-  const { db, organization } = c.var;
+  const { db, actor, organization } = c.var;
   const key = await keyOfPath(c);
+  assertWithinCallerKey(actor, key.scopes, [organization.id]);
   assertLifetimeWithinPolicy(key.expiresAt, [organization.apiKeyMaxLifetimeDays]);
   const { value, changes, context } = await rollValues(key, c.req.valid("json").overlap_seconds, SERVICE_KEY_PREFIX);
   const [rolled] = await writeWithActivity(

@@ -4,6 +4,7 @@ import {
   addMember,
   addMembership,
   api,
+  createApiKey,
   createProject,
   errorBody,
   ISO_TIMESTAMP,
@@ -284,6 +285,141 @@ describe("POST /api/personal_api_keys/:id/roll", () => {
       expect(response.body).toEqual(errorBody("validation_error", code, detail, "overlap_seconds"));
     }
     expect((await api("GET", "/api/users/@me", { key: target.value })).status).toBe(200);
+  });
+});
+
+const BEYOND_CALLER = errorBody(
+  "authentication_error",
+  "permission_denied",
+  "API key cannot grant scope '*' that it does not have itself",
+);
+const BLOCKED_REACH = errorBody(
+  "authentication_error",
+  "permission_denied",
+  "API key cannot act on keys that reach an organization whose admins revoked its access",
+);
+
+describe("a key acts on its owner's keys only within itself", () => {
+  /** An owner of two organizations, a key reaching both, and a key to manage keys in the first only. */
+  async function broadAndNarrow() {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    await addMembership(second.organization.id, first.owner, MembershipLevel.owner);
+    const broad = await createApiKey(first.owner, { scopes: ["*"] });
+    const narrow = await createApiKey(first.owner, {
+      scopes: ["personal_api_key:write", "personal_api_key:read"],
+      scopedOrganizations: [first.organization.id],
+    });
+    return { first, second, broad, narrow };
+  }
+
+  it("a narrow key neither rolls, changes nor revokes a broader one (403); the broader key stays", async () => {
+    const { second, broad, narrow } = await broadAndNarrow();
+    const calls: [string, string, Record<string, unknown> | undefined][] = [
+      ["POST", `/api/personal_api_keys/${broad.id}/roll`, {}],
+      ["PATCH", `/api/personal_api_keys/${broad.id}`, { label: "Renamed" }],
+      ["DELETE", `/api/personal_api_keys/${broad.id}`, undefined],
+    ];
+    for (const [method, path, body] of calls) {
+      const response = await api(method, path, { key: narrow.value, body });
+      expect(response.status, `${method} ${path}`).toBe(403);
+      expect(response.body).toEqual(BEYOND_CALLER);
+    }
+    const untouched = await api("GET", `/api/organizations/${second.organization.id}/members`, { key: broad.value });
+    expect(untouched.status).toBe(200);
+    const stored = await api("GET", `/api/personal_api_keys/${broad.id}`, { key: broad.value });
+    expect(stored.body).toMatchObject({ label: "test key", scopes: ["*"], scoped_organizations: [] });
+  });
+
+  it("a narrow key still rolls and revokes itself", async () => {
+    const { narrow } = await broadAndNarrow();
+    const rolled = await api("POST", `/api/personal_api_keys/${narrow.id}/roll`, { key: narrow.value, body: {} });
+    expect(rolled.status).toBe(200);
+    const revoked = await api("DELETE", `/api/personal_api_keys/${narrow.id}`, { key: rolled.body.value });
+    expect(revoked.status).toBe(204);
+  });
+
+  it("a key an admin blocked makes, widens, rolls or revokes no key that reaches that organization", async () => {
+    const { organization, key: ownerKey } = await setupOrganization();
+    const elsewhere = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    await addMembership(elsewhere.organization.id, member.user, MembershipLevel.member);
+    const another = await createApiKey(member.user, {
+      scopes: ["*"],
+      scopedOrganizations: [elsewhere.organization.id],
+    });
+    const reaching = await createApiKey(member.user, { scopes: ["*"] });
+    const listed = await api("GET", `/api/organizations/${organization.id}/api_keys?limit=100`, { key: ownerKey });
+    const memberKey = listed.body.results.find((item: { owner: { email: string } | null; mask_value: string }) => {
+      return item.owner?.email === member.user.email && member.key.endsWith(item.mask_value.slice(-4));
+    });
+    const blocked = await api("DELETE", `/api/organizations/${organization.id}/api_keys/${memberKey.id}`, {
+      key: ownerKey,
+    });
+    expect(blocked.status).toBe(204);
+
+    const calls: [string, string, Record<string, unknown> | undefined][] = [
+      ["POST", "/api/personal_api_keys", { label: "fresh", scopes: ["*"] }],
+      ["POST", "/api/personal_api_keys", { label: "fresh", scopes: ["*"], scoped_organizations: [organization.id] }],
+      ["PATCH", `/api/personal_api_keys/${another.id}`, { scoped_organizations: [] }],
+      ["POST", `/api/personal_api_keys/${reaching.id}/roll`, {}],
+      ["DELETE", `/api/personal_api_keys/${reaching.id}`, undefined],
+    ];
+    for (const [method, path, body] of calls) {
+      const response = await api(method, path, { key: member.key, body });
+      expect(response.status, `${method} ${path} ${JSON.stringify(body)}`).toBe(403);
+      expect(response.body).toEqual(BLOCKED_REACH);
+    }
+    // What the block does not cover stays the member's: a key for the other organization.
+    const outside = await api("POST", "/api/personal_api_keys", {
+      key: member.key,
+      body: { label: "elsewhere", scopes: ["*"], scoped_organizations: [elsewhere.organization.id] },
+    });
+    expect(outside.status).toBe(201);
+    const members = `/api/organizations/${organization.id}/members`;
+    expect((await api("GET", members, { key: outside.body.value })).status).toBe(403);
+    expect((await api("GET", members, { key: reaching.value })).status).toBe(200);
+  });
+
+  it("each organization's log shows the key's reach within it, never another organization's ids", async () => {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    const member = await addMember(first.organization.id, MembershipLevel.member);
+    await addMembership(second.organization.id, member.user, MembershipLevel.member);
+    const created = await api("POST", "/api/personal_api_keys", {
+      key: member.key,
+      body: {
+        label: "both",
+        scopes: ["*"],
+        scoped_organizations: [first.organization.id, second.organization.id],
+        scoped_teams: [first.project.id, second.project.id],
+      },
+    });
+    expect(created.status).toBe(201);
+    const narrowed = await api("PATCH", `/api/personal_api_keys/${created.body.id}`, {
+      key: member.key,
+      body: { scoped_teams: [second.project.id] },
+    });
+    expect(narrowed.status).toBe(200);
+    // Another organization's ids are written as null: the lists keep their length and meaning.
+    for (const [own, organizations, teamsBefore, teamsAfter] of [
+      [first, [first.organization.id, null], [first.project.id, null], [null]],
+      [second, [null, second.organization.id], [null, second.project.id], [second.project.id]],
+    ] as const) {
+      const entries = await keyEntries(own.organization.id, own.key, created.body.id);
+      expect(entries.map((entry) => entry.activity)).toEqual(["created", "updated"]);
+      expect(entries[0]!.detail.context).toEqual({
+        scopes: ["*"],
+        scoped_organizations: organizations,
+        scoped_teams: teamsBefore,
+      });
+      expect(entries[1]!.detail.changes).toEqual([
+        { type: "PersonalAPIKey", action: "changed", field: "scoped_teams", before: teamsBefore, after: teamsAfter },
+      ]);
+      const log = await api("GET", `/api/organizations/${own.organization.id}/activity_log`, { key: own.key });
+      const other = own === first ? second : first;
+      expect(log.text).not.toContain(other.organization.id);
+    }
   });
 });
 

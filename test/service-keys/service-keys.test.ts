@@ -237,6 +237,17 @@ describe("service keys", () => {
     expect(personal.body).toEqual(NOT_FOUND);
   });
 
+  it("are rolled only by a key that may do what they do: the new value goes to the caller", async () => {
+    const { organization, key, project } = await setupOrganization();
+    const broad = (await createServiceKey(organization.id, key)).body;
+    const admin = await addMember(organization.id, MembershipLevel.admin, ["organization:write"]);
+    const rolled = await api("POST", `${keysPath(organization.id)}/${broad.id}/roll`, { key: admin.key, body: {} });
+    expect(rolled.status).toBe(403);
+    expect(rolled.body).toEqual(denied("API key cannot grant scope '*' that it does not have itself"));
+    const dashboards = await api("GET", `/api/projects/${project.id}/dashboards`, { key: broad.value });
+    expect(dashboards.status).toBe(200);
+  });
+
   it("expire, roll with an overlap and are revoked like personal keys", async () => {
     const { organization, key } = await setupOrganization();
     const created = (await createServiceKey(organization.id, key)).body;

@@ -73,7 +73,8 @@ const projectArchive = (c: Context<AppEnv>, where: SQL | undefined, withOrganiza
 const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogRoute>, AppEnv> = async (c) => {
   const query = c.req.valid("query");
   const { actor } = c.var;
-  const withOrganization = query.include_organization_scoped === "1";
+  // A key scoped to projects reaches no organization-level entry, as the organization's log refuses it.
+  const withOrganization = query.include_organization_scoped === "1" && actor.scopedTeams.length === 0;
   const visible = (environmentId: number) =>
     withOrganization
       ? or(visibleInProjectLog(actor, environmentId), organizationEntriesForAdmin(actor, environmentId))

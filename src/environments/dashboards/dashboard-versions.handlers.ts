@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
+import { and, eq, exists } from "drizzle-orm";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
 import { etagOf, expectedVersion, preconditionFailed } from "../../platform/conditional-requests";
 import { isNotNullViolation, type Database } from "../../platform/db";
@@ -109,7 +109,18 @@ function restoredTile(
       db
         .update(texts)
         .set({ body: tile.text, lastModifiedById: userId, lastModifiedAt: nowIso() })
-        .where(eq(texts.id, tile.text_id)),
+        // Only a text this dashboard still shows: one moved to another dashboard since is that one's.
+        .where(
+          and(
+            eq(texts.id, tile.text_id),
+            exists(
+              db
+                .select({ id: dashboardTiles.id })
+                .from(dashboardTiles)
+                .where(and(eq(dashboardTiles.textId, texts.id), eq(dashboardTiles.dashboardId, dashboardId))),
+            ),
+          ),
+        ),
     );
   }
   return statements;

@@ -119,6 +119,36 @@ describe("dashboard versions", () => {
     expect((await api("POST", `${path}/versions/7/restore`, { key })).body).toEqual(NOT_FOUND);
   });
 
+  it("restores only what is still on the dashboard: a text tile moved to another one is left as it is", async () => {
+    const { key, organization, project, path, tiles } = await dashboardWithTwoNotes();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const hidden = await createDashboard(key, project.id, { name: "Private" });
+    const hiddenPath = `${dashboardsPath(project.id)}/${hidden.id}`;
+    const moved = await api("PATCH", `${path}/move_tile`, {
+      key,
+      body: { tile: { id: tiles[0]!.id }, toDashboard: hidden.id },
+    });
+    expect(moved.status).toBe(200);
+    expect((await api("PUT", `${hiddenPath}/access_controls`, { key, body: { access_level: "none" } })).status).toBe(
+      200,
+    );
+    const written = await api("PATCH", hiddenPath, {
+      key,
+      body: { tiles: [{ id: tiles[0]!.id, text: { body: "the owner's notes" } }] },
+    });
+    expect(written.status).toBe(200);
+    expect((await api("GET", hiddenPath, { key: member.key })).status).toBe(404);
+
+    // The member, an editor of the first dashboard, restores the version that held the moved tile.
+    const restored = await api("POST", `${path}/versions/2/restore`, { key: member.key });
+    expect(restored.status).toBe(200);
+    expect(restored.body.tiles.map((tile: Tile) => tile.text?.body)).toEqual(["second"]);
+    const privateNow = await api("GET", hiddenPath, { key });
+    expect(privateNow.body.tiles.map((tile: Tile) => [tile.id, tile.text?.body])).toEqual([
+      [tiles[0]!.id, "the owner's notes"],
+    ]);
+  });
+
   it("hides the versions of a dashboard a member cannot see (404); a restore needs edit rights (403)", async () => {
     const { key, organization, project, id, path } = await dashboardWithTwoNotes();
     const hidden = await addMember(organization.id, MembershipLevel.member);

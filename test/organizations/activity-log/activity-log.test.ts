@@ -367,6 +367,17 @@ describe("PostHog's page mode and filters", () => {
     const other = await setupOrganization();
     await promoteMembers(other, 1);
     expect(await scopes(organization.key, "?include_organization_scoped=1&page=1")).toHaveLength(2);
+
+    // A key scoped to the project reaches the project, not the organization: none of its own entries.
+    const scopedToProject = await createApiKey(organization.owner, { scopedTeams: [organization.project.id] });
+    const serviceKey = await api("POST", `/api/organizations/${organization.organization.id}/service_keys`, {
+      key: organization.key,
+      body: { label: "one project", scopes: ["activity_log:read"], scoped_teams: [organization.project.id] },
+    });
+    expect(serviceKey.status).toBe(201);
+    for (const key of [scopedToProject.value, serviceKey.body.value]) {
+      expect(await scopes(key, "?include_organization_scoped=1")).toEqual(["Dashboard"]);
+    }
   });
 });
 
