@@ -24,7 +24,7 @@ import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
-import { inJsonList, type Database } from "../platform/db";
+import { inJsonList, isNotNullViolation, whileHolds, type Database } from "../platform/db";
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { membershipOfCaller } from "../platform/route-context/project";
 import { writeWithActivity } from "../platform/activity-log/resource-activity";
@@ -90,12 +90,7 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
     projectOrganizations,
   } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
   assertLifetimeWithinPolicy(input.expires_at ?? null, lifetimes);
-  if (keyCount >= MAX_KEYS_PER_USER) {
-    throw validationError(
-      "max_keys",
-      `You can only have ${MAX_KEYS_PER_USER} personal API keys. Remove an existing key before creating a new one.`,
-    );
-  }
+  if (keyCount >= MAX_KEYS_PER_USER) throw tooManyKeys();
 
   const key = await newKeyValues(API_KEY_PREFIX, input.expires_at);
   const row: KeyRow = {
@@ -107,13 +102,27 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
     scopedTeams,
     ...key.columns,
   };
-  await writeWithActivity(
-    db,
-    db.insert(personalApiKeys).values(row),
-    ...personalApiKeyEntries(c, "created", row, reachable, projectOrganizations),
-  );
+  // The limit again, in the write: of concurrent creates, those past it fail whole.
+  const held = sql`(select ${users.personalApiKeyCount} from ${users} where ${users.id} = ${actor.userId})`;
+  const belowLimit = sql`${held} < ${MAX_KEYS_PER_USER}`;
+  try {
+    await writeWithActivity(
+      db,
+      db.insert(personalApiKeys).values({ ...row, userId: whileHolds(actor.userId, belowLimit) }),
+      ...personalApiKeyEntries(c, "created", row, reachable, projectOrganizations),
+    );
+  } catch (error) {
+    if (isNotNullViolation(error)) throw tooManyKeys();
+    throw error;
+  }
   return c.json({ ...toPersonalApiKey(row), value: key.value }, 201);
 };
+
+const tooManyKeys = () =>
+  validationError(
+    "max_keys",
+    `You can only have ${MAX_KEYS_PER_USER} personal API keys. Remove an existing key before creating a new one.`,
+  );
 
 /** The calling key itself: PostHog's clients read it to learn what they may do, and until when. */
 export const retrieveCallingApiKey: RouteHandler<typeof retrieveCurrentKey, AppEnv> = async (c) => {

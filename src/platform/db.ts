@@ -166,6 +166,13 @@ export const isUniqueViolation = (error: unknown) => failedConstraint(error, "UN
 /** Lets a batch take a value from a row that must still exist: no row, no value, no batch. */
 export const isNotNullViolation = (error: unknown) => failedConstraint(error, "NOT NULL");
 
+/**
+ * `value` while `condition` holds when the statement runs, else null: written into a NOT NULL
+ * column, it fails the whole batch (`isNotNullViolation`) rather than pass a limit that a
+ * concurrent request reached after this one read it.
+ */
+export const whileHolds = <T>(value: T, condition: SQL) => sql<T>`(select ${value} where ${condition})`;
+
 /** D1 binds at most 100 parameters to one statement. */
 export const D1_MAX_BOUND_PARAMETERS = 100;
 

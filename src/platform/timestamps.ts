@@ -6,9 +6,21 @@ import { z } from "@hono/zod-openapi";
  */
 export const Timestamp = z.string().openapi({ format: "date-time", example: "2026-01-01T00:00:00.000Z" });
 
-/** DRF's wording for a date-time it cannot read; stored and returned in UTC with `Z`. */
-export const TimestampInput = z.iso.datetime({
-  offset: true,
-  error:
-    "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
-});
+/** The times an input may name, in UTC: those whose ISO form has a four-digit year, as every stored time. */
+const EARLIEST = Date.parse("0001-01-01T00:00:00.000Z");
+const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
+
+/**
+ * DRF's wording for a date-time it cannot read; stored and returned in UTC with `Z`. A time whose
+ * UTC form leaves the years 1 to 9999 (`9999-12-31T23:59:59-05:00`) is refused: its ISO form
+ * (`+010000-...`) is no RFC 3339 date-time, and stored times are compared as text.
+ */
+export const TimestampInput = z.iso
+  .datetime({
+    offset: true,
+    error:
+      "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
+  })
+  .refine((value) => Date.parse(value) >= EARLIEST && Date.parse(value) <= LATEST, {
+    error: "Datetime is out of range: in UTC it must fall within the years 1 to 9999.",
+  });

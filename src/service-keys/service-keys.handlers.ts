@@ -15,7 +15,7 @@ import {
   storedTime,
 } from "../platform/auth/key-lifecycle";
 import { keyRateLimits } from "../platform/auth/rate-limit";
-import { inJsonList, type Database } from "../platform/db";
+import { inJsonList, isNotNullViolation, whileHolds, type Database } from "../platform/db";
 import type { AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
@@ -99,13 +99,7 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
   assertLifetimeWithinPolicy(input.expires_at ?? null, [organization.apiKeyMaxLifetimeDays]);
   assertWithinCallerKey(actor, scopes, [organization.id]);
   const held = await assertProjectsOfOrganization(db, organization.id, scopedTeams);
-  if (held >= MAX_SERVICE_KEYS_PER_ORGANIZATION) {
-    throw validationError(
-      "max_keys",
-      `An organization can only have ${MAX_SERVICE_KEYS_PER_ORGANIZATION} service keys. ` +
-        "Revoke one before creating another.",
-    );
-  }
+  if (held >= MAX_SERVICE_KEYS_PER_ORGANIZATION) throw tooManyServiceKeys();
   const key = await newKeyValues(SERVICE_KEY_PREFIX, input.expires_at);
   const row: KeyRow = {
     id: uuid7(),
@@ -116,18 +110,33 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
     scopedTeams,
     ...key.columns,
   };
-  await writeWithActivity(
-    db,
-    db.insert(serviceApiKeys).values(row),
-    serviceKeyActivity.record(c, "created", {
-      organizationId: organization.id,
-      itemId: row.id,
-      name: row.label,
-      context: entryContext(row),
-    }),
-  );
+  // The limit again, in the write: of concurrent creates, those past it fail whole.
+  const heldNow = db.$count(serviceApiKeys, eq(serviceApiKeys.organizationId, organization.id));
+  const belowLimit = sql`${heldNow} < ${MAX_SERVICE_KEYS_PER_ORGANIZATION}`;
+  try {
+    await writeWithActivity(
+      db,
+      db.insert(serviceApiKeys).values({ ...row, organizationId: whileHolds(organization.id, belowLimit) }),
+      serviceKeyActivity.record(c, "created", {
+        organizationId: organization.id,
+        itemId: row.id,
+        name: row.label,
+        context: entryContext(row),
+      }),
+    );
+  } catch (error) {
+    if (isNotNullViolation(error)) throw tooManyServiceKeys();
+    throw error;
+  }
   return c.json({ ...toServiceKey(row), value: key.value }, 201);
 };
+
+const tooManyServiceKeys = () =>
+  validationError(
+    "max_keys",
+    `An organization can only have ${MAX_SERVICE_KEYS_PER_ORGANIZATION} service keys. ` +
+      "Revoke one before creating another.",
+  );
 
 /** The key the path names, in the organization the route resolved. */
 async function keyOfPath(c: Context<AppEnv>) {

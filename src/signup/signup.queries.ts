@@ -11,6 +11,7 @@ import {
 } from "../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Database } from "../platform/db";
+import { MembershipLevel } from "../platform/levels";
 import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
 import { ruleOfMember } from "../platform/access-rules/member-rule";
 import { grantableLevelInSql } from "../platform/access-rules/grantable-level";
@@ -70,6 +71,19 @@ const grantable = grantableLevelInSql(
   sql`json_extract(access.value, '$.level')`,
 );
 
+/**
+ * The level the membership gets: the invite's, held to what its inviter holds when it is redeemed
+ * (an inviter demoted or gone since grants a member's), so that no one regains a level they lost
+ * through an invite they sent before.
+ */
+function levelGranted(invite: InviteRow) {
+  const inviterLevel = sql`(select ${organizationMemberships.level} from ${organizationMemberships}
+    where ${organizationMemberships.organizationId} = ${invite.organizationId}
+      and ${organizationMemberships.userId} = ${inviteColumn(invite.id, invites.createdById)})`;
+  const granted = inviteColumn(invite.id, invites.level);
+  return sql<number>`min(${granted}, coalesce(${inviterLevel}, ${MembershipLevel.member}))`;
+}
+
 /** The joining's entries in the activity log, for the membership it creates. */
 export type JoinEntries = (membershipId: string) => { joined: Statement; accepted: Statement };
 
@@ -117,7 +131,7 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, e
       id: membershipId,
       organizationId: invite.organizationId,
       userId,
-      level: inviteColumn(invite.id, invites.level),
+      level: levelGranted(invite),
       joinedAt: now,
       updatedAt: now,
     }),

@@ -323,6 +323,28 @@ describe("GET /api/personal_api_keys", () => {
     expect(listed.body[0].id).toBe(tenth.body.id);
     expect(listed.cost.queries).toBe(1);
   });
+
+  it("holds the limit under concurrent creates: the ones past it get the same 400 and write nothing", async () => {
+    const { organization, key } = await setupOrganization();
+    const creates = await Promise.all(
+      Array.from({ length: 12 }, (_, index) =>
+        api("POST", "/api/personal_api_keys", { key, body: { label: `parallel ${index}`, scopes: ["*"] } }),
+      ),
+    );
+    expect(creates.filter((response) => response.status === 201)).toHaveLength(9);
+    for (const refused of creates.filter((response) => response.status !== 201)) {
+      expect(refused.body).toEqual(
+        errorBody(
+          "validation_error",
+          "max_keys",
+          "You can only have 10 personal API keys. Remove an existing key before creating a new one.",
+        ),
+      );
+    }
+    expect((await api("GET", "/api/personal_api_keys", { key })).body).toHaveLength(10);
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?scope=PersonalAPIKey`, { key });
+    expect(log.body.results).toHaveLength(9);
+  });
 });
 
 describe("GET and DELETE /api/personal_api_keys/:id", () => {

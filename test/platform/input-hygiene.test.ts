@@ -285,3 +285,67 @@ describe("response headers", () => {
     expect(joined.headers.get("Cache-Control")).toBe("no-store");
   });
 });
+
+describe("times", () => {
+  /** The last second of 9999 in New York: the first hours of the year 10000 in UTC. */
+  const PAST_9999_IN_UTC = "9999-12-31T23:59:59-05:00";
+  const BEFORE_YEAR_1_IN_UTC = "0001-01-01T00:00:00+01:00";
+  const OUT_OF_RANGE = "Datetime is out of range: in UTC it must fall within the years 1 to 9999.";
+
+  it("refuses, on every time a client sends, one whose UTC form leaves the years 1 to 9999", async () => {
+    const team = await setupOrganization();
+    const dashboard = await api("POST", `/api/environments/${team.project.id}/dashboards`, {
+      key: team.key,
+      body: { name: "Far" },
+    });
+    expect(dashboard.status).toBe(201);
+    const export_ = {
+      name: "Until the end",
+      interval: "hour",
+      destination: { type: "HTTP", config: { url: "https://h.example.com", token: "t" } },
+    };
+    const refused = (attr: string) => errorBody("validation_error", "invalid_input", OUT_OF_RANGE, attr);
+    for (const time of [PAST_9999_IN_UTC, BEFORE_YEAR_1_IN_UTC]) {
+      const requests: [string, string, Record<string, unknown>, string][] = [
+        ["POST", "/api/personal_api_keys", { label: "forever", scopes: ["*"], expires_at: time }, "expires_at"],
+        ["POST", `/api/environments/${team.project.id}/batch_exports`, { ...export_, end_at: time }, "end_at"],
+        [
+          "PATCH",
+          `/api/environments/${team.project.id}/dashboards/${dashboard.body.id}/sharing`,
+          { enabled: true, expires_at: time },
+          "expires_at",
+        ],
+      ];
+      for (const [method, path, body, attr] of requests) {
+        await expectRefusedUnchanged(() => api(method, path, { key: team.key, body }), 400, refused(attr));
+      }
+      const after = encodeURIComponent(time);
+      const log = await api("GET", `/api/organizations/${team.organization.id}/activity_log?after=${after}`, {
+        key: team.key,
+      });
+      expectError(log, 400, refused("after"));
+    }
+    // A webhook settles in the background after its creation: its recovery is checked apart.
+    const webhook = await api("POST", `/api/organizations/${team.organization.id}/webhooks`, {
+      key: team.key,
+      body: { url: "https://receiver.example.com/hook", events: ["Dashboard.deleted"] },
+    });
+    expect(webhook.status).toBe(201);
+    const recover = await api(
+      "POST",
+      `/api/organizations/${team.organization.id}/webhooks/${webhook.body.id}/recover`,
+      {
+        key: team.key,
+        body: { since: "2026-01-01T00:00:00Z", until: PAST_9999_IN_UTC },
+      },
+    );
+    expectError(recover, 400, refused("until"));
+    // The last moment of 9999 in UTC is a time like any other.
+    const lastMoment = await api("POST", "/api/personal_api_keys", {
+      key: team.key,
+      body: { label: "late", scopes: ["*"], expires_at: "9999-12-31T23:59:59Z" },
+    });
+    expect(lastMoment.status).toBe(201);
+    expect(lastMoment.body.expires_at).toBe("9999-12-31T23:59:59.000Z");
+  });
+});

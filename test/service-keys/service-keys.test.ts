@@ -237,6 +237,29 @@ describe("service keys", () => {
     expect(personal.body).toEqual(NOT_FOUND);
   });
 
+  it("are at most 20 an organization, however many are created at once; the others get 400 max_keys", async () => {
+    const { organization, key } = await setupOrganization();
+    const creates = await Promise.all(
+      Array.from({ length: 24 }, (_, index) =>
+        api("POST", keysPath(organization.id), { key, body: { label: `parallel ${index}`, scopes: ["project:read"] } }),
+      ),
+    );
+    expect(creates.filter((response) => response.status === 201)).toHaveLength(20);
+    for (const refused of creates.filter((response) => response.status !== 201)) {
+      expect(refused.body).toEqual(
+        errorBody(
+          "validation_error",
+          "max_keys",
+          "An organization can only have 20 service keys. Revoke one before creating another.",
+        ),
+      );
+    }
+    expect((await api("GET", keysPath(organization.id), { key })).body).toHaveLength(20);
+    const again = await api("POST", keysPath(organization.id), { key, body: { label: "one more", scopes: ["*"] } });
+    expect(again.status).toBe(400);
+    expect(again.body.code).toBe("max_keys");
+  });
+
   it("are rolled only by a key that may do what they do: the new value goes to the caller", async () => {
     const { organization, key, project } = await setupOrganization();
     const broad = (await createServiceKey(organization.id, key)).body;

@@ -437,6 +437,58 @@ describe("POST /api/signup, the token in the body", () => {
   });
 });
 
+describe("an invite's level when it is redeemed", () => {
+  /** Joins by `token` as a new user and answers the level the membership got. */
+  async function joinedLevel(organizationId: string, ownerKey: string, token: string, email: string) {
+    const joined = await api("POST", "/api/signup", { body: { token } });
+    expect(joined.status).toBe(201);
+    const members = await api("GET", `/api/organizations/${organizationId}/members?email=${email}`, { key: ownerKey });
+    return members.body.results[0].level as number;
+  }
+
+  it("is held to what the inviter holds then: a demoted owner's owner invite makes a member", async () => {
+    const { organization, key } = await setupOrganization();
+    const second = await addMember(organization.id, MembershipLevel.owner);
+    const kept = await addMember(organization.id, MembershipLevel.admin);
+    const invite = async (inviterKey: string, email: string, level: number) => {
+      const invited = await api("POST", `/api/organizations/${organization.id}/invites`, {
+        key: inviterKey,
+        body: { target_email: email, level, send_email: false },
+      });
+      expect(invited.status).toBe(201);
+      return invited.body.token as string;
+    };
+    const fromDemoted = await invite(second.key, "demoted-owner-alt@example.com", MembershipLevel.owner);
+    const fromKept = await invite(kept.key, "kept-admin-alt@example.com", MembershipLevel.admin);
+    const demoted = await api("PATCH", `/api/organizations/${organization.id}/members/${second.user.uuid}`, {
+      key,
+      body: { level: MembershipLevel.member },
+    });
+    expect(demoted.status).toBe(200);
+
+    expect(await joinedLevel(organization.id, key, fromDemoted, "demoted-owner-alt@example.com")).toBe(
+      MembershipLevel.member,
+    );
+    expect(await joinedLevel(organization.id, key, fromKept, "kept-admin-alt@example.com")).toBe(MembershipLevel.admin);
+  });
+
+  it("is a member's when the inviter has left the organization", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const invited = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key: admin.key,
+      body: { target_email: "left-admin-alt@example.com", level: MembershipLevel.admin, send_email: false },
+    });
+    expect(invited.status).toBe(201);
+    const removed = await api("DELETE", `/api/organizations/${organization.id}/members/${admin.user.uuid}`, { key });
+    expect(removed.status).toBe(204);
+
+    expect(await joinedLevel(organization.id, key, invited.body.token, "left-admin-alt@example.com")).toBe(
+      MembershipLevel.member,
+    );
+  });
+});
+
 describe("the acceptance token", () => {
   it("is the only way in: an invite id, a malformed, unknown or superseded token all answer the same 404", async () => {
     const { organization, key } = await setupOrganization();

@@ -2,10 +2,9 @@ import { z } from "@hono/zod-openapi";
 import { EXPORT_FORMATS } from "../../platform/activity-log/export-format";
 import { ACTIVITY_SCOPES } from "../../platform/activity-log/vocabulary";
 import { UserBasic } from "../../platform/user-basic";
-import { Timestamp } from "../../platform/timestamps";
+import { Timestamp, TimestampInput } from "../../platform/timestamps";
 
-const time = (description: string) =>
-  z.string().datetime({ offset: true }).openapi({ description, example: "2026-01-01T00:00:00Z" });
+const time = (description: string) => TimestampInput.openapi({ description, example: "2026-01-01T00:00:00Z" });
 
 export const ActivityLogExportInput = z
   .object({

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { ACTIVITY_EVENTS } from "../../platform/activity-log/vocabulary";
 import { UserBasic } from "../../platform/user-basic";
-import { Timestamp } from "../../platform/timestamps";
+import { Timestamp, TimestampInput } from "../../platform/timestamps";
 
 const EventName = z
   .string()
@@ -64,8 +64,8 @@ export const RotateSecretInput = z.object({
 
 export const RecoverInput = z
   .object({
-    since: z.string().datetime({ offset: true }).openapi({ example: "2026-01-01T00:00:00Z" }),
-    until: z.string().datetime({ offset: true }).optional().openapi({ description: "Default: now." }),
+    since: TimestampInput.openapi({ example: "2026-01-01T00:00:00Z" }),
+    until: TimestampInput.optional().openapi({ description: "Default: now." }),
   })
   .refine((input) => input.until === undefined || Date.parse(input.since) < Date.parse(input.until), {
     path: ["until"],

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { UserBasic } from "../user-basic";
 import { MAX_PAGE_SIZE } from "../pagination";
 import { ACTIVITY_NAMES, ACTIVITY_SCOPES } from "./vocabulary";
-import { Timestamp } from "../timestamps";
+import { Timestamp, TimestampInput } from "../timestamps";
 
 const Change = z
   .object({
@@ -81,7 +81,7 @@ export const ActivityLogPage = z
   .openapi("PaginatedActivityLogList");
 
 const time = (description: string) =>
-  z.string().datetime({ offset: true }).optional().openapi({ description, example: "2026-01-01T00:00:00Z" });
+  TimestampInput.optional().openapi({ description, example: "2026-01-01T00:00:00Z" });
 
 export const ActivityLogQuery = z.object({
   scope: z

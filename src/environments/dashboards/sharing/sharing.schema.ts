@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { dashboardPathId } from "../../../platform/path-ids";
 import { ProjectParams } from "../../../platform/route-context";
-import { Timestamp } from "../../../platform/timestamps";
+import { Timestamp, TimestampInput } from "../../../platform/timestamps";
 import { ACCESS_LEVELS } from "../../../platform/access-rules/dashboard-rights";
 import { emailAddress } from "../../../platform/input-limits";
 
@@ -83,7 +83,7 @@ export const UpdateSharingInput = z
       .unknown()
       .optional()
       .openapi({ description: `An object of booleans; only ${SHARING_SETTINGS_KEYS.join(", ")} are kept.` }),
-    expires_at: z.string().datetime({ offset: true }).nullable().optional(),
+    expires_at: TimestampInput.nullable().optional(),
     password_required: z.boolean().optional(),
     allowed_emails: z
       .array(emailAddress())
