@@ -47,8 +47,8 @@ export type Actor = {
   scopedOrganizations: string[];
   /** Empty: every project of the user. */
   scopedTeams: number[];
-  /** The scope the route requires (`apiRoute` sets it): what an organization's key policy is checked against. */
-  requestScope?: string | null;
+  /** The scopes the route requires (`apiRoute` sets them): what an organization's key policy is checked against. */
+  requestScopes?: readonly string[];
 };
 
 /**

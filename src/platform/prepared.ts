@@ -14,7 +14,7 @@ const SHAPES_KEPT_AT_MOST = 256;
  * sentinels they were built with, and drizzle's own mapping turns rows into the same results.
  * Parameters are numbered (`?1`): a value the statement reads many times is bound once.
  *
- * What is a shape and what is a value: the actor's `kind`, `scopes` and `requestScope`, whether a
+ * What is a shape and what is a value: the actor's `kind`, `scopes` and `requestScopes`, whether a
  * key scope list is empty, `undefined`, `null`, booleans and the string `@current` are the shape;
  * every other number and string (the actor's ids, a scope list as the JSON `inJsonList` binds) is
  * a value. A builder wrapped here may use values only as bound SQL values (a list whole, never its
@@ -60,7 +60,7 @@ type PreparedShape = { single: boolean; statements: PreparedStatement[] };
 /** A value of the arguments, in the order `describe` finds them; a list binds as its JSON (`inJsonList`). */
 type Value = string | number | unknown[];
 
-const ACTOR_SHAPE_FIELDS: readonly string[] = ["kind", "scopes", "requestScope"];
+const ACTOR_SHAPE_FIELDS: readonly string[] = ["kind", "scopes", "requestScopes"];
 
 const isShape = (arg: unknown) =>
   arg === undefined ||

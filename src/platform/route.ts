@@ -61,13 +61,17 @@ function operationIdFor(method: string, path: string): string {
   return [...names, verb].join("_");
 }
 
-const requireScope = (scope: Scope | null) =>
+const requireScopes = (scopes: readonly Scope[]) =>
   createMiddleware<AppEnv>(async (c, next) => {
-    if (scope !== null) assertScope(c.var.actor, scope);
-    // The organization's key policy is checked against it once the organization is known (route-context/).
-    c.set("actor", { ...c.var.actor, requestScope: scope });
+    for (const scope of scopes) assertScope(c.var.actor, scope);
+    // The organization's key policy is checked against them once the organization is known (route-context/).
+    c.set("actor", { ...c.var.actor, requestScopes: scopes });
     await next();
   });
+
+/** A route's scopes as a list: none, one, or all of several. */
+const scopesOf = (scope: ApiRouteConfig["scope"]): readonly Scope[] =>
+  scope === null ? [] : typeof scope === "string" ? [scope] : scope;
 
 /** Why a service key is refused: it acts as an organization, and this route is a person's (docs/keys.md). */
 export const SERVICE_KEY_REFUSED =
@@ -83,8 +87,10 @@ const admitServiceKeys = (admitted: boolean) =>
 const LEVEL_NAMES: Record<number, string> = { 8: "an admin or owner", 15: "an owner" };
 
 /** What the operation's description says it needs, before the route's own description. */
-function requirementsOf(scope: Scope | null, level: number | undefined): string {
-  const key = scope === null ? "Any valid key may call it." : `Requires the scope \`${scope}\`.`;
+function requirementsOf(scopes: readonly Scope[], level: number | undefined): string {
+  const named = scopes.map((scope) => `\`${scope}\``).join(" and ");
+  const key =
+    scopes.length === 0 ? "Any valid key may call it." : `Requires the scope${scopes.length > 1 ? "s" : ""} ${named}.`;
   return level === undefined
     ? key
     : `${key} The caller must be ${LEVEL_NAMES[level] ?? `at level ${level}`} of the organization.`;
@@ -103,8 +109,11 @@ type ContextConfig =
 
 type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> &
   ContextConfig & {
-    /** The personal API key scope the route requires; `null` lets every valid key call it. */
-    scope: Scope | null;
+    /**
+     * The personal API key scope the route requires, or scopes it requires all of (a webhook's
+     * subscription reads the activity log too); `null` lets every valid key call it.
+     */
+    scope: Scope | readonly [Scope, ...Scope[]] | null;
     /**
      * Whether an organization's service key may call it (as that organization, at admin level).
      * Routes that act on people, ownership or keys never do (docs/keys.md, "Service keys").
@@ -122,17 +131,18 @@ type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> &
 export function apiRoute<const R extends ApiRouteConfig>(config: R) {
   const { scope, middleware = [], context, level, reads, serviceKeys = false, ...route } = config;
   const contextCheck = context === undefined ? [] : [requireContext(context, level, route.method !== "get", reads)];
+  const scopes = scopesOf(scope);
   return createRoute({
     ...route,
     ...(level === undefined ? {} : { "x-minimum-level": level }),
     ...(serviceKeys ? { "x-service-keys": true } : {}),
     operationId: route.operationId ?? operationIdFor(route.method, route.path),
-    description: [requirementsOf(scope, level), route.description].filter(Boolean).join("\n\n"),
-    security: [{ PersonalAPIKey: scope === null ? [] : [scope] }],
+    description: [requirementsOf(scopes, level), route.description].filter(Boolean).join("\n\n"),
+    security: [{ PersonalAPIKey: [...scopes] }],
     // Authentication, scope and access come before the body is read, as in DRF.
     middleware: [
       authenticate,
-      requireScope(scope),
+      requireScopes(scopes),
       requireKeyReach(routeReach(route.method, route.path)),
       admitServiceKeys(serviceKeys),
       ...contextCheck,

@@ -126,6 +126,22 @@ describe("an organization's key policy", () => {
     expect(adminWrite.body).toEqual(beyondCeiling("project:write"));
     const otherRead = await api("GET", `${organizationPath(organization.id)}/webhooks`, { key: admin.key });
     expect(otherRead.body).toEqual(beyondCeiling("webhook:read"));
+    // A route requiring two scopes is held to the ceiling on each: the one beyond it is named.
+    const webhookCeiling = await api("PATCH", organizationPath(organization.id), {
+      key: ownerKey,
+      body: { personal_api_key_max_scopes: ["dashboard:read", "organization_member:read", "webhook:write"] },
+    });
+    expect(webhookCeiling.status).toBe(200);
+    const subscribe = await api("POST", `${organizationPath(organization.id)}/webhooks`, {
+      key: admin.key,
+      body: { url: "https://receiver.example.com/hook", events: ["*"] },
+    });
+    expect(subscribe.body).toEqual(beyondCeiling("activity_log:read"));
+    const restored = await api("PATCH", organizationPath(organization.id), {
+      key: ownerKey,
+      body: { personal_api_key_max_scopes: ["dashboard:read", "organization_member:read"] },
+    });
+    expect(restored.status).toBe(200);
     const projectRead = await api("GET", `/api/projects/${project.id}`, { key: member.key });
     expect(projectRead.body).toEqual(beyondCeiling("project:read"));
     // The key's own scope is checked first: a key without the scope is told so, not about the policy.

@@ -16,6 +16,8 @@ type Operation = {
   method: string;
   path: string;
   scope: string | undefined;
+  /** Every scope it requires (a few routes require two). */
+  scopes: string[];
   minimumLevel: number | undefined;
   serviceKeys: boolean;
 };
@@ -38,6 +40,7 @@ async function authenticatedOperations(): Promise<Operation[]> {
         method: method.toUpperCase(),
         path,
         scope: operation.security?.[0]?.PersonalAPIKey?.[0],
+        scopes: operation.security?.[0]?.PersonalAPIKey ?? [],
         minimumLevel: operation["x-minimum-level"],
         serviceKeys: operation["x-service-keys"] === true,
       })),
@@ -137,6 +140,27 @@ describe("every authenticated route", () => {
       expect(response.body, label(operation)).toEqual(
         errorBody("authentication_error", "permission_denied", `API key missing required scope '${operation.scope}'`),
       );
+    }
+  });
+
+  it("answers 403 naming the missing one to a key holding all but one of a route's scopes", async () => {
+    const { organization, project, owner } = await setupOrganization();
+    const tenant = { organizationId: organization.id, projectId: project.id };
+    const several = (await authenticatedOperations()).filter((operation) => operation.scopes.length > 1);
+    // Subscribing a webhook reads the activity log: its routes require both.
+    expect(several.map(label)).toEqual([
+      "POST /api/organizations/{organization_id}/webhooks",
+      "PATCH /api/organizations/{organization_id}/webhooks/{id}",
+    ]);
+    for (const operation of several) {
+      for (const missing of operation.scopes) {
+        const others = operation.scopes.filter((scope) => scope !== missing);
+        const key = await createApiKey(owner, { scopes: others });
+        const response = await call(operation, tenant, key.value);
+        expect(response.body, `${label(operation)} without ${missing}`).toEqual(
+          errorBody("authentication_error", "permission_denied", `API key missing required scope '${missing}'`),
+        );
+      }
     }
   });
 

@@ -67,7 +67,8 @@ export const createWebhook = apiRoute({
   middleware: [noStore],
   method: "post",
   path: collection,
-  scope: "webhook:write",
+  // A subscription reads the activity log: a key that may not read it may not subscribe to it.
+  scope: ["webhook:write", "activity_log:read"],
   serviceKeys: true,
   summary: "Subscribe a receiver to activity events; the signing secret is shown this once",
   request: { params: OrganizationParams, body: jsonBody(WebhookCreateInput) },
@@ -89,7 +90,8 @@ export const updateWebhook = apiRoute({
   ...ofPath,
   method: "patch",
   path: item,
-  scope: "webhook:write",
+  // A subscription reads the activity log: a key that may not read it may not subscribe to it.
+  scope: ["webhook:write", "activity_log:read"],
   serviceKeys: true,
   summary: "Change a webhook's URL, events, description, or turn it on or off",
   request: { params: WebhookParams, body: jsonBody(WebhookUpdateInput) },

@@ -48,9 +48,9 @@ export function keyPolicyRefusal(actor: Actor, policy: KeyPolicy): string | unde
   if (!policy.membersCanUsePersonalApiKeys && !isAdmin(policy.organizationLevel)) return PERSONAL_KEYS_NOT_ALLOWED;
   if (policy.keyBlocked) return KEY_BLOCKED;
   const ceiling = policy.personalApiKeyMaxScopes;
-  const required = actor.requestScope;
-  if (ceiling === null || !required || policy.organizationLevel >= MembershipLevel.owner) return undefined;
-  return scopesGrant(ceiling, required) ? undefined : beyondScopeCeiling(required);
+  if (ceiling === null || policy.organizationLevel >= MembershipLevel.owner) return undefined;
+  const beyond = (actor.requestScopes ?? []).find((required) => !scopesGrant(ceiling, required));
+  return beyond === undefined ? undefined : beyondScopeCeiling(beyond);
 }
 
 /** `keyPolicyRefusal` as a 403 naming the rule. */
