@@ -12,6 +12,8 @@ export const DNS_LOOKUP_TIMEOUT_MS = 3000;
 const RECORD_TYPES = { TXT: 16, A: 1, AAAA: 28 } as const;
 export type RecordType = keyof typeof RECORD_TYPES;
 const NO_ERROR = 0;
+/** The name does not exist: an answer, not a failure. */
+const NAME_ERROR = 3;
 
 /** The `application/dns-json` answer of a DNS-over-HTTPS resolver, as Cloudflare and Google serve it. */
 const DnsJsonResponse = z.object({
@@ -30,11 +32,16 @@ function txtText(data: string): string {
 }
 
 /**
- * The records of `name` of one type (the data of each answer) through the resolver's JSON API.
- * A missing name, an error answer, a resolver failure or a timeout all yield none: the caller
- * decides what that means, and never answers 500 for it.
+ * The records of `name` of one type (the data of each answer) through the resolver's JSON API;
+ * none for a name that does not exist. Undefined when the lookup failed (an error answer such as
+ * SERVFAIL, a resolver failure or a timeout): the caller decides what that means, and never
+ * answers 500 for it.
  */
-export async function lookupDnsRecords(resolverUrl: string, name: string, type: RecordType): Promise<string[]> {
+export async function lookupDnsRecords(
+  resolverUrl: string,
+  name: string,
+  type: RecordType,
+): Promise<string[] | undefined> {
   try {
     const url = new URL(resolverUrl || DEFAULT_DNS_RESOLVER_URL);
     url.searchParams.set("name", name);
@@ -45,16 +52,17 @@ export async function lookupDnsRecords(resolverUrl: string, name: string, type: 
     });
     if (!response.ok) throw new Error(`resolver answered ${response.status}`);
     const answer = DnsJsonResponse.parse(await response.json());
-    if (answer.Status !== NO_ERROR) return [];
+    if (answer.Status === NAME_ERROR) return [];
+    if (answer.Status !== NO_ERROR) throw new Error(`resolver answered DNS status ${answer.Status}`);
     return (answer.Answer ?? []).filter((record) => record.type === RECORD_TYPES[type]).map((record) => record.data);
   } catch (error) {
-    // Operators need to tell a broken resolver from a missing record; the caller sees neither.
+    // Operators need to tell a broken resolver from a missing record.
     logLine("warn", { task: "dns lookup", record_type: type, error: errorFields(error) });
-    return [];
+    return undefined;
   }
 }
 
 /** The TXT texts of `name`: verification simply fails when there are none. */
 export async function lookupTxtRecords(resolverUrl: string, name: string): Promise<string[]> {
-  return (await lookupDnsRecords(resolverUrl, name, "TXT")).map(txtText);
+  return ((await lookupDnsRecords(resolverUrl, name, "TXT")) ?? []).map(txtText);
 }

@@ -18,7 +18,7 @@ const payloadTooLarge = () => new ApiError(413, "payload_too_large", "Request bo
  * hono's `bodyLimit` counts bytes as they arrive (chunked bodies included) and stops reading past
  * the limit, so an oversized body never sits in memory whole.
  */
-const limitBodySize = bodyLimit({
+export const limitBodySize = bodyLimit({
   maxSize: MAX_BODY_BYTES,
   onError: () => {
     throw payloadTooLarge();

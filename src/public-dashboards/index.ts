@@ -6,10 +6,10 @@ import { NONCE, secureHeaders } from "hono/secure-headers";
 import { sharePasswordMatches } from "../environments/dashboards/sharing/share-password-hash";
 import type { AppEnv } from "../platform/env";
 import { assertAddressMayLookUp, countAsRefusal, refusal } from "../platform/auth/refused-keys";
-import { ApiError, notAuthenticated, notFound, validationError } from "../platform/errors";
+import { ApiError, notAuthenticated, notFound, parseError, validationError } from "../platform/errors";
 import { constantTimeEqual, nowIso, sha256Hex } from "../platform/ids";
 import { emailAddress } from "../platform/input-limits";
-import { readJsonBody } from "../platform/request-body";
+import { limitBodySize, readJsonBody } from "../platform/request-body";
 import { jsonResponse } from "../platform/route";
 import { createRouter } from "../platform/router";
 import { SharedDashboard, toSharedDashboard } from "./shared-dashboard";
@@ -146,15 +146,27 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
   return asJson ? c.json(found, 200) : c.html(sharedDashboardPage(found, nonce), 200);
 }
 
-/** A JSON unlock's body passes the checks every route's body does (size, UTF-8, depth): 400 else. */
-const checkedJsonBody = createMiddleware<AppEnv>(async (c, next) =>
-  isJsonRequest(c) ? every(...readJsonBody)(c, next) : next(),
+/**
+ * A JSON unlock's body passes the checks every route's body does (size, UTF-8, depth); a form's,
+ * the same size limit (413).
+ */
+const checkedBody = createMiddleware<AppEnv>(async (c, next) =>
+  isJsonRequest(c) ? every(...readJsonBody)(c, next) : limitBodySize(c, next),
 );
+
+/** A form hono cannot read (a multipart body without its boundary, or cut short) is the visitor's error. */
+const unreadableForm = () => parseError("Form parse error - The body is not a well-formed form.");
 
 /** What a visitor posted: the page's form, or PostHog's JSON; `field` reads a string field. */
 async function postedFields(c: Context<AppEnv>) {
   const isJson = isJsonRequest(c);
-  const body: unknown = isJson ? await c.req.json().catch(() => ({})) : await c.req.parseBody();
+  const body: unknown = isJson
+    ? await c.req.json().catch(() => ({}))
+    : await c.req.parseBody().catch((error: unknown) => {
+        // The size limit's own answer (413) stands.
+        if (error instanceof ApiError) throw error;
+        throw unreadableForm();
+      });
   const field = (name: string) => {
     const value = typeof body === "object" && body !== null ? (body as Record<string, unknown>)[name] : undefined;
     return typeof value === "string" ? value : undefined;
@@ -248,7 +260,7 @@ async function unlockSharedDashboard(c: Context<AppEnv>) {
 
 export const sharedRouter = createRouter();
 sharedRouter.get("/shared/:access_token", publicPageHeaders, serveSharedDashboard);
-sharedRouter.post("/shared/:access_token", publicPageHeaders, checkedJsonBody, unlockSharedDashboard);
+sharedRouter.post("/shared/:access_token", publicPageHeaders, checkedBody, unlockSharedDashboard);
 const SharedParams = z.object({
   access_token: z.string().openapi({ description: "The token, optionally followed by `.json`." }),
 });

@@ -283,4 +283,23 @@ describe("password-protected share links", () => {
     // Even the right password waits for the window to end.
     expect((await postForm(`/shared/${token}`, "correct horse", from)).status).toBe(429);
   });
+
+  it("answers a form it cannot read with 400 and one over 1 MiB with 413, as every route's body", async () => {
+    const { token } = await setupProtected();
+    const post = (body: string, contentType: string) =>
+      api("POST", `/shared/${token}`, { body, headers: { "Content-Type": contentType } });
+    const unreadable = errorBody(
+      "validation_error",
+      "parse_error",
+      "Form parse error - The body is not a well-formed form.",
+    );
+    expect(await post("garbage", "multipart/form-data")).toMatchObject({ status: 400, body: unreadable });
+    const cutShort = '--x\r\nContent-Disposition: form-data; name="password"\r\n\r\nabc\r\n';
+    expect(await post(cutShort, "multipart/form-data; boundary=x")).toMatchObject({ status: 400, body: unreadable });
+    const tooLarge = await post(`password=${"a".repeat(1_100_000)}`, "application/x-www-form-urlencoded");
+    expect(tooLarge.status).toBe(413);
+    expect(tooLarge.body).toEqual(
+      errorBody("invalid_request", "payload_too_large", "Request body is too large (over 1 MiB)."),
+    );
+  });
 });

@@ -81,17 +81,20 @@ export function assertReceiverUrl(value: string, env: Pick<Bindings, "WEBHOOKS_A
 
 /**
  * Whether a receiver's host may be reached: an address literal must be globally reachable; a
- * name must resolve (A and AAAA, through the DoH resolver) and every address it gives must be,
- * so that a name pointing at an internal address is refused at delivery time too. The fetch
- * resolves the name again, so this narrows rebinding to the moments between the two lookups.
+ * name must resolve (A and AAAA, through the DoH resolver, both lookups answered: one that failed
+ * could hide an internal address) and every address it gives must be, so that a name pointing at
+ * an internal address is refused at delivery time too. The fetch resolves the name again, so this
+ * narrows rebinding to the moments between the two lookups.
  */
 async function receiverHostAllowed(env: Pick<Bindings, "DNS_RESOLVER_URL">, host: string): Promise<boolean> {
   if (isPrivateHost(host)) return false;
   const name = withoutTrailingDot(host);
   if (literalAddress(name)) return true;
-  const answers = (
-    await Promise.all((["A", "AAAA"] as const).map((type) => lookupDnsRecords(env.DNS_RESOLVER_URL, name, type)))
-  ).flat();
+  const lookups = await Promise.all(
+    (["A", "AAAA"] as const).map((type) => lookupDnsRecords(env.DNS_RESOLVER_URL, name, type)),
+  );
+  if (lookups.some((records) => records === undefined)) return false;
+  const answers = lookups.flat() as string[];
   return answers.length > 0 && answers.every(isPublicAnswer);
 }
 

@@ -702,6 +702,40 @@ describe("deliveries", () => {
     expect(posted).toEqual([]);
   });
 
+  it("refuses a name whose A or AAAA lookup failed (SERVFAIL, resolver down)", async () => {
+    env.WEBHOOKS_ALLOW_INSECURE = "";
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { url: "https://rebind.example.com/hook", enabled: false });
+    const posted: string[] = [];
+    let failing: "A" | "AAAA" | undefined;
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const url = new Request(input, init).url;
+      if (url.startsWith(env.DNS_RESOLVER_URL)) {
+        const type = new URL(url).searchParams.get("type");
+        if (type === failing)
+          return failing === "AAAA" ? Response.json({ Status: 2 }) : new Response("", { status: 503 });
+        const answer = type === "A" ? [{ type: 1, data: "93.184.215.14" }] : [];
+        return Response.json({ Status: 0, Answer: answer });
+      }
+      posted.push(url);
+      return new Response("ok");
+    });
+    const test = () => api("POST", `${webhooksPath(organization)}/${id}/test`, { key: organization.key });
+    for (const failed of ["AAAA", "A"] as const) {
+      failing = failed;
+      expect((await test()).body, failed).toMatchObject({
+        ok: false,
+        status_code: null,
+        error: "The receiver's host does not resolve to a public address.",
+      });
+    }
+    expect(posted).toEqual([]);
+    // Both answered, the public address alone (no AAAA record): the receiver is posted to.
+    failing = undefined;
+    expect((await test()).body).toMatchObject({ ok: true, status_code: 200 });
+    expect(posted).toEqual(["https://rebind.example.com/hook"]);
+  });
+
   it("posts a signed webhook.test event on demand and says how the receiver answered", async () => {
     const organization = await setupOrganization();
     const { id, secret } = await subscribe(organization);
