@@ -210,6 +210,27 @@ describe("password-protected share links", () => {
     expect((await api("GET", sharingPath, { key })).body.share_passwords).toHaveLength(1);
   });
 
+  it("holds at most 10 passwords, however many are created at once: each is a key derivation per wrong guess", async () => {
+    const { key, sharingPath } = await setupProtected();
+    const creates = await Promise.all(
+      Array.from({ length: 11 }, (_, index) =>
+        api("POST", `${sharingPath}/passwords`, { key, body: { raw_password: `password number ${index}` } }),
+      ),
+    );
+    // One exists already.
+    expect(creates.filter((response) => response.status === 201)).toHaveLength(9);
+    for (const refused of creates.filter((response) => response.status !== 201)) {
+      expect(refused.body).toEqual(
+        errorBody(
+          "validation_error",
+          "max_length",
+          "A share link holds at most 10 passwords. Delete one before creating another.",
+        ),
+      );
+    }
+    expect((await api("GET", sharingPath, { key })).body.share_passwords).toHaveLength(10);
+  });
+
   it("refuses passwords before password_required, and too short ones", async () => {
     const { key, sharingPath } = await setupLink();
     const early = await api("POST", `${sharingPath}/passwords`, { key, body: { raw_password: "correct horse" } });

@@ -2,6 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { SharingSettings } from "../../../db/schema";
 import { emailTransportConfigured } from "../../../platform/email-transport";
 import { personOf, type AppEnv } from "../../../platform/env";
+import { isNotNullViolation } from "../../../platform/db";
 import { notFound, permissionDenied, validationError } from "../../../platform/errors";
 import { nowIso, randomUrlSafeToken, uuid7 } from "../../../platform/ids";
 import { projectRead } from "../../../platform/route-context";
@@ -13,6 +14,7 @@ import { selectDashboard, type DashboardRow } from "../dashboards.queries";
 import {
   deleteSharePassword,
   insertSharePassword,
+  MAX_SHARE_PASSWORDS,
   newAccessToken,
   selectSharePasswords,
   selectSharing,
@@ -175,12 +177,19 @@ const passwordProtected = (current: SharingRow | undefined) => {
   return current;
 };
 
+const tooManyPasswords = () =>
+  validationError(
+    "max_length",
+    `A share link holds at most ${MAX_SHARE_PASSWORDS} passwords. Delete one before creating another.`,
+  );
+
 /** PostHog's: a random password when none is given, shown in the answer and never again. */
 export const createSharePassword: Handler<"createPassword"> = async (c) => {
   const input = c.req.valid("json");
-  const [[dashboard], , [current]] = sharingOfPath.results(c);
+  const [[dashboard], , [current], held] = sharingOfPath.results(c);
   const { dashboard: shared } = editableDashboard(c, dashboard);
   const { dashboardId } = passwordProtected(current);
+  if (held.length >= MAX_SHARE_PASSWORDS) throw tooManyPasswords();
   const password = input.raw_password || randomUrlSafeToken(12);
   const row = {
     id: uuid7(),
@@ -191,11 +200,12 @@ export const createSharePassword: Handler<"createPassword"> = async (c) => {
     createdAt: nowIso(),
   };
   const entry = sharingActivity.record(c, "password_created", sharingItem(c.var.project, shared));
-  const [, , passwords] = await c.var.db.batch([
-    insertSharePassword(c.var.db, row),
-    entry,
-    selectSharePasswords(c.var.db, dashboardId),
-  ]);
+  const [, , passwords] = await c.var.db
+    .batch([insertSharePassword(c.var.db, row), entry, selectSharePasswords(c.var.db, dashboardId)])
+    .catch((error: unknown) => {
+      // Another request took the last place meanwhile.
+      throw isNotNullViolation(error) ? tooManyPasswords() : error;
+    });
   const created = passwords.find((stored) => stored.id === row.id);
   if (!created) throw new Error("the share password was not read back");
   const { id, note, created_at, created_by_email } = toSharePassword(created);

@@ -10,7 +10,7 @@ import {
   users,
   type SharingSettings,
 } from "../../../db/schema";
-import { inJsonList, type Database } from "../../../platform/db";
+import { inJsonList, whileHolds, type Database } from "../../../platform/db";
 import { nowIso, randomUrlSafeToken } from "../../../platform/ids";
 import { MAX_ALLOWED_EMAILS, type SharePassword, type SharingConfiguration } from "./sharing.schema";
 
@@ -38,7 +38,14 @@ export const selectSharePasswords = (db: Database, dashboardId: number) =>
     .where(eq(sharePasswords.dashboardId, dashboardId))
     .orderBy(asc(sharePasswords.createdAt), asc(sharePasswords.id));
 
-export const insertSharePassword = (
+/**
+ * A link's passwords at most: a visitor's wrong guess is tried against each (one key derivation
+ * apiece), so their number bounds what an anonymous request may cost.
+ */
+export const MAX_SHARE_PASSWORDS = 10;
+
+/** The password, while the link holds fewer than `MAX_SHARE_PASSWORDS` when it runs (else the batch fails: NOT NULL). */
+export function insertSharePassword(
   db: Database,
   row: {
     id: string;
@@ -48,7 +55,11 @@ export const insertSharePassword = (
     createdById: number | null;
     createdAt: string;
   },
-) => db.insert(sharePasswords).values(row);
+) {
+  const held = db.$count(sharePasswords, eq(sharePasswords.dashboardId, row.dashboardId));
+  const dashboardId = whileHolds(row.dashboardId, sql`${held} < ${MAX_SHARE_PASSWORDS}`);
+  return db.insert(sharePasswords).values({ ...row, dashboardId });
+}
 
 export const deleteSharePassword = (db: Database, dashboardId: number, passwordId: string) =>
   db
