@@ -210,7 +210,7 @@ describe("password-protected share links", () => {
     expect((await api("GET", sharingPath, { key })).body.share_passwords).toHaveLength(1);
   });
 
-  it("holds at most 10 passwords, however many are created at once: each is a key derivation per wrong guess", async () => {
+  it("holds at most 10 passwords, however many are created at once", async () => {
     const { key, sharingPath } = await setupProtected();
     const creates = await Promise.all(
       Array.from({ length: 11 }, (_, index) =>

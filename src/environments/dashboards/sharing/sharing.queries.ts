@@ -44,7 +44,7 @@ export const selectSharePasswords = (db: Database, dashboardId: number) =>
  */
 export const MAX_SHARE_PASSWORDS = 10;
 
-/** The password, while the link holds fewer than `MAX_SHARE_PASSWORDS` when it runs (else the batch fails: NOT NULL). */
+/** The password, while the link holds fewer than `MAX_SHARE_PASSWORDS` (else the batch fails: NOT NULL). */
 export function insertSharePassword(
   db: Database,
   row: {
