@@ -77,7 +77,8 @@ const projectUpdate = <const M extends "patch" | "put">(method: M, summary: stri
     serviceKeys: true,
     context: "organization",
     reads: projectOfPath,
-    level: MembershipLevel.admin,
+    // No organization level: the handler needs the project's (an admin, or a member whose rule on
+    // the project is `admin`), as on `/api/projects/{id}` and `/api/environments/{id}`.
     tags: ["projects"],
     summary,
     request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
@@ -90,12 +91,12 @@ const projectUpdate = <const M extends "patch" | "put">(method: M, summary: stri
 
 export const updateProject = projectUpdate(
   "patch",
-  "Change a project's name and settings (admin or owner), with the rules of create",
+  "Change a project's name and settings (admin or owner, or a member with an admin rule on it), as at creation",
 );
 
 export const replaceProject = projectUpdate(
   "put",
-  "Update a project with PUT (admin or owner), as PATCH: no field is required, those left out are kept",
+  "Update a project with PUT, as PATCH: no field is required, those left out are kept",
 );
 
 export const deleteProject = apiRoute({
@@ -105,9 +106,10 @@ export const deleteProject = apiRoute({
   serviceKeys: true,
   context: "organization",
   reads: projectOfPath,
-  level: MembershipLevel.admin,
   tags: ["projects"],
-  summary: "Delete a project (admin or owner): gone from every route at once, its data removed in the background",
+  summary:
+    "Delete a project (admin or owner, or a member with an admin rule on it): gone from every route at once, " +
+    "its data removed in the background",
   request: { params: ProjectParams, headers: conditional.ifMatch },
   responses: { 204: { description: "Deleted" }, 412: conditional.preconditionFailed },
 });

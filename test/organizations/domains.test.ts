@@ -625,6 +625,27 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
     );
   });
 
+  it("verifies once when two verifications race: one 200, one 400 already_verified, one log entry", async () => {
+    const { organization, key } = await setupOrganization();
+    const created = await createDomain(organization.id, key);
+    // The resolver answers slowly, so that both requests are past their read before either writes.
+    fakeResolver(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return dnsJson(txtAnswer("_posthog-challenge", created.verification_challenge))();
+    });
+    const path = `${domainsPath(organization.id)}/${created.id}/verify`;
+    const answers = await Promise.all([api("POST", path, { key }), api("POST", path, { key })]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400]);
+    expect(answers.find((answer) => answer.status === 400)!.body).toEqual(
+      errorBody("validation_error", "already_verified", "This domain has already been verified."),
+    );
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?scope=OrganizationDomain`, {
+      key,
+    });
+    const verified = (log.body.results as { activity: string }[]).filter((entry) => entry.activity === "verified");
+    expect(verified).toHaveLength(1);
+  });
+
   it("clears the failed attempt once verified, and then lets SSO be enforced", async () => {
     const { organization, key } = await setupOrganization();
     const created = await createDomain(organization.id, key);

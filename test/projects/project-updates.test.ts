@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
-import { addMember, api, createApiKey, createProject, errorBody, setupOrganization } from "../support/harness";
+import {
+  addMember,
+  api,
+  createApiKey,
+  createProject,
+  errorBody,
+  grantProjectAccess,
+  setupOrganization,
+} from "../support/harness";
 import { expectKeyAndMembershipRequired } from "../support/people";
 import { expectedProject, PROJECT_PATHS } from "../support/projects";
 
@@ -94,11 +102,16 @@ describe.each(PROJECT_PATHS)("PATCH a project through the $tree path", ({ tree, 
     });
   });
 
-  it("is for admins and owners", async () => {
+  it("is for admins and owners, and members whose rule on the project is admin", async () => {
     const { organization, project } = await setupOrganization();
     const admin = await addMember(organization.id, 8);
     const member = await addMember(organization.id, 1);
+    const projectAdmin = await addMember(organization.id, 1);
+    await grantProjectAccess(project.id, projectAdmin.membership.id, "admin");
     expect((await api("PATCH", path(project), { key: admin.key, body: { name: "By admin" } })).status).toBe(200);
+    const byRule = await api("PATCH", path(project), { key: projectAdmin.key, body: { name: `By rule ${tree}` } });
+    expect(byRule.status).toBe(200);
+    expect(byRule.body.name).toBe(`By rule ${tree}`);
     expectError(
       await api("PATCH", path(project), { key: member.key, body: { name: "By member" } }),
       403,

@@ -1,4 +1,5 @@
 import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
+import { isNull } from "drizzle-orm";
 import type { AppEnv } from "../../platform/env";
 import { domains } from "../../db/schema";
 import { unchangedSinceRead } from "../../platform/db";
@@ -85,9 +86,7 @@ export const verifyOrganizationDomain: Handler<"verifyDomain"> = async (c) => {
   const { id } = c.req.valid("param");
   const [[domain]] = domainOfPath.results(c);
   if (!domain) throw notFound();
-  if (domain.verifiedAt !== null) {
-    throw validationError("already_verified", "This domain has already been verified.");
-  }
+  if (domain.verifiedAt !== null) throw alreadyVerified();
   const records = await lookupTxtRecords(c.env.DNS_RESOLVER_URL, challengeRecordName(domain.domain));
   const now = nowIso();
   const matched = records.some((record) => record.trim() === domain.verificationChallenge);
@@ -96,7 +95,14 @@ export const verifyOrganizationDomain: Handler<"verifyDomain"> = async (c) => {
   const entry = matched
     ? domainActivity.record(c, "verified", domainItem(organization.id, id, domain.domain))
     : undefined;
-  const updated = await queries.updateDomain(db, organization.id, id, changes, undefined, entry);
-  if (!updated) throw notFound();
+  // Written only while still unverified: of two verifications at once, one records it (its entry
+  // follows the write), and a failed attempt never marks a verified domain.
+  const updated = await queries.updateDomain(db, organization.id, id, changes, isNull(domains.verifiedAt), entry);
+  if (!updated) {
+    const current = await queries.domainVerifiedAt(db, organization.id, id);
+    throw current?.verifiedAt ? alreadyVerified() : notFound();
+  }
   return c.json(toDomain(updated), 200);
 };
+
+const alreadyVerified = () => validationError("already_verified", "This domain has already been verified.");

@@ -98,6 +98,15 @@ export async function updateDomain(
   return row;
 }
 
+/** Whether the domain is verified, when a guarded write found it changed: null once it is gone. */
+export async function domainVerifiedAt(db: Database, organizationId: string, id: string) {
+  const [row] = await db
+    .select({ verifiedAt: domains.verifiedAt })
+    .from(domains)
+    .where(domainOfOrganization(organizationId, id));
+  return row === undefined ? null : { verifiedAt: row.verifiedAt };
+}
+
 /**
  * The domain is touched first, so that its entry (which reads its name) is appended only if it
  * exists, and before the delete removes what the entry reads; all in one atomic batch.
