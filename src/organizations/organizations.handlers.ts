@@ -156,7 +156,8 @@ export const deleteCallerOrganization: RouteHandler<typeof deleteOrganization, A
   const { organization } = c.var;
   const expected = expectedVersion(c, organization.version);
   const deleted = await deleteOrganizationAndContents(c.var.db, organization.id, expected);
-  // Changed (or deleted) since the version If-Match names: the statement matched nothing.
-  if (!deleted && expected !== undefined) throw preconditionFailed();
+  // The statement matched nothing: changed since the version If-Match names (412), or deleted by
+  // a request that raced this one (404, as once it is gone).
+  if (!deleted) throw expected === undefined ? notFound() : preconditionFailed();
   return c.body(null, 204);
 };

@@ -156,7 +156,7 @@ export function openSession(database: D1Database, method: string, bookmark: stri
 }
 
 /** D1 reports constraint failures only through the message. */
-function failedConstraint(error: unknown, kind: "UNIQUE" | "NOT NULL"): boolean {
+function failedConstraint(error: unknown, kind: "UNIQUE" | "NOT NULL" | "FOREIGN KEY"): boolean {
   const message = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
   return message.includes(`${kind} constraint failed`);
 }
@@ -165,6 +165,12 @@ export const isUniqueViolation = (error: unknown) => failedConstraint(error, "UN
 
 /** Lets a batch take a value from a row that must still exist: no row, no value, no batch. */
 export const isNotNullViolation = (error: unknown) => failedConstraint(error, "NOT NULL");
+
+/**
+ * A write naming a row that is gone: its checks passed, then a concurrent request deleted what it
+ * names (its organization, a role, a member). The error handler answers 404.
+ */
+export const isForeignKeyViolation = (error: unknown) => failedConstraint(error, "FOREIGN KEY");
 
 /**
  * `value` while `condition` holds when the statement runs, else null: written into a NOT NULL

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "@hono/zod-openapi";
+import { isForeignKeyViolation } from "./db";
 import type { AppEnv } from "./env";
 
 /** PostHog's error body: `{type, code, detail, attr}`, the first error only. */
@@ -94,6 +95,8 @@ export function onError(error: Error, c: Context<AppEnv>) {
   if (error instanceof HTTPException && error.status === 415) {
     return errorResponse(c, unsupportedMediaType((c.req.header("Content-Type") ?? "").split(";")[0]!.trim()));
   }
+  // What the request names was deleted between its checks and its write: gone, as it now is.
+  if (isForeignKeyViolation(error)) return errorResponse(c, notFound());
   // The request's log line carries the stack (see request-log.ts); the caller never sees it.
   return errorResponse(c, new ApiError(500, "error", "A server error occurred."));
 }

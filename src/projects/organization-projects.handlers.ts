@@ -68,14 +68,16 @@ export async function insertProject(c: Context<AppEnv>, organizationId: string, 
     createdProjectNameInBatch(statements.uuid),
   );
   try {
-    const [, , , [project]] = await db.batch([
+    const [, , , [project], , [organization]] = await db.batch([
       statements.insertProject,
       // Appended only if the INSERT (below the limit) made the project.
       projectActivity.record(c, "created", created),
       statements.insertEnvironment,
       statements.selectProject,
       statements.insertPrivacyRule,
+      statements.selectOrganization,
     ]);
+    if (!organization) throw notFound();
     if (!project) {
       throw permissionDenied(
         "You have reached the maximum limit of allowed projects for your current plan " +

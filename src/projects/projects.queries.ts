@@ -128,7 +128,12 @@ export function insertProjectStatements(db: Database, organizationId: string, in
     and(eq(projects.uuid, uuid), eq(projects.accessControl, true))!,
     true,
   );
-  return { uuid, insertProject, insertEnvironment, selectProject, insertPrivacyRule };
+  // No project made: the organization was at its limit, or deleted meanwhile (no row here then).
+  const selectOrganization = db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(eq(organizations.id, organizationId));
+  return { uuid, insertProject, insertEnvironment, selectProject, insertPrivacyRule, selectOrganization };
 }
 
 /**

@@ -361,6 +361,36 @@ describe("organization settings, enforced", () => {
   });
 });
 
+describe("writes racing an organization's deletion", () => {
+  it("answer what they did or 404, never a 500; a second DELETE at once is 404", async () => {
+    const seen = new Set<string>();
+    for (let round = 0; round < 6; round += 1) {
+      const { organization, project, key } = await setupOrganization();
+      const path = `/api/organizations/${organization.id}`;
+      const writes: [string, number, Promise<{ status: number }>][] = [
+        ["role", 201, api("POST", `${path}/roles`, { key, body: { name: `Role ${round}` } })],
+        ["invite", 201, api("POST", `${path}/invites`, { key, body: { target_email: `x${round}@example.com` } })],
+        ["project", 201, api("POST", `${path}/projects`, { key, body: { name: `P ${round}` } })],
+        ["rename", 200, api("PATCH", path, { key, body: { name: `Renamed ${round}` } })],
+        ["dashboard", 201, api("POST", `/api/environments/${project.id}/dashboards`, { key, body: { name: "D" } })],
+        [
+          "rule",
+          200,
+          api("PUT", `/api/projects/${project.id}/access_controls`, { key, body: { access_level: "none" } }),
+        ],
+      ];
+      const deletions = [api("DELETE", path, { key }), api("DELETE", path, { key })];
+      for (const [name, done, request] of writes) {
+        const { status } = await request;
+        expect([done, 404], name).toContain(status);
+        seen.add(`${name} ${status}`);
+      }
+      expect((await Promise.all(deletions)).map((response) => response.status).sort()).toEqual([204, 404]);
+      expect((await api("GET", path, { key })).status).toBe(404);
+    }
+  });
+});
+
 describe("DELETE /api/organizations/:id", () => {
   async function rowsOf(organizationId: string) {
     const [[projects], [memberships], [dashboards]] = await db.batch([

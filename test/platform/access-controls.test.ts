@@ -356,6 +356,28 @@ describe("project access controls", () => {
   });
 });
 
+describe("access rules racing the deletion of whom they name", () => {
+  it("answer the rule or 400/404, never a 500, when the role or the member goes at once", async () => {
+    for (let round = 0; round < 6; round += 1) {
+      const { organization, project, key } = await setupOrganization();
+      const role = await api("POST", `/api/organizations/${organization.id}/roles`, { key, body: { name: "R" } });
+      const member = await addMember(organization.id, MembershipLevel.member);
+      expect(role.status).toBe(201);
+      const rules = `/api/projects/${project.id}/access_controls`;
+      const [forRole, , forMember] = await Promise.all([
+        api("PUT", rules, { key, body: { role: role.body.id, access_level: "admin" } }),
+        api("DELETE", `/api/organizations/${organization.id}/roles/${role.body.id}`, { key }),
+        api("PUT", rules, { key, body: { organization_member: member.membership.id, access_level: "admin" } }),
+        api("DELETE", `/api/organizations/${organization.id}/members/${member.user.uuid}`, { key }),
+      ]);
+      for (const response of [forRole, forMember]) expect([200, 400, 404]).toContain(response.status);
+      // Whichever landed first, no rule names a role or a member that is gone.
+      const left = await api("GET", rules, { key });
+      expect(left.body.access_controls).toEqual([]);
+    }
+  });
+});
+
 describe("access rules for roles", () => {
   /** A role of the organization with `members` in it, made through the API. */
   async function roleWith(organizationId: string, key: string, name: string, members: { user: { uuid: string } }[]) {
