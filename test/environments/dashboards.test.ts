@@ -480,6 +480,16 @@ describe("GET /api/environments/:project_id/dashboards", () => {
     expect(await names("tags=finance")).toEqual(["Revenue"]);
     expect(await names("tags=ops,%20FINANCE")).toEqual(["Revenue", "100% done_"]);
     expect(await names("tags=growth&pinned=false&search=sign")).toEqual(["Signups"]);
+    // A search too short for the index, with tags: counted as listed.
+    for (const query of ["tags=growth&search=zz", "tags=growth&search=0%25"]) {
+      const response = await api("GET", `${dashboardsPath(project.id)}?${query}`, { key });
+      expect(response.body.count, query).toBe(response.body.results.length);
+    }
+    const withNul = await api("GET", `${dashboardsPath(project.id)}?search=rev%00`, { key });
+    expect(withNul.status).toBe(400);
+    expect(withNul.body).toEqual(
+      errorBody("validation_error", "invalid_input", "Null characters are not allowed.", "search"),
+    );
   });
 
   it("finds what the name and description hold now, within the project, counting the matches", async () => {

@@ -399,7 +399,9 @@ function dashboardPageStatements(db: Database, scope: DashboardListScope, page: 
   const hidden = dashboardsHiddenFrom(scope);
   const visible = dashboardsVisibleDespiteKindRule(scope);
   const matches = indexedMatches(scope.environmentId, filters);
-  const onlyIndexed = matches && filters.pinned === undefined;
+  // A search too short for the index is tested on each row (`listConditions`): counted with them.
+  const shortSearch = filters.search !== undefined && !searchesIndex(filters.search);
+  const onlyIndexed = matches && filters.pinned === undefined && !shortSearch;
   const total = unfiltered
     ? sql<number>`(case when ${hiddenByKindRule(scope)} then (select count(*) from (${visible}))
         else ${counter} - (select count(*) from (${hidden})) end)`

@@ -27,7 +27,12 @@ const { etag, ifMatch, preconditionFailed } = conditional;
 
 const ListQuery = PaginationQuery.extend({
   pinned: booleanQuery("Only pinned dashboards (`true`, or `1`) or only the others (`false`, or `0`)."),
-  search: z.string().optional().openapi({ description: "Part of the name or description, ignoring case." }),
+  search: z
+    .string()
+    // DRF's words; FTS5 would read a NUL as the end of the query.
+    .refine((value) => !value.includes("\u0000"), { error: "Null characters are not allowed." })
+    .optional()
+    .openapi({ description: "Part of the name or description, ignoring case." }),
   tags: z.string().optional().openapi({ description: "Comma-separated tags; dashboards with any of them." }),
 });
 
