@@ -93,10 +93,37 @@ async function recordEmailDeadLetters(batch: MessageBatch<EmailQueueMessage>, en
 }
 
 /**
+ * The batch without the messages whose body is not an object: this Worker never writes one, and no
+ * retry can help it, so each is logged and acknowledged rather than failing the batch it came in.
+ */
+function withoutMalformed(received: MessageBatch<unknown>): MessageBatch<unknown> {
+  const messages = received.messages.filter((message) => {
+    if (typeof message.body === "object" && message.body !== null) return true;
+    logLine("error", {
+      task: "queue message",
+      queue: received.queue,
+      error: { name: "MalformedMessage", message: `a message body of type ${typeof message.body}` },
+    });
+    message.ack();
+    return false;
+  });
+  if (messages.length === received.messages.length) return received;
+  return {
+    messages,
+    queue: received.queue,
+    metadata: received.metadata,
+    retryAll: (options) => messages.forEach((message) => message.retry(options)),
+    // Those left out are acknowledged already.
+    ackAll: () => received.ackAll(),
+  };
+}
+
+/**
  * The queue handler: webhook deliveries, e-mails (invites', share links'), their dead letters, and
  * background jobs' steps.
  */
-export async function consumeQueue(batch: MessageBatch<unknown>, env: Bindings) {
+export async function consumeQueue(received: MessageBatch<unknown>, env: Bindings) {
+  const batch = withoutMalformed(received);
   // Before the e-mails: their dead-letter queue's name starts with theirs.
   if (batch.queue.startsWith(INVITE_EMAIL_DEAD_LETTERS_QUEUE)) {
     await recordEmailDeadLetters(batch as MessageBatch<EmailQueueMessage>, env);

@@ -100,8 +100,12 @@ export async function writeExportPart(env: Bindings, job: ExportPart): Promise<S
   ]);
   if (!row || row.parts !== job.part || row.status === "succeeded" || row.status === "failed") return {};
   const scanEnd = Math.min(row.cursorSeq + SCAN_WINDOW, row.lastSeq);
-  // The segments of the range, and the one ending at the cursor (the hash the next entry follows).
-  const segments = await selectSegmentsBetween(db, row.organizationId, row.cursorSeq, scanEnd, SEGMENTS_PER_PART + 2);
+  // The segments of the range (and the one ending at the cursor: the hash the next entry follows),
+  // and the entries kept here, read together: the archive cannot move entries between the two.
+  const [segments, kept] = await db.batch([
+    selectSegmentsBetween(db, row.organizationId, row.cursorSeq, scanEnd, SEGMENTS_PER_PART + 2),
+    selectPartEntries(db, row, scanEnd),
+  ]);
   const archived = segments.filter((segment) => segment.lastSeq > row.cursorSeq);
   const beforeCursor = segments.find((segment) => segment.lastSeq === row.cursorSeq);
   let rows: { entry: EntryRow; previousHash: string | null }[];
@@ -112,7 +116,7 @@ export async function writeExportPart(env: Bindings, job: ExportPart): Promise<S
     windowEnd = Math.min(scanEnd, read.at(-1)!.lastSeq);
     rows = (await archivedPartEntries(env.ACTIVITY_LOG_ARCHIVE, read, row, windowEnd)).slice(0, ENTRIES_PER_PART);
   } else {
-    rows = (await selectPartEntries(db, row, windowEnd)).map(({ entry, previousHash }) => ({
+    rows = kept.map(({ entry, previousHash }) => ({
       entry,
       previousHash: previousHash ?? (entry.seq === row.cursorSeq + 1 ? (beforeCursor?.lastHash ?? null) : null),
     }));

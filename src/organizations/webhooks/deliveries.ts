@@ -155,8 +155,19 @@ function recordAttempt(db: Database, delivery: DeliveryRow, attempt: Attempt, ou
         outcome.kind === "retry" ? new Date(Date.parse(now) + outcome.delaySeconds * 1000).toISOString() : null,
       updatedAt: now,
     })
-    .where(and(eq(webhookDeliveries.id, delivery.id), eq(webhookDeliveries.status, "pending")));
+    .where(pendingDelivery(delivery.id));
 }
+
+/** A pending delivery, by id: what an attempt's outcome is written to. */
+const pendingDelivery = (id: string) => and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, "pending"));
+
+/** A delivery whose entry has left the database: failed, with why, and no further attempt. */
+const entryGone = (now: string) => ({
+  status: "failed" as const,
+  lastError: "The event's entry was archived or pruned: it can no longer be delivered.",
+  nextAttemptAt: null,
+  updatedAt: now,
+});
 
 /**
  * Delivers one message's delivery, then acks it or retries it as the schedule says (`message.attempts` is the attempt's
@@ -175,13 +186,19 @@ export async function deliver(env: Bindings, message: Message<DeliveryMessage>) 
       })
       .from(webhookDeliveries)
       .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
-      .innerJoin(activityLog, eq(activityLog.id, webhookDeliveries.entryId))
+      .leftJoin(activityLog, eq(activityLog.id, webhookDeliveries.entryId))
       .leftJoin(users, eq(users.id, activityLog.userId))
       .leftJoin(serviceApiKeys, serviceKeyOfEntry)
       .where(eq(webhookDeliveries.id, message.body.deliveryId)),
   ]);
   if (!row || row.delivery.status !== "pending" || !row.webhook.enabled) return message.ack();
-  const body = JSON.stringify(eventPayload(row));
+  const { entry } = row;
+  if (!entry) {
+    // Archived or pruned since (a redelivery or recovery of an old event): settled, not left pending.
+    await db.update(webhookDeliveries).set(entryGone(nowIso())).where(pendingDelivery(row.delivery.id));
+    return message.ack();
+  }
+  const body = JSON.stringify(eventPayload({ ...row, entry }));
   const headers = await signedHeaders(await signingSecrets(env, row.webhook), row.delivery.id, body);
   const attempt = await post(env, row.webhook.url, headers, body);
   const outcome = outcomeOf(attempt, message.attempts);

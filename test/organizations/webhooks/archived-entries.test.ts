@@ -1,0 +1,82 @@
+import { env } from "cloudflare:workers";
+import { asc, eq } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import * as schema from "../../../src/db/schema";
+import { sweepWebhooks } from "../../../src/organizations/webhooks/deliveries";
+import { archiveActivityLog } from "../../../src/platform/activity-log/archive";
+import { sealChain } from "../../../src/platform/activity-log/chain";
+import { api, db, setupOrganization } from "../../support/harness";
+import { consume, receiver, storedDelivery, subscribe, webhooksPath, type Organization } from "../../support/webhooks";
+
+afterEach(() => vi.restoreAllMocks());
+
+const DAY = 86_400_000;
+
+/** Three sealed entries written 40 days ago, the organization's first (as in the archive's tests). */
+async function seedOldEntries(organization: Organization) {
+  const organizationId = organization.organization.id;
+  const oldest = Date.now() - 40 * DAY;
+  await env.DB.prepare(
+    `with recursive n(i) as (select 1 union all select i + 1 from n where i < 3)
+     insert into activity_log (id, organization_id, seq, is_system, activity, scope, item_id, detail, created_at, hash)
+     select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i, 1, 'updated', 'Organization', ?1,
+       '{"name":"entry ' || i || '","changes":null,"context":null}',
+       strftime('%Y-%m-%dT%H:%M:%fZ', (?2 + i * 1000) / 1000.0, 'unixepoch'), null
+     from n`,
+  )
+    .bind(organizationId, oldest)
+    .run();
+  while ((await sealChain(db, organizationId)) > 0);
+  const [first] = await db
+    .select()
+    .from(schema.activityLog)
+    .where(eq(schema.activityLog.organizationId, organizationId))
+    .orderBy(asc(schema.activityLog.seq))
+    .limit(1);
+  return first!;
+}
+
+describe("a delivery whose entry was archived since", () => {
+  it("is settled as failed when sent again, not left pending for the cron to send for ever", async () => {
+    const organization = await setupOrganization();
+    const entry = await seedOldEntries(organization);
+    const { id: webhookId } = await subscribe(organization, { events: ["*"] });
+    // A delivery of that entry, made back then, that failed (its receiver was down).
+    const deliveryId = crypto.randomUUID();
+    await db.insert(schema.webhookDeliveries).values({
+      id: deliveryId,
+      webhookId,
+      entryId: entry.id,
+      event: `${entry.scope}.${entry.activity}`,
+      status: "failed",
+      attempts: 8,
+      retryUntil: entry.createdAt,
+      createdAt: entry.createdAt,
+      updatedAt: entry.createdAt,
+    });
+    // The cron moves entries past the hot window (30 days) into R2.
+    await archiveActivityLog(db, env.ACTIVITY_LOG_ARCHIVE, 30);
+    expect(await db.select().from(schema.activityLog).where(eq(schema.activityLog.id, entry.id))).toEqual([]);
+
+    const redelivered = await api(
+      "POST",
+      `${webhooksPath(organization)}/${webhookId}/deliveries/${deliveryId}/redeliver`,
+      {
+        key: organization.key,
+      },
+    );
+    expect(redelivered.status).toBe(202);
+    const received = receiver(200);
+    const attempt = await consume(deliveryId, 1);
+
+    expect(attempt.explicitAcks).toEqual(["message"]);
+    expect(received).toEqual([]);
+    expect(await storedDelivery(deliveryId)).toMatchObject({
+      status: "failed",
+      nextAttemptAt: null,
+      lastError: "The event's entry was archived or pruned: it can no longer be delivered.",
+    });
+    // Settled: the cron's sweep has nothing to send again.
+    expect(await sweepWebhooks(env)).toBe(0);
+  });
+});
