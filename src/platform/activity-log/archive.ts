@@ -7,7 +7,7 @@ import {
   serviceApiKeys,
   users,
 } from "../../db/schema";
-import type { Database } from "../db";
+import { isNotNullViolation, whileHolds, type Database } from "../db";
 import { entryServiceKey, type PageRow } from "./activity-log.queries";
 import { sha256Hex } from "../ids";
 import {
@@ -200,9 +200,19 @@ async function archiveOne(db: Database, bucket: R2Bucket, organizationId: string
       previous_hash: previousHash ?? "",
     },
   });
-  await db.batch([
+  // Written only while every entry read is still here: a retention pass at the same moment may have
+  // pruned the first ones, which the segment must not keep (nor the chain then walk from them).
+  const inDatabase = db.$count(
+    activityLog,
+    and(
+      eq(activityLog.organizationId, organizationId),
+      gte(activityLog.seq, first.seq),
+      lte(activityLog.seq, last.seq),
+    ),
+  );
+  const written = db.batch([
     db.insert(activityLogSegments).values({
-      organizationId,
+      organizationId: whileHolds(organizationId, sql`${inDatabase} = ${rows.length}`),
       firstSeq: first.seq,
       lastSeq: last.seq,
       firstCreatedAt: first.createdAt,
@@ -225,6 +235,14 @@ async function archiveOne(db: Database, bucket: R2Bucket, organizationId: string
         ),
       ),
   ]);
+  try {
+    await written;
+  } catch (error) {
+    if (!isNotNullViolation(error)) throw error;
+    // Pruned meanwhile: nothing recorded, the object goes too; the next pass starts from what is left.
+    await bucket.delete(key);
+    return 0;
+  }
   return rows.length;
 }
 

@@ -99,6 +99,47 @@ async function wholeFeed(organization: Organization, limit: number, key = organi
 }
 
 describe("activity-log archive", () => {
+  it("records no segment when retention prunes its first entries while it writes (two cron passes at once)", async () => {
+    const organization = await setupOrganization();
+    const organizationId = organization.organization.id;
+    // Three entries of one day, 40 days ago, a second apart.
+    await seedEntries(organization, 3, 1000, 40 * DAY);
+    // Another pass's retention deletes the first entry, and moves the anchor past it, while this
+    // one's archive writes its object.
+    const bucket = new Proxy(env.ACTIVITY_LOG_ARCHIVE, {
+      get(target, property) {
+        if (property !== "put") return Reflect.get(target, property).bind(target);
+        return async (...args: Parameters<R2Bucket["put"]>) => {
+          const [first] = await db
+            .select()
+            .from(schema.activityLog)
+            .where(eq(schema.activityLog.organizationId, organizationId))
+            .orderBy(asc(schema.activityLog.seq))
+            .limit(1);
+          await db.batch([
+            db.delete(schema.activityLog).where(eq(schema.activityLog.id, first!.id)),
+            db
+              .insert(schema.activityLogAnchors)
+              .values({ organizationId, seq: first!.seq, hash: first!.hash!, prunedAt: new Date().toISOString() })
+              .onConflictDoUpdate({
+                target: schema.activityLogAnchors.organizationId,
+                set: { seq: first!.seq, hash: first!.hash! },
+              }),
+          ]);
+          return target.put(...args);
+        };
+      },
+    });
+    expect(await archiveActivityLog(db, bucket, 30)).toBe(0);
+    expect(await segmentsOf(organization)).toEqual([]);
+    expect(await objectsOf(organization)).toEqual([]);
+    expect((await keptEntries(organization)).map((entry) => entry.seq)).toEqual([2, 3]);
+    expect(await verify(organization)).toMatchObject({ valid: true, first_invalid: null });
+    // The next pass archives what retention left.
+    expect(await archiveActivityLog(db, env.ACTIVITY_LOG_ARCHIVE, 30)).toBe(2);
+    expect(await verify(organization)).toMatchObject({ valid: true, first_invalid: null });
+  });
+
   it("moves entries past the hot window into segments in bounded runs; reads and the chain span both", async () => {
     const organization = await setupOrganization();
     // 120 entries over 60 days: two a day, about 30 days of them past the 30-day window.
