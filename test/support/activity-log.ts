@@ -1,9 +1,30 @@
+import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { expect } from "vitest";
 import * as schema from "../../src/db/schema";
+import { sealChain } from "../../src/platform/activity-log/chain";
 import { db, ISO_TIMESTAMP, userBasic, UUID, type TestUser } from "./harness";
 
 const HASH = /^[0-9a-f]{64}$/;
+
+/**
+ * `count` sealed entries of the organization, numbered from 1, one every `spacing` ms up to
+ * `newestAgo` ms ago (the oldest first), written straight into D1.
+ */
+export async function seedEntries(organizationId: string, count: number, spacing: number, newestAgo = 60_000) {
+  const newest = Date.now() - newestAgo;
+  await env.DB.prepare(
+    `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?2)
+     insert into activity_log (id, organization_id, seq, is_system, activity, scope, item_id, detail, created_at, hash)
+     select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i, 1, 'updated', 'Organization', ?1,
+       '{"name":"entry ' || i || '","changes":null,"context":null}',
+       strftime('%Y-%m-%dT%H:%M:%fZ', (?3 - (?2 - i) * ?4) / 1000.0, 'unixepoch'), null
+     from n`,
+  )
+    .bind(organizationId, count, newest, spacing)
+    .run();
+  while ((await sealChain(db, organizationId)) > 0);
+}
 
 /** The id of the user's (first) key: the one their requests in a test are made with. */
 export async function keyIdOf(user: TestUser): Promise<string> {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
 import { sweepWebhooks } from "../../../src/organizations/webhooks/deliveries";
 import { archiveActivityLog } from "../../../src/platform/activity-log/archive";
-import { sealChain } from "../../../src/platform/activity-log/chain";
+import { seedEntries } from "../../support/activity-log";
 import { api, db, setupOrganization } from "../../support/harness";
 import { consume, receiver, storedDelivery, subscribe, webhooksPath, type Organization } from "../../support/webhooks";
 
@@ -12,21 +12,10 @@ afterEach(() => vi.restoreAllMocks());
 
 const DAY = 86_400_000;
 
-/** Three sealed entries written 40 days ago, the organization's first (as in the archive's tests). */
+/** Three sealed entries of one day, 40 days ago: the oldest is returned. */
 async function seedOldEntries(organization: Organization) {
   const organizationId = organization.organization.id;
-  const oldest = Date.now() - 40 * DAY;
-  await env.DB.prepare(
-    `with recursive n(i) as (select 1 union all select i + 1 from n where i < 3)
-     insert into activity_log (id, organization_id, seq, is_system, activity, scope, item_id, detail, created_at, hash)
-     select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i, 1, 'updated', 'Organization', ?1,
-       '{"name":"entry ' || i || '","changes":null,"context":null}',
-       strftime('%Y-%m-%dT%H:%M:%fZ', (?2 + i * 1000) / 1000.0, 'unixepoch'), null
-     from n`,
-  )
-    .bind(organizationId, oldest)
-    .run();
-  while ((await sealChain(db, organizationId)) > 0);
+  await seedEntries(organizationId, 3, 1000, 40 * DAY);
   const [first] = await db
     .select()
     .from(schema.activityLog)

@@ -9,6 +9,7 @@ import { archiveActivityLog, archiveCutoff } from "../../../src/platform/activit
 import { sealChain } from "../../../src/platform/activity-log/chain";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { expectError, NOT_FOUND } from "../../support/error-bodies";
+import { seedEntries as seedEntriesOf } from "../../support/activity-log";
 import { addMember, api, createProject, db, setupOrganization } from "../../support/harness";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
@@ -17,20 +18,8 @@ const DAY = 86_400_000;
 const logPath = (organization: Organization) => `/api/organizations/${organization.organization.id}/activity_log`;
 
 /** `count` sealed entries, one every `spacing` ms up to `newestAgo` ms ago (the oldest first). */
-async function seedEntries(organization: Organization, count: number, spacing: number, newestAgo = 60_000) {
-  const newest = Date.now() - newestAgo;
-  await env.DB.prepare(
-    `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?2)
-     insert into activity_log (id, organization_id, seq, is_system, activity, scope, item_id, detail, created_at, hash)
-     select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i, 1, 'updated', 'Organization', ?1,
-       '{"name":"entry ' || i || '","changes":null,"context":null}',
-       strftime('%Y-%m-%dT%H:%M:%fZ', (?3 - (?2 - i) * ?4) / 1000.0, 'unixepoch'), null
-     from n`,
-  )
-    .bind(organization.organization.id, count, newest, spacing)
-    .run();
-  while ((await sealChain(db, organization.organization.id)) > 0);
-}
+const seedEntries = (organization: Organization, count: number, spacing: number, newestAgo = 60_000) =>
+  seedEntriesOf(organization.organization.id, count, spacing, newestAgo);
 
 const runCron = () => worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
 const verify = async (organization: Organization) =>
@@ -99,7 +88,7 @@ async function wholeFeed(organization: Organization, limit: number, key = organi
 }
 
 describe("activity-log archive", () => {
-  it("records no segment when retention prunes its first entries while it writes (two cron passes at once)", async () => {
+  it("records no segment when retention prunes its first entries as it writes (two cron passes at once)", async () => {
     const organization = await setupOrganization();
     const organizationId = organization.organization.id;
     // Three entries of one day, 40 days ago, a second apart.
