@@ -1,9 +1,9 @@
 import fc from "fast-check";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { expect, vi } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { databaseDigest, markKeysUsed } from "../support/database-digest";
-import { addMember, api, createApiKey, setupOrganization } from "../support/harness";
-import { insertInvite, restoreTestDoubles } from "../support/people";
+import { databaseDigest, markKeysUsed } from "./database-digest";
+import { addMember, api, createApiKey, setupOrganization } from "./harness";
+import { insertInvite } from "./people";
 
 /**
  * Property-based: every write operation the OpenAPI document publishes (so routes added later
@@ -278,46 +278,49 @@ function expectErrorShape(status: number, body: unknown, label: string) {
   expect(status, label).toBeLessThan(500);
 }
 
-afterEach(restoreTestDoubles);
+/** A write operation of the OpenAPI document, as the fuzz picks them. */
+export type FuzzedOperation = Pick<WriteOperation, "method" | "path">;
 
-describe("fuzzed bodies on every write operation", () => {
-  it("never answer 5xx, and a 4xx has the error body and changes nothing", { timeout: 240_000 }, async () => {
-    const document = (await api("GET", "/api/schema")).body as Document;
-    const operations = writeOperations(document);
-    expect(operations.length).toBeGreaterThan(10);
-    const tenant = await arrangeTenant();
-    // Domain verification asks a DNS resolver: it finds no record, without leaving the test.
-    vi.spyOn(globalThis, "fetch").mockImplementation(async () => Response.json({ Status: 3 }));
-    const keys = await Promise.all(
-      Array.from({ length: Math.ceil((operations.length * RUNS_PER_OPERATION) / REQUESTS_PER_KEY) + 1 }, () =>
-        createApiKey(tenant.owner).then((created) => created.value),
-      ),
+/**
+ * Fuzzes the write operations `select` keeps (test/platform/fuzz-writes-*.test.ts share them out,
+ * so that the test pool runs them side by side).
+ */
+export async function fuzzWriteOperations(select: (operation: FuzzedOperation) => boolean) {
+  const document = (await api("GET", "/api/schema")).body as Document;
+  const operations = writeOperations(document).filter(select);
+  expect(operations.length).toBeGreaterThan(5);
+  const tenant = await arrangeTenant();
+  // Domain verification asks a DNS resolver: it finds no record, without leaving the test.
+  vi.spyOn(globalThis, "fetch").mockImplementation(async () => Response.json({ Status: 3 }));
+  const keys = await Promise.all(
+    Array.from({ length: Math.ceil((operations.length * RUNS_PER_OPERATION) / REQUESTS_PER_KEY) + 1 }, () =>
+      createApiKey(tenant.owner).then((created) => created.value),
+    ),
+  );
+  await markKeysUsed();
+
+  let sent = 0;
+  let digest = await databaseDigest();
+  for (const operation of operations) {
+    const path = tenant.pathFor(operation.path);
+    await fc.assert(
+      fc.asyncProperty(requestBody(operation, document), async ({ text, mustRefuse }) => {
+        const key = keys[Math.floor(sent / REQUESTS_PER_KEY)]!;
+        sent += 1;
+        const response = await api(operation.method, path, { key, body: text });
+        const label = `${operation.method} ${path} ${typeof text === "string" ? text.slice(0, 300) : "bytes"}`;
+        expect(response.status, label).toBeLessThan(500);
+        if (mustRefuse) expect(response.status, label).toBe(400);
+        const after = await databaseDigest();
+        if (response.status >= 400) {
+          expectErrorShape(response.status, response.body, label);
+          expect(after, label).toEqual(digest);
+        }
+        digest = after;
+      }),
+      { numRuns: RUNS_PER_OPERATION, endOnFailure: true },
     );
-    await markKeysUsed();
-
-    let sent = 0;
-    let digest = await databaseDigest();
-    for (const operation of operations) {
-      const path = tenant.pathFor(operation.path);
-      await fc.assert(
-        fc.asyncProperty(requestBody(operation, document), async ({ text, mustRefuse }) => {
-          const key = keys[Math.floor(sent / REQUESTS_PER_KEY)]!;
-          sent += 1;
-          const response = await api(operation.method, path, { key, body: text });
-          const label = `${operation.method} ${path} ${typeof text === "string" ? text.slice(0, 300) : "bytes"}`;
-          expect(response.status, label).toBeLessThan(500);
-          if (mustRefuse) expect(response.status, label).toBe(400);
-          const after = await databaseDigest();
-          if (response.status >= 400) {
-            expectErrorShape(response.status, response.body, label);
-            expect(after, label).toEqual(digest);
-          }
-          digest = after;
-        }),
-        { numRuns: RUNS_PER_OPERATION, endOnFailure: true },
-      );
-    }
-    console.log(`fuzz: ${sent} bodies over ${operations.length} write operations`);
-    expect(sent).toBe(operations.length * RUNS_PER_OPERATION);
-  });
-});
+  }
+  console.log(`fuzz: ${sent} bodies over ${operations.length} write operations`);
+  expect(sent).toBe(operations.length * RUNS_PER_OPERATION);
+}
