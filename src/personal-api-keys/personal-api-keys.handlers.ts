@@ -24,7 +24,7 @@ import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
-import { inJsonList, isNotNullViolation, whileHolds, type Database } from "../platform/db";
+import { inJsonList, refusedWhenNull, whileHolds, type Database } from "../platform/db";
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { membershipOfCaller } from "../platform/route-context/project";
 import { writeWithActivity } from "../platform/activity-log/resource-activity";
@@ -105,16 +105,14 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   // The limit again, in the write: of concurrent creates, those past it fail whole.
   const held = sql`(select ${users.personalApiKeyCount} from ${users} where ${users.id} = ${actor.userId})`;
   const belowLimit = sql`${held} < ${MAX_KEYS_PER_USER}`;
-  try {
-    await writeWithActivity(
+  await refusedWhenNull(
+    writeWithActivity(
       db,
       db.insert(personalApiKeys).values({ ...row, userId: whileHolds(actor.userId, belowLimit) }),
       ...personalApiKeyEntries(c, "created", row, reachable, projectOrganizations),
-    );
-  } catch (error) {
-    if (isNotNullViolation(error)) throw tooManyKeys();
-    throw error;
-  }
+    ),
+    tooManyKeys,
+  );
   return c.json({ ...toPersonalApiKey(row), value: key.value }, 201);
 };
 

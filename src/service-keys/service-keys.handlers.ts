@@ -15,7 +15,7 @@ import {
   storedTime,
 } from "../platform/auth/key-lifecycle";
 import { keyRateLimits } from "../platform/auth/rate-limit";
-import { inJsonList, isNotNullViolation, whileHolds, type Database } from "../platform/db";
+import { inJsonList, refusedWhenNull, whileHolds, type Database } from "../platform/db";
 import type { AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
@@ -113,8 +113,8 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
   // The limit again, in the write: of concurrent creates, those past it fail whole.
   const heldNow = db.$count(serviceApiKeys, eq(serviceApiKeys.organizationId, organization.id));
   const belowLimit = sql`${heldNow} < ${MAX_SERVICE_KEYS_PER_ORGANIZATION}`;
-  try {
-    await writeWithActivity(
+  await refusedWhenNull(
+    writeWithActivity(
       db,
       db.insert(serviceApiKeys).values({ ...row, organizationId: whileHolds(organization.id, belowLimit) }),
       serviceKeyActivity.record(c, "created", {
@@ -123,11 +123,9 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
         name: row.label,
         context: entryContext(row),
       }),
-    );
-  } catch (error) {
-    if (isNotNullViolation(error)) throw tooManyServiceKeys();
-    throw error;
-  }
+    ),
+    tooManyServiceKeys,
+  );
   return c.json({ ...toServiceKey(row), value: key.value }, 201);
 };
 

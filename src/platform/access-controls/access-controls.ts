@@ -3,7 +3,7 @@ import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { accessControls as rules } from "../../db/schema";
-import { isNotNullViolation, type Database } from "../db";
+import { refusedWhenNull, type Database } from "../db";
 import { personOf, type AppEnv } from "../env";
 import { notFound, permissionDenied, validationError } from "../errors";
 import {
@@ -248,12 +248,11 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     const entry = ruleWriteEntry(c, project, ruleDescription, existing, ruleIdInBatch(ruleOfTarget));
     const written = selectRules(db, ruleOfTarget);
     const upsert = upsertRule(db, target, resourceLevel, personOf(actor));
-    const results = await db
-      .batch(entry ? [upsert, entry, ...keepInStep, written] : [upsert, ...keepInStep, written])
-      .catch((error: unknown) => {
-        // The resource's id is read by the write: gone (its project deleted meanwhile), it is null.
-        throw isNotNullViolation(error) ? notFound() : error;
-      });
+    // The resource's id is read by the write: gone (its project deleted meanwhile), it is null.
+    const results = await refusedWhenNull(
+      db.batch(entry ? [upsert, entry, ...keepInStep, written] : [upsert, ...keepInStep, written]),
+      notFound,
+    );
     const [rule] = results.at(-1) as RuleRow[];
     if (!rule) throw new Error("the access rule was not read back");
     return c.json(toRule(rule), 200);

@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { SharingSettings } from "../../../db/schema";
 import { emailTransportConfigured } from "../../../platform/email-transport";
 import { personOf, type AppEnv } from "../../../platform/env";
-import { isNotNullViolation } from "../../../platform/db";
+import { refusedWhenNull } from "../../../platform/db";
 import { notFound, permissionDenied, validationError } from "../../../platform/errors";
 import { nowIso, randomUrlSafeToken, uuid7 } from "../../../platform/ids";
 import { projectRead } from "../../../platform/route-context";
@@ -200,12 +200,11 @@ export const createSharePassword: Handler<"createPassword"> = async (c) => {
     createdAt: nowIso(),
   };
   const entry = sharingActivity.record(c, "password_created", sharingItem(c.var.project, shared));
-  const [, , passwords] = await c.var.db
-    .batch([insertSharePassword(c.var.db, row), entry, selectSharePasswords(c.var.db, dashboardId)])
-    .catch((error: unknown) => {
-      // Another request took the last place meanwhile.
-      throw isNotNullViolation(error) ? tooManyPasswords() : error;
-    });
+  // Another request may take the last place meanwhile.
+  const [, , passwords] = await refusedWhenNull(
+    c.var.db.batch([insertSharePassword(c.var.db, row), entry, selectSharePasswords(c.var.db, dashboardId)]),
+    tooManyPasswords,
+  );
   const created = passwords.find((stored) => stored.id === row.id);
   if (!created) throw new Error("the share password was not read back");
   const { id, note, created_at, created_by_email } = toSharePassword(created);
