@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { exhaustedHourKey, publishExhausted } from "../../src/platform/auth/rate-limit";
 import { randomBase62, sha256Hex } from "../../src/platform/ids";
 import { api, db, errorBody, setupOrganization } from "../support/harness";
+import { awaitRoomInWindow, freshClientAddress, secondsLeftIn } from "../support/rate-windows";
 import { personalApiKeys } from "../../src/db/schema";
 import { eq } from "drizzle-orm";
 
@@ -33,19 +34,8 @@ async function keyRowOf(key: string) {
 /** Requests a key may make in a minute (`API_KEY_MINUTE_LIMITER` in wrangler.toml). */
 const PER_MINUTE = 480;
 
-/**
- * Windows are aligned to the clock: with less than `needMs` left in this one, start in the
- * next, so that the requests cannot straddle two windows.
- */
-async function awaitRoomInWindow(windowMs: number, needMs: number) {
-  const leftMs = windowMs - (Date.now() % windowMs);
-  if (leftMs < needMs) await new Promise((resolve) => setTimeout(resolve, leftMs + 50));
-}
-
 /** Keys an address may have refused in a minute (`AUTH_FAILURE_LIMITER` in wrangler.toml). */
 const REFUSED_KEYS_PER_ADDRESS = 30;
-
-const secondsLeftIn = (windowMs: number) => Math.ceil((windowMs - (Date.now() % windowMs)) / 1000);
 
 async function requestTimes(count: number, path: string, key: string) {
   const statuses = new Set<number>();
@@ -124,8 +114,7 @@ describe("rate limits", () => {
 
   it("throttles refused keys per client address, before any D1 query; no other address nor a known key", async () => {
     const { key } = await setupOrganization();
-    // A documentation address (RFC 5737), another in every run of the suite.
-    const address = `192.0.2.${1 + Math.floor(Math.random() * 254)}`;
+    const address = freshClientAddress();
     const from = (ip: string) => ({ "CF-Connecting-IP": ip });
     const unknownKey = () => `phx_${randomBase62(44)}`;
     expect((await api("GET", "/api/organizations", { key })).status).toBe(200);
@@ -149,16 +138,16 @@ describe("rate limits", () => {
     expect(overAgain.status).toBe(429);
     expect(overAgain.cost.queries).toBe(0);
     expect(malformed.status).toBe(429);
-    expect((await api("GET", "/api/organizations", { key: unknownKey(), headers: from("198.51.100.1") })).status).toBe(
-      401,
-    );
+    expect(
+      (await api("GET", "/api/organizations", { key: unknownKey(), headers: from(freshClientAddress()) })).status,
+    ).toBe(401);
     expect((await api("GET", "/api/organizations", { key, headers: from(address) })).status).toBe(200);
   });
 });
 
 describe("guessed tokens", () => {
   it("count against the address's limit of refusals as guessed keys do: invite tokens, then share tokens", async () => {
-    const address = `198.51.100.${1 + Math.floor(Math.random() * 254)}`;
+    const address = freshClientAddress();
     const from = { "CF-Connecting-IP": address };
     const guess = () => `phi_${randomBase62(44)}`;
     await awaitRoomInWindow(60_000, 10_000);
@@ -180,8 +169,12 @@ describe("guessed tokens", () => {
     expect([signup.status, preview.status, page.status]).toEqual([429, 429, 429]);
     expect(page.cost.queries).toBe(0);
     expect(
-      (await api("POST", "/api/signup", { headers: { "CF-Connecting-IP": "203.0.113.9" }, body: { token: guess() } }))
-        .status,
+      (
+        await api("POST", "/api/signup", {
+          headers: { "CF-Connecting-IP": freshClientAddress() },
+          body: { token: guess() },
+        })
+      ).status,
     ).toBe(404);
   });
 });
