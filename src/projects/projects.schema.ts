@@ -10,6 +10,12 @@ const structured = storedJson.nullable().optional().default(null);
 const nullableBoolean = z.boolean().nullable().optional().default(false);
 const stringList = idList(boundedText()).nullable().optional().default([]);
 const nullableStringList = idList(boundedText().nullable()).nullable().optional().default([]);
+/** As PostHog's: empty and null entries are dropped, not stored (a form's blank rows). */
+const listWithoutBlanks = idList(boundedText().nullable())
+  .overwrite((entries) => entries.filter((entry) => entry))
+  .nullable()
+  .optional()
+  .default([]);
 const jsonList = idList(storedJson).nullable().optional().default([]);
 const configObject = boundedJsonObject().optional().default({});
 
@@ -34,7 +40,7 @@ export const TimezoneName = z.string().refine(isTimezone, {
  */
 const ProjectSettingsInput = z.object({
   product_description: z.string().max(1000).nullable().optional().default(null),
-  app_urls: nullableStringList,
+  app_urls: listWithoutBlanks,
   slack_incoming_webhook: z.string().max(500).nullable().optional().default(null),
   anonymize_ips: z.boolean().optional().default(false),
   test_account_filters: storedJson.optional().default([]),
@@ -80,7 +86,7 @@ const ProjectSettingsInput = z.object({
     .default(null),
   primary_dashboard: z.number().int().nullable().optional().default(null),
   live_events_columns: stringList,
-  recording_domains: nullableStringList,
+  recording_domains: listWithoutBlanks,
   inject_web_apps: nullableBoolean,
   extra_settings: structured,
   modifiers: structured,

@@ -23,7 +23,8 @@ describe.each(PROJECT_PATHS)("PATCH a project through the $tree path", ({ tree, 
 
   it("renames it and changes the settings sent, keeping the others", async () => {
     const { key, project } = await setupOrganization();
-    await api("PATCH", path(project), { key, body: { app_urls: ["https://example.com"], week_start_day: 1 } });
+    const first = { app_urls: [null, "https://example.com", ""], week_start_day: 1 };
+    await api("PATCH", path(project), { key, body: first });
     const response = await api("PATCH", path(project), {
       key,
       body: {
