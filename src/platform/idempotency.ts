@@ -109,7 +109,8 @@ const keyReused = () =>
   new ApiError(
     422,
     "idempotency_key_reused",
-    "This Idempotency-Key was already used with another request (method, path or body). Use a new key.",
+    "This Idempotency-Key was already used with another request (method, path, body, or what @current stood for). " +
+      "Use a new key.",
   );
 const keyInUse = () =>
   new ApiError(
@@ -151,7 +152,9 @@ export const idempotentRetries = createMiddleware<AppEnv>(async (c, next) => {
   const url = new URL(c.req.url);
   const body = JSON.stringify(await c.req.json());
   const claim = { apiKeyId: c.var.actor.keyId, keyHash: await sha256Hex(key), claim: uuid7() };
-  const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search}\n${body}`);
+  // The resolved organization and project too: `@current` may name another one at a retry.
+  const context = `${c.var.organization?.id ?? ""} ${c.var.project?.projectId ?? ""}`;
+  const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${context}\n${body}`);
   const row = await claimIdempotencyKey(db, { ...claim, requestHash }, Date.now());
 
   if (row.claim !== claim.claim) {

@@ -9,7 +9,8 @@ import { sha256Hex } from "../../src/platform/ids";
 import { dashboardsPath } from "../environments/dashboard-fixtures";
 import { keyIdOf } from "../support/activity-log";
 import { expectError } from "../support/error-bodies";
-import { addMember, api, db, errorBody, setupOrganization } from "../support/harness";
+import { addMember, addMembership, api, db, errorBody, setupOrganization } from "../support/harness";
+import { MembershipLevel } from "../../src/platform/levels";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 
@@ -31,7 +32,8 @@ const runScheduledPass = () => worker.scheduled(createScheduledController({ cron
 const REUSED = errorBody(
   "invalid_request",
   "idempotency_key_reused",
-  "This Idempotency-Key was already used with another request (method, path or body). Use a new key.",
+  "This Idempotency-Key was already used with another request (method, path, body, or what @current stood for). " +
+    "Use a new key.",
 );
 
 describe("Idempotency-Key on POST", () => {
@@ -232,5 +234,76 @@ describe("Idempotency-Key on POST", () => {
       .from(schema.idempotencyKeys)
       .where(eq(schema.idempotencyKeys.apiKeyId, apiKeyId));
     expect(left).toEqual([{ keyHash: await sha256Hex("new-key") }]);
+  });
+});
+
+describe("an idempotency key goes with its request and its API key", () => {
+  const keptAnswersOf = (apiKeyId: string) =>
+    db
+      .select({ keyHash: schema.idempotencyKeys.keyHash })
+      .from(schema.idempotencyKeys)
+      .where(eq(schema.idempotencyKeys.apiKeyId, apiKeyId));
+
+  const createServiceKey = async (organization: Organization, label: string) => {
+    const created = await api("POST", `/api/organizations/${organization.organization.id}/service_keys`, {
+      key: organization.key,
+      body: { label, scopes: ["dashboard:write"] },
+    });
+    expect(created.status).toBe(201);
+    return created.body as { id: string; value: string };
+  };
+
+  it("deletes a revoked personal key's kept answers with it", async () => {
+    const organization = await setupOrganization();
+    const keyId = await keyIdOf(organization.owner);
+    expect((await createWithKey(organization, "before-revoking", { name: "Kept" })).status).toBe(201);
+    expect(await keptAnswersOf(keyId)).toHaveLength(1);
+
+    expect((await api("DELETE", `/api/personal_api_keys/${keyId}`, { key: organization.key })).status).toBe(204);
+
+    expect(await keptAnswersOf(keyId)).toEqual([]);
+  });
+
+  it("deletes a service key's kept answers when it is revoked, and when its organization is deleted", async () => {
+    const organization = await setupOrganization();
+    const revoked = await createServiceKey(organization, "revoked");
+    const remaining = await createServiceKey(organization, "remaining");
+    for (const [index, serviceKey] of [revoked, remaining].entries()) {
+      expect((await createWithKey(organization, "sync", { name: `Sync ${index}` }, serviceKey.value)).status).toBe(201);
+      expect(await keptAnswersOf(serviceKey.id)).toHaveLength(1);
+    }
+    const revokePath = `/api/organizations/${organization.organization.id}/service_keys/${revoked.id}`;
+
+    expect((await api("DELETE", revokePath, { key: organization.key })).status).toBe(204);
+    expect(await keptAnswersOf(revoked.id)).toEqual([]);
+    expect(await keptAnswersOf(remaining.id)).toHaveLength(1);
+
+    const organizationPath = `/api/organizations/${organization.organization.id}`;
+    expect((await api("DELETE", organizationPath, { key: organization.key })).status).toBe(204);
+    expect(await keptAnswersOf(remaining.id)).toEqual([]);
+  });
+
+  it("answers 422 to a retry through @current that names another project now, never the first answer", async () => {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    await addMembership(second.organization.id, first.owner, MembershipLevel.member);
+    const createInCurrent = () =>
+      api("POST", "/api/environments/@current/dashboards", {
+        key: first.key,
+        body: { name: "Acquisition plans" },
+        headers: { "Idempotency-Key": "create-plans" },
+      });
+    expect((await createInCurrent()).status).toBe(201);
+    const switched = await api("PATCH", "/api/users/@me", {
+      key: first.key,
+      body: { set_current_team: second.project.id },
+    });
+    expect(switched.status).toBe(200);
+
+    const retry = await createInCurrent();
+
+    expectError(retry, 422, REUSED);
+    expect(await dashboardsNamed(second, "Acquisition plans")).toEqual([]);
+    expect(await dashboardsNamed(first, "Acquisition plans")).toHaveLength(1);
   });
 });
