@@ -6,7 +6,7 @@ import type { AppEnv } from "./env";
 import { ApiError, validationError } from "./errors";
 import { sha256Hex, uuid7 } from "./ids";
 import { errorFields, logLine } from "./log";
-import { loadKeyring, seal, unseal } from "./secrets";
+import { type Keyring, loadKeyring, seal, unseal } from "./secrets";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 export const REPLAYED_HEADER = "Idempotent-Replayed";
@@ -127,6 +127,24 @@ const responseNotKept = () =>
     "The request with this Idempotency-Key succeeded, but its answer was too large to keep; it was not run again.",
   );
 
+const responseUnreadable = () =>
+  new ApiError(
+    409,
+    "idempotency_response_not_kept",
+    "The request with this Idempotency-Key succeeded, but its answer was sealed with an encryption key since " +
+      "retired; it was not run again.",
+  );
+
+/** A kept answer, opened; one sealed with a key no longer configured is not replayed, nor run again. */
+async function unsealKept(keyring: Keyring, sealed: string, claim: Claim): Promise<string> {
+  try {
+    return await unseal(keyring, sealed, sealingContext(claim.apiKeyId, claim.keyHash));
+  } catch (error) {
+    logLine("error", { task: "idempotency key", key_id: claim.apiKeyId, error: errorFields(error) });
+    throw responseUnreadable();
+  }
+}
+
 function presentedKey(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (header.length === 0 || header.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
@@ -161,7 +179,7 @@ export const idempotentRetries = createMiddleware<AppEnv>(async (c, next) => {
     if (row.requestHash !== requestHash) throw keyReused();
     if (row.responseStatus === null) throw keyInUse();
     if (row.responseBody === null) throw responseNotKept();
-    const text = await unseal(keyring, row.responseBody, sealingContext(claim.apiKeyId, claim.keyHash));
+    const text = await unsealKept(keyring, row.responseBody, claim);
     // Kept answers may carry a secret (a key's value, an invite's token): a replay is never cached.
     const headers = {
       [REPLAYED_HEADER]: "true",

@@ -177,6 +177,34 @@ describe("Idempotency-Key on POST", () => {
     expect(await dashboardsNamed(organization, "Large")).toHaveLength(1);
   });
 
+  it("answers 409 for an answer sealed with a retired encryption key, and runs nothing twice", async () => {
+    const organization = await setupOrganization();
+    const body = { name: "Sealed long ago" };
+    expect((await createWithKey(organization, "retired-key", body)).status).toBe(201);
+    // As after a rotation whose former key was removed: the answer names a key no longer configured.
+    const kept = eq(schema.idempotencyKeys.apiKeyId, await keyIdOf(organization.owner));
+    const [row] = await db
+      .select({ sealed: schema.idempotencyKeys.responseBody })
+      .from(schema.idempotencyKeys)
+      .where(kept);
+    const retired = row!.sealed!.replace(/^enc:v1:[^:]+:/, "enc:v1:retired:");
+    await db.update(schema.idempotencyKeys).set({ responseBody: retired }).where(kept);
+
+    const retry = await createWithKey(organization, "retired-key", body);
+
+    expectError(
+      retry,
+      409,
+      errorBody(
+        "conflict",
+        "idempotency_response_not_kept",
+        "The request with this Idempotency-Key succeeded, but its answer was sealed with an encryption key since " +
+          "retired; it was not run again.",
+      ),
+    );
+    expect(await dashboardsNamed(organization, "Sealed long ago")).toHaveLength(1);
+  });
+
   it("takes over the claim of a request that died, once its lease has ended", async () => {
     const organization = await setupOrganization();
     const stale = new Date(Date.now() - 1_000).toISOString();
