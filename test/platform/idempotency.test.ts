@@ -36,6 +36,14 @@ const REUSED = errorBody(
     "Use a new key.",
 );
 
+/** A retry whose first request succeeded but whose answer cannot be replayed, for `why`. */
+const notKept = (why: string) =>
+  errorBody(
+    "conflict",
+    "idempotency_response_not_kept",
+    `The request with this Idempotency-Key succeeded, but ${why}; it was not run again.`,
+  );
+
 describe("Idempotency-Key on POST", () => {
   afterEach(() => {
     vi.useRealTimers();
@@ -165,15 +173,7 @@ describe("Idempotency-Key on POST", () => {
 
     const retry = await createWithKey(organization, "large-key", body);
 
-    expectError(
-      retry,
-      409,
-      errorBody(
-        "conflict",
-        "idempotency_response_not_kept",
-        "The request with this Idempotency-Key succeeded, but its answer was too large to keep; it was not run again.",
-      ),
-    );
+    expectError(retry, 409, notKept("its answer was too large to keep"));
     expect(await dashboardsNamed(organization, "Large")).toHaveLength(1);
   });
 
@@ -192,16 +192,7 @@ describe("Idempotency-Key on POST", () => {
 
     const retry = await createWithKey(organization, "retired-key", body);
 
-    expectError(
-      retry,
-      409,
-      errorBody(
-        "conflict",
-        "idempotency_response_not_kept",
-        "The request with this Idempotency-Key succeeded, but its answer was sealed with an encryption key since " +
-          "retired; it was not run again.",
-      ),
-    );
+    expectError(retry, 409, notKept("its answer was sealed with an encryption key since retired"));
     expect(await dashboardsNamed(organization, "Sealed long ago")).toHaveLength(1);
   });
 
