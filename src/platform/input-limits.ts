@@ -1,4 +1,6 @@
 import { z } from "@hono/zod-openapi";
+import { sql, type SQL } from "drizzle-orm";
+import { whileHolds } from "./db";
 import { validationError } from "./errors";
 
 /**
@@ -25,6 +27,18 @@ export const boundedJson = <T extends z.ZodType>(schema: T) =>
       params: { code: "max_length" },
     })
     .openapi({ description: `At most ${MAX_JSON_BYTES} bytes serialized.` });
+
+/** What `boundedJson` answers, for `field`, when a merge in SQL would pass its size. */
+export const jsonTooLarge = (field: string) =>
+  validationError("max_length", `Ensure this field has no more than ${MAX_JSON_BYTES} bytes when serialized.`, field);
+
+/**
+ * A JSON text merged in SQL (settings sent key by key, added to what is stored), while it keeps to
+ * `boundedJson`'s size; else null, which fails its batch on the column's NOT NULL
+ * (`refusedWhenNull`): each PATCH within the limit must not add up past it.
+ */
+export const mergedWithinJsonLimit = (merged: SQL | undefined) =>
+  merged && whileHolds(merged, sql`length(cast(${merged} as blob)) <= ${MAX_JSON_BYTES}`);
 
 /** A JSON object stored as given (`filters`, `layouts`, `config`...), at most 64 KiB serialized. */
 export const boundedJsonObject = () => boundedJson(z.record(z.string(), z.unknown()));

@@ -2,7 +2,9 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "../platform/auth/key-scoping";
 import type { Context } from "hono";
 import type { AppEnv } from "../platform/env";
+import { refusedWhenNull } from "../platform/db";
 import { notFound, validationError } from "../platform/errors";
+import { jsonTooLarge } from "../platform/input-limits";
 import { findCurrentChoices, readCurrentUser, userChanges } from "./users.queries";
 import type { getCurrentUser, updateCurrentUser } from "./users.routes";
 import type { CurrentUserUpdate } from "./users.schema";
@@ -39,7 +41,8 @@ async function currentChoices(c: Context<AppEnv>, input: CurrentUserUpdate) {
 export const updateUser: RouteHandler<typeof updateCurrentUser, AppEnv> = async (c) => {
   const { db, actor } = c.var;
   const input = c.req.valid("json");
-  const user = await readCurrentUser(db, actor, userChanges(input, await currentChoices(c, input)));
+  const changes = userChanges(input, await currentChoices(c, input));
+  const user = await refusedWhenNull(readCurrentUser(db, actor, changes), () => jsonTooLarge("notification_settings"));
   if (!user) throw notFound();
   return c.json(user, 200);
 };

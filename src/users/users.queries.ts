@@ -6,6 +6,7 @@ import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations
 import { selectVisibleProject } from "../projects/projects.queries";
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { jsonObjectWithKeys, type Database } from "../platform/db";
+import { mergedWithinJsonLimit } from "../platform/input-limits";
 import { jsonRow, jsonRows, rowFromJson } from "../platform/json-rows";
 import { prepared } from "../platform/prepared";
 import type { Actor } from "../platform/env";
@@ -139,7 +140,8 @@ export function userChanges(input: CurrentUserUpdate, current: { organizationId?
     hedgehogConfig: input.hedgehog_config,
     preferences: jsonObjectWithKeys(users.preferences, preferencesSent(input)),
     notificationSettings:
-      input.notification_settings && jsonObjectWithKeys(users.notificationSettings, input.notification_settings),
+      input.notification_settings &&
+      mergedWithinJsonLimit(jsonObjectWithKeys(users.notificationSettings, input.notification_settings)),
     currentOrganizationId: current.organizationId,
     currentProjectId: current.projectId,
   };

@@ -107,9 +107,10 @@ export const CurrentUserUpdate = z
     first_name: z.string().trim().max(150),
     last_name: z.string().trim().max(150),
     role_at_organization: z.enum(ROLES_AT_ORGANIZATION).or(z.literal("")).nullable(),
-    notification_settings: z
-      .record(NotificationSettingName, z.unknown())
-      .openapi({ description: "Merged into the stored settings: only the keys sent change." }),
+    notification_settings: boundedJson(z.record(NotificationSettingName, z.unknown())).openapi({
+      description:
+        "Merged into the stored settings: only the keys sent change. At most 64 KiB serialized, merged settings too.",
+    }),
     theme_mode: z.enum(THEME_MODES).nullable(),
     ...UserPreferencesInput.shape,
     hedgehog_config: boundedJsonObject().nullable(),

@@ -184,6 +184,30 @@ describe("PATCH /api/users/@me", () => {
     expect((await api("GET", "/api/users/@me", { key })).body).toEqual(response.body);
   });
 
+  it("keeps merged notification settings within 64 KiB: a PATCH past it is 400 and changes nothing", async () => {
+    const { key } = await setupOrganization();
+    const answers = [];
+    for (const name of ["first", "second", "third"]) {
+      const body = { first_name: name, notification_settings: { [name]: "x".repeat(30_000) } };
+      answers.push(await api("PATCH", "/api/users/@me", { key, body }));
+    }
+
+    expect(answers.slice(0, 2).map((answer) => answer.status)).toEqual([200, 200]);
+    expectError(
+      answers[2]!,
+      400,
+      errorBody(
+        "validation_error",
+        "max_length",
+        "Ensure this field has no more than 65536 bytes when serialized.",
+        "notification_settings",
+      ),
+    );
+    const me = (await api("GET", "/api/users/@me", { key })).body;
+    expect(me.first_name).toBe("second");
+    expect(Object.keys(me.notification_settings)).toEqual(["first", "second"]);
+  });
+
   it("clears the role and theme with null or blank", async () => {
     const { key } = await setupOrganization();
     const student = await api("PATCH", "/api/users/@me", { key, body: { role_at_organization: "student" } });
@@ -365,6 +389,12 @@ describe("PATCH /api/users/@me", () => {
       ],
       [{ theme_mode: "sepia" }, "theme_mode", "invalid_choice", '"sepia" is not a valid choice.'],
       [{ notification_settings: [] }, "notification_settings", "invalid_input", "Expected record, received list."],
+      [
+        { notification_settings: { digest: "x".repeat(70_000) } },
+        "notification_settings",
+        "max_length",
+        "Ensure this field has no more than 65536 bytes when serialized.",
+      ],
       [
         { set_current_organization: 12 },
         "set_current_organization",

@@ -146,23 +146,29 @@ function unchangedAndOwnerRemains(db: Database, target: MembershipRow, losesOwne
   );
 }
 
+/** Statements that follow a membership's change, and what must still hold for it to be made. */
+type Consequences = { consequences: Statement[]; holds: SQL };
+
 const losesOwnership = (target: MembershipRow, level: number) =>
   target.level === MembershipLevel.owner && level !== MembershipLevel.owner;
 
-/** The level, its `entry`, then `consequences` (statements that read the new level), in one atomic batch. */
+/**
+ * The level, its `entry`, then `consequences` (statements that read the new level), in one atomic
+ * batch; only while `holds` (what the consequences were built from is still so).
+ */
 export async function setMemberLevel(
   db: Database,
   target: MembershipRow,
   level: number,
   entry: Statement | undefined,
-  consequences: Statement[],
+  { consequences, holds }: Consequences,
 ) {
   const [updated] = await writeWithActivity(
     db,
     db
       .update(organizationMemberships)
       .set({ level, updatedAt: nowIso() })
-      .where(unchangedAndOwnerRemains(db, target, losesOwnership(target, level)))
+      .where(and(unchangedAndOwnerRemains(db, target, losesOwnership(target, level)), holds))
       .returning(),
     entry,
     ...consequences,
@@ -181,12 +187,12 @@ export async function deleteMembership(
   db: Database,
   target: MembershipRow,
   entries: [Statement, ...Statement[]],
-  consequences: Statement[],
+  { consequences, holds }: Consequences,
 ) {
   const [removed] = await db.batch([
     db
       .delete(organizationMemberships)
-      .where(unchangedAndOwnerRemains(db, target, target.level === MembershipLevel.owner))
+      .where(and(unchangedAndOwnerRemains(db, target, target.level === MembershipLevel.owner), holds))
       .returning({ id: organizationMemberships.id }),
     ...entries,
     db.delete(dashboardCollaborators).where(

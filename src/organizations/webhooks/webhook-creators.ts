@@ -1,10 +1,11 @@
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, notInArray, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { organizationMemberships, webhooks } from "../../db/schema";
 import type { Database } from "../../platform/db";
-import type { AppEnv } from "../../platform/env";
+import type { Actor, AppEnv } from "../../platform/env";
 import { isAdminInSql } from "../../platform/levels";
+import { callerInOrganization } from "../../platform/route-context/organization";
 import { disableWebhook, SYSTEM_ACTOR } from "./webhooks.queries";
 
 type Statement = BatchItem<"sqlite">;
@@ -22,23 +23,48 @@ export const enabledWebhooksCreatedBy = (db: Database, organizationId: string | 
     );
 
 /**
+ * Whether the caller is an admin of the organization when the statement runs, not only when the
+ * request was admitted: a webhook is made or changed only while its maker may, so that a demotion
+ * at the same moment cannot leave a plain member's webhook enabled.
+ */
+export const callerStillAdmin = (actor: Actor, organizationId: string) =>
+  isAdminInSql(callerInOrganization(actor, organizationId).level);
+
+/**
+ * The creator's enabled webhooks are still those `created` lists (read before a write that demotes
+ * or removes them): else one made or turned on meanwhile would stay enabled, and the write must
+ * not hold (409, to be retried).
+ */
+const noWebhookEnabledSince = (organizationId: string, creatorUserId: number, created: CreatedWebhook[]) =>
+  sql`not exists (select 1 from ${webhooks} where ${and(
+    eq(webhooks.organizationId, organizationId),
+    eq(webhooks.createdById, creatorUserId),
+    eq(webhooks.enabled, true),
+    notInArray(
+      webhooks.id,
+      created.map(({ id }) => id),
+    ),
+  )})`;
+
+/**
  * A webhook receives every event of its organization, so it lives only as long as its creator
  * could create it: placed after a write that demotes or removes a member, these disable the
  * webhooks the member created if, once that write is done, they are no longer an admin, and
- * record `Webhook.disabled` by the system for each. A write that did not happen disables nothing.
+ * record `Webhook.disabled` by the system for each. A write that did not happen disables nothing;
+ * the write holds only while `holds`: no webhook of theirs was made or turned on since they were read.
  */
 export function disableWebhooksOfFormerAdmin(
   c: Context<AppEnv>,
   organizationId: string,
   creatorUserId: number,
   created: CreatedWebhook[],
-): Statement[] {
+): { consequences: Statement[]; holds: SQL } {
   const creatorLevel = sql`(select ${organizationMemberships.level} from ${organizationMemberships}
     where ${organizationMemberships.organizationId} = ${organizationId}
       and ${organizationMemberships.userId} = ${creatorUserId})`;
   // The organization's chain is sealed after the response: the membership change's own entry registered it.
   const actor = { ...SYSTEM_ACTOR, requestId: c.var.requestId ?? null };
-  return created.flatMap((webhook) =>
+  const consequences = created.flatMap((webhook) =>
     disableWebhook(
       c.var.db,
       { ...webhook, organizationId },
@@ -46,4 +72,5 @@ export function disableWebhooksOfFormerAdmin(
       { actor, condition: sql`not ${isAdminInSql(creatorLevel)}` },
     ),
   );
+  return { consequences, holds: noWebhookEnabledSince(organizationId, creatorUserId, created) };
 }

@@ -4,12 +4,14 @@ import { eq, sql } from "drizzle-orm";
 import { users, webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { personOf, type AppEnv } from "../../platform/env";
-import { conflict, notFound, validationError } from "../../platform/errors";
+import { conflict, insufficientLevel, notFound, validationError } from "../../platform/errors";
+import { refusedWhenNull, whileHolds } from "../../platform/db";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { assertReceiverUrl } from "./webhook-urls";
 import { sealedNewSecret } from "./webhook-secrets";
+import { callerStillAdmin } from "./webhook-creators";
 import { webhookActivity, webhookItem } from "./webhooks.activity";
 import {
   insertWebhookBelowLimit,
@@ -68,12 +70,16 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
     createdById: personOf(c.var.actor),
   };
   const db = c.var.db;
-  const [[row], , [creator]] = await db.batch([
-    insertWebhookBelowLimit(db, webhook, nowIso()),
-    // Appended only if the INSERT (below the limit) made the webhook.
-    webhookActivity.record(c, "created", webhookItem({ id, organizationId, url })),
-    db.select().from(users).where(eq(users.id, c.var.actor.userId)),
-  ]);
+  const makerMay = callerStillAdmin(c.var.actor, organizationId);
+  const [[row], , [creator]] = await refusedWhenNull(
+    db.batch([
+      insertWebhookBelowLimit(db, webhook, nowIso(), makerMay),
+      // Appended only if the INSERT (below the limit) made the webhook.
+      webhookActivity.record(c, "created", webhookItem({ id, organizationId, url })),
+      db.select().from(users).where(eq(users.id, c.var.actor.userId)),
+    ]),
+    insufficientLevel,
+  );
   if (!row) {
     throw validationError(
       "max_webhooks",
@@ -94,26 +100,30 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
   const { webhook: current, createdBy } = webhookOfRequest(c);
   const url = input.url === undefined ? current.url : assertReceiverUrl(input.url, c.env);
   const after = { ...current, ...input, url, updatedAt: nowIso() };
-  const [row] = await writeWithActivity(
-    c.var.db,
-    c.var.db
-      .update(webhooks)
-      .set({
-        url,
-        events: after.events,
-        enabled: after.enabled,
-        description: after.description,
-        updatedAt: after.updatedAt,
-      })
-      .where(ofOrganization(current.organizationId, current.id))
-      .returning(),
-    webhookActivity.changed(
-      c,
-      "updated",
-      webhookItem(after),
-      toWebhook(current, createdBy),
-      toWebhook(after, createdBy),
+  // Only while the caller is still an admin: a demotion at the same moment must not leave it enabled.
+  const [row] = await refusedWhenNull(
+    writeWithActivity(
+      c.var.db,
+      c.var.db
+        .update(webhooks)
+        .set({
+          url: whileHolds(url, callerStillAdmin(c.var.actor, current.organizationId)),
+          events: after.events,
+          enabled: after.enabled,
+          description: after.description,
+          updatedAt: after.updatedAt,
+        })
+        .where(ofOrganization(current.organizationId, current.id))
+        .returning(),
+      webhookActivity.changed(
+        c,
+        "updated",
+        webhookItem(after),
+        toWebhook(current, createdBy),
+        toWebhook(after, createdBy),
+      ),
     ),
+    insufficientLevel,
   );
   if (!row) throw notFound();
   return c.json(toWebhook(row, createdBy), 200);

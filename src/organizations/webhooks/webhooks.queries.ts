@@ -2,7 +2,7 @@ import { and, eq, getTableColumns, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, activityLogAnchors, organizations, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { toUserBasic } from "../../platform/user-basic";
 import { activityStatement, type ActivityActor } from "../../platform/activity-log/record";
-import { boundAs, type Database } from "../../platform/db";
+import { boundAs, type Database, whileHolds } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
@@ -75,9 +75,10 @@ export type NewWebhook = Pick<
 /**
  * Inserts the webhook while the organization has fewer than `MAX_WEBHOOKS_PER_ORGANIZATION`:
  * the INSERT checks its counter itself, so parallel creates cannot pass the limit together.
- * Returns no row at the limit.
+ * Returns no row at the limit. Made only while `makerMay` holds when it runs: else its
+ * organization is null, and the batch fails on that NOT NULL (`refusedWhenNull`).
  */
-export function insertWebhookBelowLimit(db: Database, webhook: NewWebhook, now: string) {
+export function insertWebhookBelowLimit(db: Database, webhook: NewWebhook, now: string, makerMay: SQL) {
   const field = <K extends keyof NewWebhook>(key: K) => boundAs(webhook[key], webhooks[key]);
   return db
     .insert(webhooks)
@@ -85,7 +86,7 @@ export function insertWebhookBelowLimit(db: Database, webhook: NewWebhook, now: 
       db
         .select({
           id: field("id"),
-          organizationId: organizations.id,
+          organizationId: whileHolds(organizations.id, makerMay).as("organization_id"),
           url: field("url"),
           events: field("events"),
           enabled: field("enabled"),

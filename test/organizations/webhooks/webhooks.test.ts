@@ -27,6 +27,7 @@ import {
   api,
   createApiKey,
   db,
+  errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
   userBasic,
@@ -316,6 +317,62 @@ describe("a webhook's creator", () => {
     expect(
       (await api("GET", `${webhooksPath(organization)}/${created.body.id}`, { key: organization.key })).body.enabled,
     ).toBe(true);
+  });
+});
+
+describe("a webhook's creator demoted at the same moment", () => {
+  const RACING_RECEIVER = "http://receiver.test/racing";
+  const CHANGED_MEANWHILE = errorBody(
+    "conflict",
+    "conflict",
+    "The member was changed by another request meanwhile. Try again.",
+  );
+
+  type RacingWrite = () => ReturnType<typeof api>;
+
+  /**
+   * Races the write `prepare` makes ready (as an admin about to be demoted) with the demotion, 8
+   * times: in every order the two can run in, the demotion ends done (once retried after a 409)
+   * and leaves no webhook of theirs enabled; the write is refused (403) when it runs after it.
+   */
+  async function raceWithDemotion(prepare: (organization: Organization, adminKey: string) => Promise<RacingWrite>) {
+    for (let attempt = 0; attempt < 8; attempt += 1) {
+      const organization = await setupOrganization();
+      const admin = await addMember(organization.organization.id, MembershipLevel.admin);
+      const memberPath = `/api/organizations/${organization.organization.id}/members/${admin.user.uuid}`;
+      const demote = () => api("PATCH", memberPath, { key: organization.key, body: { level: MembershipLevel.member } });
+      const write = await prepare(organization, admin.key);
+      const [written, demoted] = await Promise.all([write(), demote()]);
+      if (demoted.status === 409) {
+        expect(demoted.body).toEqual(CHANGED_MEANWHILE);
+        expect((await demote()).status).toBe(200);
+      } else expect(demoted.status).toBe(200);
+      if (written.status === 403) expect(written.body).toEqual(INSUFFICIENT_LEVEL);
+      else expect(written.status).toBeLessThan(300);
+      const listed = await api("GET", webhooksPath(organization), { key: organization.key });
+      expect(listed.body.results.filter((webhook: { enabled: boolean }) => webhook.enabled)).toEqual([]);
+    }
+  }
+
+  it("never leaves a webhook made meanwhile enabled: refused, disabled, or the demotion retried", async () => {
+    receiver(200);
+    await raceWithDemotion(
+      async (organization, key) => () =>
+        api("POST", webhooksPath(organization), { key, body: { url: RACING_RECEIVER, events: ["*"] } }),
+    );
+  });
+
+  it("never leaves a webhook turned on meanwhile enabled", async () => {
+    receiver(200);
+    await raceWithDemotion(async (organization, key) => {
+      // Made off by its owner-to-be-demoted, then turned on as the demotion happens.
+      const created = await api("POST", webhooksPath(organization), {
+        key,
+        body: { url: RACING_RECEIVER, events: ["*"], enabled: false },
+      });
+      expect(created.status).toBe(201);
+      return () => api("PATCH", `${webhooksPath(organization)}/${created.body.id}`, { key, body: { enabled: true } });
+    });
   });
 });
 
