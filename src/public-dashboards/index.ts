@@ -63,7 +63,8 @@ const isJsonRequest = (c: Context<AppEnv>) => (c.req.header("Content-Type") ?? "
 
 /** The link the path names, or the answer for a link that does not open: unknown, paused or expired. */
 async function openLink(c: Context<AppEnv>) {
-  c.header("Cache-Control", "private, max-age=0");
+  // A shared dashboard may be confidential (a password, an allow-list) and an unlock carries a session: never kept.
+  c.header("Cache-Control", "no-store");
   const requested = c.req.param("access_token") ?? "";
   const jsonPath = requested.endsWith(JSON_SUFFIX);
   const accessToken = jsonPath ? requested.slice(0, -JSON_SUFFIX.length) : requested;

@@ -32,7 +32,7 @@ function expectPublicHeaders(headers: Headers) {
   expect(policy).toMatch(/style-src 'nonce-[^']+'/);
   expect(headers.get("X-Content-Type-Options")).toBe("nosniff");
   expect(headers.get("Referrer-Policy")).toBe("no-referrer");
-  expect(headers.get("Cache-Control")).toBe("private, max-age=0");
+  expect(headers.get("Cache-Control")).toBe("no-store");
 }
 
 describe("GET /shared/:access_token", () => {

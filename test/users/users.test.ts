@@ -129,6 +129,25 @@ describe("GET /api/users/@me", () => {
     expect(response.body.team).toEqual(teamBasic(second.project));
   });
 
+  it("stays within a project-scoped key's organizations, though the user's current one is elsewhere", async () => {
+    const { first, second, user } = await userWithTwoOrganizations();
+    const chosen = await api("PATCH", "/api/users/@me", {
+      key: first.key,
+      body: { set_current_team: second.project.id },
+    });
+    expect(chosen.status).toBe(200);
+    const scoped = await createApiKey(user, { scopedTeams: [first.project.id] });
+
+    const response = await api("GET", "/api/users/@me", { key: scoped.value });
+
+    expect(response.body.organizations).toEqual([organizationBasic(first.organization, 15)]);
+    expect(response.body.organization).toEqual(
+      expectedOrganization(first.organization, { level: 15, projects: [first.project] }),
+    );
+    expect(response.body.team).toEqual(teamBasic(first.project));
+    expect(response.text).not.toContain(second.organization.name);
+  });
+
   it("answers team and organization null to a user without any", async () => {
     const loner = await createUser();
     const key = await createApiKey(loner);

@@ -1,6 +1,6 @@
 import { and, asc, eq, getTableName, sql, type SQL } from "drizzle-orm";
 import { QueryBuilder } from "drizzle-orm/sqlite-core";
-import { organizationMemberships, organizations, users } from "../../db/schema";
+import { organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor } from "../env";
@@ -100,19 +100,25 @@ const organizationWithMembership = (actor: Actor) => ({
 
 /** The caller's memberships (of `requested`, or any for `@current`) within the key's scope. */
 export function callerMemberships(actor: Actor, requested: string): SQL | undefined {
-  const conditions: (SQL | undefined)[] = [eq(organizationMemberships.userId, actor.userId)];
-  if (requested !== CURRENT) conditions.push(eq(organizations.id, requested));
-  else if (actor.scopedOrganizations.length > 0)
-    conditions.push(inJsonList(organizations.id, actor.scopedOrganizations));
-  return and(...conditions);
+  if (requested !== CURRENT)
+    return and(eq(organizationMemberships.userId, actor.userId), eq(organizations.id, requested));
+  return callerMembershipsInScope(actor);
 }
 
-/** All the caller's memberships within the key's scope, as a condition on memberships alone (their user index). */
+/**
+ * All the caller's memberships within the key's scope, as a condition on memberships alone (their
+ * user index): a key scoped to organizations reaches those, and one scoped to projects reaches
+ * their organizations alone.
+ */
 export function callerMembershipsInScope(actor: Actor): SQL | undefined {
   return and(
     eq(organizationMemberships.userId, actor.userId),
     actor.scopedOrganizations.length > 0
       ? inJsonList(organizationMemberships.organizationId, actor.scopedOrganizations)
+      : undefined,
+    actor.scopedTeams.length > 0
+      ? sql`${organizationMemberships.organizationId} in (select ${projects.organizationId} from ${projects}
+          where ${inJsonList(projects.id, actor.scopedTeams)})`
       : undefined,
   );
 }

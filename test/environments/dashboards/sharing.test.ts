@@ -173,3 +173,26 @@ describe("dashboard sharing configuration", () => {
     }
   });
 });
+
+describe("answers that carry a secret", () => {
+  it("are sent with Cache-Control no-store: the configuration, a new password, a refresh and an unlock", async () => {
+    const team = await setupOrganization();
+    const dashboard = await createDashboard(team.key, team.project.id, { name: "Board" });
+    const sharingPath = `${dashboardsPath(team.project.id)}/${dashboard.id}/sharing`;
+    const read = await api("GET", sharingPath, { key: team.key });
+    const enabled = await api("PATCH", sharingPath, {
+      key: team.key,
+      body: { enabled: true, password_required: true },
+    });
+    const password = await api("POST", `${sharingPath}/passwords`, { key: team.key, body: {} });
+    const refreshed = await api("POST", `${sharingPath}/refresh`, { key: team.key });
+    const unlocked = await api("POST", `/shared/${refreshed.body.access_token}.json`, {
+      body: { password: password.body.password },
+    });
+
+    const answers = [read, enabled, password, refreshed, unlocked];
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 201, 200, 200]);
+    expect(typeof unlocked.body.shareToken).toBe("string");
+    expect(answers.map((answer) => answer.headers.get("Cache-Control"))).toEqual(Array(5).fill("no-store"));
+  });
+});

@@ -4,6 +4,7 @@ import { parseDashboardId, readScopeOf } from "../dashboard-request";
 import { selectDashboard } from "../dashboards.queries";
 import { selectPublicSharingAllowed, selectSharePasswords, selectSharing } from "./sharing.queries";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
+import { noStore } from "../../../platform/response-headers";
 import type { ProjectTree } from "../../project-trees";
 import {
   CreatedSharePassword,
@@ -42,6 +43,8 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       scope: "sharing_configuration:read",
       serviceKeys: true,
       summary: "The dashboard's sharing configuration; created disabled on first read, so its token is stable",
+      // The answer carries the link's access token (or a password): no cache may keep it.
+      middleware: [noStore],
       request: { params: SharingParams },
       responses: answer,
     }),
@@ -54,6 +57,8 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       scope: "sharing_configuration:write",
       serviceKeys: true,
       summary: "Enable or pause the public link, set its expiry, password and settings (edit rights)",
+      // The answer carries the link's access token (or a password): no cache may keep it.
+      middleware: [noStore],
       request: { params: SharingParams, body: jsonBody(UpdateSharingInput) },
       responses: answer,
     }),
@@ -66,6 +71,8 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       scope: "sharing_configuration:write",
       serviceKeys: true,
       summary: "Issue a new access token; the old link stops working at once",
+      // The answer carries the link's access token (or a password): no cache may keep it.
+      middleware: [noStore],
       request: { params: SharingParams },
       responses: answer,
     }),
@@ -78,6 +85,8 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       scope: "sharing_configuration:write",
       serviceKeys: true,
       summary: "Add a share password, shown this once",
+      // The answer carries the link's access token (or a password): no cache may keep it.
+      middleware: [noStore],
       request: { params: SharingParams, body: jsonBody(CreateSharePasswordInput) },
       responses: { 201: json(CreatedSharePassword, "The new password") },
     }),
