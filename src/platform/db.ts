@@ -1,4 +1,15 @@
-import { and, eq, getTableColumns, isNull, sql, type Column, type SQL, type SQLWrapper, type Table } from "drizzle-orm";
+import {
+  and,
+  eq,
+  getTableColumns,
+  getTableName,
+  isNull,
+  sql,
+  type Column,
+  type SQL,
+  type SQLWrapper,
+  type Table,
+} from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 
@@ -165,6 +176,13 @@ export const isUniqueViolation = (error: unknown) => failedConstraint(error, "UN
 
 /** Lets a batch take a value from a row that must still exist: no row, no value, no batch. */
 export const isNotNullViolation = (error: unknown) => failedConstraint(error, "NOT NULL");
+
+/** A NOT NULL failure of `column` alone: a batch with several `whileHolds` tells which refused. */
+export const isNotNullViolationOf = (error: unknown, column: Column) =>
+  isNotNullViolation(error) &&
+  String(error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "").includes(
+    `${getTableName(column.table)}.${column.name}`,
+  );
 
 /**
  * A write naming a row that is gone: its checks passed, then a concurrent request deleted what it

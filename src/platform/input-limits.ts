@@ -37,8 +37,8 @@ export const jsonTooLarge = (field: string) =>
  * `boundedJson`'s size; else null, which fails its batch on the column's NOT NULL
  * (`refusedWhenNull`): each PATCH within the limit must not add up past it.
  */
-export const mergedWithinJsonLimit = (merged: SQL | undefined) =>
-  merged && whileHolds(merged, sql`length(cast(${merged} as blob)) <= ${MAX_JSON_BYTES}`);
+export const mergedWithinJsonLimit = (merged: SQL | undefined, maxBytes = MAX_JSON_BYTES) =>
+  merged && whileHolds(merged, sql`length(cast(${merged} as blob)) <= ${maxBytes}`);
 
 /** A JSON object stored as given (`filters`, `layouts`, `config`...), at most 64 KiB serialized. */
 export const boundedJsonObject = () => boundedJson(z.record(z.string(), z.unknown()));

@@ -3,9 +3,9 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { projects } from "../db/schema";
 import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
-import { type Database, isUniqueViolation } from "../platform/db";
+import { type Database, isNotNullViolationOf, isUniqueViolation } from "../platform/db";
 import type { AppEnv } from "../platform/env";
-import { conflict, insufficientLevel, notFound, permissionDenied } from "../platform/errors";
+import { conflict, insufficientLevel, notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso } from "../platform/ids";
 import { isAdmin } from "../platform/levels";
 import { errorFields, logLine } from "../platform/log";
@@ -23,6 +23,7 @@ import {
 import { scheduleDeletionStatements } from "./project-deletion";
 import { etagOf, expectedVersion, failsOnStaleVersion, versionedAnswer } from "../platform/conditional-requests";
 import {
+  MAX_PROJECT_SETTINGS_BYTES,
   admitVisibleProject,
   findVisibleProject,
   insertProjectStatements,
@@ -87,11 +88,18 @@ export async function insertProject(c: Context<AppEnv>, organizationId: string, 
     return project;
   } catch (error) {
     if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
+    if (isNotNullViolationOf(error, projects.settings)) throw settingsTooLarge();
     throw error;
   }
 }
 
 /** The conflict a duplicate name (ignoring case) answers, on create and on rename. */
+const settingsTooLarge = () =>
+  validationError(
+    "max_length",
+    `A project's settings may hold at most ${MAX_PROJECT_SETTINGS_BYTES} bytes in all, serialized.`,
+  );
+
 const duplicateName = (name: string) =>
   conflict(`There is already a project called "${name}" in this organization. Choose a different name.`);
 
@@ -123,6 +131,7 @@ export async function updateProject(
     return project;
   } catch (error) {
     if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
+    if (isNotNullViolationOf(error, projects.settings)) throw settingsTooLarge();
     throw error;
   }
 }

@@ -37,8 +37,14 @@ import {
   projectsInKeyScope,
 } from "../platform/route-context/project";
 import { PROJECT_SETTINGS_KEYS, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
+import { mergedWithinJsonLimit } from "../platform/input-limits";
 
 export const MAX_PROJECTS_PER_ORGANIZATION = 2000;
+/**
+ * A project's settings in all, serialized: each may hold 64 KiB, and PATCH after PATCH they add up
+ * in one row (D1 keeps a row to 2 MB). The largest body, 1 MiB.
+ */
+export const MAX_PROJECT_SETTINGS_BYTES = 1024 * 1024;
 export const DEFAULT_PROJECT_NAME = "Default project";
 
 /**
@@ -162,7 +168,7 @@ export function updateProjectStatements(db: Database, projectId: number, input: 
       isDemo: is_demo,
       completedSnippetOnboarding: completed_snippet_onboarding,
       hasCompletedOnboardingFor: has_completed_onboarding_for,
-      settings: jsonObjectWithKeys(projects.settings, sentSettings),
+      settings: mergedWithinJsonLimit(jsonObjectWithKeys(projects.settings, sentSettings), MAX_PROJECT_SETTINGS_BYTES),
       updatedAt: nowIso(),
       version: raisedVersion(projects.version, expected),
     })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
+import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND, maxLength } from "../support/error-bodies";
 import {
   addMember,
   api,
@@ -200,6 +200,24 @@ describe("the settings of PostHog's current Team and Project", () => {
     }
     const list = await api("GET", `/api/organizations/${organization.id}/projects`, { key });
     expect(list.body.results[0]).toMatchObject({ id: project.id, project_id: project.id, tags: ["production", "eu"] });
+  });
+
+  it("keep to 1 MiB in all: the PATCH that would pass it, each field within its own limit, is 400", async () => {
+    const { key, project } = await setupOrganization();
+    const path = `/api/projects/${project.id}`;
+    const large = (character: string) => Array.from({ length: 7 }, () => character.repeat(65_000));
+    const fields = ["person_display_name_properties", "live_events_columns", "app_urls"];
+    const answers = [];
+    for (const [index, field] of fields.entries()) {
+      answers.push(
+        await api("PATCH", path, { key, body: { [field]: large(String(index)), week_start_day: index % 2 } }),
+      );
+    }
+
+    expect(answers.slice(0, 2).map((answer) => answer.status)).toEqual([200, 200]);
+    expectError(answers[2]!, 400, maxLength("A project's settings may hold at most 1048576 bytes in all, serialized."));
+    const read = await api("GET", path, { key });
+    expect(read.body).toMatchObject({ week_start_day: 1, app_urls: [] });
   });
 
   it("takes null where PostHog does, and an empty business model", async () => {

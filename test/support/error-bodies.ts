@@ -24,6 +24,9 @@ export const NO_EDIT_RIGHT = errorBody(
   "permission_denied",
   "You don't have edit permissions for this dashboard.",
 );
+/** A value over its size limit (`boundedJson`, or a merge in SQL past it). */
+export const maxLength = (detail: string, attr: string | null = null) =>
+  errorBody("validation_error", "max_length", detail, attr);
 export const missingScope = (scope: string) =>
   errorBody("authentication_error", "permission_denied", `API key missing required scope '${scope}'`);
 

@@ -1,7 +1,13 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
-import { AUTHENTICATION_FAILED, expectError, missingScope, NOT_AUTHENTICATED } from "../support/error-bodies";
+import {
+  AUTHENTICATION_FAILED,
+  expectError,
+  missingScope,
+  NOT_AUTHENTICATED,
+  maxLength,
+} from "../support/error-bodies";
 import {
   addMembership,
   api,
@@ -215,12 +221,7 @@ describe("PATCH /api/users/@me", () => {
     expectError(
       answers[2]!,
       400,
-      errorBody(
-        "validation_error",
-        "max_length",
-        "Ensure this field has no more than 65536 bytes when serialized.",
-        "notification_settings",
-      ),
+      maxLength("Ensure this field has no more than 65536 bytes when serialized.", "notification_settings"),
     );
     const me = (await api("GET", "/api/users/@me", { key })).body;
     expect(me.first_name).toBe("second");

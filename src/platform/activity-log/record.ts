@@ -48,12 +48,41 @@ export type ActivityEntry<S extends ActivityScope = ActivityScope> = {
   context?: Record<string, unknown> | null;
 };
 
+/** The most an entry's `changes` keep, serialized: a page of entries stays readable, a row far from D1's 2 MB. */
+const MAX_CHANGES_BYTES = 16 * 1024;
+
+const serializedBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value ?? null)).byteLength;
+
+/** What an entry keeps in place of a value too large for the log: its size. */
+export const omittedValue = (bytes: number) => `(omitted: ${bytes} bytes, more than the activity log keeps)`;
+
+/**
+ * `changes` within `MAX_CHANGES_BYTES`: the largest values (before or after) are replaced by
+ * `omittedValue` until the rest fits. A field may hold 64 KiB, and a change keeps two of them.
+ */
+function boundedChanges(changes: Change[] | null): Change[] | null {
+  if (changes === null || serializedBytes(changes) <= MAX_CHANGES_BYTES) return changes;
+  const bounded = changes.map((change) => ({ ...change }));
+  const values = bounded
+    .flatMap((change) =>
+      (["before", "after"] as const).map((side) => ({ change, side, bytes: serializedBytes(change[side]) })),
+    )
+    .sort((left, right) => right.bytes - left.bytes);
+  let total = serializedBytes(changes);
+  for (const { change, side, bytes } of values) {
+    if (total <= MAX_CHANGES_BYTES) break;
+    change[side] = omittedValue(bytes);
+    total -= bytes - serializedBytes(change[side]);
+  }
+  return bounded;
+}
+
 /**
  * `detail` as stored text. A name read in the batch is put in by SQLite's `json_object`, which
  * writes the same compact JSON as `JSON.stringify`.
  */
 function detailOf(entry: ActivityEntry): SQL | string {
-  const changes = entry.changes ?? null;
+  const changes = boundedChanges(entry.changes ?? null);
   const context = entry.context ?? null;
   if (!(entry.name instanceof SQL)) return JSON.stringify({ name: entry.name ?? null, changes, context });
   return sql`json_object('name', (${entry.name}), 'changes', json(${JSON.stringify(changes)}),
