@@ -33,12 +33,12 @@ export const jsonTooLarge = (field: string) =>
   validationError("max_length", `Ensure this field has no more than ${MAX_JSON_BYTES} bytes when serialized.`, field);
 
 /**
- * A JSON text merged in SQL (settings sent key by key, added to what is stored), while it keeps to
- * `boundedJson`'s size; else null, which fails its batch on the column's NOT NULL
- * (`refusedWhenNull`): each PATCH within the limit must not add up past it.
+ * A JSON text built in SQL (settings merged key by key into what is stored, a snapshot), while it
+ * keeps to `maxBytes` (`boundedJson`'s by default); else null, which fails its batch on the
+ * column's NOT NULL (`refusedWhenNull`): writes each within their limits must not add up past it.
  */
-export const mergedWithinJsonLimit = (merged: SQL | undefined, maxBytes = MAX_JSON_BYTES) =>
-  merged && whileHolds(merged, sql`length(cast(${merged} as blob)) <= ${maxBytes}`);
+export const jsonWithinLimit = (json: SQL, maxBytes = MAX_JSON_BYTES) =>
+  whileHolds(json, sql`length(cast(${json} as blob)) <= ${maxBytes}`);
 
 /** A JSON object stored as given (`filters`, `layouts`, `config`...), at most 64 KiB serialized. */
 export const boundedJsonObject = () => boundedJson(z.record(z.string(), z.unknown()));

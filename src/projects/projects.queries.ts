@@ -37,7 +37,7 @@ import {
   projectsInKeyScope,
 } from "../platform/route-context/project";
 import { PROJECT_SETTINGS_KEYS, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
-import { mergedWithinJsonLimit } from "../platform/input-limits";
+import { jsonWithinLimit } from "../platform/input-limits";
 
 export const MAX_PROJECTS_PER_ORGANIZATION = 2000;
 /**
@@ -158,6 +158,7 @@ export function updateProjectStatements(db: Database, projectId: number, input: 
     ...settings
   } = input;
   const sentSettings = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+  const mergedSettings = jsonObjectWithKeys(projects.settings, sentSettings);
   const updateProject = db
     .update(projects)
     .set({
@@ -168,7 +169,7 @@ export function updateProjectStatements(db: Database, projectId: number, input: 
       isDemo: is_demo,
       completedSnippetOnboarding: completed_snippet_onboarding,
       hasCompletedOnboardingFor: has_completed_onboarding_for,
-      settings: mergedWithinJsonLimit(jsonObjectWithKeys(projects.settings, sentSettings), MAX_PROJECT_SETTINGS_BYTES),
+      settings: mergedSettings && jsonWithinLimit(mergedSettings, MAX_PROJECT_SETTINGS_BYTES),
       updatedAt: nowIso(),
       version: raisedVersion(projects.version, expected),
     })

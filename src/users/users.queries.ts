@@ -6,7 +6,7 @@ import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations
 import { selectVisibleProject } from "../projects/projects.queries";
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { jsonObjectWithKeys, type Database } from "../platform/db";
-import { mergedWithinJsonLimit } from "../platform/input-limits";
+import { jsonWithinLimit } from "../platform/input-limits";
 import { jsonRow, jsonRows, rowFromJson } from "../platform/json-rows";
 import { prepared } from "../platform/prepared";
 import type { Actor } from "../platform/env";
@@ -132,6 +132,8 @@ export async function findCurrentChoices(
 
 /** The columns a PATCH of `@me` sets; settings are merged key by key in SQL, so concurrent merges both land. */
 export function userChanges(input: CurrentUserUpdate, current: { organizationId?: string; projectId?: number | null }) {
+  const notificationSettings =
+    input.notification_settings && jsonObjectWithKeys(users.notificationSettings, input.notification_settings);
   const changes = {
     firstName: input.first_name,
     lastName: input.last_name,
@@ -139,9 +141,7 @@ export function userChanges(input: CurrentUserUpdate, current: { organizationId?
     themeMode: input.theme_mode,
     hedgehogConfig: input.hedgehog_config,
     preferences: jsonObjectWithKeys(users.preferences, preferencesSent(input)),
-    notificationSettings:
-      input.notification_settings &&
-      mergedWithinJsonLimit(jsonObjectWithKeys(users.notificationSettings, input.notification_settings)),
+    notificationSettings: notificationSettings && jsonWithinLimit(notificationSettings),
     currentOrganizationId: current.organizationId,
     currentProjectId: current.projectId,
   };

@@ -1,10 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq, exists } from "drizzle-orm";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
-import { etagOf, expectedVersion, preconditionFailed } from "../../platform/conditional-requests";
-import { isNotNullViolation, type Database } from "../../platform/db";
+import { etagOf, expectedVersion } from "../../platform/conditional-requests";
+import type { Database } from "../../platform/db";
 import { personOf, type AppEnv } from "../../platform/env";
-import { notFound, permissionDenied, validationError } from "../../platform/errors";
+import { notFound, permissionDenied } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { projectRead } from "../../platform/route-context";
@@ -21,7 +21,6 @@ import {
 import { rightsOn, toDashboard } from "./dashboard-response";
 import { parseSnapshot, toVersion, toVersionItem } from "./dashboard-versions";
 import {
-  isStaleVersion,
   nextVersion,
   selectVersion,
   toVersionPage,
@@ -30,7 +29,7 @@ import {
   versionStatements,
   type DashboardSnapshot,
 } from "./dashboard-versions.queries";
-import { authorOf } from "./dashboards.handlers";
+import { authorOf, withinTileLimit } from "./dashboards.handlers";
 import {
   selectDashboard,
   tileLimitGuard,
@@ -40,7 +39,6 @@ import {
   type TileRow,
 } from "./dashboards.queries";
 import type { dashboardRoutes } from "./dashboards.routes";
-import { MAX_LIVE_TILES } from "./dashboards.schema";
 
 type DashboardRoutes = ReturnType<typeof dashboardRoutes<ProjectTree>>;
 type Handler<K extends keyof DashboardRoutes> = RouteHandler<DashboardRoutes[K], AppEnv>;
@@ -203,13 +201,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
     tileLimitGuard(db, id),
     ...versionStatements(db, id, authorOf(c), `Restored version ${number}`, expected),
   ];
-  const restored = await writeAndReadDashboard(db, scope, id, writes).catch((error: unknown) => {
-    if (isStaleVersion(error)) throw preconditionFailed();
-    if (isNotNullViolation(error)) {
-      throw validationError("max_length", `A dashboard holds at most ${MAX_LIVE_TILES} tiles.`, "version");
-    }
-    throw error;
-  });
+  const restored = await withinTileLimit("version", writeAndReadDashboard(db, scope, id, writes));
   if (!restored) throw notFound();
   return c.json(toDashboard(restored, scope.caller), 200, { ETag: etagOf(restored.row.dashboard.version) });
 };

@@ -1,7 +1,8 @@
 import { and, eq, getTableName, lte, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { dashboards, dashboardTiles, dashboardVersions, texts, users, type TileLayouts } from "../../db/schema";
-import type { Database } from "../../platform/db";
+import { type Database, isNotNullViolationOf } from "../../platform/db";
+import { jsonWithinLimit } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
 import type { DashboardRef, Statement } from "./dashboards.queries";
@@ -78,6 +79,15 @@ const dashboardSnapshot = sql<string>`json_object(
       and ${qualified(dashboardTiles.deleted)} = 0)))`;
 
 /**
+ * A dashboard's fields and live tiles together, serialized, as its snapshot stores them: each tile
+ * field may hold 64 KiB, and 500 tiles add up past D1's 2 MB row.
+ */
+export const MAX_DASHBOARD_SNAPSHOT_BYTES = 1024 * 1024;
+
+/** A batch `versionStatements` ends failed because the dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. */
+export const isSnapshotTooLarge = (error: unknown) => isNotNullViolationOf(error, dashboardVersions.snapshot);
+
+/**
  * The statements that end a batch changing a dashboard: its snapshot as the version the batch
  * raised it to, and the deletion of the version that falls past `DASHBOARD_VERSIONS_KEPT`.
  *
@@ -107,7 +117,7 @@ export function versionStatements(
         createdById: sql<number | null>`${author.userId}`.as("created_by_id"),
         keyId: sql<string | null>`${author.keyId || null}`.as("key_id"),
         summary: sql<string>`${summary}`.as("summary"),
-        snapshot: dashboardSnapshot.as("snapshot"),
+        snapshot: jsonWithinLimit(dashboardSnapshot, MAX_DASHBOARD_SNAPSHOT_BYTES).as("snapshot"),
       })
       .from(dashboards)
       .where(eq(dashboards.id, dashboardId)),

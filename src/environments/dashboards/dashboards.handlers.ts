@@ -65,7 +65,9 @@ import type { ProjectTree } from "../project-trees";
 import type { dashboardRoutes } from "./dashboards.routes";
 import { reorderedLayouts, stackedLayouts, updateSummary } from "./dashboard-versions";
 import {
+  isSnapshotTooLarge,
   isStaleVersion,
+  MAX_DASHBOARD_SNAPSHOT_BYTES,
   nextVersion,
   versionIs,
   versionStatements,
@@ -225,14 +227,22 @@ function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: Update
 }
 
 /**
- * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then. One whose
- * `If-Match` lost to another write (`versionStatements`) fails whole too: a 412.
+ * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then, as one
+ * whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. One whose `If-Match` lost to another
+ * write (`versionStatements`) fails whole too: a 412.
  */
-async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
+export async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (error) {
     if (isStaleVersion(error)) throw preconditionFailed();
+    if (isSnapshotTooLarge(error)) {
+      throw validationError(
+        "max_length",
+        `A dashboard holds at most ${MAX_DASHBOARD_SNAPSHOT_BYTES} bytes of fields and tiles, serialized.`,
+        attr,
+      );
+    }
     if (isNotNullViolation(error)) {
       throw validationError("max_length", `A dashboard holds at most ${MAX_LIVE_TILES} tiles.`, attr);
     }

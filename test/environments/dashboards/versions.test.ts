@@ -4,6 +4,7 @@ import * as schema from "../../../src/db/schema";
 import { DASHBOARD_VERSIONS_KEPT } from "../../../src/environments/dashboards/dashboard-versions.queries";
 import { nowIso, uuid7 } from "../../../src/platform/ids";
 import { MembershipLevel } from "../../../src/platform/levels";
+import { expectError, maxLength } from "../../support/error-bodies";
 import { addMember, api, db, errorBody, ISO_TIMESTAMP, setupOrganization, userBasic } from "../../support/harness";
 import { createDashboard, dashboardsPath, FIRST_ROW_LAYOUTS, unchangedSince } from "../dashboard-fixtures";
 
@@ -213,6 +214,34 @@ describe("dashboard versions", () => {
       .where(and(eq(schema.dashboardVersions.dashboardId, id), eq(schema.dashboardVersions.version, 151)));
     expect(newest?.summary).toBe("Changed name");
   });
+});
+
+describe("a dashboard's size", () => {
+  it("keeps to 1 MiB of fields and tiles, as its snapshot stores them: a PATCH past it is 400", async () => {
+    const { key, project } = await setupOrganization();
+    const created = await createDashboard(key, project.id, { name: "Heavy" });
+    const path = `${dashboardsPath(project.id)}/${created.id}`;
+    // Each field within its own 64 KiB, each body within 1 MiB: seven tiles of about 130 KB.
+    const heavyTile = () => ({
+      text: { body: "note" },
+      layouts: { sm: "x".repeat(65_000) },
+      filters_overrides: { note: "x".repeat(65_000) },
+    });
+    const patch = () => api("PATCH", path, { key, body: { tiles: Array.from({ length: 7 }, heavyTile) } });
+
+    expect((await patch()).status).toBe(200);
+    expectError(
+      await patch(),
+      400,
+      maxLength("A dashboard holds at most 1048576 bytes of fields and tiles, serialized.", "tiles"),
+    );
+
+    const dashboard = await api("GET", path, { key });
+    expect(dashboard.body.tiles).toHaveLength(7);
+    expect(new TextEncoder().encode(dashboard.text).byteLength).toBeLessThan(1024 * 1024);
+    const versions = await api("GET", `${path}/versions`, { key });
+    expect(versions.body.count).toBe(2);
+  }, 30_000);
 });
 
 describe("conditional dashboard requests", () => {
