@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { getTableName, sql } from "drizzle-orm";
+import { sql } from "drizzle-orm";
+import { isNotNullViolationOf } from "./db";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import { ApiError } from "./errors";
@@ -63,13 +64,10 @@ export const raisedVersion = (version: SQLiteColumn, expected?: number) =>
 
 /** `write`, whose batch `raisedVersion(version, ...)` failed: a 412, nothing written. */
 export async function failsOnStaleVersion<T>(version: SQLiteColumn, write: Promise<T>): Promise<T> {
-  const refusal = `NOT NULL constraint failed: ${getTableName(version.table)}.${version.name}`;
   try {
     return await write;
   } catch (error) {
-    const message = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
-    if (message.includes(refusal)) throw preconditionFailed();
-    throw error;
+    throw isNotNullViolationOf(error, version) ? preconditionFailed() : error;
   }
 }
 

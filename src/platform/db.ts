@@ -166,10 +166,12 @@ export function openSession(database: D1Database, method: string, bookmark: stri
   return database.withSession("first-unconstrained");
 }
 
-/** D1 reports constraint failures only through the message. */
+/** D1 reports constraint failures only through the message (its own, or its cause's). */
+const errorMessage = (error: unknown) =>
+  error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
+
 function failedConstraint(error: unknown, kind: "UNIQUE" | "NOT NULL" | "FOREIGN KEY"): boolean {
-  const message = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
-  return message.includes(`${kind} constraint failed`);
+  return errorMessage(error).includes(`${kind} constraint failed`);
 }
 
 export const isUniqueViolation = (error: unknown) => failedConstraint(error, "UNIQUE");
@@ -177,12 +179,16 @@ export const isUniqueViolation = (error: unknown) => failedConstraint(error, "UN
 /** Lets a batch take a value from a row that must still exist: no row, no value, no batch. */
 export const isNotNullViolation = (error: unknown) => failedConstraint(error, "NOT NULL");
 
+/** A column as SQLite's constraint messages name it. */
+const qualifiedName = (column: Column) => `${getTableName(column.table)}.${column.name}`;
+
 /** A NOT NULL failure of `column` alone: a batch with several `whileHolds` tells which refused. */
 export const isNotNullViolationOf = (error: unknown, column: Column) =>
-  isNotNullViolation(error) &&
-  String(error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "").includes(
-    `${getTableName(column.table)}.${column.name}`,
-  );
+  errorMessage(error).includes(`NOT NULL constraint failed: ${qualifiedName(column)}`);
+
+/** A UNIQUE failure of the index on exactly `columns`. */
+export const isUniqueViolationOf = (error: unknown, ...columns: Column[]) =>
+  errorMessage(error).includes(`UNIQUE constraint failed: ${columns.map(qualifiedName).join(", ")}`);
 
 /**
  * A write naming a row that is gone: its checks passed, then a concurrent request deleted what it

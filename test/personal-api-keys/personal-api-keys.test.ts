@@ -10,6 +10,7 @@ import {
   setupOrganization,
   UUID,
 } from "../support/harness";
+import { expectCreatedUpTo } from "../support/error-bodies";
 
 const keyShape = (fields: Record<string, unknown>) => ({
   id: expect.stringMatching(UUID),
@@ -331,16 +332,15 @@ describe("GET /api/personal_api_keys", () => {
         api("POST", "/api/personal_api_keys", { key, body: { label: `parallel ${index}`, scopes: ["*"] } }),
       ),
     );
-    expect(creates.filter((response) => response.status === 201)).toHaveLength(9);
-    for (const refused of creates.filter((response) => response.status !== 201)) {
-      expect(refused.body).toEqual(
-        errorBody(
-          "validation_error",
-          "max_keys",
-          "You can only have 10 personal API keys. Remove an existing key before creating a new one.",
-        ),
-      );
-    }
+    expectCreatedUpTo(
+      creates,
+      9,
+      errorBody(
+        "validation_error",
+        "max_keys",
+        "You can only have 10 personal API keys. Remove an existing key before creating a new one.",
+      ),
+    );
     expect((await api("GET", "/api/personal_api_keys", { key })).body).toHaveLength(10);
     const log = await api("GET", `/api/organizations/${organization.id}/activity_log?scope=PersonalAPIKey`, { key });
     expect(log.body.results).toHaveLength(9);

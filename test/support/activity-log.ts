@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { expect } from "vitest";
 import * as schema from "../../src/db/schema";
 import { sealChain } from "../../src/platform/activity-log/chain";
@@ -24,6 +24,17 @@ export async function seedEntries(organizationId: string, count: number, spacing
     .bind(organizationId, count, newest, spacing)
     .run();
   while ((await sealChain(db, organizationId)) > 0);
+}
+
+/** The organization's oldest entry still in D1 (lowest `seq`). */
+export async function firstEntryOf(organizationId: string) {
+  const [first] = await db
+    .select()
+    .from(schema.activityLog)
+    .where(eq(schema.activityLog.organizationId, organizationId))
+    .orderBy(asc(schema.activityLog.seq))
+    .limit(1);
+  return first!;
 }
 
 /** The id of the user's (first) key: the one their requests in a test are made with. */

@@ -34,3 +34,9 @@ export const missingScope = (scope: string) =>
 export function expectError(response: { status: number; body: unknown }, status: number, body: unknown) {
   expect({ status: response.status, body: response.body }).toEqual({ status, body });
 }
+
+/** Creates sent at once past a limit: `created` of them answer 201, and every other one `refusal`. */
+export function expectCreatedUpTo(responses: { status: number; body: unknown }[], created: number, refusal: unknown) {
+  expect(responses.filter((response) => response.status === 201)).toHaveLength(created);
+  for (const refused of responses.filter((response) => response.status !== 201)) expect(refused.body).toEqual(refusal);
+}

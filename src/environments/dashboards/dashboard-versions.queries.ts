@@ -1,7 +1,7 @@
 import { and, eq, getTableName, lte, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { dashboards, dashboardTiles, dashboardVersions, texts, users, type TileLayouts } from "../../db/schema";
-import { type Database, isNotNullViolationOf } from "../../platform/db";
+import { type Database, isNotNullViolationOf, isUniqueViolationOf } from "../../platform/db";
 import { jsonWithinLimit } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
@@ -141,13 +141,9 @@ const newestVersion = (dashboardId: DashboardRef) =>
  * named: past another version, the version row is null (NOT NULL); right after it, because a
  * concurrent write raised it first, the row is that write's own version (primary key).
  */
-export function isStaleVersion(error: unknown): boolean {
-  const message = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
-  return (
-    message.includes("NOT NULL constraint failed: dashboard_versions.version") ||
-    message.includes("UNIQUE constraint failed: dashboard_versions.dashboard_id, dashboard_versions.version")
-  );
-}
+export const isStaleVersion = (error: unknown) =>
+  isNotNullViolationOf(error, dashboardVersions.version) ||
+  isUniqueViolationOf(error, dashboardVersions.dashboardId, dashboardVersions.version);
 
 /** Raises the dashboard's version; with `expected`, only from that version. */
 export const nextVersion = { version: sql<number>`${dashboards.version} + 1` };

@@ -98,13 +98,13 @@ export async function updateDomain(
   return row;
 }
 
-/** Whether the domain is verified, when a guarded write found it changed: null once it is gone. */
+/** Whether the domain is verified, when a guarded write found it changed: undefined once it is gone. */
 export async function domainVerifiedAt(db: Database, organizationId: string, id: string) {
   const [row] = await db
     .select({ verifiedAt: domains.verifiedAt })
     .from(domains)
     .where(domainOfOrganization(organizationId, id));
-  return row === undefined ? null : { verifiedAt: row.verifiedAt };
+  return row;
 }
 
 /**

@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
-import { asc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
 import { sweepWebhooks } from "../../../src/organizations/webhooks/deliveries";
 import { archiveActivityLog } from "../../../src/platform/activity-log/archive";
-import { seedEntries } from "../../support/activity-log";
+import { firstEntryOf, seedEntries } from "../../support/activity-log";
 import { api, db, setupOrganization } from "../../support/harness";
 import { consume, receiver, storedDelivery, subscribe, webhooksPath, type Organization } from "../../support/webhooks";
 
@@ -16,13 +16,7 @@ const DAY = 86_400_000;
 async function seedOldEntries(organization: Organization) {
   const organizationId = organization.organization.id;
   await seedEntries(organizationId, 3, 1000, 40 * DAY);
-  const [first] = await db
-    .select()
-    .from(schema.activityLog)
-    .where(eq(schema.activityLog.organizationId, organizationId))
-    .orderBy(asc(schema.activityLog.seq))
-    .limit(1);
-  return first!;
+  return firstEntryOf(organizationId);
 }
 
 describe("a delivery whose entry was archived since", () => {

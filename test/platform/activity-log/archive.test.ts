@@ -9,7 +9,7 @@ import { archiveActivityLog, archiveCutoff } from "../../../src/platform/activit
 import { sealChain } from "../../../src/platform/activity-log/chain";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { expectError, NOT_FOUND } from "../../support/error-bodies";
-import { seedEntries as seedEntriesOf } from "../../support/activity-log";
+import { firstEntryOf, seedEntries as seedEntriesOf } from "../../support/activity-log";
 import { addMember, api, createProject, db, setupOrganization } from "../../support/harness";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
@@ -99,20 +99,15 @@ describe("activity-log archive", () => {
       get(target, property) {
         if (property !== "put") return Reflect.get(target, property).bind(target);
         return async (...args: Parameters<R2Bucket["put"]>) => {
-          const [first] = await db
-            .select()
-            .from(schema.activityLog)
-            .where(eq(schema.activityLog.organizationId, organizationId))
-            .orderBy(asc(schema.activityLog.seq))
-            .limit(1);
+          const first = await firstEntryOf(organizationId);
           await db.batch([
-            db.delete(schema.activityLog).where(eq(schema.activityLog.id, first!.id)),
+            db.delete(schema.activityLog).where(eq(schema.activityLog.id, first.id)),
             db
               .insert(schema.activityLogAnchors)
-              .values({ organizationId, seq: first!.seq, hash: first!.hash!, prunedAt: new Date().toISOString() })
+              .values({ organizationId, seq: first.seq, hash: first.hash!, prunedAt: new Date().toISOString() })
               .onConflictDoUpdate({
                 target: schema.activityLogAnchors.organizationId,
-                set: { seq: first!.seq, hash: first!.hash! },
+                set: { seq: first.seq, hash: first.hash! },
               }),
           ]);
           return target.put(...args);

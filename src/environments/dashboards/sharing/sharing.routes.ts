@@ -29,6 +29,9 @@ export const sharingOfPath = routeReads((c) => {
   ]);
 });
 
+/** Their answers carry the link's access token (or a new password): no cache may keep them. */
+const carriesSecret = [noStore];
+
 /** The sharing routes of one tree; `tree` only changes the path. */
 export function sharingRoutes<T extends ProjectTree>(tree: T) {
   const path = `${tree}/{project_id}/dashboards/{dashboard_id}/sharing` as const;
@@ -43,8 +46,7 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       scope: "sharing_configuration:read",
       serviceKeys: true,
       summary: "The dashboard's sharing configuration; created disabled on first read, so its token is stable",
-      // The answer carries the link's access token (or a password): no cache may keep it.
-      middleware: [noStore],
+      middleware: carriesSecret,
       request: { params: SharingParams },
       responses: answer,
     }),
@@ -57,8 +59,7 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       scope: "sharing_configuration:write",
       serviceKeys: true,
       summary: "Enable or pause the public link, set its expiry, password and settings (edit rights)",
-      // The answer carries the link's access token (or a password): no cache may keep it.
-      middleware: [noStore],
+      middleware: carriesSecret,
       request: { params: SharingParams, body: jsonBody(UpdateSharingInput) },
       responses: answer,
     }),
@@ -71,8 +72,7 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       scope: "sharing_configuration:write",
       serviceKeys: true,
       summary: "Issue a new access token; the old link stops working at once",
-      // The answer carries the link's access token (or a password): no cache may keep it.
-      middleware: [noStore],
+      middleware: carriesSecret,
       request: { params: SharingParams },
       responses: answer,
     }),
@@ -85,8 +85,7 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       scope: "sharing_configuration:write",
       serviceKeys: true,
       summary: "Add a share password, shown this once",
-      // The answer carries the link's access token (or a password): no cache may keep it.
-      middleware: [noStore],
+      middleware: carriesSecret,
       request: { params: SharingParams, body: jsonBody(CreateSharePasswordInput) },
       responses: { 201: json(CreatedSharePassword, "The new password") },
     }),
