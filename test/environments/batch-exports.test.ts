@@ -481,6 +481,67 @@ describe("PATCH /api/environments/:project_id/batch_exports/:id", () => {
     });
   });
 
+  it.each([
+    ["S3", { ...S3_CONFIG, ...S3_SECRETS }, { endpoint_url: "https://s3.attacker.example" }, "aws_access_key_id"],
+    ["HTTP", { url: "https://h.example.com", token: "t0ken" }, { url: "https://attacker.example" }, "token"],
+    [
+      "Postgres",
+      { user: "u", password: "pw", host: "db.example.com", database: "d" },
+      { host: "db.attacker.example" },
+      "user",
+    ],
+    [
+      "Snowflake",
+      { account: "acme", user: "u", password: "pw", database: "d", warehouse: "w", schema: "s" },
+      { account: "attacker" },
+      "user",
+    ],
+  ])(
+    "sends %s's stored secrets to a new endpoint only when they are sent again",
+    async (type, config, moved, first) => {
+      const { project, key } = await setupOrganization();
+      const body = { name: "Export", interval: "hour", destination: { type, config } };
+      const created = await api("POST", exportsPath(project.id), { key, body });
+      expect(created.status).toBe(201);
+      const path = `${exportsPath(project.id)}/${created.body.id}`;
+      const refused = await api("PATCH", path, { key, body: { destination: { config: moved } } });
+      const field = Object.keys(moved)[0];
+      const detail = `Changing ${field} needs ${first} sent again: stored secrets only go where they were set for.`;
+      expectError(refused, 400, errorBody("validation_error", "invalid_input", detail, `destination.config.${first}`));
+      expect(await storedConfig(created.body.id)).toEqual(config);
+
+      const whole = { ...config, ...moved };
+      const accepted = await api("PATCH", path, { key, body: { destination: { type, config: whole } } });
+      expect(accepted.status).toBe(200);
+      expect(await storedConfig(created.body.id)).toEqual(whole);
+    },
+  );
+
+  it("needs every stored secret for a new endpoint, and none for an endpoint sent unchanged", async () => {
+    const { project, key } = await setupOrganization();
+    const created = await createExport(project.id, key, {
+      destination: { type: "S3", config: { ...S3_CONFIG, ...S3_SECRETS, endpoint_url: "https://s3.example.com" } },
+    });
+    const path = `${exportsPath(project.id)}/${created.id}`;
+    const oneOfTwo = await api("PATCH", path, {
+      key,
+      body: { destination: { config: { endpoint_url: null, aws_access_key_id: "AKIANEW" } } },
+    });
+    expect(oneOfTwo.status).toBe(400);
+    expect(oneOfTwo.body.attr).toBe("destination.config.aws_secret_access_key");
+    const response = await api("PATCH", path, {
+      key,
+      body: { destination: { config: { endpoint_url: "https://s3.example.com", prefix: "moved/" } } },
+    });
+    expect(response.status).toBe(200);
+    expect(await storedConfig(created.id)).toEqual({
+      ...S3_CONFIG,
+      ...S3_SECRETS,
+      endpoint_url: "https://s3.example.com",
+      prefix: "moved/",
+    });
+  });
+
   it("stores offset_day and offset_hour where the interval has them, and clears them with one without", async () => {
     const { key, project } = await setupOrganization();
     const created = await createExport(project.id, key, { interval: "week", offset_day: 1, offset_hour: 6 });

@@ -4,7 +4,7 @@ import { validationError } from "../../platform/errors";
 import { uuid7 } from "../../platform/ids";
 import type { BatchExportChanges } from "./batch-exports.queries";
 import type { BatchExportCreateInput, BatchExportRow, BatchExportUpdateInput } from "./batch-exports.schema";
-import { parseDestinationConfig, type DestinationConfig, type DestinationType } from "./destinations";
+import { configKeptFor, parseDestinationConfig, type DestinationConfig, type DestinationType } from "./destinations";
 
 type Schedule = { type: DestinationType; model: string; startAt: string | null; endAt: string | null };
 
@@ -89,8 +89,9 @@ export function newBatchExport(
 
 /**
  * The columns a valid PATCH sets. `destination.config` is merged into the stored configuration,
- * so secrets that are not sent are kept, then the result is validated whole. A new destination
- * type starts from an empty configuration instead: the old type's keys mean nothing to it.
+ * so secrets that are not sent are kept (unless an endpoint moves: `configKeptFor`), then the
+ * result is validated whole. A new destination type starts from an empty configuration instead:
+ * the old type's keys mean nothing to it.
  */
 export function batchExportChanges(
   current: BatchExportRow,
@@ -101,7 +102,9 @@ export function batchExportChanges(
   const sentConfig = input.destination?.config ?? {};
   const config = parseDestinationConfig(
     type,
-    type === current.destinationType ? { ...current.destinationConfig, ...sentConfig } : sentConfig,
+    type === current.destinationType
+      ? { ...configKeptFor(type, current.destinationConfig, sentConfig), ...sentConfig }
+      : sentConfig,
   );
   const model = input.model ?? current.model;
   const startAt = input.start_at === undefined ? current.startAt : toUtc(input.start_at);

@@ -67,7 +67,8 @@ export function batchExportRoutes(tree: ProjectTree) {
       path: item,
       scope: "batch_export:write",
       serviceKeys: true,
-      summary: "Update a batch export; `destination.config` is merged, so omitted secrets are kept",
+      summary:
+        "Update a batch export; `destination.config` is merged, so omitted secrets are kept unless an endpoint changes",
       request: { params: BatchExportParams, body: jsonBody(BatchExportUpdateInput) },
       responses: { 200: json(BatchExport, "The batch export, without its secrets"), 409: conflictResponse },
     }),

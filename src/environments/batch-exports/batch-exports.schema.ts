@@ -68,7 +68,7 @@ export const BatchExportFullInput = BatchExportFields.partial()
   .extend({ destination: z.object({ type: DestinationTypeName, config: ConfigObject.optional() }) })
   .openapi("BatchExportFullUpdate");
 
-/** A PATCH: `destination.config` is merged into the stored one, so omitted secrets are kept. */
+/** A PATCH: `destination.config` is merged into the stored one; omitted secrets are kept, not past a new endpoint. */
 export const BatchExportUpdateInput = BatchExportFields.partial()
   .extend({
     destination: z.object({ type: DestinationTypeName.optional(), config: ConfigObject.optional() }).optional(),

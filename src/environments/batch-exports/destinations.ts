@@ -20,12 +20,15 @@ const postgresConfig = {
   has_self_signed_cert: z.boolean().optional(),
 };
 
+type Destination = { config: z.ZodObject; secrets: readonly string[]; endpoints: readonly string[] };
+
 /**
  * Each destination's configuration as PostHog's workflow inputs declare it: keys without
  * `optional()` are required on create. `secrets` are stored and never returned (PostHog's
- * `BatchExportDestination.secret_fields`).
+ * `BatchExportDestination.secret_fields`). `endpoints` are the keys that say where an export
+ * connects, and so where its secrets are sent.
  */
-const DESTINATIONS: Record<DestinationType, { config: z.ZodObject; secrets: readonly string[] }> = {
+const DESTINATIONS: Record<DestinationType, Destination> = {
   S3: {
     config: z.object({
       bucket_name: nonBlank,
@@ -42,6 +45,7 @@ const DESTINATIONS: Record<DestinationType, { config: z.ZodObject; secrets: read
       use_virtual_style_addressing: z.boolean().optional(),
     }),
     secrets: ["aws_access_key_id", "aws_secret_access_key"],
+    endpoints: ["endpoint_url"],
   },
   Snowflake: {
     config: z.object({
@@ -58,8 +62,9 @@ const DESTINATIONS: Record<DestinationType, { config: z.ZodObject; secrets: read
       authentication_type: z.enum(["password", "keypair"]).optional(),
     }),
     secrets: ["user", "password", "private_key", "private_key_passphrase"],
+    endpoints: ["account"],
   },
-  Postgres: { config: z.object(postgresConfig), secrets: ["user", "password"] },
+  Postgres: { config: z.object(postgresConfig), secrets: ["user", "password"], endpoints: ["host"] },
   Redshift: {
     config: z.object({
       ...postgresConfig,
@@ -68,6 +73,7 @@ const DESTINATIONS: Record<DestinationType, { config: z.ZodObject; secrets: read
       aws_secret_access_key: optionalText,
     }),
     secrets: ["user", "password", "aws_access_key_id", "aws_secret_access_key"],
+    endpoints: ["host"],
   },
   BigQuery: {
     config: z.object({
@@ -81,6 +87,7 @@ const DESTINATIONS: Record<DestinationType, { config: z.ZodObject; secrets: read
       use_json_type: z.boolean().optional(),
     }),
     secrets: ["private_key", "private_key_id", "client_email", "token_uri"],
+    endpoints: ["token_uri"],
   },
   HTTP: {
     config: z.object({
@@ -88,8 +95,9 @@ const DESTINATIONS: Record<DestinationType, { config: z.ZodObject; secrets: read
       token: nonBlank,
     }),
     secrets: ["token"],
+    endpoints: ["url"],
   },
-  NoOp: { config: z.object({}), secrets: [] },
+  NoOp: { config: z.object({}), secrets: [], endpoints: [] },
 };
 
 /** For the OpenAPI document: what each destination type requires. */
@@ -120,6 +128,26 @@ export function parseDestinationConfig(type: DestinationType, config: Destinatio
   if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => ({ ...issue, path: ["destination", "config", ...issue.path] }));
   throw validationErrorFromZod(issues, { destination: { config } });
+}
+
+/**
+ * The stored configuration a PATCH of the same type merges into. When the PATCH moves an endpoint,
+ * each stored secret must be sent again (400 naming the first that is not): a caller who never saw
+ * them must not redirect them to a host of their choosing.
+ */
+export function configKeptFor(type: DestinationType, stored: DestinationConfig, sent: DestinationConfig) {
+  const { secrets, endpoints } = DESTINATIONS[type];
+  const moved = endpoints.find((field) => field in sent && (sent[field] ?? null) !== (stored[field] ?? null));
+  if (moved === undefined) return stored;
+  const unsent = secrets.find((field) => typeof stored[field] === "string" && !(field in sent));
+  if (unsent !== undefined) {
+    throw validationError(
+      "invalid_input",
+      `Changing ${moved} needs ${unsent} sent again: stored secrets only go where they were set for.`,
+      `destination.config.${unsent}`,
+    );
+  }
+  return stored;
 }
 
 /** The configuration keys of `type` that hold secrets: sealed in the database, never returned. */
