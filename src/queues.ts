@@ -3,6 +3,7 @@ import { deliverBatch, recordDeadLetters, type DeliveryMessage } from "./organiz
 import { failExport, writeExportPart } from "./organizations/activity-log/exports.job";
 import { recoverStep } from "./organizations/webhooks/recoveries";
 import { deleteProjectStep } from "./projects/project-deletion";
+import { deleteOrganizationStep } from "./organizations/organization-deletion";
 import { deliverInviteEmail, recordInviteEmailDeadLetters } from "./organizations/invites/invite-email-queue";
 import type { InviteEmailMessage } from "./organizations/invites/invite-emails";
 import { deliverViewerLinkEmail, recordViewerLinkDeadLetters } from "./public-dashboards/viewer-link-emails";
@@ -28,6 +29,8 @@ function step(env: Bindings, job: BackgroundJob): Promise<StepOutcome> {
       return recoverStep(env, job);
     case "delete_project":
       return deleteProjectStep(env, job);
+    case "delete_organization":
+      return deleteOrganizationStep(env, job);
   }
 }
 
@@ -39,8 +42,9 @@ function giveUp(env: Bindings, job: BackgroundJob, error: Error): Promise<void> 
     // The deliveries not reached stay failed: the recovery can be asked again.
     case "recover_deliveries":
       return Promise.resolve();
-    // The project stays hidden and scheduled: the cron resumes its deletion.
+    // The project or organization stays hidden and scheduled: the cron resumes its deletion.
     case "delete_project":
+    case "delete_organization":
       return Promise.resolve();
   }
 }

@@ -13,7 +13,8 @@ import { sweepWebhooks } from "./organizations/webhooks/deliveries";
 import { sweepInviteEmails } from "./organizations/invites/invite-email-queue";
 import { sweepViewerLinks } from "./public-dashboards/viewer-link-emails";
 import { resumeStalledExports } from "./organizations/activity-log/exports.job";
-import { resumeStalledDeletions } from "./projects/project-deletion";
+import { resumeStalledProjectDeletions } from "./projects/project-deletion";
+import { resumeStalledOrganizationDeletions } from "./organizations/organization-deletion";
 
 /** Organizations whose chains one cron run seals, if their seal after the response was lost. */
 const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
@@ -30,7 +31,7 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  * - re-sends share links' one-time links whose message was lost, and deletes expired ones;
  * - resumes activity-log exports whose next step was lost;
  * - deletes idempotency keys past their day (or a dead request's lease), in bounded batches.
- * - resumes project deletions whose next step was lost.
+ * - resumes project and organization deletions whose next step was lost.
  */
 export async function runScheduledTasks(_controller: ScheduledController, env: Bindings) {
   const db = primaryDatabase(env);
@@ -108,8 +109,15 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
     [
       "resume project deletions",
       async () => {
-        const resumed = await resumeStalledDeletions(env);
+        const resumed = await resumeStalledProjectDeletions(env);
         if (resumed > 0) logLine("info", { task: "cron", done: `resumed ${resumed} stalled project deletions` });
+      },
+    ],
+    [
+      "resume organization deletions",
+      async () => {
+        const resumed = await resumeStalledOrganizationDeletions(env);
+        if (resumed > 0) logLine("info", { task: "cron", done: `resumed ${resumed} stalled organization deletions` });
       },
     ],
   ];

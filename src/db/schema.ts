@@ -92,8 +92,19 @@ export const organizations = sqliteTable(
     updatedAt: text("updated_at").notNull(),
     /** Raised by every write of the organization's own fields (never by its counters): its `ETag`. */
     version: integer("version").notNull().default(1),
+    /**
+     * When a DELETE scheduled the organization's removal: its memberships, invites and service keys
+     * went at once, and a background job removes the rest, then the organization itself.
+     */
+    deletionScheduledAt: text("deletion_scheduled_at"),
   },
-  (table) => [uniqueIndex("organizations_slug").on(table.slug)],
+  (table) => [
+    uniqueIndex("organizations_slug").on(table.slug),
+    // The few being deleted: what the cron reads to resume a deletion whose next step was lost.
+    index("organizations_deletion_scheduled")
+      .on(table.deletionScheduledAt)
+      .where(sql`${table.deletionScheduledAt} is not null`),
+  ],
 );
 
 export const organizationMemberships = sqliteTable(

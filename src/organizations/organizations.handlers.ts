@@ -2,13 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { eq, sql } from "drizzle-orm";
 import { organizationMemberships, organizations, users } from "../db/schema";
-import {
-  etagOf,
-  expectedVersion,
-  failsOnStaleVersion,
-  preconditionFailed,
-  versionedAnswer,
-} from "../platform/conditional-requests";
+import { etagOf, expectedVersion, failsOnStaleVersion, versionedAnswer } from "../platform/conditional-requests";
 import { isUniqueViolation } from "../platform/db";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
@@ -17,7 +11,6 @@ import { MembershipLevel } from "../platform/levels";
 import { admitMember, requestedOrganization } from "../platform/route-context/organization";
 import { pageEnvelope, readPage } from "../platform/pagination";
 import {
-  deleteOrganization as deleteOrganizationAndContents,
   firstFreeSlug,
   organizationObjectStatements,
   readOrganizationsPage,
@@ -37,6 +30,9 @@ import { toOrganization } from "./organizations.schema";
 import { membershipActivity } from "./members/members.activity";
 import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
 import { assertRetentionDays } from "../platform/activity-log/retention";
+import { forgetCachedKey } from "../platform/auth/key-lifecycle";
+import { errorFields, logLine } from "../platform/log";
+import { scheduleOrganizationDeletion } from "./organization-deletion";
 import { organizationActivity, organizationItem, trackedOrganizationFields } from "./organizations.activity";
 import { DEFAULT_PROJECT_NAME, insertProjectStatements } from "../projects/projects.queries";
 import { ProjectInput, toProjectListItem } from "../projects/projects.schema";
@@ -152,12 +148,27 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
   return c.json(organization, 200, { ETag: etagOf(rows[0].organization.version) });
 };
 
+/**
+ * Closes every way into the organization at once (`scheduleOrganizationDeletion`); its rows go in
+ * the background (`deleteOrganizationStep`), so that no organization is too large to delete.
+ */
 export const deleteCallerOrganization: RouteHandler<typeof deleteOrganization, AppEnv> = async (c) => {
   const { organization } = c.var;
   const expected = expectedVersion(c, organization.version);
-  const deleted = await deleteOrganizationAndContents(c.var.db, organization.id, expected);
-  // The statement matched nothing: changed since the version If-Match names (412), or deleted by
-  // a request that raced this one (404, as once it is gone).
-  if (!deleted) throw expected === undefined ? notFound() : preconditionFailed();
+  const statements = scheduleOrganizationDeletion(c.var.db, organization.id, nowIso(), expected);
+  const [marked, , serviceKeys] = await failsOnStaleVersion(organizations.version, c.var.db.batch(statements));
+  // Another DELETE marked it between the read and this batch.
+  if (marked.length === 0) throw notFound();
+  await Promise.all(serviceKeys.map((key) => forgetCachedKey(c.env, key)));
+  try {
+    await c.env.BACKGROUND_JOBS.send({ kind: "delete_organization", organizationId: organization.id });
+  } catch (error) {
+    // The cron resumes a deletion whose message was lost (`resumeStalledOrganizationDeletions`).
+    logLine("warn", {
+      task: "schedule organization deletion",
+      organizationId: organization.id,
+      error: errorFields(error as Error),
+    });
+  }
   return c.body(null, 204);
 };

@@ -247,22 +247,3 @@ export function updateOrganizationSettings(
     })
     .where(eq(organizations.id, organizationId));
 }
-
-/**
- * One statement, so one atomic write: every table of an organization's data references it (or
- * a project, environment or dashboard of it) with ON DELETE CASCADE, so SQLite removes all of
- * it with the organization or nothing at all. With `expected` (`If-Match`), only at that
- * version. Whether it deleted the organization.
- */
-export async function deleteOrganization(db: Database, organizationId: string, expected?: number) {
-  const deleted = await db
-    .delete(organizations)
-    .where(
-      and(
-        eq(organizations.id, organizationId),
-        expected === undefined ? undefined : eq(organizations.version, expected),
-      ),
-    )
-    .returning({ id: organizations.id });
-  return deleted.length > 0;
-}

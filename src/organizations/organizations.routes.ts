@@ -83,7 +83,7 @@ export const deleteOrganization = apiRoute({
   context: "organization",
   level: MembershipLevel.owner,
   tags: ["organizations"],
-  summary: "Delete an organization and everything in it, atomically (owner)",
+  summary: "Delete an organization (owner): closed to everyone at once, its rows removed in the background",
   request: { params: OrganizationParams, headers: conditional.ifMatch },
   responses: { 204: { description: "Deleted" }, 412: conditional.preconditionFailed },
 });

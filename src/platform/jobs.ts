@@ -9,6 +9,8 @@ export type BackgroundJob =
   | { kind: "export_part"; exportId: string; part: number }
   /** Deletes a bounded batch of a project's rows (scheduled by its DELETE), or the project once none is left. */
   | { kind: "delete_project"; projectId: number }
+  /** The same for an organization: a bounded batch of its rows, its emptied projects, then itself. */
+  | { kind: "delete_organization"; organizationId: string }
   /**
    * Sends again a webhook's next failed deliveries created in [since, until), after `after` (their
    * creation time and id).

@@ -199,7 +199,7 @@ export async function deleteVisibleProject(c: Context<AppEnv>, found: Awaited<Re
   try {
     await c.env.BACKGROUND_JOBS.send({ kind: "delete_project", projectId: id });
   } catch (error) {
-    // The cron resumes a deletion whose message was lost (`resumeStalledDeletions`).
+    // The cron resumes a deletion whose message was lost (`resumeStalledProjectDeletions`).
     logLine("warn", { task: "schedule project deletion", projectId: id, error: errorFields(error as Error) });
   }
 }

@@ -1,17 +1,12 @@
-import { and, eq, inArray, isNotNull, isNull, lt, type SQLWrapper } from "drizzle-orm";
-import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { and, eq, inArray, isNotNull, isNull } from "drizzle-orm";
 import { accessControls, batchExports, dashboards, environments, insights, projects, texts } from "../db/schema";
 import { type Database, primaryDatabase } from "../platform/db";
 import type { Bindings } from "../platform/env";
 import type { BackgroundJob, StepOutcome } from "../platform/jobs";
+import { deleteSome, resumeStalledDeletions, ROWS_PER_STEP } from "../platform/stepped-deletion";
 import { raisedVersion } from "../platform/conditional-requests";
 
 export type ProjectDeletion = Extract<BackgroundJob, { kind: "delete_project" }>;
-
-/** Rows of each kind one step deletes (a dashboard's tiles, sharing and collaborators go with it). */
-const ROWS_PER_STEP = 100;
-/** A deletion not finished this long after it was scheduled is resumed by the cron. */
-const STALLED_AFTER_MS = 10 * 60_000;
 
 /** What a scheduled project's name key becomes: no name a client can send, so its name is free at once. */
 const freedNameKey = (projectId: number) => `\u0000deleted ${projectId}`;
@@ -48,18 +43,6 @@ export function scheduleDeletionStatements(db: Database, projectId: number, now:
   };
 }
 
-/** Up to `ROWS_PER_STEP` rows of `table` in the project's environments, deleted; their ids returned. */
-function deleteSome(
-  db: Database,
-  table: SQLiteTable,
-  id: SQLiteColumn,
-  environmentId: SQLiteColumn,
-  within: SQLWrapper,
-) {
-  const some = db.select({ id }).from(table).where(inArray(environmentId, within)).limit(ROWS_PER_STEP);
-  return db.delete(table).where(inArray(id, some)).returning({ id });
-}
-
 /**
  * One step of a project's deletion: a bounded batch of each kind of its rows, deleted in one
  * transaction; when none is left, the project itself (its environments with it). Then the next
@@ -75,11 +58,11 @@ export async function deleteProjectStep(env: Bindings, job: ProjectDeletion): Pr
     .innerJoin(projects, eq(projects.id, environments.projectId))
     .where(scheduled);
   const deleted = await db.batch([
-    deleteSome(db, dashboards, dashboards.id, dashboards.environmentId, ofProject),
-    deleteSome(db, insights, insights.id, insights.environmentId, ofProject),
-    deleteSome(db, texts, texts.id, texts.environmentId, ofProject),
-    deleteSome(db, batchExports, batchExports.id, batchExports.environmentId, ofProject),
-    deleteSome(db, accessControls, accessControls.id, accessControls.environmentId, ofProject),
+    deleteSome(db, dashboards, dashboards.id, inArray(dashboards.environmentId, ofProject)),
+    deleteSome(db, insights, insights.id, inArray(insights.environmentId, ofProject)),
+    deleteSome(db, texts, texts.id, inArray(texts.environmentId, ofProject)),
+    deleteSome(db, batchExports, batchExports.id, inArray(batchExports.environmentId, ofProject)),
+    deleteSome(db, accessControls, accessControls.id, inArray(accessControls.environmentId, ofProject)),
   ]);
   if (deleted.some((rows) => rows.length === ROWS_PER_STEP)) {
     await env.BACKGROUND_JOBS.send(job);
@@ -90,26 +73,9 @@ export async function deleteProjectStep(env: Bindings, job: ProjectDeletion): Pr
   return {};
 }
 
-/**
- * The cron's part of at-least-once: a deletion scheduled over ten minutes ago whose project is
- * still there (its first message lost, or a step's dropped) gets a step's message again.
- */
-export async function resumeStalledDeletions(env: Bindings, limit = 100): Promise<number> {
-  const db = primaryDatabase(env);
-  const stalled = await db
-    .select({ id: projects.id })
-    .from(projects)
-    .where(
-      and(
-        isNotNull(projects.deletionScheduledAt),
-        lt(projects.deletionScheduledAt, new Date(Date.now() - STALLED_AFTER_MS).toISOString()),
-      ),
-    )
-    .limit(limit);
-  if (stalled.length > 0) {
-    await env.BACKGROUND_JOBS.sendBatch(
-      stalled.map((row) => ({ body: { kind: "delete_project" as const, projectId: row.id } })),
-    );
-  }
-  return stalled.length;
-}
+/** Projects whose deletion stalled get a step's message again (`resumeStalledDeletions`). */
+export const resumeStalledProjectDeletions = (env: Bindings) =>
+  resumeStalledDeletions<number>(env, projects, projects.id, projects.deletionScheduledAt, (id) => ({
+    kind: "delete_project",
+    projectId: id,
+  }));

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, sql, type Column, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   invites,
@@ -32,7 +32,8 @@ export async function findInviteForSignup(db: Database, tokenHash: string) {
       .select({ invite: invites, organizationName: organizations.name })
       .from(invites)
       .innerJoin(organizations, eq(organizations.id, invites.organizationId))
-      .where(eq(invites.tokenHash, tokenHash)),
+      // An invite sent as its organization's deletion began opens nothing.
+      .where(and(eq(invites.tokenHash, tokenHash), isNull(organizations.deletionScheduledAt))),
     db
       .select({ user: users, membershipId: organizationMemberships.id })
       .from(users)

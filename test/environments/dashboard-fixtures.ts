@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { TestUser } from "../support/harness";
 import { api, ISO_TIMESTAMP, userBasic } from "../support/harness";
@@ -96,4 +97,15 @@ export async function createDashboard(key: string, projectId: number, body: Reco
     id: number;
     tiles: { id: number; insight: { id: number } | null; text: { id: number } | null }[];
   };
+}
+
+/** `count` dashboards in the project's environment, in one statement. */
+export async function seedDashboards(projectId: number, count: number) {
+  await env.DB.prepare(
+    `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
+     insert into dashboards (environment_id, name, created_at, last_modified_at)
+     select ?2, 'Seeded ' || i, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z' from n`,
+  )
+    .bind(count, projectId)
+    .run();
 }

@@ -8,6 +8,7 @@ import { MembershipLevel } from "../../src/platform/levels";
 import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bodies";
 import { addMember, api, createProject, db, setupOrganization } from "../support/harness";
 import { consumeAttempt } from "../support/queues";
+import { seedDashboards } from "../environments/dashboard-fixtures";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 
@@ -38,17 +39,6 @@ async function projectWithRows(organization: Organization) {
   });
   expect(exported.status).toBe(201);
   return project;
-}
-
-/** `count` dashboards in the project's environment, in one statement. */
-async function seedDashboards(projectId: number, count: number) {
-  await env.DB.prepare(
-    `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
-     insert into dashboards (environment_id, name, created_at, last_modified_at)
-     select ?2, 'Seeded ' || i, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z' from n`,
-  )
-    .bind(count, projectId)
-    .run();
 }
 
 const rowsOf = async (projectId: number) => ({

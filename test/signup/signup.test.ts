@@ -1,4 +1,7 @@
+import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
+import * as schema from "../../src/db/schema";
+import { nowIso } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
   addMember,
@@ -6,6 +9,7 @@ import {
   createApiKey,
   createProject,
   createUser,
+  db,
   errorBody,
   grantProjectAccess,
   ISO_TIMESTAMP,
@@ -13,6 +17,7 @@ import {
   userBasic,
   UUID,
 } from "../support/harness";
+import { expectError } from "../support/error-bodies";
 import { organizationBasic } from "../support/organizations";
 import { daysAgo, insertInvite, restoreTestDoubles } from "../support/people";
 
@@ -79,6 +84,25 @@ describe("GET /api/signup/:token", () => {
     expect(unknown.body).toEqual(notFound);
     expect(tooOld.status).toBe(400);
     expect(tooOld.body).toEqual(expired);
+  });
+});
+
+describe("an invite of an organization being deleted", () => {
+  it("is 404 to preview and to accept: one written as the deletion began opens nothing", async () => {
+    const { organization, owner } = await setupOrganization();
+    // As a write racing the DELETE leaves it: an invite stored after the organization was marked.
+    await db
+      .update(schema.organizations)
+      .set({ deletionScheduledAt: nowIso() })
+      .where(eq(schema.organizations.id, organization.id));
+    const invite = await insertInvite(organization.id, owner, { targetEmail: "late@example.com" });
+    expectError(await api("GET", signupPath(invite.token)), 404, notFound);
+    expectError(await api("POST", signupPath(invite.token), { body: { first_name: "Late" } }), 404, notFound);
+    const memberships = await db
+      .select()
+      .from(schema.organizationMemberships)
+      .where(eq(schema.organizationMemberships.organizationId, organization.id));
+    expect(memberships.map((row) => row.userId)).toEqual([owner.id]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { and, asc, eq, getTableName, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, getTableName, isNull, sql, type SQL } from "drizzle-orm";
 import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import { organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../auth/key-scoping";
@@ -168,10 +168,12 @@ export function callerMembershipOf(db: Database, actor: Actor, requested: string
 /**
  * A service key's organization, if `requested` names it (`@current` always does): a service key
  * reaches its own organization alone, and any other answers as one it is not a member of (404).
+ * Nor one being deleted: the key went with its DELETE, but another location may have it cached.
  */
 const serviceKeyOrganization = (actor: Actor, requested: string) =>
   and(
     eq(organizations.id, actor.organizationId ?? ""),
+    isNull(organizations.deletionScheduledAt),
     requested === CURRENT ? undefined : eq(organizations.id, requested),
   );
 

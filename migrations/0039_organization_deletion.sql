@@ -1,0 +1,2 @@
+ALTER TABLE `organizations` ADD `deletion_scheduled_at` text;--> statement-breakpoint
+CREATE INDEX `organizations_deletion_scheduled` ON `organizations` (`deletion_scheduled_at`) WHERE "organizations"."deletion_scheduled_at" is not null;

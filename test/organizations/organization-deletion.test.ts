@@ -1,0 +1,164 @@
+import { createScheduledController } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { count, eq, inArray, type SQL } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import * as schema from "../../src/db/schema";
+import worker from "../../src/index";
+import { MembershipLevel } from "../../src/platform/levels";
+import { AUTHENTICATION_FAILED, expectError, NOT_FOUND } from "../support/error-bodies";
+import { addMember, api, db, setupOrganization } from "../support/harness";
+import { consumeAttempt } from "../support/queues";
+import { createDashboard, dashboardsPath, seedDashboards } from "../environments/dashboard-fixtures";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** What a producer answers, for a send the test keeps from the queue. */
+const NOT_SENT = { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } };
+
+const countOf = async (table: SQLiteTable, where: SQL) =>
+  (await db.select({ value: count() }).from(table).where(where))[0]!.value;
+
+/** How many rows of each kind the organization still has. */
+async function rowsOf(organizationId: string) {
+  const inEnvironment = inArray(
+    schema.dashboards.environmentId,
+    db
+      .select({ id: schema.environments.id })
+      .from(schema.environments)
+      .where(eq(schema.environments.organizationId, organizationId)),
+  );
+  return {
+    organizations: await countOf(schema.organizations, eq(schema.organizations.id, organizationId)),
+    memberships: await countOf(
+      schema.organizationMemberships,
+      eq(schema.organizationMemberships.organizationId, organizationId),
+    ),
+    invites: await countOf(schema.invites, eq(schema.invites.organizationId, organizationId)),
+    serviceKeys: await countOf(schema.serviceApiKeys, eq(schema.serviceApiKeys.organizationId, organizationId)),
+    projects: await countOf(schema.projects, eq(schema.projects.organizationId, organizationId)),
+    dashboards: await countOf(schema.dashboards, inEnvironment),
+    entries: await countOf(schema.activityLog, eq(schema.activityLog.organizationId, organizationId)),
+  };
+}
+
+const gone = { organizations: 0, memberships: 0, invites: 0, serviceKeys: 0, projects: 0, dashboards: 0, entries: 0 };
+
+const sharedPage = async (token: string) =>
+  (await exports.default.fetch(new Request(`http://localhost/shared/${token}.json`))).status;
+
+describe("deleting an organization", () => {
+  it("closes every way in at once (members, service keys, share links), then its rows go", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const path = `/api/organizations/${organization.id}`;
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const serviceKey = await api("POST", `${path}/service_keys`, { key, body: { label: "sync", scopes: ["*"] } });
+    expect(serviceKey.status).toBe(201);
+    expect((await api("GET", `${path}/projects`, { key: serviceKey.body.value })).status).toBe(200);
+    const invited = await api("POST", `${path}/invites`, { key, body: { target_email: "late@example.com" } });
+    expect(invited.status).toBe(201);
+    const dashboard = await createDashboard(key, project.id, { name: "Public" });
+    const sharing = await api("PATCH", `${dashboardsPath(project.id)}/${dashboard.id}/sharing`, {
+      key,
+      body: { enabled: true },
+    });
+    expect(await sharedPage(sharing.body.access_token)).toBe(200);
+    const other = await setupOrganization();
+    const untouched = await rowsOf(other.organization.id);
+
+    // The job's first message is held, so that what the DELETE alone did shows.
+    const sent = vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue(NOT_SENT);
+    const response = await api("DELETE", path, { key });
+    expect(response.status).toBe(204);
+    expect(response.text).toBe("");
+    expect(sent).toHaveBeenCalledWith({ kind: "delete_organization", organizationId: organization.id });
+    // Its invites stay until the job, but open nothing (signup.test.ts).
+    expect(await rowsOf(organization.id)).toMatchObject({ memberships: 0, invites: 1, serviceKeys: 0, projects: 1 });
+
+    for (const caller of [key, member.key]) {
+      expectError(await api("GET", path, { key: caller }), 404, NOT_FOUND);
+      expectError(await api("GET", `/api/projects/${project.id}`, { key: caller }), 404, NOT_FOUND);
+      const listed = await api("GET", "/api/organizations", { key: caller });
+      expect(listed.body.results.map((item: { id: string }) => item.id)).not.toContain(organization.id);
+      const me = await api("GET", "/api/users/@me", { key: caller });
+      expect(me.body.organizations.map((item: { id: string }) => item.id)).not.toContain(organization.id);
+    }
+    expectError(await api("GET", `${path}/projects`, { key: serviceKey.body.value }), 401, AUTHENTICATION_FAILED);
+    expect(await sharedPage(sharing.body.access_token)).toBe(404);
+    // A second DELETE, as a retried `terraform destroy` sends, finds nothing.
+    expectError(await api("DELETE", path, { key }), 404, NOT_FOUND);
+
+    sent.mockRestore();
+    await consumeAttempt("background-jobs", { kind: "delete_organization", organizationId: organization.id }, 1);
+    await expect.poll(() => rowsOf(organization.id), { timeout: 20_000, interval: 200 }).toEqual(gone);
+    expect(await rowsOf(other.organization.id)).toEqual(untouched);
+  });
+
+  it("keeps a service key cached at another location out of an organization being deleted", async () => {
+    const { organization, key } = await setupOrganization();
+    const path = `/api/organizations/${organization.id}`;
+    const serviceKey = await api("POST", `${path}/service_keys`, { key, body: { label: "sync", scopes: ["*"] } });
+    const reached = [`${path}/projects`, "/api/organizations/@current/projects", `${path}/batch_exports`];
+    for (const route of reached) expect((await api("GET", route, { key: serviceKey.body.value })).status).toBe(200);
+    // As another location sees it: the key still cached (here, still stored), the organization marked.
+    await db
+      .update(schema.organizations)
+      .set({ deletionScheduledAt: "2026-01-01T00:00:00.000Z" })
+      .where(eq(schema.organizations.id, organization.id));
+    for (const route of reached) {
+      expectError(await api("GET", route, { key: serviceKey.body.value }), 404, NOT_FOUND);
+    }
+  });
+
+  it("removes the rows in bounded steps, each at-least-once, and the cron resumes a lost one", async () => {
+    const { organization, project, key } = await setupOrganization();
+    await seedDashboards(project.id, 250);
+    const sent = vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue(NOT_SENT);
+    expect((await api("DELETE", `/api/organizations/${organization.id}`, { key })).status).toBe(204);
+    expect(await rowsOf(organization.id)).toMatchObject({ organizations: 1, projects: 1, dashboards: 250 });
+    const job = { kind: "delete_organization", organizationId: organization.id };
+    const first = await consumeAttempt("background-jobs", job, 1);
+    expect(first.explicitAcks).toEqual(["message"]);
+    expect((await rowsOf(organization.id)).dashboards).toBe(150);
+    // The same step again (at-least-once) deletes the next share, never more than its bound.
+    await consumeAttempt("background-jobs", job, 1);
+    expect((await rowsOf(organization.id)).dashboards).toBe(50);
+    expect(sent).toHaveBeenCalledTimes(3);
+    // The last share: fewer than a step's bound left, so the projects and the organization go with it.
+    await consumeAttempt("background-jobs", job, 1);
+    expect(await rowsOf(organization.id)).toEqual(gone);
+    expect(sent).toHaveBeenCalledTimes(3);
+    // Once gone, a duplicate step does nothing.
+    const duplicate = await consumeAttempt("background-jobs", job, 1);
+    expect(duplicate.explicitAcks).toEqual(["message"]);
+
+    // The cron resumes a deletion scheduled long ago whose message was lost.
+    const stalled = await setupOrganization();
+    await db
+      .update(schema.organizations)
+      .set({ deletionScheduledAt: "2026-01-01T00:00:00.000Z" })
+      .where(eq(schema.organizations.id, stalled.organization.id));
+    const sentBatch = vi.spyOn(env.BACKGROUND_JOBS, "sendBatch").mockResolvedValue(NOT_SENT);
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+    expect(sentBatch.mock.calls.flatMap(([messages]) => [...messages].map((message) => message.body))).toContainEqual({
+      kind: "delete_organization",
+      organizationId: stalled.organization.id,
+    });
+  });
+
+  it("deletes nothing for an organization that no DELETE scheduled", async () => {
+    const { organization, key, project } = await setupOrganization();
+    await createDashboard(key, project.id, { name: "Kept" });
+    const before = await rowsOf(organization.id);
+    const step = await consumeAttempt(
+      "background-jobs",
+      { kind: "delete_organization", organizationId: organization.id },
+      1,
+    );
+    expect(step.explicitAcks).toEqual(["message"]);
+    expect(await rowsOf(organization.id)).toEqual(before);
+    expect((await api("GET", `/api/organizations/${organization.id}`, { key })).status).toBe(200);
+  });
+});
