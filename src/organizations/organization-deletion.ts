@@ -30,8 +30,8 @@ export type OrganizationDeletion = Extract<BackgroundJob, { kind: "delete_organi
  * already), which its invites' sign-up and service keys' routes check, and every other way into
  * it closed at once: its memberships and service keys deleted (the keys' hashes returned, for
  * their cache entries), its projects marked for deletion as a project's DELETE marks one, which
- * hides them from every route and share link. The rest of its rows are the background job's. With `expected` (`If-Match`), a mark of another
- * version fails the whole batch (`raisedVersion`).
+ * hides them from every route and share link. The rest of its rows are the background job's.
+ * With `expected` (`If-Match`), a mark of another version fails the whole batch (`raisedVersion`).
  */
 export function scheduleOrganizationDeletion(db: Database, organizationId: string, now: string, expected?: number) {
   return [
