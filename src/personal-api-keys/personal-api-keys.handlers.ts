@@ -82,7 +82,7 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   const scopedOrganizations = [...new Set(input.scoped_organizations)];
   const scopedTeams = [...new Set(input.scoped_teams)];
   assertFutureExpiry(input.expires_at);
-  assertWithinCallerKey(actor, scopes, scopedOrganizations);
+  assertWithinCallerKey(actor, scopes, scopedOrganizations, storedTime(input.expires_at));
   const {
     memberOf: reachable,
     lifetimes,
@@ -130,10 +130,23 @@ export const retrieveCallingApiKey: RouteHandler<typeof retrieveCurrentKey, AppE
 };
 
 /**
- * A key never mints a key that could do more than itself: scopes are a ceiling, and so are its
- * organizations. (A key scoped to projects never gets here: key routes are organization-level.)
+ * A key never mints, changes, rolls or revokes a key that could do more than itself: scopes are a
+ * ceiling, and so are its organizations and its expiry. Nor does a value a roll replaced, which
+ * works only for its overlap: otherwise whoever held it could roll the key again and keep the only
+ * value that works. (A key scoped to projects never gets here: key routes are organization-level.)
  */
-export function assertWithinCallerKey(actor: Actor, scopes: string[], organizations: string[]) {
+export function assertWithinCallerKey(
+  actor: Actor,
+  scopes: string[],
+  organizations: string[],
+  expiresAt: string | null,
+) {
+  if (actor.replacedValue) {
+    throw permissionDenied("A key's replaced value cannot manage keys: use the key's current value");
+  }
+  if (actor.keyExpiresAt !== null && (expiresAt === null || expiresAt > actor.keyExpiresAt)) {
+    throw permissionDenied("API key cannot grant access beyond its own expiry");
+  }
   for (const scope of scopes) {
     if (!scopesGrant(actor.scopes, scope)) {
       throw permissionDenied(`API key cannot grant scope '${scope}' that it does not have itself`);
@@ -246,7 +259,7 @@ async function keyAndReach(db: Database, actor: Actor, id: string) {
       ),
   ]);
   if (!key) throw notFound();
-  assertWithinCallerKey(actor, key.scopes, key.scopedOrganizations);
+  assertWithinCallerKey(actor, key.scopes, key.scopedOrganizations, key.expiresAt);
   const reached = memberships.filter(
     ({ id }) => key.scopedOrganizations.length === 0 || key.scopedOrganizations.includes(id),
   );
@@ -287,7 +300,8 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     ? [...new Set(input.scoped_organizations)]
     : key.scopedOrganizations;
   const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
-  assertWithinCallerKey(actor, scopes, scopedOrganizations);
+  const expiresAt = input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at);
+  assertWithinCallerKey(actor, scopes, scopedOrganizations, expiresAt);
   const {
     memberOf: reachedAfter,
     lifetimes,
@@ -303,7 +317,7 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     scopes,
     scopedOrganizations,
     scopedTeams,
-    expiresAt: input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at),
+    expiresAt,
   };
   // A new expiry or a new reach is held to the policy; a label or scopes change alone is not.
   if (input.expires_at !== undefined || input.scoped_organizations !== undefined) {

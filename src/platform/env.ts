@@ -47,6 +47,10 @@ export type Actor = {
   scopedOrganizations: string[];
   /** Empty: every project of the user. */
   scopedTeams: number[];
+  /** When the value presented stops working; null: never. A key mints or changes none that outlives it. */
+  keyExpiresAt: string | null;
+  /** The value presented is the one a roll replaced (in its overlap): it works, but manages no key. */
+  replacedValue: boolean;
   /** The scopes the route requires (`apiRoute` sets them): what an organization's key policy is checked against. */
   requestScopes?: readonly string[];
 };

@@ -97,7 +97,7 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
   const scopedTeams = [...new Set(input.scoped_teams)];
   assertFutureExpiry(input.expires_at);
   assertLifetimeWithinPolicy(input.expires_at ?? null, [organization.apiKeyMaxLifetimeDays]);
-  assertWithinCallerKey(actor, scopes, [organization.id]);
+  assertWithinCallerKey(actor, scopes, [organization.id], storedTime(input.expires_at));
   const held = await assertProjectsOfOrganization(db, organization.id, scopedTeams);
   if (held >= MAX_SERVICE_KEYS_PER_ORGANIZATION) throw tooManyServiceKeys();
   const key = await newKeyValues(SERVICE_KEY_PREFIX, input.expires_at);
@@ -161,15 +161,10 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
   const key = await keyOfPath(c);
   const scopes = input.scopes ? [...new Set(input.scopes)] : key.scopes;
   const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
-  assertWithinCallerKey(actor, scopes, [organization.id]);
+  const expiresAt = input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at);
+  assertWithinCallerKey(actor, scopes, [organization.id], expiresAt);
   await assertProjectsOfOrganization(db, organization.id, scopedTeams);
-  const after: KeyRow = {
-    ...key,
-    label: input.label ?? key.label,
-    scopes,
-    scopedTeams,
-    expiresAt: input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at),
-  };
+  const after: KeyRow = { ...key, label: input.label ?? key.label, scopes, scopedTeams, expiresAt };
   if (input.expires_at !== undefined) assertLifetimeWithinPolicy(after.expiresAt, [organization.apiKeyMaxLifetimeDays]);
   const before = trackedFields(key);
   const [updated] = await writeWithActivity(
@@ -196,7 +191,7 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
 export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) => {
   const { db, actor, organization } = c.var;
   const key = await keyOfPath(c);
-  assertWithinCallerKey(actor, key.scopes, [organization.id]);
+  assertWithinCallerKey(actor, key.scopes, [organization.id], key.expiresAt);
   assertLifetimeWithinPolicy(key.expiresAt, [organization.apiKeyMaxLifetimeDays]);
   const { value, changes, context } = await rollValues(key, c.req.valid("json").overlap_seconds, SERVICE_KEY_PREFIX);
   const [rolled] = await writeWithActivity(

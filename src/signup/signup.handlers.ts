@@ -11,6 +11,7 @@ import { mintApiKey } from "../platform/auth/api-keys";
 import { authenticateRequest } from "../platform/auth/authenticate";
 import { assertAddressMayLookUp, refusal } from "../platform/auth/refused-keys";
 import { assertKeyMayJoin } from "../platform/auth/key-scoping";
+import { latestExpiryAllowed } from "../platform/auth/key-policy";
 import { assertScope } from "../platform/auth/scopes";
 import { isNotNullViolation, isUniqueViolation } from "../platform/db";
 import type { Actor, AppEnv } from "../platform/env";
@@ -112,13 +113,15 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
     return { user: toUserBasic(account.user), organization_id: invite.organizationId };
   }
   const key = await mintApiKey();
+  // The first key reaches this organization alone: its key policy bounds the key's lifetime.
+  const expiresAt = latestExpiryAllowed(found.keyLifetimeDays);
   const created = await joining(
     () =>
       signUpAndJoin(
         c.var.db,
         invite,
         { firstName: names.first_name ?? invite.firstName, lastName: names.last_name ?? "" },
-        key,
+        { ...key, expiresAt },
         entriesFor,
       ),
     accountExists,

@@ -29,7 +29,11 @@ const FIRST_KEY_LABEL = "First key (signed up by invite)";
 export async function findInviteForSignup(db: Database, tokenHash: string) {
   const [[found], [account]] = await db.batch([
     db
-      .select({ invite: invites, organizationName: organizations.name })
+      .select({
+        invite: invites,
+        organizationName: organizations.name,
+        keyLifetimeDays: organizations.apiKeyMaxLifetimeDays,
+      })
       .from(invites)
       .innerJoin(organizations, eq(organizations.id, invites.organizationId))
       // An invite sent as its organization's deletion began opens nothing.
@@ -150,7 +154,7 @@ export async function joinAsExistingUser(db: Database, invite: InviteRow, userId
 }
 
 type NewUser = { firstName: string; lastName: string };
-type NewKey = { secureValue: string; maskValue: string };
+type NewKey = { secureValue: string; maskValue: string; expiresAt: string | null };
 
 /**
  * The user, their first key (`*`) and the membership: all in one atomic batch. `entriesFor`
@@ -189,6 +193,7 @@ export async function signUpAndJoin(
         scopes: ["*"],
         scopedOrganizations: [],
         scopedTeams: [],
+        expiresAt: key.expiresAt,
         createdAt: now,
       })
       .returning(),

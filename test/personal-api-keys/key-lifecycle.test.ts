@@ -10,6 +10,7 @@ import {
   ISO_TIMESTAMP,
   setupOrganization,
 } from "../support/harness";
+import { expectError } from "../support/error-bodies";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -420,6 +421,72 @@ describe("a key acts on its owner's keys only within itself", () => {
       const other = own === first ? second : first;
       expect(log.text).not.toContain(other.organization.id);
     }
+  });
+});
+
+const REPLACED_VALUE = errorBody(
+  "authentication_error",
+  "permission_denied",
+  "A key's replaced value cannot manage keys: use the key's current value",
+);
+const BEYOND_EXPIRY = errorBody(
+  "authentication_error",
+  "permission_denied",
+  "API key cannot grant access beyond its own expiry",
+);
+
+describe("a key's expiry and a replaced value bound what it does to keys", () => {
+  it("a value a roll replaced works in its overlap, but neither rolls, changes, revokes nor makes keys", async () => {
+    const { organization, key: ownerKey } = await setupOrganization();
+    const leaked = await cachedKey(ownerKey);
+    const rolled = await api("POST", `/api/personal_api_keys/${leaked.id}/roll`, {
+      key: ownerKey,
+      body: { overlap_seconds: 600 },
+    });
+    expect(rolled.status).toBe(200);
+    // Still a working value, for the deployments the overlap is for.
+    expect((await api("GET", `/api/organizations/${organization.id}`, { key: leaked.value })).status).toBe(200);
+    const path = `/api/personal_api_keys/${leaked.id}`;
+    for (const [method, route, body] of [
+      ["POST", `${path}/roll`, { overlap_seconds: 0 }],
+      ["PATCH", path, { expires_at: null }],
+      ["DELETE", path, undefined],
+      ["POST", "/api/personal_api_keys", { label: "escape", scopes: ["*"] }],
+      ["POST", `/api/organizations/${organization.id}/service_keys`, { label: "escape", scopes: ["*"] }],
+    ] as const) {
+      expectError(await api(method, route, { key: leaked.value, body }), 403, REPLACED_VALUE);
+    }
+    // The owner's new value is the key's only current one, and works.
+    expect((await api("GET", "/api/personal_api_keys/@current", { key: rolled.body.value })).status).toBe(200);
+    const keys = await api("GET", "/api/personal_api_keys", { key: ownerKey });
+    expect(keys.body.map((key: { id: string }) => key.id)).toContain(leaked.id);
+  });
+
+  it("an expiring key makes, changes and rolls no key that outlives it", async () => {
+    const { organization, key: ownerKey } = await setupOrganization();
+    const longLived = await cachedKey(ownerKey, { label: "long-lived" });
+    const inAnHour = new Date(Date.now() + HOUR_MS).toISOString();
+    const shortLived = await cachedKey(ownerKey, { label: "one hour", expires_at: inAnHour });
+    const later = new Date(Date.now() + 2 * HOUR_MS).toISOString();
+    for (const [method, route, body] of [
+      ["POST", "/api/personal_api_keys", { label: "forever", scopes: ["*"] }],
+      ["POST", "/api/personal_api_keys", { label: "later", scopes: ["*"], expires_at: later }],
+      ["POST", `/api/personal_api_keys/${longLived.id}/roll`, {}],
+      ["PATCH", `/api/personal_api_keys/${longLived.id}`, { label: "renamed" }],
+      ["PATCH", `/api/personal_api_keys/${shortLived.id}`, { expires_at: null }],
+      ["POST", `/api/organizations/${organization.id}/service_keys`, { label: "forever", scopes: ["*"] }],
+    ] as const) {
+      expectError(await api(method, route, { key: shortLived.value, body }), 403, BEYOND_EXPIRY);
+    }
+    // Within its expiry, it does what it may.
+    const within = await api("POST", "/api/personal_api_keys", {
+      key: shortLived.value,
+      body: { label: "sooner", scopes: ["*"], expires_at: inAnHour },
+    });
+    expect(within.status).toBe(201);
+    expect((await api("POST", `/api/personal_api_keys/${shortLived.id}/roll`, { key: shortLived.value })).status).toBe(
+      200,
+    );
   });
 });
 

@@ -18,6 +18,8 @@ const actorOf = (userId: number, scopedTeams: number[] = []): Actor => ({
   scopes: ["*"],
   scopedOrganizations: [],
   scopedTeams,
+  keyExpiresAt: null,
+  replacedValue: false,
 });
 
 /** Users by id, or `@current` (the actor's own), or within a list: a builder of every shape `prepared` tells apart. */

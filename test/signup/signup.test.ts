@@ -309,6 +309,30 @@ describe("POST /api/signup/:token, as a new user", () => {
   });
 });
 
+describe("the first key and the organization's key lifetime", () => {
+  it("expires within api_key_max_lifetime_days, as every key reaching the organization must", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const policy = await api("PATCH", `/api/organizations/${organization.id}`, {
+      key,
+      body: { api_key_max_lifetime_days: 30 },
+    });
+    expect(policy.status).toBe(200);
+    const invite = await insertInvite(organization.id, owner, { targetEmail: "lifetime@example.com" });
+    const before = Date.now();
+    const joined = await api("POST", signupPath(invite.token), { body: {} });
+    expect(joined.status).toBe(201);
+    const expiresAt = Date.parse(joined.body.personal_api_key.expires_at);
+    const thirtyDays = 30 * 24 * 3_600_000;
+    expect(expiresAt).toBeGreaterThanOrEqual(before + thirtyDays);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + thirtyDays);
+    // Without a limit, the first key does not expire.
+    const open = await setupOrganization();
+    const openInvite = await insertInvite(open.organization.id, open.owner, { targetEmail: "open@example.com" });
+    const joinedOpen = await api("POST", signupPath(openInvite.token), { body: {} });
+    expect(joinedOpen.body.personal_api_key.expires_at).toBeNull();
+  });
+});
+
 describe("POST /api/signup/:token, as an existing user with their key", () => {
   it("joins the organization at the invite's level, without a new key", async () => {
     const { organization, owner, key } = await setupOrganization();

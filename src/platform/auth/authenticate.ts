@@ -21,7 +21,11 @@ const LAST_USED_WRITE_INTERVAL_MS = 60 * 60 * 1000;
  * current one, or the one a roll replaced), and `expiresAt` when that value stops working (for a
  * replaced value, the earlier of its overlap's end and the key's own expiry).
  */
-type CachedKey = Actor & { secureValue: string; lastUsedAt: string | null; expiresAt: string | null };
+type CachedKey = Omit<Actor, "keyExpiresAt"> & {
+  secureValue: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+};
 
 const BodyWithKey = z.object({ [KEY_PARAMETER]: z.string() });
 
@@ -49,7 +53,8 @@ export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   if (!key || !constantTimeEqual(key.secureValue, secureValue)) throw await refusal(c);
   // Checked on every request, from KV too: the cached entry carries the expiry.
   if (key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.now()) throw apiKeyExpired();
-  const { secureValue: _secureValue, lastUsedAt, expiresAt: _expiresAt, ...actor } = key;
+  const { secureValue: _secureValue, lastUsedAt, expiresAt, ...rest } = key;
+  const actor: Actor = { ...rest, keyExpiresAt: expiresAt, replacedValue: rest.replacedValue === true };
   // Known before the limits are checked, so that the log line of a 429 names the key throttled.
   c.set("actor", actor);
   // Only a key that exists is counted: an unknown one never reaches a counter.
@@ -117,8 +122,13 @@ function presented<T extends { current: string; previous: string | null; expires
   secureValue: string,
 ) {
   const { current, previous, expiresAt, previousValueExpiresAt, ...rest } = row;
-  if (current === secureValue) return { ...rest, secureValue: current, expiresAt };
-  return { ...rest, secureValue: previous ?? "", expiresAt: earlier(expiresAt, previousValueExpiresAt) };
+  if (current === secureValue) return { ...rest, secureValue: current, expiresAt, replacedValue: false };
+  return {
+    ...rest,
+    secureValue: previous ?? "",
+    expiresAt: earlier(expiresAt, previousValueExpiresAt),
+    replacedValue: true,
+  };
 }
 
 async function loadKey(

@@ -77,3 +77,7 @@ export function assertLifetimeWithinPolicy(expiresAt: string | null, limits: (nu
     );
   }
 }
+
+/** The latest expiry an organization's `api_key_max_lifetime_days` allows a key made now; null: no limit. */
+export const latestExpiryAllowed = (days: number | null) =>
+  days === null ? null : new Date(Date.now() + days * DAY_MS).toISOString();
