@@ -3,6 +3,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import {
   accessControls,
   activityLog,
+  activityLogSegments,
   batchExports,
   dashboards,
   environments,
@@ -71,6 +72,7 @@ export async function deleteOrganizationStep(env: Bindings, job: OrganizationDel
       db.select({ id: environments.id }).from(environments).where(ofOrganization(environments.organizationId)),
     );
   const ofWebhooks = db.select({ id: webhooks.id }).from(webhooks).where(ofOrganization(webhooks.organizationId));
+  const archived = await archivedSegmentsDeleted(db, env.ACTIVITY_LOG_ARCHIVE, ofOrganization);
   const contents = await db.batch([
     deleteSome(db, dashboards, dashboards.id, inEnvironments(dashboards.environmentId)),
     deleteSome(db, insights, insights.id, inEnvironments(insights.environmentId)),
@@ -87,7 +89,7 @@ export async function deleteOrganizationStep(env: Bindings, job: OrganizationDel
     deleteSome(db, invites, invites.id, ofOrganization(invites.organizationId)),
     deleteSome(db, webhookDeliveries, webhookDeliveries.id, inArray(webhookDeliveries.webhookId, ofWebhooks)),
   ]);
-  if (contents.every((rows) => rows.length < ROWS_PER_STEP)) {
+  if (archived < ROWS_PER_STEP && contents.every((rows) => rows.length < ROWS_PER_STEP)) {
     // Nothing of that is left: no route reaches the organization, so no row is added meanwhile.
     const anyProject = db
       .select({ id: projects.id })
@@ -101,6 +103,30 @@ export async function deleteOrganizationStep(env: Bindings, job: OrganizationDel
   }
   await env.BACKGROUND_JOBS.send(job);
   return {};
+}
+
+/**
+ * Up to `ROWS_PER_STEP` of the organization's archived activity-log segments: their objects
+ * deleted from the archive, then their index rows (a step run again finds the rows whose objects
+ * are already gone, and deletes them). How many.
+ */
+async function archivedSegmentsDeleted(
+  db: Database,
+  archive: R2Bucket,
+  ofOrganization: (column: SQLiteColumn) => SQL,
+): Promise<number> {
+  const segments = await db
+    .select({ key: activityLogSegments.key })
+    .from(activityLogSegments)
+    .where(ofOrganization(activityLogSegments.organizationId))
+    .limit(ROWS_PER_STEP);
+  if (segments.length === 0) return 0;
+  const keys = segments.map((segment) => segment.key);
+  await archive.delete(keys);
+  await db
+    .delete(activityLogSegments)
+    .where(and(ofOrganization(activityLogSegments.organizationId), inArray(activityLogSegments.key, keys)));
+  return segments.length;
 }
 
 /** Organizations whose deletion stalled get a step's message again (`resumeStalledDeletions`). */

@@ -1,5 +1,14 @@
 import { and, eq, inArray, isNotNull, isNull } from "drizzle-orm";
-import { accessControls, batchExports, dashboards, environments, insights, projects, texts } from "../db/schema";
+import {
+  accessControls,
+  batchExports,
+  dashboards,
+  environments,
+  insights,
+  projects,
+  resourceAccessControls,
+  texts,
+} from "../db/schema";
 import { type Database, primaryDatabase } from "../platform/db";
 import type { Bindings } from "../platform/env";
 import type { BackgroundJob, StepOutcome } from "../platform/jobs";
@@ -63,6 +72,12 @@ export async function deleteProjectStep(env: Bindings, job: ProjectDeletion): Pr
     deleteSome(db, texts, texts.id, inArray(texts.environmentId, ofProject)),
     deleteSome(db, batchExports, batchExports.id, inArray(batchExports.environmentId, ofProject)),
     deleteSome(db, accessControls, accessControls.id, inArray(accessControls.environmentId, ofProject)),
+    deleteSome(
+      db,
+      resourceAccessControls,
+      resourceAccessControls.id,
+      inArray(resourceAccessControls.environmentId, ofProject),
+    ),
   ]);
   if (deleted.some((rows) => rows.length === ROWS_PER_STEP)) {
     await env.BACKGROUND_JOBS.send(job);

@@ -74,6 +74,10 @@ function defaultProjectName(organizationId: string): SQL<string> {
  */
 const belowProjectLimit = sql`${organizations.projectCount} < ${MAX_PROJECTS_PER_ORGANIZATION}`;
 
+/** The organization, unless its deletion began: a write racing the DELETE adds nothing to it. */
+const liveOrganization = (organizationId: string) =>
+  and(eq(organizations.id, organizationId), isNull(organizations.deletionScheduledAt));
+
 /**
  * The statements that create a project and its first environment, which shares its id. The
  * project row is inserted only while the organization is below its project limit, with its
@@ -111,7 +115,7 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         version: sql<number>`1`.as("version"),
       })
       .from(organizations)
-      .where(and(eq(organizations.id, organizationId), belowProjectLimit)),
+      .where(and(liveOrganization(organizationId), belowProjectLimit)),
   );
   const insertEnvironment = db.insert(environments).select(
     db
@@ -138,7 +142,7 @@ export function insertProjectStatements(db: Database, organizationId: string, in
   const selectOrganization = db
     .select({ id: organizations.id })
     .from(organizations)
-    .where(eq(organizations.id, organizationId));
+    .where(liveOrganization(organizationId));
   return { uuid, insertProject, insertEnvironment, selectProject, insertPrivacyRule, selectOrganization };
 }
 

@@ -10,7 +10,7 @@ import {
   users,
 } from "../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { Database } from "../platform/db";
+import { whileHolds, type Database } from "../platform/db";
 import { MembershipLevel } from "../platform/levels";
 import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
 import { ruleOfMember } from "../platform/access-rules/member-rule";
@@ -89,6 +89,10 @@ function levelGranted(invite: InviteRow) {
   return sql<number>`min(${granted}, coalesce(${inviterLevel}, ${MembershipLevel.member}))`;
 }
 
+const organizationLive = (organizationId: string) =>
+  sql`(select ${organizations.deletionScheduledAt} from ${organizations}
+    where ${organizations.id} = ${organizationId}) is null`;
+
 /** The joining's entries in the activity log, for the membership it creates. */
 export type JoinEntries = (membershipId: string) => { joined: Statement; accepted: Statement };
 
@@ -136,7 +140,8 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, e
       id: membershipId,
       organizationId: invite.organizationId,
       userId,
-      level: levelGranted(invite),
+      // Only while the organization is not being deleted (its DELETE may land after the invite was read).
+      level: whileHolds(levelGranted(invite), organizationLive(invite.organizationId)),
       joinedAt: now,
       updatedAt: now,
     }),

@@ -8,7 +8,11 @@ import worker from "../../src/index";
 import { MembershipLevel } from "../../src/platform/levels";
 import { AUTHENTICATION_FAILED, expectError, NOT_FOUND } from "../support/error-bodies";
 import { addMember, api, db, setupOrganization } from "../support/harness";
+import { seedEntries } from "../support/activity-log";
+import { insertInvite } from "../support/people";
 import { consumeAttempt } from "../support/queues";
+import { beforeWrites } from "../support/races";
+import { archiveActivityLog } from "../../src/platform/activity-log/archive";
 import { createDashboard, dashboardsPath, seedDashboards } from "../environments/dashboard-fixtures";
 
 afterEach(() => {
@@ -17,6 +21,7 @@ afterEach(() => {
 
 /** What a producer answers, for a send the test keeps from the queue. */
 const NOT_SENT = { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } };
+const DAY_MS = 86_400_000;
 
 const countOf = async (table: SQLiteTable, where: SQL) =>
   (await db.select({ value: count() }).from(table).where(where))[0]!.value;
@@ -110,6 +115,62 @@ describe("deleting an organization", () => {
     for (const route of reached) {
       expectError(await api("GET", route, { key: serviceKey.body.value }), 404, NOT_FOUND);
     }
+  });
+
+  it("admits no one through an invite accepted as the DELETE runs", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const path = `/api/organizations/${organization.id}`;
+    const invite = await insertInvite(organization.id, owner, { targetEmail: "racer@example.com" });
+    // The sign-up reads the invite before the organization is marked; the DELETE lands before its join.
+    const ran = beforeWrites([
+      [/^insert into "organization_memberships"/, async () => (await api("DELETE", path, { key })).status],
+    ]);
+    const signedUp = await api("POST", "/api/signup", { body: { token: invite.token, first_name: "Racer" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    expectError(signedUp, 404, NOT_FOUND);
+    expect(await rowsOf(organization.id)).toMatchObject({ memberships: 0 });
+  });
+
+  it("adds no project, and lets no service key in, through a request racing the DELETE", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const path = `/api/organizations/${organization.id}`;
+    // Both creations read the caller's membership before the organization is marked; the DELETE
+    // lands before either writes.
+    const ran = beforeWrites([
+      [
+        /^insert into "service_api_keys"/,
+        async () => (await api("POST", `${path}/projects`, { key, body: { name: "Late" } })).status,
+      ],
+      [/^insert into "projects"/, async () => (await api("DELETE", path, { key })).status],
+    ]);
+    const serviceKey = await api("POST", `${path}/service_keys`, { key, body: { label: "late", scopes: ["*"] } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204, 404]);
+    expect(await rowsOf(organization.id)).toMatchObject({ projects: 1 });
+    // The key was written, but its organization is being deleted: it reaches nothing of it.
+    const late = serviceKey.body.value as string;
+    for (const route of [`${path}/projects`, `/api/projects/${project.id}`, `/api/projects/${project.id}/dashboards`]) {
+      expectError(await api("GET", route, { key: late }), 404, NOT_FOUND);
+    }
+    expectError(await api("POST", `${path}/projects`, { key: late, body: { name: "Later" } }), 404, NOT_FOUND);
+  });
+
+  it("deletes the organization's archived activity-log segments from R2 with their index rows", async () => {
+    const { organization, key } = await setupOrganization();
+    // Ten days of entries, 40 days old: archived into segments (one object a day) as the cron does.
+    await seedEntries(organization.id, 10, DAY_MS, 40 * DAY_MS);
+    await archiveActivityLog(db, env.ACTIVITY_LOG_ARCHIVE, 30);
+    const objects = async () =>
+      (await env.ACTIVITY_LOG_ARCHIVE.list({ prefix: `${organization.id}/` })).objects.map((object) => object.key);
+    expect((await objects()).length).toBeGreaterThan(0);
+    const sent = vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue(NOT_SENT);
+    expect((await api("DELETE", `/api/organizations/${organization.id}`, { key })).status).toBe(204);
+    await consumeAttempt("background-jobs", { kind: "delete_organization", organizationId: organization.id }, 1);
+    expect(await rowsOf(organization.id)).toEqual(gone);
+    expect(await objects()).toEqual([]);
+    // The DELETE's message alone: one step finished it.
+    expect(sent).toHaveBeenCalledTimes(1);
   });
 
   it("removes the rows in bounded steps, each at-least-once, and the cron resumes a lost one", async () => {

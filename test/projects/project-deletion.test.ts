@@ -4,6 +4,8 @@ import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import worker from "../../src/index";
+import { STORED_RESOURCE_TYPES } from "../../src/environments/resource-access-controls/resource-access-controls.schema";
+import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
 import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bodies";
 import { addMember, api, createProject, db, setupOrganization } from "../support/harness";
@@ -131,6 +133,45 @@ describe("deleting a project", () => {
       key: organization.key,
     });
     expect(listed.body).toMatchObject({ count: 0, results: [] });
+  });
+
+  it("steps through the project's rules on kinds of resources too, never cascading past a step's bound", async () => {
+    const { organization, project, key } = await setupOrganization();
+    // Seven members with a rule on each kind of resource: 161 rules (10,000 members would make 230,000).
+    const now = nowIso();
+    for (let member = 0; member < 7; member += 1) {
+      const { membership } = await addMember(organization.id, MembershipLevel.member);
+      // A statement a row: D1 binds at most 100 values to one.
+      const [first, ...rest] = STORED_RESOURCE_TYPES.map((resource) =>
+        db.insert(schema.resourceAccessControls).values({
+          id: uuid7(),
+          environmentId: project.id,
+          resource,
+          organizationMembershipId: membership.id,
+          accessLevel: "viewer",
+          createdAt: now,
+          updatedAt: now,
+        }),
+      );
+      await db.batch([first!, ...rest]);
+    }
+    const rules = async () =>
+      (
+        await db
+          .select()
+          .from(schema.resourceAccessControls)
+          .where(eq(schema.resourceAccessControls.environmentId, project.id))
+      ).length;
+    expect(await rules()).toBe(161);
+    const sent = vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue(NOT_SENT);
+    expect((await api("DELETE", `/api/projects/${project.id}`, { key })).status).toBe(204);
+    const job = { kind: "delete_project", projectId: project.id };
+    await consumeAttempt("background-jobs", job, 1);
+    expect(await rules()).toBe(61);
+    expect(sent).toHaveBeenCalledWith(job);
+    await consumeAttempt("background-jobs", job, 1);
+    expect(await rowsOf(project.id)).toEqual(gone);
+    expect(await rules()).toBe(0);
   });
 
   it("removes the rows in bounded steps, each at-least-once, and the cron resumes a lost one", async () => {

@@ -20,9 +20,11 @@ export type OrganizationRef = string | SQL<string>;
 /**
  * The caller's memberships as a table to select from or join, named as the table: a person's rows,
  * or, for a service key, one row of its own: admin of its organization (never owner), with no
- * membership id (no access rule names it) and the user id `Actor` gives it, which no user has.
- * Every statement that reads the caller's membership reads it from here, so that a service key
- * is the same admin on every route that admits it.
+ * membership id (no access rule names it) and the user id `Actor` gives it, which no user has,
+ * while its organization is not being deleted (a person's memberships go with the DELETE; a
+ * service key may be cached elsewhere, or made by a request racing it). Every statement that
+ * reads the caller's membership reads it from here, so that a service key is the same admin on
+ * every route that admits it.
  */
 export function membershipsOf(actor: Actor) {
   if (actor.kind === "user") return organizationMemberships;
@@ -34,6 +36,10 @@ export function membershipsOf(actor: Actor) {
       level: sql<number>`${MembershipLevel.admin}`.as("level"),
     })
     .from(sql`(select 1)`)
+    .where(
+      sql`exists (select 1 from ${organizations} where ${organizations.id} = ${actor.organizationId}
+        and ${organizations.deletionScheduledAt} is null)`,
+    )
     .as(getTableName(organizationMemberships));
 }
 
@@ -191,9 +197,12 @@ export const selectMembership = prepared((db: Database, actor: Actor, requested:
   if (actor.kind === "service") {
     return db.select(serviceKeyMembership(actor)).from(organizations).where(serviceKeyOrganization(actor, requested));
   }
-  return db
-    .select(organizationWithMembership(actor))
-    .from(organizationMemberships)
-    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(callerMembershipOf(db, actor, requested));
+  return (
+    db
+      .select(organizationWithMembership(actor))
+      .from(organizationMemberships)
+      .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+      // A membership a request racing the organization's DELETE added opens nothing.
+      .where(and(callerMembershipOf(db, actor, requested), isNull(organizations.deletionScheduledAt)))
+  );
 });

@@ -1,0 +1,32 @@
+import { env } from "cloudflare:workers";
+import { vi } from "vitest";
+
+/** A D1 statement's SQL, as workerd's binding keeps it. */
+const sqlOf = (statement: D1PreparedStatement) => String((statement as unknown as { statement: string }).statement);
+
+/**
+ * Races made deterministic: the first batch whose SQL matches a hook's pattern runs the hook's
+ * `meanwhile` (another request, to its end) before it goes on. The request whose write that is has
+ * read all it read before, so `meanwhile` lands between its reads and its write, as a concurrent
+ * request's may. Returns what each `meanwhile` gave, in the order they ended; `vi.restoreAllMocks()`
+ * ends the spying.
+ */
+export function beforeWrites(hooks: [RegExp, () => Promise<unknown>][]) {
+  const ran: unknown[] = [];
+  const pending = [...hooks];
+  const withSession = env.DB.withSession.bind(env.DB);
+  vi.spyOn(env.DB, "withSession").mockImplementation((constraint) => {
+    const session = withSession(constraint);
+    const batch = session.batch.bind(session);
+    session.batch = async <T>(statements: D1PreparedStatement[]) => {
+      const index = pending.findIndex(([pattern]) => statements.some((statement) => pattern.test(sqlOf(statement))));
+      if (index >= 0) {
+        const [[, meanwhile]] = pending.splice(index, 1) as [[RegExp, () => Promise<unknown>]];
+        ran.push(await meanwhile());
+      }
+      return batch<T>(statements);
+    };
+    return session;
+  });
+  return ran;
+}
