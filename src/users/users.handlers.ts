@@ -6,13 +6,31 @@ import { refusedWhenNull } from "../platform/db";
 import { notFound, validationError } from "../platform/errors";
 import { jsonTooLarge } from "../platform/input-limits";
 import { findCurrentChoices, readCurrentUser, userChanges } from "./users.queries";
-import type { getCurrentUser, updateCurrentUser } from "./users.routes";
+import type {
+  getCurrentUser,
+  getUserByUuid,
+  updateCurrentUser,
+  updateUserByUuid as updateUserByUuidRoute,
+} from "./users.routes";
 import type { CurrentUserUpdate } from "./users.schema";
 
-export const currentUser: RouteHandler<typeof getCurrentUser, AppEnv> = async (c) => {
+/** The caller as `@me` answers. */
+async function callerAnswer(c: Context<AppEnv>) {
   const user = await readCurrentUser(c.var.db, c.var.actor);
   if (!user) throw notFound();
-  return c.json(user, 200);
+  return user;
+}
+
+/** A user's uuid names the caller alone: another user is 404, as PostHog answers a non-staff caller. */
+function assertCaller(c: Context<AppEnv>, uuid: string) {
+  if (uuid !== c.var.actor.userUuid) throw notFound();
+}
+
+export const currentUser: RouteHandler<typeof getCurrentUser, AppEnv> = async (c) => c.json(await callerAnswer(c), 200);
+
+export const userByUuid: RouteHandler<typeof getUserByUuid, AppEnv> = async (c) => {
+  assertCaller(c, c.req.valid("param").user_uuid);
+  return c.json(await callerAnswer(c), 200);
 };
 
 const doesNotExist = (value: string | number, attr: string) =>
@@ -38,11 +56,20 @@ async function currentChoices(c: Context<AppEnv>, input: CurrentUserUpdate) {
   return { organizationId, projectId: null };
 }
 
-export const updateUser: RouteHandler<typeof updateCurrentUser, AppEnv> = async (c) => {
-  const { db, actor } = c.var;
-  const input = c.req.valid("json");
+/** The caller after `input`, as `@me` answers. */
+async function updatedCaller(c: Context<AppEnv>, input: CurrentUserUpdate) {
   const changes = userChanges(input, await currentChoices(c, input));
-  const user = await refusedWhenNull(readCurrentUser(db, actor, changes), () => jsonTooLarge("notification_settings"));
+  const user = await refusedWhenNull(readCurrentUser(c.var.db, c.var.actor, changes), () =>
+    jsonTooLarge("notification_settings"),
+  );
   if (!user) throw notFound();
-  return c.json(user, 200);
+  return user;
+}
+
+export const updateUser: RouteHandler<typeof updateCurrentUser, AppEnv> = async (c) =>
+  c.json(await updatedCaller(c, c.req.valid("json")), 200);
+
+export const updateUserByUuid: RouteHandler<typeof updateUserByUuidRoute, AppEnv> = async (c) => {
+  assertCaller(c, c.req.valid("param").user_uuid);
+  return c.json(await updatedCaller(c, c.req.valid("json")), 200);
 };

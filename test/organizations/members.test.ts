@@ -110,6 +110,69 @@ describe("GET /api/organizations/:organization_id/members", () => {
     expect(none.body).toEqual({ count: 0, next: null, previous: null, results: [] });
   });
 
+  it("searches first name, last name and e-mail by ?search=, case ignored, as PostHog's MCP server asks", async () => {
+    const { organization, key, owner } = await setupOrganization();
+    const path = membersPath(organization.id);
+    const names = [
+      { firstName: "Zoë", lastName: "Zanzibar", email: `zoe-${organization.id}@example.com` },
+      { firstName: "Zack", lastName: "Smith", email: `zack-${organization.id}@example.com` },
+      { firstName: "Amy", lastName: "Pond", email: `amy-${organization.id}@zanzi.example.com` },
+    ];
+    const added = [];
+    for (const fields of names) {
+      const user = await createUser(fields);
+      added.push({ user, membership: await addMembership(organization.id, user, MembershipLevel.member) });
+    }
+    const [zoe, zack, amy] = added;
+    // The same name in another organization is not this one's member.
+    const other = await setupOrganization();
+    await addMembership(other.organization.id, await createUser({ lastName: "Zanzibar" }), MembershipLevel.member);
+
+    const byLastName = await api("GET", `${path}/?search=zanzibar`, { key });
+    expect(byLastName.status).toBe(200);
+    expect(byLastName.body).toEqual({
+      count: 1,
+      next: null,
+      previous: null,
+      results: [expectedMember(zoe!.membership, zoe!.user)],
+    });
+    const byPart = await api("GET", `${path}?search=ZA&limit=1`, { key });
+    expect(byPart.body.count).toBe(3);
+    expect(byPart.body.results).toEqual([expectedMember(amy!.membership, amy!.user)]);
+    // The next page keeps the search.
+    const next = new URL(byPart.body.next);
+    expect(next.searchParams.get("search")).toBe("ZA");
+    const second = await api("GET", `${next.pathname}${next.search}`, { key });
+    expect(second.body.results).toEqual([expectedMember(zack!.membership, zack!.user)]);
+    const byFirstName = await api("GET", `${path}?search=${encodeURIComponent(owner.firstName)}`, { key });
+    expect(byFirstName.body.results.map((item: { user: { uuid: string } }) => item.user.uuid)).toEqual([owner.uuid]);
+    const none = await api("GET", `${path}?search=nobody-at-all`, { key });
+    expect(none.body).toEqual({ count: 0, next: null, previous: null, results: [] });
+    // Over 200 characters: the first 200 are searched.
+    const long = await api("GET", `${path}?search=${"zanzibar".padEnd(300, "x")}`, { key });
+    expect(long.body.count).toBe(0);
+  });
+
+  it("lists earliest joined first with ?order=joined_at, and latest first otherwise", async () => {
+    const { organization, key, owner } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    await db
+      .update(schema.organizationMemberships)
+      .set({ joinedAt: daysAgo(3) })
+      .where(eq(schema.organizationMemberships.userId, owner.id));
+    const uuidsOf = async (query: string) =>
+      (await api("GET", `${membersPath(organization.id)}${query}`, { key })).body.results.map(
+        (item: { user: { uuid: string } }) => item.user.uuid,
+      );
+    expect(await uuidsOf("?order=joined_at")).toEqual([owner.uuid, member.user.uuid]);
+    expect(await uuidsOf("?order=-joined_at")).toEqual([member.user.uuid, owner.uuid]);
+    expect(await uuidsOf("?order=level")).toEqual([member.user.uuid, owner.uuid]);
+    const first = await api("GET", `${membersPath(organization.id)}?order=joined_at&limit=1`, { key });
+    const next = new URL(first.body.next);
+    const second = await api("GET", `${next.pathname}${next.search}`, { key });
+    expect(second.body.results.map((item: { user: { uuid: string } }) => item.user.uuid)).toEqual([member.user.uuid]);
+  });
+
   it("costs the same D1 queries for 1 member and for 50: users are joined, not fetched one by one", async () => {
     const { organization, key } = await setupOrganization();
     // The first request reads the key from D1 and caches it in KV.

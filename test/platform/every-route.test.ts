@@ -324,6 +324,7 @@ describe("every authenticated read", () => {
     batch_exports: seeded.batchExportId,
     dashboards: String(seeded.dashboardId),
     personal_api_keys: seeded.personalApiKeyId,
+    users: seeded.owner.uuid,
     ...created,
   });
 
@@ -338,6 +339,7 @@ describe("every authenticated read", () => {
       .replace("{dashboard_id}", ids.dashboards!)
       .replace("{version}", ids.versions!)
       .replace("{role_id}", ids.roles!)
+      .replace("{user_uuid}", ids.users!)
       .replace(/\/([a-z_]+)\/\{id\}/, (_match, collection: string) => `/${collection}/${ids[collection]}`);
   }
 

@@ -6,6 +6,7 @@ import {
   expectError,
   missingScope,
   NOT_AUTHENTICATED,
+  NOT_FOUND,
   maxLength,
 } from "../support/error-bodies";
 import {
@@ -441,6 +442,33 @@ describe("PATCH /api/users/@me", () => {
       missingScope("user:write"),
     );
     expectError(await api("PATCH", "/api/users/@me", { body: {} }), 401, NOT_AUTHENTICATED);
+  });
+});
+
+describe("/api/users/:uuid, the caller's own uuid", () => {
+  it("reads and changes the caller as @me does, as the MCP server asks; another user's uuid is 404", async () => {
+    const { owner, key } = await setupOrganization();
+    const other = await setupOrganization();
+    const me = await api("GET", "/api/users/@me", { key });
+    const read = await api("GET", `/api/users/${owner.uuid}/`, { key });
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(me.body);
+    const updated = await api("PATCH", `/api/users/${owner.uuid}/`, { key, body: { first_name: "Renamed" } });
+    expect(updated.status).toBe(200);
+    expect(updated.body).toEqual({ ...me.body, first_name: "Renamed" });
+    for (const [method, body] of [
+      ["GET", undefined],
+      ["PATCH", { first_name: "Taken" }],
+    ] as const) {
+      expectError(await api(method, `/api/users/${other.owner.uuid}`, { key, body }), 404, NOT_FOUND);
+      expectError(await api(method, "/api/users/not-a-uuid", { key, body }), 404, NOT_FOUND);
+    }
+    const [unchanged] = await db.select().from(schema.users).where(eq(schema.users.id, other.owner.id));
+    expect(unchanged!.firstName).toBe(other.owner.firstName);
+    // Validated as @me is: a bad field is 400 naming it.
+    const bad = await api("PATCH", `/api/users/${owner.uuid}`, { key, body: { first_name: "x".repeat(151) } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.attr).toBe("first_name");
   });
 });
 

@@ -26,8 +26,7 @@ function targetMember(c: Context<AppEnv>) {
 
 export const listOrganizationMembers: RouteHandler<typeof listMembers, AppEnv> = async (c) => {
   const page = readPage(c);
-  const { email } = c.req.valid("query");
-  const result = await listMembersPage(organizationRead(c), page, email);
+  const result = await listMembersPage(organizationRead(c), page, c.req.valid("query"));
   return c.json(pageEnvelope(c, page, result.count, result.members, result.links), 200);
 };
 

@@ -52,25 +52,53 @@ const latestJoinedFirst: ListOrder = [
 const userWithEmail = (db: Database, email: string) =>
   sql<number>`(${db.select({ id: users.id }).from(users).where(eq(users.email, email.toLowerCase()))})`;
 
-export async function listMembersPage(read: OrganizationRead, page: Page, email: string | undefined) {
+const earliestJoinedFirst: ListOrder = [
+  [organizationMemberships.joinedAt, "asc"],
+  [organizationMemberships.id, "asc"],
+];
+
+/** PostHog's cap on `?search=`: longer text is cut, not refused. */
+const MAX_SEARCH_LENGTH = 200;
+
+/**
+ * Members whose first name, last name or e-mail holds `search`, case ignored (e-mails are stored
+ * lower-cased). Each member of the organization walked is one lookup of its user, so a search
+ * reads at most the organization's members, never other users.
+ */
+function memberMatching(search: string): SQL {
+  const text = search.slice(0, MAX_SEARCH_LENGTH).toLowerCase();
+  return sql`exists (select 1 from ${users} where ${users.id} = ${organizationMemberships.userId}
+    and (instr(lower(${users.firstName}), ${text}) > 0 or instr(lower(${users.lastName}), ${text}) > 0
+      or instr(${users.email}, ${text}) > 0))`;
+}
+
+/** `?email=`, `?search=` and `?order=` (`-joined_at`, the default, or `joined_at`), as PostHog's list takes them. */
+export type MemberFilters = { email?: string; search?: string; order?: string };
+
+export async function listMembersPage(read: OrganizationRead, page: Page, filters: MemberFilters) {
   const { db, organizationId } = read;
+  const { email, order: sent } = filters;
+  const search = filters.search?.trim();
+  const order = sent === "joined_at" ? earliestJoinedFirst : latestJoinedFirst;
   const where = and(
     eq(organizationMemberships.organizationId, organizationId),
     // An equality, so that the (organization, user) index finds the one member it can be.
     !email ? undefined : eq(organizationMemberships.userId, userWithEmail(db, email)),
+    !search ? undefined : memberMatching(search),
   );
-  const total = email
-    ? db.$count(organizationMemberships, where)
-    : counterOf(organizations.memberCount, eq(organizations.id, organizationId));
+  const total =
+    email || search
+      ? db.$count(organizationMemberships, where)
+      : counterOf(organizations.memberCount, eq(organizations.id, organizationId));
   const [[counted], rows] = await read.batch([
     selectCount(db, total),
     db
       .select({ membership: organizationMemberships, user: users })
       .from(organizationMemberships)
-      .innerJoin(...joinPage(db, latestJoinedFirst, where, page))
+      .innerJoin(...joinPage(db, order, where, page))
       .innerJoin(users, eq(users.id, organizationMemberships.userId)),
   ]);
-  const listed = pageOf(latestJoinedFirst, page, rows, (row) => row.membership);
+  const listed = pageOf(order, page, rows, (row) => row.membership);
   return {
     count: counted?.value ?? 0,
     members: listed.rows.map((row) => toMember(row.membership, row.user)),

@@ -12,11 +12,22 @@ export const listMembers = apiRoute({
   scope: "organization_member:read",
   context: "organization",
   tags: ["members"],
-  summary: "List the organization's members, latest joined first",
+  summary: "List the organization's members, latest joined first (`order`), filtered by `email` or `search`",
   request: {
     params: OrganizationParams,
     query: PaginationQuery.extend({
       email: z.string().optional().openapi({ description: "Only the member with this e-mail (case ignored)." }),
+      search: z
+        .string()
+        .optional()
+        .openapi({
+          description:
+            "Only members whose first name, last name or e-mail contains this text, case ignored " +
+            "(its first 200 characters).",
+        }),
+      order: z.string().optional().openapi({
+        description: "`-joined_at` (latest joined first, the default) or `joined_at`; any other value is the default.",
+      }),
     }),
   },
   responses: { 200: jsonResponse(paginated(Member), "A page of members") },
