@@ -10,12 +10,20 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 const EVERY_INVISIBLE = new RegExp(INVISIBLE.source, "gu");
 
 /**
+ * Unicode's recommended emoji, sequences included: those joined by U+200D (a family, a
+ * profession) and the flags spelt with tag characters. Each shows as one picture, so the format
+ * characters inside one hide nothing. (The `v` flag: not a literal, which ES2022 does not parse.)
+ */
+const EVERY_EMOJI = new RegExp("\\p{RGI_Emoji}", "gv");
+
+/**
  * A name's schema that refuses invisible characters (400 on the field), so that no name can pass
- * for another on screen: `visibleName(z.string().trim().min(1).max(200))`.
+ * for another on screen: `visibleName(z.string().trim().min(1).max(200))`. Those inside an emoji
+ * sequence are part of the emoji, as names in PostHog and in Terraform configurations have them.
  */
 export const visibleName = <T extends z.ZodString>(schema: T) =>
   schema.refine(
-    (value) => !INVISIBLE.test(value),
+    (value) => !INVISIBLE.test(value.replace(EVERY_EMOJI, "")),
     "Names may not contain invisible or control characters (zero-width, bidirectional or other format characters).",
   );
 

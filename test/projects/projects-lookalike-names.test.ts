@@ -45,6 +45,9 @@ const INVISIBLES = [
   "\u0085",
   "\u2028",
   "\u{e0041}",
+  // A joiner after an emoji but before a letter, and a tag run that spells no flag.
+  "\u{1f469}\u200d",
+  "\u{1f3f4}\u{e0041}",
 ];
 const hex = (text: string) => [...text].map((character) => character.codePointAt(0)!.toString(16)).join(" ");
 
@@ -87,6 +90,7 @@ describe("project names that look alike", () => {
 
   it("refuses a name holding an invisible or control character, on create and rename, and stores nothing", async () => {
     const { organization, project, key } = await setupOrganization();
+    // Outside an emoji, the joiner of emoji sequences is one more invisible character.
     for (const character of INVISIBLES) {
       const name = `Caf${character}é`;
       const created = await api("POST", projectsPath(organization.id), { key, body: { name } });
@@ -115,6 +119,10 @@ describe("project names that look alike", () => {
       "❤️ Love",
       "İstanbul",
       "Istanbul",
+      // Emoji joined by U+200D (a technologist, a family) and a flag spelt with tag characters.
+      "On-call \u{1f469}\u200d\u{1f4bb}",
+      "Family \u{1f468}\u200d\u{1f469}\u200d\u{1f467}",
+      "Edinburgh \u{1f3f4}\u{e0067}\u{e0062}\u{e0073}\u{e0063}\u{e0074}\u{e007f}",
     ]) {
       const response = await api("POST", projectsPath(organization.id), { key, body: { name } });
       expect({ name, status: response.status, stored: response.body.name }).toEqual({
