@@ -1,3 +1,4 @@
+import { visibleName } from "../platform/names";
 import { z } from "@hono/zod-openapi";
 import { CreatedPersonalApiKey } from "../personal-api-keys/personal-api-keys.routes";
 import { noStore } from "../platform/response-headers";
@@ -24,13 +25,10 @@ export const InvitePreview = z
 
 export const SignupInput = z
   .object({
-    first_name: z
-      .string()
-      .trim()
-      .max(150)
+    first_name: visibleName(z.string().trim().max(150))
       .optional()
       .openapi({ description: "New users only; defaults to the invite's." }),
-    last_name: z.string().trim().max(150).optional().openapi({ description: "New users only." }),
+    last_name: visibleName(z.string().trim().max(150)).optional().openapi({ description: "New users only." }),
   })
   .openapi("SignupInput");
 export type SignupInput = z.infer<typeof SignupInput>;

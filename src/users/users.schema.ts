@@ -1,3 +1,4 @@
+import { visibleName } from "../platform/names";
 import { z } from "@hono/zod-openapi";
 import type { users } from "../db/schema";
 import { boundedJson, boundedJsonObject } from "../platform/input-limits";
@@ -104,8 +105,8 @@ const NotificationSettingName = z
 
 export const CurrentUserUpdate = z
   .object({
-    first_name: z.string().trim().max(150),
-    last_name: z.string().trim().max(150),
+    first_name: visibleName(z.string().trim().max(150)),
+    last_name: visibleName(z.string().trim().max(150)),
     role_at_organization: z.enum(ROLES_AT_ORGANIZATION).or(z.literal("")).nullable(),
     notification_settings: boundedJson(z.record(NotificationSettingName, z.unknown())).openapi({
       description:

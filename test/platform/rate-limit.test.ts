@@ -143,6 +143,34 @@ describe("rate limits", () => {
     ).toBe(401);
     expect((await api("GET", "/api/organizations", { key, headers: from(address) })).status).toBe(200);
   });
+
+  it("counts an IPv6 address by its /64, the block one subscriber holds; an IPv4 address whole", async () => {
+    const address = freshClientAddress();
+    const prefix = address.slice(0, address.lastIndexOf("::"));
+    const unknownKey = () => `phx_${randomBase62(44)}`;
+    await awaitRoomInWindow(60_000, 10_000);
+    const refused = [];
+    for (let index = 1; index <= REFUSED_KEYS_PER_ADDRESS; index += 1) {
+      const from = { "CF-Connecting-IP": `${prefix}::${index.toString(16)}` };
+      refused.push((await api("GET", "/api/organizations", { key: unknownKey(), headers: from })).status);
+    }
+    expect(new Set(refused)).toEqual(new Set([401]));
+    // Another address of the same /64, written in full: past the limit.
+    const sameBlock = `${prefix}:0:0:0:ffff`;
+    expect(
+      (await api("GET", "/api/organizations", { key: unknownKey(), headers: { "CF-Connecting-IP": sameBlock } }))
+        .status,
+    ).toBe(429);
+    // An IPv4 address, mapped or not, is one budget of its own.
+    expect(
+      (
+        await api("GET", "/api/organizations", {
+          key: unknownKey(),
+          headers: { "CF-Connecting-IP": "::ffff:192.0.2.7" },
+        })
+      ).status,
+    ).toBe(401);
+  });
 });
 
 describe("guessed tokens", () => {

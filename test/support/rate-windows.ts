@@ -1,10 +1,10 @@
-import { randomBase62 } from "../../src/platform/ids";
+const hexGroup = () => Math.floor(Math.random() * 0x10000).toString(16);
 
 /**
- * A documentation address (RFC 3849) of its own for each call: the limits counted per client
- * address start empty for it, whichever test files ran before in the same runtime.
+ * A documentation address (RFC 3849) in a /64 of its own for each call (the limits count an IPv6
+ * address by its /64): they start empty for it, whichever test files ran before in the same runtime.
  */
-export const freshClientAddress = () => `2001:db8::${randomBase62(12)}`;
+export const freshClientAddress = () => `2001:db8:${hexGroup()}:${hexGroup()}::1`;
 
 /**
  * Windows are aligned to the clock: with less than `needMs` left in this one, start in the

@@ -445,6 +445,24 @@ describe("PATCH /api/users/@me", () => {
   });
 });
 
+describe("a user's names", () => {
+  it("refuse line breaks and other invisible characters (400 naming the field), and keep emoji", async () => {
+    const { owner, key } = await setupOrganization();
+    for (const [field, value] of [
+      ["first_name", "Eve\r\nBcc: victims@attacker.example"],
+      ["last_name", "Doe\u202e"],
+    ] as const) {
+      const refused = await api("PATCH", "/api/users/@me", { key, body: { [field]: value } });
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ type: "validation_error", attr: field });
+    }
+    const [unchanged] = await db.select().from(schema.users).where(eq(schema.users.id, owner.id));
+    expect([unchanged!.firstName, unchanged!.lastName]).toEqual([owner.firstName, owner.lastName]);
+    const emoji = await api("PATCH", "/api/users/@me", { key, body: { first_name: "Ada \u{1f469}\u200d\u{1f4bb}" } });
+    expect(emoji.body.first_name).toBe("Ada \u{1f469}\u200d\u{1f4bb}");
+  });
+});
+
 describe("/api/users/:uuid, the caller's own uuid", () => {
   it("reads and changes the caller as @me does, as the MCP server asks; another user's uuid is 404", async () => {
     const { owner, key } = await setupOrganization();

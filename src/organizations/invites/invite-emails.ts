@@ -78,18 +78,23 @@ export async function sendInviteEmailMessages(env: Bindings, inviteIds: string[]
   }
 }
 
+/** Control characters and line or paragraph separators, each run made one space. */
+const oneLine = (text: string) => text.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, " ");
+
 export function composeInviteEmail(
   invite: InviteRow,
   inviter: UserRow,
   organizationName: string,
   links: AcceptLinks,
 ): EmailMessage {
-  const inviterName = inviter.firstName || inviter.email;
+  // One line each: a name stored before line breaks were refused must not start a header.
+  const inviterName = oneLine(inviter.firstName || inviter.email);
+  const organization = oneLine(organizationName);
   const greeting = invite.firstName ? `Hi ${invite.firstName},` : "Hi,";
   const note = invite.message ? `\n${inviterName} wrote: ${invite.message}\n` : "";
   return {
     to: invite.targetEmail,
-    subject: `${inviterName} invited you to join ${organizationName} on PostHog`,
+    subject: `${inviterName} invited you to join ${organization} on PostHog`,
     text: [
       greeting,
       "",

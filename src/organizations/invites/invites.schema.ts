@@ -1,3 +1,4 @@
+import { visibleName } from "../../platform/names";
 import { z } from "@hono/zod-openapi";
 import { boundedText, emailAddress, idList } from "../../platform/input-limits";
 import { MembershipLevel } from "../../platform/levels";
@@ -30,7 +31,7 @@ export const InviteInput = z
   .object({
     // One address is one invitee and one account.
     target_email: emailAddress(),
-    first_name: z.string().trim().max(30).optional().default(""),
+    first_name: visibleName(z.string().trim().max(30)).optional().default(""),
     level: MembershipLevelField.optional().default(MembershipLevel.member),
     message: boundedText().nullable().optional().default(null),
     private_project_access: idList(ProjectAccess)

@@ -1,5 +1,5 @@
 import { logLine } from "../../platform/log";
-import { and, asc, eq, gt, isNotNull, isNull, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, isNull, lt, ne, sql } from "drizzle-orm";
 import { activityLog, serviceApiKeys, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { entryServiceKey, serviceKeyOfEntry } from "../../platform/activity-log/activity-log.queries";
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
@@ -264,16 +264,25 @@ export async function recordDeadLetters(batch: MessageBatch<DeliveryMessage>, en
   batch.ackAll();
 }
 
-/** A delivery sent again: pending, with the retry schedule from its start, and a message on the queue. */
+/**
+ * A delivery sent again: pending, with the retry schedule from its start, and a message on the
+ * queue. One already pending is answered as it is: its message is on its way.
+ */
 export async function redeliver(env: Bindings, db: Database, webhookId: string, deliveryId: string) {
   const now = nowIso();
+  const ofWebhook = and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId));
   const [delivery] = await db
     .update(webhookDeliveries)
     .set({ status: "pending", nextAttemptAt: now, retryUntil: retryUntilFrom(now), updatedAt: now })
-    .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId)))
+    // One still pending has its message on the queue: a second would post it twice, each retrying.
+    .where(and(ofWebhook, ne(webhookDeliveries.status, "pending")))
     .returning();
-  if (delivery) await env.WEBHOOK_DELIVERIES.send({ deliveryId: delivery.id });
-  return delivery;
+  if (delivery) {
+    await env.WEBHOOK_DELIVERIES.send({ deliveryId: delivery.id });
+    return delivery;
+  }
+  const [pending] = await db.select().from(webhookDeliveries).where(ofWebhook);
+  return pending;
 }
 
 /** A `webhook.test` event, signed like every delivery and posted now; nothing is stored. */

@@ -99,35 +99,49 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
   const input = c.req.valid("json");
   const { webhook: current, createdBy } = webhookOfRequest(c);
   const url = input.url === undefined ? current.url : assertReceiverUrl(input.url, c.env);
-  const after = { ...current, ...input, url, updatedAt: nowIso() };
+  // Whoever turns a webhook on answers for it from then on: it lives as long as they are an admin,
+  // not as long as its first creator was (who, demoted, would otherwise receive every event again).
+  const turnedOn = input.enabled === true && !current.enabled;
+  const db = c.var.db;
+  const owner = turnedOn ? await userOrNull(db, personOf(c.var.actor)) : createdBy;
+  const after = {
+    ...current,
+    ...input,
+    url,
+    createdById: turnedOn ? personOf(c.var.actor) : current.createdById,
+    updatedAt: nowIso(),
+  };
   // Only while the caller is still an admin: a demotion at the same moment must not leave it enabled.
-  const [row] = await refusedWhenNull(
-    writeWithActivity(
-      c.var.db,
-      c.var.db
-        .update(webhooks)
-        .set({
-          url: whileHolds(url, callerStillAdmin(c.var.actor, current.organizationId)),
-          events: after.events,
-          enabled: after.enabled,
-          description: after.description,
-          updatedAt: after.updatedAt,
-        })
-        .where(ofOrganization(current.organizationId, current.id))
-        .returning(),
-      webhookActivity.changed(
-        c,
-        "updated",
-        webhookItem(after),
-        toWebhook(current, createdBy),
-        toWebhook(after, createdBy),
-      ),
-    ),
-    insufficientLevel,
+  const update = db
+    .update(webhooks)
+    .set({
+      url: whileHolds(url, callerStillAdmin(c.var.actor, current.organizationId)),
+      events: after.events,
+      enabled: after.enabled,
+      description: after.description,
+      createdById: after.createdById,
+      updatedAt: after.updatedAt,
+    })
+    .where(ofOrganization(current.organizationId, current.id))
+    .returning();
+  const entry = webhookActivity.changed(
+    c,
+    "updated",
+    webhookItem(after),
+    toWebhook(current, createdBy),
+    toWebhook(after, owner),
   );
+  const [row] = await refusedWhenNull(writeWithActivity(db, update, entry), insufficientLevel);
   if (!row) throw notFound();
-  return c.json(toWebhook(row, createdBy), 200);
+  return c.json(toWebhook(row, owner), 200);
 };
+
+/** The user who turns a webhook on (none for a service key), read only then: its creator from then on. */
+async function userOrNull(db: AppEnv["Variables"]["db"], userId: number | null) {
+  if (userId === null) return null;
+  const [user] = await db.select().from(users).where(eq(users.id, userId));
+  return user ?? null;
+}
 
 export const deleteOrganizationWebhook: RouteHandler<typeof deleteWebhook, AppEnv> = async (c) => {
   const { webhook: current } = webhookOfRequest(c);

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../env";
 import { type ApiError, authenticationFailed, throttled } from "../errors";
 import { IsolateMemory } from "../isolate-memory";
+import { parseIpv6 } from "../ip-addresses";
 import { secondsUntil, windowEnd } from "./windows";
 
 /**
@@ -29,7 +30,21 @@ export function rememberUnknown(secureValue: string) {
  * every local one); only a caller inside the runtime (a test, another Worker's binding) has none,
  * and it is not throttled by address.
  */
-const clientAddress = (c: Context<AppEnv>) => c.req.header("CF-Connecting-IP") || undefined;
+const clientAddress = (c: Context<AppEnv>) => {
+  const address = c.req.header("CF-Connecting-IP");
+  return address ? limitedAs(address) : undefined;
+};
+
+/**
+ * What the limits count an address as: an IPv6 address by its /64, the block one subscriber is
+ * given and may fill with addresses at will (else each guess could come from a new address); an
+ * IPv4 address, or one written as IPv6 but mapped from IPv4, whole.
+ */
+function limitedAs(address: string): string {
+  const bits = address.includes(":") ? parseIpv6(address) : undefined;
+  if (bits === undefined || bits >> 32n === 0xffffn) return address;
+  return `${(bits >> 64n).toString(16)}::/64`;
+}
 
 /**
  * Before looking a key up in D1: 429 from an address this isolate already throttled, so that

@@ -62,6 +62,26 @@ const listedStatus = async (organization: { id: string }, key: string, id: strin
   return results.find((invite: { id: string }) => invite.id === id).email_status as string;
 };
 
+describe("an invite e-mail's subject", () => {
+  it("is one line: no line break of a name stored before they were refused starts a header", async () => {
+    const { organization, owner, key } = await setupOrganization({ name: "Acme" });
+    // As a name stored before names were held to visible characters.
+    await db
+      .update(schema.users)
+      .set({ firstName: "Eve\r\nBcc: victims@attacker.example" })
+      .where(eq(schema.users.id, owner.id));
+    useEmailTransport();
+    const mail = transport(200);
+    const invited = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: "jane@example.com" },
+    });
+    expect(invited.status).toBe(201);
+    const [email] = await eventually(async () => (mail.count() > 0 ? mail.emails() : undefined));
+    expect(email!.body.subject).toBe("Eve Bcc: victims@attacker.example invited you to join Acme on PostHog");
+  });
+});
+
 describe("invite e-mails", () => {
   it("are queued with the invite and sent by the consumer, with the bearer token: pending, then sent", async () => {
     const { organization, owner, key } = await setupOrganization({ name: "Acme" });

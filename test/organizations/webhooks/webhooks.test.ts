@@ -287,6 +287,24 @@ describe("a webhook's creator", () => {
     await expectDisabledBySystem(organization, webhookPath);
   });
 
+  it("makes whoever turns a disabled webhook on its creator: a demoted creator never has it again", async () => {
+    const organization = await setupOrganization();
+    const { admin, webhookPath, memberPath } = await webhookOfAdmin(organization);
+    expect(
+      (await api("PATCH", memberPath, { key: organization.key, body: { level: MembershipLevel.member } })).status,
+    ).toBe(200);
+    const enabled = await api("PATCH", webhookPath, { key: organization.key, body: { enabled: true } });
+    expect(enabled.status).toBe(200);
+    expect(enabled.body).toMatchObject({ enabled: true, created_by: userBasic(organization.owner) });
+    expect((await api("GET", webhookPath, { key: organization.key })).body.created_by).toEqual(
+      userBasic(organization.owner),
+    );
+    // A change that does not turn it on leaves its creator as it is.
+    const renamed = await api("PATCH", webhookPath, { key: organization.key, body: { description: "ops" } });
+    expect(renamed.body.created_by).toEqual(userBasic(organization.owner));
+    expect(admin.user.uuid).not.toBe(organization.owner.uuid);
+  });
+
   it("disables the webhooks of an admin who is removed", async () => {
     const organization = await setupOrganization();
     const { webhookPath, memberPath } = await webhookOfAdmin(organization);
@@ -558,6 +576,15 @@ describe("deliveries", () => {
       last_error: null,
     });
     expect(received.filter((post) => post.headers["webhook-id"] === deliveryId)).toHaveLength(1);
+    // A delivery still pending has its message on the queue: asked again, it is answered as it is.
+    const sent = vi.spyOn(env.WEBHOOK_DELIVERIES, "send");
+    const pendingId = await seedPendingDelivery(organization, id, { seq: 2000 });
+    for (let call = 0; call < 3; call += 1) {
+      const asked = await api("POST", `${deliveriesPath}/${pendingId}/redeliver`, { key: organization.key });
+      expect(asked.status).toBe(202);
+      expect(asked.body).toMatchObject({ id: pendingId, status: "pending" });
+    }
+    expect(sent).not.toHaveBeenCalled();
     expectError(
       await api("POST", `${deliveriesPath}/${crypto.randomUUID()}/redeliver`, { key: organization.key }),
       404,
