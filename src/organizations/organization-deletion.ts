@@ -54,8 +54,9 @@ export function scheduleOrganizationDeletion(db: Database, organizationId: strin
 }
 
 /**
- * One step of an organization's deletion: a bounded batch of each kind of its rows that can be
- * many, in one transaction; once none is left, a bounded batch of its emptied projects (their
+ * One step of an organization's deletion: a bounded batch of its archived activity-log segments
+ * (objects, then rows), then of each kind of its rows that can be many, in one transaction; once
+ * none is left, a bounded batch of its emptied projects (their
  * environments with them), and once none of those is left, the organization itself, whose few
  * remaining rows (roles, domains, webhooks, ...) go with it. Then the next step's message, or
  * nothing. At-least-once: a step run again, or for an organization gone or never scheduled,
