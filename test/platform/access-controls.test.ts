@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
@@ -9,12 +9,15 @@ import {
   createProject,
   db,
   errorBody,
+  grantProjectAccess,
   ISO_TIMESTAMP,
   setupOrganization,
   userBasic,
   UUID,
 } from "../support/harness";
 import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
+import { beforeWrites } from "../support/races";
+import { expectError } from "../support/error-bodies";
 
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
 const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
@@ -375,6 +378,78 @@ describe("access rules racing the deletion of whom they name", () => {
       const left = await api("GET", rules, { key });
       expect(left.body.access_controls).toEqual([]);
     }
+  });
+});
+
+describe("access rules written by a caller demoted meanwhile", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("refuses the rule a project admin writes after a demotion landed between their read and their write", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    // A project admin by their own rule, only a member of the organization.
+    await grantProjectAccess(project.id, member.membership.id, "admin");
+    const rules = `/api/projects/${project.id}/access_controls`;
+    const mine = { organization_member: member.membership.id };
+    // The member's PUT reads their level (admin) first; the owner's demotion lands before its write.
+    const ran = beforeWrites([
+      [
+        /^insert into "access_controls"/,
+        async () => (await api("PUT", rules, { key, body: { ...mine, access_level: "member" } })).status,
+      ],
+    ]);
+    const regrant = await api("PUT", rules, { key: member.key, body: { ...mine, access_level: "admin" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    // The demotion answered 200 before the member's write ran: that write was no longer an admin's.
+    const left = await api("GET", rules, { key });
+    expect(left.body.access_controls).toEqual([
+      expect.objectContaining({ organization_member: member.membership.id, access_level: "member" }),
+    ]);
+    const seen = await api("GET", rules, { key: member.key });
+    expect(seen.body).toMatchObject({ user_access_level: "member", user_can_edit_access_levels: false });
+    expectError(
+      regrant,
+      403,
+      errorBody("authentication_error", "permission_denied", "Must be admin to modify project permissions."),
+    );
+  });
+
+  it("refuses a kind-wide rule written after a demotion landed between the read and the write", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    await grantProjectAccess(project.id, member.membership.id, "admin");
+    const kindRules = `/api/projects/${project.id}/resource_access_controls`;
+    const ran = beforeWrites([
+      [
+        /^insert into "resource_access_controls"/,
+        async () =>
+          (
+            await api("PUT", `/api/projects/${project.id}/access_controls`, {
+              key,
+              body: { organization_member: member.membership.id, access_level: "member" },
+            })
+          ).status,
+      ],
+    ]);
+    const written = await api("PUT", kindRules, {
+      key: member.key,
+      body: { resource: "dashboard", access_level: "none" },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(
+      written,
+      403,
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "Must be an Organization admin to modify project-wide permissions.",
+      ),
+    );
+    expect((await api("GET", kindRules, { key })).body.access_controls).toEqual([]);
   });
 });
 

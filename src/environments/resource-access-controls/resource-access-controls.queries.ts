@@ -6,7 +6,7 @@ import {
   subjectConflict,
   type RuleSubject,
 } from "../../platform/access-controls/rule-subject";
-import type { Database } from "../../platform/db";
+import { whileHolds, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import { newRuleColumns } from "../../platform/access-controls/access-controls.activity";
 
@@ -36,18 +36,30 @@ export const typeRuleIdInBatch = (target: TypeRuleTarget): SQL =>
   sql`select ${rules.id} from ${rules} where ${ruleOf(target.environmentId, target.resource, target.subject)} limit 1`;
 
 /** Writes the rule, whether or not it existed, and reads it back: statements for one batch. */
-export function upsertTypeRule(db: Database, target: TypeRuleTarget, level: string, userId: number | null) {
+/**
+ * The rule written, only while `allowed` holds when it runs: else its level is NULL, which the
+ * column refuses, inserted or updated.
+ */
+export function upsertTypeRule(
+  db: Database,
+  target: TypeRuleTarget,
+  level: string,
+  userId: number | null,
+  allowed: SQL,
+) {
   const now = nowIso();
+  const accessLevel = whileHolds(level, allowed);
   const upsert = db
     .insert(rules)
     .values({
       environmentId: target.environmentId,
       resource: target.resource,
       ...newRuleColumns(target.subject, level, userId, now),
+      accessLevel,
     })
     .onConflictDoUpdate({
       ...subjectConflict([rules.environmentId, rules.resource], rules, target.subject),
-      set: { accessLevel: level, updatedAt: now },
+      set: { accessLevel, updatedAt: now },
     });
   const written = db
     .select()

@@ -9,11 +9,13 @@ import {
   toAccessControlRule,
   type RuleSubject,
 } from "../../platform/access-controls/rule-subject";
-import type { AppEnv } from "../../platform/env";
+import { personOf, type AppEnv } from "../../platform/env";
+import { refusedWhenNull } from "../../platform/db";
 import { permissionDenied } from "../../platform/errors";
-import { isAdmin } from "../../platform/levels";
+import { isAdmin, isAdminInSql } from "../../platform/levels";
 import { peekJsonBody } from "../../platform/request-body";
 import { ProjectParams, projectRead, routeReads } from "../../platform/route-context";
+import { projectLevelInEnvironment } from "../../platform/route-context/project";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import { createRouter } from "../../platform/router";
 import { subjectOf } from "../../platform/access-controls/rule-subject";
@@ -85,12 +87,12 @@ function routerFor(tree: ProjectTree) {
     );
   };
 
+  const notProjectAdmin = () => permissionDenied("Must be an Organization admin to modify project-wide permissions.");
+
   const put: RouteHandler<typeof putRoute, AppEnv> = async (c) => {
     const input = c.req.valid("json");
     const { db, project, actor } = c.var;
-    if (!isAdmin(project.level)) {
-      throw permissionDenied("Must be an Organization admin to modify project-wide permissions.");
-    }
+    if (!isAdmin(project.level)) throw notProjectAdmin();
     const resource = checkedResourceType(input.resource);
     const level = checkedTypeLevel(resource, input.access_level);
     const subject = subjectOf(input);
@@ -114,8 +116,13 @@ function routerFor(tree: ProjectTree) {
       return c.body(null, 204);
     }
     const entry = ruleWriteEntry(c, project, description, existing, queries.typeRuleIdInBatch(target));
-    const { upsert, written } = queries.upsertTypeRule(db, target, level, actor.kind === "user" ? actor.userId : null);
-    const results = await db.batch(entry ? [upsert, entry, written] : [upsert, written]);
+    // Still a project admin when the write runs: a demotion meanwhile makes it 403.
+    const stillAdmin = isAdminInSql(projectLevelInEnvironment(actor, project.environmentId));
+    const { upsert, written } = queries.upsertTypeRule(db, target, level, personOf(actor), stillAdmin);
+    const results = await refusedWhenNull(
+      db.batch(entry ? [upsert, entry, written] : [upsert, written]),
+      notProjectAdmin,
+    );
     const [rule] = results.at(-1) as Awaited<typeof written>;
     if (!rule) throw new Error("the rule was not read back");
     return c.json(toAccessControlRule(rule), 200);

@@ -3,7 +3,7 @@ import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { accessControls as rules } from "../../db/schema";
-import { refusedWhenNull, type Database } from "../db";
+import { isNotNullViolation, isNotNullViolationOf, whileHolds, type Database } from "../db";
 import { personOf, type AppEnv } from "../env";
 import { notFound, permissionDenied, validationError } from "../errors";
 import {
@@ -58,6 +58,11 @@ export type AccessControlDefinition<R extends AccessControlledResourceName, S ex
   levelOf: (c: Context<AppEnv>, rows: Awaited<S>) => AccessLevelOf<R>;
   /** Statements that keep the resource in step with its default rule (a private project). */
   onDefaultChange?: (db: Database, resourceId: ResourceId, level: AccessLevelOf<R> | null) => Statement[];
+  /**
+   * That the caller still holds `managerLevel` when the write runs, as SQL: a demotion between the
+   * read and the write must not let the rule be written (403).
+   */
+  stillManager?: (c: Context<AppEnv>, environmentId: number) => SQL;
 };
 
 export const AccessControls = z
@@ -105,8 +110,11 @@ function upsertRule(
   target: RuleTarget,
   level: AccessLevelOf<AccessControlledResourceName>,
   userId: number | null,
+  allowed: SQL | undefined,
 ) {
   const now = nowIso();
+  // Not allowed when it runs: the level is NULL, which the column refuses, inserted or updated.
+  const accessLevel = allowed ? whileHolds(level, allowed) : level;
   return db
     .insert(rules)
     .values({
@@ -114,10 +122,11 @@ function upsertRule(
       resource: target.resource,
       resourceId: target.resourceId,
       ...newRuleColumns(target.subject, level, userId, now),
+      accessLevel,
     })
     .onConflictDoUpdate({
       ...subjectConflict([rules.resource, rules.resourceId], rules, target.subject),
-      set: { accessLevel: level, updatedAt: now },
+      set: { accessLevel, updatedAt: now },
     });
 }
 
@@ -247,12 +256,15 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     }
     const entry = ruleWriteEntry(c, project, ruleDescription, existing, ruleIdInBatch(ruleOfTarget));
     const written = selectRules(db, ruleOfTarget);
-    const upsert = upsertRule(db, target, resourceLevel, personOf(actor));
+    const allowed = definition.stillManager?.(c, project.environmentId);
+    const upsert = upsertRule(db, target, resourceLevel, personOf(actor), allowed);
     // The resource's id is read by the write: gone (its project deleted meanwhile), it is null.
-    const results = await refusedWhenNull(
-      db.batch(entry ? [upsert, entry, ...keepInStep, written] : [upsert, ...keepInStep, written]),
-      notFound,
-    );
+    const results = await db
+      .batch(entry ? [upsert, entry, ...keepInStep, written] : [upsert, ...keepInStep, written])
+      .catch((error: unknown) => {
+        if (isNotNullViolationOf(error, rules.accessLevel)) throw permissionDenied(definition.notManager);
+        throw isNotNullViolation(error) ? notFound() : error;
+      });
     const [rule] = results.at(-1) as RuleRow[];
     if (!rule) throw new Error("the access rule was not read back");
     return c.json(toRule(rule), 200);

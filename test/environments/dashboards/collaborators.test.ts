@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../../src/platform/levels";
 import {
   addMember,
+  addMembership,
   api,
   createApiKey,
   errorBody,
@@ -12,6 +13,7 @@ import {
   UUID,
 } from "../../support/harness";
 import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
+import { beforeWrites } from "../../support/races";
 
 const collaboratorsPath = (projectId: number | string, dashboardId: number, tree = "environments") =>
   `${dashboardsPath(projectId, tree)}/${dashboardId}/collaborators`;
@@ -234,5 +236,40 @@ describe("dashboard collaborators", () => {
     await api("DELETE", `/api/organizations/${organization.id}/members/@me`, { key: leaving.key });
 
     expect((await api("GET", path, { key })).body).toEqual([]);
+  });
+});
+
+describe("a collaborator added as the user leaves", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("adds no collaboration for a user removed from the organization meanwhile, to grant again on return", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const dashboard = await createDashboard(key, project.id, { name: "Board", restriction_level: 37 });
+    const dashboardPath = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const memberPath = `/api/organizations/${organization.id}/members/${member.user.uuid}`;
+    // The POST reads the candidate (a member) first; the removal lands before its insert.
+    const ran = beforeWrites([
+      [/^insert into "dashboard_collaborators"/, async () => (await api("DELETE", memberPath, { key })).status],
+    ]);
+    const added = await api("POST", `${dashboardPath}/collaborators`, {
+      key,
+      body: { user_uuid: member.user.uuid, level: 37 },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    // The user is no member any more: no collaboration may be left naming them.
+    expect((await api("GET", `${dashboardPath}/collaborators`, { key })).body).toEqual([]);
+    expect(added.status).toBe(400);
+    expect(added.body).toMatchObject({
+      detail: "Cannot add collaborators that have no access to the project.",
+      attr: "user_uuid",
+    });
+    // Back as a plain member, no one having made them a collaborator again: they may not edit.
+    await addMembership(organization.id, member.user, MembershipLevel.member);
+    const edit = await api("PATCH", dashboardPath, { key: member.key, body: { name: "Taken over" } });
+    expect(edit.status).toBe(403);
   });
 });

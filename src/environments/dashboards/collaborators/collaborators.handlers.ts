@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../platform/env";
 import { notFound, validationError } from "../../../platform/errors";
-import { isUniqueViolation } from "../../../platform/db";
+import { isNotNullViolation, isUniqueViolation } from "../../../platform/db";
 import { uuid7 } from "../../../platform/ids";
 import { projectLevel } from "../../../platform/access-rules/project-level";
 import { projectVisibleTo } from "../../../platform/access-rules/project-visibility";
@@ -87,6 +87,9 @@ export const addDashboardCollaborator: Handler<"add"> = async (c) => {
   } catch (error) {
     // The unique index decides, so that two concurrent adds cannot both succeed.
     if (isUniqueViolation(error)) throw invalid("User already is a collaborator.", "user_uuid");
+    // Removed from the organization since the candidate was read.
+    if (isNotNullViolation(error))
+      throw invalid("Cannot add collaborators that have no access to the project.", "user_uuid");
     throw error;
   }
 };

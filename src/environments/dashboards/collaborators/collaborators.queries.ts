@@ -2,7 +2,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { dashboardCollaborators, dashboards, environments, organizationMemberships, users } from "../../../db/schema";
 import { ruleOfMember } from "../../../platform/access-rules/member-rule";
-import type { Database } from "../../../platform/db";
+import { whileHolds, type Database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
 import { toUserBasic } from "../../../platform/user-basic";
 import type { Collaborator } from "./collaborators.schema";
@@ -74,8 +74,14 @@ export async function insertCollaborator(
   entry: Statement,
 ) {
   const now = nowIso();
+  // Only while the user is still a member: removed meanwhile, no collaboration outlives them (to
+  // grant again on a later return). Else the user id is NULL, which the column refuses.
+  const stillMember = sql`exists (select 1 from ${organizationMemberships} where ${organizationMemberships.userId} =
+    ${collaborator.userId} and ${organizationMemberships.organizationId} =
+    (select ${environments.organizationId} from ${environments} where ${environments.id} = ${environmentId}))`;
+  const userId = whileHolds(collaborator.userId, stillMember);
   const [, , rows] = await db.batch([
-    db.insert(dashboardCollaborators).values({ ...collaborator, addedAt: now, updatedAt: now }),
+    db.insert(dashboardCollaborators).values({ ...collaborator, userId, addedAt: now, updatedAt: now }),
     entry,
     selectCollaborators(db, environmentId, collaborator.dashboardId, collaborator.id),
   ]);
