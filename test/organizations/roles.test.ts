@@ -1,5 +1,5 @@
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
@@ -24,6 +24,7 @@ import {
   NOT_AUTHENTICATED,
   NOT_FOUND,
 } from "../support/error-bodies";
+import { beforeWrites } from "../support/races";
 
 const rolesPath = (organizationId: string) => `/api/organizations/${organizationId}/roles`;
 const membershipsPath = (organizationId: string, roleId: string) =>
@@ -393,5 +394,32 @@ describe("role memberships", () => {
       ["deleted", added.id, ada.user.email],
       ["created", added.id, ada.user.email],
     ]);
+  });
+});
+
+describe("a role membership added by an admin demoted meanwhile", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("is refused (403) when the demotion lands between the request's read and its write", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const role = await createRole(organization.id, key, "Platform admins");
+    const memberPath = `/api/organizations/${organization.id}/members/${admin.user.uuid}`;
+    const ran = beforeWrites([
+      [
+        /^insert into "role_memberships"/,
+        async () => (await api("PATCH", memberPath, { key, body: { level: MembershipLevel.member } })).status,
+      ],
+    ]);
+    const joined = await api("POST", membershipsPath(organization.id, role.id), {
+      key: admin.key,
+      body: { user_uuid: admin.user.uuid },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(joined, 403, INSUFFICIENT_LEVEL);
+    expect((await api("GET", membershipsPath(organization.id, role.id), { key })).body.results).toEqual([]);
   });
 });

@@ -1,10 +1,13 @@
 import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../platform/env";
-import { notFound, validationError } from "../../platform/errors";
+import { insufficientLevel, notFound, validationError } from "../../platform/errors";
+import { refusedWhenNull } from "../../platform/db";
+import { isAdminInSql } from "../../platform/levels";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { nameKey } from "../../platform/names";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { organizationRead } from "../../platform/route-context";
+import { callerInOrganization } from "../../platform/route-context/organization";
 import { toUserBasic } from "../../platform/user-basic";
 import { toMember } from "../members/members.queries";
 import { roleActivity, roleItem, roleMembershipActivity, roleMembershipItem, roleNameInBatch } from "./roles.activity";
@@ -97,7 +100,13 @@ export const createOrganizationRoleMembership: Handler<"createRoleMembership"> =
   const joinedAt = nowIso();
   const entry = roleMembershipActivity.record(c, "created", roleMembershipItem(organization.id, id, role, member.user));
   const row = { id, roleId: role.id, organizationMembershipId: member.membership.id, joinedAt };
-  if (!(await queries.insertRoleMembership(db, organization.id, row, entry))) throw notFound();
+  // Still an admin when it runs: a demotion meanwhile must not let them add anyone (themselves included).
+  const stillAdmin = isAdminInSql(callerInOrganization(c.var.actor, organization.id).level);
+  const inserted = await refusedWhenNull(
+    queries.insertRoleMembership(db, organization.id, row, entry, stillAdmin),
+    insufficientLevel,
+  );
+  if (!inserted) throw notFound();
   return c.json(
     {
       id,

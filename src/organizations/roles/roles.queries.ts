@@ -9,7 +9,7 @@ import {
   roles,
   users,
 } from "../../db/schema";
-import { isUniqueViolation, type Database } from "../../platform/db";
+import { isUniqueViolation, whileHolds, type Database } from "../../platform/db";
 import { validationError } from "../../platform/errors";
 import { nameKey } from "../../platform/names";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
@@ -209,13 +209,15 @@ export function newRoleMembershipReads(
 
 /**
  * The membership and its entry, written only while the role and the member are still the
- * organization's (a role deleted meanwhile writes nothing); a member already in the role is a 400.
+ * organization's (a role deleted meanwhile writes nothing) and while `allowed` holds (else a NOT
+ * NULL failure, for the caller to answer); a member already in the role is a 400.
  */
 export async function insertRoleMembership(
   db: Database,
   organizationId: string,
   row: { id: string; roleId: string; organizationMembershipId: string; joinedAt: string },
   entry: Statement,
+  allowed: SQL,
 ) {
   const now = row.joinedAt;
   const stillThere = and(
@@ -232,7 +234,7 @@ export async function insertRoleMembership(
               id: sql<string>`${row.id}`.as("id"),
               roleId: roles.id,
               organizationMembershipId: organizationMemberships.id,
-              joinedAt: sql<string>`${now}`.as("joined_at"),
+              joinedAt: sql<string>`${whileHolds(now, allowed)}`.as("joined_at"),
               updatedAt: sql<string>`${now}`.as("updated_at"),
             })
             .from(roles)
