@@ -417,6 +417,31 @@ describe("access rules written by a caller demoted meanwhile", () => {
     );
   });
 
+  it("refuses the dashboard rule a manager writes after their manager rule was lowered in between", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const dashboard = await createDashboard(key, project.id, { name: "Board" });
+    const rules = `${dashboardsPath(project.id)}/${dashboard.id}/access_controls`;
+    const theirs = { organization_member: member.membership.id };
+    expect((await api("PUT", rules, { key, body: { ...theirs, access_level: "manager" } })).status).toBe(200);
+    const ran = beforeWrites([
+      [
+        /^insert into "access_controls"/,
+        async () => (await api("PUT", rules, { key, body: { ...theirs, access_level: "viewer" } })).status,
+      ],
+    ]);
+    const written = await api("PUT", rules, { key: member.key, body: { access_level: "none" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(
+      written,
+      403,
+      errorBody("authentication_error", "permission_denied", "Must be manager to modify dashboard permissions."),
+    );
+    const left = await api("GET", rules, { key });
+    expect(left.body.access_controls).toEqual([expect.objectContaining({ ...theirs, access_level: "viewer" })]);
+  });
+
   it("refuses a kind-wide rule written after a demotion landed between the read and the write", async () => {
     const { organization, project, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);

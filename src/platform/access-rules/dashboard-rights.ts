@@ -76,7 +76,7 @@ export function dashboardVisibleInSql(
  * on the kind once per statement; a column (a dashboard found by id alone) once per row.
  */
 export const dashboardRuleInSql = (
-  dashboard: { id: SQLWrapper; environmentId: SQLWrapper | number },
+  dashboard: { id: SQLWrapper | string; environmentId: SQLWrapper | number },
   membershipId: SQLWrapper | string,
 ): SQL<AccessLevel | null> =>
   ruleOfMember(
