@@ -10,12 +10,12 @@ import {
   type RuleSubject,
 } from "../../platform/access-controls/rule-subject";
 import { personOf, type AppEnv } from "../../platform/env";
-import { refusedWhenNull } from "../../platform/db";
+import { isNotNullViolation } from "../../platform/db";
 import { permissionDenied } from "../../platform/errors";
 import { isAdmin, isAdminInSql } from "../../platform/levels";
 import { peekJsonBody } from "../../platform/request-body";
 import { ProjectParams, projectRead, routeReads } from "../../platform/route-context";
-import { projectLevelInEnvironment } from "../../platform/route-context/project";
+import { projectLevelInEnvironment, refusalInEnvironment } from "../../platform/route-context/project";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import { createRouter } from "../../platform/router";
 import { subjectOf } from "../../platform/access-controls/rule-subject";
@@ -119,10 +119,13 @@ function routerFor(tree: ProjectTree) {
     // Still a project admin when the write runs: a demotion meanwhile makes it 403.
     const stillAdmin = isAdminInSql(projectLevelInEnvironment(actor, project.environmentId));
     const { upsert, written } = queries.upsertTypeRule(db, target, level, personOf(actor), stillAdmin);
-    const results = await refusedWhenNull(
-      db.batch(entry ? [upsert, entry, written] : [upsert, written]),
-      notProjectAdmin,
-    );
+    const results = await db
+      .batch(entry ? [upsert, entry, written] : [upsert, written])
+      .catch(async (error: unknown) => {
+        throw isNotNullViolation(error)
+          ? await refusalInEnvironment(db, actor, project.environmentId, notProjectAdmin)
+          : error;
+      });
     const [rule] = results.at(-1) as Awaited<typeof written>;
     if (!rule) throw new Error("the rule was not read back");
     return c.json(toAccessControlRule(rule), 200);

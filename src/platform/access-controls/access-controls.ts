@@ -21,6 +21,7 @@ import {
 import { nowIso } from "../ids";
 import { peekJsonBody } from "../request-body";
 import { projectRead, routeReads } from "../route-context";
+import { refusalInEnvironment } from "../route-context/project";
 import { apiRoute, jsonBody, jsonResponse as json } from "../route";
 import { createRouter } from "../router";
 import { writeWithActivity } from "../activity-log/resource-activity";
@@ -261,8 +262,12 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     // The resource's id is read by the write: gone (its project deleted meanwhile), it is null.
     const results = await db
       .batch(entry ? [upsert, entry, ...keepInStep, written] : [upsert, ...keepInStep, written])
-      .catch((error: unknown) => {
-        if (isNotNullViolationOf(error, rules.accessLevel)) throw permissionDenied(definition.notManager);
+      .catch(async (error: unknown) => {
+        if (isNotNullViolationOf(error, rules.accessLevel)) {
+          throw await refusalInEnvironment(db, actor, project.environmentId, () =>
+            permissionDenied(definition.notManager),
+          );
+        }
         throw isNotNullViolation(error) ? notFound() : error;
       });
     const [rule] = results.at(-1) as RuleRow[];

@@ -99,6 +99,19 @@ export const membershipInEnvironment = (actor: Actor, environmentId: number) =>
     where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId})`;
 
 /**
+ * Why a write guarded on the caller's level was refused: 404 when they no longer see the project
+ * at all (its organization or their membership gone meanwhile, as a moment later), else `refusal`.
+ * Read only on that path.
+ */
+export async function refusalInEnvironment(db: Database, actor: Actor, environmentId: number, refusal: () => Error) {
+  // A raw select: drizzle's builder would strip the subquery's column qualifiers with one table.
+  const row = await db.get<{ level: number | null }>(
+    sql`select ${projectLevelInEnvironment(actor, environmentId)} as "level"`,
+  );
+  return row?.level === null || row?.level === undefined ? notFound() : refusal();
+}
+
+/**
  * The caller's level in the environment's project (`effectiveProjectLevel`) as SQL, for reads
  * batched with the project before the level is known. Null when the caller is not a member.
  */
