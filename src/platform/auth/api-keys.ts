@@ -20,4 +20,9 @@ export const isServiceKey = (value: string) => value.startsWith(SERVICE_KEY_PREF
 
 export const maskApiKey = (value: string) => `${value.slice(0, 4)}...${value.slice(-4)}`;
 
-export const apiKeyCacheKey = (secureValue: string) => `personal_api_key:${secureValue}`;
+/**
+ * A key's KV entry. Versioned by what an entry holds: a deploy that changes it (v2: whether the
+ * value presented is one a roll replaced) reads every key from D1 again, rather than trusting
+ * entries written without the new field.
+ */
+export const apiKeyCacheKey = (secureValue: string) => `api_key:v2:${secureValue}`;
