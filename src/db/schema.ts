@@ -93,8 +93,9 @@ export const organizations = sqliteTable(
     /** Raised by every write of the organization's own fields (never by its counters): its `ETag`. */
     version: integer("version").notNull().default(1),
     /**
-     * When a DELETE scheduled the organization's removal: its memberships, invites and service keys
-     * went at once, and a background job removes the rest, then the organization itself.
+     * When a DELETE scheduled the organization's removal: its memberships and service keys went at
+     * once (its invites open nothing from then on), and a background job removes the rest, then
+     * the organization itself.
      */
     deletionScheduledAt: text("deletion_scheduled_at"),
   },

@@ -56,11 +56,10 @@ export function scheduleOrganizationDeletion(db: Database, organizationId: strin
 /**
  * One step of an organization's deletion: a bounded batch of its archived activity-log segments
  * (objects, then rows), then of each kind of its rows that can be many, in one transaction; once
- * none is left, a bounded batch of its emptied projects (their
- * environments with them), and once none of those is left, the organization itself, whose few
- * remaining rows (roles, domains, webhooks, ...) go with it. Then the next step's message, or
- * nothing. At-least-once: a step run again, or for an organization gone or never scheduled,
- * deletes what is left, if anything.
+ * none is left, a bounded batch of its emptied projects (their environments with them), and once
+ * none of those is left, the organization itself, whose few remaining rows (roles, domains,
+ * webhooks, ...) go with it. Then the next step's message, or nothing. At-least-once: a step run
+ * again, or for an organization gone or never scheduled, deletes what is left, if anything.
  */
 export async function deleteOrganizationStep(env: Bindings, job: OrganizationDeletion): Promise<StepOutcome> {
   const db = primaryDatabase(env);

@@ -3,8 +3,8 @@ import { environments, projects } from "../db/schema";
 import type { AccessControlDefinition } from "../platform/access-controls/access-controls";
 import { raisedVersion } from "../platform/conditional-requests";
 import type { Database } from "../platform/db";
-import { isAdmin, isAdminInSql } from "../platform/levels";
-import { projectLevelInEnvironment } from "../platform/route-context/project";
+import { isAdmin } from "../platform/levels";
+import { callerStillProjectAdmin } from "../platform/route-context/project";
 import { ProjectParams } from "../platform/route-context";
 
 const selectEnvironment = (db: Database, environmentId: number) =>
@@ -28,7 +28,7 @@ export const projectAccessControl: AccessControlDefinition<"project", ReturnType
   }),
   // The project resolved, so the caller sees it: their effective level says the rest.
   levelOf: (c) => (isAdmin(c.var.project.level) ? "admin" : "member"),
-  stillManager: (c, environmentId) => isAdminInSql(projectLevelInEnvironment(c.var.actor, environmentId)),
+  stillManager: (c, environmentId) => callerStillProjectAdmin(c.var.actor, environmentId),
   // `access_control` (a private project) is the default rule's `none`, kept in step for readers:
   // a change of the project's own fields, so of its version.
   onDefaultChange: (db, resourceId, level) => [

@@ -12,6 +12,7 @@ import {
 import {
   dashboardRights,
   dashboardRuleInSql,
+  dashboardManagerInSql,
   dashboardVisibleInSql,
   PrivilegeLevel,
   RestrictionLevel,
@@ -157,15 +158,19 @@ function projectForms(member: Member, project: Project) {
     .where(and(eq(projects.id, project.id), eq(organizationMemberships.id, member.membershipId)));
 }
 
-/** The dashboard visibility's SQL form, for its creator and for another member, with one dashboard rule. */
+/** The dashboard visibility's and manager's SQL forms, for its creator and another member, with one dashboard rule. */
 function dashboardForms(member: Member, project: Project, dashboardRule: AccessLevel | null) {
-  const visibleIf = (createdById: number) =>
-    dashboardVisibleInSql(
-      { userId: member.userId, projectLevel: effectiveProjectLevel },
-      { createdById: literal(createdById), rule: literal(dashboardRule) },
-    );
+  const caller = { userId: member.userId, projectLevel: effectiveProjectLevel };
+  const dashboardBy = (createdById: number) => ({ createdById: literal(createdById), rule: literal(dashboardRule) });
+  const visibleIf = (createdById: number) => dashboardVisibleInSql(caller, dashboardBy(createdById));
+  const managerIf = (createdById: number) => dashboardManagerInSql(caller, dashboardBy(createdById));
   return db
-    .select({ creator: visibleIf(member.userId).as("creator"), notCreator: visibleIf(otherUserId).as("not_creator") })
+    .select({
+      creator: visibleIf(member.userId).as("creator"),
+      notCreator: visibleIf(otherUserId).as("not_creator"),
+      creatorManages: managerIf(member.userId).as("creator_manages"),
+      notCreatorManages: managerIf(otherUserId).as("not_creator_manages"),
+    })
     .from(projects)
     .innerJoin(organizationMemberships, membershipOfCaller(member.userId))
     .where(and(eq(projects.id, project.id), eq(organizationMemberships.id, member.membershipId)));
@@ -213,6 +218,7 @@ describe("access rules: the SQL and JS forms agree", () => {
         const [dashboardRow] = dashboardResults[index * DASHBOARD_RULES.length + ruleIndex]!;
         for (const creator of [true, false]) {
           const sqlVisible = truth(creator ? dashboardRow?.creator : dashboardRow?.notCreator);
+          const sqlManager = truth(creator ? dashboardRow?.creatorManages : dashboardRow?.notCreatorManages);
           for (const restrictionLevel of RESTRICTIONS) {
             for (const collaboration of COLLABORATIONS) {
               const facts = {
@@ -225,6 +231,9 @@ describe("access rules: the SQL and JS forms agree", () => {
               const rights = dashboardRights(facts, caller);
               expect(sqlVisible, `dashboard ${JSON.stringify(facts)}: ${context}`).toBe(
                 rights.userAccessLevel !== "none",
+              );
+              expect(sqlManager, `manager ${JSON.stringify(facts)}: ${context}`).toBe(
+                rights.userAccessLevel === "manager",
               );
               combinations += 1;
             }

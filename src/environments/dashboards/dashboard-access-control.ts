@@ -1,8 +1,7 @@
 import { sql } from "drizzle-orm";
 import { dashboards } from "../../db/schema";
 import type { AccessControlDefinition } from "../../platform/access-controls/access-controls";
-import { dashboardRuleInSql } from "../../platform/access-rules/dashboard-rights";
-import { isAdminInSql } from "../../platform/levels";
+import { dashboardManagerInSql, dashboardRuleInSql } from "../../platform/access-rules/dashboard-rights";
 import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/route-context/project";
 import { rightsOn } from "./dashboard-response";
 import { parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "./dashboard-request";
@@ -28,18 +27,19 @@ export const dashboardAccessControl: AccessControlDefinition<"dashboard", Return
     };
   },
   levelOf: (c, [row]) => rightsOn(visibleDashboard(c, row), scopeOf(c).caller).userAccessLevel,
-  // `dashboardRights`' manager, in SQL: its creator, a project admin, or a `manager` rule.
   stillManager: (c, environmentId) => {
     const { actor } = c.var;
     const dashboardId = parseDashboardId(c.req.param("id") ?? "");
-    const createdBy = sql`(select ${dashboards.createdById} from ${dashboards}
-      where ${dashboards.id} = ${dashboardId})`;
-    const rule = dashboardRuleInSql(
-      // As its rules store it: text (a bound number would be cast as a real, `5.0`).
-      { id: String(dashboardId), environmentId },
-      membershipInEnvironment(actor, environmentId),
+    return dashboardManagerInSql(
+      { userId: actor.userId, projectLevel: projectLevelInEnvironment(actor, environmentId) },
+      {
+        createdById: sql`(select ${dashboards.createdById} from ${dashboards} where ${dashboards.id} = ${dashboardId})`,
+        // As its rules store it: text (a bound number would be cast as a real, `5.0`).
+        rule: dashboardRuleInSql(
+          { id: String(dashboardId), environmentId },
+          membershipInEnvironment(actor, environmentId),
+        ),
+      },
     );
-    return sql`(${createdBy} = ${actor.userId} or ${isAdminInSql(projectLevelInEnvironment(actor, environmentId))}
-      or ${rule} = 'manager')`;
   },
 };

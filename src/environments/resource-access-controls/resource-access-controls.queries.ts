@@ -35,9 +35,9 @@ export type TypeRuleTarget = { environmentId: number; resource: string; subject:
 export const typeRuleIdInBatch = (target: TypeRuleTarget): SQL =>
   sql`select ${rules.id} from ${rules} where ${ruleOf(target.environmentId, target.resource, target.subject)} limit 1`;
 
-/** Writes the rule, whether or not it existed, and reads it back: statements for one batch. */
 /**
- * The rule written, only while `allowed` holds when it runs: else its level is NULL, which the
+ * Writes the rule, whether or not it existed, and reads it back: statements for one batch. The
+ * rule is written only while `allowed` holds when it runs: else its level is NULL, which the
  * column refuses, inserted or updated.
  */
 export function upsertTypeRule(

@@ -12,10 +12,10 @@ import {
 import { personOf, type AppEnv } from "../../platform/env";
 import { isNotNullViolation } from "../../platform/db";
 import { permissionDenied } from "../../platform/errors";
-import { isAdmin, isAdminInSql } from "../../platform/levels";
+import { isAdmin } from "../../platform/levels";
 import { peekJsonBody } from "../../platform/request-body";
 import { ProjectParams, projectRead, routeReads } from "../../platform/route-context";
-import { projectLevelInEnvironment, refusalInEnvironment } from "../../platform/route-context/project";
+import { callerStillProjectAdmin, refusalInEnvironment } from "../../platform/route-context/project";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import { createRouter } from "../../platform/router";
 import { subjectOf } from "../../platform/access-controls/rule-subject";
@@ -117,7 +117,7 @@ function routerFor(tree: ProjectTree) {
     }
     const entry = ruleWriteEntry(c, project, description, existing, queries.typeRuleIdInBatch(target));
     // Still a project admin when the write runs: a demotion meanwhile makes it 403.
-    const stillAdmin = isAdminInSql(projectLevelInEnvironment(actor, project.environmentId));
+    const stillAdmin = callerStillProjectAdmin(actor, project.environmentId);
     const { upsert, written } = queries.upsertTypeRule(db, target, level, personOf(actor), stillAdmin);
     const results = await db
       .batch(entry ? [upsert, entry, written] : [upsert, written])

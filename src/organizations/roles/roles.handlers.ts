@@ -2,12 +2,11 @@ import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../platform/env";
 import { insufficientLevel, notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull } from "../../platform/db";
-import { isAdminInSql } from "../../platform/levels";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { nameKey } from "../../platform/names";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { organizationRead } from "../../platform/route-context";
-import { callerInOrganization } from "../../platform/route-context/organization";
+import { callerStillAdmin } from "../../platform/route-context/organization";
 import { toUserBasic } from "../../platform/user-basic";
 import { toMember } from "../members/members.queries";
 import { roleActivity, roleItem, roleMembershipActivity, roleMembershipItem, roleNameInBatch } from "./roles.activity";
@@ -101,9 +100,8 @@ export const createOrganizationRoleMembership: Handler<"createRoleMembership"> =
   const entry = roleMembershipActivity.record(c, "created", roleMembershipItem(organization.id, id, role, member.user));
   const row = { id, roleId: role.id, organizationMembershipId: member.membership.id, joinedAt };
   // Still an admin when it runs: a demotion meanwhile must not let them add anyone (themselves included).
-  const stillAdmin = isAdminInSql(callerInOrganization(c.var.actor, organization.id).level);
   const inserted = await refusedWhenNull(
-    queries.insertRoleMembership(db, organization.id, row, entry, stillAdmin),
+    queries.insertRoleMembership(db, organization.id, row, entry, callerStillAdmin(c.var.actor, organization.id)),
     insufficientLevel,
   );
   if (!inserted) throw notFound();

@@ -3,9 +3,8 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { organizationMemberships, webhooks } from "../../db/schema";
 import type { Database } from "../../platform/db";
-import type { Actor, AppEnv } from "../../platform/env";
+import type { AppEnv } from "../../platform/env";
 import { isAdminInSql } from "../../platform/levels";
-import { callerInOrganization } from "../../platform/route-context/organization";
 import { disableWebhook, SYSTEM_ACTOR } from "./webhooks.queries";
 
 type Statement = BatchItem<"sqlite">;
@@ -21,14 +20,6 @@ export const enabledWebhooksCreatedBy = (db: Database, organizationId: string | 
     .where(
       and(eq(webhooks.organizationId, organizationId), eq(webhooks.createdById, userId), eq(webhooks.enabled, true)),
     );
-
-/**
- * Whether the caller is an admin of the organization when the statement runs, not only when the
- * request was admitted: a webhook is made or changed only while its maker may, so that a demotion
- * at the same moment cannot leave a plain member's webhook enabled.
- */
-export const callerStillAdmin = (actor: Actor, organizationId: string) =>
-  isAdminInSql(callerInOrganization(actor, organizationId).level);
 
 /**
  * The creator's enabled webhooks are still those `created` lists (read before a write that demotes

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { eq, sql } from "drizzle-orm";
 import { users, webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
+import { callerStillAdmin } from "../../platform/route-context/organization";
 import { personOf, type AppEnv } from "../../platform/env";
 import { conflict, insufficientLevel, notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull, whileHolds } from "../../platform/db";
@@ -11,7 +12,6 @@ import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { assertReceiverUrl } from "./webhook-urls";
 import { sealedNewSecret } from "./webhook-secrets";
-import { callerStillAdmin } from "./webhook-creators";
 import { webhookActivity, webhookItem } from "./webhooks.activity";
 import {
   insertWebhookBelowLimit,

@@ -63,7 +63,7 @@ export type AccessControlDefinition<R extends AccessControlledResourceName, S ex
    * That the caller still holds `managerLevel` when the write runs, as SQL: a demotion between the
    * read and the write must not let the rule be written (403).
    */
-  stillManager?: (c: Context<AppEnv>, environmentId: number) => SQL;
+  stillManager: (c: Context<AppEnv>, environmentId: number) => SQL;
 };
 
 export const AccessControls = z
@@ -111,11 +111,11 @@ function upsertRule(
   target: RuleTarget,
   level: AccessLevelOf<AccessControlledResourceName>,
   userId: number | null,
-  allowed: SQL | undefined,
+  allowed: SQL,
 ) {
   const now = nowIso();
   // Not allowed when it runs: the level is NULL, which the column refuses, inserted or updated.
-  const accessLevel = allowed ? whileHolds(level, allowed) : level;
+  const accessLevel = whileHolds(level, allowed);
   return db
     .insert(rules)
     .values({
@@ -257,8 +257,13 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     }
     const entry = ruleWriteEntry(c, project, ruleDescription, existing, ruleIdInBatch(ruleOfTarget));
     const written = selectRules(db, ruleOfTarget);
-    const allowed = definition.stillManager?.(c, project.environmentId);
-    const upsert = upsertRule(db, target, resourceLevel, personOf(actor), allowed);
+    const upsert = upsertRule(
+      db,
+      target,
+      resourceLevel,
+      personOf(actor),
+      definition.stillManager(c, project.environmentId),
+    );
     // The resource's id is read by the write: gone (its project deleted meanwhile), it is null.
     const results = await db
       .batch(entry ? [upsert, entry, ...keepInStep, written] : [upsert, ...keepInStep, written])

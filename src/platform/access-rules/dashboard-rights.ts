@@ -70,6 +70,18 @@ export function dashboardVisibleInSql(
 }
 
 /**
+ * `dashboardRights` makes the caller the dashboard's manager, in SQL: its creator, a project
+ * admin, or a `manager` rule. For writes that must hold only while it does.
+ */
+export function dashboardManagerInSql(
+  caller: { userId: number; projectLevel: SQLWrapper },
+  dashboard: { createdById: SQLWrapper; rule: SQLWrapper },
+): SQL {
+  return sql`(${isAdminInSql(caller.projectLevel)} or ${dashboard.createdById} = ${caller.userId}
+    or coalesce(${dashboard.rule}, 'editor') = 'manager')`;
+}
+
+/**
  * The caller's rule on a dashboard (`memberRule`), in SQL: the rules on the dashboard for them
  * and their roles, else the rules on every dashboard of its environment (`kindRuleOfMember`),
  * else the dashboard's default. `environmentId` a value (a list's environment) reads the rules

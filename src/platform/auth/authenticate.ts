@@ -54,7 +54,7 @@ export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   // Checked on every request, from KV too: the cached entry carries the expiry.
   if (key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.now()) throw apiKeyExpired();
   const { secureValue: _secureValue, lastUsedAt, expiresAt, ...rest } = key;
-  const actor: Actor = { ...rest, keyExpiresAt: expiresAt, replacedValue: rest.replacedValue === true };
+  const actor: Actor = { ...rest, keyExpiresAt: expiresAt };
   // Known before the limits are checked, so that the log line of a 429 names the key throttled.
   c.set("actor", actor);
   // Only a key that exists is counted: an unknown one never reaches a counter.

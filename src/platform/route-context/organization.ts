@@ -7,7 +7,7 @@ import type { Actor } from "../env";
 import { notFound } from "../errors";
 import { prepared } from "../prepared";
 import { assertKeyPolicyAllows, keyBlockedIn, type KeyPolicy } from "../auth/key-policy";
-import { MembershipLevel } from "../levels";
+import { isAdminInSql, MembershipLevel } from "../levels";
 
 export const CURRENT = "@current";
 
@@ -55,6 +55,13 @@ export function callerInOrganization(actor: Actor, organizationId: OrganizationR
     level: sql<number>`(select ${organizationMemberships.level} from ${memberships} where ${ofCaller})`,
   };
 }
+
+/**
+ * Whether the caller is an admin of the organization when the statement runs, not only when the
+ * request was admitted: a write guarded on it cannot be made by someone demoted at the same moment.
+ */
+export const callerStillAdmin = (actor: Actor, organizationId: OrganizationRef) =>
+  isAdminInSql(callerInOrganization(actor, organizationId).level);
 
 /**
  * An organization route's checks in two halves: what is checked before any query, and what the

@@ -7,6 +7,7 @@ import { assertProjectInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor, ProjectContext } from "../env";
 import { notFound } from "../errors";
+import { isAdminInSql } from "../levels";
 import { prepared } from "../prepared";
 import type { KeyPolicy } from "../auth/key-policy";
 import { callerOrganizationId, CURRENT, keyPolicyOf, membershipsOf, type OrganizationRef } from "./organization";
@@ -120,6 +121,10 @@ export const projectLevelInEnvironment = (actor: Actor, environmentId: number) =
     join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
     join ${projects} on ${projects.id} = ${environments.projectId}
     where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId})`;
+
+/** Whether the caller is an admin of the environment's project when the statement runs, not when it was admitted. */
+export const callerStillProjectAdmin = (actor: Actor, environmentId: number) =>
+  isAdminInSql(projectLevelInEnvironment(actor, environmentId));
 
 /** The project and the caller's rights in it, with what admitting them needs. */
 export type SelectedProject = ProjectContext & KeyPolicy;
