@@ -43,8 +43,6 @@ export const users = sqliteTable("users", {
   currentProjectId: integer("current_project_id"),
   /** How many organizations the user is a member of, kept by triggers (see migrations/): their list's count. */
   organizationCount: integer("organization_count").notNull().default(0),
-  /** Kept by triggers on personal_api_keys (migration list_counters): the list's count in one row. */
-  personalApiKeyCount: integer("personal_api_key_count").notNull().default(0),
 });
 
 export const organizations = sqliteTable(
@@ -438,7 +436,7 @@ export const dashboards = sqliteTable(
     /** Written at most once an hour, after the response that retrieved it. */
     lastAccessedAt: text("last_accessed_at"),
     /**
-     * Its sharing configuration's `enabled`, kept by triggers (see migrations/): a list reads no other table for it.
+     * Its sharing configuration's `enabled`, written with it (`upsertSharing`): a list reads no other table for it.
      */
     sharingEnabled: integer("sharing_enabled", { mode: "boolean" }).notNull().default(false),
     /** Raised by every change to the dashboard or its tiles: its `ETag`, and its newest `dashboard_versions` row. */

@@ -1,13 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, desc, eq, sql } from "drizzle-orm";
-import {
-  organizationMemberships,
-  organizations,
-  personalApiKeyBlocks,
-  personalApiKeys,
-  projects,
-  users,
-} from "../db/schema";
+import { and, count, desc, eq, sql } from "drizzle-orm";
+import { organizationMemberships, organizations, personalApiKeyBlocks, personalApiKeys, projects } from "../db/schema";
 import { assertLifetimeWithinPolicy } from "../platform/auth/key-policy";
 import { API_KEY_PREFIX } from "../platform/auth/api-keys";
 import {
@@ -103,7 +96,7 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
     ...key.columns,
   };
   // The limit again, in the write: of concurrent creates, those past it fail whole.
-  const held = sql`(select ${users.personalApiKeyCount} from ${users} where ${users.id} = ${actor.userId})`;
+  const held = keysHeldBy(actor.userId);
   const belowLimit = sql`${held} < ${MAX_KEYS_PER_USER}`;
   await refusedWhenNull(
     writeWithActivity(
@@ -115,6 +108,10 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   );
   return c.json({ ...toPersonalApiKey(row), value: key.value }, 201);
 };
+
+/** The user's keys, counted along the (user, created_at, id) index: `MAX_KEYS_PER_USER` rows at most. */
+const keysHeldBy = (userId: number) =>
+  sql<number>`(select count(*) from ${personalApiKeys} where ${personalApiKeys.userId} = ${userId})`;
 
 const tooManyKeys = () =>
   validationError(
@@ -200,7 +197,7 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       // No project named: a constant false, which SQLite answers without reading a row (an empty
       // JSON list would walk every project the caller can see).
       .where(teams.length > 0 ? and(projectVisible, inJsonList(projects.id, teams)) : sql`0`),
-    db.select({ keyCount: users.personalApiKeyCount }).from(users).where(eq(users.id, actor.userId)),
+    db.select({ keyCount: count() }).from(personalApiKeys).where(eq(personalApiKeys.userId, actor.userId)),
     organizationsBlockingCaller(db, actor),
   ]);
   if (organizations.length > 0 && memberOf.length !== organizations.length) {

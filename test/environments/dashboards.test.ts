@@ -632,9 +632,8 @@ describe("GET /api/environments/:project_id/dashboards/:id", () => {
   it("reports is_shared from the sharing configuration", async () => {
     const { key, project } = await setupOrganization();
     const dashboard = await createDashboard(key, project.id);
-    await db
-      .insert(schema.sharingConfigurations)
-      .values({ dashboardId: dashboard.id, enabled: true, accessToken: uuid7(), createdAt: nowIso() });
+    const sharing = `${dashboardsPath(project.id)}/${dashboard.id}/sharing`;
+    expect((await api("PATCH", sharing, { key, body: { enabled: true } })).status).toBe(200);
     const response = await api("GET", `${dashboardsPath(project.id)}/${dashboard.id}`, { key });
     expect(response.body.is_shared).toBe(true);
     const listed = await api("GET", dashboardsPath(project.id), { key });

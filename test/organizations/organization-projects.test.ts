@@ -1,7 +1,6 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, createApiKey, createProject, setupOrganization } from "../support/harness";
+import { addMember, api, createApiKey, createProject, deleteProjectRow, setupOrganization } from "../support/harness";
 
 /*
  * The organization object lists its projects (`teams`, `projects`) in its own read of the
@@ -82,8 +81,8 @@ describe("the organization object's projects", () => {
         Array.from({ length: 10 }, (_, offset) => createProject(organizationId, { name: `Filler ${index + offset}` })),
       );
     }
-    // A project removed as a cascade would (no route deletes one).
-    await env.DB.prepare("delete from projects where id = ?").bind(reopened.id).run();
+    // A project removed as the deletion job removes one, after the mark.
+    await deleteProjectRow(reopened.id);
 
     const scoped = await createApiKey(team.owner, { scopedTeams: [renamed.id, secret.id] });
     const callers = {

@@ -39,7 +39,6 @@ const COUNTERS = [
     "dashboard_count",
     "select count(*) from dashboards where environment_id = environments.id and deleted = 0",
   ],
-  ["users", "personal_api_key_count", "select count(*) from personal_api_keys where user_id = users.id"],
   ["users", "organization_count", "select count(*) from organization_memberships where user_id = users.id"],
   ["organizations", "webhook_count", "select count(*) from webhooks where organization_id = organizations.id"],
   ["webhooks", "delivery_count", "select count(*) from webhook_deliveries where webhook_id = webhooks.id"],

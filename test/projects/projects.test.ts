@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
@@ -7,6 +6,7 @@ import {
   api,
   createApiKey,
   createProject,
+  deleteProjectRow,
   errorBody,
   nextLink,
   previousLink,
@@ -104,9 +104,10 @@ describe("GET /api/projects", () => {
     };
     const inFirst = [first.project.id, ...(await created(first.organization.id, 6))];
     const inSecond = [second.project.id, ...(await created(second.organization.id, 4))];
-    // Deleted as a cascade would: gaps in both organizations' lists, one at the first organization's end.
+    // Deleted as the deletion job does, after the mark: gaps in both organizations' lists, one at the
+    // first organization's end.
     const deleted = [inFirst[2]!, inFirst[6]!, inSecond[1]!];
-    for (const id of deleted) await env.DB.prepare("delete from projects where id = ?").bind(id).run();
+    for (const id of deleted) await deleteProjectRow(id);
     // In creation order across organizations.
     const expected = [...inFirst, ...inSecond].filter((id) => !deleted.includes(id)).sort((a, b) => a - b);
 

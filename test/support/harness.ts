@@ -106,6 +106,14 @@ export async function createProject(organizationId: string, input: Record<string
   return project!;
 }
 
+/** A project gone as the deletion job leaves it: marked (its organization's count drops), then deleted. */
+export async function deleteProjectRow(id: number) {
+  await env.DB.batch([
+    env.DB.prepare("update projects set deletion_scheduled_at = ? where id = ?").bind(nowIso(), id),
+    env.DB.prepare("delete from projects where id = ?").bind(id),
+  ]);
+}
+
 /**
  * An organization with its owner, a first project and a key of the given scopes: where every
  * test starts.

@@ -21,7 +21,6 @@ const EXAMPLE_USER: typeof users.$inferSelect = {
   preferences: {},
   currentOrganizationId: null,
   currentProjectId: null,
-  personalApiKeyCount: 1,
   organizationCount: 1,
 };
 

@@ -62,7 +62,7 @@ describe("dashboard sharing configuration", () => {
     // The project with the dashboard and its configuration, then the upsert.
     expect(enabled.cost.queries).toBe(2);
     const dashboardPath = `${dashboardsPath(project.id)}/${dashboard.id}`;
-    // The list reads it from the dashboard, where a trigger keeps it in step with the configuration.
+    // The list reads it from the dashboard, which the configuration's write updates in its batch.
     const listed = async () =>
       (await api("GET", dashboardsPath(project.id), { key })).body.results.map(
         (row: { is_shared: boolean }) => row.is_shared,

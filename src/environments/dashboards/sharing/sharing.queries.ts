@@ -2,6 +2,7 @@ import { and, asc, desc, eq, not, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import {
+  dashboards,
   environments,
   organizations,
   sharePasswords,
@@ -166,8 +167,14 @@ export async function upsertSharing(
     : insert.onConflictDoNothing();
   const viewsOffTheList =
     changes.allowedEmails === undefined ? [] : [deleteViewsOffTheList(db, dashboardId, changes.allowedEmails)];
+  // The dashboard's copy of `enabled`, which its lists read: this is the only write of it.
+  const copyOfEnabled =
+    changes.enabled === undefined
+      ? []
+      : [db.update(dashboards).set({ sharingEnabled: changes.enabled }).where(eq(dashboards.id, dashboardId))];
   const results = await db.batch([
     write,
+    ...copyOfEnabled,
     ...entries,
     ...viewsOffTheList,
     selectSharing(db, dashboardId),
