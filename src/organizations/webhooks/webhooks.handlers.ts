@@ -99,16 +99,17 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
   const input = c.req.valid("json");
   const { webhook: current, createdBy } = webhookOfRequest(c);
   const url = input.url === undefined ? current.url : assertReceiverUrl(input.url, c.env);
-  // Whoever turns a webhook on answers for it from then on: it lives as long as they are an admin,
-  // not as long as its first creator was (who, demoted, would otherwise receive every event again).
-  const turnedOn = input.enabled === true && !current.enabled;
+  // Whoever turns a webhook on, or points it at another receiver, answers for it from then on: it
+  // lives as long as they are an admin, not as long as its first creator was (otherwise an admin
+  // who redirected someone else's webhook to themselves would keep every event once removed).
+  const answerable = (input.enabled === true && !current.enabled) || url !== current.url;
   const db = c.var.db;
-  const owner = turnedOn ? await userOrNull(db, personOf(c.var.actor)) : createdBy;
+  const owner = answerable ? await userOrNull(db, personOf(c.var.actor)) : createdBy;
   const after = {
     ...current,
     ...input,
     url,
-    createdById: turnedOn ? personOf(c.var.actor) : current.createdById,
+    createdById: answerable ? personOf(c.var.actor) : current.createdById,
     updatedAt: nowIso(),
   };
   // Only while the caller is still an admin: a demotion at the same moment must not leave it enabled.
@@ -136,7 +137,7 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
   return c.json(toWebhook(row, owner), 200);
 };
 
-/** The user who turns a webhook on (none for a service key), read only then: its creator from then on. */
+/** The user who turns a webhook on or redirects it (none for a service key), read only then: its creator from then on. */
 async function userOrNull(db: AppEnv["Variables"]["db"], userId: number | null) {
   if (userId === null) return null;
   const [user] = await db.select().from(users).where(eq(users.id, userId));

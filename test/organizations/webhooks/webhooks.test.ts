@@ -305,6 +305,25 @@ describe("a webhook's creator", () => {
     expect(admin.user.uuid).not.toBe(organization.owner.uuid);
   });
 
+  it("makes whoever points a webhook at another receiver its creator: removed, they lose it", async () => {
+    const organization = await setupOrganization();
+    const webhook = await subscribe(organization, { url: `${RECEIVER}/owner`, events: ["*"] });
+    const webhookPath = `${webhooksPath(organization)}/${webhook.id}`;
+    const admin = await addMember(organization.organization.id, MembershipLevel.admin);
+    // Their own receiver.
+    const redirected = await api("PATCH", webhookPath, { key: admin.key, body: { url: CREATOR_RECEIVER } });
+    expect(redirected.status).toBe(200);
+    expect(redirected.body).toMatchObject({ enabled: true, created_by: userBasic(admin.user) });
+    // The same url sent again is no redirect: its creator stays.
+    const resent = await api("PATCH", webhookPath, { key: organization.key, body: { url: CREATOR_RECEIVER } });
+    expect(resent.body.created_by).toEqual(userBasic(admin.user));
+
+    const memberPath = `/api/organizations/${organization.organization.id}/members/${admin.user.uuid}`;
+    expect((await api("DELETE", memberPath, { key: organization.key })).status).toBe(204);
+
+    await expectDisabledBySystem(organization, webhookPath);
+  });
+
   it("disables the webhooks of an admin who is removed", async () => {
     const organization = await setupOrganization();
     const { webhookPath, memberPath } = await webhookOfAdmin(organization);
