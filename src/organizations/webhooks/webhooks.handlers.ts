@@ -137,7 +137,7 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
   return c.json(toWebhook(row, owner), 200);
 };
 
-/** The user who turns a webhook on or redirects it (none for a service key), read only then: its creator from then on. */
+/** Who turns a webhook on or redirects it (none for a service key), read only then: its creator from then on. */
 async function userOrNull(db: AppEnv["Variables"]["db"], userId: number | null) {
   if (userId === null) return null;
   const [user] = await db.select().from(users).where(eq(users.id, userId));
