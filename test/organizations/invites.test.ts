@@ -27,6 +27,8 @@ import {
   useEmailTransport,
 } from "../support/people";
 import * as schema from "../../src/db/schema";
+import { expectError } from "../support/error-bodies";
+import { beforeWrites } from "../support/races";
 
 afterEach(restoreTestDoubles);
 
@@ -370,6 +372,66 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     expect(response.body.level).toBe(1);
     const listed = await api("GET", invitesPath(organization.id), { key });
     expect(listed.body.results.map((invite: { id: string }) => invite.id)).toEqual([response.body.id, kept.id]);
+  });
+
+  it("lets a member replace only their own open invites: another's stays, as DELETE leaves it to admins", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const ownerInvite = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: "new.admin@example.com", level: MembershipLevel.admin },
+    });
+    expect(ownerInvite.status).toBe(201);
+
+    const replacing = await api("POST", invitesPath(organization.id), {
+      key: member.key,
+      body: { target_email: "new.admin@example.com" },
+    });
+
+    expectError(
+      replacing,
+      403,
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "Only an admin can replace an invite someone else sent to this e-mail address.",
+      ),
+    );
+    expect((await api("GET", `/api/signup/${ownerInvite.body.token}`)).status).toBe(200);
+    expect(await listInviteEmails(organization.id, key)).toEqual(["new.admin@example.com"]);
+    // Their own invite, or one past its expiry, a member replaces.
+    const first = await api("POST", invitesPath(organization.id), {
+      key: member.key,
+      body: { target_email: "a@example.com" },
+    });
+    const again = await api("POST", invitesPath(organization.id), {
+      key: member.key,
+      body: { target_email: "a@example.com" },
+    });
+    expect(again.status).toBe(201);
+    expect((await api("GET", `/api/signup/${first.body.token}`)).status).toBe(404);
+    await insertInvite(organization.id, owner, { targetEmail: "b@example.com", createdAt: daysAgo(10) });
+    expect(
+      (await api("POST", invitesPath(organization.id), { key: member.key, body: { target_email: "b@example.com" } }))
+        .status,
+    ).toBe(201);
+  });
+
+  it("never lets a member's invite cancel another's open invite sent after its checks read none", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const body = { target_email: "racing@example.com" };
+    // The owner's invite lands between the member's reads (no open invite then) and their write.
+    const ran = beforeWrites([
+      [/^delete from "invites"/, async () => (await api("POST", invitesPath(organization.id), { key, body })).body],
+    ]);
+    const members = await api("POST", invitesPath(organization.id), { key: member.key, body });
+    vi.restoreAllMocks();
+    expect(members.status).toBe(201);
+    const [ownerInvite] = ran as [{ token: string }];
+    // Both stand: the member's write deleted only their own and expired invites.
+    expect((await api("GET", `/api/signup/${ownerInvite.token}`)).status).toBe(200);
+    expect((await api("GET", `/api/signup/${members.body.token}`)).status).toBe(200);
   });
 
   it("with combine_pending_invites, merges the unexpired pending invites: highest level, union of access", async () => {

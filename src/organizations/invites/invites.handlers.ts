@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
+import { isAdmin } from "../../platform/levels";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { emailStatusAtCreation, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
@@ -86,8 +87,12 @@ async function createInvites(
   const { db, organization } = c.var;
   assertDistinctEmails(inputs, attrOf);
   const context = await inviteContextFor(db, organization.id, c.var.actor.userId, preloaded, inputs);
+  // Merged with the open invites for the e-mail only when asked; otherwise they are replaced.
   const invites = inputs.map((input) =>
-    combineWithPending(input, context.pendingByEmail.get(input.target_email) ?? []),
+    combineWithPending(
+      input,
+      input.combine_pending_invites ? (context.pendingByEmail.get(input.target_email) ?? []) : [],
+    ),
   );
   invites.forEach((invite, index) =>
     assertInvitable(invite, organization.level, context, (field) => attrOf(index, field)),
@@ -109,7 +114,10 @@ async function createInvites(
   );
   const rows = issued.map(({ row }) => row);
   const entries = rows.map((row) => inviteActivity.record(c, "created", inviteItem(row, row.targetEmail)));
-  await replaceInvites(db, organization.id, rows, entries);
+  await replaceInvites(db, organization.id, rows, entries, {
+    userId: context.inviter.id,
+    admin: isAdmin(organization.level),
+  });
   enqueueInviteEmails(c, rows);
   return issued.map(({ row, token }) => ({ ...toInvite(row, context.inviter), token }));
 }

@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, lte, or, sql } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-rules/member-rule";
@@ -76,7 +76,6 @@ function readsOf(inputs: InviteInput[]) {
   return {
     emails: inputs.map((input) => input.target_email),
     projectIds: [...new Set(inputs.flatMap((input) => (input.private_project_access ?? []).map(({ id }) => id)))],
-    emailsToCombine: inputs.filter((input) => input.combine_pending_invites).map((input) => input.target_email),
   };
 }
 
@@ -90,7 +89,7 @@ export function inviteContextStatements(
   inviterId: number,
   inputs: InviteInput[],
 ) {
-  const { emails, projectIds, emailsToCombine } = readsOf(inputs);
+  const { emails, projectIds } = readsOf(inputs);
   const inviter = db.select().from(users).where(eq(users.id, inviterId));
   // E-mails are stored lower-cased (as `target_email` is validated): the unique index finds each
   // user, then their membership; CROSS JOIN keeps that order, which the planner would otherwise
@@ -122,11 +121,12 @@ export function inviteContextStatements(
     .where(and(eq(projects.id, sql`named.value`), eq(projects.organizationId, organizationId)));
   // Along the (organization, e-mail) index: an e-mail has one pending invite (each replaces the
   // last), so the expired ones are dropped here rather than by a range on created_at, which
-  // the planner would walk instead, through every recent invite.
+  // the planner would walk instead, through every recent invite. Read for every e-mail: what a
+  // new invite replaces is checked (`assertReplaceable`), and combined when asked.
   const pending = db
     .select()
     .from(invites)
-    .where(and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emailsToCombine)));
+    .where(and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emails)));
   return [inviter, members, namedProjects, pending] as [
     typeof inviter,
     typeof members,
@@ -141,7 +141,7 @@ function toInviteContext(
 ) {
   const [inviter] = inviters;
   if (!inviter) throw new Error(`the calling user ${inviterId} has no row`);
-  const unexpiredSince = new Date(Date.now() - INVITE_VALIDITY_MS).toISOString();
+  const unexpiredSince = unexpiredInvitesSince();
   return {
     inviter,
     memberEmails: new Set(members.map((member) => member.email)),
@@ -185,14 +185,29 @@ function groupByEmail(rows: InviteRow[]) {
   return groups;
 }
 
+/** Invites created since this time are still open. */
+const unexpiredInvitesSince = () => new Date(Date.now() - INVITE_VALIDITY_MS).toISOString();
+
 /**
  * A new invite replaces every earlier one for its e-mail in the organization: one atomic batch,
- * with an entry per invite chained after the last insert.
+ * with an entry per invite chained after the last insert. A caller below admin replaces only
+ * their own and expired ones, in the delete itself: an open invite someone else sent, even one
+ * sent since the checks read them, is never cancelled by a member (it stays beside the new one).
  */
-export async function replaceInvites(db: Database, organizationId: string, rows: InviteRow[], entries: Statement[]) {
+export async function replaceInvites(
+  db: Database,
+  organizationId: string,
+  rows: InviteRow[],
+  entries: Statement[],
+  replacer: { userId: number; admin: boolean },
+) {
   const emails = rows.map((row) => row.targetEmail);
+  const ofEmails = and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emails));
+  const replaceable = replacer.admin
+    ? ofEmails
+    : and(ofEmails, or(eq(invites.createdById, replacer.userId), lte(invites.createdAt, unexpiredInvitesSince())));
   await db.batch([
-    db.delete(invites).where(and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emails))),
+    db.delete(invites).where(replaceable),
     ...chunkForInsert(invites, rows).map((chunk) => db.insert(invites).values(chunk)),
     ...entries,
   ]);

@@ -51,6 +51,7 @@ export function assertInvitable(
   for (const item of input.private_project_access ?? []) {
     assertProjectInvitable(item, inviterLevel, context, attr("private_project_access"));
   }
+  assertReplaceable(context.pendingByEmail.get(input.target_email) ?? [], inviterLevel, context.inviter.id);
   if (context.memberEmails.has(input.target_email)) {
     throw validationError(
       "invalid_input",
@@ -58,6 +59,16 @@ export function assertInvitable(
       attr("target_email"),
     );
   }
+}
+
+/**
+ * A new invite replaces the open ones for its e-mail, which cancels them, and cancelling is for
+ * admins: below admin, only one's own invites may be replaced (`replaceInvites` holds to it in the
+ * write too).
+ */
+function assertReplaceable(pending: InviteRow[], inviterLevel: number, inviterId: number) {
+  if (isAdmin(inviterLevel) || pending.every((invite) => invite.createdById === inviterId)) return;
+  throw permissionDenied("Only an admin can replace an invite someone else sent to this e-mail address.");
 }
 
 /**
