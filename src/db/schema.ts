@@ -863,6 +863,9 @@ export const activityLog = sqliteTable(
     index("activity_log_organization_activity").on(table.organizationId, table.activity, table.seq),
     index("activity_log_organization_created").on(table.organizationId, table.createdAt, table.seq),
     index("activity_log_project").on(table.projectId, table.seq),
+    // The project log's filters that PostHog's clients send: a kind's entries, an item's history.
+    index("activity_log_project_scope").on(table.projectId, table.scope, table.seq),
+    index("activity_log_project_item").on(table.projectId, table.itemId, table.seq),
     index("activity_log_created").on(table.createdAt),
     // What the sealer looks for after every write: only the few entries not yet hashed.
     index("activity_log_unsealed").on(table.organizationId, table.seq).where(sql`${table.hash} is null`),

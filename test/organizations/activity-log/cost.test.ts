@@ -105,6 +105,23 @@ describe("reading a log of 10,000 entries", () => {
     expect(response.cost.rowsRead).toBeLessThanOrEqual(PAGE_BOUND(100));
   });
 
+  it.each([
+    ["a page of one scope", "?limit=20&scope=Dashboard", 20],
+    ["one item's history", "?limit=20&scope=OrganizationMembership&item_id=item-7", 20],
+    ["an item no entry names", "?limit=20&item_id=no-such-item", 0],
+  ])(
+    "a project's log filtered as PostHog's clients filter it, %s, costs the page for a member",
+    async (_, query, n) => {
+      const plain = await addMember(organization.organization.id, MembershipLevel.member);
+      await api("GET", "/api/users/@me", { key: plain.key }); // the key's cache entry, warm
+      const response = await api("GET", `/api/environments/${organization.project.id}/activity_log${query}`, {
+        key: plain.key,
+      });
+      expect(response.body.results).toHaveLength(n);
+      expect(response.cost.rowsRead).toBeLessThanOrEqual(PAGE_BOUND(20));
+    },
+  );
+
   it("appending an entry reads a handful of rows whatever the log's length", async () => {
     const other = await addMember(organization.organization.id, MembershipLevel.member);
     const response = await api(

@@ -1,0 +1,2 @@
+CREATE INDEX `activity_log_project_scope` ON `activity_log` (`project_id`,`scope`,`seq`);--> statement-breakpoint
+CREATE INDEX `activity_log_project_item` ON `activity_log` (`project_id`,`item_id`,`seq`);
