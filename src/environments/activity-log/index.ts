@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { and, eq, isNull, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, or, sql, type SQL } from "drizzle-orm";
 import { activityLog, environments, organizationMemberships } from "../../db/schema";
 import {
   activityPageEnvelope,
@@ -43,15 +43,26 @@ const visibleInProjectLog = (actor: Actor, environmentId: number) =>
   and(ofEnvironmentProject(environmentId), dashboardEntriesVisibleTo(readerInEnvironment(actor, environmentId)));
 
 /**
- * `include_organization_scoped=1`: the entries of the environment's organization that name no
- * project, for its admins and owners only, as the organization's own log is theirs alone.
+ * `include_organization_scoped=1`: the project's entries and those of its organization that name
+ * no project, for its admins and owners only, as the organization's own log is theirs alone. Both
+ * lie in order along the organization's (organization, seq) index, which the page walks: the unary
+ * `+` keeps SQLite off the project's index, from which an OR of the two would read both sets whole
+ * and sort them, for a member (who gets no organization entry) as for an admin.
  */
-const organizationEntriesForAdmin = (actor: Actor, environmentId: number) =>
+const withOrganizationEntries = (actor: Actor, environmentId: number) =>
   and(
-    isNull(activityLog.projectId),
     eq(activityLog.organizationId, organizationOfEnvironment(environmentId)),
-    isAdminInSql(sql`(select ${organizationMemberships.level} from ${membershipsOf(actor)}
-      where ${organizationMemberships.id} = ${membershipInEnvironment(actor, environmentId)})`),
+    or(
+      and(
+        sql`+${activityLog.projectId} = (select project_id from environments where id = ${environmentId})`,
+        dashboardEntriesVisibleTo(readerInEnvironment(actor, environmentId)),
+      ),
+      and(
+        sql`+${activityLog.projectId} is null`,
+        isAdminInSql(sql`(select ${organizationMemberships.level} from ${membershipsOf(actor)}
+          where ${organizationMemberships.id} = ${membershipInEnvironment(actor, environmentId)})`),
+      ),
+    ),
   );
 
 /**
@@ -76,9 +87,7 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
   // A key scoped to projects reaches no organization-level entry, as the organization's log refuses it.
   const withOrganization = query.include_organization_scoped === "1" && actor.scopedTeams.length === 0;
   const visible = (environmentId: number) =>
-    withOrganization
-      ? or(visibleInProjectLog(actor, environmentId), organizationEntriesForAdmin(actor, environmentId))
-      : visibleInProjectLog(actor, environmentId);
+    withOrganization ? withOrganizationEntries(actor, environmentId) : visibleInProjectLog(actor, environmentId);
   const reads = await projectRead(c, (environmentId) => [
     ...pageStatements(
       c.var.db,

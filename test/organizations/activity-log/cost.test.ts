@@ -122,6 +122,17 @@ describe("reading a log of 10,000 entries", () => {
     },
   );
 
+  it("a project's log with include_organization_scoped=1 costs the page, for a member and for an admin", async () => {
+    const plain = await addMember(organization.organization.id, MembershipLevel.member);
+    for (const key of [plain.key, member.key]) {
+      await api("GET", "/api/users/@me", { key }); // the key's cache entry, warm
+      const path = `/api/environments/${organization.project.id}/activity_log?limit=20&include_organization_scoped=1`;
+      const response = await api("GET", path, { key });
+      expect(response.body.results).toHaveLength(20);
+      expect(response.cost.rowsRead).toBeLessThanOrEqual(PAGE_BOUND(20));
+    }
+  });
+
   it("appending an entry reads a handful of rows whatever the log's length", async () => {
     const other = await addMember(organization.organization.id, MembershipLevel.member);
     const response = await api(
