@@ -374,6 +374,23 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     expect(listed.body.results.map((invite: { id: string }) => invite.id)).toEqual([response.body.id, kept.id]);
   });
 
+  it("with combine_pending_invites, checks and keeps the projects only the pending invite names", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const onlyPending = await createProject(organization.id, { access_control: true });
+    await insertInvite(organization.id, owner, {
+      targetEmail: "kim@example.com",
+      privateProjectAccess: [{ id: onlyPending.id, level: "admin" }],
+    });
+
+    const response = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: "kim@example.com", combine_pending_invites: true },
+    });
+
+    expect(response.status).toBe(201);
+    expect(response.body.private_project_access).toEqual([{ id: onlyPending.id, level: "admin" }]);
+  });
+
   it("lets a member replace only their own open invites: another's stays, as DELETE leaves it to admins", async () => {
     const { organization, owner, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);

@@ -76,6 +76,7 @@ function readsOf(inputs: InviteInput[]) {
   return {
     emails: inputs.map((input) => input.target_email),
     projectIds: [...new Set(inputs.flatMap((input) => (input.private_project_access ?? []).map(({ id }) => id)))],
+    emailsToCombine: inputs.filter((input) => input.combine_pending_invites).map((input) => input.target_email),
   };
 }
 
@@ -89,7 +90,7 @@ export function inviteContextStatements(
   inviterId: number,
   inputs: InviteInput[],
 ) {
-  const { emails, projectIds } = readsOf(inputs);
+  const { emails, projectIds, emailsToCombine } = readsOf(inputs);
   const inviter = db.select().from(users).where(eq(users.id, inviterId));
   // E-mails are stored lower-cased (as `target_email` is validated): the unique index finds each
   // user, then their membership; CROSS JOIN keeps that order, which the planner would otherwise
@@ -105,11 +106,17 @@ export function inviteContextStatements(
         eq(organizationMemberships.organizationId, organizationId),
       ),
     );
+  // The ids the body names, and those of the pending invites it combines with (the combined invite
+  // grants them too, so they are checked alike).
+  const named = sql`(select value from json_each(${JSON.stringify(projectIds)})
+    union select json_extract(access.value, '$.id') from ${invites}, json_each(${invites.privateProjectAccess}) as access
+    where ${invites.organizationId} = ${organizationId}
+      and ${invites.targetEmail} in (select value from json_each(${JSON.stringify(emailsToCombine)})))`;
   // From the named ids, each found by its key (CROSS JOIN keeps that order): the planner would
   // otherwise walk the organization's projects, however few were named.
   const namedProjects = db
     .select({ id: projects.id, inviterRule: ruleOfMember("project", projects.id, organizationMemberships.id) })
-    .from(sql`json_each(${JSON.stringify(projectIds)}) as named`)
+    .from(sql`${named} as named`)
     .crossJoin(projects)
     .innerJoin(
       organizationMemberships,
