@@ -109,7 +109,8 @@ export function inviteContextStatements(
   // The ids the body names, and those of the pending invites it combines with (the combined invite
   // grants them too, so they are checked alike).
   const named = sql`(select value from json_each(${JSON.stringify(projectIds)})
-    union select json_extract(access.value, '$.id') from ${invites}, json_each(${invites.privateProjectAccess}) as access
+    union select json_extract(access.value, '$.id')
+    from ${invites}, json_each(${invites.privateProjectAccess}) as access
     where ${invites.organizationId} = ${organizationId}
       and ${invites.targetEmail} in (select value from json_each(${JSON.stringify(emailsToCombine)})))`;
   // From the named ids, each found by its key (CROSS JOIN keeps that order): the planner would
