@@ -62,7 +62,9 @@ export const Organization = z
     is_ai_training_cta_shown: z.boolean().nullable(),
     has_signed_baa: z.boolean(),
     uses_most_specific_access_resolution: z.boolean().openapi({
-      description: "Always true: a member's own access rule on a resource wins over the resource's default.",
+      description:
+        "Always false: a member's access to a resource is the highest of their own rule, their roles' rules and " +
+        "the default (PostHog's enforced resolution); the own-rule-first resolution is not offered.",
     }),
   })
   .openapi("Organization");
@@ -173,6 +175,6 @@ export function toOrganization(
     is_ai_training_locked: false,
     is_ai_training_cta_shown: false,
     has_signed_baa: false,
-    uses_most_specific_access_resolution: true,
+    uses_most_specific_access_resolution: false,
   };
 }

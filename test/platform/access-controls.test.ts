@@ -522,10 +522,13 @@ describe("access rules for roles", () => {
     expect(seen.status).toBe(200);
     expect(seen.body.user_access_level).toBe("editor");
     expect(await listed()).toEqual({ names: ["Board"], count: 1 });
-    // A member's own lower rule does not undo their role's grant: the highest of the two wins.
+    // A member's own lower rule does not undo their role's grant: the highest of the two wins, and
+    // the organization says so (PostHog's most-specific-first resolution is off).
     await api("PUT", rulesPath, { key, body: { access_level: "none", organization_member: member.membership.id } });
     expect((await api("GET", dashboardPath, { key: member.key })).body.user_access_level).toBe("editor");
     expect(await listed()).toEqual({ names: ["Board"], count: 1 });
+    const advertised = await api("GET", `/api/organizations/${organization.id}`, { key: member.key });
+    expect(advertised.body.uses_most_specific_access_resolution).toBe(false);
 
     const leave = await api(
       "DELETE",

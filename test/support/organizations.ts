@@ -46,7 +46,7 @@ export function expectedOrganization(
     is_ai_training_locked: false,
     is_ai_training_cta_shown: false,
     has_signed_baa: false,
-    uses_most_specific_access_resolution: true,
+    uses_most_specific_access_resolution: false,
     ...fields.overrides,
   };
 }
