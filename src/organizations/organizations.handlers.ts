@@ -8,6 +8,7 @@ import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
+import { assertKeyPolicyChangeAllowed } from "../platform/auth/key-policy";
 import { admitMember, requestedOrganization } from "../platform/route-context/organization";
 import { pageEnvelope, readPage } from "../platform/pagination";
 import {
@@ -125,6 +126,12 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
   const input = c.req.valid("json");
   if (typeof input.activity_log_retention_days === "number")
     assertRetentionDays(input.activity_log_retention_days, c.env.ACTIVITY_LOG_RETENTION_DAYS);
+  const policyChange = {
+    personalApiKeyMaxScopes: input.personal_api_key_max_scopes,
+    apiKeyMaxLifetimeDays: input.api_key_max_lifetime_days,
+    membersCanUsePersonalApiKeys: input.members_can_use_personal_api_keys,
+  };
+  assertKeyPolicyChangeAllowed(actor, current.level, current, policyChange);
   const before = trackedOrganizationFields(current);
   const entry = organizationActivity.changed(
     c,
@@ -133,7 +140,11 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
     before,
     fieldsAfterPatch(before, input),
   );
-  const expected = expectedVersion(c, current.version);
+  // A policy change below owner was judged against the policy read: it is written only over that
+  // one, so that an owner's tightening meanwhile is not undone (412, as a stale If-Match).
+  const judgedOnRead =
+    Object.values(policyChange).some((value) => value !== undefined) && current.level < MembershipLevel.owner;
+  const expected = expectedVersion(c, current.version) ?? (judgedOnRead ? current.version : undefined);
   const update = updateOrganizationSettings(db, organizationId, input, expected);
   const reads = organizationObjectStatements(db, actor, organizationId);
   // Nothing tracked changed: no entry, and the batch reads back as before.

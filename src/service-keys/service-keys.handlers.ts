@@ -5,7 +5,7 @@ import { projects, serviceApiKeys } from "../db/schema";
 import { assertWithinCallerKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
 import { SERVICE_KEY_PREFIX } from "../platform/auth/api-keys";
-import { assertLifetimeWithinPolicy } from "../platform/auth/key-policy";
+import { assertLifetimeWithinPolicy, assertServiceKeyWithinCeiling } from "../platform/auth/key-policy";
 import {
   assertFutureExpiry,
   forgetCachedKey,
@@ -98,6 +98,7 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
   assertFutureExpiry(input.expires_at);
   assertLifetimeWithinPolicy(input.expires_at ?? null, [organization.apiKeyMaxLifetimeDays]);
   assertWithinCallerKey(actor, scopes, [organization.id], storedTime(input.expires_at));
+  assertServiceKeyWithinCeiling(actor, organization, scopes);
   const held = await assertProjectsOfOrganization(db, organization.id, scopedTeams);
   if (held >= MAX_SERVICE_KEYS_PER_ORGANIZATION) throw tooManyServiceKeys();
   const key = await newKeyValues(SERVICE_KEY_PREFIX, input.expires_at);
@@ -163,6 +164,7 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
   const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
   const expiresAt = input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at);
   assertWithinCallerKey(actor, scopes, [organization.id], expiresAt);
+  assertServiceKeyWithinCeiling(actor, organization, scopes);
   await assertProjectsOfOrganization(db, organization.id, scopedTeams);
   const after: KeyRow = { ...key, label: input.label ?? key.label, scopes, scopedTeams, expiresAt };
   if (input.expires_at !== undefined) assertLifetimeWithinPolicy(after.expiresAt, [organization.apiKeyMaxLifetimeDays]);
@@ -192,6 +194,7 @@ export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) =
   const { db, actor, organization } = c.var;
   const key = await keyOfPath(c);
   assertWithinCallerKey(actor, key.scopes, [organization.id], key.expiresAt);
+  assertServiceKeyWithinCeiling(actor, organization, key.scopes);
   assertLifetimeWithinPolicy(key.expiresAt, [organization.apiKeyMaxLifetimeDays]);
   const { value, changes, context } = await rollValues(key, c.req.valid("json").overlap_seconds, SERVICE_KEY_PREFIX);
   const [rolled] = await writeWithActivity(

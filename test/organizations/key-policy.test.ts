@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import { activityEntry, keyIdOf } from "../support/activity-log";
 import { INSUFFICIENT_LEVEL, NOT_FOUND, missingScope } from "../support/error-bodies";
+import { beforeWrites } from "../support/races";
 import {
   addMember,
   addMembership,
@@ -264,6 +265,117 @@ describe("an organization's key policy", () => {
     });
     expect(widened.status).toBe(400);
     expect(widened.body.attr).toBe("expires_at");
+  });
+});
+
+/** An organization whose owner held its admins' personal keys to `organization:write` alone. */
+async function organizationWithCeiling() {
+  const tenant = await setupOrganization();
+  const admin = await addMember(tenant.organization.id, MembershipLevel.admin);
+  const ceiling = await api("PATCH", organizationPath(tenant.organization.id), {
+    key: tenant.key,
+    body: { personal_api_key_max_scopes: ["organization:write"], api_key_max_lifetime_days: 30 },
+  });
+  expect(ceiling.status).toBe(200);
+  expect((await api("GET", `/api/environments/${tenant.project.id}/dashboards`, { key: admin.key })).status).toBe(403);
+  return { ...tenant, admin, serviceKeys: `${organizationPath(tenant.organization.id)}/service_keys` };
+}
+
+const LOOSENING = denied("Only an owner can loosen this organization's key policy.");
+
+describe("a key held to the ceiling stays within it", () => {
+  it("makes, widens or rolls no service key beyond the ceiling; within it, it does", async () => {
+    const { key, admin, serviceKeys } = await organizationWithCeiling();
+    const minted = await api("POST", serviceKeys, {
+      key: admin.key,
+      body: { label: "escape", scopes: ["*"], expires_at: inDays(7) },
+    });
+    expect(minted.status).toBe(403);
+    expect(minted.body).toEqual(beyondCeiling("*"));
+    const narrow = await api("POST", serviceKeys, {
+      key: admin.key,
+      body: { label: "narrow", scopes: ["organization:read"], expires_at: inDays(7) },
+    });
+    expect(narrow.status).toBe(201);
+    const widened = await api("PATCH", `${serviceKeys}/${narrow.body.id}`, {
+      key: admin.key,
+      body: { scopes: ["dashboard:write"] },
+    });
+    expect(widened.body).toEqual(beyondCeiling("dashboard:write"));
+    expect((await api("GET", `${serviceKeys}/${narrow.body.id}`, { key })).body.scopes).toEqual(["organization:read"]);
+    expect((await api("POST", `${serviceKeys}/${narrow.body.id}/roll`, { key: admin.key, body: {} })).status).toBe(200);
+
+    // An owner's wider key: rolling it would hand the admin a value that does more than their own.
+    const wide = await api("POST", serviceKeys, { key, body: { label: "sync", scopes: ["*"], expires_at: inDays(7) } });
+    expect(wide.status).toBe(201);
+    const rolled = await api("POST", `${serviceKeys}/${wide.body.id}/roll`, { key: admin.key, body: {} });
+    expect(rolled.body).toEqual(beyondCeiling("*"));
+    expect((await api("GET", "/api/service_keys/@current", { key: wide.body.value })).status).toBe(200);
+  });
+
+  it("tightens the policy but loosens it only with an owner's key", async () => {
+    const { organization, key, admin } = await organizationWithCeiling();
+    const path = organizationPath(organization.id);
+    for (const body of [
+      { personal_api_key_max_scopes: null },
+      { personal_api_key_max_scopes: ["organization:write", "dashboard:read"] },
+      { api_key_max_lifetime_days: null },
+      { api_key_max_lifetime_days: 31 },
+    ]) {
+      const loosened = await api("PATCH", path, { key: admin.key, body });
+      expect(loosened.body, JSON.stringify(body)).toEqual(LOOSENING);
+    }
+    const policy = await api("GET", path, { key });
+    expect(policy.body).toMatchObject({
+      personal_api_key_max_scopes: ["organization:write"],
+      api_key_max_lifetime_days: 30,
+    });
+    // Members' keys turned off by an owner are turned on again by an owner alone.
+    expect((await api("PATCH", path, { key, body: { members_can_use_personal_api_keys: false } })).status).toBe(200);
+    const reopened = await api("PATCH", path, { key: admin.key, body: { members_can_use_personal_api_keys: true } });
+    expect(reopened.body).toEqual(LOOSENING);
+
+    const tightened = await api("PATCH", path, {
+      key: admin.key,
+      body: { personal_api_key_max_scopes: ["organization:read"], api_key_max_lifetime_days: 10 },
+    });
+    expect(tightened.status).toBe(200);
+    const lifted = await api("PATCH", path, {
+      key,
+      body: {
+        personal_api_key_max_scopes: null,
+        api_key_max_lifetime_days: null,
+        members_can_use_personal_api_keys: true,
+      },
+    });
+    expect(lifted.body).toMatchObject({
+      personal_api_key_max_scopes: null,
+      api_key_max_lifetime_days: null,
+      members_can_use_personal_api_keys: true,
+    });
+  });
+});
+
+describe("a key policy change below owner", () => {
+  it("is written over the policy it was judged on: an owner's tightening meanwhile stands (412)", async () => {
+    const { organization, key, admin } = await organizationWithCeiling();
+    const path = organizationPath(organization.id);
+    const ran = beforeWrites([
+      [
+        /^update "organizations"/,
+        async () =>
+          (await api("PATCH", path, { key, body: { personal_api_key_max_scopes: ["organization:read"] } })).status,
+      ],
+    ]);
+    // Not a loosening of the policy the admin's request read; it would be of the one written meanwhile.
+    const stale = await api("PATCH", path, {
+      key: admin.key,
+      body: { personal_api_key_max_scopes: ["organization:write"] },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(stale.status).toBe(412);
+    expect((await api("GET", path, { key })).body.personal_api_key_max_scopes).toEqual(["organization:read"]);
   });
 });
 

@@ -59,6 +59,61 @@ export function assertKeyPolicyAllows(actor: Actor, policy: KeyPolicy) {
   if (refusal) throw permissionDenied(refusal);
 }
 
+/**
+ * The scopes a personal key below owner gives a service key (made, changed or rolled) stay
+ * within the organization's ceiling: service keys are not held to it, so a key that is would
+ * otherwise mint its way past it.
+ */
+export function assertServiceKeyWithinCeiling(
+  actor: Actor,
+  organization: { personalApiKeyMaxScopes: string[] | null; level: number },
+  scopes: string[],
+) {
+  const ceiling = organization.personalApiKeyMaxScopes;
+  if (actor.kind === "service" || ceiling === null || organization.level >= MembershipLevel.owner) return;
+  const beyond = scopes.find((scope) => !scopesGrant(ceiling, scope));
+  if (beyond !== undefined) throw permissionDenied(beyondScopeCeiling(beyond));
+}
+
+/** The policy's fields, as an organization holds them and as a change names them (undefined: unchanged). */
+export type KeyPolicyFields = {
+  personalApiKeyMaxScopes: string[] | null;
+  apiKeyMaxLifetimeDays: number | null;
+  membersCanUsePersonalApiKeys: boolean;
+};
+
+/** A wider ceiling or none, a longer lifetime or none, members' keys allowed again. */
+function loosensKeyPolicy(before: KeyPolicyFields, change: Partial<KeyPolicyFields>): boolean {
+  const { personalApiKeyMaxScopes: ceiling, apiKeyMaxLifetimeDays: days } = change;
+  const held = before.personalApiKeyMaxScopes;
+  const widerCeiling =
+    ceiling !== undefined && held !== null && (ceiling === null || ceiling.some((scope) => !scopesGrant(held, scope)));
+  const longerLife =
+    days !== undefined &&
+    before.apiKeyMaxLifetimeDays !== null &&
+    (days === null || days > before.apiKeyMaxLifetimeDays);
+  return (
+    widerCeiling || longerLife || (change.membersCanUsePersonalApiKeys === true && !before.membersCanUsePersonalApiKeys)
+  );
+}
+
+/**
+ * Who may change the policy: anyone who may change the organization may tighten it; only an
+ * owner's own key loosens it. Anyone else held to it could free themselves, or a service key they
+ * make, from it.
+ */
+export function assertKeyPolicyChangeAllowed(
+  actor: Actor,
+  level: number,
+  before: KeyPolicyFields,
+  change: Partial<KeyPolicyFields>,
+) {
+  if (actor.kind === "user" && level >= MembershipLevel.owner) return;
+  if (loosensKeyPolicy(before, change)) {
+    throw permissionDenied("Only an owner can loosen this organization's key policy.");
+  }
+}
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
