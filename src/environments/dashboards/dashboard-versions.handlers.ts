@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq, exists } from "drizzle-orm";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
-import { etagOf, expectedVersion } from "../../platform/conditional-requests";
+import { etagOf } from "../../platform/conditional-requests";
 import type { Database } from "../../platform/db";
 import { personOf, type AppEnv } from "../../platform/env";
 import { notFound, permissionDenied } from "../../platform/errors";
@@ -29,7 +29,7 @@ import {
   versionStatements,
   type DashboardSnapshot,
 } from "./dashboard-versions.queries";
-import { authorOf, withinTileLimit } from "./dashboards.handlers";
+import { authorOf, withinTileLimit, writtenOver } from "./dashboards.handlers";
 import {
   selectDashboard,
   tileLimitGuard,
@@ -153,7 +153,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
   if (!version) throw notFound();
   const snapshot = parseSnapshot(version.version.snapshot);
   assertMayRestore(current, scope.caller, snapshot);
-  const expected = expectedVersion(c, current.dashboard.version);
+  const { expected, stale } = writtenOver(c, current.dashboard.version);
 
   const restoreFields = db
     .update(dashboards)
@@ -201,7 +201,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
     tileLimitGuard(db, id),
     ...versionStatements(db, id, authorOf(c), `Restored version ${number}`, expected),
   ];
-  const restored = await withinTileLimit("version", writeAndReadDashboard(db, scope, id, writes));
+  const restored = await withinTileLimit("version", writeAndReadDashboard(db, scope, id, writes), stale);
   if (!restored) throw notFound();
   return c.json(toDashboard(restored, scope.caller), 200, { ETag: etagOf(restored.row.dashboard.version) });
 };

@@ -13,7 +13,7 @@ import {
   preconditionFailed,
 } from "../../platform/conditional-requests";
 import { personOf, type AppEnv } from "../../platform/env";
-import { ApiError, notFound, permissionDenied, validationError } from "../../platform/errors";
+import { ApiError, changedMeanwhile, notFound, permissionDenied, validationError } from "../../platform/errors";
 import { normalizeTags, splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
@@ -227,15 +227,28 @@ function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: Update
 }
 
 /**
- * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then, as one
- * whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. One whose `If-Match` lost to another
- * write (`versionStatements`) fails whole too: a 412.
+ * The version a dashboard's write goes from: the one read, which `If-Match`, when sent, named. The
+ * caller's rights were judged on that row, so the write lands only over it (`versionIs`,
+ * `versionStatements`): a change meanwhile, such as a lock to collaborators, fails the whole
+ * batch, 412 under `If-Match`, else 409 (retry: the rights are judged again).
  */
-export async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
+export function writtenOver(c: Context<AppEnv>, read: number): WrittenOver {
+  const named = expectedVersion(c, read) !== undefined;
+  return { expected: read, stale: named ? preconditionFailed : () => changedMeanwhile("dashboard") };
+}
+
+export type WrittenOver = { expected: number; stale: () => Error };
+
+/**
+ * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then, as one
+ * whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. One that lost to another write
+ * (`versionStatements`) fails whole too: `stale` (`writtenOver`).
+ */
+export async function withinTileLimit<T>(attr: string, write: Promise<T>, stale: () => Error): Promise<T> {
   try {
     return await write;
   } catch (error) {
-    if (isStaleVersion(error)) throw preconditionFailed();
+    if (isStaleVersion(error)) throw stale();
     if (isSnapshotTooLarge(error)) {
       throw validationError(
         "max_length",
@@ -439,7 +452,7 @@ export async function writeDashboardUpdate(
   const scope = scopeOf(c);
   const db = c.var.db;
   const id = current.row.dashboard.id;
-  const expected = expectedVersion(c, current.row.dashboard.version);
+  const { expected, stale } = writtenOver(c, current.row.dashboard.version);
   const summary = updateSummary(current, input);
 
   const updateDashboard = db
@@ -471,6 +484,7 @@ export async function writeDashboardUpdate(
   const updated = await withinTileLimit(
     "tiles",
     writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }),
+    stale,
   );
   if (!updated) throw notFound();
   return updated;
@@ -507,13 +521,18 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     "moved",
     tileItem(c.var.project, sourceId, tile.id, { from_dashboard_id: sourceId, to_dashboard_id: destinationId }),
   );
-  // Both dashboards change: each gets a version; `If-Match` is about the source, the one in the path.
-  const expected = expectedVersion(c, sourceRow.dashboard.version);
+  // Both dashboards change: each gets a version, each written over the row its rights were judged
+  // on; `If-Match` is about the source, the one in the path.
+  const { expected, stale } = writtenOver(c, sourceRow.dashboard.version);
+  const destinationRead = destination.dashboard.version;
   const raiseSource = db
     .update(dashboards)
     .set(nextVersion)
     .where(and(eq(dashboards.id, sourceId), versionIs(expected)));
-  const raiseDestination = db.update(dashboards).set(nextVersion).where(eq(dashboards.id, destinationId));
+  const raiseDestination = db
+    .update(dashboards)
+    .set(nextVersion)
+    .where(and(eq(dashboards.id, destinationId), versionIs(destinationRead)));
   const author = authorOf(c);
   const writes = [
     raiseSource,
@@ -522,9 +541,15 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     entry,
     guard,
     ...versionStatements(db, sourceId, author, `Moved tile ${tile.id} to dashboard ${destinationId}`, expected),
-    ...versionStatements(db, destinationId, author, `Received tile ${tile.id} from dashboard ${sourceId}`),
+    ...versionStatements(
+      db,
+      destinationId,
+      author,
+      `Received tile ${tile.id} from dashboard ${sourceId}`,
+      destinationRead,
+    ),
   ];
-  const moved = await withinTileLimit("toDashboard", writeAndReadDashboard(db, scope, sourceId, writes));
+  const moved = await withinTileLimit("toDashboard", writeAndReadDashboard(db, scope, sourceId, writes), stale);
   if (!moved) throw notFound();
   return c.json(toDashboard(moved, scope.caller), 200, { ETag: etagOf(moved.row.dashboard.version) });
 };
@@ -549,7 +574,7 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
   if (missing.length > 0) {
     throw new ApiError(404, "not_found", `Tile IDs not found on this dashboard: [${missing.join(", ")}]`);
   }
-  const expected = expectedVersion(c, current.dashboard.version);
+  const { expected, stale } = writtenOver(c, current.dashboard.version);
   const layouts = JSON.stringify(Object.fromEntries(order.map((tileId, index) => [tileId, reorderedLayouts(index)])));
   const setLayouts = db
     .update(dashboardTiles)
@@ -561,7 +586,7 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
     .where(and(eq(dashboards.id, id), versionIs(expected)));
   const summary = `Reordered ${order.length === 1 ? "1 tile" : `${order.length} tiles`}`;
   const writes = [raise, setLayouts, ...versionStatements(db, id, authorOf(c), summary, expected)];
-  const reordered = await withinTileLimit("tile_order", writeAndReadDashboard(db, scope, id, writes));
+  const reordered = await withinTileLimit("tile_order", writeAndReadDashboard(db, scope, id, writes), stale);
   if (!reordered) throw notFound();
   return c.json(toDashboard(reordered, scope.caller), 200, { ETag: etagOf(reordered.row.dashboard.version) });
 };

@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
 import { DASHBOARD_VERSIONS_KEPT } from "../../../src/environments/dashboards/dashboard-versions.queries";
 import { nowIso, uuid7 } from "../../../src/platform/ids";
@@ -7,6 +7,7 @@ import { MembershipLevel } from "../../../src/platform/levels";
 import { expectError, maxLength } from "../../support/error-bodies";
 import { addMember, api, db, errorBody, ISO_TIMESTAMP, setupOrganization, userBasic } from "../../support/harness";
 import { createDashboard, dashboardsPath, FIRST_ROW_LAYOUTS, unchangedSince } from "../dashboard-fixtures";
+import { beforeWrites } from "../../support/races";
 
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
 const PRECONDITION_FAILED = errorBody(
@@ -312,6 +313,50 @@ describe("conditional dashboard requests", () => {
     const any = await api("PATCH", path, { key, headers: { "If-Match": "*" }, body: { description: "Any" } });
     expect(any.status).toBe(200);
     expect((await api("GET", `${path}/versions`, { key })).body.count).toBe(3);
+  });
+});
+
+/**
+ * An owner's dashboard (restriction level 21) and a plain member, its editor; `lockMeanwhile`
+ * makes the owner lock it to collaborators (37) between the reads and the write of the editor's
+ * next write.
+ */
+async function dashboardWithEditor() {
+  const { organization, project, key } = await setupOrganization();
+  const editor = await addMember(organization.id, MembershipLevel.member);
+  const dashboard = await createDashboard(key, project.id, { name: "Board" });
+  const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+  const lockMeanwhile = () =>
+    beforeWrites([
+      [
+        /^insert into "dashboard_versions"/,
+        async () => (await api("PATCH", path, { key, body: { restriction_level: 37 } })).status,
+      ],
+    ]);
+  return { key, editor, path, lockMeanwhile };
+}
+
+const CHANGED_MEANWHILE = errorBody(
+  "conflict",
+  "conflict",
+  "The dashboard was changed by another request meanwhile. Try again.",
+);
+
+describe("a dashboard write, judged on the row it read", () => {
+  it.each([
+    ["a PATCH", "PATCH", "", { name: "Taken over" }],
+    ["a restore", "POST", "/versions/1/restore", undefined],
+  ])("lands only over that row: %s after an owner's lock meanwhile answers 409", async (_, method, sub, body) => {
+    const { key, editor, path, lockMeanwhile } = await dashboardWithEditor();
+    const ran = lockMeanwhile();
+    const written = await api(method, `${path}${sub}`, { key: editor.key, body });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(written, 409, CHANGED_MEANWHILE);
+    const after = await api("GET", path, { key });
+    expect(after.body).toMatchObject({ name: "Board", restriction_level: 37 });
+    // Tried again, the rights are judged on the lock: the editor may no longer edit.
+    expect((await api(method, `${path}${sub}`, { key: editor.key, body })).status).toBe(403);
   });
 });
 
