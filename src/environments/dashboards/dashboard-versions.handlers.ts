@@ -9,7 +9,13 @@ import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { projectRead } from "../../platform/route-context";
 import type { ProjectTree } from "../project-trees";
-import { dashboardActivity, dashboardItem, trackedDashboardFields } from "./dashboards.activity";
+import {
+  dashboardActivity,
+  dashboardItem,
+  tileActivity,
+  tileItem,
+  trackedDashboardFields,
+} from "./dashboards.activity";
 import {
   editableDashboard,
   parseDashboardId,
@@ -29,7 +35,7 @@ import {
   versionStatements,
   type DashboardSnapshot,
 } from "./dashboard-versions.queries";
-import { authorOf, withinTileLimit, writtenOver } from "./dashboards.handlers";
+import { authorOf, trackedTileFields, withinTileLimit, writtenOver } from "./dashboards.handlers";
 import {
   selectDashboard,
   tileLimitGuard,
@@ -182,9 +188,21 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
         .set({ deleted: true })
         .where(and(eq(dashboardTiles.id, tile.id), eq(dashboardTiles.dashboardId, id))),
     );
-  const restoreTiles = snapshot.tiles.flatMap((tile) =>
-    restoredTile(db, { dashboardId: id, userId: personOf(c.var.actor) }, tile, live.get(tile.id)),
-  );
+  const onDashboard = { dashboard_id: id };
+  const tileItemOf = (tileId: number) => tileItem(c.var.project, id, tileId, onDashboard);
+  // Each tile the restore changes is logged as a PATCH of it would be (webhooks follow the log).
+  const restoreTiles = snapshot.tiles.flatMap((tile) => {
+    const writes = restoredTile(db, { dashboardId: id, userId: personOf(c.var.actor) }, tile, live.get(tile.id));
+    const shown = live.get(tile.id);
+    const before = shown ? trackedTileFields(shown) : { layouts: null, color: null, text: null };
+    const after = { layouts: tile.layouts, color: tile.color, text: tile.text ?? before.text };
+    const entry =
+      writes.length > 0 ? tileActivity.changed(c, "updated", tileItemOf(tile.id), before, after) : undefined;
+    return entry ? [...writes, entry] : writes;
+  });
+  const removedEntries = tiles
+    .filter(({ tile }) => !kept.has(tile.id))
+    .map(({ tile }) => tileActivity.record(c, "deleted", tileItemOf(tile.id)));
   const item = dashboardItem(c.var.project, id, snapshot.name);
   const entry = dashboardActivity.changed(c, "updated", item, trackedDashboardFields(current.dashboard), {
     name: snapshot.name,
@@ -196,6 +214,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
   const writes: Statement[] = [
     restoreFields,
     ...removeAdded,
+    ...removedEntries,
     ...restoreTiles,
     ...(entry ? [entry] : []),
     tileLimitGuard(db, id),

@@ -346,7 +346,7 @@ const tileDisplay = (change: TileInput): TileDisplay => ({
 });
 
 /** A tile's tracked fields as the API names them; with `change`, as the change leaves them. */
-function trackedTileFields({ tile, text }: TileRow, change: TileInput = {}) {
+export function trackedTileFields({ tile, text }: TileRow, change: TileInput = {}) {
   return {
     layouts: change.layouts ?? tile.layouts,
     color: change.color === undefined ? tile.color : change.color,

@@ -342,6 +342,34 @@ const CHANGED_MEANWHILE = errorBody(
   "The dashboard was changed by another request meanwhile. Try again.",
 );
 
+describe("a restore in the activity log", () => {
+  it("logs each tile it changes or removes, as a PATCH of them would", async () => {
+    const { project, key } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "Notes" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const added = await api("PATCH", path, { key, body: { tiles: [{ text: { body: "original" } }] } });
+    const [tile] = added.body.tiles as { id: number }[];
+    await api("PATCH", path, { key, body: { tiles: [{ id: tile!.id, text: { body: "rewritten" } }] } });
+    const later = await api("PATCH", path, { key, body: { tiles: [{ text: { body: "added later" } }] } });
+    const addedLater = (later.body.tiles as { id: number }[]).find((shown) => shown.id !== tile!.id)!;
+
+    const restored = await api("POST", `${path}/versions/2/restore`, { key });
+    expect(restored.status).toBe(200);
+
+    const log = await api("GET", `/api/environments/${project.id}/activity_log?scope=DashboardTile&limit=2`, { key });
+    const [first, second] = log.body.results;
+    expect({ activity: first.activity, item_id: first.item_id, changes: first.detail.changes }).toEqual({
+      activity: "updated",
+      item_id: String(tile!.id),
+      changes: [expect.objectContaining({ field: "text", before: "rewritten", after: "original" })],
+    });
+    expect({ activity: second.activity, item_id: second.item_id }).toEqual({
+      activity: "deleted",
+      item_id: String(addedLater.id),
+    });
+  });
+});
+
 describe("a dashboard write, judged on the row it read", () => {
   it.each([
     ["a PATCH", "PATCH", "", { name: "Taken over" }],
