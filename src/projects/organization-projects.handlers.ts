@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { and, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { projects } from "../db/schema";
@@ -11,6 +12,8 @@ import { isAdmin } from "../platform/levels";
 import { errorFields, logLine } from "../platform/log";
 import { pageEnvelope, readPage } from "../platform/pagination";
 import { organizationRead } from "../platform/route-context";
+import { callerStillAdmin } from "../platform/route-context/organization";
+import { callerStillProjectAdmin } from "../platform/route-context/project";
 import {
   projectOfPath,
   readProjectOfPath,
@@ -29,6 +32,7 @@ import {
   insertProjectStatements,
   listProjectsOfOrganization,
   MAX_PROJECTS_PER_ORGANIZATION,
+  isCallerRightLost,
   updateProjectStatements,
 } from "./projects.queries";
 import {
@@ -62,7 +66,8 @@ export const createOrganizationProject: RouteHandler<typeof createProject, AppEn
  */
 export async function insertProject(c: Context<AppEnv>, organizationId: string, input: ProjectInput) {
   const db = c.var.db;
-  const statements = insertProjectStatements(db, organizationId, input);
+  // Made only while the caller is still an admin: a demotion meanwhile refuses it (403).
+  const statements = insertProjectStatements(db, organizationId, input, callerStillAdmin(c.var.actor, organizationId));
   const created = projectItem(
     organizationId,
     createdProjectIdInBatch(statements.uuid),
@@ -89,6 +94,7 @@ export async function insertProject(c: Context<AppEnv>, organizationId: string, 
   } catch (error) {
     if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
     if (isNotNullViolationOf(error, projects.settings)) throw settingsTooLarge();
+    if (isCallerRightLost(error)) throw insufficientLevel();
     throw error;
   }
 }
@@ -99,6 +105,9 @@ const settingsTooLarge = () =>
     "max_length",
     `A project's settings may hold at most ${MAX_PROJECT_SETTINGS_BYTES} bytes in all, serialized.`,
   );
+
+const PRIVACY_NEEDS_ORGANIZATION_ADMIN =
+  "Your organization access level is insufficient to configure project access restrictions.";
 
 const duplicateName = (name: string) =>
   conflict(`There is already a project called "${name}" in this organization. Choose a different name.`);
@@ -114,12 +123,14 @@ export async function updateProject(
   input: ProjectUpdateInput,
   entry: BatchItem<"sqlite"> | undefined,
   expected?: number,
+  holds?: SQL,
 ) {
   const { updateProject, renameEnvironment, keepPrivacyInStep, selectProject } = updateProjectStatements(
     db,
     projectId,
     input,
     expected,
+    holds,
   );
   const writes: BatchItem<"sqlite">[] = [entry, renameEnvironment, keepPrivacyInStep].filter(
     (statement) => statement !== undefined,
@@ -132,6 +143,7 @@ export async function updateProject(
   } catch (error) {
     if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
     if (isNotNullViolationOf(error, projects.settings)) throw settingsTooLarge();
+    if (isCallerRightLost(error)) throw insufficientLevel();
     throw error;
   }
 }
@@ -145,9 +157,19 @@ export async function patchVisibleProject(
   found: Awaited<ReturnType<typeof findVisibleProject>>,
   input: ProjectUpdateInput,
 ) {
-  const { db } = c.var;
+  const { db, actor } = c.var;
   if (!found) throw notFound();
   if (!isAdmin(found.level)) throw insufficientLevel();
+  // Whether a project is private is the organization's admins' to decide, as in PostHog: a project
+  // admin by a rule who made it public could not make it private again.
+  const setsPrivacy = input.access_control !== undefined;
+  if (setsPrivacy && !isAdmin(found.organizationLevel)) throw permissionDenied(PRIVACY_NEEDS_ORGANIZATION_ADMIN);
+  const { organizationId, id } = found.project;
+  // Written only while the caller still holds what this was judged on (403 otherwise).
+  const holds = and(
+    callerStillProjectAdmin(actor, id),
+    setsPrivacy ? callerStillAdmin(actor, organizationId) : undefined,
+  );
   const expected = expectedVersion(c, found.project.version);
   const before = trackedProjectFields(toProject(found.project, found.level));
   const entry = projectActivity.changed(
@@ -157,7 +179,7 @@ export async function patchVisibleProject(
     before,
     fieldsAfterPatch(before, input),
   );
-  const updated = await updateProject(db, found.project.id, input, entry, expected);
+  const updated = await updateProject(db, found.project.id, input, entry, expected, holds);
   return { project: toProject(updated, found.level), etag: { ETag: etagOf(updated.version) } };
 }
 
@@ -185,7 +207,8 @@ export async function deleteVisibleProject(c: Context<AppEnv>, found: Awaited<Re
   if (!found) throw notFound();
   if (!isAdmin(found.level)) throw insufficientLevel();
   const { id, organizationId, name, version } = found.project;
-  const { mark, hide } = scheduleDeletionStatements(c.var.db, id, nowIso(), expectedVersion(c, version));
+  const stillAdmin = callerStillProjectAdmin(c.var.actor, id);
+  const { mark, hide } = scheduleDeletionStatements(c.var.db, id, nowIso(), expectedVersion(c, version), stillAdmin);
   const [marked] = await failsOnStaleVersion(
     projects.version,
     c.var.db.batch([
@@ -193,7 +216,9 @@ export async function deleteVisibleProject(c: Context<AppEnv>, found: Awaited<Re
       projectActivity.record(c, "deleted", projectItem(organizationId, id, name)),
       ...hide,
     ]),
-  );
+  ).catch((error: unknown) => {
+    throw isCallerRightLost(error) ? insufficientLevel() : error;
+  });
   // Another DELETE marked it between the read and this batch.
   if (marked.length === 0) throw notFound();
   try {

@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, type SQL } from "drizzle-orm";
 import {
   accessControls,
   batchExports,
@@ -9,7 +9,7 @@ import {
   resourceAccessControls,
   texts,
 } from "../db/schema";
-import { type Database, primaryDatabase } from "../platform/db";
+import { type Database, primaryDatabase, whileHolds } from "../platform/db";
 import type { Bindings } from "../platform/env";
 import type { BackgroundJob, StepOutcome } from "../platform/jobs";
 import { deleteSome, resumeStalledDeletions, ROWS_PER_STEP } from "../platform/stepped-deletion";
@@ -27,7 +27,13 @@ const freedNameKey = (projectId: number) => `\u0000deleted ${projectId}`;
  * the mark, which gates it. The rest of its rows are the background job's. With `expected`
  * (`If-Match`), a mark of another version fails the whole batch (`raisedVersion`).
  */
-export function scheduleDeletionStatements(db: Database, projectId: number, now: string, expected?: number) {
+export function scheduleDeletionStatements(
+  db: Database,
+  projectId: number,
+  now: string,
+  expected?: number,
+  holds?: SQL,
+) {
   const ofProject = db.select({ id: environments.id }).from(environments).where(eq(environments.projectId, projectId));
   return {
     mark: db
@@ -36,7 +42,7 @@ export function scheduleDeletionStatements(db: Database, projectId: number, now:
         deletionScheduledAt: now,
         nameKey: freedNameKey(projectId),
         accessControl: false,
-        updatedAt: now,
+        updatedAt: holds ? whileHolds(now, holds) : now,
         version: raisedVersion(projects.version, expected),
       })
       .where(and(eq(projects.id, projectId), isNull(projects.deletionScheduledAt))),

@@ -3,7 +3,7 @@ import { accessControls, environments, organizationMemberships, organizations, p
 import { effectiveProjectLevel } from "../platform/access-rules/project-level";
 import { projectVisible, projectVisibleAtLevel } from "../platform/access-rules/project-visibility";
 import { assertOrganizationInKeyScope } from "../platform/auth/key-scoping";
-import { boundAs, type Database, jsonObjectWithKeys } from "../platform/db";
+import { boundAs, type Database, isNotNullViolationOf, jsonObjectWithKeys, whileHolds } from "../platform/db";
 import type { Actor } from "../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../platform/ids";
 import { nameKey } from "../platform/names";
@@ -84,7 +84,11 @@ const liveOrganization = (organizationId: string) =>
  * default name (when none is given) chosen in the same statement; nothing is inserted otherwise,
  * and `selectProject` then reads no row.
  */
-export function insertProjectStatements(db: Database, organizationId: string, input: ProjectInput) {
+/**
+ * `holds`: what the caller's right to write was judged on, checked again by the write itself (a
+ * NOT NULL failure of `updated_at` when it no longer holds: `isCallerRightLost`).
+ */
+export function insertProjectStatements(db: Database, organizationId: string, input: ProjectInput, holds?: SQL) {
   const now = nowIso();
   const uuid = uuid7();
   const settings = Object.fromEntries(PROJECT_SETTINGS_KEYS.map((key) => [key, input[key]]));
@@ -111,7 +115,7 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         settings: boundAs(settings, projects.settings),
         deletionScheduledAt: sql<null>`null`.as("deletion_scheduled_at"),
         createdAt: boundAs(now, projects.createdAt),
-        updatedAt: boundAs(now, projects.updatedAt),
+        updatedAt: holds ? whileHolds(now, holds).as("updated_at") : boundAs(now, projects.updatedAt),
         version: sql<number>`1`.as("version"),
       })
       .from(organizations)
@@ -151,7 +155,13 @@ export function insertProjectStatements(db: Database, organizationId: string, in
  * by key in SQL) and the version raised (with `expected`, only from that version:
  * `raisedVersion`), the environment's name kept equal to the project's, and the project read back.
  */
-export function updateProjectStatements(db: Database, projectId: number, input: ProjectUpdateInput, expected?: number) {
+export function updateProjectStatements(
+  db: Database,
+  projectId: number,
+  input: ProjectUpdateInput,
+  expected?: number,
+  holds?: SQL,
+) {
   const {
     name,
     completed_snippet_onboarding,
@@ -174,7 +184,7 @@ export function updateProjectStatements(db: Database, projectId: number, input: 
       completedSnippetOnboarding: completed_snippet_onboarding,
       hasCompletedOnboardingFor: has_completed_onboarding_for,
       settings: mergedSettings && jsonWithinLimit(mergedSettings, MAX_PROJECT_SETTINGS_BYTES),
-      updatedAt: nowIso(),
+      updatedAt: holds ? whileHolds(nowIso(), holds) : nowIso(),
       version: raisedVersion(projects.version, expected),
     })
     .where(eq(projects.id, projectId));
@@ -403,3 +413,6 @@ export function projectIdFilters(db: Database, actor: Actor, id: string): SQL[] 
   const project = projectIdOfPath(actor, id);
   return [eq(projects.id, project === CURRENT ? currentProjectId(db, actor) : project)];
 }
+
+/** A project write refused by its `holds`: the caller lost the right it was judged on meanwhile. */
+export const isCallerRightLost = (error: unknown) => isNotNullViolationOf(error, projects.updatedAt);

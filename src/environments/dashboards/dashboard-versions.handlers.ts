@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq, exists } from "drizzle-orm";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
-import { etagOf } from "../../platform/conditional-requests";
+import { etagOf, expectedVersion } from "../../platform/conditional-requests";
 import type { Database } from "../../platform/db";
 import { personOf, type AppEnv } from "../../platform/env";
 import { notFound, permissionDenied } from "../../platform/errors";
@@ -35,7 +35,7 @@ import {
   versionStatements,
   type DashboardSnapshot,
 } from "./dashboard-versions.queries";
-import { authorOf, trackedTileFields, withinTileLimit, writtenOver } from "./dashboards.handlers";
+import { authorOf, restrictionAsJudged, trackedTileFields, withinTileLimit } from "./dashboards.handlers";
 import {
   selectDashboard,
   tileLimitGuard,
@@ -159,7 +159,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
   if (!version) throw notFound();
   const snapshot = parseSnapshot(version.version.snapshot);
   assertMayRestore(current, scope.caller, snapshot);
-  const { expected, stale } = writtenOver(c, current.dashboard.version);
+  const expected = expectedVersion(c, current.dashboard.version);
 
   const restoreFields = db
     .update(dashboards)
@@ -168,7 +168,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
       description: snapshot.description,
       pinned: snapshot.pinned,
       tags: snapshot.tags,
-      restrictionLevel: snapshot.restriction_level,
+      restrictionLevel: restrictionAsJudged(current.dashboard, snapshot.restriction_level),
       filters: snapshot.filters,
       variables: snapshot.variables,
       breakdownColors: snapshot.breakdown_colors,
@@ -220,7 +220,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
     tileLimitGuard(db, id),
     ...versionStatements(db, id, authorOf(c), `Restored version ${number}`, expected),
   ];
-  const restored = await withinTileLimit("version", writeAndReadDashboard(db, scope, id, writes), stale);
+  const restored = await withinTileLimit("version", writeAndReadDashboard(db, scope, id, writes));
   if (!restored) throw notFound();
   return c.json(toDashboard(restored, scope.caller), 200, { ETag: etagOf(restored.row.dashboard.version) });
 };

@@ -4,7 +4,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
 import { authenticate } from "../../platform/auth/authenticate";
-import { inJsonList, isNotNullViolation, type Database } from "../../platform/db";
+import { inJsonList, isNotNullViolation, isNotNullViolationOf, whileHolds, type Database } from "../../platform/db";
 import {
   etagOf,
   expectedVersion,
@@ -227,28 +227,29 @@ function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: Update
 }
 
 /**
- * The version a dashboard's write goes from: the one read, which `If-Match`, when sent, named. The
- * caller's rights were judged on that row, so the write lands only over it (`versionIs`,
- * `versionStatements`): a change meanwhile, such as a lock to collaborators, fails the whole
- * batch, 412 under `If-Match`, else 409 (retry: the rights are judged again).
+ * The restriction level a write of a dashboard sets (`level`, else the one it has), on a dashboard
+ * whose caller's rights were judged on `read`: it lands only while the level is still the one
+ * read, so that a lock to collaborators meanwhile fails the whole batch (NOT NULL: 409, see
+ * `withinTileLimit`; a retry is judged again). Other changes meanwhile do not refuse it.
  */
-export function writtenOver(c: Context<AppEnv>, read: number): WrittenOver {
-  const named = expectedVersion(c, read) !== undefined;
-  return { expected: read, stale: named ? preconditionFailed : () => changedMeanwhile("dashboard") };
-}
-
-export type WrittenOver = { expected: number; stale: () => Error };
+export const restrictionAsJudged = (read: { restrictionLevel: number }, level?: number) =>
+  whileHolds(
+    level ?? sql<number>`${dashboards.restrictionLevel}`,
+    eq(dashboards.restrictionLevel, read.restrictionLevel),
+  );
 
 /**
  * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then, as one
- * whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. One that lost to another write
- * (`versionStatements`) fails whole too: `stale` (`writtenOver`).
+ * whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. One whose `If-Match` lost to another
+ * write (`versionStatements`) fails whole too: a 412; one whose dashboard was locked meanwhile
+ * (`restrictionAsJudged`), a 409.
  */
-export async function withinTileLimit<T>(attr: string, write: Promise<T>, stale: () => Error): Promise<T> {
+export async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (error) {
-    if (isStaleVersion(error)) throw stale();
+    if (isStaleVersion(error)) throw preconditionFailed();
+    if (isNotNullViolationOf(error, dashboards.restrictionLevel)) throw changedMeanwhile("dashboard");
     if (isSnapshotTooLarge(error)) {
       throw validationError(
         "max_length",
@@ -452,7 +453,7 @@ export async function writeDashboardUpdate(
   const scope = scopeOf(c);
   const db = c.var.db;
   const id = current.row.dashboard.id;
-  const { expected, stale } = writtenOver(c, current.row.dashboard.version);
+  const expected = expectedVersion(c, current.row.dashboard.version);
   const summary = updateSummary(current, input);
 
   const updateDashboard = db
@@ -463,7 +464,7 @@ export async function writeDashboardUpdate(
       pinned: input.pinned,
       deleted: input.deleted,
       tags: input.tags,
-      restrictionLevel: input.restriction_level,
+      restrictionLevel: restrictionAsJudged(current.row.dashboard, input.restriction_level),
       breakdownColors: input.breakdown_colors,
       dataColorThemeId: input.data_color_theme_id,
       quickFilterIds: input.quick_filter_ids,
@@ -484,7 +485,6 @@ export async function writeDashboardUpdate(
   const updated = await withinTileLimit(
     "tiles",
     writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }),
-    stale,
   );
   if (!updated) throw notFound();
   return updated;
@@ -523,16 +523,15 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   );
   // Both dashboards change: each gets a version, each written over the row its rights were judged
   // on; `If-Match` is about the source, the one in the path.
-  const { expected, stale } = writtenOver(c, sourceRow.dashboard.version);
-  const destinationRead = destination.dashboard.version;
+  const expected = expectedVersion(c, sourceRow.dashboard.version);
   const raiseSource = db
     .update(dashboards)
-    .set(nextVersion)
+    .set({ ...nextVersion, restrictionLevel: restrictionAsJudged(sourceRow.dashboard) })
     .where(and(eq(dashboards.id, sourceId), versionIs(expected)));
   const raiseDestination = db
     .update(dashboards)
-    .set(nextVersion)
-    .where(and(eq(dashboards.id, destinationId), versionIs(destinationRead)));
+    .set({ ...nextVersion, restrictionLevel: restrictionAsJudged(destination.dashboard) })
+    .where(eq(dashboards.id, destinationId));
   const author = authorOf(c);
   const writes = [
     raiseSource,
@@ -541,15 +540,9 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     entry,
     guard,
     ...versionStatements(db, sourceId, author, `Moved tile ${tile.id} to dashboard ${destinationId}`, expected),
-    ...versionStatements(
-      db,
-      destinationId,
-      author,
-      `Received tile ${tile.id} from dashboard ${sourceId}`,
-      destinationRead,
-    ),
+    ...versionStatements(db, destinationId, author, `Received tile ${tile.id} from dashboard ${sourceId}`),
   ];
-  const moved = await withinTileLimit("toDashboard", writeAndReadDashboard(db, scope, sourceId, writes), stale);
+  const moved = await withinTileLimit("toDashboard", writeAndReadDashboard(db, scope, sourceId, writes));
   if (!moved) throw notFound();
   return c.json(toDashboard(moved, scope.caller), 200, { ETag: etagOf(moved.row.dashboard.version) });
 };
@@ -574,7 +567,7 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
   if (missing.length > 0) {
     throw new ApiError(404, "not_found", `Tile IDs not found on this dashboard: [${missing.join(", ")}]`);
   }
-  const { expected, stale } = writtenOver(c, current.dashboard.version);
+  const expected = expectedVersion(c, current.dashboard.version);
   const layouts = JSON.stringify(Object.fromEntries(order.map((tileId, index) => [tileId, reorderedLayouts(index)])));
   const setLayouts = db
     .update(dashboardTiles)
@@ -582,11 +575,11 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
     .where(and(eq(dashboardTiles.dashboardId, id), inJsonList(dashboardTiles.id, order)));
   const raise = db
     .update(dashboards)
-    .set({ ...nextVersion, lastModifiedAt: nowIso() })
+    .set({ ...nextVersion, lastModifiedAt: nowIso(), restrictionLevel: restrictionAsJudged(current.dashboard) })
     .where(and(eq(dashboards.id, id), versionIs(expected)));
   const summary = `Reordered ${order.length === 1 ? "1 tile" : `${order.length} tiles`}`;
   const writes = [raise, setLayouts, ...versionStatements(db, id, authorOf(c), summary, expected)];
-  const reordered = await withinTileLimit("tile_order", writeAndReadDashboard(db, scope, id, writes), stale);
+  const reordered = await withinTileLimit("tile_order", writeAndReadDashboard(db, scope, id, writes));
   if (!reordered) throw notFound();
   return c.json(toDashboard(reordered, scope.caller), 200, { ETag: etagOf(reordered.row.dashboard.version) });
 };

@@ -1,8 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { changedMeanwhile, notFound } from "../../platform/errors";
 import { organizationRead } from "../../platform/route-context";
+import { callerStillAtLeast } from "../../platform/route-context/organization";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { deleteMembership, listMembersPage, setMemberLevel, toMember } from "./members.queries";
 import { memberOfPath, type listMembers, type removeMember, type updateMember } from "./members.routes";
@@ -46,7 +48,7 @@ export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv>
     { level },
   );
   const consequences = disableWebhooksOfFormerAdmin(c, c.var.organization.id, target.user.id, target.createdWebhooks);
-  const updated = await setMemberLevel(c.var.db, target.membership, level, entry, consequences);
+  const updated = await setMemberLevel(c.var.db, target.membership, level, entry, whileCallerHolds(c, consequences));
   if (!updated) throw changedMeanwhile("member");
   return c.json(toMember(updated, target.user), 200);
 };
@@ -61,7 +63,22 @@ export const removeOrganizationMember: RouteHandler<typeof removeMember, AppEnv>
     roleMembershipActivity.record(c, "deleted", roleMembershipItem(organizationId, id, role, target.user)),
   );
   const consequences = disableWebhooksOfFormerAdmin(c, organizationId, target.user.id, target.createdWebhooks);
-  const removed = await deleteMembership(c.var.db, target.membership, [entry, ...leftRoles], consequences);
+  const removed = await deleteMembership(
+    c.var.db,
+    target.membership,
+    [entry, ...leftRoles],
+    whileCallerHolds(c, consequences),
+  );
   if (!removed) throw changedMeanwhile("member");
   return c.body(null, 204);
 };
+
+/**
+ * The rules were judged on the caller's level as read: the write holds only while they still have
+ * it, so that a caller demoted meanwhile changes or removes no one (409; a retry is judged again).
+ */
+function whileCallerHolds(c: Context<AppEnv>, held: ReturnType<typeof disableWebhooksOfFormerAdmin>) {
+  const { actor, organization } = c.var;
+  const stillAtLevel = callerStillAtLeast(actor, organization.id, organization.level);
+  return { consequences: held.consequences, holds: sql`(${held.holds}) and ${stillAtLevel}` };
+}

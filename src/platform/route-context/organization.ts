@@ -63,6 +63,10 @@ export function callerInOrganization(actor: Actor, organizationId: OrganizationR
 export const callerStillAdmin = (actor: Actor, organizationId: OrganizationRef) =>
   isAdminInSql(callerInOrganization(actor, organizationId).level);
 
+/** The caller still holds at least `level` (the one a write's rules were judged on), as SQL. */
+export const callerStillAtLeast = (actor: Actor, organizationId: OrganizationRef, level: number) =>
+  sql<boolean>`coalesce(${callerInOrganization(actor, organizationId).level} >= ${level}, 0)`;
+
 /**
  * An organization route's checks in two halves: what is checked before any query, and what the
  * membership found must satisfy. Retrieving an organization, which reads the membership with its

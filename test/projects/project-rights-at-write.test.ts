@@ -1,0 +1,116 @@
+import { and, eq } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import * as schema from "../../src/db/schema";
+import { MembershipLevel } from "../../src/platform/levels";
+import { expectError, INSUFFICIENT_LEVEL } from "../support/error-bodies";
+import {
+  addMember,
+  api,
+  createProject,
+  db,
+  errorBody,
+  grantProjectAccess,
+  setupOrganization,
+} from "../support/harness";
+import { beforeWrites } from "../support/races";
+
+afterEach(() => vi.restoreAllMocks());
+
+const memberPath = (organizationId: string, uuid: string) => `/api/organizations/${organizationId}/members/${uuid}`;
+const projectPath = (organizationId: string, projectId: number) =>
+  `/api/organizations/${organizationId}/projects/${projectId}`;
+
+/** The caller's project rule deleted straight in D1, as an owner's revocation leaves it. */
+const revokeRule = (projectId: number, membershipId: string) =>
+  db
+    .delete(schema.accessControls)
+    .where(
+      and(
+        eq(schema.accessControls.resource, "project"),
+        eq(schema.accessControls.resourceId, String(projectId)),
+        eq(schema.accessControls.organizationMembershipId, membershipId),
+      ),
+    );
+
+describe("projects: who may make a project private or public", () => {
+  it("a project admin by rule who is only an organization member cannot turn access_control off", async () => {
+    const { organization, key } = await setupOrganization();
+    const secret = await createProject(organization.id, { access_control: true });
+    const projectAdmin = await addMember(organization.id, MembershipLevel.member);
+    await grantProjectAccess(secret.id, projectAdmin.membership.id, "admin");
+    const bystander = await addMember(organization.id, MembershipLevel.member);
+    const opened = await api("PATCH", projectPath(organization.id, secret.id), {
+      key: projectAdmin.key,
+      body: { access_control: false },
+    });
+    expectError(
+      opened,
+      403,
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "Your organization access level is insufficient to configure project access restrictions.",
+      ),
+    );
+    expect((await api("GET", projectPath(organization.id, secret.id), { key })).body.access_control).toBe(true);
+    expect((await api("GET", `/api/projects/${secret.id}`, { key: bystander.key })).status).toBe(404);
+  });
+});
+
+/**
+ * A private project, a member whose rule makes them its admin, and that rule deleted just before
+ * the next write of `projects` (after the request judged the caller's rights).
+ */
+async function projectAdminRevokedAtWrite() {
+  const { organization, key } = await setupOrganization();
+  const secret = await createProject(organization.id, { name: "Secret", access_control: true });
+  const projectAdmin = await addMember(organization.id, MembershipLevel.member);
+  await grantProjectAccess(secret.id, projectAdmin.membership.id, "admin");
+  const revocation = beforeWrites([
+    [/^update "projects"/, async () => (await revokeRule(secret.id, projectAdmin.membership.id)).meta.changes],
+  ]);
+  return { organization, key, secret, projectAdmin, revocation };
+}
+
+describe("projects: a project admin's rule holds when their write lands", () => {
+  it("a project admin whose rule is revoked meanwhile does not rename the project", async () => {
+    const { organization, key, secret, projectAdmin, revocation } = await projectAdminRevokedAtWrite();
+    const renamed = await api("PATCH", projectPath(organization.id, secret.id), {
+      key: projectAdmin.key,
+      body: { name: "Renamed after revocation" },
+    });
+    vi.restoreAllMocks();
+    expect(revocation).toEqual([1]);
+    // Refused as to a member without the rule: 403, or 404 now that the private project is hidden from them.
+    expect([403, 404]).toContain(renamed.status);
+    expect((await api("GET", projectPath(organization.id, secret.id), { key })).body.name).toBe("Secret");
+  });
+
+  it("a project admin whose rule is revoked meanwhile does not delete the project", async () => {
+    const { organization, key, secret, projectAdmin, revocation } = await projectAdminRevokedAtWrite();
+    const deleted = await api("DELETE", projectPath(organization.id, secret.id), { key: projectAdmin.key });
+    vi.restoreAllMocks();
+    expect(revocation).toEqual([1]);
+    expect([403, 404]).toContain(deleted.status);
+    expect((await api("GET", projectPath(organization.id, secret.id), { key })).status).toBe(200);
+  });
+
+  it("an organization admin demoted meanwhile does not create a project", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const demotion = beforeWrites([
+      [
+        /^insert into "projects"/,
+        async () =>
+          (await api("PATCH", memberPath(organization.id, admin.user.uuid), { key, body: { level: 1 } })).status,
+      ],
+    ]);
+    const created = await api("POST", `/api/organizations/${organization.id}/projects`, {
+      key: admin.key,
+      body: { name: "Made after demotion" },
+    });
+    vi.restoreAllMocks();
+    expect(demotion).toEqual([200]);
+    expectError(created, 403, INSUFFICIENT_LEVEL);
+  });
+});
