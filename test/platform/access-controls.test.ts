@@ -606,3 +606,36 @@ describe("access rules for roles", () => {
     expect((await api("GET", rulesPath, { key })).body.access_controls).toEqual([]);
   });
 });
+
+describe("a dashboard rule's removal", () => {
+  it("is refused to a manager lowered to viewer between its read and its write: a none rule stays", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const dashboard = await createDashboard(key, project.id, { name: "Board" });
+    const rules = `${dashboardsPath(project.id)}/${dashboard.id}/access_controls`;
+    const theirs = { organization_member: member.membership.id };
+    const hidden = await addMember(organization.id, MembershipLevel.member);
+    const hiddenRule = { organization_member: hidden.membership.id };
+    expect((await api("PUT", rules, { key, body: { ...theirs, access_level: "manager" } })).status).toBe(200);
+    expect((await api("PUT", rules, { key, body: { ...hiddenRule, access_level: "none" } })).status).toBe(200);
+    const ran = beforeWrites([
+      [
+        /^delete from "access_controls"/,
+        async () => (await api("PUT", rules, { key, body: { ...theirs, access_level: "viewer" } })).status,
+      ],
+    ]);
+    // Removing the `none` rule would give the hidden member the default, editor.
+    const removed = await api("PUT", rules, { key: member.key, body: { ...hiddenRule, access_level: null } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(
+      removed,
+      403,
+      errorBody("authentication_error", "permission_denied", "Must be manager to modify dashboard permissions."),
+    );
+    const left = await api("GET", rules, { key });
+    expect(left.body.access_controls).toEqual(
+      expect.arrayContaining([expect.objectContaining({ ...hiddenRule, access_level: "none" })]),
+    );
+  });
+});

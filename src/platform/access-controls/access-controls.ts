@@ -250,37 +250,51 @@ export function accessControls<R extends AccessControlledResourceName, S extends
       name: named?.name ?? null,
       accessLevel: resourceLevel ?? existing?.accessLevel ?? null,
     };
+    const stillManager = definition.stillManager(c, project.environmentId);
+    // A rule written (or removed) only while the caller is still a manager, checked by the write.
+    const refusedWhenNoLongerManager = async (error: unknown): Promise<never> => {
+      if (isNotNullViolationOf(error, rules.accessLevel)) {
+        throw await refusalInEnvironment(db, actor, project.environmentId, () =>
+          permissionDenied(definition.notManager),
+        );
+      }
+      throw isNotNullViolation(error) ? notFound() : error;
+    };
     if (resourceLevel === null) {
       const entry = ruleWriteEntry(c, project, ruleDescription, existing, null);
-      await writeWithActivity(db, deleteRule(db, target), entry, ...keepInStep);
+      await writeWithActivity(
+        db,
+        managerHoldsOn(db, target, stillManager),
+        deleteRule(db, target),
+        entry,
+        ...keepInStep,
+      ).catch(refusedWhenNoLongerManager);
       return c.body(null, 204);
     }
     const entry = ruleWriteEntry(c, project, ruleDescription, existing, ruleIdInBatch(ruleOfTarget));
     const written = selectRules(db, ruleOfTarget);
-    const upsert = upsertRule(
-      db,
-      target,
-      resourceLevel,
-      personOf(actor),
-      definition.stillManager(c, project.environmentId),
-    );
+    const upsert = upsertRule(db, target, resourceLevel, personOf(actor), stillManager);
     // The resource's id is read by the write: gone (its project deleted meanwhile), it is null.
     const results = await db
       .batch(entry ? [upsert, entry, ...keepInStep, written] : [upsert, ...keepInStep, written])
-      .catch(async (error: unknown) => {
-        if (isNotNullViolationOf(error, rules.accessLevel)) {
-          throw await refusalInEnvironment(db, actor, project.environmentId, () =>
-            permissionDenied(definition.notManager),
-          );
-        }
-        throw isNotNullViolation(error) ? notFound() : error;
-      });
+      .catch(refusedWhenNoLongerManager);
     const [rule] = results.at(-1) as RuleRow[];
     if (!rule) throw new Error("the access rule was not read back");
     return c.json(toRule(rule), 200);
   };
 
   return createRouter().openapi(retrieveRoute, retrieve).openapi(putRoute, put);
+}
+
+/**
+ * Before a rule's removal: fails the batch (NOT NULL of `access_level`) when the caller is no
+ * longer a manager, so that a manager lowered meanwhile removes no rule (a `none` among them).
+ */
+function managerHoldsOn(db: Database, target: RuleTarget, stillManager: SQL) {
+  return db
+    .update(rules)
+    .set({ accessLevel: whileHolds(sql`${rules.accessLevel}`, stillManager) })
+    .where(rulesOf(target.resource, target.resourceId, target.subject));
 }
 
 function deleteRule(db: Database, target: RuleTarget) {
