@@ -8,7 +8,7 @@ import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
-import { assertKeyPolicyChangeAllowed } from "../platform/auth/key-policy";
+import { keyPolicyChangeJudgedOnRead } from "../platform/auth/key-policy";
 import { admitMember, requestedOrganization } from "../platform/route-context/organization";
 import { pageEnvelope, readPage } from "../platform/pagination";
 import {
@@ -131,7 +131,7 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
     apiKeyMaxLifetimeDays: input.api_key_max_lifetime_days,
     membersCanUsePersonalApiKeys: input.members_can_use_personal_api_keys,
   };
-  assertKeyPolicyChangeAllowed(actor, current.level, current, policyChange);
+  const judgedOnRead = keyPolicyChangeJudgedOnRead(actor, current.level, current, policyChange);
   const before = trackedOrganizationFields(current);
   const entry = organizationActivity.changed(
     c,
@@ -140,10 +140,8 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
     before,
     fieldsAfterPatch(before, input),
   );
-  // A policy change below owner was judged against the policy read: it is written only over that
-  // one, so that an owner's tightening meanwhile is not undone (412, as a stale If-Match).
-  const judgedOnRead =
-    Object.values(policyChange).some((value) => value !== undefined) && current.level < MembershipLevel.owner;
+  // A policy change below owner is written only over the policy it was judged on, so that an
+  // owner's tightening meanwhile is not undone (412, as a stale If-Match).
   const expected = expectedVersion(c, current.version) ?? (judgedOnRead ? current.version : undefined);
   const update = updateOrganizationSettings(db, organizationId, input, expected);
   const reads = organizationObjectStatements(db, actor, organizationId);

@@ -90,6 +90,16 @@ async function assertProjectsOfOrganization(db: Database, organizationId: string
   return held?.keys ?? 0;
 }
 
+/**
+ * A service key made, changed or rolled does no more than the calling key (its scopes, its
+ * organizations, its expiry) nor, for a personal key held to it, the organization's scope ceiling.
+ */
+function assertWithinCaller(c: Context<AppEnv>, scopes: string[], expiresAt: string | null) {
+  const { actor, organization } = c.var;
+  assertWithinCallerKey(actor, scopes, [organization.id], expiresAt);
+  assertServiceKeyWithinCeiling(actor, organization, scopes);
+}
+
 export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (c) => {
   const { db, actor, organization } = c.var;
   const input = c.req.valid("json");
@@ -97,8 +107,7 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
   const scopedTeams = [...new Set(input.scoped_teams)];
   assertFutureExpiry(input.expires_at);
   assertLifetimeWithinPolicy(input.expires_at ?? null, [organization.apiKeyMaxLifetimeDays]);
-  assertWithinCallerKey(actor, scopes, [organization.id], storedTime(input.expires_at));
-  assertServiceKeyWithinCeiling(actor, organization, scopes);
+  assertWithinCaller(c, scopes, storedTime(input.expires_at));
   const held = await assertProjectsOfOrganization(db, organization.id, scopedTeams);
   if (held >= MAX_SERVICE_KEYS_PER_ORGANIZATION) throw tooManyServiceKeys();
   const key = await newKeyValues(SERVICE_KEY_PREFIX, input.expires_at);
@@ -156,15 +165,14 @@ const trackedFields = (key: KeyRow) => ({
 
 /** Guarded on the key's value, so that a roll meanwhile answers 409 rather than leaving a stale cache entry. */
 export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (c) => {
-  const { db, actor, organization } = c.var;
+  const { db, organization } = c.var;
   const input = c.req.valid("json");
   assertFutureExpiry(input.expires_at);
   const key = await keyOfPath(c);
   const scopes = input.scopes ? [...new Set(input.scopes)] : key.scopes;
   const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
   const expiresAt = input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at);
-  assertWithinCallerKey(actor, scopes, [organization.id], expiresAt);
-  assertServiceKeyWithinCeiling(actor, organization, scopes);
+  assertWithinCaller(c, scopes, expiresAt);
   await assertProjectsOfOrganization(db, organization.id, scopedTeams);
   const after: KeyRow = { ...key, label: input.label ?? key.label, scopes, scopedTeams, expiresAt };
   if (input.expires_at !== undefined) assertLifetimeWithinPolicy(after.expiresAt, [organization.apiKeyMaxLifetimeDays]);
@@ -191,10 +199,9 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
 
 /** The new value goes to the caller: only a key that may do what this one does may roll it. */
 export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) => {
-  const { db, actor, organization } = c.var;
+  const { db, organization } = c.var;
   const key = await keyOfPath(c);
-  assertWithinCallerKey(actor, key.scopes, [organization.id], key.expiresAt);
-  assertServiceKeyWithinCeiling(actor, organization, key.scopes);
+  assertWithinCaller(c, key.scopes, key.expiresAt);
   assertLifetimeWithinPolicy(key.expiresAt, [organization.apiKeyMaxLifetimeDays]);
   const { value, changes, context } = await rollValues(key, c.req.valid("json").overlap_seconds, SERVICE_KEY_PREFIX);
   const [rolled] = await writeWithActivity(

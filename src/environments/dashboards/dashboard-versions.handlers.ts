@@ -192,8 +192,8 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
   const tileItemOf = (tileId: number) => tileItem(c.var.project, id, tileId, onDashboard);
   // Each tile the restore changes is logged as a PATCH of it would be (webhooks follow the log).
   const restoreTiles = snapshot.tiles.flatMap((tile) => {
-    const writes = restoredTile(db, { dashboardId: id, userId: personOf(c.var.actor) }, tile, live.get(tile.id));
     const shown = live.get(tile.id);
+    const writes = restoredTile(db, { dashboardId: id, userId: personOf(c.var.actor) }, tile, shown);
     const before = shown ? trackedTileFields(shown) : { layouts: null, color: null, text: null };
     const after = { layouts: tile.layouts, color: tile.color, text: tile.text ?? before.text };
     const entry =

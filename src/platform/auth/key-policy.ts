@@ -100,18 +100,20 @@ function loosensKeyPolicy(before: KeyPolicyFields, change: Partial<KeyPolicyFiel
 /**
  * Who may change the policy: anyone who may change the organization may tighten it; only an
  * owner's own key loosens it. Anyone else held to it could free themselves, or a service key they
- * make, from it.
+ * make, from it. Returns whether the change was judged on the policy as read (anyone but an
+ * owner's key changing it): it must then be written only over that version of the organization.
  */
-export function assertKeyPolicyChangeAllowed(
+export function keyPolicyChangeJudgedOnRead(
   actor: Actor,
   level: number,
   before: KeyPolicyFields,
   change: Partial<KeyPolicyFields>,
-) {
-  if (actor.kind === "user" && level >= MembershipLevel.owner) return;
+): boolean {
+  if (actor.kind === "user" && level >= MembershipLevel.owner) return false;
   if (loosensKeyPolicy(before, change)) {
     throw permissionDenied("Only an owner can loosen this organization's key policy.");
   }
+  return Object.values(change).some((value) => value !== undefined);
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;

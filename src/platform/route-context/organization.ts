@@ -7,7 +7,7 @@ import type { Actor } from "../env";
 import { notFound } from "../errors";
 import { prepared } from "../prepared";
 import { assertKeyPolicyAllows, keyBlockedIn, type KeyPolicy } from "../auth/key-policy";
-import { isAdminInSql, MembershipLevel } from "../levels";
+import { MembershipLevel } from "../levels";
 
 export const CURRENT = "@current";
 
@@ -61,7 +61,7 @@ export function callerInOrganization(actor: Actor, organizationId: OrganizationR
  * request was admitted: a write guarded on it cannot be made by someone demoted at the same moment.
  */
 export const callerStillAdmin = (actor: Actor, organizationId: OrganizationRef) =>
-  isAdminInSql(callerInOrganization(actor, organizationId).level);
+  callerStillAtLeast(actor, organizationId, MembershipLevel.admin);
 
 /** The caller still holds at least `level` (the one a write's rules were judged on), as SQL. */
 export const callerStillAtLeast = (actor: Actor, organizationId: OrganizationRef, level: number) =>
