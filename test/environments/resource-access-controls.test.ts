@@ -1,8 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import { addMember, api, createApiKey, errorBody, ISO_TIMESTAMP, setupOrganization, UUID } from "../support/harness";
 import { expectError, missingScope, NO_EDIT_RIGHT, NOT_AUTHENTICATED, NOT_FOUND } from "../support/error-bodies";
 import { createDashboard, dashboardsPath } from "./dashboard-fixtures";
+import { beforeWrites } from "../support/races";
 
 const path = (tree: string, projectId: number) => `/api/${tree}/${projectId}/resource_access_controls`;
 
@@ -458,5 +459,44 @@ describe("rules on every dashboard", () => {
     expect((await api("GET", `/api/projects/${project.id}`, { key: colleague.key })).status).toBe(200);
     expect(await listed(colleague.key)).toEqual({ names: ALL, count: 4 });
     expect((await api("GET", path("projects", project.id), { key })).body.access_controls).toEqual([put.body]);
+  });
+});
+
+describe("a rule on every dashboard: its removal", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("is refused to an admin demoted between its read and its write: a none rule stays", async () => {
+    const { organization, key, project, member } = await setup();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const rulesPath = path("environments", project.id);
+    const hideFromMember = { resource: "dashboard", organization_member: member.membership.id };
+    const hidden = await api("PUT", rulesPath, { key, body: { ...hideFromMember, access_level: "none" } });
+    expect(hidden.status).toBe(200);
+    const ran = beforeWrites([
+      [
+        /^delete from "resource_access_controls"/,
+        async () =>
+          (
+            await api("PATCH", `/api/organizations/${organization.id}/members/${admin.user.uuid}`, {
+              key,
+              body: { level: MembershipLevel.member },
+            })
+          ).status,
+      ],
+    ]);
+    // Removing the `none` rule would give the member the default, editor, on every dashboard.
+    const removed = await api("PUT", rulesPath, { key: admin.key, body: { ...hideFromMember, access_level: null } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(
+      removed,
+      403,
+      errorBody(
+        "authentication_error",
+        "permission_denied",
+        "Must be an Organization admin to modify project-wide permissions.",
+      ),
+    );
+    expect((await api("GET", rulesPath, { key })).body.access_controls).toEqual([hidden.body]);
   });
 });

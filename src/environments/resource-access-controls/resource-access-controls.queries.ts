@@ -68,5 +68,18 @@ export function upsertTypeRule(
   return { upsert, written };
 }
 
-export const deleteTypeRule = (db: Database, target: TypeRuleTarget) =>
-  db.delete(rules).where(ruleOf(target.environmentId, target.resource, target.subject));
+/**
+ * Removes the rule, only while `allowed` holds when the batch runs: else the first statement
+ * fails it (NOT NULL of `access_level`), so that an admin demoted meanwhile removes no rule (a
+ * `none` among them). Statements for one batch.
+ */
+export function deleteTypeRule(db: Database, target: TypeRuleTarget, allowed: SQL) {
+  const which = ruleOf(target.environmentId, target.resource, target.subject);
+  return [
+    db
+      .update(rules)
+      .set({ accessLevel: whileHolds(sql`${rules.accessLevel}`, allowed) })
+      .where(which),
+    db.delete(rules).where(which),
+  ] as const;
+}

@@ -110,22 +110,24 @@ function routerFor(tree: ProjectTree) {
       name: named?.name ?? null,
       accessLevel: level ?? existing?.accessLevel ?? null,
     };
+    // Still a project admin when the write runs: a demotion meanwhile makes it 403.
+    const stillAdmin = callerStillProjectAdmin(actor, project.environmentId);
+    const refusedWhenNoLongerAdmin = async (error: unknown): Promise<never> => {
+      throw isNotNullViolation(error)
+        ? await refusalInEnvironment(db, actor, project.environmentId, notProjectAdmin)
+        : error;
+    };
     if (level === null) {
       const entry = ruleWriteEntry(c, project, description, existing, null);
-      await writeWithActivity(db, queries.deleteTypeRule(db, target), entry);
+      const [held, removal] = queries.deleteTypeRule(db, target, stillAdmin);
+      await writeWithActivity(db, held, removal, entry).catch(refusedWhenNoLongerAdmin);
       return c.body(null, 204);
     }
     const entry = ruleWriteEntry(c, project, description, existing, queries.typeRuleIdInBatch(target));
-    // Still a project admin when the write runs: a demotion meanwhile makes it 403.
-    const stillAdmin = callerStillProjectAdmin(actor, project.environmentId);
     const { upsert, written } = queries.upsertTypeRule(db, target, level, personOf(actor), stillAdmin);
     const results = await db
       .batch(entry ? [upsert, entry, written] : [upsert, written])
-      .catch(async (error: unknown) => {
-        throw isNotNullViolation(error)
-          ? await refusalInEnvironment(db, actor, project.environmentId, notProjectAdmin)
-          : error;
-      });
+      .catch(refusedWhenNoLongerAdmin);
     const [rule] = results.at(-1) as Awaited<typeof written>;
     if (!rule) throw new Error("the rule was not read back");
     return c.json(toAccessControlRule(rule), 200);
