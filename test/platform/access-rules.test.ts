@@ -12,6 +12,7 @@ import {
 import {
   dashboardRights,
   dashboardRuleInSql,
+  dashboardEditorInSql,
   dashboardManagerInSql,
   dashboardVisibleInSql,
   PrivilegeLevel,
@@ -158,18 +159,38 @@ function projectForms(member: Member, project: Project) {
     .where(and(eq(projects.id, project.id), eq(organizationMemberships.id, member.membershipId)));
 }
 
-/** The dashboard visibility's and manager's SQL forms, for its creator and another member, with one dashboard rule. */
+/** The column of `dashboardEditorInSql` for one authorship, restriction level and collaboration. */
+const editorColumn = (creator: boolean, restrictionLevel: number, collaboration: number | null) =>
+  `editor_${creator ? "creator" : "other"}_${restrictionLevel}_${collaboration ?? "none"}`;
+
+/** The dashboard visibility's, manager's and editor's SQL forms, for its creator and another member, with a rule. */
 function dashboardForms(member: Member, project: Project, dashboardRule: AccessLevel | null) {
   const caller = { userId: member.userId, projectLevel: effectiveProjectLevel };
   const dashboardBy = (createdById: number) => ({ createdById: literal(createdById), rule: literal(dashboardRule) });
   const visibleIf = (createdById: number) => dashboardVisibleInSql(caller, dashboardBy(createdById));
   const managerIf = (createdById: number) => dashboardManagerInSql(caller, dashboardBy(createdById));
+  const editors = Object.fromEntries(
+    [true, false].flatMap((creator) =>
+      RESTRICTIONS.flatMap((restrictionLevel) =>
+        COLLABORATIONS.map((collaboration) => {
+          const name = editorColumn(creator, restrictionLevel, collaboration);
+          const dashboard = {
+            ...dashboardBy(creator ? member.userId : otherUserId),
+            restrictionLevel: literal(restrictionLevel),
+            isCollaborator: literal(collaboration === null ? 0 : 1),
+          };
+          return [name, dashboardEditorInSql(caller, dashboard).as(name)];
+        }),
+      ),
+    ),
+  );
   return db
     .select({
       creator: visibleIf(member.userId).as("creator"),
       notCreator: visibleIf(otherUserId).as("not_creator"),
       creatorManages: managerIf(member.userId).as("creator_manages"),
       notCreatorManages: managerIf(otherUserId).as("not_creator_manages"),
+      ...editors,
     })
     .from(projects)
     .innerJoin(organizationMemberships, membershipOfCaller(member.userId))
@@ -235,6 +256,11 @@ describe("access rules: the SQL and JS forms agree", () => {
               expect(sqlManager, `manager ${JSON.stringify(facts)}: ${context}`).toBe(
                 rights.userAccessLevel === "manager",
               );
+              const editorCell = (dashboardRow as Record<string, unknown> | undefined)?.[
+                editorColumn(creator, restrictionLevel, collaboration)
+              ];
+              const sqlEditor = truth(editorCell);
+              expect(sqlEditor, `editor ${JSON.stringify(facts)}: ${context}`).toBe(rights.canEdit);
               combinations += 1;
             }
           }

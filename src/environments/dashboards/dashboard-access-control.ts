@@ -1,10 +1,6 @@
-import { sql } from "drizzle-orm";
-import { dashboards } from "../../db/schema";
 import type { AccessControlDefinition } from "../../platform/access-controls/access-controls";
-import { dashboardManagerInSql, dashboardRuleInSql } from "../../platform/access-rules/dashboard-rights";
-import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/route-context/project";
 import { rightsOn } from "./dashboard-response";
-import { parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "./dashboard-request";
+import { callerStillManagerOf, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "./dashboard-request";
 import { selectDashboard } from "./dashboards.queries";
 import { DashboardParams } from "./dashboards.routes";
 
@@ -27,19 +23,5 @@ export const dashboardAccessControl: AccessControlDefinition<"dashboard", Return
     };
   },
   levelOf: (c, [row]) => rightsOn(visibleDashboard(c, row), scopeOf(c).caller).userAccessLevel,
-  stillManager: (c, environmentId) => {
-    const { actor } = c.var;
-    const dashboardId = parseDashboardId(c.req.param("id") ?? "");
-    return dashboardManagerInSql(
-      { userId: actor.userId, projectLevel: projectLevelInEnvironment(actor, environmentId) },
-      {
-        createdById: sql`(select ${dashboards.createdById} from ${dashboards} where ${dashboards.id} = ${dashboardId})`,
-        // As its rules store it: text (a bound number would be cast as a real, `5.0`).
-        rule: dashboardRuleInSql(
-          { id: String(dashboardId), environmentId },
-          membershipInEnvironment(actor, environmentId),
-        ),
-      },
-    );
-  },
+  stillManager: (c, environmentId) => callerStillManagerOf(c, environmentId, parseDashboardId(c.req.param("id") ?? "")),
 };

@@ -1,10 +1,17 @@
+import { sql } from "drizzle-orm";
 import type { Context } from "hono";
+import { dashboardCollaborators, dashboards } from "../../db/schema";
+import {
+  dashboardEditorInSql,
+  dashboardManagerInSql,
+  dashboardRuleInSql,
+} from "../../platform/access-rules/dashboard-rights";
 import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
 import { peekJsonBody } from "../../platform/request-body";
 import { projectRead, routeReads } from "../../platform/route-context";
-import { membershipInEnvironment } from "../../platform/route-context/project";
+import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/route-context/project";
 import { rightsOn } from "./dashboard-response";
 import {
   moveStatements,
@@ -58,6 +65,38 @@ export function editableDashboard(c: Context<AppEnv>, row: DashboardRow | undefi
   const visible = visibleDashboard(c, row);
   if (!rightsOn(visible, scopeOf(c).caller).canEdit) throw permissionDenied(NO_EDIT_RIGHT);
   return visible;
+}
+
+/**
+ * What bears on the caller's rights on a dashboard, as SQL read when a statement runs: the
+ * dashboard found by id alone, so that a write of any table may hold only while they still do.
+ */
+function callerOnDashboardInSql(c: Context<AppEnv>, environmentId: number, dashboardId: number) {
+  const { actor } = c.var;
+  const column = (name: typeof dashboards.createdById | typeof dashboards.restrictionLevel) =>
+    sql`(select ${name} from ${dashboards} where ${dashboards.id} = ${dashboardId})`;
+  const caller = { userId: actor.userId, projectLevel: projectLevelInEnvironment(actor, environmentId) };
+  const dashboard = {
+    createdById: column(dashboards.createdById),
+    restrictionLevel: column(dashboards.restrictionLevel),
+    isCollaborator: sql`exists (select 1 from ${dashboardCollaborators}
+      where ${dashboardCollaborators.dashboardId} = ${dashboardId} and ${dashboardCollaborators.userId} = ${actor.userId})`,
+    // As its rules store it: text (a bound number would be cast as a real, `5.0`).
+    rule: dashboardRuleInSql({ id: String(dashboardId), environmentId }, membershipInEnvironment(actor, environmentId)),
+  };
+  return { caller, dashboard };
+}
+
+/** The caller still manages the dashboard when the statement runs (`dashboardManagerInSql`). */
+export function callerStillManagerOf(c: Context<AppEnv>, environmentId: number, dashboardId: number) {
+  const { caller, dashboard } = callerOnDashboardInSql(c, environmentId, dashboardId);
+  return dashboardManagerInSql(caller, dashboard);
+}
+
+/** The caller may still edit the dashboard when the statement runs (`dashboardEditorInSql`). */
+export function callerStillEditorOf(c: Context<AppEnv>, dashboardId: number) {
+  const { caller, dashboard } = callerOnDashboardInSql(c, c.var.project.environmentId, dashboardId);
+  return dashboardEditorInSql(caller, dashboard);
 }
 
 /**

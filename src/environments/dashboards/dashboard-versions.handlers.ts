@@ -35,7 +35,7 @@ import {
   versionStatements,
   type DashboardSnapshot,
 } from "./dashboard-versions.queries";
-import { authorOf, restrictionAsJudged, trackedTileFields, withinTileLimit } from "./dashboards.handlers";
+import { authorOf, restrictionWhileEditor, trackedTileFields, withinTileLimit } from "./dashboards.handlers";
 import {
   selectDashboard,
   tileLimitGuard,
@@ -168,7 +168,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
       description: snapshot.description,
       pinned: snapshot.pinned,
       tags: snapshot.tags,
-      restrictionLevel: restrictionAsJudged(current.dashboard, snapshot.restriction_level),
+      restrictionLevel: restrictionWhileEditor(c, id, snapshot.restriction_level),
       filters: snapshot.filters,
       variables: snapshot.variables,
       breakdownColors: snapshot.breakdown_colors,

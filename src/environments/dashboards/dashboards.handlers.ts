@@ -13,7 +13,7 @@ import {
   preconditionFailed,
 } from "../../platform/conditional-requests";
 import { personOf, type AppEnv } from "../../platform/env";
-import { ApiError, changedMeanwhile, notFound, permissionDenied, validationError } from "../../platform/errors";
+import { ApiError, notFound, permissionDenied, validationError } from "../../platform/errors";
 import { normalizeTags, splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
@@ -30,6 +30,7 @@ import {
   assertMayCreateDashboards,
   dashboardOfPath,
   editableDashboard,
+  callerStillEditorOf,
   NO_EDIT_RIGHT,
   parseDashboardId,
   readScopeOf,
@@ -227,29 +228,26 @@ function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: Update
 }
 
 /**
- * The restriction level a write of a dashboard sets (`level`, else the one it has), on a dashboard
- * whose caller's rights were judged on `read`: it lands only while the level is still the one
- * read, so that a lock to collaborators meanwhile fails the whole batch (NOT NULL: 409, see
- * `withinTileLimit`; a retry is judged again). Other changes meanwhile do not refuse it.
+ * The restriction level a write of dashboard `id` sets (`level`, else the one it has): it lands
+ * only while the caller may still edit the dashboard (`callerStillEditorOf`), so that a lock to
+ * collaborators, a collaborator removed or a `viewer` rule meanwhile fails the whole batch (NOT
+ * NULL: 403, see `withinTileLimit`). Other changes meanwhile do not refuse it.
  */
-export const restrictionAsJudged = (read: { restrictionLevel: number }, level?: number) =>
-  whileHolds(
-    level ?? sql<number>`${dashboards.restrictionLevel}`,
-    eq(dashboards.restrictionLevel, read.restrictionLevel),
-  );
+export const restrictionWhileEditor = (c: Context<AppEnv>, id: number, level?: number) =>
+  whileHolds(level ?? sql<number>`${dashboards.restrictionLevel}`, callerStillEditorOf(c, id));
 
 /**
  * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then, as one
  * whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. One whose `If-Match` lost to another
- * write (`versionStatements`) fails whole too: a 412; one whose dashboard was locked meanwhile
- * (`restrictionAsJudged`), a 409.
+ * write (`versionStatements`) fails whole too: a 412; one whose caller lost the edit right
+ * meanwhile (`restrictionWhileEditor`), a 403.
  */
 export async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (error) {
     if (isStaleVersion(error)) throw preconditionFailed();
-    if (isNotNullViolationOf(error, dashboards.restrictionLevel)) throw changedMeanwhile("dashboard");
+    if (isNotNullViolationOf(error, dashboards.restrictionLevel)) throw permissionDenied(NO_EDIT_RIGHT);
     if (isSnapshotTooLarge(error)) {
       throw validationError(
         "max_length",
@@ -464,7 +462,7 @@ export async function writeDashboardUpdate(
       pinned: input.pinned,
       deleted: input.deleted,
       tags: input.tags,
-      restrictionLevel: restrictionAsJudged(current.row.dashboard, input.restriction_level),
+      restrictionLevel: restrictionWhileEditor(c, id, input.restriction_level),
       breakdownColors: input.breakdown_colors,
       dataColorThemeId: input.data_color_theme_id,
       quickFilterIds: input.quick_filter_ids,
@@ -526,11 +524,11 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   const expected = expectedVersion(c, sourceRow.dashboard.version);
   const raiseSource = db
     .update(dashboards)
-    .set({ ...nextVersion, restrictionLevel: restrictionAsJudged(sourceRow.dashboard) })
+    .set({ ...nextVersion, restrictionLevel: restrictionWhileEditor(c, sourceId) })
     .where(and(eq(dashboards.id, sourceId), versionIs(expected)));
   const raiseDestination = db
     .update(dashboards)
-    .set({ ...nextVersion, restrictionLevel: restrictionAsJudged(destination.dashboard) })
+    .set({ ...nextVersion, restrictionLevel: restrictionWhileEditor(c, destinationId) })
     .where(eq(dashboards.id, destinationId));
   const author = authorOf(c);
   const writes = [
@@ -575,7 +573,7 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
     .where(and(eq(dashboardTiles.dashboardId, id), inJsonList(dashboardTiles.id, order)));
   const raise = db
     .update(dashboards)
-    .set({ ...nextVersion, lastModifiedAt: nowIso(), restrictionLevel: restrictionAsJudged(current.dashboard) })
+    .set({ ...nextVersion, lastModifiedAt: nowIso(), restrictionLevel: restrictionWhileEditor(c, id) })
     .where(and(eq(dashboards.id, id), versionIs(expected)));
   const summary = `Reordered ${order.length === 1 ? "1 tile" : `${order.length} tiles`}`;
   const writes = [raise, setLayouts, ...versionStatements(db, id, authorOf(c), summary, expected)];

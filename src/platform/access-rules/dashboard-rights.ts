@@ -82,6 +82,19 @@ export function dashboardManagerInSql(
 }
 
 /**
+ * `dashboardRights` lets the caller edit the dashboard, in SQL: its manager
+ * (`dashboardManagerInSql`), or an `editor` (the default) where everyone edits or who is one of
+ * its collaborators. For writes that must hold only while it does.
+ */
+export function dashboardEditorInSql(
+  caller: { userId: number; projectLevel: SQLWrapper },
+  dashboard: { createdById: SQLWrapper; rule: SQLWrapper; restrictionLevel: SQLWrapper; isCollaborator: SQLWrapper },
+): SQL {
+  return sql`(${dashboardManagerInSql(caller, dashboard)} or (coalesce(${dashboard.rule}, 'editor') = 'editor'
+    and (${dashboard.restrictionLevel} = ${RestrictionLevel.everyoneCanEdit} or ${dashboard.isCollaborator})))`;
+}
+
+/**
  * The caller's rule on a dashboard (`memberRule`), in SQL: the rules on the dashboard for them
  * and their roles, else the rules on every dashboard of its environment (`kindRuleOfMember`),
  * else the dashboard's default. `environmentId` a value (a list's environment) reads the rules

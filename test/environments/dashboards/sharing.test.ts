@@ -1,9 +1,10 @@
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { addMember, api, createApiKey, db, errorBody, ISO_TIMESTAMP, setupOrganization } from "../../support/harness";
 import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
+import { beforeWrites } from "../../support/races";
 
 const sharingPath = (projectId: number | string, dashboardId: number, tree = "environments") =>
   `${dashboardsPath(projectId, tree)}/${dashboardId}/sharing`;
@@ -194,5 +195,77 @@ describe("answers that carry a secret", () => {
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 201, 200, 200]);
     expect(typeof unlocked.body.shareToken).toBe("string");
     expect(answers.map((answer) => answer.headers.get("Cache-Control"))).toEqual(Array(5).fill("no-store"));
+  });
+});
+
+describe("a sharing write, judged on the dashboard it read", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** An owner's dashboard, its link password-protected with one password, and a plain member, its editor. */
+  async function sharedWithEditor() {
+    const team = await setupSharedDashboard();
+    const editor = await addMember(team.organization.id, MembershipLevel.member);
+    await api("PATCH", team.path, { key: team.key, body: { password_required: true } });
+    const password = await api("POST", `${team.path}/passwords`, {
+      key: team.key,
+      body: { raw_password: "kept-password-1" },
+    });
+    expect(password.status).toBe(201);
+    const dashboardPath = `${dashboardsPath(team.project.id)}/${team.dashboard.id}`;
+    const lockMeanwhile = () =>
+      beforeWrites([
+        [
+          /^(insert into "sharing_configurations"|insert into "share_passwords"|delete from "share_passwords")/,
+          async () => (await api("PATCH", dashboardPath, { key: team.key, body: { restriction_level: 37 } })).status,
+        ],
+      ]);
+    return { ...team, editor, passwordId: password.body.id as string, lockMeanwhile };
+  }
+
+  it("lands only while the caller may still edit: after a lock meanwhile each write is 403", async () => {
+    const { key, path, editor, passwordId, lockMeanwhile } = await sharedWithEditor();
+    const before = (await api("GET", path, { key })).body;
+    const writes: [string, string, unknown][] = [
+      ["PATCH", path, { enabled: true }],
+      ["POST", `${path}/refresh`, undefined],
+      ["POST", `${path}/passwords`, { raw_password: "another-password-2" }],
+      ["DELETE", `${path}/passwords/${passwordId}`, undefined],
+    ];
+    for (const [method, writePath, body] of writes) {
+      const ran = lockMeanwhile();
+      const written = await api(method, writePath, { key: editor.key, body });
+      vi.restoreAllMocks();
+      expect(ran, `${method} ${writePath}`).toEqual([200]);
+      expect([written.status, written.body], `${method} ${writePath}`).toEqual([403, NO_EDIT_RIGHT]);
+      // Unlocked again for the next write.
+      await api("PATCH", path.replace(/\/sharing$/, ""), { key, body: { restriction_level: 21 } });
+    }
+    expect((await api("GET", path, { key })).body).toEqual(before);
+  });
+
+  it("turns the link on only while the organization allows public links: off meanwhile, 403", async () => {
+    const { key, organization, path, dashboard, project } = await setupSharedDashboard();
+    const ran = beforeWrites([
+      [
+        /^insert into "sharing_configurations"/,
+        async () =>
+          (
+            await api("PATCH", `/api/organizations/${organization.id}`, {
+              key,
+              body: { allow_publicly_shared_resources: false },
+            })
+          ).status,
+      ],
+    ]);
+    const enabled = await api("PATCH", path, { key, body: { enabled: true } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(enabled.status).toBe(403);
+    expect(enabled.body).toEqual(
+      errorBody("authentication_error", "permission_denied", "Public sharing is disabled for this organization."),
+    );
+    expect((await api("GET", path, { key })).body.enabled).toBe(false);
+    const listed = await api("GET", `${dashboardsPath(project.id)}/${dashboard.id}`, { key });
+    expect(listed.body.is_shared).toBe(false);
   });
 });

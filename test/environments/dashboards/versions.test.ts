@@ -4,7 +4,7 @@ import * as schema from "../../../src/db/schema";
 import { DASHBOARD_VERSIONS_KEPT } from "../../../src/environments/dashboards/dashboard-versions.queries";
 import { nowIso, uuid7 } from "../../../src/platform/ids";
 import { MembershipLevel } from "../../../src/platform/levels";
-import { expectError, maxLength } from "../../support/error-bodies";
+import { expectError, maxLength, NO_EDIT_RIGHT } from "../../support/error-bodies";
 import { addMember, api, db, errorBody, ISO_TIMESTAMP, setupOrganization, userBasic } from "../../support/harness";
 import { createDashboard, dashboardsPath, FIRST_ROW_LAYOUTS, unchangedSince } from "../dashboard-fixtures";
 import { beforeWrites } from "../../support/races";
@@ -317,30 +317,32 @@ describe("conditional dashboard requests", () => {
 });
 
 /**
- * An owner's dashboard (restriction level 21) and a plain member, its editor; `lockMeanwhile`
- * makes the owner lock it to collaborators (37) between the reads and the write of the editor's
- * next write.
+ * An owner's dashboard and a plain member who may edit it (everyone may at restriction level 21;
+ * at 37, they are its collaborator); `meanwhile` makes the owner take that right away, between the
+ * reads and the write of the editor's next write.
  */
-async function dashboardWithEditor() {
+async function dashboardWithEditor(restrictionLevel: 21 | 37) {
   const { organization, project, key } = await setupOrganization();
   const editor = await addMember(organization.id, MembershipLevel.member);
-  const dashboard = await createDashboard(key, project.id, { name: "Board" });
+  const dashboard = await createDashboard(key, project.id, { name: "Board", restriction_level: restrictionLevel });
   const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
-  const lockMeanwhile = () =>
-    beforeWrites([
-      [
-        /^insert into "dashboard_versions"/,
-        async () => (await api("PATCH", path, { key, body: { restriction_level: 37 } })).status,
-      ],
-    ]);
-  return { key, editor, path, lockMeanwhile };
+  if (restrictionLevel === 37) {
+    const added = await api("POST", `${path}/collaborators`, { key, body: { user_uuid: editor.user.uuid, level: 37 } });
+    expect(added.status).toBe(201);
+  }
+  const takeaways = {
+    "a lock to collaborators": () => api("PATCH", path, { key, body: { restriction_level: 37 } }),
+    "a viewer rule": () =>
+      api("PUT", `${path}/access_controls`, {
+        key,
+        body: { organization_member: editor.membership.id, access_level: "viewer" },
+      }),
+    "the collaborator's removal": () => api("DELETE", `${path}/collaborators/${editor.user.uuid}`, { key }),
+  };
+  const meanwhile = (takeaway: keyof typeof takeaways) =>
+    beforeWrites([[/^insert into "dashboard_versions"/, async () => (await takeaways[takeaway]()).status]]);
+  return { key, editor, path, meanwhile };
 }
-
-const CHANGED_MEANWHILE = errorBody(
-  "conflict",
-  "conflict",
-  "The dashboard was changed by another request meanwhile. Try again.",
-);
 
 describe("a restore in the activity log", () => {
   it("logs each tile it changes or removes, as a PATCH of them would", async () => {
@@ -372,18 +374,25 @@ describe("a restore in the activity log", () => {
 
 describe("a dashboard write, judged on the row it read", () => {
   it.each([
-    ["a PATCH", "PATCH", "", { name: "Taken over" }],
-    ["a restore", "POST", "/versions/1/restore", undefined],
-  ])("lands only over that row: %s after an owner's lock meanwhile answers 409", async (_, method, sub, body) => {
-    const { key, editor, path, lockMeanwhile } = await dashboardWithEditor();
-    const ran = lockMeanwhile();
+    ["a PATCH", "a lock to collaborators", 21, "PATCH", "", { name: "Taken over" }],
+    ["a restore", "a lock to collaborators", 21, "POST", "/versions/1/restore", undefined],
+    ["a PATCH", "a viewer rule", 21, "PATCH", "", { name: "Taken over" }],
+    ["a restore", "a viewer rule", 21, "POST", "/versions/1/restore", undefined],
+    ["a PATCH", "the collaborator's removal", 37, "PATCH", "", { name: "Taken over" }],
+    ["a restore", "the collaborator's removal", 37, "POST", "/versions/1/restore", undefined],
+  ] as const)("lands only while the caller may still edit: %s after %s meanwhile is 403", async (...test) => {
+    const [, takeaway, restrictionLevel, method, sub, body] = test;
+    const { key, editor, path, meanwhile } = await dashboardWithEditor(restrictionLevel);
+    const ran = meanwhile(takeaway);
     const written = await api(method, `${path}${sub}`, { key: editor.key, body });
     vi.restoreAllMocks();
-    expect(ran).toEqual([200]);
-    expectError(written, 409, CHANGED_MEANWHILE);
+    expect(ran).toEqual([takeaway === "the collaborator's removal" ? 204 : 200]);
+    expectError(written, 403, NO_EDIT_RIGHT);
     const after = await api("GET", path, { key });
-    expect(after.body).toMatchObject({ name: "Board", restriction_level: 37 });
-    // Tried again, the rights are judged on the lock: the editor may no longer edit.
+    expect(after.body).toMatchObject({ name: "Board", effective_privilege_level: 37 });
+    expect((await api("GET", `${path}/versions`, { key })).body.count).toBe(
+      takeaway === "a lock to collaborators" ? 2 : 1,
+    );
     expect((await api(method, `${path}${sub}`, { key: editor.key, body })).status).toBe(403);
   });
 });

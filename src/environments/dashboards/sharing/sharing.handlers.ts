@@ -2,13 +2,22 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { SharingSettings } from "../../../db/schema";
 import { emailTransportConfigured } from "../../../platform/email-transport";
 import { personOf, type AppEnv } from "../../../platform/env";
-import { refusedWhenNull } from "../../../platform/db";
+import { dashboards } from "../../../db/schema";
+import { isNotNullViolationOf, refusedWhenNull } from "../../../platform/db";
 import { notFound, permissionDenied, validationError } from "../../../platform/errors";
 import { nowIso, randomUrlSafeToken, uuid7 } from "../../../platform/ids";
 import { projectRead } from "../../../platform/route-context";
 import type { ProjectTree } from "../../project-trees";
 import type { Context } from "hono";
-import { editableDashboard, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "../dashboard-request";
+import {
+  callerStillEditorOf,
+  editableDashboard,
+  NO_EDIT_RIGHT,
+  parseDashboardId,
+  readScopeOf,
+  scopeOf,
+  visibleDashboard,
+} from "../dashboard-request";
 import { rightsOn } from "../dashboard-response";
 import { selectDashboard, type DashboardRow } from "../dashboards.queries";
 import {
@@ -19,6 +28,7 @@ import {
   selectSharePasswords,
   selectSharing,
   selectVerifiedViewers,
+  sharingWriteHeld,
   type SharingRow,
   toSharePassword,
   toSharingConfiguration,
@@ -50,6 +60,18 @@ export const retrieveDashboardSharing: Handler<"retrieve"> = async (c) => {
   const read = sharing ? { row: sharing, passwords, viewers } : await upsertSharing(db, dashboardId);
   return c.json(toSharingConfiguration(read, access), 200);
 };
+
+/**
+ * A sharing write whose guard (`sharingWriteHeld`) failed: the caller lost the edit right, or the
+ * organization turned public links off, between the request's read and its write.
+ */
+async function refusedWhenRightLost(error: unknown): Promise<never> {
+  if (isNotNullViolationOf(error, dashboards.restrictionLevel)) throw permissionDenied(NO_EDIT_RIGHT);
+  if (isNotNullViolationOf(error, dashboards.sharingEnabled)) throw PUBLIC_SHARING_DISABLED();
+  throw error;
+}
+
+const PUBLIC_SHARING_DISABLED = () => permissionDenied("Public sharing is disabled for this organization.");
 
 const INVALID_SETTINGS = () => validationError("invalid_input", "Invalid settings format", "settings");
 
@@ -125,7 +147,7 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
   const { dashboard: shared } = editable;
   const settings = input.settings === undefined ? undefined : parseSettings(input.settings);
   if (input.enabled === true && !organization?.allowed) {
-    throw permissionDenied("Public sharing is disabled for this organization.");
+    throw PUBLIC_SHARING_DISABLED();
   }
   const expiresAt = expiryOf(
     input.expires_at,
@@ -150,7 +172,8 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
     allowedEmails,
   };
   const entries = sharingEntries(c, shared, current, after);
-  const sharing = await upsertSharing(db, dashboardId, changes, entries);
+  const guard = sharingWriteHeld(db, shared, callerStillEditorOf(c, dashboardId), input.enabled);
+  const sharing = await upsertSharing(db, dashboardId, changes, [guard, ...entries]).catch(refusedWhenRightLost);
   return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);
 };
 
@@ -162,7 +185,10 @@ export const refreshDashboardSharing: Handler<"refresh"> = async (c) => {
   const editable = editableDashboard(c, dashboard);
   const { dashboard: shared } = editable;
   const entry = sharingActivity.record(c, "access_token_refreshed", sharingItem(c.var.project, shared));
-  const sharing = await upsertSharing(db, dashboardId, { accessToken: newAccessToken() }, [entry]);
+  const guard = sharingWriteHeld(db, shared, callerStillEditorOf(c, dashboardId));
+  const sharing = await upsertSharing(db, dashboardId, { accessToken: newAccessToken() }, [guard, entry]).catch(
+    refusedWhenRightLost,
+  );
   return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);
 };
 
@@ -200,9 +226,12 @@ export const createSharePassword: Handler<"createPassword"> = async (c) => {
     createdAt: nowIso(),
   };
   const entry = sharingActivity.record(c, "password_created", sharingItem(c.var.project, shared));
+  const guard = sharingWriteHeld(c.var.db, shared, callerStillEditorOf(c, dashboardId));
   // Another request may take the last place meanwhile.
-  const [, , passwords] = await refusedWhenNull(
-    c.var.db.batch([insertSharePassword(c.var.db, row), entry, selectSharePasswords(c.var.db, dashboardId)]),
+  const [, , , passwords] = await refusedWhenNull(
+    c.var.db
+      .batch([guard, insertSharePassword(c.var.db, row), entry, selectSharePasswords(c.var.db, dashboardId)])
+      .catch(refusedWhenRightLost),
     tooManyPasswords,
   );
   const created = passwords.find((stored) => stored.id === row.id);
@@ -212,11 +241,14 @@ export const createSharePassword: Handler<"createPassword"> = async (c) => {
 };
 
 export const deleteSharePasswordOf: Handler<"deletePassword"> = async (c) => {
-  const { dashboard_id, password_id } = c.req.valid("param");
+  const { password_id } = c.req.valid("param");
   const [[dashboard], , current, passwords] = sharingOfPath.results(c);
   const { dashboard: shared } = editableDashboard(c, dashboard);
   if (!current[0] || !passwords.some((password) => password.id === password_id)) throw notFound();
   const entry = sharingActivity.record(c, "password_deleted", sharingItem(c.var.project, shared));
-  await c.var.db.batch([deleteSharePassword(c.var.db, parseDashboardId(dashboard_id), password_id), entry]);
+  const guard = sharingWriteHeld(c.var.db, shared, callerStillEditorOf(c, shared.id));
+  await c.var.db
+    .batch([guard, deleteSharePassword(c.var.db, shared.id, password_id), entry])
+    .catch(refusedWhenRightLost);
   return c.body(null, 204);
 };

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, not, sql } from "drizzle-orm";
+import { and, asc, desc, eq, not, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import {
@@ -127,16 +127,41 @@ export type SharingRead = { row: SharingRow; passwords: SharePasswordRow[]; view
 const newViewerSessionSecret = () => randomUrlSafeToken(32);
 
 /**
+ * Before a write of a dashboard's sharing: the dashboard's row, rewritten only while `stillEditor`
+ * holds (else NOT NULL of its restriction level fails the batch), with its copy of `enabled`, which
+ * its lists read, when that changes (this is the only write of it): turned on only while the
+ * organization allows public links (else NOT NULL of the copy fails the batch).
+ */
+export function sharingWriteHeld(
+  db: Database,
+  dashboard: { id: number; environmentId: number },
+  stillEditor: SQL,
+  enabled?: boolean,
+) {
+  const allowed = sql`exists (select 1 from ${environments}
+    join ${organizations} on ${organizations.id} = ${environments.organizationId}
+    where ${environments.id} = ${dashboard.environmentId} and ${organizations.allowPubliclySharedResources} = 1)`;
+  return db
+    .update(dashboards)
+    .set({
+      restrictionLevel: whileHolds(sql<number>`${dashboards.restrictionLevel}`, stillEditor),
+      sharingEnabled: enabled ? whileHolds(sql<boolean>`1`, allowed) : enabled,
+    })
+    .where(eq(dashboards.id, dashboard.id));
+}
+
+/**
  * Writes the dashboard's configuration, creating it (disabled, with a new token) if it has none,
- * with the `entries` that record the change, and reads it back with its passwords and verified
- * viewers: one atomic batch. Concurrent first reads keep the first token. A new allow-list drops
- * the views of the addresses it no longer holds.
+ * with the statements `alongside` (the `sharingWriteHeld` guard, the entries that record the
+ * change), and reads it back with its passwords and verified viewers: one atomic batch. Concurrent
+ * first reads keep the first token. A new allow-list drops the views of the addresses it no
+ * longer holds.
  */
 export async function upsertSharing(
   db: Database,
   dashboardId: number,
   changes: SharingChanges = {},
-  entries: BatchItem<"sqlite">[] = [],
+  alongside: BatchItem<"sqlite">[] = [],
 ): Promise<SharingRead> {
   const insert = db.insert(sharingConfigurations).values({
     dashboardId,
@@ -167,15 +192,9 @@ export async function upsertSharing(
     : insert.onConflictDoNothing();
   const viewsOffTheList =
     changes.allowedEmails === undefined ? [] : [deleteViewsOffTheList(db, dashboardId, changes.allowedEmails)];
-  // The dashboard's copy of `enabled`, which its lists read: this is the only write of it.
-  const copyOfEnabled =
-    changes.enabled === undefined
-      ? []
-      : [db.update(dashboards).set({ sharingEnabled: changes.enabled }).where(eq(dashboards.id, dashboardId))];
   const results = await db.batch([
     write,
-    ...copyOfEnabled,
-    ...entries,
+    ...alongside,
     ...viewsOffTheList,
     selectSharing(db, dashboardId),
     selectSharePasswords(db, dashboardId),
