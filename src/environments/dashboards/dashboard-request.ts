@@ -80,7 +80,8 @@ function callerOnDashboardInSql(c: Context<AppEnv>, environmentId: number, dashb
     createdById: column(dashboards.createdById),
     restrictionLevel: column(dashboards.restrictionLevel),
     isCollaborator: sql`exists (select 1 from ${dashboardCollaborators}
-      where ${dashboardCollaborators.dashboardId} = ${dashboardId} and ${dashboardCollaborators.userId} = ${actor.userId})`,
+      where ${dashboardCollaborators.dashboardId} = ${dashboardId}
+      and ${dashboardCollaborators.userId} = ${actor.userId})`,
     // As its rules store it: text (a bound number would be cast as a real, `5.0`).
     rule: dashboardRuleInSql({ id: String(dashboardId), environmentId }, membershipInEnvironment(actor, environmentId)),
   };
