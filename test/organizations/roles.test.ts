@@ -25,6 +25,7 @@ import {
   NOT_FOUND,
 } from "../support/error-bodies";
 import { beforeWrites } from "../support/races";
+import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
 
 const rolesPath = (organizationId: string) => `/api/organizations/${organizationId}/roles`;
 const membershipsPath = (organizationId: string, roleId: string) =>
@@ -421,5 +422,94 @@ describe("a role membership added by an admin demoted meanwhile", () => {
     expect(ran).toEqual([200]);
     expectError(joined, 403, INSUFFICIENT_LEVEL);
     expect((await api("GET", membershipsPath(organization.id, role.id), { key })).body.results).toEqual([]);
+  });
+});
+
+describe("role writes by an admin demoted between the request's read and its write", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** An organization with an admin who is in a role that has `none` on a dashboard of its project. */
+  async function adminInRestrictingRole() {
+    const team = await setupOrganization();
+    const { organization, key, project } = team;
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const role = await createRole(organization.id, key, "Contractors");
+    const joined = await addToRole(organization.id, key, role.id, admin.user);
+    const dashboard = await createDashboard(key, project.id, { name: "Board pack" });
+    const dashboardPath = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const rule = await api("PUT", `${dashboardPath}/access_controls`, {
+      key,
+      body: { access_level: "none", role: role.id },
+    });
+    expect(rule.status).toBe(200);
+    const demoteMeanwhile = (write: RegExp) =>
+      beforeWrites([
+        [
+          write,
+          async () =>
+            (
+              await api("PATCH", `/api/organizations/${organization.id}/members/${admin.user.uuid}`, {
+                key,
+                body: { level: MembershipLevel.member },
+              })
+            ).status,
+        ],
+      ]);
+    return { ...team, admin, role, roleMembershipId: joined.id, dashboardPath, demoteMeanwhile };
+  }
+
+  it("remove no one from a role: a demoted admin does not lift a role's `none` off themselves (403)", async () => {
+    const { organization, key, admin, role, roleMembershipId, dashboardPath, demoteMeanwhile } =
+      await adminInRestrictingRole();
+    // As an admin they are never restricted; as a member in the role the dashboard is hidden.
+    expect((await api("GET", dashboardPath, { key: admin.key })).status).toBe(200);
+    const ran = demoteMeanwhile(/^update "role_memberships"/);
+    const removed = await api("DELETE", `${membershipsPath(organization.id, role.id)}/${roleMembershipId}`, {
+      key: admin.key,
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(removed, 403, INSUFFICIENT_LEVEL);
+    const members = await api("GET", membershipsPath(organization.id, role.id), { key });
+    expect(members.body.results.map((row: { id: string }) => row.id)).toEqual([roleMembershipId]);
+    expectError(await api("GET", dashboardPath, { key: admin.key }), 404, NOT_FOUND);
+  });
+
+  it("delete no role, nor the rules that name it (403)", async () => {
+    const { organization, key, admin, role, dashboardPath, demoteMeanwhile } = await adminInRestrictingRole();
+    const ran = demoteMeanwhile(/^update "roles"/);
+    const deleted = await api("DELETE", `${rolesPath(organization.id)}/${role.id}`, { key: admin.key });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(deleted, 403, INSUFFICIENT_LEVEL);
+    expect((await api("GET", `${rolesPath(organization.id)}/${role.id}`, { key })).status).toBe(200);
+    expectError(await api("GET", dashboardPath, { key: admin.key }), 404, NOT_FOUND);
+  });
+
+  it("rename and create no role (403)", async () => {
+    const { organization, key, admin, role, demoteMeanwhile } = await adminInRestrictingRole();
+    const renaming = demoteMeanwhile(/^update "roles"/);
+    const renamed = await api("PATCH", `${rolesPath(organization.id)}/${role.id}`, {
+      key: admin.key,
+      body: { name: "Everyone" },
+    });
+    vi.restoreAllMocks();
+    expect(renaming).toEqual([200]);
+    expectError(renamed, 403, INSUFFICIENT_LEVEL);
+    await api("PATCH", `/api/organizations/${organization.id}/members/${admin.user.uuid}`, {
+      key,
+      body: { level: MembershipLevel.admin },
+    });
+    const creating = demoteMeanwhile(/^insert into "roles"/);
+    const created = await api("POST", rolesPath(organization.id), { key: admin.key, body: { name: "Mine" } });
+    vi.restoreAllMocks();
+    expect(creating).toEqual([200]);
+    expectError(created, 403, INSUFFICIENT_LEVEL);
+    const names = (await api("GET", rolesPath(organization.id), { key })).body.results.map(
+      (listed: { name: string }) => listed.name,
+    );
+    expect(names).toEqual(["Contractors"]);
   });
 });

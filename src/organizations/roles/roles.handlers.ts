@@ -34,17 +34,21 @@ export const createOrganizationRole: Handler<"createRole"> = async (c) => {
   const { db, organization, actor } = c.var;
   const id = uuid7();
   const entry = roleActivity.record(c, "created", roleItem(organization.id, id, name));
-  const role = await queries.insertRole(
-    db,
-    {
-      id,
-      organizationId: organization.id,
-      name,
-      nameKey: nameKey(name),
-      createdById: actor.kind === "user" ? actor.userId : null,
-      createdAt: nowIso(),
-    },
-    entry,
+  const role = await refusedWhenNull(
+    queries.insertRole(
+      db,
+      {
+        id,
+        organizationId: organization.id,
+        name,
+        nameKey: nameKey(name),
+        createdById: actor.kind === "user" ? actor.userId : null,
+        createdAt: nowIso(),
+      },
+      entry,
+      callerStillAdmin(actor, organization.id),
+    ),
+    insufficientLevel,
   );
   return c.json(queries.toRole(role, []), 201);
 };
@@ -63,7 +67,10 @@ export const updateOrganizationRole: Handler<"updateRole"> = async (c) => {
   const { db, organization } = c.var;
   const item = roleItem(organization.id, role.id, name);
   const entry = roleActivity.changed(c, "updated", item, { name: role.name }, { name });
-  const renamed = await queries.renameRole(db, organization.id, role.id, name, entry);
+  const renamed = await refusedWhenNull(
+    queries.renameRole(db, organization.id, role.id, name, entry, callerStillAdmin(c.var.actor, organization.id)),
+    insufficientLevel,
+  );
   if (!renamed) throw notFound();
   return c.json(queries.toRole(renamed, members), 200);
 };
@@ -72,7 +79,12 @@ export const deleteOrganizationRole: Handler<"deleteRole"> = async (c) => {
   const { id } = c.req.valid("param");
   const organizationId = c.var.organization.id;
   const entry = roleActivity.record(c, "deleted", roleItem(organizationId, id, roleNameInBatch(id)));
-  if (!(await queries.deleteRole(c.var.db, organizationId, id, entry))) throw notFound();
+  const allowed = callerStillAdmin(c.var.actor, organizationId);
+  const deleted = await refusedWhenNull(
+    queries.deleteRole(c.var.db, organizationId, id, entry, allowed),
+    insufficientLevel,
+  );
+  if (!deleted) throw notFound();
   return c.body(null, 204);
 };
 
@@ -99,7 +111,8 @@ export const createOrganizationRoleMembership: Handler<"createRoleMembership"> =
   const joinedAt = nowIso();
   const entry = roleMembershipActivity.record(c, "created", roleMembershipItem(organization.id, id, role, member.user));
   const row = { id, roleId: role.id, organizationMembershipId: member.membership.id, joinedAt };
-  // Still an admin when it runs: a demotion meanwhile must not let them add anyone (themselves included).
+  // Still an admin when it runs, as every role write: a demotion meanwhile must not let them add
+  // anyone (themselves included), nor remove anyone from a role that restricts them.
   const inserted = await refusedWhenNull(
     queries.insertRoleMembership(db, organization.id, row, entry, callerStillAdmin(c.var.actor, organization.id)),
     insufficientLevel,
@@ -130,6 +143,11 @@ export const deleteOrganizationRoleMembership: Handler<"deleteRoleMembership"> =
   if (!row || !role) throw notFound();
   const { db, organization } = c.var;
   const entry = roleMembershipActivity.record(c, "deleted", roleMembershipItem(organization.id, id, role, row.user));
-  if (!(await queries.deleteRoleMembership(db, organization.id, role_id, id, entry))) throw notFound();
+  const allowed = callerStillAdmin(c.var.actor, organization.id);
+  const deleted = await refusedWhenNull(
+    queries.deleteRoleMembership(db, organization.id, role_id, id, entry, allowed),
+    insufficientLevel,
+  );
+  if (!deleted) throw notFound();
   return c.body(null, 204);
 };

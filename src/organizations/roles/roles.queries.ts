@@ -114,10 +114,19 @@ export function roleReads(db: Database, organizationId: OrganizationRef, id: str
 
 const nameTaken = () => validationError("unique", "There is already a role with this name.", "name");
 
+/*
+ * Every role write below lands only while `allowed` holds when it runs (the caller still an
+ * admin): else a NOT NULL failure, for the caller to answer.
+ */
+
 /** A new role and its entry, in one batch; a name the organization has (as `nameKey` compares) is a 400. */
-export async function insertRole(db: Database, role: typeof roles.$inferInsert, entry: Statement) {
+export async function insertRole(db: Database, role: typeof roles.$inferInsert, entry: Statement, allowed: SQL) {
   try {
-    const [[row]] = await db.batch([db.insert(roles).values(role).returning(), entry]);
+    const insert = db
+      .insert(roles)
+      .values({ ...role, name: whileHolds(role.name, allowed) })
+      .returning();
+    const [[row]] = await db.batch([insert, entry]);
     return row!;
   } catch (error) {
     if (isUniqueViolation(error)) throw nameTaken();
@@ -131,11 +140,12 @@ export async function renameRole(
   id: string,
   name: string,
   entry: Statement | undefined,
+  allowed: SQL,
 ) {
   try {
     const update = db
       .update(roles)
-      .set({ name, nameKey: nameKey(name) })
+      .set({ name: whileHolds(name, allowed), nameKey: nameKey(name) })
       .where(roleOfOrganization(organizationId, id))
       .returning();
     const [[row]] = entry ? await db.batch([update, entry]) : await db.batch([update]);
@@ -151,13 +161,13 @@ export async function renameRole(
  * memberships, in one atomic batch. The role is touched first so that the entry (which reads its
  * name) is appended only if it exists; the deletes name what the cascades would also remove.
  */
-export async function deleteRole(db: Database, organizationId: string, id: string, entry: Statement) {
+export async function deleteRole(db: Database, organizationId: string, id: string, entry: Statement, allowed: SQL) {
   const ofOrganization = roleOfOrganization(organizationId, id);
   const role = roleIdIn(organizationId, id);
   const [, , , , , removed] = await db.batch([
     db
       .update(roles)
-      .set({ name: sql`${roles.name}` })
+      .set({ name: whileHolds(sql`${roles.name}`, allowed) })
       .where(ofOrganization),
     entry,
     db.delete(accessControls).where(eq(accessControls.roleId, role)),
@@ -258,12 +268,13 @@ export async function deleteRoleMembership(
   roleId: string,
   id: string,
   entry: Statement,
+  allowed: SQL,
 ) {
   const ofRole = and(eq(roleMemberships.id, id), eq(roleMemberships.roleId, roleIdIn(organizationId, roleId)));
   const [, , removed] = await db.batch([
     db
       .update(roleMemberships)
-      .set({ updatedAt: sql`${roleMemberships.updatedAt}` })
+      .set({ updatedAt: whileHolds(sql`${roleMemberships.updatedAt}`, allowed) })
       .where(ofRole),
     entry,
     db.delete(roleMemberships).where(ofRole).returning({ id: roleMemberships.id }),
