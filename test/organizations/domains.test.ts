@@ -23,6 +23,7 @@ import {
   expectError,
   missingScope,
 } from "../support/error-bodies";
+import { beforeWrites } from "../support/races";
 
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 let sequence = 0;
@@ -680,5 +681,61 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
     expect((await api("POST", `${domainsPath(organization.id)}/${theirs.id}/verify`, { key })).status).toBe(404);
     expect((await api("POST", `${domainsPath(other.organization.id)}/${theirs.id}/verify`, { key })).status).toBe(404);
     expect(resolver).not.toHaveBeenCalled();
+  });
+});
+
+describe("domain writes by an admin who loses their rights meanwhile", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  const memberPath = (organizationId: string, uuid: string) => `/api/organizations/${organizationId}/members/${uuid}`;
+
+  it("change, delete or create nothing when the admin is demoted before the write (403)", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const created = await createDomain(organization.id, key);
+    await markVerified(created.id);
+    await db.update(schema.domains).set({ ssoEnforcement: "google-oauth2" }).where(eq(schema.domains.id, created.id));
+    const domainPath = `${domainsPath(organization.id)}/${created.id}`;
+    const writes: [RegExp, string, string, unknown][] = [
+      [/^update "domains"/, "PATCH", domainPath, { sso_enforcement: "" }],
+      [/^update "domains"/, "DELETE", domainPath, undefined],
+      [/^insert into "domains"/, "POST", domainsPath(organization.id), { domain: uniqueDomain() }],
+    ];
+    for (const [write, method, path, body] of writes) {
+      const demote = () => api("PATCH", memberPath(organization.id, admin.user.uuid), { key, body: { level: 1 } });
+      const ran = beforeWrites([[write, async () => (await demote()).status]]);
+      const refused = await api(method, path, { key: admin.key, body });
+      vi.restoreAllMocks();
+      expect(ran, `${method} ${path}`).toEqual([200]);
+      expect([refused.status, refused.body], `${method} ${path}`).toEqual([403, INSUFFICIENT_LEVEL]);
+      await api("PATCH", memberPath(organization.id, admin.user.uuid), { key, body: { level: 8 } });
+    }
+    const domains = await api("GET", domainsPath(organization.id), { key });
+    expect(domains.body.results).toEqual([
+      expect.objectContaining({ id: created.id, sso_enforcement: "google-oauth2" }),
+    ]);
+  });
+
+  it("verify no domain for someone removed from the organization during the DNS lookup (403)", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const created = await createDomain(organization.id, key);
+    const domainPath = `${domainsPath(organization.id)}/${created.id}`;
+    let removal = 0;
+    // The lookup takes up to 3 seconds: the owner removes the admin while it runs.
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => {
+      removal = (await api("DELETE", memberPath(organization.id, admin.user.uuid), { key })).status;
+      const data = `"${created.verification_challenge}"`;
+      return new Response(JSON.stringify({ Status: 0, Answer: [{ type: 16, data }] }), {
+        headers: { "Content-Type": "application/dns-json" },
+      });
+    });
+    const verified = await api("POST", `${domainPath}/verify`, { key: admin.key });
+    vi.restoreAllMocks();
+    expect(removal).toBe(204);
+    expectError(verified, 403, INSUFFICIENT_LEVEL);
+    expect((await api("GET", domainPath, { key })).body.is_verified).toBe(false);
   });
 });

@@ -2,10 +2,11 @@ import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import { isNull } from "drizzle-orm";
 import type { AppEnv } from "../../platform/env";
 import { domains } from "../../db/schema";
-import { unchangedSinceRead } from "../../platform/db";
-import { changedMeanwhile, notFound, validationError } from "../../platform/errors";
+import { refusedWhenNull, unchangedSinceRead } from "../../platform/db";
+import { changedMeanwhile, insufficientLevel, notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/route-context";
+import { callerStillAdmin } from "../../platform/route-context/organization";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { lookupTxtRecords } from "../../platform/dns";
 import { domainSettings, NEW_DOMAIN } from "./domain-settings";
@@ -32,12 +33,16 @@ export const createOrganizationDomain: Handler<"createDomain"> = async (c) => {
   const organizationId = c.var.organization.id;
   const id = uuid7();
   const entry = domainActivity.record(c, "created", domainItem(organizationId, id, domain));
-  const row = await queries.insertDomain(
-    c.var.db,
-    organizationId,
-    { id, domain },
-    domainSettings(NEW_DOMAIN, settings),
-    entry,
+  const row = await refusedWhenNull(
+    queries.insertDomain(
+      c.var.db,
+      organizationId,
+      { id, domain },
+      domainSettings(NEW_DOMAIN, settings),
+      entry,
+      callerStillAdmin(c.var.actor, organizationId),
+    ),
+    insufficientLevel,
   );
   return c.json(toDomain(row), 201);
 };
@@ -66,7 +71,18 @@ export const updateOrganizationDomain: Handler<"updateDomain"> = async (c) => {
   ]);
   const item = domainItem(organization.id, id, current.domain);
   const entry = domainActivity.changed(c, "updated", item, trackedDomainFields(current), trackedDomainFields(settings));
-  const updated = await queries.updateDomain(db, organization.id, id, settings, guard, entry);
+  const updated = await refusedWhenNull(
+    queries.updateDomain(
+      db,
+      organization.id,
+      id,
+      settings,
+      guard,
+      entry,
+      callerStillAdmin(c.var.actor, organization.id),
+    ),
+    insufficientLevel,
+  );
   if (!updated) throw changedMeanwhile("domain");
   return c.json(toDomain(updated), 200);
 };
@@ -75,7 +91,10 @@ export const deleteOrganizationDomain: Handler<"deleteDomain"> = async (c) => {
   const { id } = c.req.valid("param");
   const organizationId = c.var.organization.id;
   const entry = domainActivity.record(c, "deleted", domainItem(organizationId, id, domainNameInBatch(id)));
-  const deleted = await queries.deleteDomain(c.var.db, organizationId, id, entry);
+  const deleted = await refusedWhenNull(
+    queries.deleteDomain(c.var.db, organizationId, id, entry, callerStillAdmin(c.var.actor, organizationId)),
+    insufficientLevel,
+  );
   if (!deleted) throw notFound();
   return c.body(null, 204);
 };
@@ -96,8 +115,21 @@ export const verifyOrganizationDomain: Handler<"verifyDomain"> = async (c) => {
     ? domainActivity.record(c, "verified", domainItem(organization.id, id, domain.domain))
     : undefined;
   // Written only while still unverified: of two verifications at once, one records it (its entry
-  // follows the write), and a failed attempt never marks a verified domain.
-  const updated = await queries.updateDomain(db, organization.id, id, changes, isNull(domains.verifiedAt), entry);
+  // follows the write), and a failed attempt never marks a verified domain. The lookup takes
+  // seconds: a caller no longer an admin by then verifies nothing.
+  const unverified = isNull(domains.verifiedAt);
+  const updated = await refusedWhenNull(
+    queries.updateDomain(
+      db,
+      organization.id,
+      id,
+      changes,
+      unverified,
+      entry,
+      callerStillAdmin(c.var.actor, organization.id),
+    ),
+    insufficientLevel,
+  );
   if (!updated) {
     const current = await queries.domainVerifiedAt(db, organization.id, id);
     throw current?.verifiedAt ? alreadyVerified() : notFound();

@@ -1,7 +1,7 @@
 import { and, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { domains, organizations } from "../../db/schema";
-import { isUniqueViolation, type Database } from "../../platform/db";
+import { isUniqueViolation, whileHolds, type Database } from "../../platform/db";
 import { validationError } from "../../platform/errors";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { nowIso, randomUrlSafeToken } from "../../platform/ids";
@@ -50,6 +50,7 @@ export async function insertDomain(
   { id, domain }: { id: string; domain: string },
   settings: DomainSettings,
   entry: Statement,
+  allowed: SQL,
 ) {
   try {
     const [row] = await writeWithActivity(
@@ -59,7 +60,7 @@ export async function insertDomain(
         .values({
           id,
           organizationId,
-          domain,
+          domain: whileHolds(domain, allowed),
           verificationChallenge: randomUrlSafeToken(32),
           ...settings,
           createdAt: nowIso(),
@@ -77,6 +78,11 @@ export async function insertDomain(
   }
 }
 
+/*
+ * Every domain write lands only while `allowed` holds when it runs (the caller still an admin):
+ * else a NOT NULL failure, for the caller to answer.
+ */
+
 /** `guard`: the update applies only while it holds (see `unchangedSinceRead`). */
 export async function updateDomain(
   db: Database,
@@ -85,12 +91,13 @@ export async function updateDomain(
   changes: DomainChanges,
   guard: SQL | undefined,
   entry: Statement | undefined,
+  allowed: SQL,
 ) {
   const [row] = await writeWithActivity(
     db,
     db
       .update(domains)
-      .set(changes)
+      .set({ ...changes, domain: whileHolds(sql`${domains.domain}`, allowed) })
       .where(and(domainOfOrganization(organizationId, id), guard))
       .returning(),
     entry,
@@ -111,12 +118,12 @@ export async function domainVerifiedAt(db: Database, organizationId: string, id:
  * The domain is touched first, so that its entry (which reads its name) is appended only if it
  * exists, and before the delete removes what the entry reads; all in one atomic batch.
  */
-export async function deleteDomain(db: Database, organizationId: string, id: string, entry: Statement) {
+export async function deleteDomain(db: Database, organizationId: string, id: string, entry: Statement, allowed: SQL) {
   const ofOrganization = domainOfOrganization(organizationId, id);
   const [, , [row]] = await db.batch([
     db
       .update(domains)
-      .set({ domain: sql`${domains.domain}` })
+      .set({ domain: whileHolds(sql`${domains.domain}`, allowed) })
       .where(ofOrganization),
     entry,
     db.delete(domains).where(ofOrganization).returning({ id: domains.id }),
