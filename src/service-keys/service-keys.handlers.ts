@@ -15,12 +15,13 @@ import {
   storedTime,
 } from "../platform/auth/key-lifecycle";
 import { keyRateLimits } from "../platform/auth/rate-limit";
-import { inJsonList, refusedWhenNull, whileHolds, type Database } from "../platform/db";
+import { inJsonList, isNotNullViolationOf, refusedWhenNull, whileHolds, type Database } from "../platform/db";
 import type { AppEnv } from "../platform/env";
-import { changedMeanwhile, notFound, validationError } from "../platform/errors";
+import { changedMeanwhile, insufficientLevel, notFound, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
 import { organizationRead } from "../platform/route-context";
+import { callerStillAdmin } from "../platform/route-context/organization";
 import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { serviceKeyActivity } from "./service-keys.activity";
 import type * as routes from "./service-keys.routes";
@@ -123,21 +124,38 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
   // The limit again, in the write: of concurrent creates, those past it fail whole.
   const heldNow = db.$count(serviceApiKeys, eq(serviceApiKeys.organizationId, organization.id));
   const belowLimit = sql`${heldNow} < ${MAX_SERVICE_KEYS_PER_ORGANIZATION}`;
+  const values = {
+    ...row,
+    organizationId: whileHolds(organization.id, belowLimit),
+    label: labelWhileAdmin(c, row.label),
+  };
   await refusedWhenNull(
     writeWithActivity(
       db,
-      db.insert(serviceApiKeys).values({ ...row, organizationId: whileHolds(organization.id, belowLimit) }),
+      db.insert(serviceApiKeys).values(values),
       serviceKeyActivity.record(c, "created", {
         organizationId: organization.id,
         itemId: row.id,
         name: row.label,
         context: entryContext(row),
       }),
-    ),
+    ).catch(refusedWhenNoLongerAdmin),
     tooManyServiceKeys,
   );
   return c.json({ ...toServiceKey(row), value: key.value }, 201);
 };
+
+/**
+ * A key's label as a write sets it (`label`, else the one it has), only while the caller is still
+ * an admin when the write runs: a key made, widened or rolled by an admin demoted meanwhile would
+ * outlive their demotion. Else NULL, which the column refuses (`refusedWhenNoLongerAdmin`).
+ */
+const labelWhileAdmin = (c: Context<AppEnv>, label?: string) =>
+  whileHolds(label ?? sql<string>`${serviceApiKeys.label}`, callerStillAdmin(c.var.actor, c.var.organization.id));
+
+async function refusedWhenNoLongerAdmin(error: unknown): Promise<never> {
+  throw isNotNullViolationOf(error, serviceApiKeys.label) ? insufficientLevel() : error;
+}
 
 const tooManyServiceKeys = () =>
   validationError(
@@ -181,7 +199,7 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
     db,
     db
       .update(serviceApiKeys)
-      .set({ label: after.label, scopes, scopedTeams, expiresAt: after.expiresAt })
+      .set({ label: labelWhileAdmin(c, after.label), scopes, scopedTeams, expiresAt: after.expiresAt })
       .where(and(keyOf(organization.id, key.id), eq(serviceApiKeys.secureValue, key.secureValue)))
       .returning({ id: serviceApiKeys.id }),
     serviceKeyActivity.changed(
@@ -191,7 +209,7 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
       before,
       fieldsAfterPatch(before, trackedFields(after)),
     ),
-  );
+  ).catch(refusedWhenNoLongerAdmin);
   if (!updated) throw changedMeanwhile("key");
   await forgetCachedKey(c.env, key);
   return c.json(toServiceKey(after), 200);
@@ -208,7 +226,7 @@ export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) =
     db,
     db
       .update(serviceApiKeys)
-      .set(changes)
+      .set({ ...changes, label: labelWhileAdmin(c) })
       .where(and(keyOf(organization.id, key.id), eq(serviceApiKeys.secureValue, key.secureValue)))
       .returning({ id: serviceApiKeys.id }),
     serviceKeyActivity.record(c, "rolled", {
@@ -217,7 +235,7 @@ export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) =
       name: key.label,
       context,
     }),
-  );
+  ).catch(refusedWhenNoLongerAdmin);
   if (!rolled) throw changedMeanwhile("key");
   await forgetCachedKey(c.env, key);
   return c.json({ ...toServiceKey({ ...key, ...changes }), value }, 200);

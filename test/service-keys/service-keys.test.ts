@@ -1,10 +1,11 @@
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
 import { SERVICE_KEY_REFUSED } from "../../src/platform/route";
 import { addMember, api, createProject, db, errorBody, setupOrganization, UUID } from "../support/harness";
 import { INSUFFICIENT_LEVEL, NOT_FOUND, expectCreatedUpTo } from "../support/error-bodies";
+import { beforeWrites } from "../support/races";
 
 const keysPath = (organizationId: string) => `/api/organizations/${organizationId}/service_keys`;
 const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
@@ -308,5 +309,36 @@ describe("service keys", () => {
       "updated",
       "created",
     ]);
+  });
+});
+
+describe("service key writes by an admin demoted between the request's read and its write", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("make, widen or roll no key (403): none would outlive the demotion", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const owners = await createServiceKey(organization.id, key, { scopes: ["organization:read"] });
+    const keyPath = `${keysPath(organization.id)}/${owners.body.id}`;
+    const memberPath = `/api/organizations/${organization.id}/members/${admin.user.uuid}`;
+    const writes: [RegExp, string, string, unknown][] = [
+      [/^insert into "service_api_keys"/, "POST", keysPath(organization.id), { label: "Mine", scopes: ["*"] }],
+      [/^update "service_api_keys"/, "PATCH", keyPath, { scopes: ["*"] }],
+      [/^update "service_api_keys"/, "POST", `${keyPath}/roll`, {}],
+    ];
+    for (const [write, method, path, body] of writes) {
+      const demote = () => api("PATCH", memberPath, { key, body: { level: MembershipLevel.member } });
+      const ran = beforeWrites([[write, async () => (await demote()).status]]);
+      const refused = await api(method, path, { key: admin.key, body });
+      vi.restoreAllMocks();
+      expect(ran, `${method} ${path}`).toEqual([200]);
+      expect([refused.status, refused.body], `${method} ${path}`).toEqual([403, INSUFFICIENT_LEVEL]);
+      await api("PATCH", memberPath, { key, body: { level: MembershipLevel.admin } });
+    }
+    const listed = await api("GET", keysPath(organization.id), { key });
+    // Neither widened nor rolled: as created, its value masked.
+    const { value, ...masked } = owners.body;
+    expect(listed.body).toEqual([masked]);
+    expect(masked.mask_value).toBe(`${value.slice(0, 4)}...${value.slice(-4)}`);
   });
 });
