@@ -221,6 +221,15 @@ describe("the events feed", () => {
     expect(open.status).toBe(201);
   });
 
+  it("hands back, past every entry, a cursor it accepts back", async () => {
+    const { organization, key } = await setupOrganization();
+    const first = await api("GET", `${feedPath(organization.id)}?after=999999999999999`, { key });
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ cursor: "999999999999999", has_more: false });
+    const next = new URL(first.body.next as string);
+    expect((await api("GET", next.pathname + next.search, { key })).status).toBe(200);
+  });
+
   it("refuses bad input naming the parameter, and other organizations' and keys' callers", async () => {
     const organization = await setupOrganization();
     const path = feedPath(organization.organization.id);
@@ -229,6 +238,8 @@ describe("the events feed", () => {
       ["?events=Dashboard.created,", "events"],
       ["?after=-1", "after"],
       ["?after=abc", "after"],
+      // Past 2^53 a number loses digits: the cursor handed back would not be the one given.
+      ["?after=9999999999999999", "after"],
       ["?limit=0", "limit"],
       ["?limit=1001", "limit"],
     ]) {

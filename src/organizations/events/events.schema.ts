@@ -21,7 +21,7 @@ const EventNames = z
 export const EventsQuery = z.object({
   after: z
     .string()
-    .regex(/^(0|[1-9]\d{0,15})$/, "Invalid cursor.")
+    .regex(/^(0|[1-9]\d{0,14})$/, "Invalid cursor.")
     .optional()
     .openapi({ description: "The previous answer's `cursor` (0: from the start).", example: "0" }),
   events: EventNames,
