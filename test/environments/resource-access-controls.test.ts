@@ -500,3 +500,68 @@ describe("a rule on every dashboard: its removal", () => {
     expect((await api("GET", rulesPath, { key })).body.access_controls).toEqual([hidden.body]);
   });
 });
+
+describe("a rule on the activity log", () => {
+  /** A project with an entry, and a member whom a rule on the kind `activity_log` gives `none`. */
+  async function memberWithoutActivityLog() {
+    const team = await setup();
+    const { organization, key, project, member } = team;
+    await createDashboard(key, project.id, { name: "Revenue" });
+    const hide = { resource: "activity_log", access_level: "none", organization_member: member.membership.id };
+    expect((await api("PUT", path("projects", project.id), { key, body: hide })).status).toBe(200);
+    // Sealed, so that the feed lists the entries.
+    expect((await api("GET", `/api/organizations/${organization.id}/activity_log/verify`, { key })).status).toBe(200);
+    const feed = async (feedKey: string) => {
+      const read = await api("GET", `/api/organizations/${organization.id}/events`, { key: feedKey });
+      expect(read.status).toBe(200);
+      return read.body.results.map((event: { type: string }) => event.type);
+    };
+    return { ...team, feed };
+  }
+
+  const NO_VIEWER_ACCESS = errorBody(
+    "authentication_error",
+    "permission_denied",
+    "You do not have viewer access to this resource.",
+  );
+
+  it("keeps the member it names out of the project's log, its entries and their events (403), as PostHog", async () => {
+    const { organization, key, project, member, feed } = await memberWithoutActivityLog();
+    const [entry] = (await api("GET", `/api/projects/${project.id}/activity_log`, { key })).body.results;
+    for (const refused of [
+      `/api/projects/${project.id}/activity_log`,
+      `/api/environments/${project.id}/activity_log?include_organization_scoped=1`,
+      `/api/projects/${project.id}/activity_log/${entry.id}`,
+    ]) {
+      expectError(await api("GET", refused, { key: member.key }), 403, NO_VIEWER_ACCESS);
+    }
+    expect(await feed(member.key)).toEqual([]);
+    // The organization's admins are never restricted.
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const hideAdmin = { resource: "activity_log", access_level: "none", organization_member: admin.membership.id };
+    expect((await api("PUT", path("projects", project.id), { key, body: hideAdmin })).status).toBe(200);
+    expect((await api("GET", `/api/projects/${project.id}/activity_log`, { key: admin.key })).status).toBe(200);
+    expect(await feed(admin.key)).toContain("Dashboard.created");
+  });
+
+  it("loses to a higher rule of the member's role, and lifted, lets them read again", async () => {
+    const { organization, key, project, member, roleId, feed } = await memberWithoutActivityLog();
+    const logPath = `/api/projects/${project.id}/activity_log`;
+    await api("POST", `/api/organizations/${organization.id}/roles/${roleId}/role_memberships`, {
+      key,
+      body: { user_uuid: member.user.uuid },
+    });
+    const roleViewer = { resource: "activity_log", access_level: "viewer", role: roleId };
+    expect((await api("PUT", path("projects", project.id), { key, body: roleViewer })).status).toBe(200);
+    expect((await api("GET", logPath, { key: member.key })).status).toBe(200);
+    expect(
+      (await api("PUT", path("projects", project.id), { key, body: { ...roleViewer, access_level: null } })).status,
+    ).toBe(204);
+    expect((await api("GET", logPath, { key: member.key })).status).toBe(403);
+    const lift = { resource: "activity_log", access_level: null, organization_member: member.membership.id };
+    expect((await api("PUT", path("projects", project.id), { key, body: lift })).status).toBe(204);
+    const read = await api("GET", logPath, { key: member.key });
+    expect(read.body.results.map((entry: { scope: string }) => entry.scope)).toContain("Dashboard");
+    expect(await feed(member.key)).toContain("Dashboard.created");
+  });
+});

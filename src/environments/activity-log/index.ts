@@ -17,11 +17,16 @@ import {
 } from "../../platform/activity-log/archived-reads";
 import { dashboardEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import type { Actor, AppEnv } from "../../platform/env";
-import { isAdminInSql } from "../../platform/levels";
-import { notFound } from "../../platform/errors";
+import { isAdmin, isAdminInSql } from "../../platform/levels";
+import { notFound, permissionDenied } from "../../platform/errors";
+import type { AccessLevelOf } from "../../platform/access-rules/member-rule";
 import { membershipsOf } from "../../platform/route-context/organization";
 import { projectRead } from "../../platform/route-context";
-import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/route-context/project";
+import {
+  membershipInEnvironment,
+  projectLevelInEnvironment,
+  selectKindRuleOfCaller,
+} from "../../platform/route-context/project";
 import { createRouter } from "../../platform/router";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import { projectActivityLogEntryRoute, projectActivityLogRoute } from "./activity-log.routes";
@@ -77,6 +82,17 @@ const projectArchive = (c: Context<AppEnv>, where: SQL | undefined, withOrganiza
 });
 
 /**
+ * As PostHog: a rule of `none` on the project's activity log (a rule on the kind `activity_log`,
+ * the member's own, a role's or the default, the highest winning) keeps a member out of it; the
+ * project's admins are never restricted.
+ */
+function assertMayReadLog(c: Context<AppEnv>, rule: AccessLevelOf<"activity_log"> | null) {
+  if (rule === "none" && !isAdmin(c.var.project.level)) {
+    throw permissionDenied("You do not have viewer access to this resource.");
+  }
+}
+
+/**
  * The project and the page in one round trip; the page is dropped unless the project is the
  * caller's. Its entries are found by the project's organization, read in the same statement; past
  * those kept here, the page goes on in the organization's archive, with the same conditions.
@@ -88,13 +104,15 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
   const withOrganization = query.include_organization_scoped === "1" && actor.scopedTeams.length === 0;
   const visible = (environmentId: number) =>
     withOrganization ? withOrganizationEntries(actor, environmentId) : visibleInProjectLog(actor, environmentId);
-  const reads = await projectRead(c, (environmentId) => [
+  const [[rule], ...reads] = await projectRead(c, (environmentId) => [
+    selectKindRuleOfCaller(c.var.db, "activity_log", actor, environmentId),
     ...pageStatements(
       c.var.db,
       { organizationId: organizationOfEnvironment(environmentId), where: visible(environmentId) },
       query,
     ),
   ]);
+  assertMayReadLog(c, rule?.level ?? null);
   const archive = projectArchive(c, visible(c.var.project.environmentId), withOrganization);
   const page = await pageAcrossArchive(archive, query, reads);
   return c.json(activityPageEnvelope(thisRequestUrl(c), query, page.rows, page.counted, page.resumeAt), 200);
@@ -109,10 +127,12 @@ const retrieveProjectActivityLogEntry: RouteHandler<ReturnType<typeof projectAct
 ) => {
   const { actor } = c.var;
   const { id } = c.req.valid("param");
-  const [[row], segments] = await projectRead(c, (environmentId) => [
+  const [[rule], [row], segments] = await projectRead(c, (environmentId) => [
+    selectKindRuleOfCaller(c.var.db, "activity_log", actor, environmentId),
     selectEntriesWithUsers(c.var.db).where(and(eq(activityLog.id, id), visibleInProjectLog(actor, environmentId))),
     selectSegmentsAroundId(c.var.db, organizationOfEnvironment(environmentId), id),
   ]);
+  assertMayReadLog(c, rule?.level ?? null);
   const visible = visibleInProjectLog(actor, c.var.project.environmentId);
   const found = row ?? (await archivedEntry(projectArchive(c, visible), segments, id));
   if (!found) throw notFound();

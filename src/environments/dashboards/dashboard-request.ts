@@ -11,12 +11,15 @@ import { notFound, permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
 import { peekJsonBody } from "../../platform/request-body";
 import { projectRead, routeReads } from "../../platform/route-context";
-import { membershipInEnvironment, projectLevelInEnvironment } from "../../platform/route-context/project";
+import {
+  membershipInEnvironment,
+  projectLevelInEnvironment,
+  selectKindRuleOfCaller,
+} from "../../platform/route-context/project";
 import { rightsOn } from "./dashboard-response";
 import {
   moveStatements,
   selectDashboard,
-  selectRuleOnEveryDashboard,
   selectTiles,
   sourceStatements,
   type DashboardReadScope,
@@ -120,7 +123,7 @@ export const dashboardOfPath = routeReads((c) => {
 export const creationReads = routeReads(async (c) => {
   const body = await peekJsonBody(c, CreateDashboardInput);
   const [[rule], ...source] = await projectRead(c, (environmentId) => [
-    selectRuleOnEveryDashboard(c.var.db, c.var.actor, environmentId),
+    selectKindRuleOfCaller(c.var.db, "dashboard", c.var.actor, environmentId),
     ...(typeof body?.use_dashboard === "number" ? sourceStatements(c.var.db, c.var.actor, body.use_dashboard) : []),
   ]);
   return { body, ruleOnEveryDashboard: rule?.level ?? null, source };

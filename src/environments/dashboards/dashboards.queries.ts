@@ -417,15 +417,6 @@ function dashboardPageStatements(db: Database, scope: DashboardListScope, page: 
   return [count, rows] as [typeof count, typeof rows];
 }
 
-/**
- * The caller's rule on every dashboard of the environment (`kindRuleOfMember`), or null: what
- * creating one needs besides the project.
- */
-export const selectRuleOnEveryDashboard = (db: Database, actor: Actor, environmentId: number) =>
-  db
-    .select({ level: kindRuleOfMember("dashboard", environmentId, membershipInEnvironment(actor, environmentId)) })
-    .from(sql`(select 1)`);
-
 /** A list's scope from plain values: the caller's membership and project level as SQL read with the project. */
 function listScope(actor: Actor, environmentId: number): DashboardListScope {
   return {

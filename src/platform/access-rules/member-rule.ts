@@ -5,9 +5,10 @@ import { accessControls, resourceAccessControls as kindRules, roleMemberships } 
 export const RESOURCE_ACCESS_LEVELS = {
   dashboard: ["none", "viewer", "editor", "manager"],
   project: ["none", "member", "admin"],
+  activity_log: ["none", "viewer"],
 } as const;
 
-/** What the rules of a resource type are about: `"dashboard"`, `"project"`. */
+/** What the rules of a resource type are about: `"dashboard"`, `"project"`, `"activity_log"`. */
 export type AccessControlledResourceName = keyof typeof RESOURCE_ACCESS_LEVELS;
 export type AccessLevelOf<R extends AccessControlledResourceName> = (typeof RESOURCE_ACCESS_LEVELS)[R][number];
 

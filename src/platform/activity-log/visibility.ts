@@ -1,7 +1,8 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import { activityLog, dashboards, projects } from "../../db/schema";
+import { activityLog, dashboards, environments, projects } from "../../db/schema";
 import { dashboardRuleInSql, dashboardVisibleInSql } from "../access-rules/dashboard-rights";
 import { isAdminInSql } from "../levels";
+import { kindRuleOfMember } from "../access-rules/member-rule";
 import { effectiveProjectLevel } from "../access-rules/project-level";
 import { projectVisible } from "../access-rules/project-visibility";
 import type { Actor } from "../env";
@@ -46,9 +47,21 @@ const entryProjectVisible = (actor: Actor) =>
     where ${and(eq(projects.id, activityLog.projectId), projectVisible)})`;
 
 /**
+ * The entry's project log is not hidden from the reader by a `none` rule on it (a rule on the kind
+ * `activity_log`), as the project's log refuses them; its admins are never restricted.
+ */
+const entryLogNotHidden = (reader: ProjectEntryReader) => {
+  const environmentId = sql`(select ${environments.id} from ${environments}
+    where ${environments.projectId} = ${activityLog.projectId})`;
+  const rule = kindRuleOfMember("activity_log", environmentId, reader.membershipId);
+  return sql`(${isAdminInSql(reader.projectLevel)} or coalesce(${rule}, 'viewer') <> 'none')`;
+};
+
+/**
  * What a caller sees of their organization's entries, as the activity log's two lists already
  * decide: an admin or owner everything (the organization's log), a member the entries of the
- * projects they see, as each project's log shows them (`dashboardEntriesVisibleTo`), and no
+ * projects they see whose logs are not hidden from them, as each project's log shows them
+ * (`entryLogNotHidden`, `dashboardEntriesVisibleTo`), and no
  * entry of the organization itself. `membership` is the caller's, as SQL read once per statement.
  */
 export function organizationEntriesVisibleTo(
@@ -61,6 +74,6 @@ export function organizationEntriesVisibleTo(
     projectLevel: levelInEntryProject(actor),
   };
   const asProjectLog = sql`(${activityLog.projectId} is not null and ${entryProjectVisible(actor)}
-    and ${dashboardEntriesVisibleTo(reader)})`;
+    and ${entryLogNotHidden(reader)} and ${dashboardEntriesVisibleTo(reader)})`;
   return sql`(${isAdminInSql(membership.level)} or ${asProjectLog})`;
 }

@@ -1,6 +1,10 @@
 import { and, asc, eq, min, sql, type SQL } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects, users } from "../../db/schema";
-import { resourcesRuledForRolesOf } from "../access-rules/member-rule";
+import {
+  kindRuleOfMember,
+  resourcesRuledForRolesOf,
+  type AccessControlledResourceName,
+} from "../access-rules/member-rule";
 import { effectiveProjectLevel } from "../access-rules/project-level";
 import { projectVisible, projectVisibleAtLevel, type CallerMembership } from "../access-rules/project-visibility";
 import { assertProjectInKeyScope } from "../auth/key-scoping";
@@ -98,6 +102,20 @@ export const membershipInEnvironment = (actor: Actor, environmentId: number) =>
   sql<string>`(select ${organizationMemberships.id} from ${membershipsOf(actor)}
     join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
     where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId})`;
+
+/**
+ * The caller's rule on every resource of a kind in the environment (`kindRuleOfMember`), or
+ * null: for a read batched with the project.
+ */
+export const selectKindRuleOfCaller = <R extends AccessControlledResourceName>(
+  db: Database,
+  resource: R,
+  actor: Actor,
+  environmentId: number,
+) =>
+  db
+    .select({ level: kindRuleOfMember(resource, environmentId, membershipInEnvironment(actor, environmentId)) })
+    .from(sql`(select 1)`);
 
 /**
  * Why a write guarded on the caller's level was refused: 404 when they no longer see the project
