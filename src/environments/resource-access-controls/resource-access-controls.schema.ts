@@ -8,8 +8,9 @@ export const RESOURCE_TYPE_LEVELS = RESOURCE_ACCESS_LEVELS.dashboard;
 
 /**
  * The kinds of resources PostHog's resource-level rules are about. A rule on `dashboard` acts on
- * every dashboard of the project (`kindRuleOfMember`); the others are stored and returned for
- * PostHog's clients and act on nothing here: this API holds no actions, flags, surveys..., and
+ * every dashboard of the project (`kindRuleOfMember`), one on `activity_log` on the project's log;
+ * the others are stored and returned for PostHog's clients and act on nothing here: this API
+ * holds no actions, flags, surveys..., and
  * PostHog itself reads no rule on `project` at this level (a project's rules are its own,
  * `access_controls`). See docs/roles.md.
  */

@@ -65,8 +65,9 @@ function routerFor(tree: ProjectTree) {
     summary: "Set a member's, a role's or everyone's level on a kind of resource (project admins); null removes it",
     description:
       "A rule on `dashboard` acts on every dashboard of the project, after the rules on the dashboard itself " +
-      "for the member and their roles and before its default (docs/roles.md). The other kinds are stored " +
-      "and returned for PostHog's clients and act on nothing here, `project` included, as in PostHog.",
+      "for the member and their roles and before its default (docs/roles.md); `none` on `activity_log` keeps " +
+      "a member out of the project's activity log. The other kinds are stored and returned for PostHog's " +
+      "clients and act on nothing here, `project` included, as in PostHog.",
     request: { params: ProjectParams, body: jsonBody(PutResourceAccessControlInput) },
     responses: { 200: json(AccessControlRule, "The rule"), 204: { description: "The rule was removed" } },
   });
