@@ -1,7 +1,7 @@
-import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, activityLogSegments, serviceApiKeys, users } from "../../db/schema";
 import { toUserBasic } from "../user-basic";
-import type { Database } from "../db";
+import { inJsonList, type Database } from "../db";
 import { DEFAULT_PAGE_SIZE } from "../pagination";
 import { notFound } from "../errors";
 import type { ActivityLogEntry, ActivityLogQuery } from "./activity-log.schema";
@@ -73,7 +73,7 @@ export const lastSeqAtOrBefore = (organizationId: string | SQL, time: string, st
 function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL | undefined)[] {
   return [
     query.scope === undefined ? undefined : eq(activityLog.scope, query.scope),
-    query.scopes === undefined ? undefined : inArray(activityLog.scope, scopesOf(query.scopes)),
+    query.scopes === undefined ? undefined : inJsonList(activityLog.scope, scopesOf(query.scopes)),
     query.item_id === undefined ? undefined : eq(activityLog.itemId, query.item_id),
     query.user === undefined
       ? undefined

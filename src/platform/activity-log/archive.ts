@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, gte, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, lt, lte, sql, type SQL } from "drizzle-orm";
 import {
   activityLog,
   activityLogAnchors,
@@ -7,7 +7,7 @@ import {
   serviceApiKeys,
   users,
 } from "../../db/schema";
-import { isNotNullViolation, whileHolds, type Database } from "../db";
+import { inJsonList, isNotNullViolation, whileHolds, type Database } from "../db";
 import { entryServiceKey, type PageRow } from "./activity-log.queries";
 import { sha256Hex } from "../ids";
 import {
@@ -311,14 +311,8 @@ export function authorStatements(db: Database, rows: EntryRow[]) {
   const userIds = present(rows.map((row) => row.userId));
   const keyIds = present(rows.map((row) => row.apiKeyId));
   return [
-    db
-      .select()
-      .from(users)
-      .where(userIds.length === 0 ? sql`0` : inArray(users.id, userIds)),
-    db
-      .select(entryServiceKey)
-      .from(serviceApiKeys)
-      .where(keyIds.length === 0 ? sql`0` : inArray(serviceApiKeys.id, keyIds)),
+    db.select().from(users).where(inJsonList(users.id, userIds)),
+    db.select(entryServiceKey).from(serviceApiKeys).where(inJsonList(serviceApiKeys.id, keyIds)),
   ] as const;
 }
 

@@ -341,6 +341,14 @@ describe("PostHog's page mode and filters", () => {
     expect(await scopes("?scopes=Dashboard,OrganizationMembership")).toEqual(["Dashboard", "OrganizationMembership"]);
     expect(await scopes("?scopes=Dashboard,Nothing")).toEqual(["Dashboard"]);
     expect(await scopes("?scopes=Nothing")).toEqual([]);
+    // More kinds than a statement binds parameters (100): still one list, matching what is known.
+    const many = Array.from({ length: 150 }, (_, index) => `Kind${index}`).join(",");
+    expect(await scopes(`?scopes=${many},Dashboard`)).toEqual(["Dashboard"]);
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const projectLog = await api("GET", `/api/projects/${organization.project.id}/activity_log?scopes=${many}`, {
+      key: member.key,
+    });
+    expect([projectLog.status, projectLog.body.results]).toEqual([200, []]);
   });
 
   it("adds organization-wide entries to a project's log with include_organization_scoped=1, for admins", async () => {

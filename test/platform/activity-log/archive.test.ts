@@ -10,7 +10,7 @@ import { sealChain } from "../../../src/platform/activity-log/chain";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { expectError, NOT_FOUND } from "../../support/error-bodies";
 import { firstEntryOf, seedEntries as seedEntriesOf } from "../../support/activity-log";
-import { addMember, api, createProject, db, setupOrganization } from "../../support/harness";
+import { addMember, api, createProject, createUser, db, setupOrganization } from "../../support/harness";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 
@@ -174,6 +174,29 @@ describe("activity-log archive", () => {
       body: { name: "Renamed" },
     });
     expect(await verify(organization)).toMatchObject({ valid: true, entries: 121, head: { seq: 121 } });
+  }, 60_000);
+
+  it("reads a page of archived entries by more users than a statement binds parameters (100)", async () => {
+    const organization = await setupOrganization();
+    // One a second, 40 days ago: one segment of one day holds them all.
+    await seedEntries(organization, 120, 1000, 40 * DAY);
+    const users = await Promise.all(Array.from({ length: 120 }, () => createUser()));
+    await env.DB.batch(
+      users.map((user, index) =>
+        env.DB.prepare("update activity_log set user_id = ?1 where organization_id = ?2 and seq = ?3").bind(
+          user.id,
+          organization.organization.id,
+          index + 1,
+        ),
+      ),
+    );
+    const listBefore = (await api("GET", `${logPath(organization)}?limit=1000`, { key: organization.key })).body;
+    expect(new Set(listBefore.results.map((entry: { user: { uuid: string } }) => entry.user.uuid)).size).toBe(120);
+    await runCron();
+    await runCron();
+    expect(await segmentsOf(organization)).toHaveLength(1);
+    const listAfter = await api("GET", `${logPath(organization)}?limit=1000`, { key: organization.key });
+    expect([listAfter.status, listAfter.body]).toEqual([200, listBefore]);
   }, 60_000);
 
   it("continues the chain after every kept entry was archived", async () => {
