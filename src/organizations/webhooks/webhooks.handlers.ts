@@ -99,10 +99,11 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
   const input = c.req.valid("json");
   const { webhook: current, createdBy } = webhookOfRequest(c);
   const url = input.url === undefined ? current.url : assertReceiverUrl(input.url, c.env);
-  // Whoever turns a webhook on, or points it at another receiver, answers for it from then on: it
-  // lives as long as they are an admin, not as long as its first creator was (otherwise an admin
-  // who redirected someone else's webhook to themselves would keep every event once removed).
-  const answerable = (input.enabled === true && !current.enabled) || url !== current.url;
+  // Whoever turns a webhook on (`enabled: true`, even over a webhook read as on: it may have been
+  // turned off meanwhile), or points it at another receiver, answers for it from then on: it lives
+  // as long as they are an admin, not as long as its first creator was (otherwise an admin who
+  // redirected someone else's webhook to themselves would keep every event once removed).
+  const answerable = input.enabled === true || url !== current.url;
   const db = c.var.db;
   const owner = answerable ? await userOrNull(db, personOf(c.var.actor)) : createdBy;
   const after = {
@@ -118,7 +119,9 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
     .set({
       url: whileHolds(url, callerStillAdmin(c.var.actor, current.organizationId)),
       events: after.events,
-      enabled: after.enabled,
+      // Only when sent: a webhook turned off meanwhile (its creator demoted, its receiver gone)
+      // stays off through a change of something else.
+      enabled: input.enabled,
       description: after.description,
       createdById: after.createdById,
       updatedAt: after.updatedAt,

@@ -34,6 +34,7 @@ import {
   UUID,
 } from "../../support/harness";
 import { attemptsFrom, consumeDeadLetter, expectAttemptsBeforeDeadLetters, retryDelays } from "../../support/queues";
+import { beforeWrites } from "../../support/races";
 
 const insecureAtStart = env.WEBHOOKS_ALLOW_INSECURE;
 
@@ -975,5 +976,48 @@ describe("the outbox under load", () => {
         organization_id: stuck.organization.id,
       }),
     );
+  });
+});
+
+describe("a webhook turned off while a PATCH of it runs", () => {
+  it("stays off when another admin changes only its description: its demoted creator gets nothing", async () => {
+    receiver(200);
+    const organization = await setupOrganization();
+    const admin = await addMember(organization.organization.id, MembershipLevel.admin);
+    const created = await api("POST", webhooksPath(organization), {
+      key: admin.key,
+      body: { url: `${RECEIVER}/demoted-admin`, events: ["*"] },
+    });
+    expect(created.status).toBe(201);
+    const webhookPath = `${webhooksPath(organization)}/${created.body.id}`;
+    const memberPath = `/api/organizations/${organization.organization.id}/members/${admin.user.uuid}`;
+    const demote = { key: organization.key, body: { level: MembershipLevel.member } };
+    // The owner's PATCH has read the webhook (on) when the demotion turns it off, before its write.
+    const ran = beforeWrites([
+      [/update "webhooks" set "url"/, async () => (await api("PATCH", memberPath, demote)).status],
+    ]);
+    const renamed = await api("PATCH", webhookPath, { key: organization.key, body: { description: "ops" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({ description: "ops", enabled: false, created_by: userBasic(admin.user) });
+    expect((await api("GET", webhookPath, { key: organization.key })).body.enabled).toBe(false);
+    // Turned on again, it is the owner's: who turns a webhook on answers for it.
+    const enabled = await api("PATCH", webhookPath, { key: organization.key, body: { enabled: true } });
+    expect(enabled.body).toMatchObject({ enabled: true, created_by: userBasic(organization.owner) });
+  });
+
+  it("stays off after a 410 Gone that lands during an admin's PATCH of its events", async () => {
+    receiver(410);
+    const organization = await setupOrganization();
+    const webhook = await subscribe(organization, { url: `${RECEIVER}/gone`, events: ["*"] });
+    const deliveryId = await seedPendingDelivery(organization, webhook.id, { seq: 5000 });
+    const webhookPath = `${webhooksPath(organization)}/${webhook.id}`;
+    const ran = beforeWrites([[/update "webhooks" set "url"/, () => consume(deliveryId, 1).then(() => "consumed")]]);
+    const changed = await api("PATCH", webhookPath, { key: organization.key, body: { events: ["Dashboard.updated"] } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual(["consumed"]);
+    expect(changed.body).toMatchObject({ events: ["Dashboard.updated"], enabled: false });
+    expect((await api("GET", webhookPath, { key: organization.key })).body.enabled).toBe(false);
   });
 });
