@@ -11,7 +11,6 @@ import {
 } from "../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { whileHolds, type Database } from "../platform/db";
-import { MembershipLevel } from "../platform/levels";
 import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
 import { ruleOfMember } from "../platform/access-rules/member-rule";
 import { grantableLevelInSql } from "../platform/access-rules/grantable-level";
@@ -20,6 +19,10 @@ import type { InviteRow } from "../organizations/invites/invites.queries";
 type Statement = BatchItem<"sqlite">;
 
 const FIRST_KEY_LABEL = "First key (signed up by invite)";
+
+const inviterStillMember = sql`exists (select 1 from ${organizationMemberships}
+  where ${organizationMemberships.organizationId} = ${invites.organizationId}
+    and ${organizationMemberships.userId} = ${invites.createdById})`;
 
 /**
  * The invite a token hash names, with its organization's name, and the account its e-mail
@@ -36,8 +39,9 @@ export async function findInviteForSignup(db: Database, tokenHash: string) {
       })
       .from(invites)
       .innerJoin(organizations, eq(organizations.id, invites.organizationId))
-      // An invite sent as its organization's deletion began opens nothing.
-      .where(and(eq(invites.tokenHash, tokenHash), isNull(organizations.deletionScheduledAt))),
+      // An invite sent as its organization's deletion began opens nothing, nor one whose inviter
+      // has left it (`levelGranted`).
+      .where(and(eq(invites.tokenHash, tokenHash), isNull(organizations.deletionScheduledAt), inviterStillMember)),
     db
       .select({ user: users, membershipId: organizationMemberships.id })
       .from(users)
@@ -78,15 +82,16 @@ const grantable = grantableLevelInSql(
 
 /**
  * The level the membership gets: the invite's, held to what its inviter holds when it is redeemed
- * (an inviter demoted or gone since grants a member's), so that no one regains a level they lost
- * through an invite they sent before.
+ * (an inviter demoted since grants no more than they hold now; one gone grants nothing: NULL, which
+ * the column refuses), so that no one regains a level, or a place, they lost through an invite they
+ * sent before.
  */
 function levelGranted(invite: InviteRow) {
   const inviterLevel = sql`(select ${organizationMemberships.level} from ${organizationMemberships}
     where ${organizationMemberships.organizationId} = ${invite.organizationId}
       and ${organizationMemberships.userId} = ${inviteColumn(invite.id, invites.createdById)})`;
   const granted = inviteColumn(invite.id, invites.level);
-  return sql<number>`min(${granted}, coalesce(${inviterLevel}, ${MembershipLevel.member}))`;
+  return sql<number>`min(${granted}, ${inviterLevel})`;
 }
 
 const organizationLive = (organizationId: string) =>
