@@ -124,7 +124,8 @@ const responseNotKept = () =>
   new ApiError(
     409,
     "idempotency_response_not_kept",
-    "The request with this Idempotency-Key succeeded, but its answer was too large to keep; it was not run again.",
+    "The request with this Idempotency-Key succeeded, but its answer was not kept (it showed a secret, which is " +
+      "shown only once, or it was over 64 KiB); it was not run again.",
   );
 
 const responseUnreadable = () =>
@@ -157,9 +158,16 @@ function presentedKey(header: string | undefined): string | undefined {
 }
 
 /**
+ * An answer that shows a secret (a key's value, an invite's token, a signing secret: those routes
+ * answer `no-store`) is not kept: a replay goes to whoever presents the same key, which after a
+ * roll includes its replaced value and after a block a key the handler would refuse now.
+ */
+const showsSecret = (response: Response) => response.headers.get("Cache-Control")?.includes("no-store") === true;
+
+/**
  * Stripe's `Idempotency-Key` on an authenticated POST: without the header nothing changes. With
- * it, the key is claimed before the handler runs; a success is kept (sealed) for a day and
- * answered again, with `Idempotent-Replayed: true`, to a retry of the same request by the same
+ * it, the key is claimed before the handler runs; a success is kept (sealed) for a day, unless it
+ * shows a secret, and answered again, with `Idempotent-Replayed: true`, to a retry of the same request by the same
  * personal API key; any failure releases the key. See docs/idempotency.md.
  */
 export const idempotentRetries = createMiddleware<AppEnv>(async (c, next) => {
@@ -180,7 +188,6 @@ export const idempotentRetries = createMiddleware<AppEnv>(async (c, next) => {
     if (row.responseStatus === null) throw keyInUse();
     if (row.responseBody === null) throw responseNotKept();
     const text = await unsealKept(keyring, row.responseBody, claim);
-    // Kept answers may carry a secret (a key's value, an invite's token): a replay is never cached.
     const headers = {
       [REPLAYED_HEADER]: "true",
       "Cache-Control": "no-store",
@@ -198,7 +205,8 @@ export const idempotentRetries = createMiddleware<AppEnv>(async (c, next) => {
     }
     const text = await c.res.clone().text();
     const small = new TextEncoder().encode(text).byteLength <= MAX_KEPT_RESPONSE_BYTES;
-    const sealedBody = small ? await seal(keyring, text, sealingContext(claim.apiKeyId, claim.keyHash)) : null;
+    const kept = small && !showsSecret(c.res);
+    const sealedBody = kept ? await seal(keyring, text, sealingContext(claim.apiKeyId, claim.keyHash)) : null;
     await keepIdempotentResponse(db, claim, { status, sealedBody }, Date.now());
   } catch (error) {
     // The request itself is done: its answer goes out; a retry meets the lease, then runs again.

@@ -14,6 +14,8 @@ export const responseHeaders = [requestId(), secureHeaders()] as const;
  * private, may keep it. Add it to the route's `middleware`.
  */
 export const noStore = createMiddleware(async (c, next) => {
-  await next();
+  // Before the handler: the idempotency middleware, which runs inside this one, reads it to keep
+  // no such answer.
   c.header("Cache-Control", "no-store");
+  await next();
 });
