@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { projects, serviceApiKeys } from "../db/schema";
-import { assertWithinCallerKey } from "../personal-api-keys/personal-api-keys.handlers";
+import { assertCurrentValue, assertWithinCallerKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
 import { SERVICE_KEY_PREFIX } from "../platform/auth/api-keys";
 import { assertLifetimeWithinPolicy, assertServiceKeyWithinCeiling } from "../platform/auth/key-policy";
@@ -243,6 +243,9 @@ export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) =
 
 export const deleteOrganizationServiceKey: Handler<"deleteServiceKey"> = async (c) => {
   const { db, organization } = c.var;
+  // Not held to the caller's scopes (revoking gives no one anything), but a leaked replaced value
+  // must not stop the organization's automation.
+  assertCurrentValue(c.var.actor);
   const key = await keyOfPath(c);
   const [deleted] = await writeWithActivity(
     db,

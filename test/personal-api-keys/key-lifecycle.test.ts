@@ -438,6 +438,12 @@ const BEYOND_EXPIRY = errorBody(
 describe("a key's expiry and a replaced value bound what it does to keys", () => {
   it("a value a roll replaced works in its overlap, but neither rolls, changes, revokes nor makes keys", async () => {
     const { organization, key: ownerKey } = await setupOrganization();
+    const service = await api("POST", `/api/organizations/${organization.id}/service_keys`, {
+      key: ownerKey,
+      body: { label: "nightly sync", scopes: ["organization:read"] },
+    });
+    expect(service.status).toBe(201);
+    const servicePath = `/api/organizations/${organization.id}/service_keys/${service.body.id}`;
     const leaked = await cachedKey(ownerKey);
     const rolled = await api("POST", `/api/personal_api_keys/${leaked.id}/roll`, {
       key: ownerKey,
@@ -453,9 +459,12 @@ describe("a key's expiry and a replaced value bound what it does to keys", () =>
       ["DELETE", path, undefined],
       ["POST", "/api/personal_api_keys", { label: "escape", scopes: ["*"] }],
       ["POST", `/api/organizations/${organization.id}/service_keys`, { label: "escape", scopes: ["*"] }],
+      // Revoking the organization's automation too.
+      ["DELETE", servicePath, undefined],
     ] as const) {
       expectError(await api(method, route, { key: leaked.value, body }), 403, REPLACED_VALUE);
     }
+    expect((await api("GET", servicePath, { key: ownerKey })).status).toBe(200);
     // The owner's new value is the key's only current one, and works.
     expect((await api("GET", "/api/personal_api_keys/@current", { key: rolled.body.value })).status).toBe(200);
     const keys = await api("GET", "/api/personal_api_keys", { key: ownerKey });
