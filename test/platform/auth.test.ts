@@ -1,5 +1,6 @@
 import { listDurableObjectIds } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { nowIso, randomBase62, sha256Hex, uuid7 } from "../../src/platform/ids";
@@ -269,5 +270,154 @@ describe("scopes", () => {
     ]);
     expect(projects.body.results.map((item: { id: number }) => item.id)).toEqual([project.id]);
     expect(currentOrganization.body.id).toBe(organization.id);
+  });
+});
+
+/**
+ * Runs `meanwhile` (another request, to its end) right after the request authenticating with
+ * `secureValue` has read its key from D1, and before it writes the key into KV: what a
+ * revocation landing in that moment (or a read replica lagging behind it) does.
+ */
+function betweenKeyReadAndCache(secureValue: string, meanwhile: () => Promise<unknown>) {
+  const hook = { ran: false };
+  const withSession = env.DB.withSession.bind(env.DB);
+  vi.spyOn(env.DB, "withSession").mockImplementation((constraint) => {
+    const session = withSession(constraint);
+    const prepare = session.prepare.bind(session);
+    session.prepare = (query: string) => {
+      const statement = prepare(query);
+      if (!query.includes("previous_secure_value")) return statement;
+      const bind = statement.bind.bind(statement);
+      statement.bind = (...values: unknown[]) => {
+        const bound = bind(...values);
+        if (!values.includes(secureValue)) return bound;
+        const all = bound.all.bind(bound);
+        bound.all = (async () => {
+          const result = await all();
+          if (!hook.ran) {
+            hook.ran = true;
+            await meanwhile();
+          }
+          return result;
+        }) as typeof bound.all;
+        return bound;
+      };
+      return statement;
+    };
+    return session;
+  });
+  return hook;
+}
+
+describe("a key cached from a read that a change overtook", () => {
+  /** A key in steady use: used within the hour (so no `last_used_at` write follows), not in KV now. */
+  async function keyInUse(owner: Parameters<typeof createApiKey>[0]) {
+    const key = await createApiKey(owner);
+    const lastUsedAt = new Date(Date.now() - 60_000).toISOString();
+    await db.update(schema.personalApiKeys).set({ lastUsedAt }).where(eq(schema.personalApiKeys.id, key.id));
+    return key;
+  }
+
+  /** Once the request in flight is done, after its response too: the entry it cached is gone. */
+  const uncached = async (value: string) => {
+    const entry = apiKeyCacheKey(await sha256Hex(value));
+    await vi.waitFor(async () => expect(await env.API_KEY_CACHE.get(entry)).toBeNull());
+  };
+
+  it("is forgotten when it was revoked meanwhile: the request in flight passes, the next is 401", async () => {
+    const { owner, key: ownerKey } = await setupOrganization();
+    const leaked = await keyInUse(owner);
+    const hook = betweenKeyReadAndCache(await sha256Hex(leaked.value), async () => {
+      expect((await api("DELETE", `/api/personal_api_keys/${leaked.id}`, { key: ownerKey })).status).toBe(204);
+    });
+    expect((await api("GET", "/api/users/@me", { key: leaked.value })).status).toBe(200);
+    vi.restoreAllMocks();
+    expect(hook.ran).toBe(true);
+    await uncached(leaked.value);
+    const response = await api("GET", "/api/users/@me", { key: leaked.value });
+    expect([response.status, response.body]).toEqual([401, authenticationFailed]);
+  });
+
+  it("is forgotten when it was narrowed meanwhile: the next request has the new scopes", async () => {
+    const { organization, owner, key: ownerKey } = await setupOrganization();
+    const leaked = await keyInUse(owner);
+    const hook = betweenKeyReadAndCache(await sha256Hex(leaked.value), async () => {
+      const narrowed = await api("PATCH", `/api/personal_api_keys/${leaked.id}`, {
+        key: ownerKey,
+        body: { scopes: ["user:read"] },
+      });
+      expect(narrowed.status).toBe(200);
+    });
+    await api("GET", "/api/users/@me", { key: leaked.value });
+    vi.restoreAllMocks();
+    expect(hook.ran).toBe(true);
+    await uncached(leaked.value);
+    const members = await api("GET", `/api/organizations/${organization.id}/members`, { key: leaked.value });
+    expect(members.status).toBe(403);
+  });
+});
+
+/**
+ * Runs `meanwhile` right after the write of `last_used_at` to the key `keyId` (the pass after a
+ * response that records a key's use), before that pass caches the key and reads it again.
+ */
+function afterLastUsedWrite(keyId: string, meanwhile: () => Promise<unknown>) {
+  const hook = { ran: false, reread: false };
+  const prepare = env.DB.prepare.bind(env.DB);
+  vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+    const statement = prepare(query);
+    const isUseWrite = query.includes('set "last_used_at"');
+    const isLookup = query.includes("previous_secure_value") && query.startsWith("select");
+    if (!isUseWrite && !isLookup) return statement;
+    const bind = statement.bind.bind(statement);
+    statement.bind = (...values: unknown[]) => {
+      const bound = bind(...values);
+      const all = bound.all.bind(bound);
+      const raw = bound.raw.bind(bound);
+      const after = async <T>(result: T) => {
+        if (isUseWrite && values.includes(keyId) && !hook.ran) {
+          await meanwhile();
+          hook.ran = true;
+        } else if (isLookup && hook.ran) hook.reread = true;
+        return result;
+      };
+      bound.all = (async () => after(await all())) as typeof bound.all;
+      bound.raw = (async (options?: { columnNames?: boolean }) =>
+        after(await (options?.columnNames ? raw({ columnNames: true }) : raw()))) as typeof bound.raw;
+      return bound;
+    };
+    return statement;
+  });
+  return hook;
+}
+
+describe("recording a key's use, racing a roll with an overlap", () => {
+  it("does not leave the replaced value cached as the key's current one, though the key expires first", async () => {
+    const { key: ownerKey } = await setupOrganization();
+    const created = await api("POST", "/api/personal_api_keys", {
+      key: ownerKey,
+      body: { label: "deploys", scopes: ["*"], expires_at: new Date(Date.now() + 5 * 60_000).toISOString() },
+    });
+    expect(created.status).toBe(201);
+    const deploy = created.body as { id: string; value: string };
+    const hook = afterLastUsedWrite(deploy.id, async () => {
+      const rolled = await api("POST", `/api/personal_api_keys/${deploy.id}/roll`, {
+        key: ownerKey,
+        body: { overlap_seconds: 600 },
+      });
+      expect(rolled.status).toBe(200);
+    });
+    // The key's first use: its use is recorded after the response, while the owner rolls it.
+    expect((await api("GET", "/api/personal_api_keys/@current", { key: deploy.value })).status).toBe(200);
+    await vi.waitFor(() => expect(hook.reread).toBe(true));
+    const entry = apiKeyCacheKey(await sha256Hex(deploy.value));
+    await vi.waitFor(async () => expect(await env.API_KEY_CACHE.get(entry)).toBeNull());
+    vi.restoreAllMocks();
+    // The value the roll replaced works through its overlap, but manages no key.
+    const again = await api("POST", `/api/personal_api_keys/${deploy.id}/roll`, { key: deploy.value, body: {} });
+    expect([again.status, again.body]).toEqual([
+      403,
+      denied("A key's replaced value cannot manage keys: use the key's current value"),
+    ]);
   });
 });

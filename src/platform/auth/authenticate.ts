@@ -100,6 +100,7 @@ async function findKey(c: Context<AppEnv>, secureValue: string, service: boolean
     return null;
   }
   await cacheKey(c.env.API_KEY_CACHE, loaded);
+  c.executionCtx.waitUntil(forgetIfChanged(c.env, loaded));
   return loaded;
 }
 
@@ -195,12 +196,21 @@ async function recordUse(env: AppEnv["Bindings"], key: CachedKey) {
   if (updated.length === 0) return;
   const cached = { ...key, lastUsedAt };
   await cacheKey(env.API_KEY_CACHE, cached);
-  // A revocation, roll or update between the update and the put deleted the cache entry before
-  // the put wrote it back: look again, so that no stale key is ever left cached.
-  const fresh = await loadKey(db, key.secureValue, key.kind === "service");
-  if (!fresh || grantsOf(fresh) !== grantsOf(cached)) await env.API_KEY_CACHE.delete(apiKeyCacheKey(key.secureValue));
+  await forgetIfChanged(env, cached);
+}
+
+/**
+ * After a put of `cached`: a revocation, roll or change that landed between the read the entry
+ * was made from and the put deleted the entry before the put wrote it back. Read the key again,
+ * from the primary, and delete the entry when it no longer says what the key grants, so that no
+ * stale key stays cached. After the response: the request in flight was admitted as it was read.
+ */
+async function forgetIfChanged(env: AppEnv["Bindings"], cached: CachedKey) {
+  const fresh = await loadKey(drizzle(env.DB), cached.secureValue, cached.kind === "service");
+  if (!fresh || grantsOf(fresh) !== grantsOf(cached))
+    await env.API_KEY_CACHE.delete(apiKeyCacheKey(cached.secureValue));
 }
 
 /** What a cached entry decides, as one comparable string. */
 const grantsOf = (key: CachedKey) =>
-  JSON.stringify([key.keyId, key.scopes, key.scopedOrganizations, key.scopedTeams, key.expiresAt]);
+  JSON.stringify([key.keyId, key.scopes, key.scopedOrganizations, key.scopedTeams, key.expiresAt, key.replacedValue]);
