@@ -195,14 +195,16 @@ async function openSession(c: Context<AppEnv>, accessToken: string, credential: 
 
 /** A password for a protected link. Wrong: 401, counted against the address's refusals as a guessed token is. */
 async function unlockWithPassword(c: Context<AppEnv>, { shared, accessToken, nonce }: OpenedLink, posted: Posted) {
+  // Every attempt counts, right or wrong, before any password is tried: an address past its
+  // limit (counted per location, across isolates) has no guess checked, the right one included.
+  await countAsRefusal(c);
   const password = posted.field("password") ?? "";
   let matched: SharedDashboardRow["passwords"][number] | undefined;
   for (const stored of shared.passwords) {
     if (!matched && password !== "" && (await sharePasswordMatches(password, stored.passwordHash))) matched = stored;
   }
   if (!matched) {
-    const refused = await refusal(c, incorrectPassword);
-    if (posted.isJson || refused.status === 429) throw refused;
+    if (posted.isJson) throw incorrectPassword();
     return c.html(sharedPasswordPage(nonce, true), 401);
   }
   return openSession(c, accessToken, passwordCredential(matched), posted.isJson);

@@ -320,8 +320,10 @@ describe("a share link's e-mail allow-list: the public view", () => {
     expect(paused.text).toContain("<h1>This link is paused</h1>");
   });
 
-  it("ends the sessions of addresses taken off the list, keeps the others, and a refresh ends them all", async () => {
-    const { key, sharingPath, token } = await setupAllowList();
+  /** Ada's and Lin's sessions on a new allow-listed link, each opened with the one-time link e-mailed. */
+  async function twoViewerSessions() {
+    const link = await setupAllowList();
+    const { key, sharingPath, token } = link;
     const messages = capturedMessages();
     const sessionOf = async (email: string, index: number) => {
       await api("POST", `/shared/${token}.json`, { body: { email } });
@@ -338,13 +340,38 @@ describe("a share link's e-mail allow-list: the public view", () => {
     await vi.waitFor(async () =>
       expect((await api("GET", sharingPath, { key })).body.verified_viewers).toHaveLength(2),
     );
+    return { ...link, ada, lin, statusOf };
+  }
 
+  it("ends every viewer session when an address is taken off the list, for good", async () => {
+    const { key, sharingPath, ada, lin, statusOf } = await twoViewerSessions();
+    // Adding an address ends nobody's session.
+    const added = await api("PATCH", sharingPath, {
+      key,
+      body: { allowed_emails: ["ada@example.com", "lin@example.com", "max@example.com"] },
+    });
+    expect(added.status).toBe(200);
+    expect([await statusOf(ada), await statusOf(lin)]).toEqual([200, 200]);
+
+    // Taking Ada off ends her session and, since a session is signed for its address alone, every
+    // other: Lin verifies her address again.
     const changed = await api("PATCH", sharingPath, { key, body: { allowed_emails: ["lin@example.com"] } });
     expect(changed.body.verified_viewers.map((viewer: { email: string }) => viewer.email)).toEqual(["lin@example.com"]);
-    expect([await statusOf(ada), await statusOf(lin)]).toEqual([401, 200]);
+    expect([await statusOf(ada), await statusOf(lin)]).toEqual([401, 401]);
+    // Listed again, Ada does not get the link back through the session that was ended.
+    const relisted = await api("PATCH", sharingPath, {
+      key,
+      body: { allowed_emails: ["lin@example.com", "ada@example.com"] },
+    });
+    expect(relisted.status).toBe(200);
+    expect(await statusOf(ada)).toBe(401);
+  });
 
+  it("ends every viewer session with a refresh of the link", async () => {
+    const { key, sharingPath, ada, lin, statusOf } = await twoViewerSessions();
     const refreshed = await api("POST", `${sharingPath}/refresh`, { key });
-    expect(await statusOf(lin, `/shared/${refreshed.body.access_token}.json`)).toBe(401);
+    const newPath = `/shared/${refreshed.body.access_token}.json`;
+    expect([await statusOf(ada, newPath), await statusOf(lin, newPath)]).toEqual([401, 401]);
   });
 });
 

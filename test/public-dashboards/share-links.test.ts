@@ -1,8 +1,9 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { randomBase62 } from "../../src/platform/ids";
+import { limitedAs } from "../../src/platform/auth/refused-keys";
 import { api, db, errorBody, ISO_TIMESTAMP, setupOrganization } from "../support/harness";
 import { expectCreatedUpTo } from "../support/error-bodies";
 import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
@@ -305,6 +306,23 @@ describe("password-protected share links", () => {
     expect(new Set(statuses.slice(0, -1))).toEqual(new Set([401]));
     // Even the right password waits for the window to end.
     expect((await postForm(`/shared/${token}`, "correct horse", from)).status).toBe(429);
+  }, 30_000);
+
+  it("tries no password from an address past its limit, though this isolate never answered it 429", async () => {
+    const { token } = await setupProtected();
+    const address = freshClientAddress();
+    await awaitRoomInWindow(60_000, 10_000);
+    // The location's counter is shared by its isolates, their memory of throttled addresses is not:
+    // thirty refusals answered by other isolates leave this one knowing nothing of them.
+    let counted = 0;
+    while ((await env.AUTH_FAILURE_LIMITER.limit({ key: limitedAs(address) })).success) counted++;
+    expect(counted).toBe(30);
+    const right = await api("POST", `/shared/${token}.json`, {
+      body: { password: "correct horse" },
+      headers: { "CF-Connecting-IP": address },
+    });
+    expect(right.headers.get("Set-Cookie")).toBeNull();
+    expect(right.status).toBe(429);
   }, 30_000);
 
   it("answers a form it cannot read with 400 and one over 1 MiB with 413, as every route's body", async () => {

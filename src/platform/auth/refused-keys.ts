@@ -40,7 +40,7 @@ const clientAddress = (c: Context<AppEnv>) => {
  * given and may fill with addresses at will (else each guess could come from a new address); an
  * IPv4 address, or one written as IPv6 but mapped from IPv4, whole.
  */
-function limitedAs(address: string): string {
+export function limitedAs(address: string): string {
   const bits = address.includes(":") ? parseIpv6(address) : undefined;
   if (bits === undefined || bits >> 32n === 0xffffn) return address;
   return `${(bits >> 64n).toString(16)}::/64`;

@@ -118,6 +118,8 @@ export type SharingChanges = {
   passwordRequired?: boolean;
   /** null: no allow-list; undefined: unchanged. */
   allowedEmails?: string[] | null;
+  /** A new secret for viewer sessions: every allow-listed viewer verifies their address again. */
+  endViewerSessions?: true;
 };
 
 /** What a configuration answers with: its row, its passwords and its verified viewers. */
@@ -186,7 +188,9 @@ export async function upsertSharing(
           expiresAt: unchanged(changes.expiresAt, sharingConfigurations.expiresAt),
           passwordRequired: unchanged(changes.passwordRequired, sharingConfigurations.passwordRequired),
           allowedEmails: unchanged(changes.allowedEmails, sharingConfigurations.allowedEmails),
-          viewerSessionSecret: sql`coalesce(${sharingConfigurations.viewerSessionSecret}, ${newViewerSessionSecret()})`,
+          viewerSessionSecret: changes.endViewerSessions
+            ? newViewerSessionSecret()
+            : sql`coalesce(${sharingConfigurations.viewerSessionSecret}, ${newViewerSessionSecret()})`,
         },
       })
     : insert.onConflictDoNothing();
