@@ -10,7 +10,7 @@ import {
   users,
 } from "../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
-import { whileHolds, type Database } from "../platform/db";
+import { inJsonList, whileHolds, type Database } from "../platform/db";
 import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
 import { ruleOfMember } from "../platform/access-rules/member-rule";
 import { grantableLevelInSql } from "../platform/access-rules/grantable-level";
@@ -19,10 +19,6 @@ import type { InviteRow } from "../organizations/invites/invites.queries";
 type Statement = BatchItem<"sqlite">;
 
 const FIRST_KEY_LABEL = "First key (signed up by invite)";
-
-const inviterStillMember = sql`exists (select 1 from ${organizationMemberships}
-  where ${organizationMemberships.organizationId} = ${invites.organizationId}
-    and ${organizationMemberships.userId} = ${invites.createdById})`;
 
 /**
  * The invite a token hash names, with its organization's name, and the account its e-mail
@@ -39,9 +35,16 @@ export async function findInviteForSignup(db: Database, tokenHash: string) {
       })
       .from(invites)
       .innerJoin(organizations, eq(organizations.id, invites.organizationId))
-      // An invite sent as its organization's deletion began opens nothing, nor one whose inviter
-      // has left it (`levelGranted`).
-      .where(and(eq(invites.tokenHash, tokenHash), isNull(organizations.deletionScheduledAt), inviterStillMember)),
+      // An invite whose inviter has left the organization opens nothing (`levelGranted`).
+      .innerJoin(
+        organizationMemberships,
+        and(
+          eq(organizationMemberships.organizationId, invites.organizationId),
+          eq(organizationMemberships.userId, invites.createdById),
+        ),
+      )
+      // Nor one sent as its organization's deletion began.
+      .where(and(eq(invites.tokenHash, tokenHash), isNull(organizations.deletionScheduledAt))),
     db
       .select({ user: users, membershipId: organizationMemberships.id })
       .from(users)
@@ -138,7 +141,17 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, e
         inviter,
         and(eq(inviter.organizationId, invite.organizationId), eq(inviter.userId, invites.createdById)),
       )
-      .where(and(eq(projects.organizationId, invite.organizationId), isNotNull(grantable))),
+      // The projects named, by id: never the organization's whole list.
+      .where(
+        and(
+          inJsonList(
+            projects.id,
+            accessList.map((item) => item.id),
+          ),
+          eq(projects.organizationId, invite.organizationId),
+          isNotNull(grantable),
+        ),
+      ),
   );
   return [
     db.insert(organizationMemberships).values({
@@ -151,7 +164,7 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, e
       updatedAt: now,
     }),
     joined,
-    projectRules,
+    ...(accessList.length === 0 ? [] : [projectRules]),
     db
       .delete(invites)
       .where(and(eq(invites.organizationId, invite.organizationId), eq(invites.targetEmail, invite.targetEmail))),

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import worker from "../../src/index";
 import { MembershipLevel } from "../../src/platform/levels";
-import { AUTHENTICATION_FAILED, expectError, NOT_FOUND } from "../support/error-bodies";
+import { AUTHENTICATION_FAILED, expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bodies";
 import { addMember, api, db, setupOrganization } from "../support/harness";
 import { seedEntries } from "../support/activity-log";
 import { insertInvite } from "../support/people";
@@ -133,7 +133,7 @@ describe("deleting an organization", () => {
   });
 
   it("adds no project, and lets no service key in, through a request racing the DELETE", async () => {
-    const { organization, project, key } = await setupOrganization();
+    const { organization, key } = await setupOrganization();
     const path = `/api/organizations/${organization.id}`;
     // Both creations read the caller's membership before the organization is marked; the DELETE
     // lands before either writes.
@@ -147,9 +147,21 @@ describe("deleting an organization", () => {
     const serviceKey = await api("POST", `${path}/service_keys`, { key, body: { label: "late", scopes: ["*"] } });
     vi.restoreAllMocks();
     expect(ran).toEqual([204, 404]);
-    expect(await rowsOf(organization.id)).toMatchObject({ projects: 1 });
-    // The key was written, but its organization is being deleted: it reaches nothing of it.
-    const late = serviceKey.body.value as string;
+    // The DELETE took the caller's membership: the key is written only while they are an admin.
+    expectError(serviceKey, 403, INSUFFICIENT_LEVEL);
+    expect(await rowsOf(organization.id)).toMatchObject({ projects: 1, serviceKeys: 0 });
+  });
+
+  it("lets a service key written as the DELETE lands reach nothing of the organization", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const path = `/api/organizations/${organization.id}`;
+    const created = await api("POST", `${path}/service_keys`, { key, body: { label: "late", scopes: ["*"] } });
+    expect(created.status).toBe(201);
+    const late = created.body.value as string;
+    const [row] = await db.select().from(schema.serviceApiKeys).where(eq(schema.serviceApiKeys.id, created.body.id));
+    expect((await api("DELETE", path, { key })).status).toBe(204);
+    // Written back as if its INSERT had landed just after the DELETE's.
+    await db.insert(schema.serviceApiKeys).values(row!);
     for (const route of [`${path}/projects`, `/api/projects/${project.id}`, `/api/projects/${project.id}/dashboards`]) {
       expectError(await api("GET", route, { key: late }), 404, NOT_FOUND);
     }

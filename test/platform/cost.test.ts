@@ -721,11 +721,12 @@ describe("signing up by invite", () => {
 
   it("signs a new user up by a token in the path: reads 50 rows at most, writes as in a small one", async () => {
     const small = await setupOrganization();
-    const signUp = async (organizationId: string, email: string) => {
+    const signUp = async (organizationId: string, email: string, createdById: number) => {
       const token = await mintInviteToken();
       await db.insert(schema.invites).values({
         id: uuid7(),
         organizationId,
+        createdById,
         targetEmail: email,
         level: MembershipLevel.member,
         sendEmail: false,
@@ -736,8 +737,8 @@ describe("signing up by invite", () => {
       });
       return api("POST", `/api/signup/${token.value}`, { body: { first_name: "New" } });
     };
-    const inSmall = await signUp(small.organization.id, "path-small@example.com");
-    const inLarge = await signUp(everyKind.organization.id, "path-large@example.com");
+    const inSmall = await signUp(small.organization.id, "path-small@example.com", small.owner.id);
+    const inLarge = await signUp(everyKind.organization.id, "path-large@example.com", everyKind.owner.id);
 
     expect([inSmall.status, inLarge.status]).toEqual([201, 201]);
     expect(inLarge.cost.queries).toBe(2);

@@ -100,16 +100,23 @@ const seedDomain = (rows: SeedRows, organizationId: string, now: string) => {
   return id;
 };
 
-function seedInvite(rows: SeedRows, organizationId: string, now: string, tokenHash: string | null = null) {
+/** An invite; one to sign up by has its token, and is sent by a member (`createdById`). */
+function seedInvite(
+  rows: SeedRows,
+  organizationId: string,
+  now: string,
+  sent: { tokenHash: string; createdById: number } | null = null,
+) {
   const id = uuid7();
   rows.invites.push({
     id,
     organizationId,
+    createdById: sent?.createdById ?? null,
     targetEmail: `invitee-${id}@example.com`,
     level: MembershipLevel.member,
     sendEmail: false,
     combinePendingInvites: false,
-    tokenHash,
+    tokenHash: sent?.tokenHash ?? null,
     createdAt: now,
     updatedAt: now,
   });
@@ -158,7 +165,7 @@ export async function seedOrganization(rows: SeedRows, size: number): Promise<Se
   const organizationId = team.organization.id;
   const environmentId = team.project.id;
   const inviteToken = await mintInviteToken();
-  const inviteId = seedInvite(rows, organizationId, now, inviteToken.hash);
+  const inviteId = seedInvite(rows, organizationId, now, { tokenHash: inviteToken.hash, createdById: team.owner.id });
   const domainId = seedDomain(rows, organizationId, now);
   seedRole(rows, organizationId, now);
   const batchExportId = seedBatchExport(rows, organizationId, environmentId, now);
