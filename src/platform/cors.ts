@@ -16,7 +16,24 @@ export const corsFromEnvironment = cors({
   origin: (origin, c: Context<AppEnv>) => (allowedOrigins(c.env.CORS_ORIGINS).includes(origin) ? origin : null),
   allowMethods: ["GET", "POST", "PATCH", "PUT", "DELETE"],
   // X-D1-Bookmark both ways: a browser client keeps read-your-writes by sending back what it got.
-  allowHeaders: ["Authorization", "Content-Type", "X-D1-Bookmark", "X-Request-Id"],
-  exposeHeaders: ["Server-Timing", "X-Request-Id", "Retry-After", "X-D1-Bookmark", "WWW-Authenticate"],
+  // ETag out and If-Match / If-None-Match in: conditional requests; Idempotency-Key: safe retries.
+  allowHeaders: [
+    "Authorization",
+    "Content-Type",
+    "X-D1-Bookmark",
+    "X-Request-Id",
+    "Idempotency-Key",
+    "If-Match",
+    "If-None-Match",
+  ],
+  exposeHeaders: [
+    "Server-Timing",
+    "X-Request-Id",
+    "Retry-After",
+    "X-D1-Bookmark",
+    "WWW-Authenticate",
+    "ETag",
+    "Idempotent-Replayed",
+  ],
   maxAge: 600,
 });

@@ -2,6 +2,7 @@ import { matchedRoutes } from "hono/route";
 import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
 import type { Actor, AppEnv } from "./env";
+import { errorFields } from "./log";
 
 /** The route pattern that answered (`/api/organizations/:organization_id`), never the raw path. */
 function routePattern(c: Context<AppEnv>): string | null {
@@ -9,10 +10,10 @@ function routePattern(c: Context<AppEnv>): string | null {
   return handlers.at(-1)?.path ?? null;
 }
 
-/** A failure's stack, for the failures the caller sees as 500. */
+/** A failure's stack, for the failures the caller sees as 500 (`errorFields`: no bound value). */
 function failure(c: Context<AppEnv>) {
   if (c.res.status < 500 || !c.error) return undefined;
-  return { name: c.error.name, message: c.error.message, stack: c.error.stack };
+  return errorFields(c.error);
 }
 
 /**

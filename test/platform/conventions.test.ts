@@ -138,7 +138,7 @@ describe("HTTP conventions", () => {
       const { key } = await setupOrganization();
       const response = await api("GET", "/api/users/@me", { key, headers: { Origin: "https://app.example.com" } });
       expect(response.headers.get("Access-Control-Expose-Headers")?.toLowerCase().split(/,\s*/)).toEqual(
-        expect.arrayContaining(["x-d1-bookmark", "x-request-id"]),
+        expect.arrayContaining(["x-d1-bookmark", "x-request-id", "etag", "idempotent-replayed"]),
       );
     } finally {
       env.CORS_ORIGINS = corsAtStart;

@@ -3,7 +3,8 @@ import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import journal from "../../migrations/meta/_journal.json";
 import app from "../../src/index";
-import { addMember, api, nextLink, setupOrganization } from "../support/harness";
+import { addMember, api, createApiKey, nextLink, setupOrganization } from "../support/harness";
+import { sha256Hex } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
 
 /** The Worker with `PUBLIC_BASE_URL` set, as a deployment behind a proxy would have it. */
@@ -116,7 +117,7 @@ describe("CORS", () => {
     expect(response.status).toBe(204);
     expect(response.headers.get("Access-Control-Allow-Origin")).toBe("https://app.example.test");
     expect(response.headers.get("Access-Control-Allow-Headers")).toBe(
-      "Authorization,Content-Type,X-D1-Bookmark,X-Request-Id",
+      "Authorization,Content-Type,X-D1-Bookmark,X-Request-Id,Idempotency-Key,If-Match,If-None-Match",
     );
   });
 
@@ -165,6 +166,44 @@ describe("the request log", () => {
       },
       key_id: expect.any(String),
       user_id: expect.any(Number),
+    });
+  });
+});
+
+describe("the request log of a failure", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("names a failed query's SQL and the database's error, never the values it bound", async () => {
+    const { owner } = await setupOrganization();
+    // Not in KV yet: the request looks it up in D1, by the hash of its value.
+    const fresh = await createApiKey(owner);
+    const failed = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const unavailable = async () => {
+      throw new Error("D1_ERROR: the database is unavailable");
+    };
+    const withSession = env.DB.withSession.bind(env.DB);
+    vi.spyOn(env.DB, "withSession").mockImplementation((constraint) => {
+      const session = withSession(constraint);
+      const prepare = session.prepare.bind(session);
+      session.prepare = (query: string) => {
+        const statement = prepare(query);
+        const bind = statement.bind.bind(statement);
+        statement.bind = (...values: unknown[]) =>
+          Object.assign(bind(...values), { all: unavailable, raw: unavailable, first: unavailable, run: unavailable });
+        return statement;
+      };
+      return session;
+    });
+
+    const response = await api("GET", "/api/users/@me", { key: fresh.value });
+
+    expect(response.status).toBe(500);
+    const line = String(failed.mock.calls.at(-1)![0]);
+    expect(line).not.toContain(await sha256Hex(fresh.value));
+    expect(JSON.parse(line).error).toMatchObject({
+      name: "DrizzleQueryError",
+      message: expect.stringMatching(/^Failed query: select /),
+      cause: "D1_ERROR: the database is unavailable",
     });
   });
 });
