@@ -168,7 +168,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
       description: snapshot.description,
       pinned: snapshot.pinned,
       tags: snapshot.tags,
-      restrictionLevel: restrictionWhileEditor(c, id, snapshot.restriction_level),
+      restrictionLevel: restrictionWhileEditor(c, current.dashboard, snapshot.restriction_level),
       filters: snapshot.filters,
       variables: snapshot.variables,
       breakdownColors: snapshot.breakdown_colors,

@@ -228,13 +228,22 @@ function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: Update
 }
 
 /**
- * The restriction level a write of dashboard `id` sets (`level`, else the one it has): it lands
- * only while the caller may still edit the dashboard (`callerStillEditorOf`), so that a lock to
- * collaborators, a collaborator removed or a `viewer` rule meanwhile fails the whole batch (NOT
- * NULL: 403, see `withinTileLimit`). Other changes meanwhile do not refuse it.
+ * The restriction level a write of dashboard `read` sets (`level` when it differs from the level
+ * read, else the one the dashboard has when the write runs: repeating the level read changes
+ * nothing, so a lock meanwhile stays): it lands only while the caller may still edit the
+ * dashboard (`callerStillEditorOf`), so that a lock to collaborators, a collaborator removed or a
+ * `viewer` rule meanwhile fails the whole batch (NOT NULL: 403, see `withinTileLimit`). Other
+ * changes meanwhile do not refuse it.
  */
-export const restrictionWhileEditor = (c: Context<AppEnv>, id: number, level?: number) =>
-  whileHolds(level ?? sql<number>`${dashboards.restrictionLevel}`, callerStillEditorOf(c, id));
+export function restrictionWhileEditor(
+  c: Context<AppEnv>,
+  read: { id: number; restrictionLevel: number },
+  level?: number,
+) {
+  const written =
+    level === undefined || level === read.restrictionLevel ? sql<number>`${dashboards.restrictionLevel}` : level;
+  return whileHolds(written, callerStillEditorOf(c, read.id));
+}
 
 /**
  * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then, as one
@@ -462,7 +471,7 @@ export async function writeDashboardUpdate(
       pinned: input.pinned,
       deleted: input.deleted,
       tags: input.tags,
-      restrictionLevel: restrictionWhileEditor(c, id, input.restriction_level),
+      restrictionLevel: restrictionWhileEditor(c, current.row.dashboard, input.restriction_level),
       breakdownColors: input.breakdown_colors,
       dataColorThemeId: input.data_color_theme_id,
       quickFilterIds: input.quick_filter_ids,
@@ -524,11 +533,11 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   const expected = expectedVersion(c, sourceRow.dashboard.version);
   const raiseSource = db
     .update(dashboards)
-    .set({ ...nextVersion, restrictionLevel: restrictionWhileEditor(c, sourceId) })
+    .set({ ...nextVersion, restrictionLevel: restrictionWhileEditor(c, sourceRow.dashboard) })
     .where(and(eq(dashboards.id, sourceId), versionIs(expected)));
   const raiseDestination = db
     .update(dashboards)
-    .set({ ...nextVersion, restrictionLevel: restrictionWhileEditor(c, destinationId) })
+    .set({ ...nextVersion, restrictionLevel: restrictionWhileEditor(c, destination.dashboard) })
     .where(eq(dashboards.id, destinationId));
   const author = authorOf(c);
   const writes = [
@@ -573,7 +582,7 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
     .where(and(eq(dashboardTiles.dashboardId, id), inJsonList(dashboardTiles.id, order)));
   const raise = db
     .update(dashboards)
-    .set({ ...nextVersion, lastModifiedAt: nowIso(), restrictionLevel: restrictionWhileEditor(c, id) })
+    .set({ ...nextVersion, lastModifiedAt: nowIso(), restrictionLevel: restrictionWhileEditor(c, current.dashboard) })
     .where(and(eq(dashboards.id, id), versionIs(expected)));
   const summary = `Reordered ${order.length === 1 ? "1 tile" : `${order.length} tiles`}`;
   const writes = [raise, setLayouts, ...versionStatements(db, id, authorOf(c), summary, expected)];

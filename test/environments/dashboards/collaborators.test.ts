@@ -14,6 +14,7 @@ import {
 } from "../../support/harness";
 import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
 import { beforeWrites } from "../../support/races";
+import { expectError } from "../../support/error-bodies";
 
 const collaboratorsPath = (projectId: number | string, dashboardId: number, tree = "environments") =>
   `${dashboardsPath(projectId, tree)}/${dashboardId}/collaborators`;
@@ -272,4 +273,75 @@ describe("a collaborator added as the user leaves", () => {
     const edit = await api("PATCH", dashboardPath, { key: member.key, body: { name: "Taken over" } });
     expect(edit.status).toBe(403);
   });
+});
+
+/**
+ * An owner's dashboard restricted to collaborators (37), a plain member who is its collaborator,
+ * and two more members: one the collaborator will try to add, one already a collaborator.
+ */
+async function lockedDashboardWithCollaborator() {
+  const { organization, project, key } = await setupOrganization();
+  const collaborator = await addMember(organization.id, MembershipLevel.member);
+  const friend = await addMember(organization.id, MembershipLevel.member);
+  const colleague = await addMember(organization.id, MembershipLevel.member);
+  const dashboard = await createDashboard(key, project.id, { name: "Board", restriction_level: 37 });
+  const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+  for (const member of [collaborator, colleague]) {
+    const added = await api("POST", `${path}/collaborators`, { key, body: { user_uuid: member.user.uuid, level: 37 } });
+    expect(added.status).toBe(201);
+  }
+  const takeaways = {
+    "the collaborator's removal": () => api("DELETE", `${path}/collaborators/${collaborator.user.uuid}`, { key }),
+    "a viewer rule": () =>
+      api("PUT", `${path}/access_controls`, {
+        key,
+        body: { organization_member: collaborator.membership.id, access_level: "viewer" },
+      }),
+  };
+  return { key, path, collaborator, friend, colleague, takeaways };
+}
+
+const collaboratorUuids = async (path: string, key: string) =>
+  ((await api("GET", `${path}/collaborators`, { key })).body as { user: { uuid: string } }[]).map(
+    (row) => row.user.uuid,
+  );
+
+describe("collaborator writes, judged on the row they read", () => {
+  it.each(["the collaborator's removal", "a viewer rule"] as const)(
+    "adds no collaborator once the caller lost the edit right: after %s meanwhile, 403",
+    async (takeaway) => {
+      const { key, path, collaborator, friend, colleague, takeaways } = await lockedDashboardWithCollaborator();
+      // The collaborator's POST has read the dashboard (and their right) when the owner takes it away.
+      const ran = beforeWrites([
+        [/^insert into "dashboard_collaborators"/, async () => (await takeaways[takeaway]()).status],
+      ]);
+      const added = await api("POST", `${path}/collaborators`, {
+        key: collaborator.key,
+        body: { user_uuid: friend.user.uuid, level: 37 },
+      });
+      vi.restoreAllMocks();
+      expect(ran).toEqual([takeaway === "a viewer rule" ? 200 : 204]);
+      expectError(added, 403, NO_EDIT_RIGHT);
+      // The friend must not have become an editor through a caller who no longer was one.
+      expect(await collaboratorUuids(path, key)).not.toContain(friend.user.uuid);
+      const edit = await api("PATCH", path, { key: friend.key, body: { name: "Taken over" } });
+      expect(edit.status).toBe(403);
+      expect(await collaboratorUuids(path, key)).toContain(colleague.user.uuid);
+    },
+  );
+
+  it.each(["the collaborator's removal", "a viewer rule"] as const)(
+    "removes no collaborator once the caller lost the edit right: after %s meanwhile, 403",
+    async (takeaway) => {
+      const { key, path, collaborator, colleague, takeaways } = await lockedDashboardWithCollaborator();
+      const ran = beforeWrites([
+        [/^delete from "dashboard_collaborators"/, async () => (await takeaways[takeaway]()).status],
+      ]);
+      const removed = await api("DELETE", `${path}/collaborators/${colleague.user.uuid}`, { key: collaborator.key });
+      vi.restoreAllMocks();
+      expect(ran).toEqual([takeaway === "a viewer rule" ? 200 : 204]);
+      expectError(removed, 403, NO_EDIT_RIGHT);
+      expect(await collaboratorUuids(path, key)).toContain(colleague.user.uuid);
+    },
+  );
 });

@@ -445,3 +445,42 @@ describe("POST /api/environments/:project_id/dashboards/:id/reorder_tiles", () =
     expect((await api("GET", `${path}/versions`, { key })).body.count).toBe(2);
   });
 });
+
+/**
+ * A dashboard that was restricted to collaborators (37), then opened to everyone (21) by its
+ * owner: its collaborator stays one, and edits it at either level. Version 2 is the open one.
+ */
+async function reopenedDashboardWithCollaborator() {
+  const { organization, project, key } = await setupOrganization();
+  const collaborator = await addMember(organization.id, MembershipLevel.member);
+  const dashboard = await createDashboard(key, project.id, { name: "Board", restriction_level: 37 });
+  const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+  const added = await api("POST", `${path}/collaborators`, {
+    key,
+    body: { user_uuid: collaborator.user.uuid, level: 37 },
+  });
+  expect(added.status).toBe(201);
+  const opened = await api("PATCH", path, { key, body: { name: "Open board", restriction_level: 21 } });
+  expect([opened.status, opened.headers.get("ETag")]).toEqual([200, 'W/"2"']);
+  const lock = () => api("PATCH", path, { key, body: { restriction_level: 37 } });
+  return { key, path, collaborator, lock };
+}
+
+describe("a collaborator's write repeating the restriction level it read", () => {
+  it.each([
+    ["a restore of a version at level 21", "POST", "/versions/2/restore", undefined],
+    ["a PATCH sending the level it read (21)", "PATCH", "", { name: "Renamed", restriction_level: 21 }],
+  ] as const)("%s lands without undoing the owner's lock meanwhile", async (...test) => {
+    const [, method, sub, body] = test;
+    const { key, path, collaborator, lock } = await reopenedDashboardWithCollaborator();
+    // Read at 21, the level the collaborator's write names is no change; the owner locks it before the write.
+    const ran = beforeWrites([[/^insert into "dashboard_versions"/, async () => (await lock()).status]]);
+    const written = await api(method, `${path}${sub}`, { key: collaborator.key, body });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    // A collaborator still edits at 37: the write lands, and only the owner's lock sets the level.
+    expect(written.status).toBe(200);
+    expect(written.body.restriction_level).toBe(37);
+    expect((await api("GET", path, { key })).body.restriction_level).toBe(37);
+  });
+});

@@ -1,7 +1,8 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../platform/env";
-import { notFound, validationError } from "../../../platform/errors";
-import { isNotNullViolation, isUniqueViolation } from "../../../platform/db";
+import { notFound, permissionDenied, validationError } from "../../../platform/errors";
+import { isNotNullViolation, isNotNullViolationOf, isUniqueViolation, refusedWhenNull } from "../../../platform/db";
+import { dashboardCollaborators } from "../../../db/schema";
 import { uuid7 } from "../../../platform/ids";
 import { projectLevel } from "../../../platform/access-rules/project-level";
 import { projectVisibleTo } from "../../../platform/access-rules/project-visibility";
@@ -9,7 +10,15 @@ import { isAdmin } from "../../../platform/levels";
 import { projectRead } from "../../../platform/route-context";
 import type { ProjectTree } from "../../project-trees";
 import { PrivilegeLevel, RestrictionLevel } from "../../../platform/access-rules/dashboard-rights";
-import { editableDashboard, parseDashboardId, readScopeOf, scopeOf, visibleDashboard } from "../dashboard-request";
+import {
+  callerStillEditorOf,
+  editableDashboard,
+  NO_EDIT_RIGHT,
+  parseDashboardId,
+  readScopeOf,
+  scopeOf,
+  visibleDashboard,
+} from "../dashboard-request";
 import { selectDashboard, type DashboardRow } from "../dashboards.queries";
 import {
   deleteCollaborator,
@@ -82,9 +91,17 @@ export const addDashboardCollaborator: Handler<"add"> = async (c) => {
     collaboratorItem(c.var.project, collaborator, candidate.user),
   );
   try {
-    const created = await insertCollaborator(db, scope.environmentId, collaborator, entry);
+    const created = await insertCollaborator(
+      db,
+      scope.environmentId,
+      collaborator,
+      entry,
+      callerStillEditorOf(c, dashboard.id),
+    );
     return c.json(toCollaborator(created), 201);
   } catch (error) {
+    // The caller lost the edit right since the dashboard was read.
+    if (isNotNullViolationOf(error, dashboardCollaborators.level)) throw permissionDenied(NO_EDIT_RIGHT);
     // The unique index decides, so that two concurrent adds cannot both succeed.
     if (isUniqueViolation(error)) throw invalid("User already is a collaborator.", "user_uuid");
     // Removed from the organization since the candidate was read.
@@ -103,6 +120,10 @@ export const removeDashboardCollaborator: Handler<"remove"> = async (c) => {
   if (!collaboration) throw notFound();
   const { collaborator, user } = collaboration;
   const entry = collaboratorActivity.record(c, "deleted", collaboratorItem(c.var.project, collaborator, user));
-  if (!(await deleteCollaborator(c.var.db, collaborator.id, entry))) throw notFound();
+  const removed = await refusedWhenNull(
+    deleteCollaborator(c.var.db, collaborator.id, entry, callerStillEditorOf(c, dashboard.id)),
+    () => permissionDenied(NO_EDIT_RIGHT),
+  );
+  if (!removed) throw notFound();
   return c.body(null, 204);
 };

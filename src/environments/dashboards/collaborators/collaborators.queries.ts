@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { dashboardCollaborators, dashboards, environments, organizationMemberships, users } from "../../../db/schema";
 import { ruleOfMember } from "../../../platform/access-rules/member-rule";
@@ -72,6 +72,7 @@ export async function insertCollaborator(
   environmentId: number,
   collaborator: { id: string; dashboardId: number; userId: number; level: number },
   entry: Statement,
+  callerMayEdit: SQL,
 ) {
   const now = nowIso();
   // Only while the user is still a member: removed meanwhile, no collaboration outlives them (to
@@ -80,8 +81,10 @@ export async function insertCollaborator(
     ${collaborator.userId} and ${organizationMemberships.organizationId} =
     (select ${environments.organizationId} from ${environments} where ${environments.id} = ${environmentId}))`;
   const userId = whileHolds(collaborator.userId, stillMember);
+  // And only while the caller may still edit the dashboard: else the level is NULL.
+  const level = whileHolds(collaborator.level, callerMayEdit);
   const [, , rows] = await db.batch([
-    db.insert(dashboardCollaborators).values({ ...collaborator, userId, addedAt: now, updatedAt: now }),
+    db.insert(dashboardCollaborators).values({ ...collaborator, userId, level, addedAt: now, updatedAt: now }),
     entry,
     selectCollaborators(db, environmentId, collaborator.dashboardId, collaborator.id),
   ]);
@@ -100,8 +103,13 @@ export function selectCollaboration(db: Database, dashboardId: number, userUuid:
 }
 
 /** Removes the collaboration, with its `entry`; false when it was gone already. */
-export async function deleteCollaborator(db: Database, collaboratorId: string, entry: Statement) {
-  const [removed] = await db.batch([
+/** Only while the caller may still edit the dashboard: else the first statement fails the batch (NOT NULL of its level). */
+export async function deleteCollaborator(db: Database, collaboratorId: string, entry: Statement, callerMayEdit: SQL) {
+  const [, removed] = await db.batch([
+    db
+      .update(dashboardCollaborators)
+      .set({ level: whileHolds(sql`${dashboardCollaborators.level}`, callerMayEdit) })
+      .where(eq(dashboardCollaborators.id, collaboratorId)),
     db
       .delete(dashboardCollaborators)
       .where(eq(dashboardCollaborators.id, collaboratorId))
