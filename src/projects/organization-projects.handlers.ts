@@ -43,6 +43,7 @@ import {
   trackedProjectFields,
 } from "./projects.activity";
 import { type ProjectInput, type ProjectUpdateInput, toProject, toProjectListItem } from "./projects.schema";
+import { PRIVACY_NEEDS_ORGANIZATION_ADMIN } from "./project-access-control";
 
 type ProjectRow = typeof projects.$inferSelect;
 
@@ -105,9 +106,6 @@ const settingsTooLarge = () =>
     "max_length",
     `A project's settings may hold at most ${MAX_PROJECT_SETTINGS_BYTES} bytes in all, serialized.`,
   );
-
-const PRIVACY_NEEDS_ORGANIZATION_ADMIN =
-  "Your organization access level is insufficient to configure project access restrictions.";
 
 const duplicateName = (name: string) =>
   conflict(`There is already a project called "${name}" in this organization. Choose a different name.`);

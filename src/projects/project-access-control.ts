@@ -5,7 +5,11 @@ import { raisedVersion } from "../platform/conditional-requests";
 import type { Database } from "../platform/db";
 import { isAdmin } from "../platform/levels";
 import { callerStillProjectAdmin } from "../platform/route-context/project";
+import { callerStillAdmin } from "../platform/route-context/organization";
 import { ProjectParams } from "../platform/route-context";
+
+export const PRIVACY_NEEDS_ORGANIZATION_ADMIN =
+  "Your organization access level is insufficient to configure project access restrictions.";
 
 const selectEnvironment = (db: Database, environmentId: number) =>
   db.select({ projectId: environments.projectId }).from(environments).where(eq(environments.id, environmentId));
@@ -29,6 +33,13 @@ export const projectAccessControl: AccessControlDefinition<"project", ReturnType
   // The project resolved, so the caller sees it: their effective level says the rest.
   levelOf: (c) => (isAdmin(c.var.project.level) ? "admin" : "member"),
   stillManager: (c, environmentId) => callerStillProjectAdmin(c.var.actor, environmentId),
+  // The default rule is the project's privacy: as PostHog, only an organization admin changes it
+  // (a project admin by a rule who opened it could not close it again).
+  defaultRule: {
+    mayChange: (c) => isAdmin(c.var.project.organizationLevel),
+    stillMayChange: (c) => callerStillAdmin(c.var.actor, c.var.project.organizationId),
+    refused: PRIVACY_NEEDS_ORGANIZATION_ADMIN,
+  },
   // `access_control` (a private project) is the default rule's `none`, kept in step for readers:
   // a change of the project's own fields, so of its version.
   onDefaultChange: (db, resourceId, level) => [

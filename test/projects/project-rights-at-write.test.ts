@@ -32,6 +32,12 @@ const revokeRule = (projectId: number, membershipId: string) =>
       ),
     );
 
+const PRIVACY_REFUSED = errorBody(
+  "authentication_error",
+  "permission_denied",
+  "Your organization access level is insufficient to configure project access restrictions.",
+);
+
 describe("projects: who may make a project private or public", () => {
   it("a project admin by rule who is only an organization member cannot turn access_control off", async () => {
     const { organization, key } = await setupOrganization();
@@ -54,6 +60,37 @@ describe("projects: who may make a project private or public", () => {
     );
     expect((await api("GET", projectPath(organization.id, secret.id), { key })).body.access_control).toBe(true);
     expect((await api("GET", `/api/projects/${secret.id}`, { key: bystander.key })).status).toBe(404);
+  });
+  it("cannot make a private project public through its default access rule either", async () => {
+    const { organization, key } = await setupOrganization();
+    const secret = await createProject(organization.id, { name: "Secret", access_control: true });
+    const projectAdmin = await addMember(organization.id, MembershipLevel.member);
+    await grantProjectAccess(secret.id, projectAdmin.membership.id, "admin");
+    const bystander = await addMember(organization.id, MembershipLevel.member);
+    // PATCH { access_control: false } is refused to them (project-rights-at-write.test.ts); the
+    // default rule that `access_control` mirrors is the same switch.
+    const opened = await api("PUT", `/api/projects/${secret.id}/access_controls`, {
+      key: projectAdmin.key,
+      body: { access_level: null },
+    });
+    expectError(opened, 403, PRIVACY_REFUSED);
+    expect((await api("GET", `/api/projects/${secret.id}`, { key })).body.access_control).toBe(true);
+    expect((await api("GET", `/api/projects/${secret.id}`, { key: bystander.key })).status).toBe(404);
+  });
+
+  it("cannot make an open project private through its default access rule either", async () => {
+    const { organization, key } = await setupOrganization();
+    const open = await createProject(organization.id, { name: "Open" });
+    const projectAdmin = await addMember(organization.id, MembershipLevel.member);
+    await grantProjectAccess(open.id, projectAdmin.membership.id, "admin");
+    const bystander = await addMember(organization.id, MembershipLevel.member);
+    const closed = await api("PUT", `/api/environments/${open.id}/access_controls`, {
+      key: projectAdmin.key,
+      body: { access_level: "none" },
+    });
+    expectError(closed, 403, PRIVACY_REFUSED);
+    expect((await api("GET", `/api/projects/${open.id}`, { key })).body.access_control).toBe(false);
+    expect((await api("GET", `/api/projects/${open.id}`, { key: bystander.key })).status).toBe(200);
   });
 });
 

@@ -60,6 +60,15 @@ export type AccessControlDefinition<R extends AccessControlledResourceName, S ex
   /** Statements that keep the resource in step with its default rule (a private project). */
   onDefaultChange?: (db: Database, resourceId: ResourceId, level: AccessLevelOf<R> | null) => Statement[];
   /**
+   * Who may change the default rule, where it means more than a rule (a project made private or
+   * public): judged on the read, and held by the write as `stillManager` is.
+   */
+  defaultRule?: {
+    mayChange: (c: Context<AppEnv>) => boolean;
+    stillMayChange: (c: Context<AppEnv>) => SQL;
+    refused: string;
+  };
+  /**
    * That the caller still holds `managerLevel` when the write runs, as SQL: a demotion between the
    * read and the write must not let the rule be written (403).
    */
@@ -242,6 +251,8 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     const named = checkedSubject(subject, found);
     const target = { resource: definition.resource, resourceId, environmentId: project.environmentId, subject };
     const isDefault = named === null;
+    const defaultRule = isDefault ? definition.defaultRule : undefined;
+    if (defaultRule && !defaultRule.mayChange(c)) throw permissionDenied(defaultRule.refused);
     const keepInStep = isDefault ? (definition.onDefaultChange?.(db, resourceId, resourceLevel) ?? []) : [];
     const ruleDescription = {
       resource: definition.resource,
@@ -250,12 +261,13 @@ export function accessControls<R extends AccessControlledResourceName, S extends
       name: named?.name ?? null,
       accessLevel: resourceLevel ?? existing?.accessLevel ?? null,
     };
-    const stillManager = definition.stillManager(c, project.environmentId);
+    const asManager = definition.stillManager(c, project.environmentId);
+    const stillManager = defaultRule ? sql`(${asManager} and ${defaultRule.stillMayChange(c)})` : asManager;
     // A rule written (or removed) only while the caller is still a manager, checked by the write.
     const refusedWhenNoLongerManager = async (error: unknown): Promise<never> => {
       if (isNotNullViolationOf(error, rules.accessLevel)) {
         throw await refusalInEnvironment(db, actor, project.environmentId, () =>
-          permissionDenied(definition.notManager),
+          permissionDenied(defaultRule?.refused ?? definition.notManager),
         );
       }
       throw isNotNullViolation(error) ? notFound() : error;
