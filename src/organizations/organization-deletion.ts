@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, isNull, notExists, type SQL } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, notExists, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import {
   accessControls,
@@ -19,7 +19,7 @@ import {
   webhooks,
 } from "../db/schema";
 import { raisedVersion } from "../platform/conditional-requests";
-import { type Database, primaryDatabase } from "../platform/db";
+import { type Database, primaryDatabase, whileHolds } from "../platform/db";
 import type { Bindings } from "../platform/env";
 import type { BackgroundJob, StepOutcome } from "../platform/jobs";
 import { deleteSome, resumeStalledDeletions, ROWS_PER_STEP } from "../platform/stepped-deletion";
@@ -34,11 +34,23 @@ export type OrganizationDeletion = Extract<BackgroundJob, { kind: "delete_organi
  * hides them from every route and share link. The rest of its rows are the background job's.
  * With `expected` (`If-Match`), a mark of another version fails the whole batch (`raisedVersion`).
  */
-export function scheduleOrganizationDeletion(db: Database, organizationId: string, now: string, expected?: number) {
+export function scheduleOrganizationDeletion(
+  db: Database,
+  organizationId: string,
+  now: string,
+  allowed: SQL,
+  expected?: number,
+) {
   return [
     db
       .update(organizations)
-      .set({ deletionScheduledAt: now, updatedAt: now, version: raisedVersion(organizations.version, expected) })
+      .set({
+        deletionScheduledAt: now,
+        updatedAt: now,
+        version: raisedVersion(organizations.version, expected),
+        // Only while the caller is still an owner when it runs: else NULL, which the column refuses.
+        name: whileHolds(sql<string>`${organizations.name}`, allowed),
+      })
       .where(and(eq(organizations.id, organizationId), isNull(organizations.deletionScheduledAt)))
       .returning({ id: organizations.id }),
     db.delete(organizationMemberships).where(eq(organizationMemberships.organizationId, organizationId)),

@@ -3,13 +3,13 @@ import type { Context } from "hono";
 import { eq, sql } from "drizzle-orm";
 import { organizationMemberships, organizations, users } from "../db/schema";
 import { etagOf, expectedVersion, failsOnStaleVersion, versionedAnswer } from "../platform/conditional-requests";
-import { isUniqueViolation } from "../platform/db";
+import { isUniqueViolation, refusedWhenNull } from "../platform/db";
 import type { AppEnv } from "../platform/env";
-import { notFound } from "../platform/errors";
+import { insufficientLevel, notFound } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
 import { keyPolicyChangeJudgedOnRead } from "../platform/auth/key-policy";
-import { admitMember, requestedOrganization } from "../platform/route-context/organization";
+import { admitMember, callerStillAtLeast, requestedOrganization } from "../platform/route-context/organization";
 import { pageEnvelope, readPage } from "../platform/pagination";
 import {
   firstFreeSlug,
@@ -143,14 +143,19 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
   // A policy change below owner is written only over the policy it was judged on, so that an
   // owner's tightening meanwhile is not undone (412, as a stale If-Match).
   const expected = expectedVersion(c, current.version) ?? (judgedOnRead ? current.version : undefined);
-  const update = updateOrganizationSettings(db, organizationId, input, expected);
+  const stillAtLevel = callerStillAtLeast(actor, organizationId, current.level);
+  const update = updateOrganizationSettings(db, organizationId, input, stillAtLevel, expected);
   const reads = organizationObjectStatements(db, actor, organizationId);
   // Nothing tracked changed: no entry, and the batch reads back as before.
-  const [rows, projectRows] = await failsOnStaleVersion(
-    organizations.version,
-    entry
-      ? db.batch([update, entry, ...reads]).then(([, , ...readBack]) => readBack)
-      : db.batch([update, ...reads]).then(([, ...readBack]) => readBack),
+  // A caller no longer at the level the change was judged on writes nothing (NOT NULL: 403).
+  const [rows, projectRows] = await refusedWhenNull(
+    failsOnStaleVersion(
+      organizations.version,
+      entry
+        ? db.batch([update, entry, ...reads]).then(([, , ...readBack]) => readBack)
+        : db.batch([update, ...reads]).then(([, ...readBack]) => readBack),
+    ),
+    insufficientLevel,
   );
   const organization = toOrganizationObject([rows, projectRows]);
   if (!organization || !rows[0]) throw notFound();
@@ -164,8 +169,12 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
 export const deleteCallerOrganization: RouteHandler<typeof deleteOrganization, AppEnv> = async (c) => {
   const { organization } = c.var;
   const expected = expectedVersion(c, organization.version);
-  const statements = scheduleOrganizationDeletion(c.var.db, organization.id, nowIso(), expected);
-  const [marked, , serviceKeys] = await failsOnStaleVersion(organizations.version, c.var.db.batch(statements));
+  const stillOwner = callerStillAtLeast(c.var.actor, organization.id, MembershipLevel.owner);
+  const statements = scheduleOrganizationDeletion(c.var.db, organization.id, nowIso(), stillOwner, expected);
+  const [marked, , serviceKeys] = await refusedWhenNull(
+    failsOnStaleVersion(organizations.version, c.var.db.batch(statements)),
+    insufficientLevel,
+  );
   // Another DELETE marked it between the read and this batch.
   if (marked.length === 0) throw notFound();
   await Promise.all(serviceKeys.map((key) => forgetCachedKey(c.env, key)));

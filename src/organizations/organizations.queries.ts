@@ -1,7 +1,7 @@
 import { and, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { organizationMemberships, organizations, projects, users } from "../db/schema";
 import { raisedVersion } from "../platform/conditional-requests";
-import type { Database } from "../platform/db";
+import { whileHolds, type Database } from "../platform/db";
 import { jsonRow, jsonRows, rowFromJson } from "../platform/json-rows";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
@@ -226,12 +226,15 @@ export function updateOrganizationSettings(
   db: Database,
   organizationId: string,
   input: OrganizationUpdateInput,
+  allowed: SQL,
   expected?: number,
 ) {
   return db
     .update(organizations)
     .set({
-      name: input.name,
+      // Only while `allowed` holds when the write runs (the caller still at the level its change
+      // was judged on): else NULL, which the column refuses.
+      name: whileHolds(input.name ?? sql<string>`${organizations.name}`, allowed),
       logoMediaId: input.logo_media_id,
       isMemberJoinEmailEnabled: input.is_member_join_email_enabled,
       enforce2fa: input.enforce_2fa,

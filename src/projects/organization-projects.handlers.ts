@@ -33,6 +33,7 @@ import {
   listProjectsOfOrganization,
   MAX_PROJECTS_PER_ORGANIZATION,
   isCallerRightLost,
+  isProjectGone,
   updateProjectStatements,
 } from "./projects.queries";
 import {
@@ -142,6 +143,7 @@ export async function updateProject(
     if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
     if (isNotNullViolationOf(error, projects.settings)) throw settingsTooLarge();
     if (isCallerRightLost(error)) throw insufficientLevel();
+    if (isProjectGone(error)) throw notFound();
     throw error;
   }
 }

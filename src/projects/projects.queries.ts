@@ -176,7 +176,9 @@ export function updateProjectStatements(
   const updateProject = db
     .update(projects)
     .set({
-      name,
+      // Only while the project is not marked for deletion (a DELETE may land after the PATCH read
+      // it): else NULL, which the column refuses, and the whole batch fails (`isProjectGone`).
+      name: whileHolds(name ?? sql<string>`${projects.name}`, isNull(projects.deletionScheduledAt)),
       ...(name === undefined ? {} : { nameKey: nameKey(name) }),
       timezone,
       accessControl: access_control,
@@ -416,3 +418,6 @@ export function projectIdFilters(db: Database, actor: Actor, id: string): SQL[] 
 
 /** A project write refused by its `holds`: the caller lost the right it was judged on meanwhile. */
 export const isCallerRightLost = (error: unknown) => isNotNullViolationOf(error, projects.updatedAt);
+
+/** A project's update that met the project marked for deletion meanwhile (`updateProjectStatements`). */
+export const isProjectGone = (error: unknown) => isNotNullViolationOf(error, projects.name);

@@ -1,6 +1,7 @@
 import { count, eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
+import { MembershipLevel } from "../../src/platform/levels";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
 import {
   addMember,
@@ -16,6 +17,7 @@ import {
   UUID,
 } from "../support/harness";
 import { expectedOrganization } from "../support/organizations";
+import { beforeWrites } from "../support/races";
 import { expectKeyAndMembershipRequired } from "../support/people";
 
 const API_KEYS_REFUSED = errorBody(
@@ -455,5 +457,57 @@ describe("DELETE /api/organizations/:id", () => {
     );
     await expectKeyAndMembershipRequired("DELETE", `/api/organizations/${reader.organization.id}`);
     expect((await rowsOf(reader.organization.id)).projects).toBe(1);
+  });
+});
+
+describe("organization writes hold the caller's level when they land", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("an admin demoted to member meanwhile does not change the organization's settings", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const demotion = beforeWrites([
+      [
+        /^update "organizations"/,
+        async () =>
+          (
+            await api("PATCH", `/api/organizations/${organization.id}/members/${admin.user.uuid}`, {
+              key,
+              body: { level: 1 },
+            })
+          ).status,
+      ],
+    ]);
+    const changed = await api("PATCH", `/api/organizations/${organization.id}`, {
+      key: admin.key,
+      body: { name: "Renamed after demotion", allow_publicly_shared_resources: false },
+    });
+    vi.restoreAllMocks();
+    expect(demotion).toEqual([200]);
+    expectError(changed, 403, INSUFFICIENT_LEVEL);
+    const after = await api("GET", `/api/organizations/${organization.id}`, { key });
+    expect(after.body).toMatchObject({ name: organization.name, allow_publicly_shared_resources: true });
+  });
+
+  it("an owner demoted to admin meanwhile does not delete the organization", async () => {
+    const { organization, key } = await setupOrganization();
+    const secondOwner = await addMember(organization.id, MembershipLevel.owner);
+    const demotion = beforeWrites([
+      [
+        /^update "organizations"/,
+        async () =>
+          (
+            await api("PATCH", `/api/organizations/${organization.id}/members/${secondOwner.user.uuid}`, {
+              key,
+              body: { level: 8 },
+            })
+          ).status,
+      ],
+    ]);
+    const deleted = await api("DELETE", `/api/organizations/${organization.id}`, { key: secondOwner.key });
+    vi.restoreAllMocks();
+    expect(demotion).toEqual([200]);
+    expectError(deleted, 403, INSUFFICIENT_LEVEL);
+    expect((await api("GET", `/api/organizations/${organization.id}`, { key })).status).toBe(200);
   });
 });

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
-import { expectError, INSUFFICIENT_LEVEL } from "../support/error-bodies";
+import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bodies";
 import {
   addMember,
   api,
@@ -149,5 +149,24 @@ describe("projects: a project admin's rule holds when their write lands", () => 
     vi.restoreAllMocks();
     expect(demotion).toEqual([200]);
     expectError(created, 403, INSUFFICIENT_LEVEL);
+  });
+});
+
+describe("a project marked for deletion", () => {
+  it("is not renamed by a PATCH that lands after the DELETE: its name stays free", async () => {
+    const { organization, key } = await setupOrganization();
+    const doomed = await createProject(organization.id, { name: "Doomed" });
+    const deletion = beforeWrites([
+      [/^update "projects"/, async () => (await api("DELETE", `/api/projects/${doomed.id}`, { key })).status],
+    ]);
+    const renamed = await api("PATCH", `/api/projects/${doomed.id}`, { key, body: { name: "Keeper" } });
+    vi.restoreAllMocks();
+    expect(deletion).toEqual([204]);
+    expectError(renamed, 404, NOT_FOUND);
+    const created = await api("POST", `/api/organizations/${organization.id}/projects`, {
+      key,
+      body: { name: "Keeper" },
+    });
+    expect(created.status).toBe(201);
   });
 });
