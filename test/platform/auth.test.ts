@@ -6,6 +6,7 @@ import * as schema from "../../src/db/schema";
 import { nowIso, randomBase62, sha256Hex, uuid7 } from "../../src/platform/ids";
 import { apiKeyCacheKey, mintApiKey } from "../../src/platform/auth/api-keys";
 import { UNKNOWN_KEY_MEMORY_MS } from "../../src/platform/auth/refused-keys";
+import { onBoundStatements } from "../support/races";
 import {
   addMember,
   addMembership,
@@ -280,31 +281,18 @@ describe("scopes", () => {
  */
 function betweenKeyReadAndCache(secureValue: string, meanwhile: () => Promise<unknown>) {
   const hook = { ran: false };
-  const withSession = env.DB.withSession.bind(env.DB);
-  vi.spyOn(env.DB, "withSession").mockImplementation((constraint) => {
-    const session = withSession(constraint);
-    const prepare = session.prepare.bind(session);
-    session.prepare = (query: string) => {
-      const statement = prepare(query);
-      if (!query.includes("previous_secure_value")) return statement;
-      const bind = statement.bind.bind(statement);
-      statement.bind = (...values: unknown[]) => {
-        const bound = bind(...values);
-        if (!values.includes(secureValue)) return bound;
-        const all = bound.all.bind(bound);
-        bound.all = (async () => {
-          const result = await all();
-          if (!hook.ran) {
-            hook.ran = true;
-            await meanwhile();
-          }
-          return result;
-        }) as typeof bound.all;
-        return bound;
-      };
-      return statement;
-    };
-    return session;
+  onBoundStatements((query, values, bound) => {
+    if (!query.includes("previous_secure_value") || !values.includes(secureValue)) return bound;
+    const all = bound.all.bind(bound);
+    bound.all = (async () => {
+      const result = await all();
+      if (!hook.ran) {
+        hook.ran = true;
+        await meanwhile();
+      }
+      return result;
+    }) as typeof bound.all;
+    return bound;
   });
   return hook;
 }

@@ -5,6 +5,7 @@ import journal from "../../migrations/meta/_journal.json";
 import app from "../../src/index";
 import { addMember, api, createApiKey, nextLink, setupOrganization } from "../support/harness";
 import { sha256Hex } from "../../src/platform/ids";
+import { onBoundStatements } from "../support/races";
 import { MembershipLevel } from "../../src/platform/levels";
 
 /** The Worker with `PUBLIC_BASE_URL` set, as a deployment behind a proxy would have it. */
@@ -181,19 +182,9 @@ describe("the request log of a failure", () => {
     const unavailable = async () => {
       throw new Error("D1_ERROR: the database is unavailable");
     };
-    const withSession = env.DB.withSession.bind(env.DB);
-    vi.spyOn(env.DB, "withSession").mockImplementation((constraint) => {
-      const session = withSession(constraint);
-      const prepare = session.prepare.bind(session);
-      session.prepare = (query: string) => {
-        const statement = prepare(query);
-        const bind = statement.bind.bind(statement);
-        statement.bind = (...values: unknown[]) =>
-          Object.assign(bind(...values), { all: unavailable, raw: unavailable, first: unavailable, run: unavailable });
-        return statement;
-      };
-      return session;
-    });
+    onBoundStatements((_query, _values, bound) =>
+      Object.assign(bound, { all: unavailable, raw: unavailable, first: unavailable, run: unavailable }),
+    );
 
     const response = await api("GET", "/api/users/@me", { key: fresh.value });
 

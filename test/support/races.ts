@@ -30,3 +30,25 @@ export function beforeWrites(hooks: [RegExp, () => Promise<unknown>][]) {
   });
   return ran;
 }
+
+/**
+ * Every statement the requests' D1 sessions bind goes through `hook` (its SQL, its values, the
+ * bound statement), which returns the statement to run: to act at a chosen query, or to make it
+ * fail. `vi.restoreAllMocks()` ends the spying.
+ */
+export function onBoundStatements(
+  hook: (query: string, values: unknown[], bound: D1PreparedStatement) => D1PreparedStatement,
+) {
+  const withSession = env.DB.withSession.bind(env.DB);
+  vi.spyOn(env.DB, "withSession").mockImplementation((constraint) => {
+    const session = withSession(constraint);
+    const prepare = session.prepare.bind(session);
+    session.prepare = (query: string) => {
+      const statement = prepare(query);
+      const bind = statement.bind.bind(statement);
+      statement.bind = (...values: unknown[]) => hook(query, values, bind(...values));
+      return statement;
+    };
+    return session;
+  });
+}
