@@ -14,6 +14,7 @@ import {
   dashboardRuleInSql,
   dashboardEditorInSql,
   dashboardManagerInSql,
+  dashboardRestrictionChangerInSql,
   dashboardVisibleInSql,
   PrivilegeLevel,
   RestrictionLevel,
@@ -166,7 +167,11 @@ const editorColumn = (creator: boolean, restrictionLevel: number, collaboration:
 /** The dashboard visibility's, manager's and editor's SQL forms, for its creator and another member, with a rule. */
 function dashboardForms(member: Member, project: Project, dashboardRule: AccessLevel | null) {
   const caller = { userId: member.userId, projectLevel: effectiveProjectLevel };
-  const dashboardBy = (createdById: number) => ({ createdById: literal(createdById), rule: literal(dashboardRule) });
+  // The creator's id inlined (a test's own integer): bound, the statement's forms pass D1's 100 parameters.
+  const dashboardBy = (createdById: number) => ({
+    createdById: sql.raw(String(Math.trunc(createdById))),
+    rule: literal(dashboardRule),
+  });
   const visibleIf = (createdById: number) => dashboardVisibleInSql(caller, dashboardBy(createdById));
   const managerIf = (createdById: number) => dashboardManagerInSql(caller, dashboardBy(createdById));
   const editors = Object.fromEntries(
@@ -190,6 +195,10 @@ function dashboardForms(member: Member, project: Project, dashboardRule: AccessL
       notCreator: visibleIf(otherUserId).as("not_creator"),
       creatorManages: managerIf(member.userId).as("creator_manages"),
       notCreatorManages: managerIf(otherUserId).as("not_creator_manages"),
+      creatorRestricts: dashboardRestrictionChangerInSql(caller, dashboardBy(member.userId)).as("creator_restricts"),
+      notCreatorRestricts: dashboardRestrictionChangerInSql(caller, dashboardBy(otherUserId)).as(
+        "not_creator_restricts",
+      ),
       ...editors,
     })
     .from(projects)
@@ -240,6 +249,7 @@ describe("access rules: the SQL and JS forms agree", () => {
         for (const creator of [true, false]) {
           const sqlVisible = truth(creator ? dashboardRow?.creator : dashboardRow?.notCreator);
           const sqlManager = truth(creator ? dashboardRow?.creatorManages : dashboardRow?.notCreatorManages);
+          const sqlRestricts = truth(creator ? dashboardRow?.creatorRestricts : dashboardRow?.notCreatorRestricts);
           for (const restrictionLevel of RESTRICTIONS) {
             for (const collaboration of COLLABORATIONS) {
               const facts = {
@@ -261,6 +271,7 @@ describe("access rules: the SQL and JS forms agree", () => {
               ];
               const sqlEditor = truth(editorCell);
               expect(sqlEditor, `editor ${JSON.stringify(facts)}: ${context}`).toBe(rights.canEdit);
+              expect(sqlRestricts, `restricts ${JSON.stringify(facts)}: ${context}`).toBe(rights.canChangeRestriction);
               combinations += 1;
             }
           }

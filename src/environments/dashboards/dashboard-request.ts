@@ -4,6 +4,7 @@ import { dashboardCollaborators, dashboards } from "../../db/schema";
 import {
   dashboardEditorInSql,
   dashboardManagerInSql,
+  dashboardRestrictionChangerInSql,
   dashboardRuleInSql,
 } from "../../platform/access-rules/dashboard-rights";
 import type { AppEnv } from "../../platform/env";
@@ -97,10 +98,14 @@ export function callerStillManagerOf(c: Context<AppEnv>, environmentId: number, 
   return dashboardManagerInSql(caller, dashboard);
 }
 
-/** The caller may still edit the dashboard when the statement runs (`dashboardEditorInSql`). */
-export function callerStillEditorOf(c: Context<AppEnv>, dashboardId: number) {
+/**
+ * The caller may still edit the dashboard when the statement runs (`dashboardEditorInSql`), and,
+ * for a write that changes its restriction level, still change that (`dashboardRestrictionChangerInSql`).
+ */
+export function callerStillEditorOf(c: Context<AppEnv>, dashboardId: number, changesRestriction = false) {
   const { caller, dashboard } = callerOnDashboardInSql(c, c.var.project.environmentId, dashboardId);
-  return dashboardEditorInSql(caller, dashboard);
+  const editor = dashboardEditorInSql(caller, dashboard);
+  return changesRestriction ? sql`(${editor} and ${dashboardRestrictionChangerInSql(caller, dashboard)})` : editor;
 }
 
 /**

@@ -240,9 +240,10 @@ export function restrictionWhileEditor(
   read: { id: number; restrictionLevel: number },
   level?: number,
 ) {
-  const written =
-    level === undefined || level === read.restrictionLevel ? sql<number>`${dashboards.restrictionLevel}` : level;
-  return whileHolds(written, callerStillEditorOf(c, read.id));
+  const changes = level !== undefined && level !== read.restrictionLevel;
+  const written = changes ? level : sql<number>`${dashboards.restrictionLevel}`;
+  // A change of the level, only while the caller may still make it (its creator, a project admin).
+  return whileHolds(written, callerStillEditorOf(c, read.id, changes));
 }
 
 /**

@@ -82,6 +82,17 @@ export function dashboardManagerInSql(
 }
 
 /**
+ * `dashboardRights` lets the caller change the dashboard's restriction level, in SQL: its creator
+ * or a project admin, whatever the rules say.
+ */
+export function dashboardRestrictionChangerInSql(
+  caller: { userId: number; projectLevel: SQLWrapper },
+  dashboard: { createdById: SQLWrapper },
+): SQL {
+  return sql`(${isAdminInSql(caller.projectLevel)} or ${dashboard.createdById} = ${caller.userId})`;
+}
+
+/**
  * `dashboardRights` lets the caller edit the dashboard, in SQL: its manager
  * (`dashboardManagerInSql`), or an `editor` (the default) where everyone edits or who is one of
  * its collaborators. For writes that must hold only while it does.

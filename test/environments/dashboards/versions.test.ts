@@ -484,3 +484,22 @@ describe("a collaborator's write repeating the restriction level it read", () =>
     expect((await api("GET", path, { key })).body.restriction_level).toBe(37);
   });
 });
+
+describe("a change of the restriction level, judged on the caller read", () => {
+  it("lands only while the caller may still change it: an admin demoted meanwhile locks nothing (403)", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const dashboard = await createDashboard(key, project.id, { name: "Board" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const memberPath = `/api/organizations/${organization.id}/members/${admin.user.uuid}`;
+    const demote = async () =>
+      (await api("PATCH", memberPath, { key, body: { level: MembershipLevel.member } })).status;
+    const ran = beforeWrites([[/^insert into "dashboard_versions"/, demote]]);
+    // As a plain member they still edit this level-21 dashboard, but may no longer lock it.
+    const locked = await api("PATCH", path, { key: admin.key, body: { restriction_level: 37 } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(locked, 403, NO_EDIT_RIGHT);
+    expect((await api("GET", path, { key })).body.restriction_level).toBe(21);
+  });
+});
