@@ -1,6 +1,7 @@
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
+import { MembershipLevel } from "../../src/platform/levels";
 import {
   AUTHENTICATION_FAILED,
   expectError,
@@ -10,6 +11,7 @@ import {
   maxLength,
 } from "../support/error-bodies";
 import {
+  addMember,
   addMembership,
   api,
   createApiKey,
@@ -125,6 +127,26 @@ describe("GET /api/users/@me", () => {
     expect(later.body.pending_invites).toEqual([]);
     // Read in the same round trip as the rest, once the key is cached.
     expect(later.cost.queries).toBe(1);
+  });
+
+  it("lists no invite that would not open: its inviter gone, or its organization being deleted", async () => {
+    const { owner, key } = await setupOrganization();
+    const invitesOf = (id: string) => `/api/organizations/${id}/invites`;
+    const inviterLeft = await setupOrganization({ name: "Inviter left" });
+    const inviter = await addMember(inviterLeft.organization.id, MembershipLevel.admin);
+    const sent = await api("POST", invitesOf(inviterLeft.organization.id), {
+      key: inviter.key,
+      body: { target_email: owner.email },
+    });
+    expect(sent.status).toBe(201);
+    const memberPath = `/api/organizations/${inviterLeft.organization.id}/members/${inviter.user.uuid}`;
+    expect((await api("DELETE", memberPath, { key: inviterLeft.key })).status).toBe(204);
+    const deleted = await setupOrganization({ name: "Being deleted" });
+    await api("POST", invitesOf(deleted.organization.id), { key: deleted.key, body: { target_email: owner.email } });
+    expect((await api("DELETE", `/api/organizations/${deleted.organization.id}`, { key: deleted.key })).status).toBe(
+      204,
+    );
+    expect((await api("GET", "/api/users/@me", { key })).body.pending_invites).toEqual([]);
   });
 
   it("stays within a scoped key's organizations: the current ones fall back to the first in scope", async () => {
