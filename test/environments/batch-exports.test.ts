@@ -5,6 +5,7 @@ import * as schema from "../../src/db/schema";
 import { openDestination } from "../../src/environments/batch-exports/destination-secrets";
 import { MembershipLevel } from "../../src/platform/levels";
 import { loadKeyring } from "../../src/platform/secrets";
+import { beforeWrites } from "../support/races";
 import {
   addMember,
   api,
@@ -781,4 +782,67 @@ describe("the OpenAPI document", () => {
       "name",
     ]);
   });
+});
+
+describe("batch export writes: the caller still sees the project when the write lands", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** An organization, a member with a key, and the owner's removal of that member, to run meanwhile. */
+  async function memberToRemove() {
+    const team = await setupOrganization();
+    const member = await addMember(team.organization.id, MembershipLevel.member);
+    const memberPath = `/api/organizations/${team.organization.id}/members/${member.user.uuid}`;
+    const remove = async () => (await api("DELETE", memberPath, { key: team.key })).status;
+    return { ...team, member, remove };
+  }
+
+  const exportRow = async (id: string) =>
+    (await db.select().from(schema.batchExports).where(eq(schema.batchExports.id, id)))[0];
+
+  it("a member removed meanwhile creates no export to a destination of theirs (404)", async () => {
+    const { project, member, remove } = await memberToRemove();
+    const removal = beforeWrites([[/^insert into "batch_exports"/, remove]]);
+    const created = await api("POST", exportsPath(project.id), { key: member.key, body: S3_EXPORT });
+    vi.restoreAllMocks();
+    expect(removal).toEqual([204]);
+    expectError(created, 404, NOT_FOUND);
+    expect(await db.$count(schema.batchExports, eq(schema.batchExports.environmentId, project.id))).toBe(0);
+  });
+
+  it("a member removed meanwhile points no export at another bucket (404)", async () => {
+    const { project, key, member, remove } = await memberToRemove();
+    const made = await api("POST", exportsPath(project.id), { key, body: S3_EXPORT });
+    expect(made.status).toBe(201);
+    const removal = beforeWrites([[/^update "batch_exports"/, remove]]);
+    const redirected = await api("PATCH", `${exportsPath(project.id)}/${made.body.id}`, {
+      key: member.key,
+      body: { destination: { type: "S3", config: { bucket_name: "attacker-bucket" } } },
+    });
+    vi.restoreAllMocks();
+    expect(removal).toEqual([204]);
+    expectError(redirected, 404, NOT_FOUND);
+    expect((await exportRow(made.body.id))!.destinationConfig).toMatchObject({ bucket_name: "my-bucket" });
+  });
+
+  for (const [route, pathOf] of [
+    ["environment", (projectId: number, _organizationId: string, id: string) => `${exportsPath(projectId)}/${id}`],
+    [
+      "organization",
+      (_projectId: number, organizationId: string, id: string) =>
+        `/api/organizations/${organizationId}/batch_exports/${id}`,
+    ],
+  ] as const) {
+    it(`a member removed meanwhile restarts no paused export (${route} route, 404)`, async () => {
+      const { organization, project, key, member, remove } = await memberToRemove();
+      const made = await api("POST", exportsPath(project.id), { key, body: S3_EXPORT });
+      const path = pathOf(project.id, organization.id, made.body.id);
+      expect((await api("POST", `${path}/pause`, { key })).status).toBe(200);
+      const removal = beforeWrites([[/^update "batch_exports" set "paused"/, remove]]);
+      const unpaused = await api("POST", `${path}/unpause`, { key: member.key });
+      vi.restoreAllMocks();
+      expect(removal).toEqual([204]);
+      expectError(unpaused, 404, NOT_FOUND);
+      expect((await exportRow(made.body.id))!.paused).toBe(true);
+    });
+  }
 });

@@ -1,8 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
+import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
+import { callerStillSeesProject } from "../../platform/route-context/project";
 import { batchExports, environments } from "../../db/schema";
-import { unchangedSinceRead } from "../../platform/db";
+import { refusedWhenNull, unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { counterOf, pageEnvelope, readPage } from "../../platform/pagination";
@@ -23,6 +25,12 @@ import { batchExportOfPath, readBatchExportOfPath, type BatchExportRoutes } from
 import { toBatchExport } from "./batch-exports.schema";
 
 type Handler<R extends keyof BatchExportRoutes> = RouteHandler<BatchExportRoutes[R], AppEnv>;
+
+/**
+ * Every write holds the right it was judged on, seeing the project (a member removed, or hidden
+ * by a `none` rule, meanwhile exports nothing to a destination of theirs): 404 otherwise.
+ */
+const stillSeesProject = (c: Context<AppEnv>) => callerStillSeesProject(c.var.actor, c.var.project.environmentId);
 
 export const listProjectBatchExports: Handler<"list"> = async (c) => {
   const page = readPage(c);
@@ -46,7 +54,10 @@ export const createProjectBatchExport: Handler<"create"> = async (c) => {
     values.destinationConfig,
   );
   const entry = batchExportActivity.record(c, "created", batchExportItem(c.var.project, values.id, values.name));
-  const row = await queries.insertBatchExport(c.var.db, { ...values, ...sealed }, entry);
+  const row = await refusedWhenNull(
+    queries.insertBatchExport(c.var.db, { ...values, ...sealed }, entry, stillSeesProject(c)),
+    notFound,
+  );
   return c.json(toBatchExport(row), 201);
 };
 
@@ -75,7 +86,10 @@ export const updateProjectBatchExport: Handler<"update"> = async (c) => {
     trackedBatchExportFields(opened),
     trackedBatchExportFields(after),
   );
-  const updated = await queries.updateBatchExport(c.var.db, and(where, unchanged), { ...changes, ...sealed }, entry);
+  const updated = await refusedWhenNull(
+    queries.updateBatchExport(c.var.db, and(where, unchanged), { ...changes, ...sealed }, entry, stillSeesProject(c)),
+    notFound,
+  );
   if (!updated) throw changedMeanwhile("batch export");
   return c.json(toBatchExport(updated), 200);
 };
@@ -89,7 +103,10 @@ export const deleteProjectBatchExport: Handler<"remove"> = async (c) => {
     "deleted",
     batchExportItem(c.var.project, id, batchExportNameInBatch(id)),
   );
-  const deleted = await queries.updateBatchExport(c.var.db, where, { deleted: true, lastUpdatedAt: nowIso() }, entry);
+  const deleted = await refusedWhenNull(
+    queries.updateBatchExport(c.var.db, where, { deleted: true, lastUpdatedAt: nowIso() }, entry, stillSeesProject(c)),
+    notFound,
+  );
   if (!deleted) throw notFound();
   return c.body(null, 204);
 };
@@ -98,7 +115,7 @@ const pausedStateHandler =
   (paused: boolean): Handler<"pause"> =>
   async (c) => {
     const { id } = c.req.valid("param");
-    const where = queries.liveInProject(c.var.project.environmentId, id);
+    const where = and(queries.liveInProject(c.var.project.environmentId, id), stillSeesProject(c));
     const item = batchExportItem(c.var.project, id, batchExportNameInBatch(id));
     const entry = batchExportActivity.record(c, paused ? "paused" : "unpaused", item);
     return c.json(await queries.setPaused(c.var.db, where, paused, entry), 200);

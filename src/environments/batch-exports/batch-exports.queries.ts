@@ -1,8 +1,8 @@
-import { and, eq, getTableColumns, ne, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, ne, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { batchExports } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
-import type { Database } from "../../platform/db";
+import { whileHolds, type Database } from "../../platform/db";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
@@ -58,9 +58,14 @@ export async function listBatchExports(
 export const selectBatchExport = (db: Database, where: SQL | undefined) =>
   db.select().from(batchExports).where(where).limit(1);
 
-/** Each write below goes with its `entry` in the activity log, in one batch. */
-export async function insertBatchExport(db: Database, values: BatchExportInsert, entry: Statement) {
-  const [row] = await writeWithActivity(db, db.insert(batchExports).values(values).returning(), entry);
+/**
+ * Each write below goes with its `entry` in the activity log, in one batch, and lands only while
+ * `allowed` holds when it runs (the caller still sees the project): else its name is NULL, which
+ * the column refuses (the caller answers 404), or, for a pause, it matches nothing.
+ */
+export async function insertBatchExport(db: Database, values: BatchExportInsert, entry: Statement, allowed: SQL) {
+  const held = { ...values, name: whileHolds(values.name, allowed) };
+  const [row] = await writeWithActivity(db, db.insert(batchExports).values(held).returning(), entry);
   return row!;
 }
 
@@ -69,8 +74,10 @@ export async function updateBatchExport(
   where: SQL | undefined,
   changes: BatchExportChanges,
   entry: Statement | undefined,
+  allowed: SQL,
 ) {
-  const [row] = await writeWithActivity(db, db.update(batchExports).set(changes).where(where).returning(), entry);
+  const held = { ...changes, name: whileHolds(changes.name ?? sql<string>`${batchExports.name}`, allowed) };
+  const [row] = await writeWithActivity(db, db.update(batchExports).set(held).where(where).returning(), entry);
   return row;
 }
 

@@ -13,17 +13,27 @@ import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { organizationRead, type OrganizationRead } from "../../platform/route-context";
-import { callerInOrganization } from "../../platform/route-context/organization";
+import { callerInOrganization, callerStillAtLeast } from "../../platform/route-context/organization";
+import { MembershipLevel } from "../../platform/levels";
 import { countOfVisibleExports, visibleExportsOfOrganization, type OrganizationCaller } from "./batch-exports.queries";
 import type * as routes from "./batch-exports.routes";
 
 type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], AppEnv>;
 
-const visibleExport = (c: Context<AppEnv>, id: string) =>
-  and(
+/**
+ * The export, while the caller still sees it when the write runs: their membership and level read
+ * by the statement, not as admitted, so that a member removed or demoted meanwhile (an admin's
+ * level skips the hidden projects' test) pauses or restarts nothing (404).
+ */
+const visibleExport = (c: Context<AppEnv>, id: string) => {
+  const organizationId = c.var.organization.id;
+  const caller = { organizationId, ...callerInOrganization(c.var.actor, organizationId) };
+  return and(
     eq(batchExports.id, id),
-    visibleExportsOfOrganization(c.var.actor, { ...c.var.organization, organizationId: c.var.organization.id }),
+    callerStillAtLeast(c.var.actor, organizationId, MembershipLevel.member),
+    visibleExportsOfOrganization(c.var.actor, caller),
   );
+};
 
 /** The caller's membership as subqueries of the read that resolves it. */
 function callerOfRead(c: Context<AppEnv>, read: OrganizationRead): OrganizationCaller {

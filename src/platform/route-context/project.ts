@@ -140,6 +140,17 @@ export const projectLevelInEnvironment = (actor: Actor, environmentId: number) =
     join ${projects} on ${projects.id} = ${environments.projectId}
     where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId})`;
 
+/**
+ * Whether the caller still sees the environment's project when the statement runs
+ * (`projectVisible`: a member, no `none` rule, not marked for deletion), not only when admitted.
+ */
+export const callerStillSeesProject = (actor: Actor, environmentId: number) =>
+  sql`exists (select 1 from ${membershipsOf(actor)}
+    join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
+    join ${projects} on ${projects.id} = ${environments.projectId}
+    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId}
+      and ${projectVisible})`;
+
 /** Whether the caller is an admin of the environment's project when the statement runs, not when it was admitted. */
 export const callerStillProjectAdmin = (actor: Actor, environmentId: number) =>
   isAdminInSql(projectLevelInEnvironment(actor, environmentId));
