@@ -17,7 +17,7 @@ import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
-import { inJsonList, refusedWhenNull, whileHolds, type Database } from "../platform/db";
+import { inJsonList, isNotNullViolationOf, refusedWhenNull, whileHolds, type Database } from "../platform/db";
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { membershipOfCaller } from "../platform/route-context/project";
 import { writeWithActivity } from "../platform/activity-log/resource-activity";
@@ -101,9 +101,13 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   await refusedWhenNull(
     writeWithActivity(
       db,
-      db.insert(personalApiKeys).values({ ...row, userId: whileHolds(actor.userId, belowLimit) }),
+      db.insert(personalApiKeys).values({
+        ...row,
+        userId: whileHolds(actor.userId, belowLimit),
+        label: labelWhileNotBlocked(actor, reachable, row.label),
+      }),
       ...personalApiKeyEntries(c, "created", row, reachable, projectOrganizations),
-    ),
+    ).catch(refusedWhenBlocked),
     tooManyKeys,
   );
   return c.json({ ...toPersonalApiKey(row), value: key.value }, 201);
@@ -173,9 +177,26 @@ const organizationsBlockingCaller = (db: Database, actor: Actor) =>
  * key's value.
  */
 function assertNotBlockedIn(blocking: { id: string }[], reach: string[]) {
-  if (blocking.some(({ id }) => reach.includes(id))) {
-    throw permissionDenied("API key cannot act on keys that reach an organization whose admins revoked its access");
-  }
+  if (blocking.some(({ id }) => reach.includes(id))) throw blockedIn();
+}
+
+const blockedIn = () =>
+  permissionDenied("API key cannot act on keys that reach an organization whose admins revoked its access");
+
+/**
+ * A key's label as a write sets it (`label`, else the one it has), only while the calling key is
+ * blocked in none of `reach` when the write runs: `assertNotBlockedIn` judged the read, and a block
+ * landing meanwhile must stop the write too. Else NULL, which the column refuses (`refusedWhenBlocked`).
+ */
+function labelWhileNotBlocked(actor: Actor, reach: string[], label?: string) {
+  const notBlocked = sql`not exists (select 1 from ${personalApiKeyBlocks}
+    where ${personalApiKeyBlocks.keyId} = ${actor.keyId}
+      and ${inJsonList(personalApiKeyBlocks.organizationId, reach)})`;
+  return whileHolds(label ?? sql<string>`${personalApiKeys.label}`, notBlocked);
+}
+
+async function refusedWhenBlocked(error: unknown): Promise<never> {
+  throw isNotNullViolationOf(error, personalApiKeys.label) ? blockedIn() : error;
 }
 
 /**
@@ -331,7 +352,7 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     db
       .update(personalApiKeys)
       .set({
-        label: after.label,
+        label: labelWhileNotBlocked(actor, reachable, after.label),
         scopes,
         scopedOrganizations,
         scopedTeams,
@@ -348,7 +369,7 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
         reachSeenBy(organizationId, trackedFields(after), projectOrganizations),
       ),
     ),
-  );
+  ).catch(refusedWhenBlocked);
   if (!updated) throw changedMeanwhile("key");
   await forgetCachedKey(c.env, key);
   return c.json(toPersonalApiKey(after), 200);
@@ -371,13 +392,13 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
     db,
     db
       .update(personalApiKeys)
-      .set(changes)
+      .set({ ...changes, label: labelWhileNotBlocked(actor, reachable) })
       .where(and(ownKey(actor, id), eq(personalApiKeys.secureValue, key.secureValue)))
       .returning({ id: personalApiKeys.id }),
     ...reachable.map((organizationId) =>
       personalApiKeyActivity.record(c, "rolled", { organizationId, itemId: key.id, name: key.label, context }),
     ),
-  );
+  ).catch(refusedWhenBlocked);
   if (!rolled) throw changedMeanwhile("key");
   await forgetCachedKey(c.env, key);
   return c.json({ ...toPersonalApiKey(after), value }, 200);

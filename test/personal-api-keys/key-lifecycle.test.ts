@@ -11,6 +11,7 @@ import {
   setupOrganization,
 } from "../support/harness";
 import { expectError } from "../support/error-bodies";
+import { beforeWrites } from "../support/races";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -576,5 +577,67 @@ describe("where a key is found", () => {
     }
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.join("\n")).not.toContain(key);
+  });
+});
+
+describe("an admin's block landing while a key writes a key", () => {
+  const BLOCKED = errorBody(
+    "authentication_error",
+    "permission_denied",
+    "API key cannot act on keys that reach an organization whose admins revoked its access",
+  );
+
+  /** A member, their key, and the owner's block of that key in the organization, to run meanwhile. */
+  async function memberKeyToBlock() {
+    const team = await setupOrganization();
+    const member = await addMember(team.organization.id, MembershipLevel.member);
+    const keys = await api("GET", "/api/personal_api_keys", { key: member.key });
+    const [calling] = keys.body as { id: string }[];
+    const blockPath = `/api/organizations/${team.organization.id}/api_keys/${calling!.id}`;
+    const block = async () => (await api("DELETE", blockPath, { key: team.key })).status;
+    return { ...team, member, block, membersPath: `/api/organizations/${team.organization.id}/members` };
+  }
+
+  it("mints no key that reaches the organization (403)", async () => {
+    const { organization, member, block } = await memberKeyToBlock();
+    const blocking = beforeWrites([[/^insert into "personal_api_keys"/, block]]);
+    const minted = await api("POST", "/api/personal_api_keys", {
+      key: member.key,
+      body: { label: "fresh", scopes: ["*"], scoped_organizations: [organization.id] },
+    });
+    vi.restoreAllMocks();
+    expect(blocking).toEqual([204]);
+    expectError(minted, 403, BLOCKED);
+    const keys = await api("GET", "/api/personal_api_keys", { key: member.key });
+    expect(keys.body.map((listed: { label: string }) => listed.label)).not.toContain("fresh");
+  });
+
+  it("widens no other key into the organization, and rolls none that reaches it (403)", async () => {
+    const { organization, member, block, membersPath } = await memberKeyToBlock();
+    const elsewhere = await setupOrganization();
+    await addMembership(elsewhere.organization.id, member.user, MembershipLevel.member);
+    const narrow = await createApiKey(member.user, { scopedOrganizations: [elsewhere.organization.id] });
+    const blocking = beforeWrites([[/^update "personal_api_keys"/, block]]);
+    const widened = await api("PATCH", `/api/personal_api_keys/${narrow.id}`, {
+      key: member.key,
+      body: { scoped_organizations: [] },
+    });
+    vi.restoreAllMocks();
+    expect(blocking).toEqual([204]);
+    expectError(widened, 403, BLOCKED);
+    expect((await api("GET", membersPath, { key: narrow.value })).status).toBe(403);
+
+    const other = await memberKeyToBlock();
+    const reaching = await createApiKey(other.member.user);
+    const rolling = beforeWrites([[/^update "personal_api_keys"/, other.block]]);
+    const rolled = await api("POST", `/api/personal_api_keys/${reaching.id}/roll`, {
+      key: other.member.key,
+      body: {},
+    });
+    vi.restoreAllMocks();
+    expect(rolling).toEqual([204]);
+    expectError(rolled, 403, BLOCKED);
+    expect((await api("GET", other.membersPath, { key: reaching.value })).status).toBe(200);
+    expect(organization.id).not.toBe(other.organization.id);
   });
 });
