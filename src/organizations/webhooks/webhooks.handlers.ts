@@ -168,20 +168,24 @@ export const rotateWebhookSecret: RouteHandler<typeof rotateSecret, AppEnv> = as
   const { webhook: current, createdBy } = webhookOfRequest(c);
   const { secret, sealedSecret } = await sealedNewSecret(c, current.id);
   const now = nowIso();
-  const [row] = await writeWithActivity(
-    c.var.db,
-    c.var.db
-      .update(webhooks)
-      .set({
-        sealedSecret,
-        // SQLite computes every SET from the row before the update: this is the replaced secret.
-        previousSealedSecret: overlap > 0 ? sql`${webhooks.sealedSecret}` : null,
-        previousSecretExpiresAt: overlap > 0 ? new Date(Date.parse(now) + overlap * 1000).toISOString() : null,
-        updatedAt: now,
-      })
-      .where(ofOrganization(current.organizationId, current.id))
-      .returning(),
-    webhookActivity.record(c, "secret_rotated", { ...webhookItem(current), context: { overlap_seconds: overlap } }),
+  const [row] = await refusedWhenNull(
+    writeWithActivity(
+      c.var.db,
+      c.var.db
+        .update(webhooks)
+        .set({
+          // Only while the caller is still an admin: a new signing secret is a lasting credential.
+          sealedSecret: whileHolds(sealedSecret, callerStillAdmin(c.var.actor, current.organizationId)),
+          // SQLite computes every SET from the row before the update: this is the replaced secret.
+          previousSealedSecret: overlap > 0 ? sql`${webhooks.sealedSecret}` : null,
+          previousSecretExpiresAt: overlap > 0 ? new Date(Date.parse(now) + overlap * 1000).toISOString() : null,
+          updatedAt: now,
+        })
+        .where(ofOrganization(current.organizationId, current.id))
+        .returning(),
+      webhookActivity.record(c, "secret_rotated", { ...webhookItem(current), context: { overlap_seconds: overlap } }),
+    ),
+    insufficientLevel,
   );
   if (!row) throw notFound();
   return c.json({ ...toWebhook(row, createdBy), secret }, 200);

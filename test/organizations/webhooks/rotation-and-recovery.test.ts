@@ -10,6 +10,7 @@ import { MembershipLevel } from "../../../src/platform/levels";
 import { keyIdOf } from "../../support/activity-log";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../../support/error-bodies";
 import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization } from "../../support/harness";
+import { beforeWrites } from "../../support/races";
 import {
   consume,
   receiver,
@@ -227,5 +228,35 @@ describe("recovering a webhook's failed deliveries", () => {
     const accepted = await api("POST", path, { key: organization.key, body: { since: SINCE } });
     expect(accepted.status).toBe(202);
     expect(Date.now() - Date.parse(accepted.body.until)).toBeLessThan(5_000);
+  });
+});
+
+describe("webhooks: an admin demoted meanwhile gets no signing secret", () => {
+  it("rotate_secret refuses and keeps the secret the receiver knows", async () => {
+    const organization = await setupOrganization();
+    const admin = await addMember(organization.organization.id, MembershipLevel.admin);
+    const webhook = await subscribe(organization);
+    const sealedSecret = () =>
+      db
+        .select({ sealed: schema.webhooks.sealedSecret })
+        .from(schema.webhooks)
+        .where(eq(schema.webhooks.id, webhook.id));
+    const [before] = await sealedSecret();
+    const demote = async () =>
+      (
+        await api("PATCH", `/api/organizations/${organization.organization.id}/members/${admin.user.uuid}`, {
+          key: organization.key,
+          body: { level: MembershipLevel.member },
+        })
+      ).status;
+    const demotion = beforeWrites([[/^update "webhooks" set "sealed_secret"/, demote]]);
+    const rotated = await api("POST", `${webhooksPath(organization)}/${webhook.id}/rotate_secret`, {
+      key: admin.key,
+      body: {},
+    });
+    vi.restoreAllMocks();
+    expect(demotion).toEqual([200]);
+    expect([rotated.status, rotated.body]).toEqual([403, INSUFFICIENT_LEVEL]);
+    expect(await sealedSecret()).toEqual([before]);
   });
 });
