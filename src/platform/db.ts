@@ -280,9 +280,23 @@ export const inJsonList = (column: SQLWrapper, values: unknown[]) =>
  * identifiers the caller's schema allows. Undefined when there is nothing to set.
  */
 export function jsonObjectWithKeys(column: Column, values: Record<string, unknown>): SQL | undefined {
-  const assignments = Object.entries(values).map(([key, value]) => sql`${`$.${key}`}, json(${JSON.stringify(value)})`);
-  if (assignments.length === 0) return undefined;
-  return sql`json_set(${column}, ${sql.join(assignments, sql`, `)})`;
+  const keys = Object.keys(values);
+  if (keys.length === 0) return undefined;
+  // One bound parameter, the values as one JSON object, whatever the number of keys (D1 binds at
+  // most 100 per statement; the same value bound again counts once): each key's path is written
+  // out, which only an identifier may be.
+  const sent = JSON.stringify(values);
+  const assignments = keys.map((key) => {
+    if (!/^[A-Za-z0-9_]+$/.test(key)) throw new Error(`not an identifier: ${JSON.stringify(key)}`);
+    const path = sql.raw(`'$.${key}'`);
+    return sql`${path}, json(${sent} -> ${path})`;
+  });
+  // A function takes at most 127 arguments in SQLite: json_set within json_set, 50 keys apiece.
+  let merged: SQL = sql`${column}`;
+  for (let start = 0; start < assignments.length; start += 50) {
+    merged = sql`json_set(${merged}, ${sql.join(assignments.slice(start, start + 50), sql`, `)})`;
+  }
+  return merged;
 }
 
 /**

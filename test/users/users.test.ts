@@ -232,6 +232,18 @@ describe("PATCH /api/users/@me", () => {
     expect((await api("GET", "/api/users/@me", { key })).body).toEqual(response.body);
   });
 
+  it("merges more notification settings than a statement binds parameters (100), of every JSON type", async () => {
+    const { key } = await setupOrganization();
+    const settings = Object.fromEntries(Array.from({ length: 120 }, (_, index) => [`setting_${index}`, index]));
+    const kinds = { a_string: "x", a_null: null, an_object: { weekly: true }, a_list: [1, "two"], a_flag: false };
+    const response = await api("PATCH", "/api/users/@me", {
+      key,
+      body: { notification_settings: { ...settings, ...kinds } },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.notification_settings).toEqual({ ...settings, ...kinds });
+  });
+
   it("keeps merged notification settings within 64 KiB: a PATCH past it is 400 and changes nothing", async () => {
     const { key } = await setupOrganization();
     const answers = [];
