@@ -6,7 +6,7 @@ import { organizationObjectFromJson, organizationObjectJson } from "../organizat
 import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations.schema";
 import { selectVisibleProject } from "../projects/projects.queries";
 import { projectVisible } from "../platform/access-rules/project-visibility";
-import { jsonObjectWithKeys, type Database } from "../platform/db";
+import { inJsonList, jsonObjectWithKeys, type Database } from "../platform/db";
 import { jsonWithinLimit } from "../platform/input-limits";
 import { jsonRow, jsonRows, rowFromJson } from "../platform/json-rows";
 import { prepared } from "../platform/prepared";
@@ -19,7 +19,8 @@ const inviter = alias(organizationMemberships, "inviter");
 
 /**
  * The unexpired invites to the caller's e-mail (created since `unexpiredSince`) from organizations
- * they are not in, oldest first, along the index on the invite's e-mail, as JSON rows.
+ * they are not in (for a key scoped to organizations, among those), oldest first, along the index
+ * on the invite's e-mail, as JSON rows.
  */
 function pendingInviteRows(db: Database, actor: Actor, unexpiredSince: string) {
   const email = db.select({ email: users.email }).from(users).where(eq(users.id, actor.userId));
@@ -42,6 +43,10 @@ function pendingInviteRows(db: Database, actor: Actor, unexpiredSince: string) {
           eq(invites.targetEmail, sql`(${email})`),
           gt(invites.createdAt, unexpiredSince),
           isNull(organizations.deletionScheduledAt),
+          // A key scoped to some organizations learns of no other's invite.
+          actor.scopedOrganizations.length > 0
+            ? inJsonList(invites.organizationId, actor.scopedOrganizations)
+            : undefined,
           notExists(
             db
               .select({ id: organizationMemberships.id })

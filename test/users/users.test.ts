@@ -149,6 +149,19 @@ describe("GET /api/users/@me", () => {
     expect((await api("GET", "/api/users/@me", { key })).body.pending_invites).toEqual([]);
   });
 
+  it("lists to a key scoped to some organizations no invite from another", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const inviting = await setupOrganization({ name: "Inviting" });
+    const sent = await api("POST", `/api/organizations/${inviting.organization.id}/invites`, {
+      key: inviting.key,
+      body: { target_email: owner.email },
+    });
+    expect(sent.status).toBe(201);
+    expect((await api("GET", "/api/users/@me", { key })).body.pending_invites).toHaveLength(1);
+    const scoped = await createApiKey(owner, { scopedOrganizations: [organization.id] });
+    expect((await api("GET", "/api/users/@me", { key: scoped.value })).body.pending_invites).toEqual([]);
+  });
+
   it("stays within a scoped key's organizations: the current ones fall back to the first in scope", async () => {
     const { second, user } = await userWithTwoOrganizations();
     const scoped = await createApiKey(user, { scopedOrganizations: [second.organization.id] });
