@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, isNull, lt, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { invites } from "../../db/schema";
 import { inJsonList, primaryDatabase } from "../../platform/db";
 import { emailTransportConfigured, sendEmail, type EmailMessage } from "../../platform/email-transport";
@@ -26,15 +26,40 @@ export const EMAIL_ATTEMPTS = EMAIL_RETRY_DELAYS_SECONDS.length + 1;
  * Idempotent: a message whose invite is gone (cancelled, replaced) or whose e-mail is no longer
  * pending is acked unsent. With the transport turned off since, the e-mail is `not_configured`.
  */
+/**
+ * Whether the invite read would open, as signing up decides: its inviter still a member, its
+ * organization not being deleted. Written out in full: a select from one table drops the
+ * qualifiers drizzle would give these columns.
+ */
+const inviteOpens = sql<number>`exists (select 1 from "organization_memberships" as "inviter"
+  join "organizations" as "organization" on "organization"."id" = "inviter"."organization_id"
+  where "inviter"."organization_id" = "invites"."organization_id"
+    and "inviter"."user_id" = "invites"."created_by_id"
+    and "organization"."deletion_scheduled_at" is null)`.mapWith(Boolean);
+
 export async function deliverInviteEmail(env: Bindings, message: Message<InviteEmailMessage>) {
   const db = primaryDatabase(env);
   const { inviteId } = message.body;
   const [invite] = await db
-    .select({ status: invites.emailStatus, attempts: invites.emailAttempts, outbox: invites.emailOutbox })
+    .select({
+      status: invites.emailStatus,
+      attempts: invites.emailAttempts,
+      outbox: invites.emailOutbox,
+      opens: inviteOpens,
+    })
     .from(invites)
     .where(eq(invites.id, inviteId));
   if (!invite || invite.status !== "pending" || invite.outbox === null) return message.ack();
   const stillPending = and(eq(invites.id, inviteId), eq(invites.emailStatus, "pending"));
+  // The invite opens nothing any more (its inviter left, its organization is being deleted): its
+  // e-mail, in the organization's name and with the inviter's message, is not sent.
+  if (!invite.opens) {
+    await db
+      .update(invites)
+      .set({ emailStatus: "failed", emailNextAttemptAt: null, emailOutbox: null, updatedAt: nowIso() })
+      .where(stillPending);
+    return message.ack();
+  }
   // The transport was turned off after the e-mail was queued: nothing to send it with.
   if (!emailTransportConfigured(env)) {
     await db

@@ -281,3 +281,38 @@ describe("invite e-mails", () => {
     expect(await listedStatus(organization, key, recent.body.id)).toBe("pending");
   });
 });
+
+describe("the e-mail of an invite that opens nothing", () => {
+  it("is not sent once its inviter is removed, nor once its organization is being deleted", async () => {
+    const { organization, key } = await setupOrganization({ name: "Acme" });
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    useEmailTransport();
+    capturedMessages();
+    const byRemoved = await postInvite(organization, admin.key, {
+      target_email: "victim@example.com",
+      message: "Sign in at https://attacker.example to accept",
+    });
+    expect(byRemoved.body.email_status).toBe("pending");
+    const removal = `/api/organizations/${organization.id}/members/${admin.user.uuid}`;
+    expect((await api("DELETE", removal, { key })).status).toBe(204);
+
+    const deleted = await setupOrganization({ name: "Deleted Inc" });
+    const beforeDeletion = await postInvite(deleted.organization, deleted.key, { target_email: "late@example.com" });
+    expect(beforeDeletion.body.email_status).toBe("pending");
+    vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue({
+      metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } },
+    });
+    expect((await api("DELETE", `/api/organizations/${deleted.organization.id}`, { key: deleted.key })).status).toBe(
+      204,
+    );
+
+    const posted = transport(200);
+    for (const invite of [byRemoved, beforeDeletion]) {
+      expect((await api("GET", `/api/signup/${invite.body.token}`)).status).toBe(404);
+      const consumed = await consume("invite-emails", invite.body.id, 1);
+      expect(consumed.explicitAcks).toEqual(["message"]);
+      expect(await storedInvite(invite.body.id)).toMatchObject({ emailStatus: "failed", emailOutbox: null });
+    }
+    expect(posted.count()).toBe(0);
+  });
+});
