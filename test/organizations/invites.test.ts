@@ -952,3 +952,32 @@ describe("POST /api/organizations/:organization_id/invites/bulk", () => {
     );
   });
 });
+
+describe("an invite replacing another, sent by an admin demoted meanwhile", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("cancels no invite someone else sent: the owner's owner-level invite still opens", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const invitesPath = `/api/organizations/${organization.id}/invites`;
+    const ownersInvite = await api("POST", invitesPath, {
+      key,
+      body: { target_email: "boss@example.com", level: MembershipLevel.owner, send_email: false },
+    });
+    expect(ownersInvite.status).toBe(201);
+    const memberPath = `/api/organizations/${organization.id}/members/${admin.user.uuid}`;
+    const demote = async () =>
+      (await api("PATCH", memberPath, { key, body: { level: MembershipLevel.member } })).status;
+    const demotion = beforeWrites([[/^delete from "invites"/, demote]]);
+    const replacing = await api("POST", invitesPath, {
+      key: admin.key,
+      body: { target_email: "boss@example.com", level: MembershipLevel.member, send_email: false },
+    });
+    vi.restoreAllMocks();
+    expect(demotion).toEqual([200]);
+    // Judged as an admin's, it is written as a member's would be: beside the owner's, not over it.
+    expect(replacing.status).toBe(201);
+    const preview = await api("GET", `/api/signup/${ownersInvite.body.token}`);
+    expect([preview.status, preview.body.level]).toEqual([200, MembershipLevel.owner]);
+  });
+});

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { isAdmin } from "../../platform/levels";
+import { callerStillAdmin } from "../../platform/route-context/organization";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { emailStatusAtCreation, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
@@ -116,7 +116,7 @@ async function createInvites(
   const entries = rows.map((row) => inviteActivity.record(c, "created", inviteItem(row, row.targetEmail)));
   await replaceInvites(db, organization.id, rows, entries, {
     userId: context.inviter.id,
-    admin: isAdmin(organization.level),
+    stillAdmin: callerStillAdmin(c.var.actor, organization.id),
   });
   enqueueInviteEmails(c, rows);
   return issued.map(({ row, token }) => ({ ...toInvite(row, context.inviter), token }));

@@ -1,4 +1,4 @@
-import { and, eq, inArray, lte, or, sql } from "drizzle-orm";
+import { and, eq, inArray, lte, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-rules/member-rule";
@@ -198,22 +198,24 @@ const unexpiredInvitesSince = () => new Date(Date.now() - INVITE_VALIDITY_MS).to
 
 /**
  * A new invite replaces every earlier one for its e-mail in the organization: one atomic batch,
- * with an entry per invite chained after the last insert. A caller below admin replaces only
- * their own and expired ones, in the delete itself: an open invite someone else sent, even one
- * sent since the checks read them, is never cancelled by a member (it stays beside the new one).
+ * with an entry per invite chained after the last insert. A caller below admin when the delete
+ * runs (`stillAdmin`) replaces only their own and expired ones, in the delete itself: an open
+ * invite someone else sent, even one sent since the checks read them, is never cancelled by a
+ * member, nor by an admin demoted meanwhile (it stays beside the new one).
  */
 export async function replaceInvites(
   db: Database,
   organizationId: string,
   rows: InviteRow[],
   entries: Statement[],
-  replacer: { userId: number; admin: boolean },
+  replacer: { userId: number; stillAdmin: SQL },
 ) {
   const emails = rows.map((row) => row.targetEmail);
   const ofEmails = and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emails));
-  const replaceable = replacer.admin
-    ? ofEmails
-    : and(ofEmails, or(eq(invites.createdById, replacer.userId), lte(invites.createdAt, unexpiredInvitesSince())));
+  const replaceable = and(
+    ofEmails,
+    or(replacer.stillAdmin, eq(invites.createdById, replacer.userId), lte(invites.createdAt, unexpiredInvitesSince())),
+  );
   await db.batch([
     db.delete(invites).where(replaceable),
     ...chunkForInsert(invites, rows).map((chunk) => db.insert(invites).values(chunk)),
