@@ -5,11 +5,16 @@ import { organizationMemberships, organizations, users } from "../db/schema";
 import { etagOf, expectedVersion, failsOnStaleVersion, versionedAnswer } from "../platform/conditional-requests";
 import { isUniqueViolation, refusedWhenNull } from "../platform/db";
 import type { AppEnv } from "../platform/env";
-import { insufficientLevel, notFound } from "../platform/errors";
+import { notFound } from "../platform/errors";
 import { nowIso, uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
 import { keyPolicyChangeJudgedOnRead } from "../platform/auth/key-policy";
-import { admitMember, callerStillAtLeast, requestedOrganization } from "../platform/route-context/organization";
+import {
+  admitMember,
+  callerStillAtLeast,
+  levelLost,
+  requestedOrganization,
+} from "../platform/route-context/organization";
 import { pageEnvelope, readPage } from "../platform/pagination";
 import {
   firstFreeSlug,
@@ -155,7 +160,7 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
         ? db.batch([update, entry, ...reads]).then(([, , ...readBack]) => readBack)
         : db.batch([update, ...reads]).then(([, ...readBack]) => readBack),
     ),
-    insufficientLevel,
+    levelLost(c),
   );
   const organization = toOrganizationObject([rows, projectRows]);
   if (!organization || !rows[0]) throw notFound();
@@ -173,7 +178,7 @@ export const deleteCallerOrganization: RouteHandler<typeof deleteOrganization, A
   const statements = scheduleOrganizationDeletion(c.var.db, organization.id, nowIso(), stillOwner, expected);
   const [marked, , serviceKeys] = await refusedWhenNull(
     failsOnStaleVersion(organizations.version, c.var.db.batch(statements)),
-    insufficientLevel,
+    levelLost(c),
   );
   // Another DELETE marked it between the read and this batch.
   if (marked.length === 0) throw notFound();

@@ -204,11 +204,11 @@ export const isForeignKeyViolation = (error: unknown) => failedConstraint(error,
 export const whileHolds = <T>(value: T, condition: SQL) => sql<T>`(select ${value} where ${condition})`;
 
 /** `write`, or `refusal` when its batch failed on a NOT NULL (a `whileHolds` condition, or a row read gone). */
-export async function refusedWhenNull<T>(write: Promise<T>, refusal: () => Error): Promise<T> {
+export async function refusedWhenNull<T>(write: Promise<T>, refusal: () => Error | Promise<Error>): Promise<T> {
   try {
     return await write;
   } catch (error) {
-    throw isNotNullViolation(error) ? refusal() : error;
+    throw isNotNullViolation(error) ? await refusal() : error;
   }
 }
 

@@ -17,11 +17,11 @@ import {
 import { keyRateLimits } from "../platform/auth/rate-limit";
 import { inJsonList, isNotNullViolationOf, refusedWhenNull, whileHolds, type Database } from "../platform/db";
 import type { AppEnv } from "../platform/env";
-import { changedMeanwhile, insufficientLevel, notFound, validationError } from "../platform/errors";
+import { changedMeanwhile, notFound, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
 import { organizationRead } from "../platform/route-context";
-import { callerStillAdmin } from "../platform/route-context/organization";
+import { callerStillAdmin, levelLost } from "../platform/route-context/organization";
 import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { serviceKeyActivity } from "./service-keys.activity";
 import type * as routes from "./service-keys.routes";
@@ -139,7 +139,7 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
         name: row.label,
         context: entryContext(row),
       }),
-    ).catch(refusedWhenNoLongerAdmin),
+    ).catch(refusedWhenNoLongerAdmin(c)),
     tooManyServiceKeys,
   );
   return c.json({ ...toServiceKey(row), value: key.value }, 201);
@@ -153,9 +153,12 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
 const labelWhileAdmin = (c: Context<AppEnv>, label?: string) =>
   whileHolds(label ?? sql<string>`${serviceApiKeys.label}`, callerStillAdmin(c.var.actor, c.var.organization.id));
 
-async function refusedWhenNoLongerAdmin(error: unknown): Promise<never> {
-  throw isNotNullViolationOf(error, serviceApiKeys.label) ? insufficientLevel() : error;
-}
+/** A key write refused by `labelWhileAdmin`: 403, or 404 once the caller is no longer a member (`levelLost`). */
+const refusedWhenNoLongerAdmin =
+  (c: Context<AppEnv>) =>
+  async (error: unknown): Promise<never> => {
+    throw isNotNullViolationOf(error, serviceApiKeys.label) ? await levelLost(c)() : error;
+  };
 
 const tooManyServiceKeys = () =>
   validationError(
@@ -209,7 +212,7 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
       before,
       fieldsAfterPatch(before, trackedFields(after)),
     ),
-  ).catch(refusedWhenNoLongerAdmin);
+  ).catch(refusedWhenNoLongerAdmin(c));
   if (!updated) throw changedMeanwhile("key");
   await forgetCachedKey(c.env, key);
   return c.json(toServiceKey(after), 200);
@@ -235,7 +238,7 @@ export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) =
       name: key.label,
       context,
     }),
-  ).catch(refusedWhenNoLongerAdmin);
+  ).catch(refusedWhenNoLongerAdmin(c));
   if (!rolled) throw changedMeanwhile("key");
   await forgetCachedKey(c.env, key);
   return c.json({ ...toServiceKey({ ...key, ...changes }), value }, 200);

@@ -3,10 +3,10 @@ import { isNull } from "drizzle-orm";
 import type { AppEnv } from "../../platform/env";
 import { domains } from "../../db/schema";
 import { refusedWhenNull, unchangedSinceRead } from "../../platform/db";
-import { changedMeanwhile, insufficientLevel, notFound, validationError } from "../../platform/errors";
+import { changedMeanwhile, notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/route-context";
-import { callerStillAdmin } from "../../platform/route-context/organization";
+import { callerStillAdmin, levelLost } from "../../platform/route-context/organization";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { lookupTxtRecords } from "../../platform/dns";
 import { domainSettings, NEW_DOMAIN } from "./domain-settings";
@@ -42,7 +42,7 @@ export const createOrganizationDomain: Handler<"createDomain"> = async (c) => {
       entry,
       callerStillAdmin(c.var.actor, organizationId),
     ),
-    insufficientLevel,
+    levelLost(c),
   );
   return c.json(toDomain(row), 201);
 };
@@ -81,7 +81,7 @@ export const updateOrganizationDomain: Handler<"updateDomain"> = async (c) => {
       entry,
       callerStillAdmin(c.var.actor, organization.id),
     ),
-    insufficientLevel,
+    levelLost(c),
   );
   if (!updated) throw changedMeanwhile("domain");
   return c.json(toDomain(updated), 200);
@@ -93,7 +93,7 @@ export const deleteOrganizationDomain: Handler<"deleteDomain"> = async (c) => {
   const entry = domainActivity.record(c, "deleted", domainItem(organizationId, id, domainNameInBatch(id)));
   const deleted = await refusedWhenNull(
     queries.deleteDomain(c.var.db, organizationId, id, entry, callerStillAdmin(c.var.actor, organizationId)),
-    insufficientLevel,
+    levelLost(c),
   );
   if (!deleted) throw notFound();
   return c.body(null, 204);
@@ -128,7 +128,7 @@ export const verifyOrganizationDomain: Handler<"verifyDomain"> = async (c) => {
       entry,
       callerStillAdmin(c.var.actor, organization.id),
     ),
-    insufficientLevel,
+    levelLost(c),
   );
   if (!updated) {
     const current = await queries.domainVerifiedAt(db, organization.id, id);

@@ -1,12 +1,12 @@
 import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../platform/env";
-import { insufficientLevel, notFound, validationError } from "../../platform/errors";
+import { notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull } from "../../platform/db";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { nameKey } from "../../platform/names";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { organizationRead } from "../../platform/route-context";
-import { callerStillAdmin } from "../../platform/route-context/organization";
+import { callerStillAdmin, levelLost } from "../../platform/route-context/organization";
 import { toUserBasic } from "../../platform/user-basic";
 import { toMember } from "../members/members.queries";
 import { roleActivity, roleItem, roleMembershipActivity, roleMembershipItem, roleNameInBatch } from "./roles.activity";
@@ -48,7 +48,7 @@ export const createOrganizationRole: Handler<"createRole"> = async (c) => {
       entry,
       callerStillAdmin(actor, organization.id),
     ),
-    insufficientLevel,
+    levelLost(c),
   );
   return c.json(queries.toRole(role, []), 201);
 };
@@ -69,7 +69,7 @@ export const updateOrganizationRole: Handler<"updateRole"> = async (c) => {
   const entry = roleActivity.changed(c, "updated", item, { name: role.name }, { name });
   const renamed = await refusedWhenNull(
     queries.renameRole(db, organization.id, role.id, name, entry, callerStillAdmin(c.var.actor, organization.id)),
-    insufficientLevel,
+    levelLost(c),
   );
   if (!renamed) throw notFound();
   return c.json(queries.toRole(renamed, members), 200);
@@ -80,10 +80,7 @@ export const deleteOrganizationRole: Handler<"deleteRole"> = async (c) => {
   const organizationId = c.var.organization.id;
   const entry = roleActivity.record(c, "deleted", roleItem(organizationId, id, roleNameInBatch(id)));
   const allowed = callerStillAdmin(c.var.actor, organizationId);
-  const deleted = await refusedWhenNull(
-    queries.deleteRole(c.var.db, organizationId, id, entry, allowed),
-    insufficientLevel,
-  );
+  const deleted = await refusedWhenNull(queries.deleteRole(c.var.db, organizationId, id, entry, allowed), levelLost(c));
   if (!deleted) throw notFound();
   return c.body(null, 204);
 };
@@ -115,7 +112,7 @@ export const createOrganizationRoleMembership: Handler<"createRoleMembership"> =
   // anyone (themselves included), nor remove anyone from a role that restricts them.
   const inserted = await refusedWhenNull(
     queries.insertRoleMembership(db, organization.id, row, entry, callerStillAdmin(c.var.actor, organization.id)),
-    insufficientLevel,
+    levelLost(c),
   );
   if (!inserted) throw notFound();
   return c.json(
@@ -146,7 +143,7 @@ export const deleteOrganizationRoleMembership: Handler<"deleteRoleMembership"> =
   const allowed = callerStillAdmin(c.var.actor, organization.id);
   const deleted = await refusedWhenNull(
     queries.deleteRoleMembership(db, organization.id, role_id, id, entry, allowed),
-    insufficientLevel,
+    levelLost(c),
   );
   if (!deleted) throw notFound();
   return c.body(null, 204);

@@ -3,9 +3,9 @@ import type { Context } from "hono";
 import { eq, sql } from "drizzle-orm";
 import { users, webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
-import { callerStillAdmin } from "../../platform/route-context/organization";
+import { callerStillAdmin, levelLost } from "../../platform/route-context/organization";
 import { personOf, type AppEnv } from "../../platform/env";
-import { conflict, insufficientLevel, notFound, validationError } from "../../platform/errors";
+import { conflict, notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull, whileHolds } from "../../platform/db";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/route-context";
@@ -78,7 +78,7 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
       webhookActivity.record(c, "created", webhookItem({ id, organizationId, url })),
       db.select().from(users).where(eq(users.id, c.var.actor.userId)),
     ]),
-    insufficientLevel,
+    levelLost(c),
   );
   if (!row) {
     throw validationError(
@@ -135,7 +135,7 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
     toWebhook(current, createdBy),
     toWebhook(after, owner),
   );
-  const [row] = await refusedWhenNull(writeWithActivity(db, update, entry), insufficientLevel);
+  const [row] = await refusedWhenNull(writeWithActivity(db, update, entry), levelLost(c));
   if (!row) throw notFound();
   return c.json(toWebhook(row, owner), 200);
 };
@@ -185,7 +185,7 @@ export const rotateWebhookSecret: RouteHandler<typeof rotateSecret, AppEnv> = as
         .returning(),
       webhookActivity.record(c, "secret_rotated", { ...webhookItem(current), context: { overlap_seconds: overlap } }),
     ),
-    insufficientLevel,
+    levelLost(c),
   );
   if (!row) throw notFound();
   return c.json({ ...toWebhook(row, createdBy), secret }, 200);

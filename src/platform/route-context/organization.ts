@@ -3,8 +3,9 @@ import { QueryBuilder } from "drizzle-orm/sqlite-core";
 import { organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
-import type { Actor } from "../env";
-import { notFound } from "../errors";
+import type { Context } from "hono";
+import type { Actor, AppEnv } from "../env";
+import { insufficientLevel, notFound } from "../errors";
 import { prepared } from "../prepared";
 import { assertKeyPolicyAllows, keyBlockedIn, type KeyPolicy } from "../auth/key-policy";
 import { MembershipLevel } from "../levels";
@@ -62,6 +63,20 @@ export function callerInOrganization(actor: Actor, organizationId: OrganizationR
  */
 export const callerStillAdmin = (actor: Actor, organizationId: OrganizationRef) =>
   callerStillAtLeast(actor, organizationId, MembershipLevel.admin);
+
+/**
+ * Why a write held to the caller's level (`callerStillAtLeast`) was refused, for `refusedWhenNull`:
+ * 404 once they are no longer a member (removed, or the organization deleted, meanwhile), as a
+ * moment later; else 403. Read only on that path.
+ */
+export const levelLost = (c: Context<AppEnv>) => async () => {
+  const { db, actor, organization } = c.var;
+  // A raw select: drizzle's builder would strip the subquery's column qualifiers with one table.
+  const row = await db.get<{ level: number | null }>(
+    sql`select ${callerInOrganization(actor, organization.id).level} as "level"`,
+  );
+  return row?.level === null || row?.level === undefined ? notFound() : insufficientLevel();
+};
 
 /** The caller still holds at least `level` (the one a write's rules were judged on), as SQL. */
 export const callerStillAtLeast = (actor: Actor, organizationId: OrganizationRef, level: number) =>
