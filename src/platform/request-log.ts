@@ -4,10 +4,14 @@ import type { Context } from "hono";
 import type { Actor, AppEnv } from "./env";
 import { errorFields } from "./log";
 
-/** The route pattern that answered (`/api/organizations/:organization_id`), never the raw path. */
+/**
+ * The route pattern that answered (`/api/organizations/:organization_id`), never the raw path:
+ * the route of the last handler run (a static path such as `/api/users/@me` also matches the
+ * parameter route beside it, which never runs). Null when no route did (a 404 of the app).
+ */
 function routePattern(c: Context<AppEnv>): string | null {
-  const handlers = matchedRoutes(c).filter((route) => route.method !== "ALL");
-  return handlers.at(-1)?.path ?? null;
+  const answered = matchedRoutes(c)[c.req.routeIndex];
+  return answered && answered.method !== "ALL" ? answered.path : null;
 }
 
 /** A failure's stack, for the failures the caller sees as 500 (`errorFields`: no bound value). */

@@ -169,6 +169,21 @@ describe("the request log", () => {
       user_id: expect.any(Number),
     });
   });
+
+  it("names the route that answered, not another its path also matches", async () => {
+    const { key } = await setupOrganization();
+    const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
+    const routes = [];
+    for (const path of ["/api/users/@me", "/api/organizations/@current", "/api/projects/@current/dashboards"]) {
+      expect((await api("GET", path, { key })).status).toBe(200);
+      routes.push(JSON.parse(String(log.mock.calls.at(-1)![0])).route);
+    }
+    expect(routes).toEqual([
+      "/api/users/@me",
+      "/api/organizations/:organization_id",
+      "/api/projects/:project_id/dashboards",
+    ]);
+  });
 });
 
 describe("the request log of a failure", () => {
