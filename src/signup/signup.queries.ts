@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, isNull, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, sql, type Column, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   invites,
@@ -14,7 +14,7 @@ import { inJsonList, whileHolds, type Database } from "../platform/db";
 import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
 import { ruleOfMember } from "../platform/access-rules/member-rule";
 import { grantableLevelInSql } from "../platform/access-rules/grantable-level";
-import type { InviteRow } from "../organizations/invites/invites.queries";
+import { inviteOpens, type InviteRow } from "../organizations/invites/invites.queries";
 
 type Statement = BatchItem<"sqlite">;
 
@@ -35,16 +35,8 @@ export async function findInviteForSignup(db: Database, tokenHash: string) {
       })
       .from(invites)
       .innerJoin(organizations, eq(organizations.id, invites.organizationId))
-      // An invite whose inviter has left the organization opens nothing (`levelGranted`).
-      .innerJoin(
-        organizationMemberships,
-        and(
-          eq(organizationMemberships.organizationId, invites.organizationId),
-          eq(organizationMemberships.userId, invites.createdById),
-        ),
-      )
-      // Nor one sent as its organization's deletion began.
-      .where(and(eq(invites.tokenHash, tokenHash), isNull(organizations.deletionScheduledAt))),
+      // Its inviter left, its organization being deleted: it opens nothing (`levelGranted` too).
+      .where(and(eq(invites.tokenHash, tokenHash), inviteOpens)),
     db
       .select({ user: users, membershipId: organizationMemberships.id })
       .from(users)

@@ -1,7 +1,6 @@
-import { and, asc, eq, gt, isNull, notExists, sql } from "drizzle-orm";
-import { alias } from "drizzle-orm/sqlite-core";
+import { and, asc, eq, gt, notExists, sql } from "drizzle-orm";
 import { invites, organizationMemberships, organizations, projects, users } from "../db/schema";
-import { INVITE_VALIDITY_MS } from "../organizations/invites/invites.queries";
+import { INVITE_VALIDITY_MS, inviteOpens } from "../organizations/invites/invites.queries";
 import { organizationObjectFromJson, organizationObjectJson } from "../organizations/organizations.queries";
 import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations.schema";
 import { selectVisibleProject } from "../projects/projects.queries";
@@ -15,8 +14,6 @@ import { callerMemberships, CURRENT, membershipsOf } from "../platform/route-con
 import { currentProjectId, membershipOfCaller, projectsInKeyScope } from "../platform/route-context/project";
 import { USER_PREFERENCE_KEYS, toCurrentUser, type CurrentUserUpdate, type PendingInvite } from "./users.schema";
 
-const inviter = alias(organizationMemberships, "inviter");
-
 /**
  * The unexpired invites to the caller's e-mail (created since `unexpiredSince`) from organizations
  * they are not in (for a key scoped to organizations, among those), oldest first, along the index
@@ -24,44 +21,37 @@ const inviter = alias(organizationMemberships, "inviter");
  */
 function pendingInviteRows(db: Database, actor: Actor, unexpiredSince: string) {
   const email = db.select({ email: users.email }).from(users).where(eq(users.id, actor.userId));
-  return (
-    db
-      .select({
-        row: sql`json_object('id', ${invites.id}, 'target_email', ${invites.targetEmail},
+  return db
+    .select({
+      row: sql`json_object('id', ${invites.id}, 'target_email', ${invites.targetEmail},
         'organization_id', ${invites.organizationId}, 'organization_name', ${organizations.name},
         'created_at', ${invites.createdAt})`.as("row"),
-      })
-      .from(invites)
-      .innerJoin(organizations, eq(organizations.id, invites.organizationId))
-      // Only invites that would open: their inviter still a member, their organization not being deleted.
-      .innerJoin(
-        inviter,
-        and(eq(inviter.organizationId, invites.organizationId), eq(inviter.userId, invites.createdById)),
-      )
-      .where(
-        and(
-          eq(invites.targetEmail, sql`(${email})`),
-          gt(invites.createdAt, unexpiredSince),
-          isNull(organizations.deletionScheduledAt),
-          // A key scoped to some organizations learns of no other's invite.
-          actor.scopedOrganizations.length > 0
-            ? inJsonList(invites.organizationId, actor.scopedOrganizations)
-            : undefined,
-          notExists(
-            db
-              .select({ id: organizationMemberships.id })
-              .from(organizationMemberships)
-              .where(
-                and(
-                  eq(organizationMemberships.organizationId, invites.organizationId),
-                  eq(organizationMemberships.userId, actor.userId),
-                ),
+    })
+    .from(invites)
+    .innerJoin(organizations, eq(organizations.id, invites.organizationId))
+    .where(
+      and(
+        eq(invites.targetEmail, sql`(${email})`),
+        gt(invites.createdAt, unexpiredSince),
+        inviteOpens,
+        // A key scoped to some organizations learns of no other's invite.
+        actor.scopedOrganizations.length > 0
+          ? inJsonList(invites.organizationId, actor.scopedOrganizations)
+          : undefined,
+        notExists(
+          db
+            .select({ id: organizationMemberships.id })
+            .from(organizationMemberships)
+            .where(
+              and(
+                eq(organizationMemberships.organizationId, invites.organizationId),
+                eq(organizationMemberships.userId, actor.userId),
               ),
-          ),
+            ),
         ),
-      )
-      .orderBy(asc(invites.createdAt), asc(invites.id))
-  );
+      ),
+    )
+    .orderBy(asc(invites.createdAt), asc(invites.id));
 }
 
 /**

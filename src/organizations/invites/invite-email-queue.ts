@@ -7,6 +7,7 @@ import { nowIso } from "../../platform/ids";
 import { logLine } from "../../platform/log";
 import { loadKeyring, unseal } from "../../platform/secrets";
 import { outboxContext, sendInviteEmailMessages, type InviteEmailMessage } from "./invite-emails";
+import { inviteOpens } from "./invites.queries";
 
 /**
  * The delay before each attempt after the first (which is immediate): 30 s, 5 min, 30 min, 2 h.
@@ -26,17 +27,6 @@ export const EMAIL_ATTEMPTS = EMAIL_RETRY_DELAYS_SECONDS.length + 1;
  * Idempotent: a message whose invite is gone (cancelled, replaced) or whose e-mail is no longer
  * pending is acked unsent. With the transport turned off since, the e-mail is `not_configured`.
  */
-/**
- * Whether the invite read would open, as signing up decides: its inviter still a member, its
- * organization not being deleted. Written out in full: a select from one table drops the
- * qualifiers drizzle would give these columns.
- */
-const inviteOpens = sql<number>`exists (select 1 from "organization_memberships" as "inviter"
-  join "organizations" as "organization" on "organization"."id" = "inviter"."organization_id"
-  where "inviter"."organization_id" = "invites"."organization_id"
-    and "inviter"."user_id" = "invites"."created_by_id"
-    and "organization"."deletion_scheduled_at" is null)`.mapWith(Boolean);
-
 export async function deliverInviteEmail(env: Bindings, message: Message<InviteEmailMessage>) {
   const db = primaryDatabase(env);
   const { inviteId } = message.body;
@@ -45,7 +35,7 @@ export async function deliverInviteEmail(env: Bindings, message: Message<InviteE
       status: invites.emailStatus,
       attempts: invites.emailAttempts,
       outbox: invites.emailOutbox,
-      opens: inviteOpens,
+      opens: sql<boolean>`${inviteOpens}`.mapWith(Boolean),
     })
     .from(invites)
     .where(eq(invites.id, inviteId));

@@ -19,6 +19,17 @@ export const INVITE_VALIDITY_MS = 3 * 24 * 60 * 60 * 1000;
 
 export const isInviteExpired = (createdAt: string) => Date.parse(createdAt) < Date.now() - INVITE_VALIDITY_MS;
 
+/**
+ * The invite a statement reads opens (signing up, `@me`'s pending invites, its e-mail): its inviter
+ * still a member, its organization not being deleted. Written out in full, so that a select from
+ * `invites` alone, which drops the qualifiers drizzle would give these columns, reads it too.
+ */
+export const inviteOpens = sql`exists (select 1 from "organization_memberships" as "inviter"
+  join "organizations" as "organization" on "organization"."id" = "inviter"."organization_id"
+  where "inviter"."organization_id" = "invites"."organization_id"
+    and "inviter"."user_id" = "invites"."created_by_id"
+    and "organization"."deletion_scheduled_at" is null)`;
+
 export const inviteExpiresAt = (createdAt: string) =>
   new Date(Date.parse(createdAt) + INVITE_VALIDITY_MS).toISOString();
 
