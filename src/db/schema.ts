@@ -322,6 +322,11 @@ export const invites = sqliteTable(
      * for invites made before tokens existed: they cannot be accepted and must be sent again.
      */
     tokenHash: text("token_hash").unique(),
+    /**
+     * SHA-256 of a second token, which only the invite's e-mail carries: signing up with it
+     * proves the address (the inviter holds `token_hash`'s). Null when no e-mail was composed.
+     */
+    mailedTokenHash: text("mailed_token_hash").unique(),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },

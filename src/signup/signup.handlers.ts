@@ -109,8 +109,10 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
   const entriesFor = joinEntries(c, invite, caller);
   if (account) {
     const entries = entriesFor(account.user);
-    await joining(() => joinAsExistingUser(c.var.db, invite, account.user.id, entries), alreadyMember);
-    return { user: toUserBasic(account.user), organization_id: invite.organizationId };
+    const { addressProven } = found;
+    await joining(() => joinAsExistingUser(c.var.db, invite, account.user.id, entries, addressProven), alreadyMember);
+    const user = { ...account.user, isEmailVerified: account.user.isEmailVerified || addressProven };
+    return { user: toUserBasic(user), organization_id: invite.organizationId };
   }
   const key = await mintApiKey();
   // The first key reaches this organization alone: its key policy bounds the key's lifetime.
@@ -120,7 +122,11 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
       signUpAndJoin(
         c.var.db,
         invite,
-        { firstName: names.first_name ?? invite.firstName, lastName: names.last_name ?? "" },
+        {
+          firstName: names.first_name ?? invite.firstName,
+          lastName: names.last_name ?? "",
+          addressProven: found.addressProven,
+        },
         { ...key, expiresAt },
         entriesFor,
       ),

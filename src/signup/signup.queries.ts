@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, or, sql, type Column, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   invites,
@@ -20,10 +20,14 @@ type Statement = BatchItem<"sqlite">;
 
 const FIRST_KEY_LABEL = "First key (signed up by invite)";
 
+/** An invite's token: the one its inviter was answered, or the one only its e-mail carried. */
+const tokenOf = (tokenHash: string) => or(eq(invites.tokenHash, tokenHash), eq(invites.mailedTokenHash, tokenHash))!;
+
 /**
- * The invite a token hash names, with its organization's name, and the account its e-mail
- * names with that account's membership of the organization, if any: one round trip. E-mails
- * are stored lower-cased, so the unique index on users.email serves the lookup.
+ * The invite a token hash names, with its organization's name, whether the token is the one only
+ * its e-mail carried (`addressProven`), and the account its e-mail names with that account's
+ * membership of the organization, if any: one round trip. E-mails are stored lower-cased, so the
+ * unique index on users.email serves the lookup.
  */
 export async function findInviteForSignup(db: Database, tokenHash: string) {
   const [[found], [account]] = await db.batch([
@@ -36,7 +40,7 @@ export async function findInviteForSignup(db: Database, tokenHash: string) {
       .from(invites)
       .innerJoin(organizations, eq(organizations.id, invites.organizationId))
       // Its inviter left, its organization being deleted: it opens nothing (`levelGranted` too).
-      .where(and(eq(invites.tokenHash, tokenHash), inviteOpens)),
+      .where(and(tokenOf(tokenHash), inviteOpens)),
     db
       .select({ user: users, membershipId: organizationMemberships.id })
       .from(users)
@@ -49,7 +53,7 @@ export async function findInviteForSignup(db: Database, tokenHash: string) {
       )
       .where(eq(users.email, invitedBy(tokenHash, invites.targetEmail))),
   ]);
-  return found ? { ...found, account } : undefined;
+  return found ? { ...found, account, addressProven: found.invite.mailedTokenHash === tokenHash } : undefined;
 }
 
 /**
@@ -62,7 +66,7 @@ const inviteColumn = (inviteId: string, column: Column) =>
 
 /** A value of the invite a token hash names, read inside the statement. */
 const invitedBy = (tokenHash: string, column: Column) =>
-  sql`(select ${column} from ${invites} where ${invites.tokenHash} = ${tokenHash})`;
+  sql`(select ${column} from ${invites} where ${tokenOf(tokenHash)})`;
 
 const inviter = alias(organizationMemberships, "inviter");
 /**
@@ -164,11 +168,20 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, e
   ] as const;
 }
 
-export async function joinAsExistingUser(db: Database, invite: InviteRow, userId: number, entries: JoinEntries) {
-  await db.batch(joinStatements(db, invite, userId, entries));
+/** An existing user joins; a token only the invite's e-mail carried proves their address too. */
+export async function joinAsExistingUser(
+  db: Database,
+  invite: InviteRow,
+  userId: number,
+  entries: JoinEntries,
+  addressProven: boolean,
+) {
+  const proven = db.update(users).set({ isEmailVerified: true }).where(eq(users.id, userId));
+  await db.batch([...joinStatements(db, invite, userId, entries), ...(addressProven ? [proven] : [])]);
 }
 
-type NewUser = { firstName: string; lastName: string };
+/** `addressProven`: they signed up with the token only the invite's e-mail carried. */
+type NewUser = { firstName: string; lastName: string; addressProven: boolean };
 type NewKey = { secureValue: string; maskValue: string; expiresAt: string | null };
 
 /**
@@ -194,6 +207,7 @@ export async function signUpAndJoin(
         firstName: names.firstName,
         lastName: names.lastName,
         email: inviteColumn(invite.id, invites.targetEmail),
+        isEmailVerified: names.addressProven,
         createdAt: now,
       })
       .returning(),

@@ -51,6 +51,7 @@ async function currentChoices(c: Context<AppEnv>, input: CurrentUserUpdate) {
     throw doesNotExist(organizationId, "set_current_organization");
   if (projectId !== undefined) {
     if (!found.project) throw doesNotExist(projectId, "set_current_team");
+    assertOrganizationInKeyScope(c.var.actor, found.project.organizationId);
     return { organizationId: found.project.organizationId, projectId: found.project.id };
   }
   return { organizationId, projectId: null };

@@ -11,16 +11,20 @@ import { jsonRow, jsonRows, rowFromJson } from "../platform/json-rows";
 import { prepared } from "../platform/prepared";
 import type { Actor } from "../platform/env";
 import { callerMemberships, CURRENT, membershipsOf } from "../platform/route-context/organization";
-import { currentProjectId, membershipOfCaller, projectsInKeyScope } from "../platform/route-context/project";
+import { currentProjectId, membershipOfCaller } from "../platform/route-context/project";
 import { USER_PREFERENCE_KEYS, toCurrentUser, type CurrentUserUpdate, type PendingInvite } from "./users.schema";
 
 /**
  * The unexpired invites to the caller's e-mail (created since `unexpiredSince`) from organizations
  * they are not in (for a key scoped to organizations, among those), oldest first, along the index
- * on the invite's e-mail, as JSON rows.
+ * on the invite's e-mail, as JSON rows. None while the address is not proven: an account made
+ * with an invite's handed-over token has an address its inviter chose.
  */
 function pendingInviteRows(db: Database, actor: Actor, unexpiredSince: string) {
-  const email = db.select({ email: users.email }).from(users).where(eq(users.id, actor.userId));
+  const email = db
+    .select({ email: users.email })
+    .from(users)
+    .where(and(eq(users.id, actor.userId), eq(users.isEmailVerified, true)));
   return db
     .select({
       row: sql`json_object('id', ${invites.id}, 'target_email', ${invites.targetEmail},
@@ -131,7 +135,8 @@ export async function findCurrentChoices(
           eq(organizationMemberships.organizationId, organizationId ?? ""),
         ),
       ),
-    selectVisibleProject(db, actor, [eq(projects.id, projectId ?? -1), ...projectsInKeyScope(actor)]),
+    // Not held to the key's organizations here: one outside them is refused (403), not unknown.
+    selectVisibleProject(db, actor, [eq(projects.id, projectId ?? -1)]),
   ]);
   return { organization: membership[0], project: project[0]?.project };
 }

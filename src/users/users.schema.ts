@@ -77,7 +77,9 @@ export const CurrentUser = UserBasic.omit({ role_at_organization: true })
     notification_settings: z.record(z.string(), z.unknown()),
     ...UserPreferencesInput.shape,
     hedgehog_config: z.record(z.string(), z.unknown()).nullable(),
-    pending_invites: z.array(PendingInvite),
+    pending_invites: z.array(PendingInvite).openapi({
+      description: "Empty until the address is proven (`is_email_verified`): by an invite e-mail's own token.",
+    }),
     has_password: z.boolean(),
     is_staff: z.boolean(),
     is_impersonated: z.boolean(),

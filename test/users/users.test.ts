@@ -96,8 +96,13 @@ describe("GET /api/users/@me", () => {
     expect((await api("GET", "/api/users/@me", { key: key.value })).body.role_at_organization).toBe("engineering");
   });
 
+  /** Their address proven, as signing up with an invite e-mail's own token proves it. */
+  const proveAddress = (user: { id: number }) =>
+    db.update(schema.users).set({ isEmailVerified: true }).where(eq(schema.users.id, user.id));
+
   it("lists the unexpired invites to the caller's e-mail from organizations they are not in", async () => {
     const { owner, key } = await setupOrganization();
+    await proveAddress(owner);
     const inviting = await setupOrganization({ name: "Inviting" });
     const joined = await setupOrganization();
     await addMembership(joined.organization.id, owner, 1);
@@ -131,6 +136,7 @@ describe("GET /api/users/@me", () => {
 
   it("lists no invite that would not open: its inviter gone, or its organization being deleted", async () => {
     const { owner, key } = await setupOrganization();
+    await proveAddress(owner);
     const invitesOf = (id: string) => `/api/organizations/${id}/invites`;
     const inviterLeft = await setupOrganization({ name: "Inviter left" });
     const inviter = await addMember(inviterLeft.organization.id, MembershipLevel.admin);
@@ -151,6 +157,7 @@ describe("GET /api/users/@me", () => {
 
   it("lists to a key scoped to some organizations no invite from another", async () => {
     const { organization, owner, key } = await setupOrganization();
+    await proveAddress(owner);
     const inviting = await setupOrganization({ name: "Inviting" });
     const sent = await api("POST", `/api/organizations/${inviting.organization.id}/invites`, {
       key: inviting.key,
@@ -390,18 +397,16 @@ describe("PATCH /api/users/@me", () => {
   it("refuses a choice outside the key's scope with 403", async () => {
     const { first, second, user } = await userWithTwoOrganizations();
     const scoped = await createApiKey(user, { scopedOrganizations: [first.organization.id] });
-    expectError(
-      await api("PATCH", "/api/users/@me", {
-        key: scoped.value,
-        body: { set_current_organization: second.organization.id },
-      }),
-      403,
-      errorBody(
-        "authentication_error",
-        "permission_denied",
-        "API key does not have access to the requested organization",
-      ),
+    const outsideScope = errorBody(
+      "authentication_error",
+      "permission_denied",
+      "API key does not have access to the requested organization",
     );
+    const choices = [{ set_current_organization: second.organization.id }, { set_current_team: second.project.id }];
+    for (const body of choices) {
+      expectError(await api("PATCH", "/api/users/@me", { key: scoped.value, body }), 403, outsideScope);
+    }
+    expect((await api("GET", "/api/users/@me", { key: scoped.value })).body.team.id).toBe(first.project.id);
     // A key scoped to projects may read `@me`, not change the account.
     const teamScoped = await createApiKey(user, { scopedTeams: [first.project.id] });
     expectError(

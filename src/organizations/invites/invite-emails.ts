@@ -6,11 +6,12 @@ import { publicUrl } from "../../platform/public-url";
 import { loadKeyring, seal, type Keyring } from "../../platform/secrets";
 import { inviteExpiresAt, type InviteRow, type UserRow } from "./invites.queries";
 import type { EmailStatus } from "./invites.schema";
+import { mintInviteToken } from "./invite-tokens";
 
 /** A queue message: which invite's e-mail to send. Everything else is in the invite's row. */
 export type InviteEmailMessage = { inviteId: string };
 
-/** An invite just written, with the acceptance token that only its response and e-mail carry. */
+/** An invite just written, with the acceptance token that only its response carries. */
 export type IssuedInvite = { row: InviteRow; token: string };
 
 /** Where an invite is accepted: the page that posts the token, and the API route for scripts. */
@@ -43,8 +44,12 @@ export async function withSealedEmails(
   return Promise.all(
     issued.map(async ({ row, token }) => {
       if (row.emailStatus !== "pending") return { row, token };
-      const email = composeInviteEmail(row, inviter, c.var.organization.name, links(token));
-      return { row: { ...row, emailOutbox: await sealEmail(keyring, row.id, email) }, token };
+      // A token of the e-mail's own, not the one the inviter is answered: signing up with it
+      // proves the address.
+      const mailed = await mintInviteToken();
+      const email = composeInviteEmail(row, inviter, c.var.organization.name, links(mailed.value));
+      const emailOutbox = await sealEmail(keyring, row.id, email);
+      return { row: { ...row, mailedTokenHash: mailed.hash, emailOutbox }, token };
     }),
   );
 }

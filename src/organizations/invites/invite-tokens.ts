@@ -1,9 +1,10 @@
 import { randomBase62, sha256Hex } from "../../platform/ids";
 
 /**
- * An invite's id is seen by every member who lists invites; accepting one needs this secret
- * instead. Only its SHA-256 is stored: the value reaches the inviter once, in the response that
- * creates the invite, and the invitee in the e-mail's accept link.
+ * An invite's id is seen by every member who lists invites; accepting one needs a secret token
+ * instead. Only their SHA-256 is stored. An invite has one the inviter is answered once, in the
+ * response that creates it, to hand over; and, when an e-mail is composed, one that only the
+ * e-mail's accept link carries, whose use proves the address.
  */
 const INVITE_TOKEN_PREFIX = "phi_";
 const INVITE_TOKEN_PATTERN = /^phi_[0-9A-Za-z]{40,}$/;

@@ -152,6 +152,7 @@ function toInviteRow(
     emailOutbox: null,
     createdById: context.inviter.id,
     tokenHash,
+    mailedTokenHash: null,
     createdAt: now,
     updatedAt: now,
   };

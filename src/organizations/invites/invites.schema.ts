@@ -91,8 +91,8 @@ export type Invite = z.infer<typeof Invite>;
 export const CreatedInvite = Invite.extend({
   token: z.string().openapi({
     description:
-      "The secret that accepts the invite (`POST /api/signup/{token}`). Shown here once, never listed; " +
-      "also in the invite e-mail's accept link.",
+      "The secret that accepts the invite (`POST /api/signup/{token}`), to hand over. Shown here once, " +
+      "never listed. The invite e-mail carries a token of its own, whose use proves the address.",
   }),
 }).openapi("CreatedInvite");
 export type CreatedInvite = z.infer<typeof CreatedInvite>;

@@ -51,6 +51,9 @@ function capturedMessages() {
 const consume = (queue: string, inviteId: string, attempt: number) =>
   consumeAttempt<InviteEmailMessage>(queue, { inviteId }, attempt);
 
+/** The token in an invite e-mail's accept link. */
+const mailedToken = (text: string | undefined) => /\/signup\/#(phi_[0-9A-Za-z]+)/.exec(text ?? "")?.[1];
+
 const postInvite = (organization: { id: string }, key: string, body: Record<string, unknown>) =>
   api("POST", invitesPath(organization.id), { key, body });
 
@@ -97,11 +100,14 @@ describe("invite e-mails", () => {
     expect(response.status).toBe(201);
     expect(response.body).toMatchObject({ emailing_attempt_made: true, email_status: "pending" });
     const inviteId = response.body.id;
-    // The e-mail is in the invite's row, sealed: the token is not readable in the database.
-    const token = response.body.token;
     await eventually(async () => ((await listedStatus(organization, key, inviteId)) === "sent" ? true : undefined));
     expect(posted.count()).toBe(1);
     const [email] = posted.emails();
+    // The e-mail carries a token of its own, not the one the inviter was answered.
+    const token = mailedToken(email!.body.text);
+    expect(token).toMatch(/^phi_/);
+    expect(token).not.toBe(response.body.token);
+    expect(email!.body.text).not.toContain(response.body.token);
     expect(email!.url).toBe(FAKE_TRANSPORT_URL);
     expect(email!.headers).toMatchObject({
       authorization: `Bearer ${FAKE_TRANSPORT_TOKEN}`,
@@ -210,7 +216,7 @@ describe("invite e-mails", () => {
     expect((await consume("invite-emails", inviteId, 1)).explicitAcks).toEqual(["message"]);
     expect(await listedStatus(organization, key, inviteId)).toBe("sent");
     expect(delivered.emails().map((email) => email.body.to)).toEqual(["a@example.com"]);
-    expect(delivered.emails()[0]!.body.text).toContain(`/signup/#${response.body.token}`);
+    expect(delivered.emails()[0]!.body.text).toBe(posted.emails()[0]!.body.text);
   });
 
   it("sends again only a failed e-mail, of an unexpired invite, for an admin", async () => {
@@ -279,6 +285,68 @@ describe("invite e-mails", () => {
     expect(messages).toEqual([{ inviteId: lost.body.id }]);
     expect(await listedStatus(organization, key, exhausted.body.id)).toBe("failed");
     expect(await listedStatus(organization, key, recent.body.id)).toBe("pending");
+  });
+});
+
+describe("an address", () => {
+  /** An invite to `address` from a new organization, sent by e-mail: the answer's token and the e-mail's. */
+  async function invitedByEmail(address: string) {
+    const inviting = await setupOrganization({ name: "Mailing" });
+    useEmailTransport();
+    const mail = transport(200);
+    const invite = await postInvite(inviting.organization, inviting.key, { target_email: address });
+    expect(invite.status).toBe(201);
+    const [email] = await eventually(async () => (mail.count() > 0 ? mail.emails() : undefined));
+    return { handedOver: invite.body.token as string, mailed: mailedToken(email!.body.text)! };
+  }
+
+  /** An invite to `address` from another organization, which its user's pending invites may list. */
+  async function pendingInviteTo(address: string) {
+    const other = await setupOrganization({ name: "Other (confidential)" });
+    const invite = await postInvite(other.organization, other.key, { target_email: address, send_email: false });
+    expect(invite.status).toBe(201);
+    return { id: invite.body.id, organization_id: other.organization.id, organization_name: "Other (confidential)" };
+  }
+
+  it("is proven by signing up with the e-mail's own token: verified, and shown its pending invites", async () => {
+    const address = `proven-${crypto.randomUUID()}@example.com`;
+    const { mailed } = await invitedByEmail(address);
+    const signup = await api("POST", "/api/signup", { body: { token: mailed } });
+    expect(signup.status).toBe(201);
+    expect(signup.body.user.is_email_verified).toBe(true);
+
+    const pending = await pendingInviteTo(address);
+    const me = await api("GET", "/api/users/@me", { key: signup.body.personal_api_key.value });
+    expect(me.body.is_email_verified).toBe(true);
+    expect(me.body.pending_invites).toEqual([{ ...pending, target_email: address, created_at: expect.any(String) }]);
+  });
+
+  it("is not proven by the token its inviter was answered: no other organization's invite is shown to it", async () => {
+    // Anyone may make an organization, invite any address and receive that invite's token.
+    const address = `squatted-${crypto.randomUUID()}@example.com`;
+    const { handedOver } = await invitedByEmail(address);
+    const signup = await api("POST", "/api/signup", { body: { token: handedOver } });
+    expect(signup.status).toBe(201);
+    expect(signup.body.user.is_email_verified).toBe(false);
+
+    await pendingInviteTo(address);
+    const me = await api("GET", "/api/users/@me", { key: signup.body.personal_api_key.value });
+    expect(me.body.is_email_verified).toBe(false);
+    expect(me.body.pending_invites).toEqual([]);
+  });
+
+  it("is proven by an existing account accepting with its key and the e-mail's own token", async () => {
+    const address = `existing-${crypto.randomUUID()}@example.com`;
+    const first = await invitedByEmail(address);
+    const signup = await api("POST", "/api/signup", { body: { token: first.handedOver } });
+    expect(signup.body.user.is_email_verified).toBe(false);
+    const key = signup.body.personal_api_key.value;
+
+    const second = await invitedByEmail(address);
+    const joined = await api("POST", "/api/signup", { key, body: { token: second.mailed } });
+    expect(joined.status).toBe(201);
+    expect(joined.body.user.is_email_verified).toBe(true);
+    expect((await api("GET", "/api/users/@me", { key })).body.is_email_verified).toBe(true);
   });
 });
 
