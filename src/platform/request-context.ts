@@ -7,6 +7,14 @@ import type { AppEnv } from "./env";
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
 
 /**
+ * Refusals that must read alike whatever lies behind them: an unknown id's, another organization's,
+ * a project's hidden by a rule. A route's statements go in one batch with the membership that
+ * refuses them, so they may have read rows the caller is refused: such an answer reports its
+ * round trips alone, not the rows or the time they took.
+ */
+const REFUSALS = new Set([401, 403, 404]);
+
+/**
  * Builds the request's database once, reports what it cost in `Server-Timing` (through hono's
  * `timing`, which must run before this), and names the charset of JSON answers.
  */
@@ -16,7 +24,8 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   c.set("meter", meter);
   c.set("db", createDatabase(session, meter));
   await next();
-  setMetric(c, "d1", meter.durationMs, meter.describe(), 0);
+  if (REFUSALS.has(c.res.status)) setMetric(c, "d1", `queries=${meter.queries}`);
+  else setMetric(c, "d1", meter.durationMs, meter.describe(), 0);
   const bookmark = session.getBookmark();
   if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
   if (c.res.headers.get("Content-Type") === "application/json") {

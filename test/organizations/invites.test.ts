@@ -561,6 +561,39 @@ describe("POST /api/organizations/:organization_id/invites", () => {
 });
 
 describe("GET /api/organizations/:organization_id/invites", () => {
+  it("names in an invite's project access only the projects the caller sees; an admin sees them all", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const hidden = await createProject(organization.id, { name: "Secret", access_control: true });
+    const granted = await createProject(organization.id, { name: "Granted", access_control: true });
+    await grantProjectAccess(granted.id!, member.membership.id, "member");
+    const access = [
+      { id: hidden.id, level: "admin" },
+      { id: granted.id, level: "member" },
+    ];
+    const sent = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: "cfo@example.com", private_project_access: access },
+    });
+    expect(sent.status).toBe(201);
+    await api("POST", invitesPath(organization.id), { key, body: { target_email: "open@example.com" } });
+    const accessListed = async (caller: string) =>
+      Object.fromEntries(
+        (await api("GET", invitesPath(organization.id), { key: caller })).body.results.map(
+          (invite: { target_email: string; private_project_access: unknown }) => [
+            invite.target_email,
+            invite.private_project_access,
+          ],
+        ),
+      );
+
+    expect(await accessListed(member.key)).toEqual({
+      "cfo@example.com": [{ id: granted.id, level: "member" }],
+      "open@example.com": null,
+    });
+    expect(await accessListed(key)).toEqual({ "cfo@example.com": access, "open@example.com": null });
+  });
+
   it("lists newest first, paginated, with the creator embedded and expiry computed", async () => {
     const { organization, owner, key } = await setupOrganization();
     const admin = await addMember(organization.id, MembershipLevel.admin);

@@ -1,7 +1,9 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Scope } from "../../src/platform/auth/scopes";
-import { api, errorBody, setupOrganization } from "../support/harness";
+import { MembershipLevel } from "../../src/platform/levels";
+import { createDashboard } from "../environments/dashboard-fixtures";
+import { addMember, api, createProject, errorBody, setupOrganization } from "../support/harness";
 
 const corsAtStart = env.CORS_ORIGINS;
 
@@ -45,6 +47,46 @@ describe("HTTP conventions", () => {
     expect(response.headers.get("Server-Timing")).toMatch(
       /^d1;dur=\d+;desc="queries=\d+ rows_read=\d+ rows_written=\d+"$/,
     );
+  });
+
+  it("tells in Server-Timing only the round trips of a refusal, whatever it was refused", async () => {
+    // Two refusals the API makes alike must cost alike in the header too: rows read there would
+    // tell that an organization exists, what a filter matches in it, or in a hidden project.
+    const victim = await setupOrganization();
+    const member = await addMember(victim.organization.id, MembershipLevel.member);
+    const hidden = await createProject(victim.organization.id, { name: "Secret", access_control: true });
+    await createDashboard(victim.key, hidden.id, { name: "Layoffs" });
+    const outsider = await setupOrganization();
+    const unknownOrganization = "0190c2c6-0000-7000-8000-000000000000";
+    const members = (organizationId: string, query: string) =>
+      api("GET", `/api/organizations/${organizationId}/members${query}`, { key: outsider.key });
+    const dashboards = (environmentId: number, search: string) =>
+      api("GET", `/api/environments/${environmentId}/dashboards?search=${search}`, { key: member.key });
+    const log = (user: string) =>
+      api("GET", `/api/organizations/${victim.organization.id}/activity_log?page=1&user=${user}`, { key: member.key });
+    await api("GET", "/api/users/@me", { key: outsider.key });
+    await api("GET", "/api/users/@me", { key: member.key });
+
+    const alike = [
+      [404, await members(victim.organization.id, ""), await members(unknownOrganization, "")],
+      [
+        404,
+        await members(victim.organization.id, "?search=First"),
+        await members(victim.organization.id, "?search=zz"),
+      ],
+      [
+        404,
+        await members(victim.organization.id, `?email=${encodeURIComponent(member.user.email)}`),
+        await members(victim.organization.id, `?email=${encodeURIComponent(outsider.owner.email)}`),
+      ],
+      [404, await dashboards(hidden.id, "Layoffs"), await dashboards(99_999_999, "Layoffs")],
+      [403, await log(victim.owner.uuid), await log(member.user.uuid)],
+    ] as const;
+    for (const [status, one, other] of alike) {
+      expect([one.status, other.status]).toEqual([status, status]);
+      expect(one.headers.get("Server-Timing")).toMatch(/^d1;desc="queries=\d+"$/);
+      expect(one.headers.get("Server-Timing")).toBe(other.headers.get("Server-Timing"));
+    }
   });
 
   it("answers a body that is not JSON with 400 parse_error and changes nothing", async () => {

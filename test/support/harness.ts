@@ -1,5 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { drizzle } from "drizzle-orm/d1";
+import { expect, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { insertProjectStatements } from "../../src/projects/projects.queries";
 import { ProjectInput } from "../../src/projects/projects.schema";
@@ -180,12 +181,32 @@ export async function api(method: string, path: string, options: RequestOptions 
   };
 }
 
-/** What `Server-Timing` says the request cost in D1. */
+/**
+ * What `Server-Timing` says the request cost in D1. A refusal (401, 403, 404) tells its round
+ * trips alone: its rows are NaN here, which no bound on them admits.
+ */
 export function readCost(headers: Headers) {
   const header = headers.get("Server-Timing") ?? "";
-  const match = /queries=(\d+) rows_read=(\d+) rows_written=(\d+)/.exec(header);
+  const match = /queries=(\d+)(?: rows_read=(\d+) rows_written=(\d+))?/.exec(header);
   if (!match) throw new Error(`no D1 cost in Server-Timing: "${header}"`);
-  return { queries: Number(match[1]), rowsRead: Number(match[2]), rowsWritten: Number(match[3]) };
+  return { queries: Number(match[1]), rowsRead: Number(match[2] ?? NaN), rowsWritten: Number(match[3] ?? NaN) };
+}
+
+/**
+ * The rows a request read, from its request log line: a refusal's `Server-Timing` tells its round
+ * trips alone.
+ */
+export async function loggedRowsRead(request: () => Promise<unknown>): Promise<number> {
+  const logged = vi.spyOn(console, "log");
+  try {
+    await request();
+    const lines = logged.mock.calls.map(([line]) => JSON.parse(String(line)) as { d1?: { rows_read: number } });
+    const withCost = lines.filter((line) => line.d1 !== undefined);
+    expect(withCost).toHaveLength(1);
+    return withCost[0]!.d1!.rows_read;
+  } finally {
+    logged.mockRestore();
+  }
 }
 
 export const errorBody = (type: string, code: string, detail: string, attr: string | null = null) => ({

@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { callerStillAdmin } from "../../platform/route-context/organization";
+import { callerInOrganization, callerStillAdmin } from "../../platform/route-context/organization";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { emailStatusAtCreation, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
@@ -34,7 +34,8 @@ import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf 
 
 export const listOrganizationInvites: RouteHandler<typeof listInvites, AppEnv> = async (c) => {
   const page = readPage(c);
-  const result = await listInvitesPage(organizationRead(c), page);
+  const read = organizationRead(c);
+  const result = await listInvitesPage(read, callerInOrganization(c.var.actor, read.organizationId), page);
   return c.json(pageEnvelope(c, page, result.count, result.invites, result.links), 200);
 };
 

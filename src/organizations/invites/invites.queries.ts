@@ -2,6 +2,7 @@ import { and, eq, inArray, lte, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-rules/member-rule";
+import { projectVisibleAtLevel, type CallerMembership } from "../../platform/access-rules/project-visibility";
 import { chunkForInsert, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import type { OrganizationRead } from "../../platform/route-context";
@@ -58,23 +59,37 @@ const newestFirst: ListOrder = [
 ];
 
 /**
+ * An invite's `private_project_access` as the caller may see it, as JSON text: the projects their
+ * rules hide left out (an admin sees them all), so that listing invites names no project the
+ * caller is refused. Two rule lookups per project named.
+ */
+const accessSeenBy = (caller: CallerMembership) =>
+  sql<string | null>`(case when ${invites.privateProjectAccess} is null then null else
+    (select json_group_array(json("access"."value")) from json_each(${invites.privateProjectAccess}) as "access"
+      where ${projectVisibleAtLevel(caller, sql`json_extract("access"."value", '$.id')`)}) end)`;
+
+/**
  * Newest first; the creator joined in for the page's invites only, so a page is one query
  * whatever its size. The count is the organization's counter (one row).
  */
-export async function listInvitesPage(read: OrganizationRead, page: Page) {
+export async function listInvitesPage(read: OrganizationRead, caller: CallerMembership, page: Page) {
   const { db, organizationId } = read;
   const [[total], rows] = await read.batch([
     db.select({ value: organizations.inviteCount }).from(organizations).where(eq(organizations.id, organizationId)),
     db
-      .select({ invite: invites, createdBy: users })
+      .select({ invite: invites, createdBy: users, access: accessSeenBy(caller) })
       .from(invites)
       .innerJoin(...joinPage(db, newestFirst, eq(invites.organizationId, organizationId), page))
       .leftJoin(users, eq(users.id, invites.createdById)),
   ]);
   const listed = pageOf(newestFirst, page, rows, (row) => row.invite);
+  const seen = ({ invite, access }: (typeof listed.rows)[number]) => ({
+    ...invite,
+    privateProjectAccess: access === null ? null : (JSON.parse(access) as InviteRow["privateProjectAccess"]),
+  });
   return {
     count: total?.value ?? 0,
-    invites: listed.rows.map((row) => toInvite(row.invite, row.createdBy)),
+    invites: listed.rows.map((row) => toInvite(seen(row), row.createdBy)),
     links: listed.links,
   };
 }
