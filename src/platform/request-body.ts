@@ -76,8 +76,11 @@ const parseJsonBody = createMiddleware<AppEnv>(async (c, next) => {
   const mediaType = (c.req.header("Content-Type") ?? "").split(";")[0]!.trim();
   const text = decodeUtf8(await c.req.arrayBuffer());
   const body = parseJsonText(text, mediaType);
-  if (text.trim() === "" && mediaType !== "" && !JSON_MEDIA_TYPE.test(mediaType)) {
-    // An empty body of another type is `{}`: the validators' media-type check must see JSON.
+  // Hono's validators check the media type again, more narrowly than HTTP does (`application/json;`
+  // or a space before `;` fail there), and an empty body of another type is `{}`: whatever was
+  // taken as JSON here, they see as plain JSON.
+  const takenAsJson = mediaType !== "" && (JSON_MEDIA_TYPE.test(mediaType) || text.trim() === "");
+  if (takenAsJson && c.req.header("Content-Type") !== "application/json") {
     const headers = new Headers(c.req.raw.headers);
     headers.set("Content-Type", "application/json");
     c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers });

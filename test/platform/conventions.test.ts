@@ -108,6 +108,21 @@ describe("HTTP conventions", () => {
     expect(organizations.body.count).toBe(1);
   });
 
+  it("takes JSON whatever the form of its Content-Type's parameters, as HTTP allows them", async () => {
+    const { key, organization } = await setupOrganization();
+    // An empty parameter and white space before `;` are both valid (RFC 9110, 8.3.1).
+    const forms = ["application/json;", "application/json; charset=utf-8;", "application/json ; charset=utf-8"];
+    for (const [index, contentType] of forms.entries()) {
+      const response = await api("PATCH", `/api/organizations/${organization.id}`, {
+        key,
+        body: JSON.stringify({ name: `Renamed ${index}` }),
+        headers: { "Content-Type": contentType },
+      });
+      expect(response.status, contentType).toBe(200);
+      expect(response.body.name).toBe(`Renamed ${index}`);
+    }
+  });
+
   it("answers a body of another media type with 415 as DRF does, and takes an empty one of any type", async () => {
     const { organization, key } = await setupOrganization();
     for (const contentType of ["application/x-www-form-urlencoded", "text/plain", "multipart/form-data; boundary=x"]) {
