@@ -416,6 +416,23 @@ describe("rules on every dashboard", () => {
     expect((await create(colleague.key)).status).toBe(201);
   });
 
+  it("holds a creation to the rule on every dashboard as it is when the dashboard is written", async () => {
+    const { key, member: colleague, project, onEveryDashboard, listed } = await setupDashboards();
+    const before = (await listed(key)).count;
+    const ran = beforeWrites([
+      [/^insert into "dashboards"/, async () => onEveryDashboard("viewer", forMember(colleague))],
+    ]);
+    const created = await api("POST", dashboardsPath(project.id), { key: colleague.key, body: { name: "Late" } });
+    vi.restoreAllMocks();
+    expect(ran).toHaveLength(1);
+    expectError(
+      created,
+      403,
+      errorBody("authentication_error", "permission_denied", "You do not have editor access to this resource."),
+    );
+    expect((await listed(key)).count).toBe(before);
+  });
+
   it("is for project admins to set (403); a role or member of another organization is 400", async () => {
     const { key, project, member: colleague } = await setupDashboards();
     const rulesPath = path("projects", project.id);

@@ -12,7 +12,10 @@ import { notFound, permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
 import { peekJsonBody } from "../../platform/request-body";
 import { projectRead, routeReads } from "../../platform/route-context";
+import { kindRuleOfMember } from "../../platform/access-rules/member-rule";
 import {
+  callerStillProjectAdmin,
+  callerStillSeesProject,
   membershipInEnvironment,
   projectLevelInEnvironment,
   selectKindRuleOfCaller,
@@ -34,6 +37,7 @@ import { CreateDashboardInput, MoveTileInput } from "./dashboards.schema";
 import { selectVersion } from "./dashboard-versions.queries";
 
 export const NO_EDIT_RIGHT = "You don't have edit permissions for this dashboard.";
+export const NO_CREATE_RIGHT = "You do not have editor access to this resource.";
 
 /** The dashboard scope of a request whose project is resolved. */
 export function scopeOf(c: Context<AppEnv>): DashboardScope {
@@ -142,8 +146,21 @@ export function assertMayCreateDashboards(c: Context<AppEnv>) {
   const { ruleOnEveryDashboard } = creationReads.results(c);
   if (isAdmin(c.var.project.level) || ruleOnEveryDashboard === null) return;
   if (ruleOnEveryDashboard === "none" || ruleOnEveryDashboard === "viewer") {
-    throw permissionDenied("You do not have editor access to this resource.");
+    throw permissionDenied(NO_CREATE_RIGHT);
   }
+}
+
+/**
+ * `assertMayCreateDashboards` when the statement runs, not only as read: the caller still sees
+ * the project, and is its admin or held below editor by no rule on every dashboard.
+ */
+export function callerStillCreatorIn(c: Context<AppEnv>) {
+  const { actor } = c.var;
+  const { environmentId } = c.var.project;
+  const rule = kindRuleOfMember("dashboard", environmentId, membershipInEnvironment(actor, environmentId));
+  const editorByRule = sql`coalesce(${rule}, 'editor') not in ('none', 'viewer')`;
+  return sql`(${callerStillSeesProject(actor, environmentId)}
+    and (${callerStillProjectAdmin(actor, environmentId)} or ${editorByRule}))`;
 }
 
 /** The dashboard to copy: the one read with the project, when it is the one the body names, else read now. */

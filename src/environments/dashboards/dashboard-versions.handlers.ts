@@ -35,7 +35,7 @@ import {
   versionStatements,
   type DashboardSnapshot,
 } from "./dashboard-versions.queries";
-import { authorOf, restrictionWhileEditor, trackedTileFields, withinTileLimit } from "./dashboards.handlers";
+import { authorOf, whileLive, restrictionWhileEditor, trackedTileFields, withinTileLimit } from "./dashboards.handlers";
 import {
   selectDashboard,
   tileLimitGuard,
@@ -175,21 +175,24 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
       dataColorThemeId: snapshot.data_color_theme_id,
       quickFilterIds: snapshot.quick_filter_ids,
       lastModifiedAt: nowIso(),
+      deleted: whileLive(),
       ...nextVersion,
     })
     .where(and(eq(dashboards.id, id), versionIs(expected)));
   const live = new Map(tiles.map((tile) => [tile.tile.id, tile]));
   const kept = new Set(snapshot.tiles.map((tile) => tile.id));
+  const onDashboard = { dashboard_id: id };
+  const tileItemOf = (tileId: number) => tileItem(c.var.project, id, tileId, onDashboard);
+  // Each removal's entry right after its own update: a tile moved away meanwhile is not logged.
   const removeAdded = tiles
     .filter(({ tile }) => !kept.has(tile.id))
-    .map(({ tile }) =>
+    .flatMap(({ tile }) => [
       db
         .update(dashboardTiles)
         .set({ deleted: true })
         .where(and(eq(dashboardTiles.id, tile.id), eq(dashboardTiles.dashboardId, id))),
-    );
-  const onDashboard = { dashboard_id: id };
-  const tileItemOf = (tileId: number) => tileItem(c.var.project, id, tileId, onDashboard);
+      tileActivity.record(c, "deleted", tileItemOf(tile.id)),
+    ]);
   // Each tile the restore changes is logged as a PATCH of it would be (webhooks follow the log).
   const restoreTiles = snapshot.tiles.flatMap((tile) => {
     const shown = live.get(tile.id);
@@ -200,9 +203,6 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
       writes.length > 0 ? tileActivity.changed(c, "updated", tileItemOf(tile.id), before, after) : undefined;
     return entry ? [...writes, entry] : writes;
   });
-  const removedEntries = tiles
-    .filter(({ tile }) => !kept.has(tile.id))
-    .map(({ tile }) => tileActivity.record(c, "deleted", tileItemOf(tile.id)));
   const item = dashboardItem(c.var.project, id, snapshot.name);
   const entry = dashboardActivity.changed(c, "updated", item, trackedDashboardFields(current.dashboard), {
     name: snapshot.name,
@@ -214,7 +214,6 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
   const writes: Statement[] = [
     restoreFields,
     ...removeAdded,
-    ...removedEntries,
     ...restoreTiles,
     ...(entry ? [entry] : []),
     tileLimitGuard(db, id),

@@ -30,7 +30,9 @@ import {
   assertMayCreateDashboards,
   dashboardOfPath,
   editableDashboard,
+  callerStillCreatorIn,
   callerStillEditorOf,
+  NO_CREATE_RIGHT,
   NO_EDIT_RIGHT,
   parseDashboardId,
   readScopeOf,
@@ -39,6 +41,7 @@ import {
   visibleDashboard,
 } from "./dashboard-request";
 import { copyStartingPoint } from "./dashboard-copies";
+import { refusalInEnvironment } from "../../platform/route-context/project";
 import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
 import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
 import {
@@ -179,7 +182,8 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
   const now = nowIso();
   const insertDashboard = db.insert(dashboards).values({
     environmentId: scope.environmentId,
-    name: input.name ?? start.name,
+    // Only while the caller may still create dashboards here: NULL fails the batch (below).
+    name: whileHolds(input.name ?? start.name, callerStillCreatorIn(c)),
     description: input.description ?? start.description,
     pinned: input.pinned ?? false,
     deleted: input.deleted ?? false,
@@ -209,7 +213,12 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
   });
   const version = versionStatements(db, newestDashboardId, authorOf(c), creationSummary(start.creationMode, input));
   const writes = [insertDashboard, entry, ...insertTiles, ...version];
-  const created = await writeAndReadDashboard(db, scope, newestDashboardId, writes, { includeDeleted: true });
+  const created = await writeAndReadDashboard(db, scope, newestDashboardId, writes, { includeDeleted: true }).catch(
+    async (error: unknown) => {
+      if (!isNotNullViolationOf(error, dashboards.name)) throw error;
+      throw await refusalInEnvironment(db, c.var.actor, scope.environmentId, () => permissionDenied(NO_CREATE_RIGHT));
+    },
+  );
   if (!created) throw new Error("created dashboard was not read back");
   return c.json(toDashboard(created, scope.caller), 201, { ETag: etagOf(created.row.dashboard.version) });
 };
@@ -247,10 +256,18 @@ export function restrictionWhileEditor(
 }
 
 /**
+ * `deleted` of a write that raises a dashboard's version: false while the dashboard is live, NULL
+ * once it was deleted meanwhile, which the column refuses, so that the whole batch fails (404, see
+ * `withinTileLimit`) and a tile move, reorder or restore lands on no deleted dashboard.
+ */
+export const whileLive = () => whileHolds(sql<boolean>`0`, sql`${dashboards.deleted} = 0`);
+
+/**
  * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then, as one
  * whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. One whose `If-Match` lost to another
  * write (`versionStatements`) fails whole too: a 412; one whose caller lost the edit right
- * meanwhile (`restrictionWhileEditor`), a 403.
+ * meanwhile (`restrictionWhileEditor`), a 403; one whose dashboard was deleted meanwhile
+ * (`whileLive`), a 404.
  */
 export async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
   try {
@@ -258,6 +275,7 @@ export async function withinTileLimit<T>(attr: string, write: Promise<T>): Promi
   } catch (error) {
     if (isStaleVersion(error)) throw preconditionFailed();
     if (isNotNullViolationOf(error, dashboards.restrictionLevel)) throw permissionDenied(NO_EDIT_RIGHT);
+    if (isNotNullViolationOf(error, dashboards.deleted)) throw notFound();
     if (isSnapshotTooLarge(error)) {
       throw validationError(
         "max_length",
@@ -480,7 +498,9 @@ export async function writeDashboardUpdate(
       // A PATCH that changes nothing leaves the version (and the history) alone.
       ...(summary === undefined ? {} : nextVersion),
     })
-    .where(and(eq(dashboards.id, id), versionIs(expected)));
+    // What changes nothing as read is written only over what was read: a change meanwhile stays
+    // (the PATCH comes before it), never undone under the version it raised.
+    .where(and(eq(dashboards.id, id), versionIs(summary === undefined ? current.row.dashboard.version : expected)));
   const writes = [
     updateDashboard,
     ...dashboardEntries(c, current.row, input),
@@ -534,11 +554,19 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   const expected = expectedVersion(c, sourceRow.dashboard.version);
   const raiseSource = db
     .update(dashboards)
-    .set({ ...nextVersion, restrictionLevel: restrictionWhileEditor(c, sourceRow.dashboard) })
+    .set({
+      ...nextVersion,
+      deleted: whileLive(),
+      restrictionLevel: restrictionWhileEditor(c, sourceRow.dashboard),
+    })
     .where(and(eq(dashboards.id, sourceId), versionIs(expected)));
   const raiseDestination = db
     .update(dashboards)
-    .set({ ...nextVersion, restrictionLevel: restrictionWhileEditor(c, destination.dashboard) })
+    .set({
+      ...nextVersion,
+      deleted: whileLive(),
+      restrictionLevel: restrictionWhileEditor(c, destination.dashboard),
+    })
     .where(eq(dashboards.id, destinationId));
   const author = authorOf(c);
   const writes = [
@@ -583,7 +611,12 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
     .where(and(eq(dashboardTiles.dashboardId, id), inJsonList(dashboardTiles.id, order)));
   const raise = db
     .update(dashboards)
-    .set({ ...nextVersion, lastModifiedAt: nowIso(), restrictionLevel: restrictionWhileEditor(c, current.dashboard) })
+    .set({
+      ...nextVersion,
+      lastModifiedAt: nowIso(),
+      deleted: whileLive(),
+      restrictionLevel: restrictionWhileEditor(c, current.dashboard),
+    })
     .where(and(eq(dashboards.id, id), versionIs(expected)));
   const summary = `Reordered ${order.length === 1 ? "1 tile" : `${order.length} tiles`}`;
   const writes = [raise, setLayouts, ...versionStatements(db, id, authorOf(c), summary, expected)];

@@ -1,0 +1,200 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { addMember, api, setupOrganization } from "../../support/harness";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { beforeWrites } from "../../support/races";
+import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
+
+afterEach(() => vi.restoreAllMocks());
+
+type Tile = { id: number; text: { body: string } | null };
+
+/** A dashboard with one text tile, and a second, empty one: what a tile move needs. */
+async function twoDashboards() {
+  const team = await setupOrganization();
+  const source = await createDashboard(team.key, team.project.id, { name: "Source" });
+  const destination = await createDashboard(team.key, team.project.id, { name: "Destination" });
+  const sourcePath = `${dashboardsPath(team.project.id)}/${source.id}`;
+  const destinationPath = `${dashboardsPath(team.project.id)}/${destination.id}`;
+  const added = await api("PATCH", sourcePath, { key: team.key, body: { tiles: [{ text: { body: "note" } }] } });
+  expect(added.status).toBe(200);
+  const [tile] = added.body.tiles as Tile[];
+  return { ...team, source, destination, sourcePath, destinationPath, tile: tile! };
+}
+
+const logOf = async (key: string, projectId: number, scope: string) =>
+  (await api("GET", `/api/environments/${projectId}/activity_log?scope=${scope}`, { key })).body.results as {
+    activity: string;
+    item_id: string;
+  }[];
+
+describe("dashboard writes racing the dashboard's soft delete", () => {
+  it("a tile move whose source is deleted meanwhile answers 404 and moves nothing", async () => {
+    const { key, project, sourcePath, destinationPath, destination, tile } = await twoDashboards();
+    const ran = beforeWrites([
+      [
+        /^update "dashboard_tiles"/,
+        async () => (await api("PATCH", sourcePath, { key, body: { deleted: true } })).status,
+      ],
+    ]);
+    const moved = await api("PATCH", `${sourcePath}/move_tile`, {
+      key,
+      body: { tile: { id: tile.id }, toDashboard: destination.id },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(moved.status).toBe(404);
+    // Refused: the tile is not on the destination, and no "moved" entry was recorded.
+    const onDestination = (await api("GET", destinationPath, { key })).body.tiles as Tile[];
+    expect(onDestination.map((shown) => shown.id)).toEqual([]);
+    const moves = (await logOf(key, project.id, "DashboardTile")).filter((entry) => entry.activity === "moved");
+    expect(moves).toEqual([]);
+  });
+
+  it("a tile move whose destination is deleted meanwhile does not put the tile on a deleted dashboard", async () => {
+    const { key, sourcePath, destinationPath, destination, tile } = await twoDashboards();
+    const ran = beforeWrites([
+      [
+        /^update "dashboard_tiles"/,
+        async () => (await api("PATCH", destinationPath, { key, body: { deleted: true } })).status,
+      ],
+    ]);
+    const moved = await api("PATCH", `${sourcePath}/move_tile`, {
+      key,
+      body: { tile: { id: tile.id }, toDashboard: destination.id },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    // The source no longer shows the tile, and the only dashboard holding it is in the trash.
+    const onSource = (await api("GET", sourcePath, { key })).body.tiles as Tile[];
+    expect({ status: moved.status, onSource: onSource.map((shown) => shown.id) }).toEqual({
+      status: 404,
+      onSource: [tile.id],
+    });
+  });
+
+  it("a version restore on a dashboard deleted meanwhile answers 404 and restores nothing", async () => {
+    const { key, project } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "Original" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    expect((await api("PATCH", path, { key, body: { name: "Renamed" } })).status).toBe(200);
+    const ran = beforeWrites([
+      [
+        /^insert into "dashboard_versions"/,
+        async () => (await api("PATCH", path, { key, body: { deleted: true } })).status,
+      ],
+    ]);
+    const restored = await api("POST", `${path}/versions/1/restore`, { key });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(restored.status).toBe(404);
+    // Brought back from the trash, it must show what it had when it was deleted.
+    const back = await api("PATCH", path, { key, body: { deleted: false } });
+    expect(back.status).toBe(200);
+    expect(back.body.name).toBe("Renamed");
+  });
+
+  it("a reorder of a dashboard deleted meanwhile answers 404 and reorders nothing", async () => {
+    const { key, sourcePath } = await twoDashboards();
+    const added = await api("PATCH", sourcePath, { key, body: { tiles: [{ text: { body: "second" } }] } });
+    const layoutsOf = (tiles: { id: number; layouts: unknown }[]) => tiles.map(({ id, layouts }) => ({ id, layouts }));
+    const before = layoutsOf(added.body.tiles);
+    const ran = beforeWrites([
+      [/^update "dashboards"/, async () => (await api("PATCH", sourcePath, { key, body: { deleted: true } })).status],
+    ]);
+    const reversed = before.map(({ id }) => id).reverse();
+    const reordered = await api("POST", `${sourcePath}/reorder_tiles`, { key, body: { tile_order: reversed } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(reordered.status).toBe(404);
+    const back = await api("PATCH", sourcePath, { key, body: { deleted: false } });
+    expect(layoutsOf(back.body.tiles)).toEqual(before);
+  });
+});
+
+describe("a dashboard PATCH sending back the value it read", () => {
+  it("does not undo, under the same version, a change made meanwhile to what it sends back as read", async () => {
+    const { key, project } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "X" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    let renamedEtag: string | null = null;
+    const ran = beforeWrites([
+      [
+        /^update "dashboards"/,
+        async () => {
+          const renamed = await api("PATCH", path, { key, body: { name: "Y" } });
+          renamedEtag = renamed.headers.get("ETag");
+          return renamed.status;
+        },
+      ],
+    ]);
+    // Read as "X": the request changes nothing as read, and writes the name back to "X".
+    const written = await api("PATCH", path, { key, body: { name: "X" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    // It changed nothing as read, so it comes before the rename: "Y" stays, under the ETag that
+    // names it, and a client holding that ETag is right to be told its copy is current.
+    expect(written.status).toBe(200);
+    expect(written.body.name).toBe("Y");
+    expect(written.headers.get("ETag")).toBe(renamedEtag);
+    const cached = await api("GET", path, { key, headers: { "If-None-Match": renamedEtag! } });
+    expect(cached.status).toBe(304);
+  });
+});
+
+describe("a dashboard's creation, judged on the caller as read", () => {
+  it("a member removed from the organization meanwhile creates no dashboard in it", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const ran = beforeWrites([
+      [
+        /^insert into "dashboards"/,
+        async () =>
+          (await api("DELETE", `/api/organizations/${organization.id}/members/${member.user.uuid}`, { key })).status,
+      ],
+    ]);
+    const created = await api("POST", dashboardsPath(project.id), { key: member.key, body: { name: "Left behind" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    const listed = await api("GET", dashboardsPath(project.id), { key });
+    const names = (listed.body.results as { name: string }[]).map((dashboard) => dashboard.name);
+    expect({ status: created.status, names }).toEqual({ status: 404, names: [] });
+  });
+});
+
+describe("a version restore's entries, each gated on its own write", () => {
+  it("logs no removal of a tile that was moved to another dashboard meanwhile", async () => {
+    const { key, project } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "Board" });
+    const other = await createDashboard(key, project.id, { name: "Other" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    // Version 1 has no tiles; both tiles come after it, so restoring it removes them.
+    const added = await api("PATCH", path, {
+      key,
+      body: { tiles: [{ text: { body: "first" } }, { text: { body: "second" } }] },
+    });
+    const [first, second] = added.body.tiles as Tile[];
+    const ran = beforeWrites([
+      [
+        /^insert into "dashboard_versions"/,
+        async () =>
+          (
+            await api("PATCH", `${path}/move_tile`, {
+              key,
+              body: { tile: { id: first!.id }, toDashboard: other.id },
+            })
+          ).status,
+      ],
+    ]);
+    const restored = await api("POST", `${path}/versions/1/restore`, { key });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(restored.status).toBe(200);
+    // The moved tile lives on, on the other dashboard: only the second tile was removed.
+    const onOther = (await api("GET", `${dashboardsPath(project.id)}/${other.id}`, { key })).body.tiles as Tile[];
+    expect(onOther.map((tile) => tile.id)).toEqual([first!.id]);
+    const removals = (await logOf(key, project.id, "DashboardTile"))
+      .filter((entry) => entry.activity === "deleted")
+      .map((entry) => entry.item_id);
+    expect(removals).toEqual([String(second!.id)]);
+  });
+});
