@@ -79,6 +79,16 @@ describe("service keys", () => {
       body: { domain: `sync-${serviceKey.id.slice(-8)}.example.com` },
     });
     expect(domain.status, JSON.stringify(domain.body)).toBe(201);
+    // PUT, PostHog's full update that Terraform sends, as PATCH.
+    const domainPath = `/api/organizations/${organization.id}/domains/${domain.body.id}`;
+    for (const [method, body] of [
+      ["PATCH", {}],
+      ["PUT", { domain: domain.body.domain }],
+    ] as const) {
+      const updated = await api(method, domainPath, { key: serviceKey.value, body });
+      expect(updated.status, method).toBe(200);
+      expect(updated.body).toMatchObject({ id: domain.body.id, domain: domain.body.domain });
+    }
     const log = await api("GET", `/api/organizations/${organization.id}/activity_log?scope=OrganizationDomain`, {
       key: ownerKey,
     });

@@ -75,6 +75,7 @@ export const updateDomain = apiRoute({
 export const replaceDomain = apiRoute({
   method: "put",
   path: "/api/organizations/{organization_id}/domains/{id}",
+  serviceKeys: true,
   scope: "organization:write",
   context: "organization",
   reads: domainOfPath,
