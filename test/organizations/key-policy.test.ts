@@ -462,6 +462,29 @@ describe("the keys that reach an organization", () => {
     expect((await api("GET", keysPath(other.organization.id), { key })).body).toEqual(NOT_FOUND);
   });
 
+  it("leave out a project scheduled for deletion, and a key that reached the organization only through it", async () => {
+    const { organization, key } = await setupOrganization();
+    const doomed = await api("POST", `/api/organizations/${organization.id}/projects`, {
+      key,
+      body: { name: "Doomed" },
+    });
+    const kept = await api("POST", `/api/organizations/${organization.id}/projects`, { key, body: { name: "Kept" } });
+    const scopedTo = async (ids: number[]) =>
+      (
+        await api("POST", "/api/personal_api_keys", {
+          key,
+          body: { label: "scoped", scopes: ["*"], scoped_teams: ids },
+        })
+      ).body.id as string;
+    const [onlyDoomed, both] = [await scopedTo([doomed.body.id]), await scopedTo([doomed.body.id, kept.body.id])];
+    expect((await api("DELETE", `/api/projects/${doomed.body.id}`, { key })).status).toBe(204);
+
+    const listed = (await api("GET", keysPath(organization.id), { key })).body.results;
+    const scopeOf = (id: string) => listed.find((row: { id: string }) => row.id === id)?.access_scope;
+    expect(scopeOf(onlyDoomed)).toBeUndefined();
+    expect(scopeOf(both)).toEqual({ type: "projects", projects: [{ id: kept.body.id, name: "Kept" }] });
+  });
+
   it("can have a member's key taken out by an admin: 403 there at once, working elsewhere", async () => {
     const { organization, project, key } = await setupOrganization();
     const admin = await addMember(organization.id, MembershipLevel.admin);

@@ -18,10 +18,13 @@ import type { OrganizationApiKey } from "./api-keys.schema";
 const holds = (list: SQL | typeof personalApiKeys.scopedOrganizations, value: unknown) =>
   sql`exists (select 1 from json_each(${list}) where "value" = ${value})`;
 
-/** The organization's projects among a key's `scoped_teams`, as a JSON array of `{id, name}`. */
+/**
+ * The organization's projects among a key's `scoped_teams`, as a JSON array of `{id, name}`: not
+ * one scheduled for deletion, which the key no longer reaches.
+ */
 const projectsOfOrganizationIn = (organizationId: OrganizationRef, scopedTeams: SQL) =>
   sql`(select json_group_array(json_object('id', ${projects.id}, 'name', ${projects.name})) from ${projects}
-    where ${projects.organizationId} = ${organizationId}
+    where ${projects.organizationId} = ${organizationId} and ${projects.deletionScheduledAt} is null
       and ${projects.id} in (select "value" from json_each(${scopedTeams})))`;
 
 /**
