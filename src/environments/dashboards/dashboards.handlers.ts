@@ -432,7 +432,22 @@ function deletionStatements(db: Database, current: DashboardRow, input: UpdateDa
   return [];
 }
 
-/** The entries of a PATCH on the dashboard itself: deleted or restored, and what else changed. */
+/**
+ * A soft delete or restore, as its own write with its entry right after it: it lands only on the
+ * dashboard as read, so that two at once are recorded (and sent to webhooks) once.
+ */
+function deletionFlip(c: Context<AppEnv>, current: DashboardRow, input: UpdateDashboardInput): Statement[] {
+  const { id, deleted, name } = current.dashboard;
+  if (input.deleted === undefined || input.deleted === deleted) return [];
+  const flip = c.var.db
+    .update(dashboards)
+    .set({ deleted: input.deleted })
+    .where(and(eq(dashboards.id, id), eq(dashboards.deleted, deleted)));
+  const item = dashboardItem(c.var.project, id, input.name ?? name);
+  return [flip, dashboardActivity.record(c, input.deleted ? "deleted" : "restored", item)];
+}
+
+/** The entry of a PATCH on the dashboard's own fields: what changed. */
 function dashboardEntries(c: Context<AppEnv>, current: DashboardRow, input: UpdateDashboardInput): Statement[] {
   const before = trackedDashboardFields(current.dashboard);
   const after = {
@@ -443,13 +458,8 @@ function dashboardEntries(c: Context<AppEnv>, current: DashboardRow, input: Upda
     restriction_level: input.restriction_level ?? before.restriction_level,
   };
   const item = dashboardItem(c.var.project, current.dashboard.id, after.name);
-  const { deleted } = current.dashboard;
-  const entries = [
-    input.deleted === true && !deleted ? dashboardActivity.record(c, "deleted", item) : undefined,
-    input.deleted === false && deleted ? dashboardActivity.record(c, "restored", item) : undefined,
-    dashboardActivity.changed(c, "updated", item, before, after),
-  ];
-  return entries.filter((entry) => entry !== undefined);
+  const entry = dashboardActivity.changed(c, "updated", item, before, after);
+  return entry ? [entry] : [];
 }
 
 export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
@@ -488,7 +498,6 @@ export async function writeDashboardUpdate(
       name: input.name,
       description: input.description,
       pinned: input.pinned,
-      deleted: input.deleted,
       tags: input.tags,
       restrictionLevel: restrictionWhileEditor(c, current.row.dashboard, input.restriction_level),
       breakdownColors: input.breakdown_colors,
@@ -502,6 +511,7 @@ export async function writeDashboardUpdate(
     // (the PATCH comes before it), never undone under the version it raised.
     .where(and(eq(dashboards.id, id), versionIs(summary === undefined ? current.row.dashboard.version : expected)));
   const writes = [
+    ...deletionFlip(c, current.row, input),
     updateDashboard,
     ...dashboardEntries(c, current.row, input),
     ...tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf),

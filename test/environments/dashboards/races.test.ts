@@ -161,6 +161,24 @@ describe("a dashboard's creation, judged on the caller as read", () => {
   });
 });
 
+describe("a dashboard's soft delete, twice at once", () => {
+  it("records one deletion in the activity log, not two", async () => {
+    const { project, key } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "Twice" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const ran = beforeWrites([
+      [/^update "dashboards"/, async () => (await api("PATCH", path, { key, body: { deleted: true } })).status],
+    ]);
+    const second = await api("PATCH", path, { key, body: { deleted: true } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(second.status).toBe(200);
+    expect(second.body.deleted).toBe(true);
+    const deletions = (await logOf(key, project.id, "Dashboard")).filter((entry) => entry.activity === "deleted");
+    expect(deletions).toHaveLength(1);
+  });
+});
+
 describe("a version restore's entries, each gated on its own write", () => {
   it("logs no removal of a tile that was moved to another dashboard meanwhile", async () => {
     const { key, project } = await setupOrganization();
