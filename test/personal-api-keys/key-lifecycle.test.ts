@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
@@ -639,5 +640,34 @@ describe("an admin's block landing while a key writes a key", () => {
     expectError(rolled, 403, BLOCKED);
     expect((await api("GET", other.membersPath, { key: reaching.value })).status).toBe(200);
     expect(organization.id).not.toBe(other.organization.id);
+  });
+});
+
+describe("a roll sent again with its Idempotency-Key", () => {
+  it("a personal key roll whose cache purge failed is not rolled again by a retry with the same key", async () => {
+    const team = await setupOrganization();
+    const created = await api("POST", "/api/personal_api_keys", {
+      key: team.key,
+      body: { label: "deployed", scopes: ["dashboard:read"] },
+    });
+    expect(created.status).toBe(201);
+    const deployed = created.body.value as string;
+    const request = {
+      key: team.key,
+      body: { overlap_seconds: 3600 },
+      headers: { "Idempotency-Key": "roll-once" },
+    };
+    const path = `/api/personal_api_keys/${created.body.id}/roll`;
+    const purge = vi.spyOn(env.API_KEY_CACHE, "delete").mockRejectedValueOnce(new Error("KV unavailable"));
+    const first = await api("POST", path, request);
+    purge.mockRestore();
+
+    const retry = await api("POST", path, request);
+
+    // One roll for one key: the value in use keeps working through the overlap the roll asked for
+    // (a second roll would end it at once), and the first attempt does not answer 500 after rolling.
+    const stillWorks = await api("GET", "/api/personal_api_keys/@current", { key: deployed });
+    expect({ first: first.status, deployedValue: stillWorks.status }).toEqual({ first: 200, deployedValue: 200 });
+    expect(retry.status).toBe(409);
   });
 });

@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
 import { authenticate } from "../../platform/auth/authenticate";
@@ -256,11 +256,12 @@ export function restrictionWhileEditor(
 }
 
 /**
- * `deleted` of a write that raises a dashboard's version: false while the dashboard is live, NULL
- * once it was deleted meanwhile, which the column refuses, so that the whole batch fails (404, see
- * `withinTileLimit`) and a tile move, reorder or restore lands on no deleted dashboard.
+ * `deleted` of a write that raises a dashboard's version: false while the dashboard is live (and
+ * `also` holds), NULL once it was deleted meanwhile, which the column refuses, so that the whole
+ * batch fails (404, see `withinTileLimit`) and a tile move, reorder or restore lands on no deleted
+ * dashboard.
  */
-export const whileLive = () => whileHolds(sql<boolean>`0`, sql`${dashboards.deleted} = 0`);
+export const whileLive = (also?: SQL) => whileHolds(sql<boolean>`0`, and(sql`${dashboards.deleted} = 0`, also)!);
 
 /**
  * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then, as one
@@ -562,11 +563,15 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   // Both dashboards change: each gets a version, each written over the row its rights were judged
   // on; `If-Match` is about the source, the one in the path.
   const expected = expectedVersion(c, sourceRow.dashboard.version);
+  // Only while the tile is still a live tile of the source: the same move sent twice at once
+  // moves it once, and the second answers 404 with nothing written.
+  const tileStillOnSource = sql`exists (select 1 from ${dashboardTiles} where ${dashboardTiles.id} = ${tile.id}
+    and ${dashboardTiles.dashboardId} = ${sourceId} and ${dashboardTiles.deleted} = 0)`;
   const raiseSource = db
     .update(dashboards)
     .set({
       ...nextVersion,
-      deleted: whileLive(),
+      deleted: whileLive(tileStillOnSource),
       restrictionLevel: restrictionWhileEditor(c, sourceRow.dashboard),
     })
     .where(and(eq(dashboards.id, sourceId), versionIs(expected)));

@@ -6,6 +6,7 @@ import { CONTENT_TYPES, type ExportFormat } from "../../platform/activity-log/ex
 import { personOf, type AppEnv } from "../../platform/env";
 import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
+import { errorFields, logLine } from "../../platform/log";
 import { organizationRead } from "../../platform/route-context";
 import { downloadPath, insertExport, partKey, selectExport, type ExportRow, type UserRow } from "./exports.queries";
 import type { createExport, downloadExport, retrieveExport } from "./exports.routes";
@@ -49,8 +50,13 @@ export const createActivityLogExport: RouteHandler<typeof createExport, AppEnv> 
     db.select().from(users).where(eq(users.id, actor.userId)),
   ]);
   if (!created) throw new Error("the export was not read back");
-  // Lost between the insert and here, the first step is sent by the cron (`resumeStalledExports`).
-  await c.env.BACKGROUND_JOBS.send({ kind: "export_part", exportId: created.id, part: 0 });
+  try {
+    await c.env.BACKGROUND_JOBS.send({ kind: "export_part", exportId: created.id, part: 0 });
+  } catch (error) {
+    // The export is made: the cron sends a lost first step (`resumeStalledExports`). A 500 here
+    // would have a retry, even with its `Idempotency-Key`, make a second one.
+    logLine("warn", { task: "schedule activity-log export", export_id: created.id, error: errorFields(error) });
+  }
   return c.json(toExport(c, created, creator ?? null), 202);
 };
 

@@ -1,6 +1,7 @@
 import type { Bindings } from "../env";
 import { validationError } from "../errors";
 import { nowIso } from "../ids";
+import { errorFields, logLine } from "../log";
 import { apiKeyCacheKey, mintApiKey } from "./api-keys";
 
 /**
@@ -95,11 +96,20 @@ export async function rollValues(key: StoredValues, overlapSeconds: number, pref
   };
 }
 
-/** Every cached copy of the key, by each value it may still be presented with: the next request reads D1. */
+/**
+ * Every cached copy of the key, by each value it may still be presented with: the next request
+ * reads D1. It follows a write that has landed: a delete KV fails is logged, not thrown (the entry
+ * ends with its TTL, a minute), so that the request does not answer 500 for a change it made,
+ * which a retry, even with its `Idempotency-Key`, would make again.
+ */
 export async function forgetCachedKey(env: Bindings, key: Pick<StoredValues, "secureValue" | "previousSecureValue">) {
   await Promise.all(
     [key.secureValue, key.previousSecureValue]
       .filter((value): value is string => value !== null)
-      .map((value) => env.API_KEY_CACHE.delete(apiKeyCacheKey(value))),
+      .map((value) =>
+        env.API_KEY_CACHE.delete(apiKeyCacheKey(value)).catch((error: unknown) =>
+          logLine("error", { task: "forget cached key", error: errorFields(error) }),
+        ),
+      ),
   );
 }

@@ -1,5 +1,7 @@
+import { and, eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { addMember, api, setupOrganization } from "../../support/harness";
+import * as schema from "../../../src/db/schema";
+import { addMember, api, db, setupOrganization } from "../../support/harness";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { beforeWrites } from "../../support/races";
 import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
@@ -214,5 +216,75 @@ describe("a version restore's entries, each gated on its own write", () => {
       .filter((entry) => entry.activity === "deleted")
       .map((entry) => entry.item_id);
     expect(removals).toEqual([String(second!.id)]);
+  });
+});
+
+type Sent = { method: string; path: string; key: string; body?: unknown; headers?: Record<string, string> };
+const send = (request: Sent) =>
+  api(request.method, request.path, { key: request.key, body: request.body, headers: request.headers });
+
+/**
+ * The same request twice, the second run to its end between the first one's reads and its write
+ * (the first batch matching `write`): as a client's retry racing its first attempt.
+ */
+async function twiceAtOnce(request: Sent, write: RegExp) {
+  const meanwhile = beforeWrites([[write, () => send(request)]]);
+  const first = await send(request);
+  vi.restoreAllMocks();
+  expect(meanwhile).toHaveLength(1);
+  const second = meanwhile[0] as Awaited<ReturnType<typeof send>>;
+  return { first, second };
+}
+
+const activityOf = (organizationId: string, activity: string) =>
+  db
+    .select({ id: schema.activityLog.id })
+    .from(schema.activityLog)
+    .where(and(eq(schema.activityLog.organizationId, organizationId), eq(schema.activityLog.activity, activity)));
+
+describe("a dashboard write sent twice at once, as a retry racing its first attempt", () => {
+  it("move_tile sent twice at once moves the tile once: the second answers 404 and makes no version", async () => {
+    const team = await setupOrganization();
+    const source = await createDashboard(team.key, team.project.id, { name: "Source", use_template: "DEFAULT_APP" });
+    const destination = await createDashboard(team.key, team.project.id, { name: "Destination" });
+    const versionsOf = async (id: number) =>
+      (await api("GET", `${dashboardsPath(team.project.id)}/${id}/versions`, { key: team.key })).body.count;
+    const before = [await versionsOf(source.id), await versionsOf(destination.id)];
+    const tile = source.tiles[0]!.id;
+
+    const { first, second } = await twiceAtOnce(
+      {
+        method: "PATCH",
+        path: `${dashboardsPath(team.project.id)}/${source.id}/move_tile`,
+        key: team.key,
+        body: { tile: { id: tile }, toDashboard: destination.id },
+      },
+      /^update "dashboards"/,
+    );
+
+    // Sent a moment later the second is 404 ("tile not a live tile of the source") and writes
+    // nothing; at once it must be the same: one move, one version on each dashboard, one entry.
+    expect({
+      statuses: [first.status, second.status].sort(),
+      versions: [await versionsOf(source.id), await versionsOf(destination.id)],
+      moved: (await activityOf(team.organization.id, "moved")).length,
+    }).toEqual({ statuses: [200, 404], versions: [before[0]! + 1, before[1]! + 1], moved: 1 });
+  });
+
+  it("a share password deleted twice at once answers 204 then 404, with one entry", async () => {
+    const team = await setupOrganization();
+    const dashboard = await createDashboard(team.key, team.project.id, { name: "Shared" });
+    const path = `${dashboardsPath(team.project.id)}/${dashboard.id}/sharing`;
+    expect((await api("PATCH", path, { key: team.key, body: { password_required: true } })).status).toBe(200);
+    const created = await api("POST", `${path}/passwords`, { key: team.key, body: { raw_password: "hunter22hunter" } });
+    expect(created.status).toBe(201);
+
+    const { first, second } = await twiceAtOnce(
+      { method: "DELETE", path: `${path}/passwords/${created.body.id}`, key: team.key },
+      /^delete from "share_passwords"/,
+    );
+
+    expect([second.status, first.status].sort()).toEqual([204, 404]);
+    expect(await activityOf(team.organization.id, "password_deleted")).toHaveLength(1);
   });
 });

@@ -1,7 +1,7 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { verifyExport } from "../../../scripts/activity-export-chain.mjs";
 import * as schema from "../../../src/db/schema";
 import worker from "../../../src/index";
@@ -332,5 +332,31 @@ describe("activity-log exports", () => {
     });
     const retrieved = await api("GET", `${exportsPath(organization)}/${id}`, { key: organization.key });
     expect(retrieved.body).toMatchObject({ id, status: "running", download_url: null, created_by: null });
+  });
+});
+
+describe("an export sent again with its Idempotency-Key", () => {
+  it("an activity-log export whose first step could not be queued is not made twice by a retry with the same key", async () => {
+    const team = await setupOrganization();
+    const path = `/api/organizations/${team.organization.id}/activity_log/exports`;
+    const request = {
+      key: team.key,
+      body: { from: "2020-01-01T00:00:00Z", to: "2030-01-01T00:00:00Z" },
+      headers: { "Idempotency-Key": "export-once" },
+    };
+    const sent = vi.spyOn(env.BACKGROUND_JOBS, "send").mockRejectedValueOnce(new Error("queue unavailable"));
+    const first = await api("POST", path, request);
+    sent.mockRestore();
+
+    const retry = await api("POST", path, request);
+
+    const exports = await db
+      .select({ id: schema.activityLogExports.id })
+      .from(schema.activityLogExports)
+      .where(eq(schema.activityLogExports.organizationId, team.organization.id));
+    // Either the first attempt succeeded (202, the cron sends the lost step) and the retry is its
+    // replay, or it failed and wrote nothing: never two exports for one key.
+    expect({ first: first.status, exports: exports.length }).toEqual({ first: 202, exports: 1 });
+    expect(retry.status).toBe(202);
   });
 });

@@ -256,8 +256,10 @@ export const deleteSharePasswordOf: Handler<"deletePassword"> = async (c) => {
   if (!current[0] || !passwords.some((password) => password.id === password_id)) throw notFound();
   const entry = sharingActivity.record(c, "password_deleted", sharingItem(c.var.project, shared));
   const guard = sharingWriteHeld(c.var.db, shared, callerStillEditorOf(c, shared.id));
-  await c.var.db
+  const [, deleted] = await c.var.db
     .batch([guard, deleteSharePassword(c.var.db, shared.id, password_id), entry])
     .catch(refusedWhenRightLost);
+  // Deleted meanwhile (a retry racing its first attempt): as if it had come after.
+  if (deleted.length === 0) throw notFound();
   return c.body(null, 204);
 };
