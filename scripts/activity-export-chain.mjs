@@ -21,6 +21,11 @@ export const CANONICAL_FIELDS = [
   "user_id",
 ];
 
+/** An exported entry's fields, in this order: what its hash covers, then `hash` and `previous_hash`. */
+export const EXPORT_FIELDS = [...CANONICAL_FIELDS, "hash", "previous_hash"];
+
+const sameFields = (keys) => keys.length === EXPORT_FIELDS.length && keys.every((key, i) => key === EXPORT_FIELDS[i]);
+
 async function sha256Hex(text) {
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
   return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
@@ -33,7 +38,11 @@ export async function entryHash(record) {
   return sha256Hex(record.previous_hash + JSON.stringify(canonical));
 }
 
-/** NDJSON: one record per non-empty line, numbered from 1. */
+/**
+ * NDJSON: one record per non-empty line, numbered from 1, each exactly the JSON of the export's
+ * fields in their order: a field the hash does not cover, or a key given twice (a reader keeping
+ * the first would read another value than the one hashed), is refused.
+ */
 function* ndjsonRecords(text) {
   const lines = text.split("\n");
   for (let index = 0; index < lines.length; index += 1) {
@@ -45,7 +54,13 @@ function* ndjsonRecords(text) {
       yield { line: index + 1, error: "not a JSON object" };
       continue;
     }
-    yield { line: index + 1, record };
+    if (record === null || typeof record !== "object" || Array.isArray(record)) {
+      yield { line: index + 1, error: "not a JSON object" };
+    } else if (!sameFields(Object.keys(record)) || JSON.stringify(record) !== lines[index]) {
+      yield { line: index + 1, error: `not exactly the fields ${EXPORT_FIELDS.join(", ")}, once each` };
+    } else {
+      yield { line: index + 1, record };
+    }
   }
 }
 
@@ -112,6 +127,10 @@ function* csvRecords(text) {
   const header = rows.next();
   if (header.done) return;
   const columns = header.value.cells.map((cell) => cell.value);
+  if (!sameFields(columns)) {
+    yield { line: header.value.line, error: `the header is not ${EXPORT_FIELDS.join(",")}` };
+    return;
+  }
   for (const { line, cells } of rows) {
     if (cells.length !== columns.length) {
       yield { line, error: `${cells.length} cells where the header has ${columns.length}` };

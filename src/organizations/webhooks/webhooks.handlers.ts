@@ -12,7 +12,7 @@ import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { assertReceiverUrl } from "./webhook-urls";
 import { sealedNewSecret } from "./webhook-secrets";
-import { webhookActivity, webhookItem } from "./webhooks.activity";
+import { trackedWebhookFields, webhookActivity, webhookItem } from "./webhooks.activity";
 import {
   insertWebhookBelowLimit,
   listDeliveriesPage,
@@ -132,8 +132,8 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
     c,
     "updated",
     webhookItem(after),
-    toWebhook(current, createdBy),
-    toWebhook(after, owner),
+    trackedWebhookFields(toWebhook(current, createdBy)),
+    trackedWebhookFields(toWebhook(after, owner)),
   );
   const [row] = await refusedWhenNull(writeWithActivity(db, update, entry), levelLost(c));
   if (!row) throw notFound();

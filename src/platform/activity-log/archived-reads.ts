@@ -161,7 +161,8 @@ export async function pageAcrossArchive(
   [rows, counted, segments, [filterUser]]: PageReads,
 ): Promise<PageAcross> {
   const size = pageSizeOf(query);
-  const filter = { ...query, userId: query.user === undefined ? undefined : (filterUser?.id ?? null) };
+  // A uuid of no user matches no entry, not those of no user (the system's, service keys'): no user has id -1.
+  const filter = { ...query, userId: query.user === undefined ? undefined : (filterUser?.id ?? -1) };
   const alone = { rows, counted, resumeAt: null };
   if (segments.length === 0) return alone;
   if (query.page === undefined) {

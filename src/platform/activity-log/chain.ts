@@ -76,10 +76,10 @@ export async function sealChain(db: Database, organizationId: string): Promise<n
       .orderBy(desc(activityLogSegments.lastSeq))
       .limit(1),
   ]);
-  // After the last sealed entry kept here, else the last archived one, else the anchor.
-  let previous = lastSealed
-    ? { seq: lastSealed.seq, hash: lastSealed.hash ?? GENESIS_HASH }
-    : (lastSegment ?? startOf(anchor));
+  // After the last sealed entry kept here, else the later of the last archived one and the anchor
+  // (retention may have pruned past a segment not deleted yet).
+  const archived = lastSegment && lastSegment.seq > startOf(anchor).seq ? lastSegment : startOf(anchor);
+  let previous = lastSealed ? { seq: lastSealed.seq, hash: lastSealed.hash ?? GENESIS_HASH } : archived;
   const seals: { id: string; hash: string }[] = [];
   for (const row of pending) {
     if (row.seq !== previous.seq + 1) break;

@@ -97,20 +97,20 @@ const valueOrRead = (value: string | number | null | ReadInBatch) =>
  * The statement that appends `entry`, to be placed in the same `db.batch` as the write it
  * describes, right after it: it inserts only if that statement changed a row (`changes()`), so
  * a conditional write that matched nothing records nothing. Entries placed one after another are
- * gated in a chain. The entry's number is the organization's next (after its last entry, archived or
- * not), taken inside the batch's transaction: gapless, and never the same for two writers. Its
- * time is the database's.
+ * gated in a chain. The entry's number is the organization's next (after the highest of its last
+ * entry kept here, its last archived one and its retention anchor: retention may have pruned past
+ * a segment not deleted yet), taken inside the batch's transaction: gapless, and never the same for
+ * two writers. Its time is the database's.
  */
 export function activityStatement(db: Database, actor: ActivityActor, entry: ActivityEntry): BatchItem<"sqlite"> {
   const detail = detailOf(entry);
-  const nextSeq = sql<number>`coalesce(
-    (select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${entry.organizationId}
-      order by ${activityLog.seq} desc limit 1),
-    (select max(${activityLogSegments.lastSeq}) from ${activityLogSegments}
-      where ${activityLogSegments.organizationId} = ${entry.organizationId}),
-    (select ${activityLogAnchors.seq} from ${activityLogAnchors}
-      where ${activityLogAnchors.organizationId} = ${entry.organizationId}),
-    0
+  const nextSeq = sql<number>`max(
+    coalesce((select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${entry.organizationId}
+      order by ${activityLog.seq} desc limit 1), 0),
+    coalesce((select max(${activityLogSegments.lastSeq}) from ${activityLogSegments}
+      where ${activityLogSegments.organizationId} = ${entry.organizationId}), 0),
+    coalesce((select ${activityLogAnchors.seq} from ${activityLogAnchors}
+      where ${activityLogAnchors.organizationId} = ${entry.organizationId}), 0)
   ) + 1`;
   // drizzle's D1 batch cannot bind a raw statement's parameters, so the INSERT ... SELECT is built.
   return db.insert(activityLog).select(
