@@ -462,7 +462,7 @@ describe("the keys that reach an organization", () => {
     expect((await api("GET", keysPath(other.organization.id), { key })).body).toEqual(NOT_FOUND);
   });
 
-  it("leave out a project scheduled for deletion, and a key that reached the organization only through it", async () => {
+  it("leave out a project scheduled for deletion, and a key reaching the organization only through it", async () => {
     const { organization, key } = await setupOrganization();
     const doomed = await api("POST", `/api/organizations/${organization.id}/projects`, {
       key,
