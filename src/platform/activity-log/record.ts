@@ -105,8 +105,8 @@ const valueOrRead = (value: string | number | null | ReadInBatch) =>
 export function activityStatement(db: Database, actor: ActivityActor, entry: ActivityEntry): BatchItem<"sqlite"> {
   const detail = detailOf(entry);
   const nextSeq = sql<number>`max(
-    coalesce((select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${entry.organizationId}
-      order by ${activityLog.seq} desc limit 1), 0),
+    coalesce((select ${activityLog.seq} from ${activityLog}
+      where ${activityLog.organizationId} = ${entry.organizationId} order by ${activityLog.seq} desc limit 1), 0),
     coalesce((select max(${activityLogSegments.lastSeq}) from ${activityLogSegments}
       where ${activityLogSegments.organizationId} = ${entry.organizationId}), 0),
     coalesce((select ${activityLogAnchors.seq} from ${activityLogAnchors}

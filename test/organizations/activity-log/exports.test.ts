@@ -336,7 +336,7 @@ describe("activity-log exports", () => {
 });
 
 describe("an export sent again with its Idempotency-Key", () => {
-  it("an activity-log export whose first step could not be queued is not made twice by a retry with the same key", async () => {
+  it("is not made twice by a retry with its key when its first step could not be queued", async () => {
     const team = await setupOrganization();
     const path = `/api/organizations/${team.organization.id}/activity_log/exports`;
     const request = {

@@ -48,7 +48,7 @@ async function exportedLog(organization: Organization, format: "ndjson" | "csv")
 }
 
 describe("the activity log as evidence", () => {
-  it("an NDJSON export with fields the hash does not cover (an added or a duplicated key) does not verify", async () => {
+  it("does not verify an NDJSON export with fields no hash covers (an added or a duplicated key)", async () => {
     const organization = await setupOrganization();
     const { text, head } = await exportedLog(organization, "ndjson");
     const lines = text.trimEnd().split("\n");
@@ -136,7 +136,8 @@ describe("the activity log as evidence", () => {
     // numbered 1 to 250 as the writes numbered them, not hashed yet.
     await env.DB.prepare(
       `with recursive n(i) as (select 1 union all select i + 1 from n where i < 250)
-       insert into activity_log (id, organization_id, seq, is_system, activity, scope, item_id, detail, created_at, hash)
+       insert into activity_log
+         (id, organization_id, seq, is_system, activity, scope, item_id, detail, created_at, hash)
        select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i, 1, 'updated', 'Organization', ?1,
          '{"name":"entry ' || i || '","changes":null,"context":null}',
          strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (300 - i) || ' seconds'), null
@@ -150,7 +151,7 @@ describe("the activity log as evidence", () => {
     expect(verdict.body).toMatchObject({ valid: true, entries: 250, first_invalid: null });
   }, 60_000);
 
-  it("a write after retention pruned every entry kept in D1, with an older segment not deleted yet, follows the anchor", async () => {
+  it("numbers a write after the anchor when retention pruned past a segment not yet deleted", async () => {
     const organization = await setupOrganization();
     const organizationId = organization.organization.id;
     // Arranged: entries 1-5 of one day and 6-10 of the next, long past the 365 days kept.
