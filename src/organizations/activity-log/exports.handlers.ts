@@ -8,7 +8,15 @@ import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { errorFields, logLine } from "../../platform/log";
 import { organizationRead } from "../../platform/route-context";
-import { downloadPath, insertExport, partKey, selectExport, type ExportRow, type UserRow } from "./exports.queries";
+import {
+  downloadPath,
+  insertExport,
+  isAnotherExportRunning,
+  partKey,
+  selectExport,
+  type ExportRow,
+  type UserRow,
+} from "./exports.queries";
 import type { createExport, downloadExport, retrieveExport } from "./exports.routes";
 import type { ActivityLogExport } from "./exports.schema";
 import { publicUrl } from "../../platform/public-url";
@@ -45,10 +53,12 @@ export const createActivityLogExport: RouteHandler<typeof createExport, AppEnv> 
     from: input.from,
     to: input.to,
   };
-  const [[created], [creator]] = await db.batch([
-    insertExport(db, row, nowIso()),
-    db.select().from(users).where(eq(users.id, actor.userId)),
-  ]);
+  const [[created], [creator]] = await db
+    .batch([insertExport(db, row, nowIso()), db.select().from(users).where(eq(users.id, actor.userId))])
+    .catch((error: unknown) => {
+      if (isAnotherExportRunning(error)) throw conflict("An export of this organization is still running.");
+      throw error;
+    });
   if (!created) throw new Error("the export was not read back");
   try {
     await c.env.BACKGROUND_JOBS.send({ kind: "export_part", exportId: created.id, part: 0 });

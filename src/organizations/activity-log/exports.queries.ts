@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { activityLogExports, users } from "../../db/schema";
 import { lastSeqAtOrBefore } from "../../platform/activity-log/activity-log.queries";
-import type { Database } from "../../platform/db";
+import { isNotNullViolationOf, whileHolds, type Database } from "../../platform/db";
 import type { OrganizationRef } from "../../platform/route-context/organization";
 
 export type ExportRow = typeof activityLogExports.$inferSelect;
@@ -28,8 +28,16 @@ export type NewExport = Pick<ExportRow, "id" | "organizationId" | "createdById" 
  * their time together, so a time range is a range of numbers: one probe of the time index each).
  * Its cursor starts before the range.
  */
+/**
+ * The new export, while the organization has no other one pending or running: NULL otherwise,
+ * which `status` refuses (`isAnotherExportRunning`), so that one key cannot start exports without
+ * bound (each copies its range into R2, a queue message and a write per 1,000 entries).
+ */
 export function insertExport(db: Database, input: NewExport, now: string) {
   const beforeRange = lastSeqAtOrBefore(input.organizationId, justBefore(input.from), "before");
+  const noneUnfinished = sql`not exists (select 1 from ${activityLogExports}
+    where ${activityLogExports.organizationId} = ${input.organizationId}
+      and ${activityLogExports.status} in ('pending', 'running'))`;
   return db
     .insert(activityLogExports)
     .values({
@@ -42,13 +50,15 @@ export function insertExport(db: Database, input: NewExport, now: string) {
       scopes: input.scopes,
       firstSeq: sql`${beforeRange} + 1`,
       lastSeq: lastSeqAtOrBefore(input.organizationId, justBefore(input.to)),
-      status: "pending",
+      status: whileHolds("pending", noneUnfinished),
       cursorSeq: beforeRange,
       createdAt: now,
       updatedAt: now,
     })
     .returning();
 }
+
+export const isAnotherExportRunning = (error: unknown) => isNotNullViolationOf(error, activityLogExports.status);
 
 /** An export of the organization, with its creator. */
 export const selectExport = (db: Database, organizationId: OrganizationRef, id: string) =>

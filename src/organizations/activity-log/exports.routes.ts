@@ -23,7 +23,7 @@ export const createExport = apiRoute({
   path: collection,
   summary: "Export the log between two times (NDJSON or CSV), built in the background; each line verifies offline",
   request: { params: OrganizationParams, body: jsonBody(ActivityLogExportInput) },
-  responses: { 202: json(ActivityLogExport, "The export, pending") },
+  responses: { 202: json(ActivityLogExport, "The export, pending"), 409: conflictResponse },
 });
 
 export const retrieveExport = apiRoute({

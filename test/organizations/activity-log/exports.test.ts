@@ -19,6 +19,7 @@ import {
   api,
   createApiKey,
   db,
+  errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
   userBasic,
@@ -333,6 +334,26 @@ describe("activity-log exports", () => {
     const retrieved = await api("GET", `${exportsPath(organization)}/${id}`, { key: organization.key });
     expect(retrieved.body).toMatchObject({ id, status: "running", download_url: null, created_by: null });
   });
+});
+
+describe("exports of one organization", () => {
+  it("run one at a time: another one while it is pending or running is 409 and makes nothing", async () => {
+    const organization = await setupOrganization();
+    await seedChain(organization, 10);
+    const range = { from: "2020-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z" };
+    const first = await createExport(organization, range);
+    const second = await api("POST", exportsPath(organization), { key: organization.key, body: range });
+    expectError(second, 409, errorBody("conflict", "conflict", "An export of this organization is still running."));
+    const listed = await db
+      .select({ id: schema.activityLogExports.id })
+      .from(schema.activityLogExports)
+      .where(eq(schema.activityLogExports.organizationId, organization.organization.id));
+    expect(listed).toEqual([{ id: first.body.id }]);
+    // Another organization's export is not held back by it.
+    await createExport(await setupOrganization(), range);
+    expect((await finished(organization, first.body.id)).status).toBe("succeeded");
+    await createExport(organization, range);
+  }, 60_000);
 });
 
 describe("an export sent again with its Idempotency-Key", () => {
