@@ -1,8 +1,16 @@
 // The invite's token arrives after `#`, which browsers never send to a server: it is read here,
 // removed from the address bar and history, and sent only in the body of POST /api/signup.
 const TOKEN = /^phi_[0-9A-Za-z]{44}$/;
-const token = decodeURIComponent(location.hash.slice(1));
+const fragment = location.hash.slice(1);
 history.replaceState(null, "", location.pathname);
+// A fragment no token could be (a broken %-escape) is no token: the page says so below.
+const token = (() => {
+  try {
+    return decodeURIComponent(fragment);
+  } catch {
+    return "";
+  }
+})();
 
 const status = document.getElementById("status");
 const form = document.getElementById("join");

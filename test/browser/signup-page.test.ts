@@ -66,12 +66,15 @@ describe("GET /signup/", () => {
     expect(browser.refused).toEqual([]);
   });
 
-  it("says so when the link holds no token", async () => {
-    const page = await browser.context.newPage();
-    await page.goto(`${url}/signup/`);
-    expect(await page.getByRole("status").textContent()).toBe(
-      "This link holds no invite. Open the link from your invite e-mail as it is.",
-    );
-    expect(await page.getByRole("button", { name: "Join the organization" }).isVisible()).toBe(false);
+  it("says so when the link holds no token, or a fragment no token could be", async () => {
+    for (const fragment of ["", "#%E0%A4%A"]) {
+      const page = await browser.context.newPage();
+      await page.goto(`${url}/signup/${fragment}`);
+      expect(await page.getByRole("status").textContent()).toBe(
+        "This link holds no invite. Open the link from your invite e-mail as it is.",
+      );
+      expect(await page.getByRole("button", { name: "Join the organization" }).isVisible()).toBe(false);
+      expect(page.url()).toBe(`${url}/signup/`);
+    }
   });
 });
