@@ -6,6 +6,7 @@ import { API_KEY_PREFIX } from "../platform/auth/api-keys";
 import {
   assertFutureExpiry,
   forgetCachedKey,
+  forgetRevokedKey,
   newKeyValues,
   maskedKeyFields,
   rollValues,
@@ -421,6 +422,6 @@ export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = asyn
     ...personalApiKeyEntries(c, "revoked", key, reachable, projectOrganizations),
   );
   if (!deleted) throw notFound();
-  await Promise.all([forgetCachedKey(c.env, deleted), c.env.API_KEY_CACHE.delete(currentEnvironmentGuessKey(key.id))]);
+  await forgetRevokedKey(c.env, deleted, currentEnvironmentGuessKey(key.id));
   return c.body(null, 204);
 };

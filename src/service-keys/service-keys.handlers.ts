@@ -9,6 +9,7 @@ import { assertLifetimeWithinPolicy, assertServiceKeyWithinCeiling } from "../pl
 import {
   assertFutureExpiry,
   forgetCachedKey,
+  forgetRevokedKey,
   newKeyValues,
   maskedKeyFields,
   rollValues,
@@ -264,7 +265,7 @@ export const deleteOrganizationServiceKey: Handler<"deleteServiceKey"> = async (
     }),
   );
   if (!deleted) throw notFound();
-  await Promise.all([forgetCachedKey(c.env, deleted), c.env.API_KEY_CACHE.delete(currentEnvironmentGuessKey(key.id))]);
+  await forgetRevokedKey(c.env, deleted, currentEnvironmentGuessKey(key.id));
   return c.body(null, 204);
 };
 

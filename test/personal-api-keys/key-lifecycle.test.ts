@@ -670,4 +670,19 @@ describe("a roll sent again with its Idempotency-Key", () => {
     expect({ first: first.status, deployedValue: stillWorks.status }).toEqual({ first: 200, deployedValue: 200 });
     expect(retry.status).toBe(409);
   });
+
+  it("a revocation whose cache purge failed answers 204, logs the failure, and the key is gone", async () => {
+    const team = await setupOrganization();
+    const created = await api("POST", "/api/personal_api_keys", { key: team.key, body: { label: "x", scopes: ["*"] } });
+    vi.spyOn(env.API_KEY_CACHE, "delete").mockRejectedValue(new Error("KV unavailable"));
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const revoked = await api("DELETE", `/api/personal_api_keys/${created.body.id}`, { key: team.key });
+    vi.restoreAllMocks();
+    expect(revoked.status).toBe(204);
+    const lines = errors.mock.calls.map(([line]) => JSON.parse(String(line)));
+    expect(lines.filter((line) => line.task === "forget cached key").length).toBeGreaterThan(0);
+    expect(JSON.stringify(lines)).not.toContain(created.body.value);
+    const listed = await api("GET", "/api/personal_api_keys", { key: team.key });
+    expect(listed.body.map((key: { id: string }) => key.id)).not.toContain(created.body.id);
+  });
 });

@@ -103,13 +103,20 @@ export async function rollValues(key: StoredValues, overlapSeconds: number, pref
  * which a retry, even with its `Idempotency-Key`, would make again.
  */
 export async function forgetCachedKey(env: Bindings, key: Pick<StoredValues, "secureValue" | "previousSecureValue">) {
-  await Promise.all(
-    [key.secureValue, key.previousSecureValue]
-      .filter((value): value is string => value !== null)
-      .map((value) =>
-        env.API_KEY_CACHE.delete(apiKeyCacheKey(value)).catch((error: unknown) =>
-          logLine("error", { task: "forget cached key", error: errorFields(error) }),
-        ),
-      ),
-  );
+  const values = [key.secureValue, key.previousSecureValue].filter((value): value is string => value !== null);
+  await Promise.all(values.map((value) => forgetQuietly(env, apiKeyCacheKey(value))));
 }
+
+/** A revoked key: its cached copies, and its `@current` project guess (`currentEnvironmentGuessKey`). */
+export async function forgetRevokedKey(
+  env: Bindings,
+  key: Pick<StoredValues, "secureValue" | "previousSecureValue">,
+  guessKey: string,
+) {
+  await Promise.all([forgetCachedKey(env, key), forgetQuietly(env, guessKey)]);
+}
+
+const forgetQuietly = (env: Bindings, cacheKey: string) =>
+  env.API_KEY_CACHE.delete(cacheKey).catch((error: unknown) =>
+    logLine("error", { task: "forget cached key", error: errorFields(error) }),
+  );
