@@ -561,6 +561,39 @@ describe("POST /api/organizations/:organization_id/invites", () => {
   });
 });
 
+describe("an invite's end, 3 days after it was made", () => {
+  it("is one instant for every path: open a millisecond before, expired from it on", async () => {
+    const { owner, key } = await setupOrganization();
+    await db.update(schema.users).set({ isEmailVerified: true }).where(eq(schema.users.id, owner.id));
+    const inviting = await setupOrganization({ name: "Inviting" });
+    const member = await addMember(inviting.organization.id, MembershipLevel.member);
+    const sent = await api("POST", invitesPath(inviting.organization.id), {
+      key: inviting.key,
+      body: { target_email: owner.email },
+    });
+    const end = Date.parse(sent.body.created_at) + 3 * 24 * 3600 * 1000;
+    const seen = async () => ({
+      listed: (await api("GET", invitesPath(inviting.organization.id), { key: inviting.key })).body.results[0]
+        .is_expired,
+      preview: (await api("GET", `/api/signup/${sent.body.token}`)).status,
+      pending: (await api("GET", "/api/users/@me", { key })).body.pending_invites.length,
+    });
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(end - 1);
+    expect(await seen()).toEqual({ listed: false, preview: 200, pending: 1 });
+    vi.setSystemTime(end);
+    expect(await seen()).toEqual({ listed: true, preview: 400, pending: 0 });
+    // Expired for everyone alike: a member's new invite to the address replaces it.
+    const replacing = await api("POST", invitesPath(inviting.organization.id), {
+      key: member.key,
+      body: { target_email: owner.email },
+    });
+    expect(replacing.status).toBe(201);
+    const left = await db.select().from(schema.invites).where(eq(schema.invites.id, sent.body.id));
+    expect(left).toEqual([]);
+  });
+});
+
 describe("GET /api/organizations/:organization_id/invites", () => {
   it("names in an invite's project access only the projects the caller sees; an admin sees them all", async () => {
     const { organization, key } = await setupOrganization();

@@ -18,7 +18,12 @@ export type UserRow = typeof users.$inferSelect;
 /** PostHog's INVITE_DAYS_VALIDITY. */
 export const INVITE_VALIDITY_MS = 3 * 24 * 60 * 60 * 1000;
 
-export const isInviteExpired = (createdAt: string) => Date.parse(createdAt) < Date.now() - INVITE_VALIDITY_MS;
+/**
+ * An invite is open while it was created after `now - 3 days`: expired from that instant on, as the
+ * SQL forms read it (`createdAt > unexpiredSince` open, `<=` expired), so that no path holds open
+ * what another treats as expired.
+ */
+export const isInviteExpired = (createdAt: string) => Date.parse(createdAt) <= Date.now() - INVITE_VALIDITY_MS;
 
 /**
  * The invite a statement reads opens (signing up, `@me`'s pending invites, its e-mail): its inviter
