@@ -33,6 +33,7 @@ import {
   type SessionCredential,
 } from "./share-session";
 import { issueViewerLinkAfterResponse, VIEWER_CODE_PARAMETER, VIEWER_LINK_MINUTES } from "./viewer-links";
+import { countsAsView } from "./view-count";
 
 const JSON_SUFFIX = ".json";
 
@@ -142,7 +143,9 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
     if (asJson) throw notAuthenticated();
     return c.html(lockedPage(c, shared, accessToken, nonce), 200);
   }
-  c.executionCtx.waitUntil(recordSharedView(c.var.db, shared.dashboard.id, nowIso(), visitor.viewer));
+  if (countsAsView(c.req.header("CF-Connecting-IP"), shared.dashboard.id, visitor.viewer)) {
+    c.executionCtx.waitUntil(recordSharedView(c.var.db, shared.dashboard.id, nowIso(), visitor.viewer));
+  }
   const found = toSharedDashboard(shared);
   return asJson ? c.json(found, 200) : c.html(sharedDashboardPage(found, nonce), 200);
 }

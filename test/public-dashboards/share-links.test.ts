@@ -155,6 +155,18 @@ describe("share link pause", () => {
 });
 
 describe("share link views", () => {
+  it("counts an address's views once a minute: reloading without end writes no more", async () => {
+    const { key, sharingPath, token } = await setupLink();
+    const from = (address: string) => ({ headers: { "CF-Connecting-IP": address } });
+    const [first, second] = [freshClientAddress(), freshClientAddress()];
+    for (let view = 0; view < 20; view += 1) await api("GET", `/shared/${token}.json`, from(first));
+    await api("GET", `/shared/${token}.json`, from(second));
+    await vi.waitFor(async () => expect((await api("GET", sharingPath, { key })).body.view_count).toBe(2));
+    // Settled: no write after the response is still to come.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await api("GET", sharingPath, { key })).body.view_count).toBe(2);
+  });
+
   it("counts views of the page and its JSON after the response, with no visitor data", async () => {
     const { key, sharingPath, token } = await setupLink();
     await browse(`/shared/${token}`);
