@@ -26,12 +26,10 @@ export type NewExport = Pick<ExportRow, "id" | "organizationId" | "createdById" 
 /**
  * The export's row, its range of `seq` fixed now from its times (entries take their number and
  * their time together, so a time range is a range of numbers: one probe of the time index each).
- * Its cursor starts before the range.
- */
-/**
- * The new export, while the organization has no other one pending or running: NULL otherwise,
- * which `status` refuses (`isAnotherExportRunning`), so that one key cannot start exports without
- * bound (each copies its range into R2, a queue message and a write per 1,000 entries).
+ * Its cursor starts before the range. Made only while the organization has no other export
+ * pending or running: else its status is NULL, which the column refuses (`isAnotherExportRunning`),
+ * so that one key cannot start exports without bound (each copies its range into R2, a queue
+ * message and a write per 1,000 entries).
  */
 export function insertExport(db: Database, input: NewExport, now: string) {
   const beforeRange = lastSeqAtOrBefore(input.organizationId, justBefore(input.from), "before");

@@ -102,10 +102,10 @@ export function selectCollaboration(db: Database, dashboardId: number, userUuid:
     .where(and(eq(dashboardCollaborators.dashboardId, dashboardId), eq(users.uuid, userUuid)));
 }
 
-/** Removes the collaboration, with its `entry`; false when it was gone already. */
 /**
- * Only while the caller may still edit the dashboard: else the first statement fails the batch
- * (NOT NULL of its level).
+ * Removes the collaboration, with its `entry`; false when it was gone already. Only while the
+ * caller may still edit the dashboard: else the first statement fails the batch (NOT NULL of its
+ * level).
  */
 export async function deleteCollaborator(db: Database, collaboratorId: string, entry: Statement, callerMayEdit: SQL) {
   const [, removed] = await db.batch([
