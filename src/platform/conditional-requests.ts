@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { isNotNullViolationOf } from "./db";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
-import { ApiError } from "./errors";
+import { ApiError, ErrorBody } from "./errors";
 
 /**
  * A resource's `ETag` is its version, weak (`W/"3"`): the version changes with every change to
@@ -88,7 +88,10 @@ export function conditionalRequestsOpenApi(resource: string) {
       "if-none-match": z.string().optional().openapi({ description: "304 when it names the current version." }),
     }),
     notModified: { description: "Not modified: `If-None-Match` names the current version", headers: etag },
-    preconditionFailed: { description: "`If-Match` names another version than the stored one; nothing changed" },
+    preconditionFailed: {
+      description: "`If-Match` names another version than the stored one; nothing changed",
+      content: { "application/json": { schema: ErrorBody } },
+    },
   };
 }
 

@@ -10,13 +10,14 @@ import { idempotentRetries } from "./idempotency";
 import { readJsonBody } from "./request-body";
 import { requireContext, type ContextKind, type RouteReads } from "./route-context";
 
-const errorResponse = (description: string) => ({
+/** An error answer in the shared error body, for a route's `responses`. */
+export const errorResponse = (description: string) => ({
   description,
   content: { "application/json": { schema: ErrorBody } },
 });
 
 /** What any route can answer, with or without a key. */
-const anyRouteErrors = {
+export const anyRouteErrors = {
   413: errorResponse("The body is larger than 1 MiB."),
   415: errorResponse("A body whose Content-Type is not JSON."),
   500: errorResponse("An unexpected error; the body never carries a stack trace."),
@@ -36,6 +37,12 @@ export const errorResponses = {
   },
   ...anyRouteErrors,
 } as const;
+
+/** Routes without a key: the address is past its limit of refused secrets (tokens, passwords, codes). */
+export const addressThrottled = {
+  ...errorResponse("Too many refused attempts from this address; retry after `Retry-After` seconds."),
+  headers: errorResponses[429].headers,
+};
 
 const VERB_BY_METHOD: Record<string, string> = {
   post: "create",

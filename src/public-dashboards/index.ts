@@ -10,7 +10,7 @@ import { ApiError, notAuthenticated, notFound, parseError, validationError } fro
 import { constantTimeEqual, nowIso, sha256Hex } from "../platform/ids";
 import { emailAddress } from "../platform/input-limits";
 import { limitBodySize, readJsonBody } from "../platform/request-body";
-import { jsonResponse } from "../platform/route";
+import { addressThrottled, anyRouteErrors, errorResponse, jsonResponse } from "../platform/route";
 import { createRouter } from "../platform/router";
 import { SharedDashboard, toSharedDashboard } from "./shared-dashboard";
 import {
@@ -267,6 +267,15 @@ async function unlockSharedDashboard(c: Context<AppEnv>) {
 export const sharedRouter = createRouter();
 sharedRouter.get("/shared/:access_token", publicPageHeaders, serveSharedDashboard);
 sharedRouter.post("/shared/:access_token", publicPageHeaders, checkedBody, unlockSharedDashboard);
+const page = { "text/html": { schema: z.string() } };
+/** A page to a browser, the error body to a JSON client. */
+const pageOrError = (description: string) => ({
+  description,
+  content: { ...page, ...errorResponse(description).content },
+});
+const ShareSession = z
+  .object({ shareToken: z.string().openapi({ description: "The session, as a bearer token or cookie." }) })
+  .openapi("ShareSession");
 const SharedParams = z.object({
   access_token: z.string().openapi({ description: "The token, optionally followed by `.json`." }),
 });
@@ -282,15 +291,16 @@ sharedRouter.openAPIRegistry.registerPath({
   responses: {
     200: {
       description: "The page (text/html), or with `.json` the dashboard's data, without any user or e-mail",
-      content: { "text/html": { schema: z.string() }, ...jsonResponse(SharedDashboard, "").content },
+      content: { ...page, ...jsonResponse(SharedDashboard, "").content },
     },
-    401: {
-      description:
-        "JSON: password-protected or allow-listed, without a session (cookie or bearer `shareToken`). The page " +
+    401: errorResponse(
+      "JSON: password-protected or allow-listed, without a session (cookie or bearer `shareToken`). The page " +
         "answers 200 with its password or e-mail form; with `?code=` (a one-time link), a button that posts it",
-    },
-    404: { description: "Unknown, refreshed, deleted, sharing off, or paused (JSON: also expired)" },
-    410: { description: "Expired (the page)" },
+    ),
+    404: pageOrError("Unknown, refreshed, deleted, sharing off, or paused (JSON: also expired)"),
+    410: { description: "Expired (the page)", content: page },
+    429: addressThrottled,
+    ...anyRouteErrors,
   },
 });
 sharedRouter.openAPIRegistry.registerPath({
@@ -320,12 +330,19 @@ sharedRouter.openAPIRegistry.registerPath({
     },
   },
   responses: {
-    200: { description: "JSON: `{shareToken}`, also set as a cookie (the form: the e-mail was taken)" },
-    202: { description: "JSON `email`: the same answer whether or not the address is on the list" },
+    200: {
+      description: "JSON: `{shareToken}`, also set as a cookie (the form: the e-mail was taken)",
+      content: { ...page, ...jsonResponse(ShareSession, "").content },
+    },
+    202: jsonResponse(
+      z.object({ detail: z.string() }).openapi("LinkRequested"),
+      "JSON `email`: the same answer whether or not the address is on the list",
+    ),
     303: { description: "The form: the cookie is set" },
-    400: { description: "`email` is not an e-mail address" },
-    401: { description: "Incorrect password; or a one-time link unknown, used or expired" },
-    404: { description: "As GET" },
-    429: { description: "Too many refusals (wrong passwords or codes, e-mail requests) from the address" },
+    400: pageOrError("`email` is not an e-mail address, or the body is not a well-formed form or JSON"),
+    401: pageOrError("Incorrect password; or a one-time link unknown, used or expired"),
+    404: pageOrError("As GET"),
+    429: addressThrottled,
+    ...anyRouteErrors,
   },
 });

@@ -2,7 +2,7 @@ import { visibleName } from "../platform/names";
 import { z } from "@hono/zod-openapi";
 import { CreatedPersonalApiKey } from "../personal-api-keys/personal-api-keys.routes";
 import { noStore } from "../platform/response-headers";
-import { errorResponses, jsonBody, jsonResponse, publicRoute } from "../platform/route";
+import { addressThrottled, errorResponses, jsonBody, jsonResponse, publicRoute } from "../platform/route";
 import { MembershipLevelField } from "../organizations/membership-level-field";
 import { UserBasic } from "../platform/user-basic";
 
@@ -61,6 +61,7 @@ export const previewInvite = publicRoute({
     200: jsonResponse(InvitePreview, "The invite"),
     400: errorResponses[400],
     404: errorResponses[404],
+    429: addressThrottled,
   },
 });
 

@@ -291,7 +291,7 @@ describe("the events feed of a long log", () => {
         `with recursive n(i) as (select 1 union all select i + 1 from n where i < 10000)
          insert into activity_log
            (id, organization_id, seq, user_id, is_system, activity, scope, item_id, detail, created_at, hash)
-         select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i, ?2, 0,
+         select printf('%08x', i) || substr(?1, 9), ?1, i, ?2, 0,
            case when i % 100 = 0 then 'created' else 'updated' end,
            case when i % 100 = 0 then 'Dashboard' else 'Organization' end,
            'item', '{"name":null,"changes":null,"context":null}',

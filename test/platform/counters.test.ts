@@ -51,7 +51,7 @@ async function insertDelivery(webhookId: string) {
   const now = new Date().toISOString();
   await env.DB.prepare(
     `insert into webhook_deliveries (id, webhook_id, entry_id, event, status, retry_until, created_at, updated_at)
-     values (?, ?, ?, 'Organization.updated', 'delivered', ?, ?, ?)`,
+     values (?, ?, ?, 'Organization.updated', 'succeeded', ?, ?, ?)`,
   )
     .bind(crypto.randomUUID(), webhookId, crypto.randomUUID(), now, now, now)
     .run();

@@ -16,7 +16,7 @@ export async function seedEntries(organizationId: string, count: number, spacing
   await env.DB.prepare(
     `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?2)
      insert into activity_log (id, organization_id, seq, is_system, activity, scope, item_id, detail, created_at, hash)
-     select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i, 1, 'updated', 'Organization', ?1,
+     select printf('%08x', i) || substr(?1, 9), ?1, i, 1, 'updated', 'Organization', ?1,
        '{"name":"entry ' || i || '","changes":null,"context":null}',
        strftime('%Y-%m-%dT%H:%M:%fZ', (?3 - (?2 - i) * ?4) / 1000.0, 'unixepoch'), null
      from n`,

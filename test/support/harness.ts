@@ -7,6 +7,7 @@ import { ProjectInput } from "../../src/projects/projects.schema";
 import { mintApiKey } from "../../src/platform/auth/api-keys";
 import { nowIso, uuid7 } from "../../src/platform/ids";
 import { MembershipLevel } from "../../src/platform/levels";
+import { contractBreach } from "./contract";
 
 /** Direct database access for arranging a test; every assertion goes through HTTP. */
 export const db = drizzle(env.DB);
@@ -171,6 +172,10 @@ export async function api(method: string, path: string, options: RequestOptions 
   // Decoded as UTF-8 whatever the type (a download's NDJSON or CSV too).
   const text = new TextDecoder().decode(await response.arrayBuffer());
   const isJson = response.headers.get("Content-Type")?.startsWith("application/json") ?? false;
+  // Every JSON answer is held to the document's declaration (the document itself aside).
+  const breach =
+    isJson && text && path !== "/api/schema" && contractBreach(method, path, response.status, JSON.parse(text));
+  if (breach) throw new Error(`The answer is not what /api/schema declares: ${breach}`);
   return {
     status: response.status,
     headers: response.headers,

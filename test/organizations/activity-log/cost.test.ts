@@ -29,7 +29,7 @@ async function seedEntries(
     `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?1)
      insert into activity_log
        (id, organization_id, seq, project_id, user_id, is_system, activity, scope, item_id, detail, created_at, hash)
-     select printf('00000000-0000-7000-8000-%012d', i) || ?2, ?2, i, ?3,
+     select printf('%08x', i) || substr(?2, 9), ?2, i, ?3,
        case when i % 100 = 0 then ?5 else ?4 end, 0,
        case when i % 100 = 0 then 'created' else 'updated' end,
        case when i % 100 = 0 then 'Dashboard' else 'OrganizationMembership' end,

@@ -42,7 +42,7 @@ async function seedChain(organization: Organization, count: number) {
     `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?2)
      insert into activity_log (id, organization_id, seq, project_id, dashboard_id, user_id, api_key_id, is_system,
        activity, scope, item_id, detail, request_id, created_at, hash)
-     select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i,
+     select printf('%08x', i) || substr(?1, 9), ?1, i,
        case when i % 3 = 0 then ?3 end, case when i % 6 = 0 then i end, case when i % 5 = 0 then null else ?4 end,
        case when i % 5 = 0 then null else 'key-' || (i % 7) end, i % 5 = 0,
        case when i % 2 = 0 then 'updated' else 'created' end,

@@ -138,7 +138,7 @@ describe("the activity log as evidence", () => {
       `with recursive n(i) as (select 1 union all select i + 1 from n where i < 250)
        insert into activity_log
          (id, organization_id, seq, is_system, activity, scope, item_id, detail, created_at, hash)
-       select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i, 1, 'updated', 'Organization', ?1,
+       select printf('%08x', i) || substr(?1, 9), ?1, i, 1, 'updated', 'Organization', ?1,
          '{"name":"entry ' || i || '","changes":null,"context":null}',
          strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (300 - i) || ' seconds'), null
        from n`,
@@ -159,7 +159,7 @@ describe("the activity log as evidence", () => {
       `with recursive n(i) as (select 1 union all select i + 1 from n where i < 10)
        insert into activity_log
          (id, organization_id, seq, is_system, activity, scope, item_id, detail, created_at, hash)
-       select printf('00000000-0000-7000-8000-%012d', i) || ?1, ?1, i, 1, 'updated', 'Organization', ?1,
+       select printf('%08x', i) || substr(?1, 9), ?1, i, 1, 'updated', 'Organization', ?1,
          '{"name":"entry ' || i || '","changes":null,"context":null}',
          case when i <= 5 then '2024-01-01T10:00:0' || i || '.000Z' else '2024-01-02T10:00:0' || (i - 5) || '.000Z' end,
          null
