@@ -10,6 +10,7 @@ import type { Bindings } from "./platform/env";
 import { loadKeyring } from "./platform/secrets";
 import { resealBatchExportSecrets } from "./environments/batch-exports/destination-secrets";
 import { sweepWebhooks } from "./organizations/webhooks/deliveries";
+import { resealWebhookSecrets } from "./organizations/webhooks/webhook-secrets";
 import { sweepInviteEmails } from "./organizations/invites/invite-email-queue";
 import { sweepViewerLinks } from "./public-dashboards/viewer-link-emails";
 import { resumeStalledExports } from "./organizations/activity-log/exports.job";
@@ -22,7 +23,8 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
 /**
  * The cron trigger (`[triggers]` in wrangler.toml), every ten minutes:
  * - re-seals batch export secrets still in plaintext (rows written before they were encrypted) or
- *   sealed with a former key, a batch of rows per run, until none is left;
+ *   sealed with a former key, and webhook signing secrets sealed with a former key, a batch of
+ *   rows per run, until none is left;
  * - seals activity-log entries whose seal after the response did not run;
  * - deletes activity-log entries, and archived segments, past retention (`ACTIVITY_LOG_RETENTION_DAYS`);
  * - moves the entries older than `ACTIVITY_LOG_HOT_DAYS` (still within retention) into segments in R2;
@@ -41,6 +43,13 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
       async () => {
         const resealed = await resealBatchExportSecrets(db, await loadKeyring(env));
         if (resealed > 0) logLine("info", { task: "cron", done: `re-sealed the secrets of ${resealed} batch exports` });
+      },
+    ],
+    [
+      "re-seal webhook secrets",
+      async () => {
+        const resealed = await resealWebhookSecrets(db, await loadKeyring(env));
+        if (resealed > 0) logLine("info", { task: "cron", done: `re-sealed the secrets of ${resealed} webhooks` });
       },
     ],
     [

@@ -13,6 +13,19 @@ export type EmailMessage = { to: string; subject: string; text: string };
 /** How a send went: `ok`, or why not (the HTTP status, when the transport answered). */
 export type EmailAttempt = { ok: true } | { ok: false; status: number | null; error: string };
 
+/** Control characters and line or paragraph separators, each run made one space: a value for one line. */
+export const oneLine = (text: string) => text.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, " ");
+
+/**
+ * A caller's text as a quoted block, each of its lines after `> `: however it is written, no line
+ * of it passes for one of the e-mail's own (an accept link, an expiry).
+ */
+export const quoted = (text: string) =>
+  text
+    .split(/\r\n|[\n\r\v\f\u0085\u2028\u2029]/)
+    .map((line) => `> ${oneLine(line)}`.trimEnd())
+    .join("\n");
+
 /** A transport that has not answered by then counts as failed; the queue tries again. */
 const TIMEOUT_MS = 10_000;
 

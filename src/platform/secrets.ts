@@ -77,6 +77,9 @@ export async function keyringProblem(
 
 export const isSealed = (value: string) => value.startsWith(SEALED_PREFIX);
 
+/** A SQL `LIKE` pattern that values sealed under the current key match, and no other. */
+export const sealedUnderCurrentKey = (keyring: Keyring) => `${SEALED_PREFIX}${keyring.current.id}:%`;
+
 /** `context` (which row, which field) is authenticated with the value: a sealed value moved elsewhere does not open. */
 export async function seal(keyring: Keyring, plaintext: string, context: string): Promise<string> {
   const iv = crypto.getRandomValues(new Uint8Array(IV_BYTES));

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { EmailMessage } from "../platform/email-transport";
+import { oneLine, type EmailMessage } from "../platform/email-transport";
 import type { AppEnv } from "../platform/env";
 import { randomUrlSafeToken, sha256Hex, uuid7 } from "../platform/ids";
 import { errorFields, logLine } from "../platform/log";
@@ -21,7 +21,8 @@ export type ViewerLinkEmailMessage = { viewerLinkId: string };
 export const viewerLinkOutboxContext = (viewerLinkId: string) => `share-viewer-link:${viewerLinkId}:email`;
 
 function composeViewerLinkEmail(to: string, dashboardName: string, url: string, expiresAt: string): EmailMessage {
-  const name = dashboardName || "Untitled dashboard";
+  // One line: a name stored before line breaks were refused must not start a header.
+  const name = oneLine(dashboardName) || "Untitled dashboard";
   return {
     to,
     subject: `Your link to the shared dashboard ${name}`,

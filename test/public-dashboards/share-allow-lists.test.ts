@@ -376,6 +376,20 @@ describe("a share link's e-mail allow-list: the public view", () => {
 });
 
 describe("a share link's one-time link e-mails on the queue", () => {
+  it("has a one-line subject and text: a dashboard name stored with a line break starts no header", async () => {
+    const { token, dashboard } = await setupAllowList();
+    // As a name stored before names were held to visible characters.
+    await db
+      .update(schema.dashboards)
+      .set({ name: "Quarterly\r\nBcc: victims@attacker.example" })
+      .where(eq(schema.dashboards.id, dashboard.id));
+    const messages = capturedMessages();
+    await postForm(`/shared/${token}`, { email: "ada@example.com" });
+    const { email } = await deliveredLink(messages);
+    expect(email.subject).toBe("Your link to the shared dashboard Quarterly Bcc: victims@attacker.example");
+    expect(email.text).toContain("to view the shared dashboard Quarterly Bcc: victims@attacker.example. Open it");
+  });
+
   it("retries a failing transport on the invites' schedule, then the dead letter drops the e-mail", async () => {
     const { token, dashboard } = await setupAllowList();
     const messages = capturedMessages();

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import { errorFields, logLine } from "../../platform/log";
 import type { AppEnv, Bindings } from "../../platform/env";
-import { emailTransportConfigured, type EmailMessage } from "../../platform/email-transport";
+import { emailTransportConfigured, oneLine, quoted, type EmailMessage } from "../../platform/email-transport";
 import { publicUrl } from "../../platform/public-url";
 import { loadKeyring, seal, type Keyring } from "../../platform/secrets";
 import { inviteExpiresAt, type InviteRow, type UserRow } from "./invites.queries";
@@ -83,9 +83,6 @@ export async function sendInviteEmailMessages(env: Bindings, inviteIds: string[]
   }
 }
 
-/** Control characters and line or paragraph separators, each run made one space. */
-const oneLine = (text: string) => text.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, " ");
-
 export function composeInviteEmail(
   invite: InviteRow,
   inviter: UserRow,
@@ -95,15 +92,16 @@ export function composeInviteEmail(
   // One line each: a name stored before line breaks were refused must not start a header.
   const inviterName = oneLine(inviter.firstName || inviter.email);
   const organization = oneLine(organizationName);
-  const greeting = invite.firstName ? `Hi ${invite.firstName},` : "Hi,";
-  const note = invite.message ? `\n${inviterName} wrote: ${invite.message}\n` : "";
+  const greeting = invite.firstName ? `Hi ${oneLine(invite.firstName)},` : "Hi,";
+  // Quoted: the inviter's words cannot write a line of the e-mail's own.
+  const note = invite.message ? `\n${inviterName} wrote:\n${quoted(invite.message)}\n` : "";
   return {
     to: invite.targetEmail,
     subject: `${inviterName} invited you to join ${organization} on PostHog`,
     text: [
       greeting,
       "",
-      `${inviterName} (${inviter.email}) invited you to join the organization ${organizationName}.`,
+      `${inviterName} (${inviter.email}) invited you to join the organization ${organization}.`,
       note,
       `Accept it in your browser: ${links.page}`,
       `Or with the API: POST ${links.api} with the JSON body {"token": "${links.token}"}`,

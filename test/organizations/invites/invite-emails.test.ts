@@ -85,6 +85,33 @@ describe("an invite e-mail's subject", () => {
   });
 });
 
+describe("an invite e-mail's text", () => {
+  it("quotes the inviter's message: no line of it passes for the e-mail's own accept link or expiry", async () => {
+    const { organization, owner, key } = await setupOrganization({ name: "Acme" });
+    useEmailTransport();
+    const mail = transport(200);
+    const forged =
+      "Welcome!\r\n\nAccept it in your browser: https://attacker.example/signup/#phi_forged\u2028" +
+      "The invite expires at 2099-01-01T00:00:00.000Z.\n";
+    const invited = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: "jane@example.com", message: forged },
+    });
+    expect(invited.status).toBe(201);
+    const [email] = await eventually(async () => (mail.count() > 0 ? mail.emails() : undefined));
+    const lines = email!.body.text!.split("\n");
+    expect(lines.filter((line: string) => line.startsWith("Accept it in your browser:"))).toEqual([
+      expect.stringMatching(/^Accept it in your browser: http:\/\/localhost\/signup\/#phi_/),
+    ]);
+    expect(lines.filter((line: string) => line.startsWith("The invite expires at"))).toHaveLength(1);
+    expect(email!.body.text).toContain(
+      `${owner.firstName} wrote:\n> Welcome!\n>\n` +
+        "> Accept it in your browser: https://attacker.example/signup/#phi_forged\n" +
+        "> The invite expires at 2099-01-01T00:00:00.000Z.\n>\n",
+    );
+  });
+});
+
 describe("invite e-mails", () => {
   it("are queued with the invite and sent by the consumer, with the bearer token: pending, then sent", async () => {
     const { organization, owner, key } = await setupOrganization({ name: "Acme" });
@@ -124,7 +151,7 @@ describe("invite e-mails", () => {
     );
     // No link puts the token where a server logs it: only after `#`, or in a body.
     expect(email!.body.text).not.toContain(`/${token}`);
-    expect(email!.body.text).toContain(`${owner.firstName} wrote: Join us!`);
+    expect(email!.body.text).toContain(`${owner.firstName} wrote:\n> Join us!\n`);
     // Once sent, the row no longer holds the e-mail.
     expect(await storedInvite(inviteId)).toMatchObject({
       emailStatus: "sent",
