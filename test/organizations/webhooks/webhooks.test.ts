@@ -115,7 +115,8 @@ describe("webhook subscriptions", () => {
     expect((await refused({ url: "ftp://files.example.com" })).body).toMatchObject({ attr: "url" });
     expect((await refused({ url: "https://user:pass@hooks.example.com" })).body).toMatchObject({ attr: "url" });
 
-    env.WEBHOOKS_ALLOW_INSECURE = "";
+    // Any value but an explicit yes keeps receivers held to public https: "false" does not allow them.
+    env.WEBHOOKS_ALLOW_INSECURE = "false";
     for (const url of [
       "http://hooks.example.com",
       "https://127.0.0.1/hook",
