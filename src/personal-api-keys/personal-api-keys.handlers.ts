@@ -241,6 +241,11 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
       "scoped_teams",
     );
   }
+  // A key scoped to organizations names no project outside them either, in a key it writes.
+  const within = actor.scopedOrganizations;
+  if (within.length > 0 && visibleTeams.some(({ organizationId }) => !within.includes(organizationId))) {
+    throw permissionDenied("API key cannot grant access to organizations outside its own scope");
+  }
   assertNotBlockedIn(
     blocking,
     memberOf.map(({ id }) => id),

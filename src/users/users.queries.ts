@@ -38,10 +38,13 @@ function pendingInviteRows(db: Database, actor: Actor, unexpiredSince: string) {
         eq(invites.targetEmail, sql`(${email})`),
         gt(invites.createdAt, unexpiredSince),
         inviteOpens,
-        // A key scoped to some organizations learns of no other's invite.
-        actor.scopedOrganizations.length > 0
-          ? inJsonList(invites.organizationId, actor.scopedOrganizations)
-          : undefined,
+        // A key scoped to some organizations learns of no other's invite; one scoped to projects, of
+        // none (every invite listed is of an organization the user is not in, so holds none of them).
+        actor.scopedTeams.length > 0
+          ? sql`0`
+          : actor.scopedOrganizations.length > 0
+            ? inJsonList(invites.organizationId, actor.scopedOrganizations)
+            : undefined,
         notExists(
           db
             .select({ id: organizationMemberships.id })

@@ -1,10 +1,14 @@
+import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
+import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
   addMember,
+  addMembership,
   api,
   createApiKey,
   createProject,
+  db,
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
@@ -110,6 +114,38 @@ describe("POST /api/personal_api_keys", () => {
     });
     expect(unscoped.status).toBe(403);
     expect(unscoped.body.detail).toBe("API key cannot grant access to organizations outside its own scope");
+  });
+
+  it("refuses, to a key scoped to organizations, a project of another organization in a key it writes", async () => {
+    const { organization, owner } = await setupOrganization();
+    const elsewhere = await setupOrganization();
+    await addMembership(elsewhere.organization.id, owner, MembershipLevel.owner);
+    const limited = await createApiKey(owner, { scopedOrganizations: [organization.id] });
+    const outside = errorBody(
+      "authentication_error",
+      "permission_denied",
+      "API key cannot grant access to organizations outside its own scope",
+    );
+    const created = await api("POST", "/api/personal_api_keys", {
+      key: limited.value,
+      body: {
+        label: "x",
+        scopes: ["*"],
+        scoped_organizations: [organization.id],
+        scoped_teams: [elsewhere.project.id],
+      },
+    });
+    expect(created.status).toBe(403);
+    expect(created.body).toEqual(outside);
+    const own = await createApiKey(owner, { scopedOrganizations: [organization.id] });
+    const updated = await api("PATCH", `/api/personal_api_keys/${own.id}`, {
+      key: limited.value,
+      body: { scoped_teams: [elsewhere.project.id] },
+    });
+    expect(updated.status).toBe(403);
+    expect(updated.body).toEqual(outside);
+    const keys = await db.select().from(schema.personalApiKeys).where(eq(schema.personalApiKeys.userId, owner.id));
+    expect(keys.filter((key) => key.scopedTeams.includes(elsewhere.project.id))).toEqual([]);
   });
 
   it("validates each field", async () => {

@@ -155,8 +155,8 @@ describe("GET /api/users/@me", () => {
     expect((await api("GET", "/api/users/@me", { key })).body.pending_invites).toEqual([]);
   });
 
-  it("lists to a key scoped to some organizations no invite from another", async () => {
-    const { organization, owner, key } = await setupOrganization();
+  it("lists to a key scoped to some organizations, or to projects, no invite from another", async () => {
+    const { organization, owner, key, project } = await setupOrganization();
     await proveAddress(owner);
     const inviting = await setupOrganization({ name: "Inviting" });
     const sent = await api("POST", `/api/organizations/${inviting.organization.id}/invites`, {
@@ -167,6 +167,11 @@ describe("GET /api/users/@me", () => {
     expect((await api("GET", "/api/users/@me", { key })).body.pending_invites).toHaveLength(1);
     const scoped = await createApiKey(owner, { scopedOrganizations: [organization.id] });
     expect((await api("GET", "/api/users/@me", { key: scoped.value })).body.pending_invites).toEqual([]);
+    // A key scoped to a project, narrower still, learns of none either.
+    const projectKey = await createApiKey(owner, { scopedTeams: [project.id] });
+    const asProjectKey = await api("GET", "/api/users/@me", { key: projectKey.value });
+    expect(asProjectKey.status).toBe(200);
+    expect(asProjectKey.body.pending_invites).toEqual([]);
   });
 
   it("stays within a scoped key's organizations: the current ones fall back to the first in scope", async () => {

@@ -122,9 +122,10 @@ describe("dashboard collaborators", () => {
     expect((await add({ user_uuid: "0190a0a0-0000-7000-8000-000000000000", level: 37 })).body).toEqual(
       invalid("User does not exist.", "user_uuid"),
     );
+    // Another organization's user is answered as no one: whether a uuid exists elsewhere is not told.
     const stranger = await setupOrganization();
     expect((await add({ user_uuid: stranger.owner.uuid, level: 37 })).body).toEqual(
-      invalid("Cannot add collaborators that have no access to the project.", "user_uuid"),
+      invalid("User does not exist.", "user_uuid"),
     );
     const shutOut = await addMember(organization.id, MembershipLevel.member);
     await grantProjectAccess(project.id, shutOut.membership.id, "none");

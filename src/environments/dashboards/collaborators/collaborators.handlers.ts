@@ -59,9 +59,10 @@ function assertMayCollaborate(
   }
   if (level !== PrivilegeLevel.canEdit)
     throw invalid("Only edit access can be explicitly specified currently.", "level");
-  if (!candidate) throw invalid("User does not exist.", "user_uuid");
+  // Someone outside the organization is answered as no one: the answer never tells who exists elsewhere.
+  if (!candidate || candidate.organizationLevel === null) throw invalid("User does not exist.", "user_uuid");
   const { organizationLevel, projectRule } = candidate;
-  if (organizationLevel === null || !projectVisibleTo(organizationLevel, projectRule)) {
+  if (!projectVisibleTo(organizationLevel, projectRule)) {
     throw invalid("Cannot add collaborators that have no access to the project.", "user_uuid");
   }
   const inherentAccess =
