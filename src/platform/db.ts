@@ -42,6 +42,11 @@ export class D1Meter {
   rowsRead = 0;
   rowsWritten = 0;
   durationMs = 0;
+  /**
+   * Some round trip read what the caller may not see (a `@current` guess that missed): the answer
+   * reports its round trips alone, as a refusal does.
+   */
+  readBeyondCaller = false;
 
   record(results: D1Result[], startedAt: number) {
     this.queries += 1;

@@ -24,7 +24,7 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   c.set("meter", meter);
   c.set("db", createDatabase(session, meter));
   await next();
-  if (REFUSALS.has(c.res.status)) setMetric(c, "d1", `queries=${meter.queries}`);
+  if (REFUSALS.has(c.res.status) || meter.readBeyondCaller) setMetric(c, "d1", `queries=${meter.queries}`);
   else setMetric(c, "d1", meter.durationMs, meter.describe(), 0);
   const bookmark = session.getBookmark();
   if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);

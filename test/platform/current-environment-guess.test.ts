@@ -2,7 +2,9 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { currentEnvironmentGuessKey } from "../../src/platform/route-context/current-environment-guess";
 import { sha256Hex } from "../../src/platform/ids";
-import { api, createProject, setupOrganization } from "../support/harness";
+import { MembershipLevel } from "../../src/platform/levels";
+import { seedDashboards } from "../environments/dashboard-fixtures";
+import { addMembership, api, createProject, setupOrganization } from "../support/harness";
 
 /*
  * An `@current` read goes in one round trip when the environment `@current` picks is guessed
@@ -53,7 +55,32 @@ describe("the guess of the environment @current picks", () => {
     expect(current.status).toBe(200);
     expect(current.body).toEqual((await api("GET", dashboards(project.id), { key })).body);
     expect(current.cost.queries).toBe(2);
+    // The first round trip read the guessed project, the caller's no more: its rows are not told.
+    expect(current.headers.get("Server-Timing")).toMatch(/d1;desc="queries=2"/);
     expect(await storedGuess(keyId, String(project.id))).toBe(String(project.id));
+  });
+
+  it("tells nothing in Server-Timing of a guessed project its caller has lost sight of since", async () => {
+    const elsewhere = await setupOrganization();
+    const big = await createProject(elsewhere.organization.id, { name: "Big" });
+    await seedDashboards(big.id, 400);
+    const { owner, project, key } = await setupOrganization();
+    await addMembership(elsewhere.organization.id, owner, MembershipLevel.member);
+    expect((await api("PATCH", "/api/users/@me", { key, body: { set_current_team: big.id } })).status).toBe(200);
+    const path = `${dashboards("@current")}?limit=1000`;
+    expect((await api("GET", path, { key })).body.count).toBe(400);
+
+    const removed = await api("DELETE", `/api/organizations/${elsewhere.organization.id}/members/${owner.uuid}`, {
+      key: elsewhere.key,
+    });
+    expect(removed.status).toBe(204);
+    const after = await api("GET", path, { key });
+    expect(after.status).toBe(200);
+    expect(after.body).toEqual((await api("GET", `${dashboards(project.id)}?limit=1000`, { key })).body);
+    expect(after.headers.get("Server-Timing")).toMatch(/d1;desc="queries=2"/);
+    // Once the guess is right again, the cost is told as ever.
+    expect((await api("GET", path, { key })).cost).toMatchObject({ queries: 1, rowsRead: expect.any(Number) });
+    expect((await api("GET", path, { key })).cost.rowsRead).toBeLessThan(100);
   });
 
   it("without a guess takes 2 round trips, leaves one in KV; a new choice replaces it; revoking drops it", async () => {

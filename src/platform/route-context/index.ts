@@ -205,6 +205,8 @@ export async function projectRead<T extends Statements>(
       admitProject(c, (rows as SelectedProject[])[0]);
       return results as BatchResponse<T>;
     }
+    // The guess read an environment the caller may no longer see: its rows are not theirs to count.
+    c.var.meter.readBeyondCaller = true;
   }
   if (current === null || current === undefined) throw notFound();
   rememberCurrentEnvironment(c, current);
