@@ -19,6 +19,13 @@ import { selectTiles, type TileRow } from "../environments/dashboards/dashboards
  * enabled, unexpired and unlocked is the caller's to decide from `sharing`. The token is found
  * through its unique index.
  */
+/** A shared dashboard's link can open at all: the dashboard live, its project staying, its organization allowing it. */
+const linkMayOpen = and(
+  eq(dashboards.deleted, false),
+  isNull(projects.deletionScheduledAt),
+  eq(organizations.allowPubliclySharedResources, true),
+);
+
 export async function readSharedDashboard(db: Database, accessToken: string) {
   const sharedDashboardId = sql`(select ${sharingConfigurations.dashboardId} from ${sharingConfigurations}
     where ${sharingConfigurations.accessToken} = ${accessToken})`;
@@ -40,14 +47,7 @@ export async function readSharedDashboard(db: Database, accessToken: string) {
       .innerJoin(environments, eq(environments.id, dashboards.environmentId))
       .innerJoin(projects, eq(projects.id, environments.projectId))
       .innerJoin(organizations, eq(organizations.id, environments.organizationId))
-      .where(
-        and(
-          eq(sharingConfigurations.accessToken, accessToken),
-          eq(dashboards.deleted, false),
-          isNull(projects.deletionScheduledAt),
-          eq(organizations.allowPubliclySharedResources, true),
-        ),
-      ),
+      .where(and(eq(sharingConfigurations.accessToken, accessToken), linkMayOpen)),
     selectTiles(db, sharedDashboardId),
     db
       .select({ id: sharePasswords.id, passwordHash: sharePasswords.passwordHash })
@@ -103,3 +103,37 @@ export const useViewerLink = (db: Database, dashboardId: number, tokenHash: stri
     .returning({ email: shareViewerLinks.email });
 
 export type SharedDashboardRow = NonNullable<Awaited<ReturnType<typeof readSharedDashboard>>>;
+
+/**
+ * A one-time link's e-mail, and whether its address may still view the dashboard: the link on,
+ * unexpired and able to open, the address still on its list. A link taken from the address since
+ * sends nothing (not even the dashboard's name).
+ */
+export async function readViewerLinkEmail(db: Database, viewerLinkId: string, now: string) {
+  const openToAddress = db
+    .select({ one: sql`1` })
+    .from(sharingConfigurations)
+    .innerJoin(dashboards, eq(dashboards.id, sharingConfigurations.dashboardId))
+    .innerJoin(environments, eq(environments.id, dashboards.environmentId))
+    .innerJoin(projects, eq(projects.id, environments.projectId))
+    .innerJoin(organizations, eq(organizations.id, environments.organizationId))
+    .where(
+      and(
+        eq(sharingConfigurations.dashboardId, shareViewerLinks.dashboardId),
+        linkMayOpen,
+        eq(sharingConfigurations.enabled, true),
+        sql`(${sharingConfigurations.expiresAt} is null or ${sharingConfigurations.expiresAt} > ${now})`,
+        sql`exists (select 1 from json_each(${sharingConfigurations.allowedEmails})
+          where value = ${shareViewerLinks.email})`,
+      ),
+    );
+  const [link] = await db
+    .select({
+      outbox: shareViewerLinks.emailOutbox,
+      expiresAt: shareViewerLinks.expiresAt,
+      mayView: sql<boolean>`exists ${openToAddress}`.mapWith(Boolean),
+    })
+    .from(shareViewerLinks)
+    .where(eq(shareViewerLinks.id, viewerLinkId));
+  return link;
+}

@@ -7,6 +7,7 @@ import type { Bindings } from "../platform/env";
 import { nowIso } from "../platform/ids";
 import { logLine } from "../platform/log";
 import { loadKeyring, unseal } from "../platform/secrets";
+import { readViewerLinkEmail } from "./shared.queries";
 import { viewerLinkOutboxContext, type ViewerLinkEmailMessage } from "./viewer-links";
 
 /** Drops a link's e-mail, sent or no longer worth sending: the row no longer holds the token, even sealed. */
@@ -20,17 +21,16 @@ const dropOutbox = (db: Database, viewerLinkId: string) =>
  * Sends one message's one-time link, then acks it, or retries it on the invites' schedule (past
  * the last attempt, Queues moves it to the dead-letter queue). Idempotent: a link whose e-mail was
  * sent, or that was used, expired or deleted meanwhile, is acked unsent; a link expired before its
- * e-mail could go has its e-mail dropped.
+ * e-mail could go, or whose address may no longer view the dashboard (taken off the list, the
+ * link paused, expired or closed), has its e-mail dropped.
  */
 export async function deliverViewerLinkEmail(env: Bindings, message: Message<ViewerLinkEmailMessage>) {
   const db = primaryDatabase(env);
   const { viewerLinkId } = message.body;
-  const [link] = await db
-    .select({ outbox: shareViewerLinks.emailOutbox, expiresAt: shareViewerLinks.expiresAt })
-    .from(shareViewerLinks)
-    .where(eq(shareViewerLinks.id, viewerLinkId));
+  const now = nowIso();
+  const link = await readViewerLinkEmail(db, viewerLinkId, now);
   if (!link || link.outbox === null) return message.ack();
-  if (link.expiresAt <= nowIso() || !emailTransportConfigured(env)) {
+  if (link.expiresAt <= now || !link.mayView || !emailTransportConfigured(env)) {
     await dropOutbox(db, viewerLinkId);
     return message.ack();
   }

@@ -376,6 +376,24 @@ describe("a share link's e-mail allow-list: the public view", () => {
 });
 
 describe("a share link's one-time link e-mails on the queue", () => {
+  it("sends nothing to an address taken off the list, or once the link is paused, before it went out", async () => {
+    const { token, sharingPath, key, dashboard } = await setupAllowList();
+    const messages = capturedMessages();
+    await postForm(`/shared/${token}`, { email: "ada@example.com" });
+    await postForm(`/shared/${token}`, { email: "lin@example.com" });
+    const [toAda, toLin] = [await eventually(async () => messages[0]), await eventually(async () => messages[1])];
+    expect((await api("PATCH", sharingPath, { key, body: { allowed_emails: ["lin@example.com"] } })).status).toBe(200);
+
+    const posted = receiver(200);
+    expect((await consumeAttempt("invite-emails", toAda!, 1)).explicitAcks).toEqual(["message"]);
+    expect(posted).toEqual([]);
+    expect((await api("PATCH", sharingPath, { key, body: { enabled: false } })).status).toBe(200);
+    expect((await consumeAttempt("invite-emails", toLin!, 1)).explicitAcks).toEqual(["message"]);
+    expect(posted).toEqual([]);
+    // Their e-mails are dropped from the rows, tokens and all.
+    expect((await storedLinks(dashboard.id)).map((link) => link.emailOutbox)).toEqual([null, null]);
+  });
+
   it("has a one-line subject and text: a dashboard name stored with a line break starts no header", async () => {
     const { token, dashboard } = await setupAllowList();
     // As a name stored before names were held to visible characters.
