@@ -219,6 +219,35 @@ describe("dashboard access controls", () => {
   });
 });
 
+describe("a `manager` rule on a dashboard only collaborators edit (restriction level 37)", () => {
+  it("manages the dashboard's rules but edits it only as a collaborator, as PostHog's can_edit", async () => {
+    const { key, project, member } = await setupTeam();
+    const locked = await createDashboard(key, project.id, { name: "Locked", restriction_level: 37 });
+    const path = `${dashboardsPath(project.id)}/${locked.id}`;
+    const granted = await api("PUT", `${path}/access_controls`, {
+      key,
+      body: { access_level: "manager", organization_member: member.membership.id },
+    });
+    expect(granted.status).toBe(200);
+
+    const read = await api("GET", path, { key: member.key });
+    expect(read.body).toMatchObject({ user_access_level: "manager", effective_privilege_level: 21 });
+    const refused = await api("PATCH", path, { key: member.key, body: { name: "Edited by a manager" } });
+    expectError(refused, 403, denied("You don't have edit permissions for this dashboard."));
+    // The rules are still theirs to manage.
+    const rules = await api("GET", `${path}/access_controls`, { key: member.key });
+    expect(rules.body.user_can_edit_access_levels).toBe(true);
+
+    // As a collaborator, they edit.
+    const added = await api("POST", `${path}/collaborators`, { key, body: { user_uuid: member.user.uuid, level: 37 } });
+    expect(added.status).toBe(201);
+    expect((await api("GET", path, { key: member.key })).body.effective_privilege_level).toBe(37);
+    const edited = await api("PATCH", path, { key: member.key, body: { name: "Edited by a collaborator" } });
+    expect(edited.status).toBe(200);
+    expect(edited.body.name).toBe("Edited by a collaborator");
+  });
+});
+
 describe("project access controls", () => {
   it("keeps the default rule in step when a project PATCH makes it private, then open again", async () => {
     const { key, organization, member } = await setupTeam();

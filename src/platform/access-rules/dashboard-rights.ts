@@ -35,15 +35,17 @@ export type DashboardRights = {
 /**
  * What a caller may do with a dashboard (restriction level, collaborators, access rules). The
  * creator and the project's admins manage it; otherwise an access-control rule, if any, sets the
- * level (`editor` without one), and at restriction level 37 only collaborators (or managers) edit.
+ * level (`editor` without one), and at restriction level 37 only collaborators edit among them.
  * A level of `none` hides the dashboard (`dashboardVisibleInSql` for lists).
  */
 export function dashboardRights(facts: DashboardAccessFacts, caller: DashboardCaller): DashboardRights {
   const isOwnerOrAdmin = facts.createdById === caller.userId || isAdmin(caller.organizationLevel);
   const userAccessLevel: AccessLevel = isOwnerOrAdmin ? "manager" : (facts.accessRule ?? "editor");
+  // At restriction level 37 a rule alone never edits (PostHog's `can_edit`): the creator, a project
+  // admin or a collaborator does; a `manager` rule manages the rules, not the content.
   const canEdit =
-    userAccessLevel === "manager" ||
-    (userAccessLevel === "editor" &&
+    isOwnerOrAdmin ||
+    ((userAccessLevel === "editor" || userAccessLevel === "manager") &&
       (facts.restrictionLevel === RestrictionLevel.everyoneCanEdit || facts.isCollaborator));
   return {
     canEdit,
@@ -93,16 +95,17 @@ export function dashboardRestrictionChangerInSql(
 }
 
 /**
- * `dashboardRights` lets the caller edit the dashboard, in SQL: its manager
- * (`dashboardManagerInSql`), or an `editor` (the default) where everyone edits or who is one of
- * its collaborators. For writes that must hold only while it does.
+ * `dashboardRights` lets the caller edit the dashboard, in SQL: its creator or a project admin, or
+ * an `editor` (the default) or `manager` where everyone edits or who is one of its collaborators.
+ * For writes that must hold only while it does.
  */
 export function dashboardEditorInSql(
   caller: { userId: number; projectLevel: SQLWrapper },
   dashboard: { createdById: SQLWrapper; rule: SQLWrapper; restrictionLevel: SQLWrapper; isCollaborator: SQLWrapper },
 ): SQL {
-  return sql`(${dashboardManagerInSql(caller, dashboard)} or (coalesce(${dashboard.rule}, 'editor') = 'editor'
-    and (${dashboard.restrictionLevel} = ${RestrictionLevel.everyoneCanEdit} or ${dashboard.isCollaborator})))`;
+  return sql`(${dashboardRestrictionChangerInSql(caller, dashboard)}
+    or (coalesce(${dashboard.rule}, 'editor') in ('editor', 'manager')
+      and (${dashboard.restrictionLevel} = ${RestrictionLevel.everyoneCanEdit} or ${dashboard.isCollaborator})))`;
 }
 
 /**
