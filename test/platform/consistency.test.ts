@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
 import { api, setupOrganization } from "../support/harness";
 
 const BOOKMARK = /^[0-9a-f]+(-[0-9a-f]+)+$/;
@@ -29,6 +30,24 @@ describe("read-your-writes with D1 bookmarks", () => {
     for (const value of ["not-a-bookmark", "../../etc", "x".repeat(5000)]) {
       const response = await api("GET", "/api/organizations", { key, headers: { "X-D1-Bookmark": value } });
       expect(response.status, value).toBe(200);
+    }
+  });
+});
+
+describe("a key looked up in D1", () => {
+  it("is read from the primary even by a GET, whose own reads may go to a replica", async () => {
+    const { key } = await setupOrganization();
+    const sessions = vi.spyOn(env.DB, "withSession");
+    try {
+      // Cold: the key is not in KV yet (made directly in D1 by the harness).
+      expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
+      expect(sessions.mock.calls.map(([constraint]) => constraint)).toEqual(["first-unconstrained", "first-primary"]);
+      sessions.mockClear();
+      // Warm: KV answers, and the read stays where a GET may go.
+      expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
+      expect(sessions.mock.calls.map(([constraint]) => constraint)).toEqual(["first-unconstrained"]);
+    } finally {
+      sessions.mockRestore();
     }
   });
 });

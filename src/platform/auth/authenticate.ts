@@ -7,6 +7,7 @@ import { personalApiKeys, serviceApiKeys, users } from "../../db/schema";
 import type { Actor, AppEnv } from "../env";
 import { apiKeyExpired, notAuthenticated } from "../errors";
 import { constantTimeEqual, nowIso, sha256Hex } from "../ids";
+import { createDatabase, primarySession } from "../db";
 import { peekJsonBody } from "../request-body";
 import { apiKeyCacheKey, isServiceKey, isWellFormedApiKey, KEY_PARAMETER } from "./api-keys";
 import { admitRequest, publishedHour } from "./rate-limit";
@@ -94,7 +95,9 @@ async function findKey(c: Context<AppEnv>, secureValue: string, service: boolean
   const cached = await readCachedKey(c.env.API_KEY_CACHE, secureValue);
   if (cached) return cached;
   assertAddressMayLookUp(c);
-  const loaded = await loadKey(c.var.db, secureValue, service);
+  // From the primary, never a read replica: a replica behind it would still admit a key just
+  // revoked (and cache it again), or refuse one just made.
+  const loaded = await loadKey(createDatabase(primarySession(c.env.DB), c.var.meter), secureValue, service);
   if (!loaded) {
     rememberUnknown(secureValue);
     return null;
