@@ -252,7 +252,10 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
   );
   return {
     memberOf: memberOf.map(({ id }) => id),
-    lifetimes: memberOf.map(({ lifetime }) => lifetime),
+    // The key reaches the organizations of its projects alone when it names projects.
+    lifetimes: memberOf
+      .filter(({ id }) => teams.length === 0 || visibleTeams.some(({ organizationId }) => organizationId === id))
+      .map(({ lifetime }) => lifetime),
     keyCount: holder?.keyCount ?? 0,
     projectOrganizations: organizationsOfProjects(visibleTeams),
   };
@@ -299,7 +302,12 @@ async function keyAndReach(db: Database, actor: Actor, id: string) {
   return {
     key,
     reachable: reached.map(({ id }) => id),
-    lifetimes: reached.map(({ lifetime }) => lifetime),
+    // A key naming projects reaches their organizations alone.
+    lifetimes: reached
+      .filter(
+        ({ id }) => key.scopedTeams.length === 0 || projectsNamed.some(({ organizationId }) => organizationId === id),
+      )
+      .map(({ lifetime }) => lifetime),
     projectOrganizations: organizationsOfProjects(projectsNamed),
   };
 }
@@ -349,7 +357,7 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     expiresAt,
   };
   // A new expiry or a new reach is held to the policy; a label or scopes change alone is not.
-  if (input.expires_at !== undefined || input.scoped_organizations !== undefined) {
+  if (input.expires_at !== undefined || input.scoped_organizations !== undefined || input.scoped_teams !== undefined) {
     assertLifetimeWithinPolicy(after.expiresAt, lifetimes);
   }
   const before = trackedFields(key);

@@ -213,7 +213,7 @@ describe("an organization's key policy", () => {
   });
 
   it("makes personal keys created, rolled or given a new reach expire within the maximum lifetime", async () => {
-    const { organization, key } = await setupOrganization();
+    const { organization, project, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
     // Made before the limit: it keeps working, until it is rolled.
     const before = await api("POST", "/api/personal_api_keys", {
@@ -265,6 +265,33 @@ describe("an organization's key policy", () => {
     });
     expect(widened.status).toBe(400);
     expect(widened.body.attr).toBe("expires_at");
+    // One scoped to the other organization's project alone is not held to this one's limit either...
+    // ...until it is given this one's project, or no scoping (every organization of its user).
+    const projectScoped = async () => {
+      const made = await api("POST", "/api/personal_api_keys", {
+        key: member.key,
+        body: { label: "their project", scopes: ["*"], scoped_teams: [other.project.id] },
+      });
+      expect(made.status).toBe(201);
+      return made.body.id as string;
+    };
+    const rolled = await api("POST", `/api/personal_api_keys/${await projectScoped()}/roll`, {
+      key: member.key,
+      body: {},
+    });
+    expect(rolled.status).toBe(200);
+    for (const scopedTeams of [[project.id], []]) {
+      const id = await projectScoped();
+      const moved = await api("PATCH", `/api/personal_api_keys/${id}`, {
+        key: member.key,
+        body: { scoped_teams: scopedTeams },
+      });
+      expect({ scopedTeams, status: moved.status, attr: moved.body.attr }).toEqual({
+        scopedTeams,
+        status: 400,
+        attr: "expires_at",
+      });
+    }
   });
 });
 
