@@ -22,7 +22,7 @@ import { changedMeanwhile, notFound, validationError } from "../platform/errors"
 import { uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
 import { organizationRead } from "../platform/route-context";
-import { callerStillAdmin, levelLost } from "../platform/route-context/organization";
+import { callerStillAdmin, levelLost, levelRefusal } from "../platform/route-context/organization";
 import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { serviceKeyActivity } from "./service-keys.activity";
 import type * as routes from "./service-keys.routes";
@@ -251,12 +251,17 @@ export const deleteOrganizationServiceKey: Handler<"deleteServiceKey"> = async (
   // must not stop the organization's automation.
   assertCurrentValue(c.var.actor);
   const key = await keyOfPath(c);
+  // Only while the caller is still an admin (and their key not blocked) when the delete runs.
+  const stillAdmin = callerStillAdmin(c.var.actor, organization.id);
   const [deleted] = await writeWithActivity(
     db,
-    db.delete(serviceApiKeys).where(keyOf(organization.id, key.id)).returning({
-      secureValue: serviceApiKeys.secureValue,
-      previousSecureValue: serviceApiKeys.previousSecureValue,
-    }),
+    db
+      .delete(serviceApiKeys)
+      .where(and(keyOf(organization.id, key.id), stillAdmin))
+      .returning({
+        secureValue: serviceApiKeys.secureValue,
+        previousSecureValue: serviceApiKeys.previousSecureValue,
+      }),
     serviceKeyActivity.record(c, "revoked", {
       organizationId: organization.id,
       itemId: key.id,
@@ -264,7 +269,7 @@ export const deleteOrganizationServiceKey: Handler<"deleteServiceKey"> = async (
       context: entryContext(key),
     }),
   );
-  if (!deleted) throw notFound();
+  if (!deleted) throw (await levelRefusal(c, MembershipLevel.admin)) ?? notFound();
   await forgetRevokedKey(c.env, deleted, currentEnvironmentGuessKey(key.id));
   return c.body(null, 204);
 };

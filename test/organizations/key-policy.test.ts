@@ -557,6 +557,41 @@ describe("the keys that reach an organization", () => {
     );
   });
 
+  it("writes a block only while the caller is still an admin and the key's owner not above them", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const memberPath = (uuid: string) => `${organizationPath(organization.id)}/members/${uuid}`;
+    const meanwhile = (level: number, uuid: string) =>
+      beforeWrites([
+        [
+          /^insert into "personal_api_key_blocks"/,
+          async () => (await api("PATCH", memberPath(uuid), { key, body: { level } })).status,
+        ],
+      ]);
+    // The admin is demoted between the read that judged the block and its write.
+    let ran = meanwhile(MembershipLevel.member, admin.user.uuid);
+    const byDemoted = await api("DELETE", `${keysPath(organization.id)}/${await keyIdOf(member.user)}`, {
+      key: admin.key,
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(byDemoted.status).toBe(403);
+    expect(byDemoted.body).toEqual(INSUFFICIENT_LEVEL);
+    expect((await api("GET", `${organizationPath(organization.id)}/members`, { key: member.key })).status).toBe(200);
+    // The key's owner is made an owner meanwhile: an admin may not block an owner's key.
+    const secondAdmin = await addMember(organization.id, MembershipLevel.admin);
+    ran = meanwhile(MembershipLevel.owner, member.user.uuid);
+    const onOwner = await api("DELETE", `${keysPath(organization.id)}/${await keyIdOf(member.user)}`, {
+      key: secondAdmin.key,
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(onOwner.status).toBe(403);
+    expect(onOwner.body).toEqual(INSUFFICIENT_LEVEL);
+    expect((await api("GET", `${organizationPath(organization.id)}/members`, { key: member.key })).status).toBe(200);
+  });
+
   it("refuses a block to a member, an admin on an owner's key, a service key, unknown or foreign ids", async () => {
     const { organization, owner, key } = await setupOrganization();
     const admin = await addMember(organization.id, MembershipLevel.admin);

@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
+import { KEY_BLOCKED } from "../../src/platform/auth/key-policy";
 import { SERVICE_KEY_REFUSED } from "../../src/platform/route";
 import { addMember, api, createProject, db, errorBody, setupOrganization, UUID } from "../support/harness";
 import { INSUFFICIENT_LEVEL, NOT_FOUND, expectCreatedUpTo } from "../support/error-bodies";
@@ -350,5 +351,92 @@ describe("service key writes by an admin demoted between the request's read and 
     const { value, ...masked } = owners.body;
     expect(listed.body).toEqual([masked]);
     expect(masked.mask_value).toBe(`${value.slice(0, 4)}...${value.slice(-4)}`);
+  });
+});
+
+const BLOCKED = errorBody("authentication_error", "permission_denied", KEY_BLOCKED);
+
+/** An organization, an admin whose personal key the owner will block, and that block, to run meanwhile. */
+async function adminKeyToBlock() {
+  const team = await setupOrganization();
+  const admin = await addMember(team.organization.id, MembershipLevel.admin);
+  const keys = await api("GET", "/api/personal_api_keys", { key: admin.key });
+  const [calling] = keys.body as { id: string }[];
+  const blockPath = `/api/organizations/${team.organization.id}/api_keys/${calling!.id}`;
+  const block = async () => (await api("DELETE", blockPath, { key: team.key })).status;
+  return { ...team, admin, block };
+}
+
+/** A service key the owner made, with its value. */
+async function ownersServiceKey(organizationId: string, ownerKey: string, scopes: string[]) {
+  const created = await api("POST", keysPath(organizationId), { key: ownerKey, body: { label: "nightly", scopes } });
+  expect(created.status).toBe(201);
+  return created.body as { id: string; value: string };
+}
+
+// A key an organization's admins blocked makes, changes, rolls or revokes no key that reaches it,
+// also when the block lands while the request runs: the write holds it (docs/keys.md).
+describe("service key writes by an admin whose key is blocked between the request's read and its write", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("makes, widens, rolls or revokes no service key: 403 as the organization's routes then answer", async () => {
+    const outcomes: Record<string, unknown> = {};
+
+    // Minting: the blocked key would leave with a fresh admin-level credential the block does not reach.
+    const mint = await adminKeyToBlock();
+    let blocking = beforeWrites([[/^insert into "service_api_keys"/, mint.block]]);
+    const minted = await api("POST", keysPath(mint.organization.id), {
+      key: mint.admin.key,
+      body: { label: "escape hatch", scopes: ["*"] },
+    });
+    vi.restoreAllMocks();
+    expect(blocking).toEqual([204]);
+    const listed = await api("GET", keysPath(mint.organization.id), { key: mint.key });
+    outcomes.create = [minted.status, minted.body, listed.body.map((key: { label: string }) => key.label)];
+
+    // Rolling: the new value of the organization's key would go to the blocked key.
+    const roll = await adminKeyToBlock();
+    const toRoll = await ownersServiceKey(roll.organization.id, roll.key, ["*"]);
+    blocking = beforeWrites([[/^update "service_api_keys"/, roll.block]]);
+    const rolled = await api("POST", `${keysPath(roll.organization.id)}/${toRoll.id}/roll`, {
+      key: roll.admin.key,
+      body: {},
+    });
+    vi.restoreAllMocks();
+    expect(blocking).toEqual([204]);
+    const stillWorks = await api("GET", "/api/service_keys/@current", { key: toRoll.value });
+    outcomes.roll = [rolled.status, rolled.body, typeof rolled.body?.value, stillWorks.status];
+
+    // Widening an existing key's scopes.
+    const widen = await adminKeyToBlock();
+    const toWiden = await ownersServiceKey(widen.organization.id, widen.key, ["project:read"]);
+    blocking = beforeWrites([[/^update "service_api_keys"/, widen.block]]);
+    const widened = await api("PATCH", `${keysPath(widen.organization.id)}/${toWiden.id}`, {
+      key: widen.admin.key,
+      body: { scopes: ["*"] },
+    });
+    vi.restoreAllMocks();
+    expect(blocking).toEqual([204]);
+    const [stored] = await db.select().from(schema.serviceApiKeys).where(eq(schema.serviceApiKeys.id, toWiden.id));
+    outcomes.update = [widened.status, widened.body, stored!.scopes];
+
+    // Revoking: the organization's automation would stop at the hand of the blocked key.
+    const revoke = await adminKeyToBlock();
+    const toRevoke = await ownersServiceKey(revoke.organization.id, revoke.key, ["*"]);
+    blocking = beforeWrites([[/^delete from "service_api_keys"/, revoke.block]]);
+    const revoked = await api("DELETE", `${keysPath(revoke.organization.id)}/${toRevoke.id}`, {
+      key: revoke.admin.key,
+    });
+    vi.restoreAllMocks();
+    expect(blocking).toEqual([204]);
+    const alive = await api("GET", "/api/service_keys/@current", { key: toRevoke.value });
+    outcomes.delete = [revoked.status, revoked.body, alive.status];
+
+    expect(outcomes).toEqual({
+      create: [403, BLOCKED, []],
+      roll: [403, BLOCKED, "undefined", 200],
+      update: [403, BLOCKED, ["project:read"]],
+      delete: [403, BLOCKED, 200],
+    });
   });
 });

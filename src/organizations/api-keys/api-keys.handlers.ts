@@ -1,11 +1,15 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { and, sql } from "drizzle-orm";
+import { personalApiKeyBlocks } from "../../db/schema";
 import { personalApiKeyActivity } from "../../personal-api-keys/personal-api-keys.activity";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import type { AppEnv } from "../../platform/env";
 import { insufficientLevel, notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
+import { isNotNullViolationOf } from "../../platform/db";
 import { organizationRead } from "../../platform/route-context";
-import { insertBlock, listKeysReaching, toOrganizationApiKey } from "./api-keys.queries";
+import { callerInOrganization, callerStillAdmin, levelLost } from "../../platform/route-context/organization";
+import { insertBlock, keyOwnerLevel, listKeysReaching, toOrganizationApiKey } from "./api-keys.queries";
 import { keyToBlock, type blockApiKey, type listApiKeys } from "./api-keys.routes";
 
 export const listOrganizationApiKeys: RouteHandler<typeof listApiKeys, AppEnv> = async (c) => {
@@ -26,16 +30,22 @@ export const blockOrganizationApiKey: RouteHandler<typeof blockApiKey, AppEnv> =
   // A key that does not reach the organization (a service key, another's, one blocked already) is not found.
   if (!key) throw notFound();
   if (key.ownerLevel > c.var.organization.level) throw insufficientLevel();
-  const { db, organization } = c.var;
+  const { db, organization, actor } = c.var;
+  // Both rules again when the block is written: the caller still an admin, the owner not above them.
+  const ownerNotAbove = sql`coalesce(${keyOwnerLevel(organization.id, key.id)}
+    <= ${callerInOrganization(actor, organization.id).level}, 0)`;
+  const heldWhile = and(callerStillAdmin(actor, organization.id), ownerNotAbove)!;
   await writeWithActivity(
     db,
-    insertBlock(db, organization.id, key.id),
+    insertBlock(db, organization.id, key.id, heldWhile),
     personalApiKeyActivity.record(c, "blocked", {
       organizationId: organization.id,
       itemId: key.id,
       name: key.label,
       context: { owner_email: key.email },
     }),
-  );
+  ).catch(async (error: unknown) => {
+    throw isNotNullViolationOf(error, personalApiKeyBlocks.blockedAt) ? await levelLost(c)() : error;
+  });
   return c.body(null, 204);
 };

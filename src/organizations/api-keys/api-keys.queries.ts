@@ -7,7 +7,7 @@ import {
   serviceApiKeys,
   users,
 } from "../../db/schema";
-import type { Database } from "../../platform/db";
+import { whileHolds, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import type { Page } from "../../platform/pagination";
 import type { OrganizationRead } from "../../platform/route-context";
@@ -163,6 +163,18 @@ export function selectKeyToBlock(read: Pick<OrganizationRead, "db" | "organizati
     .where(sql`"kind" = 'personal' and "id" = ${keyId}`);
 }
 
-/** Blocks the key in the organization; a block already there changes nothing (and records nothing). */
-export const insertBlock = (db: Database, organizationId: string, keyId: string) =>
-  db.insert(personalApiKeyBlocks).values({ keyId, organizationId, blockedAt: nowIso() }).onConflictDoNothing();
+/** The level in the organization, now, of the user whose personal key `keyId` is. */
+export const keyOwnerLevel = (organizationId: string, keyId: string) =>
+  sql<number | null>`(select ${organizationMemberships.level} from ${organizationMemberships}
+    where ${organizationMemberships.organizationId} = ${organizationId} and ${organizationMemberships.userId} =
+      (select ${personalApiKeys.userId} from ${personalApiKeys} where ${personalApiKeys.id} = ${keyId}))`;
+
+/**
+ * Blocks the key in the organization while `heldWhile` holds when the write runs (else a NOT NULL
+ * failure on `blocked_at`); a block already there changes nothing (and records nothing).
+ */
+export const insertBlock = (db: Database, organizationId: string, keyId: string, heldWhile: SQL) =>
+  db
+    .insert(personalApiKeyBlocks)
+    .values({ keyId, organizationId, blockedAt: whileHolds(nowIso(), heldWhile) })
+    .onConflictDoNothing();

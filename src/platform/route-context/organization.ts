@@ -5,9 +5,9 @@ import { assertOrganizationInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Context } from "hono";
 import type { Actor, AppEnv } from "../env";
-import { insufficientLevel, notFound } from "../errors";
+import { insufficientLevel, notFound, permissionDenied } from "../errors";
 import { prepared } from "../prepared";
-import { assertKeyPolicyAllows, keyBlockedIn, type KeyPolicy } from "../auth/key-policy";
+import { assertKeyPolicyAllows, KEY_BLOCKED, keyBlockedIn, type KeyPolicy } from "../auth/key-policy";
 import { MembershipLevel } from "../levels";
 
 export const CURRENT = "@current";
@@ -69,18 +69,32 @@ export const callerStillAdmin = (actor: Actor, organizationId: OrganizationRef) 
  * 404 once they are no longer a member (removed, or the organization deleted, meanwhile), as a
  * moment later; else 403. Read only on that path.
  */
-export const levelLost = (c: Context<AppEnv>) => async () => {
+export const levelLost = (c: Context<AppEnv>) => async () =>
+  (await levelRefusal(c, MembershipLevel.member)) ?? insufficientLevel();
+
+/**
+ * Why the caller no longer holds `level` in the path's organization: 404 once no member, 403 for a
+ * key an admin blocked there meanwhile or a lower level; undefined while they still hold it.
+ */
+export async function levelRefusal(c: Context<AppEnv>, level: number) {
   const { db, actor, organization } = c.var;
   // A raw select: drizzle's builder would strip the subquery's column qualifiers with one table.
-  const row = await db.get<{ level: number | null }>(
-    sql`select ${callerInOrganization(actor, organization.id).level} as "level"`,
+  const row = await db.get<{ level: number | null; blocked: number }>(
+    sql`select ${callerInOrganization(actor, organization.id).level} as "level",
+      ${keyBlockedIn(actor, sql`${organization.id}`).getSQL()} as "blocked"`,
   );
-  return row?.level === null || row?.level === undefined ? notFound() : insufficientLevel();
-};
+  if (row?.level === null || row?.level === undefined) return notFound();
+  if (row.blocked) return permissionDenied(KEY_BLOCKED);
+  return row.level < level ? insufficientLevel() : undefined;
+}
 
-/** The caller still holds at least `level` (the one a write's rules were judged on), as SQL. */
+/**
+ * The caller still holds at least `level` (the one a write's rules were judged on), as SQL; and a
+ * personal key is not blocked there meanwhile, which would end its access to the organization.
+ */
 export const callerStillAtLeast = (actor: Actor, organizationId: OrganizationRef, level: number) =>
-  sql<boolean>`coalesce(${callerInOrganization(actor, organizationId).level} >= ${level}, 0)`;
+  sql<boolean>`(coalesce(${callerInOrganization(actor, organizationId).level} >= ${level}, 0)
+    and not ${keyBlockedIn(actor, sql`${organizationId}`).getSQL()})`;
 
 /**
  * An organization route's checks in two halves: what is checked before any query, and what the
