@@ -1,9 +1,10 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { users, webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
-import { callerStillAdmin, levelLost } from "../../platform/route-context/organization";
+import { callerStillAdmin, levelLost, levelRefusal } from "../../platform/route-context/organization";
+import { MembershipLevel } from "../../platform/levels";
 import { personOf, type AppEnv } from "../../platform/env";
 import { conflict, notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull, whileHolds } from "../../platform/db";
@@ -149,12 +150,17 @@ async function userOrNull(db: AppEnv["Variables"]["db"], userId: number | null) 
 
 export const deleteOrganizationWebhook: RouteHandler<typeof deleteWebhook, AppEnv> = async (c) => {
   const { webhook: current } = webhookOfRequest(c);
+  // Only while the caller is still an admin (and their key not blocked) when the delete runs.
+  const stillAdmin = callerStillAdmin(c.var.actor, current.organizationId);
   const [removed] = await writeWithActivity(
     c.var.db,
-    c.var.db.delete(webhooks).where(ofOrganization(current.organizationId, current.id)).returning({ id: webhooks.id }),
+    c.var.db
+      .delete(webhooks)
+      .where(and(ofOrganization(current.organizationId, current.id), stillAdmin))
+      .returning({ id: webhooks.id }),
     webhookActivity.record(c, "deleted", webhookItem(current)),
   );
-  if (!removed) throw notFound();
+  if (!removed) throw (await levelRefusal(c, MembershipLevel.admin)) ?? notFound();
   return c.body(null, 204);
 };
 

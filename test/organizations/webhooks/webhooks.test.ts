@@ -415,6 +415,28 @@ describe("a webhook's creator demoted at the same moment", () => {
   });
 });
 
+describe("a webhook deleted by an admin demoted meanwhile", () => {
+  it("is not deleted: 403, as a moment later", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { url: "https://hooks.example.com/kept", enabled: false });
+    const admin = await addMember(organization.organization.id, MembershipLevel.admin);
+    const memberPath = `/api/organizations/${organization.organization.id}/members/${admin.user.uuid}`;
+    const ran = beforeWrites([
+      [
+        /^delete from "webhooks"/,
+        async () =>
+          (await api("PATCH", memberPath, { key: organization.key, body: { level: MembershipLevel.member } })).status,
+      ],
+    ]);
+    const deleted = await api("DELETE", `${webhooksPath(organization)}/${id}`, { key: admin.key });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(deleted.status).toBe(403);
+    expect(deleted.body).toEqual(INSUFFICIENT_LEVEL);
+    expect((await api("GET", `${webhooksPath(organization)}/${id}`, { key: organization.key })).status).toBe(200);
+  });
+});
+
 describe("the webhook limit", () => {
   /** `count` webhooks of the organization, written directly (their secrets are never opened). */
   async function insertWebhooks(organization: Organization, count: number) {
