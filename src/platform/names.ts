@@ -4,9 +4,13 @@ import type { z } from "@hono/zod-openapi";
  * Characters that change how a name reads without being seen: control characters (C0 and C1),
  * format characters (zero-width U+200B-U+200D, U+2060, U+FEFF; the bidi controls U+200E, U+200F,
  * U+202A-U+202E, U+2066-U+2069, U+061C, which can make a name display reversed; soft hyphens,
- * tags...) and the line and paragraph separators.
+ * tags...), the line and paragraph separators, and every other character Unicode says to render
+ * as nothing when unsupported (Default_Ignorable_Code_Point: fillers such as U+3164, variation
+ * selectors outside an emoji, U+034F).
  */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+/** A character that shows as something: not a space, not invisible, not the blank braille pattern. */
+const SHOWN = /[^\s\p{Default_Ignorable_Code_Point}\u2800]/u;
 const EVERY_INVISIBLE = new RegExp(INVISIBLE.source, "gu");
 
 /**
@@ -22,10 +26,15 @@ const EVERY_EMOJI = new RegExp("\\p{RGI_Emoji}", "gv");
  * sequence are part of the emoji, as names in PostHog and in Terraform configurations have them.
  */
 export const visibleName = <T extends z.ZodString>(schema: T) =>
-  schema.refine(
-    (value) => !INVISIBLE.test(value.replace(EVERY_EMOJI, "")),
-    "Names may not contain invisible or control characters (zero-width, bidirectional or other format characters).",
-  );
+  schema
+    .refine((value) => value === "" || SHOWN.test(value), {
+      message: "This field may not be blank.",
+      params: { code: "blank" },
+    })
+    .refine(
+      (value) => !INVISIBLE.test(value.replace(EVERY_EMOJI, "")),
+      "Names may not contain invisible or control characters (zero-width, bidirectional or other format characters).",
+    );
 
 /**
  * What a name that must be unique is compared by: NFKC (so that composed and decomposed accents,

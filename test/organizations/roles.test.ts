@@ -144,11 +144,16 @@ describe("roles", () => {
     const other = await createRole(organization.id, key, "Support");
     const taken = errorBody("validation_error", "unique", "There is already a role with this name.", "name");
     expectError(await api("POST", rolesPath(organization.id), { key, body: { name: "ENGINEERING" } }), 400, taken);
+    // A character rendered as nothing neither makes another name nor is allowed in one.
+    const invisible = await api("POST", rolesPath(organization.id), { key, body: { name: "Engineering\u034f" } });
+    expect(invisible.body).toMatchObject({ code: "invalid_input", attr: "name" });
     const path = `${rolesPath(organization.id)}/${other.id}`;
     expectError(await api("PATCH", path, { key, body: { name: "engineering" } }), 400, taken);
     for (const [name, code] of [
       ["", "blank"],
       ["   ", "blank"],
+      ["\u3164", "blank"],
+      ["\u2800", "blank"],
       ["x".repeat(201), "max_length"],
       ["Eng\u200bineering", "invalid_input"],
       [null, "null"],

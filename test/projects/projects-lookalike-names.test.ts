@@ -45,6 +45,12 @@ const INVISIBLES = [
   "\u0085",
   "\u2028",
   "\u{e0041}",
+  // Characters rendered as nothing (default-ignorable): a grapheme joiner, fillers, variation selectors.
+  "\u034f",
+  "\u17b4",
+  "\u180b",
+  "\u3164",
+  "\ufe0f",
   // A joiner after an emoji but before a letter, and a tag run that spells no flag.
   "\u{1f469}\u200d",
   "\u{1f3f4}\u{e0041}",
@@ -131,6 +137,21 @@ describe("project names that look alike", () => {
         stored: name,
       });
     }
+  });
+});
+
+describe("names with nothing to see", () => {
+  it("are blank: spaces, fillers and the blank braille pattern alone answer 400, and store nothing", async () => {
+    const { organization, key } = await setupOrganization();
+    for (const name of ["\u3164", "\u115f", "\u2800", " \u2800 "]) {
+      const response = await api("POST", projectsPath(organization.id), { key, body: { name } });
+      expect({ name: hex(name), status: response.status, body: response.body }).toEqual({
+        name: hex(name),
+        status: 400,
+        body: errorBody("validation_error", "blank", "This field may not be blank.", "name"),
+      });
+    }
+    expect((await api("GET", projectsPath(organization.id), { key })).body.count).toBe(1);
   });
 });
 
