@@ -3,7 +3,17 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { callerInOrganization, callerStillAdmin } from "../../platform/route-context/organization";
+import {
+  callerInOrganization,
+  callerStillAdmin,
+  callerStillAtLeast,
+  levelLost,
+  levelRefusal,
+} from "../../platform/route-context/organization";
+import { isNotNullViolationOf } from "../../platform/db";
+import { MembershipLevel } from "../../platform/levels";
+import { invites as inviteRows } from "../../db/schema";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { emailStatusAtCreation, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
@@ -58,14 +68,23 @@ export const deleteOrganizationInvite: RouteHandler<typeof deleteInvite, AppEnv>
   const { id } = c.req.valid("param");
   const organizationId = c.var.organization.id;
   const entry = inviteActivity.record(c, "cancelled", inviteItem({ id, organizationId }, inviteEmailInBatch(id)));
-  const deleted = await deleteInviteOf(c.var.db, organizationId, id, entry);
+  const stillAdmin = callerStillAdmin(c.var.actor, organizationId);
+  const deleted = await deleteInviteOf(c.var.db, organizationId, id, entry, stillAdmin).catch(
+    refusedWhenLevelLost(c, inviteRows.updatedAt),
+  );
   if (!deleted) throw notFound();
   return c.body(null, 204);
 };
 
 /** The failed e-mail, sealed in the invite's row, queued again: the same accept link, a new schedule. */
 export const resendOrganizationInviteEmail: RouteHandler<typeof resendInviteEmail, AppEnv> = async (c) => {
-  const outcome = await resendFailedEmail(c.var.db, c.var.organization.id, c.req.valid("param").id);
+  const stillAdmin = callerStillAdmin(c.var.actor, c.var.organization.id);
+  const outcome = await resendFailedEmail(c.var.db, c.var.organization.id, c.req.valid("param").id, stillAdmin);
+  if (outcome === "refused") {
+    throw (
+      (await levelRefusal(c, MembershipLevel.admin)) ?? conflict("Only an invite e-mail that failed can be sent again.")
+    );
+  }
   if (outcome === "not_found") throw notFound();
   if (outcome === "not_failed") throw conflict("Only an invite e-mail that failed can be sent again.");
   if (outcome === "expired") throw conflict("This invite has expired: invite again to send a new one.");
@@ -115,10 +134,16 @@ async function createInvites(
   );
   const rows = issued.map(({ row }) => row);
   const entries = rows.map((row) => inviteActivity.record(c, "created", inviteItem(row, row.targetEmail)));
+  // Held at write to what the invites were judged on: who may invite, and no level above the caller's.
+  const mayInviteAt = Math.max(
+    organization.membersCanInvite ? MembershipLevel.member : MembershipLevel.admin,
+    ...invites.map((invite) => invite.level),
+  );
   await replaceInvites(db, organization.id, rows, entries, {
     userId: context.inviter.id,
     stillAdmin: callerStillAdmin(c.var.actor, organization.id),
-  });
+    stillMayInvite: callerStillAtLeast(c.var.actor, organization.id, mayInviteAt),
+  }).catch(refusedWhenLevelLost(c, inviteRows.organizationId));
   enqueueInviteEmails(c, rows);
   return issued.map(({ row, token }) => ({ ...toInvite(row, context.inviter), token }));
 }
@@ -158,3 +183,10 @@ function toInviteRow(
     updatedAt: now,
   };
 }
+
+/** A write held to the caller's level (a NOT NULL `column` refused it): 404 or 403 (`levelLost`). */
+const refusedWhenLevelLost =
+  (c: Context<AppEnv>, column: SQLiteColumn) =>
+  async (error: unknown): Promise<never> => {
+    throw isNotNullViolationOf(error, column) ? await levelLost(c)() : error;
+  };

@@ -1,9 +1,9 @@
-import { and, eq, inArray, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, isNull, lte, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-rules/member-rule";
 import { projectVisibleAtLevel, type CallerMembership } from "../../platform/access-rules/project-visibility";
-import { chunkForInsert, type Database } from "../../platform/db";
+import { chunkForInsert, whileHolds, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
@@ -157,7 +157,14 @@ export function inviteContextStatements(
         eq(organizationMemberships.userId, inviterId),
       ),
     )
-    .where(and(eq(projects.id, sql`named.value`), eq(projects.organizationId, organizationId)));
+    .where(
+      and(
+        eq(projects.id, sql`named.value`),
+        eq(projects.organizationId, organizationId),
+        // A project being deleted is gone, as everywhere else.
+        isNull(projects.deletionScheduledAt),
+      ),
+    );
   // Along the (organization, e-mail) index: an e-mail has one pending invite (each replaces the
   // last), so the expired ones are dropped here rather than by a range on created_at, which
   // the planner would walk instead, through every recent invite. Read for every e-mail: what a
@@ -239,7 +246,7 @@ export async function replaceInvites(
   organizationId: string,
   rows: InviteRow[],
   entries: Statement[],
-  replacer: { userId: number; stillAdmin: SQL },
+  replacer: { userId: number; stillAdmin: SQL; stillMayInvite: SQL },
 ) {
   const emails = rows.map((row) => row.targetEmail);
   const ofEmails = and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emails));
@@ -249,7 +256,14 @@ export async function replaceInvites(
   );
   await db.batch([
     db.delete(invites).where(replaceable),
-    ...chunkForInsert(invites, rows).map((chunk) => db.insert(invites).values(chunk)),
+    // Each row only while the caller may still send it (else NULL, which the column refuses).
+    ...chunkForInsert(invites, rows).map((chunk) =>
+      db
+        .insert(invites)
+        .values(
+          chunk.map((row) => ({ ...row, organizationId: whileHolds(row.organizationId, replacer.stillMayInvite) })),
+        ),
+    ),
     ...entries,
   ]);
 }
@@ -258,12 +272,19 @@ export async function replaceInvites(
  * The invite is touched first, so that its entry (which reads its e-mail) is appended only if it
  * exists, and before the delete removes what the entry reads; all in one atomic batch.
  */
-export async function deleteInviteOf(db: Database, organizationId: string, inviteId: string, entry: Statement) {
+export async function deleteInviteOf(
+  db: Database,
+  organizationId: string,
+  inviteId: string,
+  entry: Statement,
+  heldWhile: SQL,
+) {
   const ofOrganization = and(eq(invites.id, inviteId), eq(invites.organizationId, organizationId));
   const [, , deleted] = await db.batch([
+    // Only while `heldWhile` holds (else NULL, which the column refuses, and nothing is written).
     db
       .update(invites)
-      .set({ updatedAt: sql`${invites.updatedAt}` })
+      .set({ updatedAt: whileHolds(sql<string>`${invites.updatedAt}`, heldWhile) })
       .where(ofOrganization),
     entry,
     db.delete(invites).where(ofOrganization).returning({ id: invites.id }),
@@ -283,7 +304,8 @@ export async function resendFailedEmail(
   db: Database,
   organizationId: string,
   inviteId: string,
-): Promise<ResendOutcome> {
+  heldWhile: SQL,
+): Promise<ResendOutcome | "refused"> {
   const [found] = await db
     .select({ invite: invites, createdBy: users })
     .from(invites)
@@ -296,7 +318,7 @@ export async function resendFailedEmail(
   const [invite] = await db
     .update(invites)
     .set({ emailStatus: "pending", emailAttempts: 0, emailNextAttemptAt: now, updatedAt: now })
-    .where(and(eq(invites.id, inviteId), eq(invites.emailStatus, "failed")))
+    .where(and(eq(invites.id, inviteId), eq(invites.emailStatus, "failed"), heldWhile))
     .returning();
-  return invite ? { invite, createdBy: found.createdBy } : "not_failed";
+  return invite ? { invite, createdBy: found.createdBy } : "refused";
 }

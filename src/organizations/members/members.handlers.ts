@@ -4,7 +4,8 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { changedMeanwhile, notFound } from "../../platform/errors";
 import { organizationRead } from "../../platform/route-context";
-import { callerStillAtLeast } from "../../platform/route-context/organization";
+import { callerStillAtLeast, levelRefusal } from "../../platform/route-context/organization";
+import { MembershipLevel } from "../../platform/levels";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { deleteMembership, listMembersPage, setMemberLevel, toMember } from "./members.queries";
 import { memberOfPath, type listMembers, type removeMember, type updateMember } from "./members.routes";
@@ -49,7 +50,7 @@ export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv>
   );
   const consequences = disableWebhooksOfFormerAdmin(c, c.var.organization.id, target.user.id, target.createdWebhooks);
   const updated = await setMemberLevel(c.var.db, target.membership, level, entry, whileCallerHolds(c, consequences));
-  if (!updated) throw changedMeanwhile("member");
+  if (!updated) throw (await removedMeanwhile(c)) ?? changedMeanwhile("member");
   return c.json(toMember(updated, target.user), 200);
 };
 
@@ -69,9 +70,12 @@ export const removeOrganizationMember: RouteHandler<typeof removeMember, AppEnv>
     [entry, ...leftRoles],
     whileCallerHolds(c, consequences),
   );
-  if (!removed) throw changedMeanwhile("member");
+  if (!removed) throw (await removedMeanwhile(c)) ?? changedMeanwhile("member");
   return c.body(null, 204);
 };
+
+/** 404 for a caller no longer a member (or 403 for a key blocked meanwhile), as a moment later. */
+const removedMeanwhile = (c: Context<AppEnv>) => levelRefusal(c, MembershipLevel.member);
 
 /**
  * The rules were judged on the caller's level as read: the write holds only while they still have

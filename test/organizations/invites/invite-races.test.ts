@@ -1,0 +1,203 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../../support/error-bodies";
+import { addMember, api, createProject, errorBody, setupOrganization } from "../../support/harness";
+import { insertInvite, restoreTestDoubles } from "../../support/people";
+import { beforeWrites, onBoundStatements } from "../../support/races";
+
+/*
+ * Invite writes and member writes are held to the level they were judged on when the write runs:
+ * a caller demoted or removed between the request's read and its write gets what they would get
+ * a moment later, and nothing is written.
+ */
+afterEach(restoreTestDoubles);
+
+const invitesPath = (organizationId: string) => `/api/organizations/${organizationId}/invites`;
+const memberPath = (organizationId: string, uuid: string) => `/api/organizations/${organizationId}/members/${uuid}`;
+
+async function inviteEmails(organizationId: string, key: string): Promise<string[]> {
+  const response = await api("GET", `${invitesPath(organizationId)}?limit=1000`, { key });
+  expect(response.status).toBe(200);
+  return response.body.results.map((invite: { target_email: string }) => invite.target_email);
+}
+
+describe("invites judged on the caller's level as read", () => {
+  it("an admin demoted meanwhile cancels no invite: 403, the write holds the admin level", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const invite = await insertInvite(organization.id, owner, { level: MembershipLevel.owner });
+    const demotion = beforeWrites([
+      [
+        /^update "invites"/,
+        async () =>
+          (
+            await api("PATCH", memberPath(organization.id, admin.user.uuid), {
+              key,
+              body: { level: MembershipLevel.member },
+            })
+          ).status,
+      ],
+    ]);
+    const cancelled = await api("DELETE", `${invitesPath(organization.id)}/${invite.id}`, { key: admin.key });
+    vi.restoreAllMocks();
+    expect(demotion).toEqual([200]);
+    // A moment later the same member gets 403 and the owner's invite stands: so must it now.
+    expectError(cancelled, 403, INSUFFICIENT_LEVEL);
+    expect(await inviteEmails(organization.id, key)).toEqual([invite.targetEmail]);
+  });
+
+  it("an admin removed meanwhile cancels no invite: 404, and the invite stands", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const invite = await insertInvite(organization.id, owner);
+    const removal = beforeWrites([
+      [
+        /^update "invites"/,
+        async () => (await api("DELETE", memberPath(organization.id, admin.user.uuid), { key })).status,
+      ],
+    ]);
+    const cancelled = await api("DELETE", `${invitesPath(organization.id)}/${invite.id}`, { key: admin.key });
+    vi.restoreAllMocks();
+    expect(removal).toEqual([204]);
+    expectError(cancelled, 404, NOT_FOUND);
+    expect(await inviteEmails(organization.id, key)).toEqual([invite.targetEmail]);
+  });
+
+  it("with members_can_invite false, an admin demoted meanwhile invites no one who can then join", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const settings = await api("PATCH", `/api/organizations/${organization.id}`, {
+      key,
+      body: { members_can_invite: false },
+    });
+    expect(settings.status).toBe(200);
+    const demotion = beforeWrites([
+      [
+        /^delete from "invites"/,
+        async () =>
+          (
+            await api("PATCH", memberPath(organization.id, admin.user.uuid), {
+              key,
+              body: { level: MembershipLevel.member },
+            })
+          ).status,
+      ],
+    ]);
+    const invited = await api("POST", invitesPath(organization.id), {
+      key: admin.key,
+      body: { target_email: "sneaked-in@example.com", send_email: false },
+    });
+    vi.restoreAllMocks();
+    expect(demotion).toEqual([200]);
+    // What the landed invite opens: a stranger joins an organization where only admins may invite.
+    const joined = invited.body?.token
+      ? (await api("POST", "/api/signup", { body: { token: invited.body.token } })).status
+      : null;
+    // A plain member of this organization may not invite (403 a moment later): the write must hold to it.
+    expect({ invited: invited.status, joined }).toEqual({ invited: 403, joined: null });
+    expectError(invited, 403, INSUFFICIENT_LEVEL);
+    expect(await inviteEmails(organization.id, key)).toEqual([]);
+  });
+
+  it("a member removed meanwhile adds no invite to the organization", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const removal = beforeWrites([
+      [
+        /^delete from "invites"/,
+        async () => (await api("DELETE", memberPath(organization.id, member.user.uuid), { key })).status,
+      ],
+    ]);
+    const invited = await api("POST", invitesPath(organization.id), {
+      key: member.key,
+      body: { target_email: "after-removal@example.com", send_email: false },
+    });
+    vi.restoreAllMocks();
+    expect(removal).toEqual([204]);
+    expectError(invited, 404, NOT_FOUND);
+    expect(await inviteEmails(organization.id, key)).toEqual([]);
+  });
+});
+
+describe("resending an invite e-mail, judged on the caller's level as read", () => {
+  it("an admin demoted meanwhile queues no e-mail again (resend_email is admin-only)", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const invite = await insertInvite(organization.id, owner, {
+      sendEmail: true,
+      emailStatus: "failed",
+      emailOutbox: "enc:v1:00000000:sealed",
+    });
+    // resend_email reads the invite, then updates it outside a batch: the demotion lands in between.
+    const demotion: number[] = [];
+    onBoundStatements((query, _values, bound) => {
+      if (demotion.length > 0 || !/^update "invites" set "email_status"/.test(query)) return bound;
+      for (const method of ["all", "run", "raw", "first"] as const) {
+        const original = (bound[method] as (...args: unknown[]) => Promise<unknown>).bind(bound);
+        (bound as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+          if (demotion.length === 0) {
+            const path = memberPath(organization.id, admin.user.uuid);
+            demotion.push((await api("PATCH", path, { key, body: { level: MembershipLevel.member } })).status);
+          }
+          return original(...args);
+        };
+      }
+      return bound;
+    });
+    const resent = await api("POST", `${invitesPath(organization.id)}/${invite.id}/resend_email`, { key: admin.key });
+    vi.restoreAllMocks();
+    expect(demotion).toEqual([200]);
+    expectError(resent, 403, INSUFFICIENT_LEVEL);
+    const listed = await api("GET", invitesPath(organization.id), { key });
+    expect(listed.body.results[0].email_status).toBe("failed");
+  });
+});
+
+describe("an invite naming a project being deleted", () => {
+  it("is refused as an unknown project, as every other route answers for a project being deleted", async () => {
+    const { organization, key } = await setupOrganization();
+    const doomed = await createProject(organization.id, { name: "Doomed" });
+    expect((await api("DELETE", `/api/projects/${doomed.id}`, { key })).status).toBe(204);
+    expect((await api("GET", `/api/projects/${doomed.id}`, { key })).status).toBe(404);
+
+    const invited = await api("POST", invitesPath(organization.id), {
+      key,
+      body: {
+        target_email: "to-a-deleted-project@example.com",
+        send_email: false,
+        private_project_access: [{ id: doomed.id, level: "admin" }],
+      },
+    });
+    expectError(
+      invited,
+      400,
+      errorBody(
+        "validation_error",
+        "invalid_input",
+        "Project does not exist on this organization, or it is private and you do not have access to it.",
+        "private_project_access",
+      ),
+    );
+  });
+});
+
+describe("member writes of a caller removed meanwhile", () => {
+  it("an admin removed meanwhile gets 404 (as a moment later), not 409 'try again'", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const removal = beforeWrites([
+      [
+        /^update "organization_memberships"/,
+        async () => (await api("DELETE", memberPath(organization.id, admin.user.uuid), { key })).status,
+      ],
+    ]);
+    const promoted = await api("PATCH", memberPath(organization.id, member.user.uuid), {
+      key: admin.key,
+      body: { level: MembershipLevel.admin },
+    });
+    vi.restoreAllMocks();
+    expect(removal).toEqual([204]);
+    expectError(promoted, 404, NOT_FOUND);
+  });
+});
