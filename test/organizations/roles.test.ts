@@ -403,6 +403,64 @@ describe("role memberships", () => {
   });
 });
 
+describe("a member removed while their roles change", () => {
+  const CHANGED = errorBody("conflict", "conflict", "The member was changed by another request meanwhile. Try again.");
+  const removal = (organizationId: string, uuid: string, key: string) =>
+    api("DELETE", `/api/organizations/${organizationId}/members/${uuid}`, { key });
+  const log = async (organizationId: string, key: string) =>
+    (await activity(organizationId, key, "RoleMembership")).map((entry) => [entry.activity, entry.item_id]);
+
+  it("is not removed when a role joined meanwhile would go unlogged (409); the retry logs its end", async () => {
+    const { organization, key } = await setupOrganization();
+    const role = await createRole(organization.id, key, "Engineering");
+    const ada = await addMember(organization.id, MembershipLevel.member);
+    let added: { id: string } | undefined;
+    const ran = beforeWrites([
+      [
+        /^delete from "organization_memberships"/,
+        async () => {
+          const response = await api("POST", membershipsPath(organization.id, role.id), {
+            key,
+            body: { user_uuid: ada.user.uuid },
+          });
+          added = response.body;
+          return response.status;
+        },
+      ],
+    ]);
+    const refused = await removal(organization.id, ada.user.uuid, key);
+    vi.restoreAllMocks();
+    expect(ran).toEqual([201]);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual(CHANGED);
+    expect((await removal(organization.id, ada.user.uuid, key)).status).toBe(204);
+    expect(await log(organization.id, key)).toEqual([
+      ["deleted", added!.id],
+      ["created", added!.id],
+    ]);
+  });
+
+  it("is not removed when a role left meanwhile would be logged twice (409); the retry logs nothing more", async () => {
+    const { organization, key } = await setupOrganization();
+    const role = await createRole(organization.id, key, "Engineering");
+    const ada = await addMember(organization.id, MembershipLevel.member);
+    const joined = await addToRole(organization.id, key, role.id, ada.user);
+    const ran = beforeWrites([
+      [
+        /^delete from "organization_memberships"/,
+        async () => (await api("DELETE", `${rolesPath(organization.id)}/${role.id}`, { key })).status,
+      ],
+    ]);
+    const refused = await removal(organization.id, ada.user.uuid, key);
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    expect(refused.body).toEqual(CHANGED);
+    expect((await removal(organization.id, ada.user.uuid, key)).status).toBe(204);
+    // Role.deleted stands for the membership; no RoleMembership.deleted follows it.
+    expect(await log(organization.id, key)).toEqual([["created", joined.id]]);
+  });
+});
+
 describe("a role membership added by an admin demoted meanwhile", () => {
   afterEach(() => {
     vi.restoreAllMocks();

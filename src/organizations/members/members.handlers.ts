@@ -7,7 +7,7 @@ import { organizationRead } from "../../platform/route-context";
 import { callerStillAtLeast, levelRefusal } from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { deleteMembership, listMembersPage, setMemberLevel, toMember } from "./members.queries";
+import { deleteMembership, listMembersPage, rolesAsRead, setMemberLevel, toMember } from "./members.queries";
 import { memberOfPath, type listMembers, type removeMember, type updateMember } from "./members.routes";
 import { memberLeft, membershipActivity, membershipItem } from "./members.activity";
 import { disableWebhooksOfFormerAdmin } from "../webhooks/webhook-creators";
@@ -64,12 +64,12 @@ export const removeOrganizationMember: RouteHandler<typeof removeMember, AppEnv>
     roleMembershipActivity.record(c, "deleted", roleMembershipItem(organizationId, id, role, target.user)),
   );
   const consequences = disableWebhooksOfFormerAdmin(c, organizationId, target.user.id, target.createdWebhooks);
-  const removed = await deleteMembership(
-    c.var.db,
-    target.membership,
-    [entry, ...leftRoles],
-    whileCallerHolds(c, consequences),
-  );
+  const held = whileCallerHolds(c, consequences);
+  const roleIds = target.roleMemberships.map(({ id }) => id);
+  const removed = await deleteMembership(c.var.db, target.membership, [entry, ...leftRoles], {
+    ...held,
+    holds: sql`${held.holds} and ${rolesAsRead(target.membership.id, roleIds)}`,
+  });
   if (!removed) throw (await removedMeanwhile(c)) ?? changedMeanwhile("member");
   return c.body(null, 204);
 };

@@ -120,6 +120,15 @@ export function memberReads(db: Database, organizationId: OrganizationRef, userU
   ] as const;
 }
 
+/**
+ * The membership's roles are still the ones read (`ids`): a removal logs the end of each, so one
+ * added or gone meanwhile must not be missed or logged twice (the write then answers 409).
+ */
+export const rolesAsRead = (membershipId: string, ids: string[]) =>
+  sql`coalesce((select group_concat(${sql.identifier("id")}, ',') from (select ${roleMemberships.id} from
+    ${roleMemberships} where ${roleMemberships.organizationMembershipId} = ${membershipId}
+    order by ${roleMemberships.id})), '') = ${[...ids].sort().join(",")}`;
+
 const selectRolesOfMember = (db: Database, organizationId: OrganizationRef, userId: SQL<number>) =>
   db
     .select({ id: roleMemberships.id, role: { id: roles.id, name: roles.name } })
