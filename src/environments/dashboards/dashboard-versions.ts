@@ -100,7 +100,9 @@ function freeRows(tiles: TileLayouts[]): { sm: number; xs: number } {
   const bottom = (layouts: TileLayouts, size: "sm" | "xs") => {
     const box = layouts[size] as { y?: unknown; h?: unknown } | undefined;
     if (typeof box !== "object" || box === null) return 0;
-    return (typeof box.y === "number" ? box.y : 0) + (typeof box.h === "number" ? box.h : 0);
+    const end = (typeof box.y === "number" ? box.y : 0) + (typeof box.h === "number" ? box.h : 0);
+    // A layout past any grid (1e308 rows) does not push the next tile off it (to Infinity, stored as null).
+    return Number.isFinite(end) ? end : 0;
   };
   return {
     sm: Math.max(0, ...tiles.map((layouts) => bottom(layouts, "sm"))),

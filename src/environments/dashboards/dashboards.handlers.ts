@@ -215,6 +215,8 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
   const writes = [insertDashboard, entry, ...insertTiles, ...version];
   const created = await writeAndReadDashboard(db, scope, newestDashboardId, writes, { includeDeleted: true }).catch(
     async (error: unknown) => {
+      // A copy or template whose first version would pass the size of one: 400 on what brought it.
+      if (isSnapshotTooLarge(error)) throw snapshotTooLarge(input.use_dashboard ? "use_dashboard" : "use_template");
       if (!isNotNullViolationOf(error, dashboards.name)) throw error;
       throw await refusalInEnvironment(db, c.var.actor, scope.environmentId, () => permissionDenied(NO_CREATE_RIGHT));
     },
@@ -270,6 +272,13 @@ export const whileLive = (also?: SQL) => whileHolds(sql<boolean>`0`, and(sql`${d
  * meanwhile (`restrictionWhileEditor`), a 403; one whose dashboard was deleted meanwhile
  * (`whileLive`), a 404.
  */
+const snapshotTooLarge = (attr: string) =>
+  validationError(
+    "max_length",
+    `A dashboard holds at most ${MAX_DASHBOARD_SNAPSHOT_BYTES} bytes of fields and tiles, serialized.`,
+    attr,
+  );
+
 export async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
   try {
     return await write;
@@ -277,13 +286,7 @@ export async function withinTileLimit<T>(attr: string, write: Promise<T>): Promi
     if (isStaleVersion(error)) throw preconditionFailed();
     if (isNotNullViolationOf(error, dashboards.restrictionLevel)) throw permissionDenied(NO_EDIT_RIGHT);
     if (isNotNullViolationOf(error, dashboards.deleted)) throw notFound();
-    if (isSnapshotTooLarge(error)) {
-      throw validationError(
-        "max_length",
-        `A dashboard holds at most ${MAX_DASHBOARD_SNAPSHOT_BYTES} bytes of fields and tiles, serialized.`,
-        attr,
-      );
-    }
+    if (isSnapshotTooLarge(error)) throw snapshotTooLarge(attr);
     if (isNotNullViolation(error)) {
       throw validationError("max_length", `A dashboard holds at most ${MAX_LIVE_TILES} tiles.`, attr);
     }
@@ -634,7 +637,12 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
     })
     .where(and(eq(dashboards.id, id), versionIs(expected)));
   const summary = `Reordered ${order.length === 1 ? "1 tile" : `${order.length} tiles`}`;
-  const writes = [raise, setLayouts, ...versionStatements(db, id, authorOf(c), summary, expected)];
+  // The dashboard's entry (and its webhook): its tiles' order is what changed.
+  const entry = dashboardActivity.record(c, "updated", {
+    ...dashboardItem(c.var.project, id, current.dashboard.name),
+    context: { tile_order: order },
+  });
+  const writes = [raise, entry, setLayouts, ...versionStatements(db, id, authorOf(c), summary, expected)];
   const reordered = await withinTileLimit("tile_order", writeAndReadDashboard(db, scope, id, writes));
   if (!reordered) throw notFound();
   return c.json(toDashboard(reordered, scope.caller), 200, { ETag: etagOf(reordered.row.dashboard.version) });

@@ -80,8 +80,17 @@ export type TileInput = z.infer<typeof TileInput>;
 /** One tile's change through its own path: a tile change without `id` (the path names the tile). */
 export const UpdateTileInput = TileInput.omit({ id: true }).openapi("UpdateDashboardTile");
 
+/** Each tile named once: two changes of one tile would be applied, counted and logged twice. */
+const TileChanges = z
+  .array(TileInput)
+  .max(MAX_LIVE_TILES)
+  .refine((tiles) => {
+    const ids = tiles.flatMap((tile) => (tile.id === undefined ? [] : [tile.id]));
+    return new Set(ids).size === ids.length;
+  }, "tiles must name each tile ID once");
+
 export const UpdateDashboardInput = z
-  .object({ ...DashboardFields, tiles: z.array(TileInput).max(MAX_LIVE_TILES).optional() })
+  .object({ ...DashboardFields, tiles: TileChanges.optional() })
   .openapi("UpdateDashboard");
 export type UpdateDashboardInput = z.infer<typeof UpdateDashboardInput>;
 
