@@ -21,6 +21,8 @@ async function workersPlugin() {
         CORS_ORIGINS: "https://app.example.test",
         // As in local development: webhooks may deliver to http and loopback receivers.
         WEBHOOKS_ALLOW_INSECURE: "1",
+        // As in local development: Server-Timing tells rows read and written, which tests assert.
+        EXPOSE_D1_COST: "1",
       },
     },
   });

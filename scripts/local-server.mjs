@@ -44,7 +44,12 @@ export const localListen = (port) => ["--ip", "127.0.0.1", "--port", String(port
  * `npm start` writes one into .dev.vars) and webhooks allowed to loopback receivers.
  */
 export function localVars(vars = {}) {
-  const all = { SECRETS_ENCRYPTION_KEY: randomBytes(32).toString("base64"), WEBHOOKS_ALLOW_INSECURE: "1", ...vars };
+  const all = {
+    SECRETS_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+    WEBHOOKS_ALLOW_INSECURE: "1",
+    EXPOSE_D1_COST: "1",
+    ...vars,
+  };
   return Object.entries(all).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
 }
 

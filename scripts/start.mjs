@@ -35,6 +35,9 @@ function ensureDevVars() {
   if (!readFileSync(devVars, "utf8").includes("WEBHOOKS_ALLOW_INSECURE")) {
     appendFileSync(devVars, `WEBHOOKS_ALLOW_INSECURE="1"\n`);
   }
+  if (!readFileSync(devVars, "utf8").includes("EXPOSE_D1_COST")) {
+    appendFileSync(devVars, `EXPOSE_D1_COST="1"\n`);
+  }
 }
 
 function migrateLocally() {

@@ -27,6 +27,11 @@ export type Bindings = Omit<Env, "WEBHOOK_DELIVERIES" | "BACKGROUND_JOBS" | "INV
   SECRETS_ENCRYPTION_OLD_KEYS?: string;
   /** Set in local development and tests only: webhooks may use http and loopback receivers. */
   WEBHOOKS_ALLOW_INSECURE?: string;
+  /**
+   * Set in local development, tests and benchmarks only: `Server-Timing` tells the rows a request
+   * read and wrote, and its time. Unset (a deployment), it tells round trips alone.
+   */
+  EXPOSE_D1_COST?: string;
 };
 
 /** Who is calling: resolved from the key by the auth middleware. */

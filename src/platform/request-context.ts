@@ -15,6 +15,13 @@ export const BOOKMARK_HEADER = "X-D1-Bookmark";
 const REFUSALS = new Set([401, 403, 404]);
 
 /**
+ * Rows and time are told only where `EXPOSE_D1_COST` says so (local development, tests): a read
+ * filtered by the caller's access rules reads the rows it leaves out too (a search, through its
+ * index, matches hidden names), and what it read would spell them out.
+ */
+const costExposed = (env: AppEnv["Bindings"]) => /^(1|true|yes)$/i.test((env.EXPOSE_D1_COST ?? "").trim());
+
+/**
  * Builds the request's database once, reports what it cost in `Server-Timing` (through hono's
  * `timing`, which must run before this), and names the charset of JSON answers.
  */
@@ -24,8 +31,9 @@ export const requestContext = createMiddleware<AppEnv>(async (c, next) => {
   c.set("meter", meter);
   c.set("db", createDatabase(session, meter));
   await next();
-  if (REFUSALS.has(c.res.status) || meter.readBeyondCaller) setMetric(c, "d1", `queries=${meter.queries}`);
-  else setMetric(c, "d1", meter.durationMs, meter.describe(), 0);
+  if (!costExposed(c.env) || REFUSALS.has(c.res.status) || meter.readBeyondCaller) {
+    setMetric(c, "d1", `queries=${meter.queries}`);
+  } else setMetric(c, "d1", meter.durationMs, meter.describe(), 0);
   const bookmark = session.getBookmark();
   if (bookmark) c.res.headers.set(BOOKMARK_HEADER, bookmark);
   if (c.res.headers.get("Content-Type") === "application/json") {
