@@ -289,16 +289,14 @@ function compareText(a: string, b: string): number {
 /**
  * A page: absolute `next`/`previous` links that keep the other query parameters, or null. The
  * links carry cursors from the page's edge rows (`pageOf`), so that following them reads a page
- * from those rows instead of skipping `offset` rows: `next` past the last row (a full page only),
+ * from those rows instead of skipping `offset` rows: `next` past the last row,
  * `previous` before the first (when a whole page lies before it).
  */
 export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, results: T[], links: PageLinks) {
   const nextOffset = page.offset + page.limit;
   const previousOffset = Math.max(0, page.offset - page.limit);
-  const after =
-    links.last && results.length === page.limit
-      ? { name: "after" as const, value: encodeCursor(nextOffset, links.last) }
-      : undefined;
+  // Even on a short page (one reached by `previous` after rows before it went): offset alone would skip.
+  const after = links.last ? { name: "after" as const, value: encodeCursor(nextOffset, links.last) } : undefined;
   const before =
     links.first && page.offset >= page.limit
       ? { name: "before" as const, value: encodeCursor(previousOffset, links.first) }

@@ -563,6 +563,25 @@ describe("GET /api/environments/:project_id/dashboards", () => {
   });
 });
 
+describe("following a dashboard list's links while it changes", () => {
+  it("keeps a short page's cursor on its next link: from a page reached by previous, no row is skipped", async () => {
+    const { key, project } = await setupOrganization();
+    const path = `/api/environments/${project.id}/dashboards`;
+    const ids: Record<string, number> = {};
+    for (const name of ["b", "d", "f", "h"]) ids[name] = (await api("POST", path, { key, body: { name } })).body.id;
+    const relative = (link: string) => link.replace("http://localhost", "");
+    const names = (body: { results: { name: string }[] }) => body.results.map((item) => item.name);
+    const second = await api("GET", relative((await api("GET", `${path}?limit=2`, { key })).body.next), { key });
+    expect(names(second.body)).toEqual(["f", "h"]);
+    // A dashboard before the page goes meanwhile: walking back gives a short page.
+    await api("PATCH", `${path}/${ids.b}`, { key, body: { deleted: true } });
+    const back = await api("GET", relative(second.body.previous), { key });
+    expect(names(back.body)).toEqual(["d"]);
+    const forward = await api("GET", relative(back.body.next), { key });
+    expect(names(forward.body)).toEqual(["f", "h"]);
+  });
+});
+
 describe("GET /api/environments/:project_id/dashboards/:id", () => {
   it("records when it was last retrieved, after the response and at most once an hour", async () => {
     const { key, project } = await setupOrganization();
