@@ -235,7 +235,7 @@ function isOneRange(order: ListOrder) {
 }
 
 /** What a page's links need besides its offset: whether a page follows, and its edge rows' sort keys. */
-export type PageLinks = { hasNext: boolean; first?: unknown[]; last?: unknown[] };
+export type PageLinks = { hasNext: boolean; hasPrevious?: boolean; first?: unknown[]; last?: unknown[] };
 
 /**
  * The page among the rows read through `joinPage`, in list order, and its links: the extra row,
@@ -250,7 +250,13 @@ export function pageOf<T>(order: ListOrder, page: Page, rows: T[], rowOf: (row: 
   const extra = keyed.length > page.limit;
   const kept = !extra ? keyed : backward ? keyed.slice(1) : keyed.slice(0, page.limit);
   // Before a cursor, the cursor's row follows the page.
-  const links: PageLinks = { hasNext: backward || extra, first: kept[0]?.key, last: kept.at(-1)?.key };
+  // Before a cursor, the extra row lies before the page: rows added there meanwhile keep `previous`.
+  const links: PageLinks = {
+    hasNext: backward || extra,
+    hasPrevious: backward && extra,
+    first: kept[0]?.key,
+    last: kept.at(-1)?.key,
+  };
   return { rows: kept.map(({ row }) => row), links };
 }
 
@@ -304,7 +310,8 @@ export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, r
   return {
     count,
     next: links.hasNext ? pageUrl(c, { limit: page.limit, offset: nextOffset }, after) : null,
-    previous: page.offset > 0 ? pageUrl(c, { limit: page.limit, offset: previousOffset }, before) : null,
+    previous:
+      page.offset > 0 || links.hasPrevious ? pageUrl(c, { limit: page.limit, offset: previousOffset }, before) : null,
     results,
   };
 }

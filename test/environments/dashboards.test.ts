@@ -564,6 +564,23 @@ describe("GET /api/environments/:project_id/dashboards", () => {
 });
 
 describe("following a dashboard list's links while it changes", () => {
+  it("walks back to the first row when rows were added before the page meanwhile", async () => {
+    const { key, project } = await setupOrganization();
+    const path = `/api/environments/${project.id}/dashboards`;
+    for (const name of ["b", "d", "f", "h"]) await api("POST", path, { key, body: { name } });
+    const relative = (link: string) => link.replace("http://localhost", "");
+    const names = (body: { results: { name: string }[] }) => body.results.map((item) => item.name);
+    const second = await api("GET", relative((await api("GET", `${path}?limit=2`, { key })).body.next), { key });
+    expect(names(second.body)).toEqual(["f", "h"]);
+    await api("POST", path, { key, body: { name: "e" } });
+    const back = await api("GET", relative(second.body.previous), { key });
+    expect(names(back.body)).toEqual(["d", "e"]);
+    expect(back.body.previous).not.toBeNull();
+    const first = await api("GET", relative(back.body.previous), { key });
+    expect(names(first.body)).toEqual(["b", "d"]);
+    expect(first.body.previous).toBeNull();
+  });
+
   it("keeps a short page's cursor on its next link: from a page reached by previous, no row is skipped", async () => {
     const { key, project } = await setupOrganization();
     const path = `/api/environments/${project.id}/dashboards`;
