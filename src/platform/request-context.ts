@@ -1,7 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { setMetric } from "hono/timing";
 import { createDatabase, D1Meter, openSession } from "./db";
-import type { AppEnv } from "./env";
+import { isExplicitYes, type AppEnv } from "./env";
 
 /** Sent with every answer that touched D1; sent back, it makes a read at least that fresh. */
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
@@ -19,7 +19,7 @@ const REFUSALS = new Set([401, 403, 404]);
  * filtered by the caller's access rules reads the rows it leaves out too (a search, through its
  * index, matches hidden names), and what it read would spell them out.
  */
-const costExposed = (env: AppEnv["Bindings"]) => /^(1|true|yes)$/i.test((env.EXPOSE_D1_COST ?? "").trim());
+const costExposed = (env: AppEnv["Bindings"]) => isExplicitYes(env.EXPOSE_D1_COST);
 
 /**
  * Builds the request's database once, reports what it cost in `Server-Timing` (through hono's

@@ -12,13 +12,6 @@ import {
 import type { Database } from "../platform/db";
 import { selectTiles, type TileRow } from "../environments/dashboards/dashboards.queries";
 
-/**
- * The dashboard a public link shows, its tiles and its share passwords' hashes, in one round trip:
- * only while the dashboard is live, its project not being deleted, and its organization allows
- * public links. Whether the link is
- * enabled, unexpired and unlocked is the caller's to decide from `sharing`. The token is found
- * through its unique index.
- */
 /** A shared dashboard's link can open at all: the dashboard live, its project staying, its organization allowing it. */
 const linkMayOpen = and(
   eq(dashboards.deleted, false),
@@ -26,6 +19,13 @@ const linkMayOpen = and(
   eq(organizations.allowPubliclySharedResources, true),
 );
 
+/**
+ * The dashboard a public link shows, its tiles and its share passwords' hashes, in one round trip:
+ * only while the dashboard is live, its project not being deleted, and its organization allows
+ * public links. Whether the link is
+ * enabled, unexpired and unlocked is the caller's to decide from `sharing`. The token is found
+ * through its unique index.
+ */
 export async function readSharedDashboard(db: Database, accessToken: string) {
   const sharedDashboardId = sql`(select ${sharingConfigurations.dashboardId} from ${sharingConfigurations}
     where ${sharingConfigurations.accessToken} = ${accessToken})`;

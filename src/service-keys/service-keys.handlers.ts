@@ -16,13 +16,13 @@ import {
   storedTime,
 } from "../platform/auth/key-lifecycle";
 import { keyRateLimits } from "../platform/auth/rate-limit";
-import { inJsonList, isNotNullViolationOf, refusedWhenNull, whileHolds, type Database } from "../platform/db";
+import { inJsonList, refusedWhenNull, whileHolds, type Database } from "../platform/db";
 import type { AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
 import { organizationRead } from "../platform/route-context";
-import { callerStillAdmin, levelLost, levelRefusal } from "../platform/route-context/organization";
+import { callerStillAdmin, levelRefusal, refusedWhenLevelLost } from "../platform/route-context/organization";
 import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { serviceKeyActivity } from "./service-keys.activity";
 import type * as routes from "./service-keys.routes";
@@ -155,11 +155,7 @@ const labelWhileAdmin = (c: Context<AppEnv>, label?: string) =>
   whileHolds(label ?? sql<string>`${serviceApiKeys.label}`, callerStillAdmin(c.var.actor, c.var.organization.id));
 
 /** A key write refused by `labelWhileAdmin`: 403, or 404 once the caller is no longer a member (`levelLost`). */
-const refusedWhenNoLongerAdmin =
-  (c: Context<AppEnv>) =>
-  async (error: unknown): Promise<never> => {
-    throw isNotNullViolationOf(error, serviceApiKeys.label) ? await levelLost(c)() : error;
-  };
+const refusedWhenNoLongerAdmin = (c: Context<AppEnv>) => refusedWhenLevelLost(c, serviceApiKeys.label);
 
 const tooManyServiceKeys = () =>
   validationError(

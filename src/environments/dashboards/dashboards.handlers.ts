@@ -265,13 +265,7 @@ export function restrictionWhileEditor(
  */
 export const whileLive = (also?: SQL) => whileHolds(sql<boolean>`0`, and(sql`${dashboards.deleted} = 0`, also)!);
 
-/**
- * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then, as one
- * whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. One whose `If-Match` lost to another
- * write (`versionStatements`) fails whole too: a 412; one whose caller lost the edit right
- * meanwhile (`restrictionWhileEditor`), a 403; one whose dashboard was deleted meanwhile
- * (`whileLive`), a 404.
- */
+/** A write whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`, serialized: a 400 on `attr`. */
 const snapshotTooLarge = (attr: string) =>
   validationError(
     "max_length",
@@ -279,6 +273,13 @@ const snapshotTooLarge = (attr: string) =>
     attr,
   );
 
+/**
+ * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then, as one
+ * whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. One whose `If-Match` lost to another
+ * write (`versionStatements`) fails whole too: a 412; one whose caller lost the edit right
+ * meanwhile (`restrictionWhileEditor`), a 403; one whose dashboard was deleted meanwhile
+ * (`whileLive`), a 404.
+ */
 export async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
   try {
     return await write;

@@ -6,9 +6,12 @@ import { writeWithActivity } from "../../platform/activity-log/resource-activity
 import type { AppEnv } from "../../platform/env";
 import { insufficientLevel, notFound } from "../../platform/errors";
 import { pageEnvelope, readPage } from "../../platform/pagination";
-import { isNotNullViolationOf } from "../../platform/db";
 import { organizationRead } from "../../platform/route-context";
-import { callerInOrganization, callerStillAdmin, levelLost } from "../../platform/route-context/organization";
+import {
+  callerInOrganization,
+  callerStillAdmin,
+  refusedWhenLevelLost,
+} from "../../platform/route-context/organization";
 import { insertBlock, keyOwnerLevel, listKeysReaching, toOrganizationApiKey } from "./api-keys.queries";
 import { keyToBlock, type blockApiKey, type listApiKeys } from "./api-keys.routes";
 
@@ -44,8 +47,6 @@ export const blockOrganizationApiKey: RouteHandler<typeof blockApiKey, AppEnv> =
       name: key.label,
       context: { owner_email: key.email },
     }),
-  ).catch(async (error: unknown) => {
-    throw isNotNullViolationOf(error, personalApiKeyBlocks.blockedAt) ? await levelLost(c)() : error;
-  });
+  ).catch(refusedWhenLevelLost(c, personalApiKeyBlocks.blockedAt));
   return c.body(null, 204);
 };

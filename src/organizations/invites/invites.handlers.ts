@@ -7,13 +7,11 @@ import {
   callerInOrganization,
   callerStillAdmin,
   callerStillAtLeast,
-  levelLost,
   levelRefusal,
+  refusedWhenLevelLost,
 } from "../../platform/route-context/organization";
-import { isNotNullViolationOf } from "../../platform/db";
 import { MembershipLevel } from "../../platform/levels";
 import { invites as inviteRows } from "../../db/schema";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { emailStatusAtCreation, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
@@ -76,17 +74,16 @@ export const deleteOrganizationInvite: RouteHandler<typeof deleteInvite, AppEnv>
   return c.body(null, 204);
 };
 
+const notFailed = () => conflict("Only an invite e-mail that failed can be sent again.");
+
 /** The failed e-mail, sealed in the invite's row, queued again: the same accept link, a new schedule. */
 export const resendOrganizationInviteEmail: RouteHandler<typeof resendInviteEmail, AppEnv> = async (c) => {
   const stillAdmin = callerStillAdmin(c.var.actor, c.var.organization.id);
   const outcome = await resendFailedEmail(c.var.db, c.var.organization.id, c.req.valid("param").id, stillAdmin);
-  if (outcome === "refused") {
-    throw (
-      (await levelRefusal(c, MembershipLevel.admin)) ?? conflict("Only an invite e-mail that failed can be sent again.")
-    );
-  }
+  // Refused at write: the caller's level lost meanwhile, else the e-mail no longer failed.
+  if (outcome === "refused") throw (await levelRefusal(c, MembershipLevel.admin)) ?? notFailed();
   if (outcome === "not_found") throw notFound();
-  if (outcome === "not_failed") throw conflict("Only an invite e-mail that failed can be sent again.");
+  if (outcome === "not_failed") throw notFailed();
   if (outcome === "expired") throw conflict("This invite has expired: invite again to send a new one.");
   enqueueInviteEmails(c, [outcome.invite]);
   return c.json(toInvite(outcome.invite, outcome.createdBy), 202);
@@ -183,10 +180,3 @@ function toInviteRow(
     updatedAt: now,
   };
 }
-
-/** A write held to the caller's level (a NOT NULL `column` refused it): 404 or 403 (`levelLost`). */
-const refusedWhenLevelLost =
-  (c: Context<AppEnv>, column: SQLiteColumn) =>
-  async (error: unknown): Promise<never> => {
-    throw isNotNullViolationOf(error, column) ? await levelLost(c)() : error;
-  };

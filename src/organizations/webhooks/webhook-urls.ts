@@ -1,5 +1,5 @@
 import { lookupDnsRecords } from "../../platform/dns";
-import type { Bindings } from "../../platform/env";
+import { isExplicitYes, type Bindings } from "../../platform/env";
 import { validationError } from "../../platform/errors";
 import { isGloballyReachable, parseIpAddress, type IpAddress } from "../../platform/ip-addresses";
 
@@ -49,8 +49,7 @@ const onReceiverPort = (url: URL) => url.port === "" || RECEIVER_PORTS.includes(
  * Local development and tests set `WEBHOOKS_ALLOW_INSECURE`: http, loopback receivers and any port are allowed then.
  */
 export const insecureReceiversAllowed = (env: Pick<Bindings, "WEBHOOKS_ALLOW_INSECURE">) =>
-  // Only an explicit yes: "false", "0" or "off" written to turn it off must not turn it on.
-  /^(1|true|yes)$/i.test((env.WEBHOOKS_ALLOW_INSECURE ?? "").trim());
+  isExplicitYes(env.WEBHOOKS_ALLOW_INSECURE);
 
 /** Why a receiver's port or host is refused outside local development, in the words of a 400 on `url`. */
 function destinationRefusal(url: URL): string | undefined {

@@ -1,8 +1,8 @@
 import { and, asc, eq, getTableName, isNull, sql, type SQL } from "drizzle-orm";
-import { QueryBuilder } from "drizzle-orm/sqlite-core";
+import { QueryBuilder, type SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { assertOrganizationInKeyScope } from "../auth/key-scoping";
-import { inJsonList, type Database } from "../db";
+import { inJsonList, isNotNullViolationOf, type Database } from "../db";
 import type { Context } from "hono";
 import type { Actor, AppEnv } from "../env";
 import { insufficientLevel, notFound, permissionDenied } from "../errors";
@@ -71,6 +71,13 @@ export const callerStillAdmin = (actor: Actor, organizationId: OrganizationRef) 
  */
 export const levelLost = (c: Context<AppEnv>) => async () =>
   (await levelRefusal(c, MembershipLevel.member)) ?? insufficientLevel();
+
+/** A write held to the caller's level that a NOT NULL `column` refused (`whileHolds`): `levelLost`'s 404 or 403. */
+export const refusedWhenLevelLost =
+  (c: Context<AppEnv>, column: SQLiteColumn) =>
+  async (error: unknown): Promise<never> => {
+    throw isNotNullViolationOf(error, column) ? await levelLost(c)() : error;
+  };
 
 /**
  * Why the caller no longer holds `level` in the path's organization: 404 once no member, 403 for a
