@@ -489,6 +489,34 @@ describe("the keys that reach an organization", () => {
     expect((await api("GET", keysPath(other.organization.id), { key })).body).toEqual(NOT_FOUND);
   });
 
+  it("are paged by cursor: a key made meanwhile neither repeats nor hides one, and previous walks back", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    for (let made = 0; made < 4; made += 1) await createApiKey(owner);
+    const idsOf = (page: { body: { results: { id: string }[] } }) => page.body.results.map((row) => row.id);
+    const follow = (link: string) => api("GET", new URL(link).pathname + new URL(link).search, { key });
+    const all = idsOf(await api("GET", keysPath(organization.id), { key }));
+    expect(all).toHaveLength(5);
+
+    const first = await api("GET", `${keysPath(organization.id)}?limit=2`, { key });
+    expect(idsOf(first)).toEqual(all.slice(0, 2));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const newest = await createApiKey(owner);
+    const second = await follow(first.body.next);
+    expect(second.status).toBe(200);
+    // By offset alone, the page would start with the first page's last key again.
+    expect(idsOf(second)).toEqual(all.slice(2, 4));
+    expect(second.body.count).toBe(6);
+    const third = await follow(second.body.next);
+    expect(idsOf(third)).toEqual(all.slice(4));
+    expect(third.body.next).toBeNull();
+
+    const back = await follow(second.body.previous);
+    expect(idsOf(back)).toEqual(all.slice(0, 2));
+    // The key made meanwhile lies before that page: previous still leads to it.
+    const start = await follow(back.body.previous);
+    expect(idsOf(start)).toEqual([newest.id, all[0]]);
+  });
+
   it("leave out a project scheduled for deletion, and a key reaching the organization only through it", async () => {
     const { organization, key } = await setupOrganization();
     const doomed = await api("POST", `/api/organizations/${organization.id}/projects`, {

@@ -18,10 +18,7 @@ import { keyToBlock, type blockApiKey, type listApiKeys } from "./api-keys.route
 export const listOrganizationApiKeys: RouteHandler<typeof listApiKeys, AppEnv> = async (c) => {
   const page = readPage(c);
   const listed = await listKeysReaching(organizationRead(c), page);
-  return c.json(
-    pageEnvelope(c, page, listed.count, listed.rows.map(toOrganizationApiKey), { hasNext: listed.hasNext }),
-    200,
-  );
+  return c.json(pageEnvelope(c, page, listed.count, listed.rows.map(toOrganizationApiKey), listed.links), 200);
 };
 
 /**

@@ -9,7 +9,7 @@ import {
 } from "../../db/schema";
 import { whileHolds, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
-import type { Page } from "../../platform/pagination";
+import type { Page, PageLinks } from "../../platform/pagination";
 import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
 import type { OrganizationApiKey } from "./api-keys.schema";
@@ -82,12 +82,30 @@ type KeyRow = {
 const column = <T>(name: string) => sql<T>`${sql.identifier(name)}`;
 
 /**
+ * Where a page starts: past the cursor's key (`created_at`, `id`) when the page carries one (read
+ * toward older keys after it, toward newer before it), else `offset` keys from the newest.
+ */
+function keysPast(page: Page) {
+  const valid = (key: unknown[] | undefined) => key?.length === 2 && key.every((part) => typeof part === "string");
+  const newestFirst = { order: sql`"created_at" desc, "id" desc`, backward: false };
+  if (valid(page.after))
+    return { ...newestFirst, where: sql`("created_at", "id") < (${page.after![0]}, ${page.after![1]})` };
+  if (valid(page.before)) {
+    const where = sql`("created_at", "id") > (${page.before![0]}, ${page.before![1]})`;
+    return { order: sql`"created_at" asc, "id" asc`, backward: true, where };
+  }
+  return { ...newestFirst, where: undefined };
+}
+
+/**
  * Every key that reaches the organization, newest first, and their count, with the caller's
  * membership. Their number is what the organization's members hold (at most 10 each) and its
- * service keys (at most 20): the page is cut from them by offset.
+ * service keys (at most 20); a page starts past its cursor's key, so that keys made or revoked
+ * meanwhile neither repeat nor skip one.
  */
 export async function listKeysReaching(read: OrganizationRead, page: Page) {
   const { db, organizationId } = read;
+  const past = keysPast(page);
   const [[total], rows] = await read.batch([
     db.select({ value: sql<number>`count(*)` }).from(keysReaching(organizationId)),
     db
@@ -108,11 +126,21 @@ export async function listKeysReaching(read: OrganizationRead, page: Page) {
         email: column<string | null>("email"),
       })
       .from(keysReaching(organizationId))
-      .orderBy(sql`"created_at" desc, "id" desc`)
+      .where(past.where)
+      .orderBy(past.order)
       .limit(page.limit + 1)
-      .offset(page.offset),
+      .offset(past.where ? 0 : page.offset),
   ]);
-  return { count: total?.value ?? 0, rows: rows.slice(0, page.limit), hasNext: rows.length > page.limit };
+  const extra = rows.length > page.limit;
+  const kept = past.backward ? rows.slice(0, page.limit).reverse() : rows.slice(0, page.limit);
+  const keyOf = (row: KeyRow | undefined) => row && [row.createdAt, row.id];
+  const links: PageLinks = {
+    hasNext: past.backward || extra,
+    hasPrevious: past.backward && extra,
+    first: keyOf(kept[0]),
+    last: keyOf(kept.at(-1)),
+  };
+  return { count: total?.value ?? 0, rows: kept, links };
 }
 
 const parsedList = <T>(text: string): T[] => {
