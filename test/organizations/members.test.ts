@@ -146,6 +146,15 @@ describe("GET /api/organizations/:organization_id/members", () => {
     expect(second.body.results).toEqual([expectedMember(zack!.membership, zack!.user)]);
     const byFirstName = await api("GET", `${path}?search=${encodeURIComponent(owner.firstName)}`, { key });
     expect(byFirstName.body.results.map((item: { user: { uuid: string } }) => item.user.uuid)).toEqual([owner.uuid]);
+    // Case ignored beyond ASCII too: "ZOË" finds Zoë, "élo" finds Élodie.
+    const byAccented = await api("GET", `${path}?search=${encodeURIComponent("ZOË")}`, { key });
+    expect(byAccented.body.results).toEqual([expectedMember(zoe!.membership, zoe!.user)]);
+    const elodie = await createUser({ firstName: "Élodie", lastName: "Ärzte" });
+    const elodieMembership = await addMembership(organization.id, elodie, MembershipLevel.member);
+    for (const search of ["élo", "ÉLO", "ärz", "ÄRZTE"]) {
+      const found = await api("GET", `${path}?search=${encodeURIComponent(search)}`, { key });
+      expect(found.body.results, search).toEqual([expectedMember(elodieMembership, elodie)]);
+    }
     const none = await api("GET", `${path}?search=nobody-at-all`, { key });
     expect(none.body).toEqual({ count: 0, next: null, previous: null, results: [] });
     // Over 200 characters: the first 200 are searched.

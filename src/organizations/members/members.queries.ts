@@ -10,6 +10,7 @@ import {
   users,
 } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { unchangedSinceRead, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
@@ -61,15 +62,23 @@ const earliestJoinedFirst: ListOrder = [
 const MAX_SEARCH_LENGTH = 200;
 
 /**
+ * Whether `column` holds `text`, case ignored: SQLite's lower() and upper() fold ASCII alone, so
+ * the text is looked for lower-cased in the lower-cased column and upper-cased in the upper-cased
+ * one (`élo` finds `Élodie` as `ÉLO` in `ÉLODIE`).
+ */
+const holdsIgnoringCase = (column: SQLiteColumn, text: string) =>
+  sql`(instr(lower(${column}), ${text.toLowerCase()}) > 0 or instr(upper(${column}), ${text.toUpperCase()}) > 0)`;
+
+/**
  * Members whose first name, last name or e-mail holds `search`, case ignored (e-mails are stored
  * lower-cased). Each member of the organization walked is one lookup of its user, so a search
  * reads at most the organization's members, never other users.
  */
 function memberMatching(search: string): SQL {
-  const text = search.slice(0, MAX_SEARCH_LENGTH).toLowerCase();
+  const text = search.slice(0, MAX_SEARCH_LENGTH);
   return sql`exists (select 1 from ${users} where ${users.id} = ${organizationMemberships.userId}
-    and (instr(lower(${users.firstName}), ${text}) > 0 or instr(lower(${users.lastName}), ${text}) > 0
-      or instr(${users.email}, ${text}) > 0))`;
+    and (${holdsIgnoringCase(users.firstName, text)} or ${holdsIgnoringCase(users.lastName, text)}
+      or instr(${users.email}, ${text.toLowerCase()}) > 0))`;
 }
 
 /** `?email=`, `?search=` and `?order=` (`-joined_at`, the default, or `joined_at`), as PostHog's list takes them. */
