@@ -197,8 +197,15 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
   const restoreTiles = snapshot.tiles.flatMap((tile) => {
     const shown = live.get(tile.id);
     const writes = restoredTile(db, { dashboardId: id, userId: personOf(c.var.actor) }, tile, shown);
-    const before = shown ? trackedTileFields(shown) : { layouts: null, color: null, text: null };
-    const after = { layouts: tile.layouts, color: tile.color, text: tile.text ?? before.text };
+    const after = {
+      layouts: tile.layouts,
+      color: tile.color,
+      text: tile.text ?? (shown ? trackedTileFields(shown).text : null),
+      show_description: tile.show_description,
+      transparent_background: tile.transparent_background,
+      filters_overrides: tile.filters_overrides,
+    };
+    const before = shown ? trackedTileFields(shown) : Object.fromEntries(Object.keys(after).map((key) => [key, null]));
     const entry =
       writes.length > 0 ? tileActivity.changed(c, "updated", tileItemOf(tile.id), before, after) : undefined;
     return entry ? [...writes, entry] : writes;

@@ -14,7 +14,9 @@ export const dashboardActivity = resourceActivity("Dashboard", {
 });
 
 /** Tiles are added, edited and removed by a dashboard's PATCH, and moved to another dashboard. */
-export const tileActivity = resourceActivity("DashboardTile", { fields: ["layouts", "color", "text"] });
+export const tileActivity = resourceActivity("DashboardTile", {
+  fields: ["layouts", "color", "text", "show_description", "transparent_background", "filters_overrides"],
+});
 
 /** A dashboard's tracked fields as the API names them. */
 export const trackedDashboardFields = (dashboard: DashboardRow["dashboard"]) => ({

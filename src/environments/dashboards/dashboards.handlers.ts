@@ -379,10 +379,14 @@ const tileDisplay = (change: TileInput): TileDisplay => ({
 
 /** A tile's tracked fields as the API names them; with `change`, as the change leaves them. */
 export function trackedTileFields({ tile, text }: TileRow, change: TileInput = {}) {
+  const kept = <T>(sent: T | undefined, stored: T) => (sent === undefined ? stored : sent);
   return {
     layouts: change.layouts ?? tile.layouts,
-    color: change.color === undefined ? tile.color : change.color,
+    color: kept(change.color, tile.color),
     text: change.text?.body ?? text?.body ?? null,
+    show_description: kept(change.show_description, tile.showDescription),
+    transparent_background: kept(change.transparent_background, tile.transparentBackground),
+    filters_overrides: kept(change.filters_overrides, tile.filtersOverrides),
   };
 }
 

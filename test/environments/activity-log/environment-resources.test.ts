@@ -364,6 +364,21 @@ describe("dashboards", () => {
           ],
         }),
     );
+    // Display settings alone are a change too.
+    const display = { show_description: true, transparent_background: true, filters_overrides: { date_from: "-7d" } };
+    await expectRecorded(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { tiles: [{ id: tileId, ...display }] } }),
+      200,
+      () =>
+        tileEntry(tileId, "updated", "Hello there", {
+          changes: [
+            change("DashboardTile", "show_description", null, true),
+            change("DashboardTile", "transparent_background", null, true),
+            change("DashboardTile", "filters_overrides", null, { date_from: "-7d" }),
+          ],
+        }),
+    );
     await expectRecorded(
       team,
       () =>
