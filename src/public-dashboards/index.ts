@@ -4,6 +4,7 @@ import { every } from "hono/combine";
 import { createMiddleware } from "hono/factory";
 import { NONCE, secureHeaders } from "hono/secure-headers";
 import { sharePasswordMatches } from "../environments/dashboards/sharing/share-password-hash";
+import { createDatabase, primarySession } from "../platform/db";
 import type { AppEnv } from "../platform/env";
 import { assertAddressMayLookUp, countAsRefusal, refusal } from "../platform/auth/refused-keys";
 import { ApiError, notAuthenticated, notFound, parseError, validationError } from "../platform/errors";
@@ -72,7 +73,9 @@ async function openLink(c: Context<AppEnv>) {
   // The `.json` form, or a JSON unlock: an API client is answered in JSON, a browser with a page.
   const asJson = jsonPath || (c.req.method === "POST" && isJsonRequest(c));
   assertAddressMayLookUp(c);
-  const shared = await readSharedDashboard(c.var.db, accessToken);
+  // From the primary, never a read replica: one behind it would still open a link just refreshed,
+  // paused or locked, which the owner expects to end at once (as a key read for a revocation).
+  const shared = await readSharedDashboard(createDatabase(primarySession(c.env.DB), c.var.meter), accessToken);
   const nonce = c.get("secureHeadersNonce") ?? "";
   // Found through the index, then compared in constant time: the index alone is not the check.
   if (!shared || !constantTimeEqual(shared.sharing.accessToken, accessToken)) {

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
 import { api, setupOrganization } from "../support/harness";
 
 const BOOKMARK = /^[0-9a-f]+(-[0-9a-f]+)+$/;
@@ -49,5 +50,40 @@ describe("a key looked up in D1", () => {
     } finally {
       sessions.mockRestore();
     }
+  });
+});
+
+describe("a public share link", () => {
+  it("is read from the primary on every view: a refresh, a pause or a new password ends it at once", async () => {
+    const team = await setupOrganization();
+    const dashboard = await createDashboard(team.key, team.project.id, { name: "Leaked" });
+    const sharingPath = `${dashboardsPath(team.project.id)}/${dashboard.id}/sharing`;
+    const token = (await api("PATCH", sharingPath, { key: team.key, body: { enabled: true } })).body.access_token;
+    // Each statement sent, with the constraint of the session it went through.
+    const sent: { constraint: string; sql: string }[] = [];
+    const withSession = env.DB.withSession.bind(env.DB);
+    const sessions = vi.spyOn(env.DB, "withSession").mockImplementation((constraint?: string) => {
+      const session = withSession(constraint as D1SessionConstraint);
+      const batch = session.batch.bind(session);
+      return Object.assign(Object.create(session), {
+        batch: (statements: D1PreparedStatement[]) => {
+          for (const statement of statements) {
+            sent.push({
+              constraint: String(constraint),
+              sql: (statement as unknown as { statement: string }).statement,
+            });
+          }
+          return batch(statements);
+        },
+      }) as D1DatabaseSession;
+    });
+    try {
+      expect((await api("GET", `/shared/${token}.json`)).status).toBe(200);
+    } finally {
+      sessions.mockRestore();
+    }
+    const linkReads = sent.filter(({ sql }) => sql.includes('from "sharing_configurations"'));
+    expect(linkReads.length).toBeGreaterThan(0);
+    for (const read of linkReads) expect(read.constraint).toBe("first-primary");
   });
 });
