@@ -52,6 +52,8 @@ export const SignupResult = z
 
 export const previewInvite = publicRoute({
   method: "get",
+  // Keyed by the invite's token, which is a secret: no cache keeps it.
+  middleware: [noStore],
   path: "/api/signup/{token}",
   tags: ["signup"],
   summary: "Preview an invite (no key): masked e-mail, first name, organization name",

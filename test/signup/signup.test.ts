@@ -62,6 +62,8 @@ describe("GET /api/signup/:token", () => {
       level: MembershipLevel.member,
     });
     expect(response.cost.queries).toBe(1);
+    // Its address is a secret: no cache keeps the answer.
+    expect(response.headers.get("Cache-Control")).toBe("no-store");
   });
 
   it("masks a one-letter local part whole", async () => {
