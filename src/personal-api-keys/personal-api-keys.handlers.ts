@@ -203,10 +203,18 @@ async function refusedWhenBlocked(error: unknown): Promise<never> {
 /**
  * Only organizations the caller belongs to and projects the caller can see: a private project
  * the caller cannot see answers exactly like an id that does not exist, so ids cannot be probed.
- * Returns the organizations the key reaches (its own, else all the caller's), whose activity
- * logs record it, and how many keys the caller holds.
+ * `sent` says which lists a request sent: a stored one may name an organization or a project
+ * deleted since, which reaches nothing and refuses nothing. Returns the organizations the key
+ * reaches (its own, else all the caller's), whose activity logs record it, and how many keys the
+ * caller holds.
  */
-async function assertCallerBelongs(db: Database, actor: Actor, organizations: string[], teams: number[]) {
+async function assertCallerBelongs(
+  db: Database,
+  actor: Actor,
+  organizations: string[],
+  teams: number[],
+  sent = { organizations: true, teams: true },
+) {
   const [memberOf, visibleTeams, [holder], blocking] = await db.batch([
     db
       .select({ id: organizationMemberships.organizationId, lifetime: lifetimeOfOrganization })
@@ -227,14 +235,14 @@ async function assertCallerBelongs(db: Database, actor: Actor, organizations: st
     db.select({ keyCount: count() }).from(personalApiKeys).where(eq(personalApiKeys.userId, actor.userId)),
     organizationsBlockingCaller(db, actor),
   ]);
-  if (organizations.length > 0 && memberOf.length !== organizations.length) {
+  if (sent.organizations && organizations.length > 0 && memberOf.length !== organizations.length) {
     throw validationError(
       "invalid_input",
       "You must be a member of all organizations that you are scoping the key to.",
       "scoped_organizations",
     );
   }
-  if (visibleTeams.length !== teams.length) {
+  if (sent.teams && visibleTeams.length !== teams.length) {
     throw validationError(
       "invalid_input",
       "You must be a member of all projects that you are scoping the key to.",
@@ -343,7 +351,10 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     memberOf: reachedAfter,
     lifetimes,
     projectOrganizations: namedAfter,
-  } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams, {
+    organizations: input.scoped_organizations !== undefined,
+    teams: input.scoped_teams !== undefined,
+  });
   const projectOrganizations = new Map([...namedBefore, ...namedAfter]);
   // Each organization the key reached before or reaches now learns of the change.
   const reachable = [...new Set([...reachedBefore, ...reachedAfter])];

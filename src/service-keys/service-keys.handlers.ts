@@ -191,7 +191,8 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
   const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
   const expiresAt = input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at);
   assertWithinCaller(c, scopes, expiresAt);
-  await assertProjectsOfOrganization(db, organization.id, scopedTeams);
+  // Only a reach sent is checked: one whose project was deleted since still takes a new label or scopes.
+  if (input.scoped_teams) await assertProjectsOfOrganization(db, organization.id, scopedTeams);
   const after: KeyRow = { ...key, label: input.label ?? key.label, scopes, scopedTeams, expiresAt };
   if (input.expires_at !== undefined) assertLifetimeWithinPolicy(after.expiresAt, [organization.apiKeyMaxLifetimeDays]);
   const before = trackedFields(key);

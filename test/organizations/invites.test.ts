@@ -9,6 +9,7 @@ import {
   createProject,
   createUser,
   db,
+  deleteProjectRow,
   errorBody,
   grantProjectAccess,
   ISO_TIMESTAMP,
@@ -1049,5 +1050,31 @@ describe("an invite replacing another, sent by an admin demoted meanwhile", () =
     expect(replacing.status).toBe(201);
     const preview = await api("GET", `/api/signup/${ownersInvite.body.token}`);
     expect([preview.status, preview.body.level]).toEqual([200, MembershipLevel.owner]);
+  });
+});
+
+describe("combining with a pending invite whose project was deleted", () => {
+  it("leaves that project out instead of refusing an entry the caller never sent", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const doomed = await createProject(organization.id, { name: "Doomed", access_control: true });
+    await insertInvite(organization.id, owner, {
+      targetEmail: "kim@example.com",
+      privateProjectAccess: [{ id: doomed.id, level: "member" }],
+    });
+    await deleteProjectRow(doomed.id);
+
+    const combined = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: "kim@example.com", combine_pending_invites: true },
+    });
+    expect(combined.status, JSON.stringify(combined.body)).toBe(201);
+    expect(combined.body.private_project_access).toBeNull();
+    // Named in the body, it is still refused.
+    const named = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: "kim@example.com", private_project_access: [{ id: doomed.id, level: "member" }] },
+    });
+    expect(named.status).toBe(400);
+    expect(named.body.attr).toBe("private_project_access");
   });
 });

@@ -236,3 +236,24 @@ describe("deleting an organization", () => {
     expect((await api("GET", `/api/organizations/${organization.id}`, { key })).status).toBe(200);
   });
 });
+
+describe("the archive during an organization's deletion", () => {
+  it("leaves no object in R2 when the cron archives while the last step runs", async () => {
+    const { organization, key } = await setupOrganization();
+    // Entries 40 days old: due for the archive, which the cron may run while the deletion's steps do.
+    await seedEntries(organization.id, 5, DAY_MS, 40 * DAY_MS);
+    const objects = async () =>
+      (await env.ACTIVITY_LOG_ARCHIVE.list({ prefix: `${organization.id}/` })).objects.map((object) => object.key);
+    vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue(NOT_SENT);
+    expect((await api("DELETE", `/api/organizations/${organization.id}`, { key })).status).toBe(204);
+    // The step has looked for segments (none yet); the cron archives before the step's deletes.
+    const ran = beforeWrites([
+      [/^delete from "dashboards"/, () => archiveActivityLog(db, env.ACTIVITY_LOG_ARCHIVE, 30)],
+    ]);
+    await consumeAttempt("background-jobs", { kind: "delete_organization", organizationId: organization.id }, 1);
+    // The pass ran, and left the organization being deleted alone.
+    expect(ran).toEqual([0]);
+    expect((await api("GET", `/api/organizations/${organization.id}`, { key })).status).toBe(404);
+    expect(await objects()).toEqual([]);
+  });
+});

@@ -7,6 +7,7 @@ import {
   api,
   createApiKey,
   createProject,
+  deleteProjectRow,
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
@@ -684,5 +685,41 @@ describe("a roll sent again with its Idempotency-Key", () => {
     expect(JSON.stringify(lines)).not.toContain(created.body.value);
     const listed = await api("GET", "/api/personal_api_keys", { key: team.key });
     expect(listed.body.map((key: { id: string }) => key.id)).not.toContain(created.body.id);
+  });
+});
+
+describe("a key whose reach was deleted", () => {
+  it("still takes a new label or narrower scopes: only a reach sent is checked", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const doomed = await createProject(organization.id, { name: "Doomed" });
+    const byProject = await api("POST", "/api/personal_api_keys", {
+      key,
+      body: { label: "ci", scopes: ["*"], scoped_teams: [doomed.id] },
+    });
+    const other = await setupOrganization();
+    await addMembership(other.organization.id, owner, MembershipLevel.owner);
+    const byOrganization = await api("POST", "/api/personal_api_keys", {
+      key,
+      body: { label: "two", scopes: ["*"], scoped_organizations: [organization.id, other.organization.id] },
+    });
+    await deleteProjectRow(doomed.id);
+    expect((await api("DELETE", `/api/organizations/${other.organization.id}`, { key })).status).toBe(204);
+
+    for (const [id, body] of [
+      [byProject.body.id, { label: "ci (old)" }],
+      [byProject.body.id, { scopes: ["dashboard:read"] }],
+      [byOrganization.body.id, { label: "two (one left)" }],
+    ] as const) {
+      const patched = await api("PATCH", `/api/personal_api_keys/${id}`, { key, body });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      expect(patched.body).toMatchObject(body);
+    }
+    // A reach sent is checked as at creation: the deleted project is refused there.
+    const resent = await api("PATCH", `/api/personal_api_keys/${byProject.body.id}`, {
+      key,
+      body: { scoped_teams: [doomed.id] },
+    });
+    expect(resent.status).toBe(400);
+    expect(resent.body.attr).toBe("scoped_teams");
   });
 });

@@ -4,7 +4,16 @@ import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
 import { KEY_BLOCKED } from "../../src/platform/auth/key-policy";
 import { SERVICE_KEY_REFUSED } from "../../src/platform/route";
-import { addMember, api, createProject, db, errorBody, setupOrganization, UUID } from "../support/harness";
+import {
+  addMember,
+  api,
+  createProject,
+  db,
+  deleteProjectRow,
+  errorBody,
+  setupOrganization,
+  UUID,
+} from "../support/harness";
 import { INSUFFICIENT_LEVEL, NOT_FOUND, expectCreatedUpTo } from "../support/error-bodies";
 import { beforeWrites } from "../support/races";
 
@@ -438,5 +447,25 @@ describe("service key writes by an admin whose key is blocked between the reques
       update: [403, BLOCKED, ["project:read"]],
       delete: [403, BLOCKED, 200],
     });
+  });
+});
+
+describe("a service key whose project was deleted", () => {
+  it("still takes a new label or narrower scopes: only a reach sent is checked", async () => {
+    const { organization, key } = await setupOrganization();
+    const doomed = await createProject(organization.id, { name: "Doomed" });
+    const path = `/api/organizations/${organization.id}/service_keys`;
+    const created = await api("POST", path, { key, body: { label: "sync", scopes: ["*"], scoped_teams: [doomed.id] } });
+    expect(created.status).toBe(201);
+    await deleteProjectRow(doomed.id);
+
+    for (const body of [{ label: "sync (old)" }, { scopes: ["dashboard:read"] }]) {
+      const patched = await api("PATCH", `${path}/${created.body.id}`, { key, body });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      expect(patched.body).toMatchObject(body);
+    }
+    const resent = await api("PATCH", `${path}/${created.body.id}`, { key, body: { scoped_teams: [doomed.id] } });
+    expect(resent.status).toBe(400);
+    expect(resent.body.attr).toBe("scoped_teams");
   });
 });

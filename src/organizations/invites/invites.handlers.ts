@@ -109,6 +109,7 @@ async function createInvites(
     combineWithPending(
       input,
       input.combine_pending_invites ? (context.pendingByEmail.get(input.target_email) ?? []) : [],
+      (projectId) => context.projects.has(projectId),
     ),
   );
   invites.forEach((invite, index) =>

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, gte, lt, lte, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, isNull, lt, lte, sql, type SQL } from "drizzle-orm";
 import {
   activityLog,
   activityLogAnchors,
@@ -148,11 +148,14 @@ export const selectLastSegment = (db: Database, organizationId: string) =>
 function selectDue(db: Database, cutoff: string) {
   const oldest = sql`(select ${activityLog.createdAt} from ${activityLog}
     where ${activityLog.organizationId} = ${organizations.id} order by ${activityLog.seq} limit 1)`;
-  return db
-    .select({ organizationId: organizations.id })
-    .from(organizations)
-    .where(sql`${oldest} < ${cutoff}`)
-    .limit(ORGANIZATIONS_PER_ROUND);
+  return (
+    db
+      .select({ organizationId: organizations.id })
+      .from(organizations)
+      // An organization being deleted is not archived: its deletion removes the segments it lists.
+      .where(and(isNull(organizations.deletionScheduledAt), sql`${oldest} < ${cutoff}`))
+      .limit(ORGANIZATIONS_PER_ROUND)
+  );
 }
 
 /**
@@ -202,6 +205,7 @@ async function archiveOne(db: Database, bucket: R2Bucket, organizationId: string
   });
   // Written only while every entry read is still here: a retention pass at the same moment may have
   // pruned the first ones, which the segment must not keep (nor the chain then walk from them).
+  // Nor once the organization's deletion began: its last step may have listed the segments already.
   const inDatabase = db.$count(
     activityLog,
     and(
@@ -210,9 +214,11 @@ async function archiveOne(db: Database, bucket: R2Bucket, organizationId: string
       lte(activityLog.seq, last.seq),
     ),
   );
+  const notBeingDeleted = sql`not exists (select 1 from ${organizations}
+    where ${organizations.id} = ${organizationId} and ${organizations.deletionScheduledAt} is not null)`;
   const written = db.batch([
     db.insert(activityLogSegments).values({
-      organizationId: whileHolds(organizationId, sql`${inDatabase} = ${rows.length}`),
+      organizationId: whileHolds(organizationId, and(sql`${inDatabase} = ${rows.length}`, notBeingDeleted)!),
       firstSeq: first.seq,
       lastSeq: last.seq,
       firstCreatedAt: first.createdAt,
