@@ -525,6 +525,24 @@ describe("GET /api/environments/:project_id/dashboards", () => {
     expect(await search("search=revenue")).toEqual([renamed.id, gone.id]);
   });
 
+  it("searches with its first 200 characters, in the name and the description's first 1,000", async () => {
+    const { key, project } = await setupOrganization();
+    const long = await createDashboard(key, project.id, { name: `Q${"z".repeat(199)}` });
+    const early = await createDashboard(key, project.id, { name: "Early", description: "needle qq" });
+    await createDashboard(key, project.id, { name: "Late", description: `${"x".repeat(1000)}needle qq` });
+    const search = async (text: string) => {
+      const response = await api("GET", `${dashboardsPath(project.id)}?search=${encodeURIComponent(text)}`, { key });
+      expect(response.status).toBe(200);
+      expect(response.body.count).toBe(response.body.results.length);
+      return response.body.results.map((item: { id: number }) => item.id);
+    };
+    // Cut to 200 characters, the text is the name's.
+    expect(await search(`Q${"z".repeat(199)} and more`)).toEqual([long.id]);
+    // Past the description's first 1,000 characters, the text is not searched: by the index, and by LIKE.
+    expect(await search("needle")).toEqual([early.id]);
+    expect(await search("qq")).toEqual([early.id]);
+  });
+
   it("answers 400 for a pinned filter that is not a boolean", async () => {
     const { key, project } = await setupOrganization();
     for (const value of ["maybe", "yes", "2", "toString", "true,false"]) {

@@ -56,6 +56,7 @@ import {
   selectDashboard,
   selectTiles,
   tileLimitGuard,
+  searchText,
   writeAndReadDashboard,
   type DashboardRow,
   type DashboardScope,
@@ -92,7 +93,7 @@ export const listEnvironmentDashboards: Handler<"list"> = async (c) => {
   const query = c.req.valid("query");
   const filters = {
     pinned: query.pinned,
-    search: query.search?.trim() || undefined,
+    search: searchText(query.search),
     tags: query.tags ? normalizeTags(splitQueryList(query.tags, "tags")) : undefined,
   };
   const result = toDashboardPage(

@@ -250,6 +250,18 @@ function notHiddenByRule(scope: DashboardListScope): SQL {
 /** FTS5's trigram tokenizer matches a phrase of at least this many characters (see migrations/). */
 const TRIGRAM = 3;
 
+/**
+ * What a search reads: its first 200 characters (as the members' search), in a dashboard's name
+ * and the first 1,000 characters of its description (which the index holds, migrations/0043): a
+ * phrase costs FTS5 its length times the places its trigrams occur in a row.
+ */
+const MAX_SEARCH_LENGTH = 200;
+const SEARCHED_DESCRIPTION_LENGTH = 1000;
+
+/** The search as it is read: trimmed, at most `MAX_SEARCH_LENGTH` characters, or none. */
+export const searchText = (sent: string | undefined) =>
+  [...(sent?.trim() ?? "")].slice(0, MAX_SEARCH_LENGTH).join("") || undefined;
+
 const searchesIndex = (search: string | undefined): search is string =>
   search !== undefined && [...search].length >= TRIGRAM;
 
@@ -305,7 +317,8 @@ function listConditions(
   if (search && [...search].length < TRIGRAM) {
     const pattern = `%${search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
     conditions.push(
-      sql`(${dashboards.name} like ${pattern} escape '\\' or ${dashboards.description} like ${pattern} escape '\\')`,
+      sql`(${dashboards.name} like ${pattern} escape '\\'
+        or substr(${dashboards.description}, 1, ${SEARCHED_DESCRIPTION_LENGTH}) like ${pattern} escape '\\')`,
     );
   }
   return and(...conditions);

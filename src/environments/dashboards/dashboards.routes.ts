@@ -32,7 +32,11 @@ const ListQuery = PaginationQuery.extend({
     // DRF's words; FTS5 would read a NUL as the end of the query.
     .refine((value) => !value.includes("\u0000"), { error: "Null characters are not allowed." })
     .optional()
-    .openapi({ description: "Part of the name or description, ignoring case." }),
+    .openapi({
+      description:
+        "Part of the name or of the description's first 1,000 characters, ignoring case " +
+        "(its first 200 characters are searched).",
+    }),
   tags: z.string().optional().openapi({ description: "Comma-separated tags; dashboards with any of them." }),
 });
 
