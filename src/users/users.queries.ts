@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, notExists, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gt, notExists, sql } from "drizzle-orm";
 import { invites, organizationMemberships, organizations, projects, users } from "../db/schema";
 import { INVITE_VALIDITY_MS, inviteOpens } from "../organizations/invites/invites.queries";
 import { organizationObjectFromJson, organizationObjectJson } from "../organizations/organizations.queries";
@@ -15,21 +15,30 @@ import { currentProjectId, membershipOfCaller } from "../platform/route-context/
 import { USER_PREFERENCE_KEYS, toCurrentUser, type CurrentUserUpdate, type PendingInvite } from "./users.schema";
 
 /**
+ * How many pending invites `@me` lists, the newest: anyone may invite any address, from as many
+ * organizations as they make, and the list is one value of one statement, which D1 caps at 2 MB.
+ */
+const MAX_PENDING_INVITES = 100;
+
+/**
  * The unexpired invites to the caller's e-mail (created since `unexpiredSince`) from organizations
- * they are not in (for a key scoped to organizations, among those), oldest first, along the index
- * on the invite's e-mail, as JSON rows. None while the address is not proven: an account made
- * with an invite's handed-over token has an address its inviter chose.
+ * they are not in (for a key scoped to organizations, among those), the newest
+ * `MAX_PENDING_INVITES` oldest first, along the index on the invite's e-mail, as JSON rows. None
+ * while the address is not proven: an account made with an invite's handed-over token has an
+ * address its inviter chose.
  */
 function pendingInviteRows(db: Database, actor: Actor, unexpiredSince: string) {
   const email = db
     .select({ email: users.email })
     .from(users)
     .where(and(eq(users.id, actor.userId), eq(users.isEmailVerified, true)));
-  return db
+  const newest = db
     .select({
       row: sql`json_object('id', ${invites.id}, 'target_email', ${invites.targetEmail},
         'organization_id', ${invites.organizationId}, 'organization_name', ${organizations.name},
         'created_at', ${invites.createdAt})`.as("row"),
+      createdAt: invites.createdAt,
+      id: invites.id,
     })
     .from(invites)
     .innerJoin(organizations, eq(organizations.id, invites.organizationId))
@@ -58,7 +67,9 @@ function pendingInviteRows(db: Database, actor: Actor, unexpiredSince: string) {
         ),
       ),
     )
-    .orderBy(asc(invites.createdAt), asc(invites.id));
+    .orderBy(desc(invites.createdAt), desc(invites.id))
+    .limit(MAX_PENDING_INVITES);
+  return sql`select "row" from (${newest}) order by "created_at", "id"`;
 }
 
 /**

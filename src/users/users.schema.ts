@@ -78,7 +78,9 @@ export const CurrentUser = UserBasic.omit({ role_at_organization: true })
     ...UserPreferencesInput.shape,
     hedgehog_config: z.record(z.string(), z.unknown()).nullable(),
     pending_invites: z.array(PendingInvite).openapi({
-      description: "Empty until the address is proven (`is_email_verified`): by an invite e-mail's own token.",
+      description:
+        "Empty until the address is proven (`is_email_verified`): by an invite e-mail's own token. " +
+        "The newest 100, oldest first.",
     }),
     has_password: z.boolean(),
     is_staff: z.boolean(),

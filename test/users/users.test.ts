@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
@@ -132,6 +133,42 @@ describe("GET /api/users/@me", () => {
     expect(later.body.pending_invites).toEqual([]);
     // Read in the same round trip as the rest, once the key is cached.
     expect(later.cost.queries).toBe(1);
+  });
+
+  it("lists the newest 100 invites, oldest first: strangers cannot grow the answer without bound", async () => {
+    const { owner, key } = await setupOrganization();
+    await proveAddress(owner);
+    const stranger = await createUser();
+    // What a stranger makes with POST /api/organizations and one invite each, arranged in SQL:
+    // organization i's invite is i seconds old, so the first made is the oldest.
+    const prefix = crypto.randomUUID().slice(0, 8);
+    const now = new Date().toISOString();
+    await env.DB.batch([
+      env.DB.prepare(
+        `with recursive n(i) as (select 1 union all select i + 1 from n where i < 101)
+           insert into organizations (id, name, slug, created_at, updated_at)
+           select printf('%s-0000-7000-8000-%012d', ?1, i), 'Stranger ' || i, ?1 || '-' || i, ?2, ?2 from n`,
+      ).bind(prefix, now),
+      env.DB.prepare(
+        `insert into organization_memberships (id, organization_id, user_id, level, joined_at, updated_at)
+           select 'm' || id, id, ?2, 15, ?3, ?3 from organizations where id like ?1 || '-%'`,
+      ).bind(prefix, stranger.id, now),
+      env.DB.prepare(
+        `insert into invites (id, organization_id, target_email, level, send_email, combine_pending_invites,
+             created_by_id, token_hash, created_at, updated_at)
+           select ?1 || '-1111-7000-8000-' || substr(id, -12), id, ?2, 1, 0, 0, ?3, 'h' || id,
+             strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (102 - substr(id, -12)) || ' seconds'), ?4
+           from organizations where id like ?1 || '-%'`,
+      ).bind(prefix, owner.email, stranger.id, now),
+    ]);
+    const organizationIds = Array.from(
+      { length: 101 },
+      (_, index) => `${prefix}-0000-7000-8000-${String(index + 1).padStart(12, "0")}`,
+    );
+    const listed = (await api("GET", "/api/users/@me", { key })).body.pending_invites;
+    expect(listed.map((invite: { organization_id: string }) => invite.organization_id)).toEqual(
+      organizationIds.slice(1),
+    );
   });
 
   it("lists no invite that would not open: its inviter gone, or its organization being deleted", async () => {
