@@ -21,9 +21,13 @@ async function callerAnswer(c: Context<AppEnv>) {
   return user;
 }
 
-/** A user's uuid names the caller alone: another user is 404, as PostHog answers a non-staff caller. */
+/**
+ * A user's uuid names the caller alone: another user is 404, as PostHog answers a non-staff caller.
+ * So does `@me` sent encoded (`%40me`, as PostHog's MCP server encodes it), which PostHog decodes
+ * before routing.
+ */
 function assertCaller(c: Context<AppEnv>, uuid: string) {
-  if (uuid !== c.var.actor.userUuid) throw notFound();
+  if (uuid !== "@me" && uuid !== c.var.actor.userUuid) throw notFound();
 }
 
 export const currentUser: RouteHandler<typeof getCurrentUser, AppEnv> = async (c) => c.json(await callerAnswer(c), 200);

@@ -179,4 +179,24 @@ describe("PostHog's MCP server", () => {
       ["created", String(dashboard.id)],
     ]);
   });
+  it("reads and updates the user as `@me` encoded in the path, /api/users/%40me/ (core.ts user-get)", async () => {
+    // `/api/users/${encodeURIComponent(params.uuid)}/`, the uuid described as "User UUID, or `@me`".
+    const { owner, key } = await setupOrganization();
+    const read = await mcp("GET", "/api/users/%40me/", key);
+    expect({ status: read.status, uuid: read.body.uuid }).toEqual({ status: 200, uuid: owner.uuid });
+    const changed = await mcp("PATCH", "/api/users/%40me/", key, { body: { first_name: "Agent" } });
+    expect({ status: changed.status, first_name: changed.body.first_name }).toEqual({
+      status: 200,
+      first_name: "Agent",
+    });
+  });
+
+  it("lists the activity log for a kind this API does not log: an empty page (activity_logs.ts)", async () => {
+    // The tool's `scope` is any text, its examples "FeatureFlag", "Insight", "Dashboard", "Experiment".
+    const { project, key } = await setupOrganization();
+    const log = await decoded("GET", `/api/projects/${project.id}/activity_log/`, key, ACTIVITY_PAGE, {
+      query: { scope: "Insight" },
+    });
+    expect(log.results).toEqual([]);
+  });
 });

@@ -318,4 +318,86 @@ describe("PostHog's web app", () => {
     const second = await decoded("GET", `${base}&page=2`, key, ACTIVITY_PAGE);
     expect(second.results).toHaveLength(1);
   });
+  it("creates batch exports of the types its picker offers now: AwsS3 and S3Compatible (destinations/)", async () => {
+    const { project, key } = await setupOrganization();
+    const collection = `api/environments/${project.id}/batch_exports`;
+    const s3 = {
+      bucket_name: "b",
+      region: "us-east-1",
+      prefix: "p/",
+      aws_access_key_id: "k",
+      aws_secret_access_key: "s",
+    };
+    const onAws = {
+      type: "AwsS3",
+      config: { ...s3, file_format: "Parquet", compression: "zstd", encryption: "AES256" },
+    };
+    const aws = await decoded("POST", collection, key, BATCH_EXPORT, {
+      name: "AWS",
+      interval: "hour",
+      destination: onAws,
+    });
+    expect(aws.destination).toEqual({
+      type: "AwsS3",
+      config: {
+        bucket_name: "b",
+        region: "us-east-1",
+        prefix: "p/",
+        file_format: "Parquet",
+        compression: "zstd",
+        encryption: "AES256",
+      },
+    });
+    const endpoint = "https://account.r2.cloudflarestorage.com";
+    const onR2 = { type: "S3Compatible", config: { ...s3, region: "auto", endpoint_url: endpoint } };
+    const r2 = await decoded("POST", collection, key, BATCH_EXPORT, { name: "R2", interval: "day", destination: onR2 });
+    expect(r2.destination).toEqual({
+      type: "S3Compatible",
+      config: { bucket_name: "b", region: "auto", prefix: "p/", endpoint_url: endpoint },
+    });
+    // An S3-compatible storage needs its endpoint; AWS takes none.
+    const noEndpoint = await webApp("POST", collection, key, {
+      name: "R2",
+      interval: "day",
+      destination: { type: "S3Compatible", config: s3 },
+    });
+    expect({ status: noEndpoint.status, attr: noEndpoint.body.attr }).toEqual({
+      status: 400,
+      attr: "destination.config.endpoint_url",
+    });
+    const awsEndpoint = await webApp("POST", collection, key, {
+      name: "AWS",
+      interval: "day",
+      destination: { type: "AwsS3", config: { ...s3, endpoint_url: endpoint } },
+    });
+    expect({ status: awsEndpoint.status, attr: awsEndpoint.body.attr }).toEqual({
+      status: 400,
+      attr: "destination.config.endpoint_url",
+    });
+  });
+
+  it("refreshes members changed since its last load with updated_after (membersLogic)", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const quiet = await addMember(organization.id, MembershipLevel.member);
+    const before = await webApp("GET", "api/organizations/@current/members?limit=200", key);
+    const newest = (before.body.results as { updated_at: string }[])
+      .map((each) => each.updated_at)
+      .sort()
+      .at(-1)!;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const path = `api/organizations/@current/members/${member.user.uuid}`;
+    expect((await webApp("PATCH", path, key, { level: MembershipLevel.admin })).status).toBe(200);
+    const updates = await webApp(
+      "GET",
+      `api/organizations/@current/members?updated_after=${encodeURIComponent(newest)}`,
+      key,
+    );
+    expect(updates.status).toBe(200);
+    expect(updates.body.count).toBe(1);
+    expect(updates.body.results.map((each: { user: { uuid: string } }) => each.user.uuid)).toEqual([member.user.uuid]);
+    expect(quiet.user.uuid).not.toBe(member.user.uuid);
+    const unreadable = await webApp("GET", "api/organizations/@current/members?updated_after=yesterday", key);
+    expect({ status: unreadable.status, attr: unreadable.body.attr }).toEqual({ status: 400, attr: "updated_after" });
+  });
 });

@@ -1,7 +1,22 @@
 import { z } from "@hono/zod-openapi";
 import { validationError, validationErrorFromZod } from "../../platform/errors";
 
-export const DESTINATION_TYPES = ["S3", "Snowflake", "Postgres", "Redshift", "BigQuery", "HTTP", "NoOp"] as const;
+/**
+ * PostHog's destination types. `AwsS3` and `S3Compatible` are what its web app creates now (a
+ * bucket on AWS; any other S3 storage, at an `endpoint_url`); `S3`, the type they replaced, takes
+ * either and stays for the exports made with it.
+ */
+export const DESTINATION_TYPES = [
+  "S3",
+  "AwsS3",
+  "S3Compatible",
+  "Snowflake",
+  "Postgres",
+  "Redshift",
+  "BigQuery",
+  "HTTP",
+  "NoOp",
+] as const;
 export type DestinationType = (typeof DESTINATION_TYPES)[number];
 export type DestinationConfig = Record<string, unknown>;
 
@@ -22,6 +37,22 @@ const postgresConfig = {
 
 type Destination = { config: z.ZodObject; secrets: readonly string[]; endpoints: readonly string[] };
 
+const s3Config = {
+  bucket_name: nonBlank,
+  region: nonBlank,
+  prefix: z.string(),
+  aws_access_key_id: optionalText,
+  aws_secret_access_key: optionalText,
+  compression: z.enum(["gzip", "brotli", "zstd", "lz4", "snappy"]).nullable().optional(),
+  file_format: z.enum(["JSONLines", "Parquet"]).optional(),
+  max_file_size_mb: z.number().int().positive().nullable().optional(),
+};
+const awsEncryption = {
+  encryption: z.enum(["AES256", "aws:kms"]).nullable().optional(),
+  kms_key_id: optionalText,
+};
+const s3Secrets = ["aws_access_key_id", "aws_secret_access_key"] as const;
+
 /**
  * Each destination's configuration as PostHog's workflow inputs declare it: keys without
  * `optional()` are required on create. `secrets` are stored and never returned (PostHog's
@@ -31,20 +62,23 @@ type Destination = { config: z.ZodObject; secrets: readonly string[]; endpoints:
 const DESTINATIONS: Record<DestinationType, Destination> = {
   S3: {
     config: z.object({
-      bucket_name: nonBlank,
-      region: nonBlank,
-      prefix: z.string(),
-      aws_access_key_id: optionalText,
-      aws_secret_access_key: optionalText,
-      compression: z.enum(["gzip", "brotli", "zstd", "lz4", "snappy"]).nullable().optional(),
-      encryption: z.enum(["AES256", "aws:kms"]).nullable().optional(),
-      kms_key_id: optionalText,
+      ...s3Config,
+      ...awsEncryption,
       endpoint_url: optionalText,
-      file_format: z.enum(["JSONLines", "Parquet"]).optional(),
-      max_file_size_mb: z.number().int().positive().nullable().optional(),
       use_virtual_style_addressing: z.boolean().optional(),
     }),
-    secrets: ["aws_access_key_id", "aws_secret_access_key"],
+    secrets: s3Secrets,
+    endpoints: ["endpoint_url"],
+  },
+  // On AWS: the region says where, so no endpoint.
+  AwsS3: { config: z.object({ ...s3Config, ...awsEncryption }), secrets: s3Secrets, endpoints: [] },
+  S3Compatible: {
+    config: z.object({
+      ...s3Config,
+      endpoint_url: z.url({ protocol: /^https?$/, error: "Enter a valid URL." }),
+      use_virtual_style_addressing: z.boolean().optional(),
+    }),
+    secrets: s3Secrets,
     endpoints: ["endpoint_url"],
   },
   Snowflake: {

@@ -1,4 +1,4 @@
-import { and, count, eq, exists, ne, notExists, sql, type SQL } from "drizzle-orm";
+import { and, count, eq, exists, gt, ne, notExists, sql, type SQL } from "drizzle-orm";
 import {
   dashboardCollaborators,
   dashboards,
@@ -81,8 +81,11 @@ function memberMatching(search: string): SQL {
       or instr(${users.email}, ${text.toLowerCase()}) > 0))`;
 }
 
-/** `?email=`, `?search=` and `?order=` (`-joined_at`, the default, or `joined_at`), as PostHog's list takes them. */
-export type MemberFilters = { email?: string; search?: string; order?: string };
+/**
+ * `?email=`, `?search=`, `?updated_after=` and `?order=` (`-joined_at`, the default, or
+ * `joined_at`), as PostHog's list takes them.
+ */
+export type MemberFilters = { email?: string; search?: string; updated_after?: string; order?: string };
 
 export async function listMembersPage(read: OrganizationRead, page: Page, filters: MemberFilters) {
   const { db, organizationId } = read;
@@ -94,9 +97,13 @@ export async function listMembersPage(read: OrganizationRead, page: Page, filter
     // An equality, so that the (organization, user) index finds the one member it can be.
     !email ? undefined : eq(organizationMemberships.userId, userWithEmail(db, email)),
     !search ? undefined : memberMatching(search),
+    // Stored times are ISO text in UTC: the time sent, in that form, compares as they do.
+    !filters.updated_after
+      ? undefined
+      : gt(organizationMemberships.updatedAt, new Date(filters.updated_after).toISOString()),
   );
   const total =
-    email || search
+    email || search || filters.updated_after
       ? db.$count(organizationMemberships, where)
       : counterOf(organizations.memberCount, eq(organizations.id, organizationId));
   const [[counted], rows] = await read.batch([

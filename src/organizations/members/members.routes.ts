@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
+import { TimestampInput } from "../../platform/timestamps";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
 import { memberReads } from "./members.queries";
 import { Member, MemberParams, MemberUpdate } from "./members.schema";
@@ -25,6 +26,10 @@ export const listMembers = apiRoute({
             "Only members whose first name, last name or e-mail contains this text, case ignored " +
             "(its first 200 characters).",
         }),
+      updated_after: TimestampInput.optional().openapi({
+        description: "Only members whose membership changed after this time, as PostHog's web app refreshes its list.",
+        example: "2026-01-01T00:00:00Z",
+      }),
       order: z.string().optional().openapi({
         description: "`-joined_at` (latest joined first, the default) or `joined_at`; any other value is the default.",
       }),
