@@ -26,17 +26,23 @@ export const limitBodySize = bodyLimit({
 });
 
 /**
- * Strings that SQLite would store as invalid UTF-8 (lone surrogates) and nesting deeper than any
- * stored field needs, refused before validation. Recursion stops at the depth limit.
+ * Strings that SQLite would store as invalid UTF-8 (lone surrogates), numbers JSON cannot hold
+ * (`1e309` parses as Infinity, which would be stored as null), a `__proto__` key and nesting
+ * deeper than any stored field needs, refused before validation. Recursion stops at the depth limit.
  */
 function assertStorableJson(value: unknown, depth = 0): void {
   if (typeof value === "string") {
     if (LONE_SURROGATE.test(value)) throw parseError("JSON parse error - A string holds a lone UTF-16 surrogate.");
     return;
   }
+  if (typeof value === "number" && !Number.isFinite(value)) {
+    throw parseError("JSON parse error - A number is too large to store.");
+  }
   if (value === null || typeof value !== "object") return;
   if (depth >= MAX_JSON_DEPTH) throw parseError(`JSON parse error - Nested deeper than ${MAX_JSON_DEPTH} levels.`);
   for (const [key, item] of Object.entries(value)) {
+    // Validation rebuilds objects, and a rebuilt object leaves this key out: what is stored would not be what was sent.
+    if (key === "__proto__") throw parseError("JSON parse error - An object holds the key __proto__.");
     assertStorableJson(key, depth + 1);
     assertStorableJson(item, depth + 1);
   }

@@ -19,10 +19,15 @@ const listWithoutBlanks = idList(boundedText().nullable())
 const jsonList = idList(storedJson).nullable().optional().default([]);
 const configObject = boundedJsonObject().optional().default({});
 
+/**
+ * An IANA zone name, as PostHog's choices list them: not a UTC offset (`+01:00`), which `Intl` also
+ * takes, and in its own case (`Intl` reads `europe/paris` as `Europe/Paris`).
+ */
 function isTimezone(value: string) {
+  if (/^[+-]/.test(value)) return false;
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: value });
-    return true;
+    const named = new Intl.DateTimeFormat("en-US", { timeZone: value }).resolvedOptions().timeZone;
+    return named === value || named.toLowerCase() !== value.toLowerCase();
   } catch {
     return false;
   }

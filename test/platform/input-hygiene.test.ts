@@ -349,3 +349,25 @@ describe("times", () => {
     expect(lastMoment.body.expires_at).toBe("9999-12-31T23:59:59.000Z");
   });
 });
+
+describe("JSON values storage would change", () => {
+  it("refuses a number JSON cannot hold (stored as null) and a __proto__ key (lost in validation)", async () => {
+    const { key, project } = await setupOrganization();
+    const projectPath = `/api/projects/${project.id}`;
+    for (const body of [
+      '{"extra_settings": {"x": 1e309}}',
+      '{"revenue_analytics_config": {"a": [-1e400]}}',
+      '{"extra_settings": {"__proto__": {"a": 1}, "b": 2}}',
+      '{"revenue_analytics_config": {"nested": {"__proto__": 1}}}',
+    ]) {
+      const refusal = body.includes("__proto__")
+        ? parseError("An object holds the key __proto__.")
+        : parseError("A number is too large to store.");
+      await expectRefusedUnchanged(() => api("PATCH", projectPath, { key, body }), 400, refusal);
+    }
+    // The largest a double holds is kept as sent.
+    const largest = await api("PATCH", projectPath, { key, body: '{"extra_settings": {"x": 1.7976931348623157e308}}' });
+    expect(largest.status).toBe(200);
+    expect(largest.body.extra_settings).toEqual({ x: Number.MAX_VALUE });
+  });
+});

@@ -55,7 +55,7 @@ export const CreateDashboardInput = z
   .openapi("CreateDashboard");
 export type CreateDashboardInput = z.infer<typeof CreateDashboardInput>;
 
-const TextBody = z.string().refine((body) => body.length <= MAX_TEXT_BODY_LENGTH, {
+const TextBody = z.string().refine((body) => [...body].length <= MAX_TEXT_BODY_LENGTH, {
   error: `Text body cannot exceed ${MAX_TEXT_BODY_LENGTH} characters`,
   params: { code: "max_length" },
 });

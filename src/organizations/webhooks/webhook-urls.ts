@@ -58,6 +58,9 @@ function destinationRefusal(url: URL): string | undefined {
   return undefined;
 }
 
+/** How long a receiver's URL may be, as it is stored. */
+export const MAX_RECEIVER_URL_LENGTH = 2000;
+
 /**
  * A receiver's URL: https, on port 443 or 80, no credentials, and never an address literal that
  * is not globally reachable nor a local name; unless insecure receivers are allowed, when http
@@ -76,7 +79,16 @@ export function assertReceiverUrl(value: string, env: Pick<Bindings, "WEBHOOKS_A
   if (url.username || url.password) throw validationError("invalid_input", "The URL may not carry credentials.", "url");
   const refusal = insecure ? undefined : destinationRefusal(url);
   if (refusal) throw validationError("invalid_input", refusal, "url");
-  return url.toString();
+  // Stored as the URL parser writes it (host lower-cased, path percent-encoded): held to the limit as written.
+  const written = url.toString();
+  if ([...written].length > MAX_RECEIVER_URL_LENGTH) {
+    throw validationError(
+      "max_length",
+      `Ensure this field has no more than ${MAX_RECEIVER_URL_LENGTH} characters.`,
+      "url",
+    );
+  }
+  return written;
 }
 
 /**

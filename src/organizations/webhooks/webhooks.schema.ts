@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ACTIVITY_EVENTS } from "../../platform/activity-log/vocabulary";
 import { UserBasic } from "../../platform/user-basic";
 import { Timestamp, TimestampInput } from "../../platform/timestamps";
+import { MAX_RECEIVER_URL_LENGTH } from "./webhook-urls";
 
 const EventName = z
   .string()
@@ -11,7 +12,7 @@ const EventName = z
   )
   .openapi({ example: "OrganizationMembership.joined" });
 
-const Url = z.string().max(2000).openapi({ example: "https://hooks.example.com/posthog" });
+const Url = z.string().max(MAX_RECEIVER_URL_LENGTH).openapi({ example: "https://hooks.example.com/posthog" });
 const Events = z.array(EventName).min(1).max(100);
 const Description = z.string().max(400);
 

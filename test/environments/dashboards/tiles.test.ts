@@ -170,6 +170,12 @@ describe("PATCH .../dashboards/:id/tiles/:tile_id refusals", () => {
         { text: { body: "x".repeat(4001) } },
         invalid("max_length", "Text body cannot exceed 4000 characters", "text.body"),
       ],
+      // Characters, not UTF-16 units: 4,001 emoji are over the limit (2,500 would be 5,000 units).
+      [
+        tilePath,
+        { text: { body: "😀".repeat(4001) } },
+        invalid("max_length", "Text body cannot exceed 4000 characters", "text.body"),
+      ],
       [
         tilePath,
         { text: { id: tiles[1]!.text!.id, body: "x" } },

@@ -134,6 +134,13 @@ describe("webhook subscriptions", () => {
     }
     expect((await refused({ url: "https://hooks.example.com/posthog" })).status).toBe(201);
     expect((await api("GET", webhooksPath(organization), { key: organization.key })).body.count).toBe(1);
+    // Held to its 2,000 characters as stored: 1,992 sent, each `é` written `%C3%A9`.
+    const long = await refused({ url: `https://receiver.example.com/${"é".repeat(1962)}` });
+    expect({ status: long.status, attr: long.body.attr, code: long.body.code }).toEqual({
+      status: 400,
+      attr: "url",
+      code: "max_length",
+    });
   });
 
   it("refuses, on create and PATCH, every address that is not globally reachable, however it is written", async () => {
