@@ -188,7 +188,8 @@ describe("the organization's activity log", () => {
   it("answers 400 naming the parameter for a bad filter or cursor", async () => {
     const organization = await setupOrganization();
     const cases: [string, string][] = [
-      ["scope=Nothing", "scope"],
+      // A kind not logged here is an empty page, as in PostHog (its MCP server asks for `Insight`).
+      [`scope=${"x".repeat(201)}`, "scope"],
       ["activity=exploded", "activity"],
       ["user=not-a-uuid", "user"],
       ["after=yesterday", "after"],
@@ -206,6 +207,10 @@ describe("the organization's activity log", () => {
         type: "validation_error",
       });
     }
+    const unlogged = await api("GET", `${logPath(organization.organization.id)}?scope=Nothing`, {
+      key: organization.key,
+    });
+    expect({ status: unlogged.status, results: unlogged.body.results }).toEqual({ status: 200, results: [] });
   });
 
   it("pages newest first with a cursor that entries appended meanwhile do not shift", async () => {
