@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, count, desc, eq, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import { organizationMemberships, organizations, personalApiKeyBlocks, personalApiKeys, projects } from "../db/schema";
 import { assertLifetimeWithinPolicy } from "../platform/auth/key-policy";
 import { API_KEY_PREFIX } from "../platform/auth/api-keys";
@@ -204,45 +204,60 @@ async function refusedWhenBlocked(error: unknown): Promise<never> {
  * Only organizations the caller belongs to and projects the caller can see: a private project
  * the caller cannot see answers exactly like an id that does not exist, so ids cannot be probed.
  * `sent` says which lists a request sent: a stored one may name an organization or a project
- * deleted since, which reaches nothing and refuses nothing. Returns the organizations the key
- * reaches (its own, else all the caller's), whose activity logs record it, and how many keys the
- * caller holds.
+ * deleted since, which reaches nothing and is skipped; every other it names is checked as a sent
+ * one is. Returns the organizations the key reaches (its own, else all the caller's), whose
+ * activity logs record it, the lifetimes it is held to, and how many keys the caller holds.
  */
 async function assertCallerBelongs(
   db: Database,
   actor: Actor,
-  organizations: string[],
+  namedOrganizations: string[],
   teams: number[],
   sent = { organizations: true, teams: true },
 ) {
-  const [memberOf, visibleTeams, [holder], blocking] = await db.batch([
+  // No id named: a constant false, which SQLite answers without reading a row (an empty JSON
+  // list would walk every row the caller can see).
+  const [memberOf, existingOrganizations, visibleTeams, existingTeams, [holder], blocking] = await db.batch([
     db
       .select({ id: organizationMemberships.organizationId, lifetime: lifetimeOfOrganization })
       .from(organizationMemberships)
       .where(
         and(
           eq(organizationMemberships.userId, actor.userId),
-          organizations.length > 0 ? inJsonList(organizationMemberships.organizationId, organizations) : undefined,
+          namedOrganizations.length > 0
+            ? inJsonList(organizationMemberships.organizationId, namedOrganizations)
+            : undefined,
         ),
+      ),
+    db
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(
+        namedOrganizations.length > 0
+          ? and(inJsonList(organizations.id, namedOrganizations), isNull(organizations.deletionScheduledAt))
+          : sql`0`,
       ),
     db
       .select({ id: projects.id, organizationId: projects.organizationId })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      // No project named: a constant false, which SQLite answers without reading a row (an empty
-      // JSON list would walk every project the caller can see).
       .where(teams.length > 0 ? and(projectVisible, inJsonList(projects.id, teams)) : sql`0`),
+    db
+      .select({ organizationId: projects.organizationId })
+      .from(projects)
+      .where(teams.length > 0 ? and(inJsonList(projects.id, teams), isNull(projects.deletionScheduledAt)) : sql`0`),
     db.select({ keyCount: count() }).from(personalApiKeys).where(eq(personalApiKeys.userId, actor.userId)),
     organizationsBlockingCaller(db, actor),
   ]);
-  if (sent.organizations && organizations.length > 0 && memberOf.length !== organizations.length) {
+  const organizationsToBelong = sent.organizations ? namedOrganizations.length : existingOrganizations.length;
+  if (namedOrganizations.length > 0 && memberOf.length !== organizationsToBelong) {
     throw validationError(
       "invalid_input",
       "You must be a member of all organizations that you are scoping the key to.",
       "scoped_organizations",
     );
   }
-  if (sent.teams && visibleTeams.length !== teams.length) {
+  if (visibleTeams.length !== (sent.teams ? teams.length : existingTeams.length)) {
     throw validationError(
       "invalid_input",
       "You must be a member of all projects that you are scoping the key to.",
@@ -262,7 +277,7 @@ async function assertCallerBelongs(
     memberOf: memberOf.map(({ id }) => id),
     // The key reaches the organizations of its projects alone when it names projects.
     lifetimes: memberOf
-      .filter(({ id }) => teams.length === 0 || visibleTeams.some(({ organizationId }) => organizationId === id))
+      .filter(({ id }) => teams.length === 0 || existingTeams.some(({ organizationId }) => organizationId === id))
       .map(({ lifetime }) => lifetime),
     keyCount: holder?.keyCount ?? 0,
     projectOrganizations: organizationsOfProjects(visibleTeams),

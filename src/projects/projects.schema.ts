@@ -21,10 +21,11 @@ const configObject = boundedJsonObject().optional().default({});
 
 /**
  * An IANA zone name, as PostHog's choices list them: not a UTC offset (`+01:00`), which `Intl` also
- * takes, and in its own case (`Intl` reads `europe/paris` as `Europe/Paris`).
+ * takes, and in its own case (`Intl` reads `europe/paris` as `Europe/Paris`): each part of a zone's
+ * name begins with a capital (`US/Pacific`, `Etc/GMT+1`, `UTC`), and a canonical one is as written.
  */
 function isTimezone(value: string) {
-  if (/^[+-]/.test(value)) return false;
+  if (!value.split("/").every((part) => /^[A-Z]/.test(part))) return false;
   try {
     const named = new Intl.DateTimeFormat("en-US", { timeZone: value }).resolvedOptions().timeZone;
     return named === value || named.toLowerCase() !== value.toLowerCase();

@@ -155,6 +155,13 @@ describe("GET /api/organizations/:organization_id/members", () => {
       const found = await api("GET", `${path}?search=${encodeURIComponent(search)}`, { key });
       expect(found.body.results, search).toEqual([expectedMember(elodieMembership, elodie)]);
     }
+    // Accented letters mixing cases are matched as the name writes them, the ASCII ones in any case.
+    const mixed = await createUser({ firstName: "Élisée", lastName: "Ødegård" });
+    const mixedMembership = await addMembership(organization.id, mixed, MembershipLevel.member);
+    for (const search of ["Élisée", "ÉLISéE", "Ødegård", "ØDEGåRD"]) {
+      const found = await api("GET", `${path}?search=${encodeURIComponent(search)}`, { key });
+      expect(found.body.results, search).toEqual([expectedMember(mixedMembership, mixed)]);
+    }
     const none = await api("GET", `${path}?search=nobody-at-all`, { key });
     expect(none.body).toEqual({ count: 0, next: null, previous: null, results: [] });
     // Over 200 characters: the first 200 are searched.

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
+import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
   addMember,
@@ -7,7 +9,9 @@ import {
   api,
   createApiKey,
   createProject,
+  db,
   deleteProjectRow,
+  grantProjectAccess,
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
@@ -721,5 +725,44 @@ describe("a key whose reach was deleted", () => {
     });
     expect(resent.status).toBe(400);
     expect(resent.body.attr).toBe("scoped_teams");
+  });
+
+  it("still checks a stored reach that is there: a project hidden from its owner refuses a new expiry", async () => {
+    const { organization, key: ownerKey } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const hidden = await createProject(organization.id, { name: "Payroll" });
+    const policy = { api_key_max_lifetime_days: 30 };
+    expect((await api("PATCH", `/api/organizations/${organization.id}`, { key: ownerKey, body: policy })).status).toBe(
+      200,
+    );
+    const inDays = (days: number) => new Date(Date.now() + days * 24 * 60 * 60 * 1000).toISOString();
+    const made = await api("POST", "/api/personal_api_keys", {
+      key: member.key,
+      body: { label: "payroll", scopes: ["*"], scoped_teams: [hidden.id], expires_at: inDays(29) },
+    });
+    expect(made.status).toBe(201);
+    // Hidden for a while: a key naming it may not escape its organization's lifetime meanwhile.
+    await grantProjectAccess(hidden.id, member.membership.id, "none");
+    const forever = await api("PATCH", `/api/personal_api_keys/${made.body.id}`, {
+      key: member.key,
+      body: { expires_at: null },
+    });
+    expect({ status: forever.status, attr: forever.body.attr }).toEqual({ status: 400, attr: "scoped_teams" });
+    const current = await api("GET", `/api/personal_api_keys/${made.body.id}`, { key: member.key });
+    expect(current.body.expires_at).toBe(made.body.expires_at);
+  });
+
+  it("still checks a stored organization that is there: one its owner left refuses a change", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const other = await setupOrganization();
+    const membership = await addMembership(other.organization.id, owner, MembershipLevel.member);
+    const made = await api("POST", "/api/personal_api_keys", {
+      key,
+      body: { label: "two", scopes: ["*"], scoped_organizations: [organization.id, other.organization.id] },
+    });
+    expect(made.status).toBe(201);
+    await db.delete(schema.organizationMemberships).where(eq(schema.organizationMemberships.id, membership.id));
+    const patched = await api("PATCH", `/api/personal_api_keys/${made.body.id}`, { key, body: { expires_at: null } });
+    expect({ status: patched.status, attr: patched.body.attr }).toEqual({ status: 400, attr: "scoped_organizations" });
   });
 });

@@ -59,6 +59,8 @@ function call(operation: Operation, tenant: Tenant, key?: string) {
     .replace("{organization_id}", tenant.organizationId)
     .replace("{project_id}", String(tenant.projectId))
     .replace(/^\/api\/projects\/\{id\}/, `/api/projects/${tenant.projectId}`)
+    // The caller, as PostHog's MCP server names them (`@me`, encoded).
+    .replace("{user_uuid}", "%40me")
     .replace(/\{[a-z_]+\}/g, "1");
   return api(operation.method, path, { key, body: operation.method === "GET" ? undefined : {} });
 }
@@ -66,6 +68,7 @@ function call(operation: Operation, tenant: Tenant, key?: string) {
 /** What a key's scoping may reach, as the security model states it (docs/security.md, "Who may do what"). */
 const CALLER_OPERATIONS = [
   "GET /api/users/@me",
+  "GET /api/users/{user_uuid}",
   "GET /api/personal_api_keys/@current",
   "GET /api/service_keys/@current",
 ];

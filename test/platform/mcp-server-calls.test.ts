@@ -181,9 +181,12 @@ describe("PostHog's MCP server", () => {
   });
   it("reads and updates the user as `@me` encoded in the path, /api/users/%40me/ (core.ts user-get)", async () => {
     // `/api/users/${encodeURIComponent(params.uuid)}/`, the uuid described as "User UUID, or `@me`".
-    const { owner, key } = await setupOrganization();
+    const { owner, key, project } = await setupOrganization();
     const read = await mcp("GET", "/api/users/%40me/", key);
     expect({ status: read.status, uuid: read.body.uuid }).toEqual({ status: 200, uuid: owner.uuid });
+    // As `@me` is, read with a key scoped to a project too.
+    const scoped = await createApiKey(owner, { scopedTeams: [project.id] });
+    expect((await mcp("GET", "/api/users/%40me/", scoped.value)).status).toBe(200);
     const changed = await mcp("PATCH", "/api/users/%40me/", key, { body: { first_name: "Agent" } });
     expect({ status: changed.status, first_name: changed.body.first_name }).toEqual({
       status: 200,

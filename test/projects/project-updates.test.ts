@@ -86,6 +86,8 @@ describe.each(PROJECT_PATHS)("PATCH a project through the $tree path", ({ tree, 
       // A UTC offset, and a zone's name in another case, are no zone names (Intl reads both).
       [{ timezone: "+01:00" }, "timezone", "invalid_choice", '"+01:00" is not a valid choice.'],
       [{ timezone: "europe/paris" }, "timezone", "invalid_choice", '"europe/paris" is not a valid choice.'],
+      [{ timezone: "us/pacific" }, "timezone", "invalid_choice", '"us/pacific" is not a valid choice.'],
+      [{ timezone: "gmt" }, "timezone", "invalid_choice", '"gmt" is not a valid choice.'],
       [{ week_start_day: 3 }, "week_start_day", "invalid_choice", '"3" is not a valid choice.'],
       [{ app_urls: "https://example.com" }, "app_urls", "invalid_input", "Expected array, received string."],
       [{ access_control: "yes" }, "access_control", "invalid_input", "Expected boolean, received string."],
@@ -104,6 +106,15 @@ describe.each(PROJECT_PATHS)("PATCH a project through the $tree path", ({ tree, 
       name: "Default project",
       is_demo: false,
     });
+    // The zone names PostHog lists, aliases too, are taken as written.
+    for (const timezone of ["US/Pacific", "Etc/GMT+1", "GMT", "UTC", "America/Port-au-Prince"]) {
+      const response = await api("PATCH", path(project), { key, body: { timezone } });
+      expect({ timezone, status: response.status, stored: response.body.timezone }).toEqual({
+        timezone,
+        status: 200,
+        stored: timezone,
+      });
+    }
   });
 
   it("is for admins and owners, and members whose rule on the project is admin", async () => {
