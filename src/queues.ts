@@ -1,3 +1,4 @@
+import { eachMessage } from "./platform/background";
 import { errorFields, logLine } from "./platform/log";
 import { deliverBatch, recordDeadLetters, type DeliveryMessage } from "./organizations/webhooks/deliveries";
 import { failExport, writeExportPart } from "./organizations/activity-log/exports.job";
@@ -74,15 +75,16 @@ type EmailQueueMessage = InviteEmailMessage | ViewerLinkEmailMessage;
 const isViewerLinkEmail = (message: Message<EmailQueueMessage>): message is Message<ViewerLinkEmailMessage> =>
   "viewerLinkId" in message.body;
 
-function deliverEmails(batch: MessageBatch<EmailQueueMessage>, env: Bindings) {
-  return Promise.all(
-    batch.messages.map((message) =>
+const deliverEmails = (batch: MessageBatch<EmailQueueMessage>, env: Bindings) =>
+  eachMessage(
+    "e-mail",
+    batch.messages,
+    (message) =>
       isViewerLinkEmail(message)
         ? deliverViewerLinkEmail(env, message)
         : deliverInviteEmail(env, message as Message<InviteEmailMessage>),
-    ),
+    (body) => ("viewerLinkId" in body ? { viewer_link_id: body.viewerLinkId } : { invite_id: body.inviteId }),
   );
-}
 
 /** The e-mails whose attempts are exhausted: each kind records its own, then the batch is acked. */
 async function recordEmailDeadLetters(batch: MessageBatch<EmailQueueMessage>, env: Bindings) {

@@ -11,7 +11,7 @@ import type { BackgroundJob } from "./jobs";
  */
 export type Bindings = Omit<Env, "WEBHOOK_DELIVERIES" | "BACKGROUND_JOBS" | "INVITE_EMAILS"> & {
   /** Webhook deliveries, one message per delivery (a Cloudflare Queue). */
-  WEBHOOK_DELIVERIES: Queue<{ deliveryId: string }>;
+  WEBHOOK_DELIVERIES: Queue<{ deliveryId: string; retryUntil?: string }>;
   /**
    * The e-mails the API sends, one message per e-mail (a Cloudflare Queue): an invite's, or a
    * share link's one-time link to an allow-listed viewer.

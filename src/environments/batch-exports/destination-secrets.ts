@@ -1,6 +1,7 @@
 import { and, eq, isNull, ne, or } from "drizzle-orm";
 import { batchExports } from "../../db/schema";
 import { unchangedSinceRead, type Database } from "../../platform/db";
+import { settledEach } from "../../platform/background";
 import { isSealed, seal, unseal, type Keyring } from "../../platform/secrets";
 import { secretFields, type DestinationConfig, type DestinationType } from "./destinations";
 
@@ -53,9 +54,12 @@ export async function resealBatchExportSecrets(db: Database, keyring: Keyring): 
     .from(batchExports)
     .where(or(isNull(batchExports.sealedSecretsKeyId), ne(batchExports.sealedSecretsKeyId, keyring.current.id)))
     .limit(RESEAL_BATCH_SIZE);
-  // Sealed first: a drizzle statement is a thenable, and awaiting one would run it alone.
-  const sealedRows = await Promise.all(
-    rows.map(async (row) => ({
+  // Sealed first: a drizzle statement is a thenable, and awaiting one would run it alone. A secret
+  // that does not open (sealed under a key no longer configured) is logged and left: the others go on.
+  const sealedRows = await settledEach(
+    "re-seal batch export secrets",
+    rows,
+    async (row) => ({
       row,
       sealed: await sealDestination(
         keyring,
@@ -63,7 +67,8 @@ export async function resealBatchExportSecrets(db: Database, keyring: Keyring): 
         row.destinationType as DestinationType,
         await openDestination(keyring, row),
       ),
-    })),
+    }),
+    (row) => ({ batch_export_id: row.id }),
   );
   const updates = sealedRows.map(({ row, sealed }) => {
     const unchanged = unchangedSinceRead([

@@ -3,7 +3,7 @@ import { and, asc, eq, gt, isNotNull, isNull, lt, ne, sql } from "drizzle-orm";
 import { activityLog, serviceApiKeys, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { entryServiceKey, serviceKeyOfEntry } from "../../platform/activity-log/activity-log.queries";
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
-import { forEachOrganization } from "../../platform/background";
+import { eachMessage, forEachOrganization } from "../../platform/background";
 import { chunkForInsert, inJsonList, primaryDatabase, type Database } from "../../platform/db";
 import type { Bindings } from "../../platform/env";
 import { nowIso, uuid7 } from "../../platform/ids";
@@ -11,7 +11,12 @@ import { post, signedHeaders, signingSecrets, type Attempt } from "./receiver";
 import { disableWebhook } from "./webhooks.queries";
 import { delayAfter, RETRY_DELAYS_SECONDS } from "./retry-schedule";
 
-export type DeliveryMessage = { deliveryId: string };
+/**
+ * A delivery's queue message. `retryUntil` names the schedule it belongs to (a redelivery starts
+ * another): a dead letter of an earlier schedule does not fail the one running now. Messages
+ * queued before it was added carry none.
+ */
+export type DeliveryMessage = { deliveryId: string; retryUntil?: string };
 
 /**
  * Entries turned into deliveries per pass: with at most 50 webhooks, a pass writes at most 1,000
@@ -44,12 +49,17 @@ export async function enqueueDeliveries(env: Bindings, db: Database, organizatio
 }
 
 /** One queue message per delivery, in sends Queues accept. */
-export async function sendDeliveryMessages(env: Bindings, deliveryIds: string[]) {
-  for (let start = 0; start < deliveryIds.length; start += MESSAGES_PER_SEND) {
-    const ids = deliveryIds.slice(start, start + MESSAGES_PER_SEND);
-    await env.WEBHOOK_DELIVERIES.sendBatch(ids.map((deliveryId) => ({ body: { deliveryId } })));
+export async function sendDeliveryMessages(env: Bindings, deliveries: { id: string; retryUntil: string }[]) {
+  for (let start = 0; start < deliveries.length; start += MESSAGES_PER_SEND) {
+    const sent = deliveries.slice(start, start + MESSAGES_PER_SEND);
+    await env.WEBHOOK_DELIVERIES.sendBatch(
+      sent.map(({ id, retryUntil }) => ({ body: { deliveryId: id, retryUntil } })),
+    );
   }
 }
+
+/** What a delivery's message names: its id and schedule. */
+const scheduled = { id: webhookDeliveries.id, retryUntil: webhookDeliveries.retryUntil };
 
 /**
  * The outbox pass, after entries are sealed: each enabled webhook of the organization gets a
@@ -97,15 +107,12 @@ async function enqueuePass(env: Bindings, db: Database, organizationId: string) 
   );
   // Many entries times many webhooks: chunked, as D1 binds at most 100 parameters a statement.
   const inserts = chunkForInsert(webhookDeliveries, rows).map((chunk) =>
-    db.insert(webhookDeliveries).values(chunk).onConflictDoNothing().returning({ id: webhookDeliveries.id }),
+    db.insert(webhookDeliveries).values(chunk).onConflictDoNothing().returning(scheduled),
   );
   const [first, ...rest] = [...advance, ...inserts];
   const results = await db.batch([first!, ...rest]);
-  const created = results.slice(advance.length).flat() as { id: string }[];
-  await sendDeliveryMessages(
-    env,
-    created.map(({ id }) => id),
-  );
+  const created = results.slice(advance.length).flat() as { id: string; retryUntil: string }[];
+  await sendDeliveryMessages(env, created);
   return { delivered: created.length, caughtUp: entries.length < ENTRIES_PER_PASS };
 }
 
@@ -236,6 +243,7 @@ function webhookHealth(db: Database, webhook: WebhookRow, attempt: Attempt, now:
  */
 export async function recordDeadLetters(batch: MessageBatch<DeliveryMessage>, env: Bindings) {
   const db = primaryDatabase(env);
+  const letters = batch.messages.map((message) => message.body);
   const failed = await db
     .update(webhookDeliveries)
     .set({ status: "failed", nextAttemptAt: null, updatedAt: nowIso() })
@@ -243,9 +251,14 @@ export async function recordDeadLetters(batch: MessageBatch<DeliveryMessage>, en
       and(
         inJsonList(
           webhookDeliveries.id,
-          batch.messages.map((message) => message.body.deliveryId),
+          letters.map((letter) => letter.deliveryId),
         ),
         eq(webhookDeliveries.status, "pending"),
+        // Of the schedule its dead letter ended, not one a redelivery started since.
+        sql`exists (select 1 from json_each(${JSON.stringify(letters)}) as "letter"
+          where json_extract("letter"."value", '$.deliveryId') = ${webhookDeliveries.id}
+            and coalesce(json_extract("letter"."value", '$.retryUntil'), ${webhookDeliveries.retryUntil})
+              = ${webhookDeliveries.retryUntil})`,
       ),
     )
     .returning({
@@ -278,7 +291,7 @@ export async function redeliver(env: Bindings, db: Database, webhookId: string, 
     .where(and(ofWebhook, ne(webhookDeliveries.status, "pending")))
     .returning();
   if (delivery) {
-    await env.WEBHOOK_DELIVERIES.send({ deliveryId: delivery.id });
+    await sendDeliveryMessages(env, [delivery]);
     return delivery;
   }
   const [pending] = await db.select().from(webhookDeliveries).where(ofWebhook);
@@ -305,9 +318,14 @@ const LOST_AFTER_MS = 15 * 60_000;
 /** A delivery exhausted this long ago and still pending has lost its dead letter. */
 const DEAD_LETTER_LOST_AFTER_MS = 60 * 60_000;
 
+/** The newest sealed entry of the webhook's organization, read from the top of its log along its index. */
+const newestSealedSeq = sql<number>`(select ${activityLog.seq} from ${activityLog}
+  where ${activityLog.organizationId} = ${webhooks.organizationId} and ${activityLog.hash} is not null
+  order by ${activityLog.seq} desc limit 1)`;
+
 /**
- * The cron's part of at-least-once: every organization with an enabled webhook gets an outbox
- * pass (entries a lost pass left behind); pending deliveries long past their attempt time get
+ * The cron's part of at-least-once: every organization with an enabled webhook behind its log
+ * gets an outbox pass (entries a lost pass left behind); pending deliveries long past their attempt time get
  * their message again (a duplicate finds the delivery done and is dropped); an exhausted one whose
  * dead letter never arrived is marked failed, as its consumer would have; and previous secrets
  * past their overlap are dropped.
@@ -319,10 +337,12 @@ export async function sweepWebhooks(env: Bindings) {
     db
       .selectDistinct({ id: webhooks.organizationId })
       .from(webhooks)
-      .where(eq(webhooks.enabled, true))
+      // Only those behind their organization's newest sealed entry: the caught-up ones (nearly all)
+      // would otherwise fill the limit, run after run, and hide a lost pass past them.
+      .where(and(eq(webhooks.enabled, true), lt(webhooks.lastEnqueuedSeq, newestSealedSeq)))
       .limit(SWEEP_LIMIT),
     db
-      .select({ id: webhookDeliveries.id })
+      .select(scheduled)
       .from(webhookDeliveries)
       .where(
         and(
@@ -354,14 +374,15 @@ export async function sweepWebhooks(env: Bindings) {
     organizations.map(({ id }) => id),
     (organizationId) => enqueueDeliveries(env, db, organizationId),
   );
-  await sendDeliveryMessages(
-    env,
-    lost.map(({ id }) => id),
-  );
+  await sendDeliveryMessages(env, lost);
   return lost.length;
 }
 
-/** The queue consumer: each message on its own, so that one slow receiver does not fail the batch. */
-export async function deliverBatch(batch: MessageBatch<DeliveryMessage>, env: Bindings) {
-  await Promise.all(batch.messages.map((message) => deliver(env, message)));
-}
+/** The queue consumer: each message on its own, so that one slow or failing delivery does not fail the batch. */
+export const deliverBatch = (batch: MessageBatch<DeliveryMessage>, env: Bindings) =>
+  eachMessage(
+    "webhook delivery",
+    batch.messages,
+    (message) => deliver(env, message),
+    (body) => ({ delivery_id: body.deliveryId }),
+  );

@@ -40,12 +40,9 @@ export async function recoverStep(env: Bindings, job: Recovery): Promise<StepOut
       .update(webhookDeliveries)
       .set({ status: "pending", nextAttemptAt: now, retryUntil: retryUntilFrom(now), updatedAt: now })
       .where(and(sql`${webhookDeliveries.id} in (select "id" from (${next}))`, eq(webhookDeliveries.status, "failed")))
-      .returning({ id: webhookDeliveries.id }),
+      .returning({ id: webhookDeliveries.id, retryUntil: webhookDeliveries.retryUntil }),
   ]);
-  await sendDeliveryMessages(
-    env,
-    recovered.map(({ id }) => id),
-  );
+  await sendDeliveryMessages(env, recovered);
   const last = selected.at(-1);
   if (selected.length === MESSAGES_PER_SEND && last) {
     await env.BACKGROUND_JOBS.send({ ...job, after: { createdAt: last.createdAt, id: last.id } });

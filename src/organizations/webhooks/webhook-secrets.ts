@@ -1,6 +1,7 @@
 import { and, eq, notLike, or } from "drizzle-orm";
 import type { Context } from "hono";
 import { webhooks } from "../../db/schema";
+import { settledEach } from "../../platform/background";
 import { unchangedSinceRead, type Database } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { loadKeyring, seal, sealedUnderCurrentKey, unseal, type Keyring } from "../../platform/secrets";
@@ -43,13 +44,17 @@ export async function resealWebhookSecrets(db: Database, keyring: Keyring): Prom
     .from(webhooks)
     .where(or(notLike(webhooks.sealedSecret, current), notLike(webhooks.previousSealedSecret, current)))
     .limit(RESEAL_BATCH_SIZE);
-  // Sealed first: a drizzle statement is a thenable, and awaiting one would run it alone.
-  const sealedRows = await Promise.all(
-    rows.map(async (row) => ({
+  // Sealed first: a drizzle statement is a thenable, and awaiting one would run it alone. A secret
+  // that does not open (sealed under a key no longer configured) is logged and left: the others go on.
+  const sealedRows = await settledEach(
+    "re-seal webhook secret",
+    rows,
+    async (row) => ({
       row,
       sealedSecret: (await resealed(keyring, row.id, row.sealedSecret))!,
       previousSealedSecret: await resealed(keyring, row.id, row.previous),
-    })),
+    }),
+    (row) => ({ webhook_id: row.id }),
   );
   const updates = sealedRows.map(({ row, ...sealed }) => {
     const unchanged = unchangedSinceRead([

@@ -245,8 +245,14 @@ async function archiveOne(db: Database, bucket: R2Bucket, organizationId: string
     await written;
   } catch (error) {
     if (!isNotNullViolation(error)) throw error;
-    // Pruned meanwhile: nothing recorded, the object goes too; the next pass starts from what is left.
-    await bucket.delete(key);
+    // Pruned meanwhile, or archived by another pass at the same moment (the same key, the same
+    // bytes, recorded by that pass): the object goes only when no segment records it.
+    const [recorded] = await db
+      .select({ key: activityLogSegments.key })
+      .from(activityLogSegments)
+      .where(and(eq(activityLogSegments.organizationId, organizationId), eq(activityLogSegments.firstSeq, first.seq)));
+    // One segment per first entry (a unique index): the key is the same whichever pass wrote it.
+    if (recorded?.key !== key) await bucket.delete(key);
     return 0;
   }
   return rows.length;

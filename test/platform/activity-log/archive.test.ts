@@ -1,7 +1,7 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { asc, eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { verifyExport } from "../../../scripts/activity-export-chain.mjs";
 import * as schema from "../../../src/db/schema";
 import worker from "../../../src/index";
@@ -11,6 +11,7 @@ import { MembershipLevel } from "../../../src/platform/levels";
 import { expectError, NOT_FOUND } from "../../support/error-bodies";
 import { firstEntryOf, seedEntries as seedEntriesOf } from "../../support/activity-log";
 import { addMember, api, createProject, createUser, db, setupOrganization } from "../../support/harness";
+import { beforeWrites } from "../../support/races";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 
@@ -582,4 +583,34 @@ describe("archived entries read as kept ones", () => {
       expectError(await api("GET", path, { key: organization.key }), 404, NOT_FOUND);
     }
   }, 120_000);
+});
+
+describe("two cron runs archiving at once", () => {
+  it("keeps an archived segment's object when two cron runs archive the same day at once", async () => {
+    const organization = await setupOrganization();
+    const organizationId = organization.organization.id;
+    // Three sealed entries of one day, 40 days ago: past the 30-day hot window, within retention.
+    await seedEntries(organization, 3, 1000, 40 * DAY);
+    // Two cron runs overlap: the second runs whole between the first's put and its write.
+    beforeWrites([[/insert into "activity_log_segments"/, () => runCron()]]);
+    await runCron();
+    vi.restoreAllMocks();
+
+    const segments = await db
+      .select()
+      .from(schema.activityLogSegments)
+      .where(eq(schema.activityLogSegments.organizationId, organizationId))
+      .orderBy(asc(schema.activityLogSegments.firstSeq));
+    expect(segments).toHaveLength(1);
+    const objects = (await env.ACTIVITY_LOG_ARCHIVE.list({ prefix: `${organizationId}/` })).objects.map(
+      (object) => object.key,
+    );
+    // The segment the database lists still has its object in the archive...
+    expect(objects).toEqual([segments[0]!.key]);
+    // ...so the chain verifies and the archived entries are still there.
+    const verdict = await api("GET", `/api/organizations/${organizationId}/activity_log/verify`, {
+      key: organization.key,
+    });
+    expect(verdict.body).toMatchObject({ valid: true, entries: 3 });
+  });
 });

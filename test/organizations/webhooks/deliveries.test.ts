@@ -1,0 +1,198 @@
+import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { eq, like } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import * as schema from "../../../src/db/schema";
+import worker from "../../../src/index";
+import type { DeliveryMessage } from "../../../src/organizations/webhooks/deliveries";
+import { DELIVERY_ATTEMPTS } from "../../../src/organizations/webhooks/retry-schedule";
+import { sha256Hex } from "../../../src/platform/ids";
+import { seedEntries } from "../../support/activity-log";
+import { api, db, setupOrganization } from "../../support/harness";
+import { consumeDeadLetter } from "../../support/queues";
+import {
+  consume,
+  eventually,
+  receiver,
+  seedPendingDelivery,
+  storedDelivery,
+  subscribe,
+  webhooksPath,
+} from "../../support/webhooks";
+
+const runCron = () => worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+const twoHoursAgo = () => new Date(Date.now() - 2 * 3_600_000).toISOString();
+
+// The Worker reads its secrets from this `env`: a test changes them as `wrangler secret put` would.
+const keysAtStart = { current: env.SECRETS_ENCRYPTION_KEY, old: env.SECRETS_ENCRYPTION_OLD_KEYS };
+
+afterEach(() => {
+  env.SECRETS_ENCRYPTION_KEY = keysAtStart.current;
+  env.SECRETS_ENCRYPTION_OLD_KEYS = keysAtStart.old;
+  vi.restoreAllMocks();
+});
+
+/** Messages sent to a queue binding kept off the real queue, for the test's own consumer calls. */
+function captured(queue: Queue) {
+  const sent: unknown[] = [];
+  vi.spyOn(queue, "send").mockImplementation(async (body) => {
+    sent.push(body);
+    return { metadata: { metrics: { backlogCount: sent.length, backlogBytes: 0 } } } as never;
+  });
+  vi.spyOn(queue, "sendBatch").mockImplementation(async (messages) => {
+    sent.push(...[...messages].map((message) => message.body));
+    return { metadata: { metrics: { backlogCount: sent.length, backlogBytes: 0 } } } as never;
+  });
+  return sent;
+}
+
+describe("background work on webhooks, at least once", () => {
+  it("does not let a late (or duplicate) dead letter undo a redelivery asked for since", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"] });
+    // Exhausted two hours ago; its dead letter is late, so the cron marks it failed.
+    const deliveryId = await seedPendingDelivery(organization, id, {
+      attempts: DELIVERY_ATTEMPTS,
+      nextAttemptAt: null,
+      updatedAt: twoHoursAgo(),
+    });
+    const sent = captured(env.WEBHOOK_DELIVERIES);
+    await runCron();
+    const ended = await storedDelivery(deliveryId);
+    expect(ended.status).toBe("failed");
+
+    // An admin redelivers it: pending, its message on the queue.
+    const deliveriesPath = `${webhooksPath(organization)}/${id}/deliveries`;
+    const again = await api("POST", `${deliveriesPath}/${deliveryId}/redeliver`, { key: organization.key });
+    expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({ id: deliveryId, status: "pending" });
+    expect(sent).toContainEqual({ deliveryId, retryUntil: expect.any(String) });
+
+    // The first schedule's dead letter arrives now (late, or a duplicate of one consumed before).
+    await consumeDeadLetter<DeliveryMessage>("webhook-deliveries-dead-letters", {
+      deliveryId,
+      retryUntil: ended.retryUntil,
+    });
+    // Then the redelivery's message: the receiver is back.
+    const received = receiver(200);
+    await consume(deliveryId, 1);
+    expect(received.filter((post) => post.headers["webhook-id"] === deliveryId)).toHaveLength(1);
+    expect((await storedDelivery(deliveryId)).status).toBe("succeeded");
+  });
+
+  it("does not fail a whole batch of deliveries over one whose webhook's secret cannot be opened", async () => {
+    const poisoned = await setupOrganization();
+    const healthy = await setupOrganization();
+    const bad = await subscribe(poisoned, { events: ["*"] });
+    const good = await subscribe(healthy, { events: ["*"] });
+    // Sealed with a key no longer configured (a former key dropped before every row was re-sealed).
+    const [row] = await db.select().from(schema.webhooks).where(eq(schema.webhooks.id, bad.id));
+    await db
+      .update(schema.webhooks)
+      .set({ sealedSecret: row!.sealedSecret.replace(/^enc:v1:[^:]*:/, "enc:v1:dropped:") })
+      .where(eq(schema.webhooks.id, bad.id));
+    const badDelivery = await seedPendingDelivery(poisoned, bad.id);
+    const goodDelivery = await seedPendingDelivery(healthy, good.id);
+    const received = receiver(200);
+
+    const batch = createMessageBatch<DeliveryMessage>("webhook-deliveries", [
+      { id: "poisoned", timestamp: new Date(), attempts: 1, body: { deliveryId: badDelivery } },
+      { id: "healthy", timestamp: new Date(), attempts: 1, body: { deliveryId: goodDelivery } },
+    ]);
+    let thrown: unknown = null;
+    await worker.queue(batch, env).catch((error: unknown) => {
+      thrown = error;
+    });
+    // What the healthy message's handling went on doing after the handler threw, settled.
+    await eventually(async () => ((await storedDelivery(goodDelivery)).status === "pending" ? undefined : true));
+    const result = await getQueueResult(batch, createExecutionContext());
+    // A handler that throws has Queues retry every message of the batch it did not ack by then:
+    // the poisoned one is dealt with on its own (retried or acked), the batch is not failed.
+    expect(thrown).toBeNull();
+    expect(result.explicitAcks).toContain("healthy");
+    expect([...result.explicitAcks, ...result.retryMessages.map((message) => message.msgId)]).toContain("poisoned");
+    expect(received.filter((post) => post.headers["webhook-id"] === goodDelivery)).toHaveLength(1);
+  });
+
+  it("re-seals every other webhook's secret when one sealed under a dropped key cannot be opened", async () => {
+    const organization = await setupOrganization();
+    const lostOne = await subscribe(organization, { events: ["*"] });
+    const { id } = await subscribe(organization, { url: "http://receiver.test/other", events: ["*"] });
+    // As a key removed before the cron re-sealed everything: that one secret can no longer be opened.
+    await db
+      .update(schema.webhooks)
+      .set({ sealedSecret: "enc:v1:00000000:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" })
+      .where(eq(schema.webhooks.id, lostOne.id));
+    // A rotation of the encryption key: the current key becomes a former key, a new key is set.
+    const newKey = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+    env.SECRETS_ENCRYPTION_OLD_KEYS = env.SECRETS_ENCRYPTION_KEY;
+    env.SECRETS_ENCRYPTION_KEY = newKey;
+    await runCron();
+    await runCron();
+    const newKeyId = (await sha256Hex(newKey)).slice(0, 8);
+    const [row] = await db.select().from(schema.webhooks).where(eq(schema.webhooks.id, id));
+    // The webhook whose secret opens is re-sealed under the new key, so that the former key can go.
+    expect(row!.sealedSecret.startsWith(`enc:v1:${newKeyId}:`)).toBe(true);
+  });
+
+  it("catches up in the cron an organization's lost outbox pass, however many organizations have webhooks", async () => {
+    // 500 organizations with an enabled webhook, caught up (nothing to deliver).
+    const now = new Date().toISOString();
+    const fillers = Array.from({ length: 500 }, (_, index) => {
+      const suffix = String(index).padStart(12, "0");
+      return { organization: `00000000-0000-7000-8000-${suffix}`, webhook: `00000000-0000-7000-9000-${suffix}` };
+    });
+    for (let start = 0; start < fillers.length; start += 4) {
+      const chunk = fillers.slice(start, start + 4);
+      await db.insert(schema.organizations).values(
+        chunk.map(({ organization }) => ({
+          id: organization,
+          name: `Filler ${organization}`,
+          slug: `filler-${organization}`,
+          createdAt: now,
+          updatedAt: now,
+        })),
+      );
+      await db.insert(schema.webhooks).values(
+        chunk.map(({ organization, webhook }) => ({
+          id: webhook,
+          organizationId: organization,
+          url: "http://receiver.test/filler",
+          events: ["*"],
+          enabled: true,
+          sealedSecret: "unused",
+          lastEnqueuedSeq: 0,
+          createdAt: now,
+          updatedAt: now,
+        })),
+      );
+    }
+    try {
+      // One more organization: its entry was sealed, but the pass after the response was lost.
+      const organization = await setupOrganization();
+      const organizationId = organization.organization.id;
+      const webhookId = crypto.randomUUID();
+      await db.insert(schema.webhooks).values({
+        id: webhookId,
+        organizationId,
+        url: "http://receiver.test/hook",
+        events: ["*"],
+        enabled: true,
+        sealedSecret: "unused",
+        lastEnqueuedSeq: 0,
+        createdAt: now,
+        updatedAt: now,
+      });
+      await seedEntries(organizationId, 1, 1000);
+      captured(env.WEBHOOK_DELIVERIES);
+      await runCron();
+      const deliveries = await db
+        .select()
+        .from(schema.webhookDeliveries)
+        .where(eq(schema.webhookDeliveries.webhookId, webhookId));
+      expect(deliveries).toHaveLength(1);
+    } finally {
+      await db.delete(schema.organizations).where(like(schema.organizations.id, "00000000-0000-7000-8000-%"));
+    }
+  }, 60_000);
+});
