@@ -135,9 +135,20 @@ describe("background work on webhooks, at least once", () => {
     expect(row!.sealedSecret.startsWith(`enc:v1:${newKeyId}:`)).toBe(true);
   });
 
-  it("catches up in the cron an organization's lost outbox pass, however many organizations have webhooks", async () => {
+  it("catches up in the cron a lost outbox pass, however many organizations have webhooks", async () => {
     // 500 organizations with an enabled webhook, caught up (nothing to deliver).
     const now = new Date().toISOString();
+    const caughtUpWebhook = (id: string, organizationId: string) => ({
+      id,
+      organizationId,
+      url: "http://receiver.test/hook",
+      events: ["*"],
+      enabled: true,
+      sealedSecret: "unused",
+      lastEnqueuedSeq: 0,
+      createdAt: now,
+      updatedAt: now,
+    });
     const fillers = Array.from({ length: 500 }, (_, index) => {
       const suffix = String(index).padStart(12, "0");
       return { organization: `00000000-0000-7000-8000-${suffix}`, webhook: `00000000-0000-7000-9000-${suffix}` };
@@ -153,36 +164,16 @@ describe("background work on webhooks, at least once", () => {
           updatedAt: now,
         })),
       );
-      await db.insert(schema.webhooks).values(
-        chunk.map(({ organization, webhook }) => ({
-          id: webhook,
-          organizationId: organization,
-          url: "http://receiver.test/filler",
-          events: ["*"],
-          enabled: true,
-          sealedSecret: "unused",
-          lastEnqueuedSeq: 0,
-          createdAt: now,
-          updatedAt: now,
-        })),
-      );
+      await db
+        .insert(schema.webhooks)
+        .values(chunk.map(({ organization, webhook }) => caughtUpWebhook(webhook, organization)));
     }
     try {
       // One more organization: its entry was sealed, but the pass after the response was lost.
       const organization = await setupOrganization();
       const organizationId = organization.organization.id;
       const webhookId = crypto.randomUUID();
-      await db.insert(schema.webhooks).values({
-        id: webhookId,
-        organizationId,
-        url: "http://receiver.test/hook",
-        events: ["*"],
-        enabled: true,
-        sealedSecret: "unused",
-        lastEnqueuedSeq: 0,
-        createdAt: now,
-        updatedAt: now,
-      });
+      await db.insert(schema.webhooks).values(caughtUpWebhook(webhookId, organizationId));
       await seedEntries(organizationId, 1, 1000);
       captured(env.WEBHOOK_DELIVERIES);
       await runCron();
