@@ -35,6 +35,7 @@ import {
 } from "../../support/harness";
 import { attemptsFrom, consumeDeadLetter, expectAttemptsBeforeDeadLetters, retryDelays } from "../../support/queues";
 import { beforeWrites } from "../../support/races";
+import { seedEntries } from "../../support/activity-log";
 
 const insecureAtStart = env.WEBHOOKS_ALLOW_INSECURE;
 
@@ -992,8 +993,10 @@ describe("the outbox under load", () => {
     expect(new Set(positions.map((row) => row.seq)).size).toBe(1);
     expect(positions[0]!.seq).toBeGreaterThanOrEqual(entries);
 
-    // An organization whose outbox pass throws (a webhook row it cannot read) holds up no other.
+    // An organization whose outbox pass throws (a webhook row it cannot read) holds up no other:
+    // it has an entry to deliver, so the cron tries it.
     const stuck = await setupOrganization();
+    await seedEntries(stuck.organization.id, 1, 1000);
     await db.run(sql`insert into webhooks
       (id, organization_id, url, events, enabled, sealed_secret, last_enqueued_seq, created_at, updated_at)
       values (${crypto.randomUUID()}, ${stuck.organization.id}, ${RECEIVER}, '{', 1, 'sealed', 0, ${now}, ${now})`);
