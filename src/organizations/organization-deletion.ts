@@ -54,10 +54,11 @@ export function scheduleOrganizationDeletion(
       .where(and(eq(organizations.id, organizationId), isNull(organizations.deletionScheduledAt)))
       .returning({ id: organizations.id }),
     db.delete(organizationMemberships).where(eq(organizationMemberships.organizationId, organizationId)),
-    db
-      .delete(serviceApiKeys)
-      .where(eq(serviceApiKeys.organizationId, organizationId))
-      .returning({ secureValue: serviceApiKeys.secureValue, previousSecureValue: serviceApiKeys.previousSecureValue }),
+    db.delete(serviceApiKeys).where(eq(serviceApiKeys.organizationId, organizationId)).returning({
+      id: serviceApiKeys.id,
+      secureValue: serviceApiKeys.secureValue,
+      previousSecureValue: serviceApiKeys.previousSecureValue,
+    }),
     db
       .update(projects)
       .set({ deletionScheduledAt: now, updatedAt: now })

@@ -36,7 +36,8 @@ import { toOrganization } from "./organizations.schema";
 import { membershipActivity } from "./members/members.activity";
 import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
 import { assertRetentionDays } from "../platform/activity-log/retention";
-import { forgetCachedKey } from "../platform/auth/key-lifecycle";
+import { forgetRevokedKey } from "../platform/auth/key-lifecycle";
+import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { errorFields, logLine } from "../platform/log";
 import { scheduleOrganizationDeletion } from "./organization-deletion";
 import { organizationActivity, organizationItem, trackedOrganizationFields } from "./organizations.activity";
@@ -182,7 +183,8 @@ export const deleteCallerOrganization: RouteHandler<typeof deleteOrganization, A
   );
   // Another DELETE marked it between the read and this batch.
   if (marked.length === 0) throw notFound();
-  await Promise.all(serviceKeys.map((key) => forgetCachedKey(c.env, key)));
+  // Each deleted key's cache entries and its `@current` guess go, as when one key is revoked.
+  await Promise.all(serviceKeys.map((key) => forgetRevokedKey(c.env, key, currentEnvironmentGuessKey(key.id))));
   try {
     await c.env.BACKGROUND_JOBS.send({ kind: "delete_organization", organizationId: organization.id });
   } catch (error) {

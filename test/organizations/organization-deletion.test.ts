@@ -13,6 +13,7 @@ import { insertInvite } from "../support/people";
 import { consumeAttempt } from "../support/queues";
 import { beforeWrites } from "../support/races";
 import { archiveActivityLog } from "../../src/platform/activity-log/archive";
+import { currentEnvironmentGuessKey } from "../../src/platform/route-context/current-environment-guess";
 import { createDashboard, dashboardsPath, seedDashboards } from "../environments/dashboard-fixtures";
 
 afterEach(() => {
@@ -255,5 +256,31 @@ describe("the archive during an organization's deletion", () => {
     expect(ran).toEqual([0]);
     expect((await api("GET", `/api/organizations/${organization.id}`, { key })).status).toBe(404);
     expect(await objects()).toEqual([]);
+  });
+});
+
+describe("an organization's service keys, deleted with it", () => {
+  it("take their @current guess with them, as a revoked key does", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const created = await api("POST", `/api/organizations/${organization.id}/service_keys`, {
+      key,
+      body: { label: "sync", scopes: ["*"] },
+    });
+    const serviceKey = created.body as { id: string; value: string };
+    /** The guess in KV once the response's background write (if any) has landed. */
+    const storedGuess = async (expected: string | null) => {
+      for (let attempt = 0; attempt < 50; attempt += 1) {
+        if ((await env.API_KEY_CACHE.get(currentEnvironmentGuessKey(serviceKey.id))) === expected) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return env.API_KEY_CACHE.get(currentEnvironmentGuessKey(serviceKey.id));
+    };
+    expect((await api("GET", "/api/environments/@current/dashboards", { key: serviceKey.value })).status).toBe(200);
+    expect(await storedGuess(String(project.id))).toBe(String(project.id));
+
+    vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue(NOT_SENT);
+    expect((await api("DELETE", `/api/organizations/${organization.id}`, { key })).status).toBe(204);
+    expect((await api("GET", "/api/service_keys/@current", { key: serviceKey.value })).status).toBe(401);
+    expect(await storedGuess(null)).toBeNull();
   });
 });
