@@ -35,10 +35,16 @@ function isTimezone(value: string) {
 }
 
 /** An IANA time zone name, refused as PostHog refuses an unknown choice. */
-export const TimezoneName = z.string().refine(isTimezone, {
-  error: (issue) => `"${String(issue.input)}" is not a valid choice.`,
-  params: { code: "invalid_choice" },
-});
+export const TimezoneName = z
+  .string()
+  .refine(isTimezone, {
+    error: (issue) => `"${String(issue.input)}" is not a valid choice.`,
+    params: { code: "invalid_choice" },
+  })
+  .openapi({
+    description: "An IANA time zone name, as written in the tz database: `UTC`, `Europe/Paris`, `US/Pacific`.",
+    example: "UTC",
+  });
 
 /**
  * Settings a project stores and echoes (defaults: booleans false, lists [], objects

@@ -45,6 +45,14 @@ const BatchExportFields = z.object({
     .openapi({ description: "Hour of the day a daily or weekly export runs (0 to 23); only with `day` or `week`." }),
 });
 
+/** Set by hand: a destination's required keys and the interval's offsets are rules between fields. */
+const BATCH_EXPORT_EXAMPLE = {
+  name: "Nightly events",
+  interval: "day",
+  offset_hour: 3,
+  destination: { type: "AwsS3", config: { bucket_name: "exports", region: "us-east-1", prefix: "events/" } },
+};
+
 export const BatchExportCreateInput = BatchExportFields.extend({
   model: Model.optional().default("events"),
   destination: z.object({ type: DestinationTypeName, config: ConfigObject.optional().default({}) }),
@@ -56,7 +64,7 @@ export const BatchExportCreateInput = BatchExportFields.extend({
   timezone: TimezoneName.optional().default("UTC"),
   offset_day: BatchExportFields.shape.offset_day.optional().default(null),
   offset_hour: BatchExportFields.shape.offset_hour.optional().default(null),
-}).openapi("BatchExportInput");
+}).openapi("BatchExportInput", { example: BATCH_EXPORT_EXAMPLE });
 export type BatchExportCreateInput = z.infer<typeof BatchExportCreateInput>;
 
 /**
@@ -66,14 +74,14 @@ export type BatchExportCreateInput = z.infer<typeof BatchExportCreateInput>;
 export const BatchExportFullInput = BatchExportFields.partial()
   .required({ name: true, interval: true })
   .extend({ destination: z.object({ type: DestinationTypeName, config: ConfigObject.optional() }) })
-  .openapi("BatchExportFullUpdate");
+  .openapi("BatchExportFullUpdate", { example: BATCH_EXPORT_EXAMPLE });
 
 /** A PATCH: `destination.config` is merged into the stored one; omitted secrets are kept, not past a new endpoint. */
 export const BatchExportUpdateInput = BatchExportFields.partial()
   .extend({
     destination: z.object({ type: DestinationTypeName.optional(), config: ConfigObject.optional() }).optional(),
   })
-  .openapi("BatchExportUpdate");
+  .openapi("BatchExportUpdate", { example: { name: "Nightly events", interval: "day", offset_hour: 3 } });
 export type BatchExportUpdateInput = z.infer<typeof BatchExportUpdateInput>;
 
 export const BatchExport = z

@@ -52,7 +52,10 @@ export const CreateDashboardInput = z
       .optional()
       .openapi({ description: "With `use_dashboard`: copy the insights and texts too, not only the tiles." }),
   })
-  .openapi("CreateDashboard");
+  // By hand: `use_template` and `use_dashboard` exclude each other, which an example built from types would not know.
+  .openapi("CreateDashboard", {
+    example: { name: "Revenue", description: "Monthly revenue by plan", pinned: true, tags: ["finance"] },
+  });
 export type CreateDashboardInput = z.infer<typeof CreateDashboardInput>;
 
 const TextBody = z.string().refine((body) => [...body].length <= MAX_TEXT_BODY_LENGTH, {

@@ -53,7 +53,10 @@ export const PutResourceAccessControlInput = z
     }),
     ...RuleSubjectInput,
   })
-  .openapi("PutResourceAccessControl");
+  // A member or a role, never both; a level the resource has.
+  .openapi("PutResourceAccessControl", {
+    example: { resource: "survey", access_level: "viewer", role: "0195d3a6-7c1e-7f3a-9b2c-5d4e3f2a1b0c" },
+  });
 
 /** The resource a PUT names, if this API keeps rules for it; else PostHog's 400. */
 export function checkedResourceType(resource: string): StoredResourceType {

@@ -4,12 +4,12 @@ import { ACTIVITY_SCOPES } from "../../platform/activity-log/vocabulary";
 import { UserBasic } from "../../platform/user-basic";
 import { Timestamp, TimestampInput } from "../../platform/timestamps";
 
-const time = (description: string) => TimestampInput.openapi({ description, example: "2026-01-01T00:00:00Z" });
+const time = (description: string, example: string) => TimestampInput.openapi({ description, example });
 
 export const ActivityLogExportInput = z
   .object({
-    from: time("Inclusive."),
-    to: time("Exclusive."),
+    from: time("Inclusive.", "2026-01-01T00:00:00Z"),
+    to: time("Exclusive.", "2026-02-01T00:00:00Z"),
     format: z.enum(EXPORT_FORMATS).default("ndjson"),
     scopes: z
       .array(z.enum(ACTIVITY_SCOPES as [string, ...string[]]))

@@ -90,7 +90,10 @@ const PutAccessControlInput = z
     access_level: z.string().nullable().openapi({ description: "A level of the resource; null removes the rule." }),
     ...RuleSubjectInput,
   })
-  .openapi("PutAccessControl");
+  // A member or a role, never both; a level every resource has (a project's are none, member, admin).
+  .openapi("PutAccessControl", {
+    example: { access_level: "none", organization_member: "0195d3a6-7c1e-7f3a-9b2c-5d4e3f2a1b0c" },
+  });
 
 /** The resource's rules, or the one rule of `subject` when given. */
 function rulesOf(resource: AccessControlledResourceName, resourceId: ResourceId, subject?: RuleSubject) {

@@ -22,7 +22,7 @@ export const AddCollaboratorInput = z
     user_uuid: z.string().uuid(),
     level: z
       .union([z.literal(PrivilegeLevel.canView), z.literal(PrivilegeLevel.canEdit)])
-      .openapi({ description: "Only 37 (can edit) may be given." }),
+      .openapi({ description: "Only 37 (can edit) may be given.", example: PrivilegeLevel.canEdit }),
   })
   .openapi("AddDashboardCollaborator");
 

@@ -75,9 +75,10 @@ const PUBLIC_SHARING_DISABLED = () => permissionDenied("Public sharing is disabl
 
 const INVALID_SETTINGS = () => validationError("invalid_input", "Invalid settings format", "settings");
 
-/** PostHog's settings keys only, each a boolean; anything else is dropped. */
+/** PostHog's settings keys only, each a boolean; anything else is dropped. Null clears them, as in PostHog. */
 function parseSettings(value: unknown): SharingSettings {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw INVALID_SETTINGS();
+  if (value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value)) throw INVALID_SETTINGS();
   const settings: SharingSettings = {};
   for (const key of SHARING_SETTINGS_KEYS) {
     const setting: unknown = (value as Record<string, unknown>)[key];

@@ -82,7 +82,12 @@ export const UpdateSharingInput = z
     settings: z
       .unknown()
       .optional()
-      .openapi({ description: `An object of booleans; only ${SHARING_SETTINGS_KEYS.join(", ")} are kept.` }),
+      .openapi({
+        type: ["object", "null"],
+        additionalProperties: { type: "boolean" },
+        description: `An object of booleans; only ${SHARING_SETTINGS_KEYS.join(", ")} are kept. Null clears them.`,
+        example: { whitelabel: true },
+      }),
     expires_at: TimestampInput.nullable().optional(),
     password_required: z.boolean().optional(),
     allowed_emails: z
@@ -96,7 +101,8 @@ export const UpdateSharingInput = z
           "Not with `password_required`.",
       }),
   })
-  .openapi("UpdateSharingConfiguration");
+  // By hand: an allow-list needs e-mail configured and excludes a password, an expiry must be ahead.
+  .openapi("UpdateSharingConfiguration", { example: { enabled: true, settings: { whitelabel: true } } });
 export type UpdateSharingInput = z.infer<typeof UpdateSharingInput>;
 
 export const SharingParams = ProjectParams.extend({
