@@ -75,7 +75,7 @@ describe("dashboard sharing configuration", () => {
     expect(await listed()).toEqual([false]);
   });
 
-  it("keeps only PostHog's settings keys and refuses settings that are not an object of booleans", async () => {
+  it("keeps only PostHog's settings keys, refuses settings not an object of booleans, and clears on null", async () => {
     const { key, path } = await setupSharedDashboard();
     const response = await api("PATCH", path, {
       key,
@@ -83,7 +83,7 @@ describe("dashboard sharing configuration", () => {
     });
     expect(response.status).toBe(200);
     expect(response.body.settings).toEqual({ whitelabel: true, noHeader: false, legend: true, detailed: true });
-    for (const settings of ["dark", [], null, { legend: "yes" }]) {
+    for (const settings of ["dark", [], { legend: "yes" }]) {
       const refused = await api("PATCH", path, { key, body: { settings, enabled: true } });
       expect(refused.status).toBe(400);
       expect(refused.body).toEqual(
@@ -98,6 +98,9 @@ describe("dashboard sharing configuration", () => {
     const badEnabled = await api("PATCH", path, { key, body: { enabled: "yes" } });
     expect(badEnabled.status).toBe(400);
     expect(badEnabled.body.attr).toBe("enabled");
+    // Null clears them, as PostHog takes it.
+    const cleared = await api("PATCH", path, { key, body: { settings: null } });
+    expect({ status: cleared.status, settings: cleared.body.settings }).toEqual({ status: 200, settings: {} });
   });
 
   it("issues a new token on refresh", async () => {
