@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { inviteTokenHash } from "../organizations/invites/invite-tokens";
 import { isInviteExpired } from "../organizations/invites/invites.queries";
@@ -11,14 +12,20 @@ import { mintApiKey } from "../platform/auth/api-keys";
 import { authenticateRequest } from "../platform/auth/authenticate";
 import { assertAddressMayLookUp, refusal } from "../platform/auth/refused-keys";
 import { assertKeyMayJoin } from "../platform/auth/key-scoping";
-import { latestExpiryAllowed } from "../platform/auth/key-policy";
+import { KEY_BLOCKED, keyBlockedCondition, latestExpiryAllowed } from "../platform/auth/key-policy";
 import { assertScope } from "../platform/auth/scopes";
 import { isNotNullViolation, isUniqueViolation } from "../platform/db";
 import type { Actor, AppEnv } from "../platform/env";
 import { notFound, permissionDenied, validationError } from "../platform/errors";
 import { SERVICE_KEY_REFUSED } from "../platform/route";
 import { toUserBasic } from "../platform/user-basic";
-import { findInviteForSignup, joinAsExistingUser, signUpAndJoin, type JoinEntries } from "./signup.queries";
+import {
+  findInviteForSignup,
+  joinAsExistingUser,
+  keyJoinRefused,
+  signUpAndJoin,
+  type JoinEntries,
+} from "./signup.queries";
 import type { acceptInvite, acceptInviteByBody, previewInvite, SignupInput } from "./signup.routes";
 
 type FoundInvite = NonNullable<Awaited<ReturnType<typeof findInviteForSignup>>>;
@@ -110,7 +117,12 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
   if (account) {
     const entries = entriesFor(account.user);
     const { addressProven } = found;
-    await joining(() => joinAsExistingUser(c.var.db, invite, account.user.id, entries, addressProven), alreadyMember);
+    // A key an admin blocked in the organization (its holder removed since, and invited again) joins nothing.
+    const keyNotBlocked = caller ? sql`not ${keyBlockedCondition(caller, invite.organizationId)}` : sql`1`;
+    await joining(
+      () => joinAsExistingUser(c.var.db, invite, account.user.id, entries, addressProven, keyNotBlocked),
+      alreadyMember,
+    );
     const user = { ...account.user, isEmailVerified: account.user.isEmailVerified || addressProven };
     return { user: toUserBasic(user), organization_id: invite.organizationId };
   }
@@ -173,6 +185,7 @@ async function joining<T>(write: () => Promise<T>, onDuplicate: () => Error): Pr
   try {
     return await write();
   } catch (error) {
+    if (keyJoinRefused(error)) throw permissionDenied(KEY_BLOCKED);
     if (isNotNullViolation(error)) throw notFound();
     if (isUniqueViolation(error)) throw onDuplicate();
     throw error;

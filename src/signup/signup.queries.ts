@@ -10,7 +10,7 @@ import {
   users,
 } from "../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
-import { inJsonList, whileHolds, type Database } from "../platform/db";
+import { inJsonList, isNotNullViolationOf, whileHolds, type Database } from "../platform/db";
 import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
 import { ruleOfMember } from "../platform/access-rules/member-rule";
 import { grantableLevelInSql } from "../platform/access-rules/grantable-level";
@@ -105,7 +105,13 @@ export type JoinEntries = (membershipId: string) => { joined: Statement; accepte
  * e-mail; the membership's joining is recorded right after its insert, the invite's acceptance
  * right after the invites are deleted.
  */
-function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, entries: JoinEntries) {
+function joinStatements(
+  db: Database,
+  invite: InviteRow,
+  userId: SQL | number,
+  entries: JoinEntries,
+  keyNotBlocked?: SQL,
+) {
   const now = nowIso();
   const membershipId = uuid7();
   const { joined, accepted } = entries(membershipId);
@@ -156,7 +162,8 @@ function joinStatements(db: Database, invite: InviteRow, userId: SQL | number, e
       userId,
       // Only while the organization is not being deleted (its DELETE may land after the invite was read).
       level: whileHolds(levelGranted(invite), organizationLive(invite.organizationId)),
-      joinedAt: now,
+      // Joining with a key: only while that key is not blocked in the organization (`keyJoinRefused`).
+      joinedAt: keyNotBlocked ? whileHolds(now, keyNotBlocked) : now,
       updatedAt: now,
     }),
     joined,
@@ -175,10 +182,14 @@ export async function joinAsExistingUser(
   userId: number,
   entries: JoinEntries,
   addressProven: boolean,
+  keyNotBlocked: SQL,
 ) {
   const proven = db.update(users).set({ isEmailVerified: true }).where(eq(users.id, userId));
-  await db.batch([...joinStatements(db, invite, userId, entries), ...(addressProven ? [proven] : [])]);
+  await db.batch([...joinStatements(db, invite, userId, entries, keyNotBlocked), ...(addressProven ? [proven] : [])]);
 }
+
+/** Whether a join's write failed on the calling key's block (`joinAsExistingUser`'s hold). */
+export const keyJoinRefused = (error: unknown) => isNotNullViolationOf(error, organizationMemberships.joinedAt);
 
 /** `addressProven`: they signed up with the token only the invite's e-mail carried. */
 type NewUser = { firstName: string; lastName: string; addressProven: boolean };

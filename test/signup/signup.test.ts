@@ -2,9 +2,11 @@ import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
 import { nowIso } from "../../src/platform/ids";
+import { KEY_BLOCKED } from "../../src/platform/auth/key-policy";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
   addMember,
+  addMembership,
   api,
   createApiKey,
   createProject,
@@ -636,5 +638,34 @@ describe("the whole journey, as README.md shows it", () => {
     expect(afterRemoval.status).toBe(404);
     const remaining = await api("GET", members, { key });
     expect(remaining.body.count).toBe(1);
+  });
+});
+
+describe("a key an admin blocked in the organization", () => {
+  it("joins it again by invite nothing: 403, no membership", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const user = await createUser();
+    await addMembership(organization.id, user, MembershipLevel.member);
+    const userKey = await createApiKey(user);
+    // The admin takes the key out of the organization's reach, then removes its owner.
+    expect((await api("DELETE", `/api/organizations/${organization.id}/api_keys/${userKey.id}`, { key })).status).toBe(
+      204,
+    );
+    expect((await api("DELETE", `/api/organizations/${organization.id}/members/${user.uuid}`, { key })).status).toBe(
+      204,
+    );
+    // Invited again later: joining is an organization-level write, which a blocked key may not make.
+    const invite = await insertInvite(organization.id, owner, { targetEmail: user.email });
+    const joined = await api("POST", "/api/signup", { key: userKey.value, body: { token: invite.token } });
+    expectError(joined, 403, errorBody("authentication_error", "permission_denied", KEY_BLOCKED));
+    const memberships = await db
+      .select()
+      .from(schema.organizationMemberships)
+      .where(eq(schema.organizationMemberships.userId, user.id));
+    expect(memberships).toEqual([]);
+    // Another key of theirs, not blocked, joins.
+    const otherKey = await createApiKey(user);
+    const rejoined = await api("POST", "/api/signup", { key: otherKey.value, body: { token: invite.token } });
+    expect(rejoined.status).toBe(201);
   });
 });

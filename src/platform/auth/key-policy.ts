@@ -25,16 +25,18 @@ export const KEY_BLOCKED = "An admin of this organization revoked this personal 
 export const beyondScopeCeiling = (scope: string) =>
   `This organization's key policy (personal_api_key_max_scopes) does not allow personal API keys the scope '${scope}'.`;
 
+/** Whether the calling personal key is blocked in `organizationId`, as a condition (a service key never is). */
+export const keyBlockedCondition = (actor: Actor, organizationId: SQLWrapper | string) =>
+  actor.kind === "service"
+    ? sql<boolean>`0`
+    : sql<boolean>`exists (select 1 from ${personalApiKeyBlocks}
+    where ${personalApiKeyBlocks.keyId} = ${actor.keyId}
+      and ${personalApiKeyBlocks.organizationId} = ${organizationId})`;
+
 /** Whether the calling personal key is blocked in `organizationId` (a column or a value of the statement). */
 export function keyBlockedIn(actor: Actor, organizationId: SQLWrapper): SQL.Aliased<boolean> {
   // Named: a column named by a bare number (`0`) would come first among a D1 row's keys.
-  const blocked =
-    actor.kind === "service"
-      ? sql<boolean>`0`
-      : sql<boolean>`exists (select 1 from ${personalApiKeyBlocks}
-    where ${personalApiKeyBlocks.keyId} = ${actor.keyId}
-      and ${personalApiKeyBlocks.organizationId} = ${organizationId})`;
-  return blocked.mapWith(Boolean).as("key_blocked");
+  return keyBlockedCondition(actor, organizationId).mapWith(Boolean).as("key_blocked");
 }
 
 /**
