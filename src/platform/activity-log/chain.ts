@@ -140,11 +140,15 @@ export function chainStatements(db: Database, organizationId: string | SQL<strin
 
 /**
  * The verdict on the entries kept here, after `previous` (the anchor, or the last archived entry)
- * and `checked` entries already verified before them (the archived ones).
+ * and `checked` entries already verified before them (the archived ones). The newest entries not
+ * sealed yet (a write's seal still running) are not judged: a hash missing before a sealed entry is.
  */
 export async function verdictOf(rows: EntryRow[], previous: ChainLink, checked = 0): Promise<ChainVerdict> {
-  const entries = checked + rows.length;
-  const { end, firstInvalid } = await walkChain(previous, rows);
+  let sealedCount = rows.length;
+  while (sealedCount > 0 && rows[sealedCount - 1]!.hash === null) sealedCount -= 1;
+  const sealed = rows.slice(0, sealedCount);
+  const entries = checked + sealed.length;
+  const { end, firstInvalid } = await walkChain(previous, sealed);
   if (firstInvalid !== null) return { valid: false, entries, first_invalid: firstInvalid, head: null };
   return { valid: true, entries, first_invalid: null, head: entries === 0 ? null : end };
 }

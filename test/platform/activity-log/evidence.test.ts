@@ -1,6 +1,8 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { eq } from "drizzle-orm";
+import * as schema from "../../../src/db/schema";
 import worker from "../../../src/index";
 import { uuid7 } from "../../../src/platform/ids";
 import { archiveActivityLog } from "../../../src/platform/activity-log/archive";
@@ -181,6 +183,63 @@ describe("the activity log as evidence", () => {
     // Numbers go on after the last one taken (10), never reuse 6.
     expect(entry.seq).toBe(11);
     const verdict = await api("GET", `${orgPath(organization)}/activity_log/verify`, { key: organization.key });
+    expect(verdict.body).toMatchObject({ valid: true, first_invalid: null });
+  }, 60_000);
+});
+
+const sqlOf = (statement: D1PreparedStatement) => String((statement as unknown as { statement: string }).statement);
+
+describe("verify, while the organization writes", () => {
+  it("is not broken by a write landing while verify seals, its own seal still in flight", async () => {
+    const organization = await setupOrganization();
+    const orgPath = `/api/organizations/${organization.organization.id}`;
+    for (const name of ["One", "Two"]) {
+      expect((await api("PATCH", orgPath, { key: organization.key, body: { name } })).status).toBe(200);
+    }
+    expect((await api("GET", `${orgPath}/activity_log/verify`, { key: organization.key })).body).toMatchObject({
+      valid: true,
+      entries: 2,
+    });
+    // The seals after these two responses were lost (an isolate stopped): verify must seal them first.
+    await db
+      .update(schema.activityLog)
+      .set({ hash: null })
+      .where(eq(schema.activityLog.organizationId, organization.organization.id));
+
+    // A concurrent write, committed after verify's own seal passes and just before its read of the
+    // chain; its seal after the response is still running (held until verify has read).
+    let chainReads = 0;
+    let holdingSeals = false;
+    let releaseSeals = () => {};
+    const sealsReleased = new Promise<void>((resolve) => (releaseSeals = resolve));
+    const withSession = env.DB.withSession.bind(env.DB);
+    vi.spyOn(env.DB, "withSession").mockImplementation((constraint) => {
+      const session = withSession(constraint);
+      const batch = session.batch.bind(session);
+      session.batch = async <T>(statements: D1PreparedStatement[]) => {
+        const sqls = statements.map(sqlOf);
+        if (holdingSeals && sqls.some((text) => /^update "activity_log" set "hash"/.test(text))) await sealsReleased;
+        const readsChain = sqls.some((text) => /from "activity_log_segments"/.test(text) && /"last_seq" >/.test(text));
+        if (readsChain) {
+          chainReads += 1;
+          // The second read of the chain: verify's, after `sealChain` answered 0.
+          if (chainReads === 2) {
+            holdingSeals = true;
+            const renamed = await api("PATCH", orgPath, { key: organization.key, body: { name: "Three" } });
+            expect(renamed.status).toBe(200);
+          }
+        }
+        const result = await batch<T>(statements);
+        if (readsChain && chainReads === 2) releaseSeals();
+        return result;
+      };
+      return session;
+    });
+
+    const verdict = await api("GET", `${orgPath}/activity_log/verify`, { key: organization.key });
+    expect(chainReads).toBeGreaterThanOrEqual(2);
+    expect(verdict.status).toBe(200);
+    // Nothing was tampered with: three genuine entries, the third being sealed as verify read it.
     expect(verdict.body).toMatchObject({ valid: true, first_invalid: null });
   }, 60_000);
 });
