@@ -10,6 +10,7 @@ import { MembershipLevel } from "../../src/platform/levels";
 import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bodies";
 import { addMember, api, createProject, db, setupOrganization } from "../support/harness";
 import { consumeAttempt } from "../support/queues";
+import { beforeWrites } from "../support/races";
 import { seedDashboards } from "../environments/dashboard-fixtures";
 
 type Organization = Awaited<ReturnType<typeof setupOrganization>>;
@@ -210,5 +211,71 @@ describe("deleting a project", () => {
       kind: "delete_project",
       projectId: stalled.id,
     });
+  });
+});
+
+/** Every page of a list, to its end: the rows it really returns. */
+async function pagedToEnd(path: string, key: string) {
+  const rows: unknown[] = [];
+  let count: number | undefined;
+  for (let offset = 0; ; offset += 1) {
+    const page = await api("GET", `${path}?limit=1&offset=${offset}`, { key });
+    expect(page.status).toBe(200);
+    count ??= page.body.count as number;
+    const results = page.body.results as unknown[];
+    rows.push(...results);
+    if (results.length === 0 || !page.body.next) break;
+  }
+  return { count, rows };
+}
+
+describe("a rule written while its project is being deleted", () => {
+  it("a project rule written while the project is being deleted leaves the member's project count short", async () => {
+    const { organization, key } = await setupOrganization();
+    const doomed = await createProject(organization.id, { name: "Doomed" });
+    const member = await addMember(organization.id, MembershipLevel.member);
+
+    // The owner sets the member's rule on the project; meanwhile, the project is deleted (its rules
+    // with it): the rule is written after, onto a project marked for deletion.
+    const ran = beforeWrites([
+      [/insert into "access_controls"/i, () => api("DELETE", `/api/projects/${doomed.id}`, { key })],
+    ]);
+    const put = await api("PUT", `/api/projects/${doomed.id}/access_controls`, {
+      key,
+      body: { organization_member: member.membership.id, access_level: "none" },
+    });
+    vi.restoreAllMocks();
+    expect((ran[0] as { status: number }).status).toBe(204);
+    // A rule on a project marked for deletion is refused (404), as the project is gone.
+    expect(put.status).toBe(404);
+
+    const listed = await pagedToEnd(`/api/organizations/${organization.id}/projects`, member.key);
+    expect(listed.count).toBe(listed.rows.length);
+    const mine = await pagedToEnd(`/api/projects`, member.key);
+    expect(mine.count).toBe(mine.rows.length);
+  });
+
+  it("a project made private while it is being deleted leaves every member's project count short", async () => {
+    const { organization, key } = await setupOrganization();
+    const doomed = await createProject(organization.id, { name: "Doomed" });
+    const member = await addMember(organization.id, MembershipLevel.member);
+
+    // The default rule (the project's privacy) set while the project is deleted meanwhile: the
+    // marked project's access_control is turned back on, and every member's count drops by it.
+    const ran = beforeWrites([
+      [/insert into "access_controls"/i, () => api("DELETE", `/api/projects/${doomed.id}`, { key })],
+    ]);
+    const put = await api("PUT", `/api/projects/${doomed.id}/access_controls`, {
+      key,
+      body: { access_level: "none" },
+    });
+    vi.restoreAllMocks();
+    expect((ran[0] as { status: number }).status).toBe(204);
+    expect(put.status).toBe(404);
+
+    const listed = await pagedToEnd(`/api/organizations/${organization.id}/projects`, member.key);
+    expect(listed.count).toBe(listed.rows.length);
+    const mine = await pagedToEnd(`/api/projects`, member.key);
+    expect(mine.count).toBe(mine.rows.length);
   });
 });

@@ -132,13 +132,16 @@ export async function refusalInEnvironment(db: Database, actor: Actor, environme
 
 /**
  * The caller's level in the environment's project (`effectiveProjectLevel`) as SQL, for reads
- * batched with the project before the level is known. Null when the caller is not a member.
+ * batched with the project before the level is known. Null when the caller is not a member, or
+ * the project is being deleted: a write held on it (a rule, the project's fields) lands on no
+ * project marked meanwhile, whose rows its deletion removes.
  */
 export const projectLevelInEnvironment = (actor: Actor, environmentId: number) =>
   sql<number>`(select ${effectiveProjectLevel} from ${membershipsOf(actor)}
     join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
     join ${projects} on ${projects.id} = ${environments.projectId}
-    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId})`;
+    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId}
+      and ${projects.deletionScheduledAt} is null)`;
 
 /**
  * Whether the caller still sees the environment's project when the statement runs
