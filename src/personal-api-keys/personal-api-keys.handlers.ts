@@ -18,7 +18,14 @@ import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
-import { inJsonList, isNotNullViolationOf, refusedWhenNull, whileHolds, type Database } from "../platform/db";
+import {
+  inJsonList,
+  isNotNullViolationOf,
+  refusedWhenNull,
+  unchangedSinceRead,
+  whileHolds,
+  type Database,
+} from "../platform/db";
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { membershipOfCaller } from "../platform/route-context/project";
 import { writeWithActivity } from "../platform/activity-log/resource-activity";
@@ -398,7 +405,21 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
         scopedTeams,
         expiresAt: after.expiresAt,
       })
-      .where(and(ownKey(actor, id), eq(personalApiKeys.secureValue, key.secureValue)))
+      // Only over the key as read (its value, and every field the checks above were judged on): a
+      // change landing meanwhile (a narrowing, a roll) is not undone but answered 409.
+      .where(
+        and(
+          ownKey(actor, id),
+          unchangedSinceRead([
+            [personalApiKeys.secureValue, key.secureValue],
+            [personalApiKeys.label, key.label],
+            [personalApiKeys.scopes, key.scopes],
+            [personalApiKeys.scopedOrganizations, key.scopedOrganizations],
+            [personalApiKeys.scopedTeams, key.scopedTeams],
+            [personalApiKeys.expiresAt, key.expiresAt],
+          ]),
+        ),
+      )
       .returning({ id: personalApiKeys.id }),
     ...reachable.map((organizationId) =>
       personalApiKeyActivity.changed(

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { idList } from "../platform/input-limits";
 import { SCOPES } from "../platform/auth/scopes";
 import { noStore } from "../platform/response-headers";
-import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
+import { apiRoute, changedMeanwhileResponse, jsonBody, jsonResponse } from "../platform/route";
 import { visibleName } from "../platform/names";
 import { Timestamp, TimestampInput } from "../platform/timestamps";
 
@@ -154,7 +154,7 @@ export const updateKey = apiRoute({
   tags: ["personal_api_keys"],
   summary: "Change a key's label, scopes, scoping or expiry; it applies at once",
   request: { params: KeyParams, body: jsonBody(PersonalApiKeyUpdate) },
-  responses: { 200: jsonResponse(PersonalApiKey, "The key, masked") },
+  responses: { 200: jsonResponse(PersonalApiKey, "The key, masked"), 409: changedMeanwhileResponse },
 });
 
 export const rollKey = apiRoute({
@@ -165,5 +165,5 @@ export const rollKey = apiRoute({
   tags: ["personal_api_keys"],
   summary: "Replace a key's value; the new one is returned once, the old one stops after `overlap_seconds`",
   request: { params: KeyParams, body: jsonBody(RollInput) },
-  responses: { 200: jsonResponse(CreatedPersonalApiKey, "The key, with its new value") },
+  responses: { 200: jsonResponse(CreatedPersonalApiKey, "The key, with its new value"), 409: changedMeanwhileResponse },
 });

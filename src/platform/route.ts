@@ -191,3 +191,6 @@ export const jsonBody = <T extends z.ZodType>(schema: T) => ({
 });
 
 export const conflictResponse = errorResponse("Conflicts with an existing resource.");
+
+/** A write held on what it read: another request changed it meanwhile (`changedMeanwhile`); try again. */
+export const changedMeanwhileResponse = errorResponse("Changed by another request meanwhile; try again.");

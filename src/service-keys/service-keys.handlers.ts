@@ -16,7 +16,7 @@ import {
   storedTime,
 } from "../platform/auth/key-lifecycle";
 import { keyRateLimits } from "../platform/auth/rate-limit";
-import { inJsonList, refusedWhenNull, whileHolds, type Database } from "../platform/db";
+import { inJsonList, refusedWhenNull, unchangedSinceRead, whileHolds, type Database } from "../platform/db";
 import type { AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
@@ -201,7 +201,20 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
     db
       .update(serviceApiKeys)
       .set({ label: labelWhileAdmin(c, after.label), scopes, scopedTeams, expiresAt: after.expiresAt })
-      .where(and(keyOf(organization.id, key.id), eq(serviceApiKeys.secureValue, key.secureValue)))
+      // Only over the key as read (its value, and every field the checks above were judged on): a
+      // change landing meanwhile (a narrowing, a roll) is not undone but answered 409.
+      .where(
+        and(
+          keyOf(organization.id, key.id),
+          unchangedSinceRead([
+            [serviceApiKeys.secureValue, key.secureValue],
+            [serviceApiKeys.label, key.label],
+            [serviceApiKeys.scopes, key.scopes],
+            [serviceApiKeys.scopedTeams, key.scopedTeams],
+            [serviceApiKeys.expiresAt, key.expiresAt],
+          ]),
+        ),
+      )
       .returning({ id: serviceApiKeys.id }),
     serviceKeyActivity.changed(
       c,

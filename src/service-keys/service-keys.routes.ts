@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { RollInput } from "../personal-api-keys/personal-api-keys.routes";
 import { MembershipLevel } from "../platform/levels";
 import { noStore } from "../platform/response-headers";
-import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
+import { apiRoute, changedMeanwhileResponse, jsonBody, jsonResponse } from "../platform/route";
 import { OrganizationParams } from "../platform/route-context";
 import {
   CallingServiceKey,
@@ -76,7 +76,7 @@ export const updateServiceKey = apiRoute({
   tags: ["service_keys"],
   summary: "Change a service key's label, scopes, projects or expiry; it applies at once",
   request: { params: KeyParams, body: jsonBody(ServiceKeyUpdate) },
-  responses: { 200: jsonResponse(ServiceKey, "The key, masked") },
+  responses: { 200: jsonResponse(ServiceKey, "The key, masked"), 409: changedMeanwhileResponse },
 });
 
 export const rollServiceKey = apiRoute({
@@ -89,7 +89,7 @@ export const rollServiceKey = apiRoute({
   tags: ["service_keys"],
   summary: "Replace a service key's value; the new one is returned once, the old one stops after `overlap_seconds`",
   request: { params: KeyParams, body: jsonBody(RollInput) },
-  responses: { 200: jsonResponse(CreatedServiceKey, "The key, with its new value") },
+  responses: { 200: jsonResponse(CreatedServiceKey, "The key, with its new value"), 409: changedMeanwhileResponse },
 });
 
 export const deleteServiceKey = apiRoute({

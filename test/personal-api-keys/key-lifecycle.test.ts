@@ -766,3 +766,26 @@ describe("a key whose reach was deleted", () => {
     expect({ status: patched.status, attr: patched.body.attr }).toEqual({ status: 400, attr: "scoped_organizations" });
   });
 });
+
+describe("a PATCH landing while another changes the key", () => {
+  it("does not bring back the scopes narrowed meanwhile: both hold, or it is refused", async () => {
+    const { key } = await setupOrganization();
+    const created = await api("POST", "/api/personal_api_keys", { key, body: { label: "CI", scopes: ["*"] } });
+    expect(created.status).toBe(201);
+    const keyPath = `/api/personal_api_keys/${created.body.id}`;
+
+    const narrow = async () => (await api("PATCH", keyPath, { key, body: { scopes: ["project:read"] } })).status;
+    const ran = beforeWrites([[/^update "personal_api_keys"/, narrow]]);
+    const relabel = await api("PATCH", keyPath, { key, body: { label: "deploys" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+
+    const after = (await api("GET", keyPath, { key })).body as { label: string; scopes: string[] };
+    if (relabel.status === 200) {
+      expect({ label: after.label, scopes: after.scopes }).toEqual({ label: "deploys", scopes: ["project:read"] });
+    } else {
+      expect([409, 412]).toContain(relabel.status);
+      expect(after.scopes).toEqual(["project:read"]);
+    }
+  });
+});

@@ -469,3 +469,34 @@ describe("a service key whose project was deleted", () => {
     expect(resent.body.attr).toBe("scoped_teams");
   });
 });
+
+describe("a PATCH landing while another changes the key", () => {
+  it("does not bring back the scopes narrowed meanwhile: both hold, or it is refused", async () => {
+    const { organization, key } = await setupOrganization();
+    const path = `/api/organizations/${organization.id}/service_keys`;
+    const created = await api("POST", path, { key, body: { label: "Nightly sync", scopes: ["*"] } });
+    expect(created.status).toBe(201);
+    const keyPath = `${path}/${created.body.id}`;
+
+    const narrow = async () => {
+      const r = await api("PATCH", keyPath, { key, body: { scopes: ["organization:read"] } });
+      return r.status;
+    };
+    const ran = beforeWrites([[/^update "service_api_keys"/, narrow]]);
+    const relabel = await api("PATCH", keyPath, { key, body: { label: "renamed" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+
+    const listed = await api("GET", path, { key });
+    const after = (listed.body as { id: string; label: string; scopes: string[] }[]).find(
+      (k) => k.id === created.body.id,
+    )!;
+    if (relabel.status === 200) {
+      // Both changes must hold: the narrowing is not silently undone back to "*".
+      expect({ label: after.label, scopes: after.scopes }).toEqual({ label: "renamed", scopes: ["organization:read"] });
+    } else {
+      expect([409, 412]).toContain(relabel.status);
+      expect(after.scopes).toEqual(["organization:read"]);
+    }
+  });
+});

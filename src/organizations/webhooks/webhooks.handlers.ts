@@ -117,14 +117,18 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
   // Only while the caller is still an admin: a demotion at the same moment must not leave it enabled.
   const update = db
     .update(webhooks)
+    // Only what the request sends (the URL column carries the admin hold either way): a change of
+    // another field landing meanwhile, another admin's, is not undone. A webhook turned off
+    // meanwhile (its creator demoted, its receiver gone) stays off through a change of something else.
     .set({
-      url: whileHolds(url, callerStillAdmin(c.var.actor, current.organizationId)),
-      events: after.events,
-      // Only when sent: a webhook turned off meanwhile (its creator demoted, its receiver gone)
-      // stays off through a change of something else.
+      url: whileHolds(
+        input.url === undefined ? sql<string>`${webhooks.url}` : url,
+        callerStillAdmin(c.var.actor, current.organizationId),
+      ),
+      events: input.events,
       enabled: input.enabled,
-      description: after.description,
-      createdById: after.createdById,
+      description: input.description,
+      createdById: answerable ? after.createdById : undefined,
       updatedAt: after.updatedAt,
     })
     .where(ofOrganization(current.organizationId, current.id))

@@ -1063,3 +1063,40 @@ describe("a webhook turned off while a PATCH of it runs", () => {
     expect((await api("GET", webhookPath, { key: organization.key })).body.enabled).toBe(false);
   });
 });
+
+describe("a PATCH landing while another admin changes the webhook", () => {
+  it("does not undo the events and url changed meanwhile", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { description: "CRM sync" });
+    const hookPath = `${webhooksPath(organization)}/${id}`;
+    const newUrl = "http://receiver.test/other-hook";
+
+    const retarget = async () =>
+      (
+        await api("PATCH", hookPath, {
+          key: organization.key,
+          body: { events: ["Dashboard.updated"], url: newUrl },
+        })
+      ).status;
+    const ran = beforeWrites([[/update "webhooks" set "url"/, retarget]]);
+    const redescribe = await api("PATCH", hookPath, { key: organization.key, body: { description: "renamed" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+
+    const after = (await api("GET", hookPath, { key: organization.key })).body as {
+      description: string;
+      events: string[];
+      url: string;
+    };
+    if (redescribe.status === 200) {
+      expect({ description: after.description, events: after.events, url: after.url }).toEqual({
+        description: "renamed",
+        events: ["Dashboard.updated"],
+        url: newUrl,
+      });
+    } else {
+      expect([409, 412]).toContain(redescribe.status);
+      expect({ events: after.events, url: after.url }).toEqual({ events: ["Dashboard.updated"], url: newUrl });
+    }
+  });
+});
