@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
-import { conflict, notFound } from "../../platform/errors";
+import { changedMeanwhile, conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import {
   callerInOrganization,
@@ -17,6 +17,7 @@ import { pageEnvelope, readPage } from "../../platform/pagination";
 import { emailStatusAtCreation, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
 import {
   deleteInviteOf,
+  combinedMeanwhile,
   listInvitesPage,
   inviteContextFor,
   replaceInvites,
@@ -137,11 +138,26 @@ async function createInvites(
     organization.membersCanInvite ? MembershipLevel.member : MembershipLevel.admin,
     ...invites.map((invite) => invite.level),
   );
-  await replaceInvites(db, organization.id, rows, entries, {
-    userId: context.inviter.id,
-    stillAdmin: callerStillAdmin(c.var.actor, organization.id),
-    stillMayInvite: callerStillAtLeast(c.var.actor, organization.id, mayInviteAt),
-  }).catch(refusedWhenLevelLost(c, inviteRows.organizationId));
+  const combining = inputs.filter((input) => input.combine_pending_invites).map((input) => input.target_email);
+  await replaceInvites(
+    db,
+    organization.id,
+    rows,
+    entries,
+    {
+      userId: context.inviter.id,
+      stillAdmin: callerStillAdmin(c.var.actor, organization.id),
+      stillMayInvite: callerStillAtLeast(c.var.actor, organization.id, mayInviteAt),
+    },
+    {
+      emails: combining,
+      readIds: combining.flatMap((email) => (context.pendingByEmail.get(email) ?? []).map((invite) => invite.id)),
+    },
+  )
+    .catch((error: unknown) => {
+      throw combinedMeanwhile(error) ? changedMeanwhile("invite") : error;
+    })
+    .catch(refusedWhenLevelLost(c, inviteRows.organizationId));
   enqueueInviteEmails(c, rows);
   return issued.map(({ row, token }) => ({ ...toInvite(row, context.inviter), token }));
 }

@@ -1,9 +1,9 @@
-import { and, eq, inArray, isNull, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, lte, notInArray, or, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { invites, organizationMemberships, organizations, projects, users } from "../../db/schema";
 import { ruleOfMember, type AccessLevelOf } from "../../platform/access-rules/member-rule";
 import { projectVisibleAtLevel, type CallerMembership } from "../../platform/access-rules/project-visibility";
-import { chunkForInsert, whileHolds, type Database } from "../../platform/db";
+import { chunkForInsert, isNotNullViolationOf, whileHolds, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
 import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
@@ -247,6 +247,7 @@ export async function replaceInvites(
   rows: InviteRow[],
   entries: Statement[],
   replacer: { userId: number; stillAdmin: SQL; stillMayInvite: SQL },
+  combined: { emails: string[]; readIds: string[] } = { emails: [], readIds: [] },
 ) {
   const emails = rows.map((row) => row.targetEmail);
   const ofEmails = and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emails));
@@ -254,7 +255,23 @@ export async function replaceInvites(
     ofEmails,
     or(replacer.stillAdmin, eq(invites.createdById, replacer.userId), lte(invites.createdAt, unexpiredInvitesSince())),
   );
+  // Combined invites were merged from the open ones as read: one sent since (its level, its
+  // projects) would be replaced unmerged. Its row is then set NULL where the column refuses it,
+  // failing the batch (`combinedMeanwhile`), before anything is deleted.
+  const sentSinceRead = db
+    .update(invites)
+    .set({ updatedAt: sql<string>`null` })
+    .where(
+      and(
+        eq(invites.organizationId, organizationId),
+        inArray(invites.targetEmail, combined.emails),
+        gt(invites.createdAt, unexpiredInvitesSince()),
+        notInArray(invites.id, combined.readIds),
+      ),
+    );
   await db.batch([
+    // Matches nothing when nothing is combined (an empty list is false).
+    sentSinceRead,
     db.delete(invites).where(replaceable),
     // Each row only while the caller may still send it (else NULL, which the column refuses).
     ...chunkForInsert(invites, rows).map((chunk) =>
@@ -267,6 +284,9 @@ export async function replaceInvites(
     ...entries,
   ]);
 }
+
+/** Whether a batch failed because an invite was sent, since the read, to an e-mail it combines. */
+export const combinedMeanwhile = (error: unknown) => isNotNullViolationOf(error, invites.updatedAt);
 
 /**
  * The invite is touched first, so that its entry (which reads its e-mail) is appended only if it

@@ -201,3 +201,49 @@ describe("member writes of a caller removed meanwhile", () => {
     expectError(promoted, 404, NOT_FOUND);
   });
 });
+
+describe("combine_pending_invites racing another invite to the e-mail", () => {
+  it("combining drops no invite sent between its read and its write: it combines it, or is refused (409)", async () => {
+    const { organization, key } = await setupOrganization();
+    const project = await createProject(organization.id, { access_control: true });
+    const email = "racing-combine@example.com";
+    // Another admin's invite for the e-mail (level admin, access to the private project) lands
+    // after the combining request read the pending invites (none then) and before its write.
+    const ran = beforeWrites([
+      [
+        /^delete from "invites"/,
+        async () =>
+          (
+            await api("POST", `/api/organizations/${organization.id}/invites`, {
+              key,
+              body: {
+                target_email: email,
+                level: 8,
+                private_project_access: [{ id: project.id, level: "admin" }],
+              },
+            })
+          ).status,
+      ],
+    ]);
+    const combining = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: email, level: 1, combine_pending_invites: true },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([201]);
+
+    // Either the combining request is refused (the pending invites changed since it read them),
+    // or its invite combines the one sent meanwhile, as it would had it run after it.
+    if (combining.status === 201) {
+      const listed = await api("GET", `/api/organizations/${organization.id}/invites`, { key });
+      const forEmail = listed.body.results.filter((invite: { target_email: string }) => invite.target_email === email);
+      expect(forEmail).toHaveLength(1);
+      expect(forEmail[0]).toMatchObject({
+        level: 8,
+        private_project_access: [{ id: project.id, level: "admin" }],
+      });
+    } else {
+      expect(combining.status).toBe(409);
+    }
+  });
+});
