@@ -28,7 +28,7 @@ export const limitBodySize = bodyLimit({
 /**
  * Strings that SQLite would store as invalid UTF-8 (lone surrogates), numbers JSON cannot hold
  * (`1e309` parses as Infinity, which would be stored as null), a `__proto__` key and nesting
- * deeper than any stored field needs, refused before validation. Recursion stops at the depth limit.
+ * deeper than a stored field needs, refused before validation. Recursion stops at the depth limit.
  */
 function assertStorableJson(value: unknown, depth = 0): void {
   if (typeof value === "string") {

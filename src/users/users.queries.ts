@@ -15,7 +15,7 @@ import { currentProjectId, membershipOfCaller } from "../platform/route-context/
 import { USER_PREFERENCE_KEYS, toCurrentUser, type CurrentUserUpdate, type PendingInvite } from "./users.schema";
 
 /**
- * How many pending invites `@me` lists, the newest: anyone may invite any address, from as many
+ * How many pending invites `@me` lists, the newest: anyone may invite an address, from as many
  * organizations as they make, and the list is one value of one statement, which D1 caps at 2 MB.
  */
 const MAX_PENDING_INVITES = 100;

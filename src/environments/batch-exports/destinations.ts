@@ -3,7 +3,7 @@ import { validationError, validationErrorFromZod } from "../../platform/errors";
 
 /**
  * PostHog's destination types. `AwsS3` and `S3Compatible` are what its web app creates now (a
- * bucket on AWS; any other S3 storage, at an `endpoint_url`); `S3`, the type they replaced, takes
+ * bucket on AWS; another S3 storage, at an `endpoint_url`); `S3`, the type they replaced, takes
  * either and stays for the exports made with it.
  */
 export const DESTINATION_TYPES = [

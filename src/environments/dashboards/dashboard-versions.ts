@@ -101,7 +101,7 @@ function freeRows(tiles: TileLayouts[]): { sm: number; xs: number } {
     const box = layouts[size] as { y?: unknown; h?: unknown } | undefined;
     if (typeof box !== "object" || box === null) return 0;
     const end = (typeof box.y === "number" ? box.y : 0) + (typeof box.h === "number" ? box.h : 0);
-    // A layout past any grid (1e308 rows) does not push the next tile off it (to Infinity, stored as null).
+    // A layout past every grid (1e308 rows) does not push the next tile off it (to Infinity, stored as null).
     return Number.isFinite(end) ? end : 0;
   };
   return {

@@ -23,7 +23,8 @@ export type RouteReach =
 /** Reads that PostHog's clients make first with any key, to learn who they are and what they may do. */
 const CALLER_ROUTES = new Set([
   "GET /api/users/@me",
-  // The caller alone by their own uuid or `@me` encoded (`%40me`, as PostHog's MCP server sends it): any other is 404.
+  // The caller by their own uuid, or `@me` encoded (`%40me`, as PostHog's MCP server sends it);
+  // another uuid is 404.
   "GET /api/users/{user_uuid}",
   "GET /api/personal_api_keys/@current",
   "GET /api/service_keys/@current",
