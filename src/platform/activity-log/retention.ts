@@ -155,11 +155,11 @@ export async function pruneActivityLog(db: Database, maximumDays: number, now = 
 
 /**
  * Deletes archived segments past their organization's retention (their last entry older than the
- * cutoff), or already behind its anchor, at most 100 per run: per segment, its object first, then
- * in one transaction its index row and the anchor moved to its last entry, from which the rest of
- * the chain verifies. A run that stops between the two finds the row again next time and deletes
- * the object again (nothing) before the row: nothing archived outlives its retention.
- * Returns segments deleted.
+ * cutoff), or already behind its anchor, at most 100 per run: per segment, the anchor moved to its
+ * last entry first (from there the rest of the chain verifies, and the segment is no longer read),
+ * then its object, then its index row. A run that stops between two steps finds the row again next
+ * time, behind the anchor, and repeats them: nothing archived outlives its retention, and the chain
+ * never points at an object already gone. Returns segments deleted.
  */
 export async function pruneArchivedSegments(
   db: Database,
@@ -182,30 +182,28 @@ export async function pruneArchivedSegments(
     .orderBy(activityLogSegments.organizationId, activityLogSegments.firstSeq)
     .limit(SEGMENTS_PER_RUN);
   for (const { segment } of due) {
+    await db
+      .insert(activityLogAnchors)
+      .values({
+        organizationId: segment.organizationId,
+        seq: segment.lastSeq,
+        hash: segment.lastHash,
+        prunedAt: now.toISOString(),
+      })
+      .onConflictDoUpdate({
+        target: activityLogAnchors.organizationId,
+        set: { seq: sql`excluded.seq`, hash: sql`excluded.hash`, prunedAt: sql`excluded.pruned_at` },
+        setWhere: sql`excluded.seq > ${activityLogAnchors.seq}`,
+      });
     await bucket.delete(segment.key);
-    await db.batch([
-      db
-        .insert(activityLogAnchors)
-        .values({
-          organizationId: segment.organizationId,
-          seq: segment.lastSeq,
-          hash: segment.lastHash,
-          prunedAt: now.toISOString(),
-        })
-        .onConflictDoUpdate({
-          target: activityLogAnchors.organizationId,
-          set: { seq: sql`excluded.seq`, hash: sql`excluded.hash`, prunedAt: sql`excluded.pruned_at` },
-          setWhere: sql`excluded.seq > ${activityLogAnchors.seq}`,
-        }),
-      db
-        .delete(activityLogSegments)
-        .where(
-          and(
-            eq(activityLogSegments.organizationId, segment.organizationId),
-            eq(activityLogSegments.firstSeq, segment.firstSeq),
-          ),
+    await db
+      .delete(activityLogSegments)
+      .where(
+        and(
+          eq(activityLogSegments.organizationId, segment.organizationId),
+          eq(activityLogSegments.firstSeq, segment.firstSeq),
         ),
-    ]);
+      );
   }
   return due.length;
 }

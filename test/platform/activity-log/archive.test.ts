@@ -7,6 +7,7 @@ import * as schema from "../../../src/db/schema";
 import worker from "../../../src/index";
 import { archiveActivityLog, archiveCutoff } from "../../../src/platform/activity-log/archive";
 import { sealChain } from "../../../src/platform/activity-log/chain";
+import { pruneArchivedSegments } from "../../../src/platform/activity-log/retention";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { expectError, NOT_FOUND } from "../../support/error-bodies";
 import { firstEntryOf, seedEntries as seedEntriesOf } from "../../support/activity-log";
@@ -317,6 +318,34 @@ describe("activity-log archive", () => {
     expect(headBefore).toMatchObject({ seq: 100 });
     const oldest = (await allPages(organization, 1000)).at(-1) as { seq: number };
     expect(oldest.seq).toBe(remaining[0]!.firstSeq);
+  }, 60_000);
+
+  it("verifies when a pruning run stops right after deleting an object, and the next run ends the step", async () => {
+    const organization = await setupOrganization();
+    await seedEntries(organization, 100, DAY);
+    await runCron();
+    await runCron();
+    const [oldest] = await segmentsOf(organization);
+    // The bucket itself, whose delete stops the run once the object is gone (as a run cut short would).
+    const stopping = Object.create(env.ACTIVITY_LOG_ARCHIVE, {
+      delete: {
+        value: async (key: string) => {
+          await env.ACTIVITY_LOG_ARCHIVE.delete(key);
+          throw new Error("run stopped");
+        },
+      },
+    }) as R2Bucket;
+
+    await expect(pruneArchivedSegments(db, stopping, 60)).rejects.toThrow("run stopped");
+    expect(await objectsOf(organization)).not.toContain(oldest!.key);
+    expect(await verify(organization)).toMatchObject({ valid: true, first_invalid: null });
+
+    await pruneArchivedSegments(db, env.ACTIVITY_LOG_ARCHIVE, 60);
+    expect((await segmentsOf(organization)).map((segment) => segment.key)).not.toContain(oldest!.key);
+    expect((await objectsOf(organization)).sort()).toEqual(
+      (await segmentsOf(organization)).map((segment) => segment.key).sort(),
+    );
+    expect(await verify(organization)).toMatchObject({ valid: true, first_invalid: null });
   }, 60_000);
 
   it("shows a member the archived events it showed before: their projects' entries only", async () => {
