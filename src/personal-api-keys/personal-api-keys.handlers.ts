@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import { organizationMemberships, organizations, personalApiKeyBlocks, personalApiKeys, projects } from "../db/schema";
-import { assertLifetimeWithinPolicy } from "../platform/auth/key-policy";
+import { assertLifetimeWithinPolicy, keyWouldOutliveLifetime } from "../platform/auth/key-policy";
 import { API_KEY_PREFIX } from "../platform/auth/api-keys";
 import {
   assertFutureExpiry,
@@ -16,7 +16,7 @@ import { keyRateLimits } from "../platform/auth/rate-limit";
 import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
-import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
+import { changedMeanwhile, conflict, notFound, permissionDenied, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
 import {
   inJsonList,
@@ -113,9 +113,13 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
         ...row,
         userId: whileHolds(actor.userId, belowLimit),
         label: labelWhileNotBlocked(actor, reachable, row.label),
+        // The lifetime again, over the memberships when the write runs (a join may land meanwhile).
+        maskValue: whileHolds(row.maskValue, sql`not ${keyWouldOutliveLifetime(actor.userId, row)}`),
       }),
       ...personalApiKeyEntries(c, "created", row, reachable, projectOrganizations),
-    ).catch(refusedWhenBlocked),
+    )
+      .catch(refusedWhenBlocked)
+      .catch(refusedWhenReachGrew),
     tooManyKeys,
   );
   return c.json({ ...toPersonalApiKey(row), value: key.value }, 201);
@@ -205,6 +209,13 @@ function labelWhileNotBlocked(actor: Actor, reach: string[], label?: string) {
 
 async function refusedWhenBlocked(error: unknown): Promise<never> {
   throw isNotNullViolationOf(error, personalApiKeys.label) ? blockedIn() : error;
+}
+
+/** A new key refused because its owner joined an organization meanwhile whose lifetime limit it outlives. */
+async function refusedWhenReachGrew(error: unknown): Promise<never> {
+  throw isNotNullViolationOf(error, personalApiKeys.maskValue)
+    ? conflict("The organizations you belong to changed meanwhile (one limits key lifetimes). Try again.")
+    : error;
 }
 
 /**
@@ -390,9 +401,9 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     expiresAt,
   };
   // A new expiry or a new reach is held to the policy; a label or scopes change alone is not.
-  if (input.expires_at !== undefined || input.scoped_organizations !== undefined || input.scoped_teams !== undefined) {
-    assertLifetimeWithinPolicy(after.expiresAt, lifetimes);
-  }
+  const heldToLifetime =
+    input.expires_at !== undefined || input.scoped_organizations !== undefined || input.scoped_teams !== undefined;
+  if (heldToLifetime) assertLifetimeWithinPolicy(after.expiresAt, lifetimes);
   const before = trackedFields(key);
   const [updated] = await writeWithActivity(
     db,
@@ -418,6 +429,8 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
             [personalApiKeys.scopedTeams, key.scopedTeams],
             [personalApiKeys.expiresAt, key.expiresAt],
           ]),
+          // And within the lifetime limits of the memberships when it runs (a join may land meanwhile).
+          heldToLifetime ? sql`not ${keyWouldOutliveLifetime(actor.userId, after)}` : undefined,
         ),
       )
       .returning({ id: personalApiKeys.id }),

@@ -112,7 +112,7 @@ export const createKey = apiRoute({
   tags: ["personal_api_keys"],
   summary: "Create a personal API key; its value is returned once",
   request: { body: jsonBody(PersonalApiKeyInput) },
-  responses: { 201: jsonResponse(CreatedPersonalApiKey, "The key, with its value") },
+  responses: { 201: jsonResponse(CreatedPersonalApiKey, "The key, with its value"), 409: changedMeanwhileResponse },
 });
 
 export const retrieveCurrentKey = apiRoute({

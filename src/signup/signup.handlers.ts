@@ -12,7 +12,12 @@ import { mintApiKey } from "../platform/auth/api-keys";
 import { authenticateRequest } from "../platform/auth/authenticate";
 import { assertAddressMayLookUp, refusal } from "../platform/auth/refused-keys";
 import { assertKeyMayJoin } from "../platform/auth/key-scoping";
-import { KEY_BLOCKED, keyBlockedCondition, latestExpiryAllowed } from "../platform/auth/key-policy";
+import {
+  KEY_BLOCKED,
+  keyBlockedCondition,
+  keysOutliveLifetime,
+  latestExpiryAllowed,
+} from "../platform/auth/key-policy";
 import { assertScope } from "../platform/auth/scopes";
 import { isNotNullViolation, isUniqueViolation } from "../platform/db";
 import type { Actor, AppEnv } from "../platform/env";
@@ -23,6 +28,7 @@ import {
   findInviteForSignup,
   joinAsExistingUser,
   keyJoinRefused,
+  keyLifetimeJoinRefused,
   signUpAndJoin,
   type JoinEntries,
 } from "./signup.queries";
@@ -122,6 +128,7 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
     await joining(
       () => joinAsExistingUser(c.var.db, invite, account.user.id, entries, addressProven, keyNotBlocked),
       alreadyMember,
+      found.keyLifetimeDays,
     );
     const user = { ...account.user, isEmailVerified: account.user.isEmailVerified || addressProven };
     return { user: toUserBasic(user), organization_id: invite.organizationId };
@@ -143,6 +150,7 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
         entriesFor,
       ),
     accountExists,
+    found.keyLifetimeDays,
   );
   return {
     user: toUserBasic(created.user),
@@ -179,13 +187,15 @@ const joinEntries =
 
 /**
  * Another request may have won meanwhile: the invite is gone (404), or the same account or
- * membership was just created (`onDuplicate`).
+ * membership was just created (`onDuplicate`). An existing user's holds refuse it with 403
+ * (`lifetimeDays`, the organization's limit as read, names the one their keys outlive).
  */
-async function joining<T>(write: () => Promise<T>, onDuplicate: () => Error): Promise<T> {
+async function joining<T>(write: () => Promise<T>, onDuplicate: () => Error, lifetimeDays: number | null): Promise<T> {
   try {
     return await write();
   } catch (error) {
     if (keyJoinRefused(error)) throw permissionDenied(KEY_BLOCKED);
+    if (keyLifetimeJoinRefused(error)) throw permissionDenied(keysOutliveLifetime(lifetimeDays));
     if (isNotNullViolation(error)) throw notFound();
     if (isUniqueViolation(error)) throw onDuplicate();
     throw error;

@@ -15,6 +15,7 @@ import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
 import { ruleOfMember } from "../platform/access-rules/member-rule";
 import { grantableLevelInSql } from "../platform/access-rules/grantable-level";
 import { inviteOpens, type InviteRow } from "../organizations/invites/invites.queries";
+import { keyOutlivesLifetimeIn } from "../platform/auth/key-policy";
 
 type Statement = BatchItem<"sqlite">;
 
@@ -110,7 +111,7 @@ function joinStatements(
   invite: InviteRow,
   userId: SQL | number,
   entries: JoinEntries,
-  keyNotBlocked?: SQL,
+  keyHolds?: { keyNotBlocked: SQL; keysWithinLifetime: SQL },
 ) {
   const now = nowIso();
   const membershipId = uuid7();
@@ -162,9 +163,11 @@ function joinStatements(
       userId,
       // Only while the organization is not being deleted (its DELETE may land after the invite was read).
       level: whileHolds(levelGranted(invite), organizationLive(invite.organizationId)),
-      // Joining with a key: only while that key is not blocked in the organization (`keyJoinRefused`).
-      joinedAt: keyNotBlocked ? whileHolds(now, keyNotBlocked) : now,
-      updatedAt: now,
+      // An existing user joins only while the calling key is not blocked in the organization
+      // (`keyJoinRefused`) and no key of theirs would reach it beyond its lifetime limit
+      // (`keyLifetimeJoinRefused`).
+      joinedAt: keyHolds ? whileHolds(now, keyHolds.keyNotBlocked) : now,
+      updatedAt: keyHolds ? whileHolds(now, keyHolds.keysWithinLifetime) : now,
     }),
     joined,
     ...(accessList.length === 0 ? [] : [projectRules]),
@@ -185,11 +188,19 @@ export async function joinAsExistingUser(
   keyNotBlocked: SQL,
 ) {
   const proven = db.update(users).set({ isEmailVerified: true }).where(eq(users.id, userId));
-  await db.batch([...joinStatements(db, invite, userId, entries, keyNotBlocked), ...(addressProven ? [proven] : [])]);
+  const keyHolds = {
+    keyNotBlocked,
+    keysWithinLifetime: sql`not ${keyOutlivesLifetimeIn(userId, invite.organizationId)}`,
+  };
+  await db.batch([...joinStatements(db, invite, userId, entries, keyHolds), ...(addressProven ? [proven] : [])]);
 }
 
 /** Whether a join's write failed on the calling key's block (`joinAsExistingUser`'s hold). */
 export const keyJoinRefused = (error: unknown) => isNotNullViolationOf(error, organizationMemberships.joinedAt);
+
+/** Whether a join's write failed on a key of the user outliving the organization's lifetime limit. */
+export const keyLifetimeJoinRefused = (error: unknown) =>
+  isNotNullViolationOf(error, organizationMemberships.updatedAt);
 
 /** `addressProven`: they signed up with the token only the invite's e-mail carried. */
 type NewUser = { firstName: string; lastName: string; addressProven: boolean };

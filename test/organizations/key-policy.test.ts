@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import { activityEntry, keyIdOf } from "../support/activity-log";
 import { INSUFFICIENT_LEVEL, NOT_FOUND, missingScope } from "../support/error-bodies";
+import { insertInvite } from "../support/people";
 import { beforeWrites } from "../support/races";
 import {
   addMember,
@@ -292,6 +293,73 @@ describe("an organization's key policy", () => {
         attr: "expires_at",
       });
     }
+  });
+});
+
+describe("a key written while its owner joins an organization with a lifetime limit", () => {
+  /**
+   * Bob, of another organization, invited to one whose keys must expire within 30 days; and what
+   * lands between a write of his and its batch: his calling key given an expiry within the limit
+   * (which lets him join), then his joining.
+   */
+  async function invitedBob() {
+    const acme = await setupOrganization();
+    await api("PATCH", organizationPath(acme.organization.id), {
+      key: acme.key,
+      body: { api_key_max_lifetime_days: 30 },
+    });
+    const bob = await setupOrganization();
+    const invite = await insertInvite(acme.organization.id, acme.owner, { targetEmail: bob.owner.email });
+    const calling = (await api("GET", "/api/personal_api_keys/@current", { key: bob.key })).body.id as string;
+    const boundAndJoin = async () => [
+      (await api("PATCH", `/api/personal_api_keys/${calling}`, { key: bob.key, body: { expires_at: inDays(10) } }))
+        .status,
+      (await api("POST", "/api/signup", { key: bob.key, body: { token: invite.token } })).status,
+    ];
+    return { acme, bob, boundAndJoin, acmeProjects: `${organizationPath(acme.organization.id)}/projects` };
+  }
+
+  it("makes no key that would reach it beyond the limit (409), and makes it once retried within it", async () => {
+    const { bob, boundAndJoin, acmeProjects } = await invitedBob();
+    const meanwhile = beforeWrites([[/^insert into "personal_api_keys"/, boundAndJoin]]);
+    const made = await api("POST", "/api/personal_api_keys", { key: bob.key, body: { label: "late", scopes: ["*"] } });
+    vi.restoreAllMocks();
+    expect(meanwhile).toEqual([[200, 201]]);
+    expect(made.body).toEqual(
+      errorBody(
+        "conflict",
+        "conflict",
+        "The organizations you belong to changed meanwhile (one limits key lifetimes). Try again.",
+      ),
+    );
+    const labels = (await api("GET", "/api/personal_api_keys", { key: bob.key })).body.map(
+      (listed: { label: string }) => listed.label,
+    );
+    expect(labels).not.toContain("late");
+    const retried = await api("POST", "/api/personal_api_keys", {
+      key: bob.key,
+      body: { label: "late", scopes: ["*"], expires_at: inDays(5) },
+    });
+    expect(retried.status).toBe(201);
+    expect((await api("GET", acmeProjects, { key: retried.body.value })).status).toBe(200);
+  });
+
+  it("takes no expiry off a key that would reach it (409)", async () => {
+    const { bob, boundAndJoin } = await invitedBob();
+    const other = await api("POST", "/api/personal_api_keys", {
+      key: bob.key,
+      body: { label: "other", scopes: ["*"], expires_at: inDays(5) },
+    });
+    const meanwhile = beforeWrites([[/^update "personal_api_keys" set "label"/, boundAndJoin]]);
+    const unbounded = await api("PATCH", `/api/personal_api_keys/${other.body.id}`, {
+      key: bob.key,
+      body: { expires_at: null },
+    });
+    vi.restoreAllMocks();
+    expect(meanwhile).toEqual([[200, 201]]);
+    expect(unbounded.status).toBe(409);
+    const kept = await api("GET", `/api/personal_api_keys/${other.body.id}`, { key: bob.key });
+    expect(kept.body.expires_at).toBe(other.body.expires_at);
   });
 });
 

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import * as schema from "../../src/db/schema";
 import { nowIso } from "../../src/platform/ids";
-import { KEY_BLOCKED } from "../../src/platform/auth/key-policy";
+import { KEY_BLOCKED, keysOutliveLifetime } from "../../src/platform/auth/key-policy";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
   addMember,
@@ -332,6 +332,82 @@ describe("the first key and the organization's key lifetime", () => {
     const openInvite = await insertInvite(open.organization.id, open.owner, { targetEmail: "open@example.com" });
     const joinedOpen = await api("POST", signupPath(openInvite.token), { body: {} });
     expect(joinedOpen.body.personal_api_key.expires_at).toBeNull();
+  });
+});
+
+describe("an existing user's keys and the organization's key lifetime", () => {
+  it("joins only when every key of theirs that would reach it expires within the limit", async () => {
+    const acme = await setupOrganization();
+    const policy = await api("PATCH", `/api/organizations/${acme.organization.id}`, {
+      key: acme.key,
+      body: { api_key_max_lifetime_days: 30 },
+    });
+    expect(policy.status).toBe(200);
+    // Bob belongs to another organization only. The key he joins with expires in time; his first
+    // key, unscoped, does not expire at all and would reach Acme from the joining on.
+    const elsewhere = await setupOrganization();
+    const bob = elsewhere.owner;
+    const inTime = await api("POST", "/api/personal_api_keys", {
+      key: elsewhere.key,
+      body: { label: "joins", scopes: ["*"], expires_at: new Date(Date.now() + 10 * 86_400_000).toISOString() },
+    });
+    expect(inTime.status).toBe(201);
+    const invite = await insertInvite(acme.organization.id, acme.owner, { targetEmail: bob.email });
+
+    const refused = await api("POST", "/api/signup", { key: inTime.body.value, body: { token: invite.token } });
+    expectError(refused, 403, errorBody("authentication_error", "permission_denied", keysOutliveLifetime(30)));
+    const memberships = await db
+      .select()
+      .from(schema.organizationMemberships)
+      .where(eq(schema.organizationMemberships.userId, bob.id));
+    expect(memberships.map(({ organizationId }) => organizationId)).toEqual([elsewhere.organization.id]);
+    expect(await inviteEmails(acme.organization.id, acme.key)).toEqual([bob.email]);
+
+    // Scoped to the organization he already belongs to, the key never reaches Acme (403 there): he joins.
+    const forever = (await api("GET", "/api/personal_api_keys/@current", { key: elsewhere.key })).body;
+    const scoped = await api("PATCH", `/api/personal_api_keys/${forever.id}`, {
+      key: elsewhere.key,
+      body: { scoped_organizations: [elsewhere.organization.id] },
+    });
+    expect(scoped.status).toBe(200);
+    const joined = await api("POST", "/api/signup", { key: inTime.body.value, body: { token: invite.token } });
+    expect(joined.status).toBe(201);
+    expect(
+      (await api("GET", `/api/organizations/${acme.organization.id}/projects`, { key: inTime.body.value })).status,
+    ).toBe(200);
+    expect(
+      (await api("GET", `/api/organizations/${acme.organization.id}/projects`, { key: elsewhere.key })).status,
+    ).toBe(403);
+  });
+
+  it("counts a key naming the organization or one of its projects, left from an earlier membership", async () => {
+    const acme = await setupOrganization();
+    const project = await createProject(acme.organization.id);
+    const bob = await createUser();
+    await addMembership(acme.organization.id, bob, MembershipLevel.member);
+    const byProject = await createApiKey(bob, { scopedTeams: [project.id] });
+    expect(
+      (await api("DELETE", `/api/organizations/${acme.organization.id}/members/${bob.uuid}`, { key: acme.key })).status,
+    ).toBe(204);
+    expect(
+      (
+        await api("PATCH", `/api/organizations/${acme.organization.id}`, {
+          key: acme.key,
+          body: { api_key_max_lifetime_days: 7 },
+        })
+      ).status,
+    ).toBe(200);
+    const joining = await createApiKey(bob, { scopedOrganizations: [acme.organization.id] });
+    await db
+      .update(schema.personalApiKeys)
+      .set({ expiresAt: new Date(Date.now() + 86_400_000).toISOString() })
+      .where(eq(schema.personalApiKeys.id, joining.id));
+    const invite = await insertInvite(acme.organization.id, acme.owner, { targetEmail: bob.email });
+
+    const refused = await api("POST", "/api/signup", { key: joining.value, body: { token: invite.token } });
+    expectError(refused, 403, errorBody("authentication_error", "permission_denied", keysOutliveLifetime(7)));
+    await db.delete(schema.personalApiKeys).where(eq(schema.personalApiKeys.id, byProject.id));
+    expect((await api("POST", "/api/signup", { key: joining.value, body: { token: invite.token } })).status).toBe(201);
   });
 });
 

@@ -1,5 +1,11 @@
 import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
-import { personalApiKeyBlocks } from "../../db/schema";
+import {
+  organizationMemberships,
+  organizations,
+  personalApiKeyBlocks,
+  personalApiKeys,
+  projects,
+} from "../../db/schema";
 import type { Actor } from "../env";
 import { permissionDenied, validationError } from "../errors";
 import { isAdmin, MembershipLevel } from "../levels";
@@ -136,6 +142,68 @@ export function assertLifetimeWithinPolicy(expiresAt: string | null, limits: (nu
     );
   }
 }
+
+/** Joining refused while a key of the joining user would reach the organization beyond its lifetime limit. */
+export const keysOutliveLifetime = (days: number | null) =>
+  `This organization (api_key_max_lifetime_days) requires every personal API key that reaches it to expire within ${
+    days ?? "its limit of"
+  } days. Give your keys that would reach it (those not scoped to other organizations or projects) an expires_at ` +
+  "within that, or scope them, then accept the invite again.";
+
+/** A personal key's expiry and reach: its columns, or the values a write gives it. */
+type KeyReach = {
+  expiresAt: SQLWrapper | string | null;
+  scopedOrganizations: SQLWrapper | string;
+  scopedTeams: SQLWrapper | string;
+};
+
+/**
+ * The key reaches the `organizations` row in scope (an unscoped key, one naming it, or one naming
+ * a project of it: such a key reaches its projects' organizations alone) and outlives its
+ * `api_key_max_lifetime_days` counted from now.
+ */
+const outlivesLimitOfOrganization = (key: KeyReach) => sql`${organizations.apiKeyMaxLifetimeDays} is not null
+  and (${key.expiresAt} is null or ${key.expiresAt} >
+    strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || ${organizations.apiKeyMaxLifetimeDays} || ' days'))
+  and case when json_array_length(${key.scopedTeams}) > 0
+    then exists (select 1 from json_each(${key.scopedTeams}) as team
+      join ${projects} on ${projects.id} = team.value where ${projects.organizationId} = ${organizations.id})
+    else json_array_length(${key.scopedOrganizations}) = 0
+      or exists (select 1 from json_each(${key.scopedOrganizations}) as named where named.value = ${organizations.id})
+  end`;
+
+/**
+ * Whether a personal key of `userId` reaching `organizationId` outlives its lifetime limit. Joining
+ * gives every such key the organization as new reach, which the limit holds as it holds a key
+ * given a new reach by its own change.
+ */
+export const keyOutlivesLifetimeIn = (userId: number, organizationId: string) => sql<boolean>`exists (
+  select 1 from ${personalApiKeys}, ${organizations}
+  where ${organizations.id} = ${organizationId} and ${personalApiKeys.userId} = ${userId}
+    and ${outlivesLimitOfOrganization({
+      expiresAt: personalApiKeys.expiresAt,
+      scopedOrganizations: personalApiKeys.scopedOrganizations,
+      scopedTeams: personalApiKeys.scopedTeams,
+    })})`;
+
+/**
+ * Whether a key of `userId` written with `key`'s expiry and reach would outlive the limit of an
+ * organization it reaches, among the user's memberships when the write runs: a write checked
+ * (`assertLifetimeWithinPolicy`) on memberships read before a join landed is held by it, as the
+ * join is held by the keys written before it.
+ */
+export const keyWouldOutliveLifetime = (
+  userId: number,
+  key: { expiresAt: string | null; scopedOrganizations: string[]; scopedTeams: number[] },
+) => sql<boolean>`exists (
+  select 1 from ${organizationMemberships} join ${organizations}
+    on ${organizations.id} = ${organizationMemberships.organizationId}
+  where ${organizationMemberships.userId} = ${userId}
+    and ${outlivesLimitOfOrganization({
+      expiresAt: key.expiresAt,
+      scopedOrganizations: JSON.stringify(key.scopedOrganizations),
+      scopedTeams: JSON.stringify(key.scopedTeams),
+    })})`;
 
 /** The latest expiry an organization's `api_key_max_lifetime_days` allows a key made now; null: no limit. */
 export const latestExpiryAllowed = (days: number | null) =>
