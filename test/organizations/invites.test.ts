@@ -863,6 +863,22 @@ describe("POST /api/organizations/:organization_id/invites/bulk", () => {
     ]);
   });
 
+  it("creates the most a request may send (20), each with project access, in one batch", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const sent = someInvites(20).map((invite) => ({
+      ...invite,
+      message: "Welcome aboard",
+      private_project_access: [{ id: project.id, level: "member" }],
+    }));
+
+    const created = await api("POST", bulkPath(organization.id), { key, body: sent });
+
+    expect(created.status).toBe(201);
+    expect((await listInviteEmails(organization.id, key)).sort()).toEqual(
+      sent.map((invite) => invite.target_email).sort(),
+    );
+  });
+
   it("lists the invites of one request newest first: their ids count up within a millisecond", async () => {
     const { organization, key } = await setupOrganization();
     const sent = someInvites(6);

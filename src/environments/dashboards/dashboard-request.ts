@@ -93,23 +93,41 @@ function callerOnDashboardInSql(c: Context<AppEnv>, environmentId: number, dashb
     // As its rules store it: text (a bound number would be cast as a real, `5.0`).
     rule: dashboardRuleInSql({ id: String(dashboardId), environmentId }, membershipInEnvironment(actor, environmentId)),
   };
-  return { caller, dashboard };
+  // The rights below read a missing membership as no rule (the default, `editor`) and a creator's
+  // by the id alone: the caller must still see the project too (removed or hidden meanwhile).
+  return { caller, dashboard, seesProject: callerStillSeesProject(actor, environmentId) };
 }
 
 /** The caller still manages the dashboard when the statement runs (`dashboardManagerInSql`). */
 export function callerStillManagerOf(c: Context<AppEnv>, environmentId: number, dashboardId: number) {
-  const { caller, dashboard } = callerOnDashboardInSql(c, environmentId, dashboardId);
-  return dashboardManagerInSql(caller, dashboard);
+  const { caller, dashboard, seesProject } = callerOnDashboardInSql(c, environmentId, dashboardId);
+  return sql`(${seesProject} and ${dashboardManagerInSql(caller, dashboard)})`;
 }
 
 /**
  * The caller may still edit the dashboard when the statement runs (`dashboardEditorInSql`), and,
  * for a write that changes its restriction level, still change that (`dashboardRestrictionChangerInSql`).
+ * Refused: `editRightLost` says why.
  */
 export function callerStillEditorOf(c: Context<AppEnv>, dashboardId: number, changesRestriction = false) {
-  const { caller, dashboard } = callerOnDashboardInSql(c, c.var.project.environmentId, dashboardId);
+  const { caller, dashboard, seesProject } = callerOnDashboardInSql(c, c.var.project.environmentId, dashboardId);
   const editor = dashboardEditorInSql(caller, dashboard);
-  return changesRestriction ? sql`(${editor} and ${dashboardRestrictionChangerInSql(caller, dashboard)})` : editor;
+  const changer = changesRestriction ? sql` and ${dashboardRestrictionChangerInSql(caller, dashboard)}` : sql``;
+  return sql`(${seesProject} and ${editor}${changer})`;
+}
+
+/**
+ * Why a write held by `callerStillEditorOf` was refused: 404 once the caller no longer sees the
+ * project (removed from the organization, or hidden by a rule, meanwhile), as a moment later;
+ * else 403. Read only on that path.
+ */
+export async function editRightLost(c: Context<AppEnv>): Promise<Error> {
+  const { db, actor, project } = c.var;
+  // A raw select: drizzle's builder would strip the subquery's column qualifiers with one table.
+  const row = await db.get<{ sees: number }>(
+    sql`select ${callerStillSeesProject(actor, project.environmentId)} as "sees"`,
+  );
+  return row?.sees ? permissionDenied(NO_EDIT_RIGHT) : notFound();
 }
 
 /**

@@ -226,7 +226,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
     tileLimitGuard(db, id),
     ...versionStatements(db, id, authorOf(c), `Restored version ${number}`, expected),
   ];
-  const restored = await withinTileLimit("version", writeAndReadDashboard(db, scope, id, writes));
+  const restored = await withinTileLimit(c, "version", writeAndReadDashboard(db, scope, id, writes));
   if (!restored) throw notFound();
   return c.json(toDashboard(restored, scope.caller), 200, { ETag: etagOf(restored.row.dashboard.version) });
 };

@@ -32,6 +32,7 @@ import {
   editableDashboard,
   callerStillCreatorIn,
   callerStillEditorOf,
+  editRightLost,
   NO_CREATE_RIGHT,
   NO_EDIT_RIGHT,
   parseDashboardId,
@@ -278,15 +279,15 @@ const snapshotTooLarge = (attr: string) =>
  * A batch ended by `tileLimitGuard` fails whole past the limit: a 400 on `attr` then, as one
  * whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. One whose `If-Match` lost to another
  * write (`versionStatements`) fails whole too: a 412; one whose caller lost the edit right
- * meanwhile (`restrictionWhileEditor`), a 403; one whose dashboard was deleted meanwhile
- * (`whileLive`), a 404.
+ * meanwhile (`restrictionWhileEditor`), a 403 (404 when they lost the project: `editRightLost`);
+ * one whose dashboard was deleted meanwhile (`whileLive`), a 404.
  */
-export async function withinTileLimit<T>(attr: string, write: Promise<T>): Promise<T> {
+export async function withinTileLimit<T>(c: Context<AppEnv>, attr: string, write: Promise<T>): Promise<T> {
   try {
     return await write;
   } catch (error) {
     if (isStaleVersion(error)) throw preconditionFailed();
-    if (isNotNullViolationOf(error, dashboards.restrictionLevel)) throw permissionDenied(NO_EDIT_RIGHT);
+    if (isNotNullViolationOf(error, dashboards.restrictionLevel)) throw await editRightLost(c);
     if (isNotNullViolationOf(error, dashboards.deleted)) throw notFound();
     if (isSnapshotTooLarge(error)) throw snapshotTooLarge(attr);
     if (isNotNullViolation(error)) {
@@ -531,6 +532,7 @@ export async function writeDashboardUpdate(
   if (addsTiles) writes.push(tileLimitGuard(db, id));
   if (summary !== undefined) writes.push(...versionStatements(db, id, authorOf(c), summary, expected));
   const updated = await withinTileLimit(
+    c,
     "tiles",
     writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }),
   );
@@ -602,7 +604,7 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     ...versionStatements(db, sourceId, author, `Moved tile ${tile.id} to dashboard ${destinationId}`, expected),
     ...versionStatements(db, destinationId, author, `Received tile ${tile.id} from dashboard ${sourceId}`),
   ];
-  const moved = await withinTileLimit("toDashboard", writeAndReadDashboard(db, scope, sourceId, writes));
+  const moved = await withinTileLimit(c, "toDashboard", writeAndReadDashboard(db, scope, sourceId, writes));
   if (!moved) throw notFound();
   return c.json(toDashboard(moved, scope.caller), 200, { ETag: etagOf(moved.row.dashboard.version) });
 };
@@ -649,7 +651,7 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
     context: { tile_order: order },
   });
   const writes = [raise, entry, setLayouts, ...versionStatements(db, id, authorOf(c), summary, expected)];
-  const reordered = await withinTileLimit("tile_order", writeAndReadDashboard(db, scope, id, writes));
+  const reordered = await withinTileLimit(c, "tile_order", writeAndReadDashboard(db, scope, id, writes));
   if (!reordered) throw notFound();
   return c.json(toDashboard(reordered, scope.caller), 200, { ETag: etagOf(reordered.row.dashboard.version) });
 };

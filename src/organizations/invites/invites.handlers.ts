@@ -17,7 +17,7 @@ import { pageEnvelope, readPage } from "../../platform/pagination";
 import { emailStatusAtCreation, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
 import {
   deleteInviteOf,
-  combinedMeanwhile,
+  invitedMeanwhile,
   listInvitesPage,
   inviteContextFor,
   replaceInvites,
@@ -155,7 +155,7 @@ async function createInvites(
     },
   )
     .catch((error: unknown) => {
-      throw combinedMeanwhile(error) ? changedMeanwhile("invite") : error;
+      throw invitedMeanwhile(error) ? changedMeanwhile("invite") : error;
     })
     .catch(refusedWhenLevelLost(c, inviteRows.organizationId));
   enqueueInviteEmails(c, rows);

@@ -273,20 +273,32 @@ export async function replaceInvites(
     // Matches nothing when nothing is combined (an empty list is false).
     sentSinceRead,
     db.delete(invites).where(replaceable),
-    // Each row only while the caller may still send it (else NULL, which the column refuses).
+    // Each row only while the caller may still send it, and while its e-mail is still no member's
+    // (a replaced invite may have been accepted since the checks): else NULL, which the column refuses.
     ...chunkForInsert(invites, rows).map((chunk) =>
-      db
-        .insert(invites)
-        .values(
-          chunk.map((row) => ({ ...row, organizationId: whileHolds(row.organizationId, replacer.stillMayInvite) })),
-        ),
+      db.insert(invites).values(
+        chunk.map((row) => ({
+          ...row,
+          organizationId: whileHolds(row.organizationId, replacer.stillMayInvite),
+          targetEmail: whileHolds(row.targetEmail, sql`not ${memberWithEmail(organizationId, row.targetEmail)}`),
+        })),
+      ),
     ),
     ...entries,
   ]);
 }
 
-/** Whether a batch failed because an invite was sent, since the read, to an e-mail it combines. */
-export const combinedMeanwhile = (error: unknown) => isNotNullViolationOf(error, invites.updatedAt);
+/** Whether the organization has a member with the e-mail: one unique-index read of each table. */
+const memberWithEmail = (organizationId: string, email: string) => sql`exists (select 1 from ${users}
+  join ${organizationMemberships} on ${organizationMemberships.userId} = ${users.id}
+  where ${users.email} = ${email} and ${organizationMemberships.organizationId} = ${organizationId})`;
+
+/**
+ * Whether a batch failed because an invite was sent, since the read, to an e-mail it combines, or
+ * an invite's e-mail became a member's since the read (its earlier invite accepted meanwhile).
+ */
+export const invitedMeanwhile = (error: unknown) =>
+  isNotNullViolationOf(error, invites.updatedAt) || isNotNullViolationOf(error, invites.targetEmail);
 
 /**
  * The invite is touched first, so that its entry (which reads its e-mail) is appended only if it

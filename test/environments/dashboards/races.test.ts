@@ -6,6 +6,8 @@ import { MembershipLevel } from "../../../src/platform/levels";
 import { beforeWrites } from "../../support/races";
 import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
 
+const memberPath = (organizationId: string, uuid: string) => `/api/organizations/${organizationId}/members/${uuid}`;
+
 afterEach(() => vi.restoreAllMocks());
 
 type Tile = { id: number; text: { body: string } | null };
@@ -286,5 +288,106 @@ describe("a dashboard write sent twice at once, as a retry racing its first atte
 
     expect([second.status, first.status].sort()).toEqual([204, 404]);
     expect(await activityOf(team.organization.id, "password_deleted")).toHaveLength(1);
+  });
+});
+
+describe("dashboard writes by a caller who lost the project between read and write (404, nothing written)", () => {
+  it("a member removed from the organization meanwhile changes no dashboard (level 21): 404, unchanged", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const dashboard = await createDashboard(key, project.id, { name: "Board" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const ran = beforeWrites([
+      [
+        /^update "dashboards"/,
+        async () => (await api("DELETE", memberPath(organization.id, member.user.uuid), { key })).status,
+      ],
+    ]);
+    const patched = await api("PATCH", path, { key: member.key, body: { name: "Written after removal" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    const after = await api("GET", path, { key });
+    // A moment later the removed member gets 404 and the dashboard keeps its name: so must it now.
+    expect({ status: patched.status, name: after.body.name }).toEqual({ status: 404, name: "Board" });
+  });
+
+  it("a collaborator hidden from the project meanwhile (project rule none) changes no locked dashboard", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const dashboard = await createDashboard(key, project.id, { name: "Locked", restriction_level: 37 });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const added = await api("POST", `${path}/collaborators`, {
+      key,
+      body: { user_uuid: member.user.uuid, level: 37 },
+    });
+    expect(added.status).toBe(201);
+    const ran = beforeWrites([
+      [
+        /^update "dashboards"/,
+        async () =>
+          (
+            await api("PUT", `/api/projects/${project.id}/access_controls`, {
+              key,
+              body: { organization_member: member.membership.id, access_level: "none" },
+            })
+          ).status,
+      ],
+    ]);
+    const patched = await api("PATCH", path, { key: member.key, body: { name: "Written while hidden" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    // The member no longer sees the project at all (404 on it a moment later).
+    expect((await api("GET", path, { key: member.key })).status).toBe(404);
+    const after = await api("GET", path, { key });
+    expect({ status: patched.status, name: after.body.name }).toEqual({ status: 404, name: "Locked" });
+  });
+
+  it("a member removed meanwhile turns on no public link, and is handed no live token", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const dashboard = await createDashboard(key, project.id, { name: "Internal" });
+    const sharingPath = `${dashboardsPath(project.id)}/${dashboard.id}/sharing`;
+    const ran = beforeWrites([
+      [
+        /^insert into "sharing_configurations"/,
+        async () => (await api("DELETE", memberPath(organization.id, member.user.uuid), { key })).status,
+      ],
+    ]);
+    const enabled = await api("PATCH", sharingPath, { key: member.key, body: { enabled: true } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    // What the landed write gives the removed member: the organization's dashboard, publicly, for good.
+    const opened =
+      typeof enabled.body?.access_token === "string"
+        ? (await api("GET", `/shared/${enabled.body.access_token}.json`)).status
+        : null;
+    const sharing = await api("GET", sharingPath, { key });
+    expect({ status: enabled.status, opened, enabledNow: sharing.body.enabled }).toEqual({
+      status: 404,
+      opened: null,
+      enabledNow: false,
+    });
+  });
+
+  it("a dashboard's creator removed from the organization meanwhile adds no collaborator to it", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const creator = await addMember(organization.id, MembershipLevel.member);
+    const friend = await addMember(organization.id, MembershipLevel.member);
+    const dashboard = await createDashboard(creator.key, project.id, { name: "Mine", restriction_level: 37 });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const ran = beforeWrites([
+      [
+        /^insert into "dashboard_collaborators"/,
+        async () => (await api("DELETE", memberPath(organization.id, creator.user.uuid), { key })).status,
+      ],
+    ]);
+    const added = await api("POST", `${path}/collaborators`, {
+      key: creator.key,
+      body: { user_uuid: friend.user.uuid, level: 37 },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    const listed = await api("GET", `${path}/collaborators`, { key });
+    expect({ status: added.status, collaborators: listed.body }).toEqual({ status: 404, collaborators: [] });
   });
 });

@@ -247,3 +247,39 @@ describe("combine_pending_invites racing another invite to the e-mail", () => {
     }
   });
 });
+
+describe("an invite racing the acceptance of the invite it replaces", () => {
+  it("lands no open invite for someone who joined meanwhile: the replacing POST answers 409", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const email = `racing-accept-${Date.now()}@example.com`;
+    // The owner's first invite, at member level.
+    const first = await insertInvite(organization.id, owner, { targetEmail: email, level: MembershipLevel.member });
+    // The owner sends a new one (admin level) to replace it; the invitee accepts the first one
+    // after the POST read the members (not one of them yet) and before it writes.
+    const ran = beforeWrites([
+      [
+        /^delete from "invites"/,
+        async () => (await api("POST", "/api/signup", { body: { token: first.token, first_name: "Quick" } })).status,
+      ],
+    ]);
+    const replaced = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: email, level: MembershipLevel.admin, send_email: false },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([201]);
+    const members = await api("GET", `/api/organizations/${organization.id}/members?email=${email}`, { key });
+    expect(members.body.results).toHaveLength(1);
+    const invites = await api("GET", `/api/organizations/${organization.id}/invites`, { key });
+    const pending = (invites.body.results as { target_email: string }[]).filter((row) => row.target_email === email);
+    // Run one after the other, the POST would have been 400 "already belongs to the organization"
+    // and no invite would stand for a member; or it would have replaced the first invite (whose
+    // accept then is 404). Meanwhile: 409, and a retry gets the 400.
+    expectError(
+      replaced,
+      409,
+      errorBody("conflict", "conflict", "The invite was changed by another request meanwhile. Try again."),
+    );
+    expect(pending).toEqual([]);
+  });
+});

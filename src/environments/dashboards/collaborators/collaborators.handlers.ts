@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../../platform/env";
-import { notFound, permissionDenied, validationError } from "../../../platform/errors";
+import { notFound, validationError } from "../../../platform/errors";
 import { isNotNullViolation, isNotNullViolationOf, isUniqueViolation, refusedWhenNull } from "../../../platform/db";
 import { dashboardCollaborators } from "../../../db/schema";
 import { uuid7 } from "../../../platform/ids";
@@ -13,7 +13,7 @@ import { PrivilegeLevel, RestrictionLevel } from "../../../platform/access-rules
 import {
   callerStillEditorOf,
   editableDashboard,
-  NO_EDIT_RIGHT,
+  editRightLost,
   parseDashboardId,
   readScopeOf,
   scopeOf,
@@ -102,7 +102,7 @@ export const addDashboardCollaborator: Handler<"add"> = async (c) => {
     return c.json(toCollaborator(created), 201);
   } catch (error) {
     // The caller lost the edit right since the dashboard was read.
-    if (isNotNullViolationOf(error, dashboardCollaborators.level)) throw permissionDenied(NO_EDIT_RIGHT);
+    if (isNotNullViolationOf(error, dashboardCollaborators.level)) throw await editRightLost(c);
     // The unique index decides, so that two concurrent adds cannot both succeed.
     if (isUniqueViolation(error)) throw invalid("User already is a collaborator.", "user_uuid");
     // Removed from the organization since the candidate was read.
@@ -123,7 +123,7 @@ export const removeDashboardCollaborator: Handler<"remove"> = async (c) => {
   const entry = collaboratorActivity.record(c, "deleted", collaboratorItem(c.var.project, collaborator, user));
   const removed = await refusedWhenNull(
     deleteCollaborator(c.var.db, collaborator.id, entry, callerStillEditorOf(c, dashboard.id)),
-    () => permissionDenied(NO_EDIT_RIGHT),
+    () => editRightLost(c),
   );
   if (!removed) throw notFound();
   return c.body(null, 204);

@@ -12,7 +12,7 @@ import type { Context } from "hono";
 import {
   callerStillEditorOf,
   editableDashboard,
-  NO_EDIT_RIGHT,
+  editRightLost,
   parseDashboardId,
   readScopeOf,
   scopeOf,
@@ -65,11 +65,13 @@ export const retrieveDashboardSharing: Handler<"retrieve"> = async (c) => {
  * A sharing write whose guard (`sharingWriteHeld`) failed: the caller lost the edit right, or the
  * organization turned public links off, between the request's read and its write.
  */
-async function refusedWhenRightLost(error: unknown): Promise<never> {
-  if (isNotNullViolationOf(error, dashboards.restrictionLevel)) throw permissionDenied(NO_EDIT_RIGHT);
-  if (isNotNullViolationOf(error, dashboards.sharingEnabled)) throw PUBLIC_SHARING_DISABLED();
-  throw error;
-}
+const refusedWhenRightLost =
+  (c: Context<AppEnv>) =>
+  async (error: unknown): Promise<never> => {
+    if (isNotNullViolationOf(error, dashboards.restrictionLevel)) throw await editRightLost(c);
+    if (isNotNullViolationOf(error, dashboards.sharingEnabled)) throw PUBLIC_SHARING_DISABLED();
+    throw error;
+  };
 
 const PUBLIC_SHARING_DISABLED = () => permissionDenied("Public sharing is disabled for this organization.");
 
@@ -183,7 +185,7 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
   };
   const entries = sharingEntries(c, shared, current, after);
   const guard = sharingWriteHeld(db, shared, callerStillEditorOf(c, dashboardId), input.enabled);
-  const sharing = await upsertSharing(db, dashboardId, changes, [guard, ...entries]).catch(refusedWhenRightLost);
+  const sharing = await upsertSharing(db, dashboardId, changes, [guard, ...entries]).catch(refusedWhenRightLost(c));
   return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);
 };
 
@@ -197,7 +199,7 @@ export const refreshDashboardSharing: Handler<"refresh"> = async (c) => {
   const entry = sharingActivity.record(c, "access_token_refreshed", sharingItem(c.var.project, shared));
   const guard = sharingWriteHeld(db, shared, callerStillEditorOf(c, dashboardId));
   const sharing = await upsertSharing(db, dashboardId, { accessToken: newAccessToken() }, [guard, entry]).catch(
-    refusedWhenRightLost,
+    refusedWhenRightLost(c),
   );
   return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);
 };
@@ -241,7 +243,7 @@ export const createSharePassword: Handler<"createPassword"> = async (c) => {
   const [, , , passwords] = await refusedWhenNull(
     c.var.db
       .batch([guard, insertSharePassword(c.var.db, row), entry, selectSharePasswords(c.var.db, dashboardId)])
-      .catch(refusedWhenRightLost),
+      .catch(refusedWhenRightLost(c)),
     tooManyPasswords,
   );
   const created = passwords.find((stored) => stored.id === row.id);
@@ -259,7 +261,7 @@ export const deleteSharePasswordOf: Handler<"deletePassword"> = async (c) => {
   const guard = sharingWriteHeld(c.var.db, shared, callerStillEditorOf(c, shared.id));
   const [, deleted] = await c.var.db
     .batch([guard, deleteSharePassword(c.var.db, shared.id, password_id), entry])
-    .catch(refusedWhenRightLost);
+    .catch(refusedWhenRightLost(c));
   // Deleted meanwhile (a retry racing its first attempt): as if it had come after.
   if (deleted.length === 0) throw notFound();
   return c.body(null, 204);
