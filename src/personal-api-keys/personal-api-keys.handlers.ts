@@ -201,11 +201,12 @@ const blockedIn = () =>
  * landing meanwhile must stop the write too. Else NULL, which the column refuses (`refusedWhenBlocked`).
  */
 function labelWhileNotBlocked(actor: Actor, reach: string[], label?: string) {
-  const notBlocked = sql`not exists (select 1 from ${personalApiKeyBlocks}
-    where ${personalApiKeyBlocks.keyId} = ${actor.keyId}
-      and ${inJsonList(personalApiKeyBlocks.organizationId, reach)})`;
-  return whileHolds(label ?? sql<string>`${personalApiKeys.label}`, notBlocked);
+  return whileHolds(label ?? sql<string>`${personalApiKeys.label}`, notBlockedIn(actor, reach));
 }
+
+/** The calling key is blocked in none of `reach` when the statement runs. */
+const notBlockedIn = (actor: Actor, reach: string[]) => sql<boolean>`not exists (select 1 from ${personalApiKeyBlocks}
+  where ${personalApiKeyBlocks.keyId} = ${actor.keyId} and ${inJsonList(personalApiKeyBlocks.organizationId, reach)})`;
 
 async function refusedWhenBlocked(error: unknown): Promise<never> {
   throw isNotNullViolationOf(error, personalApiKeys.label) ? blockedIn() : error;
@@ -486,15 +487,23 @@ export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = asyn
   const { db, actor } = c.var;
   const id = c.req.valid("param").id;
   const { key, reachable, projectOrganizations } = await keyAndReach(db, actor, id);
+  // Only while the calling key is blocked in none of them, as judged: a block meanwhile refuses it too.
+  const notBlocked = notBlockedIn(actor, reachable);
   const [deleted] = await writeWithActivity(
     db,
-    db.delete(personalApiKeys).where(ownKey(actor, id)).returning({
-      secureValue: personalApiKeys.secureValue,
-      previousSecureValue: personalApiKeys.previousSecureValue,
-    }),
+    db
+      .delete(personalApiKeys)
+      .where(and(ownKey(actor, id), notBlocked))
+      .returning({
+        secureValue: personalApiKeys.secureValue,
+        previousSecureValue: personalApiKeys.previousSecureValue,
+      }),
     ...personalApiKeyEntries(c, "revoked", key, reachable, projectOrganizations),
   );
-  if (!deleted) throw notFound();
+  if (!deleted) {
+    const row = await db.get<{ notBlocked: number }>(sql`select ${notBlocked} as "notBlocked"`);
+    throw row?.notBlocked ? notFound() : blockedIn();
+  }
   await forgetRevokedKey(c.env, deleted, currentEnvironmentGuessKey(key.id));
   return c.body(null, 204);
 };

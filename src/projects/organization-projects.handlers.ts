@@ -12,8 +12,8 @@ import { isAdmin } from "../platform/levels";
 import { errorFields, logLine } from "../platform/log";
 import { pageEnvelope, readPage } from "../platform/pagination";
 import { organizationRead } from "../platform/route-context";
-import { callerStillAdmin } from "../platform/route-context/organization";
-import { callerStillProjectAdmin } from "../platform/route-context/project";
+import { callerStillAdmin, levelLost } from "../platform/route-context/organization";
+import { callerStillProjectAdmin, refusalInEnvironment } from "../platform/route-context/project";
 import {
   projectOfPath,
   readProjectOfPath,
@@ -96,7 +96,7 @@ export async function insertProject(c: Context<AppEnv>, organizationId: string, 
   } catch (error) {
     if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
     if (isNotNullViolationOf(error, projects.settings)) throw settingsTooLarge();
-    if (isCallerRightLost(error)) throw insufficientLevel();
+    if (isCallerRightLost(error)) throw await levelLost(c)();
     throw error;
   }
 }
@@ -122,14 +122,14 @@ export async function updateProject(
   input: ProjectUpdateInput,
   entry: BatchItem<"sqlite"> | undefined,
   expected?: number,
-  holds?: SQL,
+  holds?: { condition: SQL; refused: () => Promise<Error> },
 ) {
   const { updateProject, renameEnvironment, keepPrivacyInStep, selectProject } = updateProjectStatements(
     db,
     projectId,
     input,
     expected,
-    holds,
+    holds?.condition,
   );
   const writes: BatchItem<"sqlite">[] = [entry, renameEnvironment, keepPrivacyInStep].filter(
     (statement) => statement !== undefined,
@@ -142,7 +142,7 @@ export async function updateProject(
   } catch (error) {
     if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
     if (isNotNullViolationOf(error, projects.settings)) throw settingsTooLarge();
-    if (isCallerRightLost(error)) throw insufficientLevel();
+    if (isCallerRightLost(error)) throw holds ? await holds.refused() : insufficientLevel();
     if (isProjectGone(error)) throw notFound();
     throw error;
   }
@@ -165,11 +165,15 @@ export async function patchVisibleProject(
   const setsPrivacy = input.access_control !== undefined;
   if (setsPrivacy && !isAdmin(found.organizationLevel)) throw permissionDenied(PRIVACY_NEEDS_ORGANIZATION_ADMIN);
   const { organizationId, id } = found.project;
-  // Written only while the caller still holds what this was judged on (403 otherwise).
-  const holds = and(
-    callerStillProjectAdmin(actor, id),
-    setsPrivacy ? callerStillAdmin(actor, organizationId) : undefined,
-  );
+  // Written only while the caller still holds what this was judged on (else 404 or 403, as a
+  // moment later: `refusalInEnvironment`).
+  const holds = {
+    condition: and(
+      callerStillProjectAdmin(actor, id),
+      setsPrivacy ? callerStillAdmin(actor, organizationId) : undefined,
+    )!,
+    refused: () => refusalInEnvironment(db, actor, id, insufficientLevel),
+  };
   const expected = expectedVersion(c, found.project.version);
   const before = trackedProjectFields(toProject(found.project, found.level));
   const entry = projectActivity.changed(
@@ -216,8 +220,8 @@ export async function deleteVisibleProject(c: Context<AppEnv>, found: Awaited<Re
       projectActivity.record(c, "deleted", projectItem(organizationId, id, name)),
       ...hide,
     ]),
-  ).catch((error: unknown) => {
-    throw isCallerRightLost(error) ? insufficientLevel() : error;
+  ).catch(async (error: unknown) => {
+    throw isCallerRightLost(error) ? await refusalInEnvironment(c.var.db, c.var.actor, id, insufficientLevel) : error;
   });
   // Another DELETE marked it between the read and this batch.
   if (marked.length === 0) throw notFound();

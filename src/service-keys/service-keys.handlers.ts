@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
-import { projects, serviceApiKeys } from "../db/schema";
+import { organizations, projects, serviceApiKeys } from "../db/schema";
 import { assertCurrentValue, assertWithinCallerKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
 import { SERVICE_KEY_PREFIX } from "../platform/auth/api-keys";
@@ -16,7 +16,14 @@ import {
   storedTime,
 } from "../platform/auth/key-lifecycle";
 import { keyRateLimits } from "../platform/auth/rate-limit";
-import { inJsonList, refusedWhenNull, unchangedSinceRead, whileHolds, type Database } from "../platform/db";
+import {
+  inJsonList,
+  isNotNullViolationOf,
+  refusedWhenNull,
+  unchangedSinceRead,
+  whileHolds,
+  type Database,
+} from "../platform/db";
 import type { AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
@@ -129,6 +136,7 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
     ...row,
     organizationId: whileHolds(organization.id, belowLimit),
     label: labelWhileAdmin(c, row.label),
+    maskValue: whileHolds(row.maskValue, keyPolicyAsRead(c)),
   };
   await refusedWhenNull(
     writeWithActivity(
@@ -140,7 +148,9 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
         name: row.label,
         context: entryContext(row),
       }),
-    ).catch(refusedWhenNoLongerAdmin(c)),
+    )
+      .catch(refusedWhenNoLongerAdmin(c))
+      .catch(refusedWhenPolicyChanged),
     tooManyServiceKeys,
   );
   return c.json({ ...toServiceKey(row), value: key.value }, 201);
@@ -153,6 +163,24 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
  */
 const labelWhileAdmin = (c: Context<AppEnv>, label?: string) =>
   whileHolds(label ?? sql<string>`${serviceApiKeys.label}`, callerStillAdmin(c.var.actor, c.var.organization.id));
+
+/**
+ * The organization's key policy is still the one the checks read (`assertWithinCaller`,
+ * `assertLifetimeWithinPolicy`) when the write runs: a tightening meanwhile refuses it (409).
+ */
+const keyPolicyAsRead = (c: Context<AppEnv>) => {
+  const { id, personalApiKeyMaxScopes, apiKeyMaxLifetimeDays } = c.var.organization;
+  const asRead = unchangedSinceRead([
+    [organizations.id, id],
+    [organizations.personalApiKeyMaxScopes, personalApiKeyMaxScopes],
+    [organizations.apiKeyMaxLifetimeDays, apiKeyMaxLifetimeDays],
+  ]);
+  return sql`exists (select 1 from ${organizations} where ${asRead})`;
+};
+
+async function refusedWhenPolicyChanged(error: unknown): Promise<never> {
+  throw isNotNullViolationOf(error, serviceApiKeys.maskValue) ? changedMeanwhile("organization's key policy") : error;
+}
 
 /** A key write refused by `labelWhileAdmin`: 403, or 404 once the caller is no longer a member (`levelLost`). */
 const refusedWhenNoLongerAdmin = (c: Context<AppEnv>) => refusedWhenLevelLost(c, serviceApiKeys.label);
@@ -206,6 +234,7 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
       .where(
         and(
           keyOf(organization.id, key.id),
+          keyPolicyAsRead(c),
           unchangedSinceRead([
             [serviceApiKeys.secureValue, key.secureValue],
             [serviceApiKeys.label, key.label],
@@ -241,7 +270,7 @@ export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) =
     db
       .update(serviceApiKeys)
       .set({ ...changes, label: labelWhileAdmin(c) })
-      .where(and(keyOf(organization.id, key.id), eq(serviceApiKeys.secureValue, key.secureValue)))
+      .where(and(keyOf(organization.id, key.id), eq(serviceApiKeys.secureValue, key.secureValue), keyPolicyAsRead(c)))
       .returning({ id: serviceApiKeys.id }),
     serviceKeyActivity.record(c, "rolled", {
       organizationId: organization.id,

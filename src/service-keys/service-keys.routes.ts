@@ -39,7 +39,7 @@ export const createServiceKey = apiRoute({
   tags: ["service_keys"],
   summary: "Create a service key, which acts as the organization; its value is returned once",
   request: { params: OrganizationParams, body: jsonBody(ServiceKeyInput) },
-  responses: { 201: jsonResponse(CreatedServiceKey, "The key, with its value") },
+  responses: { 201: jsonResponse(CreatedServiceKey, "The key, with its value"), 409: changedMeanwhileResponse },
 });
 
 export const retrieveCurrentServiceKey = apiRoute({

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
@@ -9,6 +9,7 @@ import {
   api,
   createApiKey,
   createProject,
+  createUser,
   db,
   deleteProjectRow,
   grantProjectAccess,
@@ -787,5 +788,33 @@ describe("a PATCH landing while another changes the key", () => {
       expect([409, 412]).toContain(relabel.status);
       expect(after.scopes).toEqual(["project:read"]);
     }
+  });
+});
+
+describe("a personal key's revocation holds the calling key not blocked", () => {
+  it("a key blocked meanwhile in an organization the revoked key reaches revokes nothing (403)", async () => {
+    const { organization, key: ownerKey } = await setupOrganization();
+    const user = await createUser();
+    await addMembership(organization.id, user, MembershipLevel.member);
+    const calling = await createApiKey(user);
+    const member = { user, key: calling.value, keyId: calling.id };
+    const other = await createApiKey(member.user);
+    const ran = beforeWrites([
+      [
+        /^delete from "personal_api_keys"/,
+        async () =>
+          (await api("DELETE", `/api/organizations/${organization.id}/api_keys/${member.keyId}`, { key: ownerKey }))
+            .status,
+      ],
+    ]);
+    const revoked = await api("DELETE", `/api/personal_api_keys/${other.id}`, { key: member.key });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    const still = await db
+      .select({ id: schema.personalApiKeys.id })
+      .from(schema.personalApiKeys)
+      .where(and(eq(schema.personalApiKeys.id, other.id), eq(schema.personalApiKeys.userId, member.user.id)));
+    expectError(revoked, 403, BLOCKED_REACH);
+    expect(still).toHaveLength(1);
   });
 });

@@ -14,7 +14,7 @@ import {
   setupOrganization,
   UUID,
 } from "../support/harness";
-import { INSUFFICIENT_LEVEL, NOT_FOUND, expectCreatedUpTo } from "../support/error-bodies";
+import { INSUFFICIENT_LEVEL, NOT_FOUND, expectCreatedUpTo, expectError } from "../support/error-bodies";
 import { beforeWrites } from "../support/races";
 
 const keysPath = (organizationId: string) => `/api/organizations/${organizationId}/service_keys`;
@@ -498,5 +498,42 @@ describe("a PATCH landing while another changes the key", () => {
       expect([409, 412]).toContain(relabel.status);
       expect(after.scopes).toEqual(["organization:read"]);
     }
+  });
+});
+
+describe("a service key's creation holds the organization's key policy as read", () => {
+  // An owner tightens the policy between an admin's checks and the write: a scope ceiling the
+  // admin's key would be held to, or a lifetime the key would outlive.
+  const tightenings = [
+    { policy: { personal_api_key_max_scopes: ["dashboard:read"] }, key: { label: "every scope", scopes: ["*"] } },
+    { policy: { api_key_max_lifetime_days: 30 }, key: { label: "forever", scopes: ["dashboard:read"] } },
+  ];
+
+  it.each(tightenings)("makes no key the policy set meanwhile refuses: 409, none made ($key.label)", async (tight) => {
+    const { organization, key: ownerKey } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const tighten = async () =>
+      (await api("PATCH", `/api/organizations/${organization.id}`, { key: ownerKey, body: tight.policy })).status;
+    const ran = beforeWrites([[/^insert into "service_api_keys"/, tighten]]);
+    const created = await api("POST", `/api/organizations/${organization.id}/service_keys`, {
+      key: admin.key,
+      body: tight.key,
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(
+      created,
+      409,
+      errorBody(
+        "conflict",
+        "conflict",
+        "The organization's key policy was changed by another request meanwhile. Try again.",
+      ),
+    );
+    const keys = await db
+      .select({ id: schema.serviceApiKeys.id })
+      .from(schema.serviceApiKeys)
+      .where(eq(schema.serviceApiKeys.organizationId, organization.id));
+    expect(keys).toEqual([]);
   });
 });

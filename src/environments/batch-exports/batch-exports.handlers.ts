@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
-import { callerStillSeesProject } from "../../platform/route-context/project";
+import { callerStillSeesProject, refusalInEnvironment } from "../../platform/route-context/project";
 import { batchExports, environments } from "../../db/schema";
 import { refusedWhenNull, unchangedSinceRead } from "../../platform/db";
 import { changedMeanwhile, notFound } from "../../platform/errors";
@@ -28,9 +28,12 @@ type Handler<R extends keyof BatchExportRoutes> = RouteHandler<BatchExportRoutes
 
 /**
  * Every write holds the right it was judged on, seeing the project (a member removed, or hidden
- * by a `none` rule, meanwhile exports nothing to a destination of theirs): 404 otherwise.
+ * by a `none` rule, meanwhile exports nothing to a destination of theirs): 404 otherwise, 403 for
+ * a key blocked in the organization meanwhile (`projectLost`).
  */
 const stillSeesProject = (c: Context<AppEnv>) => callerStillSeesProject(c.var.actor, c.var.project.environmentId);
+const projectLost = (c: Context<AppEnv>) => () =>
+  refusalInEnvironment(c.var.db, c.var.actor, c.var.project.environmentId, notFound);
 
 export const listProjectBatchExports: Handler<"list"> = async (c) => {
   const page = readPage(c);
@@ -56,7 +59,7 @@ export const createProjectBatchExport: Handler<"create"> = async (c) => {
   const entry = batchExportActivity.record(c, "created", batchExportItem(c.var.project, values.id, values.name));
   const row = await refusedWhenNull(
     queries.insertBatchExport(c.var.db, { ...values, ...sealed }, entry, stillSeesProject(c)),
-    notFound,
+    projectLost(c),
   );
   return c.json(toBatchExport(row), 201);
 };
@@ -88,7 +91,7 @@ export const updateProjectBatchExport: Handler<"update"> = async (c) => {
   );
   const updated = await refusedWhenNull(
     queries.updateBatchExport(c.var.db, and(where, unchanged), { ...changes, ...sealed }, entry, stillSeesProject(c)),
-    notFound,
+    projectLost(c),
   );
   if (!updated) throw changedMeanwhile("batch export");
   return c.json(toBatchExport(updated), 200);
@@ -105,7 +108,7 @@ export const deleteProjectBatchExport: Handler<"remove"> = async (c) => {
   );
   const deleted = await refusedWhenNull(
     queries.updateBatchExport(c.var.db, where, { deleted: true, lastUpdatedAt: nowIso() }, entry, stillSeesProject(c)),
-    notFound,
+    projectLost(c),
   );
   if (!deleted) throw notFound();
   return c.body(null, 204);

@@ -18,6 +18,7 @@ import {
   callerStillSeesProject,
   membershipInEnvironment,
   projectLevelInEnvironment,
+  refusalInEnvironment,
   selectKindRuleOfCaller,
 } from "../../platform/route-context/project";
 import { rightsOn } from "./dashboard-response";
@@ -118,17 +119,11 @@ export function callerStillEditorOf(c: Context<AppEnv>, dashboardId: number, cha
 
 /**
  * Why a write held by `callerStillEditorOf` was refused: 404 once the caller no longer sees the
- * project (removed from the organization, or hidden by a rule, meanwhile), as a moment later;
- * else 403. Read only on that path.
+ * project (removed from the organization, or hidden by a rule, meanwhile), as a moment later; 403
+ * otherwise (`refusalInEnvironment`). Read only on that path.
  */
-export async function editRightLost(c: Context<AppEnv>): Promise<Error> {
-  const { db, actor, project } = c.var;
-  // A raw select: drizzle's builder would strip the subquery's column qualifiers with one table.
-  const row = await db.get<{ sees: number }>(
-    sql`select ${callerStillSeesProject(actor, project.environmentId)} as "sees"`,
-  );
-  return row?.sees ? permissionDenied(NO_EDIT_RIGHT) : notFound();
-}
+export const editRightLost = (c: Context<AppEnv>): Promise<Error> =>
+  refusalInEnvironment(c.var.db, c.var.actor, c.var.project.environmentId, () => permissionDenied(NO_EDIT_RIGHT));
 
 /**
  * The dashboard the path names (deleted included: a PATCH restores) and its tiles, read in the

@@ -1,13 +1,14 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { eq } from "drizzle-orm";
-import { users } from "../../db/schema";
+import { activityLogExports, users } from "../../db/schema";
 import { CONTENT_TYPES, type ExportFormat } from "../../platform/activity-log/export-format";
 import { personOf, type AppEnv } from "../../platform/env";
 import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { errorFields, logLine } from "../../platform/log";
 import { organizationRead } from "../../platform/route-context";
+import { callerStillAdmin, refusedWhenLevelLost } from "../../platform/route-context/organization";
 import {
   downloadPath,
   insertExport,
@@ -53,12 +54,15 @@ export const createActivityLogExport: RouteHandler<typeof createExport, AppEnv> 
     from: input.from,
     to: input.to,
   };
+  // Made only while the caller is still an admin (removed or demoted meanwhile: 404 or 403).
+  const stillAdmin = callerStillAdmin(actor, row.organizationId);
   const [[created], [creator]] = await db
-    .batch([insertExport(db, row, nowIso()), db.select().from(users).where(eq(users.id, actor.userId))])
+    .batch([insertExport(db, row, nowIso(), stillAdmin), db.select().from(users).where(eq(users.id, actor.userId))])
     .catch((error: unknown) => {
       if (isAnotherExportRunning(error)) throw conflict("An export of this organization is still running.");
       throw error;
-    });
+    })
+    .catch(refusedWhenLevelLost(c, activityLogExports.format));
   if (!created) throw new Error("the export was not read back");
   try {
     await c.env.BACKGROUND_JOBS.send({ kind: "export_part", exportId: created.id, part: 0 });

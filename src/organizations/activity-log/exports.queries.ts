@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { activityLogExports, users } from "../../db/schema";
 import { lastSeqAtOrBefore } from "../../platform/activity-log/activity-log.queries";
 import { isNotNullViolationOf, whileHolds, type Database } from "../../platform/db";
@@ -31,7 +31,8 @@ export type NewExport = Pick<ExportRow, "id" | "organizationId" | "createdById" 
  * so that one key cannot start exports without bound (each copies its range into R2, a queue
  * message and a write per 1,000 entries).
  */
-export function insertExport(db: Database, input: NewExport, now: string) {
+/** The export, while none of the organization's is unfinished and `heldWhile` holds (the caller's level as judged). */
+export function insertExport(db: Database, input: NewExport, now: string, heldWhile: SQL) {
   const beforeRange = lastSeqAtOrBefore(input.organizationId, justBefore(input.from), "before");
   const noneUnfinished = sql`not exists (select 1 from ${activityLogExports}
     where ${activityLogExports.organizationId} = ${input.organizationId}
@@ -42,7 +43,7 @@ export function insertExport(db: Database, input: NewExport, now: string) {
       id: input.id,
       organizationId: input.organizationId,
       createdById: input.createdById,
-      format: input.format,
+      format: whileHolds(input.format, heldWhile),
       fromTime: new Date(input.from).toISOString(),
       toTime: new Date(input.to).toISOString(),
       scopes: input.scopes,

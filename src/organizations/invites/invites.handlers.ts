@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { and, or, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { changedMeanwhile, conflict, notFound } from "../../platform/errors";
@@ -11,7 +12,7 @@ import {
   refusedWhenLevelLost,
 } from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
-import { invites as inviteRows } from "../../db/schema";
+import { invites as inviteRows, organizations } from "../../db/schema";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { emailStatusAtCreation, enqueueInviteEmails, withSealedEmails } from "./invite-emails";
@@ -133,11 +134,18 @@ async function createInvites(
   );
   const rows = issued.map(({ row }) => row);
   const entries = rows.map((row) => inviteActivity.record(c, "created", inviteItem(row, row.targetEmail)));
-  // Held at write to what the invites were judged on: who may invite, and no level above the caller's.
-  const mayInviteAt = Math.max(
-    organization.membersCanInvite ? MembershipLevel.member : MembershipLevel.admin,
-    ...invites.map((invite) => invite.level),
-  );
+  // Held at write to what the invites were judged on: who may invite (members only while the
+  // organization still lets them), and no level above the caller's.
+  const highestLevel = Math.max(...invites.map((invite) => invite.level));
+  const membersMayInvite = sql`(select ${organizations.membersCanInvite} from ${organizations}
+    where ${organizations.id} = ${organization.id})`;
+  const stillMayInvite = or(
+    callerStillAtLeast(c.var.actor, organization.id, Math.max(MembershipLevel.admin, highestLevel)),
+    and(
+      callerStillAtLeast(c.var.actor, organization.id, Math.max(MembershipLevel.member, highestLevel)),
+      membersMayInvite,
+    ),
+  )!;
   const combining = inputs.filter((input) => input.combine_pending_invites).map((input) => input.target_email);
   await replaceInvites(
     db,
@@ -147,7 +155,7 @@ async function createInvites(
     {
       userId: context.inviter.id,
       stillAdmin: callerStillAdmin(c.var.actor, organization.id),
-      stillMayInvite: callerStillAtLeast(c.var.actor, organization.id, mayInviteAt),
+      stillMayInvite,
     },
     {
       emails: combining,

@@ -10,10 +10,10 @@ import { projectVisible, projectVisibleAtLevel, type CallerMembership } from "..
 import { assertProjectInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor, ProjectContext } from "../env";
-import { notFound } from "../errors";
+import { notFound, permissionDenied } from "../errors";
 import { isAdminInSql } from "../levels";
 import { prepared } from "../prepared";
-import type { KeyPolicy } from "../auth/key-policy";
+import { KEY_BLOCKED, keyBlockedCondition, type KeyPolicy } from "../auth/key-policy";
 import { callerOrganizationId, CURRENT, keyPolicyOf, membershipsOf, type OrganizationRef } from "./organization";
 
 /**
@@ -117,42 +117,51 @@ export const selectKindRuleOfCaller = <R extends AccessControlledResourceName>(
     .select({ level: kindRuleOfMember(resource, environmentId, membershipInEnvironment(actor, environmentId)) })
     .from(sql`(select 1)`);
 
+/** The caller's membership joined to the environment's project (`from` and `where` of a subquery). */
+const callerAndProjectOf = (actor: Actor, environmentId: number) => sql`${membershipsOf(actor)}
+    join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
+    join ${projects} on ${projects.id} = ${environments.projectId}
+    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId}`;
+
+/** The calling personal key is not blocked in the joined membership's organization (`auth/key-policy.ts`). */
+const keyNotBlockedThere = (actor: Actor) =>
+  sql`not ${keyBlockedCondition(actor, organizationMemberships.organizationId)}`;
+
 /**
- * Why a write guarded on the caller's level was refused: 404 when they no longer see the project
- * at all (its organization or their membership gone meanwhile, as a moment later), else `refusal`.
- * Read only on that path.
+ * Why a write held on the caller's rights in a project was refused: 404 when they no longer see
+ * the project (their membership or its organization gone, a `none` rule, the project marked for
+ * deletion, meanwhile: as a moment later), 403 when an admin blocked the calling key in the
+ * organization meanwhile, else `refusal`. Read only on that path.
  */
 export async function refusalInEnvironment(db: Database, actor: Actor, environmentId: number, refusal: () => Error) {
-  // A raw select: drizzle's builder would strip the subquery's column qualifiers with one table.
-  const row = await db.get<{ level: number | null }>(
-    sql`select ${projectLevelInEnvironment(actor, environmentId)} as "level"`,
+  const caller = callerAndProjectOf(actor, environmentId);
+  const row = await db.get<{ sees: number; blocked: number }>(
+    sql`select exists (select 1 from ${caller} and ${projectVisible}) as "sees",
+      exists (select 1 from ${caller} and not ${keyNotBlockedThere(actor)}) as "blocked"`,
   );
-  return row?.level === null || row?.level === undefined ? notFound() : refusal();
+  if (!row?.sees) return notFound();
+  return row.blocked ? permissionDenied(KEY_BLOCKED) : refusal();
 }
 
 /**
  * The caller's level in the environment's project (`effectiveProjectLevel`) as SQL, for reads
- * batched with the project before the level is known. Null when the caller is not a member, or
- * the project is being deleted: a write held on it (a rule, the project's fields) lands on no
- * project marked meanwhile, whose rows its deletion removes.
+ * batched with the project before the level is known. Null when the caller is not a member, the
+ * project is being deleted, or the calling key is blocked in its organization: a write held on it
+ * (a rule, the project's fields) lands on no project marked meanwhile, whose rows its deletion
+ * removes, and by no key blocked meanwhile.
  */
 export const projectLevelInEnvironment = (actor: Actor, environmentId: number) =>
-  sql<number>`(select ${effectiveProjectLevel} from ${membershipsOf(actor)}
-    join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
-    join ${projects} on ${projects.id} = ${environments.projectId}
-    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId}
-      and ${projects.deletionScheduledAt} is null)`;
+  sql<number>`(select ${effectiveProjectLevel} from ${callerAndProjectOf(actor, environmentId)}
+      and ${projects.deletionScheduledAt} is null and ${keyNotBlockedThere(actor)})`;
 
 /**
  * Whether the caller still sees the environment's project when the statement runs
- * (`projectVisible`: a member, no `none` rule, not marked for deletion), not only when admitted.
+ * (`projectVisible`: a member, no `none` rule, not marked for deletion), not only when admitted,
+ * with a key not blocked in its organization meanwhile. Refused: `refusalInEnvironment` says why.
  */
 export const callerStillSeesProject = (actor: Actor, environmentId: number) =>
-  sql`exists (select 1 from ${membershipsOf(actor)}
-    join ${environments} on ${environments.organizationId} = ${organizationMemberships.organizationId}
-    join ${projects} on ${projects.id} = ${environments.projectId}
-    where ${environments.id} = ${environmentId} and ${organizationMemberships.userId} = ${actor.userId}
-      and ${projectVisible})`;
+  sql`exists (select 1 from ${callerAndProjectOf(actor, environmentId)}
+      and ${projectVisible} and ${keyNotBlockedThere(actor)})`;
 
 /** Whether the caller is an admin of the environment's project when the statement runs, not when it was admitted. */
 export const callerStillProjectAdmin = (actor: Actor, environmentId: number) =>

@@ -7,6 +7,7 @@ import * as schema from "../../../src/db/schema";
 import worker from "../../../src/index";
 import { sealChain } from "../../../src/platform/activity-log/chain";
 import { MembershipLevel } from "../../../src/platform/levels";
+import { beforeWrites } from "../../support/races";
 import {
   expectError,
   INSUFFICIENT_LEVEL,
@@ -379,5 +380,31 @@ describe("an export sent again with its Idempotency-Key", () => {
     // replay, or it failed and wrote nothing: never two exports for one key.
     expect({ first: first.status, exports: exports.length }).toEqual({ first: 202, exports: 1 });
     expect(retry.status).toBe(202);
+  });
+});
+
+describe("an activity-log export's creation holds the caller's admin level", () => {
+  it("an admin removed from the organization meanwhile starts no export (404, none made)", async () => {
+    const { organization, key: ownerKey } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const ran = beforeWrites([
+      [
+        /^insert into "activity_log_exports"/,
+        async () =>
+          (await api("DELETE", `/api/organizations/${organization.id}/members/${admin.user.uuid}`, { key: ownerKey }))
+            .status,
+      ],
+    ]);
+    const created = await api("POST", `/api/organizations/${organization.id}/activity_log/exports`, {
+      key: admin.key,
+      body: { from: "2020-01-01T00:00:00Z", to: "2100-01-01T00:00:00Z" },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    const rows = await db
+      .select({ id: schema.activityLogExports.id })
+      .from(schema.activityLogExports)
+      .where(eq(schema.activityLogExports.organizationId, organization.id));
+    expect({ status: created.status, exports: rows.length }).toEqual({ status: 404, exports: 0 });
   });
 });

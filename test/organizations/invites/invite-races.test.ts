@@ -283,3 +283,33 @@ describe("an invite racing the acceptance of the invite it replaces", () => {
     expect(pending).toEqual([]);
   });
 });
+
+describe("an invite's write holds members_can_invite as read", () => {
+  it("refuses a plain member's invite landing after members_can_invite was turned off (403), none left", async () => {
+    const { organization, key: ownerKey } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const ran = beforeWrites([
+      [
+        /^insert into "invites"/,
+        async () =>
+          (
+            await api("PATCH", `/api/organizations/${organization.id}`, {
+              key: ownerKey,
+              body: { members_can_invite: false },
+            })
+          ).status,
+      ],
+    ]);
+    const invited = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key: member.key,
+      body: { target_email: "late-invite@example.com", level: MembershipLevel.member, send_email: false },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    // A moment later the member is refused (403): so must the invite written after the switch be.
+    const listed = await api("GET", `/api/organizations/${organization.id}/invites`, { key: ownerKey });
+    const emails = (listed.body.results as { target_email: string }[]).map((invite) => invite.target_email);
+    expectError(invited, 403, INSUFFICIENT_LEVEL);
+    expect(emails).toEqual([]);
+  });
+});
