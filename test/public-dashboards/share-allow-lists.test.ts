@@ -10,6 +10,7 @@ import { NOT_AUTHENTICATED, NOT_FOUND } from "../support/error-bodies";
 import { api, db, errorBody, ISO_TIMESTAMP, setupOrganization } from "../support/harness";
 import { FAKE_TRANSPORT_URL, restoreTestDoubles, useEmailTransport } from "../support/people";
 import { attemptsFrom, consumeAttempt, consumeDeadLetter, retryDelays } from "../support/queues";
+import { beforeWrites } from "../support/races";
 import { eventually, receiver } from "../support/webhooks";
 import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
 import { awaitRoomInWindow, freshClientAddress } from "../support/rate-windows";
@@ -466,5 +467,42 @@ describe("a share link's one-time link e-mails on the queue", () => {
 
     expect(messages).toEqual([{ viewerLinkId: lost!.id }]);
     expect((await storedLinks(dashboard.id)).map((link) => link.id)).toEqual([lost!.id]);
+  });
+});
+
+describe("a share link's e-mail allow-list changed by two editors at once", () => {
+  it("ends a viewer's sessions when a write takes off an address listed since it read the list", async () => {
+    const { key, sharingPath, token } = await setupAllowList();
+    const ada = await api("PATCH", sharingPath, { key, body: { allowed_emails: ["ada@example.com"] } });
+    expect(ada.status).toBe(200);
+    const jsonPath = `/shared/${token}.json`;
+    const messages = capturedMessages();
+    let bob: Record<string, string> = {};
+    // An editor sends the list as Ada alone, as it read it; meanwhile (after that PATCH read the
+    // list, before it writes) another editor adds Bob, and Bob opens a session with his one-time link.
+    beforeWrites([
+      [
+        /insert into "sharing_configurations"/,
+        async () => {
+          const body = { allowed_emails: ["ada@example.com", "bob@example.com"] };
+          expect((await api("PATCH", sharingPath, { key, body })).status).toBe(200);
+          await api("POST", jsonPath, { body: { email: "bob@example.com" } });
+          const { code } = await deliveredLink(messages);
+          const unlocked = await api("POST", jsonPath, { body: { code } });
+          expect(unlocked.status).toBe(200);
+          bob = { Authorization: `Bearer ${unlocked.body.shareToken}` };
+          expect((await api("GET", jsonPath, { headers: bob })).status).toBe(200);
+        },
+      ],
+    ]);
+    const adaOnly = await api("PATCH", sharingPath, { key, body: { allowed_emails: ["ada@example.com"] } });
+    vi.restoreAllMocks();
+    expect(adaOnly.body.allowed_emails).toEqual(["ada@example.com"]);
+    expect((await api("GET", jsonPath, { headers: bob })).status).toBe(401);
+
+    // Listed again, Bob verifies his address again: the session the list dropped stays ended.
+    const body = { allowed_emails: ["ada@example.com", "bob@example.com"] };
+    expect((await api("PATCH", sharingPath, { key, body })).status).toBe(200);
+    expect((await api("GET", jsonPath, { headers: bob })).status).toBe(401);
   });
 });

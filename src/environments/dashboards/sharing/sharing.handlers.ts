@@ -116,14 +116,6 @@ const allowListOf = (requested: string[] | null | undefined) =>
   requested === undefined ? undefined : requested && requested.length > 0 ? [...new Set(requested)] : null;
 
 /**
- * An allow-list that drops an address (or is lifted) ends every viewer session: a session is
- * signed for its address alone, so one ended only while the address is off the list would come
- * back with it. Those still listed verify their address again.
- */
-const dropsAnAddress = (before: string[] | null, after: string[] | null): true | undefined =>
-  before !== null && before.some((email) => !after?.includes(email)) ? true : undefined;
-
-/**
  * A link is closed by passwords or by an allow-list, not both (one session answers either), and an
  * allow-list needs e-mail to send its one-time links.
  */
@@ -181,7 +173,6 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
     expiresAt,
     passwordRequired: input.password_required,
     allowedEmails,
-    endViewerSessions: dropsAnAddress(current?.allowedEmails ?? null, after.allowedEmails),
   };
   const entries = sharingEntries(c, shared, current, after);
   const guard = sharingWriteHeld(db, shared, callerStillEditorOf(c, dashboardId), input.enabled);

@@ -118,9 +118,22 @@ export type SharingChanges = {
   passwordRequired?: boolean;
   /** null: no allow-list; undefined: unchanged. */
   allowedEmails?: string[] | null;
-  /** A new secret for viewer sessions: every allow-listed viewer verifies their address again. */
-  endViewerSessions?: true;
 };
+
+/**
+ * The viewer sessions' secret a write leaves: a new one when the write drops an address of the
+ * stored allow-list (or lifts it), which ends every viewer session. A session is signed for its
+ * address alone, so one ended only while the address is off the list would come back with it;
+ * those still listed verify their address again. Decided on the list as stored when the write
+ * runs, not as read: an address listed meanwhile and dropped by this write ends its sessions too.
+ */
+function viewerSessionSecretAfter(allowedEmails: string[] | null | undefined) {
+  const kept = sql`coalesce(${sharingConfigurations.viewerSessionSecret}, ${newViewerSessionSecret()})`;
+  if (allowedEmails === undefined) return kept;
+  const dropsAnAddress = sql`exists (select 1 from json_each(${sharingConfigurations.allowedEmails}) as listed
+    where listed.value not in (select value from json_each(${JSON.stringify(allowedEmails ?? [])})))`;
+  return sql`case when ${dropsAnAddress} then ${newViewerSessionSecret()} else ${kept} end`;
+}
 
 /** What a configuration answers with: its row, its passwords and its verified viewers. */
 export type SharingRead = { row: SharingRow; passwords: SharePasswordRow[]; viewers: VerifiedViewerRow[] };
@@ -188,9 +201,7 @@ export async function upsertSharing(
           expiresAt: unchanged(changes.expiresAt, sharingConfigurations.expiresAt),
           passwordRequired: unchanged(changes.passwordRequired, sharingConfigurations.passwordRequired),
           allowedEmails: unchanged(changes.allowedEmails, sharingConfigurations.allowedEmails),
-          viewerSessionSecret: changes.endViewerSessions
-            ? newViewerSessionSecret()
-            : sql`coalesce(${sharingConfigurations.viewerSessionSecret}, ${newViewerSessionSecret()})`,
+          viewerSessionSecret: viewerSessionSecretAfter(changes.allowedEmails),
         },
       })
     : insert.onConflictDoNothing();
