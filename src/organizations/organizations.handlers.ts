@@ -6,7 +6,7 @@ import { etagOf, expectedVersion, failsOnStaleVersion, versionedAnswer } from ".
 import { isUniqueViolation, refusedWhenNull } from "../platform/db";
 import type { AppEnv } from "../platform/env";
 import { notFound } from "../platform/errors";
-import { nowIso, uuid7 } from "../platform/ids";
+import { nowIso, randomBase62, uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
 import { keyPolicyChangeJudgedOnRead } from "../platform/auth/key-policy";
 import {
@@ -47,7 +47,11 @@ import { ProjectInput, toProjectListItem } from "../projects/projects.schema";
 /** The user's e-mail, read when the entry is appended: the key names its user by id only. */
 const userEmailInBatch = (userId: number) => sql`select ${users.email} from ${users} where ${users.id} = ${userId}`;
 
-/** Concurrent creates of one name race for its slug; the loser takes the next free one. */
+/**
+ * Concurrent creates of one name race for its slug: the loser reads the slugs again and takes the
+ * next free one; its last attempt (many creates of one name at once, by anyone: slugs are unique
+ * across the service) takes a random suffix instead.
+ */
 const SLUG_ATTEMPTS = 5;
 
 export const listCallerOrganizations: RouteHandler<typeof listOrganizations, AppEnv> = async (c) => {
@@ -104,7 +108,10 @@ export const createCallerOrganization: RouteHandler<typeof createOrganization, A
   const { name } = c.req.valid("json");
   const base = slugify(name);
   for (let attempt = 1; ; attempt += 1) {
-    const slug = firstFreeSlug(base, await takenSlugs(db, base));
+    const slug =
+      attempt < SLUG_ATTEMPTS
+        ? firstFreeSlug(base, await takenSlugs(db, base))
+        : `${base}-${randomBase62(6).toLowerCase()}`;
     try {
       const created = await insertOrganization(c, name, slug);
       return c.json(created.organization, 201, { ETag: etagOf(created.version) });

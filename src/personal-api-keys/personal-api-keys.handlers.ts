@@ -16,7 +16,7 @@ import { keyRateLimits } from "../platform/auth/rate-limit";
 import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { scopesGrant } from "../platform/auth/scopes";
 import type { Actor, AppEnv } from "../platform/env";
-import { changedMeanwhile, conflict, notFound, permissionDenied, validationError } from "../platform/errors";
+import { changedOrGone, conflict, notFound, permissionDenied, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
 import {
   inJsonList,
@@ -55,6 +55,8 @@ export function toPersonalApiKey(row: KeyRow) {
 }
 
 const ownKey = (actor: Actor, id: string) => and(eq(personalApiKeys.id, id), eq(personalApiKeys.userId, actor.userId));
+const ownKeyExists = (actor: Actor, id: string) =>
+  sql`exists (select 1 from ${personalApiKeys} where ${ownKey(actor, id)})`;
 
 /** Every key of the caller, newest first along the (user, created_at, id) index: at most `MAX_KEYS_PER_USER`. */
 export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async (c) => {
@@ -445,7 +447,7 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
       ),
     ),
   ).catch(refusedWhenBlocked);
-  if (!updated) throw changedMeanwhile("key");
+  if (!updated) throw await changedOrGone(db, ownKeyExists(actor, id), "key");
   await forgetCachedKey(c.env, key);
   return c.json(toPersonalApiKey(after), 200);
 };
@@ -474,7 +476,7 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
       personalApiKeyActivity.record(c, "rolled", { organizationId, itemId: key.id, name: key.label, context }),
     ),
   ).catch(refusedWhenBlocked);
-  if (!rolled) throw changedMeanwhile("key");
+  if (!rolled) throw await changedOrGone(db, ownKeyExists(actor, id), "key");
   await forgetCachedKey(c.env, key);
   return c.json({ ...toPersonalApiKey(after), value }, 200);
 };

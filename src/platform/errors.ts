@@ -2,7 +2,8 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "@hono/zod-openapi";
-import { isForeignKeyViolation } from "./db";
+import { sql, type SQL } from "drizzle-orm";
+import { isForeignKeyViolation, type Database } from "./db";
 import type { AppEnv } from "./env";
 
 /** PostHog's error body: `{type, code, detail, attr}`, the first error only. */
@@ -71,6 +72,15 @@ export const conflict = (detail: string) => new ApiError(409, "conflict", detail
 /** A guarded write (see `unchangedSinceRead`) lost to a concurrent one. */
 export const changedMeanwhile = (what: string) =>
   conflict(`The ${what} was changed by another request meanwhile. Try again.`);
+
+/**
+ * Why a write guarded on its row as read matched nothing: 404 when the row is gone meanwhile
+ * (`stillThere`, an `exists` on it, is false), as a moment later; else 409. Read only on that path.
+ */
+export async function changedOrGone(db: Database, stillThere: SQL, what: string): Promise<ApiError> {
+  const row = await db.get<{ there: number }>(sql`select ${stillThere} as "there"`);
+  return row?.there ? changedMeanwhile(what) : notFound();
+}
 export const throttled = (retryAfterSeconds: number) =>
   new ApiError(429, "throttled", `Request was throttled. Expected available in ${retryAfterSeconds} seconds.`, null, {
     "Retry-After": String(retryAfterSeconds),

@@ -25,7 +25,7 @@ import {
   type Database,
 } from "../platform/db";
 import type { AppEnv } from "../platform/env";
-import { changedMeanwhile, notFound, validationError } from "../platform/errors";
+import { changedMeanwhile, changedOrGone, notFound, validationError } from "../platform/errors";
 import { uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
 import { organizationRead } from "../platform/route-context";
@@ -46,6 +46,8 @@ export function toServiceKey(row: KeyRow) {
 
 const keyOf = (organizationId: string, id: string) =>
   and(eq(serviceApiKeys.id, id), eq(serviceApiKeys.organizationId, organizationId));
+const keyExists = (organizationId: string, id: string) =>
+  sql`exists (select 1 from ${serviceApiKeys} where ${keyOf(organizationId, id)})`;
 
 const entryContext = (key: Pick<KeyRow, "scopes" | "scopedTeams">) => ({
   scopes: key.scopes,
@@ -253,7 +255,7 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
       fieldsAfterPatch(before, trackedFields(after)),
     ),
   ).catch(refusedWhenNoLongerAdmin(c));
-  if (!updated) throw changedMeanwhile("key");
+  if (!updated) throw await changedOrGone(db, keyExists(organization.id, key.id), "key");
   await forgetCachedKey(c.env, key);
   return c.json(toServiceKey(after), 200);
 };
@@ -279,7 +281,7 @@ export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) =
       context,
     }),
   ).catch(refusedWhenNoLongerAdmin(c));
-  if (!rolled) throw changedMeanwhile("key");
+  if (!rolled) throw await changedOrGone(db, keyExists(organization.id, key.id), "key");
   await forgetCachedKey(c.env, key);
   return c.json({ ...toServiceKey({ ...key, ...changes }), value }, 200);
 };

@@ -511,3 +511,15 @@ describe("organization writes hold the caller's level when they land", () => {
     expect((await api("GET", `/api/organizations/${organization.id}`, { key })).status).toBe(200);
   });
 });
+
+describe("concurrent creates of one organization name", () => {
+  it("never answers 500 however many creates of one name race for its slug", async () => {
+    const { key } = await setupOrganization();
+    const name = `Initech ${crypto.randomUUID().slice(0, 8)}`;
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, () => api("POST", "/api/organizations", { key, body: { name } })),
+    );
+    expect(responses.map((response) => response.status)).toEqual(Array(12).fill(201));
+    expect(new Set(responses.map((response) => response.body.slug)).size).toBe(12);
+  });
+});

@@ -1,11 +1,11 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
 import { callerStillSeesProject, refusalInEnvironment } from "../../platform/route-context/project";
 import { batchExports, environments } from "../../db/schema";
 import { refusedWhenNull, unchangedSinceRead } from "../../platform/db";
-import { changedMeanwhile, notFound } from "../../platform/errors";
+import { changedOrGone, notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { counterOf, pageEnvelope, readPage } from "../../platform/pagination";
 import { projectRead } from "../../platform/route-context";
@@ -93,7 +93,8 @@ export const updateProjectBatchExport: Handler<"update"> = async (c) => {
     queries.updateBatchExport(c.var.db, and(where, unchanged), { ...changes, ...sealed }, entry, stillSeesProject(c)),
     projectLost(c),
   );
-  if (!updated) throw changedMeanwhile("batch export");
+  if (!updated)
+    throw await changedOrGone(c.var.db, sql`exists (select 1 from ${batchExports} where ${where})`, "batch export");
   return c.json(toBatchExport(updated), 200);
 };
 

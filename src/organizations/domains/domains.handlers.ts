@@ -3,7 +3,7 @@ import { isNull } from "drizzle-orm";
 import type { AppEnv } from "../../platform/env";
 import { domains } from "../../db/schema";
 import { refusedWhenNull, unchangedSinceRead } from "../../platform/db";
-import { changedMeanwhile, notFound, validationError } from "../../platform/errors";
+import { changedOrGone, notFound, validationError } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/route-context";
 import { callerStillAdmin, levelLost } from "../../platform/route-context/organization";
@@ -83,7 +83,7 @@ export const updateOrganizationDomain: Handler<"updateDomain"> = async (c) => {
     ),
     levelLost(c),
   );
-  if (!updated) throw changedMeanwhile("domain");
+  if (!updated) throw await changedOrGone(db, queries.domainExists(organization.id, id), "domain");
   return c.json(toDomain(updated), 200);
 };
 

@@ -20,6 +20,10 @@ type DomainChanges = Partial<Pick<DomainRow, "verifiedAt" | "lastVerificationRet
 const domainOfOrganization = (organizationId: OrganizationRef, id: string) =>
   and(eq(domains.organizationId, organizationId), eq(domains.id, id));
 
+/** Whether the organization's domain `id` still exists, as SQL. */
+export const domainExists = (organizationId: string, id: string) =>
+  sql`exists (select 1 from ${domains} where ${domainOfOrganization(organizationId, id)})`;
+
 const byDomain: ListOrder = [
   [domains.domain, "asc"],
   [domains.id, "asc"],

@@ -2,7 +2,8 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
-import { changedMeanwhile, notFound } from "../../platform/errors";
+import { organizationMemberships } from "../../db/schema";
+import { changedOrGone, notFound } from "../../platform/errors";
 import { organizationRead } from "../../platform/route-context";
 import { callerStillAtLeast, levelRefusal } from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
@@ -50,7 +51,7 @@ export const updateOrganizationMember: RouteHandler<typeof updateMember, AppEnv>
   );
   const consequences = disableWebhooksOfFormerAdmin(c, c.var.organization.id, target.user.id, target.createdWebhooks);
   const updated = await setMemberLevel(c.var.db, target.membership, level, entry, whileCallerHolds(c, consequences));
-  if (!updated) throw (await removedMeanwhile(c)) ?? changedMeanwhile("member");
+  if (!updated) throw (await removedMeanwhile(c)) ?? (await memberChangedOrGone(c, target.membership.id));
   return c.json(toMember(updated, target.user), 200);
 };
 
@@ -70,12 +71,20 @@ export const removeOrganizationMember: RouteHandler<typeof removeMember, AppEnv>
     ...held,
     holds: sql`${held.holds} and ${rolesAsRead(target.membership.id, roleIds)}`,
   });
-  if (!removed) throw (await removedMeanwhile(c)) ?? changedMeanwhile("member");
+  if (!removed) throw (await removedMeanwhile(c)) ?? (await memberChangedOrGone(c, target.membership.id));
   return c.body(null, 204);
 };
 
 /** 404 for a caller no longer a member (or 403 for a key blocked meanwhile), as a moment later. */
 const removedMeanwhile = (c: Context<AppEnv>) => levelRefusal(c, MembershipLevel.member);
+
+/** 404 for a member removed meanwhile (by another request), else 409. */
+const memberChangedOrGone = (c: Context<AppEnv>, membershipId: string) =>
+  changedOrGone(
+    c.var.db,
+    sql`exists (select 1 from ${organizationMemberships} where ${organizationMemberships.id} = ${membershipId})`,
+    "member",
+  );
 
 /**
  * The rules were judged on the caller's level as read: the write holds only while they still have

@@ -4,7 +4,7 @@ import { activityLog, serviceApiKeys, users, webhookDeliveries, webhooks } from 
 import { entryServiceKey, serviceKeyOfEntry } from "../../platform/activity-log/activity-log.queries";
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
 import { eachMessage, forEachOrganization } from "../../platform/background";
-import { chunkForInsert, inJsonList, primaryDatabase, type Database } from "../../platform/db";
+import { chunkForInsert, inJsonList, isForeignKeyViolation, primaryDatabase, type Database } from "../../platform/db";
 import type { Bindings } from "../../platform/env";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { post, signedHeaders, signingSecrets, type Attempt } from "./receiver";
@@ -110,7 +110,12 @@ async function enqueuePass(env: Bindings, db: Database, organizationId: string) 
     db.insert(webhookDeliveries).values(chunk).onConflictDoNothing().returning(scheduled),
   );
   const [first, ...rest] = [...advance, ...inserts];
-  const results = await db.batch([first!, ...rest]);
+  const results = await db.batch([first!, ...rest]).catch((error: unknown) => {
+    // A webhook deleted since it was read: the next pass reads the ones left, without it.
+    if (isForeignKeyViolation(error)) return null;
+    throw error;
+  });
+  if (!results) return { delivered: 0, caughtUp: false };
   const created = results.slice(advance.length).flat() as { id: string; retryUntil: string }[];
   await sendDeliveryMessages(env, created);
   return { delivered: created.length, caughtUp: entries.length < ENTRIES_PER_PASS };

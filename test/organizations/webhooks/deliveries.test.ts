@@ -4,12 +4,14 @@ import { eq, like } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
 import worker from "../../../src/index";
-import type { DeliveryMessage } from "../../../src/organizations/webhooks/deliveries";
+import { enqueueDeliveries, type DeliveryMessage } from "../../../src/organizations/webhooks/deliveries";
+import { primaryDatabase } from "../../../src/platform/db";
 import { DELIVERY_ATTEMPTS } from "../../../src/organizations/webhooks/retry-schedule";
 import { sha256Hex } from "../../../src/platform/ids";
 import { seedEntries } from "../../support/activity-log";
 import { api, db, setupOrganization } from "../../support/harness";
 import { consumeDeadLetter } from "../../support/queues";
+import { beforeWrites } from "../../support/races";
 import {
   consume,
   eventually,
@@ -133,6 +135,28 @@ describe("background work on webhooks, at least once", () => {
     const [row] = await db.select().from(schema.webhooks).where(eq(schema.webhooks.id, id));
     // The webhook whose secret opens is re-sealed under the new key, so that the former key can go.
     expect(row!.sealedSecret.startsWith(`enc:v1:${newKeyId}:`)).toBe(true);
+  });
+
+  it("enqueues the other webhooks' deliveries when one is deleted during the pass", async () => {
+    const organization = await setupOrganization();
+    const kept = await subscribe(organization, { events: ["*"] });
+    const deleted = await subscribe(organization, { events: ["*"] });
+    captured(env.WEBHOOK_DELIVERIES);
+    const deliveriesOf = (webhookId: string) =>
+      db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.webhookId, webhookId));
+    // Whatever the passes after those requests did, both webhooks are behind every entry again.
+    await eventually(async () => (await deliveriesOf(deleted.id)).length > 0 || undefined);
+    await db.delete(schema.webhookDeliveries);
+    await db.update(schema.webhooks).set({ lastEnqueuedSeq: 0 });
+    const deleteWebhook = async () =>
+      (await api("DELETE", `${webhooksPath(organization)}/${deleted.id}`, { key: organization.key })).status;
+    const ran = beforeWrites([[/^insert into "webhook_deliveries"/, deleteWebhook]]);
+
+    await enqueueDeliveries(env, primaryDatabase(env), organization.organization.id);
+    vi.restoreAllMocks();
+
+    expect(ran).toEqual([204]);
+    expect((await deliveriesOf(kept.id)).length).toBeGreaterThan(0);
   });
 
   it("catches up in the cron a lost outbox pass, however many organizations have webhooks", async () => {
