@@ -20,7 +20,7 @@ export const NOT_ADMIN_IN_BOTH =
  * What stands in for an insight tile copied to another project without its insight: insights
  * belong to their project, and no query results are stored here to show instead.
  */
-export function insightNote(insight: NonNullable<TileRow["insight"]>): string {
+function insightNote(insight: NonNullable<TileRow["insight"]>): string {
   const name = (insight.name ?? insight.derivedName ?? "Untitled insight").slice(0, NOTE_NAME_LENGTH);
   return (
     `**${name}**\n\nThis tile showed an insight of the project this dashboard was copied from. ` +
@@ -90,9 +90,6 @@ async function copyableSource(c: Context<AppEnv>, scope: DashboardScope, id: num
   }
   return { row: found.row, tiles: found.tiles, sameProject };
 }
-
-/** Where the copy came from, for its creation's entry: set only for a copy from another project. */
-export type CopiedFrom = { source_dashboard_id: number; source_project_id: number };
 
 /**
  * A new dashboard as a copy of `id`: its tiles and variables; from another project also its
