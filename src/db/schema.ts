@@ -14,10 +14,10 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 const createdAt = () => text("created_at").notNull();
 const json = <T>(name: string) => text(name, { mode: "json" }).$type<T>();
 
-export type HedgehogConfig = Record<string, unknown> | null;
-export type NotificationSettings = Record<string, unknown>;
+type HedgehogConfig = Record<string, unknown> | null;
+type NotificationSettings = Record<string, unknown>;
 /** Preferences a user sets and reads back, stored without this API acting on them (defaults applied when read). */
-export type UserPreferences = Record<string, unknown>;
+type UserPreferences = Record<string, unknown>;
 
 export const users = sqliteTable("users", {
   id: integer("id").primaryKey({ autoIncrement: true }),
@@ -212,7 +212,7 @@ export const personalApiKeyBlocks = sqliteTable(
 );
 
 /** Project settings the API stores and echoes without reasoning about them (defaults applied when read). */
-export type ProjectSettings = Record<string, unknown>;
+type ProjectSettings = Record<string, unknown>;
 
 export const projects = sqliteTable(
   "projects",
@@ -361,7 +361,7 @@ export const domains = sqliteTable(
   (table) => [index("domains_organization_domain").on(table.organizationId, table.domain, table.id)],
 );
 
-export type BatchExportDestinationConfig = Record<string, unknown>;
+type BatchExportDestinationConfig = Record<string, unknown>;
 
 export const batchExports = sqliteTable(
   "batch_exports",

@@ -4,7 +4,7 @@ import { createRouter, type Router } from "../platform/router";
  * An environment's resources are served under `/api/environments/:project_id` and, as PostHog
  * does, under `/api/projects/:project_id` too: the same definitions and handlers for both.
  */
-export const PROJECT_TREES = ["/api/environments", "/api/projects"] as const;
+const PROJECT_TREES = ["/api/environments", "/api/projects"] as const;
 export type ProjectTree = (typeof PROJECT_TREES)[number];
 
 /** One router serving a resource under every tree. */

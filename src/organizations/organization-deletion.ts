@@ -24,7 +24,7 @@ import type { Bindings } from "../platform/env";
 import type { BackgroundJob, StepOutcome } from "../platform/jobs";
 import { deleteSome, resumeStalledDeletions, ROWS_PER_STEP } from "../platform/stepped-deletion";
 
-export type OrganizationDeletion = Extract<BackgroundJob, { kind: "delete_organization" }>;
+type OrganizationDeletion = Extract<BackgroundJob, { kind: "delete_organization" }>;
 
 /**
  * The statements of a DELETE, for one atomic batch: the organization marked (only if it was not

@@ -18,7 +18,7 @@ export const ProjectId = z
   ])
   .openapi({ type: "integer" });
 
-export const PersonalApiKey = z
+const PersonalApiKey = z
   .object({
     id: z.string().uuid(),
     label: z.string(),
@@ -50,7 +50,7 @@ export const ExpiresAt = TimestampInput.nullable().openapi({
   example: "2027-01-01T00:00:00Z",
 });
 
-export const PersonalApiKeyInput = z
+const PersonalApiKeyInput = z
   .object({
     label: Label,
     scopes: Scopes,
@@ -60,7 +60,7 @@ export const PersonalApiKeyInput = z
   })
   .openapi("PersonalApiKeyInput");
 
-export const PersonalApiKeyUpdate = z
+const PersonalApiKeyUpdate = z
   .object({
     label: Label.optional(),
     scopes: Scopes.optional(),
@@ -71,7 +71,7 @@ export const PersonalApiKeyUpdate = z
   .openapi("PersonalApiKeyUpdate");
 
 /** The longest a rolled-over value may keep working: a day. */
-export const MAX_OVERLAP_SECONDS = 86_400;
+const MAX_OVERLAP_SECONDS = 86_400;
 
 export const RollInput = z
   .object({
@@ -86,7 +86,7 @@ export const RollInput = z
   })
   .openapi("PersonalApiKeyRollInput");
 
-export const CallingApiKey = PersonalApiKey.extend({
+const CallingApiKey = PersonalApiKey.extend({
   owner_kind: z.enum(["user"]).openapi({ description: "Who the key acts as: a user (a personal API key)." }),
   rate_limits: z
     .object({ per_minute: z.number().int(), per_hour: z.number().int() })

@@ -133,7 +133,7 @@ function uniqueColumnNames(query: string): string {
  * A D1 session that records every round trip in `meter`. Drizzle only prepares and batches, so
  * that is all the wrapper offers.
  */
-export function meterD1(session: D1DatabaseSession, meter: D1Meter): D1Database {
+function meterD1(session: D1DatabaseSession, meter: D1Meter): D1Database {
   return {
     prepare: (query: string) => {
       const text = uniqueColumnNames(query);

@@ -3,14 +3,14 @@ import { errorFields, logLine } from "./log";
 import { z } from "@hono/zod-openapi";
 
 /** Used when the `DNS_RESOLVER_URL` variable is left empty. */
-export const DEFAULT_DNS_RESOLVER_URL = "https://cloudflare-dns.com/dns-query";
+const DEFAULT_DNS_RESOLVER_URL = "https://cloudflare-dns.com/dns-query";
 
 /** A slow resolver must not hold the request: past this, the attempt counts as failed. */
-export const DNS_LOOKUP_TIMEOUT_MS = 3000;
+const DNS_LOOKUP_TIMEOUT_MS = 3000;
 
 /** Record types as a query names them, and their numbers in answers. */
 const RECORD_TYPES = { TXT: 16, A: 1, AAAA: 28 } as const;
-export type RecordType = keyof typeof RECORD_TYPES;
+type RecordType = keyof typeof RECORD_TYPES;
 const NO_ERROR = 0;
 /** The name does not exist: an answer, not a failure. */
 const NAME_ERROR = 3;

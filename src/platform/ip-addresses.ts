@@ -12,7 +12,7 @@ const LOW_32 = 0xffff_ffffn;
  * Dotted-quad IPv4 only (`URL.hostname` and DNS answers give that form). A leading zero is
  * refused: `010.0.0.1` is 8.0.0.1 to some parsers and 10.0.0.1 to others.
  */
-export function parseIpv4(text: string): bigint | undefined {
+function parseIpv4(text: string): bigint | undefined {
   const parts = text.split(".");
   if (parts.length !== 4 || !parts.every((part) => /^(0|[1-9]\d{0,2})$/.test(part) && Number(part) <= 255))
     return undefined;

@@ -4,7 +4,7 @@ import { createDatabase, D1Meter, openSession } from "./db";
 import { isExplicitYes, type AppEnv } from "./env";
 
 /** Sent with every answer that touched D1; sent back, it makes a read at least that fresh. */
-export const BOOKMARK_HEADER = "X-D1-Bookmark";
+const BOOKMARK_HEADER = "X-D1-Bookmark";
 
 /**
  * Refusals that must read alike whatever lies behind them: an unknown id's, another organization's,

@@ -66,7 +66,7 @@ export const createOrganizationProject: RouteHandler<typeof createProject, AppEn
  * the default name are decided by the INSERT itself, so parallel creates cannot pass the limit
  * together nor pick the same default name.
  */
-export async function insertProject(c: Context<AppEnv>, organizationId: string, input: ProjectInput) {
+async function insertProject(c: Context<AppEnv>, organizationId: string, input: ProjectInput) {
   const db = c.var.db;
   // Made only while the caller is still an admin: a demotion meanwhile refuses it (403).
   const statements = insertProjectStatements(db, organizationId, input, callerStillAdmin(c.var.actor, organizationId));
@@ -116,7 +116,7 @@ const duplicateName = (name: string) =>
  * another project of the organization has is 409, a version other than `expected` 412, and
  * nothing is recorded.
  */
-export async function updateProject(
+async function updateProject(
   db: Database,
   projectId: number,
   input: ProjectUpdateInput,

@@ -15,7 +15,7 @@ import type { BackgroundJob, StepOutcome } from "../platform/jobs";
 import { deleteSome, resumeStalledDeletions, ROWS_PER_STEP } from "../platform/stepped-deletion";
 import { raisedVersion } from "../platform/conditional-requests";
 
-export type ProjectDeletion = Extract<BackgroundJob, { kind: "delete_project" }>;
+type ProjectDeletion = Extract<BackgroundJob, { kind: "delete_project" }>;
 
 /** What a scheduled project's name key becomes: no name a client can send, so its name is free at once. */
 const freedNameKey = (projectId: number) => `\u0000deleted ${projectId}`;

@@ -122,7 +122,7 @@ export function sharedPasswordPage(nonce: string, failed: boolean) {
 }
 
 /** What the e-mail form says above itself: nothing, a malformed address, or a one-time link that did not open. */
-export type EmailFormNotice = "none" | "invalid_email" | "link_not_valid";
+type EmailFormNotice = "none" | "invalid_email" | "link_not_valid";
 
 const EMAIL_NOTICES: Record<EmailFormNotice, string> = {
   none: "",

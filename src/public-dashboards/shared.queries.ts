@@ -77,7 +77,7 @@ export async function recordSharedView(db: Database, dashboardId: number, viewed
   return db.batch([view, viewerView]);
 }
 
-export type NewViewerLink = typeof shareViewerLinks.$inferInsert;
+type NewViewerLink = typeof shareViewerLinks.$inferInsert;
 
 /** A one-time link, unless its address already got one for this link in the same minute: its id, if written. */
 export const insertViewerLink = (db: Database, link: NewViewerLink) =>

@@ -43,12 +43,7 @@ function composeViewerLinkEmail(to: string, dashboardName: string, url: string, 
  * address on the list and one off it are answered alike and as fast. A message lost here is sent
  * again by the cron's sweep while the link is unexpired.
  */
-export async function issueViewerLink(
-  c: Context<AppEnv>,
-  shared: SharedDashboardRow,
-  accessToken: string,
-  email: string,
-) {
+async function issueViewerLink(c: Context<AppEnv>, shared: SharedDashboardRow, accessToken: string, email: string) {
   const token = randomUrlSafeToken(32);
   const id = uuid7();
   const now = Date.now();

@@ -38,9 +38,9 @@ type Handler<R extends keyof typeof routes> = RouteHandler<(typeof routes)[R], A
 type KeyRow = typeof serviceApiKeys.$inferSelect;
 
 /** An organization holds at most this many service keys, so that the list is one short array. */
-export const MAX_SERVICE_KEYS_PER_ORGANIZATION = 20;
+const MAX_SERVICE_KEYS_PER_ORGANIZATION = 20;
 
-export function toServiceKey(row: KeyRow) {
+function toServiceKey(row: KeyRow) {
   return { ...maskedKeyFields(row), organization_id: row.organizationId, created_by_id: row.createdById };
 }
 

@@ -37,7 +37,7 @@ import type { acceptInvite, acceptInviteByBody, previewInvite, SignupInput } fro
 type FoundInvite = NonNullable<Awaited<ReturnType<typeof findInviteForSignup>>>;
 
 /** PostHog's masking: the first character of the local part, then one `*` per hidden one. */
-export function maskEmail(email: string) {
+function maskEmail(email: string) {
   const at = email.indexOf("@");
   // A one-character local part would be shown whole otherwise.
   if (at === 1) return `*${email.slice(at)}`;

@@ -13,7 +13,7 @@ const SignupParams = z.object({
   }),
 });
 
-export const InvitePreview = z
+const InvitePreview = z
   .object({
     id: z.string().uuid(),
     target_email: z.string().openapi({ description: "Masked: `j***@example.com`." }),
@@ -33,14 +33,14 @@ export const SignupInput = z
   .openapi("SignupInput");
 export type SignupInput = z.infer<typeof SignupInput>;
 
-export const SignupWithTokenInput = SignupInput.extend({
+const SignupWithTokenInput = SignupInput.extend({
   token: z
     .string()
     .max(200)
     .openapi({ description: "The invite's acceptance token (`phi_...`), from the invite e-mail or its creator." }),
 }).openapi("SignupWithTokenInput");
 
-export const SignupResult = z
+const SignupResult = z
   .object({
     user: UserBasic,
     organization_id: z.string().uuid(),

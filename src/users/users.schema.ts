@@ -6,7 +6,7 @@ import { Organization, OrganizationBasic, TeamBasic } from "../organizations/org
 import { toUserBasic, UserBasic } from "../platform/user-basic";
 import { Timestamp } from "../platform/timestamps";
 
-export const ROLES_AT_ORGANIZATION = [
+const ROLES_AT_ORGANIZATION = [
   "engineering",
   "data",
   "product",
@@ -17,7 +17,7 @@ export const ROLES_AT_ORGANIZATION = [
   "student",
   "other",
 ] as const;
-export const THEME_MODES = ["light", "dark", "system"] as const;
+const THEME_MODES = ["light", "dark", "system"] as const;
 const TOOLBAR_MODES = ["disabled", "toolbar", ""] as const;
 const SHORTCUT_POSITIONS = ["above", "below", "hidden", ""] as const;
 

@@ -15,7 +15,7 @@ export type BatchExportChanges = Partial<
 >;
 
 /** A batch export that is not soft-deleted: deleted ones disappear from every read and write. */
-export const liveBatchExport = (id: string) => and(eq(batchExports.id, id), eq(batchExports.deleted, false));
+const liveBatchExport = (id: string) => and(eq(batchExports.id, id), eq(batchExports.deleted, false));
 export const liveBatchExports = eq(batchExports.deleted, false);
 export const ofEnvironment = (environmentId: number) => eq(batchExports.environmentId, environmentId);
 export const liveInProject = (environmentId: number, id: string) =>

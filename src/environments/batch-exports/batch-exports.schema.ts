@@ -6,8 +6,8 @@ import { DESTINATION_TYPES, publicConfig, REQUIRED_CONFIG_KEYS, type Destination
 import { visibleName } from "../../platform/names";
 import { Timestamp, TimestampInput } from "../../platform/timestamps";
 
-export const INTERVALS = ["hour", "day", "week", "every 5 minutes", "every 15 minutes"] as const;
-export const MODELS = ["events", "persons", "sessions"] as const;
+const INTERVALS = ["hour", "day", "week", "every 5 minutes", "every 15 minutes"] as const;
+const MODELS = ["events", "persons", "sessions"] as const;
 
 const Interval = z.enum(INTERVALS);
 const Model = z.enum(MODELS);

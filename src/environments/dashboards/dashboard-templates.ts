@@ -1,7 +1,7 @@
 import type { TileLayouts } from "../../db/schema";
 
 /** A tile a template creates: an insight with its PostHog-shaped query, or a text note. */
-export type TemplateTile =
+type TemplateTile =
   | {
       insight: { name: string; description: string; query: Record<string, unknown> };
       layouts: TileLayouts;

@@ -298,7 +298,7 @@ export async function withinTileLimit<T>(c: Context<AppEnv>, attr: string, write
 }
 
 /** Where a tile change's errors point: `tiles.N` in a dashboard's body; the body itself for a tile's route. */
-export type TileAttr = (index: number) => string;
+type TileAttr = (index: number) => string;
 const inTilesList: TileAttr = (index) => `tiles.${index}`;
 const fieldOf = (attr: string, field: string) => (attr === "" ? field : `${attr}.${field}`);
 

@@ -184,7 +184,7 @@ export async function writeAndReadDashboard(
  * organization, the project visible to them and within the key's scope), with where it is and the
  * caller's levels there; what a dashboard rule hides is the handler's to refuse (`rightsOn`).
  */
-export function selectDashboardToCopy(db: Database, actor: Actor, id: number) {
+function selectDashboardToCopy(db: Database, actor: Actor, id: number) {
   return db
     .select({
       ...dashboardFields(
@@ -221,13 +221,13 @@ export const moveStatements = (db: Database, scope: DashboardReadScope, sourceId
   return [source, destination, tile] as [typeof source, typeof destination, typeof tile];
 };
 
-export type DashboardListFilters = { pinned?: boolean; search?: string; tags?: string[] };
+type DashboardListFilters = { pinned?: boolean; search?: string; tags?: string[] };
 
 /**
  * The caller of a list read with the project: their membership and project level as SQL read
  * once by each statement, since the level is known only when the round trip returns.
  */
-export type DashboardListScope = {
+type DashboardListScope = {
   environmentId: number;
   /** The environment's id as the rule on every dashboard reads it: bound, or written into the statement. */
   environment: SQL<number>;
@@ -493,7 +493,7 @@ export function toDashboardPage(
   return { count: counted?.value ?? 0, rows: listed.rows, links: listed.links };
 }
 
-export type NewInsight = {
+type NewInsight = {
   name: string | null;
   description: string;
   query: Record<string, unknown> | null;
@@ -607,7 +607,7 @@ export const restoreInsightsOn = (db: Database, dashboardId: number) =>
     .where(and(insightsOnTilesOf(db, dashboardId), eq(insights.deleted, true)));
 
 /** The tile to move, on the source dashboard, and whether the destination already shows its content. */
-export function selectTileToMove(db: Database, tileId: number, fromDashboardId: number, toDashboardId: number) {
+function selectTileToMove(db: Database, tileId: number, fromDashboardId: number, toDashboardId: number) {
   const alreadyOnDestination = exists(
     liveTilesWhere(
       db,

@@ -12,7 +12,7 @@ import { ACCESS_LEVELS, RestrictionLevel } from "../../platform/access-rules/das
 import { visibleName } from "../../platform/names";
 import { Timestamp } from "../../platform/timestamps";
 
-export const MAX_TEXT_BODY_LENGTH = 4000;
+const MAX_TEXT_BODY_LENGTH = 4000;
 /** Live tiles on one dashboard: its read stays one bounded page. */
 export const MAX_LIVE_TILES = 500;
 
@@ -140,7 +140,7 @@ export const Text = z
   })
   .openapi("DashboardText");
 
-export const Tile = z
+const Tile = z
   .object({
     id: z.number().int(),
     layouts: Layouts,

@@ -29,7 +29,7 @@ export function putReads(db: Database, environmentId: number, resource: string, 
   ] as const;
 }
 
-export type TypeRuleTarget = { environmentId: number; resource: string; subject: RuleSubject };
+type TypeRuleTarget = { environmentId: number; resource: string; subject: RuleSubject };
 
 /** The rule's id, read after the upsert that wrote it (for its entry). */
 export const typeRuleIdInBatch = (target: TypeRuleTarget): SQL =>

@@ -39,7 +39,7 @@ export const STORED_RESOURCE_TYPES = [
   "warehouse_objects",
   "web_analytics",
 ] as const;
-export type StoredResourceType = (typeof STORED_RESOURCE_TYPES)[number];
+type StoredResourceType = (typeof STORED_RESOURCE_TYPES)[number];
 
 /** PostHog's bounds: an action is at least viewed; the activity log at most viewed. */
 const MINIMUM: Partial<Record<StoredResourceType, (typeof RESOURCE_TYPE_LEVELS)[number]>> = { action: "viewer" };

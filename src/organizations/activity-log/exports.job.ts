@@ -15,7 +15,7 @@ type EntryRow = typeof activityLog.$inferSelect;
 type ExportPart = Extract<BackgroundJob, { kind: "export_part" }>;
 
 /** Entries per part: one message, one R2 object, a bounded amount of memory. */
-export const ENTRIES_PER_PART = 1_000;
+const ENTRIES_PER_PART = 1_000;
 /**
  * Numbers one part reads at most: with a scope filter, a part may find fewer than 1,000 entries
  * among them (even none) and the next part goes on from there. Numbers are gapless, so this

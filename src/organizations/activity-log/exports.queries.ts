@@ -18,7 +18,7 @@ export const partKey = (row: Pick<ExportRow, "organizationId" | "id" | "format">
 /** The millisecond before a time: the list's `before` and the exports' bounds exclude their own millisecond's end. */
 const justBefore = (time: string) => new Date(Date.parse(time) - 1).toISOString();
 
-export type NewExport = Pick<ExportRow, "id" | "organizationId" | "createdById" | "format" | "scopes"> & {
+type NewExport = Pick<ExportRow, "id" | "organizationId" | "createdById" | "format" | "scopes"> & {
   from: string;
   to: string;
 };

@@ -5,7 +5,7 @@ import { Timestamp } from "../../platform/timestamps";
 /** PostHog's DOMAIN_REGEX: labels of letters, digits and inner hyphens, then a TLD of 2+ letters. */
 const DOMAIN_PATTERN = /^([a-z0-9]+(-[a-z0-9]+)*\.)+[a-z]{2,}$/;
 
-export const SSO_ENFORCEMENTS = ["", "google-oauth2", "github", "gitlab", "saml"] as const;
+const SSO_ENFORCEMENTS = ["", "google-oauth2", "github", "gitlab", "saml"] as const;
 
 /** The settings a domain accepts on create and update; lengths as PostHog's model. */
 const DomainSettingsInput = z.object({

@@ -12,10 +12,10 @@ import { mintInviteToken } from "./invite-tokens";
 export type InviteEmailMessage = { inviteId: string };
 
 /** An invite just written, with the acceptance token that only its response carries. */
-export type IssuedInvite = { row: InviteRow; token: string };
+type IssuedInvite = { row: InviteRow; token: string };
 
 /** Where an invite is accepted: the page that posts the token, and the API route for scripts. */
-export type AcceptLinks = { page: string; api: string; token: string };
+type AcceptLinks = { page: string; api: string; token: string };
 
 /** Each sealed e-mail is bound to its invite: copied to another row, it does not open. */
 export const outboxContext = (inviteId: string) => `invite:${inviteId}:email`;
@@ -83,7 +83,7 @@ export async function sendInviteEmailMessages(env: Bindings, inviteIds: string[]
   }
 }
 
-export function composeInviteEmail(
+function composeInviteEmail(
   invite: InviteRow,
   inviter: UserRow,
   organizationName: string,

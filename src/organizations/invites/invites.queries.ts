@@ -100,7 +100,7 @@ export async function listInvitesPage(read: OrganizationRead, caller: CallerMemb
 }
 
 /** A project named in an invite, with the inviter's access rule on it (their own, else its default). */
-export type InvitableProject = { id: number; inviterRule: AccessLevelOf<"project"> | null };
+type InvitableProject = { id: number; inviterRule: AccessLevelOf<"project"> | null };
 
 /** What of a set of invites decides the reads validating them needs. */
 function readsOf(inputs: InviteInput[]) {
@@ -325,7 +325,7 @@ export async function deleteInviteOf(
 }
 
 /** Why an invite's e-mail cannot be sent again, or its row pending again. */
-export type ResendOutcome = { invite: InviteRow; createdBy: UserRow | null } | "not_found" | "not_failed" | "expired";
+type ResendOutcome = { invite: InviteRow; createdBy: UserRow | null } | "not_found" | "not_failed" | "expired";
 
 /**
  * A failed e-mail made pending again, its attempts counted from zero: only a `failed` one (which

@@ -90,7 +90,7 @@ function assertProjectInvitable(item: ProjectAccessItem, inviterLevel: number, c
 }
 
 /** One entry per project at its highest level, in first-seen order; none is null, as PostHog stores it. */
-export function mergeProjectAccess(lists: PrivateProjectAccess[]): PrivateProjectAccess {
+function mergeProjectAccess(lists: PrivateProjectAccess[]): PrivateProjectAccess {
   const merged = new Map<number, ProjectAccessItem>();
   for (const item of lists.flatMap((list) => list ?? [])) {
     const known = merged.get(item.id);

@@ -7,7 +7,7 @@ import { UserBasic } from "../../platform/user-basic";
 import { MembershipLevelField } from "../membership-level-field";
 import { Timestamp } from "../../platform/timestamps";
 
-export const MAX_BULK_INVITES = 20;
+const MAX_BULK_INVITES = 20;
 
 /**
  * An invite's e-mail, as `email_status` says it:
@@ -17,12 +17,12 @@ export const MAX_BULK_INVITES = 20;
  * - `not_sent`: the invite was made with `send_email: false`;
  * - `not_configured`: `send_email` was true but no transport is configured (`EMAIL_TRANSPORT_URL` empty).
  */
-export const EMAIL_STATUSES = ["pending", "sent", "failed", "not_sent", "not_configured"] as const;
+const EMAIL_STATUSES = ["pending", "sent", "failed", "not_sent", "not_configured"] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 export const InviteParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Invite id." }) });
 
-export const ProjectAccess = z.object({
+const ProjectAccess = z.object({
   id: z.number().int().openapi({ description: "Project id." }),
   level: z.enum(["member", "admin"]),
 });

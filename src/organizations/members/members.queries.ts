@@ -88,7 +88,7 @@ function memberMatching(search: string): SQL {
  * `?email=`, `?search=`, `?updated_after=` and `?order=` (`-joined_at`, the default, or
  * `joined_at`), as PostHog's list takes them.
  */
-export type MemberFilters = { email?: string; search?: string; updated_after?: string; order?: string };
+type MemberFilters = { email?: string; search?: string; updated_after?: string; order?: string };
 
 export async function listMembersPage(read: OrganizationRead, page: Page, filters: MemberFilters) {
   const { db, organizationId } = read;

@@ -31,7 +31,7 @@ const membersEarliestFirst: ListOrder = [
   [roleMemberships.id, "asc"],
 ];
 
-export const roleOfOrganization = (organizationId: OrganizationRef, id: string) =>
+const roleOfOrganization = (organizationId: OrganizationRef, id: string) =>
   and(eq(roles.organizationId, organizationId), eq(roles.id, id));
 
 /** The role `roleId` names, as a query of its id: none when it is not the organization's. */

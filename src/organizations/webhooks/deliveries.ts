@@ -185,7 +185,7 @@ const entryGone = (now: string) => ({
  * Delivers one message's delivery, then acks it or retries it as the schedule says (`message.attempts` is the attempt's
  * number).
  */
-export async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
+async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
   const db = primaryDatabase(env);
   const [[row]] = await db.batch([
     db

@@ -19,7 +19,7 @@ function base64(bytes: ArrayBuffer): string {
  * Standard Webhooks' signature: HMAC-SHA256, keyed with the secret's bytes (the base64 after
  * `whsec_`), over `id.timestamp.body`, sent as `v1,<base64>`.
  */
-export async function signature(secret: string, id: string, timestamp: number, body: string): Promise<string> {
+async function signature(secret: string, id: string, timestamp: number, body: string): Promise<string> {
   const keyBytes = Uint8Array.from(atob(secret.replace(/^whsec_/, "")), (character) => character.charCodeAt(0));
   const key = await crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const mac = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`${id}.${timestamp}.${body}`));

@@ -14,7 +14,7 @@ export const RETRY_DELAYS_SECONDS = [5, 5 * 60, 30 * 60, 2 * 3_600, 5 * 3_600, 1
 export const DELIVERY_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
 
 /** Queues delays a message (`send` or `retry`) by at most 12 hours. */
-export const MAX_QUEUE_DELAY_SECONDS = 12 * 3_600;
+const MAX_QUEUE_DELAY_SECONDS = 12 * 3_600;
 
 /**
  * The delay before the attempt after failed attempt `attempt`, or undefined when none follows.

@@ -8,7 +8,7 @@ import { isAdminInSql } from "../../platform/levels";
 import { disableWebhook, SYSTEM_ACTOR } from "./webhooks.queries";
 
 type Statement = BatchItem<"sqlite">;
-export type CreatedWebhook = { id: string; url: string };
+type CreatedWebhook = { id: string; url: string };
 
 const REASON = "Its creator is no longer an admin of the organization.";
 

@@ -10,7 +10,7 @@ import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } f
 import type { Webhook } from "./webhooks.schema";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
-export type DeliveryRow = typeof webhookDeliveries.$inferSelect;
+type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
 export type UserRow = typeof users.$inferSelect;
 
@@ -50,7 +50,7 @@ export const toDelivery = (row: DeliveryRow) => ({
 });
 
 /** The organization's last activity number, as SQL: a new webhook is sent what comes after it. */
-export const currentHeadSeq = (organizationId: string) => sql<number>`coalesce(
+const currentHeadSeq = (organizationId: string) => sql<number>`coalesce(
   (select ${activityLog.seq} from ${activityLog} where ${activityLog.organizationId} = ${organizationId}
     order by ${activityLog.seq} desc limit 1),
   (select ${activityLogAnchors.seq} from ${activityLogAnchors}
@@ -67,7 +67,7 @@ const newestFirst: ListOrder = [
 
 export const MAX_WEBHOOKS_PER_ORGANIZATION = 50;
 
-export type NewWebhook = Pick<
+type NewWebhook = Pick<
   WebhookRow,
   "id" | "organizationId" | "url" | "events" | "enabled" | "description" | "sealedSecret" | "createdById"
 >;

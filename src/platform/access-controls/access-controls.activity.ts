@@ -10,7 +10,7 @@ import type { RuleSubject } from "./rule-subject";
  * Access rules are created, changed (their level) and removed, on projects and dashboards alike,
  * and on kinds of resources (`resource_access_controls`).
  */
-export const accessControlActivity = resourceActivity("AccessControl", { fields: ["access_level"] });
+const accessControlActivity = resourceActivity("AccessControl", { fields: ["access_level"] });
 
 type RuleOf = {
   resource: string;
@@ -29,7 +29,7 @@ type RuleOf = {
  * described by what it is on. `ruleId`: the rule's id, or SQL reading it when the write may have
  * just created it.
  */
-export const accessControlItem = (project: ProjectContext, ruleId: string | SQL, rule: RuleOf) => ({
+const accessControlItem = (project: ProjectContext, ruleId: string | SQL, rule: RuleOf) => ({
   organizationId: project.organizationId,
   projectId: project.projectId,
   // A dashboard's rules are the dashboard's business: hidden with it from those it hides from.

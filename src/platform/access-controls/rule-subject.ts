@@ -134,7 +134,7 @@ export function selectSubject(db: Database, environmentId: number, subject: Rule
     );
 }
 
-export type SubjectRow = { id: string; name: string };
+type SubjectRow = { id: string; name: string };
 
 /**
  * The subject as read: a member or role of another organization (or none) is a 400 on its field,

@@ -16,7 +16,7 @@ export type AccessLevel = AccessLevelOf<"dashboard">;
 export type DashboardCaller = { userId: number; organizationLevel: number };
 
 /** What about a dashboard bears on the caller's rights, read with the dashboard in one query. */
-export type DashboardAccessFacts = {
+type DashboardAccessFacts = {
   createdById: number | null;
   restrictionLevel: number;
   /** The caller is one of the dashboard's collaborators. */

@@ -73,7 +73,7 @@ export const resourcesRuledForRolesOf = (resource: AccessControlledResourceName,
     where ${roleMemberships.organizationMembershipId} = ${membershipId}`;
 
 /** The roles a membership holds, as a query of `role_id` (read along the member's index). */
-export const rolesOfMember = (membershipId: SQLWrapper | string) =>
+const rolesOfMember = (membershipId: SQLWrapper | string) =>
   sql`select ${roleMemberships.roleId} from ${roleMemberships}
     where ${roleMemberships.organizationMembershipId} = ${membershipId}`;
 

@@ -24,9 +24,9 @@ type EntryRow = typeof activityLog.$inferSelect;
 export type SegmentRow = typeof activityLogSegments.$inferSelect;
 
 /** Days entries stay in the database when `ACTIVITY_LOG_HOT_DAYS` is unset or not a positive integer. */
-export const DEFAULT_HOT_DAYS = 30;
+const DEFAULT_HOT_DAYS = 30;
 /** Entries in one segment at most: one R2 object, a bounded amount of memory to write or read it. */
-export const ENTRIES_PER_SEGMENT = 1_000;
+const ENTRIES_PER_SEGMENT = 1_000;
 /** Organizations one round looks at; segments one cron run writes at most (the next run goes on). */
 const ORGANIZATIONS_PER_ROUND = 50;
 const SEGMENTS_PER_RUN = 20;
@@ -75,11 +75,11 @@ function rowOfLine(line: string): EntryRow {
 }
 
 /** Where a segment is kept: by organization, the UTC day of its entries, and its first number. */
-export const segmentKey = (organizationId: string, firstCreatedAt: string, firstSeq: number) =>
+const segmentKey = (organizationId: string, firstCreatedAt: string, firstSeq: number) =>
   `${organizationId}/${firstCreatedAt.slice(0, 10)}/${String(firstSeq).padStart(12, "0")}.ndjson`;
 
 /** A segment read back: its entries in order, and whether its text is the one sealed (`hash`). */
-export type SegmentContent = { rows: EntryRow[]; intact: boolean };
+type SegmentContent = { rows: EntryRow[]; intact: boolean };
 
 /** Reads a segment's object; a missing or unreadable one is not intact and has no entries. */
 export async function readSegment(bucket: R2Bucket, segment: SegmentRow): Promise<SegmentContent> {
@@ -136,7 +136,7 @@ export const selectSegmentsBelow = (db: Database, organizationId: string | SQL, 
     .limit(limit);
 
 /** The organization's last segment, as SQL columns read in a batch. */
-export const selectLastSegment = (db: Database, organizationId: string) =>
+const selectLastSegment = (db: Database, organizationId: string) =>
   db
     .select()
     .from(activityLogSegments)

@@ -147,7 +147,7 @@ export const pageStatements = (db: Database, source: ActivityLogSource, query: A
 type PageReads = [PageRow[], { count: number }[], SegmentRow[], { id: number }[]];
 
 /** A page with its count, and where a cursor page goes on when the archive it read ran short. */
-export type PageAcross = { rows: PageRow[]; counted: { count: number }[]; resumeAt: number | null };
+type PageAcross = { rows: PageRow[]; counted: { count: number }[]; resumeAt: number | null };
 
 /**
  * The page `pageStatements` began, gone on into the archive where the entries kept here run out:
@@ -201,7 +201,7 @@ const ID_TIME_TOLERANCE = 5 * 60_000;
 const SEGMENTS_AROUND_ID = 4;
 
 /** The time in a UUIDv7 (its first 48 bits, milliseconds), or null for another id. */
-export function timeOfId(id: string): number | null {
+function timeOfId(id: string): number | null {
   const hex = id.toLowerCase().replaceAll("-", "");
   return /^[0-9a-f]{12}7[0-9a-f]{19}$/.test(hex) ? Number.parseInt(hex.slice(0, 12), 16) : null;
 }

@@ -6,7 +6,7 @@ import { sha256Hex } from "../ids";
 type EntryRow = typeof activityLog.$inferSelect;
 
 /** The previous hash of an organization's first entry. */
-export const GENESIS_HASH = "0".repeat(64);
+const GENESIS_HASH = "0".repeat(64);
 
 /** Entries sealed per round trip; the next pass (the next write, or the cron) takes the rest. */
 const SEAL_BATCH = 200;
@@ -36,10 +36,10 @@ export function canonicalRecord(row: EntryRow) {
 }
 
 /** The canonical record as the JSON text hashed. */
-export const canonicalEntry = (row: EntryRow): string => JSON.stringify(canonicalRecord(row));
+const canonicalEntry = (row: EntryRow): string => JSON.stringify(canonicalRecord(row));
 
 /** `hash` = SHA-256 (hex) of the previous entry's hash followed by the entry's canonical JSON. */
-export const entryHash = (previousHash: string, row: EntryRow) => sha256Hex(previousHash + canonicalEntry(row));
+const entryHash = (previousHash: string, row: EntryRow) => sha256Hex(previousHash + canonicalEntry(row));
 
 /** Where the chain's remaining entries start: after the retention anchor, or at the beginning. */
 const startOf = (anchor: { seq: number; hash: string } | undefined) => ({
@@ -108,7 +108,7 @@ export type ChainVerdict = {
 };
 
 /** A position in the chain: an entry's number and hash (or the anchor's, or the genesis). */
-export type ChainLink = { seq: number; hash: string };
+type ChainLink = { seq: number; hash: string };
 
 /** Where the chain's remaining entries start, as a link. */
 export const chainStart = (anchor: { seq: number; hash: string } | undefined): ChainLink => startOf(anchor);

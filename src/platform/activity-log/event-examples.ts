@@ -5,7 +5,7 @@ import type { ActivityOf, ActivityScope } from "./vocabulary";
 export type EventName = { [S in ActivityScope]: `${S}.${ActivityOf<S>}` }[ActivityScope];
 
 /** What an example entry says: when it happens, and its `detail` (the rest is the same for all). */
-export type EventExample = {
+type EventExample = {
   description: string;
   name: string;
   /** The item's id (`item_id`). */

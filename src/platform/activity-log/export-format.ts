@@ -14,7 +14,7 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 export function exportRecord(row: EntryRow, previousHash: string | null) {
   return { ...canonicalRecord(row), hash: row.hash, previous_hash: previousHash };
 }
-export type ExportRecord = ReturnType<typeof exportRecord>;
+type ExportRecord = ReturnType<typeof exportRecord>;
 
 /** The columns, in the order of a record's keys (read off a record of no row, so they cannot drift). */
 const COLUMNS = Object.keys(exportRecord({} as EntryRow, null)) as (keyof ExportRecord)[];

@@ -17,7 +17,7 @@ export type Change = {
 };
 
 /** What PostHog shows in place of a secret's value. */
-export const MASKED = "masked";
+const MASKED = "masked";
 
 /** Who made the change: a key's user, or the service itself (`is_system`). */
 export type ActivityActor = {
@@ -148,7 +148,7 @@ export function organizationsAppendedBy(c: Context): string[] {
 }
 
 /** The caller of the request, as the log names it. */
-export function requestActor(c: Context<AppEnv>): ActivityActor {
+function requestActor(c: Context<AppEnv>): ActivityActor {
   const actor = c.get("actor");
   return {
     // A service key acts as its organization: the entry names the key alone, never a person.

@@ -6,7 +6,7 @@ import { changesBetween, recordActivity, type ActivityActor, type ActivityEntry 
 import type { ActivityOf, ActivityScope } from "./vocabulary";
 
 /** Which item an entry is about, and where. */
-export type ActivityItem = Omit<ActivityEntry, "scope" | "activity" | "changes">;
+type ActivityItem = Omit<ActivityEntry, "scope" | "activity" | "changes">;
 
 type Fields = { fields: readonly string[]; secretFields?: readonly string[] };
 

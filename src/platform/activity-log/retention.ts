@@ -3,12 +3,12 @@ import { activityLog, activityLogAnchors, activityLogSegments, organizations } f
 import type { Database } from "../db";
 import { validationError } from "../errors";
 
-export const DEFAULT_RETENTION_DAYS = 365;
+const DEFAULT_RETENTION_DAYS = 365;
 /**
  * The least an organization may keep: its admins choose, but an admin must not be able to make
  * the log forget what they did tomorrow. The deployment's maximum wins when it is lower.
  */
-export const MINIMUM_RETENTION_DAYS = 30;
+const MINIMUM_RETENTION_DAYS = 30;
 
 /** Entries one statement prunes from one organization. */
 const ENTRIES_PER_PRUNE = 1_000;

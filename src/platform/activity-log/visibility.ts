@@ -13,7 +13,7 @@ import { membershipOfCaller } from "../route-context/project";
  * Who reads entries about a project: the user, their membership of the project's organization
  * and their level in the project (`effectiveProjectLevel`), as SQL read in the same statement.
  */
-export type ProjectEntryReader = { userId: number; membershipId: SQL<string>; projectLevel: SQL<number> };
+type ProjectEntryReader = { userId: number; membershipId: SQL<string>; projectLevel: SQL<number> };
 
 /**
  * Entries about a dashboard (itself, its tiles, collaborators, sharing, rules) show only to those

@@ -18,7 +18,7 @@ export const isWellFormedApiKey = (value: string) => API_KEY_PATTERN.test(value)
 
 export const isServiceKey = (value: string) => value.startsWith(SERVICE_KEY_PREFIX);
 
-export const maskApiKey = (value: string) => `${value.slice(0, 4)}...${value.slice(-4)}`;
+const maskApiKey = (value: string) => `${value.slice(0, 4)}...${value.slice(-4)}`;
 
 /**
  * A key's KV entry. Versioned by what an entry holds: a deploy that changes it (v2: whether the

@@ -14,7 +14,7 @@ import { admitRequest, publishedHour } from "./rate-limit";
 import { assertAddressMayLookUp, isKnownUnknown, refusal, rememberUnknown } from "./refused-keys";
 
 /** Revocation deletes the entry; the TTL bounds staleness at other edges (KV's minimum). */
-export const API_KEY_CACHE_TTL_SECONDS = 60;
+const API_KEY_CACHE_TTL_SECONDS = 60;
 const LAST_USED_WRITE_INTERVAL_MS = 60 * 60 * 1000;
 
 /**

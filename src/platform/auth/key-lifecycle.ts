@@ -69,7 +69,7 @@ export async function newKeyValues(prefix: string, expiresAt: string | null) {
 }
 
 /** While a roll's overlap lasts, when the replaced value stops working; null otherwise. */
-export const previousValueExpiry = (key: StoredValues) =>
+const previousValueExpiry = (key: StoredValues) =>
   key.previousValueExpiresAt !== null && Date.parse(key.previousValueExpiresAt) > Date.now()
     ? key.previousValueExpiresAt
     : null;

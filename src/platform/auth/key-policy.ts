@@ -26,9 +26,9 @@ export type KeyPolicy = {
   organizationLevel: number;
 };
 
-export const PERSONAL_KEYS_NOT_ALLOWED = "Your organization does not allow members using personal API keys.";
+const PERSONAL_KEYS_NOT_ALLOWED = "Your organization does not allow members using personal API keys.";
 export const KEY_BLOCKED = "An admin of this organization revoked this personal API key's access to it.";
-export const beyondScopeCeiling = (scope: string) =>
+const beyondScopeCeiling = (scope: string) =>
   `This organization's key policy (personal_api_key_max_scopes) does not allow personal API keys the scope '${scope}'.`;
 
 /** Whether the calling personal key is blocked in `organizationId`, as a condition (a service key never is). */
@@ -84,7 +84,7 @@ export function assertServiceKeyWithinCeiling(
 }
 
 /** The policy's fields, as an organization holds them and as a change names them (undefined: unchanged). */
-export type KeyPolicyFields = {
+type KeyPolicyFields = {
   personalApiKeyMaxScopes: string[] | null;
   apiKeyMaxLifetimeDays: number | null;
   membersCanUsePersonalApiKeys: boolean;

@@ -10,7 +10,7 @@ import { permissionDenied } from "../errors";
  */
 
 /** What a route acts on, read from its method and path; decides which keys may call it. */
-export type RouteReach =
+type RouteReach =
   /** The calling key or user itself, which every key may read, however it is scoped. */
   | "caller"
   /** One project (environment) or the caller's projects: checked per project by `route-context/`. */

@@ -13,7 +13,7 @@ const MINUTE_LIMIT = 480;
 const KEYS_REMEMBERED_AT_MOST = 10_000;
 
 /** A key's requests counted so far in the clock hour that ends at `hourEnd` (epoch ms). */
-export type HourCount = { hourEnd: number; count: number };
+type HourCount = { hourEnd: number; count: number };
 
 /**
  * One object per API key (named by the key's hash) counts that key's requests from every

@@ -24,7 +24,7 @@ export function selectCollaborators(db: Database, environmentId: number, dashboa
     .orderBy(asc(dashboardCollaborators.addedAt), asc(dashboardCollaborators.id));
 }
 
-export type CollaboratorRow = Awaited<ReturnType<typeof selectCollaborators>>[number];
+type CollaboratorRow = Awaited<ReturnType<typeof selectCollaborators>>[number];
 
 export const toCollaborator = ({ collaborator, user }: CollaboratorRow): Collaborator => ({
   id: collaborator.id,

@@ -23,7 +23,7 @@ export type SharingRow = typeof sharingConfigurations.$inferSelect;
 export const selectSharing = (db: Database, dashboardId: number) =>
   db.select().from(sharingConfigurations).where(eq(sharingConfigurations.dashboardId, dashboardId));
 
-export type SharePasswordRow = { id: string; createdAt: string; note: string; createdByEmail: string | null };
+type SharePasswordRow = { id: string; createdAt: string; note: string; createdByEmail: string | null };
 
 /** The link's passwords, oldest first, with their creators' e-mail addresses (never the hashes). */
 export const selectSharePasswords = (db: Database, dashboardId: number) =>
@@ -68,7 +68,7 @@ export const deleteSharePassword = (db: Database, dashboardId: number, passwordI
     .where(and(eq(sharePasswords.dashboardId, dashboardId), eq(sharePasswords.id, passwordId)))
     .returning({ id: sharePasswords.id });
 
-export type VerifiedViewerRow = typeof shareViewerViews.$inferSelect;
+type VerifiedViewerRow = typeof shareViewerViews.$inferSelect;
 
 /** The allow-listed addresses that viewed the link, most recent first: at most one per address on the list. */
 export const selectVerifiedViewers = (db: Database, dashboardId: number) =>
@@ -109,7 +109,7 @@ export const selectPublicSharingAllowed = (db: Database, environmentId: number) 
     .innerJoin(organizations, eq(organizations.id, environments.organizationId))
     .where(eq(environments.id, environmentId));
 
-export type SharingChanges = {
+type SharingChanges = {
   enabled?: boolean;
   settings?: SharingSettings;
   accessToken?: string;
@@ -136,7 +136,7 @@ function viewerSessionSecretAfter(allowedEmails: string[] | null | undefined) {
 }
 
 /** What a configuration answers with: its row, its passwords and its verified viewers. */
-export type SharingRead = { row: SharingRow; passwords: SharePasswordRow[]; viewers: VerifiedViewerRow[] };
+type SharingRead = { row: SharingRow; passwords: SharePasswordRow[]; viewers: VerifiedViewerRow[] };
 
 /** The secret of viewer sessions: 32 random bytes. */
 const newViewerSessionSecret = () => randomUrlSafeToken(32);

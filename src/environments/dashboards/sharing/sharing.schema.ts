@@ -9,7 +9,7 @@ import { emailAddress } from "../../../platform/input-limits";
 export const MAX_ALLOWED_EMAILS = 100;
 
 /** An allow-listed address that opened the link, and how often: nothing about it the owner did not give. */
-export const VerifiedViewer = z
+const VerifiedViewer = z
   .object({ email: z.string(), view_count: z.number().int(), last_viewed_at: Timestamp })
   .openapi("VerifiedViewer");
 
