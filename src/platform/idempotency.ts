@@ -87,8 +87,8 @@ async function releaseIdempotencyKey(db: Database, claim: Claim) {
 }
 
 /** Deletes expired keys, in bounded statements; returns how many. */
-export async function deleteExpiredIdempotencyKeys(db: Database, now = Date.now()): Promise<number> {
-  const nowIso = new Date(now).toISOString();
+export async function deleteExpiredIdempotencyKeys(db: Database): Promise<number> {
+  const nowIso = new Date().toISOString();
   let deleted = 0;
   for (let round = 0; round < DELETES_PER_RUN; round += 1) {
     const expired = db

@@ -24,7 +24,7 @@ const STALLED_AFTER_MS = 10 * 60_000;
 /**
  * The cron's part of a stepped deletion's at-least-once: each row of `table` scheduled for
  * deletion over ten minutes ago and still there (its first message lost, or a step's dropped)
- * gets a step's message again (`job`), up to `limit`. How many did.
+ * gets a step's message again (`job`), up to 100 a run. How many did.
  */
 export async function resumeStalledDeletions<Id>(
   env: Bindings,
@@ -32,13 +32,12 @@ export async function resumeStalledDeletions<Id>(
   id: SQLiteColumn,
   scheduledAt: SQLiteColumn,
   job: (id: Id) => BackgroundJob,
-  limit = 100,
 ): Promise<number> {
   const stalled = await primaryDatabase(env)
     .select({ id })
     .from(table)
     .where(and(isNotNull(scheduledAt), lt(scheduledAt, new Date(Date.now() - STALLED_AFTER_MS).toISOString())))
-    .limit(limit);
+    .limit(100);
   if (stalled.length > 0) await env.BACKGROUND_JOBS.sendBatch(stalled.map((row) => ({ body: job(row.id as Id) })));
   return stalled.length;
 }

@@ -243,8 +243,8 @@ function privacyRuleStatements(db: Database, where: SQL, isPrivate: boolean) {
 }
 
 /** Projects the caller can see: member of the organization, and not hidden by an access rule. */
-function visibleProjectsWhere(actor: Actor, filters: SQL[]) {
-  return and(projectVisible, ...projectsInKeyScope(actor), ...filters);
+function visibleProjectsWhere(actor: Actor) {
+  return and(projectVisible, ...projectsInKeyScope(actor));
 }
 
 /** Creation order (PostHog's), along the (organization, created_at, id) index. */
@@ -332,7 +332,7 @@ function visibleProjectCount(db: Database, actor: Actor): SQL<number> {
       .select({ value: count() })
       .from(projects)
       .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
-      .where(visibleProjectsWhere(actor, []))})`;
+      .where(visibleProjectsWhere(actor))})`;
   }
   const hidden = projectsHiddenFrom(sql`${organizationMemberships.organizationId}`, membershipRow);
   const perOrganization = countedLess(sql<number>`${organizations.projectCount}`, hidden);

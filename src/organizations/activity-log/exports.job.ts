@@ -164,10 +164,10 @@ export async function failExport(env: Bindings, job: ExportPart, error: Error) {
 
 /**
  * The cron's part of at-least-once: an unfinished export not advanced for 10 minutes (a next step
- * never sent, or dropped after its retries) gets the message of its next step again. A step
- * already done finds its part recorded and does nothing.
+ * never sent, or dropped after its retries) gets the message of its next step again, up to 100 a
+ * run. A step already done finds its part recorded and does nothing.
  */
-export async function resumeStalledExports(env: Bindings, limit = 100): Promise<number> {
+export async function resumeStalledExports(env: Bindings): Promise<number> {
   const db = primaryDatabase(env);
   const stalled = await db
     .select({ id: activityLogExports.id, parts: activityLogExports.parts })
@@ -179,7 +179,7 @@ export async function resumeStalledExports(env: Bindings, limit = 100): Promise<
         lt(activityLogExports.updatedAt, new Date(Date.now() - STALLED_AFTER_MS).toISOString()),
       ),
     )
-    .limit(limit);
+    .limit(100);
   if (stalled.length > 0) {
     await env.BACKGROUND_JOBS.sendBatch(
       stalled.map((row) => ({ body: { kind: "export_part" as const, exportId: row.id, part: row.parts } })),

@@ -30,12 +30,12 @@ async function signature(secret: string, id: string, timestamp: number, body: st
  * The secrets a delivery is signed with: the webhook's, and during a rotation's overlap the one it
  * replaced, until its time is up (the cron then drops it; a delivery in between already ignores it).
  */
-export async function signingSecrets(env: Bindings, webhook: WebhookRow, now = Date.now()): Promise<string[]> {
+export async function signingSecrets(env: Bindings, webhook: WebhookRow): Promise<string[]> {
   const keyring = await loadKeyring(env);
   const context = secretContext(webhook.id);
   const current = await unseal(keyring, webhook.sealedSecret, context);
   const previousValid =
-    webhook.previousSealedSecret !== null && Date.parse(webhook.previousSecretExpiresAt ?? "") > now;
+    webhook.previousSealedSecret !== null && Date.parse(webhook.previousSecretExpiresAt ?? "") > Date.now();
   if (!previousValid) return [current];
   return [current, await unseal(keyring, webhook.previousSealedSecret!, context)];
 }

@@ -28,10 +28,10 @@ export function delayAfter(attempt: number, retryAfterSeconds?: number): number 
 }
 
 /** `Retry-After` in seconds from now: delta-seconds or an HTTP date; undefined when absent or unreadable. */
-export function retryAfterSeconds(header: string | null, now = Date.now()): number | undefined {
+export function retryAfterSeconds(header: string | null): number | undefined {
   if (header === null) return undefined;
   const trimmed = header.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed);
   const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - now) / 1000));
+  return Number.isNaN(date) ? undefined : Math.max(0, Math.ceil((date - Date.now()) / 1000));
 }

@@ -140,7 +140,8 @@ async function pruneRound(db: Database, due: { organizationId: string; cutoff: s
  * organization per statement, in rounds until none is due or the run's rounds are spent (the next
  * run goes on). Returns entries deleted.
  */
-export async function pruneActivityLog(db: Database, maximumDays: number, now = new Date()): Promise<number> {
+export async function pruneActivityLog(db: Database, maximumDays: number): Promise<number> {
+  const now = new Date();
   let deleted = 0;
   for (let round = 0; round < ROUNDS_PER_RUN; round += 1) {
     const due = await selectDue(db, maximumDays, now);
@@ -161,12 +162,8 @@ export async function pruneActivityLog(db: Database, maximumDays: number, now = 
  * time, behind the anchor, and repeats them: nothing archived outlives its retention, and the chain
  * never points at an object already gone. Returns segments deleted.
  */
-export async function pruneArchivedSegments(
-  db: Database,
-  bucket: R2Bucket,
-  maximumDays: number,
-  now = new Date(),
-): Promise<number> {
+export async function pruneArchivedSegments(db: Database, bucket: R2Bucket, maximumDays: number): Promise<number> {
+  const now = new Date();
   const anchorSeq = sql`coalesce((select ${activityLogAnchors.seq} from ${activityLogAnchors}
     where ${activityLogAnchors.organizationId} = ${activityLogSegments.organizationId}), 0)`;
   const due = await db

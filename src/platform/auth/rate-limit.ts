@@ -52,16 +52,18 @@ const hourViews = new IsolateMemory<string, HourView>(KEYS_REMEMBERED_AT_MOST);
 /** KV: a key's hour, once used up, for the isolates that have not served the key this hour. */
 export const exhaustedHourKey = (secureValue: string) => `api_key_hour:${secureValue}`;
 
-function configuredLimit(value: string, name: string): number {
+function configuredLimit(value: string): number {
   const limit = Number(value);
-  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`${name} must be a positive integer, not "${value}"`);
+  if (!Number.isSafeInteger(limit) || limit < 1) {
+    throw new Error(`RATE_LIMIT_PER_HOUR must be a positive integer, not "${value}"`);
+  }
   return limit;
 }
 
 /** What one key may make, as `GET /api/personal_api_keys/@current` tells it. */
 export const keyRateLimits = (env: Bindings) => ({
   per_minute: MINUTE_LIMIT,
-  per_hour: configuredLimit(env.RATE_LIMIT_PER_HOUR, "RATE_LIMIT_PER_HOUR"),
+  per_hour: configuredLimit(env.RATE_LIMIT_PER_HOUR),
 });
 
 /**
@@ -149,7 +151,7 @@ async function reportCounts(env: Bindings, secureValue: string, view: HourView, 
  * location it runs in. The hourly counter is told after the response.
  */
 export async function admitRequest(c: Context<AppEnv>, secureValue: string, published: HourCount | null) {
-  const perHour = configuredLimit(c.env.RATE_LIMIT_PER_HOUR, "RATE_LIMIT_PER_HOUR");
+  const perHour = configuredLimit(c.env.RATE_LIMIT_PER_HOUR);
   const now = Date.now();
   const view = hourView(secureValue, published, now);
   if (view.counted + view.pending >= perHour) throw throttled(secondsUntil(view.hourEnd, now));
