@@ -687,10 +687,6 @@ export const sharePasswords = sqliteTable(
   (table) => [index("share_passwords_dashboard").on(table.dashboardId)],
 );
 
-/**
- * Per-member access rules on one resource, e.g. resource "dashboard" and its id, or "project" (whose
- * rules live in its first environment, which shares its id). Private projects are rules too.
- */
 /** An organization's roles (RBAC): named groups of members that access rules may name. */
 export const roles = sqliteTable(
   "roles",
@@ -736,6 +732,11 @@ export const roleMemberships = sqliteTable(
   ],
 );
 
+/**
+ * Access rules on one resource (a member's, a role's, or the default for everyone), e.g. resource
+ * "dashboard" and its id, or "project" (whose rules live in its first environment, which shares its
+ * id). Private projects are rules too.
+ */
 export const accessControls = sqliteTable(
   "access_controls",
   {

@@ -160,14 +160,14 @@ export const primaryDatabase = (env: { DB: D1Database }) =>
 /** D1's bookmarks: hex groups joined by dashes. Anything else a client sends is ignored. */
 const BOOKMARK_PATTERN = /^[0-9a-f]{1,64}(-[0-9a-f]{1,64}){1,15}$/;
 
+/** A session that starts at the primary database: what it reads is the latest write. */
+export const primarySession = (database: D1Database) => database.withSession("first-primary");
+
 /**
  * The request's D1 session (the Sessions API): a read may be served by a read replica, at least
  * as fresh as the bookmark the client sent back from an earlier response (`X-D1-Bookmark`), so a
  * client that follows bookmarks always reads its own writes. Writes start at the primary.
  */
-/** A session that starts at the primary database: what it reads is the latest write. */
-export const primarySession = (database: D1Database) => database.withSession("first-primary");
-
 export function openSession(database: D1Database, method: string, bookmark: string | undefined): D1DatabaseSession {
   if (!["GET", "HEAD", "OPTIONS"].includes(method)) return primarySession(database);
   if (bookmark !== undefined && BOOKMARK_PATTERN.test(bookmark)) return database.withSession(bookmark);

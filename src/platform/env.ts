@@ -60,13 +60,13 @@ export type Actor = {
   requestScopes?: readonly string[];
 };
 
+/** A setting turned on only by an explicit yes (`1`, `true`, `yes`): "false" or "0" written to turn it off does not. */
+export const isExplicitYes = (value: string | undefined) => /^(1|true|yes)$/i.test((value ?? "").trim());
+
 /**
  * The person behind the caller, for what a write records as its author (`created_by`): null for a
  * service key, which is no person (its user id is no user's, and would name none or a wrong one).
  */
-/** A setting turned on only by an explicit yes (`1`, `true`, `yes`): "false" or "0" written to turn it off does not. */
-export const isExplicitYes = (value: string | undefined) => /^(1|true|yes)$/i.test((value ?? "").trim());
-
 export const personOf = (actor: Actor): number | null => (actor.kind === "user" ? actor.userId : null);
 
 /** The organization named in the path and the caller's membership of it. */

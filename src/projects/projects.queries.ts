@@ -83,8 +83,7 @@ const liveOrganization = (organizationId: string) =>
  * project row is inserted only while the organization is below its project limit, with its
  * default name (when none is given) chosen in the same statement; nothing is inserted otherwise,
  * and `selectProject` then reads no row.
- */
-/**
+ *
  * `holds`: what the caller's right to write was judged on, checked again by the write itself (a
  * NOT NULL failure of `updated_at` when it no longer holds: `isCallerRightLost`).
  */

@@ -29,9 +29,9 @@ type NewExport = Pick<ExportRow, "id" | "organizationId" | "createdById" | "form
  * Its cursor starts before the range. Made only while the organization has no other export
  * pending or running: else its status is NULL, which the column refuses (`isAnotherExportRunning`),
  * so that one key cannot start exports without bound (each copies its range into R2, a queue
- * message and a write per 1,000 entries).
+ * message and a write per 1,000 entries). And only while `heldWhile` holds (the caller's level as
+ * judged): else its format is NULL.
  */
-/** The export, while none of the organization's is unfinished and `heldWhile` holds (the caller's level as judged). */
 export function insertExport(db: Database, input: NewExport, now: string, heldWhile: SQL) {
   const beforeRange = lastSeqAtOrBefore(input.organizationId, justBefore(input.from), "before");
   const noneUnfinished = sql`not exists (select 1 from ${activityLogExports}

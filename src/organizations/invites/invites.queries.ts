@@ -257,7 +257,7 @@ export async function replaceInvites(
   );
   // Combined invites were merged from the open ones as read: one sent since (its level, its
   // projects) would be replaced unmerged. Its row is then set NULL where the column refuses it,
-  // failing the batch (`combinedMeanwhile`), before anything is deleted.
+  // failing the batch (`invitedMeanwhile`), before anything is deleted.
   const sentSinceRead = db
     .update(invites)
     .set({ updatedAt: sql<string>`null` })
