@@ -11,7 +11,7 @@ import type { api } from "./harness";
  * - `{ field: shape }`: an object with those fields; `[shape]`: an array of items of that shape;
  * - `maybe(shape)`: absent, null, or of that shape.
  */
-export type JsonType = "string" | "integer" | "number" | "boolean" | "object" | "array";
+type JsonType = "string" | "integer" | "number" | "boolean" | "object" | "array";
 export type Shape = JsonType | `${JsonType}?` | { [field: string]: Shape } | [Shape] | Maybe;
 type Maybe = { readonly maybe: Shape };
 

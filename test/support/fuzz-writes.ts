@@ -279,7 +279,7 @@ function expectErrorShape(status: number, body: unknown, label: string) {
 }
 
 /** A write operation of the OpenAPI document, as the fuzz picks them. */
-export type FuzzedOperation = Pick<WriteOperation, "method" | "path">;
+type FuzzedOperation = Pick<WriteOperation, "method" | "path">;
 
 /**
  * Fuzzes the write operations `select` keeps (test/platform/fuzz-writes-*.test.ts share them out,

@@ -2,7 +2,7 @@ import { expect } from "vitest";
 import { ISO_TIMESTAMP, UUID } from "./harness";
 
 /** Every request field of a project at its default. */
-export const PROJECT_REQUEST_DEFAULTS = {
+const PROJECT_REQUEST_DEFAULTS = {
   product_description: null,
   app_urls: [],
   slack_incoming_webhook: null,

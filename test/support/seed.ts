@@ -88,7 +88,7 @@ function seedBatchExport(rows: SeedRows, organizationId: string, environmentId: 
 }
 
 /** A role without members: the roles list's rows (its members are read with it, all of them). */
-export const seedRole = (rows: SeedRows, organizationId: string, now: string) => {
+const seedRole = (rows: SeedRows, organizationId: string, now: string) => {
   const id = uuid7();
   rows.roles.push({ id, organizationId, name: `Role ${id}`, nameKey: `role ${id}`, createdAt: now });
   return id;

@@ -21,7 +21,7 @@ export async function subscribe(organization: Organization, body: Record<string,
   return response.body as { id: string; secret: string };
 }
 
-export type Received = { url: string; headers: Record<string, string>; body: string };
+type Received = { url: string; headers: Record<string, string>; body: string };
 
 /** The receivers: capture what is posted to them and answer `status`. */
 export function receiver(status: number) {
