@@ -31,8 +31,8 @@ export function scheduleDeletionStatements(
   db: Database,
   projectId: number,
   now: string,
-  expected?: number,
-  holds?: SQL,
+  expected: number | undefined,
+  holds: SQL,
 ) {
   const ofProject = db.select({ id: environments.id }).from(environments).where(eq(environments.projectId, projectId));
   return {
@@ -42,7 +42,7 @@ export function scheduleDeletionStatements(
         deletionScheduledAt: now,
         nameKey: freedNameKey(projectId),
         accessControl: false,
-        updatedAt: holds ? whileHolds(now, holds) : now,
+        updatedAt: whileHolds(now, holds),
         version: raisedVersion(projects.version, expected),
       })
       .where(and(eq(projects.id, projectId), isNull(projects.deletionScheduledAt))),

@@ -247,7 +247,7 @@ export async function replaceInvites(
   rows: InviteRow[],
   entries: Statement[],
   replacer: { userId: number; stillAdmin: SQL; stillMayInvite: SQL },
-  combined: { emails: string[]; readIds: string[] } = { emails: [], readIds: [] },
+  combined: { emails: string[]; readIds: string[] },
 ) {
   const emails = rows.map((row) => row.targetEmail);
   const ofEmails = and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emails));

@@ -143,7 +143,7 @@ export function chainStatements(db: Database, organizationId: string | SQL<strin
  * and `checked` entries already verified before them (the archived ones). The newest entries not
  * sealed yet (a write's seal still running) are not judged: a hash missing before a sealed entry is.
  */
-export async function verdictOf(rows: EntryRow[], previous: ChainLink, checked = 0): Promise<ChainVerdict> {
+export async function verdictOf(rows: EntryRow[], previous: ChainLink, checked: number): Promise<ChainVerdict> {
   let sealedCount = rows.length;
   while (sealedCount > 0 && rows[sealedCount - 1]!.hash === null) sealedCount -= 1;
   const sealed = rows.slice(0, sealedCount);
