@@ -57,7 +57,8 @@ export const previewInvite = publicRoute({
   path: "/api/signup/{token}",
   tags: ["signup"],
   summary: "Preview an invite (no key): masked e-mail, first name, organization name",
-  description: "What the accept page shows before joining; an unknown, used or expired token answers 404.",
+  description:
+    "What the accept page shows before joining; an unknown or used token answers 404, an expired one 400 `expired`.",
   request: { params: SignupParams },
   responses: {
     200: jsonResponse(InvitePreview, "The invite"),

@@ -492,6 +492,19 @@ describe("GET /api/environments/:project_id/dashboards", () => {
     );
   });
 
+  it("ignores case beyond ASCII in a search too short for the index, as in a longer one", async () => {
+    const { key, project } = await setupOrganization();
+    await createDashboard(key, project.id, { name: "Écran" });
+    await createDashboard(key, project.id, { name: "Plain", description: "ÖL prices" });
+    const names = async (search: string) => {
+      const response = await api("GET", `${dashboardsPath(project.id)}?search=${encodeURIComponent(search)}`, { key });
+      expect(response.status).toBe(200);
+      return response.body.results.map((item: { name: string }) => item.name);
+    };
+    for (const search of ["écr", "éc", "é", "ÉC"]) expect(await names(search), search).toEqual(["Écran"]);
+    expect(await names("öl")).toEqual(["Plain"]);
+  });
+
   it("finds what the name and description hold now, within the project, counting the matches", async () => {
     const { key, project } = await setupOrganization();
     const other = await setupOrganization();

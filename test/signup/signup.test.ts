@@ -88,6 +88,11 @@ describe("GET /api/signup/:token", () => {
     expect(unknown.body).toEqual(notFound);
     expect(tooOld.status).toBe(400);
     expect(tooOld.body).toEqual(expired);
+    // As the published document tells clients.
+    const document = (await api("GET", "/api/schema")).body;
+    expect(document.paths["/api/signup/{token}"].get.description).toContain(
+      "an unknown or used token answers 404, an expired one 400 `expired`",
+    );
   });
 });
 

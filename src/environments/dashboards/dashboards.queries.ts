@@ -29,6 +29,7 @@ import {
 } from "../../platform/route-context/project";
 import { prepared } from "../../platform/prepared";
 import { inJsonList, type Database } from "../../platform/db";
+import { holdsIgnoringCase } from "../../platform/text-search";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import {
   counterOf,
@@ -315,11 +316,8 @@ function listConditions(
   if (matches) conditions.push(sql`${dashboards.id} in (${matches})`);
   const { search } = filters;
   if (search && [...search].length < TRIGRAM) {
-    const pattern = `%${search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
-    conditions.push(
-      sql`(${dashboards.name} like ${pattern} escape '\\'
-        or substr(${dashboards.description}, 1, ${SEARCHED_DESCRIPTION_LENGTH}) like ${pattern} escape '\\')`,
-    );
+    const description = sql`substr(${dashboards.description}, 1, ${SEARCHED_DESCRIPTION_LENGTH})`;
+    conditions.push(sql`(${holdsIgnoringCase(dashboards.name, search)} or ${holdsIgnoringCase(description, search)})`);
   }
   return and(...conditions);
 }

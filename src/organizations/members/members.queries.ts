@@ -10,7 +10,6 @@ import {
   users,
 } from "../../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { unchangedSinceRead, type Database } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
@@ -19,6 +18,7 @@ import type { OrganizationRef } from "../../platform/route-context/organization"
 import { MembershipLevel } from "../../platform/levels";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import { toUserBasic } from "../../platform/user-basic";
+import { holdsIgnoringCase } from "../../platform/text-search";
 import type { Member } from "./members.schema";
 import { enabledWebhooksCreatedBy } from "../webhooks/webhook-creators";
 
@@ -60,17 +60,6 @@ const earliestJoinedFirst: ListOrder = [
 
 /** PostHog's cap on `?search=`: longer text is cut, not refused. */
 const MAX_SEARCH_LENGTH = 200;
-
-/**
- * Whether `column` holds `text`, case ignored: SQLite's lower() and upper() fold ASCII alone, so
- * the text is looked for lower-cased in the lower-cased column, upper-cased in the upper-cased one
- * (`élo` finds `Élodie` as `ÉLO` in `ÉLODIE`), and with both sides folded by SQLite (`ÉLISée`
- * finds `Élisée`: the accented letters as the name writes them). Only a name whose accented
- * letters mix cases, searched with them in other cases, is missed (docs/people.md).
- */
-const holdsIgnoringCase = (column: SQLiteColumn, text: string) =>
-  sql`(instr(lower(${column}), ${text.toLowerCase()}) > 0 or instr(upper(${column}), ${text.toUpperCase()}) > 0
-    or instr(lower(${column}), lower(${text})) > 0)`;
 
 /**
  * Members whose first name, last name or e-mail holds `search`, case ignored (e-mails are stored
