@@ -572,7 +572,8 @@ export const dashboardTiles = sqliteTable(
     createdAt: createdAt(),
   },
   (table) => [
-    index("dashboard_tiles_dashboard").on(table.dashboardId),
+    // With `deleted`: reading a dashboard's live tiles skips the removed ones, however many are kept.
+    index("dashboard_tiles_dashboard_live").on(table.dashboardId, table.deleted),
     index("dashboard_tiles_insight").on(table.insightId),
     // A text belongs to one tile: a shared one would let whoever may edit one dashboard edit another.
     uniqueIndex("dashboard_tiles_text").on(table.textId),

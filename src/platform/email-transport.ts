@@ -47,6 +47,7 @@ export async function sendEmail(env: Bindings, message: EmailMessage, idempotenc
     await response.body?.cancel();
     return response.ok ? { ok: true } : { ok: false, status: response.status, error: `HTTP ${response.status}` };
   } catch (error) {
-    return { ok: false, status: null, error: error instanceof Error ? `${error.name}: ${error.message}` : "failed" };
+    // The name alone: workerd's messages quote the URL, whose credentials a log line must not hold.
+    return { ok: false, status: null, error: error instanceof Error ? error.name : "failed" };
   }
 }

@@ -56,6 +56,17 @@ function decodeUtf8(bytes: ArrayBuffer): string {
   }
 }
 
+/**
+ * What the JSON parser says, without the stretch of the body it quotes (V8 writes
+ * `Unexpected token 'c', "{"password": co"... is not valid JSON`): a body may hold a secret, and
+ * an answer or a log line must not echo it. DRF's detail names the position alone too.
+ */
+function withoutQuotedText({ message }: Error) {
+  if (!message.endsWith("is not valid JSON")) return message;
+  const token = /^Unexpected token '.'/s.exec(message)?.[0];
+  return token ? `${token}: the body is not valid JSON.` : "The body is not valid JSON.";
+}
+
 /** An empty body is `{}` whatever its type (PostHog's web app sends form-typed empty bodies on DELETE and actions). */
 function parseJsonText(text: string, mediaType: string): unknown {
   if (text.trim() === "") return {};
@@ -64,7 +75,7 @@ function parseJsonText(text: string, mediaType: string): unknown {
   try {
     body = JSON.parse(text);
   } catch (error) {
-    throw parseError(`JSON parse error - ${(error as Error).message}`);
+    throw parseError(`JSON parse error - ${withoutQuotedText(error as Error)}`);
   }
   assertStorableJson(body);
   return body;

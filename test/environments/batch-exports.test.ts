@@ -846,3 +846,40 @@ describe("batch export writes: the caller still sees the project when the write 
     });
   }
 });
+
+describe("credentials in a batch export's destination URL", () => {
+  it("are refused, as a webhook's are: they would be kept and shown in the clear", async () => {
+    const { project, key } = await setupOrganization();
+    const credentialed = "https://exporter:hunter2-basic-auth@ingest.example.com/batch";
+    const s3 = {
+      bucket_name: "b",
+      region: "us-east-1",
+      prefix: "",
+      aws_access_key_id: "A",
+      aws_secret_access_key: "S",
+    };
+    const destinations = [
+      { type: "HTTP", config: { url: credentialed, token: "sealed-token" }, attr: "url" },
+      { type: "S3Compatible", config: { ...s3, endpoint_url: credentialed }, attr: "endpoint_url" },
+      { type: "S3", config: { ...s3, endpoint_url: credentialed }, attr: "endpoint_url" },
+    ];
+    for (const { type, config, attr } of destinations) {
+      const created = await api("POST", `/api/environments/${project.id}/batch_exports`, {
+        key,
+        body: { name: "Events", interval: "hour", destination: { type, config } },
+      });
+      expectError(
+        created,
+        400,
+        errorBody(
+          "validation_error",
+          "invalid_input",
+          "The URL may not carry credentials.",
+          `destination.config.${attr}`,
+        ),
+      );
+    }
+    const listed = await api("GET", `/api/environments/${project.id}/batch_exports`, { key });
+    expect(listed.body.count).toBe(0);
+  });
+});

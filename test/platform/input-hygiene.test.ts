@@ -4,6 +4,7 @@ import { databaseDigest, markKeysUsed } from "../support/database-digest";
 import { expectError } from "../support/error-bodies";
 import { addMember, api, errorBody, setupOrganization, UUID } from "../support/harness";
 import { insertInvite } from "../support/people";
+import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
 
 const parseError = (detail: string) => errorBody("validation_error", "parse_error", `JSON parse error - ${detail}`);
 const LONE_SURROGATE = parseError("A string holds a lone UTF-16 surrogate.");
@@ -369,5 +370,41 @@ describe("JSON values storage would change", () => {
     const largest = await api("PATCH", projectPath, { key, body: '{"extra_settings": {"x": 1.7976931348623157e308}}' });
     expect(largest.status).toBe(200);
     expect(largest.body.extra_settings).toEqual({ x: Number.MAX_VALUE });
+  });
+});
+
+/** A dashboard whose public link is password-protected: where share passwords are made. */
+async function protectedLink() {
+  const team = await setupOrganization();
+  const dashboard = await createDashboard(team.key, team.project.id, { name: "Shared" });
+  const path = `${dashboardsPath(team.project.id)}/${dashboard.id}/sharing`;
+  expect((await api("PATCH", path, { key: team.key, body: { password_required: true } })).status).toBe(200);
+  return { ...team, path };
+}
+
+describe("secrets in error answers", () => {
+  it("a body that is not JSON is refused without quoting the secret it carries", async () => {
+    const { key, path } = await protectedLink();
+    const password = "correct-horse-battery-staple";
+    // A hand-written body with the value unquoted (or in single quotes): V8's message quotes the text around it.
+    for (const body of [`{"raw_password": ${password}}`, `{"raw_password": '${password}'}`]) {
+      const response = await api("POST", `${path}/passwords`, { key, body });
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe("parse_error");
+      expect(response.text).not.toContain(password.slice(0, 6));
+    }
+    // The same for the unauthenticated routes that take a secret in their body: an invite token.
+    const token = "phi_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGH";
+    const signup = await api("POST", "/api/signup", { body: `{"token": ${token}}` });
+    expect(signup.status).toBe(400);
+    expect(signup.text).not.toContain(token.slice(0, 8));
+  });
+
+  it("a share password of the wrong type is refused without quoting it", async () => {
+    const { key, path } = await protectedLink();
+    const response = await api("POST", `${path}/passwords`, { key, body: { raw_password: 73194628501 } });
+    expect(response.status).toBe(400);
+    expect(response.body.attr).toBe("raw_password");
+    expect(response.text).not.toContain("73194628501");
   });
 });

@@ -24,6 +24,17 @@ const nonBlank = z.string().min(1);
 const optionalText = z.string().nullable().optional();
 const port = z.number().int().min(1).max(65535).optional();
 
+/** Whether `value`, when it is a URL, names no user or password: those would be kept, and shown, in the clear. */
+const withoutCredentials = (value: string | null | undefined) => {
+  const url = value ? URL.parse(value) : null;
+  return !url || (url.username === "" && url.password === "");
+};
+const NO_CREDENTIALS = { error: "The URL may not carry credentials." };
+/** Where an export connects: http(s), without credentials (its secrets are fields of their own). */
+const endpointUrl = z
+  .url({ protocol: /^https?$/, error: "Enter a valid URL." })
+  .refine(withoutCredentials, NO_CREDENTIALS);
+
 const postgresConfig = {
   user: nonBlank,
   password: z.string(),
@@ -64,7 +75,7 @@ const DESTINATIONS: Record<DestinationType, Destination> = {
     config: z.object({
       ...s3Config,
       ...awsEncryption,
-      endpoint_url: optionalText,
+      endpoint_url: optionalText.refine(withoutCredentials, NO_CREDENTIALS),
       use_virtual_style_addressing: z.boolean().optional(),
     }),
     secrets: s3Secrets,
@@ -75,7 +86,7 @@ const DESTINATIONS: Record<DestinationType, Destination> = {
   S3Compatible: {
     config: z.object({
       ...s3Config,
-      endpoint_url: z.url({ protocol: /^https?$/, error: "Enter a valid URL." }),
+      endpoint_url: endpointUrl,
       use_virtual_style_addressing: z.boolean().optional(),
     }),
     secrets: s3Secrets,
@@ -125,7 +136,7 @@ const DESTINATIONS: Record<DestinationType, Destination> = {
   },
   HTTP: {
     config: z.object({
-      url: z.url({ protocol: /^https?$/, error: "Enter a valid URL." }),
+      url: endpointUrl,
       token: nonBlank,
     }),
     secrets: ["token"],

@@ -1,6 +1,10 @@
 import { eq } from "drizzle-orm";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { describe, expect, it } from "vitest";
 import * as schema from "../../../src/db/schema";
+import { chunkForInsert } from "../../../src/platform/db";
+import { nowIso } from "../../../src/platform/ids";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { activityEntry, keyIdOf } from "../../support/activity-log";
 import {
@@ -258,5 +262,86 @@ describe("where tiles created through the API are placed", () => {
     const copied = await db.select().from(schema.dashboardTiles).where(eq(schema.dashboardTiles.dashboardId, copy.id));
     expect(copied).toHaveLength(stored.length + 2);
     for (const tile of copied) expect(tile.layouts.sm).toEqual(GRID_BOX);
+  });
+});
+
+/** Rows inserted straight into D1, in multi-row inserts within D1's bound-parameter limit. */
+async function insertRows<T extends SQLiteTable>(table: T, rows: T["$inferInsert"][]) {
+  const statements = chunkForInsert(table, rows).map((chunk) => db.insert(table).values(chunk as never));
+  for (let start = 0; start < statements.length; start += 200) {
+    await db.batch(statements.slice(start, start + 200) as unknown as [BatchItem<"sqlite">]);
+  }
+}
+
+describe("a dashboard's removed tiles, which it keeps", () => {
+  /** A dashboard with one live text tile and `removed` tiles removed, as PATCH `{"id", "deleted": true}` leaves. */
+  async function dashboardWithRemovedTiles(removed: number) {
+    const team = await setupOrganization();
+    const path = `/api/environments/${team.project.id}/dashboards`;
+    const created = await api("POST", path, {
+      key: team.key,
+      body: { name: "Kept", tiles: [] },
+    });
+    expect(created.status).toBe(201);
+    const dashboard = `${path}/${created.body.id}`;
+    const added = await api("PATCH", dashboard, { key: team.key, body: { tiles: [{ text: { body: "Live" } }] } });
+    expect(added.status).toBe(200);
+    const now = nowIso();
+    const textIds: number[] = [];
+    for (const chunk of chunkForInsert(
+      schema.texts,
+      Array.from({ length: removed }, () => ({})),
+    ))
+      for (const row of await db
+        .insert(schema.texts)
+        .values(chunk.map(() => ({ environmentId: team.project.id, body: "Gone", lastModifiedAt: now })))
+        .returning({ id: schema.texts.id }))
+        textIds.push(row.id);
+    await insertRows(
+      schema.dashboardTiles,
+      textIds.map((textId) => ({ dashboardId: created.body.id as number, textId, deleted: true, createdAt: now })),
+    );
+    return { team, dashboard, tileId: added.body.tiles[0].id as number };
+  }
+
+  it("reading a dashboard reads its live tiles, not every tile it ever had", async () => {
+    const small = await dashboardWithRemovedTiles(10);
+    const large = await dashboardWithRemovedTiles(1000);
+    const fewer = await api("GET", small.dashboard, { key: small.team.key });
+    const more = await api("GET", large.dashboard, { key: large.team.key });
+    expect([fewer.status, more.status]).toEqual([200, 200]);
+    expect(more.body.tiles).toHaveLength(1);
+    // "at most 3 rows per row listed, and 50 more" (docs/contract.md, Cost): one tile listed.
+    expect(more.cost.rowsRead, `10 removed: ${fewer.cost.rowsRead}, 1,000: ${more.cost.rowsRead}`).toBeLessThanOrEqual(
+      3 + 50,
+    );
+  });
+
+  it("an anonymous view of the public link reads the live tiles, not every tile the dashboard ever had", async () => {
+    const costs: number[] = [];
+    for (const removed of [10, 1000]) {
+      const { team, dashboard } = await dashboardWithRemovedTiles(removed);
+      const sharing = await api("PATCH", `${dashboard}/sharing`, { key: team.key, body: { enabled: true } });
+      expect(sharing.status).toBe(200);
+      const view = await api("GET", `/shared/${sharing.body.access_token}.json`);
+      expect(view.status).toBe(200);
+      costs.push(view.cost.rowsRead);
+    }
+    // Anyone holding the link, without a key or a rate limit per key, reads every removed tile each time.
+    expect(costs[1], JSON.stringify(costs)).toBeLessThanOrEqual(costs[0]! + 50);
+  });
+
+  it("changing one tile or the name reads the live tiles, not every tile the dashboard ever had", async () => {
+    const small = await dashboardWithRemovedTiles(10);
+    const large = await dashboardWithRemovedTiles(1000);
+    const costs: Record<string, number>[] = [];
+    for (const { team, dashboard, tileId } of [small, large]) {
+      const tile = await api("PATCH", `${dashboard}/tiles/${tileId}`, { key: team.key, body: { color: "blue" } });
+      const renamed = await api("PATCH", dashboard, { key: team.key, body: { name: "Renamed" } });
+      expect([tile.status, renamed.status]).toEqual([200, 200]);
+      costs.push({ tile: tile.cost.rowsRead, renamed: renamed.cost.rowsRead });
+    }
+    expect(costs[1]!.tile, JSON.stringify(costs)).toBeLessThanOrEqual(costs[0]!.tile! + 50);
+    expect(costs[1]!.renamed, JSON.stringify(costs)).toBeLessThanOrEqual(costs[0]!.renamed! + 50);
   });
 });

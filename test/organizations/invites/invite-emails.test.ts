@@ -411,3 +411,28 @@ describe("the e-mail of an invite that opens nothing", () => {
     expect(posted.count()).toBe(0);
   });
 });
+
+describe("the e-mail transport's credentials in a log line", () => {
+  it("an invite e-mail the transport URL cannot be fetched from is logged without the URL's credentials", async () => {
+    const { organization, key } = await setupOrganization();
+    // An operator's relay URL with its credentials, mistyped (a port out of range): fetch refuses it.
+    env.EMAIL_TRANSPORT_URL = "https://mailer:relay-password-42@mail.example.test:99999/send";
+    const sent: InviteEmailMessage[] = [];
+    vi.spyOn(env.INVITE_EMAILS, "sendBatch").mockImplementation(async (messages) => {
+      sent.push(...[...messages].map((message) => message.body as InviteEmailMessage));
+      return { metadata: { metrics: { backlogCount: sent.length, backlogBytes: 0 } } };
+    });
+    const invite = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: "jane@example.com" },
+    });
+    expect(invite.status).toBe(201);
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+
+    await consumeAttempt<InviteEmailMessage>("invite-emails", { inviteId: invite.body.id }, 1);
+
+    const lines = errors.mock.calls.map(([line]) => String(line));
+    expect(lines.some((line) => line.includes("invite e-mail"))).toBe(true);
+    for (const line of lines) expect(line).not.toContain("relay-password-42");
+  });
+});

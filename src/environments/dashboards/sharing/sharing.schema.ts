@@ -41,8 +41,14 @@ export const CreatedSharePassword = SharePassword.omit({ is_active: true })
 
 export const CreateSharePasswordInput = z
   .object({
+    // One string schema, not a union: a union's refusal quotes what was sent, here a password.
     raw_password: z
-      .union([z.string().min(8).max(200), z.literal("")])
+      .string()
+      .max(200)
+      .refine((password) => password === "" || [...password].length >= 8, {
+        error: "Ensure this field has at least 8 characters.",
+        params: { code: "min_length" },
+      })
       .optional()
       .openapi({
         description: "8 characters or more; absent or empty: random.",
