@@ -5,6 +5,7 @@ import { failExport, writeExportPart } from "./organizations/activity-log/export
 import { recoverStep } from "./organizations/webhooks/recoveries";
 import { deleteProjectStep } from "./projects/project-deletion";
 import { deleteOrganizationStep } from "./organizations/organization-deletion";
+import { deleteWebhookStep } from "./organizations/webhooks/webhook-deletion";
 import { deliverInviteEmail, recordInviteEmailDeadLetters } from "./organizations/invites/invite-email-queue";
 import type { InviteEmailMessage } from "./organizations/invites/invite-emails";
 import { deliverViewerLinkEmail, recordViewerLinkDeadLetters } from "./public-dashboards/viewer-link-emails";
@@ -32,6 +33,8 @@ function step(env: Bindings, job: BackgroundJob): Promise<StepOutcome> {
       return deleteProjectStep(env, job);
     case "delete_organization":
       return deleteOrganizationStep(env, job);
+    case "delete_webhook":
+      return deleteWebhookStep(env, job);
   }
 }
 
@@ -43,9 +46,10 @@ function giveUp(env: Bindings, job: BackgroundJob, error: Error): Promise<void> 
     // The deliveries not reached stay failed: the recovery can be asked again.
     case "recover_deliveries":
       return Promise.resolve();
-    // The project or organization stays hidden and scheduled: the cron resumes its deletion.
+    // The project, organization or webhook stays hidden and scheduled: the cron resumes its deletion.
     case "delete_project":
     case "delete_organization":
+    case "delete_webhook":
       return Promise.resolve();
   }
 }

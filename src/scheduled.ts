@@ -16,6 +16,7 @@ import { sweepViewerLinks } from "./public-dashboards/viewer-link-emails";
 import { resumeStalledExports } from "./organizations/activity-log/exports.job";
 import { resumeStalledProjectDeletions } from "./projects/project-deletion";
 import { resumeStalledOrganizationDeletions } from "./organizations/organization-deletion";
+import { resumeStalledWebhookDeletions } from "./organizations/webhooks/webhook-deletion";
 
 /** Organizations whose chains one cron run seals, if their seal after the response was lost. */
 const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
@@ -127,6 +128,13 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
       async () => {
         const resumed = await resumeStalledOrganizationDeletions(env);
         if (resumed > 0) logLine("info", { task: "cron", done: `resumed ${resumed} stalled organization deletions` });
+      },
+    ],
+    [
+      "resume webhook deletions",
+      async () => {
+        const resumed = await resumeStalledWebhookDeletions(env);
+        if (resumed > 0) logLine("info", { task: "cron", done: `resumed ${resumed} stalled webhook deletions` });
       },
     ],
   ];

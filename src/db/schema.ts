@@ -953,6 +953,11 @@ export const webhooks = sqliteTable(
     failingSince: text("failing_since"),
     /** Its deliveries, kept by triggers (migration webhook_counters). */
     deliveryCount: integer("delivery_count").notNull().default(0),
+    /**
+     * Set by its DELETE: from then on no route shows it and nothing is sent to it; its deliveries
+     * go in background steps, then the row (`webhook-deletion.ts`).
+     */
+    deletionScheduledAt: text("deletion_scheduled_at"),
     createdAt: createdAt(),
     updatedAt: text("updated_at").notNull(),
   },
@@ -962,6 +967,10 @@ export const webhooks = sqliteTable(
     index("webhooks_previous_secret_expiry")
       .on(table.previousSecretExpiresAt)
       .where(sql`${table.previousSecretExpiresAt} is not null`),
+    // The few being deleted: what the cron reads to resume a deletion whose next step was lost.
+    index("webhooks_deletion_scheduled")
+      .on(table.deletionScheduledAt)
+      .where(sql`${table.deletionScheduledAt} is not null`),
   ],
 );
 

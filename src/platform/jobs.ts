@@ -11,6 +11,8 @@ export type BackgroundJob =
   | { kind: "delete_project"; projectId: number }
   /** The same for an organization: a bounded batch of its rows, its emptied projects, then itself. */
   | { kind: "delete_organization"; organizationId: string }
+  /** The same for a webhook: a bounded batch of its deliveries, then itself. */
+  | { kind: "delete_webhook"; webhookId: string }
   /**
    * Sends again a webhook's next failed deliveries created in [since, until), after `after` (their
    * creation time and id).

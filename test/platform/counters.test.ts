@@ -40,7 +40,11 @@ const COUNTERS = [
     "select count(*) from dashboards where environment_id = environments.id and deleted = 0",
   ],
   ["users", "organization_count", "select count(*) from organization_memberships where user_id = users.id"],
-  ["organizations", "webhook_count", "select count(*) from webhooks where organization_id = organizations.id"],
+  [
+    "organizations",
+    "webhook_count",
+    "select count(*) from webhooks where organization_id = organizations.id and deletion_scheduled_at is null",
+  ],
   ["webhooks", "delivery_count", "select count(*) from webhook_deliveries where webhook_id = webhooks.id"],
   ["organizations", "role_count", "select count(*) from roles where organization_id = organizations.id"],
   ["roles", "member_count", "select count(*) from role_memberships where role_id = roles.id"],
@@ -275,7 +279,8 @@ describe("list counters", () => {
       [
         `${organization}/webhooks`,
         ordered(
-          "select id from webhooks where organization_id = ? order by created_at desc, id desc",
+          "select id from webhooks where organization_id = ? and deletion_scheduled_at is null " +
+            "order by created_at desc, id desc",
           team.organization.id,
         ),
       ],

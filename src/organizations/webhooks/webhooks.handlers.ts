@@ -9,6 +9,7 @@ import { personOf, type AppEnv } from "../../platform/env";
 import { conflict, notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull, whileHolds } from "../../platform/db";
 import { nowIso, uuid7 } from "../../platform/ids";
+import { errorFields, logLine } from "../../platform/log";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { assertReceiverUrl } from "./webhook-urls";
@@ -152,19 +153,31 @@ async function userOrNull(db: AppEnv["Variables"]["db"], userId: number | null) 
   return user ?? null;
 }
 
+/**
+ * The webhook is gone at once to every route and sends nothing more (scheduled, and disabled); its
+ * deliveries, however many, and then its row go in background steps (`webhook-deletion.ts`).
+ */
 export const deleteOrganizationWebhook: RouteHandler<typeof deleteWebhook, AppEnv> = async (c) => {
   const { webhook: current } = webhookOfRequest(c);
   // Only while the caller is still an admin (and their key not blocked) when the delete runs.
   const stillAdmin = callerStillAdmin(c.var.actor, current.organizationId);
+  const now = nowIso();
   const [removed] = await writeWithActivity(
     c.var.db,
     c.var.db
-      .delete(webhooks)
+      .update(webhooks)
+      .set({ deletionScheduledAt: now, enabled: false, updatedAt: now })
       .where(and(ofOrganization(current.organizationId, current.id), stillAdmin))
       .returning({ id: webhooks.id }),
     webhookActivity.record(c, "deleted", webhookItem(current)),
   );
   if (!removed) throw (await levelRefusal(c, MembershipLevel.admin)) ?? notFound();
+  try {
+    await c.env.BACKGROUND_JOBS.send({ kind: "delete_webhook", webhookId: current.id });
+  } catch (error) {
+    // The cron resumes a deletion whose message was lost (`resumeStalledWebhookDeletions`).
+    logLine("warn", { task: "schedule webhook deletion", webhook_id: current.id, error: errorFields(error as Error) });
+  }
   return c.body(null, 204);
 };
 

@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, lt, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, activityLogAnchors, organizations, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { toUserBasic } from "../../platform/user-basic";
 import { activityStatement, type ActivityActor } from "../../platform/activity-log/record";
@@ -57,8 +57,9 @@ const currentHeadSeq = (organizationId: string) => sql<number>`coalesce(
     where ${activityLogAnchors.organizationId} = ${organizationId}),
   0)`;
 
+/** The organization's webhook `id`, unless its deletion is scheduled (it is gone to every route). */
 export const ofOrganization = (organizationId: OrganizationRef, id: string) =>
-  and(eq(webhooks.organizationId, organizationId), eq(webhooks.id, id));
+  and(eq(webhooks.organizationId, organizationId), eq(webhooks.id, id), isNull(webhooks.deletionScheduledAt));
 
 const newestFirst: ListOrder = [
   [webhooks.createdAt, "desc"],
@@ -99,6 +100,7 @@ export function insertWebhookBelowLimit(db: Database, webhook: NewWebhook, now: 
           lastEnqueuedSeq: sql<number>`${currentHeadSeq(webhook.organizationId)}`.as("last_enqueued_seq"),
           failingSince: sql<string | null>`null`.as("failing_since"),
           deliveryCount: sql<number>`0`.as("delivery_count"),
+          deletionScheduledAt: sql<string | null>`null`.as("deletion_scheduled_at"),
           createdAt: boundAs(now, webhooks.createdAt),
           updatedAt: boundAs(now, webhooks.updatedAt),
         })
@@ -116,7 +118,7 @@ export function insertWebhookBelowLimit(db: Database, webhook: NewWebhook, now: 
 /** A page of the organization's webhooks, newest first, with their count (the organization's counter). */
 export async function listWebhooksPage(read: OrganizationRead, page: Page) {
   const { db, organizationId } = read;
-  const ofOrg = eq(webhooks.organizationId, organizationId);
+  const ofOrg = and(eq(webhooks.organizationId, organizationId), isNull(webhooks.deletionScheduledAt));
   const counter = counterOf(organizations.webhookCount, eq(organizations.id, organizationId));
   const [[total], rows] = await read.batch([
     selectCount(db, counter),

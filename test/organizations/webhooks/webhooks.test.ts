@@ -5,7 +5,7 @@ import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
 import worker from "../../../src/index";
-import { inJsonList } from "../../../src/platform/db";
+import { chunkForInsert, inJsonList } from "../../../src/platform/db";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { loadKeyring, seal } from "../../../src/platform/secrets";
 import { DELIVERY_ATTEMPTS } from "../../../src/organizations/webhooks/retry-schedule";
@@ -431,7 +431,8 @@ describe("a webhook deleted by an admin demoted meanwhile", () => {
     const memberPath = `/api/organizations/${organization.organization.id}/members/${admin.user.uuid}`;
     const ran = beforeWrites([
       [
-        /^delete from "webhooks"/,
+        // The DELETE's write: its deletion scheduled (its deliveries and row then go in steps).
+        /^update "webhooks" set .*"deletion_scheduled_at"/,
         async () =>
           (await api("PATCH", memberPath, { key: organization.key, body: { level: MembershipLevel.member } })).status,
       ],
@@ -1098,5 +1099,73 @@ describe("a PATCH landing while another admin changes the webhook", () => {
       expect([409, 412]).toContain(redescribe.status);
       expect({ events: after.events, url: after.url }).toEqual({ events: ["Dashboard.updated"], url: newUrl });
     }
+  });
+});
+
+describe("a webhook's deletion", () => {
+  /** `count` deliveries of the webhook, written directly: the outbox makes them, one per entry. */
+  async function seedDeliveries(webhookId: string, count: number) {
+    const now = new Date().toISOString();
+    const rows = Array.from({ length: count }, () => ({
+      id: crypto.randomUUID(),
+      webhookId,
+      entryId: crypto.randomUUID(),
+      event: "Webhook.created",
+      status: "succeeded",
+      retryUntil: now,
+      createdAt: now,
+      updatedAt: now,
+    }));
+    for (const chunk of chunkForInsert(schema.webhookDeliveries, rows)) {
+      await db.insert(schema.webhookDeliveries).values(chunk);
+    }
+  }
+  const storedRows = async (webhookId: string) => ({
+    webhooks: (await db.select().from(schema.webhooks).where(eq(schema.webhooks.id, webhookId))).length,
+    deliveries: (
+      await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.webhookId, webhookId))
+    ).length,
+  });
+
+  it("writes a few rows however many deliveries it had; they, then the webhook, go in background steps", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"] });
+    const kept = await subscribe(organization, { events: ["*"] });
+    await seedDeliveries(id, 250);
+    const path = `${webhooksPath(organization)}/${id}`;
+
+    const deleted = await api("DELETE", path, { key: organization.key });
+
+    expect(deleted.status).toBe(204);
+    // Deleting the deliveries with it would write a row each (and their counter), in one statement.
+    expect(deleted.cost.rowsWritten).toBeLessThanOrEqual(30);
+    // Gone at once to every route, and from the list and its count.
+    for (const suffix of ["", "/deliveries"]) {
+      expectError(await api("GET", `${path}${suffix}`, { key: organization.key }), 404, NOT_FOUND);
+    }
+    expectError(await api("PATCH", path, { key: organization.key, body: { enabled: true } }), 404, NOT_FOUND);
+    expectError(await api("DELETE", path, { key: organization.key }), 404, NOT_FOUND);
+    const listed = await api("GET", webhooksPath(organization), { key: organization.key });
+    expect(listed.body.count).toBe(1);
+    expect(listed.body.results.map((webhook: { id: string }) => webhook.id)).toEqual([kept.id]);
+    await eventually(async () => ((await storedRows(id)).webhooks === 0 ? true : undefined));
+    expect(await storedRows(id)).toEqual({ webhooks: 0, deliveries: 0 });
+    expect((await storedRows(kept.id)).webhooks).toBe(1);
+  });
+
+  it("is resumed by the cron when its next step's message was lost", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"] });
+    await seedDeliveries(id, 120);
+    // Scheduled twenty minutes ago, as its DELETE would, and its message lost.
+    await db
+      .update(schema.webhooks)
+      .set({ enabled: false, deletionScheduledAt: new Date(Date.now() - 20 * 60_000).toISOString() })
+      .where(eq(schema.webhooks.id, id));
+
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+
+    await eventually(async () => ((await storedRows(id)).webhooks === 0 ? true : undefined));
+    expect(await storedRows(id)).toEqual({ webhooks: 0, deliveries: 0 });
   });
 });
