@@ -217,6 +217,8 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
   const input = c.req.valid("json");
   assertFutureExpiry(input.expires_at);
   const key = await keyOfPath(c);
+  // The key as it is, then as it would be: a narrower key changes none that does more than it.
+  assertWithinCaller(c, key.scopes, key.expiresAt);
   const scopes = input.scopes ? [...new Set(input.scopes)] : key.scopes;
   const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
   const expiresAt = input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at);

@@ -537,3 +537,21 @@ describe("a service key's creation holds the organization's key policy as read",
     expect(keys).toEqual([]);
   });
 });
+
+describe("a key changes no service key that does more than itself", () => {
+  it("refuses a narrower admin key's PATCH of a broader service key (403), as it refuses its roll", async () => {
+    const { organization, key, project } = await setupOrganization();
+    const keysPath = `/api/organizations/${organization.id}/service_keys`;
+    const created = await api("POST", keysPath, { key, body: { label: "automation", scopes: ["*"] } });
+    expect(created.status).toBe(201);
+    const admin = await addMember(organization.id, MembershipLevel.admin, ["organization:write"]);
+    const changed = await api("PATCH", `${keysPath}/${created.body.id}`, {
+      key: admin.key,
+      body: { scopes: ["organization:read"] },
+    });
+    expectError(changed, 403, denied("API key cannot grant scope '*' that it does not have itself"));
+    // The automation keeps what its owner gave it.
+    const dashboards = await api("GET", `/api/projects/${project.id}/dashboards`, { key: created.body.value });
+    expect(dashboards.status).toBe(200);
+  });
+});
