@@ -17,7 +17,8 @@ const ROLES_AT_ORGANIZATION = [
   "student",
   "other",
 ] as const;
-const THEME_MODES = ["light", "dark", "system"] as const;
+// PostHog takes "" (blank) as well as null, and answers it as stored.
+const THEME_MODES = ["light", "dark", "system", ""] as const;
 const TOOLBAR_MODES = ["disabled", "toolbar", ""] as const;
 const SHORTCUT_POSITIONS = ["above", "below", "hidden", ""] as const;
 
@@ -26,7 +27,8 @@ const SHORTCUT_POSITIONS = ["above", "below", "hidden", ""] as const;
  * impersonation or sidebar here), in one JSON column; PostHog's defaults fill what was never set.
  */
 const UserPreferencesInput = z.object({
-  anonymize_data: z.boolean(),
+  // Nullable in PostHog (its column is): null is stored and answered as sent.
+  anonymize_data: z.boolean().nullable(),
   toolbar_mode: z.enum(TOOLBAR_MODES).nullable(),
   allow_impersonation: z.boolean().nullable(),
   allow_sidebar_suggestions: z.boolean().nullable(),

@@ -203,3 +203,33 @@ describe("PostHog's MCP server", () => {
     expect(log.results).toEqual([]);
   });
 });
+
+/*
+ * Bodies the MCP's generated tool schemas allow (`services/mcp/src/generated/core/api.ts`,
+ * UsersPartialUpdateBody: `theme_mode: union([enum(['light','dark','system']), enum(['']), null()])`,
+ * `anonymize_data: boolean().nullish()`; `src/generated/dashboards/api.ts`, DashboardsCreateBody and
+ * DashboardsPartialUpdateBody: `name: string().max(400).nullish()`, `delete_insights: boolean().default(false)`).
+ */
+describe("PostHog's MCP server: values its tools' schemas allow", () => {
+  it("user-settings-update takes theme_mode '' and anonymize_data null, and answers them as sent", async () => {
+    const { key } = await setupOrganization();
+    const changed = await mcp("PATCH", "/api/users/%40me/", key, { body: { theme_mode: "", anonymize_data: null } });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({ theme_mode: "", anonymize_data: null });
+    const back = await mcp("PATCH", "/api/users/%40me/", key, { body: { theme_mode: "dark", anonymize_data: true } });
+    expect(back.body).toMatchObject({ theme_mode: "dark", anonymize_data: true });
+  });
+
+  it("dashboard-create and dashboard-update take name null: as if not sent", async () => {
+    const { project, key } = await setupOrganization();
+    const collection = `/api/projects/${project.id}/dashboards/`;
+    const created = await mcp("POST", collection, key, { body: { name: null, delete_insights: false } });
+    expect(created.status).toBe(201);
+    const named = await mcp("POST", collection, key, { body: { name: "Named", delete_insights: false } });
+    const kept = await mcp("PATCH", `${collection}${named.body.id}/`, key, {
+      body: { name: null, delete_insights: false },
+    });
+    expect(kept.status).toBe(200);
+    expect(kept.body.name).toBe("Named");
+  });
+});

@@ -25,7 +25,11 @@ const RestrictionLevelInput = z
 
 /** Fields both create and update take. */
 const DashboardFields = {
-  name: visibleName(z.string().max(400)).optional(),
+  // PostHog's clients (its MCP server) may send null: as if not sent.
+  name: visibleName(z.string().max(400))
+    .nullable()
+    .transform((name) => name ?? undefined)
+    .optional(),
   description: boundedText().optional(),
   pinned: z.boolean().optional(),
   deleted: z.boolean().optional(),
