@@ -4,7 +4,7 @@ import type { AppEnv } from "../../platform/env";
 import { permissionDenied, validationError } from "../../platform/errors";
 import { keyPolicyRefusal } from "../../platform/auth/key-policy";
 import { isAdmin } from "../../platform/levels";
-import { readDashboardToCopy } from "./dashboard-request";
+import { callerStillMayCopy, readDashboardToCopy } from "./dashboard-request";
 import { rightsOn } from "./dashboard-response";
 import { stackedLayouts } from "./dashboard-versions";
 import type { DashboardScope, NewTile, NewTileContent, TileRow } from "./dashboards.queries";
@@ -104,7 +104,10 @@ export async function copyStartingPoint(
 ) {
   const { row, tiles, sameProject } = await copyableSource(c, scope, id);
   const { dashboard, source } = row;
+  const where = { id: dashboard.id, environmentId: source.environmentId, organizationId: source.organizationId };
   return {
+    // The copy is written only while the caller may still copy it, as judged above.
+    heldWhile: callerStillMayCopy(c, where, sameProject),
     creationMode: "duplicate" as const,
     tiles: copiedTiles(tiles, input.duplicate_tiles ?? false, sameProject),
     name: "",

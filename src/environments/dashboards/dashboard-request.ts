@@ -6,7 +6,9 @@ import {
   dashboardManagerInSql,
   dashboardRestrictionChangerInSql,
   dashboardRuleInSql,
+  dashboardVisibleInSql,
 } from "../../platform/access-rules/dashboard-rights";
+import { callerStillAdmin } from "../../platform/route-context/organization";
 import type { AppEnv } from "../../platform/env";
 import { notFound, permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
@@ -115,6 +117,26 @@ export function callerStillEditorOf(c: Context<AppEnv>, dashboardId: number, cha
   const editor = dashboardEditorInSql(caller, dashboard);
   const changer = changesRestriction ? sql` and ${dashboardRestrictionChangerInSql(caller, dashboard)}` : sql``;
   return sql`(${seesProject} and ${editor}${changer})`;
+}
+
+/**
+ * The caller may still copy dashboard `source` when the statement runs, as `copyableSource` judged
+ * it on the read: live, in a project they still see (with a key not blocked there), not hidden from
+ * them by a rule, and from another project only while they are an admin of both organizations.
+ */
+export function callerStillMayCopy(
+  c: Context<AppEnv>,
+  source: { id: number; environmentId: number; organizationId: string },
+  sameProject: boolean,
+) {
+  const { caller, dashboard, seesProject } = callerOnDashboardInSql(c, source.environmentId, source.id);
+  const live = sql`exists (select 1 from ${dashboards}
+    where ${dashboards.id} = ${source.id} and ${dashboards.deleted} = 0)`;
+  const adminOfBoth = sameProject
+    ? sql`1`
+    : sql`(${callerStillAdmin(c.var.actor, source.organizationId)}
+      and ${callerStillAdmin(c.var.actor, c.var.project.organizationId)})`;
+  return sql`(${live} and ${seesProject} and ${dashboardVisibleInSql(caller, dashboard)} and ${adminOfBoth})`;
 }
 
 /**

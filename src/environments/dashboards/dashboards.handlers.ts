@@ -186,7 +186,11 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     environmentId: scope.environmentId,
     // Only while the caller may still create dashboards here: NULL fails the batch (below).
     name: whileHolds(input.name ?? start.name, callerStillCreatorIn(c)),
-    description: input.description ?? start.description,
+    // A copy: only while its source may still be copied (NULL fails the batch: 400, below).
+    description:
+      "heldWhile" in start
+        ? whileHolds(input.description ?? start.description, start.heldWhile)
+        : (input.description ?? start.description),
     pinned: input.pinned ?? false,
     deleted: input.deleted ?? false,
     creationMode: start.creationMode,
@@ -219,6 +223,9 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     async (error: unknown) => {
       // A copy or template whose first version would pass the size of one: 400 on what brought it.
       if (isSnapshotTooLarge(error)) throw snapshotTooLarge(input.use_dashboard ? "use_dashboard" : "use_template");
+      if (isNotNullViolationOf(error, dashboards.description)) {
+        throw validationError("invalid_input", "Invalid value provided", "use_dashboard");
+      }
       if (!isNotNullViolationOf(error, dashboards.name)) throw error;
       throw await refusalInEnvironment(db, c.var.actor, scope.environmentId, () => permissionDenied(NO_CREATE_RIGHT));
     },
@@ -503,29 +510,36 @@ export async function writeDashboardUpdate(
   const expected = expectedVersion(c, current.row.dashboard.version);
   const summary = updateSummary(current, input);
 
-  const updateDashboard = db
-    .update(dashboards)
-    .set({
-      name: input.name,
-      description: input.description,
-      pinned: input.pinned,
-      tags: input.tags,
-      restrictionLevel: restrictionWhileEditor(c, current.row.dashboard, input.restriction_level),
-      breakdownColors: input.breakdown_colors,
-      dataColorThemeId: input.data_color_theme_id,
-      quickFilterIds: input.quick_filter_ids,
-      lastModifiedAt: nowIso(),
-      // A PATCH that changes nothing leaves the version (and the history) alone.
-      ...(summary === undefined ? {} : nextVersion),
-    })
-    // What changes nothing as read is written only over what was read: a change meanwhile stays
-    // (the PATCH comes before it), never undone under the version it raised.
-    .where(and(eq(dashboards.id, id), versionIs(summary === undefined ? current.row.dashboard.version : expected)));
+  // A PATCH that changes nothing as read writes nothing but holds the caller's edit right (a change
+  // meanwhile stays); one that changes something, only from the version read (`If-Match`'s).
+  const updateDashboard =
+    summary === undefined
+      ? db
+          .update(dashboards)
+          .set({ restrictionLevel: restrictionWhileEditor(c, current.row.dashboard) })
+          .where(eq(dashboards.id, id))
+      : db
+          .update(dashboards)
+          .set({
+            name: input.name,
+            description: input.description,
+            pinned: input.pinned,
+            tags: input.tags,
+            restrictionLevel: restrictionWhileEditor(c, current.row.dashboard, input.restriction_level),
+            breakdownColors: input.breakdown_colors,
+            dataColorThemeId: input.data_color_theme_id,
+            quickFilterIds: input.quick_filter_ids,
+            lastModifiedAt: nowIso(),
+            ...nextVersion,
+          })
+          .where(and(eq(dashboards.id, id), versionIs(expected)));
   const writes = [
     ...deletionFlip(c, current.row, input),
     updateDashboard,
     ...dashboardEntries(c, current.row, input),
-    ...tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf),
+    // Tiles sent as they were read change nothing: written, they would undo (unchecked, as the
+    // update above matches no row once the version moved) what another request changed meanwhile.
+    ...(summary === undefined ? [] : tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf)),
     ...deletionStatements(db, current.row, input),
   ];
   const addsTiles = (input.tiles ?? []).some((change) => change.id === undefined);

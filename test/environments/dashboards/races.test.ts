@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
-import { addMember, api, db, setupOrganization } from "../../support/harness";
+import { addMember, addMembership, api, db, setupOrganization } from "../../support/harness";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { beforeWrites } from "../../support/races";
 import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
@@ -389,5 +389,128 @@ describe("dashboard writes by a caller who lost the project between read and wri
     expect(ran).toEqual([204]);
     const listed = await api("GET", `${path}/collaborators`, { key });
     expect({ status: added.status, collaborators: listed.body }).toEqual({ status: 404, collaborators: [] });
+  });
+});
+
+type TextTile = { id: number; text: { id: number; body: string } | null };
+
+describe("a dashboard copy judged on its source as read", () => {
+  it("a caller removed from the source's organization meanwhile copies nothing of it elsewhere", async () => {
+    const home = await setupOrganization();
+    const away = await setupOrganization();
+    // away's owner is an admin of home too: may copy home's dashboards into away.
+    await addMembership(home.organization.id, away.owner, MembershipLevel.admin);
+    const source = await createDashboard(home.key, home.project.id, { name: "Home secrets" });
+    const sourcePath = `${dashboardsPath(home.project.id)}/${source.id}`;
+    expect(
+      (await api("PATCH", sourcePath, { key: home.key, body: { tiles: [{ text: { body: "Q3 numbers" } }] } })).status,
+    ).toBe(200);
+
+    const ran = beforeWrites([
+      [
+        /^insert into "dashboards"/,
+        async () => (await api("DELETE", memberPath(home.organization.id, away.owner.uuid), { key: home.key })).status,
+      ],
+    ]);
+    const copied = await api("POST", dashboardsPath(away.project.id), {
+      key: away.key,
+      body: { name: "Copy", use_dashboard: source.id },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    // A moment later the removed admin no longer sees the source: 400, nothing created.
+    const listed = await api("GET", dashboardsPath(away.project.id), { key: away.key });
+    const names = (listed.body.results as { name: string }[]).map((dashboard) => dashboard.name);
+    expect({ status: copied.status, names }).toEqual({ status: 400, names: [] });
+  });
+
+  it("a source hidden from the caller by a none rule meanwhile is not copied", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const source = await createDashboard(key, project.id, { name: "Board" });
+    const sourcePath = `${dashboardsPath(project.id)}/${source.id}`;
+    expect((await api("PATCH", sourcePath, { key, body: { tiles: [{ text: { body: "hidden" } }] } })).status).toBe(200);
+    const ran = beforeWrites([
+      [
+        /^insert into "dashboards"/,
+        async () =>
+          (
+            await api("PUT", `${sourcePath}/access_controls`, {
+              key,
+              body: { organization_member: member.membership.id, access_level: "none" },
+            })
+          ).status,
+      ],
+    ]);
+    const copied = await api("POST", dashboardsPath(project.id), {
+      key: member.key,
+      body: { name: "Copy", use_dashboard: source.id },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    const listed = await api("GET", dashboardsPath(project.id), { key });
+    const names = (listed.body.results as { name: string }[]).map((dashboard) => dashboard.name).sort();
+    expect({ status: copied.status, names }).toEqual({ status: 400, names: ["Board"] });
+  });
+});
+
+describe("a dashboard PATCH whose tiles change nothing as read", () => {
+  it("does not undo a text edit made meanwhile (the dashboard's version and history name the new text)", async () => {
+    const { key, project } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "Board" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const added = await api("PATCH", path, { key, body: { tiles: [{ text: { body: "A" } }] } });
+    const [tile] = added.body.tiles as TextTile[];
+    let editedEtag: string | null = null;
+    const ran = beforeWrites([
+      [
+        /^update "dashboards"/,
+        async () => {
+          const edited = await api("PATCH", path, { key, body: { tiles: [{ id: tile!.id, text: { body: "B" } }] } });
+          editedEtag = edited.headers.get("ETag");
+          return edited.status;
+        },
+      ],
+    ]);
+    // Sends back the body it read: changes nothing as read, so it comes before the edit.
+    const resent = await api("PATCH", path, { key, body: { tiles: [{ id: tile!.id, text: { body: "A" } }] } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect(resent.status).toBe(200);
+    const after = await api("GET", path, { key });
+    expect({
+      text: (after.body.tiles as TextTile[])[0]!.text!.body,
+      etag: after.headers.get("ETag"),
+    }).toEqual({ text: "B", etag: editedEtag });
+  });
+
+  it("a member removed meanwhile (with an edit meanwhile) lands no tile write", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const dashboard = await createDashboard(key, project.id, { name: "Board" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const added = await api("PATCH", path, { key, body: { tiles: [{ text: { body: "A" } }] } });
+    const [tile] = added.body.tiles as TextTile[];
+    const ran = beforeWrites([
+      [
+        /^update "dashboards"/,
+        async () => [
+          (await api("PATCH", path, { key, body: { tiles: [{ id: tile!.id, text: { body: "B" } }] } })).status,
+          (await api("DELETE", memberPath(organization.id, member.user.uuid), { key })).status,
+        ],
+      ],
+    ]);
+    const resent = await api("PATCH", path, {
+      key: member.key,
+      body: { tiles: [{ id: tile!.id, text: { body: "A" } }] },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([[200, 204]]);
+    const after = await api("GET", path, { key });
+    // A moment later the removed member gets 404 and the text stays "B".
+    expect({ status: resent.status, text: (after.body.tiles as TextTile[])[0]!.text!.body }).toEqual({
+      status: 404,
+      text: "B",
+    });
   });
 });

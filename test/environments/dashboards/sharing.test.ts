@@ -5,6 +5,8 @@ import { MembershipLevel } from "../../../src/platform/levels";
 import { addMember, api, createApiKey, db, errorBody, ISO_TIMESTAMP, setupOrganization } from "../../support/harness";
 import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
 import { beforeWrites } from "../../support/races";
+import { expectError } from "../../support/error-bodies";
+import { restoreTestDoubles, useEmailTransport } from "../../support/people";
 
 const sharingPath = (projectId: number | string, dashboardId: number, tree = "environments") =>
   `${dashboardsPath(projectId, tree)}/${dashboardId}/sharing`;
@@ -270,5 +272,42 @@ describe("a sharing write, judged on the dashboard it read", () => {
     expect((await api("GET", path, { key })).body.enabled).toBe(false);
     const listed = await api("GET", `${dashboardsPath(project.id)}/${dashboard.id}`, { key });
     expect(listed.body.is_shared).toBe(false);
+  });
+});
+
+describe("a sharing PATCH judged on the configuration as read", () => {
+  afterEach(restoreTestDoubles);
+
+  it("an allow-list set while passwords were turned on meanwhile leaves the link with both", async () => {
+    useEmailTransport();
+    const { key, project } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "Shared" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}/sharing`;
+    expect((await api("PATCH", path, { key, body: { enabled: true } })).status).toBe(200);
+    const ran = beforeWrites([
+      [
+        /^insert into "sharing_configurations"/,
+        async () => (await api("PATCH", path, { key, body: { password_required: true } })).status,
+      ],
+    ]);
+    const listed = await api("PATCH", path, { key, body: { allowed_emails: ["ada@example.com"] } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    const after = await api("GET", path, { key });
+    // "A link is protected by passwords or by an e-mail allow-list, not both": a moment later 400.
+    expectError(
+      listed,
+      400,
+      errorBody(
+        "validation_error",
+        "invalid_input",
+        "A link is protected by passwords or by an e-mail allow-list, not both.",
+        "allowed_emails",
+      ),
+    );
+    expect({ passwordRequired: after.body.password_required, allowedEmails: after.body.allowed_emails }).toEqual({
+      passwordRequired: true,
+      allowedEmails: null,
+    });
   });
 });

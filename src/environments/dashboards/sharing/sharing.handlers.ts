@@ -29,6 +29,8 @@ import {
   selectSharing,
   selectVerifiedViewers,
   sharingWriteHeld,
+  isBothProtections,
+  notBothProtections,
   type SharingRow,
   toSharePassword,
   toSharingConfiguration,
@@ -115,6 +117,13 @@ function expiryOf(
 const allowListOf = (requested: string[] | null | undefined) =>
   requested === undefined ? undefined : requested && requested.length > 0 ? [...new Set(requested)] : null;
 
+const bothProtections = (requested: string[] | null | undefined) =>
+  validationError(
+    "invalid_input",
+    "A link is protected by passwords or by an e-mail allow-list, not both.",
+    requested ? "allowed_emails" : "password_required",
+  );
+
 /**
  * A link is closed by passwords or by an allow-list, not both (one session answers either), and an
  * allow-list needs e-mail to send its one-time links.
@@ -125,13 +134,7 @@ function assertAllowListPossible(
   allowList: string[] | null,
   requested: string[] | null | undefined,
 ) {
-  if (passwordRequired && allowList !== null) {
-    throw validationError(
-      "invalid_input",
-      "A link is protected by passwords or by an e-mail allow-list, not both.",
-      requested ? "allowed_emails" : "password_required",
-    );
-  }
+  if (passwordRequired && allowList !== null) throw bothProtections(requested);
   if (requested && !emailTransportConfigured(c.env)) {
     throw validationError(
       "invalid_input",
@@ -176,7 +179,13 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
   };
   const entries = sharingEntries(c, shared, current, after);
   const guard = sharingWriteHeld(db, shared, callerStillEditorOf(c, dashboardId), input.enabled);
-  const sharing = await upsertSharing(db, dashboardId, changes, [guard, ...entries]).catch(refusedWhenRightLost(c));
+  // Judged on the configuration as read: the batch holds the rule on what it leaves, too.
+  const holds = [guard, notBothProtections(db, dashboardId), ...entries];
+  const sharing = await upsertSharing(db, dashboardId, changes, holds)
+    .catch((error: unknown) => {
+      throw isBothProtections(error) ? bothProtections(allowedEmails) : error;
+    })
+    .catch(refusedWhenRightLost(c));
   return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);
 };
 

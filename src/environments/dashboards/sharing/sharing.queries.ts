@@ -11,7 +11,7 @@ import {
   users,
   type SharingSettings,
 } from "../../../db/schema";
-import { inJsonList, whileHolds, type Database } from "../../../platform/db";
+import { inJsonList, isNotNullViolationOf, whileHolds, type Database } from "../../../platform/db";
 import { nowIso, randomUrlSafeToken } from "../../../platform/ids";
 import { MAX_ALLOWED_EMAILS, type SharePassword, type SharingConfiguration } from "./sharing.schema";
 
@@ -164,6 +164,26 @@ export function sharingWriteHeld(
     })
     .where(eq(dashboards.id, dashboard.id));
 }
+
+/**
+ * After a write of a link's protection, in its batch: the link ends with passwords or with an
+ * allow-list, never both, however writes interleaved (each is judged on the configuration it
+ * read). Else NOT NULL of `password_required` fails the whole batch (`isBothProtections`).
+ */
+export const notBothProtections = (db: Database, dashboardId: number) =>
+  db
+    .update(sharingConfigurations)
+    .set({
+      passwordRequired: whileHolds(
+        sql<boolean>`${sharingConfigurations.passwordRequired}`,
+        sql`not (${sharingConfigurations.passwordRequired} = 1 and ${sharingConfigurations.allowedEmails} is not null)`,
+      ),
+    })
+    .where(eq(sharingConfigurations.dashboardId, dashboardId));
+
+/** Whether a batch failed because a link would have ended with both passwords and an allow-list. */
+export const isBothProtections = (error: unknown) =>
+  isNotNullViolationOf(error, sharingConfigurations.passwordRequired);
 
 /**
  * Writes the dashboard's configuration, creating it (disabled, with a new token) if it has none,
