@@ -23,7 +23,7 @@ const MAX_PENDING_INVITES = 100;
 /**
  * The unexpired invites to the caller's e-mail (created since `unexpiredSince`) from organizations
  * they are not in (for a key scoped to organizations, among those), the newest
- * `MAX_PENDING_INVITES` oldest first, along the index on the invite's e-mail, as JSON rows. None
+ * `MAX_PENDING_INVITES` newest first, along the index on the invite's e-mail, as JSON rows. None
  * while the address is not proven: an account made with an invite's handed-over token has an
  * address its inviter chose.
  */
@@ -69,7 +69,9 @@ function pendingInviteRows(db: Database, actor: Actor, unexpiredSince: string) {
     )
     .orderBy(desc(invites.createdAt), desc(invites.id))
     .limit(MAX_PENDING_INVITES);
-  return sql`select "row" from (${newest}) order by "created_at", "id"`;
+  // Newest first here (one level, which a nested re-sort cost @me a fifth of its throughput);
+  // the answer lists them oldest first (`toCurrentUserObject`).
+  return newest;
 }
 
 /**
@@ -120,7 +122,7 @@ function toCurrentUserObject(row: CurrentUserRow | undefined) {
     organizations: memberships.map(({ organization, level }) =>
       toOrganizationBasic(rowFromJson(organizations, organization), level),
     ),
-    pending_invites: JSON.parse(row.pendingInvites) as PendingInvite[],
+    pending_invites: (JSON.parse(row.pendingInvites) as PendingInvite[]).reverse(),
   });
 }
 
