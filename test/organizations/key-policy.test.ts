@@ -716,3 +716,28 @@ describe("the keys that reach an organization", () => {
     expect((await api("GET", "/api/users/@me", { key: other.key })).status).toBe(200);
   });
 });
+
+describe("the lifetime a key is held to, by the organizations it reaches", () => {
+  it("counts those it names and, of them, its projects' own: a project of another names nothing there", async () => {
+    const a = await setupOrganization();
+    const b = await setupOrganization();
+    await addMembership(b.organization.id, a.owner, MembershipLevel.member);
+    await api("PATCH", organizationPath(b.organization.id), { key: b.key, body: { api_key_max_lifetime_days: 30 } });
+    const body = { label: "mixed", scopes: ["*"], scoped_organizations: [a.organization.id] };
+
+    // Scoped to A, naming a project of B: it reaches nothing of B, whose limit does not hold it.
+    const made = await api("POST", "/api/personal_api_keys", {
+      key: a.key,
+      body: { ...body, scoped_teams: [b.project.id] },
+    });
+    expect(made.status).toBe(201);
+    expect(made.body.expires_at).toBeNull();
+    // Naming B too, it reaches B's project: held to B's limit.
+    const held = await api("POST", "/api/personal_api_keys", {
+      key: a.key,
+      body: { ...body, scoped_organizations: [a.organization.id, b.organization.id], scoped_teams: [b.project.id] },
+    });
+    expect(held.status).toBe(400);
+    expect(held.body.attr).toBe("expires_at");
+  });
+});

@@ -158,19 +158,19 @@ type KeyReach = {
 };
 
 /**
- * The key reaches the `organizations` row in scope (an unscoped key, one naming it, or one naming
- * a project of it: such a key reaches its projects' organizations alone) and outlives its
- * `api_key_max_lifetime_days` counted from now.
+ * The key reaches the `organizations` row in scope (`assertCallerBelongs` reads its reach alike: the
+ * organizations it names, or every one, and of those, when it names projects, the organizations of
+ * its projects not being deleted) and outlives its `api_key_max_lifetime_days` counted from now.
  */
 const outlivesLimitOfOrganization = (key: KeyReach) => sql`${organizations.apiKeyMaxLifetimeDays} is not null
   and (${key.expiresAt} is null or ${key.expiresAt} >
     strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || ${organizations.apiKeyMaxLifetimeDays} || ' days'))
-  and case when json_array_length(${key.scopedTeams}) > 0
-    then exists (select 1 from json_each(${key.scopedTeams}) as team
-      join ${projects} on ${projects.id} = team.value where ${projects.organizationId} = ${organizations.id})
-    else json_array_length(${key.scopedOrganizations}) = 0
-      or exists (select 1 from json_each(${key.scopedOrganizations}) as named where named.value = ${organizations.id})
-  end`;
+  and (json_array_length(${key.scopedOrganizations}) = 0
+    or exists (select 1 from json_each(${key.scopedOrganizations}) as named where named.value = ${organizations.id}))
+  and (json_array_length(${key.scopedTeams}) = 0
+    or exists (select 1 from json_each(${key.scopedTeams}) as team
+      join ${projects} on ${projects.id} = team.value
+      where ${projects.organizationId} = ${organizations.id} and ${projects.deletionScheduledAt} is null))`;
 
 /**
  * Whether a personal key of `userId` reaching `organizationId` outlives its lifetime limit. Joining
