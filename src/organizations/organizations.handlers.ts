@@ -38,7 +38,7 @@ import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
 import { assertRetentionDays } from "../platform/activity-log/retention";
 import { forgetRevokedKey } from "../platform/auth/key-lifecycle";
 import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
-import { errorFields, logLine } from "../platform/log";
+import { sendFirstStep } from "../platform/stepped-deletion";
 import { scheduleOrganizationDeletion } from "./organization-deletion";
 import { organizationActivity, organizationItem, trackedOrganizationFields } from "./organizations.activity";
 import { DEFAULT_PROJECT_NAME, insertProjectStatements } from "../projects/projects.queries";
@@ -192,15 +192,6 @@ export const deleteCallerOrganization: RouteHandler<typeof deleteOrganization, A
   if (marked.length === 0) throw notFound();
   // Each deleted key's cache entries and its `@current` guess go, as when one key is revoked.
   await Promise.all(serviceKeys.map((key) => forgetRevokedKey(c.env, key, currentEnvironmentGuessKey(key.id))));
-  try {
-    await c.env.BACKGROUND_JOBS.send({ kind: "delete_organization", organizationId: organization.id });
-  } catch (error) {
-    // The cron resumes a deletion whose message was lost (`resumeStalledOrganizationDeletions`).
-    logLine("warn", {
-      task: "schedule organization deletion",
-      organizationId: organization.id,
-      error: errorFields(error as Error),
-    });
-  }
+  await sendFirstStep(c.env, { kind: "delete_organization", organizationId: organization.id });
   return c.body(null, 204);
 };

@@ -2,12 +2,40 @@ import { and, inArray, isNotNull, lt, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { primaryDatabase, type Database } from "./db";
 import type { Bindings } from "./env";
-import type { BackgroundJob } from "./jobs";
+import type { BackgroundJob, StepOutcome } from "./jobs";
+import { errorFields, logLine } from "./log";
 
 /*
- * What a project's and an organization's deletions share: their rows go in bounded steps, one
- * background job message each, and the cron resumes a deletion whose next message was lost.
+ * What the deletions of a project, an organization and a webhook share: their rows go in bounded
+ * steps, one background job message each, and the cron resumes a deletion whose next message was lost.
  */
+
+/**
+ * The first step's message, after the request marked the deletion. A send that fails is logged,
+ * not answered as an error: the deletion is scheduled, and the cron resumes it (`resumeStalledDeletions`).
+ */
+export async function sendFirstStep(env: Bindings, job: BackgroundJob) {
+  try {
+    await env.BACKGROUND_JOBS.send(job);
+  } catch (error) {
+    logLine("warn", { task: "schedule deletion", job, error: errorFields(error as Error) });
+  }
+}
+
+/**
+ * After a step's deletes (`deleted`, each a `deleteSome`'s rows): the next step's message while
+ * one of them filled its share (more may be left), else `last`, the scheduled row itself.
+ */
+export async function nextStepOr(
+  env: Bindings,
+  job: BackgroundJob,
+  deleted: unknown[][],
+  last: () => Promise<unknown>,
+): Promise<StepOutcome> {
+  if (deleted.some((rows) => rows.length === ROWS_PER_STEP)) await env.BACKGROUND_JOBS.send(job);
+  else await last();
+  return {};
+}
 
 /** Rows of each kind one step of a deletion removes (what goes with a row by cascade goes too). */
 export const ROWS_PER_STEP = 100;

@@ -9,7 +9,6 @@ import type { AppEnv } from "../platform/env";
 import { conflict, insufficientLevel, notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso } from "../platform/ids";
 import { isAdmin } from "../platform/levels";
-import { errorFields, logLine } from "../platform/log";
 import { pageEnvelope, readPage } from "../platform/pagination";
 import { organizationRead } from "../platform/route-context";
 import { callerStillAdmin, levelLost } from "../platform/route-context/organization";
@@ -45,6 +44,7 @@ import {
 } from "./projects.activity";
 import { type ProjectInput, type ProjectUpdateInput, toProject, toProjectListItem } from "./projects.schema";
 import { PRIVACY_NEEDS_ORGANIZATION_ADMIN } from "./project-access-control";
+import { sendFirstStep } from "../platform/stepped-deletion";
 
 type ProjectRow = typeof projects.$inferSelect;
 
@@ -225,12 +225,7 @@ export async function deleteVisibleProject(c: Context<AppEnv>, found: Awaited<Re
   });
   // Another DELETE marked it between the read and this batch.
   if (marked.length === 0) throw notFound();
-  try {
-    await c.env.BACKGROUND_JOBS.send({ kind: "delete_project", projectId: id });
-  } catch (error) {
-    // The cron resumes a deletion whose message was lost (`resumeStalledProjectDeletions`).
-    logLine("warn", { task: "schedule project deletion", projectId: id, error: errorFields(error as Error) });
-  }
+  await sendFirstStep(c.env, { kind: "delete_project", projectId: id });
 }
 
 export const deleteOrganizationProject: RouteHandler<typeof deleteProject, AppEnv> = async (c) => {

@@ -12,7 +12,7 @@ import {
 import { type Database, primaryDatabase, whileHolds } from "../platform/db";
 import type { Bindings } from "../platform/env";
 import type { BackgroundJob, StepOutcome } from "../platform/jobs";
-import { deleteSome, resumeStalledDeletions, ROWS_PER_STEP } from "../platform/stepped-deletion";
+import { deleteSome, nextStepOr, resumeStalledDeletions } from "../platform/stepped-deletion";
 import { raisedVersion } from "../platform/conditional-requests";
 
 type ProjectDeletion = Extract<BackgroundJob, { kind: "delete_project" }>;
@@ -85,13 +85,8 @@ export async function deleteProjectStep(env: Bindings, job: ProjectDeletion): Pr
       inArray(resourceAccessControls.environmentId, ofProject),
     ),
   ]);
-  if (deleted.some((rows) => rows.length === ROWS_PER_STEP)) {
-    await env.BACKGROUND_JOBS.send(job);
-    return {};
-  }
-  // Nothing of it is left: no route shows the project, so no row is added meanwhile.
-  await db.delete(projects).where(scheduled);
-  return {};
+  // Once nothing of it is left (no route shows the project, so no row is added meanwhile), the project.
+  return nextStepOr(env, job, deleted, () => db.delete(projects).where(scheduled));
 }
 
 /** Projects whose deletion stalled get a step's message again (`resumeStalledDeletions`). */

@@ -3,7 +3,7 @@ import { webhookDeliveries, webhooks } from "../../db/schema";
 import { primaryDatabase } from "../../platform/db";
 import type { Bindings } from "../../platform/env";
 import type { BackgroundJob, StepOutcome } from "../../platform/jobs";
-import { deleteSome, resumeStalledDeletions, ROWS_PER_STEP } from "../../platform/stepped-deletion";
+import { deleteSome, nextStepOr, resumeStalledDeletions } from "../../platform/stepped-deletion";
 
 type WebhookDeletion = Extract<BackgroundJob, { kind: "delete_webhook" }>;
 
@@ -28,13 +28,8 @@ export async function deleteWebhookStep(env: Bindings, job: WebhookDeletion): Pr
     webhookDeliveries.id,
     inArray(webhookDeliveries.webhookId, ofScheduled),
   );
-  if (deleted.length === ROWS_PER_STEP) {
-    await env.BACKGROUND_JOBS.send(job);
-    return {};
-  }
-  // None is left: disabled and hidden, the webhook gets no new delivery meanwhile.
-  await db.delete(webhooks).where(scheduled);
-  return {};
+  // Once none is left (disabled and hidden, it gets no new delivery meanwhile), the webhook.
+  return nextStepOr(env, job, [deleted], () => db.delete(webhooks).where(scheduled));
 }
 
 /** Webhooks whose deletion stalled get a step's message again (`resumeStalledDeletions`). */

@@ -9,7 +9,6 @@ import { personOf, type AppEnv } from "../../platform/env";
 import { conflict, notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull, whileHolds } from "../../platform/db";
 import { nowIso, uuid7 } from "../../platform/ids";
-import { errorFields, logLine } from "../../platform/log";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { assertReceiverUrl } from "./webhook-urls";
@@ -41,6 +40,7 @@ import {
   type testWebhook,
   type updateWebhook,
 } from "./webhooks.routes";
+import { sendFirstStep } from "../../platform/stepped-deletion";
 
 /** The webhook the path names, with its creator, read with the membership (`webhookOfPath`). */
 function webhookOfRequest(c: Context<AppEnv>): { webhook: WebhookRow; createdBy: UserRow | null } {
@@ -172,12 +172,7 @@ export const deleteOrganizationWebhook: RouteHandler<typeof deleteWebhook, AppEn
     webhookActivity.record(c, "deleted", webhookItem(current)),
   );
   if (!removed) throw (await levelRefusal(c, MembershipLevel.admin)) ?? notFound();
-  try {
-    await c.env.BACKGROUND_JOBS.send({ kind: "delete_webhook", webhookId: current.id });
-  } catch (error) {
-    // The cron resumes a deletion whose message was lost (`resumeStalledWebhookDeletions`).
-    logLine("warn", { task: "schedule webhook deletion", webhook_id: current.id, error: errorFields(error as Error) });
-  }
+  await sendFirstStep(c.env, { kind: "delete_webhook", webhookId: current.id });
   return c.body(null, 204);
 };
 

@@ -179,8 +179,9 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
   };
   const entries = sharingEntries(c, shared, current, after);
   const guard = sharingWriteHeld(db, shared, callerStillEditorOf(c, dashboardId), input.enabled);
-  // Judged on the configuration as read: the batch holds the rule on what it leaves, too.
-  const holds = [guard, notBothProtections(db, dashboardId), ...entries];
+  // Judged on the configuration as read: a change of either protection holds the rule on what it leaves, too.
+  const protects = input.password_required !== undefined || allowedEmails !== undefined;
+  const holds = [guard, ...(protects ? [notBothProtections(db, dashboardId)] : []), ...entries];
   const sharing = await upsertSharing(db, dashboardId, changes, holds)
     .catch((error: unknown) => {
       throw isBothProtections(error) ? bothProtections(allowedEmails) : error;
