@@ -11,7 +11,7 @@ import type { Bindings } from "./env";
 export type EmailMessage = { to: string; subject: string; text: string };
 
 /** How a send went: `ok`, or why not (the HTTP status, when the transport answered). */
-type EmailAttempt = { ok: true } | { ok: false; status: number | null; error: string };
+export type EmailAttempt = { ok: true } | { ok: false; status: number | null; error: string };
 
 /** Control characters and line or paragraph separators, each run made one space: a value for one line. */
 export const oneLine = (text: string) => text.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, " ");

@@ -1,7 +1,12 @@
 import { and, eq, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { invites } from "../../db/schema";
 import { inJsonList, primaryDatabase } from "../../platform/db";
-import { emailTransportConfigured, sendEmail, type EmailMessage } from "../../platform/email-transport";
+import {
+  emailTransportConfigured,
+  sendEmail,
+  type EmailAttempt,
+  type EmailMessage,
+} from "../../platform/email-transport";
 import type { Bindings } from "../../platform/env";
 import { nowIso } from "../../platform/ids";
 import { logLine } from "../../platform/log";
@@ -58,10 +63,7 @@ export async function deliverInviteEmail(env: Bindings, message: Message<InviteE
       .where(stillPending);
     return message.ack();
   }
-  const email = JSON.parse(
-    await unseal(await loadKeyring(env), invite.outbox, outboxContext(inviteId)),
-  ) as EmailMessage;
-  const attempt = await sendEmail(env, email, inviteId);
+  const attempt = await sendSealedEmail(env, invite.outbox, inviteId);
   const now = nowIso();
   if (attempt.ok) {
     await db
@@ -99,13 +101,32 @@ export async function deliverInviteEmail(env: Bindings, message: Message<InviteE
 }
 
 /**
- * The dead-letter queue's consumer: e-mails whose attempts are exhausted (or whose processing kept
- * failing) are marked `failed`, in one statement for the batch, each with a JSON line for the
- * operator. The sealed e-mail is kept: `POST .../invites/{id}/resend_email` sends it again. A
- * duplicate finds the e-mail no longer pending and changes nothing.
+ * Opens the sealed e-mail and sends it. An e-mail that does not open (sealed under a key since
+ * taken out of the keyring) is a failed attempt like a refusal of the transport: retried on the
+ * schedule, then failed, and logged by its error's name.
+ */
+async function sendSealedEmail(env: Bindings, outbox: string, inviteId: string): Promise<EmailAttempt> {
+  let email: EmailMessage;
+  try {
+    email = JSON.parse(await unseal(await loadKeyring(env), outbox, outboxContext(inviteId))) as EmailMessage;
+  } catch (error) {
+    return { ok: false, status: null, error: error instanceof Error ? error.name : "unreadable" };
+  }
+  return sendEmail(env, email, inviteId);
+}
+
+/**
+ * The dead-letter queue's consumer: e-mails whose attempts are exhausted are marked `failed`, in
+ * one statement for the batch, each with a JSON line for the operator. The sealed e-mail is kept:
+ * `POST .../invites/{id}/resend_email` sends it again. Only an e-mail whose last attempt failed
+ * (none due) is: a dead letter delivered again after the e-mail was sent again, or one of a
+ * message whose consumer kept throwing (a database outage; the cron sends its message again),
+ * changes nothing.
  */
 export async function recordInviteEmailDeadLetters(env: Bindings, inviteIds: string[]) {
-  return inviteIds.length === 0 ? 0 : markFailed(env, inJsonList(invites.id, inviteIds));
+  return inviteIds.length === 0
+    ? 0
+    : markFailed(env, inJsonList(invites.id, inviteIds), isNull(invites.emailNextAttemptAt));
 }
 
 async function markFailed(env: Bindings, ...which: SQL[]) {

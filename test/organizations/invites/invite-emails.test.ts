@@ -246,6 +246,66 @@ describe("invite e-mails", () => {
     expect(delivered.emails()[0]!.body.text).toBe(posted.emails()[0]!.body.text);
   });
 
+  it("a dead letter delivered again after the e-mail was sent again leaves the new sending alone", async () => {
+    const { organization, key } = await setupOrganization();
+    useEmailTransport();
+    const messages = capturedMessages();
+    const failing = transport(503);
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const inviteId = (await postInvite(organization, key, { target_email: "a@example.com" })).body.id;
+    await retryDelays("invite-emails", { inviteId }, attemptsFrom(1, EMAIL_ATTEMPTS));
+    const first = await consumeDeadLetter<InviteEmailMessage>("invite-emails-dead-letters", { inviteId });
+    expect(first.warnings).toHaveLength(1);
+    expect(failing.count()).toBe(EMAIL_ATTEMPTS);
+    expect(await listedStatus(organization, key, inviteId)).toBe("failed");
+    messages.length = 0;
+    const delivered = transport(200);
+    expect((await api("POST", `${invitesPath(organization.id)}/${inviteId}/resend_email`, { key })).status).toBe(202);
+
+    // Queues delivers a message at least once: the old dead letter comes again, before the new sending.
+    const late = await consumeDeadLetter<InviteEmailMessage>("invite-emails-dead-letters", { inviteId });
+    // Acked, with no line logged since the first time (the warnings' spy keeps its calls).
+    expect(late).toEqual({ ackAll: true, warnings: first.warnings });
+    expect(await listedStatus(organization, key, inviteId)).toBe("pending");
+    expect(messages).toEqual([{ inviteId }]);
+    expect((await consume("invite-emails", inviteId, 1)).explicitAcks).toEqual(["message"]);
+    expect(await listedStatus(organization, key, inviteId)).toBe("sent");
+    expect(delivered.count()).toBe(1);
+  });
+
+  it("counts an e-mail that cannot be opened as a failed attempt, retried on the schedule", async () => {
+    const { organization, key } = await setupOrganization();
+    useEmailTransport();
+    capturedMessages();
+    const posted = transport(200);
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const inviteId = (await postInvite(organization, key, { target_email: "a@example.com" })).body.id;
+    // As an outbox sealed under a key since removed from the keyring.
+    await db
+      .update(schema.invites)
+      .set({ emailOutbox: "enc:v1:AAAAAAAAAAAAAAAA:AAAAAAAAAAAAAAAAAAAAAAAA" })
+      .where(eq(schema.invites.id, inviteId));
+
+    expect(await retryDelays("invite-emails", { inviteId }, attemptsFrom(1, EMAIL_ATTEMPTS))).toEqual([
+      30,
+      300,
+      1_800,
+      7_200,
+      undefined,
+    ]);
+    expect(posted.count()).toBe(0);
+    expect(await storedInvite(inviteId)).toMatchObject({
+      emailStatus: "pending",
+      emailAttempts: EMAIL_ATTEMPTS,
+      emailNextAttemptAt: null,
+    });
+    const lines = errors.mock.calls.map(([line]) => JSON.parse(String(line)));
+    expect(lines[0]).toMatchObject({ level: "error", task: "invite e-mail", invite_id: inviteId, attempt: 1 });
+    expect(lines[0].status).toBeNull();
+    await consumeDeadLetter<InviteEmailMessage>("invite-emails-dead-letters", { inviteId });
+    expect(await listedStatus(organization, key, inviteId)).toBe("failed");
+  });
+
   it("sends again only a failed e-mail, of an unexpired invite, for an admin", async () => {
     const { organization, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
