@@ -55,16 +55,38 @@ export function toPersonalApiKey(row: KeyRow) {
 }
 
 const ownKey = (actor: Actor, id: string) => and(eq(personalApiKeys.id, id), eq(personalApiKeys.userId, actor.userId));
+
+/**
+ * The caller's keys its key may be shown: all of them, or, for a key scoped to organizations,
+ * those that name no other organization nor another organization's project: their ids would tell
+ * the user's other organizations and projects to a key that reaches none of them.
+ */
+function keysShownTo(actor: Actor) {
+  const own = eq(personalApiKeys.userId, actor.userId);
+  if (actor.scopedOrganizations.length === 0) return own;
+  const within = JSON.stringify(actor.scopedOrganizations);
+  return and(
+    own,
+    sql`not exists (select 1 from json_each(${personalApiKeys.scopedOrganizations})
+      where value not in (select value from json_each(${within})))`,
+    sql`not exists (select 1 from json_each(${personalApiKeys.scopedTeams}) as team
+      join ${projects} on ${projects.id} = team.value
+      where ${projects.organizationId} not in (select value from json_each(${within})))`,
+  );
+}
 const ownKeyExists = (actor: Actor, id: string) =>
   sql`exists (select 1 from ${personalApiKeys} where ${ownKey(actor, id)})`;
 
-/** Every key of the caller, newest first along the (user, created_at, id) index: at most `MAX_KEYS_PER_USER`. */
+/**
+ * The caller's keys its key may be shown (`keysShownTo`), newest first along the (user,
+ * created_at, id) index: at most `MAX_KEYS_PER_USER`.
+ */
 export const listPersonalApiKeys: RouteHandler<typeof listKeys, AppEnv> = async (c) => {
   const { db, actor } = c.var;
   const rows = await db
     .select()
     .from(personalApiKeys)
-    .where(eq(personalApiKeys.userId, actor.userId))
+    .where(keysShownTo(actor))
     .orderBy(desc(personalApiKeys.createdAt), desc(personalApiKeys.id));
   return c.json(rows.map(toPersonalApiKey), 200);
 };
@@ -73,7 +95,7 @@ export const retrievePersonalApiKey: RouteHandler<typeof retrieveKey, AppEnv> = 
   const [row] = await c.var.db
     .select()
     .from(personalApiKeys)
-    .where(ownKey(c.var.actor, c.req.valid("param").id));
+    .where(and(eq(personalApiKeys.id, c.req.valid("param").id), keysShownTo(c.var.actor)));
   if (!row) throw notFound();
   return c.json(toPersonalApiKey(row), 200);
 };

@@ -340,6 +340,52 @@ describe("GET /api/personal_api_keys", () => {
     expect(JSON.stringify(response.body)).not.toContain(created.body.value);
   });
 
+  it("shows a key scoped to organizations no key naming another organization or its project", async () => {
+    const alpha = await setupOrganization({ name: "Alpha" });
+    const beta = await setupOrganization({ name: "Beta" });
+    const user = alpha.owner;
+    await addMembership(beta.organization.id, user, MembershipLevel.member);
+    const betaProject = await createProject(beta.organization.id, { name: "Beta launch" });
+    const betaKey = await createApiKey(user, { scopedOrganizations: [beta.organization.id] });
+    // Scoped to Alpha, naming Beta's project: it reaches nothing, and still names the project.
+    const strayKey = await createApiKey(user, {
+      scopedOrganizations: [alpha.organization.id],
+      scopedTeams: [betaProject.id],
+    });
+    const alphaKey = await createApiKey(user, { scopedOrganizations: [alpha.organization.id] });
+    const alphaProjectKey = await createApiKey(user, {
+      scopedOrganizations: [alpha.organization.id],
+      scopedTeams: [alpha.project.id],
+    });
+
+    // The user's own unscoped key sees every key.
+    const everyKey = await api("GET", "/api/personal_api_keys", { key: alpha.key });
+    expect(everyKey.body).toHaveLength(5);
+    const unscoped = everyKey.body.find(
+      (key: { scoped_organizations: string[] }) => key.scoped_organizations.length === 0,
+    );
+
+    const listed = await api("GET", "/api/personal_api_keys", { key: alphaKey.value });
+    expect(listed.status).toBe(200);
+    expect(listed.body.map((key: { id: string }) => key.id)).toEqual([alphaProjectKey.id, alphaKey.id, unscoped.id]);
+    expect(listed.text).not.toContain(beta.organization.id);
+    for (const hidden of [betaKey.id, strayKey.id]) {
+      const one = await api("GET", `/api/personal_api_keys/${hidden}`, { key: alphaKey.value });
+      expect(one.status).toBe(404);
+      expect(one.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
+    }
+    expect((await api("GET", `/api/personal_api_keys/${alphaProjectKey.id}`, { key: alphaKey.value })).body).toEqual(
+      keyShape({
+        id: alphaProjectKey.id,
+        label: expect.any(String),
+        user_id: user.id,
+        scopes: ["*"],
+        scoped_organizations: [alpha.organization.id],
+        scoped_teams: [alpha.project.id],
+      }),
+    );
+  });
+
   it("holds at most 10 keys per user, as PostHog, and lists them in one query", async () => {
     const { owner, key } = await setupOrganization();
     for (let index = 0; index < 8; index += 1) await createApiKey(owner);

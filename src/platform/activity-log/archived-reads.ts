@@ -116,10 +116,14 @@ async function archivedEntries(
   return { rows: rows.slice(0, wanted), resumeAt: more ? readable.at(-1)!.firstSeq : null };
 }
 
-/** The entries the reader's `where` keeps, in their order. */
+/**
+ * The entries the reader's `where` keeps, in their order. With a `where`, asked even when nothing
+ * is left to keep: a page's round trips (`Server-Timing`) must not tell whether hidden entries
+ * matched its filters.
+ */
 async function keptBy(reader: ArchiveReader, entries: EntryRow[]): Promise<EntryRow[]> {
   const candidates = reader.of ? entries.filter(reader.of) : entries;
-  if (reader.where === undefined || candidates.length === 0) return candidates;
+  if (reader.where === undefined) return candidates;
   const kept = new Set((await selectArchivedMatching(reader.db, candidates, reader.where)).map((row) => row.id));
   return candidates.filter((entry) => kept.has(entry.id));
 }
@@ -230,7 +234,8 @@ export function selectSegmentsAroundId(db: Database, organizationId: Organizatio
 /**
  * The archived entry `id` among `segments` (`selectSegmentsAroundId`), with its user, if `where`
  * (a condition on the log's columns: who sees it) keeps it; else null. Reads the segments whose
- * time range is within the tolerance of the id's, then one query.
+ * time range is within the tolerance of the id's, then one query, also when no entry has the id:
+ * a hidden entry's 404 costs the round trips of an unknown one's.
  */
 export async function archivedEntry(
   reader: ArchiveReader,
@@ -242,11 +247,11 @@ export async function archivedEntry(
   const earliest = new Date(time - ID_TIME_TOLERANCE).toISOString();
   const around = segments.filter((segment) => segment.lastCreatedAt >= earliest);
   const contents = await Promise.all(around.map((segment) => readSegment(reader.bucket, segment)));
-  const entry = contents.flatMap((content) => content.rows).find((row) => row.id === id);
-  if (!entry || (reader.of && !reader.of(entry))) return null;
+  const found = contents.flatMap((content) => content.rows).find((row) => row.id === id);
+  const candidates = found && (!reader.of || reader.of(found)) ? [found] : [];
   const [visible, ...authors] = await reader.db.batch([
-    selectArchivedMatching(reader.db, [entry], reader.where),
-    ...authorStatements(reader.db, [entry]),
+    selectArchivedMatching(reader.db, candidates, reader.where),
+    ...authorStatements(reader.db, candidates),
   ]);
-  return visible.length === 0 ? null : (withAuthors([entry], authors)[0] ?? null);
+  return visible.length === 0 ? null : (withAuthors(candidates, authors)[0] ?? null);
 }

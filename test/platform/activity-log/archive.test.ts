@@ -614,6 +614,80 @@ describe("archived entries read as kept ones", () => {
   }, 120_000);
 });
 
+/**
+ * An organization whose owner made a dashboard a `none` rule hides from a plain member, and a
+ * webhook (an organization-level entry, for admins only), with every entry of the log archived.
+ */
+async function archivedHiddenActivity() {
+  const organization = await setupOrganization();
+  const { key, project } = organization;
+  const member = await addMember(organization.organization.id, MembershipLevel.member);
+  const dashboards = `/api/environments/${project.id}/dashboards`;
+  const hidden = await api("POST", dashboards, { key, body: { name: "Acquisition plans" } });
+  expect(hidden.status).toBe(201);
+  const rule = await api("PUT", `${dashboards}/${hidden.body.id}/access_controls`, {
+    key,
+    body: { organization_member: member.membership.id, access_level: "none" },
+  });
+  expect(rule.status).toBe(200);
+  const webhook = await api("POST", `/api/organizations/${organization.organization.id}/webhooks`, {
+    key,
+    body: { url: "https://receiver.example.com/hook", events: ["Dashboard.updated"] },
+  });
+  expect(webhook.status).toBe(201);
+  const log = `/api/environments/${project.id}/activity_log`;
+  const entries = await api("GET", `${log}?item_id=${hidden.body.id}`, { key });
+  expect(entries.body.results.length).toBeGreaterThan(0);
+  while ((await sealChain(db, organization.organization.id)) > 0);
+  // Archived as if 40 days had passed.
+  expect(await archiveActivityLog(db, env.ACTIVITY_LOG_ARCHIVE, 30, new Date(Date.now() + 40 * DAY))).toBeGreaterThan(
+    0,
+  );
+  // The member's key, used once (its first lookup costs a round trip of its own).
+  expect((await api("GET", "/api/users/@me", { key: member.key })).status).toBe(200);
+  return {
+    member,
+    log,
+    hiddenDashboardId: hidden.body.id as number,
+    hiddenEntryId: entries.body.results[0].id as string,
+    webhookId: webhook.body.id as string,
+  };
+}
+
+describe("archived entries a caller may not see", () => {
+  it("cost a filtered page the round trips of entries that do not exist", async () => {
+    const { member, log, hiddenDashboardId, webhookId } = await archivedHiddenActivity();
+    const read = (query: string) => api("GET", `${log}?${query}`, { key: member.key });
+    const alike = async (hiddenQuery: string, unknownQuery: string) => {
+      const [hidden, unknown] = [await read(hiddenQuery), await read(unknownQuery)];
+      expect(hidden.status).toBe(200);
+      expect(hidden.body.results).toEqual([]);
+      expect(unknown.body.results).toEqual([]);
+      // Server-Timing's round trips would otherwise tell the hidden dashboard's id, and when and by
+      // whom it was changed (`after`, `before`, `user`, `activity` narrow the same probe).
+      expect(hidden.cost.queries).toBe(unknown.cost.queries);
+    };
+    await alike(`item_id=${hiddenDashboardId}`, `item_id=${hiddenDashboardId + 1000}`);
+    await alike(`item_id=${hiddenDashboardId}&page=1`, `item_id=${hiddenDashboardId + 1000}&page=1`);
+    // An organization's admin-only entries (its webhooks) cost a member nothing more either.
+    await alike("include_organization_scoped=1&scope=Webhook", "include_organization_scoped=1&scope=Domain");
+    await alike(
+      `include_organization_scoped=1&item_id=${webhookId}`,
+      `include_organization_scoped=1&item_id=${crypto.randomUUID()}`,
+    );
+  });
+
+  it("answer 404 at their own URL with the round trips of an unknown id of the same time", async () => {
+    const { member, log, hiddenEntryId } = await archivedHiddenActivity();
+    const unknownId = `${hiddenEntryId.slice(0, 24)}${"a".repeat(12)}`;
+    const hidden = await api("GET", `${log}/${hiddenEntryId}`, { key: member.key });
+    const unknown = await api("GET", `${log}/${unknownId}`, { key: member.key });
+    expectError(hidden, 404, NOT_FOUND);
+    expectError(unknown, 404, NOT_FOUND);
+    expect(hidden.headers.get("Server-Timing")).toBe(unknown.headers.get("Server-Timing"));
+  });
+});
+
 describe("two cron runs archiving at once", () => {
   it("keeps an archived segment's object when two cron runs archive the same day at once", async () => {
     const organization = await setupOrganization();
