@@ -111,20 +111,34 @@ function sessionCredentials({ sharing, passwords }: SharedDashboardRow): Credent
   return secret === null ? [] : sharing.allowedEmails.map((email) => viewerCredential(email, secret));
 }
 
+/** Sessions one request may present (cookies of the name, then a bearer token), tried at most. */
+const SESSIONS_TRIED = 4;
+const SESSION_COOKIES = new RegExp(`(?:^|;\\s*)${SHARE_SESSION_COOKIE}=([^;]+)`, "g");
+
 /**
- * Who may see the link: anyone (`viewer` null), a visitor whose session (a cookie, or its value as
- * a bearer token) is signed with one of the link's credentials (`viewer`: the address a verified
- * viewer proved), or, undefined, nobody yet.
+ * The sessions a request presents: every cookie of the name, in the order sent, then the bearer
+ * token. All are tried: a stale cookie (of a password since deleted), or one a sibling subdomain
+ * planted, does not shadow the visitor's own session.
+ */
+function presentedSessions(c: Context<AppEnv>): string[] {
+  const cookies = [...(c.req.header("Cookie") ?? "").matchAll(SESSION_COOKIES)].map((match) => match[1]!);
+  const bearer = c.req.header("Authorization")?.match(/^Bearer (\S+)$/)?.[1];
+  return [...cookies, ...(bearer === undefined ? [] : [bearer])].slice(0, SESSIONS_TRIED);
+}
+
+/**
+ * Who may see the link: anyone (`viewer` null), a visitor one of whose sessions (a cookie, or its
+ * value as a bearer token) is signed with one of the link's credentials (`viewer`: the address a
+ * verified viewer proved), or, undefined, nobody yet.
  */
 async function visitorOf(c: Context<AppEnv>, shared: SharedDashboardRow, accessToken: string) {
   const credentials = sessionCredentials(shared);
   if (credentials === undefined) return { viewer: null };
-  const bearer = c.req.header("Authorization")?.match(/^Bearer (\S+)$/)?.[1];
-  const cookie = c.req.header("Cookie")?.match(new RegExp(`(?:^|;\\s*)${SHARE_SESSION_COOKIE}=([^;]+)`))?.[1];
-  const session = cookie ?? bearer;
-  const credential =
-    session === undefined ? undefined : await shareSessionCredential(session, accessToken, credentials, nowSeconds());
-  return credential && { viewer: credential.email ?? null };
+  for (const session of presentedSessions(c)) {
+    const credential = await shareSessionCredential(session, accessToken, credentials, nowSeconds());
+    if (credential) return { viewer: credential.email ?? null };
+  }
+  return undefined;
 }
 
 const pagePathOf = (accessToken: string) => `/shared/${accessToken}`;

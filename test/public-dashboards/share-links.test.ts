@@ -289,6 +289,30 @@ describe("password-protected share links", () => {
     expect((await browse(`/shared/${token}`, { headers: { Cookie: tampered } })).text).not.toContain("Quarterly");
   });
 
+  it("opens with the visitor's session though a stale or planted cookie of the name comes first", async () => {
+    const { token } = await setupProtected();
+    const unlocked = await api("POST", `/shared/${token}.json`, { body: { password: "correct horse" } });
+    const session = unlocked.body.shareToken as string;
+    // A cookie a deleted password's session left, or one a sibling subdomain planted
+    // (Domain=.example.com; Path=/shared/<token>): a browser sends the older one first.
+    const stale = "posthog_sharing_token=0190c0de-0000-7000-8000-000000000000.9999999999.forged";
+
+    const json = await api("GET", `/shared/${token}.json`, {
+      headers: { Authorization: `Bearer ${session}`, Cookie: stale },
+    });
+    expect(json.status).toBe(200);
+    expect(json.body.dashboard.name).toBe("Quarterly");
+    const page = await browse(`/shared/${token}`, {
+      headers: { Cookie: `${stale}; posthog_sharing_token=${session}` },
+    });
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("<h1>Quarterly</h1>");
+    // Stale cookies alone open nothing.
+    const locked = await browse(`/shared/${token}`, { headers: { Cookie: `${stale}; ${stale}` } });
+    expect(locked.text).toContain('<form method="post">');
+    expect(locked.text).not.toContain("Quarterly");
+  });
+
   it("answers PostHog's JSON unlock, whose shareToken opens the JSON form, until the password is deleted", async () => {
     const { key, sharingPath, token, created } = await setupProtected();
     const wrong = await api("POST", `/shared/${token}.json`, { body: { password: "wrong horse" } });
