@@ -114,7 +114,8 @@ export const createCallerOrganization: RouteHandler<typeof createOrganization, A
         : `${base}-${randomBase62(6).toLowerCase()}`;
     try {
       const created = await insertOrganization(c, name, slug);
-      return c.json(created.organization, 201, { ETag: etagOf(created.version) });
+      const tagged = { id: created.organization.id, version: created.version };
+      return c.json(created.organization, 201, { ETag: etagOf(tagged) });
     } catch (error) {
       if (!isUniqueViolation(error) || attempt >= SLUG_ATTEMPTS) throw error;
     }
@@ -130,7 +131,7 @@ export const retrieveCallerOrganization: RouteHandler<typeof retrieveOrganizatio
   admitMember(actor, row);
   const organization = toOrganizationObject(reads);
   if (!organization || !row) throw notFound();
-  return versionedAnswer(c, row.organization.version, organization);
+  return versionedAnswer(c, row.organization, organization);
 };
 
 export const updateCallerOrganization: RouteHandler<typeof updateOrganization, AppEnv> = async (c) => {
@@ -155,7 +156,7 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
   );
   // A policy change below owner is written only over the policy it was judged on, so that an
   // owner's tightening meanwhile is not undone (412, as a stale If-Match).
-  const expected = expectedVersion(c, current.version) ?? (judgedOnRead ? current.version : undefined);
+  const expected = expectedVersion(c, current) ?? (judgedOnRead ? current.version : undefined);
   const stillAtLevel = callerStillAtLeast(actor, organizationId, current.level);
   const update = updateOrganizationSettings(db, organizationId, input, stillAtLevel, expected);
   const reads = organizationObjectStatements(db, actor, organizationId);
@@ -172,7 +173,7 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
   );
   const organization = toOrganizationObject([rows, projectRows]);
   if (!organization || !rows[0]) throw notFound();
-  return c.json(organization, 200, { ETag: etagOf(rows[0].organization.version) });
+  return c.json(organization, 200, { ETag: etagOf(rows[0].organization) });
 };
 
 /**
@@ -181,7 +182,7 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
  */
 export const deleteCallerOrganization: RouteHandler<typeof deleteOrganization, AppEnv> = async (c) => {
   const { organization } = c.var;
-  const expected = expectedVersion(c, organization.version);
+  const expected = expectedVersion(c, organization);
   const stillOwner = callerStillAtLeast(c.var.actor, organization.id, MembershipLevel.owner);
   const statements = scheduleOrganizationDeletion(c.var.db, organization.id, nowIso(), stillOwner, expected);
   const [marked, , serviceKeys] = await refusedWhenNull(

@@ -5,50 +5,55 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import { ApiError, ErrorBody } from "./errors";
 
-/**
- * A resource's `ETag` is its version, weak (`W/"3"`): the version changes with every change to
- * the resource, but a response also shows things the version does not cover (the caller's rights,
- * an insight's own fields), so the bytes may differ under the same tag.
- */
-export const etagOf = (version: number) => `W/"${version}"`;
+/** A versioned resource: its id (a uuid or a number) and its version. */
+export type Versioned = { id: string | number; version: number };
 
-/** The versions a list of entity tags names (weak or strong alike); `*` names any; anything else none. */
-function taggedVersions(header: string): number[] | "any" {
+/**
+ * A resource's `ETag` is its id and version, weak (`W/"12.3"`): the version changes with every
+ * change to the resource, and the id tells resources apart where one URL names several over time
+ * (`@current`, every new one at version 1). A response also shows things the version does not
+ * cover (the caller's rights, an insight's own fields), so the bytes may differ under the same tag.
+ */
+export const etagOf = ({ id, version }: Versioned) => `W/"${id}.${version}"`;
+
+/** The tags a list of entity tags names, as `etagOf` writes them (weak or strong alike); `*` any. */
+function taggedVersions(header: string): string[] | "any" {
   if (header.trim() === "*") return "any";
   return header
     .split(",")
-    .map((tag) => /^\s*(?:W\/)?"(\d{1,15})"\s*$/.exec(tag)?.[1])
-    .filter((version) => version !== undefined)
-    .map(Number);
+    .map((tag) => /^\s*(?:W\/)?"([^"]{1,64})"\s*$/.exec(tag)?.[1])
+    .filter((tag) => tag !== undefined);
 }
+
+const namesResource = (versions: string[] | "any", resource: Versioned) =>
+  versions === "any" || versions.includes(`${resource.id}.${resource.version}`);
 
 export const preconditionFailed = () =>
   new ApiError(412, "precondition_failed", "The resource has changed since the version If-Match names.");
 
 /**
  * The version an `If-Match` header requires the write to start from: undefined without one (or
- * with `*`), `current` when it names it; a 412 otherwise. The write must still check it in SQL,
- * since another may land between the read and it.
+ * with `*`), the resource's when it names it; a 412 otherwise (another version, or another
+ * resource's tag). The write must still check it in SQL, since another may land between the read
+ * and it.
  */
-export function expectedVersion(c: Context, current: number): number | undefined {
+export function expectedVersion(c: Context, resource: Versioned): number | undefined {
   const header = c.req.header("If-Match");
   if (header === undefined) return undefined;
   const versions = taggedVersions(header);
   if (versions === "any") return undefined;
-  if (!versions.includes(current)) throw preconditionFailed();
-  return current;
+  if (!namesResource(versions, resource)) throw preconditionFailed();
+  return resource.version;
 }
 
-/** Whether `If-None-Match` names the current version: the caller's copy is fresh (304). */
-export function isNotModified(c: Context, current: number): boolean {
+/** Whether `If-None-Match` names the resource's current tag: the caller's copy is fresh (304). */
+export function isNotModified(c: Context, resource: Versioned): boolean {
   const header = c.req.header("If-None-Match");
-  if (header === undefined) return false;
-  const versions = taggedVersions(header);
-  return versions === "any" || versions.includes(current);
+  return header !== undefined && namesResource(taggedVersions(header), resource);
 }
 
 /** A 304: the tag, no body. */
-export const notModified = (c: Context, version: number) => c.body(null, 304, { ETag: etagOf(version) });
+export const notModified = (c: Context, resource: Versioned) => c.body(null, 304, { ETag: etagOf(resource) });
 
 /**
  * The version a write of a versioned row sets: one more. With `expected` (the version `If-Match`
@@ -74,7 +79,10 @@ export async function failsOnStaleVersion<T>(version: SQLiteColumn, write: Promi
 /** The OpenAPI of conditional requests on `resource`'s routes (docs/conditional-requests.md). */
 export function conditionalRequestsOpenApi(resource: string) {
   const etag = {
-    ETag: { schema: { type: "string" as const }, description: `The ${resource}'s version, weak: \`W/"3"\`.` },
+    ETag: {
+      schema: { type: "string" as const },
+      description: `The ${resource}'s id and version, weak: \`W/"12.3"\`.`,
+    },
   };
   return {
     etag,
@@ -82,21 +90,21 @@ export function conditionalRequestsOpenApi(resource: string) {
       "if-match": z
         .string()
         .optional()
-        .openapi({ description: 'Write only if the version is this one (`W/"3"`); 412 otherwise.' }),
+        .openapi({ description: 'Write only if this is the resource\'s tag (`W/"12.3"`); 412 otherwise.' }),
     }),
     ifNoneMatch: z.object({
-      "if-none-match": z.string().optional().openapi({ description: "304 when it names the current version." }),
+      "if-none-match": z.string().optional().openapi({ description: "304 when it names the resource's current tag." }),
     }),
-    notModified: { description: "Not modified: `If-None-Match` names the current version", headers: etag },
+    notModified: { description: "Not modified: `If-None-Match` names the current tag", headers: etag },
     preconditionFailed: {
-      description: "`If-Match` names another version than the stored one; nothing changed",
+      description: "`If-Match` names another version, or another resource, than the stored one; nothing changed",
       content: { "application/json": { schema: ErrorBody } },
     },
   };
 }
 
-/** A `GET` of a versioned resource: 304 when `If-None-Match` names its version, else `body` with its `ETag`. */
-export function versionedAnswer<C extends Context, T>(c: C, version: number, body: T) {
-  if (isNotModified(c, version)) return notModified(c, version);
-  return c.json(body, 200, { ETag: etagOf(version) });
+/** A `GET` of a versioned resource: 304 when `If-None-Match` names its tag, else `body` with its `ETag`. */
+export function versionedAnswer<C extends Context, T>(c: C, resource: Versioned, body: T) {
+  if (isNotModified(c, resource)) return notModified(c, resource);
+  return c.json(body, 200, { ETag: etagOf(resource) });
 }

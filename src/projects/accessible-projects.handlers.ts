@@ -26,7 +26,7 @@ export const retrieveProject: RouteHandler<typeof retrieveAccessibleProject, App
     projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id),
   );
   if (!found) throw notFound();
-  return versionedAnswer(c, found.project.version, toProject(found.project, found.level));
+  return versionedAnswer(c, found.project, toProject(found.project, found.level));
 };
 
 export const updateProject: RouteHandler<typeof updateAccessibleProject, AppEnv> = async (c) => {

@@ -17,7 +17,7 @@ export const retrieveCallerEnvironment: RouteHandler<typeof retrieveEnvironment,
     projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id),
   );
   if (!found) throw notFound();
-  return versionedAnswer(c, found.project.version, toEnvironment(toProject(found.project, found.level)));
+  return versionedAnswer(c, found.project, toEnvironment(toProject(found.project, found.level)));
 };
 
 export const updateCallerEnvironment: RouteHandler<typeof updateEnvironment, AppEnv> = async (c) => {

@@ -58,7 +58,7 @@ export const createOrganizationProject: RouteHandler<typeof createProject, AppEn
   const input = c.req.valid("json");
   const organization = c.var.organization;
   const project = await insertProject(c, organization.id, input);
-  return c.json(toProject(project, organization.level), 201, { ETag: etagOf(project.version) });
+  return c.json(toProject(project, organization.level), 201, { ETag: etagOf(project) });
 };
 
 /**
@@ -174,7 +174,7 @@ export async function patchVisibleProject(
     )!,
     refused: () => refusalInEnvironment(db, actor, id, insufficientLevel),
   };
-  const expected = expectedVersion(c, found.project.version);
+  const expected = expectedVersion(c, found.project);
   const before = trackedProjectFields(toProject(found.project, found.level));
   const entry = projectActivity.changed(
     c,
@@ -184,7 +184,7 @@ export async function patchVisibleProject(
     fieldsAfterPatch(before, input),
   );
   const updated = await updateProject(db, found.project.id, input, entry, expected, holds);
-  return { project: toProject(updated, found.level), etag: { ETag: etagOf(updated.version) } };
+  return { project: toProject(updated, found.level), etag: { ETag: etagOf(updated) } };
 }
 
 export const updateOrganizationProject: RouteHandler<typeof updateProjectRoute, AppEnv> = async (c) => {
@@ -197,7 +197,7 @@ export const retrieveOrganizationProject: RouteHandler<typeof retrieveProject, A
   const [[row]] = await readProjectOfPath(c);
   const found = admitVisibleProject(c.var.actor, row);
   if (!found) throw notFound();
-  return versionedAnswer(c, found.project.version, toProject(found.project, found.level));
+  return versionedAnswer(c, found.project, toProject(found.project, found.level));
 };
 
 /**
@@ -210,9 +210,10 @@ export const retrieveOrganizationProject: RouteHandler<typeof retrieveProject, A
 export async function deleteVisibleProject(c: Context<AppEnv>, found: Awaited<ReturnType<typeof findVisibleProject>>) {
   if (!found) throw notFound();
   if (!isAdmin(found.level)) throw insufficientLevel();
-  const { id, organizationId, name, version } = found.project;
+  const { id, organizationId, name } = found.project;
   const stillAdmin = callerStillProjectAdmin(c.var.actor, id);
-  const { mark, hide } = scheduleDeletionStatements(c.var.db, id, nowIso(), expectedVersion(c, version), stillAdmin);
+  const expected = expectedVersion(c, found.project);
+  const { mark, hide } = scheduleDeletionStatements(c.var.db, id, nowIso(), expected, stillAdmin);
   const [marked] = await failsOnStaleVersion(
     projects.version,
     c.var.db.batch([

@@ -4,7 +4,7 @@ import * as schema from "../../src/db/schema";
 import { failsOnStaleVersion, raisedVersion } from "../../src/platform/conditional-requests";
 import { MembershipLevel } from "../../src/platform/levels";
 import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bodies";
-import { addMember, api, createProject, db, errorBody, setupOrganization } from "../support/harness";
+import { addMember, addMembership, api, createProject, db, errorBody, setupOrganization } from "../support/harness";
 import { expectedOrganization } from "../support/organizations";
 import { expectedProject, PROJECT_PATHS } from "../support/projects";
 
@@ -16,7 +16,9 @@ const PRECONDITION_FAILED = errorBody(
 
 type ProjectRow = Awaited<ReturnType<typeof createProject>>;
 
-const ifMatch = (version: number | string) => ({ "If-Match": `W/"${version}"` });
+/** A resource's entity tag: its id and version, weak. */
+const tag = (resource: { id: string | number }, version: number) => `W/"${resource.id}.${version}"`;
+const ifMatch = (resource: { id: string | number }, version: number) => ({ "If-Match": tag(resource, version) });
 
 /** The organization's activity-log entries, counted in D1. */
 const activityCount = (organizationId: string) =>
@@ -32,48 +34,56 @@ describe.each(PROJECT_PATHS)("conditional requests on a project, through the $tr
   it("tags the project with its version and answers If-None-Match with 304 while it holds", async () => {
     const { key, project } = await setupOrganization();
     const read = await api("GET", path(project), { key });
-    expect([read.status, read.headers.get("ETag")]).toEqual([200, 'W/"1"']);
+    expect([read.status, read.headers.get("ETag")]).toEqual([200, tag(project, 1)]);
     expect(read.body).toEqual(whole(project, "Default project"));
-    const fresh = await api("GET", path(project), { key, headers: { "If-None-Match": 'W/"1"' } });
-    expect([fresh.status, fresh.text, fresh.headers.get("ETag")]).toEqual([304, "", 'W/"1"']);
+    const fresh = await api("GET", path(project), { key, headers: { "If-None-Match": tag(project, 1) } });
+    expect([fresh.status, fresh.text, fresh.headers.get("ETag")]).toEqual([304, "", tag(project, 1)]);
     expect((await api("GET", path(project), { key, headers: { "If-None-Match": "*" } })).status).toBe(304);
     const other = await api("GET", path(project), { key, headers: { "If-None-Match": '"7", W/"8"' } });
     expect(other.status).toBe(200);
 
     const patched = await api("PATCH", path(project), { key, body: { name: "Renamed" } });
-    expect([patched.status, patched.headers.get("ETag")]).toEqual([200, 'W/"2"']);
-    const stale = await api("GET", path(project), { key, headers: { "If-None-Match": 'W/"1"' } });
-    expect([stale.status, stale.headers.get("ETag"), stale.body]).toEqual([200, 'W/"2"', whole(project, "Renamed")]);
+    expect([patched.status, patched.headers.get("ETag")]).toEqual([200, tag(project, 2)]);
+    const stale = await api("GET", path(project), { key, headers: { "If-None-Match": tag(project, 1) } });
+    expect([stale.status, stale.headers.get("ETag"), stale.body]).toEqual([
+      200,
+      tag(project, 2),
+      whole(project, "Renamed"),
+    ]);
   });
 
   it("writes with If-Match naming the version, and refuses another with 412, changing nothing", async () => {
     const { key, organization, project } = await setupOrganization();
-    const patched = await api("PATCH", path(project), { key, headers: ifMatch(1), body: { name: "First" } });
+    const patched = await api("PATCH", path(project), { key, headers: ifMatch(project, 1), body: { name: "First" } });
     expect([patched.status, patched.headers.get("ETag"), patched.body]).toEqual([
       200,
-      'W/"2"',
+      tag(project, 2),
       whole(project, "First"),
     ]);
     const before = (await api("GET", path(project), { key })).body;
     const entries = await activityCount(organization.id);
 
     for (const method of ["PATCH", "PUT"]) {
-      const refused = await api(method, path(project), { key, headers: ifMatch(1), body: { name: "Second" } });
+      const refused = await api(method, path(project), { key, headers: ifMatch(project, 1), body: { name: "Second" } });
       expectError(refused, 412, PRECONDITION_FAILED);
     }
-    expectError(await api("DELETE", path(project), { key, headers: ifMatch(1) }), 412, PRECONDITION_FAILED);
+    expectError(await api("DELETE", path(project), { key, headers: ifMatch(project, 1) }), 412, PRECONDITION_FAILED);
     const garbled = await api("PATCH", path(project), { key, headers: { "If-Match": "two" }, body: { name: "X" } });
     expectError(garbled, 412, PRECONDITION_FAILED);
 
     const after = await api("GET", path(project), { key });
-    expect([after.headers.get("ETag"), after.body]).toEqual(['W/"2"', before]);
+    expect([after.headers.get("ETag"), after.body]).toEqual([tag(project, 2), before]);
     expect(await activityCount(organization.id)).toBe(entries);
 
-    const put = await api("PUT", path(project), { key, headers: { "If-Match": '"2"' }, body: { name: "Third" } });
-    expect([put.status, put.headers.get("ETag"), put.body.name]).toEqual([200, 'W/"3"', "Third"]);
+    const put = await api("PUT", path(project), {
+      key,
+      headers: { "If-Match": `"${project.id}.2"` },
+      body: { name: "Third" },
+    });
+    expect([put.status, put.headers.get("ETag"), put.body.name]).toEqual([200, tag(project, 3), "Third"]);
     const any = await api("PATCH", path(project), { key, headers: { "If-Match": "*" }, body: { is_demo: true } });
-    expect([any.status, any.headers.get("ETag")]).toEqual([200, 'W/"4"']);
-    expect((await api("DELETE", path(project), { key, headers: ifMatch(4) })).status).toBe(204);
+    expect([any.status, any.headers.get("ETag")]).toEqual([200, tag(project, 4)]);
+    expect((await api("DELETE", path(project), { key, headers: ifMatch(project, 4) })).status).toBe(204);
     expectError(await api("GET", path(project), { key }), 404, NOT_FOUND);
   });
 
@@ -81,12 +91,12 @@ describe.each(PROJECT_PATHS)("conditional requests on a project, through the $tr
     const { key, organization } = await setupOrganization();
     const project = await createProject(organization.id, { name: "Secret", access_control: true });
     await api("PATCH", path(project), { key, body: { timezone: "Europe/Paris" } });
-    expectError(await api("DELETE", path(project), { key, headers: ifMatch(1) }), 412, PRECONDITION_FAILED);
+    expectError(await api("DELETE", path(project), { key, headers: ifMatch(project, 1) }), 412, PRECONDITION_FAILED);
     const member = await addMember(organization.id, MembershipLevel.member);
     // Still private: the refused batch removed no rule.
     expectError(await api("GET", path(project), { key: member.key }), 404, NOT_FOUND);
     const read = await api("GET", path(project), { key });
-    expect([read.status, read.headers.get("ETag"), read.body.access_control]).toEqual([200, 'W/"2"', true]);
+    expect([read.status, read.headers.get("ETag"), read.body.access_control]).toEqual([200, tag(project, 2), true]);
   });
 
   it("answers 404 and 403 before any precondition: If-Match reveals nothing, and lifts no level", async () => {
@@ -95,9 +105,9 @@ describe.each(PROJECT_PATHS)("conditional requests on a project, through the $tr
     const member = await addMember(organization.id, MembershipLevel.member);
     for (const method of ["PATCH", "DELETE"]) {
       const body = method === "PATCH" ? { name: "Mine" } : undefined;
-      const foreign = await api(method, path(project), { key: stranger.key, headers: ifMatch(1), body });
+      const foreign = await api(method, path(project), { key: stranger.key, headers: ifMatch(project, 1), body });
       expectError(foreign, 404, NOT_FOUND);
-      const refused = await api(method, path(project), { key: member.key, headers: ifMatch(1), body });
+      const refused = await api(method, path(project), { key: member.key, headers: ifMatch(project, 1), body });
       expectError(refused, 403, INSUFFICIENT_LEVEL);
     }
     expectError(
@@ -106,7 +116,7 @@ describe.each(PROJECT_PATHS)("conditional requests on a project, through the $tr
       NOT_FOUND,
     );
     const read = await api("GET", path(project), { key });
-    expect([read.headers.get("ETag"), read.body.name]).toEqual(['W/"1"', "Default project"]);
+    expect([read.headers.get("ETag"), read.body.name]).toEqual([tag(project, 1), "Default project"]);
   });
 });
 
@@ -120,7 +130,7 @@ describe("concurrent writers of a project", () => {
         [`One ${version}`, `Two ${version}`].map((name) =>
           api("PATCH", path, {
             key,
-            headers: { "If-Match": `"${version}"` },
+            headers: { "If-Match": `"${project.id}.${version}"` },
             body: { name, is_demo: version % 2 === 0 },
           }),
         ),
@@ -130,7 +140,7 @@ describe("concurrent writers of a project", () => {
       const loser = responses.find((response) => response.status === 412)!;
       expect(loser.body).toEqual(PRECONDITION_FAILED);
       const after = await api("GET", path, { key });
-      expect([after.headers.get("ETag"), after.body.name]).toEqual([`W/"${version + 1}"`, winner.body.name]);
+      expect([after.headers.get("ETag"), after.body.name]).toEqual([tag(project, version + 1), winner.body.name]);
       const environment = await api("GET", `/api/environments/${project.id}`, { key });
       expect(environment.body.name).toBe(winner.body.name);
       // The loser's entry went with its batch.
@@ -143,15 +153,19 @@ describe("concurrent writers of a project", () => {
     const path = `/api/environments/${project.id}`;
     const ruled = await api("PUT", `${path}/access_controls`, { key, body: { access_level: "none" } });
     expect(ruled.status).toBe(200);
-    const read = await api("GET", path, { key, headers: { "If-None-Match": 'W/"1"' } });
-    expect([read.status, read.headers.get("ETag"), read.body.access_control]).toEqual([200, 'W/"2"', true]);
-    expectError(await api("PATCH", path, { key, headers: ifMatch(1), body: { name: "X" } }), 412, PRECONDITION_FAILED);
+    const read = await api("GET", path, { key, headers: { "If-None-Match": tag(project, 1) } });
+    expect([read.status, read.headers.get("ETag"), read.body.access_control]).toEqual([200, tag(project, 2), true]);
+    expectError(
+      await api("PATCH", path, { key, headers: ifMatch(project, 1), body: { name: "X" } }),
+      412,
+      PRECONDITION_FAILED,
+    );
   });
 
   it("tags a created project with its first version", async () => {
     const { key, organization } = await setupOrganization();
     const created = await api("POST", `/api/organizations/${organization.id}/projects`, { key, body: { name: "New" } });
-    expect([created.status, created.headers.get("ETag")]).toEqual([201, 'W/"1"']);
+    expect([created.status, created.headers.get("ETag")]).toEqual([201, tag(created.body, 1)]);
   });
 });
 
@@ -160,23 +174,26 @@ describe("conditional requests on an organization", () => {
     const { key, organization, project } = await setupOrganization();
     const path = `/api/organizations/${organization.id}`;
     const read = await api("GET", path, { key });
-    expect([read.status, read.headers.get("ETag")]).toEqual([200, 'W/"1"']);
+    expect([read.status, read.headers.get("ETag")]).toEqual([200, tag(organization, 1)]);
     expect(read.body).toEqual(expectedOrganization(organization, { level: 15, projects: [project] }));
-    const fresh = await api("GET", path, { key, headers: { "If-None-Match": 'W/"1"' } });
-    expect([fresh.status, fresh.text, fresh.headers.get("ETag")]).toEqual([304, "", 'W/"1"']);
-    const current = await api("GET", "/api/organizations/@current", { key, headers: { "If-None-Match": '"1"' } });
+    const fresh = await api("GET", path, { key, headers: { "If-None-Match": tag(organization, 1) } });
+    expect([fresh.status, fresh.text, fresh.headers.get("ETag")]).toEqual([304, "", tag(organization, 1)]);
+    const current = await api("GET", "/api/organizations/@current", {
+      key,
+      headers: { "If-None-Match": `"${organization.id}.1"` },
+    });
     expect(current.status).toBe(304);
 
-    const patched = await api("PATCH", path, { key, headers: ifMatch(1), body: { name: "Renamed" } });
-    expect([patched.status, patched.headers.get("ETag")]).toEqual([200, 'W/"2"']);
+    const patched = await api("PATCH", path, { key, headers: ifMatch(organization, 1), body: { name: "Renamed" } });
+    expect([patched.status, patched.headers.get("ETag")]).toEqual([200, tag(organization, 2)]);
     expect(patched.body).toEqual(
       expectedOrganization(
         { ...organization, name: "Renamed", updatedAt: undefined },
         { level: 15, projects: [project] },
       ),
     );
-    const stale = await api("GET", path, { key, headers: { "If-None-Match": 'W/"1"' } });
-    expect([stale.status, stale.headers.get("ETag"), stale.body.name]).toEqual([200, 'W/"2"', "Renamed"]);
+    const stale = await api("GET", path, { key, headers: { "If-None-Match": tag(organization, 1) } });
+    expect([stale.status, stale.headers.get("ETag"), stale.body.name]).toEqual([200, tag(organization, 2), "Renamed"]);
   });
 
   it("refuses PATCH, PUT and DELETE with a stale If-Match with 412, changing and recording nothing", async () => {
@@ -191,15 +208,15 @@ describe("conditional requests on an organization", () => {
       ["DELETE", undefined],
     ];
     for (const [method, body] of cases) {
-      expectError(await api(method, path, { key, headers: ifMatch(1), body }), 412, PRECONDITION_FAILED);
+      expectError(await api(method, path, { key, headers: ifMatch(organization, 1), body }), 412, PRECONDITION_FAILED);
     }
     const after = await api("GET", path, { key });
-    expect([after.headers.get("ETag"), after.body]).toEqual(['W/"2"', before]);
+    expect([after.headers.get("ETag"), after.body]).toEqual([tag(organization, 2), before]);
     expect(await activityCount(organization.id)).toBe(entries);
 
-    const put = await api("PUT", path, { key, headers: ifMatch(2), body: { name: "Fresh" } });
-    expect([put.status, put.headers.get("ETag"), put.body.name]).toEqual([200, 'W/"3"', "Fresh"]);
-    expect((await api("DELETE", path, { key, headers: ifMatch(3) })).status).toBe(204);
+    const put = await api("PUT", path, { key, headers: ifMatch(organization, 2), body: { name: "Fresh" } });
+    expect([put.status, put.headers.get("ETag"), put.body.name]).toEqual([200, tag(organization, 3), "Fresh"]);
+    expect((await api("DELETE", path, { key, headers: ifMatch(organization, 3) })).status).toBe(204);
     expectError(await api("GET", path, { key }), 404, NOT_FOUND);
   });
 
@@ -210,13 +227,13 @@ describe("conditional requests on an organization", () => {
       const entries = await activityCount(organization.id);
       const responses = await Promise.all(
         [`One ${version}`, `Two ${version}`].map((name) =>
-          api("PATCH", path, { key, headers: ifMatch(version), body: { name } }),
+          api("PATCH", path, { key, headers: ifMatch(organization, version), body: { name } }),
         ),
       );
       expect(responses.map((response) => response.status).sort()).toEqual([200, 412]);
       const winner = responses.find((response) => response.status === 200)!;
       const after = await api("GET", path, { key });
-      expect([after.headers.get("ETag"), after.body.name]).toEqual([`W/"${version + 1}"`, winner.body.name]);
+      expect([after.headers.get("ETag"), after.body.name]).toEqual([tag(organization, version + 1), winner.body.name]);
       expect(await activityCount(organization.id)).toBe(entries + 1);
     }
   });
@@ -227,21 +244,73 @@ describe("conditional requests on an organization", () => {
     const admin = await addMember(organization.id, MembershipLevel.admin);
     const member = await addMember(organization.id, MembershipLevel.member);
     const path = `/api/organizations/${organization.id}`;
-    const foreign = await api("PATCH", path, { key: stranger.key, headers: ifMatch(1), body: { name: "Mine" } });
+    const foreign = await api("PATCH", path, {
+      key: stranger.key,
+      headers: ifMatch(organization, 1),
+      body: { name: "Mine" },
+    });
     expectError(foreign, 404, NOT_FOUND);
-    expect((await api("PATCH", path, { key: member.key, headers: ifMatch(1), body: { name: "Mine" } })).status).toBe(
-      403,
-    );
+    expect(
+      (await api("PATCH", path, { key: member.key, headers: ifMatch(organization, 1), body: { name: "Mine" } })).status,
+    ).toBe(403);
     // Deleting needs the owner, whatever the tag.
-    expect((await api("DELETE", path, { key: admin.key, headers: ifMatch(1) })).status).toBe(403);
+    expect((await api("DELETE", path, { key: admin.key, headers: ifMatch(organization, 1) })).status).toBe(403);
     const read = await api("GET", path, { key });
-    expect([read.headers.get("ETag"), read.body.name]).toEqual(['W/"1"', organization.name]);
+    expect([read.headers.get("ETag"), read.body.name]).toEqual([tag(organization, 1), organization.name]);
   });
 
   it("tags a created organization with its first version", async () => {
     const { key } = await setupOrganization();
     const created = await api("POST", "/api/organizations", { key, body: { name: "Tagged" } });
-    expect([created.status, created.headers.get("ETag")]).toEqual([201, 'W/"1"']);
+    expect([created.status, created.headers.get("ETag")]).toEqual([201, tag(created.body, 1)]);
+  });
+});
+
+describe("conditional requests on @current, once it names another organization or project", () => {
+  it("refuses a DELETE whose If-Match was read while @current named another organization", async () => {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    await addMembership(second.organization.id, first.owner, MembershipLevel.owner);
+    const key = first.key;
+    const read = await api("GET", "/api/organizations/@current", { key });
+    expect([read.body.id, read.headers.get("ETag")]).toEqual([first.organization.id, tag(first.organization, 1)]);
+    // Another client of the same user moves @current meanwhile.
+    await api("PATCH", "/api/users/@me", { key, body: { set_current_organization: second.organization.id } });
+
+    const headers = { "If-Match": read.headers.get("ETag")! };
+    expectError(await api("DELETE", "/api/organizations/@current", { key, headers }), 412, PRECONDITION_FAILED);
+    expect((await api("GET", `/api/organizations/${second.organization.id}`, { key: second.key })).status).toBe(200);
+    // Revalidating the copy of the first: 200 with the second, not 304.
+    const revalidated = await api("GET", "/api/organizations/@current", {
+      key,
+      headers: { "If-None-Match": read.headers.get("ETag")! },
+    });
+    expect([revalidated.status, revalidated.body.id]).toEqual([200, second.organization.id]);
+    expect(revalidated.headers.get("ETag")).toBe(tag(second.organization, 1));
+  });
+
+  it("refuses a DELETE whose If-Match was read while @current named another project", async () => {
+    const { key, organization, project } = await setupOrganization();
+    const other = await createProject(organization.id, { name: "Production" });
+    const read = await api("GET", "/api/projects/@current", { key });
+    expect([read.body.id, read.headers.get("ETag")]).toEqual([project.id, tag(project, 1)]);
+    await api("PATCH", "/api/users/@me", { key, body: { set_current_team: other.id } });
+
+    const headers = { "If-Match": read.headers.get("ETag")! };
+    expectError(await api("DELETE", "/api/projects/@current", { key, headers }), 412, PRECONDITION_FAILED);
+    const still = await api("GET", `/api/projects/${other.id}`, { key });
+    expect([still.status, still.body.name]).toEqual([200, "Production"]);
+  });
+
+  it("refuses a tag of the old form, the version alone", async () => {
+    const { key, project } = await setupOrganization();
+    const path = `/api/projects/${project.id}`;
+    expectError(
+      await api("PATCH", path, { key, headers: { "If-Match": 'W/"1"' }, body: { name: "X" } }),
+      412,
+      PRECONDITION_FAILED,
+    );
+    expect((await api("GET", path, { key, headers: { "If-None-Match": 'W/"1"' } })).status).toBe(200);
   });
 });
 

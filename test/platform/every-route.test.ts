@@ -374,7 +374,7 @@ describe("every authenticated read", () => {
       key: seeded.key,
       body: { description: "Versioned" },
     });
-    expect(changed.headers.get("ETag")).toBe('W/"2"');
+    expect(changed.headers.get("ETag")).toBe(`W/"${seeded.dashboardId}.2"`);
     const serviceKey = await api("POST", `/api/organizations/${seeded.organization.id}/service_keys`, {
       key: seeded.key,
       body: { label: "Reads", scopes: ["*"] },

@@ -23,5 +23,5 @@ export const updateDashboardTile: RouteHandler<UpdateTileRoute, AppEnv> = async 
   // Another dashboard's tile, or one removed, is not found on this one.
   if (!tiles.some(({ tile }) => tile.id === tileId)) throw notFound();
   const updated = await writeDashboardUpdate(c, current, { tiles: [{ ...change, id: tileId }] }, () => "");
-  return c.json(toDashboard(updated, scopeOf(c).caller), 200, { ETag: etagOf(updated.row.dashboard.version) });
+  return c.json(toDashboard(updated, scopeOf(c).caller), 200, { ETag: etagOf(updated.row.dashboard) });
 };

@@ -159,7 +159,7 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
   if (!version) throw notFound();
   const snapshot = parseSnapshot(version.version.snapshot);
   assertMayRestore(current, scope.caller, snapshot);
-  const expected = expectedVersion(c, current.dashboard.version);
+  const expected = expectedVersion(c, current.dashboard);
 
   const restoreFields = db
     .update(dashboards)
@@ -228,5 +228,5 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
   ];
   const restored = await withinTileLimit(c, "version", writeAndReadDashboard(db, scope, id, writes));
   if (!restored) throw notFound();
-  return c.json(toDashboard(restored, scope.caller), 200, { ETag: etagOf(restored.row.dashboard.version) });
+  return c.json(toDashboard(restored, scope.caller), 200, { ETag: etagOf(restored.row.dashboard) });
 };

@@ -115,12 +115,12 @@ export const retrieveEnvironmentDashboard: Handler<"retrieve"> = async (c) => {
   ]);
   const found = { row: visibleDashboard(c, row), tiles };
   const scope = scopeOf(c);
-  const { lastAccessedAt, version } = found.row.dashboard;
+  const { lastAccessedAt } = found.row.dashboard;
   if (!lastAccessedAt || Date.now() - Date.parse(lastAccessedAt) > ACCESS_WRITE_INTERVAL_MS) {
     c.executionCtx.waitUntil(recordDashboardAccess(c.env.DB, found.row.dashboard.id));
   }
-  if (isNotModified(c, version)) return notModified(c, version);
-  return c.json(toDashboard(found, scope.caller), 200, { ETag: etagOf(version) });
+  if (isNotModified(c, found.row.dashboard)) return notModified(c, found.row.dashboard);
+  return c.json(toDashboard(found, scope.caller), 200, { ETag: etagOf(found.row.dashboard) });
 };
 
 function findTemplate(name: string): DashboardTemplate {
@@ -231,7 +231,7 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     },
   );
   if (!created) throw new Error("created dashboard was not read back");
-  return c.json(toDashboard(created, scope.caller), 201, { ETag: etagOf(created.row.dashboard.version) });
+  return c.json(toDashboard(created, scope.caller), 201, { ETag: etagOf(created.row.dashboard) });
 };
 
 function assertMayUpdate(row: DashboardRow, scope: DashboardScope, input: UpdateDashboardInput) {
@@ -490,7 +490,7 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   visibleDashboard(c, current.row);
   assertMayUpdate(current.row, scope, input);
   const updated = await writeDashboardUpdate(c, current, input);
-  return c.json(toDashboard(updated, scope.caller), 200, { ETag: etagOf(updated.row.dashboard.version) });
+  return c.json(toDashboard(updated, scope.caller), 200, { ETag: etagOf(updated.row.dashboard) });
 };
 
 /**
@@ -507,7 +507,7 @@ export async function writeDashboardUpdate(
   const scope = scopeOf(c);
   const db = c.var.db;
   const id = current.row.dashboard.id;
-  const expected = expectedVersion(c, current.row.dashboard.version);
+  const expected = expectedVersion(c, current.row.dashboard);
   const summary = updateSummary(current, input);
 
   // A PATCH that changes nothing as read writes nothing but holds the caller's edit right (a change
@@ -587,7 +587,7 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   );
   // Both dashboards change: each gets a version, each written over the row its rights were judged
   // on; `If-Match` is about the source, the one in the path.
-  const expected = expectedVersion(c, sourceRow.dashboard.version);
+  const expected = expectedVersion(c, sourceRow.dashboard);
   // Only while the tile is still a live tile of the source: the same move sent twice at once
   // moves it once, and the second answers 404 with nothing written.
   const tileStillOnSource = sql`exists (select 1 from ${dashboardTiles} where ${dashboardTiles.id} = ${tile.id}
@@ -620,7 +620,7 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   ];
   const moved = await withinTileLimit(c, "toDashboard", writeAndReadDashboard(db, scope, sourceId, writes));
   if (!moved) throw notFound();
-  return c.json(toDashboard(moved, scope.caller), 200, { ETag: etagOf(moved.row.dashboard.version) });
+  return c.json(toDashboard(moved, scope.caller), 200, { ETag: etagOf(moved.row.dashboard) });
 };
 
 /**
@@ -643,7 +643,7 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
   if (missing.length > 0) {
     throw new ApiError(404, "not_found", `Tile IDs not found on this dashboard: [${missing.join(", ")}]`);
   }
-  const expected = expectedVersion(c, current.dashboard.version);
+  const expected = expectedVersion(c, current.dashboard);
   const layouts = JSON.stringify(Object.fromEntries(order.map((tileId, index) => [tileId, reorderedLayouts(index)])));
   const setLayouts = db
     .update(dashboardTiles)
@@ -667,7 +667,7 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
   const writes = [raise, entry, setLayouts, ...versionStatements(db, id, authorOf(c), summary, expected)];
   const reordered = await withinTileLimit(c, "tile_order", writeAndReadDashboard(db, scope, id, writes));
   if (!reordered) throw notFound();
-  return c.json(toDashboard(reordered, scope.caller), 200, { ETag: etagOf(reordered.row.dashboard.version) });
+  return c.json(toDashboard(reordered, scope.caller), 200, { ETag: etagOf(reordered.row.dashboard) });
 };
 
 /**

@@ -60,7 +60,7 @@ describe.each(["environments", "projects"])("PATCH /api/%s/:project_id/dashboard
     const [first, second] = tiles;
     const moved = { sm: { x: 0, y: 10, w: 12, h: 4 }, xs: { x: 0, y: 10, w: 6, h: 4 } };
     const response = await api("PATCH", tilePath, { key, body: { layouts: moved } });
-    expect([response.status, response.headers.get("ETag")]).toEqual([200, 'W/"3"']);
+    expect([response.status, response.headers.get("ETag")]).toEqual([200, `W/"${id}.3"`]);
     expect(response.body).toEqual(
       dashboardBody(owner, {
         id,
@@ -96,7 +96,7 @@ describe.each(["environments", "projects"])("PATCH /api/%s/:project_id/dashboard
   });
 
   it("changes its colour, display settings and text body; deleted: true removes it", async () => {
-    const { key, path, tiles, tilePath } = await dashboardWithTwoNotes(tree);
+    const { key, id, path, tiles, tilePath } = await dashboardWithTwoNotes(tree);
     const styled = await api("PATCH", tilePath, {
       key,
       body: {
@@ -117,7 +117,7 @@ describe.each(["environments", "projects"])("PATCH /api/%s/:project_id/dashboard
       text: { body: "First, edited" },
     });
     const removed = await api("PATCH", tilePath, { key, body: { deleted: true } });
-    expect([removed.status, removed.headers.get("ETag")]).toEqual([200, 'W/"4"']);
+    expect([removed.status, removed.headers.get("ETag")]).toEqual([200, `W/"${id}.4"`]);
     expect(removed.body.tiles.map((tile: Tile) => tile.id)).toEqual([tiles[1]!.id]);
     const summaries = (await api("GET", `${path}/versions?limit=2`, { key })).body.results.map(
       (version: { summary: string }) => version.summary,
@@ -142,17 +142,21 @@ describe.each(["environments", "projects"])("PATCH /api/%s/:project_id/dashboard
   });
 
   it("honours If-Match on the dashboard: a stale tag is 412 and changes nothing", async () => {
-    const { key, path, tilePath } = await dashboardWithTwoNotes(tree);
+    const { key, id, path, tilePath } = await dashboardWithTwoNotes(tree);
     const before = await api("GET", path, { key });
     expectError(
-      await api("PATCH", tilePath, { key, headers: { "If-Match": 'W/"1"' }, body: { layouts: WIDE } }),
+      await api("PATCH", tilePath, { key, headers: { "If-Match": `W/"${id}.1"` }, body: { layouts: WIDE } }),
       412,
       PRECONDITION_FAILED,
     );
     const after = await api("GET", path, { key });
-    expect([after.headers.get("ETag"), after.body.tiles]).toEqual(['W/"2"', before.body.tiles]);
-    const fresh = await api("PATCH", tilePath, { key, headers: { "If-Match": 'W/"2"' }, body: { layouts: WIDE } });
-    expect([fresh.status, fresh.headers.get("ETag")]).toEqual([200, 'W/"3"']);
+    expect([after.headers.get("ETag"), after.body.tiles]).toEqual([`W/"${id}.2"`, before.body.tiles]);
+    const fresh = await api("PATCH", tilePath, {
+      key,
+      headers: { "If-Match": `W/"${id}.2"` },
+      body: { layouts: WIDE },
+    });
+    expect([fresh.status, fresh.headers.get("ETag")]).toEqual([200, `W/"${id}.3"`]);
   });
 });
 

@@ -87,7 +87,7 @@ describe("dashboard versions", () => {
   });
 
   it("restores a version as a new one: a moved tile's layout, a removed tile and a text come back", async () => {
-    const { key, path, tiles } = await dashboardWithTwoNotes();
+    const { key, id, path, tiles } = await dashboardWithTwoNotes();
     const [first, second] = tiles;
     await api("PATCH", path, {
       key,
@@ -102,7 +102,7 @@ describe("dashboard versions", () => {
     });
     const restored = await api("POST", `${path}/versions/2/restore`, { key });
     expect(restored.status).toBe(200);
-    expect(restored.headers.get("ETag")).toBe('W/"4"');
+    expect(restored.headers.get("ETag")).toBe(`W/"${id}.4"`);
     expect(restored.body.name).toBe("Notes");
     expect(restored.body.tiles.map((tile: Tile) => [tile.id, tile.text?.body, tile.layouts])).toEqual([
       [first!.id, "first", first!.layouts],
@@ -200,7 +200,7 @@ describe("dashboard versions", () => {
     await db.update(schema.dashboards).set({ version: 150 }).where(eq(schema.dashboards.id, id));
 
     const written = await api("PATCH", path, { key, body: { name: "Once more" } });
-    expect(written.headers.get("ETag")).toBe('W/"151"');
+    expect(written.headers.get("ETag")).toBe(`W/"${id}.151"`);
     const kept = await db
       .select({ version: schema.dashboardVersions.version })
       .from(schema.dashboardVersions)
@@ -247,24 +247,24 @@ describe("a dashboard's size", () => {
 
 describe("conditional dashboard requests", () => {
   it("tags each dashboard response with its version and answers If-None-Match with 304 while it holds", async () => {
-    const { key, path } = await dashboardWithTwoNotes();
+    const { key, id, path } = await dashboardWithTwoNotes();
     const read = await api("GET", path, { key });
-    expect(read.headers.get("ETag")).toBe('W/"2"');
-    const fresh = await api("GET", path, { key, headers: { "If-None-Match": 'W/"2"' } });
-    expect([fresh.status, fresh.text, fresh.headers.get("ETag")]).toEqual([304, "", 'W/"2"']);
-    expect((await api("GET", path, { key, headers: { "If-None-Match": '"1", W/"2"' } })).status).toBe(304);
-    expect((await api("GET", path, { key, headers: { "If-None-Match": 'W/"1"' } })).status).toBe(200);
+    expect(read.headers.get("ETag")).toBe(`W/"${id}.2"`);
+    const fresh = await api("GET", path, { key, headers: { "If-None-Match": `W/"${id}.2"` } });
+    expect([fresh.status, fresh.text, fresh.headers.get("ETag")]).toEqual([304, "", `W/"${id}.2"`]);
+    expect((await api("GET", path, { key, headers: { "If-None-Match": `"${id}.1", W/"${id}.2"` } })).status).toBe(304);
+    expect((await api("GET", path, { key, headers: { "If-None-Match": `W/"${id}.1"` } })).status).toBe(200);
     await api("PATCH", path, { key, body: { pinned: true } });
-    const stale = await api("GET", path, { key, headers: { "If-None-Match": 'W/"2"' } });
-    expect([stale.status, stale.headers.get("ETag"), stale.body.pinned]).toEqual([200, 'W/"3"', true]);
+    const stale = await api("GET", path, { key, headers: { "If-None-Match": `W/"${id}.2"` } });
+    expect([stale.status, stale.headers.get("ETag"), stale.body.pinned]).toEqual([200, `W/"${id}.3"`, true]);
   });
 
   it("lets one of two writers holding the same version win; the other gets 412 and changes nothing", async () => {
-    const { key, path } = await dashboardWithTwoNotes();
+    const { key, id, path } = await dashboardWithTwoNotes();
     const before = (await api("GET", path, { key })).body;
-    const first = await api("PATCH", path, { key, headers: { "If-Match": 'W/"2"' }, body: { name: "First" } });
-    const second = await api("PATCH", path, { key, headers: { "If-Match": 'W/"2"' }, body: { name: "Second" } });
-    expect([first.status, first.headers.get("ETag")]).toEqual([200, 'W/"3"']);
+    const first = await api("PATCH", path, { key, headers: { "If-Match": `W/"${id}.2"` }, body: { name: "First" } });
+    const second = await api("PATCH", path, { key, headers: { "If-Match": `W/"${id}.2"` }, body: { name: "Second" } });
+    expect([first.status, first.headers.get("ETag")]).toEqual([200, `W/"${id}.3"`]);
     expect([second.status, second.body]).toEqual([412, PRECONDITION_FAILED]);
     const after = await api("GET", path, { key });
     expect(after.body).toEqual(unchangedSince({ ...before, name: "First" }));
@@ -272,14 +272,14 @@ describe("conditional dashboard requests", () => {
   });
 
   it("lets exactly one of two concurrent writers win: the version is checked by the write itself", async () => {
-    const { key, path, tiles } = await dashboardWithTwoNotes();
+    const { key, id, path, tiles } = await dashboardWithTwoNotes();
     // Several rounds, so that some pairs both pass the check against what they read.
     for (const version of [2, 3, 4, 5]) {
       const responses = await Promise.all(
         [`One ${version}`, `Two ${version}`].map((body) =>
           api("PATCH", path, {
             key,
-            headers: { "If-Match": `"${version}"` },
+            headers: { "If-Match": `"${id}.${version}"` },
             body: { name: body, tiles: [{ id: tiles[0]!.id, text: { body } }, { text: { body: `${body} new` } }] },
           }),
         ),
@@ -295,9 +295,9 @@ describe("conditional dashboard requests", () => {
   });
 
   it("checks If-Match on move_tile, reorder_tiles and restore too, and accepts * as any version", async () => {
-    const { key, project, path, tiles } = await dashboardWithTwoNotes();
+    const { key, id, project, path, tiles } = await dashboardWithTwoNotes();
     const other = await createDashboard(key, project.id, { name: "Other" });
-    const stale = { "If-Match": 'W/"1"' };
+    const stale = { "If-Match": `W/"${id}.1"` };
     const moved = await api("PATCH", `${path}/move_tile`, {
       key,
       headers: stale,
@@ -461,7 +461,7 @@ async function reopenedDashboardWithCollaborator() {
   });
   expect(added.status).toBe(201);
   const opened = await api("PATCH", path, { key, body: { name: "Open board", restriction_level: 21 } });
-  expect([opened.status, opened.headers.get("ETag")]).toEqual([200, 'W/"2"']);
+  expect([opened.status, opened.headers.get("ETag")]).toEqual([200, `W/"${dashboard.id}.2"`]);
   const lock = () => api("PATCH", path, { key, body: { restriction_level: 37 } });
   return { key, path, collaborator, lock };
 }
