@@ -247,6 +247,38 @@ describe("POST /api/signup/:token, as a new user", () => {
     expect([response.status, response.body]).toEqual([404, notFound]);
   });
 
+  it("keeps an invite closed when its inviter, removed, comes back: only a new invite opens", async () => {
+    const { organization, key } = await setupOrganization();
+    const orgPath = `/api/organizations/${organization.id}`;
+    const inviter = await addMember(organization.id, MembershipLevel.member);
+    const sent = await api("POST", `${orgPath}/invites`, {
+      key: inviter.key,
+      body: { target_email: "accomplice@example.com", send_email: false },
+    });
+    expect(sent.status).toBe(201);
+    expect((await api("DELETE", `${orgPath}/members/${inviter.user.uuid}`, { key })).status).toBe(204);
+    expect((await api("GET", signupPath(sent.body.token))).status).toBe(404);
+
+    // Invited back, the inviter accepts with their own key.
+    const back = await api("POST", `${orgPath}/invites`, {
+      key,
+      body: { target_email: inviter.user.email, send_email: false },
+    });
+    expect((await api("POST", "/api/signup", { key: inviter.key, body: { token: back.body.token } })).status).toBe(201);
+
+    expect([(await api("GET", signupPath(sent.body.token))).status]).toEqual([404]);
+    const joined = await api("POST", signupPath(sent.body.token), { body: {} });
+    expect([joined.status, joined.body]).toEqual([404, notFound]);
+    const members = await api("GET", `${orgPath}/members?email=accomplice@example.com`, { key });
+    expect(members.body.results).toEqual([]);
+    // An invite the inviter sends now opens.
+    const fresh = await api("POST", `${orgPath}/invites`, {
+      key: inviter.key,
+      body: { target_email: "accomplice@example.com", send_email: false },
+    });
+    expect((await api("GET", signupPath(fresh.body.token))).status).toBe(200);
+  });
+
   it("uses the names sent, over the invite's first name", async () => {
     const { organization, owner } = await setupOrganization();
     const invite = await insertInvite(organization.id, owner, { firstName: "Jane" });

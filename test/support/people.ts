@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { and, eq, sql } from "drizzle-orm";
 import { expect, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { mintInviteToken } from "../../src/organizations/invites/invite-tokens";
@@ -29,6 +30,16 @@ export async function insertInvite(
       ...fields,
     })
     .returning();
+  // An invite dated back (an old one) was sent by an inviter who was a member then already.
+  await db
+    .update(schema.organizationMemberships)
+    .set({ joinedAt: sql`min(${schema.organizationMemberships.joinedAt}, ${invite!.createdAt})` })
+    .where(
+      and(
+        eq(schema.organizationMemberships.organizationId, organizationId),
+        eq(schema.organizationMemberships.userId, createdBy.id),
+      ),
+    );
   return { ...invite!, token: token.value };
 }
 

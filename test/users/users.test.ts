@@ -149,9 +149,11 @@ describe("GET /api/users/@me", () => {
            insert into organizations (id, name, slug, created_at, updated_at)
            select printf('%s-0000-7000-8000-%012d', ?1, i), 'Stranger ' || i, ?1 || '-' || i, ?2, ?2 from n`,
       ).bind(prefix, now),
+      // Joined before inviting: an invite older than its inviter's membership opens nothing.
       env.DB.prepare(
         `insert into organization_memberships (id, organization_id, user_id, level, joined_at, updated_at)
-           select 'm' || id, id, ?2, 15, ?3, ?3 from organizations where id like ?1 || '-%'`,
+           select 'm' || id, id, ?2, 15, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour'), ?3
+           from organizations where id like ?1 || '-%'`,
       ).bind(prefix, stranger.id, now),
       env.DB.prepare(
         `insert into invites (id, organization_id, target_email, level, send_email, combine_pending_invites,

@@ -27,13 +27,16 @@ export const isInviteExpired = (createdAt: string) => Date.parse(createdAt) <= D
 
 /**
  * The invite a statement reads opens (signing up, `@me`'s pending invites, its e-mail): its inviter
- * still a member, its organization not being deleted. Written out in full, so that a select from
- * `invites` alone, which drops the qualifiers drizzle would give these columns, reads it too.
+ * still a member, by the membership they invited with (one that began after the invite, when they
+ * were removed and came back, does not reopen it), its organization not being deleted. Written
+ * out in full, so that a select from `invites` alone, which drops the qualifiers drizzle would
+ * give these columns, reads it too.
  */
 export const inviteOpens = sql`exists (select 1 from "organization_memberships" as "inviter"
   join "organizations" as "organization" on "organization"."id" = "inviter"."organization_id"
   where "inviter"."organization_id" = "invites"."organization_id"
     and "inviter"."user_id" = "invites"."created_by_id"
+    and "inviter"."joined_at" <= "invites"."created_at"
     and "organization"."deletion_scheduled_at" is null)`;
 
 export const inviteExpiresAt = (createdAt: string) =>
