@@ -4,9 +4,9 @@ import { idempotencyKeys } from "../db/schema";
 import type { Database } from "./db";
 import type { AppEnv } from "./env";
 import { ApiError, validationError } from "./errors";
-import { sha256Hex, uuid7 } from "./ids";
+import { constantTimeEqual, sha256Hex, uuid7 } from "./ids";
 import { errorFields, logLine } from "./log";
-import { type Keyring, loadKeyring, seal, unseal } from "./secrets";
+import { fingerprint, type Keyring, loadKeyring, seal, unseal } from "./secrets";
 
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 export const REPLAYED_HEADER = "Idempotent-Replayed";
@@ -165,6 +165,16 @@ function presentedKey(header: string | undefined): string | undefined {
 const showsSecret = (response: Response) => response.headers.get("Cache-Control")?.includes("no-store") === true;
 
 /**
+ * Whether `stored`, a kept request's fingerprint, is `request`'s: under the key it was made with,
+ * while the keyring holds it (a retry across a rotation of the encryption key still replays).
+ */
+async function sameRequest(keyring: Keyring, stored: string, request: string): Promise<boolean> {
+  const keyId = stored.split(":")[0]!;
+  const fingerprinted = await fingerprint(keyring, request, keyId);
+  return fingerprinted !== null && constantTimeEqual(fingerprinted, stored);
+}
+
+/**
  * Stripe's `Idempotency-Key` on an authenticated POST: without the header nothing changes. With
  * it, the key is claimed before the handler runs; a success is kept (sealed) for a day, unless it
  * shows a secret, and answered again, with `Idempotent-Replayed: true`, to a retry of the same request by the same
@@ -180,11 +190,13 @@ export const idempotentRetries = createMiddleware<AppEnv>(async (c, next) => {
   const claim = { apiKeyId: c.var.actor.keyId, keyHash: await sha256Hex(key), claim: uuid7() };
   // The resolved organization and project too: `@current` may name another one at a retry.
   const context = `${c.var.organization?.id ?? ""} ${c.var.project?.projectId ?? ""}`;
-  const requestHash = await sha256Hex(`${c.req.method} ${url.pathname}${url.search} ${context}\n${body}`);
+  const request = `${c.req.method} ${url.pathname}${url.search} ${context}\n${body}`;
+  // Keyed: the body may hold a secret (a password), which a plain hash in a dump would let anyone test guesses of.
+  const requestHash = (await fingerprint(keyring, request))!;
   const row = await claimIdempotencyKey(db, { ...claim, requestHash }, Date.now());
 
   if (row.claim !== claim.claim) {
-    if (row.requestHash !== requestHash) throw keyReused();
+    if (!(await sameRequest(keyring, row.requestHash, request))) throw keyReused();
     if (row.responseStatus === null) throw keyInUse();
     if (row.responseBody === null) throw responseNotKept();
     const text = await unsealKept(keyring, row.responseBody, claim);

@@ -15,8 +15,9 @@ const SEALED_PREFIX = "enc:v1:";
 const IV_BYTES = 12;
 const KEY_BYTES = 32;
 
-type SealingKey = { id: string; key: CryptoKey };
-export type Keyring = { current: SealingKey; byId: Map<string, CryptoKey> };
+/** A sealing key, and the HMAC key derived from it for `fingerprint`. */
+type SealingKey = { id: string; key: CryptoKey; fingerprinting: CryptoKey };
+export type Keyring = { current: SealingKey; byId: Map<string, CryptoKey>; fingerprintingById: Map<string, CryptoKey> };
 
 const fromBase64 = (text: string) => Uint8Array.from(atob(text), (character) => character.charCodeAt(0));
 const toBase64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));
@@ -31,7 +32,16 @@ async function importKey(encoded: string, variable: string): Promise<SealingKey>
   }
   if (raw.byteLength !== KEY_BYTES) throw new Error(`${variable} is not ${KEY_BYTES} bytes in base64`);
   const key = await crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["encrypt", "decrypt"]);
-  return { id: (await sha256Hex(encoded)).slice(0, 8), key };
+  // A key of its own for fingerprints (HKDF), not the sealing key used for two algorithms.
+  const base = await crypto.subtle.importKey("raw", raw, "HKDF", false, ["deriveKey"]);
+  const fingerprinting = await crypto.subtle.deriveKey(
+    { name: "HKDF", hash: "SHA-256", salt: new Uint8Array(), info: new TextEncoder().encode("fingerprint") },
+    base,
+    { name: "HMAC", hash: "SHA-256", length: 256 },
+    false,
+    ["sign"],
+  );
+  return { id: (await sha256Hex(encoded)).slice(0, 8), key, fingerprinting };
 }
 
 async function buildKeyring(current: string, old: string[]): Promise<Keyring> {
@@ -39,7 +49,11 @@ async function buildKeyring(current: string, old: string[]): Promise<Keyring> {
     importKey(current, "SECRETS_ENCRYPTION_KEY"),
     ...old.map((key) => importKey(key, "a key of SECRETS_ENCRYPTION_OLD_KEYS")),
   ]);
-  return { current: keys[0]!, byId: new Map(keys.map(({ id, key }) => [id, key])) };
+  return {
+    current: keys[0]!,
+    byId: new Map(keys.map(({ id, key }) => [id, key])),
+    fingerprintingById: new Map(keys.map(({ id, fingerprinting }) => [id, fingerprinting])),
+  };
 }
 
 /** Imported once per isolate and configuration, not on every request. */
@@ -105,4 +119,17 @@ export async function unseal(keyring: Keyring, sealed: string, context: string):
     bytes.subarray(IV_BYTES),
   );
   return new TextDecoder().decode(plaintext);
+}
+
+/**
+ * A keyed fingerprint of `text`, `<key id>:<HMAC-SHA-256 in hex>`, under the current key or the
+ * key `keyId` names (null when the keyring no longer holds it). Where a plain hash of a text that
+ * holds a secret (a request body with a password) would let a database dump test guesses of it,
+ * this does not: the key is the Worker's secret.
+ */
+export async function fingerprint(keyring: Keyring, text: string, keyId = keyring.current.id): Promise<string | null> {
+  const key = keyring.fingerprintingById.get(keyId);
+  if (!key) return null;
+  const signature = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(text));
+  return `${keyId}:${[...new Uint8Array(signature)].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
 }

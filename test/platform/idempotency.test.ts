@@ -367,3 +367,73 @@ describe("an idempotency key goes with its request and its API key", () => {
     expect(await dashboardsNamed(first, "Acquisition plans")).toHaveLength(1);
   });
 });
+
+describe("a kept request's fingerprint", () => {
+  const keysAtStart = { current: env.SECRETS_ENCRYPTION_KEY, old: env.SECRETS_ENCRYPTION_OLD_KEYS };
+  afterEach(() => {
+    env.SECRETS_ENCRYPTION_KEY = keysAtStart.current;
+    env.SECRETS_ENCRYPTION_OLD_KEYS = keysAtStart.old;
+  });
+
+  const storedFingerprint = async (organization: Organization, idempotencyKey: string) =>
+    (
+      await db
+        .select({ requestHash: schema.idempotencyKeys.requestHash })
+        .from(schema.idempotencyKeys)
+        .where(
+          and(
+            eq(schema.idempotencyKeys.apiKeyId, await keyIdOf(organization.owner)),
+            eq(schema.idempotencyKeys.keyHash, await sha256Hex(idempotencyKey)),
+          ),
+        )
+    )[0]!.requestHash;
+
+  it("is keyed: a dump cannot test a guessed password in the body with a plain hash", async () => {
+    const organization = await setupOrganization();
+    const { project, key } = organization;
+    const path = `/api/environments/${project.id}/batch_exports`;
+    const config = { user: "posthog", password: "Winter2026!", host: "db.example.com", database: "events" };
+    const body = { name: "Events to Postgres", interval: "hour", destination: { type: "Postgres", config } };
+    const idempotencyKey = crypto.randomUUID();
+    const created = await api("POST", path, { key, body, headers: { "Idempotency-Key": idempotencyKey } });
+    expect(created.status).toBe(201);
+
+    const stored = await storedFingerprint(organization, idempotencyKey);
+    const keyId = (await sha256Hex(env.SECRETS_ENCRYPTION_KEY!)).slice(0, 8);
+    expect(stored).toMatch(new RegExp(`^${keyId}:[0-9a-f]{64}$`));
+    // What a reader of a dump could rebuild, the guessed password in it, hashed plainly.
+    const guess = await sha256Hex(`POST ${path}  ${project.id}\n${JSON.stringify(body)}`);
+    expect(stored).not.toContain(guess);
+    // The retry is still told from another request: replayed, or 422 for another body.
+    const retry = await api("POST", path, { key, body, headers: { "Idempotency-Key": idempotencyKey } });
+    expect([retry.status, retry.headers.get("Idempotent-Replayed"), retry.body.id]).toEqual([
+      201,
+      "true",
+      created.body.id,
+    ]);
+    const other = { ...body, destination: { type: "Postgres", config: { ...config, password: "Spring2027!" } } };
+    expectError(
+      await api("POST", path, { key, body: other, headers: { "Idempotency-Key": idempotencyKey } }),
+      422,
+      REUSED,
+    );
+  });
+
+  it("replays a retry across a rotation of the encryption key, while the former key is kept", async () => {
+    const organization = await setupOrganization();
+    const idempotencyKey = crypto.randomUUID();
+    const first = await createWithKey(organization, idempotencyKey, { name: "Rotated" });
+    expect(first.status).toBe(201);
+    env.SECRETS_ENCRYPTION_OLD_KEYS = env.SECRETS_ENCRYPTION_KEY;
+    env.SECRETS_ENCRYPTION_KEY = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
+
+    const retry = await createWithKey(organization, idempotencyKey, { name: "Rotated" });
+    expect([retry.status, retry.headers.get("Idempotent-Replayed"), retry.body.id]).toEqual([
+      201,
+      "true",
+      first.body.id,
+    ]);
+    expectError(await createWithKey(organization, idempotencyKey, { name: "Other" }), 422, REUSED);
+    expect(await dashboardsNamed(organization, "Rotated")).toHaveLength(1);
+  });
+});
