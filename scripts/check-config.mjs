@@ -4,7 +4,8 @@
 //     resources and later finds them by name, so an id in the config is a real one or none;
 //   - every environment declares the bindings and vars the top level does: wrangler inherits none
 //     of them, and the code is typed by the top level's;
-//   - no two environments share a D1 database, a queue or a rate-limit namespace;
+//   - every environment consumes the queues the top level does;
+//   - no two environments share a D1 database, a queue, an R2 bucket or a rate-limit namespace;
 //   - worker-configuration.d.ts is what `npm run types` writes from the config as it is.
 import { spawnSync } from "node:child_process";
 import path from "node:path";
@@ -31,10 +32,23 @@ function bindingNames(target) {
     ...(target.d1_databases ?? []).map((database) => database.binding),
     ...(target.kv_namespaces ?? []).map((namespace) => namespace.binding),
     ...(target.queues?.producers ?? []).map((producer) => producer.binding),
+    ...(target.r2_buckets ?? []).map((bucket) => bucket.binding),
     ...(target.durable_objects?.bindings ?? []).map((object) => object.name),
     ...(target.ratelimits ?? []).map((limiter) => limiter.name),
     ...Object.keys(target.vars ?? {}),
   ]);
+}
+
+/**
+ * The top level's consumed queues that `target` does not consume, by name less the environment's
+ * suffix (`-staging`): an environment without one of them queues webhooks and e-mails it never
+ * sends.
+ */
+function queuesNotConsumed(target, environment, topLevelQueues) {
+  const consumed = (target.queues?.consumers ?? []).map((consumer) =>
+    environment ? consumer.queue.replace(new RegExp(`-${environment}$`), "") : consumer.queue,
+  );
+  return topLevelQueues.filter((queue) => !consumed.includes(queue));
 }
 
 /** The account-wide resources a target uses, each as "kind name". */
@@ -42,6 +56,10 @@ function resources(target) {
   return [
     ...(target.d1_databases ?? []).map((database) => `D1 database ${database.database_name}`),
     ...(target.queues?.producers ?? []).map((producer) => `queue ${producer.queue}`),
+    ...(target.queues?.consumers ?? []).flatMap((consumer) =>
+      [consumer.queue, consumer.dead_letter_queue].filter(Boolean).map((queue) => `queue ${queue}`),
+    ),
+    ...(target.r2_buckets ?? []).map((bucket) => `R2 bucket ${bucket.bucket_name}`),
     ...(target.ratelimits ?? []).map((limiter) => `rate-limit namespace_id ${limiter.namespace_id}`),
   ];
 }
@@ -49,13 +67,14 @@ function resources(target) {
 /** What is wrong with a raw wrangler config (the object wrangler reads from the file); [] if nothing. */
 export function configProblems(config) {
   const targets = [
-    ["the top level", config],
-    ...Object.entries(config.env ?? {}).map(([name, target]) => [`env.${name}`, target]),
+    ["the top level", config, ""],
+    ...Object.entries(config.env ?? {}).map(([name, target]) => [`env.${name}`, target, name]),
   ];
   const expected = bindingNames(config);
+  const consumers = (config.queues?.consumers ?? []).map((consumer) => consumer.queue);
   const problems = placeholderIds(config, "");
   const users = new Map();
-  for (const [name, target] of targets) {
+  for (const [name, target, environment] of targets) {
     const declared = bindingNames(target);
     for (const binding of expected)
       if (!declared.has(binding)) problems.push(`${name} lacks ${binding} (environments inherit no bindings or vars)`);
@@ -64,6 +83,8 @@ export function configProblems(config) {
         problems.push(
           `${name} declares ${binding}, which the top level does not (the code is typed by the top level's)`,
         );
+    for (const queue of queuesNotConsumed(target, environment, consumers))
+      problems.push(`${name} does not consume ${queue} (environments inherit no consumers)`);
     for (const resource of new Set(resources(target))) users.set(resource, [...(users.get(resource) ?? []), name]);
   }
   for (const [resource, names] of users)

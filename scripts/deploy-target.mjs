@@ -3,7 +3,11 @@
 import path from "node:path";
 import { root } from "./wrangler.mjs";
 
-/** `{ workerName, publicBaseUrl }` of `environment` (undefined or "": the top level). */
+/**
+ * `{ workerName, publicBaseUrl, queuesOnlyConsumed }` of `environment` (undefined or "": the top
+ * level). `queuesOnlyConsumed`: the queues no producer binds (the dead-letter queues), which
+ * `wrangler deploy` does not create.
+ */
 export async function readTarget(environment) {
   // Imported when needed: wrangler's module takes a couple of seconds to load.
   const { unstable_readConfig } = await import("wrangler");
@@ -12,7 +16,10 @@ export async function readTarget(environment) {
     { hideWarnings: true },
   );
   const publicBaseUrl = (config.vars.PUBLIC_BASE_URL ?? "").replace(/\/+$/, "");
-  return { workerName: config.name, publicBaseUrl: publicBaseUrl || undefined };
+  const produced = new Set(config.queues.producers?.map((producer) => producer.queue));
+  const consumed = (config.queues.consumers ?? []).flatMap((consumer) => [consumer.queue, consumer.dead_letter_queue]);
+  const queuesOnlyConsumed = [...new Set(consumed)].filter((queue) => queue && !produced.has(queue));
+  return { workerName: config.name, publicBaseUrl: publicBaseUrl || undefined, queuesOnlyConsumed };
 }
 
 /**

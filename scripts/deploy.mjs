@@ -1,13 +1,20 @@
 #!/usr/bin/env node
 // `npm run deploy [-- --env staging|production]`: one command for a whole deployment, safe to run
 // again. It needs a logged-in wrangler (`npx wrangler login`) or CLOUDFLARE_API_TOKEN.
-//   1. D1's migrations: before the deploy when the database exists, so that new code never meets
+//   1. What `wrangler deploy` does not create itself: the dead-letter queues (wrangler creates a
+//      queue a producer binds, and only checks that one merely consumed exists); and, while the
+//      Worker does not exist yet, the API key cache an earlier first deploy left when it stopped
+//      after creating it is removed (wrangler would refuse to create it again under its title).
+//   2. D1's migrations: before the deploy when the database exists, so that new code never meets
 //      an older schema; after it when this deploy is the one that creates the database.
-//   2. `wrangler deploy`, which creates what does not exist yet (D1, KV, the queue) and links it.
-//   3. SECRETS_ENCRYPTION_KEY, when the Worker has none: 32 random bytes, given to wrangler on
-//      its standard input and printed nowhere, but kept in .secrets/ (git-ignored, owner-only):
-//      rotating the key needs the current one, and Cloudflare never gives a secret back.
-//   4. While D1 holds no organization: the first one, its owner and a key (scripts/bootstrap.mjs).
+//   3. `wrangler deploy`, which creates what does not exist yet (D1, KV, R2, the produced queues)
+//      and links it.
+//   4. SECRETS_ENCRYPTION_KEY, when the Worker has none: the one kept in .secrets/ (git-ignored,
+//      owner-only) by an earlier deploy, else, while D1 holds no organization, 32 new random
+//      bytes kept there: given to wrangler on its standard input and printed nowhere (rotating
+//      the key needs the current one, and Cloudflare never gives a secret back). A database that
+//      holds data sealed under a key that is lost gets no new one: the deploy stops and says so.
+//   5. While D1 holds no organization: the first one, its owner and a key (scripts/bootstrap.mjs).
 // wrangler's own output is shown only when a step fails.
 import "./toolchain.mjs";
 import { spawnSync } from "node:child_process";
@@ -29,6 +36,45 @@ export function databaseExists(target) {
   if (/Couldn't find/i.test(output)) return false;
   process.stderr.write(output);
   throw new Error(`wrangler d1 info failed with exit code ${result.status}`);
+}
+
+/** Whether the Worker exists; any failure other than "does not exist" stops the deploy. */
+export function workerExists(target) {
+  const result = runWrangler(["secret", "list", "--format", "json", ...target]);
+  if (result.status === 0) return true;
+  const output = `${result.stdout}\n${result.stderr}`;
+  if (/Worker "[^"]*"( \(env: [^)]*\))? not found|does not exist|\[code: 10007\]/i.test(output)) return false;
+  process.stderr.write(output);
+  throw new Error(`wrangler secret list failed with exit code ${result.status}`);
+}
+
+/** Creates the queues no producer binds (the dead-letter queues) that do not exist yet. */
+export function ensureQueues(target, names) {
+  for (const name of names) {
+    const info = runWrangler(["queues", "info", name, ...target]);
+    if (info.status === 0) continue;
+    const output = `${info.stdout}\n${info.stderr}`;
+    if (!/does not exist/i.test(output)) {
+      process.stderr.write(output);
+      throw new Error(`wrangler queues info ${name} failed with exit code ${info.status}`);
+    }
+    wrangler(["queues", "create", name, ...target]);
+    console.log(`Queue ${name}: created (a dead-letter queue: wrangler deploy creates only the queues it sends to).`);
+  }
+}
+
+/**
+ * Before the Worker exists, a KV namespace under the title wrangler gives its API key cache was
+ * left by a first deploy that stopped after creating it: nothing uses it (it held cached key
+ * lookups for a minute at most), and wrangler refuses to create one of the same title, so it goes.
+ */
+export function removeLeftoverKeyCache(target, workerName) {
+  const title = `${workerName}-api-key-cache`;
+  const listed = wrangler(["kv", "namespace", "list", ...target]);
+  const namespaces = JSON.parse(listed.slice(listed.indexOf("[")));
+  if (!namespaces.some((namespace) => namespace.title === title)) return;
+  wrangler(["kv", "namespace", "delete", title, "--skip-confirmation", ...target]);
+  console.log(`KV namespace ${title}: removed, left by a first deploy that stopped before the Worker existed.`);
 }
 
 /** Applies the migrations D1 lacks; returns the names applied. */
@@ -75,12 +121,22 @@ function keptKey(file) {
   return { key, kept: false };
 }
 
-/** Sets the encryption key when the Worker has none; returns the file it came from, or null. */
-export function ensureEncryptionKey(target, workerName) {
+/**
+ * Sets the encryption key when the Worker has none; returns the file it came from, or null. A new
+ * key only for a database that holds nothing sealed yet (`holdsData` false): over data sealed
+ * under a key since lost, a new one would open none of it, and /healthz could not tell.
+ */
+export function ensureEncryptionKey(target, workerName, holdsData) {
   const listed = wrangler(["secret", "list", "--format", "json", ...target]);
   const secrets = JSON.parse(listed.slice(listed.indexOf("[")));
   if (secrets.some((secret) => secret.name === SECRET)) return null;
   const file = keyFile(workerName);
+  if (!existsSync(file) && holdsData()) {
+    throw new Error(
+      `the Worker has no ${SECRET}, and its database holds data sealed under one: put that key back ` +
+        `(\`npx wrangler secret put ${SECRET}\`, or its file in ${path.relative(process.cwd(), file)}) and run again`,
+    );
+  }
   const { key, kept } = keptKey(file);
   wrangler(["secret", "put", SECRET, ...target], { input: key });
   return { file: path.relative(process.cwd(), file), kept };
@@ -101,8 +157,8 @@ function migrateAndDeploy(target) {
   return url;
 }
 
-function setKeyIfMissing(target, workerName) {
-  const key = ensureEncryptionKey(target, workerName);
+function setKeyIfMissing(target, workerName, environment) {
+  const key = ensureEncryptionKey(target, workerName, () => organizationCount({ remote: true, environment }) > 0);
   if (key?.kept) console.log(`${SECRET}: set from ${key.file}, kept from an earlier deploy.`);
   else if (key)
     console.log(
@@ -130,8 +186,10 @@ export async function deploy(environment) {
     `Deploying ${config.workerName}` +
       `${environment ? ` (--env ${environment})` : " (the top level; --env staging or production for those)"}.`,
   );
+  if (!workerExists(target)) removeLeftoverKeyCache(target, config.workerName);
+  ensureQueues(target, config.queuesOnlyConsumed);
   const url = migrateAndDeploy(target);
-  setKeyIfMissing(target, config.workerName);
+  setKeyIfMissing(target, config.workerName, environment);
   await bootstrapIfEmpty(environment, publicAddress(config, url));
 }
 

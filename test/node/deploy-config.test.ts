@@ -9,6 +9,8 @@ type Fields = Record<string, string>;
 type Target = {
   d1_databases: Fields[];
   kv_namespaces: Fields[];
+  r2_buckets?: Fields[];
+  queues: { consumers?: Fields[] };
   ratelimits: Fields[];
   vars: Fields;
   durable_objects?: unknown;
@@ -57,6 +59,29 @@ describe("the deploy configuration check", () => {
     expect(configProblems(raw)).toEqual([
       "rate-limit namespace_id 1001 is shared by the top level and env.staging",
       "D1 database posthog-org-api-production is shared by env.staging and env.production",
+    ]);
+  });
+
+  it("fails an environment without the top level's R2 buckets or queue consumers", () => {
+    const raw = config();
+    delete raw.env.staging!.r2_buckets;
+    raw.env.production!.queues.consumers = raw.env.production!.queues.consumers!.filter(
+      (consumer) => consumer.queue !== "invite-emails-dead-letters-production",
+    );
+    expect(configProblems(raw)).toEqual([
+      "env.staging lacks ACTIVITY_LOG_EXPORTS (environments inherit no bindings or vars)",
+      "env.staging lacks ACTIVITY_LOG_ARCHIVE (environments inherit no bindings or vars)",
+      "env.production does not consume invite-emails-dead-letters (environments inherit no consumers)",
+    ]);
+  });
+
+  it("fails environments sharing an R2 bucket or a consumed queue", () => {
+    const raw = config();
+    raw.env.staging!.r2_buckets![1]!.bucket_name = raw.env.production!.r2_buckets![1]!.bucket_name!;
+    raw.env.staging!.queues.consumers![0]!.dead_letter_queue = raw.queues.consumers![0]!.dead_letter_queue!;
+    expect(configProblems(raw)).toEqual([
+      "queue webhook-deliveries-dead-letters is shared by the top level and env.staging",
+      "R2 bucket activity-log-archive-production is shared by env.staging and env.production",
     ]);
   });
 });

@@ -17,9 +17,15 @@ const DEPLOYED_URL = "https://posthog-org-api-staging.example.workers.dev";
 
 type Account = {
   database: boolean;
+  /** Whether the Worker exists: a deploy creates it. */
+  worker: boolean;
+  queues: string[];
+  kv: { id: string; title: string }[];
   secrets: Record<string, string>;
   organizations: number;
   failDeploy?: boolean;
+  /** A first deploy that stops after creating the KV namespace (a later resource failed). */
+  failAfterKv?: boolean;
   calls: { args: string[]; sql?: string }[];
 };
 
@@ -37,6 +43,23 @@ const save = () => fs.writeFileSync(file, JSON.stringify(account));
 const fail = (message) => { save(); console.error("✘ [ERROR] " + message); process.exit(1); };
 const json = (value) => { save(); console.log(JSON.stringify(value)); process.exit(0); };
 
+const environment = (args.find((arg) => arg.startsWith("--env=")) ?? "--env=").slice("--env=".length);
+const named = (name) => name + (environment ? "-" + environment : "");
+if (words.startsWith("queues info")) {
+  if (!account.queues.includes(args[2])) {
+    fail('Queue "' + args[2] + '" does not exist. To create it, run: wrangler queues create ' + args[2]);
+  }
+  json({ queue_name: args[2] });
+}
+if (words.startsWith("queues create")) {
+  account.queues.push(args[2]);
+  json({ queue_name: args[2] });
+}
+if (words === "kv namespace list") json(account.kv);
+if (words.startsWith("kv namespace delete")) {
+  account.kv = account.kv.filter((namespace) => namespace.title !== args[3]);
+  json({});
+}
 if (words === "d1 info DB") {
   if (!account.database) fail("Couldn't find a D1 DB named 'posthog-org-api-staging' (bound as 'DB') in the API.");
   json({ name: "posthog-org-api-staging" });
@@ -52,6 +75,17 @@ if (words === "d1 migrations apply") {
 }
 if (words === "deploy") {
   if (account.failDeploy) fail("A request to the Cloudflare API failed: Authentication error [code: 10000]");
+  // As wrangler: the queues only consumed must exist; it creates the KV namespace of a new Worker.
+  for (const queue of [named("webhook-deliveries-dead-letters"), named("invite-emails-dead-letters")]) {
+    if (!account.queues.includes(queue)) fail('Queue "' + queue + '" does not exist.');
+  }
+  if (!account.worker) {
+    const title = named("posthog-org-api") + "-api-key-cache";
+    if (account.kv.some((namespace) => namespace.title === title)) fail("a namespace with this title already exists");
+    account.kv.push({ id: "kv" + account.kv.length, title });
+    if (account.failAfterKv) fail("You have reached the maximum number of D1 databases [code: 7406]");
+  }
+  account.worker = true;
   account.database = true;
   save();
   console.log(
@@ -60,6 +94,7 @@ if (words === "deploy") {
   );
   process.exit(0);
 }
+if (words === "secret list" && !account.worker) fail("This Worker does not exist on your account. [code: 10007]");
 if (words === "secret list") json(Object.keys(account.secrets).map((name) => ({ name, type: "secret_text" })));
 if (words.startsWith("secret put")) {
   account.secrets[args[2]] = fs.readFileSync(0, "utf8");
@@ -116,7 +151,10 @@ const commands = (account: Account) =>
 beforeEach(() => {
   directory = mkdtempSync(path.join(tmpdir(), "deploy-script-"));
   accountFile = path.join(directory, "account.json");
-  writeFileSync(accountFile, JSON.stringify({ database: false, secrets: {}, organizations: 0, calls: [] }));
+  writeFileSync(
+    accountFile,
+    JSON.stringify({ database: false, worker: false, queues: [], kv: [], secrets: {}, organizations: 0, calls: [] }),
+  );
   writeFileSync(path.join(directory, "wrangler"), STUB);
   chmodSync(path.join(directory, "wrangler"), 0o755);
 });
@@ -130,10 +168,17 @@ describe("npm run deploy", () => {
     expect(stderr).toBe("");
     expect(status).toBe(0);
     expect(commands(account)).toEqual([
+      "secret list --env=staging",
+      "kv namespace list --env=staging",
+      "queues info webhook-deliveries-dead-letters-staging --env=staging",
+      "queues create webhook-deliveries-dead-letters-staging --env=staging",
+      "queues info invite-emails-dead-letters-staging --env=staging",
+      "queues create invite-emails-dead-letters-staging --env=staging",
       "d1 info DB --env=staging",
       "deploy --env=staging",
       "d1 migrations apply --env=staging",
       "secret list --env=staging",
+      "d1 execute DB --command --env=staging",
       "secret put SECRETS_ENCRYPTION_KEY --env=staging",
       "d1 execute DB --command --env=staging",
       "d1 execute DB --file --env=staging",
@@ -166,6 +211,9 @@ describe("npm run deploy", () => {
 
     expect(status).toBe(0);
     expect(commands(account)).toEqual([
+      "secret list --env=staging",
+      "queues info webhook-deliveries-dead-letters-staging --env=staging",
+      "queues info invite-emails-dead-letters-staging --env=staging",
       "d1 info DB --env=staging",
       "d1 migrations apply --env=staging",
       "deploy --env=staging",
@@ -189,11 +237,44 @@ describe("npm run deploy", () => {
     expect(stdout).not.toContain(kept);
   });
 
+  it("runs again after a first deploy that stopped once wrangler had created the KV namespace", () => {
+    const stopped = runDeploy(["--env", "staging"], { failAfterKv: true });
+    expect(stopped.status).toBe(1);
+    expect(stopped.account.kv.map((namespace) => namespace.title)).toEqual(["posthog-org-api-staging-api-key-cache"]);
+
+    const { status, stdout, account } = runDeploy(["--env", "staging"], { failAfterKv: false });
+
+    expect(status).toBe(0);
+    expect(stdout).toContain("KV namespace posthog-org-api-staging-api-key-cache: removed");
+    expect(account.kv.map((namespace) => namespace.title)).toEqual(["posthog-org-api-staging-api-key-cache"]);
+    expect(account.secrets.SECRETS_ENCRYPTION_KEY).toBeDefined();
+  });
+
+  it("mints no new key over a database whose data was sealed under a key since lost", () => {
+    expect(runDeploy(["--env", "staging"]).status).toBe(0);
+    rmSync(keptKeyFile());
+
+    const { status, stderr, account } = runDeploy(["--env", "staging"], { secrets: {} });
+
+    expect(status).toBe(1);
+    expect(stderr).toContain("the Worker has no SECRETS_ENCRYPTION_KEY, and its database holds data sealed under one");
+    expect(account.secrets).toEqual({});
+  });
+
   it("targets the top level explicitly without --env, and stops at a failed step showing wrangler's error", () => {
     const { status, stderr, account } = runDeploy([], { failDeploy: true });
 
     expect(status).toBe(1);
-    expect(commands(account)).toEqual(["d1 info DB --env=", "deploy --env="]);
+    expect(commands(account)).toEqual([
+      "secret list --env=",
+      "kv namespace list --env=",
+      "queues info webhook-deliveries-dead-letters --env=",
+      "queues create webhook-deliveries-dead-letters --env=",
+      "queues info invite-emails-dead-letters --env=",
+      "queues create invite-emails-dead-letters --env=",
+      "d1 info DB --env=",
+      "deploy --env=",
+    ]);
     expect(stderr).toContain("Authentication error");
     expect(stderr).toMatch(/Deploy stopped: wrangler deploy .*--env= failed/);
     expect(account.secrets).toEqual({});
