@@ -74,6 +74,9 @@ function keysShownTo(actor: Actor) {
       where ${projects.organizationId} not in (select value from json_each(${within})))`,
   );
 }
+/** The caller's key `id`, when its key may be shown it (`keysShownTo`). */
+const shownKey = (actor: Actor, id: string) => and(eq(personalApiKeys.id, id), keysShownTo(actor));
+
 const ownKeyExists = (actor: Actor, id: string) =>
   sql`exists (select 1 from ${personalApiKeys} where ${ownKey(actor, id)})`;
 
@@ -95,7 +98,7 @@ export const retrievePersonalApiKey: RouteHandler<typeof retrieveKey, AppEnv> = 
   const [row] = await c.var.db
     .select()
     .from(personalApiKeys)
-    .where(and(eq(personalApiKeys.id, c.req.valid("param").id), keysShownTo(c.var.actor)));
+    .where(shownKey(c.var.actor, c.req.valid("param").id));
   if (!row) throw notFound();
   return c.json(toPersonalApiKey(row), 200);
 };
@@ -335,14 +338,15 @@ const lifetimeOfOrganization = sql<number | null>`(select ${organizations.apiKey
   where ${organizations.id} = ${organizationMemberships.organizationId})`;
 
 /**
- * One of the caller's keys, and the organizations whose activity logs record a change to it: its
- * scoped ones the owner still belongs to. The calling key acts only on keys that do no more than
+ * One of the caller's keys its key may be shown (`keysShownTo`: else 404, as retrieving it), and
+ * the organizations whose activity logs record a change to it: its scoped ones the owner still
+ * belongs to. The calling key acts only on keys that do no more than
  * itself (it would otherwise take a broader key's value by rolling it) and that reach no
  * organization whose admins blocked it.
  */
 async function keyAndReach(db: Database, actor: Actor, id: string) {
   const [[key], memberships, blocking, projectsNamed] = await db.batch([
-    db.select().from(personalApiKeys).where(ownKey(actor, id)),
+    db.select().from(personalApiKeys).where(shownKey(actor, id)),
     db
       .select({ id: organizationMemberships.organizationId, lifetime: lifetimeOfOrganization })
       .from(organizationMemberships)
@@ -353,7 +357,7 @@ async function keyAndReach(db: Database, actor: Actor, id: string) {
       .from(projects)
       .where(
         sql`${projects.id} in (select value from json_each((select ${personalApiKeys.scopedTeams}
-          from ${personalApiKeys} where ${ownKey(actor, id)})))`,
+          from ${personalApiKeys} where ${shownKey(actor, id)})))`,
       ),
   ]);
   if (!key) throw notFound();

@@ -111,19 +111,19 @@ function sessionCredentials({ sharing, passwords }: SharedDashboardRow): Credent
   return secret === null ? [] : sharing.allowedEmails.map((email) => viewerCredential(email, secret));
 }
 
-/** Sessions one request may present (cookies of the name, then a bearer token), tried at most. */
+/** Sessions one request may present (a bearer token, then cookies of the name), tried at most. */
 const SESSIONS_TRIED = 4;
 const SESSION_COOKIES = new RegExp(`(?:^|;\\s*)${SHARE_SESSION_COOKIE}=([^;]+)`, "g");
 
 /**
- * The sessions a request presents: every cookie of the name, in the order sent, then the bearer
- * token. All are tried: a stale cookie (of a password since deleted), or one a sibling subdomain
- * planted, does not shadow the visitor's own session.
+ * The sessions a request presents: the bearer token, which no cookie can displace, then every
+ * cookie of the name in the order sent, up to the limit. All are tried: a stale cookie (of a
+ * password since deleted), or one a sibling subdomain planted, does not shadow the visitor's own.
  */
 function presentedSessions(c: Context<AppEnv>): string[] {
-  const cookies = [...(c.req.header("Cookie") ?? "").matchAll(SESSION_COOKIES)].map((match) => match[1]!);
   const bearer = c.req.header("Authorization")?.match(/^Bearer (\S+)$/)?.[1];
-  return [...cookies, ...(bearer === undefined ? [] : [bearer])].slice(0, SESSIONS_TRIED);
+  const cookies = [...(c.req.header("Cookie") ?? "").matchAll(SESSION_COOKIES)].map((match) => match[1]!);
+  return [...(bearer === undefined ? [] : [bearer]), ...cookies].slice(0, SESSIONS_TRIED);
 }
 
 /**

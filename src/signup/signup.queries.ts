@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, lte, or, sql, type Column, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   invites,
@@ -82,14 +82,15 @@ const grantable = grantableLevelInSql(
 
 /**
  * The level the membership gets: the invite's, held to what its inviter holds when it is redeemed
- * (an inviter demoted since grants no more than they hold now; one gone grants nothing: NULL, which
- * the column refuses), so that no one regains a level, or a place, they lost through an invite they
- * sent before.
+ * (an inviter demoted since grants no more than they hold now; one gone, or back under a membership
+ * that began after the invite, grants nothing: NULL, which the column refuses), so that no one
+ * regains a level, or a place, they lost through an invite they sent before.
  */
 function levelGranted(invite: InviteRow) {
   const inviterLevel = sql`(select ${organizationMemberships.level} from ${organizationMemberships}
     where ${organizationMemberships.organizationId} = ${invite.organizationId}
-      and ${organizationMemberships.userId} = ${inviteColumn(invite.id, invites.createdById)})`;
+      and ${organizationMemberships.userId} = ${inviteColumn(invite.id, invites.createdById)}
+      and ${organizationMemberships.joinedAt} <= ${inviteColumn(invite.id, invites.createdAt)})`;
   const granted = inviteColumn(invite.id, invites.level);
   return sql<number>`min(${granted}, ${inviterLevel})`;
 }
@@ -139,10 +140,14 @@ function joinStatements(
       // Projects deleted since the invite was sent have no row to join: they are skipped.
       .innerJoin(access, sql`json_extract(access.value, '$.id') = ${projects.id}`)
       .innerJoin(invites, eq(invites.id, invite.id))
-      // The inviter as they are now: one who left grants nothing.
+      // The inviter as they are now, by the membership they invited with: one who left grants nothing.
       .innerJoin(
         inviter,
-        and(eq(inviter.organizationId, invite.organizationId), eq(inviter.userId, invites.createdById)),
+        and(
+          eq(inviter.organizationId, invite.organizationId),
+          eq(inviter.userId, invites.createdById),
+          lte(inviter.joinedAt, invites.createdAt),
+        ),
       )
       // The projects named, by id: never the organization's whole list.
       .where(

@@ -369,11 +369,25 @@ describe("GET /api/personal_api_keys", () => {
     expect(listed.status).toBe(200);
     expect(listed.body.map((key: { id: string }) => key.id)).toEqual([alphaProjectKey.id, alphaKey.id, unscoped.id]);
     expect(listed.text).not.toContain(beta.organization.id);
+    // Hidden alike from every route of one key: read, changed, rolled or revoked, 404.
     for (const hidden of [betaKey.id, strayKey.id]) {
-      const one = await api("GET", `/api/personal_api_keys/${hidden}`, { key: alphaKey.value });
-      expect(one.status).toBe(404);
-      expect(one.body).toEqual(errorBody("invalid_request", "not_found", "Not found."));
+      for (const [method, suffix, body] of [
+        ["GET", "", undefined],
+        ["PATCH", "", { scoped_teams: [] }],
+        ["POST", "/roll", {}],
+        ["DELETE", "", undefined],
+      ] as const) {
+        const one = await api(method, `/api/personal_api_keys/${hidden}${suffix}`, { key: alphaKey.value, body });
+        expect([method, one.status, one.body]).toEqual([
+          method,
+          404,
+          errorBody("invalid_request", "not_found", "Not found."),
+        ]);
+      }
     }
+    expect((await api("GET", `/api/personal_api_keys/${strayKey.id}`, { key: alpha.key })).body.scoped_teams).toEqual([
+      betaProject.id,
+    ]);
     expect((await api("GET", `/api/personal_api_keys/${alphaProjectKey.id}`, { key: alphaKey.value })).body).toEqual(
       keyShape({
         id: alphaProjectKey.id,

@@ -297,8 +297,9 @@ describe("password-protected share links", () => {
     // (Domain=.example.com; Path=/shared/<token>): a browser sends the older one first.
     const stale = "posthog_sharing_token=0190c0de-0000-7000-8000-000000000000.9999999999.forged";
 
+    // One cookie of the name for each path that covers the JSON's (`/`, `/shared`, `/shared/`, its own).
     const json = await api("GET", `/shared/${token}.json`, {
-      headers: { Authorization: `Bearer ${session}`, Cookie: stale },
+      headers: { Authorization: `Bearer ${session}`, Cookie: [stale, stale, stale, stale].join("; ") },
     });
     expect(json.status).toBe(200);
     expect(json.body.dashboard.name).toBe("Quarterly");

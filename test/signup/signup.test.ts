@@ -1,5 +1,5 @@
-import { eq } from "drizzle-orm";
-import { afterEach, describe, expect, it } from "vitest";
+import { and, eq } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { nowIso } from "../../src/platform/ids";
 import { KEY_BLOCKED, keysOutliveLifetime } from "../../src/platform/auth/key-policy";
@@ -22,6 +22,7 @@ import {
 import { expectError } from "../support/error-bodies";
 import { organizationBasic } from "../support/organizations";
 import { daysAgo, insertInvite, restoreTestDoubles } from "../support/people";
+import { beforeWrites } from "../support/races";
 
 afterEach(restoreTestDoubles);
 
@@ -277,6 +278,39 @@ describe("POST /api/signup/:token, as a new user", () => {
       body: { target_email: "accomplice@example.com", send_email: false },
     });
     expect((await api("GET", signupPath(fresh.body.token))).status).toBe(200);
+  });
+
+  it("keeps an invite closed when its inviter is removed and comes back between the signup's read and write", async () => {
+    const { organization, key } = await setupOrganization();
+    const inviter = await addMember(organization.id, MembershipLevel.admin);
+    const invite = await insertInvite(organization.id, inviter.user, { targetEmail: "accomplice@example.com" });
+    const ran = beforeWrites([
+      [
+        /^insert into "organization_memberships"/,
+        async () => {
+          await db
+            .delete(schema.organizationMemberships)
+            .where(
+              and(
+                eq(schema.organizationMemberships.organizationId, organization.id),
+                eq(schema.organizationMemberships.userId, inviter.user.id),
+              ),
+            );
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          return (await addMembership(organization.id, inviter.user, MembershipLevel.admin)).joinedAt;
+        },
+      ],
+    ]);
+
+    const joined = await api("POST", signupPath(invite.token), { body: {} });
+    vi.restoreAllMocks();
+
+    expect(ran).toHaveLength(1);
+    expect([joined.status, joined.body]).toEqual([404, notFound]);
+    const members = await api("GET", `/api/organizations/${organization.id}/members?email=accomplice@example.com`, {
+      key,
+    });
+    expect(members.body.results).toEqual([]);
   });
 
   it("uses the names sent, over the invite's first name", async () => {
