@@ -163,7 +163,7 @@ function runDeploy(args: string[]): Promise<{ status: number | null; stdout: str
 }
 
 describe("npm run deploy with the installed wrangler", () => {
-  it("on a new account creates the dead-letter queues, which wrangler only checks, and provisions the rest", async () => {
+  it("on a new account creates the dead-letter queues wrangler only checks, and provisions the rest", async () => {
     const { stdout, stderr } = await runDeploy(["--env", "staging"]);
 
     expect(stderr).not.toMatch(/Queue "[\w-]*" does not exist/);

@@ -280,7 +280,7 @@ describe("POST /api/signup/:token, as a new user", () => {
     expect((await api("GET", signupPath(fresh.body.token))).status).toBe(200);
   });
 
-  it("keeps an invite closed when its inviter is removed and comes back between the signup's read and write", async () => {
+  it("keeps an invite closed when its inviter leaves and comes back between the signup's read and write", async () => {
     const { organization, key } = await setupOrganization();
     const inviter = await addMember(organization.id, MembershipLevel.admin);
     const invite = await insertInvite(organization.id, inviter.user, { targetEmail: "accomplice@example.com" });
