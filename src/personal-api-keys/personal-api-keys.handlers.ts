@@ -74,6 +74,19 @@ function keysShownTo(actor: Actor) {
       where ${projects.organizationId} not in (select value from json_each(${within})))`,
   );
 }
+/**
+ * The key's reach and lifetime as read: what `keyAndReach` judged the calling key against. A
+ * write over the key holds it, so that a widening meanwhile (by a broader key) is not rolled,
+ * changed or revoked by a key that may no longer act on it (409, as a moment later 404).
+ */
+const reachAsRead = (key: KeyRow) =>
+  unchangedSinceRead([
+    [personalApiKeys.scopes, key.scopes],
+    [personalApiKeys.scopedOrganizations, key.scopedOrganizations],
+    [personalApiKeys.scopedTeams, key.scopedTeams],
+    [personalApiKeys.expiresAt, key.expiresAt],
+  ]);
+
 /** The caller's key `id`, when its key may be shown it (`keysShownTo`). */
 const shownKey = (actor: Actor, id: string) => and(eq(personalApiKeys.id, id), keysShownTo(actor));
 
@@ -453,11 +466,8 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
           unchangedSinceRead([
             [personalApiKeys.secureValue, key.secureValue],
             [personalApiKeys.label, key.label],
-            [personalApiKeys.scopes, key.scopes],
-            [personalApiKeys.scopedOrganizations, key.scopedOrganizations],
-            [personalApiKeys.scopedTeams, key.scopedTeams],
-            [personalApiKeys.expiresAt, key.expiresAt],
           ]),
+          reachAsRead(key),
           // And within the lifetime limits of the memberships when it runs (a join may land meanwhile).
           heldToLifetime ? sql`not ${keyWouldOutliveLifetime(actor.userId, after)}` : undefined,
         ),
@@ -496,7 +506,7 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
     db
       .update(personalApiKeys)
       .set({ ...changes, label: labelWhileNotBlocked(actor, reachable) })
-      .where(and(ownKey(actor, id), eq(personalApiKeys.secureValue, key.secureValue)))
+      .where(and(ownKey(actor, id), eq(personalApiKeys.secureValue, key.secureValue), reachAsRead(key)))
       .returning({ id: personalApiKeys.id }),
     ...reachable.map((organizationId) =>
       personalApiKeyActivity.record(c, "rolled", { organizationId, itemId: key.id, name: key.label, context }),
@@ -521,7 +531,7 @@ export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = asyn
     db,
     db
       .delete(personalApiKeys)
-      .where(and(ownKey(actor, id), notBlocked))
+      .where(and(ownKey(actor, id), notBlocked, reachAsRead(key)))
       .returning({
         secureValue: personalApiKeys.secureValue,
         previousSecureValue: personalApiKeys.previousSecureValue,
@@ -530,7 +540,7 @@ export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = asyn
   );
   if (!deleted) {
     const row = await db.get<{ notBlocked: number }>(sql`select ${notBlocked} as "notBlocked"`);
-    throw row?.notBlocked ? notFound() : blockedIn();
+    throw row?.notBlocked ? await changedOrGone(db, ownKeyExists(actor, id), "key") : blockedIn();
   }
   await forgetRevokedKey(c.env, deleted, currentEnvironmentGuessKey(key.id));
   return c.body(null, 204);

@@ -144,7 +144,7 @@ export const deleteKey = apiRoute({
   tags: ["personal_api_keys"],
   summary: "Revoke a key at once",
   request: { params: KeyParams },
-  responses: { 204: { description: "Revoked" } },
+  responses: { 204: { description: "Revoked" }, 409: changedMeanwhileResponse },
 });
 
 export const updateKey = apiRoute({

@@ -308,20 +308,20 @@ const BLOCKED_REACH = errorBody(
   "API key cannot act on keys that reach an organization whose admins revoked its access",
 );
 
-describe("a key acts on its owner's keys only within itself", () => {
-  /** An owner of two organizations, a key reaching both, and a key to manage keys in the first only. */
-  async function broadAndNarrow() {
-    const first = await setupOrganization();
-    const second = await setupOrganization();
-    await addMembership(second.organization.id, first.owner, MembershipLevel.owner);
-    const broad = await createApiKey(first.owner, { scopes: ["*"] });
-    const narrow = await createApiKey(first.owner, {
-      scopes: ["personal_api_key:write", "personal_api_key:read"],
-      scopedOrganizations: [first.organization.id],
-    });
-    return { first, second, broad, narrow };
-  }
+/** An owner of two organizations, a key reaching both, and a key to manage keys in the first only. */
+async function broadAndNarrow() {
+  const first = await setupOrganization();
+  const second = await setupOrganization();
+  await addMembership(second.organization.id, first.owner, MembershipLevel.owner);
+  const broad = await createApiKey(first.owner, { scopes: ["*"] });
+  const narrow = await createApiKey(first.owner, {
+    scopes: ["personal_api_key:write", "personal_api_key:read"],
+    scopedOrganizations: [first.organization.id],
+  });
+  return { first, second, broad, narrow };
+}
 
+describe("a key acts on its owner's keys only within itself", () => {
   it("a narrow key neither rolls, changes nor revokes a broader one (403); the broader key stays", async () => {
     const { second, broad, narrow } = await broadAndNarrow();
     const calls: [string, string, Record<string, unknown> | undefined][] = [
@@ -788,6 +788,50 @@ describe("a PATCH landing while another changes the key", () => {
       expect([409, 412]).toContain(relabel.status);
       expect(after.scopes).toEqual(["project:read"]);
     }
+  });
+});
+
+describe("a roll or revocation by a scoped key while a broader key widens the key", () => {
+  const CHANGED = errorBody("conflict", "conflict", "The key was changed by another request meanwhile. Try again.");
+
+  /** `broadAndNarrow`, and a key within the narrow one to act on, which the broad one widens. */
+  async function narrowAndTarget() {
+    const { first, second, broad, narrow } = await broadAndNarrow();
+    const target = await createApiKey(first.owner, {
+      scopes: ["personal_api_key:read"],
+      scopedOrganizations: [first.organization.id],
+    });
+    const widen = async () =>
+      (
+        await api("PATCH", `/api/personal_api_keys/${target.id}`, {
+          key: broad.value,
+          body: { scoped_organizations: [first.organization.id, second.organization.id] },
+        })
+      ).status;
+    return { second, broad, narrow, target, widen };
+  }
+
+  it("refuses the roll (409): the scoped key gets no value of a key that now reaches further", async () => {
+    const { second, broad, narrow, target, widen } = await narrowAndTarget();
+    const ran = beforeWrites([[/^update "personal_api_keys" set [^]*"previous_secure_value"/, widen]]);
+    const rolled = await api("POST", `/api/personal_api_keys/${target.id}/roll`, { key: narrow.value, body: {} });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(rolled, 409, CHANGED);
+    const current = await api("GET", "/api/personal_api_keys/@current", { key: target.value });
+    expect(current.body.scoped_organizations).toContain(second.organization.id);
+    const stored = await api("GET", `/api/personal_api_keys/${target.id}`, { key: broad.value });
+    expect(stored.body.last_rolled_at).toBeNull();
+  });
+
+  it("refuses the revocation (409): the widened key stays", async () => {
+    const { broad, narrow, target, widen } = await narrowAndTarget();
+    const ran = beforeWrites([[/^delete from "personal_api_keys"/, widen]]);
+    const revoked = await api("DELETE", `/api/personal_api_keys/${target.id}`, { key: narrow.value });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(revoked, 409, CHANGED);
+    expect((await api("GET", `/api/personal_api_keys/${target.id}`, { key: broad.value })).status).toBe(200);
   });
 });
 
