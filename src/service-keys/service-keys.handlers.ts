@@ -211,6 +211,18 @@ const trackedFields = (key: KeyRow) => ({
   expires_at: key.expiresAt,
 });
 
+/**
+ * The key's reach and lifetime as read, which `assertWithinCaller` judged the calling key against:
+ * a write over the key holds them, so that a key a broader one widened meanwhile is not changed or
+ * rolled (its new value handed over) by a key that may no longer act on it (409).
+ */
+const reachAsRead = (key: KeyRow) =>
+  unchangedSinceRead([
+    [serviceApiKeys.scopes, key.scopes],
+    [serviceApiKeys.scopedTeams, key.scopedTeams],
+    [serviceApiKeys.expiresAt, key.expiresAt],
+  ]);
+
 /** Guarded on the key's value, so that a roll meanwhile answers 409 rather than leaving a stale cache entry. */
 export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (c) => {
   const { db, organization } = c.var;
@@ -242,10 +254,8 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
           unchangedSinceRead([
             [serviceApiKeys.secureValue, key.secureValue],
             [serviceApiKeys.label, key.label],
-            [serviceApiKeys.scopes, key.scopes],
-            [serviceApiKeys.scopedTeams, key.scopedTeams],
-            [serviceApiKeys.expiresAt, key.expiresAt],
           ]),
+          reachAsRead(key),
         ),
       )
       .returning({ id: serviceApiKeys.id }),
@@ -274,7 +284,14 @@ export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) =
     db
       .update(serviceApiKeys)
       .set({ ...changes, label: labelWhileAdmin(c) })
-      .where(and(keyOf(organization.id, key.id), eq(serviceApiKeys.secureValue, key.secureValue), keyPolicyAsRead(c)))
+      .where(
+        and(
+          keyOf(organization.id, key.id),
+          eq(serviceApiKeys.secureValue, key.secureValue),
+          reachAsRead(key),
+          keyPolicyAsRead(c),
+        ),
+      )
       .returning({ id: serviceApiKeys.id }),
     serviceKeyActivity.record(c, "rolled", {
       organizationId: organization.id,

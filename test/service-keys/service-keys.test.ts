@@ -555,3 +555,25 @@ describe("a key changes no service key that does more than itself", () => {
     expect(dashboards.status).toBe(200);
   });
 });
+
+describe("a roll by a narrower key while a broader key widens the service key", () => {
+  it("refuses the roll (409): the narrower key gets no value of a key that now does more", async () => {
+    const { organization, key } = await setupOrganization();
+    const keysPath = `/api/organizations/${organization.id}/service_keys`;
+    const created = await createServiceKey(organization.id, key, { scopes: ["organization:read"] });
+    const admin = await addMember(organization.id, MembershipLevel.admin, ["organization:write", "organization:read"]);
+    const widen = async () =>
+      (await api("PATCH", `${keysPath}/${created.body.id}`, { key, body: { scopes: ["*"] } })).status;
+    const ran = beforeWrites([[/^update "service_api_keys" set [^]*"previous_secure_value"/, widen]]);
+    const rolled = await api("POST", `${keysPath}/${created.body.id}/roll`, { key: admin.key, body: {} });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(
+      rolled,
+      409,
+      errorBody("conflict", "conflict", "The key was changed by another request meanwhile. Try again."),
+    );
+    const stored = await api("GET", `${keysPath}/${created.body.id}`, { key });
+    expect([stored.body.scopes, stored.body.last_rolled_at]).toEqual([["*"], null]);
+  });
+});
