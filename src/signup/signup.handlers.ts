@@ -21,7 +21,7 @@ import {
 import { assertScope } from "../platform/auth/scopes";
 import { isNotNullViolation, isUniqueViolation } from "../platform/db";
 import type { Actor, AppEnv } from "../platform/env";
-import { notFound, permissionDenied, validationError } from "../platform/errors";
+import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
 import { SERVICE_KEY_REFUSED } from "../platform/route";
 import { toUserBasic } from "../platform/user-basic";
 import {
@@ -29,6 +29,7 @@ import {
   joinAsExistingUser,
   keyJoinRefused,
   keyLifetimeJoinRefused,
+  keyPolicyChangedAtSignup,
   signUpAndJoin,
   type JoinEntries,
 } from "./signup.queries";
@@ -146,7 +147,7 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
           lastName: names.last_name ?? "",
           addressProven: found.addressProven,
         },
-        { ...key, expiresAt },
+        { ...key, expiresAt, lifetimeDays: found.keyLifetimeDays },
         entriesFor,
       ),
     accountExists,
@@ -196,6 +197,7 @@ async function joining<T>(write: () => Promise<T>, onDuplicate: () => Error, lif
   } catch (error) {
     if (keyJoinRefused(error)) throw permissionDenied(KEY_BLOCKED);
     if (keyLifetimeJoinRefused(error)) throw permissionDenied(keysOutliveLifetime(lifetimeDays));
+    if (keyPolicyChangedAtSignup(error)) throw changedMeanwhile("organization's key policy");
     if (isNotNullViolation(error)) throw notFound();
     if (isUniqueViolation(error)) throw onDuplicate();
     throw error;

@@ -209,7 +209,11 @@ export const keyLifetimeJoinRefused = (error: unknown) =>
 
 /** `addressProven`: they signed up with the token only the invite's e-mail carried. */
 type NewUser = { firstName: string; lastName: string; addressProven: boolean };
-type NewKey = { secureValue: string; maskValue: string; expiresAt: string | null };
+/** `expiresAt` follows `lifetimeDays`, the organization's key lifetime limit as read. */
+type NewKey = { secureValue: string; maskValue: string; expiresAt: string | null; lifetimeDays: number | null };
+
+/** Whether a sign-up's write failed on the organization's key lifetime limit changed since its read. */
+export const keyPolicyChangedAtSignup = (error: unknown) => isNotNullViolationOf(error, personalApiKeys.maskValue);
 
 /**
  * The user, their first key (`*`) and the membership: all in one atomic batch. `entriesFor`
@@ -245,7 +249,12 @@ export async function signUpAndJoin(
         userId,
         label: FIRST_KEY_LABEL,
         secureValue: key.secureValue,
-        maskValue: key.maskValue,
+        // Its expiry follows the organization's limit as read: one set meanwhile refuses the batch.
+        maskValue: whileHolds(
+          key.maskValue,
+          sql`(select ${organizations.apiKeyMaxLifetimeDays} from ${organizations}
+            where ${organizations.id} = ${invite.organizationId}) is ${key.lifetimeDays}`,
+        ),
         scopes: ["*"],
         scopedOrganizations: [],
         scopedTeams: [],

@@ -2,7 +2,14 @@ import { visibleName } from "../platform/names";
 import { z } from "@hono/zod-openapi";
 import { CreatedPersonalApiKey } from "../personal-api-keys/personal-api-keys.routes";
 import { noStore } from "../platform/response-headers";
-import { addressThrottled, errorResponses, jsonBody, jsonResponse, publicRoute } from "../platform/route";
+import {
+  addressThrottled,
+  changedMeanwhileResponse,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  publicRoute,
+} from "../platform/route";
 import { MembershipLevelField } from "../organizations/membership-level-field";
 import { UserBasic } from "../platform/user-basic";
 
@@ -85,6 +92,7 @@ export const acceptInviteByBody = publicRoute({
   responses: {
     201: jsonResponse(SignupResult, "The user and the organization joined"),
     ...errorResponses,
+    409: changedMeanwhileResponse,
   },
 });
 
@@ -100,5 +108,6 @@ export const acceptInvite = publicRoute({
   responses: {
     201: jsonResponse(SignupResult, "The user and the organization joined"),
     ...errorResponses,
+    409: changedMeanwhileResponse,
   },
 });

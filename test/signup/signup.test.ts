@@ -313,6 +313,39 @@ describe("POST /api/signup/:token, as a new user", () => {
     expect(members.body.results).toEqual([]);
   });
 
+  it("gives a new user's first key the key lifetime limit an admin sets meanwhile, or refuses (409)", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const invite = await insertInvite(organization.id, owner, { targetEmail: `limit-${Date.now()}@example.com` });
+    const limit = beforeWrites([
+      [
+        /^insert into "users"/,
+        async () =>
+          (
+            await api("PATCH", `/api/organizations/${organization.id}`, {
+              key,
+              body: { api_key_max_lifetime_days: 30 },
+            })
+          ).status,
+      ],
+    ]);
+    const joined = await api("POST", signupPath(invite.token), { body: {} });
+    vi.restoreAllMocks();
+    expect(limit).toEqual([200]);
+    expectError(
+      joined,
+      409,
+      errorBody(
+        "conflict",
+        "conflict",
+        "The organization's key policy was changed by another request meanwhile. Try again.",
+      ),
+    );
+    // Nothing was made; sent again, the key expires within the limit.
+    const again = await api("POST", signupPath(invite.token), { body: {} });
+    expect(again.status).toBe(201);
+    expect(Date.parse(again.body.personal_api_key.expires_at)).toBeLessThanOrEqual(Date.now() + 30 * 86_400_000);
+  });
+
   it("uses the names sent, over the invite's first name", async () => {
     const { organization, owner } = await setupOrganization();
     const invite = await insertInvite(organization.id, owner, { firstName: "Jane" });

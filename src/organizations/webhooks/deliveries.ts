@@ -1,5 +1,5 @@
 import { logLine } from "../../platform/log";
-import { and, asc, eq, gt, isNotNull, isNull, lt, ne, sql } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, isNull, lt, ne, sql, type SQL } from "drizzle-orm";
 import { activityLog, serviceApiKeys, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { entryServiceKey, serviceKeyOfEntry } from "../../platform/activity-log/activity-log.queries";
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
@@ -284,23 +284,30 @@ export async function recordDeadLetters(batch: MessageBatch<DeliveryMessage>, en
 
 /**
  * A delivery sent again: pending, with the retry schedule from its start, and a message on the
- * queue. One already pending is answered as it is: its message is on its way.
+ * queue, while `held` holds ("refused" otherwise). One already pending is answered as it is: its
+ * message is on its way.
  */
-export async function redeliver(env: Bindings, db: Database, webhookId: string, deliveryId: string) {
+export async function redeliver(
+  env: Bindings,
+  db: Database,
+  webhookId: string,
+  deliveryId: string,
+  held: SQL | undefined,
+) {
   const now = nowIso();
   const ofWebhook = and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId));
   const [delivery] = await db
     .update(webhookDeliveries)
     .set({ status: "pending", nextAttemptAt: now, retryUntil: retryUntilFrom(now), updatedAt: now })
     // One still pending has its message on the queue: a second would post it twice, each retrying.
-    .where(and(ofWebhook, ne(webhookDeliveries.status, "pending")))
+    .where(and(ofWebhook, ne(webhookDeliveries.status, "pending"), held))
     .returning();
   if (delivery) {
     await sendDeliveryMessages(env, [delivery]);
     return delivery;
   }
-  const [pending] = await db.select().from(webhookDeliveries).where(ofWebhook);
-  return pending;
+  const [found] = await db.select().from(webhookDeliveries).where(ofWebhook);
+  return found && found.status !== "pending" ? "refused" : found;
 }
 
 /** A `webhook.test` event, signed like every delivery and posted now; nothing is stored. */

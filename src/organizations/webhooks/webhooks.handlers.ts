@@ -6,7 +6,7 @@ import { writeWithActivity } from "../../platform/activity-log/resource-activity
 import { callerStillAdmin, levelLost, levelRefusal } from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
 import { personOf, type AppEnv } from "../../platform/env";
-import { conflict, notFound, validationError } from "../../platform/errors";
+import { changedOrGone, conflict, notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull, whileHolds } from "../../platform/db";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/route-context";
@@ -22,6 +22,7 @@ import {
   ofOrganization,
   toDelivery,
   toWebhook,
+  webhookLive,
   type UserRow,
   type WebhookRow,
 } from "./webhooks.queries";
@@ -132,7 +133,14 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
       createdById: answerable ? after.createdById : undefined,
       updatedAt: after.updatedAt,
     })
-    .where(ofOrganization(current.organizationId, current.id))
+    .where(
+      and(
+        ofOrganization(current.organizationId, current.id),
+        // A URL sent as it was read makes no one answerable: only while it is still that one (a
+        // redirect meanwhile makes the same PATCH a redirect, whose sender answers for it: 409).
+        input.url !== undefined && !answerable ? eq(webhooks.url, current.url) : undefined,
+      ),
+    )
     .returning();
   const entry = webhookActivity.changed(
     c,
@@ -142,7 +150,7 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
     trackedWebhookFields(toWebhook(after, owner)),
   );
   const [row] = await refusedWhenNull(writeWithActivity(db, update, entry), levelLost(c));
-  if (!row) throw notFound();
+  if (!row) throw await changedOrGone(db, webhookLive(current.organizationId, current.id), "webhook");
   return c.json(toWebhook(row, owner), 200);
 };
 
@@ -224,9 +232,15 @@ export const listWebhookDeliveries: RouteHandler<typeof listDeliveries, AppEnv> 
 export const redeliverWebhookDelivery: RouteHandler<typeof redeliverDelivery, AppEnv> = async (c) => {
   const { delivery_id } = c.req.valid("param");
   const { webhook } = webhookOfRequest(c);
-  const delivery = await redeliver(c.env, c.var.db, webhook.id, delivery_id);
-  if (!delivery) throw notFound();
-  return c.json(toDelivery(delivery), 202);
+  // Only while the caller is still an admin and the webhook still live, as judged.
+  const held = and(
+    callerStillAdmin(c.var.actor, webhook.organizationId),
+    webhookLive(webhook.organizationId, webhook.id),
+  );
+  const outcome = await redeliver(c.env, c.var.db, webhook.id, delivery_id, held);
+  if (outcome === "refused") throw (await levelRefusal(c, MembershipLevel.admin)) ?? notFound();
+  if (!outcome) throw notFound();
+  return c.json(toDelivery(outcome), 202);
 };
 
 export const testWebhookReceiver: RouteHandler<typeof testWebhook, AppEnv> = async (c) =>

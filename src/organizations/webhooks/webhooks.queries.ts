@@ -61,6 +61,10 @@ const currentHeadSeq = (organizationId: string) => sql<number>`coalesce(
 export const ofOrganization = (organizationId: OrganizationRef, id: string) =>
   and(eq(webhooks.organizationId, organizationId), eq(webhooks.id, id), isNull(webhooks.deletionScheduledAt));
 
+/** Whether the webhook is still there and not being deleted: a condition for a write of another table. */
+export const webhookLive = (organizationId: OrganizationRef, id: string) =>
+  sql`exists (select 1 from ${webhooks} where ${ofOrganization(organizationId, id)})`;
+
 const newestFirst: ListOrder = [
   [webhooks.createdAt, "desc"],
   [webhooks.id, "desc"],

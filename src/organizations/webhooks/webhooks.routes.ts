@@ -6,7 +6,13 @@ import { OrganizationParams, organizationRead, routeReads } from "../../platform
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { noStore } from "../../platform/response-headers";
 import { ofOrganization, selectWebhooksWithCreator } from "./webhooks.queries";
-import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
+import {
+  apiRoute,
+  changedMeanwhileResponse,
+  conflictResponse,
+  jsonBody,
+  jsonResponse as json,
+} from "../../platform/route";
 import {
   DELIVERY_STATUSES,
   RecoverInput,
@@ -95,7 +101,7 @@ export const updateWebhook = apiRoute({
   serviceKeys: true,
   summary: "Change a webhook's URL, events, description, or turn it on or off",
   request: { params: WebhookParams, body: jsonBody(WebhookUpdateInput) },
-  responses: { 200: json(Webhook, "The webhook") },
+  responses: { 200: json(Webhook, "The webhook"), 409: changedMeanwhileResponse },
 });
 
 export const deleteWebhook = apiRoute({

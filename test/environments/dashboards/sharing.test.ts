@@ -278,6 +278,41 @@ describe("a sharing write, judged on the dashboard it read", () => {
 describe("a sharing PATCH judged on the configuration as read", () => {
   afterEach(restoreTestDoubles);
 
+  it("a link enabled as an admin sets a share link lifetime limit is refused (409), not left beyond it", async () => {
+    const { key, organization, project } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "Shared" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}/sharing`;
+    const ran = beforeWrites([
+      [
+        /^insert into "sharing_configurations"/,
+        async () =>
+          (
+            await api("PATCH", `/api/organizations/${organization.id}`, {
+              key,
+              body: { share_link_max_lifetime_days: 7 },
+            })
+          ).status,
+      ],
+    ]);
+    const enabled = await api("PATCH", path, { key, body: { enabled: true } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(
+      enabled,
+      409,
+      errorBody(
+        "conflict",
+        "conflict",
+        "The organization's share link lifetime limit was changed by another request meanwhile. Try again.",
+      ),
+    );
+    expect((await api("GET", path, { key })).body).toMatchObject({ enabled: false, expires_at: null });
+    // Sent again, the link expires within the limit.
+    const again = await api("PATCH", path, { key, body: { enabled: true } });
+    expect(again.body.enabled).toBe(true);
+    expect(Date.parse(again.body.expires_at)).toBeLessThanOrEqual(Date.now() + 7 * 86_400_000);
+  });
+
   it("an allow-list set while passwords were turned on meanwhile leaves the link with both", async () => {
     useEmailTransport();
     const { key, project } = await setupOrganization();

@@ -34,7 +34,7 @@ import {
   UUID,
 } from "../../support/harness";
 import { attemptsFrom, consumeDeadLetter, expectAttemptsBeforeDeadLetters, retryDelays } from "../../support/queues";
-import { beforeWrites } from "../../support/races";
+import { beforeWrites, onBoundStatements } from "../../support/races";
 import { seedEntries } from "../../support/activity-log";
 
 const insecureAtStart = env.WEBHOOKS_ALLOW_INSECURE;
@@ -1099,6 +1099,87 @@ describe("a PATCH landing while another admin changes the webhook", () => {
       expect([409, 412]).toContain(redescribe.status);
       expect({ events: after.events, url: after.url }).toEqual({ events: ["Dashboard.updated"], url: newUrl });
     }
+  });
+});
+
+describe("a webhook PATCH sending the URL it read, while the owner redirects the webhook", () => {
+  it("is refused (409): the admin does not point it back without answering for it", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const hooksPath = `/api/organizations/${organization.id}/webhooks`;
+    const created = await api("POST", hooksPath, {
+      key,
+      body: { url: "http://owner-receiver.test/hook", events: ["*"] },
+    });
+    const hookPath = `${hooksPath}/${created.body.id}`;
+    // The admin points the owner's webhook at their own receiver: they answer for it.
+    const taken = await api("PATCH", hookPath, { key: admin.key, body: { url: "http://admin-receiver.test/hook" } });
+    expect(taken.body.created_by).toEqual(userBasic(admin.user));
+    const takenBack = beforeWrites([
+      [
+        /^update "webhooks" set "url"/,
+        async () => (await api("PATCH", hookPath, { key, body: { url: "http://owner-receiver.test/hook" } })).status,
+      ],
+    ]);
+    const again = await api("PATCH", hookPath, {
+      key: admin.key,
+      body: { url: "http://admin-receiver.test/hook", description: "mine" },
+    });
+    vi.restoreAllMocks();
+    expect(takenBack).toEqual([200]);
+    expectError(
+      again,
+      409,
+      errorBody("conflict", "conflict", "The webhook was changed by another request meanwhile. Try again."),
+    );
+    const after = (await api("GET", hookPath, { key })).body;
+    expect([after.url, after.created_by, after.description]).toEqual([
+      "http://owner-receiver.test/hook",
+      userBasic(owner),
+      "",
+    ]);
+  });
+});
+
+describe("a redelivery by an admin demoted meanwhile", () => {
+  it("makes no failed delivery pending again (403)", async () => {
+    const organization = await setupOrganization();
+    const { organization: org, key } = organization;
+    const admin = await addMember(org.id, MembershipLevel.admin);
+    const webhook = await subscribe(organization);
+    const deliveryId = await seedPendingDelivery(organization, webhook.id, { status: "failed", attempts: 8 });
+    // One statement, not a batch: the demotion runs to its end before it does.
+    let demotion: Promise<number> | undefined;
+    onBoundStatements((query, _values, bound) => {
+      if (demotion || !/^update "webhook_deliveries" set "status"/.test(query)) return bound;
+      demotion = api("PATCH", `/api/organizations/${org.id}/members/${admin.user.uuid}`, {
+        key,
+        body: { level: MembershipLevel.member },
+      }).then((response) => response.status);
+      const after =
+        <T>(run: () => Promise<T>) =>
+        async () => {
+          await demotion;
+          return run();
+        };
+      return {
+        ...bound,
+        bind: bound.bind.bind(bound),
+        all: after(() => bound.all()),
+        run: after(() => bound.run()),
+        raw: after(() => bound.raw()),
+        first: after(() => bound.first()),
+      } as unknown as D1PreparedStatement;
+    });
+    const redelivered = await api(
+      "POST",
+      `/api/organizations/${org.id}/webhooks/${webhook.id}/deliveries/${deliveryId}/redeliver`,
+      { key: admin.key },
+    );
+    vi.restoreAllMocks();
+    expect(await demotion).toBe(200);
+    expectError(redelivered, 403, INSUFFICIENT_LEVEL);
+    expect((await storedDelivery(deliveryId)).status).toBe("failed");
   });
 });
 

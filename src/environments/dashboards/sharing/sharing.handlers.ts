@@ -4,7 +4,7 @@ import { emailTransportConfigured } from "../../../platform/email-transport";
 import { personOf, type AppEnv } from "../../../platform/env";
 import { dashboards } from "../../../db/schema";
 import { isNotNullViolationOf, refusedWhenNull } from "../../../platform/db";
-import { notFound, permissionDenied, validationError } from "../../../platform/errors";
+import { changedMeanwhile, notFound, permissionDenied, validationError } from "../../../platform/errors";
 import { nowIso, randomUrlSafeToken, uuid7 } from "../../../platform/ids";
 import { projectRead } from "../../../platform/route-context";
 import type { ProjectTree } from "../../project-trees";
@@ -30,6 +30,8 @@ import {
   selectVerifiedViewers,
   sharingWriteHeld,
   isBothProtections,
+  isLifetimeChanged,
+  lifetimeAsRead,
   notBothProtections,
   type SharingRow,
   toSharePassword,
@@ -181,10 +183,19 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
   const guard = sharingWriteHeld(db, shared, callerStillEditorOf(c, dashboardId), input.enabled);
   // Judged on the configuration as read: a change of either protection holds the rule on what it leaves, too.
   const protects = input.password_required !== undefined || allowedEmails !== undefined;
-  const holds = [guard, ...(protects ? [notBothProtections(db, dashboardId)] : []), ...entries];
+  // Enabling a link, or setting its expiry, is judged on the organization's lifetime limit as read: it holds it.
+  const capped = input.enabled === true || input.expires_at !== undefined;
+  const holds = [
+    guard,
+    ...(protects ? [notBothProtections(db, dashboardId)] : []),
+    ...(capped ? [lifetimeAsRead(db, shared, organization?.maxDays ?? null)] : []),
+    ...entries,
+  ];
   const sharing = await upsertSharing(db, dashboardId, changes, holds)
     .catch((error: unknown) => {
-      throw isBothProtections(error) ? bothProtections(allowedEmails) : error;
+      if (isBothProtections(error)) throw bothProtections(allowedEmails);
+      if (isLifetimeChanged(error)) throw changedMeanwhile("organization's share link lifetime limit");
+      throw error;
     })
     .catch(refusedWhenRightLost(c));
   return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);

@@ -181,6 +181,31 @@ export const notBothProtections = (db: Database, dashboardId: number) =>
     })
     .where(eq(sharingConfigurations.dashboardId, dashboardId));
 
+/**
+ * After a write whose expiry was decided by the organization's share-link lifetime limit as read
+ * (`maxDays`): the limit is still that one, else NOT NULL of `access_token` fails the whole batch
+ * (`isLifetimeChanged`): a link enabled while an admin sets a limit is not left beyond it.
+ */
+export const lifetimeAsRead = (
+  db: Database,
+  dashboard: { id: number; environmentId: number },
+  maxDays: number | null,
+) =>
+  db
+    .update(sharingConfigurations)
+    .set({
+      accessToken: whileHolds(
+        sql<string>`${sharingConfigurations.accessToken}`,
+        sql`(select ${organizations.shareLinkMaxLifetimeDays} from ${environments}
+          join ${organizations} on ${organizations.id} = ${environments.organizationId}
+          where ${environments.id} = ${dashboard.environmentId}) is ${maxDays}`,
+      ),
+    })
+    .where(eq(sharingConfigurations.dashboardId, dashboard.id));
+
+/** Whether a batch failed because the organization's share-link lifetime limit changed since its read. */
+export const isLifetimeChanged = (error: unknown) => isNotNullViolationOf(error, sharingConfigurations.accessToken);
+
 /** Whether a batch failed because a link would have ended with both passwords and an allow-list. */
 export const isBothProtections = (error: unknown) =>
   isNotNullViolationOf(error, sharingConfigurations.passwordRequired);

@@ -3,7 +3,7 @@ import { projectRead, routeReads } from "../../../platform/route-context";
 import { parseDashboardId, readScopeOf } from "../dashboard-request";
 import { selectDashboard } from "../dashboards.queries";
 import { selectPublicSharingAllowed, selectSharePasswords, selectSharing } from "./sharing.queries";
-import { apiRoute, jsonBody, jsonResponse as json } from "../../../platform/route";
+import { apiRoute, changedMeanwhileResponse, jsonBody, jsonResponse as json } from "../../../platform/route";
 import { noStore } from "../../../platform/response-headers";
 import type { ProjectTree } from "../../project-trees";
 import {
@@ -61,7 +61,7 @@ export function sharingRoutes<T extends ProjectTree>(tree: T) {
       summary: "Enable or pause the public link, set its expiry, password and settings (edit rights)",
       middleware: carriesSecret,
       request: { params: SharingParams, body: jsonBody(UpdateSharingInput) },
-      responses: answer,
+      responses: { 200: json(SharingConfiguration, "The sharing configuration"), 409: changedMeanwhileResponse },
     }),
     refresh: apiRoute({
       tags,
