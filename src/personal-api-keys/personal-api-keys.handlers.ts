@@ -506,7 +506,15 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
     db
       .update(personalApiKeys)
       .set({ ...changes, label: labelWhileNotBlocked(actor, reachable) })
-      .where(and(ownKey(actor, id), eq(personalApiKeys.secureValue, key.secureValue), reachAsRead(key)))
+      .where(
+        and(
+          ownKey(actor, id),
+          eq(personalApiKeys.secureValue, key.secureValue),
+          reachAsRead(key),
+          // And within the lifetime limits of the organizations it reaches when it runs (one set meanwhile).
+          sql`not ${keyWouldOutliveLifetime(actor.userId, key)}`,
+        ),
+      )
       .returning({ id: personalApiKeys.id }),
     ...reachable.map((organizationId) =>
       personalApiKeyActivity.record(c, "rolled", { organizationId, itemId: key.id, name: key.label, context }),

@@ -835,6 +835,26 @@ describe("a roll or revocation by a scoped key while a broader key widens the ke
   });
 });
 
+describe("a personal key's roll while an admin sets the organization's key lifetime limit", () => {
+  it("is refused (409): the new value does not outlive the limit set meanwhile", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const target = await createApiKey(owner, { scopes: ["*"] });
+    const setLimit = async () =>
+      (await api("PATCH", `/api/organizations/${organization.id}`, { key, body: { api_key_max_lifetime_days: 30 } }))
+        .status;
+    const ran = beforeWrites([[/^update "personal_api_keys" set [^]*"previous_secure_value"/, setLimit]]);
+    const rolled = await api("POST", `/api/personal_api_keys/${target.id}/roll`, { key, body: {} });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(
+      rolled,
+      409,
+      errorBody("conflict", "conflict", "The key was changed by another request meanwhile. Try again."),
+    );
+    expect((await api("GET", `/api/personal_api_keys/${target.id}`, { key })).body.last_rolled_at).toBeNull();
+  });
+});
+
 describe("a personal key's revocation holds the calling key not blocked", () => {
   it("a key blocked meanwhile in an organization the revoked key reaches revokes nothing (403)", async () => {
     const { organization, key: ownerKey } = await setupOrganization();

@@ -52,3 +52,21 @@ export function onBoundStatements(
     return session;
   });
 }
+
+/** `bound`, a statement that runs only once `meanwhile` (another request, to its end) has. */
+export function waitingFor(meanwhile: Promise<unknown>, bound: D1PreparedStatement): D1PreparedStatement {
+  const after =
+    <T>(run: () => Promise<T>) =>
+    async () => {
+      await meanwhile;
+      return run();
+    };
+  return {
+    ...bound,
+    bind: bound.bind.bind(bound),
+    all: after(() => bound.all()),
+    run: after(() => bound.run()),
+    raw: after(() => bound.raw()),
+    first: after(() => bound.first()),
+  } as unknown as D1PreparedStatement;
+}

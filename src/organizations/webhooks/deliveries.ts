@@ -306,8 +306,13 @@ export async function redeliver(
     await sendDeliveryMessages(env, [delivery]);
     return delivery;
   }
-  const [found] = await db.select().from(webhookDeliveries).where(ofWebhook);
-  return found && found.status !== "pending" ? "refused" : found;
+  // Not written: pending already (answered as it is), or `held` no longer held.
+  const [found] = await db
+    .select({ delivery: webhookDeliveries, held: sql<number>`${held ?? sql`1`}`.mapWith(Boolean) })
+    .from(webhookDeliveries)
+    .where(ofWebhook);
+  if (!found) return undefined;
+  return found.held ? found.delivery : "refused";
 }
 
 /** A `webhook.test` event, signed like every delivery and posted now; nothing is stored. */

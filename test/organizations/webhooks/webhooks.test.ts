@@ -34,7 +34,7 @@ import {
   UUID,
 } from "../../support/harness";
 import { attemptsFrom, consumeDeadLetter, expectAttemptsBeforeDeadLetters, retryDelays } from "../../support/queues";
-import { beforeWrites, onBoundStatements } from "../../support/races";
+import { beforeWrites, onBoundStatements, waitingFor } from "../../support/races";
 import { seedEntries } from "../../support/activity-log";
 
 const insecureAtStart = env.WEBHOOKS_ALLOW_INSECURE;
@@ -1156,20 +1156,7 @@ describe("a redelivery by an admin demoted meanwhile", () => {
         key,
         body: { level: MembershipLevel.member },
       }).then((response) => response.status);
-      const after =
-        <T>(run: () => Promise<T>) =>
-        async () => {
-          await demotion;
-          return run();
-        };
-      return {
-        ...bound,
-        bind: bound.bind.bind(bound),
-        all: after(() => bound.all()),
-        run: after(() => bound.run()),
-        raw: after(() => bound.raw()),
-        first: after(() => bound.first()),
-      } as unknown as D1PreparedStatement;
+      return waitingFor(demotion, bound);
     });
     const redelivered = await api(
       "POST",
@@ -1180,6 +1167,37 @@ describe("a redelivery by an admin demoted meanwhile", () => {
     expect(await demotion).toBe(200);
     expectError(redelivered, 403, INSUFFICIENT_LEVEL);
     expect((await storedDelivery(deliveryId)).status).toBe("failed");
+  });
+});
+
+describe("a redelivery of a delivery pending when it ran and finished just after", () => {
+  it("answers the delivery as it is (202) to an admin of a live webhook", async () => {
+    const organization = await setupOrganization();
+    const { organization: org, key } = organization;
+    const webhook = await subscribe(organization);
+    const deliveryId = await seedPendingDelivery(organization, webhook.id);
+    receiver(200);
+    // The consumer finishes the delivery between the redelivery's update (which skips it: pending)
+    // and its read of it.
+    let updated = false;
+    let finished: Promise<unknown> | undefined;
+    onBoundStatements((query, _values, bound) => {
+      if (/^update "webhook_deliveries" set "status"/.test(query)) {
+        updated = true;
+        return bound;
+      }
+      if (!updated || finished || !/^select [^]*from "webhook_deliveries"/.test(query)) return bound;
+      finished = consume(deliveryId, 1);
+      return waitingFor(finished, bound);
+    });
+    const redelivered = await api(
+      "POST",
+      `/api/organizations/${org.id}/webhooks/${webhook.id}/deliveries/${deliveryId}/redeliver`,
+      { key },
+    );
+    vi.restoreAllMocks();
+    expect(finished).toBeDefined();
+    expect([redelivered.status, redelivered.body.id, redelivered.body.status]).toEqual([202, deliveryId, "succeeded"]);
   });
 });
 
