@@ -2,7 +2,7 @@ import { and, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { organizationMemberships, organizations, projects, users } from "../db/schema";
 import { raisedVersion } from "../platform/conditional-requests";
 import { whileHolds, type Database } from "../platform/db";
-import { jsonRow, jsonRows, rowFromJson } from "../platform/json-rows";
+import { jsonRow, rowFromJson } from "../platform/json-rows";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
 import {
@@ -148,21 +148,16 @@ export function organizationObjectStatements(db: Database, actor: Actor, request
 }
 
 /**
- * `organizationObjectStatements` as one JSON value of another statement: the organization's row,
- * the caller's level and the projects they see there, or null when the caller is not a member.
+ * `organizationObjectStatements`' organization as one JSON value of another statement: its row and
+ * the caller's level, or null when the caller is not a member. The projects the caller sees there
+ * are `visibleProjectsStatement`'s rows, beside it in the batch: as one JSON value, every project's
+ * row together would grow past D1's limit on a value (2 MB) long before an organization's limit
+ * on projects.
  */
 export function organizationObjectJson(db: Database, actor: Actor, requested: string) {
-  const listed = sql`select (${callerOrganizationId(db, actor, requested)}) as "id"`;
-  const visibleProjects = db
-    .select({ row: jsonRow(projects).as("row") })
-    .from(sql`(${listed}) as "listed"`)
-    .crossJoin(organizationMemberships)
-    .crossJoin(projects)
-    .where(visibleInListed(actor));
   const organization = db
     .select({
-      object: sql`json_object('organization', ${jsonRow(organizations)}, 'level', ${organizationMemberships.level},
-        'projects', ${jsonRows(visibleProjects)})`,
+      object: sql`json_object('organization', ${jsonRow(organizations)}, 'level', ${organizationMemberships.level})`,
     })
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
@@ -170,12 +165,17 @@ export function organizationObjectJson(db: Database, actor: Actor, requested: st
   return sql<string | null>`(${organization})`;
 }
 
-/** The object `organizationObjectJson` read, if the caller is a member. */
-export function organizationObjectFromJson(json: string | null): Organization | undefined {
+/** The projects the caller sees in the organization `requested` names, for `organizationObjectFromJson`. */
+export function visibleProjectsStatement(db: Database, actor: Actor, requested: string) {
+  const listed = sql`select (${callerOrganizationId(db, actor, requested)}) as "id"`;
+  return selectVisibleProjectsIn(db, actor, listed);
+}
+
+/** The object `organizationObjectJson` read, with its projects' rows, if the caller is a member. */
+export function organizationObjectFromJson(json: string | null, projectRows: ProjectRow[]): Organization | undefined {
   if (json === null) return undefined;
-  const read = JSON.parse(json) as { organization: JsonObject; level: number; projects: JsonObject[] };
+  const read = JSON.parse(json) as { organization: JsonObject; level: number };
   const organization = rowFromJson(organizations, read.organization);
-  const projectRows = read.projects.map((project) => ({ project: rowFromJson(projects, project) }));
   return toOrganizationObject([[{ organization, level: read.level }], projectRows]);
 }
 

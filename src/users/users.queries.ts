@@ -1,7 +1,11 @@
 import { and, asc, desc, eq, gt, notExists, sql } from "drizzle-orm";
 import { invites, organizationMemberships, organizations, projects, users } from "../db/schema";
 import { INVITE_VALIDITY_MS, inviteOpens } from "../organizations/invites/invites.queries";
-import { organizationObjectFromJson, organizationObjectJson } from "../organizations/organizations.queries";
+import {
+  organizationObjectFromJson,
+  organizationObjectJson,
+  visibleProjectsStatement,
+} from "../organizations/organizations.queries";
 import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations.schema";
 import { selectVisibleProject } from "../projects/projects.queries";
 import { projectVisible } from "../platform/access-rules/project-visibility";
@@ -75,12 +79,13 @@ function pendingInviteRows(db: Database, actor: Actor, unexpiredSince: string) {
 }
 
 /**
- * Everything `/api/users/@me` shows, as one statement: the user's row, and beside it as JSON
- * their organizations (within the key's scope), the current organization as a full object and
+ * Everything `/api/users/@me` shows, as two statements of one round trip: the user's row, and
+ * beside it as JSON their organizations (within the key's scope), the current organization and
  * the current project, both picked exactly as `@current` picks them in paths, and their pending
- * invites. Prepared: built once per isolate and key shape.
+ * invites; then the projects they see in the current organization, as rows (as one JSON value
+ * they would outgrow D1's limit on a value). Prepared: built once per isolate and key shape.
  */
-const currentUserStatement = prepared((db: Database, actor: Actor, unexpiredSince: string) => {
+const currentUserStatements = prepared((db: Database, actor: Actor, unexpiredSince: string) => {
   const memberships = db
     .select({
       row: sql`json_object('organization', ${jsonRow(organizations)}, 'level', ${organizationMemberships.level})`.as(
@@ -98,7 +103,7 @@ const currentUserStatement = prepared((db: Database, actor: Actor, unexpiredSinc
     .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
     .where(and(projectVisible, eq(projects.id, currentProjectId(db, actor))))
     .limit(1);
-  return db
+  const user = db
     .select({
       user: users,
       organizations: jsonRows(memberships),
@@ -108,17 +113,19 @@ const currentUserStatement = prepared((db: Database, actor: Actor, unexpiredSinc
     })
     .from(users)
     .where(eq(users.id, actor.userId));
+  return [user, visibleProjectsStatement(db, actor, CURRENT)] as const;
 });
 
-type CurrentUserRow = Awaited<ReturnType<typeof currentUserStatement>>[number];
+type CurrentUserRow = Awaited<ReturnType<typeof currentUserStatements>[0]>[number];
+type ProjectRows = Awaited<ReturnType<typeof currentUserStatements>[1]>;
 type MembershipJson = { organization: Record<string, unknown>; level: number };
 
-function toCurrentUserObject(row: CurrentUserRow | undefined) {
+function toCurrentUserObject(row: CurrentUserRow | undefined, projectRows: ProjectRows) {
   if (!row) return undefined;
   const memberships = JSON.parse(row.organizations) as MembershipJson[];
   return toCurrentUser(row.user, {
     team: row.team === null ? null : toTeamBasic(rowFromJson(projects, JSON.parse(row.team))),
-    organization: organizationObjectFromJson(row.organization) ?? null,
+    organization: organizationObjectFromJson(row.organization, projectRows) ?? null,
     organizations: memberships.map(({ organization, level }) =>
       toOrganizationBasic(rowFromJson(organizations, organization), level),
     ),
@@ -128,10 +135,17 @@ function toCurrentUserObject(row: CurrentUserRow | undefined) {
 
 /** The caller as `/api/users/@me` shows them, after `changes` if any: one round trip either way. */
 export async function readCurrentUser(db: Database, actor: Actor, changes: UserChanges = {}) {
-  const read = currentUserStatement(db, actor, new Date(Date.now() - INVITE_VALIDITY_MS).toISOString());
-  if (Object.keys(changes).length === 0) return toCurrentUserObject((await read)[0]);
-  const [, [row]] = await db.batch([db.update(users).set(changes).where(eq(users.id, actor.userId)), read]);
-  return toCurrentUserObject(row);
+  const [user, projectRows] = currentUserStatements(db, actor, new Date(Date.now() - INVITE_VALIDITY_MS).toISOString());
+  if (Object.keys(changes).length === 0) {
+    const [[row], listed] = await db.batch([user, projectRows]);
+    return toCurrentUserObject(row, listed);
+  }
+  const [, [row], listed] = await db.batch([
+    db.update(users).set(changes).where(eq(users.id, actor.userId)),
+    user,
+    projectRows,
+  ]);
+  return toCurrentUserObject(row, listed);
 }
 
 /** Whether the caller is a member of the organization, and sees the project: one round trip. */

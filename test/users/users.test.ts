@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
@@ -23,6 +23,7 @@ import {
   setupOrganization,
   userBasic,
 } from "../support/harness";
+import { emulateD1ValueCap } from "../support/d1-limits";
 import { expectedOrganization, organizationBasic, teamBasic } from "../support/organizations";
 
 const doesNotExist = (value: string | number, attr: string) =>
@@ -624,5 +625,43 @@ describe("@current reads", () => {
     expect(hidden.status).toBe(200);
     expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 2 });
     expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 1 });
+  });
+});
+
+describe("@me and the current organization's projects", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** Opaque JSON settings an admin may set on a project, each within its 64 KiB: about 600 KB together. */
+  const bigSettings = () =>
+    Object.fromEntries(
+      [
+        "session_recording_masking_config",
+        "session_recording_trigger_groups",
+        "conversations_settings",
+        "logs_settings",
+        "onboarding_tasks",
+        "revenue_analytics_config",
+        "marketing_analytics_config",
+        "customer_analytics_config",
+        "workflows_config",
+        "feature_flag_policy_config",
+      ].map((field) => [field, { filler: "a".repeat(60_000) }]),
+    );
+
+  it("answers whatever the projects hold: no value of its read grows past D1's 2 MB with them", async () => {
+    const { organization, project, key: ownerKey } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const projects = [project, ...(await Promise.all([1, 2, 3].map(() => createProject(organization.id))))];
+    for (const { id } of projects) {
+      expect((await api("PATCH", `/api/projects/${id}`, { key: ownerKey, body: bigSettings() })).status).toBe(200);
+    }
+    emulateD1ValueCap();
+    const me = await api("GET", "/api/users/@me", { key: member.key });
+    expect(me.status).toBe(200);
+    expect(me.body.organization.projects.map((listed: { id: number }) => listed.id)).toEqual(
+      projects.map(({ id }) => id),
+    );
+    const patched = await api("PATCH", "/api/users/@me", { key: member.key, body: { theme_mode: "dark" } });
+    expect([patched.status, patched.body.organization]).toEqual([200, me.body.organization]);
   });
 });
