@@ -1180,13 +1180,16 @@ describe("a redelivery of a delivery pending when it ran and finished just after
     // The consumer finishes the delivery between the redelivery's update (which skips it: pending)
     // and its read of it.
     let updated = false;
+    let hooked = false;
     let finished: Promise<unknown> | undefined;
     onBoundStatements((query, _values, bound) => {
       if (/^update "webhook_deliveries" set "status"/.test(query)) {
         updated = true;
         return bound;
       }
-      if (!updated || finished || !/^select [^]*from "webhook_deliveries"/.test(query)) return bound;
+      if (!updated || hooked || !/^select [^]*from "webhook_deliveries"/.test(query)) return bound;
+      // Set first: the consumer's own statements come through here too.
+      hooked = true;
       finished = consume(deliveryId, 1);
       return waitingFor(finished, bound);
     });
