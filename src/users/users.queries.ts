@@ -11,7 +11,7 @@ import { selectVisibleProject } from "../projects/projects.queries";
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { inJsonList, jsonObjectWithKeys, type Database } from "../platform/db";
 import { jsonWithinLimit } from "../platform/input-limits";
-import { jsonRow, jsonRows, rowFromJson } from "../platform/json-rows";
+import { jsonRows } from "../platform/json-rows";
 import { prepared } from "../platform/prepared";
 import type { Actor } from "../platform/env";
 import { callerMemberships, CURRENT, membershipsOf } from "../platform/route-context/organization";
@@ -79,26 +79,24 @@ function pendingInviteRows(db: Database, actor: Actor, unexpiredSince: string) {
 }
 
 /**
- * Everything `/api/users/@me` shows, as two statements of one round trip: the user's row, and
- * beside it as JSON their organizations (within the key's scope), the current organization and
- * the current project, both picked exactly as `@current` picks them in paths, and their pending
- * invites; then the projects they see in the current organization, as rows (as one JSON value
- * they would outgrow D1's limit on a value). Prepared: built once per isolate and key shape.
+ * Everything `/api/users/@me` shows, as statements of one round trip: the user's row, with the
+ * current organization and their pending invites as JSON (one row, and 100 small ones at most);
+ * their organizations (within the key's scope) with their level; the current project; and the
+ * projects they see in the current organization. The organization and the project are picked
+ * exactly as `@current` picks them in paths. Lists and whole project rows are read as rows: as one
+ * JSON value, they would outgrow D1's limit on a value (2 MB) with many organizations or projects,
+ * or a project's large settings. Prepared: built once per isolate and key shape.
  */
 const currentUserStatements = prepared((db: Database, actor: Actor, unexpiredSince: string) => {
   const memberships = db
-    .select({
-      row: sql`json_object('organization', ${jsonRow(organizations)}, 'level', ${organizationMemberships.level})`.as(
-        "row",
-      ),
-    })
+    .select({ organization: organizations, level: organizationMemberships.level })
     .from(organizationMemberships)
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
     .where(callerMemberships(actor, CURRENT))
     // Creation order: organization ids are UUIDv7 (time first), read along the user's membership index.
     .orderBy(asc(organizationMemberships.organizationId));
   const team = db
-    .select({ row: jsonRow(projects).as("row") })
+    .select({ project: projects })
     .from(projects)
     .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
     .where(and(projectVisible, eq(projects.id, currentProjectId(db, actor))))
@@ -106,46 +104,45 @@ const currentUserStatements = prepared((db: Database, actor: Actor, unexpiredSin
   const user = db
     .select({
       user: users,
-      organizations: jsonRows(memberships),
       organization: organizationObjectJson(db, actor, CURRENT),
-      team: sql<string | null>`(${team})`,
       pendingInvites: jsonRows(pendingInviteRows(db, actor, unexpiredSince)),
     })
     .from(users)
     .where(eq(users.id, actor.userId));
-  return [user, visibleProjectsStatement(db, actor, CURRENT)] as const;
+  return [user, memberships, team, visibleProjectsStatement(db, actor, CURRENT)] as const;
 });
 
-type CurrentUserRow = Awaited<ReturnType<typeof currentUserStatements>[0]>[number];
-type ProjectRows = Awaited<ReturnType<typeof currentUserStatements>[1]>;
-type MembershipJson = { organization: Record<string, unknown>; level: number };
+type Reads = ReturnType<typeof currentUserStatements>;
+type CurrentUserReads = [Awaited<Reads[0]>, Awaited<Reads[1]>, Awaited<Reads[2]>, Awaited<Reads[3]>];
 
-function toCurrentUserObject(row: CurrentUserRow | undefined, projectRows: ProjectRows) {
+function toCurrentUserObject([[row], memberships, [team], projectRows]: CurrentUserReads) {
   if (!row) return undefined;
-  const memberships = JSON.parse(row.organizations) as MembershipJson[];
   return toCurrentUser(row.user, {
-    team: row.team === null ? null : toTeamBasic(rowFromJson(projects, JSON.parse(row.team))),
+    team: team ? toTeamBasic(team.project) : null,
     organization: organizationObjectFromJson(row.organization, projectRows) ?? null,
-    organizations: memberships.map(({ organization, level }) =>
-      toOrganizationBasic(rowFromJson(organizations, organization), level),
-    ),
+    organizations: memberships.map(({ organization, level }) => toOrganizationBasic(organization, level)),
     pending_invites: (JSON.parse(row.pendingInvites) as PendingInvite[]).reverse(),
   });
 }
 
 /** The caller as `/api/users/@me` shows them, after `changes` if any: one round trip either way. */
 export async function readCurrentUser(db: Database, actor: Actor, changes: UserChanges = {}) {
-  const [user, projectRows] = currentUserStatements(db, actor, new Date(Date.now() - INVITE_VALIDITY_MS).toISOString());
+  const [user, memberships, team, projectRows] = currentUserStatements(
+    db,
+    actor,
+    new Date(Date.now() - INVITE_VALIDITY_MS).toISOString(),
+  );
   if (Object.keys(changes).length === 0) {
-    const [[row], listed] = await db.batch([user, projectRows]);
-    return toCurrentUserObject(row, listed);
+    return toCurrentUserObject(await db.batch([user, memberships, team, projectRows]));
   }
-  const [, [row], listed] = await db.batch([
+  const [, ...read] = await db.batch([
     db.update(users).set(changes).where(eq(users.id, actor.userId)),
     user,
+    memberships,
+    team,
     projectRows,
   ]);
-  return toCurrentUserObject(row, listed);
+  return toCurrentUserObject(read);
 }
 
 /** Whether the caller is a member of the organization, and sees the project: one round trip. */

@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
+import { nowIso, uuid7 } from "../../src/platform/ids";
 import {
   AUTHENTICATION_FAILED,
   expectError,
@@ -647,6 +648,70 @@ describe("@me and the current organization's projects", () => {
         "feature_flag_policy_config",
       ].map((field) => [field, { filler: "a".repeat(60_000) }]),
     );
+
+  it("answers when the current project's settings, within 1 MiB, are mostly quotes (escaped in JSON)", async () => {
+    const { project, key } = await setupOrganization();
+    // 32,700 quote characters serialize to 65,402 bytes (`\"` each): within each field's 64 KiB.
+    const quotes = '"'.repeat(32_700);
+    const fields = [
+      "correlation_config",
+      "autocapture_web_vitals_allowed_metrics",
+      "autocapture_exceptions_errors_to_ignore",
+      "session_recording_linked_flag",
+      "session_recording_network_payload_capture_config",
+      "session_replay_config",
+      "survey_config",
+      "extra_settings",
+      "modifiers",
+      "session_recording_masking_config",
+      "session_recording_trigger_groups",
+      "conversations_settings",
+      "logs_settings",
+      "onboarding_tasks",
+      "path_cleaning_filters",
+    ];
+    // Two PATCHes, each body within 1 MiB; together the stored settings stay within their 1 MiB.
+    for (const part of [fields.slice(0, 8), fields.slice(8)]) {
+      const body = Object.fromEntries(part.map((field) => [field, quotes]));
+      expect((await api("PATCH", `/api/projects/${project.id}`, { key, body })).status).toBe(200);
+    }
+    const last = { feature_flag_confirmation_message: '"'.repeat(30_000) };
+    const patched = await api("PATCH", `/api/projects/${project.id}`, { key, body: last });
+    expect(patched.status).toBe(200);
+    // About 1.02 MB stored (under 1 MiB), so every write was accepted; as one JSON string in @me's
+    // `team` (jsonRow(projects)) each `\` and `"` is escaped again: about 2.04 MB.
+    emulateD1ValueCap();
+    const me = await api("GET", "/api/users/@me", { key });
+    expect(me.status).toBe(200);
+    expect(me.body.team?.id).toBe(project.id);
+  });
+
+  it("answers a user of 64 organizations each with a ceiling of 1,000 scopes (an id list's limit)", async () => {
+    const { owner, organization, key } = await setupOrganization();
+    const organizationIds = [organization.id];
+    const now = nowIso();
+    for (let index = 0; index < 63; index += 1) {
+      const id = uuid7();
+      await db
+        .insert(schema.organizations)
+        .values({ id, name: `Org ${id}`, slug: `org-${id}`, createdAt: now, updatedAt: now });
+      await addMembership(id, owner, MembershipLevel.owner);
+      organizationIds.push(id);
+    }
+    // Repeats are kept as sent: 1,000 entries of 27 characters, about 32 KB per organization in @me's list.
+    const ceiling = Array.from({ length: 1_000 }, () => "sharing_configuration:write");
+    for (const id of organizationIds) {
+      const patched = await api("PATCH", `/api/organizations/${id}`, {
+        key,
+        body: { personal_api_key_max_scopes: ceiling },
+      });
+      expect(patched.status).toBe(200);
+    }
+    emulateD1ValueCap();
+    const me = await api("GET", "/api/users/@me", { key });
+    expect(me.status).toBe(200);
+    expect(me.body.organizations).toHaveLength(64);
+  });
 
   it("answers whatever the projects hold: no value of its read grows past D1's 2 MB with them", async () => {
     const { organization, project, key: ownerKey } = await setupOrganization();
