@@ -28,36 +28,34 @@ import { environmentArgs, optionValue, root, runWrangler, wrangler } from "./wra
 
 const SECRET = "SECRETS_ENCRYPTION_KEY";
 
-/** Whether the target's database exists; any failure other than "not found" stops the deploy. */
-export function databaseExists(target) {
-  const result = runWrangler(["d1", "info", "DB", "--json", ...target]);
+/**
+ * Whether what `args` asks wrangler about exists: true when it answers, false when its error is
+ * `missing`'s; any other failure stops the deploy, with wrangler's output.
+ */
+function exists(args, missing) {
+  const result = runWrangler(args);
   if (result.status === 0) return true;
   const output = `${result.stdout}\n${result.stderr}`;
-  if (/Couldn't find/i.test(output)) return false;
+  if (missing.test(output)) return false;
   process.stderr.write(output);
-  throw new Error(`wrangler d1 info failed with exit code ${result.status}`);
+  throw new Error(`wrangler ${args.join(" ")} failed with exit code ${result.status}`);
 }
 
-/** Whether the Worker exists; any failure other than "does not exist" stops the deploy. */
-export function workerExists(target) {
-  const result = runWrangler(["secret", "list", "--format", "json", ...target]);
-  if (result.status === 0) return true;
-  const output = `${result.stdout}\n${result.stderr}`;
-  if (/Worker "[^"]*"( \(env: [^)]*\))? not found|does not exist|\[code: 10007\]/i.test(output)) return false;
-  process.stderr.write(output);
-  throw new Error(`wrangler secret list failed with exit code ${result.status}`);
-}
+/** The JSON wrangler printed after whatever it says first. */
+const printedJson = (output) => JSON.parse(output.slice(output.indexOf("[")));
+
+export const databaseExists = (target) => exists(["d1", "info", "DB", "--json", ...target], /Couldn't find/i);
+
+export const workerExists = (target) =>
+  exists(
+    ["secret", "list", "--format", "json", ...target],
+    /Worker "[^"]*"( \(env: [^)]*\))? not found|does not exist|\[code: 10007\]/i,
+  );
 
 /** Creates the queues no producer binds (the dead-letter queues) that do not exist yet. */
 export function ensureQueues(target, names) {
   for (const name of names) {
-    const info = runWrangler(["queues", "info", name, ...target]);
-    if (info.status === 0) continue;
-    const output = `${info.stdout}\n${info.stderr}`;
-    if (!/does not exist/i.test(output)) {
-      process.stderr.write(output);
-      throw new Error(`wrangler queues info ${name} failed with exit code ${info.status}`);
-    }
+    if (exists(["queues", "info", name, ...target], /does not exist/i)) continue;
     wrangler(["queues", "create", name, ...target]);
     console.log(`Queue ${name}: created (a dead-letter queue: wrangler deploy creates only the queues it sends to).`);
   }
@@ -70,8 +68,7 @@ export function ensureQueues(target, names) {
  */
 export function removeLeftoverKeyCache(target, workerName) {
   const title = `${workerName}-api-key-cache`;
-  const listed = wrangler(["kv", "namespace", "list", ...target]);
-  const namespaces = JSON.parse(listed.slice(listed.indexOf("[")));
+  const namespaces = printedJson(wrangler(["kv", "namespace", "list", ...target]));
   if (!namespaces.some((namespace) => namespace.title === title)) return;
   wrangler(["kv", "namespace", "delete", title, "--skip-confirmation", ...target]);
   console.log(`KV namespace ${title}: removed, left by a first deploy that stopped before the Worker existed.`);
@@ -127,8 +124,7 @@ function keptKey(file) {
  * under a key since lost, a new one would open none of it, and /healthz could not tell.
  */
 export function ensureEncryptionKey(target, workerName, holdsData) {
-  const listed = wrangler(["secret", "list", "--format", "json", ...target]);
-  const secrets = JSON.parse(listed.slice(listed.indexOf("[")));
+  const secrets = printedJson(wrangler(["secret", "list", "--format", "json", ...target]));
   if (secrets.some((secret) => secret.name === SECRET)) return null;
   const file = keyFile(workerName);
   if (!existsSync(file) && holdsData()) {

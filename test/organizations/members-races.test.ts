@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { expectError } from "../support/error-bodies";
+import { changedMeanwhile, expectError } from "../support/error-bodies";
 import { addMember, api, errorBody, setupOrganization } from "../support/harness";
 import { beforeWrites } from "../support/races";
 
@@ -15,11 +15,7 @@ const levelsOf = async (organizationId: string, key: string) => {
   );
 };
 
-const CHANGED_MEANWHILE = errorBody(
-  "conflict",
-  "conflict",
-  "The member was changed by another request meanwhile. Try again.",
-);
+const CHANGED_MEANWHILE = changedMeanwhile("member");
 
 describe("a member's level or removal, judged on the caller's level as read", () => {
   it("an admin demoted meanwhile does not promote a member to admin", async () => {

@@ -18,6 +18,7 @@ import {
 } from "../support/harness";
 import {
   AUTHENTICATION_FAILED,
+  changedMeanwhile,
   expectError,
   INSUFFICIENT_LEVEL,
   missingScope,
@@ -404,7 +405,7 @@ describe("role memberships", () => {
 });
 
 describe("a member removed while their roles change", () => {
-  const CHANGED = errorBody("conflict", "conflict", "The member was changed by another request meanwhile. Try again.");
+  const CHANGED = changedMeanwhile("member");
   const removal = (organizationId: string, uuid: string, key: string) =>
     api("DELETE", `/api/organizations/${organizationId}/members/${uuid}`, { key });
   const log = async (organizationId: string, key: string) =>

@@ -17,7 +17,7 @@ import {
   ISO_TIMESTAMP,
   setupOrganization,
 } from "../support/harness";
-import { expectError } from "../support/error-bodies";
+import { changedMeanwhile, expectError } from "../support/error-bodies";
 import { beforeWrites } from "../support/races";
 
 afterEach(() => {
@@ -792,7 +792,7 @@ describe("a PATCH landing while another changes the key", () => {
 });
 
 describe("a roll or revocation by a scoped key while a broader key widens the key", () => {
-  const CHANGED = errorBody("conflict", "conflict", "The key was changed by another request meanwhile. Try again.");
+  const CHANGED = changedMeanwhile("key");
 
   /** `broadAndNarrow`, and a key within the narrow one to act on, which the broad one widens. */
   async function narrowAndTarget() {
@@ -846,11 +846,7 @@ describe("a personal key's roll while an admin sets the organization's key lifet
     const rolled = await api("POST", `/api/personal_api_keys/${target.id}/roll`, { key, body: {} });
     vi.restoreAllMocks();
     expect(ran).toEqual([200]);
-    expectError(
-      rolled,
-      409,
-      errorBody("conflict", "conflict", "The key was changed by another request meanwhile. Try again."),
-    );
+    expectError(rolled, 409, changedMeanwhile("key"));
     expect((await api("GET", `/api/personal_api_keys/${target.id}`, { key })).body.last_rolled_at).toBeNull();
   });
 });

@@ -14,7 +14,13 @@ import {
   setupOrganization,
   UUID,
 } from "../support/harness";
-import { INSUFFICIENT_LEVEL, NOT_FOUND, expectCreatedUpTo, expectError } from "../support/error-bodies";
+import {
+  changedMeanwhile,
+  INSUFFICIENT_LEVEL,
+  NOT_FOUND,
+  expectCreatedUpTo,
+  expectError,
+} from "../support/error-bodies";
 import { beforeWrites } from "../support/races";
 
 const keysPath = (organizationId: string) => `/api/organizations/${organizationId}/service_keys`;
@@ -521,15 +527,7 @@ describe("a service key's creation holds the organization's key policy as read",
     });
     vi.restoreAllMocks();
     expect(ran).toEqual([200]);
-    expectError(
-      created,
-      409,
-      errorBody(
-        "conflict",
-        "conflict",
-        "The organization's key policy was changed by another request meanwhile. Try again.",
-      ),
-    );
+    expectError(created, 409, changedMeanwhile("organization's key policy"));
     const keys = await db
       .select({ id: schema.serviceApiKeys.id })
       .from(schema.serviceApiKeys)
@@ -568,11 +566,7 @@ describe("a roll by a narrower key while a broader key widens the service key", 
     const rolled = await api("POST", `${keysPath}/${created.body.id}/roll`, { key: admin.key, body: {} });
     vi.restoreAllMocks();
     expect(ran).toEqual([200]);
-    expectError(
-      rolled,
-      409,
-      errorBody("conflict", "conflict", "The key was changed by another request meanwhile. Try again."),
-    );
+    expectError(rolled, 409, changedMeanwhile("key"));
     const stored = await api("GET", `${keysPath}/${created.body.id}`, { key });
     expect([stored.body.scopes, stored.body.last_rolled_at]).toEqual([["*"], null]);
   });

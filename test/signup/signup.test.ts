@@ -19,7 +19,7 @@ import {
   userBasic,
   UUID,
 } from "../support/harness";
-import { expectError } from "../support/error-bodies";
+import { changedMeanwhile, expectError } from "../support/error-bodies";
 import { organizationBasic } from "../support/organizations";
 import { daysAgo, insertInvite, restoreTestDoubles } from "../support/people";
 import { beforeWrites } from "../support/races";
@@ -331,15 +331,7 @@ describe("POST /api/signup/:token, as a new user", () => {
     const joined = await api("POST", signupPath(invite.token), { body: {} });
     vi.restoreAllMocks();
     expect(limit).toEqual([200]);
-    expectError(
-      joined,
-      409,
-      errorBody(
-        "conflict",
-        "conflict",
-        "The organization's key policy was changed by another request meanwhile. Try again.",
-      ),
-    );
+    expectError(joined, 409, changedMeanwhile("organization's key policy"));
     // Nothing was made; sent again, the key expires within the limit.
     const again = await api("POST", signupPath(invite.token), { body: {} });
     expect(again.status).toBe(201);

@@ -5,7 +5,7 @@ import { MembershipLevel } from "../../../src/platform/levels";
 import { addMember, api, createApiKey, db, errorBody, ISO_TIMESTAMP, setupOrganization } from "../../support/harness";
 import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
 import { beforeWrites } from "../../support/races";
-import { expectError } from "../../support/error-bodies";
+import { changedMeanwhile, expectError } from "../../support/error-bodies";
 import { restoreTestDoubles, useEmailTransport } from "../../support/people";
 
 const sharingPath = (projectId: number | string, dashboardId: number, tree = "environments") =>
@@ -297,15 +297,7 @@ describe("a sharing PATCH judged on the configuration as read", () => {
     const enabled = await api("PATCH", path, { key, body: { enabled: true } });
     vi.restoreAllMocks();
     expect(ran).toEqual([200]);
-    expectError(
-      enabled,
-      409,
-      errorBody(
-        "conflict",
-        "conflict",
-        "The organization's share link lifetime limit was changed by another request meanwhile. Try again.",
-      ),
-    );
+    expectError(enabled, 409, changedMeanwhile("organization's share link lifetime limit"));
     expect((await api("GET", path, { key })).body).toMatchObject({ enabled: false, expires_at: null });
     // Sent again, the link expires within the limit.
     const again = await api("PATCH", path, { key, body: { enabled: true } });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../../src/platform/levels";
-import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../../support/error-bodies";
+import { changedMeanwhile, expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../../support/error-bodies";
 import { addMember, api, createProject, errorBody, setupOrganization } from "../../support/harness";
 import { insertInvite, restoreTestDoubles } from "../../support/people";
 import { beforeWrites, onBoundStatements } from "../../support/races";
@@ -275,11 +275,7 @@ describe("an invite racing the acceptance of the invite it replaces", () => {
     // Run one after the other, the POST would have been 400 "already belongs to the organization"
     // and no invite would stand for a member; or it would have replaced the first invite (whose
     // accept then is 404). Meanwhile: 409, and a retry gets the 400.
-    expectError(
-      replaced,
-      409,
-      errorBody("conflict", "conflict", "The invite was changed by another request meanwhile. Try again."),
-    );
+    expectError(replaced, 409, changedMeanwhile("invite"));
     expect(pending).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@ import { MembershipLevel } from "../../../src/platform/levels";
 import { loadKeyring, seal } from "../../../src/platform/secrets";
 import { DELIVERY_ATTEMPTS } from "../../../src/organizations/webhooks/retry-schedule";
 import { secretContext } from "../../../src/organizations/webhooks/webhook-secrets";
-import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../../support/error-bodies";
+import { changedMeanwhile, expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../../support/error-bodies";
 import {
   consume,
   eventually,
@@ -27,7 +27,6 @@ import {
   api,
   createApiKey,
   db,
-  errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
   userBasic,
@@ -369,11 +368,7 @@ describe("a webhook's creator", () => {
 
 describe("a webhook's creator demoted at the same moment", () => {
   const RACING_RECEIVER = "http://receiver.test/racing";
-  const CHANGED_MEANWHILE = errorBody(
-    "conflict",
-    "conflict",
-    "The member was changed by another request meanwhile. Try again.",
-  );
+  const CHANGED_MEANWHILE = changedMeanwhile("member");
 
   type RacingWrite = () => ReturnType<typeof api>;
 
@@ -1127,11 +1122,7 @@ describe("a webhook PATCH sending the URL it read, while the owner redirects the
     });
     vi.restoreAllMocks();
     expect(takenBack).toEqual([200]);
-    expectError(
-      again,
-      409,
-      errorBody("conflict", "conflict", "The webhook was changed by another request meanwhile. Try again."),
-    );
+    expectError(again, 409, changedMeanwhile("webhook"));
     const after = (await api("GET", hookPath, { key })).body;
     expect([after.url, after.created_by, after.description]).toEqual([
       "http://owner-receiver.test/hook",
