@@ -35,7 +35,7 @@ export function uuid7(): string {
   bytes[6] = 0x70 | (counter >> 8);
   bytes[7] = counter & 0xff;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  const hex = toHex(bytes);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
@@ -74,9 +74,12 @@ export const toBase64Url = (bytes: Uint8Array) =>
 export const fromBase64Url = (text: string) =>
   Uint8Array.from(atob(text.replaceAll("-", "+").replaceAll("_", "/")), (character) => character.charCodeAt(0));
 
+/** Bytes as lower-case hex, two digits each. */
+export const toHex = (bytes: ArrayBuffer | Uint8Array) =>
+  [...new Uint8Array(bytes)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+
 export async function sha256Hex(value: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return toHex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(value)));
 }
 
 export function constantTimeEqual(left: string, right: string): boolean {

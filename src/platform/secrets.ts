@@ -1,5 +1,5 @@
 import type { Bindings } from "./env";
-import { sha256Hex } from "./ids";
+import { sha256Hex, toHex } from "./ids";
 
 /**
  * Encryption at rest for secrets the API must keep but never show (batch export passwords,
@@ -131,5 +131,5 @@ export async function fingerprint(keyring: Keyring, text: string, keyId = keyrin
   const key = keyring.fingerprintingById.get(keyId);
   if (!key) return null;
   const signature = await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(text));
-  return `${keyId}:${[...new Uint8Array(signature)].map((byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+  return `${keyId}:${toHex(signature)}`;
 }
