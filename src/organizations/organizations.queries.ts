@@ -143,8 +143,7 @@ export async function readOrganizationsPage(db: Database, actor: Actor, page: Pa
 /** The statements reading one organization (an id, or `@current`) as a full object, for a caller's batch. */
 export function organizationObjectStatements(db: Database, actor: Actor, requested: string) {
   const organization = selectCallerOrganizations(db, actor, callerMembershipOf(db, actor, requested));
-  const listed = sql`select (${callerOrganizationId(db, actor, requested)}) as "id"`;
-  return [organization, selectVisibleProjectsIn(db, actor, listed)] as const;
+  return [organization, visibleProjectsStatement(db, actor, requested)] as const;
 }
 
 /**
