@@ -31,8 +31,9 @@ type OrganizationDeletion = Extract<BackgroundJob, { kind: "delete_organization"
  * already), which its invites' sign-up and service keys' routes check, and every other way into
  * it closed at once: its memberships and service keys deleted (the keys' hashes returned, for
  * their cache entries), its projects marked for deletion as a project's DELETE marks one, which
- * hides them from every route and share link. The rest of its rows are the background job's.
- * With `expected` (`If-Match`), a mark of another version fails the whole batch (`raisedVersion`).
+ * hides them from every route and share link, and its webhooks disabled. The rest of its rows are
+ * the background job's. With `expected` (`If-Match`), a mark of another version fails the whole
+ * batch (`raisedVersion`).
  */
 export function scheduleOrganizationDeletion(
   db: Database,
@@ -63,6 +64,11 @@ export function scheduleOrganizationDeletion(
       .update(projects)
       .set({ deletionScheduledAt: now, updatedAt: now })
       .where(and(eq(projects.organizationId, organizationId), isNull(projects.deletionScheduledAt))),
+    // Their creators are no longer members: no delivery queued or recovered sends another event.
+    db
+      .update(webhooks)
+      .set({ enabled: false, updatedAt: now })
+      .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.enabled, true))),
   ] as const;
 }
 

@@ -11,6 +11,7 @@ import { addMember, api, db, setupOrganization } from "../support/harness";
 import { seedEntries } from "../support/activity-log";
 import { insertInvite } from "../support/people";
 import { consumeAttempt } from "../support/queues";
+import { consume, receiver, seedPendingDelivery, subscribe } from "../support/webhooks";
 import { beforeWrites } from "../support/races";
 import { archiveActivityLog } from "../../src/platform/activity-log/archive";
 import { currentEnvironmentGuessKey } from "../../src/platform/route-context/current-environment-guess";
@@ -100,6 +101,25 @@ describe("deleting an organization", () => {
     await consumeAttempt("background-jobs", { kind: "delete_organization", organizationId: organization.id }, 1);
     await expect.poll(() => rowsOf(organization.id), { timeout: 20_000, interval: 200 }).toEqual(gone);
     expect(await rowsOf(other.organization.id)).toEqual(untouched);
+  });
+
+  it("sends no more of its events to its webhooks: a delivery queued before the DELETE is dropped", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"] });
+    const deliveryId = await seedPendingDelivery(organization, id);
+    // The deletion's background steps have not run yet.
+    vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue(NOT_SENT);
+    const deleted = await api("DELETE", `/api/organizations/${organization.organization.id}`, {
+      key: organization.key,
+    });
+    expect(deleted.status).toBe(204);
+    const received = receiver(200);
+    const result = await consume(deliveryId, 2);
+
+    expect(received).toEqual([]);
+    expect(result.explicitAcks).toEqual(["message"]);
+    const [webhook] = await db.select().from(schema.webhooks).where(eq(schema.webhooks.id, id));
+    expect(webhook).toMatchObject({ enabled: false });
   });
 
   it("keeps a service key cached at another location out of an organization being deleted", async () => {

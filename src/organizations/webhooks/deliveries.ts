@@ -227,17 +227,23 @@ async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
 
 /**
  * A success clears `failingSince`; a failure sets it if unset. A receiver answering 410 Gone has
- * its webhook disabled at once; one failing for 3 days too. Both in the attempt's batch.
+ * its webhook disabled at once; one failing for 3 days too. Both in the attempt's batch, and only
+ * while the webhook still points at the receiver that answered: an admin who redirected it
+ * meanwhile is not overruled by the receiver they left.
  */
 function webhookHealth(db: Database, webhook: WebhookRow, attempt: Attempt, now: string) {
-  const ofWebhook = eq(webhooks.id, webhook.id);
+  const condition = eq(webhooks.url, webhook.url);
+  const ofWebhook = and(eq(webhooks.id, webhook.id), condition);
   if (attempt.ok) return [db.update(webhooks).set({ failingSince: null }).where(ofWebhook)];
-  if (attempt.status === 410) return disableWebhook(db, webhook, { reason: "The receiver answered 410 Gone." });
+  if (attempt.status === 410) {
+    return disableWebhook(db, webhook, { reason: "The receiver answered 410 Gone." }, { condition });
+  }
   const failingSince = webhook.failingSince ?? now;
   if (Date.parse(now) - Date.parse(failingSince) < DISABLE_AFTER_MS) {
     return [db.update(webhooks).set({ failingSince }).where(ofWebhook)];
   }
-  return disableWebhook(db, webhook, { reason: "Every delivery failed for 3 days.", failing_since: failingSince });
+  const context = { reason: "Every delivery failed for 3 days.", failing_since: failingSince };
+  return disableWebhook(db, webhook, context, { condition });
 }
 
 /**

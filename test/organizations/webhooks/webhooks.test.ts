@@ -741,6 +741,32 @@ describe("deliveries", () => {
     ]);
   });
 
+  it("keeps a webhook on when the receiver it was pointed away from answers 410 while the PATCH lands", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { url: `${RECEIVER}/old`, events: ["*"] });
+    const hookPath = `${webhooksPath(organization)}/${id}`;
+    const deliveryId = await seedPendingDelivery(organization, id);
+    // The attempt read the webhook at its old URL; while its POST is out, the admin redirects it.
+    const sentTo: string[] = [];
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      sentTo.push(new Request(input, init).url);
+      const patched = await api("PATCH", hookPath, { key: organization.key, body: { url: `${RECEIVER}/new` } });
+      expect(patched.status).toBe(200);
+      return new Response("gone", { status: 410 });
+    });
+    await consume(deliveryId, 1);
+    vi.restoreAllMocks();
+
+    expect(sentTo).toEqual([`${RECEIVER}/old`]);
+    const after = await api("GET", hookPath, { key: organization.key });
+    expect([after.body.url, after.body.enabled]).toEqual([`${RECEIVER}/new`, true]);
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?activity=disabled`, {
+      key: organization.key,
+    });
+    expect(log.body.results).toEqual([]);
+    expect(await storedDelivery(deliveryId)).toMatchObject({ status: "failed", lastStatusCode: 410 });
+  });
+
   it("disables a webhook whose deliveries have all failed for 3 days, and the log says so", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"] });

@@ -348,6 +348,42 @@ describe("activity-log archive", () => {
     expect(await verify(organization)).toMatchObject({ valid: true, first_invalid: null });
   }, 60_000);
 
+  it("reports no break when retention deletes a segment while verify reads it", async () => {
+    const organization = await setupOrganization();
+    const organizationId = organization.organization.id;
+    // Three entries 40 days old, archived past a 30-day hot window, then three kept here.
+    await seedEntries(organization, 3, 1000, 40 * DAY);
+    await archiveActivityLog(db, env.ACTIVITY_LOG_ARCHIVE, 30);
+    expect(await segmentsOf(organization)).toMatchObject([{ firstSeq: 1, lastSeq: 3 }]);
+    for (const name of ["One", "Two", "Three"]) {
+      const patched = await api("PATCH", `/api/organizations/${organizationId}`, {
+        key: organization.key,
+        body: { name },
+      });
+      expect(patched.status).toBe(200);
+    }
+    await expect.poll(async () => (await verify(organization)).valid).toBe(true);
+    // Kept 35 days now: the segment is past retention, and retention runs between verify's read of
+    // the segments and its read of the object.
+    await db
+      .update(schema.organizations)
+      .set({ activityLogRetentionDays: 35 })
+      .where(eq(schema.organizations.id, organizationId));
+    const get = env.ACTIVITY_LOG_ARCHIVE.get.bind(env.ACTIVITY_LOG_ARCHIVE);
+    let pruned = 0;
+    vi.spyOn(env.ACTIVITY_LOG_ARCHIVE, "get").mockImplementation((async (key: string, options?: R2GetOptions) => {
+      if (pruned === 0) pruned = await pruneArchivedSegments(db, env.ACTIVITY_LOG_ARCHIVE, 365);
+      return get(key, options);
+    }) as R2Bucket["get"]);
+    const verdict = await verify(organization);
+    vi.restoreAllMocks();
+
+    expect(pruned).toBe(1);
+    expect(await segmentsOf(organization)).toEqual([]);
+    expect(verdict).toEqual({ valid: true, entries: 3, first_invalid: null, head: (await verify(organization)).head });
+    expect(verdict.head).toMatchObject({ seq: 6 });
+  });
+
   it("shows a member the archived events it showed before: their projects' entries only", async () => {
     const organization = await setupOrganization();
     await seedEntries(organization, 60, DAY);
