@@ -43,8 +43,11 @@ export const jsonWithinLimit = (json: SQL, maxBytes = MAX_JSON_BYTES) =>
 /** A JSON object stored as given (`filters`, `layouts`, `config`...), at most 64 KiB serialized. */
 export const boundedJsonObject = () => boundedJson(z.record(z.string(), z.unknown()));
 
-/** Tags of one resource: at most 100, each at most 255 characters. */
-export const tagList = () => z.array(z.string().max(MAX_TAG_LENGTH)).max(MAX_TAGS);
+/**
+ * Tags of one resource: at most 100, each at most 255 characters as stored (lower-cased first:
+ * a few letters lower-case to two characters).
+ */
+export const tagList = () => z.array(z.string().trim().toLowerCase().max(MAX_TAG_LENGTH)).max(MAX_TAGS);
 
 /** Tags as PostHog stores them: trimmed, lower-cased, without blanks or repeats, in given order. */
 export function normalizeTags(tags: string[]): string[] {

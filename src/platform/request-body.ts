@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "./env";
-import { ApiError, parseError, unsupportedMediaType } from "./errors";
+import { ApiError, parseError, unsupportedMediaType, validationError } from "./errors";
 
 const MAX_BODY_BYTES = 1024 * 1024;
 /** Deeper JSON is refused before validation: nothing stored needs more, and deep values blow stacks. */
@@ -28,23 +28,30 @@ export const limitBodySize = bodyLimit({
 /**
  * Strings that SQLite would store as invalid UTF-8 (lone surrogates), numbers JSON cannot hold
  * (`1e309` parses as Infinity, which would be stored as null), a `__proto__` key and nesting
- * deeper than a stored field needs, refused before validation. Recursion stops at the depth limit.
+ * deeper than a stored field needs, refused before validation. So is a NUL character, as DRF
+ * refuses it, naming the field: SQLite's text functions stop at it, so search and the activity
+ * log would read less than was stored. `path` is where `value` stands; recursion stops at the
+ * depth limit.
  */
-function assertStorableJson(value: unknown, depth = 0): void {
+function assertStorableJson(value: unknown, path: readonly (string | number)[] = []): void {
   if (typeof value === "string") {
     if (LONE_SURROGATE.test(value)) throw parseError("JSON parse error - A string holds a lone UTF-16 surrogate.");
+    if (value.includes("\u0000")) {
+      throw validationError("null_characters_not_allowed", "Null characters are not allowed.", path.join(".") || null);
+    }
     return;
   }
   if (typeof value === "number" && !Number.isFinite(value)) {
     throw parseError("JSON parse error - A number is too large to store.");
   }
   if (value === null || typeof value !== "object") return;
-  if (depth >= MAX_JSON_DEPTH) throw parseError(`JSON parse error - Nested deeper than ${MAX_JSON_DEPTH} levels.`);
+  if (path.length >= MAX_JSON_DEPTH)
+    throw parseError(`JSON parse error - Nested deeper than ${MAX_JSON_DEPTH} levels.`);
   for (const [key, item] of Object.entries(value)) {
     // Validation rebuilds objects, and a rebuilt object leaves this key out: what is stored would not be what was sent.
     if (key === "__proto__") throw parseError("JSON parse error - An object holds the key __proto__.");
-    assertStorableJson(key, depth + 1);
-    assertStorableJson(item, depth + 1);
+    assertStorableJson(key, path);
+    assertStorableJson(item, [...path, Array.isArray(value) ? Number(key) : key]);
   }
 }
 

@@ -280,6 +280,11 @@ describe("POST /api/environments/:project_id/dashboards", () => {
       [{ pinned: "yes" }, invalid("invalid_input", "Expected boolean, received string.", "pinned")],
       [{ tags: "kpi" }, invalid("invalid_input", "Expected array, received string.", "tags")],
       [{ tags: [1] }, invalid("invalid_input", "Expected string, received number.", "tags.0")],
+      // 255 characters as sent, 510 as stored: "İ" lower-cases to two.
+      [
+        { tags: ["İ".repeat(255)] },
+        invalid("max_length", "Ensure this field has no more than 255 characters.", "tags.0"),
+      ],
       [{ use_template: "NOPE" }, invalid("invalid_input", "Invalid template provided: NOPE", "use_template")],
       [
         { use_template: "DEFAULT_APP", use_dashboard: source.id },

@@ -233,6 +233,17 @@ describe("POST /api/organizations/:organization_id/domains", () => {
     expect((await api("GET", domainsPath(second.organization.id), { key: second.key })).body.count).toBe(0);
   });
 
+  it("refuses a non-ASCII letter that lower-cases to an ASCII one (the Kelvin sign), storing nothing", async () => {
+    const { organization, key } = await setupOrganization();
+    const response = await api("POST", domainsPath(organization.id), { key, body: { domain: "\u212Aelvin.example" } });
+    expectError(
+      response,
+      400,
+      errorBody("validation_error", "invalid_input", "Please enter a valid domain or subdomain name.", "domain"),
+    );
+    expect((await api("GET", domainsPath(organization.id), { key })).body.count).toBe(0);
+  });
+
   it("is for admins and owners: a member gets 403", async () => {
     const { organization } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);

@@ -61,6 +61,29 @@ describe("strings that are not valid Unicode", () => {
   });
 });
 
+describe("NUL characters", () => {
+  it("refuses one in any string of the body, as DRF does, naming where it stands, and stores nothing", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "Plain" });
+    const nulRefused = (attr: string | null) =>
+      errorBody("validation_error", "null_characters_not_allowed", "Null characters are not allowed.", attr);
+    for (const [method, path, body, attr] of [
+      ["POST", dashboardsPath(project.id), { name: "Plain", description: "intro\u0000revenue" }, "description"],
+      [
+        "PATCH",
+        `${dashboardsPath(project.id)}/${dashboard.id}`,
+        { tiles: [{ text: { body: "a\u0000b" } }] },
+        "tiles.0.text.body",
+      ],
+      ["POST", dashboardsPath(project.id), { name: "T", tags: ["ok", "b\u0000d"] }, "tags.1"],
+      ["POST", `/api/organizations/${organization.id}/domains`, { domain: "example.com", x: { "k\u0000": 1 } }, "x"],
+      ["POST", "/api/organizations", { name: "\u0000" }, "name"],
+    ] as const) {
+      await expectRefusedUnchanged(() => api(method, path, { key, body }), 400, nulRefused(attr));
+    }
+  });
+});
+
 describe("nesting", () => {
   it("refuses JSON deeper than 32 levels before validating it, even 5,000 deep in a choice field", async () => {
     const { organization, project, key } = await setupOrganization();

@@ -2,8 +2,12 @@ import { z } from "@hono/zod-openapi";
 import type { domains } from "../../db/schema";
 import { Timestamp } from "../../platform/timestamps";
 
-/** PostHog's DOMAIN_REGEX: labels of letters, digits and inner hyphens, then a TLD of 2+ letters. */
-const DOMAIN_PATTERN = /^([a-z0-9]+(-[a-z0-9]+)*\.)+[a-z]{2,}$/;
+/**
+ * PostHog's DOMAIN_REGEX: labels of letters, digits and inner hyphens, then a TLD of 2+ letters.
+ * ASCII in either case, checked before lower-casing, which turns a few other letters (the Kelvin
+ * sign) into ASCII ones.
+ */
+const DOMAIN_PATTERN = /^([a-zA-Z0-9]+(-[a-zA-Z0-9]+)*\.)+[a-zA-Z]{2,}$/;
 
 const SSO_ENFORCEMENTS = ["", "google-oauth2", "github", "gitlab", "saml"] as const;
 
@@ -24,9 +28,9 @@ export const DomainCreateInput = DomainSettingsInput.extend({
   domain: z
     .string()
     .trim()
-    .toLowerCase()
     .max(128)
     .regex(DOMAIN_PATTERN, "Please enter a valid domain or subdomain name.")
+    .toLowerCase()
     .openapi({
       description: "A host name, stored lower-cased; unique across organizations; immutable.",
       example: "example.com",
