@@ -7,6 +7,7 @@ import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../support/error-bod
 import { addMember, addMembership, api, createProject, db, errorBody, setupOrganization } from "../support/harness";
 import { expectedOrganization } from "../support/organizations";
 import { expectedProject, PROJECT_PATHS } from "../support/projects";
+import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
 
 const PRECONDITION_FAILED = errorBody(
   "invalid_request",
@@ -311,6 +312,45 @@ describe("conditional requests on @current, once it names another organization o
       PRECONDITION_FAILED,
     );
     expect((await api("GET", path, { key, headers: { "If-None-Match": 'W/"1"' } })).status).toBe(200);
+  });
+});
+
+describe("a dashboard write with an invalid body and a stale If-Match", () => {
+  /** A dashboard at version 2, and the tag of its version 1. */
+  async function staleDashboard(body: Record<string, unknown> = { name: "Board" }) {
+    const team = await setupOrganization();
+    const dashboard = await createDashboard(team.key, team.project.id, body);
+    const path = `${dashboardsPath(team.project.id)}/${dashboard.id}`;
+    const changed = await api("PATCH", path, { key: team.key, body: { description: "moved on" } });
+    expect(changed.headers.get("ETag")).toBe(tag(dashboard, 2));
+    return { ...team, dashboard, path, stale: ifMatch(dashboard, 1) };
+  }
+
+  it("answers 400 naming the tile, not 412: a body that is invalid is 400 whatever the tag", async () => {
+    const { key, path, stale } = await staleDashboard();
+    const unknownTile = await api("PATCH", path, { key, headers: stale, body: { tiles: [{ id: 999_999_999 }] } });
+    expectError(
+      unknownTile,
+      400,
+      errorBody("validation_error", "invalid_input", "Tile 999999999 is not on this dashboard.", "tiles.0.id"),
+    );
+    const noText = await api("PATCH", path, { key, headers: stale, body: { tiles: [{ color: "red" }] } });
+    expect([noText.status, noText.body.code, noText.body.attr]).toEqual([400, "required", "tiles.0.text"]);
+  });
+
+  it("answers a tile's own PATCH giving an insight tile a text body with 400, not 412", async () => {
+    const { key, dashboard, path, stale } = await staleDashboard({ use_template: "DEFAULT_APP" });
+    const insightTile = dashboard.tiles.find((tile) => tile.insight !== null)!;
+    const response = await api("PATCH", `${path}/tiles/${insightTile.id}`, {
+      key,
+      headers: stale,
+      body: { text: { body: "not for an insight" } },
+    });
+    expectError(
+      response,
+      400,
+      errorBody("validation_error", "invalid_input", "Only a text tile has a text body.", "text"),
+    );
   });
 });
 

@@ -507,8 +507,12 @@ export async function writeDashboardUpdate(
   const scope = scopeOf(c);
   const db = c.var.db;
   const id = current.row.dashboard.id;
-  const expected = expectedVersion(c, current.row.dashboard);
   const summary = updateSummary(current, input);
+  // Tiles sent as they were read change nothing: written, they would undo (unchecked, as the
+  // update below matches no row once the version moved) what another request changed meanwhile.
+  // Built before the tag is checked: an invalid tile is 400 whatever the tag.
+  const tileWrites = summary === undefined ? [] : tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf);
+  const expected = expectedVersion(c, current.row.dashboard);
 
   // A PATCH that changes nothing as read writes nothing but holds the caller's edit right (a change
   // meanwhile stays); one that changes something, only from the version read (`If-Match`'s).
@@ -537,9 +541,7 @@ export async function writeDashboardUpdate(
     ...deletionFlip(c, current.row, input),
     updateDashboard,
     ...dashboardEntries(c, current.row, input),
-    // Tiles sent as they were read change nothing: written, they would undo (unchecked, as the
-    // update above matches no row once the version moved) what another request changed meanwhile.
-    ...(summary === undefined ? [] : tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf)),
+    ...tileWrites,
     ...deletionStatements(db, current.row, input),
   ];
   const addsTiles = (input.tiles ?? []).some((change) => change.id === undefined);
