@@ -32,6 +32,12 @@ export const boundedJson = <T extends z.ZodType>(schema: T) =>
 export const jsonTooLarge = (field: string) =>
   validationError("max_length", `Ensure this field has no more than ${MAX_JSON_BYTES} bytes when serialized.`, field);
 
+/** `value`, a merge made in the Worker, while it keeps to `boundedJson`'s size; else its 400 for `field`. */
+export function withinJsonLimit<T>(value: T, field: string): T {
+  if (serializedBytes(value) > MAX_JSON_BYTES) throw jsonTooLarge(field);
+  return value;
+}
+
 /**
  * A JSON text built in SQL (settings merged key by key into what is stored, a snapshot), while it
  * keeps to `maxBytes` (`boundedJson`'s by default); else null, which fails its batch on the

@@ -543,6 +543,53 @@ describe("PATCH /api/environments/:project_id/batch_exports/:id", () => {
     });
   });
 
+  it("asks for every stored secret whenever BigQuery's token_uri is sent: compared, it confirms a guess", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const bigQuery = {
+      project_id: "p",
+      dataset_id: "d",
+      private_key: "-----BEGIN PRIVATE KEY-----x",
+      private_key_id: "kid",
+      token_uri: "https://oauth2.internal.example/token",
+      client_email: "sa@p.iam.example",
+    };
+    const created = await createExport(project.id, key, { destination: { type: "BigQuery", config: bigQuery } });
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const path = `${exportsPath(project.id)}/${created.id}`;
+    const guess = (tokenUri: string) =>
+      api("PATCH", path, { key: member.key, body: { destination: { config: { token_uri: tokenUri } } } });
+    const needsSecrets = errorBody(
+      "validation_error",
+      "invalid_input",
+      "Changing token_uri needs private_key sent again: stored secrets only go where they were set for.",
+      "destination.config.private_key",
+    );
+    expectError(await guess("https://oauth2.googleapis.com/token"), 400, needsSecrets);
+    expectError(await guess(bigQuery.token_uri), 400, needsSecrets);
+    expect(await storedConfig(created.id)).toEqual(bigQuery);
+  });
+
+  it("holds the merged configuration to 64 KiB: PATCHes each within it do not add up past it", async () => {
+    const { project, key } = await setupOrganization();
+    const big = "a".repeat(40_000);
+    const created = await createExport(project.id, key, {
+      destination: { type: "S3", config: { ...S3_CONFIG, bucket_name: big } },
+    });
+    const path = `${exportsPath(project.id)}/${created.id}`;
+    const grown = await api("PATCH", path, { key, body: { destination: { config: { region: big } } } });
+    expectError(
+      grown,
+      400,
+      errorBody(
+        "validation_error",
+        "max_length",
+        "Ensure this field has no more than 65536 bytes when serialized.",
+        "destination.config",
+      ),
+    );
+    expect(await storedConfig(created.id)).toEqual({ ...S3_CONFIG, bucket_name: big });
+  });
+
   it("stores offset_day and offset_hour where the interval has them, and clears them with one without", async () => {
     const { key, project } = await setupOrganization();
     const created = await createExport(project.id, key, { interval: "week", offset_day: 1, offset_hour: 6 });
@@ -862,6 +909,9 @@ describe("credentials in a batch export's destination URL", () => {
       { type: "HTTP", config: { url: credentialed, token: "sealed-token" }, attr: "url" },
       { type: "S3Compatible", config: { ...s3, endpoint_url: credentialed }, attr: "endpoint_url" },
       { type: "S3", config: { ...s3, endpoint_url: credentialed }, attr: "endpoint_url" },
+      // The legacy type takes any text: credentials without a scheme, too.
+      { type: "S3", config: { ...s3, endpoint_url: "//minioadmin:s3cr3t@minio.example.com" }, attr: "endpoint_url" },
+      { type: "S3", config: { ...s3, endpoint_url: "minioadmin:s3cr3t@minio.example.com" }, attr: "endpoint_url" },
     ];
     for (const { type, config, attr } of destinations) {
       const created = await api("POST", `/api/environments/${project.id}/batch_exports`, {

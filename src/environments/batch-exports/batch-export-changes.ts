@@ -2,6 +2,7 @@ import type { batchExports } from "../../db/schema";
 import type { ProjectContext } from "../../platform/env";
 import { validationError } from "../../platform/errors";
 import { uuid7 } from "../../platform/ids";
+import { withinJsonLimit } from "../../platform/input-limits";
 import type { BatchExportChanges } from "./batch-exports.queries";
 import type { BatchExportCreateInput, BatchExportRow, BatchExportUpdateInput } from "./batch-exports.schema";
 import { configKeptFor, parseDestinationConfig, type DestinationConfig, type DestinationType } from "./destinations";
@@ -90,7 +91,7 @@ export function newBatchExport(
 /**
  * The columns a valid PATCH sets. `destination.config` is merged into the stored configuration,
  * so secrets that are not sent are kept (unless an endpoint moves: `configKeptFor`), then the
- * result is validated whole. A new destination type starts from an empty configuration instead:
+ * result is validated whole, its size too. A new destination type starts from an empty configuration instead:
  * the old type's keys mean nothing to it.
  */
 export function batchExportChanges(
@@ -100,12 +101,12 @@ export function batchExportChanges(
 ): BatchExportChanges & { destinationType: DestinationType; destinationConfig: DestinationConfig } {
   const type = input.destination?.type ?? (current.destinationType as DestinationType);
   const sentConfig = input.destination?.config ?? {};
-  const config = parseDestinationConfig(
-    type,
+  const merged =
     type === current.destinationType
       ? { ...configKeptFor(type, current.destinationConfig, sentConfig), ...sentConfig }
-      : sentConfig,
-  );
+      : sentConfig;
+  // Each PATCH within the limit must not add up past it.
+  const config = withinJsonLimit(parseDestinationConfig(type, merged), "destination.config");
   const model = input.model ?? current.model;
   const startAt = input.start_at === undefined ? current.startAt : toUtc(input.start_at);
   const endAt = input.end_at === undefined ? current.endAt : toUtc(input.end_at);

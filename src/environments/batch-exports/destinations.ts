@@ -24,11 +24,10 @@ const nonBlank = z.string().min(1);
 const optionalText = z.string().nullable().optional();
 const port = z.number().int().min(1).max(65535).optional();
 
-/** Whether `value`, when it is a URL, names no user or password: those would be kept, and shown, in the clear. */
-const withoutCredentials = (value: string | null | undefined) => {
-  const url = value ? URL.parse(value) : null;
-  return !url || (url.username === "" && url.password === "");
-};
+/** A user or password before a host, with or without a scheme (`//user:pass@host`, `user:pass@host`). */
+const CREDENTIALS = /^(?:[a-z][a-z\d+.-]*:)?(?:\/\/)?[^/?#]*@/i;
+/** Whether `value` names no user or password: those would be kept, and shown, in the clear. */
+const withoutCredentials = (value: string | null | undefined) => !value || !CREDENTIALS.test(value);
 const NO_CREDENTIALS = { error: "The URL may not carry credentials." };
 /** Where an export connects: http(s), without credentials (its secrets are fields of their own). */
 const endpointUrl = z
@@ -182,7 +181,11 @@ export function parseDestinationConfig(type: DestinationType, config: Destinatio
  */
 export function configKeptFor(type: DestinationType, stored: DestinationConfig, sent: DestinationConfig) {
   const { secrets, endpoints } = DESTINATIONS[type];
-  const moved = endpoints.find((field) => field in sent && (sent[field] ?? null) !== (stored[field] ?? null));
+  // An endpoint that is itself a secret (BigQuery's `token_uri`) moves whenever it is sent:
+  // compared, it would confirm a guess of it.
+  const moved = endpoints.find(
+    (field) => field in sent && (secrets.includes(field) || (sent[field] ?? null) !== (stored[field] ?? null)),
+  );
   if (moved === undefined) return stored;
   const unsent = secrets.find((field) => typeof stored[field] === "string" && !(field in sent));
   if (unsent !== undefined) {
