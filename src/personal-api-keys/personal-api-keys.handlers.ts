@@ -355,9 +355,9 @@ const lifetimeOfOrganization = sql<number | null>`(select ${organizations.apiKey
  * the organizations whose activity logs record a change to it: its scoped ones the owner still
  * belongs to. The calling key acts only on keys that do no more than
  * itself (it would otherwise take a broader key's value by rolling it) and that reach no
- * organization whose admins blocked it.
+ * organization whose admins blocked it (unless `evenIfBlocked`: a key revoking itself).
  */
-async function keyAndReach(db: Database, actor: Actor, id: string) {
+async function keyAndReach(db: Database, actor: Actor, id: string, { evenIfBlocked = false } = {}) {
   const [[key], memberships, blocking, projectsNamed] = await db.batch([
     db.select().from(personalApiKeys).where(shownKey(actor, id)),
     db
@@ -378,10 +378,12 @@ async function keyAndReach(db: Database, actor: Actor, id: string) {
   const reached = memberships.filter(
     ({ id }) => key.scopedOrganizations.length === 0 || key.scopedOrganizations.includes(id),
   );
-  assertNotBlockedIn(
-    blocking,
-    reached.map(({ id }) => id),
-  );
+  if (!evenIfBlocked) {
+    assertNotBlockedIn(
+      blocking,
+      reached.map(({ id }) => id),
+    );
+  }
   return {
     key,
     reachable: reached.map(({ id }) => id),
@@ -532,9 +534,12 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
 export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = async (c) => {
   const { db, actor } = c.var;
   const id = c.req.valid("param").id;
-  const { key, reachable, projectOrganizations } = await keyAndReach(db, actor, id);
+  // A key may always revoke itself, blocked or not: that gives no one anything, and a user whose
+  // only key was blocked could otherwise never end it.
+  const itself = id === actor.keyId;
+  const { key, reachable, projectOrganizations } = await keyAndReach(db, actor, id, { evenIfBlocked: itself });
   // Only while the calling key is blocked in none of them, as judged: a block meanwhile refuses it too.
-  const notBlocked = notBlockedIn(actor, reachable);
+  const notBlocked = itself ? sql`1` : notBlockedIn(actor, reachable);
   const [deleted] = await writeWithActivity(
     db,
     db

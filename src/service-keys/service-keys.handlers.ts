@@ -238,7 +238,10 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
   // Only a reach sent is checked: one whose project was deleted since still takes a new label or scopes.
   if (input.scoped_teams) await assertProjectsOfOrganization(db, organization.id, scopedTeams);
   const after: KeyRow = { ...key, label: input.label ?? key.label, scopes, scopedTeams, expiresAt };
-  if (input.expires_at !== undefined) assertLifetimeWithinPolicy(after.expiresAt, [organization.apiKeyMaxLifetimeDays]);
+  // A new expiry or a new reach is held to the policy, as a personal key's; a label or scopes change alone is not.
+  if (input.expires_at !== undefined || input.scoped_teams !== undefined) {
+    assertLifetimeWithinPolicy(after.expiresAt, [organization.apiKeyMaxLifetimeDays]);
+  }
   const before = trackedFields(key);
   const [updated] = await writeWithActivity(
     db,

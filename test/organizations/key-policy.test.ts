@@ -1,7 +1,13 @@
 import { describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import { activityEntry, keyIdOf } from "../support/activity-log";
-import { INSUFFICIENT_LEVEL, NOT_FOUND, missingScope } from "../support/error-bodies";
+import {
+  AUTHENTICATION_FAILED,
+  expectError,
+  INSUFFICIENT_LEVEL,
+  NOT_FOUND,
+  missingScope,
+} from "../support/error-bodies";
 import { insertInvite } from "../support/people";
 import { beforeWrites } from "../support/races";
 import {
@@ -185,8 +191,8 @@ describe("an organization's key policy", () => {
     expect(refused.body).toEqual(denied("Your organization does not allow members using personal API keys."));
   });
 
-  it("holds the organization's service keys to the maximum lifetime when made, given an expiry or rolled", async () => {
-    const { organization, key } = await setupOrganization();
+  it("holds service keys to the maximum lifetime when made, given an expiry or reach, or rolled", async () => {
+    const { organization, project, key } = await setupOrganization();
     const serviceKeys = `${organizationPath(organization.id)}/service_keys`;
     const before = await api("POST", serviceKeys, { key, body: { label: "old", scopes: ["*"] } });
     expect(before.status).toBe(201);
@@ -201,6 +207,7 @@ describe("an organization's key policy", () => {
       await api("POST", serviceKeys, { key, body: { label: "forever", scopes: ["*"] } }),
       await api("POST", serviceKeys, { key, body: { label: "long", scopes: ["*"], expires_at: inDays(8) } }),
       await api("PATCH", `${serviceKeys}/${before.body.id}`, { key, body: { expires_at: inDays(8) } }),
+      await api("PATCH", `${serviceKeys}/${before.body.id}`, { key, body: { scoped_teams: [project.id] } }),
       await api("POST", `${serviceKeys}/${before.body.id}/roll`, { key, body: {} }),
     ];
     expect(refused.map((response) => [response.status, response.body])).toEqual(refused.map(() => [400, tooLong]));
@@ -651,6 +658,22 @@ describe("the keys that reach an organization", () => {
         context: { owner_email: member.user.email },
       }),
     );
+  });
+
+  it("leaves a blocked key able to revoke itself, and to roll or change neither itself nor another", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const memberKeyId = await keyIdOf(member.user);
+    expect((await api("DELETE", `${keysPath(organization.id)}/${memberKeyId}`, { key })).status).toBe(204);
+    const cannotAct = denied("API key cannot act on keys that reach an organization whose admins revoked its access");
+    const ownPath = `/api/personal_api_keys/${memberKeyId}`;
+    expectError(await api("POST", `${ownPath}/roll`, { key: member.key, body: {} }), 403, cannotAct);
+    expectError(await api("PATCH", ownPath, { key: member.key, body: { label: "still mine" } }), 403, cannotAct);
+
+    // Its user's only key: ending it gives no one anything, and nothing else could.
+    const revoked = await api("DELETE", ownPath, { key: member.key });
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(204);
+    expectError(await api("GET", "/api/users/@me", { key: member.key }), 401, AUTHENTICATION_FAILED);
   });
 
   it("writes a block only while the caller is still an admin and the key's owner not above them", async () => {
