@@ -131,6 +131,9 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
       enabled: input.enabled,
       description: input.description,
       createdById: answerable ? after.createdById : undefined,
+      // Turned on or pointed elsewhere, its 3 days of failures start again: failures from before
+      // (the ones that disabled it, or another receiver's) must not switch it off at the next one.
+      failingSince: answerable ? null : undefined,
       updatedAt: after.updatedAt,
     })
     .where(

@@ -767,6 +767,34 @@ describe("deliveries", () => {
     expect(await storedDelivery(deliveryId)).toMatchObject({ status: "failed", lastStatusCode: 410 });
   });
 
+  it("counts the 3 days again from a PATCH that turns the webhook on or points it elsewhere", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { url: `${RECEIVER}/old`, events: ["*"] });
+    const hookPath = `${webhooksPath(organization)}/${id}`;
+    const failingForThreeDays = async () =>
+      db
+        .update(schema.webhooks)
+        .set({ failingSince: new Date(Date.now() - 3 * 86_400_000 - 60_000).toISOString() })
+        .where(eq(schema.webhooks.id, id));
+    await failingForThreeDays();
+    receiver(503);
+    await consume(await seedPendingDelivery(organization, id, { seq: 1000 }), 1);
+    expect((await api("GET", hookPath, { key: organization.key })).body.enabled).toBe(false);
+
+    // Turned back on, its next failure is its first, not the fourth day's.
+    expect((await api("PATCH", hookPath, { key: organization.key, body: { enabled: true } })).status).toBe(200);
+    await consume(await seedPendingDelivery(organization, id, { seq: 2000 }), 1);
+    expect((await api("GET", hookPath, { key: organization.key })).body.enabled).toBe(true);
+
+    // Pointed at another receiver, the old one's days do not count against it.
+    await failingForThreeDays();
+    expect((await api("PATCH", hookPath, { key: organization.key, body: { url: `${RECEIVER}/new` } })).status).toBe(
+      200,
+    );
+    await consume(await seedPendingDelivery(organization, id, { seq: 3000 }), 1);
+    expect((await api("GET", hookPath, { key: organization.key })).body.enabled).toBe(true);
+  });
+
   it("disables a webhook whose deliveries have all failed for 3 days, and the log says so", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"] });
