@@ -37,8 +37,9 @@ export function createApp() {
     ...responseHeaders,
     timing({ total: false, enabled: (c) => c.get("meter") !== undefined }),
     requestLog,
-    corsFromEnvironment,
+    // Before CORS, so that a preflight it answers reports its cost (none) too.
     requestContext,
+    corsFromEnvironment,
     sealAppendedActivity,
   );
   app.use("*", answerMethodNotAllowed(app));

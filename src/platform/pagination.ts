@@ -39,6 +39,17 @@ export const PaginationQuery = z.object({
   offset: lenientParameter("Index of the first result (default 0).", 0),
 });
 
+/**
+ * A page size read as `limit` is (`readPage`), for a list that validates its query with a schema:
+ * a whole number above 0, capped at 1000; anything else (sent twice, not a number) is undefined,
+ * the default.
+ */
+export const lenientPageSize = (description: string) =>
+  lenientParameter(description, 20).transform((value) => {
+    const size = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : 0;
+    return size > 0 ? Math.min(size, MAX_PAGE_SIZE) : undefined;
+  });
+
 /** The parameter's value when it was sent once as a non-negative integer; anything else falls back. */
 function nonNegativeInteger(c: Context, name: string): number | undefined {
   const values = c.req.queries(name) ?? [];

@@ -192,6 +192,9 @@ describe("HTTP conventions", () => {
         }),
       );
       expect(preflight.headers.get("Access-Control-Allow-Headers")?.toLowerCase()).toContain("x-d1-bookmark");
+      // A preflight is a response too: it reports its cost (no query) as every other does.
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get("Server-Timing")).toMatch(/^d1;.*queries=0/);
       const { key } = await setupOrganization();
       const response = await api("GET", "/api/users/@me", { key, headers: { Origin: "https://app.example.com" } });
       expect(response.headers.get("Access-Control-Expose-Headers")?.toLowerCase().split(/,\s*/)).toEqual(

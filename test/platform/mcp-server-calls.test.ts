@@ -54,6 +54,13 @@ const ACTIVITY_PAGE: Shape = {
   results: [{ id: "string", activity: "string", scope: "string", item_id: "string?", created_at: "string" }],
 };
 
+/** `Schemas.PaginatedOrganizationMemberList`: what `org-members-list` returns. */
+const MEMBER_PAGE: Shape = {
+  count: "integer",
+  next: "string?",
+  results: [{ id: "string", level: "integer", user: { uuid: "string", email: "string" }, joined_at: "string" }],
+};
+
 /** A request as `ApiClient.request` sends it. */
 function mcp(
   method: string,
@@ -179,6 +186,14 @@ describe("PostHog's MCP server", () => {
       ["created", String(dashboard.id)],
     ]);
   });
+  it("lists an organization's members with the tool's search and order (org-members-list)", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const page = await decoded("GET", `/api/organizations/${organization.id}/members/`, key, MEMBER_PAGE, {
+      query: { search: owner.email.slice(0, 5), order: "-joined_at", limit: 10 },
+    });
+    expect(page.results.map((member: { user: { uuid: string } }) => member.user.uuid)).toEqual([owner.uuid]);
+  });
+
   it("reads and updates the user as `@me` encoded in the path, /api/users/%40me/ (core.ts user-get)", async () => {
     // `/api/users/${encodeURIComponent(params.uuid)}/`, the uuid described as "User UUID, or `@me`".
     const { owner, key, project } = await setupOrganization();

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { UserBasic } from "../user-basic";
-import { MAX_PAGE_SIZE } from "../pagination";
+import { lenientPageSize } from "../pagination";
 import { ACTIVITY_NAMES, ACTIVITY_SCOPES } from "./vocabulary";
 import { Timestamp, TimestampInput } from "../timestamps";
 
@@ -111,23 +111,11 @@ export const ActivityLogQuery = z.object({
     .regex(/^[1-9]\d{0,15}$/, "Invalid cursor.")
     .optional()
     .openapi({ description: "Where the page starts: taken from the previous page's `next` link." }),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_PAGE_SIZE)
-    .optional()
-    .openapi({ description: "Entries per page (default 100, at most 1000)." }),
+  limit: lenientPageSize("Entries per page (default 100, at most 1000; larger is capped)."),
   page: z.coerce.number().int().min(1).optional().openapi({
     description: "Page mode: the page to read, from 1; the answer then carries `count`. Ignores `cursor`.",
   }),
-  page_size: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_PAGE_SIZE)
-    .optional()
-    .openapi({ description: "Page mode: entries per page (default 100, at most 1000)." }),
+  page_size: lenientPageSize("Page mode: entries per page (default 100, at most 1000; larger is capped)."),
 });
 export type ActivityLogQuery = z.infer<typeof ActivityLogQuery>;
 

@@ -195,7 +195,6 @@ describe("the organization's activity log", () => {
       ["after=yesterday", "after"],
       ["before=2026-13-01", "before"],
       ["cursor=abc", "cursor"],
-      ["limit=0", "limit"],
       [`item_id=${"x".repeat(201)}`, "item_id"],
     ];
     for (const [query, attr] of cases) {
@@ -211,6 +210,19 @@ describe("the organization's activity log", () => {
       key: organization.key,
     });
     expect({ status: unlogged.status, results: unlogged.body.results }).toEqual({ status: 200, results: [] });
+  });
+
+  it("reads limit and page_size as every list does: larger is capped, anything else is the default", async () => {
+    const organization = await setupOrganization();
+    await promoteMembers(organization, 3);
+    for (const query of ["limit=5000", "limit=0", "limit=abc", "limit=5&limit=7", "page=1&page_size=5000"]) {
+      const response = await api("GET", `${logPath(organization.organization.id)}?${query}`, { key: organization.key });
+      expect({ query, status: response.status, seqs: response.body.results?.map((entry: Entry) => entry.seq) }).toEqual(
+        { query, status: 200, seqs: [3, 2, 1] },
+      );
+    }
+    const capped = await readLog(organization, "?limit=5000");
+    expect(capped.next).toBeNull();
   });
 
   it("pages newest first with a cursor that entries appended meanwhile do not shift", async () => {
