@@ -11,7 +11,7 @@ import { answerMethodNotAllowed, endpointNotFound } from "./platform/method-not-
 import { serveOpenApiDocument } from "./openapi";
 import { requestContext } from "./platform/request-context";
 import { responseHeaders } from "./platform/response-headers";
-import { requestLog } from "./platform/request-log";
+import { requestLog, requestLogScope } from "./platform/request-log";
 import { createRouter } from "./platform/router";
 import { projectsRouter } from "./projects";
 import { sharedRouter } from "./public-dashboards";
@@ -35,6 +35,7 @@ export function createApp() {
   app.use(
     "*",
     ...responseHeaders,
+    requestLogScope,
     timing({ total: false, enabled: (c) => c.get("meter") !== undefined }),
     requestLog,
     // Before CORS, so that a preflight it answers reports its cost (none) too.

@@ -2,7 +2,7 @@ import { matchedRoutes } from "hono/route";
 import { createMiddleware } from "hono/factory";
 import type { Context } from "hono";
 import type { Actor, AppEnv } from "./env";
-import { errorFields } from "./log";
+import { errorFields, inLogScope } from "./log";
 
 /**
  * The route pattern that answered (`/api/organizations/:organization_id`), never the raw path:
@@ -50,3 +50,6 @@ export const requestLog = createMiddleware<AppEnv>(async (c, next) => {
   };
   (error ? console.error : console.log)(JSON.stringify(line));
 });
+
+/** Every line logged while the request runs, and by the work it leaves behind, names the request. */
+export const requestLogScope = createMiddleware<AppEnv>((c, next) => inLogScope({ request_id: c.var.requestId }, next));

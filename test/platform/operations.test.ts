@@ -1,4 +1,4 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import journal from "../../migrations/meta/_journal.json";
@@ -6,6 +6,7 @@ import app from "../../src/index";
 import { addMember, api, createApiKey, nextLink, setupOrganization } from "../support/harness";
 import { sha256Hex } from "../../src/platform/ids";
 import { onBoundStatements } from "../support/races";
+import { seedEntries } from "../support/activity-log";
 import { MembershipLevel } from "../../src/platform/levels";
 
 /** The Worker with `PUBLIC_BASE_URL` set, as a deployment behind a proxy would have it. */
@@ -183,6 +184,45 @@ describe("the request log", () => {
       "/api/organizations/:organization_id",
       "/api/projects/:project_id/dashboards",
     ]);
+  });
+});
+
+describe("every log line", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  const linesOf = (spy: { mock: { calls: unknown[][] } }) => spy.mock.calls.map(([line]) => JSON.parse(String(line)));
+
+  it("names the request it was written in, or the cron or queue run, each run with an id of its own", async () => {
+    const { organization, key } = await setupOrganization();
+    const domain = await api("POST", `/api/organizations/${organization.id}/domains`, {
+      key,
+      body: { domain: "logged.example.com" },
+    });
+    const warnings = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    vi.spyOn(globalThis, "fetch").mockRejectedValue(new Error("resolver down"));
+    await api("POST", `/api/organizations/${organization.id}/domains/${domain.body.id}/verify`, {
+      key,
+      headers: { "X-Request-Id": "req-dns" },
+    });
+    expect(linesOf(warnings)).toContainEqual(
+      expect.objectContaining({ level: "warn", request_id: "req-dns", task: "dns lookup" }),
+    );
+
+    // Entries past the deployment's retention: each cron run prunes them and says so.
+    const [first, second] = [await setupOrganization(), await setupOrganization()];
+    const infos = vi.spyOn(console, "log").mockImplementation(() => undefined);
+    const cron = "*/10 * * * *";
+    // A queue run's lines are named likewise: the e-mail and webhook dead-letter tests read them.
+    await seedEntries(first.organization.id, 2, 1000, 400 * 86_400_000);
+    await app.scheduled(createScheduledController({ cron }), env);
+    await seedEntries(second.organization.id, 2, 1000, 400 * 86_400_000);
+    await app.scheduled(createScheduledController({ cron }), env);
+    const pruned = linesOf(infos).filter((line) => String(line.done).startsWith("pruned"));
+    expect(pruned).toEqual([
+      { level: "info", run_id: expect.any(String), cron, task: "cron", done: expect.any(String) },
+      { level: "info", run_id: expect.any(String), cron, task: "cron", done: expect.any(String) },
+    ]);
+    expect(pruned[0].run_id).not.toBe(pruned[1].run_id);
   });
 });
 

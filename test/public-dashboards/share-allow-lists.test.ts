@@ -424,6 +424,8 @@ describe("a share link's one-time link e-mails on the queue", () => {
     const lines = errors.mock.calls.map(([line]) => JSON.parse(String(line)));
     expect(lines[0]).toEqual({
       level: "error",
+      run_id: expect.any(String),
+      queue: "invite-emails",
       task: "share link e-mail",
       viewer_link_id: message.viewerLinkId,
       attempt: 1,
@@ -437,6 +439,8 @@ describe("a share link's one-time link e-mails on the queue", () => {
     expect(deadLetters.warnings).toEqual([
       {
         level: "warn",
+        run_id: expect.any(String),
+        queue: "invite-emails-dead-letters",
         task: "share link e-mail dead letter",
         viewer_link_id: message.viewerLinkId,
         dashboard_id: dashboard.id,

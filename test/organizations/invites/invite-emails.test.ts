@@ -210,6 +210,8 @@ describe("invite e-mails", () => {
     const lines = errors.mock.calls.map(([line]) => JSON.parse(String(line)));
     expect(lines[0]).toEqual({
       level: "error",
+      run_id: expect.any(String),
+      queue: "invite-emails",
       task: "invite e-mail",
       invite_id: inviteId,
       attempt: 1,
@@ -225,6 +227,8 @@ describe("invite e-mails", () => {
     expect(deadLetters.warnings).toEqual([
       {
         level: "warn",
+        run_id: expect.any(String),
+        queue: "invite-emails-dead-letters",
         task: "invite e-mail dead letter",
         invite_id: inviteId,
         organization_id: organization.id,

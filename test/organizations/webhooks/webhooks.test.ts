@@ -568,6 +568,8 @@ describe("deliveries", () => {
     expect(deadLetters.warnings).toEqual([
       {
         level: "warn",
+        run_id: expect.any(String),
+        queue: "webhook-deliveries-dead-letters",
         task: "webhook dead letter",
         delivery_id: deliveryId,
         webhook_id: id,
