@@ -13,6 +13,8 @@ const bundled = await build({
   write: false,
   format: "esm",
   platform: "neutral",
+  // Node's own modules the Worker uses under its compatibility flags (`node:async_hooks`): Node has them.
+  external: ["node:*"],
   mainFields: ["module", "main"],
   logLevel: "warning",
 });

@@ -19,6 +19,7 @@ import {
   recoverDeliveries,
   redeliverDelivery,
   retrieveWebhook,
+  retryDelivery,
   rotateSecret,
   testWebhook,
   updateWebhook,
@@ -33,5 +34,6 @@ export const organizationWebhooksRouter = createRouter()
   .openapi(rotateSecret, rotateWebhookSecret)
   .openapi(listDeliveries, listWebhookDeliveries)
   .openapi(redeliverDelivery, redeliverWebhookDelivery)
+  .openapi(retryDelivery, redeliverWebhookDelivery)
   .openapi(testWebhook, testWebhookReceiver)
   .openapi(recoverDeliveries, recoverWebhookDeliveries);

@@ -143,16 +143,22 @@ export const listDeliveries = apiRoute({
   responses: { 200: json(paginated(WebhookDelivery), "A page of deliveries") },
 });
 
-export const redeliverDelivery = apiRoute({
-  ...ofPath,
-  method: "post",
-  path: `${item}/deliveries/{delivery_id}/redeliver`,
-  scope: "webhook:write",
-  serviceKeys: true,
-  summary: "Send a delivery again (same `webhook-id`), with the retry schedule from its start",
-  request: { params: DeliveryParams },
-  responses: { 202: json(WebhookDelivery, "The delivery, pending again") },
-});
+/** A delivery sent again, at `redeliver` or, as operators also call it, `retry`: one action, two names. */
+const sendDeliveryAgain = (action: "redeliver" | "retry") =>
+  apiRoute({
+    ...ofPath,
+    method: "post",
+    path: `${item}/deliveries/{delivery_id}/${action}`,
+    scope: "webhook:write",
+    serviceKeys: true,
+    summary: `Send a delivery again (same \`webhook-id\`), with the retry schedule from its start${
+      action === "retry" ? " (`redeliver` by another name)" : ""
+    }`,
+    request: { params: DeliveryParams },
+    responses: { 202: json(WebhookDelivery, "The delivery, pending again") },
+  });
+export const redeliverDelivery = sendDeliveryAgain("redeliver");
+export const retryDelivery = sendDeliveryAgain("retry");
 
 export const testWebhook = apiRoute({
   ...ofPath,
