@@ -1,6 +1,6 @@
 import { keyPathId } from "../platform/path-ids";
 import { z } from "@hono/zod-openapi";
-import { RollInput } from "../personal-api-keys/personal-api-keys.routes";
+import { RollInput } from "../personal-api-keys/personal-api-keys.schema";
 import { MembershipLevel } from "../platform/levels";
 import { noStore } from "../platform/response-headers";
 import { apiRoute, changedMeanwhileResponse, jsonBody, jsonResponse } from "../platform/route";

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { ExpiresAt, Label, ProjectId, Scopes } from "../personal-api-keys/personal-api-keys.routes";
+import { ExpiresAt, Label, ProjectId, Scopes } from "../personal-api-keys/personal-api-keys.schema";
 import { idList } from "../platform/input-limits";
 import { Timestamp } from "../platform/timestamps";
 

@@ -33,7 +33,8 @@ import {
   signUpAndJoin,
   type JoinEntries,
 } from "./signup.queries";
-import type { acceptInvite, acceptInviteByBody, previewInvite, SignupInput } from "./signup.routes";
+import type { acceptInvite, acceptInviteByBody, previewInvite } from "./signup.routes";
+import type { SignupInput } from "./signup.schema";
 
 type FoundInvite = NonNullable<Awaited<ReturnType<typeof findInviteForSignup>>>;
 

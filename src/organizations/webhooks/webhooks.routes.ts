@@ -18,6 +18,7 @@ import {
   RecoverInput,
   Recovery,
   RotateSecretInput,
+  TestResult,
   Webhook,
   WebhookCreateInput,
   WebhookDelivery,
@@ -30,14 +31,6 @@ const DeliveryParams = WebhookParams.extend({
   delivery_id: z.string().openapi({ description: "Delivery id (its `webhook-id`)." }),
 });
 
-const TestResult = z
-  .object({
-    id: z.string().uuid().openapi({ description: "The test event's `webhook-id`." }),
-    ok: z.boolean(),
-    status_code: z.number().int().nullable(),
-    error: z.string().nullable(),
-  })
-  .openapi("WebhookTestResult");
 const collection = "/api/organizations/{organization_id}/webhooks";
 const item = `${collection}/{id}` as const;
 

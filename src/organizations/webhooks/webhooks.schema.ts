@@ -97,3 +97,13 @@ export const WebhookDelivery = z
     updated_at: Timestamp,
   })
   .openapi("WebhookDelivery");
+
+/** What `test` answers: how the receiver took the signed `webhook.test` event. */
+export const TestResult = z
+  .object({
+    id: z.string().uuid().openapi({ description: "The test event's `webhook-id`." }),
+    ok: z.boolean(),
+    status_code: z.number().int().nullable(),
+    error: z.string().nullable(),
+  })
+  .openapi("WebhookTestResult");
