@@ -1,15 +1,15 @@
 import { describe, expect, it, vi } from "vitest";
-import { MembershipLevel } from "../../src/platform/levels";
-import { activityEntry, keyIdOf } from "../support/activity-log";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { activityEntry, keyIdOf } from "../../support/activity-log";
 import {
   AUTHENTICATION_FAILED,
   expectError,
   INSUFFICIENT_LEVEL,
   NOT_FOUND,
   missingScope,
-} from "../support/error-bodies";
-import { insertInvite } from "../support/people";
-import { beforeWrites } from "../support/races";
+} from "../../support/error-bodies";
+import { insertInvite } from "../../support/people";
+import { beforeWrites } from "../../support/races";
 import {
   addMember,
   addMembership,
@@ -19,7 +19,7 @@ import {
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
-} from "../support/harness";
+} from "../../support/harness";
 
 const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
 const beyondCeiling = (scope: string) =>

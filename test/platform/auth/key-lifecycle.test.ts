@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { and, eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import * as schema from "../../src/db/schema";
-import { MembershipLevel } from "../../src/platform/levels";
+import * as schema from "../../../src/db/schema";
+import { MembershipLevel } from "../../../src/platform/levels";
 import {
   addMember,
   addMembership,
@@ -16,9 +16,9 @@ import {
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
-} from "../support/harness";
-import { changedMeanwhile, expectError } from "../support/error-bodies";
-import { beforeWrites } from "../support/races";
+} from "../../support/harness";
+import { changedMeanwhile, expectError } from "../../support/error-bodies";
+import { beforeWrites } from "../../support/races";
 
 afterEach(() => {
   vi.useRealTimers();

@@ -1,11 +1,11 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { exhaustedHourKey, publishExhausted } from "../../src/platform/auth/rate-limit";
-import { randomBase62, sha256Hex } from "../../src/platform/ids";
-import { api, db, errorBody, setupOrganization } from "../support/harness";
-import { awaitRoomInWindow, freshClientAddress, secondsLeftIn } from "../support/rate-windows";
-import { personalApiKeys } from "../../src/db/schema";
+import { exhaustedHourKey, publishExhausted } from "../../../src/platform/auth/rate-limit";
+import { randomBase62, sha256Hex } from "../../../src/platform/ids";
+import { api, db, errorBody, setupOrganization } from "../../support/harness";
+import { awaitRoomInWindow, freshClientAddress, secondsLeftIn } from "../../support/rate-windows";
+import { personalApiKeys } from "../../../src/db/schema";
 import { eq } from "drizzle-orm";
 
 /**

@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { currentEnvironmentGuessKey } from "../../src/platform/route-context/current-environment-guess";
-import { sha256Hex } from "../../src/platform/ids";
-import { MembershipLevel } from "../../src/platform/levels";
-import { seedDashboards } from "../environments/dashboard-fixtures";
-import { addMembership, api, createProject, setupOrganization } from "../support/harness";
+import { currentEnvironmentGuessKey } from "../../../src/platform/route-context/current-environment-guess";
+import { sha256Hex } from "../../../src/platform/ids";
+import { MembershipLevel } from "../../../src/platform/levels";
+import { seedDashboards } from "../../environments/dashboard-fixtures";
+import { addMembership, api, createProject, setupOrganization } from "../../support/harness";
 
 /*
  * An `@current` read goes in one round trip when the environment `@current` picks is guessed

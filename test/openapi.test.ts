@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { api } from "../support/harness";
+import { api } from "./support/harness";
 
 type Schema = Record<string, unknown>;
 type Operation = {
