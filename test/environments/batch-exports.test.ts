@@ -912,6 +912,23 @@ describe("credentials in a batch export's destination URL", () => {
       // The legacy type takes any text: credentials without a scheme, too.
       { type: "S3", config: { ...s3, endpoint_url: "//minioadmin:s3cr3t@minio.example.com" }, attr: "endpoint_url" },
       { type: "S3", config: { ...s3, endpoint_url: "minioadmin:s3cr3t@minio.example.com" }, attr: "endpoint_url" },
+      // As the URL standard reads them: slashes after `https:` and spaces around are forgiven.
+      {
+        type: "S3",
+        config: { ...s3, endpoint_url: "https:/minioadmin:s3cr3t@minio.example.com" },
+        attr: "endpoint_url",
+      },
+      {
+        type: "S3",
+        config: { ...s3, endpoint_url: " https://minioadmin:s3cr3t@minio.example.com" },
+        attr: "endpoint_url",
+      },
+      {
+        type: "S3Compatible",
+        config: { ...s3, endpoint_url: "https:///minioadmin:s3cr3t@minio.example.com" },
+        attr: "endpoint_url",
+      },
+      { type: "HTTP", config: { url: "https:///exporter:s3cr3t@ingest.example.com/batch", token: "t" }, attr: "url" },
     ];
     for (const { type, config, attr } of destinations) {
       const created = await api("POST", `/api/environments/${project.id}/batch_exports`, {

@@ -338,6 +338,24 @@ describe("a dashboard write with an invalid body and a stale If-Match", () => {
     expect([noText.status, noText.body.code, noText.body.attr]).toEqual([400, "required", "tiles.0.text"]);
   });
 
+  it("checks a tile change that reads as no change too: another tile's text id is 400, tagged or not", async () => {
+    const { key, path, stale } = await staleDashboard();
+    const withTexts = await api("PATCH", path, {
+      key,
+      body: { tiles: [{ text: { body: "first" } }, { text: { body: "second" } }] },
+    });
+    const [first, second] = withTexts.body.tiles as { id: number; text: { id: number } }[];
+    const body = { text: { id: second!.text.id, body: "first" } };
+    const notItsText = errorBody(
+      "validation_error",
+      "invalid_input",
+      `Text ${second!.text.id} is not this tile's text.`,
+      "text.id",
+    );
+    expectError(await api("PATCH", `${path}/tiles/${first!.id}`, { key, body }), 400, notItsText);
+    expectError(await api("PATCH", `${path}/tiles/${first!.id}`, { key, body, headers: stale }), 400, notItsText);
+  });
+
   it("answers a tile's own PATCH giving an insight tile a text body with 400, not 412", async () => {
     const { key, dashboard, path, stale } = await staleDashboard({ use_template: "DEFAULT_APP" });
     const insightTile = dashboard.tiles.find((tile) => tile.insight !== null)!;

@@ -508,10 +508,12 @@ export async function writeDashboardUpdate(
   const db = c.var.db;
   const id = current.row.dashboard.id;
   const summary = updateSummary(current, input);
-  // Tiles sent as they were read change nothing: written, they would undo (unchecked, as the
-  // update below matches no row once the version moved) what another request changed meanwhile.
-  // Built before the tag is checked: an invalid tile is 400 whatever the tag.
-  const tileWrites = summary === undefined ? [] : tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf);
+  // Built (and so checked) whatever they change, and before the tag: an invalid tile is 400
+  // whatever the tag, even one that reads as no change. Tiles sent as they were read change nothing:
+  // written, they would undo (unchecked, as the update below matches no row once the version moved)
+  // what another request changed meanwhile.
+  const tileStatements = tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf);
+  const tileWrites = summary === undefined ? [] : tileStatements;
   const expected = expectedVersion(c, current.row.dashboard);
 
   // A PATCH that changes nothing as read writes nothing but holds the caller's edit right (a change

@@ -1,5 +1,5 @@
 import { logLine } from "../../platform/log";
-import { and, asc, eq, gt, isNotNull, isNull, lt, ne, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, isNull, lt, lte, ne, sql, type SQL } from "drizzle-orm";
 import { activityLog, serviceApiKeys, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { entryServiceKey, serviceKeyOfEntry } from "../../platform/activity-log/activity-log.queries";
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
@@ -229,7 +229,9 @@ async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
  * A success clears `failingSince`; a failure sets it if unset. A receiver answering 410 Gone has
  * its webhook disabled at once; one failing for 3 days too. Both in the attempt's batch, and only
  * while the webhook still points at the receiver that answered: an admin who redirected it
- * meanwhile is not overruled by the receiver they left.
+ * meanwhile is not overruled by the receiver they left. The 3 days are judged on the row as the
+ * write finds it, so that a PATCH turning the webhook on meanwhile (which clears `failingSince`)
+ * starts them again.
  */
 function webhookHealth(db: Database, webhook: WebhookRow, attempt: Attempt, now: string) {
   const condition = eq(webhooks.url, webhook.url);
@@ -238,12 +240,20 @@ function webhookHealth(db: Database, webhook: WebhookRow, attempt: Attempt, now:
   if (attempt.status === 410) {
     return disableWebhook(db, webhook, { reason: "The receiver answered 410 Gone." }, { condition });
   }
+  const failing = [
+    db
+      .update(webhooks)
+      .set({ failingSince: sql`coalesce(${webhooks.failingSince}, ${now})` })
+      .where(ofWebhook),
+  ];
   const failingSince = webhook.failingSince ?? now;
-  if (Date.parse(now) - Date.parse(failingSince) < DISABLE_AFTER_MS) {
-    return [db.update(webhooks).set({ failingSince }).where(ofWebhook)];
-  }
+  if (Date.parse(now) - Date.parse(failingSince) < DISABLE_AFTER_MS) return failing;
+  const cutoff = new Date(Date.parse(now) - DISABLE_AFTER_MS).toISOString();
   const context = { reason: "Every delivery failed for 3 days.", failing_since: failingSince };
-  return disableWebhook(db, webhook, context, { condition });
+  return [
+    ...failing,
+    ...disableWebhook(db, webhook, context, { condition: and(condition, lte(webhooks.failingSince, cutoff)) }),
+  ];
 }
 
 /**

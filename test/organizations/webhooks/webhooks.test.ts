@@ -801,6 +801,37 @@ describe("deliveries", () => {
     expect((await api("GET", hookPath, { key: organization.key })).body.enabled).toBe(true);
   });
 
+  it("judges the 3 days on the row its write finds: a PATCH turning the webhook on meanwhile holds", async () => {
+    const organization = await setupOrganization();
+    for (const [age, seq] of [
+      [3 * 86_400_000 + 60_000, 5000],
+      [3 * 86_400_000 - 60_000, 6000],
+    ] as const) {
+      const { id } = await subscribe(organization, { events: ["*"] });
+      const hookPath = `${webhooksPath(organization)}/${id}`;
+      const failingSince = new Date(Date.now() - age).toISOString();
+      await db.update(schema.webhooks).set({ failingSince }).where(eq(schema.webhooks.id, id));
+      const deliveryId = await seedPendingDelivery(organization, id, { seq });
+      // The attempt read the webhook failing for about 3 days; while its POST is out, an admin turns it on.
+      vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+        if (!new Request(input, init).url.startsWith(RECEIVER)) return new Response("{}", { status: 200 });
+        const patched = await api("PATCH", hookPath, { key: organization.key, body: { enabled: true } });
+        expect(patched.status).toBe(200);
+        return new Response("receiver down", { status: 503 });
+      });
+      await consume(deliveryId, 1);
+      vi.restoreAllMocks();
+
+      const [row] = await db.select().from(schema.webhooks).where(eq(schema.webhooks.id, id));
+      // Its failures count from this one, not from the start the PATCH cleared.
+      expect({ age, enabled: row!.enabled, fresh: row!.failingSince! > failingSince }).toEqual({
+        age,
+        enabled: true,
+        fresh: true,
+      });
+    }
+  });
+
   it("disables a webhook whose deliveries have all failed for 3 days, and the log says so", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"] });
