@@ -1,13 +1,29 @@
 import { createMiddleware } from "hono/factory";
-import { requestId } from "hono/request-id";
+import type { RequestIdVariables } from "hono/request-id";
 import { secureHeaders } from "hono/secure-headers";
 
 /**
- * Headers every response carries: `X-Request-Id` (the caller's when it is short and of plain
- * characters, else a new UUID) and hono's secure headers, `X-Content-Type-Options: nosniff`
- * among them, so that no browser reads a JSON answer as something else.
+ * A caller's request id kept as sent: at most 255 letters, digits, `_`, `-` and `=` (hono's
+ * `requestId` rule), beginning with a letter or a digit. The activity log records it, and a
+ * spreadsheet opening an export would read a cell beginning with `=` or `-` as a formula.
  */
-export const responseHeaders = [requestId(), secureHeaders()] as const;
+const CALLER_REQUEST_ID = /^[A-Za-z0-9][\w=-]{0,254}$/;
+
+/** The request's id, the caller's (`CALLER_REQUEST_ID`) or a new UUID, as `requestId` and `X-Request-Id`. */
+const requestIdentity = createMiddleware<{ Variables: RequestIdVariables }>(async (c, next) => {
+  const sent = c.req.header("X-Request-Id");
+  const id = sent !== undefined && CALLER_REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
+  c.set("requestId", id);
+  c.header("X-Request-Id", id);
+  await next();
+});
+
+/**
+ * Headers every response carries: `X-Request-Id` (`requestIdentity`) and hono's secure headers,
+ * `X-Content-Type-Options: nosniff` among them, so that no browser reads a JSON answer as
+ * something else.
+ */
+export const responseHeaders = [requestIdentity, secureHeaders()] as const;
 
 /**
  * For routes whose answer carries a secret (a key value, an invite token): no cache, shared or

@@ -929,6 +929,17 @@ describe("credentials in a batch export's destination URL", () => {
         attr: "endpoint_url",
       },
       { type: "HTTP", config: { url: "https:///exporter:s3cr3t@ingest.example.com/batch", token: "t" }, attr: "url" },
+      // And the control characters it drops before a URL.
+      {
+        type: "S3",
+        config: { ...s3, endpoint_url: "\u0001//minioadmin:s3cr3t@minio.example.com" },
+        attr: "endpoint_url",
+      },
+      {
+        type: "S3",
+        config: { ...s3, endpoint_url: "\u001fminio\tadmin:s3cr3t@minio.example.com" },
+        attr: "endpoint_url",
+      },
     ];
     for (const { type, config, attr } of destinations) {
       const created = await api("POST", `/api/environments/${project.id}/batch_exports`, {

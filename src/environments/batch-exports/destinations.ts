@@ -26,22 +26,28 @@ const port = z.number().int().min(1).max(65535).optional();
 
 /** A user or password before a host, with or without a scheme (`//user:pass@host`, `user:pass@host`). */
 const CREDENTIALS = /^(?:[a-z][a-z\d+.-]*:)?(?:\/\/)?[^/?#]*@/i;
-const parsedWithCredentials = (text: string) => {
-  const url = URL.parse(text);
-  return url !== null && (url.username !== "" || url.password !== "");
-};
+/** Parsed as the URL standard parses an address, or a link on a page, with a user or password. */
+const parsedWithCredentials = (text: string) =>
+  [URL.parse(text), URL.parse(text, "https://page.invalid/")].some(
+    (url) => url !== null && (url.username !== "" || url.password !== ""),
+  );
 /**
  * Whether `value` names no user or password: those would be kept, and shown, in the clear. Read as
- * written, as the URL standard reads it (which forgives spaces and any number of slashes after
- * `https:`), and as a URL without its scheme.
+ * the URL standard reads it (which drops control characters and spaces around it, and tabs and
+ * newlines within, and forgives any number of slashes after `https:`), and as a URL without its
+ * scheme.
  */
-const withoutCredentials = (value: string | null | undefined) =>
-  !value ||
-  !(
-    CREDENTIALS.test(value) ||
-    parsedWithCredentials(value) ||
-    parsedWithCredentials(`https://${value.replace(/^[\s/]+/, "")}`)
+const withoutCredentials = (value: string | null | undefined) => {
+  const text = (value ?? "").replace(/[\t\n\r]/g, "").replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, "");
+  return (
+    text === "" ||
+    !(
+      CREDENTIALS.test(text) ||
+      parsedWithCredentials(text) ||
+      parsedWithCredentials(`https://${text.replace(/^\/+/, "")}`)
+    )
   );
+};
 const NO_CREDENTIALS = { error: "The URL may not carry credentials." };
 /** Where an export connects: http(s), without credentials (its secrets are fields of their own). */
 const endpointUrl = z

@@ -221,6 +221,25 @@ describe("activity-log exports", () => {
     expect(await verifyExport(tampered.replace('"item-14"', "14"), { format: "csv" })).toMatchObject({ valid: false });
   }, 60_000);
 
+  it("holds no cell a spreadsheet reads as a formula: a member's request id beginning with = is replaced", async () => {
+    const organization = await setupOrganization();
+    const member = await addMember(organization.organization.id, MembershipLevel.member);
+    const invited = await api("POST", `/api/organizations/${organization.organization.id}/invites`, {
+      key: member.key,
+      body: { target_email: "someone@example.com", send_email: false },
+      headers: { "X-Request-Id": "=C2-D2" },
+    });
+    expect(invited.status).toBe(201);
+    const requestId = invited.headers.get("X-Request-Id");
+    expect(requestId).toMatch(UUID);
+
+    const created = await createExport(organization, { from: FROM, to: "2100-01-01T00:00:00Z", format: "csv" });
+    expect(await finished(organization, created.body.id)).toMatchObject({ status: "succeeded" });
+    const file = (await download(organization, created.body.id)).text;
+    expect(file).not.toContain("=C2-D2");
+    expect(file).toContain(`"${requestId}"`);
+  }, 60_000);
+
   it("resumes an export whose next step was lost, and a step that runs twice writes its part once", async () => {
     const organization = await setupOrganization();
     await seedChain(organization, 2_500);
