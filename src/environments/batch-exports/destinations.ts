@@ -24,8 +24,6 @@ const nonBlank = z.string().min(1);
 const optionalText = z.string().nullable().optional();
 const port = z.number().int().min(1).max(65535).optional();
 
-/** A user or password before a host, with or without a scheme (`//user:pass@host`, `user:pass@host`). */
-const CREDENTIALS = /^(?:[a-z][a-z\d+.-]*:)?(?:\/\/)?[^/?#]*@/i;
 /** Parsed as the URL standard parses an address, or a link on a page, with a user or password. */
 const parsedWithCredentials = (text: string) =>
   [URL.parse(text), URL.parse(text, "https://page.invalid/")].some(
@@ -35,18 +33,11 @@ const parsedWithCredentials = (text: string) =>
  * Whether `value` names no user or password: those would be kept, and shown, in the clear. Read as
  * the URL standard reads it (which drops control characters and spaces around it, and tabs and
  * newlines within, and forgives any number of slashes after `https:`), and as a URL without its
- * scheme.
+ * scheme (`user:pass@host`).
  */
 const withoutCredentials = (value: string | null | undefined) => {
   const text = (value ?? "").replace(/[\t\n\r]/g, "").replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, "");
-  return (
-    text === "" ||
-    !(
-      CREDENTIALS.test(text) ||
-      parsedWithCredentials(text) ||
-      parsedWithCredentials(`https://${text.replace(/^\/+/, "")}`)
-    )
-  );
+  return text === "" || !(parsedWithCredentials(text) || parsedWithCredentials(`https://${text.replace(/^\/+/, "")}`));
 };
 const NO_CREDENTIALS = { error: "The URL may not carry credentials." };
 /** Where an export connects: http(s), without credentials (its secrets are fields of their own). */
