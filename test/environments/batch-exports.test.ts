@@ -929,6 +929,20 @@ describe("credentials in a batch export's destination URL", () => {
         attr: "endpoint_url",
       },
       { type: "HTTP", config: { url: "https:///exporter:s3cr3t@ingest.example.com/batch", token: "t" }, attr: "url" },
+      // Before a host the URL standard refuses, which the exporters' parser still reads past.
+      { type: "S3", config: { ...s3, endpoint_url: "https://u:s3cr3t@minio.example.com:99999" }, attr: "endpoint_url" },
+      { type: "S3", config: { ...s3, endpoint_url: "https://u:s3cr3t@minio example.com" }, attr: "endpoint_url" },
+      {
+        type: "S3",
+        config: { ...s3, endpoint_url: "\u00a0https://u:s3cr3t@minio.example.com\u3000" },
+        attr: "endpoint_url",
+      },
+      // Behind a backslash, which ends the URL standard's host but not the exporters'.
+      {
+        type: "HTTP",
+        config: { url: "https://ingest.example.com\\@u:s3cr3t@ingest.example.com", token: "t" },
+        attr: "url",
+      },
       // And the control characters it drops before a URL.
       {
         type: "S3",

@@ -30,14 +30,26 @@ const parsedWithCredentials = (text: string) =>
     (url) => url !== null && (url.username !== "" || url.password !== ""),
   );
 /**
- * Whether `value` names no user or password: those would be kept, and shown, in the clear. Read as
- * the URL standard reads it (which drops control characters and spaces around it, and tabs and
- * newlines within, and forgives any number of slashes after `https:`), and as a URL without its
- * scheme (`user:pass@host`).
+ * The authority as the exporters' URL parser (Python's `urlsplit`) reads it, and wider: after a
+ * scheme and any slashes or backslashes, up to the first `/`, `?` or `#`, backslashes included.
+ */
+const authorityOf = (text: string) =>
+  text
+    .replace(/^[a-z][a-z\d+.-]*:/i, "")
+    .replace(/^[/\\]+/, "")
+    .split(/[/?#]/, 1)[0]!;
+/**
+ * Whether `value` names no user or password: those would be kept, and shown, in the clear. Read
+ * both as the exporters read it (an `@` in its authority) and as the URL standard does; either
+ * way, after dropping what both drop around it (controls and spaces, Unicode's too) and the tabs
+ * and newlines the URL standard drops within.
  */
 const withoutCredentials = (value: string | null | undefined) => {
-  const text = (value ?? "").replace(/[\t\n\r]/g, "").replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, "");
-  return text === "" || !(parsedWithCredentials(text) || parsedWithCredentials(`https://${text.replace(/^\/+/, "")}`));
+  const text = (value ?? "")
+    .replace(/[\t\n\r]/g, "")
+    .replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, "")
+    .trim();
+  return text === "" || !(authorityOf(text).includes("@") || parsedWithCredentials(text));
 };
 const NO_CREDENTIALS = { error: "The URL may not carry credentials." };
 /** Where an export connects: http(s), without credentials (its secrets are fields of their own). */
