@@ -264,8 +264,8 @@ async function refusedWhenReachGrew(error: unknown): Promise<never> {
  * the caller cannot see answers exactly like an id that does not exist, so ids cannot be probed.
  * `sent` says which lists a request sent: a stored one may name an organization or a project
  * deleted since, which reaches nothing and is skipped; every other it names is checked as a sent
- * one is. Returns the organizations the key reaches (its own, else all the caller's), whose
- * activity logs record it, the lifetimes it is held to, and how many keys the caller holds.
+ * one is. Returns the organizations the key reaches (its projects', else its own, else all the
+ * caller's), whose activity logs record it, the lifetimes it is held to, and how many keys the caller holds.
  */
 async function assertCallerBelongs(
   db: Database,
@@ -328,16 +328,17 @@ async function assertCallerBelongs(
   if (within.length > 0 && visibleTeams.some(({ organizationId }) => !within.includes(organizationId))) {
     throw permissionDenied("API key cannot grant access to organizations outside its own scope");
   }
+  // The key reaches the organizations of its projects alone when it names projects.
+  const reached = memberOf.filter(
+    ({ id }) => teams.length === 0 || existingTeams.some(({ organizationId }) => organizationId === id),
+  );
   assertNotBlockedIn(
     blocking,
-    memberOf.map(({ id }) => id),
+    reached.map(({ id }) => id),
   );
   return {
-    memberOf: memberOf.map(({ id }) => id),
-    // The key reaches the organizations of its projects alone when it names projects.
-    lifetimes: memberOf
-      .filter(({ id }) => teams.length === 0 || existingTeams.some(({ organizationId }) => organizationId === id))
-      .map(({ lifetime }) => lifetime),
+    memberOf: reached.map(({ id }) => id),
+    lifetimes: reached.map(({ lifetime }) => lifetime),
     keyCount: holder?.keyCount ?? 0,
     projectOrganizations: organizationsOfProjects(visibleTeams),
   };
@@ -375,8 +376,11 @@ async function keyAndReach(db: Database, actor: Actor, id: string, { evenIfBlock
   ]);
   if (!key) throw notFound();
   assertWithinCallerKey(actor, key.scopes, key.scopedOrganizations, key.expiresAt);
+  // A key naming projects reaches their organizations alone.
   const reached = memberships.filter(
-    ({ id }) => key.scopedOrganizations.length === 0 || key.scopedOrganizations.includes(id),
+    ({ id }) =>
+      (key.scopedOrganizations.length === 0 || key.scopedOrganizations.includes(id)) &&
+      (key.scopedTeams.length === 0 || projectsNamed.some(({ organizationId }) => organizationId === id)),
   );
   if (!evenIfBlocked) {
     assertNotBlockedIn(
@@ -387,12 +391,7 @@ async function keyAndReach(db: Database, actor: Actor, id: string, { evenIfBlock
   return {
     key,
     reachable: reached.map(({ id }) => id),
-    // A key naming projects reaches their organizations alone.
-    lifetimes: reached
-      .filter(
-        ({ id }) => key.scopedTeams.length === 0 || projectsNamed.some(({ organizationId }) => organizationId === id),
-      )
-      .map(({ lifetime }) => lifetime),
+    lifetimes: reached.map(({ lifetime }) => lifetime),
     projectOrganizations: organizationsOfProjects(projectsNamed),
   };
 }

@@ -474,3 +474,66 @@ describe("GET and DELETE /api/personal_api_keys/:id", () => {
     expect((await api("GET", "/api/users/@me", { key: created.body.value })).status).toBe(401);
   });
 });
+
+const logPath = (organizationId: string) => `/api/organizations/${organizationId}/activity_log`;
+
+describe("a personal key that reaches only another organization's projects", () => {
+  it("is not recorded in the logs of the owner's other organizations, which it never reaches", async () => {
+    // Bob is a member of A and of B; his key names only a project of B, and so reaches B alone: A's
+    // admins learn nothing of it (its label, its scopes, that Bob works on another organization's project).
+    const a = await setupOrganization();
+    const b = await setupOrganization();
+    const bob = await addMember(a.organization.id, MembershipLevel.member);
+    await addMembership(b.organization.id, bob.user, MembershipLevel.member);
+
+    const created = await api("POST", "/api/personal_api_keys", {
+      key: bob.key,
+      body: { label: "Acme B nightly import", scopes: ["dashboard:read"], scoped_teams: [b.project.id] },
+    });
+    expect(created.status).toBe(201);
+    const keyId: string = created.body.id;
+    const rolled = await api("POST", `/api/personal_api_keys/${keyId}/roll`, { key: bob.key, body: {} });
+    expect(rolled.status).toBe(200);
+    const revoked = await api("DELETE", `/api/personal_api_keys/${keyId}`, { key: bob.key });
+    expect(revoked.status).toBe(204);
+
+    // B's log records the key: it reaches B.
+    const inB = await api("GET", `${logPath(b.organization.id)}?item_id=${keyId}`, { key: b.key });
+    expect(inB.status).toBe(200);
+    expect(inB.body.results.map((entry: { activity: string }) => entry.activity)).toEqual([
+      "revoked",
+      "rolled",
+      "created",
+    ]);
+    // A's admins see nothing of it, neither in the log nor in the events feed webhooks are built from.
+    const inA = await api("GET", `${logPath(a.organization.id)}?item_id=${keyId}`, { key: a.key });
+    expect(inA.status).toBe(200);
+    expect(inA.body.results).toEqual([]);
+    const feed = await api("GET", `/api/organizations/${a.organization.id}/events?limit=1000`, { key: a.key });
+    expect(feed.status).toBe(200);
+    expect(JSON.stringify(feed.body.results)).not.toContain("Acme B nightly import");
+  });
+});
+
+describe("a key blocked in one organization, acting on a key that never reached it", () => {
+  it("may still revoke its user's key that names only another organization's project", async () => {
+    // A block in A holds for the keys that reach A, and Bob's B-only key does not.
+    const a = await setupOrganization();
+    const b = await setupOrganization();
+    const bob = await addMember(a.organization.id, MembershipLevel.member);
+    await addMembership(b.organization.id, bob.user, MembershipLevel.member);
+    const bOnly = await api("POST", "/api/personal_api_keys", {
+      key: bob.key,
+      body: { label: "B only", scopes: ["dashboard:read"], scoped_teams: [b.project.id] },
+    });
+    expect(bOnly.status).toBe(201);
+    const current = await api("GET", "/api/personal_api_keys/@current", { key: bob.key });
+    const blocked = await api("DELETE", `/api/organizations/${a.organization.id}/api_keys/${current.body.id}`, {
+      key: a.key,
+    });
+    expect(blocked.status).toBe(204);
+
+    const revoked = await api("DELETE", `/api/personal_api_keys/${bOnly.body.id}`, { key: bob.key });
+    expect(revoked.status).toBe(204);
+  });
+});
