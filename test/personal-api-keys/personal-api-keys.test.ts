@@ -477,21 +477,25 @@ describe("GET and DELETE /api/personal_api_keys/:id", () => {
 
 const logPath = (organizationId: string) => `/api/organizations/${organizationId}/activity_log`;
 
+/** Bob, a member of organizations A and B, and his key naming only B's project (labelled `label`). */
+async function keyOfBOnly(label: string) {
+  const a = await setupOrganization();
+  const b = await setupOrganization();
+  const bob = await addMember(a.organization.id, MembershipLevel.member);
+  await addMembership(b.organization.id, bob.user, MembershipLevel.member);
+  const created = await api("POST", "/api/personal_api_keys", {
+    key: bob.key,
+    body: { label, scopes: ["dashboard:read"], scoped_teams: [b.project.id] },
+  });
+  expect(created.status).toBe(201);
+  return { a, b, bob, keyId: created.body.id as string };
+}
+
 describe("a personal key that reaches only another organization's projects", () => {
   it("is not recorded in the logs of the owner's other organizations, which it never reaches", async () => {
     // Bob is a member of A and of B; his key names only a project of B, and so reaches B alone: A's
     // admins learn nothing of it (its label, its scopes, that Bob works on another organization's project).
-    const a = await setupOrganization();
-    const b = await setupOrganization();
-    const bob = await addMember(a.organization.id, MembershipLevel.member);
-    await addMembership(b.organization.id, bob.user, MembershipLevel.member);
-
-    const created = await api("POST", "/api/personal_api_keys", {
-      key: bob.key,
-      body: { label: "Acme B nightly import", scopes: ["dashboard:read"], scoped_teams: [b.project.id] },
-    });
-    expect(created.status).toBe(201);
-    const keyId: string = created.body.id;
+    const { a, b, bob, keyId } = await keyOfBOnly("Acme B nightly import");
     const rolled = await api("POST", `/api/personal_api_keys/${keyId}/roll`, { key: bob.key, body: {} });
     expect(rolled.status).toBe(200);
     const revoked = await api("DELETE", `/api/personal_api_keys/${keyId}`, { key: bob.key });
@@ -518,22 +522,14 @@ describe("a personal key that reaches only another organization's projects", () 
 describe("a key blocked in one organization, acting on a key that never reached it", () => {
   it("may still revoke its user's key that names only another organization's project", async () => {
     // A block in A holds for the keys that reach A, and Bob's B-only key does not.
-    const a = await setupOrganization();
-    const b = await setupOrganization();
-    const bob = await addMember(a.organization.id, MembershipLevel.member);
-    await addMembership(b.organization.id, bob.user, MembershipLevel.member);
-    const bOnly = await api("POST", "/api/personal_api_keys", {
-      key: bob.key,
-      body: { label: "B only", scopes: ["dashboard:read"], scoped_teams: [b.project.id] },
-    });
-    expect(bOnly.status).toBe(201);
+    const { a, bob, keyId } = await keyOfBOnly("B only");
     const current = await api("GET", "/api/personal_api_keys/@current", { key: bob.key });
     const blocked = await api("DELETE", `/api/organizations/${a.organization.id}/api_keys/${current.body.id}`, {
       key: a.key,
     });
     expect(blocked.status).toBe(204);
 
-    const revoked = await api("DELETE", `/api/personal_api_keys/${bOnly.body.id}`, { key: bob.key });
+    const revoked = await api("DELETE", `/api/personal_api_keys/${keyId}`, { key: bob.key });
     expect(revoked.status).toBe(204);
   });
 });
