@@ -34,7 +34,7 @@ export function reachSeenBy<T extends { scoped_organizations: string[]; scoped_t
 
 /**
  * A key belongs to a user, not to an organization: its entry goes into each organization it can
- * reach (`reachable`: its scoped organizations, else every one of the user's), one statement
+ * reach (`reachable`: the organizations it reaches that its user belongs to), one statement
  * each, chained after the write, with the reach that organization may see. None when the user
  * belongs to no organization.
  */

@@ -224,12 +224,23 @@ const organizationsBlockingCaller = (db: Database, actor: Actor) =>
     .where(eq(personalApiKeyBlocks.keyId, actor.keyId));
 
 /**
- * A key an admin blocked in an organization makes, changes, rolls or revokes no key that reaches
- * it: otherwise whoever holds a leaked key would undo the block with a new key, or take another
- * key's value.
+ * Whether a key scoped so reaches an organization, its user a member of it or not: a key naming
+ * projects (`projectOrganizations`, the organizations of those still live; null when it names
+ * none) reaches their organizations alone, one naming organizations those alone.
  */
-function assertNotBlockedIn(blocking: { id: string }[], reach: string[]) {
-  if (blocking.some(({ id }) => reach.includes(id))) throw blockedIn();
+const scopingReaches =
+  (scopedOrganizations: string[], projectOrganizations: string[] | null) => (organizationId: string) =>
+    (scopedOrganizations.length === 0 || scopedOrganizations.includes(organizationId)) &&
+    (projectOrganizations === null || projectOrganizations.includes(organizationId));
+
+/**
+ * A key an admin blocked in an organization makes, changes, rolls or revokes no key whose scoping
+ * reaches it, even while its user is no longer a member (a key made then would reach it once they
+ * are invited back): otherwise whoever holds a leaked key would undo the block with a new key, or
+ * take another key's value.
+ */
+function assertNotBlockedIn(blocking: { id: string }[], reaches: (organizationId: string) => boolean) {
+  if (blocking.some(({ id }) => reaches(id))) throw blockedIn();
 }
 
 const blockedIn = () =>
@@ -328,14 +339,12 @@ async function assertCallerBelongs(
   if (within.length > 0 && visibleTeams.some(({ organizationId }) => !within.includes(organizationId))) {
     throw permissionDenied("API key cannot grant access to organizations outside its own scope");
   }
-  // The key reaches the organizations of its projects alone when it names projects.
-  const reached = memberOf.filter(
-    ({ id }) => teams.length === 0 || existingTeams.some(({ organizationId }) => organizationId === id),
+  const reaches = scopingReaches(
+    namedOrganizations,
+    teams.length === 0 ? null : existingTeams.map(({ organizationId }) => organizationId),
   );
-  assertNotBlockedIn(
-    blocking,
-    reached.map(({ id }) => id),
-  );
+  const reached = memberOf.filter(({ id }) => reaches(id));
+  assertNotBlockedIn(blocking, reaches);
   return {
     memberOf: reached.map(({ id }) => id),
     lifetimes: reached.map(({ lifetime }) => lifetime),
@@ -353,8 +362,8 @@ const lifetimeOfOrganization = sql<number | null>`(select ${organizations.apiKey
 
 /**
  * One of the caller's keys its key may be shown (`keysShownTo`: else 404, as retrieving it), and
- * the organizations whose activity logs record a change to it: its scoped ones the owner still
- * belongs to. The calling key acts only on keys that do no more than
+ * the organizations whose activity logs record a change to it: those it reaches (`scopingReaches`)
+ * that the owner still belongs to. The calling key acts only on keys that do no more than
  * itself (it would otherwise take a broader key's value by rolling it) and that reach no
  * organization whose admins blocked it (unless `evenIfBlocked`: a key revoking itself).
  */
@@ -367,7 +376,11 @@ async function keyAndReach(db: Database, actor: Actor, id: string, { evenIfBlock
       .where(eq(organizationMemberships.userId, actor.userId)),
     organizationsBlockingCaller(db, actor),
     db
-      .select({ id: projects.id, organizationId: projects.organizationId })
+      .select({
+        id: projects.id,
+        organizationId: projects.organizationId,
+        live: sql<boolean>`${projects.deletionScheduledAt} is null`.mapWith(Boolean),
+      })
       .from(projects)
       .where(
         sql`${projects.id} in (select value from json_each((select ${personalApiKeys.scopedTeams}
@@ -376,18 +389,14 @@ async function keyAndReach(db: Database, actor: Actor, id: string, { evenIfBlock
   ]);
   if (!key) throw notFound();
   assertWithinCallerKey(actor, key.scopes, key.scopedOrganizations, key.expiresAt);
-  // A key naming projects reaches their organizations alone.
-  const reached = memberships.filter(
-    ({ id }) =>
-      (key.scopedOrganizations.length === 0 || key.scopedOrganizations.includes(id)) &&
-      (key.scopedTeams.length === 0 || projectsNamed.some(({ organizationId }) => organizationId === id)),
+  // A project marked for deletion is reached no more (as the routes and the `api_keys` list read it).
+  const liveProjectOrganizations = projectsNamed.filter(({ live }) => live).map(({ organizationId }) => organizationId);
+  const reaches = scopingReaches(
+    key.scopedOrganizations,
+    key.scopedTeams.length === 0 ? null : liveProjectOrganizations,
   );
-  if (!evenIfBlocked) {
-    assertNotBlockedIn(
-      blocking,
-      reached.map(({ id }) => id),
-    );
-  }
+  const reached = memberships.filter(({ id }) => reaches(id));
+  if (!evenIfBlocked) assertNotBlockedIn(blocking, reaches);
   return {
     key,
     reachable: reached.map(({ id }) => id),

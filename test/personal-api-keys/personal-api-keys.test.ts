@@ -1,5 +1,6 @@
+import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
@@ -15,6 +16,7 @@ import {
   UUID,
 } from "../support/harness";
 import { expectCreatedUpTo } from "../support/error-bodies";
+import { insertInvite } from "../support/people";
 
 const keyShape = (fields: Record<string, unknown>) => ({
   id: expect.stringMatching(UUID),
@@ -531,5 +533,117 @@ describe("a key blocked in one organization, acting on a key that never reached 
 
     const revoked = await api("DELETE", `/api/personal_api_keys/${keyId}`, { key: bob.key });
     expect(revoked.status).toBe(204);
+  });
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** What a producer answers, for a send the test keeps from the queue (the deletion job has not run yet). */
+const NOT_SENT = { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } };
+
+/**
+ * Bob, a member of A and B, holds a key naming a project of A ("Doomed") and one of B; A's admin
+ * then deletes Doomed. The deletion's background job has not run yet (the project is marked, its
+ * row still there), as for any deletion until its queue message is consumed.
+ * From then on the key reaches B alone: A's routes refuse it and A's `api_keys` list leaves it out.
+ */
+async function keyOfADeletedProjectAndB(label: string) {
+  const a = await setupOrganization();
+  const b = await setupOrganization();
+  const bob = await addMember(a.organization.id, MembershipLevel.member);
+  await addMembership(b.organization.id, bob.user, MembershipLevel.member);
+  const doomed = await createProject(a.organization.id, { name: "Doomed" });
+  const created = await api("POST", "/api/personal_api_keys", {
+    key: bob.key,
+    body: { label, scopes: ["dashboard:read"], scoped_teams: [doomed.id, b.project.id] },
+  });
+  expect(created.status).toBe(201);
+  vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue(NOT_SENT as never);
+  expect((await api("DELETE", `/api/projects/${doomed.id}`, { key: a.key })).status).toBe(204);
+  // The key no longer reaches A: A's list of the keys reaching it leaves it out.
+  const listed = await api("GET", `/api/organizations/${a.organization.id}/api_keys`, { key: a.key });
+  expect(listed.status).toBe(200);
+  expect(listed.body.results.map((item: { id: string }) => item.id)).not.toContain(created.body.id);
+  return { a, b, bob, keyId: created.body.id as string };
+}
+
+describe("a key naming a project marked for deletion, and one of another organization", () => {
+  it("a key blocked in A may revoke its user's key that reaches only B (its A project being deleted)", async () => {
+    const { a, bob, keyId } = await keyOfADeletedProjectAndB("B and a doomed A project");
+    const current = await api("GET", "/api/personal_api_keys/@current", { key: bob.key });
+    const blocked = await api("DELETE", `/api/organizations/${a.organization.id}/api_keys/${current.body.id}`, {
+      key: a.key,
+    });
+    expect(blocked.status).toBe(204);
+
+    const revoked = await api("DELETE", `/api/personal_api_keys/${keyId}`, { key: bob.key });
+    expect(revoked.status).toBe(204);
+  });
+
+  it("rolling a key that reaches only B is not held to A's api_key_max_lifetime_days", async () => {
+    const { a, bob, keyId } = await keyOfADeletedProjectAndB("B only now");
+    const limited = await api("PATCH", `/api/organizations/${a.organization.id}`, {
+      key: a.key,
+      body: { api_key_max_lifetime_days: 30 },
+    });
+    expect(limited.status).toBe(200);
+
+    // B has no limit, and the roll's own write (keyWouldOutliveLifetime) finds none over the key's reach.
+    const rolled = await api("POST", `/api/personal_api_keys/${keyId}/roll`, { key: bob.key, body: {} });
+    expect(rolled.status).toBe(200);
+  });
+
+  it("a change to a key that reaches only B is not written into A's activity log", async () => {
+    const { a, b, bob, keyId } = await keyOfADeletedProjectAndB("Before");
+    const renamed = await api("PATCH", `/api/personal_api_keys/${keyId}`, {
+      key: bob.key,
+      body: { label: "Acme B nightly import" },
+    });
+    expect(renamed.status).toBe(200);
+
+    const inB = await api("GET", `${logPath(b.organization.id)}?item_id=${keyId}`, { key: b.key });
+    expect(inB.body.results.map((entry: { activity: string }) => entry.activity)).toEqual(["updated", "created"]);
+    // A saw the key created (it reached A then); its new label is none of A's business.
+    const inA = await api("GET", `${logPath(a.organization.id)}?item_id=${keyId}`, { key: a.key });
+    expect(inA.status).toBe(200);
+    expect(inA.body.results.map((entry: { activity: string }) => entry.activity)).toEqual(["created"]);
+    expect(JSON.stringify(inA.body.results)).not.toContain("Acme B nightly import");
+  });
+});
+
+describe("a key blocked in an organization its user was removed from", () => {
+  it("mints no key that would reach it once its user is invited back", async () => {
+    const a = await setupOrganization();
+    const b = await setupOrganization();
+    const bob = await addMember(a.organization.id, MembershipLevel.member);
+    await addMembership(b.organization.id, bob.user, MembershipLevel.member);
+    const current = await api("GET", "/api/personal_api_keys/@current", { key: bob.key });
+    // A's admin blocks Bob's (leaked) key, and removes Bob while looking into it.
+    expect(
+      (await api("DELETE", `/api/organizations/${a.organization.id}/api_keys/${current.body.id}`, { key: a.key }))
+        .status,
+    ).toBe(204);
+    expect(
+      (await api("DELETE", `/api/organizations/${a.organization.id}/members/${bob.user.uuid}`, { key: a.key })).status,
+    ).toBe(204);
+
+    // Whoever holds the blocked key mints a fresh unscoped key (it reaches every organization of Bob's).
+    const minted = await api("POST", "/api/personal_api_keys", {
+      key: bob.key,
+      body: { label: "fresh", scopes: ["*"] },
+    });
+
+    // Bob is invited back and joins with another, unblocked key of his, as docs/keys.md tells him to.
+    const invite = await insertInvite(a.organization.id, a.owner, { targetEmail: bob.user.email });
+    const other = await createApiKey(bob.user);
+    expect((await api("POST", "/api/signup", { key: other.value, body: { token: invite.token } })).status).toBe(201);
+
+    // The blocked key made no key that reaches A: an unscoped one would, once Bob is back.
+    expect([minted.status, minted.body.detail]).toEqual([
+      403,
+      "API key cannot act on keys that reach an organization whose admins revoked its access",
+    ]);
   });
 });
