@@ -521,18 +521,25 @@ describe("a personal key that reaches only another organization's projects", () 
   });
 });
 
+/** A's admins block Bob's own key; with it, Bob revokes `keyId`: the revocation's answer. */
+async function revokeWithBlockedKey(
+  a: Awaited<ReturnType<typeof setupOrganization>>,
+  bob: Awaited<ReturnType<typeof addMember>>,
+  keyId: string,
+) {
+  const current = await api("GET", "/api/personal_api_keys/@current", { key: bob.key });
+  const blocked = await api("DELETE", `/api/organizations/${a.organization.id}/api_keys/${current.body.id}`, {
+    key: a.key,
+  });
+  expect(blocked.status).toBe(204);
+  return api("DELETE", `/api/personal_api_keys/${keyId}`, { key: bob.key });
+}
+
 describe("a key blocked in one organization, acting on a key that never reached it", () => {
   it("may still revoke its user's key that names only another organization's project", async () => {
     // A block in A holds for the keys that reach A, and Bob's B-only key does not.
     const { a, bob, keyId } = await keyOfBOnly("B only");
-    const current = await api("GET", "/api/personal_api_keys/@current", { key: bob.key });
-    const blocked = await api("DELETE", `/api/organizations/${a.organization.id}/api_keys/${current.body.id}`, {
-      key: a.key,
-    });
-    expect(blocked.status).toBe(204);
-
-    const revoked = await api("DELETE", `/api/personal_api_keys/${keyId}`, { key: bob.key });
-    expect(revoked.status).toBe(204);
+    expect((await revokeWithBlockedKey(a, bob, keyId)).status).toBe(204);
   });
 });
 
@@ -572,14 +579,7 @@ async function keyOfADeletedProjectAndB(label: string) {
 describe("a key naming a project marked for deletion, and one of another organization", () => {
   it("a key blocked in A may revoke its user's key that reaches only B (its A project being deleted)", async () => {
     const { a, bob, keyId } = await keyOfADeletedProjectAndB("B and a doomed A project");
-    const current = await api("GET", "/api/personal_api_keys/@current", { key: bob.key });
-    const blocked = await api("DELETE", `/api/organizations/${a.organization.id}/api_keys/${current.body.id}`, {
-      key: a.key,
-    });
-    expect(blocked.status).toBe(204);
-
-    const revoked = await api("DELETE", `/api/personal_api_keys/${keyId}`, { key: bob.key });
-    expect(revoked.status).toBe(204);
+    expect((await revokeWithBlockedKey(a, bob, keyId)).status).toBe(204);
   });
 
   it("rolling a key that reaches only B is not held to A's api_key_max_lifetime_days", async () => {
