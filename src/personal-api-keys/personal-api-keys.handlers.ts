@@ -1,7 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import { organizationMemberships, organizations, personalApiKeyBlocks, personalApiKeys, projects } from "../db/schema";
-import { assertLifetimeWithinPolicy, keyWouldOutliveLifetime } from "../platform/auth/key-policy";
+import { assertLifetimeWithinPolicy, keyWouldOutliveLifetime, reachesOrganization } from "../platform/auth/key-policy";
 import { API_KEY_PREFIX } from "../platform/auth/api-keys";
 import {
   assertFutureExpiry,
@@ -152,7 +152,7 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
       db.insert(personalApiKeys).values({
         ...row,
         userId: whileHolds(actor.userId, belowLimit),
-        label: labelWhileNotBlocked(actor, reachable, row.label),
+        label: labelWhileNotBlocked(actor, [row], row.label),
         // The lifetime again, over the memberships when the write runs (a join may land meanwhile).
         maskValue: whileHolds(row.maskValue, sql`not ${keyWouldOutliveLifetime(actor.userId, row)}`),
       }),
@@ -246,18 +246,33 @@ function assertNotBlockedIn(blocking: { id: string }[], reaches: (organizationId
 const blockedIn = () =>
   permissionDenied("API key cannot act on keys that reach an organization whose admins revoked its access");
 
+/** What a key's scoping names: the reach `scopingReaches` and `reachesOrganization` read. */
+type Scoping = { scopedOrganizations: string[]; scopedTeams: number[] };
+
 /**
  * A key's label as a write sets it (`label`, else the one it has), only while the calling key is
- * blocked in none of `reach` when the write runs: `assertNotBlockedIn` judged the read, and a block
- * landing meanwhile must stop the write too. Else NULL, which the column refuses (`refusedWhenBlocked`).
+ * blocked in no organization the keys `scopings` reach when the write runs: `assertNotBlockedIn`
+ * judged the read, and a block landing meanwhile (in an organization its user joined meanwhile,
+ * too) must stop the write too. Else NULL, which the column refuses (`refusedWhenBlocked`).
  */
-function labelWhileNotBlocked(actor: Actor, reach: string[], label?: string) {
-  return whileHolds(label ?? sql<string>`${personalApiKeys.label}`, notBlockedIn(actor, reach));
+function labelWhileNotBlocked(actor: Actor, scopings: Scoping[], label?: string) {
+  return whileHolds(label ?? sql<string>`${personalApiKeys.label}`, notBlockedIn(actor, scopings));
 }
 
-/** The calling key is blocked in none of `reach` when the statement runs. */
-const notBlockedIn = (actor: Actor, reach: string[]) => sql<boolean>`not exists (select 1 from ${personalApiKeyBlocks}
-  where ${personalApiKeyBlocks.keyId} = ${actor.keyId} and ${inJsonList(personalApiKeyBlocks.organizationId, reach)})`;
+/** The calling key is blocked in no organization a key of `scopings` reaches when the statement runs. */
+const notBlockedIn = (actor: Actor, scopings: Scoping[]) => {
+  const reached = scopings.map((scoping) =>
+    reachesOrganization(
+      {
+        scopedOrganizations: JSON.stringify(scoping.scopedOrganizations),
+        scopedTeams: JSON.stringify(scoping.scopedTeams),
+      },
+      personalApiKeyBlocks.organizationId,
+    ),
+  );
+  return sql<boolean>`not exists (select 1 from ${personalApiKeyBlocks}
+    where ${personalApiKeyBlocks.keyId} = ${actor.keyId} and (${sql.join(reached, sql` or `)}))`;
+};
 
 async function refusedWhenBlocked(error: unknown): Promise<never> {
   throw isNotNullViolationOf(error, personalApiKeys.label) ? blockedIn() : error;
@@ -462,7 +477,7 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     db
       .update(personalApiKeys)
       .set({
-        label: labelWhileNotBlocked(actor, reachable, after.label),
+        label: labelWhileNotBlocked(actor, [key, after], after.label),
         scopes,
         scopedOrganizations,
         scopedTeams,
@@ -515,7 +530,7 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
     db,
     db
       .update(personalApiKeys)
-      .set({ ...changes, label: labelWhileNotBlocked(actor, reachable) })
+      .set({ ...changes, label: labelWhileNotBlocked(actor, [key]) })
       .where(
         and(
           ownKey(actor, id),
@@ -547,7 +562,7 @@ export const deletePersonalApiKey: RouteHandler<typeof deleteKey, AppEnv> = asyn
   const itself = id === actor.keyId;
   const { key, reachable, projectOrganizations } = await keyAndReach(db, actor, id, { evenIfBlocked: itself });
   // Only while the calling key is blocked in none of them, as judged: a block meanwhile refuses it too.
-  const notBlocked = itself ? sql`1` : notBlockedIn(actor, reachable);
+  const notBlocked = itself ? sql`1` : notBlockedIn(actor, [key]);
   const [deleted] = await writeWithActivity(
     db,
     db

@@ -17,6 +17,7 @@ import {
 } from "../support/harness";
 import { expectCreatedUpTo } from "../support/error-bodies";
 import { insertInvite } from "../support/people";
+import { beforeWrites } from "../support/races";
 
 const keyShape = (fields: Record<string, unknown>) => ({
   id: expect.stringMatching(UUID),
@@ -645,5 +646,44 @@ describe("a key blocked in an organization its user was removed from", () => {
       403,
       "API key cannot act on keys that reach an organization whose admins revoked its access",
     ]);
+  });
+});
+
+const BLOCKED_REACH = "API key cannot act on keys that reach an organization whose admins revoked its access";
+
+describe("a key blocked in an organization its user joins while the key's write runs", () => {
+  it("makes no unscoped key: the write holds the block for every organization its scoping reaches", async () => {
+    // Bob, of B, is invited to A. His key K asks for a fresh unscoped key; between that request's
+    // reads and its write, Bob joins A and A's owner blocks K there: the write holds the block in
+    // every organization the new key reaches, A too.
+    const a = await setupOrganization();
+    const b = await setupOrganization();
+    const bob = await addMember(b.organization.id, MembershipLevel.member);
+    const calling = (await api("GET", "/api/personal_api_keys/@current", { key: bob.key })).body.id as string;
+    const invite = await insertInvite(a.organization.id, a.owner, { targetEmail: bob.user.email });
+    const other = await createApiKey(bob.user);
+    const ran = beforeWrites([
+      [
+        /^insert into "personal_api_keys"/,
+        async () => [
+          (await api("POST", "/api/signup", { key: other.value, body: { token: invite.token } })).status,
+          (await api("DELETE", `/api/organizations/${a.organization.id}/api_keys/${calling}`, { key: a.key })).status,
+        ],
+      ],
+    ]);
+    const made = await api("POST", "/api/personal_api_keys", {
+      key: bob.key,
+      body: { label: "fresh", scopes: ["*"] },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([[201, 204]]);
+    const reachesA = made.body.value
+      ? (await api("GET", `/api/organizations/${a.organization.id}`, { key: made.body.value })).status
+      : null;
+    expect({ status: made.status, detail: made.body.detail, reachesA }).toEqual({
+      status: 403,
+      detail: BLOCKED_REACH,
+      reachesA: null,
+    });
   });
 });

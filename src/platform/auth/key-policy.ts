@@ -158,19 +158,25 @@ type KeyReach = {
 };
 
 /**
- * The key reaches the `organizations` row in scope (`assertCallerBelongs` reads its reach alike: the
- * organizations it names, or every one, and of those, when it names projects, the organizations of
- * its projects not being deleted) and outlives its `api_key_max_lifetime_days` counted from now.
+ * A key's reach includes `organizationId`, its user a member of it or not: the organizations it
+ * names, or every one, and of those, when it names projects, the organizations of its projects not
+ * being deleted (as `scopingReaches` in the key handlers reads it).
  */
-const outlivesLimitOfOrganization = (key: KeyReach) => sql`${organizations.apiKeyMaxLifetimeDays} is not null
-  and (${key.expiresAt} is null or ${key.expiresAt} >
-    strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || ${organizations.apiKeyMaxLifetimeDays} || ' days'))
-  and (json_array_length(${key.scopedOrganizations}) = 0
-    or exists (select 1 from json_each(${key.scopedOrganizations}) as named where named.value = ${organizations.id}))
+export const reachesOrganization = (
+  key: Pick<KeyReach, "scopedOrganizations" | "scopedTeams">,
+  organizationId: SQLWrapper,
+) => sql`(json_array_length(${key.scopedOrganizations}) = 0
+    or exists (select 1 from json_each(${key.scopedOrganizations}) as named where named.value = ${organizationId}))
   and (json_array_length(${key.scopedTeams}) = 0
     or exists (select 1 from json_each(${key.scopedTeams}) as team
       join ${projects} on ${projects.id} = team.value
-      where ${projects.organizationId} = ${organizations.id} and ${projects.deletionScheduledAt} is null))`;
+      where ${projects.organizationId} = ${organizationId} and ${projects.deletionScheduledAt} is null))`;
+
+/** The key reaches the `organizations` row in scope and outlives its `api_key_max_lifetime_days` counted from now. */
+const outlivesLimitOfOrganization = (key: KeyReach) => sql`${organizations.apiKeyMaxLifetimeDays} is not null
+  and (${key.expiresAt} is null or ${key.expiresAt} >
+    strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || ${organizations.apiKeyMaxLifetimeDays} || ' days'))
+  and ${reachesOrganization(key, organizations.id)}`;
 
 /**
  * Whether a personal key of `userId` reaching `organizationId` outlives its lifetime limit. Joining
