@@ -220,9 +220,11 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
   });
   const writes: Statement[] = [
     restoreFields,
+    // Right after the update it records: an entry is written only when the statement before it
+    // changed a row, and a tile's write before it may change none (a tile moved away since).
+    ...(entry ? [entry] : []),
     ...removeAdded,
     ...restoreTiles,
-    ...(entry ? [entry] : []),
     tileLimitGuard(db, id),
     ...versionStatements(db, id, authorOf(c), `Restored version ${number}`, expected),
   ];

@@ -345,6 +345,35 @@ async function dashboardWithEditor(restrictionLevel: 21 | 37) {
 }
 
 describe("a restore in the activity log", () => {
+  it("logs the restore's Dashboard `updated` entry even when a tile of the version was moved away since", async () => {
+    const { project, key } = await setupOrganization();
+    const source = await createDashboard(key, project.id, { name: "Old name" });
+    const other = await createDashboard(key, project.id, { name: "Other" });
+    const path = `${dashboardsPath(project.id)}/${source.id}`;
+    const added = await api("PATCH", path, { key, body: { tiles: [{ text: { body: "note" } }] } });
+    expect(added.status).toBe(200);
+    const [tile] = added.body.tiles as { id: number }[];
+    // Version 2 holds the name "Old name" and the tile; the tile then leaves for the other dashboard.
+    const moved = await api("PATCH", `${path}/move_tile`, {
+      key,
+      body: { tile: { id: tile!.id }, toDashboard: other.id },
+    });
+    expect(moved.status).toBe(200);
+    expect((await api("PATCH", path, { key, body: { name: "New name" } })).status).toBe(200);
+
+    const restored = await api("POST", `${path}/versions/2/restore`, { key });
+    expect(restored.status).toBe(200);
+    expect(restored.body.name).toBe("Old name");
+
+    // Recorded as the PATCH would be: `Dashboard` `updated` for the fields.
+    const log = await api("GET", `/api/environments/${project.id}/activity_log?scope=Dashboard&limit=1`, { key });
+    expect(log.status).toBe(200);
+    const [latest] = log.body.results;
+    expect({ activity: latest.activity, changes: latest.detail.changes }).toEqual({
+      activity: "updated",
+      changes: [expect.objectContaining({ field: "name", before: "New name", after: "Old name" })],
+    });
+  });
   it("logs each tile it changes or removes, as a PATCH of them would", async () => {
     const { project, key } = await setupOrganization();
     const dashboard = await createDashboard(key, project.id, { name: "Notes" });
