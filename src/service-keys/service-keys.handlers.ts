@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, count, desc, eq, sql } from "drizzle-orm";
+import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { organizations, projects, serviceApiKeys } from "../db/schema";
 import { assertCurrentValue, assertWithinCallerKey } from "../personal-api-keys/personal-api-keys.handlers";
@@ -91,7 +91,14 @@ async function assertProjectsOfOrganization(db: Database, organizationId: string
       .from(projects)
       // No project named: a constant false, which SQLite answers without reading a row.
       .where(
-        teams.length > 0 ? and(eq(projects.organizationId, organizationId), inJsonList(projects.id, teams)) : sql`0`,
+        teams.length > 0
+          ? and(
+              eq(projects.organizationId, organizationId),
+              inJsonList(projects.id, teams),
+              // One marked for deletion reaches nothing: named, it is as missing (a personal key's too).
+              isNull(projects.deletionScheduledAt),
+            )
+          : sql`0`,
       ),
     db.select({ keys: count() }).from(serviceApiKeys).where(eq(serviceApiKeys.organizationId, organizationId)),
   ]);

@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
@@ -569,5 +570,44 @@ describe("a roll by a narrower key while a broader key widens the service key", 
     expectError(rolled, 409, changedMeanwhile("key"));
     const stored = await api("GET", `${keysPath}/${created.body.id}`, { key });
     expect([stored.body.scopes, stored.body.last_rolled_at]).toEqual([["*"], null]);
+  });
+});
+
+/** A producer's answer, for a send the test keeps from the queue (the deletion job has not run yet). */
+const NOT_SENT = { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } };
+
+/** An organization with a project ("Doomed") its owner deleted: marked, its row still there. */
+async function withDoomedProject() {
+  const a = await setupOrganization();
+  const doomed = await createProject(a.organization.id, { name: "Doomed" });
+  vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue(NOT_SENT as never);
+  expect((await api("DELETE", `/api/projects/${doomed.id}`, { key: a.key })).status).toBe(204);
+  return { a, doomed };
+}
+
+describe("a service key's scoped_teams naming a project marked for deletion", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("is refused on create (400 scoped_teams), as a personal key's is", async () => {
+    const { a, doomed } = await withDoomedProject();
+    const created = await api("POST", keysPath(a.organization.id), {
+      key: a.key,
+      body: { label: "x", scopes: ["*"], scoped_teams: [doomed.id] },
+    });
+    expect([created.status, created.body.attr]).toEqual([400, "scoped_teams"]);
+  });
+
+  it("is refused on PATCH (400 scoped_teams), as a personal key's is", async () => {
+    const { a, doomed } = await withDoomedProject();
+    const created = await api("POST", keysPath(a.organization.id), {
+      key: a.key,
+      body: { label: "x", scopes: ["*"], scoped_teams: [a.project.id] },
+    });
+    expect(created.status).toBe(201);
+    const patched = await api("PATCH", `${keysPath(a.organization.id)}/${created.body.id}`, {
+      key: a.key,
+      body: { scoped_teams: [a.project.id, doomed.id] },
+    });
+    expect([patched.status, patched.body.attr]).toEqual([400, "scoped_teams"]);
   });
 });
