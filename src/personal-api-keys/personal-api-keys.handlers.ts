@@ -1,7 +1,12 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import { organizationMemberships, organizations, personalApiKeyBlocks, personalApiKeys, projects } from "../db/schema";
-import { assertLifetimeWithinPolicy, keyWouldOutliveLifetime, reachesOrganization } from "../platform/auth/key-policy";
+import {
+  assertLifetimeWithinPolicy,
+  keyWouldOutliveLifetime,
+  reachesOrganization,
+  scopingReaches,
+} from "../platform/auth/key-policy";
 import { API_KEY_PREFIX } from "../platform/auth/api-keys";
 import {
   assertFutureExpiry,
@@ -222,16 +227,6 @@ const organizationsBlockingCaller = (db: Database, actor: Actor) =>
     .select({ id: personalApiKeyBlocks.organizationId })
     .from(personalApiKeyBlocks)
     .where(eq(personalApiKeyBlocks.keyId, actor.keyId));
-
-/**
- * Whether a key scoped so reaches an organization, its user a member of it or not: a key naming
- * projects (`projectOrganizations`, the organizations of those still live; null when it names
- * none) reaches their organizations alone, one naming organizations those alone.
- */
-const scopingReaches =
-  (scopedOrganizations: string[], projectOrganizations: string[] | null) => (organizationId: string) =>
-    (scopedOrganizations.length === 0 || scopedOrganizations.includes(organizationId)) &&
-    (projectOrganizations === null || projectOrganizations.includes(organizationId));
 
 /**
  * A key an admin blocked in an organization makes, changes, rolls or revokes no key whose scoping

@@ -158,10 +158,17 @@ type KeyReach = {
 };
 
 /**
- * A key's reach includes `organizationId`, its user a member of it or not: the organizations it
- * names, or every one, and of those, when it names projects, the organizations of its projects not
- * being deleted (as `scopingReaches` in the key handlers reads it).
+ * Whether a key scoped so reaches an organization, its user a member of it or not: a key naming
+ * projects (`projectOrganizations`, the organizations of those not being deleted; null when it
+ * names none) reaches their organizations alone, one naming organizations those alone. In SQL:
+ * `reachesOrganization`, below.
  */
+export const scopingReaches =
+  (scopedOrganizations: string[], projectOrganizations: string[] | null) => (organizationId: string) =>
+    (scopedOrganizations.length === 0 || scopedOrganizations.includes(organizationId)) &&
+    (projectOrganizations === null || projectOrganizations.includes(organizationId));
+
+/** `scopingReaches` in SQL: a key's reach includes `organizationId`, its user a member of it or not. */
 export const reachesOrganization = (
   key: Pick<KeyReach, "scopedOrganizations" | "scopedTeams">,
   organizationId: SQLWrapper,

@@ -1,4 +1,7 @@
+import { eq, sql } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
+import * as schema from "../../../src/db/schema";
+import { reachesOrganization, scopingReaches } from "../../../src/platform/auth/key-policy";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { activityEntry, keyIdOf } from "../../support/activity-log";
 import {
@@ -16,6 +19,7 @@ import {
   api,
   createApiKey,
   createProject,
+  db,
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
@@ -762,5 +766,53 @@ describe("the lifetime a key is held to, by the organizations it reaches", () =>
     });
     expect(held.status).toBe(400);
     expect(held.body.attr).toBe("expires_at");
+  });
+});
+
+describe("a key's reach, in JS and in SQL", () => {
+  it("agrees on every shape of scoping: organizations, projects, both, none, a project being deleted", async () => {
+    const [first, second] = [await setupOrganization(), await setupOrganization()];
+    const doomed = await createProject(first.organization.id, { name: "Doomed" });
+    await db
+      .update(schema.projects)
+      .set({ deletionScheduledAt: new Date().toISOString() })
+      .where(eq(schema.projects.id, doomed.id));
+    const organizationOf = new Map<number, string>([
+      [first.project.id, first.organization.id],
+      [second.project.id, second.organization.id],
+    ]);
+    const organizationLists = [
+      [],
+      [first.organization.id],
+      [second.organization.id],
+      [first.organization.id, second.organization.id],
+    ];
+    const projectLists = [
+      [],
+      [first.project.id],
+      [second.project.id],
+      [doomed.id],
+      [first.project.id, second.project.id],
+      [999_999_999],
+    ];
+    const disagreements = [];
+    for (const scopedOrganizations of organizationLists) {
+      for (const scopedTeams of projectLists) {
+        const live = scopedTeams.flatMap((id) => organizationOf.get(id) ?? []);
+        const inJs = scopingReaches(scopedOrganizations, scopedTeams.length === 0 ? null : live);
+        for (const organizationId of [first.organization.id, second.organization.id]) {
+          const reach = {
+            scopedOrganizations: JSON.stringify(scopedOrganizations),
+            scopedTeams: JSON.stringify(scopedTeams),
+          };
+          const [row] = await db.all<{ reached: number }>(
+            sql`select (${reachesOrganization(reach, sql`${organizationId}`)}) as reached`,
+          );
+          if (Boolean(row!.reached) !== inJs(organizationId))
+            disagreements.push({ scopedOrganizations, scopedTeams, organizationId });
+        }
+      }
+    }
+    expect(disagreements).toEqual([]);
   });
 });
