@@ -155,6 +155,14 @@ describe("resource access controls", () => {
       attr: "access_level",
       detail: "Access level cannot be set above the maximum 'viewer' for activity_log.",
     });
+    expect(await refused({ resource: "toolbar", access_level: "editor" })).toEqual(
+      errorBody(
+        "validation_error",
+        "invalid_input",
+        "Access level cannot be set above the maximum 'viewer' for toolbar.",
+        "access_level",
+      ),
+    );
     expect(
       await refused({
         resource: "survey",

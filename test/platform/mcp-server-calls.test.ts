@@ -174,6 +174,22 @@ describe("PostHog's MCP server", () => {
     expect({ status: deleted.status, text: deleted.text }).toEqual({ status: 204, text: "" });
   });
 
+  it("takes the null time zone the batch export tools' schema allows: UTC on create, kept on update", async () => {
+    // `timezone: zod.string().nullish()` in the tools' body schemas (generated/batch_exports/api.ts).
+    const { project, key } = await setupOrganization();
+    const collection = `/api/projects/${project.id}/batch_exports/`;
+    const destination = { type: "S3", config: { bucket_name: "b", region: "eu-west-1", prefix: "events/" } };
+    const created = await decoded("POST", collection, key, BATCH_EXPORT, {
+      body: { name: "Nightly", destination, interval: "day", timezone: null, offset_day: null, offset_hour: null },
+    });
+    expect(created).toMatchObject({ timezone: "UTC", offset_hour: null });
+    const item = `${collection}${created.id}/`;
+    await decoded("PATCH", item, key, BATCH_EXPORT, { body: { timezone: "Europe/Paris" } });
+    const renamed = await decoded("PATCH", item, key, BATCH_EXPORT, { body: { name: "Renamed", timezone: null } });
+    expect(renamed).toMatchObject({ name: "Renamed", timezone: "Europe/Paris" });
+    expect((await decoded("GET", item, key, BATCH_EXPORT)).timezone).toBe("Europe/Paris");
+  });
+
   it("lists the activity log with the tool's filters (activity_logs.ts)", async () => {
     const { project, key } = await setupOrganization();
     const dashboard = await decoded("POST", `/api/projects/${project.id}/dashboards/`, key, DASHBOARD, {

@@ -347,6 +347,24 @@ describe("PostHog's Terraform provider on roles", () => {
   });
 });
 
+describe("PostHog's Terraform provider on kinds of resources", () => {
+  it("sets everyone's level on every workflow and heatmap, kinds PostHog added (access_control.go)", async () => {
+    // `resource` is free text in the provider; Read finds the rule by project/resource/default.
+    const { project, key } = await setupOrganization();
+    const path = `/api/projects/${project.id}/resource_access_controls/`;
+    for (const resource of ["hog_flow", "heatmap", "llm_playground"]) {
+      const granted = await decoded("PUT", path, key, ACCESS_CONTROL, { access_level: "viewer", resource });
+      expect(granted).toMatchObject({ access_level: "viewer", resource, resource_id: null, role: null });
+    }
+    const list = await decoded("GET", path, key, ACCESS_CONTROLS);
+    expect(list.access_controls.map((rule: { resource: string }) => `${project.id}/${rule.resource}/default`)).toEqual([
+      `${project.id}/hog_flow/default`,
+      `${project.id}/heatmap/default`,
+      `${project.id}/llm_playground/default`,
+    ]);
+  });
+});
+
 describe("the shape check itself", () => {
   it("fails what Go would refuse: a number for a string, an object for a string, a fraction for an int64", () => {
     expect(decodeErrors({ id: 1, slug: "s", name: "n" }, ORGANIZATION)).toEqual(["$.id: string, got integer"]);

@@ -28,7 +28,8 @@ const BatchExportFields = z.object({
   end_at: TimestampInput.nullable().openapi({ description: "Runs are not triggered after this time." }),
   hogql_query: boundedText(),
   filters: boundedJson(z.unknown()),
-  timezone: TimezoneName,
+  // PostHog's MCP server may send null (its tools' schema allows it): as if not sent.
+  timezone: TimezoneName.nullable().transform((timezone) => timezone ?? undefined),
   offset_day: z
     .number()
     .int()
@@ -61,7 +62,10 @@ export const BatchExportCreateInput = BatchExportFields.extend({
   end_at: BatchExportFields.shape.end_at.optional().default(null),
   hogql_query: BatchExportFields.shape.hogql_query.optional().default(""),
   filters: BatchExportFields.shape.filters.optional().default(null),
-  timezone: TimezoneName.optional().default("UTC"),
+  timezone: TimezoneName.nullable()
+    .transform((timezone) => timezone ?? "UTC")
+    .optional()
+    .default("UTC"),
   offset_day: BatchExportFields.shape.offset_day.optional().default(null),
   offset_hour: BatchExportFields.shape.offset_hour.optional().default(null),
 }).openapi("BatchExportInput", { example: BATCH_EXPORT_EXAMPLE });

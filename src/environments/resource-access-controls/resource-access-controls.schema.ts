@@ -12,38 +12,54 @@ export const RESOURCE_TYPE_LEVELS = RESOURCE_ACCESS_LEVELS.dashboard;
  * the others are stored and returned for PostHog's clients and act on nothing here: this API
  * holds no actions, flags, surveys..., and
  * PostHog itself reads no rule on `project` at this level (a project's rules are its own,
- * `access_controls`). See docs/roles.md.
+ * `access_controls`). See docs/roles.md. The list is PostHog's `ACCESS_CONTROL_RESOURCES`
+ * (github.com/PostHog/posthog, posthog/rbac/user_access_control.py) and `project`.
  */
 export const STORED_RESOURCE_TYPES = [
   "action",
   "activity_log",
+  "ai_observability_clusters",
   "customer_analytics",
   "dashboard",
   "early_access_feature",
   "endpoint",
   "error_tracking",
+  "evaluation",
   "experiment",
   "export",
   "external_data_source",
   "feature_flag",
+  "heatmap",
+  "hog_flow",
   "insight",
   "llm_analytics",
+  "llm_playground",
+  "llm_skill",
   "logs",
+  "mcp_analytics",
+  "metrics",
   "notebook",
   "project",
+  "replay_scanner",
   "revenue_analytics",
   "session_recording",
   "sharing_configuration",
   "survey",
+  "tagger",
+  "ticket",
+  "toolbar",
   "tracing",
   "warehouse_objects",
   "web_analytics",
 ] as const;
 type StoredResourceType = (typeof STORED_RESOURCE_TYPES)[number];
 
-/** PostHog's bounds: an action is at least viewed; the activity log at most viewed. */
+/** PostHog's bounds: an action is at least viewed; the activity log and the toolbar at most viewed. */
 const MINIMUM: Partial<Record<StoredResourceType, (typeof RESOURCE_TYPE_LEVELS)[number]>> = { action: "viewer" };
-const MAXIMUM: Partial<Record<StoredResourceType, (typeof RESOURCE_TYPE_LEVELS)[number]>> = { activity_log: "viewer" };
+const MAXIMUM: Partial<Record<StoredResourceType, (typeof RESOURCE_TYPE_LEVELS)[number]>> = {
+  activity_log: "viewer",
+  toolbar: "viewer",
+};
 
 export const PutResourceAccessControlInput = z
   .object({
