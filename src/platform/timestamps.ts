@@ -11,16 +11,24 @@ const EARLIEST = Date.parse("0001-01-01T00:00:00.000Z");
 const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
 
 /**
+ * ISO 8601 with `Z` or an offset, as DRF reads it: the seconds and their fraction optional
+ * (`2027-06-01T12:00Z`), which zod's own date-time check requires once a zone is written.
+ */
+const WITH_ZONE = [z.regexes.datetime({ offset: true }), z.regexes.datetime({ offset: true, precision: -1 })];
+
+/**
  * DRF's wording for a date-time it cannot read; stored and returned in UTC with `Z`. A time whose
  * UTC form leaves the years 1 to 9999 (`9999-12-31T23:59:59-05:00`) is refused: its ISO form
  * (`+010000-...`) is no RFC 3339 date-time, and stored times are compared as text.
  */
-export const TimestampInput = z.iso
-  .datetime({
-    offset: true,
+export const TimestampInput = z
+  .string()
+  .refine((value) => WITH_ZONE.some((pattern) => pattern.test(value)), {
     error:
       "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
+    abort: true,
   })
   .refine((value) => Date.parse(value) >= EARLIEST && Date.parse(value) <= LATEST, {
     error: "Datetime is out of range: in UTC it must fall within the years 1 to 9999.",
-  });
+  })
+  .openapi({ format: "date-time" });

@@ -373,6 +373,35 @@ describe("times", () => {
     expect(lastMoment.status).toBe(201);
     expect(lastMoment.body.expires_at).toBe("9999-12-31T23:59:59.000Z");
   });
+
+  it("reads a time without seconds, with `Z` or an offset, as DRF does and the 400's own text says", async () => {
+    const team = await setupOrganization();
+    const created = [];
+    for (const expires_at of ["2027-06-01T12:00Z", "2027-06-01T12:00+02:00"]) {
+      const response = await api("POST", "/api/personal_api_keys", {
+        key: team.key,
+        body: { label: `until ${expires_at}`, scopes: ["project:read"], expires_at },
+      });
+      created.push([response.status, response.body.expires_at]);
+    }
+    expect(created).toEqual([
+      [201, "2027-06-01T12:00:00.000Z"],
+      [201, "2027-06-01T10:00:00.000Z"],
+    ]);
+    const after = encodeURIComponent("2026-01-01T00:00+01:00");
+    const log = await api("GET", `/api/organizations/${team.organization.id}/activity_log?after=${after}`, {
+      key: team.key,
+    });
+    expect(log.status).toBe(200);
+    // Still refused: no zone, hours alone, a lower-case `t`, seconds past 59.
+    for (const expires_at of ["2027-06-01T12:00", "2027-06-01T12Z", "2027-06-01t12:00Z", "2027-06-01T12:00:60Z"]) {
+      const response = await api("POST", "/api/personal_api_keys", {
+        key: team.key,
+        body: { label: "odd", scopes: ["project:read"], expires_at },
+      });
+      expect(response.body, expires_at).toMatchObject({ code: "invalid_input", attr: "expires_at" });
+    }
+  });
 });
 
 describe("JSON values storage would change", () => {

@@ -71,6 +71,10 @@ export const RecoverInput = z
   .refine((input) => input.until === undefined || Date.parse(input.since) < Date.parse(input.until), {
     path: ["until"],
     message: "Must be after `since`.",
+  })
+  .refine((input) => input.until !== undefined || Date.parse(input.since) < Date.now(), {
+    path: ["since"],
+    message: "Must be in the past: `until` is now when not sent.",
   });
 
 export const Recovery = z

@@ -191,6 +191,8 @@ describe("recovering a webhook's failed deliveries", () => {
       [{ since: SINCE, until: SINCE }, "until"],
       [{ until: UNTIL }, "since"],
       [{ since: "last week" }, "since"],
+      // `until` is now when not sent: a `since` still to come makes the range empty.
+      [{ since: new Date(Date.now() + 3_600_000).toISOString() }, "since"],
     ] as const) {
       const refused = await api("POST", path, { key: organization.key, body });
       expect({ body, status: refused.status, type: refused.body.type, attr: refused.body.attr }).toEqual({
