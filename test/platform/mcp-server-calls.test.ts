@@ -179,8 +179,27 @@ describe("PostHog's MCP server", () => {
     const { project, key } = await setupOrganization();
     const collection = `/api/projects/${project.id}/batch_exports/`;
     const destination = { type: "S3", config: { bucket_name: "b", region: "eu-west-1", prefix: "events/" } };
+    // Newer versions' AwsS3 destination: the config's non-secret keys, defaults applied, nulls as sent.
+    const awsS3 = {
+      type: "AwsS3",
+      config: {
+        ...destination.config,
+        file_format: "JSONLines",
+        compression: null,
+        max_file_size_mb: null,
+        encryption: null,
+        kms_key_id: null,
+      },
+    };
     const created = await decoded("POST", collection, key, BATCH_EXPORT, {
-      body: { name: "Nightly", destination, interval: "day", timezone: null, offset_day: null, offset_hour: null },
+      body: {
+        name: "Nightly",
+        destination: awsS3,
+        interval: "day",
+        timezone: null,
+        offset_day: null,
+        offset_hour: null,
+      },
     });
     expect(created).toMatchObject({ timezone: "UTC", offset_hour: null });
     const item = `${collection}${created.id}/`;
