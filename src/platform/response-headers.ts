@@ -35,3 +35,15 @@ export const noStore = createMiddleware(async (c, next) => {
   c.header("Cache-Control", "no-store");
   await next();
 });
+
+/**
+ * For every authenticated route (`apiRoute`): an answer is its caller's alone. A browser may keep
+ * it and revalidate it (its `ETag`), per key (`Vary: Authorization`: another key's request is
+ * another entry, never answered from this one's); a shared cache keeps none (`private`), even of
+ * a key sent in the query string. `noStore`, set first, stays.
+ */
+export const privateToCaller = createMiddleware(async (c, next) => {
+  await next();
+  if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "private, no-cache");
+  c.header("Vary", "Authorization", { append: true });
+});

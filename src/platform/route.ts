@@ -9,6 +9,7 @@ import { ErrorBody, permissionDenied } from "./errors";
 import { idempotentRetries } from "./idempotency";
 import { readJsonBody } from "./request-body";
 import { requireContext, type ContextKind, type RouteReads } from "./route-context";
+import { privateToCaller } from "./response-headers";
 
 /** An error answer in the shared error body, for a route's `responses`. */
 export const errorResponse = (description: string) => ({
@@ -148,6 +149,7 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
     security: [{ PersonalAPIKey: [...scopes] }],
     // Authentication, scope and access come before the body is read, as in DRF.
     middleware: [
+      privateToCaller,
       authenticate,
       requireScopes(scopes),
       requireKeyReach(routeReach(route.method, route.path)),

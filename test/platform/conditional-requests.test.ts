@@ -397,3 +397,39 @@ describe("raisedVersion", () => {
     expect([renamed!.name, renamed!.version]).toEqual(["Raced", 2]);
   });
 });
+
+describe("what HTTP caches may keep of an authenticated answer", () => {
+  /** The header's comma-separated values, lower-cased. */
+  const values = (headers: Headers, name: string) =>
+    (headers.get(name) ?? "")
+      .toLowerCase()
+      .split(/\s*,\s*/)
+      .filter(Boolean);
+
+  it("is the caller's alone: private, revalidated per key; no browser hands one key's answer to another", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const path = `/api/projects/${project.id}`;
+    const owners = await api("GET", path, { key, headers: { Origin: "https://app.example.com" } });
+    expect(owners.body.effective_membership_level).toBe(MembershipLevel.owner);
+    // The tag leaves out the caller's own fields: a 304 to another key is right only because no
+    // cache may answer that key from this entry (`Vary: Authorization`).
+    const revalidated = await api("GET", path, {
+      key: member.key,
+      headers: { "If-None-Match": owners.headers.get("ETag")! },
+    });
+    expect(revalidated.status).toBe(304);
+    for (const answer of [owners, revalidated]) {
+      expect(values(answer.headers, "Cache-Control")).toEqual(["private", "no-cache"]);
+      expect(values(answer.headers, "Vary")).toContain("authorization");
+    }
+    // A key in the query string: no shared cache keeps the answer either.
+    const byQuery = await api("GET", `/api/organizations/${organization.id}/members?personal_api_key=${key}`);
+    expect(byQuery.status).toBe(200);
+    expect(values(byQuery.headers, "Cache-Control")).toEqual(["private", "no-cache"]);
+    // An answer holding a secret keeps its stricter rule.
+    const created = await api("POST", "/api/personal_api_keys", { key, body: { label: "k", scopes: ["*"] } });
+    expect(created.status).toBe(201);
+    expect(values(created.headers, "Cache-Control")).toEqual(["no-store"]);
+  });
+});
