@@ -422,6 +422,9 @@ describe("every authenticated read", () => {
         const response = await api("GET", path, { key });
         expect(response.status, path).toBe(200);
         expect(response.cost.queries, path).toBe(1);
+        // The caller's alone: kept by no shared cache, by a browser only for this key (or not at all).
+        expect(response.headers.get("Cache-Control"), path).toMatch(/^(private, no-cache|no-store)$/);
+        expect(response.headers.get("Vary"), path).toMatch(/\bAuthorization\b/);
         if (!operation.serviceKeys) continue;
         // A service key reads what it is admitted to as an admin would, in the same round trip.
         const asService = await api("GET", path, { key: serviceKey.body.value });
