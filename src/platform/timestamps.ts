@@ -11,10 +11,15 @@ const EARLIEST = Date.parse("0001-01-01T00:00:00.000Z");
 const LATEST = Date.parse("9999-12-31T23:59:59.999Z");
 
 /**
- * ISO 8601 with `Z` or an offset, as DRF reads it: the seconds and their fraction optional
- * (`2027-06-01T12:00Z`), which zod's own date-time check requires once a zone is written.
+ * ISO 8601 as DRF reads it: the seconds and their fraction optional (`2027-06-01T12:00Z`, which
+ * zod's own date-time check refuses once a zone is written), the zone too: a time without one is
+ * in UTC, PostHog's time zone.
  */
-const WITH_ZONE = [z.regexes.datetime({ offset: true }), z.regexes.datetime({ offset: true, precision: -1 })];
+const ISO_8601 = [
+  z.regexes.datetime({ offset: true, local: true }),
+  z.regexes.datetime({ offset: true, precision: -1 }),
+];
+const WITH_ZONE = /(?:Z|[+-]\d\d:\d\d)$/;
 
 /**
  * DRF's wording for a date-time it cannot read; stored and returned in UTC with `Z`. A time whose
@@ -23,11 +28,12 @@ const WITH_ZONE = [z.regexes.datetime({ offset: true }), z.regexes.datetime({ of
  */
 export const TimestampInput = z
   .string()
-  .refine((value) => WITH_ZONE.some((pattern) => pattern.test(value)), {
+  .refine((value) => ISO_8601.some((pattern) => pattern.test(value)), {
     error:
       "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",
     abort: true,
   })
+  .transform((value) => (WITH_ZONE.test(value) ? value : `${value}Z`))
   .refine((value) => Date.parse(value) >= EARLIEST && Date.parse(value) <= LATEST, {
     error: "Datetime is out of range: in UTC it must fall within the years 1 to 9999.",
   })

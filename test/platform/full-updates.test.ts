@@ -75,7 +75,7 @@ describe("PUT, PostHog's full update", () => {
     const destination = { type: "S3", config: { bucket_name: "b", region: "us-east-1", prefix: "p/" } };
     const created = await api("POST", exportsPath, {
       key: organization.key,
-      body: { name: "Events", interval: "hour", destination },
+      body: { name: "Events", interval: "hour", destination, timezone: "Europe/Paris" },
     });
     expect(created.status).toBe(201);
     const path = `${exportsPath}/${created.body.id}`;
@@ -87,6 +87,12 @@ describe("PUT, PostHog's full update", () => {
       body: { name: "Daily", interval: "day", destination: { type: "S3" } },
     });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ name: "Daily", interval: "day", destination });
+    expect(response.body).toMatchObject({ name: "Daily", interval: "day", destination, timezone: "Europe/Paris" });
+    // A time zone sent null is UTC, as PostHog's `validate_timezone` makes it.
+    const reset = await api("PUT", `${path}/`, {
+      key: organization.key,
+      body: { name: "Daily", interval: "day", destination: { type: "S3" }, timezone: null },
+    });
+    expect(reset.body).toMatchObject({ name: "Daily", timezone: "UTC" });
   });
 });

@@ -374,10 +374,15 @@ describe("times", () => {
     expect(lastMoment.body.expires_at).toBe("9999-12-31T23:59:59.000Z");
   });
 
-  it("reads a time without seconds, with `Z` or an offset, as DRF does and the 400's own text says", async () => {
+  it("reads a time as DRF does: seconds optional, without a zone in UTC (PostHog's), as its 400 says", async () => {
     const team = await setupOrganization();
     const created = [];
-    for (const expires_at of ["2027-06-01T12:00Z", "2027-06-01T12:00+02:00"]) {
+    for (const expires_at of [
+      "2027-06-01T12:00Z",
+      "2027-06-01T12:00+02:00",
+      "2027-06-01T12:00",
+      "2027-06-01T12:00:30.5",
+    ]) {
       const response = await api("POST", "/api/personal_api_keys", {
         key: team.key,
         body: { label: `until ${expires_at}`, scopes: ["project:read"], expires_at },
@@ -387,14 +392,22 @@ describe("times", () => {
     expect(created).toEqual([
       [201, "2027-06-01T12:00:00.000Z"],
       [201, "2027-06-01T10:00:00.000Z"],
+      [201, "2027-06-01T12:00:00.000Z"],
+      [201, "2027-06-01T12:00:30.500Z"],
     ]);
     const after = encodeURIComponent("2026-01-01T00:00+01:00");
     const log = await api("GET", `/api/organizations/${team.organization.id}/activity_log?after=${after}`, {
       key: team.key,
     });
     expect(log.status).toBe(200);
-    // Still refused: no zone, hours alone, a lower-case `t`, seconds past 59.
-    for (const expires_at of ["2027-06-01T12:00", "2027-06-01T12Z", "2027-06-01t12:00Z", "2027-06-01T12:00:60Z"]) {
+    // Still refused: a date alone, hours alone, a lower-case `t`, seconds past 59, February 30th.
+    for (const expires_at of [
+      "2027-06-01",
+      "2027-06-01T12Z",
+      "2027-06-01t12:00Z",
+      "2027-06-01T12:00:60",
+      "2027-02-30T12:00",
+    ]) {
       const response = await api("POST", "/api/personal_api_keys", {
         key: team.key,
         body: { label: "odd", scopes: ["project:read"], expires_at },

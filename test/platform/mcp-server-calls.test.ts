@@ -174,8 +174,8 @@ describe("PostHog's MCP server", () => {
     expect({ status: deleted.status, text: deleted.text }).toEqual({ status: 204, text: "" });
   });
 
-  it("takes the null time zone the batch export tools' schema allows: UTC on create, kept on update", async () => {
-    // `timezone: zod.string().nullish()` in the tools' body schemas (generated/batch_exports/api.ts).
+  it("takes the nulls the batch export tools' schema allows: a time zone is then UTC, a query none", async () => {
+    // `timezone`, `hogql_query`: `zod.string().nullish()` in the tools' body schemas (generated/batch_exports/api.ts).
     const { project, key } = await setupOrganization();
     const collection = `/api/projects/${project.id}/batch_exports/`;
     const destination = { type: "S3", config: { bucket_name: "b", region: "eu-west-1", prefix: "events/" } };
@@ -204,9 +204,13 @@ describe("PostHog's MCP server", () => {
     expect(created).toMatchObject({ timezone: "UTC", offset_hour: null });
     const item = `${collection}${created.id}/`;
     await decoded("PATCH", item, key, BATCH_EXPORT, { body: { timezone: "Europe/Paris" } });
-    const renamed = await decoded("PATCH", item, key, BATCH_EXPORT, { body: { name: "Renamed", timezone: null } });
-    expect(renamed).toMatchObject({ name: "Renamed", timezone: "Europe/Paris" });
-    expect((await decoded("GET", item, key, BATCH_EXPORT)).timezone).toBe("Europe/Paris");
+    expect((await decoded("PATCH", item, key, BATCH_EXPORT, { body: { name: "Renamed" } })).timezone).toBe(
+      "Europe/Paris",
+    );
+    // Sent null, as PostHog's `validate_timezone` reads it: UTC.
+    const reset = await decoded("PATCH", item, key, BATCH_EXPORT, { body: { timezone: null, hogql_query: null } });
+    expect(reset).toMatchObject({ name: "Renamed", timezone: "UTC", hogql_query: "" });
+    expect((await decoded("GET", item, key, BATCH_EXPORT)).timezone).toBe("UTC");
   });
 
   it("lists the activity log with the tool's filters (activity_logs.ts)", async () => {

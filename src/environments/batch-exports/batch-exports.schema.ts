@@ -26,10 +26,12 @@ const BatchExportFields = z.object({
   paused: z.boolean(),
   start_at: TimestampInput.nullable().openapi({ description: "Runs are not triggered before this time." }),
   end_at: TimestampInput.nullable().openapi({ description: "Runs are not triggered after this time." }),
-  hogql_query: boundedText(),
+  // Null, as PostHog reads it (its MCP server's tools may send it): no query; on a time zone, UTC.
+  hogql_query: boundedText()
+    .nullable()
+    .transform((query) => query ?? ""),
   filters: boundedJson(z.unknown()),
-  // PostHog's MCP server may send null (its tools' schema allows it): as if not sent.
-  timezone: TimezoneName.nullable().transform((timezone) => timezone ?? undefined),
+  timezone: TimezoneName.nullable().transform((timezone) => timezone ?? "UTC"),
   offset_day: z
     .number()
     .int()
@@ -62,10 +64,7 @@ export const BatchExportCreateInput = BatchExportFields.extend({
   end_at: BatchExportFields.shape.end_at.optional().default(null),
   hogql_query: BatchExportFields.shape.hogql_query.optional().default(""),
   filters: BatchExportFields.shape.filters.optional().default(null),
-  timezone: TimezoneName.nullable()
-    .transform((timezone) => timezone ?? "UTC")
-    .optional()
-    .default("UTC"),
+  timezone: BatchExportFields.shape.timezone.optional().default("UTC"),
   offset_day: BatchExportFields.shape.offset_day.optional().default(null),
   offset_hour: BatchExportFields.shape.offset_hour.optional().default(null),
 }).openapi("BatchExportInput", { example: BATCH_EXPORT_EXAMPLE });
