@@ -19,14 +19,14 @@ export const boundedText = () => z.string().max(MAX_TEXT_LENGTH);
 
 const serializedBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength;
 
-/** Any JSON value stored as given, at most 64 KiB serialized. */
-export const boundedJson = <T extends z.ZodType>(schema: T) =>
+/** Any JSON value stored as given, at most 64 KiB serialized (or `maxBytes`). */
+export const boundedJson = <T extends z.ZodType>(schema: T, maxBytes = MAX_JSON_BYTES) =>
   schema
-    .refine((value) => serializedBytes(value) <= MAX_JSON_BYTES, {
-      error: `Ensure this field has no more than ${MAX_JSON_BYTES} bytes when serialized.`,
+    .refine((value) => serializedBytes(value) <= maxBytes, {
+      error: `Ensure this field has no more than ${maxBytes} bytes when serialized.`,
       params: { code: "max_length" },
     })
-    .openapi({ description: `At most ${MAX_JSON_BYTES} bytes serialized.` });
+    .openapi({ description: `At most ${maxBytes} bytes serialized.` });
 
 /** What `boundedJson` answers, for `field`, when a merge in SQL would pass its size. */
 export const jsonTooLarge = (field: string) =>

@@ -6,6 +6,9 @@ import { Organization, OrganizationBasic, TeamBasic } from "../organizations/org
 import { toUserBasic, UserBasic } from "../platform/user-basic";
 import { Timestamp } from "../platform/timestamps";
 
+/** The most a hedgehog configuration may take, serialized (`UserBasic` carries it everywhere). */
+const HEDGEHOG_CONFIG_BYTES = 4096;
+
 const ROLES_AT_ORGANIZATION = [
   "engineering",
   "data",
@@ -120,7 +123,9 @@ export const CurrentUserUpdate = z
     }),
     theme_mode: z.enum(THEME_MODES).nullable(),
     ...UserPreferencesInput.shape,
-    hedgehog_config: boundedJsonObject().nullable(),
+    // Embedded wherever the user is (`UserBasic`: every activity-log entry, event and member they
+    // appear in): PostHog's own is a few hundred bytes.
+    hedgehog_config: boundedJson(z.record(z.string(), z.unknown()), HEDGEHOG_CONFIG_BYTES).nullable(),
     set_current_organization: z
       .string()
       .openapi({ description: "An organization of the caller: `@current` now stands for it (and its first project)." }),

@@ -381,6 +381,8 @@ describe("PATCH /api/users/@me", () => {
       [{ toolbar_mode: "overlay" }, "toolbar_mode", "invalid_choice"],
       [{ events_column_config: "DEFAULT" }, "events_column_config", "invalid_input"],
       [{ hedgehog_config: [] }, "hedgehog_config", "invalid_input"],
+      // Carried in every entry and event that names the user: 4 KiB at most.
+      [{ hedgehog_config: { accessories: "x".repeat(4096) } }, "hedgehog_config", "max_length"],
     ];
     for (const [body, attr, code] of cases) {
       const response = await api("PATCH", "/api/users/@me", { key, body: { first_name: "Changed", ...body } });
