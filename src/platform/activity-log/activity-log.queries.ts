@@ -73,7 +73,6 @@ export const lastSeqAtOrBefore = (organizationId: string | SQL, time: string, st
 function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL | undefined)[] {
   return [
     query.scope === undefined ? undefined : eq(activityLog.scope, query.scope),
-    query.scopes === undefined ? undefined : inJsonList(activityLog.scope, scopesOf(query.scopes)),
     query.item_id === undefined ? undefined : eq(activityLog.itemId, query.item_id),
     query.user === undefined
       ? undefined
@@ -92,12 +91,48 @@ function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL 
   ];
 }
 
-/** `?scopes=A,B`: the kinds named, blanks dropped; none named matches nothing, as an unknown kind does. */
-const scopesOf = (scopes: string) =>
-  scopes
-    .split(",")
-    .map((scope) => scope.trim())
-    .filter((scope) => scope !== "");
+/** `?scopes=A,B`: the kinds named, blanks and repeats dropped; none named matches nothing, as an unknown kind does. */
+const scopesOf = (scopes: string) => [
+  ...new Set(
+    scopes
+      .split(",")
+      .map((scope) => scope.trim())
+      .filter((scope) => scope !== ""),
+  ),
+];
+
+/** Filters besides `scopes`, which each lead an index of their own. */
+const ROW_FILTERS = ["scope", "item_id", "user", "activity", "after", "before"] as const;
+
+/**
+ * `?scopes=A,B` as SQL. One kind is `?scope=`. Several, on the organization's log, for a page of
+ * `reach` entries (the count: undefined) with no other filter, are read one range of the kind
+ * index each: per kind, its `reach`-th newest entry (below the cursor) is found along that index,
+ * and only the kind's entries from there up are read, so a page costs its kinds' pages however
+ * long the log. (An IN list walks the log by number until the page fills: every entry, for a rare
+ * kind.) Otherwise the other filters, or a project's entries, lead and the kinds filter what they
+ * read (a project's visibility rules, repeated in these subqueries, would pass SQLite's limit on
+ * an expression's depth).
+ */
+function scopesCondition(source: ActivityLogSource, query: ActivityLogQuery, reach?: number): SQL | undefined {
+  if (query.scopes === undefined) return undefined;
+  const kinds = scopesOf(query.scopes);
+  if (kinds.length <= 1) return kinds[0] === undefined ? sql`0` : eq(activityLog.scope, kinds[0]);
+  if (reach === undefined || source.where || ROW_FILTERS.some((filter) => query[filter] !== undefined)) {
+    return inJsonList(activityLog.scope, kinds);
+  }
+  const inSource = () => and(sourceCondition(source), ...filtersOf(source.organizationId, query));
+  // Within each subquery, `activity_log` is that subquery's own table. The CROSS JOIN keeps the
+  // kinds the outer loop (SQLite's rule), so that each is one range of the index, not a scan.
+  const lowest = sql`(select ${activityLog.seq} from ${activityLog} where ${inSource()}
+    and ${activityLog.scope} = "kinds"."value" order by ${activityLog.seq} desc limit 1 offset ${reach - 1})`;
+  return sql`${activityLog.seq} in (select ${activityLog.seq}
+    from (select "value" as "kind", ${lowest} as "lowest"
+      from json_each(${JSON.stringify(kinds)}) as "kinds") as "reach"
+    cross join ${activityLog}
+    where ${activityLog.scope} = "reach"."kind" and ${activityLog.seq} >= coalesce("reach"."lowest", 0)
+      and ${inSource()})`;
+}
 
 /** What page mode counts at most: a count, like a page, costs a bounded read of an index. */
 export const COUNT_CAP = 10_000;
@@ -124,20 +159,23 @@ export type ActivityLogSource = { organizationId: string | SQL; where?: SQL };
  */
 function selectActivityPage(db: Database, source: ActivityLogSource, query: ActivityLogQuery) {
   const size = pageSizeOf(query);
-  const select = selectEntriesWithUsers(db).where(whereOf(source, query)).orderBy(desc(activityLog.seq));
+  const offset = query.page === undefined ? 0 : offsetOf(query.page, size);
+  const select = selectEntriesWithUsers(db)
+    .where(whereOf(source, query, offset + size + 1))
+    .orderBy(desc(activityLog.seq));
   if (query.page === undefined) return select.limit(size + 1);
   // A page past the counted ones is 404 (`activityPageEnvelope`): none of it is read.
-  const offset = offsetOf(query.page, size);
   return offset >= COUNT_CAP ? select.limit(0) : select.limit(size + 1).offset(offset);
 }
 
 export const offsetOf = (page: number, size: number) => (page - 1) * size;
 
-const whereOf = (source: ActivityLogSource, query: ActivityLogQuery) =>
-  and(
-    source.where ?? eq(activityLog.organizationId, source.organizationId),
-    ...filtersOf(source.organizationId, query),
-  );
+const sourceCondition = (source: ActivityLogSource) =>
+  source.where ?? eq(activityLog.organizationId, source.organizationId);
+
+/** The page's conditions; `reach`: how many of the newest matching entries the page may need. */
+const whereOf = (source: ActivityLogSource, query: ActivityLogQuery, reach?: number) =>
+  and(sourceCondition(source), ...filtersOf(source.organizationId, query), scopesCondition(source, query, reach));
 
 /** Entries per page: `page_size` in page mode, `limit` with the cursor. */
 export const pageSizeOf = (query: ActivityLogQuery) =>

@@ -83,6 +83,39 @@ describe("reading a log of 10,000 entries", () => {
     expect(cost.rowsRead).toBeLessThanOrEqual(PAGE_BOUND(limit));
   });
 
+  /** Several kinds: per kind, its page's edge found and its page read along the kind's index, then the page. */
+  const KINDS_BOUND = (limit: number, kinds: number) => (2 * kinds + 3) * limit + 50;
+
+  it.each([
+    ["as PostHog's web app asks them (`scopes`)", "?limit=20&scopes=Dashboard,Project", 20],
+    ["no entry has", "?limit=20&scopes=Insight,Notebook", 0],
+    ["deep in the log", "?limit=20&scopes=Project,Dashboard&cursor=5000", 20],
+  ])("a page of kinds %s costs their pages, not the log", async (_label, query, expected) => {
+    const cost = await costOf(logPath() + query);
+    expect(cost.results).toBe(expected);
+    expect(cost.rowsRead).toBeLessThanOrEqual(KINDS_BOUND(20, 2));
+  });
+
+  it("reads several kinds in the log's order, as the entries of each kind merged", async () => {
+    const every = await api("GET", `${logPath()}?limit=150&cursor=5050`, { key: organization.key });
+    const kinds = await api("GET", `${logPath()}?limit=150&cursor=5050&scopes=OrganizationMembership,Dashboard`, {
+      key: organization.key,
+    });
+    const seqs = (page: { body: { results: { seq: number }[] } }) => page.body.results.map((entry) => entry.seq);
+    expect(seqs(kinds)).toEqual(seqs(every));
+    expect(seqs(kinds)).toEqual(Array.from({ length: 150 }, (_, index) => 5049 - index));
+    expect(new URL(kinds.body.next).searchParams.get("cursor")).toBe("4900");
+    const dashboards = await api("GET", `${logPath()}?limit=20&scopes=Dashboard,Insight`, { key: organization.key });
+    expect(seqs(dashboards)).toEqual(Array.from({ length: 20 }, (_, index) => 10_000 - 100 * index));
+    const numbered = await api("GET", `${logPath()}?page=2&page_size=20&scopes=Dashboard,Insight`, {
+      key: organization.key,
+    });
+    expect(numbered.body.count).toBe(100);
+    expect(seqs(numbered)).toEqual(Array.from({ length: 20 }, (_, index) => 8_000 - 100 * index));
+    // The count reads the kinds' entries (at most 10,000), the page its kinds' pages up to it.
+    expect(numbered.cost.rowsRead).toBeLessThanOrEqual(100 + KINDS_BOUND(40, 2));
+  });
+
   it("page mode counts at most 10,000 entries and reads no page past them", async () => {
     const first = await api("GET", `${logPath()}?page=1&page_size=100`, { key: organization.key });
     expect(first.body).toMatchObject({ count: 10_000 });
