@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ACTIVITY_SCOPES } from "../../../src/platform/activity-log/vocabulary";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { addMember, api, loggedRowsRead, setupOrganization } from "../../support/harness";
 
@@ -83,8 +84,11 @@ describe("reading a log of 10,000 entries", () => {
     expect(cost.rowsRead).toBeLessThanOrEqual(PAGE_BOUND(limit));
   });
 
-  /** Several kinds: per kind, its page's edge found and its page read along the kind's index, then the page. */
-  const KINDS_BOUND = (limit: number, kinds: number) => (2 * kinds + 3) * limit + 50;
+  /**
+   * Several kinds: per kind, its page's edge found and its page read along the kind's index (limit
+   * + 1 rows each, and the range's end), then the page.
+   */
+  const KINDS_BOUND = (limit: number, kinds: number) => 2 * kinds * (limit + 2) + 3 * limit + 50;
 
   it.each([
     ["as PostHog's web app asks them (`scopes`)", "?limit=20&scopes=Dashboard,Project", 20],
@@ -114,6 +118,32 @@ describe("reading a log of 10,000 entries", () => {
     expect(seqs(numbered)).toEqual(Array.from({ length: 20 }, (_, index) => 8_000 - 100 * index));
     // The count reads the kinds' entries (at most 10,000), the page its kinds' pages up to it.
     expect(numbered.cost.rowsRead).toBeLessThanOrEqual(100 + KINDS_BOUND(40, 2));
+  });
+
+  it("a page naming every kind the log records keeps to the bound, whatever the limit", async () => {
+    const team = await setupOrganization();
+    const id = team.organization.id;
+    // 800 entries, the log's kinds in turn.
+    await env.DB.prepare(
+      `with recursive n(i) as (select 1 union all select i + 1 from n where i < 800)
+       insert into activity_log
+         (id, organization_id, seq, is_system, activity, scope, item_id, detail, created_at, hash)
+       select printf('%08x', i) || substr(?1, 9), ?1, i, 1, 'updated',
+         json_extract(?2, '$[' || cast(i % ?3 as integer) || ']'), 'x',
+         '{"name":null,"changes":null,"context":null}',
+         strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || i || ' minutes'), null
+       from n`,
+    )
+      .bind(id, JSON.stringify(ACTIVITY_SCOPES), ACTIVITY_SCOPES.length)
+      .run();
+    for (const limit of [1, 2, 10, 100]) {
+      const path = `/api/organizations/${id}/activity_log?limit=${limit}&scopes=${ACTIVITY_SCOPES.join(",")}`;
+      const response = await api("GET", path, { key: team.key });
+      expect(response.body.results.map((entry: { seq: number }) => entry.seq)).toEqual(
+        Array.from({ length: limit }, (_, index) => 800 - index),
+      );
+      expect(response.cost.rowsRead, `limit ${limit}`).toBeLessThanOrEqual(KINDS_BOUND(limit, ACTIVITY_SCOPES.length));
+    }
   });
 
   it("page mode counts at most 10,000 entries and reads no page past them", async () => {
