@@ -1119,7 +1119,8 @@ describe("PATCH /api/environments/:project_id/dashboards/:id/move_tile", () => {
     const tileId = source.tiles[0]!.id;
     for (const [body, attr] of [
       [{ toDashboard: destination.id }, "tile"],
-      [{ tile: { id: tileId } }, "toDashboard"],
+      // PostHog's field (older clients' `toDashboard` is taken too).
+      [{ tile: { id: tileId } }, "to_dashboard"],
       [{ tile: {}, toDashboard: destination.id }, "tile.id"],
     ] as const) {
       const response = await api("PATCH", movePath, { key, body });

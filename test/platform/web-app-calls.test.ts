@@ -222,6 +222,34 @@ describe("PostHog's web app", () => {
     await expectDeleted(`${collaborators}/${member.user.uuid}`, key);
   });
 
+  it("moves a tile to another dashboard with the body it sends now, `to_dashboard` (dashboardLogic)", async () => {
+    const { project, key } = await setupOrganization();
+    const dashboards = `api/environments/${project.id}/dashboards`;
+    const from = await webApp("POST", dashboards, key, { name: "From" });
+    const to = await webApp("POST", dashboards, key, { name: "To" });
+    const withTile = await webApp("PATCH", `${dashboards}/${from.body.id}`, key, {
+      tiles: [{ text: { body: "Notes" }, layouts: { sm: { x: 0, y: 0, w: 6, h: 2 } } }],
+    });
+    const tile = withTile.body.tiles[0];
+    // moveToDashboard: api.update(`…/move_tile`, { tile, to_dashboard }), the whole tile as read.
+    const moved = await webApp("PATCH", `${dashboards}/${from.body.id}/move_tile`, key, {
+      tile,
+      to_dashboard: to.body.id,
+    });
+    expect(moved.status, moved.text.slice(0, 300)).toBe(200);
+    expect(moved.body.tiles).toEqual([]);
+    const target = await webApp("GET", `${dashboards}/${to.body.id}`, key);
+    expect(target.body.tiles.map((each: { id: number }) => each.id)).toEqual([tile.id]);
+    // Back again, where the tile is already shown: the error names the field as sent.
+    const again = await webApp("PATCH", `${dashboards}/${to.body.id}/move_tile`, key, {
+      tile,
+      to_dashboard: to.body.id,
+    });
+    expect([again.status, again.body.attr]).toEqual([400, "to_dashboard"]);
+    const neither = await webApp("PATCH", `${dashboards}/${to.body.id}/move_tile`, key, { tile });
+    expect(neither.body).toMatchObject({ code: "required", attr: "to_dashboard" });
+  });
+
   it("reads and sets access controls on a dashboard and a project (accessControlLogic)", async () => {
     const { organization, project, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);

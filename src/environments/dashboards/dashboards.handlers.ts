@@ -559,14 +559,12 @@ export async function writeDashboardUpdate(
 }
 
 export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
-  const { tile, toDashboard: destinationId } = c.req.valid("json");
+  const move = c.req.valid("json");
+  const { tile, toDashboard: destinationId, field } = move;
   const scope = scopeOf(c);
   const db = c.var.db;
   const sourceId = parseDashboardId(c.req.valid("param").id);
-  const [[source], [destination], [moving]] = await readTileMove(c, scope, sourceId, {
-    tile,
-    toDashboard: destinationId,
-  });
+  const [[source], [destination], [moving]] = await readTileMove(c, scope, sourceId, move);
   const sourceRow = editableDashboard(c, source);
   if (!moving || !destination || rightsOn(destination, scope.caller).userAccessLevel === "none") throw notFound();
   if (!rightsOn(destination, scope.caller).canEdit) {
@@ -576,7 +574,7 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     throw validationError(
       "invalid_input",
       "The destination dashboard already shows this tile's insight or text.",
-      "toDashboard",
+      field,
     );
   }
   const moveTile = db
@@ -622,7 +620,7 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     ...versionStatements(db, sourceId, author, `Moved tile ${tile.id} to dashboard ${destinationId}`, expected),
     ...versionStatements(db, destinationId, author, `Received tile ${tile.id} from dashboard ${sourceId}`),
   ];
-  const moved = await withinTileLimit(c, "toDashboard", writeAndReadDashboard(db, scope, sourceId, writes));
+  const moved = await withinTileLimit(c, field, writeAndReadDashboard(db, scope, sourceId, writes));
   if (!moved) throw notFound();
   return c.json(toDashboard(moved, scope.caller), 200, { ETag: etagOf(moved.row.dashboard) });
 };

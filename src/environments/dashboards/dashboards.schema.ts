@@ -101,11 +101,30 @@ export const UpdateDashboardInput = z
   .openapi("UpdateDashboard");
 export type UpdateDashboardInput = z.infer<typeof UpdateDashboardInput>;
 
+/**
+ * PostHog's `to_dashboard` (its web app's now), or `toDashboard` (as its clients sent it before):
+ * the move reads `toDashboard`, and names the field as it was sent (`field`).
+ */
 export const MoveTileInput = z
   .object({
     tile: z.object({ id: z.number().int() }),
-    toDashboard: z.number().int().openapi({ description: "The dashboard of the same project to move the tile to." }),
+    to_dashboard: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "The dashboard of the same project to move the tile to (required, or `toDashboard`)." }),
+    toDashboard: z.number().int().optional().openapi({ description: "`to_dashboard` as older clients send it." }),
   })
+  .refine((move) => move.to_dashboard !== undefined || move.toDashboard !== undefined, {
+    path: ["to_dashboard"],
+    error: "This field is required.",
+    params: { code: "required" },
+  })
+  .transform(({ tile, to_dashboard, toDashboard }) => ({
+    tile,
+    toDashboard: (to_dashboard ?? toDashboard) as number,
+    field: to_dashboard === undefined ? "toDashboard" : "to_dashboard",
+  }))
   .openapi("MoveTile");
 
 export const ReorderTilesInput = z
