@@ -250,6 +250,21 @@ describe("PostHog's web app", () => {
     expect(neither.body).toMatchObject({ code: "required", attr: "to_dashboard" });
   });
 
+  it("filters the activity side panel by a member, by the user's numeric id (sidePanelActivityLogic)", async () => {
+    const { organization, owner, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.admin);
+    const dashboards = `api/environments/${project.id}/dashboards`;
+    const mine = await webApp("POST", dashboards, key, { name: "Owner's" });
+    await webApp("POST", dashboards, member.key, { name: "Member's" });
+    // SidePanelActivity.tsx: MemberSelect sets `user: user?.id`, a number.
+    for (const user of [String(owner.id), owner.uuid]) {
+      const filtered = await webApp("GET", `api/projects/${project.id}/activity_log?scope=Dashboard&user=${user}`, key);
+      expect(filtered.body.results.map((entry: { item_id: string }) => entry.item_id)).toEqual([String(mine.body.id)]);
+    }
+    const nobody = await webApp("GET", `api/projects/${project.id}/activity_log?scope=Dashboard&user=999999`, key);
+    expect(nobody.body.results).toEqual([]);
+  });
+
   it("reads and sets access controls on a dashboard and a project (accessControlLogic)", async () => {
     const { organization, project, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);

@@ -4,7 +4,7 @@ import { toUserBasic } from "../user-basic";
 import { inJsonList, type Database } from "../db";
 import { DEFAULT_PAGE_SIZE } from "../pagination";
 import { notFound } from "../errors";
-import type { ActivityLogEntry, ActivityLogQuery } from "./activity-log.schema";
+import { USER_ID, type ActivityLogEntry, type ActivityLogQuery } from "./activity-log.schema";
 
 type EntryRow = typeof activityLog.$inferSelect;
 type UserRow = typeof users.$inferSelect;
@@ -76,7 +76,7 @@ function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL 
     query.item_id === undefined ? undefined : eq(activityLog.itemId, query.item_id),
     query.user === undefined
       ? undefined
-      : sql`${activityLog.userId} = (select ${users.id} from ${users} where ${users.uuid} = ${query.user})`,
+      : sql`${activityLog.userId} = (select ${users.id} from ${users} where ${namedUser(query.user)})`,
     query.activity === undefined ? undefined : eq(activityLog.activity, query.activity),
     query.after === undefined ? undefined : sql`${activityLog.seq} > ${lastSeqAtOrBefore(organizationId, query.after)}`,
     // Before a time: at or below the last number of the millisecond before it.
@@ -90,6 +90,9 @@ function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL 
     query.cursor === undefined || query.page !== undefined ? undefined : lt(activityLog.seq, Number(query.cursor)),
   ];
 }
+
+/** The user a `user` filter names: by id when it is one (`USER_ID`), else by uuid. */
+export const namedUser = (user: string) => (USER_ID.test(user) ? eq(users.id, Number(user)) : eq(users.uuid, user));
 
 /** `?scopes=A,B`: the kinds named, blanks and repeats dropped; none named matches nothing, as an unknown kind does. */
 const scopesOf = (scopes: string) => [

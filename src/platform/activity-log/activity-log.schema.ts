@@ -83,6 +83,9 @@ export const ActivityLogPage = z
 const time = (description: string) =>
   TimestampInput.optional().openapi({ description, example: "2026-01-01T00:00:00Z" });
 
+/** A user's numeric id, as PostHog's web app filters by it (`user=12`). */
+export const USER_ID = /^[1-9]\d{0,14}$/;
+
 export const ActivityLogQuery = z.object({
   // Any text, as PostHog takes it (its MCP server suggests kinds this API does not log, `Insight`):
   // a kind not logged here matches nothing.
@@ -99,7 +102,13 @@ export const ActivityLogQuery = z.object({
     example: "Dashboard,Project",
   }),
   item_id: z.string().max(200).optional().openapi({ description: "Only entries about this item." }),
-  user: z.string().uuid().optional().openapi({ description: "Only entries made by this user (uuid)." }),
+  user: z
+    .string()
+    .refine((user) => USER_ID.test(user) || z.uuid().safeParse(user).success, { error: "Enter a user's uuid or id." })
+    .optional()
+    .openapi({
+      description: "Only entries made by this user: their uuid, or their id (as PostHog's web app sends it).",
+    }),
   activity: z
     .enum(ACTIVITY_NAMES as [string, ...string[]])
     .optional()

@@ -5,6 +5,7 @@ import type { OrganizationRef } from "../route-context/organization";
 import {
   activityPageStatements,
   COUNT_CAP,
+  namedUser,
   offsetOf,
   pageSizeOf,
   type ActivityLogSource,
@@ -145,7 +146,7 @@ export const pageStatements = (db: Database, source: ActivityLogSource, query: A
     db
       .select({ id: users.id })
       .from(users)
-      .where(eq(users.uuid, query.user ?? "")),
+      .where(query.user === undefined ? sql`0` : namedUser(query.user)),
   ] as const;
 
 type PageReads = [PageRow[], { count: number }[], SegmentRow[], { id: number }[]];
