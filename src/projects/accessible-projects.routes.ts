@@ -3,7 +3,8 @@ import { PaginationQuery, paginated } from "../platform/pagination";
 import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
 import { integerOrCurrentPathId } from "../platform/path-ids";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
-import { Project, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
+import { MembershipLevel } from "../platform/levels";
+import { Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
 
 const conditional = conditionalRequestsOpenApi("project");
 
@@ -17,6 +18,25 @@ export const listAccessibleProjects = apiRoute({
   summary: "List the projects the caller can see, across their organizations",
   request: { query: PaginationQuery },
   responses: { 200: jsonResponse(paginated(ProjectListItem), "A page of projects") },
+});
+
+/**
+ * PostHog's web app creates a project here, in the caller's current organization (`@current`). A
+ * service key names its organization's path instead (`POST /api/organizations/{id}/projects`).
+ */
+export const createProjectInCurrentOrganization = apiRoute({
+  method: "post",
+  path: "/api/projects",
+  scope: "project:write",
+  context: "organization",
+  level: MembershipLevel.admin,
+  tags: ["projects"],
+  summary: "Create a project and its first environment in the caller's current organization (admin or owner)",
+  request: { body: jsonBody(ProjectInput) },
+  responses: {
+    201: { ...jsonResponse(Project, "The project"), headers: conditional.etag },
+    409: conflictResponse,
+  },
 });
 
 export const retrieveAccessibleProject = apiRoute({

@@ -1,6 +1,7 @@
 import { createRouter } from "../platform/router";
 import { deleteProject, listProjects, retrieveProject, updateProject } from "./accessible-projects.handlers";
 import {
+  createProjectInCurrentOrganization,
   deleteAccessibleProject,
   listAccessibleProjects,
   replaceAccessibleProject,
@@ -10,6 +11,7 @@ import {
 import { deleteCallerEnvironment, retrieveCallerEnvironment, updateCallerEnvironment } from "./environments.handlers";
 import { deleteEnvironment, replaceEnvironment, retrieveEnvironment, updateEnvironment } from "./environments.routes";
 import {
+  createCurrentOrganizationProject,
   createOrganizationProject,
   deleteOrganizationProject,
   listOrganizationProjects,
@@ -40,6 +42,7 @@ export const organizationProjectsRouter = createRouter()
 
 export const projectsRouter = createRouter()
   .openapi(listAccessibleProjects, listProjects)
+  .openapi(createProjectInCurrentOrganization, createCurrentOrganizationProject)
   .openapi(retrieveAccessibleProject, retrieveProject)
   .openapi(updateAccessibleProject, updateProject)
   .openapi(replaceAccessibleProject, updateProject)

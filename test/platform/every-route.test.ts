@@ -75,7 +75,9 @@ const CALLER_OPERATIONS = [
 const SERVICE_KEY_INTROSPECTION = "GET /api/service_keys/@current";
 const isCallerOperation = (operation: Operation) => CALLER_OPERATIONS.includes(label(operation));
 const isProjectOperation = (operation: Operation) =>
-  operation.path.includes("{project_id}") || operation.path.startsWith("/api/projects");
+  (operation.path.includes("{project_id}") || operation.path.startsWith("/api/projects")) &&
+  // A new project in the caller's current organization is the organization's act.
+  label(operation) !== "POST /api/projects";
 const namesTenant = (operation: Operation) =>
   /\{(organization_id|project_id)\}/.test(operation.path) || operation.path.startsWith("/api/projects/{id}");
 

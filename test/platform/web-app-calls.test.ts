@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import { expectDecoded, type Shape } from "../support/client-shapes";
-import { addMember, api, setupOrganization } from "../support/harness";
+import { addMember, addMembership, api, createApiKey, setupOrganization } from "../support/harness";
 
 /*
  * The calls PostHog's web app (github.com/PostHog/posthog, `frontend/src`) makes on the resources
@@ -263,6 +263,31 @@ describe("PostHog's web app", () => {
     }
     const nobody = await webApp("GET", `api/projects/${project.id}/activity_log?scope=Dashboard&user=999999`, key);
     expect(nobody.body.results).toEqual([]);
+  });
+
+  it("creates a project in the current organization with POST api/projects/ (projectLogic.createProject)", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const created = await webApp("POST", "api/projects/", key, { name: "Second project" });
+    expect(created.status, created.text.slice(0, 300)).toBe(201);
+    expect(created.body).toMatchObject({ name: "Second project", organization: organization.id });
+    expect(created.headers.get("ETag")).toBe(`W/"${created.body.id}.1"`);
+    // The app then switches to it: a project of the organization.
+    const listed = await webApp("GET", `api/organizations/${organization.id}/projects`, key);
+    expect(listed.body.results.map((project: { id: number }) => project.id)).toContain(created.body.id);
+    // A member may not (admins and owners create projects); a key scoped to projects neither.
+    const member = await addMember(organization.id, MembershipLevel.member);
+    expect((await webApp("POST", "api/projects/", member.key, { name: "Mine" })).status).toBe(403);
+    const scoped = await createApiKey(owner, { scopes: ["*"], scopedTeams: [created.body.id] });
+    expect((await webApp("POST", "api/projects/", scoped.value, { name: "Scoped" })).body).toMatchObject({
+      detail: "API key with scoped projects are only supported on project-based views.",
+    });
+    expect((await webApp("POST", "api/projects/", key, { name: "" })).body).toMatchObject({ attr: "name" });
+    // A key scoped to another organization of the owner's creates there, never in one outside its scope.
+    const elsewhere = await setupOrganization();
+    await addMembership(elsewhere.organization.id, owner, MembershipLevel.owner);
+    const narrow = await createApiKey(owner, { scopes: ["*"], scopedOrganizations: [elsewhere.organization.id] });
+    const there = await webApp("POST", "api/projects/", narrow.value, { name: "There" });
+    expect([there.status, there.body.organization]).toEqual([201, elsewhere.organization.id]);
   });
 
   it("reads and sets access controls on a dashboard and a project (accessControlLogic)", async () => {

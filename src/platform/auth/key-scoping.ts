@@ -33,6 +33,8 @@ const CALLER_ROUTES = new Set([
 export function routeReach(method: string, path: string): RouteReach {
   const verb = method.toUpperCase();
   if (CALLER_ROUTES.has(`${verb} ${path}`)) return "caller";
+  // A new project in the caller's current organization: an organization's act, as under its path.
+  if (verb === "POST" && path === "/api/projects") return "organization";
   if (path.includes("{project_id}") || path === "/api/projects" || path.startsWith("/api/projects/")) return "project";
   if (verb === "POST" && path === "/api/organizations") return "new-organization";
   return "organization";

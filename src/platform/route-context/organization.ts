@@ -109,7 +109,9 @@ export const callerStillAtLeast = (actor: Actor, organizationId: OrganizationRef
  * data, calls them itself.
  */
 export function requestedOrganization(requested: string | undefined, actor: Actor): string {
-  if (requested === undefined) throw new Error("an organization route needs :organization_id");
+  // A path naming none (`POST /api/projects`, as PostHog's web app creates a project) is about
+  // the caller's current organization.
+  if (requested === undefined) return CURRENT;
   if (requested !== CURRENT) assertOrganizationInKeyScope(actor, requested);
   return requested;
 }
