@@ -3,7 +3,7 @@ import type { organizations, projects } from "../db/schema";
 import { MembershipLevelField } from "./membership-level-field";
 import { ProjectListItem, toProjectListItem } from "../projects/projects.schema";
 import { visibleName } from "../platform/names";
-import { SCOPES } from "../platform/auth/scopes";
+import { KeyScope } from "../platform/auth/scopes";
 import { idList } from "../platform/input-limits";
 import { Timestamp } from "../platform/timestamps";
 
@@ -112,7 +112,7 @@ export const OrganizationUpdateInput = z
       .max(3650)
       .nullable()
       .openapi({ description: "Longest share link lifetime in days (null: none).", example: 30 }),
-    personal_api_key_max_scopes: idList(z.enum(SCOPES as [string, ...string[]]))
+    personal_api_key_max_scopes: idList(KeyScope)
       .nullable()
       .openapi({
         description: "A ceiling on members' personal API keys here (owners' excepted); null: none.",

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { SCOPES } from "../platform/auth/scopes";
+import { KeyScope } from "../platform/auth/scopes";
 import { idList } from "../platform/input-limits";
 import { visibleName } from "../platform/names";
 import { Timestamp, TimestampInput } from "../platform/timestamps";
@@ -39,7 +39,7 @@ export const CreatedPersonalApiKey = PersonalApiKey.extend({
 }).openapi("CreatedPersonalApiKey");
 
 export const Label = visibleName(z.string().trim().min(1).max(40));
-export const Scopes = idList(z.enum(SCOPES as [string, ...string[]]))
+export const Scopes = idList(KeyScope)
   .min(1)
   .openapi({ description: "A subset of the calling key's own scopes; `*` for all." });
 export const ExpiresAt = TimestampInput.nullable().openapi({

@@ -290,6 +290,34 @@ describe("PostHog's web app", () => {
     expect([there.status, there.body.organization]).toEqual([201, elsewhere.organization.id]);
   });
 
+  it("creates personal API keys from the app's presets, with PostHog's scopes (personalAPIKeysLogic)", async () => {
+    const { key } = await setupOrganization();
+    // API_KEY_SCOPE_PRESETS, posted with the form's other values: `local_evaluation`, and
+    // `mcp_server` (every kind the app knows, `:write` on feature flags and insights).
+    const local = await webApp("POST", "api/personal_api_keys", key, {
+      label: "Local evaluation",
+      scopes: ["feature_flag:read"],
+      scoped_organizations: [],
+      scoped_teams: [],
+      preset: "local_evaluation",
+      access_type: "all",
+    });
+    expect([local.status, local.body.scopes]).toEqual([201, ["feature_flag:read"]]);
+    // A scope no route here requires opens none: only the caller's own reads.
+    expect((await webApp("GET", "api/organizations/@current/members", local.body.value)).status).toBe(403);
+    const kinds = ["action", "annotation", "cohort", "dashboard", "insight", "organization_member", "warehouse_view"];
+    const scopes = kinds.map((kind) => (kind === "insight" ? `${kind}:write` : `${kind}:read`));
+    const mcp = await webApp("POST", "api/personal_api_keys", key, {
+      label: "MCP Server",
+      scopes,
+      preset: "mcp_server",
+    });
+    expect([mcp.status, mcp.body.scopes]).toEqual([201, scopes]);
+    expect((await webApp("GET", "api/organizations/@current/members", mcp.body.value)).status).toBe(200);
+    const unknown = await webApp("POST", "api/personal_api_keys", key, { label: "x", scopes: ["spaceship:read"] });
+    expect(unknown.body).toMatchObject({ code: "invalid_choice", attr: "scopes.0" });
+  });
+
   it("reads and sets access controls on a dashboard and a project (accessControlLogic)", async () => {
     const { organization, project, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
