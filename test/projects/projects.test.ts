@@ -12,6 +12,7 @@ import {
   previousLink,
   setupOrganization,
 } from "../support/harness";
+import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_AUTHENTICATED } from "../support/error-bodies";
 import { expectedProject, expectedProjectListItem } from "../support/projects";
 
 describe("GET /api/projects", () => {
@@ -155,6 +156,42 @@ describe("GET /api/projects", () => {
     }
     const capped = await api("GET", "/api/projects?limit=5000&offset=1", { key });
     expect(capped.body.previous).toBe("http://localhost/api/projects?limit=1000&offset=0");
+  });
+});
+
+describe("POST /api/projects", () => {
+  it("creates a project in the caller's current organization, answered whole", async () => {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    await addMembership(second.organization.id, first.owner, MembershipLevel.owner);
+    const created = await api("POST", "/api/projects", { key: first.key, body: { name: "Web app" } });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual(expectedProject({ organization: first.organization.id, name: "Web app", level: 15 }));
+    // `@current` follows the caller's choice of organization.
+    const switched = await api("PATCH", "/api/users/@me", {
+      key: first.key,
+      body: { set_current_organization: second.organization.id },
+    });
+    expect(switched.status).toBe(200);
+    const there = await api("POST", "/api/projects", { key: first.key, body: { name: "Elsewhere" } });
+    expect([there.status, there.body.organization]).toEqual([201, second.organization.id]);
+  });
+
+  it("needs a key (401), project:write (403), an admin (403), and a valid body (400)", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    expectError(await api("POST", "/api/projects", { body: { name: "x" } }), 401, NOT_AUTHENTICATED);
+    const reader = await createApiKey(owner, { scopes: ["project:read"] });
+    expectError(
+      await api("POST", "/api/projects", { key: reader.value, body: { name: "x" } }),
+      403,
+      missingScope("project:write"),
+    );
+    const member = await addMember(organization.id, MembershipLevel.member);
+    expectError(await api("POST", "/api/projects", { key: member.key, body: { name: "x" } }), 403, INSUFFICIENT_LEVEL);
+    const tooLong = await api("POST", "/api/projects", { key, body: { name: "x".repeat(201) } });
+    expect(tooLong.body).toMatchObject({ type: "validation_error", attr: "name" });
+    const listed = await api("GET", `/api/organizations/${organization.id}/projects`, { key });
+    expect(listed.body.count).toBe(1);
   });
 });
 
