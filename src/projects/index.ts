@@ -11,7 +11,6 @@ import {
 import { deleteCallerEnvironment, retrieveCallerEnvironment, updateCallerEnvironment } from "./environments.handlers";
 import { deleteEnvironment, replaceEnvironment, retrieveEnvironment, updateEnvironment } from "./environments.routes";
 import {
-  createCurrentOrganizationProject,
   createOrganizationProject,
   deleteOrganizationProject,
   listOrganizationProjects,
@@ -42,7 +41,7 @@ export const organizationProjectsRouter = createRouter()
 
 export const projectsRouter = createRouter()
   .openapi(listAccessibleProjects, listProjects)
-  .openapi(createProjectInCurrentOrganization, createCurrentOrganizationProject)
+  .openapi(createProjectInCurrentOrganization, createOrganizationProject)
   .openapi(retrieveAccessibleProject, retrieveProject)
   .openapi(updateAccessibleProject, updateProject)
   .openapi(replaceAccessibleProject, updateProject)

@@ -22,7 +22,6 @@ import {
   type retrieveProject,
   type updateProject as updateProjectRoute,
 } from "./organization-projects.routes";
-import type { createProjectInCurrentOrganization } from "./accessible-projects.routes";
 import { scheduleDeletionStatements } from "./project-deletion";
 import { etagOf, expectedVersion, failsOnStaleVersion, versionedAnswer } from "../platform/conditional-requests";
 import {
@@ -55,19 +54,13 @@ export const listOrganizationProjects: RouteHandler<typeof listProjects, AppEnv>
   return c.json(pageEnvelope(c, page, result.count, result.projects.map(toProjectListItem), result.links), 200);
 };
 
-export const createOrganizationProject: RouteHandler<typeof createProject, AppEnv> = async (c) =>
-  c.json(...(await createdProject(c, c.req.valid("json"))));
-
-/** `POST /api/projects`: the same, in the caller's current organization (the route context's). */
-export const createCurrentOrganizationProject: RouteHandler<typeof createProjectInCurrentOrganization, AppEnv> = async (
-  c,
-) => c.json(...(await createdProject(c, c.req.valid("json"))));
-
-async function createdProject(c: Context<AppEnv>, input: ProjectInput) {
+/** Also `POST /api/projects`, where the route context's organization is the caller's current one. */
+export const createOrganizationProject: RouteHandler<typeof createProject, AppEnv> = async (c) => {
+  const input = c.req.valid("json");
   const organization = c.var.organization;
   const project = await insertProject(c, organization.id, input);
-  return [toProject(project, organization.level), 201, { ETag: etagOf(project) }] as const;
-}
+  return c.json(toProject(project, organization.level), 201, { ETag: etagOf(project) });
+};
 
 /**
  * Default names, the per-organization limit, and names unique ignoring case (409). The limit and
