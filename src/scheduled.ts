@@ -1,6 +1,6 @@
 import { sealOrganizations } from "./platform/activity-log/after-response";
 import { organizationsWithUnsealedEntries } from "./platform/activity-log/chain";
-import { archiveActivityLog, hotDays } from "./platform/activity-log/archive";
+import { archiveActivityLog, archiveCutoff, hotDays } from "./platform/activity-log/archive";
 import { pruneActivityLog, pruneArchivedSegments, retentionDays } from "./platform/activity-log/retention";
 import { runEach } from "./platform/background";
 import { deleteExpiredIdempotencyKeys } from "./platform/idempotency";
@@ -10,6 +10,7 @@ import type { Bindings } from "./platform/env";
 import { loadKeyring } from "./platform/secrets";
 import { resealBatchExportSecrets } from "./environments/batch-exports/destination-secrets";
 import { sweepWebhooks } from "./organizations/webhooks/deliveries";
+import { pruneDeliveries } from "./organizations/webhooks/delivery-retention";
 import { resealWebhookSecrets } from "./organizations/webhooks/webhook-secrets";
 import { sweepInviteEmails } from "./organizations/invites/invite-email-queue";
 import { sweepViewerLinks } from "./public-dashboards/viewer-link-emails";
@@ -30,6 +31,7 @@ const UNSEALED_ORGANIZATIONS_PER_RUN = 100;
  * - deletes activity-log entries, and archived segments, past retention (`ACTIVITY_LOG_RETENTION_DAYS`);
  * - moves the entries older than `ACTIVITY_LOG_HOT_DAYS` (still within retention) into segments in R2;
  * - turns entries a lost pass left behind into webhook deliveries, and re-sends lost messages;
+ * - deletes finished webhook deliveries whose events were archived (they cannot be sent again);
  * - re-sends invite e-mails' lost messages, and marks failed those whose dead letter was lost;
  * - re-sends share links' one-time links whose message was lost, and deletes expired ones;
  * - resumes activity-log exports whose next step was lost;
@@ -82,6 +84,15 @@ export async function runScheduledTasks(_controller: ScheduledController, env: B
         const resent = await sweepWebhooks(env);
         if (resent > 0)
           logLine("info", { task: "cron", done: `re-sent ${resent} webhook deliveries whose message was lost` });
+      },
+    ],
+    [
+      "prune webhook deliveries",
+      async () => {
+        const cutoff = archiveCutoff(hotDays(env.ACTIVITY_LOG_HOT_DAYS), new Date());
+        const deleted = await pruneDeliveries(db, cutoff);
+        if (deleted > 0)
+          logLine("info", { task: "cron", done: `deleted ${deleted} finished webhook deliveries of archived events` });
       },
     ],
     [
