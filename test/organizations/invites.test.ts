@@ -629,6 +629,47 @@ describe("GET /api/organizations/:organization_id/invites", () => {
     expect(await accessListed(key)).toEqual({ "cfo@example.com": access, "open@example.com": null });
   });
 
+  it("names no deleted project, even to a member whose rules on it went with it, nor to an admin", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const hidden = await createProject(organization.id, { name: "Secret", access_control: true });
+    const granted = await createProject(organization.id, { name: "Granted", access_control: true });
+    await grantProjectAccess(granted.id!, member.membership.id, "member");
+    // Public, but not to this member: their own rule says `none`.
+    const open = await createProject(organization.id, { name: "Open but not to them" });
+    await grantProjectAccess(open.id!, member.membership.id, "none");
+    const sent = await api("POST", invitesPath(organization.id), {
+      key,
+      body: {
+        target_email: "cfo@example.com",
+        private_project_access: [
+          { id: hidden.id, level: "admin" },
+          { id: open.id, level: "admin" },
+          { id: granted.id, level: "member" },
+        ],
+      },
+    });
+    expect(sent.status).toBe(201);
+    const accessListed = async (caller: string) => {
+      const listed = await api("GET", invitesPath(organization.id), { key: caller });
+      expect(listed.status).toBe(200);
+      return listed.body.results[0].private_project_access;
+    };
+    expect(await accessListed(member.key)).toEqual([{ id: granted.id, level: "member" }]);
+
+    // Being deleted, their rules (the private default, the member's `none`) are gone already.
+    for (const project of [hidden, open]) {
+      expect((await api("DELETE", `/api/projects/${project.id}`, { key })).status).toBe(204);
+    }
+    expect(await accessListed(member.key)).toEqual([{ id: granted.id, level: "member" }]);
+    expect(await accessListed(key)).toEqual([{ id: granted.id, level: "member" }]);
+    // Once the background job has removed the rows, the same.
+    await deleteProjectRow(hidden.id!);
+    await deleteProjectRow(open.id!);
+    expect(await accessListed(member.key)).toEqual([{ id: granted.id, level: "member" }]);
+    expect(await accessListed(key)).toEqual([{ id: granted.id, level: "member" }]);
+  });
+
   it("lists newest first, paginated, with the creator embedded and expiry computed", async () => {
     const { organization, owner, key } = await setupOrganization();
     const admin = await addMember(organization.id, MembershipLevel.admin);

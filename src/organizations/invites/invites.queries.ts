@@ -68,13 +68,18 @@ const newestFirst: ListOrder = [
 
 /**
  * An invite's `private_project_access` as the caller may see it, as JSON text: the projects their
- * rules hide left out (an admin sees them all), so that listing invites names no project the
- * caller is refused. Two rule lookups per project named.
+ * rules hide left out (an admin sees them all), and for everyone those deleted or being deleted
+ * (whose rules are gone with them), so that listing invites names no project the caller is
+ * refused. A project lookup and two rule lookups per project named.
  */
-const accessSeenBy = (caller: CallerMembership) =>
-  sql<string | null>`(case when ${invites.privateProjectAccess} is null then null else
+function accessSeenBy(caller: CallerMembership) {
+  const projectId = sql`json_extract("access"."value", '$.id')`;
+  const live = sql`exists (select 1 from ${projects} where ${projects.id} = ${projectId}
+    and ${projects.organizationId} = ${invites.organizationId} and ${projects.deletionScheduledAt} is null)`;
+  return sql<string | null>`(case when ${invites.privateProjectAccess} is null then null else
     (select json_group_array(json("access"."value")) from json_each(${invites.privateProjectAccess}) as "access"
-      where ${projectVisibleAtLevel(caller, sql`json_extract("access"."value", '$.id')`)}) end)`;
+      where ${and(live, projectVisibleAtLevel(caller, projectId))}) end)`;
+}
 
 /**
  * Newest first; the creator joined in for the page's invites only, so a page is one query
