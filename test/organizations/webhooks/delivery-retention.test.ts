@@ -47,7 +47,7 @@ async function listed(organization: Organization, webhookId: string) {
 }
 
 describe("finished webhook deliveries leave with their archived events", () => {
-  it("deletes succeeded and failed deliveries older than the archive window, keeps pending and newer ones", async () => {
+  it("deletes the succeeded and failed ones older than the archive window, keeps pending and newer ones", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization);
     const old = daysAgo(hotDays(env.ACTIVITY_LOG_HOT_DAYS) + 2);
