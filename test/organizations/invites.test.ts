@@ -35,6 +35,39 @@ import { beforeWrites } from "../support/races";
 afterEach(restoreTestDoubles);
 
 const invitesPath = (organizationId: string) => `/api/organizations/${organizationId}/invites`;
+
+/**
+ * The owner's invites to `withHidden`, naming a private project hidden from the plain member made
+ * beside them, and to `without`, naming none.
+ */
+async function invitesNamingHiddenProject(withHidden: string, without: string) {
+  const { organization, key } = await setupOrganization();
+  const member = await addMember(organization.id, MembershipLevel.member);
+  const hidden = await createProject(organization.id, { name: "Secret", access_control: true });
+  for (const [email, access] of [
+    [withHidden, [{ id: hidden.id, level: "member" }]],
+    [without, null],
+  ] as const) {
+    const sent = await api("POST", invitesPath(organization.id), {
+      key,
+      body: { target_email: email, send_email: false, private_project_access: access },
+    });
+    expect(sent.status).toBe(201);
+  }
+  return { organization, key, member, hidden };
+}
+
+/** Each invite's `private_project_access` as the caller's list shows it, by e-mail. */
+async function accessListedBy(organizationId: string, callerKey: string) {
+  const listed = await api("GET", invitesPath(organizationId), { key: callerKey });
+  expect(listed.status).toBe(200);
+  return Object.fromEntries(
+    listed.body.results.map((invite: { target_email: string; private_project_access: unknown }) => [
+      invite.target_email,
+      invite.private_project_access,
+    ]),
+  );
+}
 const PROJECT_NOT_INVITABLE =
   "Project does not exist on this organization, or it is private and you do not have access to it.";
 
@@ -393,6 +426,23 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     expect(response.body.private_project_access).toEqual([{ id: onlyPending.id, level: "admin" }]);
   });
 
+  it("answers a member's combine alike, whether or not another's invite names a project hidden from them", async () => {
+    const { organization, member } = await invitesNamingHiddenProject("hidden@example.com", "plain@example.com");
+    const combine = (email: string) =>
+      api("POST", invitesPath(organization.id), {
+        key: member.key,
+        body: { target_email: email, send_email: false, combine_pending_invites: true },
+      });
+    // The owner's invites, which a member may not replace: 403 both, the hidden project never judged.
+    const refused = errorBody(
+      "authentication_error",
+      "permission_denied",
+      "Only an admin can replace an invite someone else sent to this e-mail address.",
+    );
+    expectError(await combine("hidden@example.com"), 403, refused);
+    expectError(await combine("plain@example.com"), 403, refused);
+  });
+
   it("lets a member replace only their own open invites: another's stays, as DELETE leaves it to admins", async () => {
     const { organization, owner, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
@@ -612,21 +662,26 @@ describe("GET /api/organizations/:organization_id/invites", () => {
     });
     expect(sent.status).toBe(201);
     await api("POST", invitesPath(organization.id), { key, body: { target_email: "open@example.com" } });
-    const accessListed = async (caller: string) =>
-      Object.fromEntries(
-        (await api("GET", invitesPath(organization.id), { key: caller })).body.results.map(
-          (invite: { target_email: string; private_project_access: unknown }) => [
-            invite.target_email,
-            invite.private_project_access,
-          ],
-        ),
-      );
+    const accessListed = (caller: string) => accessListedBy(organization.id, caller);
 
     expect(await accessListed(member.key)).toEqual({
       "cfo@example.com": [{ id: granted.id, level: "member" }],
       "open@example.com": null,
     });
     expect(await accessListed(key)).toEqual({ "cfo@example.com": access, "open@example.com": null });
+  });
+
+  it("lists an invite naming only projects hidden from a member as one naming none: null", async () => {
+    const { organization, key, member, hidden } = await invitesNamingHiddenProject(
+      "cfo@example.com",
+      "open@example.com",
+    );
+    const accessListed = (caller: string) => accessListedBy(organization.id, caller);
+    expect(await accessListed(member.key)).toEqual({ "cfo@example.com": null, "open@example.com": null });
+    expect(await accessListed(key)).toEqual({
+      "cfo@example.com": [{ id: hidden.id, level: "member" }],
+      "open@example.com": null,
+    });
   });
 
   it("names no deleted project, even to a member whose rules on it went with it, nor to an admin", async () => {
@@ -650,11 +705,7 @@ describe("GET /api/organizations/:organization_id/invites", () => {
       },
     });
     expect(sent.status).toBe(201);
-    const accessListed = async (caller: string) => {
-      const listed = await api("GET", invitesPath(organization.id), { key: caller });
-      expect(listed.status).toBe(200);
-      return listed.body.results[0].private_project_access;
-    };
+    const accessListed = async (caller: string) => (await accessListedBy(organization.id, caller))["cfo@example.com"];
     expect(await accessListed(member.key)).toEqual([{ id: granted.id, level: "member" }]);
 
     // Being deleted, their rules (the private default, the member's `none`) are gone already.

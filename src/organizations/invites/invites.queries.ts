@@ -76,9 +76,10 @@ function accessSeenBy(caller: CallerMembership) {
   const projectId = sql`json_extract("access"."value", '$.id')`;
   const live = sql`exists (select 1 from ${projects} where ${projects.id} = ${projectId}
     and ${projects.organizationId} = ${invites.organizationId} and ${projects.deletionScheduledAt} is null)`;
+  // None left is null, as an invite naming none reads: `[]` would tell of projects hidden from the caller.
   return sql<string | null>`(case when ${invites.privateProjectAccess} is null then null else
-    (select json_group_array(json("access"."value")) from json_each(${invites.privateProjectAccess}) as "access"
-      where ${and(live, projectVisibleAtLevel(caller, projectId))}) end)`;
+    (select nullif(json_group_array(json("access"."value")), '[]') from json_each(${invites.privateProjectAccess})
+      as "access" where ${and(live, projectVisibleAtLevel(caller, projectId))}) end)`;
 }
 
 /**

@@ -38,7 +38,12 @@ export function assertDistinctEmails(inputs: InviteInput[], attrOf: AttrOf) {
   });
 }
 
-/** The checks of one invite as it will be stored, in PostHog's order: level, project access, membership. */
+/**
+ * The checks of one invite as it will be stored, in PostHog's order (level, project access,
+ * membership), but first whether the caller may replace the open invites for the e-mail: a
+ * project that only another's invite names, merged in by `combine_pending_invites`, must not
+ * change the answer of a caller who may not replace it.
+ */
 export function assertInvitable(
   input: InviteInput,
   inviterLevel: number,
@@ -48,10 +53,10 @@ export function assertInvitable(
   if (input.level > inviterLevel) {
     throw permissionDenied("You cannot invite a user with a higher permission level than your own.");
   }
+  assertReplaceable(context.pendingByEmail.get(input.target_email) ?? [], inviterLevel, context.inviter.id);
   for (const item of input.private_project_access ?? []) {
     assertProjectInvitable(item, inviterLevel, context, attr("private_project_access"));
   }
-  assertReplaceable(context.pendingByEmail.get(input.target_email) ?? [], inviterLevel, context.inviter.id);
   if (context.memberEmails.has(input.target_email)) {
     throw validationError(
       "invalid_input",
