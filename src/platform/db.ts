@@ -205,6 +205,13 @@ export const isUniqueViolationOf = (error: unknown, ...columns: Column[]) =>
 export const isForeignKeyViolation = (error: unknown) => failedConstraint(error, "FOREIGN KEY");
 
 /**
+ * D1 refused a value past its 2,000,000 bytes, bound or built by the statement (SQLITE_TOOBIG):
+ * what a request sent grew past it once stored (a number written back longer, a whole snapshot).
+ * Nothing of the batch is written; the error handler answers 400.
+ */
+export const isValueTooBig = (error: unknown) => /SQLITE_TOOBIG|string or blob too big/i.test(errorMessage(error));
+
+/**
  * `value` while `condition` holds when the statement runs, else null: written into a NOT NULL
  * column, it fails the whole batch (`isNotNullViolation`) rather than pass a limit that a
  * concurrent request reached after this one read it.

@@ -3,7 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "@hono/zod-openapi";
 import { sql, type SQL } from "drizzle-orm";
-import { isForeignKeyViolation, type Database } from "./db";
+import { isForeignKeyViolation, isValueTooBig, type Database } from "./db";
 import type { AppEnv } from "./env";
 
 /** PostHog's error body: `{type, code, detail, attr}`, the first error only. */
@@ -107,6 +107,12 @@ export function onError(error: Error, c: Context<AppEnv>) {
   }
   // What the request names was deleted between its checks and its write: gone, as it now is.
   if (isForeignKeyViolation(error)) return errorResponse(c, notFound());
+  if (isValueTooBig(error)) {
+    return errorResponse(
+      c,
+      validationError("max_length", "A value sent is larger, once stored, than the database holds."),
+    );
+  }
   // The request's log line carries the stack (see request-log.ts); the caller never sees it.
   return errorResponse(c, new ApiError(500, "error", "A server error occurred."));
 }

@@ -17,7 +17,7 @@ const MAX_ID_LIST = 1000;
 /** Free text (descriptions, messages, queries): at most 65,536 characters. */
 export const boundedText = () => z.string().max(MAX_TEXT_LENGTH);
 
-const serializedBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength;
+export const serializedBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength;
 
 /** Any JSON value stored as given, at most 64 KiB serialized (or `maxBytes`). */
 export const boundedJson = <T extends z.ZodType>(schema: T, maxBytes = MAX_JSON_BYTES) =>

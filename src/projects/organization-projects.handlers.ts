@@ -4,7 +4,7 @@ import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { projects } from "../db/schema";
 import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
-import { type Database, isNotNullViolationOf, isUniqueViolation } from "../platform/db";
+import { type Database, isNotNullViolationOf, isUniqueViolation, isValueTooBig } from "../platform/db";
 import type { AppEnv } from "../platform/env";
 import { conflict, insufficientLevel, notFound, permissionDenied, validationError } from "../platform/errors";
 import { nowIso } from "../platform/ids";
@@ -96,13 +96,16 @@ async function insertProject(c: Context<AppEnv>, organizationId: string, input: 
     return project;
   } catch (error) {
     if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
-    if (isNotNullViolationOf(error, projects.settings)) throw settingsTooLarge();
+    if (isNotNullViolationOf(error, projects.settings) || isValueTooBig(error)) throw settingsTooLarge();
     if (isCallerRightLost(error)) throw await levelLost(c)();
     throw error;
   }
 }
 
-/** The conflict a duplicate name (ignoring case) answers, on create and on rename. */
+/**
+ * Settings past their limit, measured, or past D1's largest value (2 MB) while they were bound or
+ * merged: what a body sent grows once written back (`1e20` is 21 digits).
+ */
 const settingsTooLarge = () =>
   validationError(
     "max_length",
@@ -142,7 +145,7 @@ async function updateProject(
     return project;
   } catch (error) {
     if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
-    if (isNotNullViolationOf(error, projects.settings)) throw settingsTooLarge();
+    if (isNotNullViolationOf(error, projects.settings) || isValueTooBig(error)) throw settingsTooLarge();
     if (isCallerRightLost(error)) throw holds ? await holds.refused() : insufficientLevel();
     if (isProjectGone(error)) throw notFound();
     throw error;

@@ -37,7 +37,7 @@ import {
   projectsInKeyScope,
 } from "../platform/route-context/project";
 import { PROJECT_SETTINGS_KEYS, type ProjectInput, type ProjectUpdateInput } from "./projects.schema";
-import { jsonWithinLimit } from "../platform/input-limits";
+import { jsonWithinLimit, serializedBytes } from "../platform/input-limits";
 
 export const MAX_PROJECTS_PER_ORGANIZATION = 2000;
 /**
@@ -111,7 +111,11 @@ export function insertProjectStatements(db: Database, organizationId: string, in
         completedSnippetOnboarding: boundAs(input.completed_snippet_onboarding, projects.completedSnippetOnboarding),
         hasCompletedOnboardingFor: boundAs(input.has_completed_onboarding_for, projects.hasCompletedOnboardingFor),
         ingestedEvent: boundAs(false, projects.ingestedEvent),
-        settings: boundAs(settings, projects.settings),
+        // Past the limit, null: the column refuses it, and the create answers 400 (`settingsTooLarge`).
+        settings:
+          serializedBytes(settings) <= MAX_PROJECT_SETTINGS_BYTES
+            ? boundAs(settings, projects.settings)
+            : sql<null>`null`.as("settings"),
         deletionScheduledAt: sql<null>`null`.as("deletion_scheduled_at"),
         createdAt: boundAs(now, projects.createdAt),
         updatedAt: holds ? whileHolds(now, holds).as("updated_at") : boundAs(now, projects.updatedAt),

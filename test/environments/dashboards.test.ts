@@ -25,6 +25,7 @@ import {
   textTileBody,
   unchangedSince,
 } from "./dashboard-fixtures";
+import { countBytesRead } from "../support/d1-limits";
 
 const invalid = (code: string, detail: string, attr: string | null) =>
   errorBody("validation_error", code, detail, attr);
@@ -466,6 +467,30 @@ describe("GET /api/environments/:project_id/dashboards", () => {
       ],
     });
   });
+
+  it("reads of each dashboard what its list item shows, not its filters, colours or quick filters", async () => {
+    const { key, owner, project } = await setupOrganization();
+    // Within every limit, not in a list item: 1,000 quick filter ids of 200 characters and 64 KiB of colours.
+    const heavy = {
+      quick_filter_ids: Array.from({ length: 1_000 }, () => "\u20ac".repeat(200)),
+      breakdown_colors: ["\u20ac".repeat(21_000)],
+    };
+    const created = [];
+    for (const name of ["Big 1", "Big 2", "Big 3"]) {
+      created.push(await createDashboard(key, project.id, { ...heavy, name }));
+    }
+    const read = countBytesRead();
+    const response = await api("GET", dashboardsPath(project.id), { key });
+    vi.restoreAllMocks();
+    expect(response.body).toEqual({
+      count: 3,
+      next: null,
+      previous: null,
+      results: created.map(({ id }, index) => listItemBody(owner, { id, name: `Big ${index + 1}` })),
+    });
+    // Whole rows would be about 2 MB; a page of a thousand such, 660 MB for an isolate of 128 MB.
+    expect(read.bytes).toBeLessThan(64 * 1024);
+  }, 30_000);
 
   it("filters by pinned, search and tags", async () => {
     const { key, project } = await setupOrganization();

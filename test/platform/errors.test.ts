@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { NOT_FOUND } from "../support/error-bodies";
+import { expectError, maxLength, NOT_FOUND } from "../support/error-bodies";
+import { emulateD1TooBig } from "../support/d1-limits";
 import { addMember, api, setupOrganization } from "../support/harness";
 import { beforeWrites } from "../support/races";
 
@@ -114,5 +115,17 @@ describe("an update racing the deletion of what it updates answers 404, not 409"
     vi.restoreAllMocks();
     expect(ran).toEqual([204]);
     expect([patched.status, patched.body]).toEqual([404, NOT_FOUND]);
+  });
+});
+
+describe("a value D1 refuses as too large (SQLITE_TOOBIG)", () => {
+  it("answers 400, not 500, on a route that does not expect it, and writes nothing", async () => {
+    const { key, owner } = await setupOrganization();
+    // As D1 would refuse a value past 2,000,000 bytes in the write.
+    emulateD1TooBig({ refuse: (query) => query.startsWith('update "users"') });
+    const response = await api("PATCH", "/api/users/@me", { key, body: { first_name: "Grown" } });
+    vi.restoreAllMocks();
+    expectError(response, 400, maxLength("A value sent is larger, once stored, than the database holds."));
+    expect((await api("GET", "/api/users/@me", { key })).body.first_name).toBe(owner.firstName);
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND, maxLength } from "../support/error-bodies";
 import {
   addMember,
@@ -11,6 +11,19 @@ import {
 } from "../support/harness";
 import { expectKeyAndMembershipRequired } from "../support/people";
 import { expectedProject, PROJECT_PATHS } from "../support/projects";
+import { emulateD1TooBig } from "../support/d1-limits";
+
+const SETTINGS_TOO_LARGE = "A project's settings may hold at most 1048576 bytes in all, serialized.";
+
+/**
+ * A body whose `session_recording_url_trigger_config` holds `count` lists of 2,900 × `1e20`: 4
+ * bytes each as sent, 21 once written back (100000000000000000000).
+ */
+function growingSettings(count: number) {
+  const list = `[${Array.from({ length: 2_900 }, () => "1e20").join(",")}]`;
+  const lists = Array.from({ length: count }, () => list).join(",");
+  return `{"name": "Grown", "session_recording_url_trigger_config": [${lists}]}`;
+}
 
 type ProjectRow = Awaited<ReturnType<typeof createProject>>;
 
@@ -232,6 +245,41 @@ describe("the settings of PostHog's current Team and Project", () => {
     expectError(answers[2]!, 400, maxLength("A project's settings may hold at most 1048576 bytes in all, serialized."));
     const read = await api("GET", path, { key });
     expect(read.body).toMatchObject({ week_start_day: 1, app_urls: [] });
+  });
+
+  it("keep to 1 MiB on create too, counted as written back: numbers sent short may be stored long", async () => {
+    const { key, organization } = await setupOrganization();
+    // Within 1 MiB as sent, about 1.28 MB stored (each list within its 64 KiB once written back).
+    const body = growingSettings(20);
+    expect(new TextEncoder().encode(body).byteLength).toBeLessThan(1024 * 1024);
+    for (const path of [`/api/organizations/${organization.id}/projects`, "/api/projects"]) {
+      const response = await api("POST", path, { key, body: body.replace("Grown", `Grown ${path.length}`) });
+      expectError(response, 400, maxLength(SETTINGS_TOO_LARGE));
+    }
+    const listed = await api("GET", `/api/organizations/${organization.id}/projects`, { key });
+    expect(listed.body.count).toBe(1);
+  });
+
+  it("answer 400, not 500, and write nothing, where what is sent grows past D1's largest value (2 MB)", async () => {
+    const { key, organization, project } = await setupOrganization();
+    emulateD1TooBig();
+    // About 2.6 MB once written back: D1 refuses to bind it (create) or to merge it (PATCH).
+    const created = await api("POST", `/api/organizations/${organization.id}/projects`, {
+      key,
+      body: growingSettings(40),
+    });
+    const updated = await api("PATCH", `/api/projects/${project.id}`, {
+      key,
+      body: growingSettings(40).replace(`"name": "Grown", `, ""),
+    });
+    vi.restoreAllMocks();
+    expectError(created, 400, maxLength(SETTINGS_TOO_LARGE));
+    expectError(updated, 400, maxLength(SETTINGS_TOO_LARGE));
+    const listed = await api("GET", `/api/organizations/${organization.id}/projects`, { key });
+    expect(listed.body.count).toBe(1);
+    expect(
+      (await api("GET", `/api/projects/${project.id}`, { key })).body.session_recording_url_trigger_config,
+    ).toEqual([]);
   });
 
   it("takes null where PostHog does, and an empty business model", async () => {

@@ -6,15 +6,15 @@ import {
   type DashboardCaller,
   type DashboardRights,
 } from "../../platform/access-rules/dashboard-rights";
-import type { DashboardRow, DashboardWithTiles, TileRow } from "./dashboards.queries";
+import type { DashboardRow, DashboardWithTiles, ListedDashboardRow, TileRow } from "./dashboards.queries";
 import type { Dashboard, DashboardListItem } from "./dashboards.schema";
 
 type UserRow = typeof users.$inferSelect;
 
 const toUser = (user: UserRow | null) => (user ? toUserBasic(user) : null);
 
-/** The caller's rights on a dashboard row. */
-export function rightsOn(row: DashboardRow, caller: DashboardCaller): DashboardRights {
+/** The caller's rights on a dashboard row (whole, or as a list reads it). */
+export function rightsOn(row: DashboardRow | ListedDashboardRow, caller: DashboardCaller): DashboardRights {
   return dashboardRights(
     {
       createdById: row.dashboard.createdById,
@@ -26,7 +26,10 @@ export function rightsOn(row: DashboardRow, caller: DashboardCaller): DashboardR
   );
 }
 
-export function toDashboardListItem(row: DashboardRow, caller: DashboardCaller): DashboardListItem {
+export function toDashboardListItem(
+  row: DashboardRow | ListedDashboardRow,
+  caller: DashboardCaller,
+): DashboardListItem {
   const { dashboard } = row;
   const rights = rightsOn(row, caller);
   return {

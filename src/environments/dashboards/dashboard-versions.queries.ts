@@ -1,7 +1,7 @@
 import { and, eq, getTableName, lte, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { dashboards, dashboardTiles, dashboardVersions, texts, users, type TileLayouts } from "../../db/schema";
-import { type Database, isNotNullViolationOf, isUniqueViolationOf } from "../../platform/db";
+import { type Database, isNotNullViolationOf, isUniqueViolationOf, isValueTooBig } from "../../platform/db";
 import { jsonWithinLimit } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
@@ -84,8 +84,12 @@ const dashboardSnapshot = sql<string>`json_object(
  */
 export const MAX_DASHBOARD_SNAPSHOT_BYTES = 1024 * 1024;
 
-/** A batch `versionStatements` ends failed because the dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`. */
-export const isSnapshotTooLarge = (error: unknown) => isNotNullViolationOf(error, dashboardVersions.snapshot);
+/**
+ * A batch `versionStatements` ends failed because the dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`:
+ * measured, or, past D1's largest value, refused by D1 while the snapshot was built.
+ */
+export const isSnapshotTooLarge = (error: unknown) =>
+  isNotNullViolationOf(error, dashboardVersions.snapshot) || isValueTooBig(error);
 
 /**
  * The statements that end a batch changing a dashboard: its snapshot as the version the batch
@@ -157,17 +161,27 @@ const versionOrder: ListOrder = [
   [dashboardVersions.version, "desc"],
 ];
 
-const versionFields = {
-  version: dashboardVersions,
+/**
+ * What a page of versions reads of each: everything but its snapshot, which may hold 1 MiB (a
+ * hundred of them would fill the isolate's memory).
+ */
+const versionItemFields = {
+  version: {
+    dashboardId: dashboardVersions.dashboardId,
+    version: dashboardVersions.version,
+    createdAt: dashboardVersions.createdAt,
+    keyId: dashboardVersions.keyId,
+    summary: dashboardVersions.summary,
+  },
   createdBy: users,
 };
 
-/** A page of the dashboard's versions (without their snapshots' tiles) and their count. */
+/** A page of the dashboard's versions (without their snapshots) and their count. */
 export function versionPageStatements(db: Database, dashboardId: number, page: Page) {
   const where = eq(dashboardVersions.dashboardId, dashboardId);
   const count = db.select({ value: sql<number>`count(*)` }).from(dashboardVersions).where(where);
   const rows = db
-    .select(versionFields)
+    .select(versionItemFields)
     .from(dashboardVersions)
     .innerJoin(...pageJoin(db, where, page))
     .leftJoin(users, eq(users.id, dashboardVersions.createdById));
@@ -184,6 +198,7 @@ function pageJoin(db: Database, where: SQL, page: Page) {
 }
 
 export type VersionRow = Awaited<ReturnType<typeof versionPageStatements>[1]>[number];
+export type VersionWithSnapshot = Awaited<ReturnType<typeof selectVersion>>[number];
 
 export function toVersionPage(page: Page, rows: VersionRow[]) {
   return pageOf(versionOrder, page, rows, (row) => row.version);
@@ -192,7 +207,7 @@ export function toVersionPage(page: Page, rows: VersionRow[]) {
 /** One version of the dashboard, snapshot included. */
 export const selectVersion = (db: Database, dashboardId: number, version: number) =>
   db
-    .select(versionFields)
+    .select({ version: dashboardVersions, createdBy: users })
     .from(dashboardVersions)
     .leftJoin(users, eq(users.id, dashboardVersions.createdById))
     .where(and(eq(dashboardVersions.dashboardId, dashboardId), eq(dashboardVersions.version, version)));

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import type { TileLayouts } from "../../db/schema";
 import { Timestamp } from "../../platform/timestamps";
 import { toUserBasic, UserBasic } from "../../platform/user-basic";
-import type { DashboardSnapshot, TileSnapshot, VersionRow } from "./dashboard-versions.queries";
+import type { DashboardSnapshot, TileSnapshot, VersionRow, VersionWithSnapshot } from "./dashboard-versions.queries";
 import type { DashboardRow, TileRow } from "./dashboards.queries";
 import type { UpdateDashboardInput } from "./dashboards.schema";
 
@@ -88,7 +88,7 @@ export function toVersionItem({ version, createdBy }: VersionRow): z.infer<typeo
   };
 }
 
-export function toVersion(row: VersionRow): z.infer<typeof DashboardVersion> {
+export function toVersion(row: VersionWithSnapshot): z.infer<typeof DashboardVersion> {
   return {
     ...toVersionItem(row),
     dashboard: { id: row.version.dashboardId, ...parseSnapshot(row.version.snapshot) },

@@ -91,16 +91,46 @@ function selectDashboards(
 }
 
 /**
- * What `selectDashboards` reads of each dashboard, for a caller known to the statement; the rules
- * on every dashboard are those of `environmentId` (the dashboards' own, where they may be several).
+ * What a list item shows of a dashboard, and what its rights and its place in the list read: not
+ * its filters, variables, colours or quick filters, each of which may hold 64 KiB (a page of a
+ * thousand would fill the isolate's memory).
  */
-function dashboardFields(
+const listedColumns = {
+  id: dashboards.id,
+  name: dashboards.name,
+  description: dashboards.description,
+  pinned: dashboards.pinned,
+  createdAt: dashboards.createdAt,
+  createdById: dashboards.createdById,
+  deleted: dashboards.deleted,
+  creationMode: dashboards.creationMode,
+  tags: dashboards.tags,
+  restrictionLevel: dashboards.restrictionLevel,
+  environmentId: dashboards.environmentId,
+  lastAccessedAt: dashboards.lastAccessedAt,
+};
+
+/** `selectDashboards` for a list: each dashboard's `listedColumns`. */
+function selectListedDashboards(db: Database, scope: DashboardListScope) {
+  return db
+    .select(dashboardFields(scope.caller, scope.environment, listedColumns))
+    .from(dashboards)
+    .leftJoin(users, eq(users.id, dashboards.createdById));
+}
+
+/**
+ * What `selectDashboards` reads of each dashboard (`columns`: the whole row, unless a list names
+ * fewer), for a caller known to the statement; the rules on every dashboard are those of
+ * `environmentId` (the dashboards' own, where they may be several).
+ */
+function dashboardFields<Columns = typeof dashboards>(
   caller: DashboardReadScope["caller"] & { level?: SQL<number> },
   environmentId: number | SQL | typeof dashboards.environmentId,
+  columns: Columns = dashboards as Columns,
 ) {
   const rule = dashboardRuleInSql({ id: dashboards.id, environmentId }, caller.membershipId);
   return {
-    dashboard: dashboards,
+    dashboard: columns,
     createdBy: users,
     sharingEnabled: dashboards.sharingEnabled,
     // Only where it bears on the rights: at the restriction level where only collaborators edit.
@@ -159,6 +189,7 @@ export function selectTiles(db: Database, ref: DashboardRef) {
 }
 
 export type DashboardRow = Awaited<ReturnType<typeof selectDashboards>>[number];
+export type ListedDashboardRow = Awaited<ReturnType<typeof selectListedDashboards>>[number];
 export type TileRow = Awaited<ReturnType<typeof selectTiles>>[number];
 export type DashboardWithTiles = { row: DashboardRow; tiles: TileRow[] };
 
@@ -423,7 +454,7 @@ function dashboardPageStatements(db: Database, scope: DashboardListScope, page: 
             - (select count(*) from (${hidden}) as "hidden" where "hidden"."id" in (${matches})) end)`
       : db.$count(dashboards, where);
   const ids = pageIdsOfCaller(db, scope, page, filters, visible);
-  const rows = selectDashboards(db, scope).where(sql`${dashboards.id} in (${ids})`);
+  const rows = selectListedDashboards(db, scope).where(sql`${dashboards.id} in (${ids})`);
   const count = selectCount(db, total);
   return [count, rows] as [typeof count, typeof rows];
 }

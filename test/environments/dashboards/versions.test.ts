@@ -8,6 +8,7 @@ import { expectError, maxLength, NO_EDIT_RIGHT } from "../../support/error-bodie
 import { addMember, api, db, errorBody, ISO_TIMESTAMP, setupOrganization, userBasic } from "../../support/harness";
 import { createDashboard, dashboardsPath, FIRST_ROW_LAYOUTS, unchangedSince } from "../dashboard-fixtures";
 import { beforeWrites } from "../../support/races";
+import { countBytesRead, emulateD1TooBig } from "../../support/d1-limits";
 
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
 const PRECONDITION_FAILED = errorBody(
@@ -217,17 +218,19 @@ describe("dashboard versions", () => {
   });
 });
 
+/** A tile of about 130 KB, each field within its own 64 KiB: seven make a dashboard of about 0.9 MB. */
+const heavyTile = () => ({
+  text: { body: "note" },
+  layouts: { sm: "x".repeat(65_000) },
+  filters_overrides: { note: "x".repeat(65_000) },
+});
+
 describe("a dashboard's size", () => {
   it("keeps to 1 MiB of fields and tiles, as its snapshot stores them: a PATCH past it is 400", async () => {
     const { key, project } = await setupOrganization();
     const created = await createDashboard(key, project.id, { name: "Heavy" });
     const path = `${dashboardsPath(project.id)}/${created.id}`;
     // Each field within its own 64 KiB, each body within 1 MiB: seven tiles of about 130 KB.
-    const heavyTile = () => ({
-      text: { body: "note" },
-      layouts: { sm: "x".repeat(65_000) },
-      filters_overrides: { note: "x".repeat(65_000) },
-    });
     const patch = () => api("PATCH", path, { key, body: { tiles: Array.from({ length: 7 }, heavyTile) } });
 
     expect((await patch()).status).toBe(200);
@@ -243,6 +246,50 @@ describe("a dashboard's size", () => {
     const versions = await api("GET", `${path}/versions`, { key });
     expect(versions.body.count).toBe(2);
   }, 30_000);
+
+  it("answers 400, not 500, to tiles whose snapshot would pass D1's largest value (2 MB), and writes nothing", async () => {
+    const { key, project } = await setupOrganization();
+    const created = await createDashboard(key, project.id, { name: "Grown" });
+    const path = `${dashboardsPath(project.id)}/${created.id}`;
+    // Each tile's overrides within 64 KiB once written back (`1e20` is 21 digits): 580 KB sent,
+    // a snapshot of about 2.6 MB, which D1 refuses to build.
+    const overrides = `{"v": [${Array.from({ length: 2_900 }, () => "1e20").join(",")}]}`;
+    const tile = `{"text": {"body": "note"}, "filters_overrides": ${overrides}}`;
+    const body = `{"tiles": [${Array.from({ length: 40 }, () => tile).join(",")}]}`;
+    expect(new TextEncoder().encode(body).byteLength).toBeLessThan(1024 * 1024);
+    emulateD1TooBig();
+    const response = await api("PATCH", path, { key, body });
+    vi.restoreAllMocks();
+    expectError(
+      response,
+      400,
+      maxLength("A dashboard holds at most 1048576 bytes of fields and tiles, serialized.", "tiles"),
+    );
+    expect((await api("GET", path, { key })).body.tiles).toEqual([]);
+    expect((await api("GET", `${path}/versions`, { key })).body.count).toBe(1);
+  });
+
+  it("lists versions without reading their snapshots: ten versions of 0.9 MB read a few kilobytes", async () => {
+    const { key, project } = await setupOrganization();
+    const created = await createDashboard(key, project.id, { name: "Heavy" });
+    const path = `${dashboardsPath(project.id)}/${created.id}`;
+    expect((await api("PATCH", path, { key, body: { tiles: Array.from({ length: 7 }, heavyTile) } })).status).toBe(200);
+    for (let index = 0; index < 9; index += 1) {
+      expect((await api("PATCH", path, { key, body: { name: `Heavy ${index}` } })).status).toBe(200);
+    }
+    const read = countBytesRead();
+    const listed = await api("GET", `${path}/versions?limit=100`, { key });
+    vi.restoreAllMocks();
+    expect(listed.status).toBe(200);
+    expect(listed.body.results.map((version: { version: number }) => version.version)).toEqual(
+      Array.from({ length: 11 }, (_, index) => 11 - index),
+    );
+    // At the hundred versions a dashboard keeps, whole snapshots would be 100 MiB for an isolate of 128 MB.
+    expect(read.bytes).toBeLessThan(64 * 1024);
+    // One version, read alone, still has its snapshot.
+    const one = await api("GET", `${path}/versions/2`, { key });
+    expect(one.body.dashboard.tiles).toHaveLength(7);
+  }, 60_000);
 });
 
 describe("conditional dashboard requests", () => {
