@@ -247,7 +247,7 @@ describe("a dashboard's size", () => {
     expect(versions.body.count).toBe(2);
   }, 30_000);
 
-  it("answers 400, not 500, to tiles whose snapshot would pass D1's largest value (2 MB), and writes nothing", async () => {
+  it("answers 400, not 500, to tiles whose snapshot D1 would refuse (past 2 MB), and writes nothing", async () => {
     const { key, project } = await setupOrganization();
     const created = await createDashboard(key, project.id, { name: "Grown" });
     const path = `${dashboardsPath(project.id)}/${created.id}`;
