@@ -250,6 +250,26 @@ describe("PostHog's web app", () => {
     expect(neither.body).toMatchObject({ code: "required", attr: "to_dashboard" });
   });
 
+  it("copies a tile to another dashboard as it sends it, camel case, no slash (dashboardLogic.copyToDashboard)", async () => {
+    const { project, key } = await setupOrganization();
+    const dashboards = `api/environments/${project.id}/dashboards`;
+    const from = await webApp("POST", dashboards, key, { name: "From" });
+    const to = await webApp("POST", dashboards, key, { name: "To" });
+    const withTile = await webApp("PATCH", `${dashboards}/${from.body.id}`, key, {
+      tiles: [{ text: { body: "Notes" } }],
+    });
+    const tile = withTile.body.tiles[0];
+    // api.create(`api/environments/${teamId}/dashboards/${toDashboard}/copy_tile`, { fromDashboardId, tileId }).
+    const copied = await webApp("POST", `${dashboards}/${to.body.id}/copy_tile`, key, {
+      fromDashboardId: from.body.id,
+      tileId: tile.id,
+    });
+    expect(copied.status, copied.text.slice(0, 300)).toBe(200);
+    expect(copied.body.tiles).toEqual([expect.objectContaining({ text: expect.objectContaining({ body: "Notes" }) })]);
+    // The source keeps its tile.
+    expect((await webApp("GET", `${dashboards}/${from.body.id}`, key)).body.tiles).toEqual([tile]);
+  });
+
   it("filters the activity side panel by a member, by the user's numeric id (sidePanelActivityLogic)", async () => {
     const { organization, owner, project, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.admin);

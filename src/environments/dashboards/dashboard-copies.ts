@@ -34,7 +34,11 @@ function insightNote(insight: NonNullable<TileRow["insight"]>): string {
  * (`duplicate_tiles`), else, in another project, a note naming it; always a copy of a text. A text
  * is edited through its tile, so a shared one would let whoever may edit the copy edit the original.
  */
-function copiedContent({ insight, text }: TileRow, duplicateContent: boolean, sameProject: boolean): NewTileContent {
+export function copiedContent(
+  { insight, text }: TileRow,
+  duplicateContent: boolean,
+  sameProject: boolean,
+): NewTileContent {
   if (insight) {
     if (duplicateContent) {
       const name = insight.name === null ? null : `${insight.name} (Copy)`;

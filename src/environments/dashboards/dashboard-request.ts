@@ -25,6 +25,7 @@ import {
 } from "../../platform/route-context/project";
 import { rightsOn } from "./dashboard-response";
 import {
+  copyStatements,
   moveStatements,
   selectDashboard,
   selectTiles,
@@ -36,7 +37,7 @@ import {
   type TileMove,
   type TileRow,
 } from "./dashboards.queries";
-import { CreateDashboardInput, MoveTileInput } from "./dashboards.schema";
+import { CopyTileInput, CreateDashboardInput, MoveTileInput } from "./dashboards.schema";
 import { selectVersion } from "./dashboard-versions.queries";
 
 export const NO_EDIT_RIGHT = "You don't have edit permissions for this dashboard.";
@@ -227,6 +228,30 @@ export async function readTileMove(c: Context<AppEnv>, scope: DashboardScope, so
   const { body, results } = tileToMove.results(c);
   if (body?.tile.id === move.tile.id && body.toDashboard === move.toDashboard && results.length === 3) return results;
   return c.var.db.batch(moveStatements(c.var.db, scope, sourceId, move));
+}
+
+/** The tile to copy, both dashboards and the destination's tiles, read with the project (`copy_tile`). */
+export const tileToCopy = routeReads(async (c) => {
+  const body = await peekJsonBody(c, CopyTileInput);
+  const results = await projectRead(c, (environmentId) =>
+    body === undefined
+      ? []
+      : copyStatements(c.var.db, readScopeOf(c, environmentId), parseDashboardId(c.req.param("id") ?? ""), body),
+  );
+  return { body, results };
+});
+
+/** What a tile copy reads: with the project, when the body was read then, else now. */
+export async function readTileCopy(
+  c: Context<AppEnv>,
+  scope: DashboardScope,
+  destinationId: number,
+  copy: CopyTileInput,
+) {
+  const { body, results } = tileToCopy.results(c);
+  const same = body?.fromDashboardId === copy.fromDashboardId && body.tileId === copy.tileId;
+  if (same && results.length === 4) return results;
+  return c.var.db.batch(copyStatements(c.var.db, scope, destinationId, copy));
 }
 
 /** The dashboard the path names, its tiles and the version to restore, read with the project. */

@@ -1,11 +1,19 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { etagOf } from "../../platform/conditional-requests";
-import type { AppEnv } from "../../platform/env";
-import { notFound } from "../../platform/errors";
+import { and, eq, sql } from "drizzle-orm";
+import { dashboards, dashboardTiles } from "../../db/schema";
+import { etagOf, expectedVersion } from "../../platform/conditional-requests";
+import { isNotNullViolationOf, type Database } from "../../platform/db";
+import { personOf, type AppEnv } from "../../platform/env";
+import { notFound, validationError } from "../../platform/errors";
 import type { ProjectTree } from "../project-trees";
-import { dashboardOfPath, editableDashboard, parseDashboardId, scopeOf } from "./dashboard-request";
-import { toDashboard } from "./dashboard-response";
-import { writeDashboardUpdate } from "./dashboards.handlers";
+import { copiedContent } from "./dashboard-copies";
+import { dashboardOfPath, editableDashboard, parseDashboardId, readTileCopy, scopeOf } from "./dashboard-request";
+import { rightsOn, toDashboard } from "./dashboard-response";
+import { stackedLayouts } from "./dashboard-versions";
+import { versionStatements } from "./dashboard-versions.queries";
+import { newestTileId, tileActivity, tileItem } from "./dashboards.activity";
+import { authorOf, raiseTileWrite, withinTileLimit, writeDashboardUpdate } from "./dashboards.handlers";
+import { insertTilesStatements, tileLimitGuard, writeAndReadDashboard, type NewTile } from "./dashboards.queries";
 import type { dashboardRoutes } from "./dashboards.routes";
 
 type UpdateTileRoute = ReturnType<typeof dashboardRoutes<ProjectTree>>["updateTile"];
@@ -25,3 +33,88 @@ export const updateDashboardTile: RouteHandler<UpdateTileRoute, AppEnv> = async 
   const updated = await writeDashboardUpdate(c, current, { tiles: [{ ...change, id: tileId }] }, () => "");
   return c.json(toDashboard(updated, scopeOf(c).caller), 200, { ETag: etagOf(updated.row.dashboard) });
 };
+
+type CopyTileRoute = ReturnType<typeof dashboardRoutes<ProjectTree>>["copyTile"];
+
+const INSIGHT_ALREADY_THERE = "This insight is already on the destination dashboard.";
+
+/**
+ * PostHog's `copy_tile`: a new tile on the dashboard of the path showing what a tile of another
+ * dashboard of the environment shows: the same insight, or a copy of its text (`copiedContent`),
+ * with the tile's colour and display settings, on the first free row. The caller must see the
+ * source (else 404, as an unknown one) and be able to edit the destination. The entry and the
+ * version name neither the source nor its tile, which some who see the copy may not see.
+ */
+export const copyDashboardTile: RouteHandler<CopyTileRoute, AppEnv> = async (c) => {
+  const copy = c.req.valid("json");
+  const scope = scopeOf(c);
+  const db = c.var.db;
+  const destinationId = parseDashboardId(c.req.valid("param").id);
+  const [[row], destinationTiles, [source], [tile]] = await readTileCopy(c, scope, destinationId, copy);
+  if (row?.dashboard.deleted) throw notFound();
+  const destination = editableDashboard(c, row);
+  if (copy.fromDashboardId === destinationId) {
+    throw validationError(
+      "invalid_input",
+      "Destination must be a different dashboard than the source.",
+      "fromDashboardId",
+    );
+  }
+  if (!source || rightsOn(source, scope.caller).userAccessLevel === "none" || !tile) throw notFound();
+  const insightId = tile.insight?.id;
+  if (insightId !== undefined && destinationTiles.some(({ insight }) => insight?.id === insightId)) {
+    throw validationError("invalid_input", INSIGHT_ALREADY_THERE, "tileId");
+  }
+  const expected = expectedVersion(c, destination.dashboard);
+  const raise = raiseTileWrite(c, destination.dashboard, expected);
+  const [layouts] = stackedLayouts(
+    destinationTiles.map((shown) => shown.tile.layouts),
+    1,
+  );
+  const copied: NewTile = {
+    content: copiedContent(tile, false, true),
+    layouts: layouts!,
+    display: {
+      color: tile.tile.color,
+      showDescription: tile.tile.showDescription,
+      transparentBackground: tile.tile.transparentBackground,
+      filtersOverrides: tile.tile.filtersOverrides,
+    },
+  };
+  const onDashboard = { dashboard_id: destinationId };
+  const writes = [
+    raise,
+    ...insertTilesStatements(db, scope.environmentId, destinationId, personOf(c.var.actor), [copied]),
+    tileActivity.record(c, "created", tileItem(c.var.project, destinationId, newestTileId, onDashboard)),
+    tileLimitGuard(db, destinationId),
+    ...(insightId === undefined ? [] : [insightOnceGuard(db, destinationId, insightId)]),
+    ...versionStatements(db, destinationId, authorOf(c), "Added 1 tile (a copy)", expected),
+  ];
+  const written = writeAndReadDashboard(db, scope, destinationId, writes).catch((error: unknown) => {
+    if (isNotNullViolationOf(error, dashboards.name))
+      throw validationError("invalid_input", INSIGHT_ALREADY_THERE, "tileId");
+    throw error;
+  });
+  const updated = await withinTileLimit(c, "tileId", written);
+  if (!updated) throw notFound();
+  return c.json(toDashboard(updated, scope.caller), 200, { ETag: etagOf(updated.row.dashboard) });
+};
+
+/**
+ * Past one live tile of the insight on the dashboard, the dashboard's name set to null, which the
+ * column refuses: two copies of one insight sent at once do not both land.
+ */
+function insightOnceGuard(db: Database, dashboardId: number, insightId: number) {
+  const tilesOfInsight = db.$count(
+    dashboardTiles,
+    and(
+      eq(dashboardTiles.dashboardId, dashboardId),
+      eq(dashboardTiles.insightId, insightId),
+      eq(dashboardTiles.deleted, false),
+    ),
+  );
+  return db
+    .update(dashboards)
+    .set({ name: sql`case when ${tilesOfInsight} <= 1 then ${dashboards.name} end` })
+    .where(eq(dashboards.id, dashboardId));
+}

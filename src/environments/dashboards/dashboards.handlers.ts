@@ -274,6 +274,22 @@ export function restrictionWhileEditor(
  */
 export const whileLive = (also?: SQL) => whileHolds(sql<boolean>`0`, and(sql`${dashboards.deleted} = 0`, also)!);
 
+/**
+ * A tile write's raise of its dashboard's version (from `expected`, with `If-Match`): only while the
+ * dashboard is live and the caller may still edit it, as read.
+ */
+export function raiseTileWrite(c: Context<AppEnv>, dashboard: DashboardRow["dashboard"], expected?: number) {
+  return c.var.db
+    .update(dashboards)
+    .set({
+      ...nextVersion,
+      lastModifiedAt: nowIso(),
+      deleted: whileLive(),
+      restrictionLevel: restrictionWhileEditor(c, dashboard),
+    })
+    .where(and(eq(dashboards.id, dashboard.id), versionIs(expected)));
+}
+
 /** A write whose dashboard would pass `MAX_DASHBOARD_SNAPSHOT_BYTES`, serialized: a 400 on `attr`. */
 const snapshotTooLarge = (attr: string) =>
   validationError(
@@ -651,15 +667,7 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
     .update(dashboardTiles)
     .set({ layouts: sql`json_extract(${layouts}, '$."' || ${dashboardTiles.id} || '"')` })
     .where(and(eq(dashboardTiles.dashboardId, id), inJsonList(dashboardTiles.id, order)));
-  const raise = db
-    .update(dashboards)
-    .set({
-      ...nextVersion,
-      lastModifiedAt: nowIso(),
-      deleted: whileLive(),
-      restrictionLevel: restrictionWhileEditor(c, current.dashboard),
-    })
-    .where(and(eq(dashboards.id, id), versionIs(expected)));
+  const raise = raiseTileWrite(c, current.dashboard, expected);
   const summary = `Reordered ${order.length === 1 ? "1 tile" : `${order.length} tiles`}`;
   // The dashboard's entry (and its webhook): its tiles' order is what changed.
   const entry = dashboardActivity.record(c, "updated", {

@@ -50,7 +50,7 @@ import {
   type AccessLevel,
   type DashboardCaller,
 } from "../../platform/access-rules/dashboard-rights";
-import { MAX_LIVE_TILES, type MoveTileInput } from "./dashboards.schema";
+import { MAX_LIVE_TILES, type CopyTileInput, type MoveTileInput } from "./dashboards.schema";
 
 export type Statement = BatchItem<"sqlite">;
 
@@ -163,8 +163,8 @@ export function selectDashboard(
   );
 }
 
-/** The live tiles of a dashboard with their insights, texts and the texts' users: one query. */
-export function selectTiles(db: Database, ref: DashboardRef) {
+/** The live tiles of a dashboard (or the one `tileId` names) with their insights, texts and the texts' users: one query. */
+export function selectTiles(db: Database, ref: DashboardRef, tileId?: number) {
   return db
     .select({
       tile: dashboardTiles,
@@ -182,6 +182,7 @@ export function selectTiles(db: Database, ref: DashboardRef) {
     .where(
       and(
         eq(dashboardTiles.dashboardId, ref),
+        tileId === undefined ? undefined : eq(dashboardTiles.id, tileId),
         liveTile,
         or(isNull(dashboardTiles.insightId), eq(insights.deleted, false)),
       ),
@@ -251,6 +252,20 @@ export const moveStatements = (db: Database, scope: DashboardReadScope, sourceId
   const destination = selectDashboard(db, scope, move.toDashboard);
   const tile = selectTileToMove(db, move.tile.id, sourceId, move.toDashboard);
   return [source, destination, tile] as [typeof source, typeof destination, typeof tile];
+};
+
+/** The dashboard a tile is copied to (deleted ones too: 404) with its tiles, the one it is copied from, and the tile. */
+export const copyStatements = (db: Database, scope: DashboardReadScope, destinationId: number, copy: CopyTileInput) => {
+  const destination = selectDashboard(db, scope, destinationId, { includeDeleted: true });
+  const destinationTiles = selectTiles(db, destinationId);
+  const source = selectDashboard(db, scope, copy.fromDashboardId);
+  const tile = selectTiles(db, copy.fromDashboardId, copy.tileId);
+  return [destination, destinationTiles, source, tile] as [
+    typeof destination,
+    typeof destinationTiles,
+    typeof source,
+    typeof tile,
+  ];
 };
 
 type DashboardListFilters = { pinned?: boolean; search?: string; tags?: string[] };

@@ -5,10 +5,11 @@ import { booleanQuery } from "../../platform/input-limits";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { ProjectParams } from "../../platform/route-context";
 import type { ProjectTree } from "../project-trees";
-import { creationReads, dashboardOfPath, tileToMove, versionToRestore } from "./dashboard-request";
+import { creationReads, dashboardOfPath, tileToCopy, tileToMove, versionToRestore } from "./dashboard-request";
 import { DashboardVersion, DashboardVersionItem } from "./dashboard-versions";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
+  CopyTileInput,
   CreateDashboardInput,
   Dashboard,
   DashboardListItem,
@@ -109,6 +110,24 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       request: { params: DashboardParams, headers: ifMatch, body: jsonBody(MoveTileInput) },
       responses: {
         200: { ...json(Dashboard, "The source dashboard, without the tile"), headers: etag },
+        412: preconditionFailed,
+      },
+    }),
+    copyTile: apiRoute({
+      ...common,
+      reads: tileToCopy,
+      method: "post",
+      path: `${item}/copy_tile`,
+      scope: "dashboard:write",
+      serviceKeys: true,
+      summary: "Copy a tile of another dashboard of the same environment onto this one",
+      description:
+        "The copy shows the same insight, or a copy of the text (a text is edited through its tile), with the " +
+        "tile's colour and display settings, on the dashboard's first free row. The caller must see the other " +
+        "dashboard and be able to edit this one.",
+      request: { params: DashboardParams, headers: ifMatch, body: jsonBody(CopyTileInput) },
+      responses: {
+        200: { ...json(Dashboard, "The dashboard, with the copy"), headers: etag },
         412: preconditionFailed,
       },
     }),

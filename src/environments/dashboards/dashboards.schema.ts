@@ -127,6 +127,18 @@ export const MoveTileInput = z
   }))
   .openapi("MoveTile");
 
+/** PostHog's `copy_tile`: its names, in camel case, as its web app and MCP server send them. */
+export const CopyTileInput = z
+  .object({
+    fromDashboardId: z
+      .number()
+      .int()
+      .openapi({ description: "The dashboard of the same project the tile is on, not this one." }),
+    tileId: z.number().int().openapi({ description: "The tile to copy: a live tile of `fromDashboardId`." }),
+  })
+  .openapi("CopyTile");
+export type CopyTileInput = z.infer<typeof CopyTileInput>;
+
 export const ReorderTilesInput = z
   .object({
     tile_order: z

@@ -15,7 +15,7 @@ import {
   restoreDashboardVersion,
   retrieveDashboardVersion,
 } from "./dashboard-versions.handlers";
-import { updateDashboardTile } from "./dashboard-tiles.handlers";
+import { copyDashboardTile, updateDashboardTile } from "./dashboard-tiles.handlers";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import { dashboardRoutes } from "./dashboards.routes";
 
@@ -29,6 +29,7 @@ function dashboardsRouterFor(tree: ProjectTree) {
     .openapi(routes.retrieve, retrieveEnvironmentDashboard)
     .openapi(routes.update, updateEnvironmentDashboard)
     .openapi(routes.moveTile, moveDashboardTile)
+    .openapi(routes.copyTile, copyDashboardTile)
     .openapi(routes.updateTile, updateDashboardTile)
     .openapi(routes.reorderTiles, reorderDashboardTiles)
     .openapi(routes.listVersions, listDashboardVersions)

@@ -273,6 +273,50 @@ describe("a dashboard write sent twice at once, as a retry racing its first atte
     }).toEqual({ statuses: [200, 404], versions: [before[0]! + 1, before[1]! + 1], moved: 1 });
   });
 
+  it("copy_tile of one insight sent twice at once copies it once: the second answers 400 and makes no version", async () => {
+    const team = await setupOrganization();
+    const source = await createDashboard(team.key, team.project.id, { name: "Source", use_template: "DEFAULT_APP" });
+    const destination = await createDashboard(team.key, team.project.id, { name: "Destination" });
+    const destinationPath = `${dashboardsPath(team.project.id)}/${destination.id}`;
+    const tile = source.tiles.find((shown) => shown.insight !== null)!;
+
+    const { first, second } = await twiceAtOnce(
+      {
+        method: "POST",
+        path: `${destinationPath}/copy_tile`,
+        key: team.key,
+        body: { fromDashboardId: source.id, tileId: tile.id },
+      },
+      /^update "dashboards"/,
+    );
+
+    const read = await api("GET", destinationPath, { key: team.key });
+    expect({
+      statuses: [first.status, second.status].sort(),
+      refused: first.body.detail,
+      tiles: read.body.tiles.length,
+      versions: (await api("GET", `${destinationPath}/versions`, { key: team.key })).body.count,
+      copies: (
+        await db
+          .select({ id: schema.activityLog.id })
+          .from(schema.activityLog)
+          .where(
+            and(
+              eq(schema.activityLog.organizationId, team.organization.id),
+              eq(schema.activityLog.scope, "DashboardTile"),
+              eq(schema.activityLog.activity, "created"),
+            ),
+          )
+      ).length,
+    }).toEqual({
+      statuses: [200, 400],
+      refused: "This insight is already on the destination dashboard.",
+      tiles: 1,
+      versions: 2,
+      copies: 1,
+    });
+  });
+
   it("a share password deleted twice at once answers 204 then 404, with one entry", async () => {
     const team = await setupOrganization();
     const dashboard = await createDashboard(team.key, team.project.id, { name: "Shared" });

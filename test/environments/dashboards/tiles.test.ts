@@ -11,11 +11,19 @@ import {
   AUTHENTICATION_FAILED,
   expectError,
   missingScope,
+  NO_EDIT_RIGHT,
   NOT_AUTHENTICATED,
   NOT_FOUND,
 } from "../../support/error-bodies";
 import { addMember, api, createApiKey, createProject, db, errorBody, setupOrganization } from "../../support/harness";
-import { createDashboard, dashboardBody, dashboardsPath, FIRST_ROW_LAYOUTS, textTileBody } from "../dashboard-fixtures";
+import {
+  createDashboard,
+  dashboardBody,
+  dashboardsPath,
+  FIRST_ROW_LAYOUTS,
+  textTileBody,
+  unchangedSince,
+} from "../dashboard-fixtures";
 
 const PRECONDITION_FAILED = errorBody(
   "invalid_request",
@@ -277,6 +285,22 @@ async function insertRows<T extends SQLiteTable>(table: T, rows: T["$inferInsert
   }
 }
 
+/** `count` texts of the environment, for tiles inserted directly; their ids. */
+async function insertTexts(environmentId: number, count: number) {
+  const now = nowIso();
+  const ids: number[] = [];
+  for (const chunk of chunkForInsert(
+    schema.texts,
+    Array.from({ length: count }, () => ({})),
+  ))
+    for (const row of await db
+      .insert(schema.texts)
+      .values(chunk.map(() => ({ environmentId, body: "Gone", lastModifiedAt: now })))
+      .returning({ id: schema.texts.id }))
+      ids.push(row.id);
+  return ids;
+}
+
 describe("a dashboard's removed tiles, which it keeps", () => {
   /** A dashboard with one live text tile and `removed` tiles removed, as PATCH `{"id", "deleted": true}` leaves. */
   async function dashboardWithRemovedTiles(removed: number) {
@@ -291,16 +315,7 @@ describe("a dashboard's removed tiles, which it keeps", () => {
     const added = await api("PATCH", dashboard, { key: team.key, body: { tiles: [{ text: { body: "Live" } }] } });
     expect(added.status).toBe(200);
     const now = nowIso();
-    const textIds: number[] = [];
-    for (const chunk of chunkForInsert(
-      schema.texts,
-      Array.from({ length: removed }, () => ({})),
-    ))
-      for (const row of await db
-        .insert(schema.texts)
-        .values(chunk.map(() => ({ environmentId: team.project.id, body: "Gone", lastModifiedAt: now })))
-        .returning({ id: schema.texts.id }))
-        textIds.push(row.id);
+    const textIds = await insertTexts(team.project.id, removed);
     await insertRows(
       schema.dashboardTiles,
       textIds.map((textId) => ({ dashboardId: created.body.id as number, textId, deleted: true, createdAt: now })),
@@ -348,4 +363,188 @@ describe("a dashboard's removed tiles, which it keeps", () => {
     expect(costs[1]!.tile, JSON.stringify(costs)).toBeLessThanOrEqual(costs[0]!.tile! + 50);
     expect(costs[1]!.renamed, JSON.stringify(costs)).toBeLessThanOrEqual(costs[0]!.renamed! + 50);
   });
+});
+
+describe.each(["environments", "projects"])("POST /api/%s/:project_id/dashboards/:id/copy_tile", (tree) => {
+  /** A dashboard of two notes (a blue one first), an empty one to copy to, and the copy's path. */
+  async function toCopy() {
+    const notes = await dashboardWithTwoNotes(tree);
+    const styled = { color: "blue", show_description: true, filters_overrides: { date_from: "-7d" } };
+    expect((await api("PATCH", notes.tilePath, { key: notes.key, body: styled })).status).toBe(200);
+    const destination = await createDashboard(notes.key, notes.project.id, { name: "Copies" });
+    const destinationPath = `${dashboardsPath(notes.project.id, tree)}/${destination.id}`;
+    return { ...notes, destination, destinationPath, copyPath: `${destinationPath}/copy_tile` };
+  }
+
+  it("copies a text tile: a new text, the tile's style, on the first free row; a version, an entry", async () => {
+    const { key, owner, organization, project, id, path, tiles, destination, destinationPath, copyPath } =
+      await toCopy();
+    const source = (await api("GET", path, { key })).body;
+    const response = await api("POST", copyPath, { key, body: { fromDashboardId: id, tileId: tiles[0]!.id } });
+    expect([response.status, response.headers.get("ETag")]).toEqual([200, `W/"${destination.id}.2"`]);
+    const copy = response.body.tiles[0];
+    expect(response.body).toEqual(
+      dashboardBody(owner, {
+        id: destination.id,
+        name: "Copies",
+        team_id: project.id,
+        tiles: [
+          textTileBody(owner, "first", {
+            color: "blue",
+            show_description: true,
+            filters_overrides: { date_from: "-7d" },
+          }),
+        ],
+      }),
+    );
+    expect([copy.id, copy.text.id]).not.toContain(tiles[0]!.id);
+    expect(copy.text.id).not.toBe(tiles[0]!.text!.id);
+    // Its own text: editing the copy leaves the original as it was.
+    const edited = await api("PATCH", `${destinationPath}/tiles/${copy.id}`, {
+      key,
+      body: { text: { id: copy.text.id, body: "copy, edited" } },
+    });
+    expect(edited.status).toBe(200);
+    expect(unchangedSince((await api("GET", path, { key })).body)).toEqual(unchangedSince(source));
+    const versions = await api("GET", `${destinationPath}/versions?limit=2`, { key });
+    expect(versions.body.results.map((version: { summary: string }) => version.summary)).toEqual([
+      "Edited 1 text",
+      "Added 1 tile (a copy)",
+    ]);
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?limit=2`, { key });
+    expect(log.body.results[1]).toEqual(
+      activityEntry(response, {
+        organizationId: organization.id,
+        projectId: project.id,
+        user: owner,
+        apiKeyId: await keyIdOf(owner),
+        scope: "DashboardTile",
+        activity: "created",
+        itemId: String(copy.id),
+        name: "first",
+        changes: null,
+        context: { dashboard_id: destination.id },
+      }),
+    );
+  });
+
+  it("copies an insight tile as the same insight, once: a second copy of it is 400", async () => {
+    const { key, project, destination, copyPath } = await toCopy();
+    const templated = await createDashboard(key, project.id, { use_template: "DEFAULT_APP" });
+    const insightTile = templated.tiles.find((tile) => tile.insight !== null)!;
+    const body = { fromDashboardId: templated.id, tileId: insightTile.id };
+    const first = await api("POST", copyPath, { key, body });
+    expect(first.status).toBe(200);
+    expect(first.body.tiles).toEqual([
+      expect.objectContaining({ insight: expect.objectContaining({ id: insightTile.insight!.id }), text: null }),
+    ]);
+    expectError(
+      await api("POST", copyPath, { key, body }),
+      400,
+      invalid("invalid_input", "This insight is already on the destination dashboard.", "tileId"),
+    );
+    const read = await api("GET", `${dashboardsPath(project.id, tree)}/${destination.id}`, { key });
+    expect([read.body.tiles.length, read.headers.get("ETag")]).toEqual([1, `W/"${destination.id}.2"`]);
+  });
+});
+
+describe("POST .../dashboards/:id/copy_tile refusals", () => {
+  async function toCopy() {
+    const notes = await dashboardWithTwoNotes();
+    const destination = await createDashboard(notes.key, notes.project.id, { name: "Copies" });
+    const destinationPath = `${dashboardsPath(notes.project.id)}/${destination.id}`;
+    const body = { fromDashboardId: notes.id, tileId: notes.tiles[0]!.id };
+    return { ...notes, destination, destinationPath, copyPath: `${destinationPath}/copy_tile`, body };
+  }
+  const tilesOf = async (key: string, path: string) => (await api("GET", path, { key })).body.tiles;
+
+  it("answers 400 naming the field for each invalid input, and copies nothing", async () => {
+    const { key, id, tiles, destination, destinationPath, copyPath } = await toCopy();
+    for (const [body, error] of [
+      [{ tileId: tiles[0]!.id }, invalid("required", "This field is required.", "fromDashboardId")],
+      [{ fromDashboardId: id }, invalid("required", "This field is required.", "tileId")],
+      [
+        { fromDashboardId: String(id), tileId: tiles[0]!.id },
+        invalid("invalid_input", "Expected number, received string.", "fromDashboardId"),
+      ],
+      [{ fromDashboardId: id, tileId: 1.5 }, invalid("invalid_input", "Expected int, received number.", "tileId")],
+      [
+        { fromDashboardId: destination.id, tileId: tiles[0]!.id },
+        invalid("invalid_input", "Destination must be a different dashboard than the source.", "fromDashboardId"),
+      ],
+    ] as const) {
+      const response = await api("POST", copyPath, { key, body });
+      expect({ body, status: response.status, error: response.body }).toEqual({ body, status: 400, error });
+    }
+    expect(await tilesOf(key, destinationPath)).toEqual([]);
+  });
+
+  it("answers 404 for an unknown, foreign, deleted or hidden source, a tile not on it, or a deleted destination", async () => {
+    const { key, organization, project, id, tiles, destination, destinationPath, copyPath, body } = await toCopy();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const otherProject = await createProject(organization.id);
+    const foreign = await createDashboard(key, otherProject.id, { use_template: "DEFAULT_APP" });
+    const sibling = await createDashboard(key, project.id, { use_template: "WEBSITE_TRAFFIC" });
+    const gone = await createDashboard(key, project.id, { use_template: "DEFAULT_APP" });
+    await api("PATCH", `${dashboardsPath(project.id)}/${gone.id}`, { key, body: { deleted: true } });
+    for (const sent of [
+      { fromDashboardId: 999999, tileId: tiles[0]!.id },
+      { fromDashboardId: foreign.id, tileId: foreign.tiles[0]!.id },
+      { fromDashboardId: gone.id, tileId: gone.tiles[0]!.id },
+      { fromDashboardId: id, tileId: 999999 },
+      { fromDashboardId: id, tileId: sibling.tiles[0]!.id },
+    ]) {
+      const response = await api("POST", copyPath, { key, body: sent });
+      expect({ sent, status: response.status, error: response.body }).toEqual({ sent, status: 404, error: NOT_FOUND });
+    }
+    // A member held to `none` on the source learns no more than of an unknown one.
+    const hidden = await api("PUT", `${dashboardsPath(project.id)}/${id}/access_controls`, {
+      key,
+      body: { organization_member: member.membership.id, access_level: "none" },
+    });
+    expect(hidden.status).toBe(200);
+    expectError(await api("POST", copyPath, { key: member.key, body }), 404, NOT_FOUND);
+    await api("PATCH", destinationPath, { key, body: { deleted: true } });
+    expectError(await api("POST", copyPath, { key, body }), 404, NOT_FOUND);
+    expectError(await api("POST", `${dashboardsPath(project.id)}/999999/copy_tile`, { key, body }), 404, NOT_FOUND);
+    expect(await tilesOf(key, `${dashboardsPath(project.id)}/${destination.id}`)).toBeUndefined();
+  });
+
+  it("answers 403 without an edit right on the destination, or without dashboard:write; 401 without a key", async () => {
+    const { key, organization, project, owner, copyPath, destinationPath, body } = await toCopy();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const locked = await createDashboard(key, project.id, { name: "Locked", restriction_level: 37 });
+    expectError(
+      await api("POST", `${dashboardsPath(project.id)}/${locked.id}/copy_tile`, { key: member.key, body }),
+      403,
+      NO_EDIT_RIGHT,
+    );
+    const reader = await createApiKey(owner, { scopes: ["dashboard:read"] });
+    expectError(await api("POST", copyPath, { key: reader.value, body }), 403, missingScope("dashboard:write"));
+    expectError(await api("POST", copyPath, { body }), 401, NOT_AUTHENTICATED);
+    expectError(await api("POST", copyPath, { key: "phx_unknown", body }), 401, AUTHENTICATION_FAILED);
+    expect(await tilesOf(key, destinationPath)).toEqual([]);
+    expect(await tilesOf(key, `${dashboardsPath(project.id)}/${locked.id}`)).toEqual([]);
+  });
+
+  it("honours If-Match on the destination, and its 500 tiles: a stale tag is 412, a full dashboard 400", async () => {
+    const { key, project, destination, destinationPath, copyPath, body } = await toCopy();
+    expectError(
+      await api("POST", copyPath, { key, headers: { "If-Match": `W/"${destination.id}.0"` }, body }),
+      412,
+      PRECONDITION_FAILED,
+    );
+    const now = nowIso();
+    const textIds = await insertTexts(project.id, 500);
+    await insertRows(
+      schema.dashboardTiles,
+      textIds.map((textId) => ({ dashboardId: destination.id, textId, createdAt: now })),
+    );
+    expectError(
+      await api("POST", copyPath, { key, body }),
+      400,
+      invalid("max_length", "A dashboard holds at most 500 tiles.", "tileId"),
+    );
+    expect(await tilesOf(key, destinationPath)).toHaveLength(500);
+  }, 30_000);
 });
