@@ -443,6 +443,40 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     expectError(await combine("plain@example.com"), 403, refused);
   });
 
+  it("combines a member's own invite alike whether its project was since hidden from them or deleted", async () => {
+    const { organization, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const hidden = await createProject(organization.id, { name: "Later hidden" });
+    const deleted = await createProject(organization.id, { name: "Later deleted" });
+    for (const [email, project] of [
+      ["kim@example.com", hidden],
+      ["lee@example.com", deleted],
+    ] as const) {
+      const sent = await api("POST", invitesPath(organization.id), {
+        key: member.key,
+        body: { target_email: email, send_email: false, private_project_access: [{ id: project.id, level: "member" }] },
+      });
+      expect(sent.status).toBe(201);
+    }
+    await grantProjectAccess(hidden.id!, member.membership.id, "none");
+    expect((await api("DELETE", `/api/projects/${deleted.id}`, { key })).status).toBe(204);
+    expect(await accessListedBy(organization.id, member.key)).toEqual({
+      "kim@example.com": null,
+      "lee@example.com": null,
+    });
+
+    const combine = (email: string) =>
+      api("POST", invitesPath(organization.id), {
+        key: member.key,
+        body: { target_email: email, send_email: false, combine_pending_invites: true },
+      });
+    // Both left out, not refused: the member told apart a hidden project and a deleted one no more than the list does.
+    for (const email of ["lee@example.com", "kim@example.com"]) {
+      const combined = await combine(email);
+      expect([email, combined.status, combined.body.private_project_access]).toEqual([email, 201, null]);
+    }
+  });
+
   it("lets a member replace only their own open invites: another's stays, as DELETE leaves it to admins", async () => {
     const { organization, owner, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);

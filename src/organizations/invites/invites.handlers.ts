@@ -12,6 +12,7 @@ import {
   refusedWhenLevelLost,
 } from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
+import { projectVisibleTo } from "../../platform/access-rules/project-visibility";
 import { invites as inviteRows, organizations } from "../../db/schema";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
@@ -92,6 +93,15 @@ export const resendOrganizationInviteEmail: RouteHandler<typeof resendInviteEmai
 };
 
 /**
+ * A project a pending invite names, as combining keeps it: one the inviter sees. One deleted and one
+ * hidden from them are both left out, so that combining tells them apart no more than the list does.
+ */
+function seenByInviter(context: InviteContext, inviterLevel: number, projectId: number) {
+  const project = context.projects.get(projectId);
+  return project !== undefined && projectVisibleTo(inviterLevel, project.inviterRule);
+}
+
+/**
  * Validates every invite, as it will be stored, before writing any (with what was read with the
  * organization), then replaces
  * earlier invites for the same e-mails and inserts the new ones in one atomic batch: all are
@@ -111,7 +121,7 @@ async function createInvites(
     combineWithPending(
       input,
       input.combine_pending_invites ? (context.pendingByEmail.get(input.target_email) ?? []) : [],
-      (projectId) => context.projects.has(projectId),
+      (projectId) => seenByInviter(context, organization.level, projectId),
     ),
   );
   invites.forEach((invite, index) =>

@@ -109,20 +109,20 @@ function mergeProjectAccess(lists: PrivateProjectAccess[]): PrivateProjectAccess
  * The invite as it will be stored. `combine_pending_invites`: the highest level and the union of
  * access of the unexpired pending invites, which the inviter's rules then apply to, so that
  * combining can never grant more than the inviter could grant directly. A pending invite's
- * project that is gone (`exists` says no: deleted, or being deleted) is left out, not refused:
- * the caller never named it.
+ * project that `kept` says no to (deleted, being deleted, or hidden from the inviter) is left out,
+ * not refused: the caller never named it.
  */
 export function combineWithPending(
   input: InviteInput,
   pending: InviteRow[],
-  exists: (projectId: number) => boolean,
+  kept: (projectId: number) => boolean,
 ): InviteInput {
   return {
     ...input,
     level: Math.max(input.level, ...pending.map((invite) => invite.level)) as InviteInput["level"],
     private_project_access: mergeProjectAccess([
       input.private_project_access,
-      ...pending.map((invite) => invite.privateProjectAccess?.filter((item) => exists(item.id)) ?? null),
+      ...pending.map((invite) => invite.privateProjectAccess?.filter((item) => kept(item.id)) ?? null),
     ]),
   };
 }

@@ -1,6 +1,6 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
 import worker from "../../../src/index";
 import { archiveCutoff, hotDays } from "../../../src/platform/activity-log/archive";
@@ -8,7 +8,8 @@ import { pruneDeliveries } from "../../../src/organizations/webhooks/delivery-re
 import { chunkForInsert, createDatabase, D1Meter } from "../../../src/platform/db";
 import { uuid7 } from "../../../src/platform/ids";
 import { api, db, setupOrganization } from "../../support/harness";
-import { subscribe, webhooksPath, type Organization } from "../../support/webhooks";
+import { firstEntryOf, seedEntries } from "../../support/activity-log";
+import { consume, receiver, storedDelivery, subscribe, webhooksPath, type Organization } from "../../support/webhooks";
 
 const runCron = () => worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
 const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
@@ -78,6 +79,37 @@ describe("finished webhook deliveries leave with their archived events", () => {
     expect(await listed(organization, id)).toEqual({ count: kept.length, ids: kept });
   });
 
+  it("keeps one whose event is still in the database (the archive failed): it can be sent again", async () => {
+    const organization = await setupOrganization();
+    const organizationId = organization.organization.id;
+    await seedEntries(organizationId, 3, 1000, (hotDays(env.ACTIVITY_LOG_HOT_DAYS) + 10) * 86_400_000);
+    const entry = await firstEntryOf(organizationId);
+    const { id } = await subscribe(organization, { events: ["*"] });
+    const [failed] = deliveries(id, 1, {
+      entryId: entry.id,
+      event: `${entry.scope}.${entry.activity}`,
+      status: "failed",
+      createdAt: entry.createdAt,
+    });
+    await insert([failed!]);
+
+    // R2 down: the archive step fails (each step runs on its own), and the entry stays in D1.
+    const bucketDown = new Proxy({}, { get: () => () => Promise.reject(new Error("R2 is unavailable")) });
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), {
+      ...env,
+      ACTIVITY_LOG_ARCHIVE: bucketDown as R2Bucket,
+    });
+
+    const path = `${webhooksPath(organization)}/${id}/deliveries`;
+    expect((await listed(organization, id)).ids).toContain(failed!.id);
+    expect((await api("POST", `${path}/${failed!.id}/redeliver`, { key: organization.key })).status).toBe(202);
+    const received = receiver(200);
+    await consume(failed!.id!, 1);
+    vi.restoreAllMocks();
+    expect(received).toHaveLength(1);
+    expect(await storedDelivery(failed!.id!)).toMatchObject({ status: "succeeded" });
+  });
+
   it("reads along each webhook's index, not every delivery, and goes on past one statement's share", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization);
@@ -92,9 +124,10 @@ describe("finished webhook deliveries leave with their archived events", () => {
     expect(deleted).toBe(1_200);
     const webhooks = await db.$count(schema.webhooks);
     expect(meter.queries).toBe(3);
-    // About six a deletion (finding it, its row and four index entries, its webhook's count), and
-    // the webhooks walked by each statement: the 3,000 newer ones, read three times, would pass it.
-    expect(meter.rowsRead).toBeLessThanOrEqual(7 * deleted + 3 * webhooks + 50);
+    // About seven a deletion (finding it, its entry's absence, its row and four index entries, its
+    // webhook's count), and the webhooks walked by each statement: the 3,000 newer ones, read three
+    // times, would pass it.
+    expect(meter.rowsRead).toBeLessThanOrEqual(8 * deleted + 3 * webhooks + 50);
     expect(await listed(organization, id)).toMatchObject({ count: 3_000 });
   });
 });
