@@ -20,6 +20,28 @@ function onSessions(wrap: (session: D1DatabaseSession) => void) {
   });
 }
 
+/** The results of the session's single statements (`all`, `raw`, `first`, `run`), each handed to `observe`. */
+function afterStatements(session: D1DatabaseSession, observe: (result: unknown, method: string) => void) {
+  const prepare = session.prepare.bind(session);
+  session.prepare = (query: string) => {
+    const statement = prepare(query);
+    const bind = statement.bind.bind(statement);
+    statement.bind = (...values: unknown[]) => {
+      const bound = bind(...values);
+      for (const method of ["all", "raw", "first", "run"] as const) {
+        const original = (bound[method] as (...args: unknown[]) => Promise<unknown>).bind(bound);
+        (bound as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+          const result = await original(...args);
+          observe(result, method);
+          return result;
+        };
+      }
+      return bound;
+    };
+    return statement;
+  };
+}
+
 /** The session's batches, each handed to `run` (with the batch itself to call). */
 function aroundBatches(session: D1DatabaseSession, run: (batch: () => Promise<D1Result[]>) => Promise<D1Result[]>) {
   const batch = session.batch.bind(session);
@@ -45,24 +67,7 @@ export function emulateD1ValueCap() {
       assertWithinD1Cap(results);
       return results;
     });
-    const prepare = session.prepare.bind(session);
-    session.prepare = (query: string) => {
-      const statement = prepare(query);
-      const bind = statement.bind.bind(statement);
-      statement.bind = (...values: unknown[]) => {
-        const bound = bind(...values);
-        for (const method of ["all", "raw", "first", "run"] as const) {
-          const original = (bound[method] as (...args: unknown[]) => Promise<unknown>).bind(bound);
-          (bound as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
-            const result = await original(...args);
-            assertWithinD1Cap(result);
-            return result;
-          };
-        }
-        return bound;
-      };
-      return statement;
-    };
+    afterStatements(session, assertWithinD1Cap);
   });
 }
 
@@ -125,17 +130,23 @@ function snapshotWithinD1Cap(query: string): string | undefined {
 }
 
 /**
- * The bytes of the rows D1 hands the Worker, over every batch of the requests made until
- * `vi.restoreAllMocks()`: what a read costs the isolate's memory, whatever it answers.
+ * The bytes of the rows D1 hands the Worker, over every batch and single statement of the requests
+ * made until `vi.restoreAllMocks()`: what a read costs the isolate's memory, whatever it answers.
  */
 export function countBytesRead() {
   const read = { bytes: 0 };
-  onSessions((session) =>
+  const count = (rows: unknown) => {
+    read.bytes += encoder.encode(JSON.stringify(rows) ?? "").byteLength;
+  };
+  onSessions((session) => {
     aroundBatches(session, async (batch) => {
       const results = await batch();
-      read.bytes += encoder.encode(JSON.stringify(results.map((result) => result.results))).byteLength;
+      count(results.map((result) => result.results));
       return results;
-    }),
-  );
+    });
+    afterStatements(session, (result, method) => {
+      if (method !== "run") count(method === "all" ? (result as D1Result).results : result);
+    });
+  });
   return read;
 }

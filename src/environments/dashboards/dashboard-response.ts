@@ -1,5 +1,5 @@
-import type { insights, texts, users } from "../../db/schema";
-import { toUserBasic } from "../../platform/user-basic";
+import type { insights, texts } from "../../db/schema";
+import { toUserBasic, type UserBasicRow } from "../../platform/user-basic";
 import {
   dashboardRights,
   RestrictionLevel,
@@ -9,7 +9,7 @@ import {
 import type { DashboardRow, DashboardWithTiles, ListedDashboardRow, TileRow } from "./dashboards.queries";
 import type { Dashboard, DashboardListItem } from "./dashboards.schema";
 
-type UserRow = typeof users.$inferSelect;
+type UserRow = UserBasicRow;
 
 const toUser = (user: UserRow | null) => (user ? toUserBasic(user) : null);
 

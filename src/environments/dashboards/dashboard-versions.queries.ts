@@ -1,3 +1,4 @@
+import { userBasicColumns } from "../../platform/user-basic";
 import { and, eq, getTableName, lte, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { dashboards, dashboardTiles, dashboardVersions, texts, users, type TileLayouts } from "../../db/schema";
@@ -173,7 +174,7 @@ const versionItemFields = {
     keyId: dashboardVersions.keyId,
     summary: dashboardVersions.summary,
   },
-  createdBy: users,
+  createdBy: userBasicColumns(users),
 };
 
 /** A page of the dashboard's versions (without their snapshots) and their count. */
@@ -207,7 +208,7 @@ export function toVersionPage(page: Page, rows: VersionRow[]) {
 /** One version of the dashboard, snapshot included. */
 export const selectVersion = (db: Database, dashboardId: number, version: number) =>
   db
-    .select({ version: dashboardVersions, createdBy: users })
+    .select({ version: dashboardVersions, createdBy: userBasicColumns(users) })
     .from(dashboardVersions)
     .leftJoin(users, eq(users.id, dashboardVersions.createdById))
     .where(and(eq(dashboardVersions.dashboardId, dashboardId), eq(dashboardVersions.version, version)));

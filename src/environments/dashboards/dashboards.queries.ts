@@ -1,3 +1,4 @@
+import { userBasicColumns } from "../../platform/user-basic";
 import { and, eq, exists, inArray, isNull, lt, ne, notExists, or, sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
@@ -131,7 +132,7 @@ function dashboardFields<Columns = typeof dashboards>(
   const rule = dashboardRuleInSql({ id: dashboards.id, environmentId }, caller.membershipId);
   return {
     dashboard: columns,
-    createdBy: users,
+    createdBy: userBasicColumns(users),
     sharingEnabled: dashboards.sharingEnabled,
     // Only where it bears on the rights: at the restriction level where only collaborators edit.
     isCollaborator: sql<boolean>`case when ${dashboards.restrictionLevel} > ${RestrictionLevel.everyoneCanEdit}
@@ -170,8 +171,8 @@ export function selectTiles(db: Database, ref: DashboardRef, tileId?: number) {
       tile: dashboardTiles,
       insight: insights,
       text: texts,
-      textCreator: textCreators,
-      textModifier: textModifiers,
+      textCreator: userBasicColumns(textCreators),
+      textModifier: userBasicColumns(textModifiers),
     })
     .from(dashboardTiles)
     .innerJoin(dashboards, eq(dashboards.id, dashboardTiles.dashboardId))

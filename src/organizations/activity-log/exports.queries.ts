@@ -1,3 +1,4 @@
+import { userBasicColumns, type UserBasicRow } from "../../platform/user-basic";
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { activityLogExports, users } from "../../db/schema";
 import { lastSeqAtOrBefore } from "../../platform/activity-log/activity-log.queries";
@@ -5,7 +6,7 @@ import { isNotNullViolationOf, whileHolds, type Database } from "../../platform/
 import type { OrganizationRef } from "../../platform/route-context/organization";
 
 export type ExportRow = typeof activityLogExports.$inferSelect;
-export type UserRow = typeof users.$inferSelect;
+export type UserRow = UserBasicRow;
 
 /** The path of an export's file, downloaded through the API. */
 export const downloadPath = (row: ExportRow) =>
@@ -62,7 +63,7 @@ export const isAnotherExportRunning = (error: unknown) => isNotNullViolationOf(e
 /** An export of the organization, with its creator. */
 export const selectExport = (db: Database, organizationId: OrganizationRef, id: string) =>
   db
-    .select({ row: activityLogExports, createdBy: users })
+    .select({ row: activityLogExports, createdBy: userBasicColumns(users) })
     .from(activityLogExports)
     .leftJoin(users, eq(users.id, activityLogExports.createdById))
     .where(and(eq(activityLogExports.organizationId, organizationId), eq(activityLogExports.id, id)));

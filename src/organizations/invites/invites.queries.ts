@@ -9,11 +9,11 @@ import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
 import { joinPage, pageOf, type ListOrder, type Page } from "../../platform/pagination";
 import type { EmailStatus, Invite, InviteInput } from "./invites.schema";
-import { toUserBasic } from "../../platform/user-basic";
+import { toUserBasic, userBasicColumns, type UserBasicRow } from "../../platform/user-basic";
 
 export type InviteRow = typeof invites.$inferSelect;
 type Statement = BatchItem<"sqlite">;
-export type UserRow = typeof users.$inferSelect;
+export type UserRow = UserBasicRow;
 
 /** PostHog's INVITE_DAYS_VALIDITY. */
 export const INVITE_VALIDITY_MS = 3 * 24 * 60 * 60 * 1000;
@@ -91,7 +91,7 @@ export async function listInvitesPage(read: OrganizationRead, caller: CallerMemb
   const [[total], rows] = await read.batch([
     db.select({ value: organizations.inviteCount }).from(organizations).where(eq(organizations.id, organizationId)),
     db
-      .select({ invite: invites, createdBy: users, access: accessSeenBy(caller) })
+      .select({ invite: invites, createdBy: userBasicColumns(users), access: accessSeenBy(caller) })
       .from(invites)
       .innerJoin(...joinPage(db, newestFirst, eq(invites.organizationId, organizationId), page))
       .leftJoin(users, eq(users.id, invites.createdById)),
@@ -348,7 +348,7 @@ export async function resendFailedEmail(
   heldWhile: SQL,
 ): Promise<ResendOutcome | "refused"> {
   const [found] = await db
-    .select({ invite: invites, createdBy: users })
+    .select({ invite: invites, createdBy: userBasicColumns(users) })
     .from(invites)
     .leftJoin(users, eq(users.id, invites.createdById))
     .where(and(eq(invites.id, inviteId), eq(invites.organizationId, organizationId)));

@@ -17,13 +17,15 @@ import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
-import { toUserBasic } from "../../platform/user-basic";
+import { toUserBasic, userBasicColumns, type UserBasicRow } from "../../platform/user-basic";
 import { holdsIgnoringCase } from "../../platform/text-search";
 import type { Member } from "./members.schema";
 import { enabledWebhooksCreatedBy } from "../webhooks/webhook-creators";
 
 export type MembershipRow = typeof organizationMemberships.$inferSelect;
-type UserRow = typeof users.$inferSelect;
+/** What a member shows of their user: `UserBasic`'s fields and the last login. */
+type UserRow = UserBasicRow & Pick<typeof users.$inferSelect, "lastLogin">;
+export const memberUserColumns = { ...userBasicColumns(users), lastLogin: users.lastLogin };
 type Statement = BatchItem<"sqlite">;
 
 export function toMember(membership: MembershipRow, user: UserRow): Member {
@@ -101,7 +103,7 @@ export async function listMembersPage(read: OrganizationRead, page: Page, filter
   const [[counted], rows] = await read.batch([
     selectCount(db, total),
     db
-      .select({ membership: organizationMemberships, user: users })
+      .select({ membership: organizationMemberships, user: memberUserColumns })
       .from(organizationMemberships)
       .innerJoin(...joinPage(db, order, where, page))
       .innerJoin(users, eq(users.id, organizationMemberships.userId)),
@@ -147,7 +149,7 @@ const selectRolesOfMember = (db: Database, organizationId: OrganizationRef, user
 
 const selectMemberByUuid = (db: Database, organizationId: OrganizationRef, userUuid: string) =>
   db
-    .select({ membership: organizationMemberships, user: users })
+    .select({ membership: organizationMemberships, user: memberUserColumns })
     .from(organizationMemberships)
     .innerJoin(users, eq(users.id, organizationMemberships.userId))
     .where(and(eq(organizationMemberships.organizationId, organizationId), eq(users.uuid, userUuid)));

@@ -16,7 +16,7 @@ import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } f
 import type { OrganizationRead } from "../../platform/route-context";
 import type { OrganizationRef } from "../../platform/route-context/organization";
 import { toUserBasic } from "../../platform/user-basic";
-import { toMember } from "../members/members.queries";
+import { memberUserColumns, toMember } from "../members/members.queries";
 import type { Role, RoleMembership, RoleMembershipRow, RoleRow } from "./roles.schema";
 
 type Statement = BatchItem<"sqlite">;
@@ -41,7 +41,7 @@ const roleIdIn = (organizationId: OrganizationRef, roleId: string) =>
 /** Role memberships with their member and user, as the API shows them. */
 const selectMemberships = (db: Database) =>
   db
-    .select({ roleMembership: roleMemberships, membership: organizationMemberships, user: users })
+    .select({ roleMembership: roleMemberships, membership: organizationMemberships, user: memberUserColumns })
     .from(roleMemberships)
     .innerJoin(organizationMemberships, eq(organizationMemberships.id, roleMemberships.organizationMembershipId))
     .innerJoin(users, eq(users.id, organizationMemberships.userId));
@@ -87,7 +87,12 @@ export async function listRoles(read: OrganizationRead, page: Page) {
   const [[total], rows] = await read.batch([
     selectCount(db, counter),
     db
-      .select({ role: roles, roleMembership: roleMemberships, membership: organizationMemberships, user: users })
+      .select({
+        role: roles,
+        roleMembership: roleMemberships,
+        membership: organizationMemberships,
+        user: memberUserColumns,
+      })
       .from(roles)
       .innerJoin(...joinPage(db, earliestFirst, where, page))
       .leftJoin(roleMemberships, eq(roleMemberships.roleId, roles.id))
@@ -210,7 +215,7 @@ export function newRoleMembershipReads(
   return [
     db.select().from(roles).where(roleOfOrganization(organizationId, roleId)),
     db
-      .select({ membership: organizationMemberships, user: users })
+      .select({ membership: organizationMemberships, user: memberUserColumns })
       .from(organizationMemberships)
       .innerJoin(users, eq(users.id, organizationMemberships.userId))
       .where(and(eq(organizationMemberships.organizationId, organizationId), eq(users.uuid, userUuid))),

@@ -1,3 +1,4 @@
+import { userBasicColumns } from "../../platform/user-basic";
 import { logLine } from "../../platform/log";
 import { and, asc, eq, gt, isNotNull, isNull, lt, lte, ne, sql, type SQL } from "drizzle-orm";
 import { activityLog, serviceApiKeys, users, webhookDeliveries, webhooks } from "../../db/schema";
@@ -193,7 +194,7 @@ async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
         delivery: webhookDeliveries,
         webhook: webhooks,
         entry: activityLog,
-        user: users,
+        user: userBasicColumns(users),
         serviceKey: entryServiceKey,
       })
       .from(webhookDeliveries)

@@ -1,6 +1,6 @@
 import { and, eq, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, activityLogAnchors, organizations, users, webhookDeliveries, webhooks } from "../../db/schema";
-import { toUserBasic } from "../../platform/user-basic";
+import { toUserBasic, userBasicColumns, type UserBasicRow } from "../../platform/user-basic";
 import { activityStatement, type ActivityActor } from "../../platform/activity-log/record";
 import { boundAs, type Database, whileHolds } from "../../platform/db";
 import { nowIso } from "../../platform/ids";
@@ -12,7 +12,7 @@ import type { Webhook } from "./webhooks.schema";
 export type WebhookRow = typeof webhooks.$inferSelect;
 type DeliveryRow = typeof webhookDeliveries.$inferSelect;
 
-export type UserRow = typeof users.$inferSelect;
+export type UserRow = UserBasicRow;
 
 export function toWebhook(row: WebhookRow, createdBy: UserRow | null): Webhook {
   return {
@@ -34,7 +34,10 @@ export function toWebhook(row: WebhookRow, createdBy: UserRow | null): Webhook {
 
 /** Webhooks with their creators (a user who is gone: null). */
 export const selectWebhooksWithCreator = (db: Database) =>
-  db.select({ webhook: webhooks, createdBy: users }).from(webhooks).leftJoin(users, eq(users.id, webhooks.createdById));
+  db
+    .select({ webhook: webhooks, createdBy: userBasicColumns(users) })
+    .from(webhooks)
+    .leftJoin(users, eq(users.id, webhooks.createdById));
 
 export const toDelivery = (row: DeliveryRow) => ({
   id: row.id,

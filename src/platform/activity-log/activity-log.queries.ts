@@ -1,13 +1,13 @@
 import { and, desc, eq, lt, sql, type SQL } from "drizzle-orm";
 import { activityLog, activityLogSegments, serviceApiKeys, users } from "../../db/schema";
-import { toUserBasic } from "../user-basic";
+import { toUserBasic, userBasicColumns, type UserBasicRow } from "../user-basic";
 import { inJsonList, type Database } from "../db";
 import { DEFAULT_PAGE_SIZE } from "../pagination";
 import { notFound } from "../errors";
 import { USER_ID, type ActivityLogEntry, type ActivityLogQuery } from "./activity-log.schema";
 
 type EntryRow = typeof activityLog.$inferSelect;
-type UserRow = typeof users.$inferSelect;
+type UserRow = UserBasicRow;
 
 /** An entry with who made it: the user, or the organization's service key (which is no person). */
 export type PageRow = { entry: EntryRow; user: UserRow | null; serviceKey: { id: string; label: string } | null };
@@ -147,7 +147,7 @@ export const serviceKeyOfEntry = eq(serviceApiKeys.id, activityLog.apiKeyId);
 /** Entries with who made them (`PageRow`): what a page, an entry's URL and the events feed read. */
 export const selectEntriesWithUsers = (db: Database) =>
   db
-    .select({ entry: activityLog, user: users, serviceKey: entryServiceKey })
+    .select({ entry: activityLog, user: userBasicColumns(users), serviceKey: entryServiceKey })
     .from(activityLog)
     .leftJoin(users, eq(users.id, activityLog.userId))
     .leftJoin(serviceApiKeys, serviceKeyOfEntry);

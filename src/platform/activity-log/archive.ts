@@ -1,3 +1,4 @@
+import { userBasicColumns, type UserBasicRow } from "../user-basic";
 import { and, asc, desc, eq, gt, gte, isNull, lt, lte, sql, type SQL } from "drizzle-orm";
 import {
   activityLog,
@@ -323,7 +324,7 @@ export function authorStatements(db: Database, rows: EntryRow[]) {
   const userIds = present(rows.map((row) => row.userId));
   const keyIds = present(rows.map((row) => row.apiKeyId));
   return [
-    db.select().from(users).where(inJsonList(users.id, userIds)),
+    db.select(userBasicColumns(users)).from(users).where(inJsonList(users.id, userIds)),
     db.select(entryServiceKey).from(serviceApiKeys).where(inJsonList(serviceApiKeys.id, keyIds)),
   ] as const;
 }
@@ -331,7 +332,7 @@ export function authorStatements(db: Database, rows: EntryRow[]) {
 /** Archived entries with who made them (`authorStatements`' results), as entries kept here are read. */
 export function withAuthors(
   rows: EntryRow[],
-  [found, keys]: readonly [(typeof users.$inferSelect)[], { id: string; label: string }[]],
+  [found, keys]: readonly [UserBasicRow[], { id: string; label: string }[]],
 ): PageRow[] {
   const userById = new Map(found.map((user) => [user.id, user]));
   const keyById = new Map(keys.map((key) => [key.id, key]));

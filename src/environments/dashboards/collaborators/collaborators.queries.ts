@@ -4,13 +4,13 @@ import { dashboardCollaborators, dashboards, environments, organizationMembershi
 import { ruleOfMember } from "../../../platform/access-rules/member-rule";
 import { whileHolds, type Database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
-import { toUserBasic } from "../../../platform/user-basic";
+import { toUserBasic, userBasicColumns } from "../../../platform/user-basic";
 import type { Collaborator } from "./collaborators.schema";
 
 /** A dashboard's collaborators (or the one with `id`) with their users, oldest first: one query. */
 export function selectCollaborators(db: Database, environmentId: number, dashboardId: number, id?: string) {
   return db
-    .select({ collaborator: dashboardCollaborators, user: users })
+    .select({ collaborator: dashboardCollaborators, user: userBasicColumns(users) })
     .from(dashboardCollaborators)
     .innerJoin(users, eq(users.id, dashboardCollaborators.userId))
     .innerJoin(dashboards, eq(dashboards.id, dashboardCollaborators.dashboardId))
@@ -44,7 +44,7 @@ export function selectCandidate(db: Database, environmentId: number, userUuid: s
     sql`(select ${column} from ${environments} where ${environments.id} = ${environmentId})`;
   return db
     .select({
-      user: users,
+      user: userBasicColumns(users),
       organizationLevel: organizationMemberships.level,
       projectRule: ruleOfMember("project", ofEnvironment(environments.projectId), organizationMemberships.id),
     })
@@ -96,7 +96,7 @@ export async function insertCollaborator(
 /** The user's collaboration on the dashboard, with the user: read with the dashboard, before removing it. */
 export function selectCollaboration(db: Database, dashboardId: number, userUuid: string) {
   return db
-    .select({ collaborator: dashboardCollaborators, user: users })
+    .select({ collaborator: dashboardCollaborators, user: userBasicColumns(users) })
     .from(dashboardCollaborators)
     .innerJoin(users, eq(users.id, dashboardCollaborators.userId))
     .where(and(eq(dashboardCollaborators.dashboardId, dashboardId), eq(users.uuid, userUuid)));
