@@ -42,7 +42,7 @@ import { sendFirstStep } from "../platform/stepped-deletion";
 import { scheduleOrganizationDeletion } from "./organization-deletion";
 import { organizationActivity, organizationItem, trackedOrganizationFields } from "./organizations.activity";
 import { DEFAULT_PROJECT_NAME, insertProjectStatements } from "../projects/projects.queries";
-import { ProjectInput, toProjectListItem } from "../projects/projects.schema";
+import { asListRow, ProjectInput, toProjectListItem } from "../projects/projects.schema";
 
 /** The user's e-mail, read when the entry is appended: the key names its user by id only. */
 const userEmailInBatch = (userId: number) => sql`select ${users.email} from ${users} where ${users.id} = ${userId}`;
@@ -98,7 +98,7 @@ async function insertOrganization(c: Context<AppEnv>, name: string, slug: string
   ]);
   if (!projectRow || !organizationRow) throw new Error("created organization was not read back");
   return {
-    organization: toOrganization(organizationRow, MembershipLevel.owner, [toProjectListItem(projectRow)]),
+    organization: toOrganization(organizationRow, MembershipLevel.owner, [toProjectListItem(asListRow(projectRow))]),
     version: organizationRow.version,
   };
 }

@@ -15,10 +15,11 @@ import { counterOf, pageIds, pageOf, selectCount, type ListOrder, type Page } fr
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { projectsInKeyScope } from "../platform/route-context/project";
 import { toOrganization, type Organization, type OrganizationUpdateInput } from "./organizations.schema";
-import { toProjectListItem } from "../projects/projects.schema";
+import { toProjectListItem, type ProjectListRow } from "../projects/projects.schema";
+import { projectListColumns } from "../projects/projects.queries";
 
 type OrganizationRow = { organization: typeof organizations.$inferSelect; level: number };
-type ProjectRow = { project: typeof projects.$inferSelect };
+type ProjectRow = { project: ProjectListRow };
 
 /**
  * The selected organizations, as full objects: their rows (with the caller's level), and their projects the caller
@@ -48,7 +49,7 @@ const membershipOfListed = (actor: Actor) =>
  */
 function selectListedWithProjects(db: Database, actor: Actor, listed: SQL) {
   return db
-    .select({ organization: organizations, level: organizationMemberships.level, project: projects })
+    .select({ organization: organizations, level: organizationMemberships.level, project: projectListColumns })
     .from(sql`(${listed}) as "listed"`)
     .crossJoin(organizationMemberships)
     .crossJoin(organizations)
@@ -66,7 +67,7 @@ function selectListedWithProjects(db: Database, actor: Actor, listed: SQL) {
  */
 function selectVisibleProjectsIn(db: Database, actor: Actor, listed: SQL) {
   return db
-    .select({ project: projects })
+    .select({ project: projectListColumns })
     .from(sql`(${listed}) as "listed"`)
     .crossJoin(organizationMemberships)
     .crossJoin(projects)

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import type { organizations, projects } from "../db/schema";
+import type { organizations } from "../db/schema";
 import { MembershipLevelField } from "./membership-level-field";
-import { ProjectListItem, toProjectListItem } from "../projects/projects.schema";
+import { ProjectListItem, toProjectListItem, type ProjectListRow } from "../projects/projects.schema";
 import { visibleName } from "../platform/names";
 import { KeyScope } from "../platform/auth/scopes";
 import { idList } from "../platform/input-limits";
@@ -13,7 +13,7 @@ type ProjectItem = z.infer<typeof ProjectListItem>;
 export const TeamBasic = ProjectListItem.openapi("TeamBasic");
 export type TeamBasic = z.infer<typeof TeamBasic>;
 
-export const toTeamBasic = (project: typeof projects.$inferSelect): TeamBasic => toProjectListItem(project);
+export const toTeamBasic = (project: ProjectListRow): TeamBasic => toProjectListItem(project);
 
 /**
  * PostHog's Organization. Fields we do not model carry PostHog's neutral values, so that clients

@@ -1,4 +1,4 @@
-import { and, count, eq, getTableColumns, isNull, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, isNull, type SQL, sql } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../db/schema";
 import { effectiveProjectLevel } from "../platform/access-rules/project-level";
 import { projectVisible, projectVisibleAtLevel } from "../platform/access-rules/project-visibility";
@@ -46,6 +46,32 @@ export const MAX_PROJECTS_PER_ORGANIZATION = 2000;
  */
 export const MAX_PROJECT_SETTINGS_BYTES = 1024 * 1024;
 export const DEFAULT_PROJECT_NAME = "Default project";
+
+/** The settings' `tags`, read out of them in SQL: a list item shows no other setting. */
+const settingsTags = sql<string[]>`coalesce(json_extract(${projects.settings}, '$.tags'), '[]')`.mapWith(
+  (value: string) => JSON.parse(value) as string[],
+);
+
+/**
+ * What a list item (`toProjectListItem`) reads of a project, and what orders a list: not its
+ * settings, which may hold 1 MiB (a page of projects, or a user's `@me`, would read each whole),
+ * but their `tags`.
+ */
+export const projectListColumns = {
+  id: projects.id,
+  uuid: projects.uuid,
+  organizationId: projects.organizationId,
+  apiToken: projects.apiToken,
+  name: projects.name,
+  completedSnippetOnboarding: projects.completedSnippetOnboarding,
+  hasCompletedOnboardingFor: projects.hasCompletedOnboardingFor,
+  ingestedEvent: projects.ingestedEvent,
+  isDemo: projects.isDemo,
+  timezone: projects.timezone,
+  accessControl: projects.accessControl,
+  createdAt: projects.createdAt,
+  tags: settingsTags,
+};
 
 /**
  * "Default project", else "Default project N" for the smallest N >= 2 not taken in the
@@ -281,7 +307,7 @@ function projectPageStatements(db: Database, actor: Actor, requested: string, pa
   return [
     selectCount(db, total),
     db
-      .select(getTableColumns(projects))
+      .select(projectListColumns)
       .from(projects)
       .innerJoin(...joinPage(db, byCreation, where, page)),
   ] as const;
@@ -360,7 +386,7 @@ export async function listVisibleProjects(db: Database, actor: Actor, page: Page
   const [[total], rows] = await db.batch([
     selectCount(db, visibleProjectCount(db, actor)),
     db
-      .select(getTableColumns(projects))
+      .select(projectListColumns)
       .from(projects)
       .innerJoin(...joinPage(db, byCreation, where, page, through)),
   ]);

@@ -240,7 +240,30 @@ export type Project = z.infer<typeof Project>;
 
 type ProjectRow = typeof projects.$inferSelect;
 
-export function toProjectListItem(row: ProjectRow): z.infer<typeof ProjectListItem> {
+/** What a list item shows of a project: its columns but the settings, and the settings' `tags`. */
+export type ProjectListRow = Pick<
+  ProjectRow,
+  | "id"
+  | "uuid"
+  | "organizationId"
+  | "apiToken"
+  | "name"
+  | "completedSnippetOnboarding"
+  | "hasCompletedOnboardingFor"
+  | "ingestedEvent"
+  | "isDemo"
+  | "timezone"
+  | "accessControl"
+  | "createdAt"
+> & { tags: string[] };
+
+/** A whole project row as a list item reads it. */
+export const asListRow = (row: ProjectRow): ProjectListRow => ({
+  ...row,
+  tags: (row.settings as { tags?: string[] }).tags ?? [],
+});
+
+export function toProjectListItem(row: ProjectListRow): z.infer<typeof ProjectListItem> {
   return {
     id: row.id,
     uuid: row.uuid,
@@ -254,14 +277,14 @@ export function toProjectListItem(row: ProjectRow): z.infer<typeof ProjectListIt
     timezone: row.timezone,
     access_control: row.accessControl,
     project_id: row.id,
-    tags: (row.settings as { tags?: string[] }).tags ?? [],
+    tags: row.tags,
   };
 }
 
 /** The full object; `effective_membership_level` is the caller's organization level. */
 export function toProject(row: ProjectRow, membershipLevel: number): Project {
   return {
-    ...toProjectListItem(row),
+    ...toProjectListItem(asListRow(row)),
     ...PROJECT_SETTINGS_DEFAULTS,
     ...(row.settings as Partial<z.infer<typeof ProjectSettingsInput>>),
     created_at: row.createdAt,

@@ -7,7 +7,7 @@ import {
   visibleProjectsStatement,
 } from "../organizations/organizations.queries";
 import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations.schema";
-import { selectVisibleProject } from "../projects/projects.queries";
+import { projectListColumns, selectVisibleProject } from "../projects/projects.queries";
 import { projectVisible } from "../platform/access-rules/project-visibility";
 import { inJsonList, jsonObjectWithKeys, type Database } from "../platform/db";
 import { jsonWithinLimit } from "../platform/input-limits";
@@ -96,7 +96,7 @@ const currentUserStatements = prepared((db: Database, actor: Actor, unexpiredSin
     // Creation order: organization ids are UUIDv7 (time first), read along the user's membership index.
     .orderBy(asc(organizationMemberships.organizationId));
   const team = db
-    .select({ project: projects })
+    .select({ project: projectListColumns })
     .from(projects)
     .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
     .where(and(projectVisible, eq(projects.id, currentProjectId(db, actor))))

@@ -1,4 +1,5 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
+import { countBytesRead } from "../support/d1-limits";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
   addMember,
@@ -157,6 +158,44 @@ describe("GET /api/projects", () => {
     const capped = await api("GET", "/api/projects?limit=5000&offset=1", { key });
     expect(capped.body.previous).toBe("http://localhost/api/projects?limit=1000&offset=0");
   });
+});
+
+describe("a project's settings, read where only its list item shows", () => {
+  it("are read as their tags alone by @me, the organization object and the project lists", async () => {
+    const { organization, project, key } = await setupOrganization();
+    // Within every limit: two settings of 455 KB each, on each of three projects.
+    const heavy = {
+      person_display_name_properties: Array.from({ length: 7 }, () => "p".repeat(65_000)),
+      live_events_columns: Array.from({ length: 7 }, () => "l".repeat(65_000)),
+      tags: ["heavy"],
+    };
+    const projects = [project, await createProject(organization.id), await createProject(organization.id)];
+    for (const { id } of projects) {
+      expect((await api("PATCH", `/api/projects/${id}`, { key, body: heavy })).status).toBe(200);
+    }
+    const reads = [
+      "/api/users/@me",
+      `/api/organizations/${organization.id}`,
+      "/api/organizations/@current",
+      "/api/organizations",
+      "/api/projects",
+      `/api/organizations/${organization.id}/projects`,
+    ];
+    const measured = [];
+    for (const read of reads) {
+      const counted = countBytesRead();
+      const response = await api("GET", read, { key });
+      vi.restoreAllMocks();
+      expect([read, response.status, JSON.stringify(response.body).includes('"tags":["heavy"]')]).toEqual([
+        read,
+        200,
+        true,
+      ]);
+      // One project's settings whole are 910 KB.
+      measured.push({ read, small: counted.bytes < 100_000 });
+    }
+    expect(measured).toEqual(reads.map((read) => ({ read, small: true })));
+  }, 60_000);
 });
 
 describe("POST /api/projects", () => {
