@@ -26,6 +26,7 @@ import {
   expectError,
   missingScope,
 } from "../support/error-bodies";
+import { countBytesRead } from "../support/d1-limits";
 
 const exportsPath = (projectId: number | string, tree = "environments") => `/api/${tree}/${projectId}/batch_exports`;
 
@@ -369,6 +370,33 @@ describe("GET /api/environments/:project_id/batch_exports", () => {
     const stranger = await setupOrganization();
     expect((await api("GET", exportsPath(project.id), { key: stranger.key })).status).toBe(404);
     expect((await api("GET", exportsPath("not-a-project"), { key: stranger.key })).status).toBe(404);
+  });
+});
+
+describe("a batch export's secrets, in its lists", () => {
+  it("are left in the database: neither list reads them, however long", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const long = { aws_access_key_id: "AKIAEXAMPLE", aws_secret_access_key: "s".repeat(65_000) };
+    for (let index = 0; index < 4; index += 1) {
+      const body = {
+        ...S3_EXPORT,
+        name: `Export ${index}`,
+        destination: { type: "S3", config: { ...S3_CONFIG, ...long } },
+      };
+      expect((await api("POST", exportsPath(project.id), { key, body })).status).toBe(201);
+    }
+    for (const path of [exportsPath(project.id), `/api/organizations/${organization.id}/batch_exports`]) {
+      const counted = countBytesRead();
+      const listed = await api("GET", path, { key });
+      vi.restoreAllMocks();
+      expect([
+        path,
+        listed.status,
+        listed.body.results.map((row: { destination: unknown }) => row.destination),
+      ]).toEqual([path, 200, Array.from({ length: 4 }, () => ({ type: "S3", config: S3_CONFIG }))]);
+      // Four sealed secrets are 350 KB.
+      expect([path, counted.bytes < 50_000]).toEqual([path, true]);
+    }
   });
 });
 

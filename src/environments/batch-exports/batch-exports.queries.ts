@@ -6,6 +6,7 @@ import { whileHolds, type Database } from "../../platform/db";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
+import { DESTINATION_TYPES, secretFields } from "./destinations";
 
 type Statement = BatchItem<"sqlite">;
 
@@ -27,10 +28,25 @@ const newestFirst: ListOrder = [
   [batchExports.id, "desc"],
 ];
 
+/** Every destination's secret fields, as JSON paths: `$.aws_secret_access_key`... */
+const SECRET_PATHS = [...new Set(DESTINATION_TYPES.flatMap(secretFields))].map((field) => {
+  if (!/^[A-Za-z0-9_]+$/.test(field)) throw new Error(`not an identifier: ${field}`);
+  return sql.raw(`'$.${field}'`);
+});
+
+/**
+ * The configuration without its secrets, removed in SQL: a list never shows them, and each may
+ * hold 64 KiB sealed, which a page would otherwise read for nothing.
+ */
+const configWithoutSecrets =
+  sql`json_remove(${batchExports.destinationConfig}, ${sql.join(SECRET_PATHS, sql`, `)})`.mapWith(
+    batchExports.destinationConfig,
+  );
+
 function pageStatements(db: Database, page: Page, where: SQL | undefined, count: SQL<number>) {
   const total = selectCount(db, count);
   const rows = db
-    .select(getTableColumns(batchExports))
+    .select({ ...getTableColumns(batchExports), destinationConfig: configWithoutSecrets })
     .from(batchExports)
     .innerJoin(...joinPage(db, newestFirst, where, page));
   return [total, rows] as [typeof total, typeof rows];
