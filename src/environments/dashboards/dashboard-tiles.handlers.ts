@@ -7,7 +7,14 @@ import { personOf, type AppEnv } from "../../platform/env";
 import { notFound, validationError } from "../../platform/errors";
 import type { ProjectTree } from "../project-trees";
 import { copiedContent } from "./dashboard-copies";
-import { dashboardOfPath, editableDashboard, parseDashboardId, readTileCopy, scopeOf } from "./dashboard-request";
+import {
+  callerStillMayCopy,
+  dashboardOfPath,
+  editableDashboard,
+  parseDashboardId,
+  readTileCopy,
+  scopeOf,
+} from "./dashboard-request";
 import { rightsOn, toDashboard } from "./dashboard-response";
 import { stackedLayouts } from "./dashboard-versions";
 import { versionStatements } from "./dashboard-versions.queries";
@@ -66,7 +73,16 @@ export const copyDashboardTile: RouteHandler<CopyTileRoute, AppEnv> = async (c) 
     throw validationError("invalid_input", INSIGHT_ALREADY_THERE, "tileId");
   }
   const expected = expectedVersion(c, destination.dashboard);
-  const raise = raiseTileWrite(c, destination.dashboard, expected);
+  // Only while the caller may still see the source and the tile is still on it, as read: else 404.
+  const held = {
+    id: copy.fromDashboardId,
+    environmentId: scope.environmentId,
+    organizationId: c.var.project.organizationId,
+  };
+  const tileStillOnSource = sql`exists (select 1 from ${dashboardTiles} where ${dashboardTiles.id} = ${copy.tileId}
+    and ${dashboardTiles.dashboardId} = ${copy.fromDashboardId} and ${dashboardTiles.deleted} = 0)`;
+  const sourceHeld = and(callerStillMayCopy(c, held, true), tileStillOnSource);
+  const raise = raiseTileWrite(c, destination.dashboard, expected, sourceHeld);
   const [layouts] = stackedLayouts(
     destinationTiles.map((shown) => shown.tile.layouts),
     1,

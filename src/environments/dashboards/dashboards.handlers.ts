@@ -276,15 +276,20 @@ export const whileLive = (also?: SQL) => whileHolds(sql<boolean>`0`, and(sql`${d
 
 /**
  * A tile write's raise of its dashboard's version (from `expected`, with `If-Match`): only while the
- * dashboard is live and the caller may still edit it, as read.
+ * dashboard is live (and `also` holds: else 404) and the caller may still edit it, as read.
  */
-export function raiseTileWrite(c: Context<AppEnv>, dashboard: DashboardRow["dashboard"], expected?: number) {
+export function raiseTileWrite(
+  c: Context<AppEnv>,
+  dashboard: DashboardRow["dashboard"],
+  expected?: number,
+  also?: SQL,
+) {
   return c.var.db
     .update(dashboards)
     .set({
       ...nextVersion,
       lastModifiedAt: nowIso(),
-      deleted: whileLive(),
+      deleted: whileLive(also),
       restrictionLevel: restrictionWhileEditor(c, dashboard),
     })
     .where(and(eq(dashboards.id, dashboard.id), versionIs(expected)));

@@ -4,6 +4,7 @@ import * as schema from "../../../src/db/schema";
 import { addMember, addMembership, api, db, setupOrganization } from "../../support/harness";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { beforeWrites } from "../../support/races";
+import { NOT_FOUND } from "../../support/error-bodies";
 import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
 
 const memberPath = (organizationId: string, uuid: string) => `/api/organizations/${organizationId}/members/${uuid}`;
@@ -495,6 +496,58 @@ describe("a dashboard copy judged on its source as read", () => {
     const listed = await api("GET", dashboardsPath(project.id), { key });
     const names = (listed.body.results as { name: string }[]).map((dashboard) => dashboard.name).sort();
     expect({ status: copied.status, names }).toEqual({ status: 400, names: ["Board"] });
+  });
+});
+
+describe("a tile copy judged on its source as read", () => {
+  it("a none rule on the source given meanwhile refuses the copy (404), as a moment later, and copies nothing", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const sourcePath = `${dashboardsPath(project.id)}/${(await createDashboard(key, project.id, { name: "Source" })).id}`;
+    const noted = await api("PATCH", sourcePath, { key, body: { tiles: [{ text: { body: "for admins only" } }] } });
+    expect(noted.status).toBe(200);
+    const destination = await createDashboard(key, project.id, { name: "Destination" });
+    const copyPath = `${dashboardsPath(project.id)}/${destination.id}/copy_tile`;
+    // A plain member, an editor of both dashboards by default, until the owner hides the source.
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const body = { fromDashboardId: noted.body.id, tileId: noted.body.tiles[0].id };
+    const ran = beforeWrites([
+      [
+        /^update "dashboards"/,
+        async () =>
+          (
+            await api("PUT", `${sourcePath}/access_controls`, {
+              key,
+              body: { organization_member: member.membership.id, access_level: "none" },
+            })
+          ).status,
+      ],
+    ]);
+    const copied = await api("POST", copyPath, { key: member.key, body });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expect([copied.status, copied.body]).toEqual([404, NOT_FOUND]);
+    expect((await api("GET", `${dashboardsPath(project.id)}/${destination.id}`, { key })).body.tiles).toEqual([]);
+  });
+
+  it("a tile removed from the source meanwhile is not copied (404)", async () => {
+    const { project, key } = await setupOrganization();
+    const sourcePath = `${dashboardsPath(project.id)}/${(await createDashboard(key, project.id, { name: "Source" })).id}`;
+    const noted = await api("PATCH", sourcePath, { key, body: { tiles: [{ text: { body: "soon gone" } }] } });
+    const tileId = noted.body.tiles[0].id;
+    const destination = await createDashboard(key, project.id, { name: "Destination" });
+    const ran = beforeWrites([
+      [
+        /^update "dashboards"/,
+        async () => (await api("PATCH", `${sourcePath}/tiles/${tileId}`, { key, body: { deleted: true } })).status,
+      ],
+    ]);
+    const copied = await api("POST", `${dashboardsPath(project.id)}/${destination.id}/copy_tile`, {
+      key,
+      body: { fromDashboardId: noted.body.id, tileId },
+    });
+    vi.restoreAllMocks();
+    expect([ran, copied.status, copied.body]).toEqual([[200], 404, NOT_FOUND]);
+    expect((await api("GET", `${dashboardsPath(project.id)}/${destination.id}`, { key })).body.tiles).toEqual([]);
   });
 });
 
