@@ -398,8 +398,11 @@ describe("recording a key's use, racing a roll with an overlap", () => {
     // The key's first use: its use is recorded after the response, while the owner rolls it.
     expect((await api("GET", "/api/personal_api_keys/@current", { key: deploy.value })).status).toBe(200);
     await vi.waitFor(() => expect(hook.reread).toBe(true));
+    // Cached again as D1 holds it after the roll: a replaced value, never the key's current one.
     const entry = apiKeyCacheKey(await sha256Hex(deploy.value));
-    await vi.waitFor(async () => expect(await env.API_KEY_CACHE.get(entry)).toBeNull());
+    await vi.waitFor(async () =>
+      expect(await env.API_KEY_CACHE.get(entry, "json")).toMatchObject({ replacedValue: true }),
+    );
     vi.restoreAllMocks();
     // The value the roll replaced works through its overlap, but manages no key.
     const again = await api("POST", `/api/personal_api_keys/${deploy.id}/roll`, { key: deploy.value, body: {} });

@@ -1,5 +1,5 @@
 import { userBasicColumns } from "../../platform/user-basic";
-import { logLine } from "../../platform/log";
+import { errorFields, logLine } from "../../platform/log";
 import { and, asc, eq, gt, isNotNull, isNull, lt, lte, ne, sql, type SQL } from "drizzle-orm";
 import { activityLog, serviceApiKeys, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { entryServiceKey, serviceKeyOfEntry } from "../../platform/activity-log/activity-log.queries";
@@ -320,7 +320,13 @@ export async function redeliver(
     .where(and(ofWebhook, ne(webhookDeliveries.status, "pending"), held))
     .returning();
   if (delivery) {
-    await sendDeliveryMessages(env, [delivery]);
+    try {
+      await sendDeliveryMessages(env, [delivery]);
+    } catch (error) {
+      // It is pending: the cron's sweep sends a lost message. A 500 here would tell the caller
+      // nothing happened, and free their `Idempotency-Key`.
+      logLine("warn", { task: "redeliver webhook delivery", delivery_id: delivery.id, error: errorFields(error) });
+    }
     return delivery;
   }
   // Not written: pending already (answered as it is), or `held` no longer held.

@@ -1,3 +1,4 @@
+import { errorFields, logLine } from "../log";
 import { eq, or } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import type { Context } from "hono";
@@ -62,7 +63,7 @@ export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   await admitRequest(c, secureValue, published);
 
   if (!lastUsedAt || Date.now() - Date.parse(lastUsedAt) > LAST_USED_WRITE_INTERVAL_MS) {
-    c.executionCtx.waitUntil(recordUse(c.env, key));
+    c.executionCtx.waitUntil(afterResponse("record key use", recordUse(c.env, key)));
   }
   return actor;
 }
@@ -102,10 +103,22 @@ async function findKey(c: Context<AppEnv>, secureValue: string, service: boolean
     rememberUnknown(secureValue);
     return null;
   }
-  await cacheKey(c.env.API_KEY_CACHE, loaded);
-  c.executionCtx.waitUntil(forgetIfChanged(c.env, loaded));
+  c.executionCtx.waitUntil(afterResponse("cache key", cacheThenRecheck(c.env, loaded)));
   return loaded;
 }
+
+/**
+ * After the response, as no request needs it: a put can fail (KV takes one write a second per
+ * key, and every location's entry of a busy key ends at once), and the next miss puts it again.
+ */
+async function cacheThenRecheck(env: AppEnv["Bindings"], key: CachedKey) {
+  await cacheKey(env.API_KEY_CACHE, key);
+  await forgetIfChanged(env, key);
+}
+
+/** Work after the response: a failure is a log line, never a rejection left unhandled. */
+const afterResponse = (task: string, work: Promise<unknown>) =>
+  work.catch((error: unknown) => logLine("warn", { task, error: errorFields(error as Error) }));
 
 async function readCachedKey(cache: KVNamespace, secureValue: string) {
   return cache.get<CachedKey>(apiKeyCacheKey(secureValue), "json");
@@ -190,16 +203,23 @@ async function loadServiceKey(db: AppEnv["Variables"]["db"], secureValue: string
 const earlier = (left: string | null, right: string | null) =>
   left === null ? right : right === null || left < right ? left : right;
 
-/** After the response: at most one write an hour per key, not metered into the response. */
+/**
+ * After the response: at most one write an hour per key, not metered into the response. The entry
+ * is then made again from the key as D1 holds it (a roll or change meanwhile included), never from
+ * the copy this request was admitted with; if that read fails, nothing is put back.
+ */
 async function recordUse(env: AppEnv["Bindings"], key: CachedKey) {
   const db = drizzle(env.DB);
-  const lastUsedAt = nowIso();
   const table = tableOf(key.kind);
-  const updated = await db.update(table).set({ lastUsedAt }).where(eq(table.id, key.keyId)).returning({ id: table.id });
+  const updated = await db
+    .update(table)
+    .set({ lastUsedAt: nowIso() })
+    .where(eq(table.id, key.keyId))
+    .returning({ id: table.id });
   if (updated.length === 0) return;
-  const cached = { ...key, lastUsedAt };
-  await cacheKey(env.API_KEY_CACHE, cached);
-  await forgetIfChanged(env, cached);
+  const fresh = await loadKey(db, key.secureValue, key.kind === "service");
+  if (!fresh) return env.API_KEY_CACHE.delete(apiKeyCacheKey(key.secureValue));
+  await cacheThenRecheck(env, fresh);
 }
 
 /**

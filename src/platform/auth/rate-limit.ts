@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv, Bindings } from "../env";
 import { throttled } from "../errors";
 import { IsolateMemory } from "../isolate-memory";
+import { errorFields, logLine } from "../log";
 import { secondsUntil, windowEnd } from "./windows";
 
 const HOUR_MS = 3_600_000;
@@ -113,6 +114,8 @@ function learn(secureValue: string, reported: HourCount) {
  * per this time, and the count comes back this much later (the isolate's own view stays exact).
  */
 const REPORT_GATHERING_MS = 100;
+/** Calls a report makes before it leaves its requests to the next report: a failing counter is not hammered. */
+const REPORT_ATTEMPTS = 3;
 
 /**
  * After the response: the isolate's requests of the key are counted, and the count comes back.
@@ -123,17 +126,23 @@ const REPORT_GATHERING_MS = 100;
 async function reportCounts(env: Bindings, secureValue: string, view: HourView, perHour: number) {
   view.sending = true;
   try {
-    while (view.unsent > 0) {
-      await new Promise((resolve) => setTimeout(resolve, REPORT_GATHERING_MS));
+    for (let failures = 0; view.unsent > 0 && failures < REPORT_ATTEMPTS; ) {
+      await new Promise((resolve) => setTimeout(resolve, REPORT_GATHERING_MS * (failures + 1)));
       const requests = view.unsent;
       view.unsent = 0;
       let reported: HourCount;
       try {
         const counter = env.API_KEY_HOUR_COUNTER.get(env.API_KEY_HOUR_COUNTER.idFromName(secureValue));
         reported = await counter.count(requests);
-      } finally {
-        view.pending -= requests;
+      } catch (error) {
+        // Not counted: they stay pending here, and go with the next call (this one's, or the
+        // next request's report).
+        view.unsent += requests;
+        failures += 1;
+        logLine("warn", { task: "report requests to the hourly counter", requests, error: errorFields(error) });
+        continue;
       }
+      view.pending -= requests;
       learn(secureValue, reported);
       // Exactly one report of the hour crosses the limit: that one tells the others.
       if (reported.count >= perHour && reported.count - requests < perHour) {

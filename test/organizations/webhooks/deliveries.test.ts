@@ -211,3 +211,24 @@ describe("background work on webhooks, at least once", () => {
     }
   }, 60_000);
 });
+
+describe("a redelivery whose message the queue refuses", () => {
+  it("is answered 202 (it is pending: the cron's sweep sends it), not 500, and keeps its Idempotency-Key", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"] });
+    const deliveryId = await seedPendingDelivery(organization, id, { status: "failed", nextAttemptAt: null });
+    const sendBatch = env.WEBHOOK_DELIVERIES.sendBatch.bind(env.WEBHOOK_DELIVERIES);
+    vi.spyOn(env.WEBHOOK_DELIVERIES, "sendBatch").mockImplementation(async (messages) => {
+      if ([...messages].some((message) => (message.body as DeliveryMessage).deliveryId === deliveryId))
+        throw new Error("Queue send failed");
+      return sendBatch(messages);
+    });
+    const path = `${webhooksPath(organization)}/${id}/deliveries/${deliveryId}/redeliver`;
+    const headers = { "Idempotency-Key": "redeliver-1" };
+    const first = await api("POST", path, { key: organization.key, headers });
+    expect([first.status, first.body]).toEqual([202, expect.objectContaining({ id: deliveryId, status: "pending" })]);
+    expect((await storedDelivery(deliveryId)).status).toBe("pending");
+    const again = await api("POST", path, { key: organization.key, headers });
+    expect([again.status, again.headers.get("Idempotent-Replayed")]).toEqual([202, "true"]);
+  });
+});

@@ -18,6 +18,8 @@ import {
   setupOrganization,
 } from "../../support/harness";
 import { changedMeanwhile, expectError } from "../../support/error-bodies";
+import { apiKeyCacheKey } from "../../../src/platform/auth/api-keys";
+import { sha256Hex } from "../../../src/platform/ids";
 import { beforeWrites } from "../../support/races";
 
 afterEach(() => {
@@ -876,5 +878,62 @@ describe("a personal key's revocation holds the calling key not blocked", () => 
       .where(and(eq(schema.personalApiKeys.id, other.id), eq(schema.personalApiKeys.userId, member.user.id)));
     expectError(revoked, 403, BLOCKED_REACH);
     expect(still).toHaveLength(1);
+  });
+});
+
+describe("the key cache failing", () => {
+  it("a KV write that fails (KV takes one write a second per key) does not refuse a valid key", async () => {
+    const { key } = await setupOrganization();
+    const put = env.API_KEY_CACHE.put.bind(env.API_KEY_CACHE);
+    vi.spyOn(env.API_KEY_CACHE, "put").mockImplementation(async (name, ...rest) => {
+      if (String(name).startsWith("api_key:")) throw new Error("KV PUT failed: 429 Too Many Requests");
+      return put(name, ...(rest as [string]));
+    });
+    expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
+    expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
+  });
+
+  it("recording a use never caches again a copy of the key read before a roll, even when D1 fails then", async () => {
+    const { key } = await setupOrganization();
+    const oldHash = await sha256Hex(key);
+    const entryName = apiKeyCacheKey(oldHash);
+    expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
+    const cached = await vi.waitFor(async () => {
+      const entry = await env.API_KEY_CACHE.get<Record<string, unknown>>(entryName, "json");
+      expect(entry?.lastUsedAt).toEqual(expect.any(String));
+      return entry!;
+    });
+    const [row] = await db.select().from(schema.personalApiKeys).where(eq(schema.personalApiKeys.secureValue, oldHash));
+    const rolled = await api("POST", `/api/personal_api_keys/${row!.id}/roll`, { key, body: { overlap_seconds: 0 } });
+    expect(rolled.status).toBe(200);
+    // Another location's copy read before the roll (KV may keep it up to 60 s), last used over an hour ago.
+    await env.API_KEY_CACHE.put(
+      entryName,
+      JSON.stringify({ ...cached, lastUsedAt: new Date(Date.now() - 2 * 3_600_000).toISOString() }),
+      { expirationTtl: 60 },
+    );
+    const expirationOf = async () =>
+      (await env.API_KEY_CACHE.list({ prefix: entryName })).keys.find((entry) => entry.name === entryName)?.expiration;
+    const before = await expirationOf();
+    expect(before).toBeDefined();
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    // Every read of the key after its use is recorded fails, this once.
+    const prepare = env.DB.prepare.bind(env.DB);
+    let failed = 0;
+    vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+      if (failed === 0 && /^select/i.test(query) && query.includes('"personal_api_keys"')) {
+        failed += 1;
+        throw new Error("D1_ERROR: Network connection lost.");
+      }
+      return prepare(query);
+    });
+    // Served from that copy, within its minute; its use recorded after the response.
+    expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
+    await vi.waitFor(() => expect(failed).toBe(1));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    vi.restoreAllMocks();
+    // The copy keeps the minute it had, no more (docs/keys.md), if it is there at all.
+    const after = await expirationOf();
+    expect(after === undefined || after <= before!).toBe(true);
   });
 });

@@ -348,3 +348,37 @@ describe("the hourly limit, counted after the response", () => {
     expect(await hourCounterStorage(key)).toEqual({ entries: [], alarm: null });
   });
 });
+
+describe("the hourly counter failing a report", () => {
+  it("counts the requests it failed to count with a later call: the limit still holds", async () => {
+    configureHourlyLimit(3);
+    const { key } = await setupOrganization();
+    await awaitRoomInWindow(3_600_000, 15_000);
+    const counters = env.API_KEY_HOUR_COUNTER;
+    const ours = counters.idFromName(await sha256Hex(key));
+    let calls = 0;
+    // The key's Durable Object fails its first call (overloaded, reset, a deploy), then answers.
+    env.API_KEY_HOUR_COUNTER = {
+      idFromName: (name: string) => counters.idFromName(name),
+      get: (id: DurableObjectId) => ({
+        count: async (requests: number) => {
+          // Only this key's counter: another test's report may still be on its way.
+          if (id.equals(ours) && (calls += 1) === 1) throw new Error("Durable Object is overloaded");
+          return counters.get(id).count(requests);
+        },
+      }),
+    } as unknown as typeof counters;
+    try {
+      const statuses: number[] = [];
+      for (let index = 0; index < 5; index += 1) {
+        statuses.push((await api("GET", "/api/users/@me", { key })).status);
+        // Each request's report is back before the next request.
+        await new Promise((resolve) => setTimeout(resolve, 400));
+      }
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+      expect(calls).toBeGreaterThan(1);
+    } finally {
+      env.API_KEY_HOUR_COUNTER = counters;
+    }
+  });
+});
