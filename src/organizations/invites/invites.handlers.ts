@@ -82,14 +82,15 @@ const notFailed = () => conflict("Only an invite e-mail that failed can be sent 
 /** The failed e-mail, sealed in the invite's row, queued again: the same accept link, a new schedule. */
 export const resendOrganizationInviteEmail: RouteHandler<typeof resendInviteEmail, AppEnv> = async (c) => {
   const stillAdmin = callerStillAdmin(c.var.actor, c.var.organization.id);
-  const outcome = await resendFailedEmail(c.var.db, c.var.organization.id, c.req.valid("param").id, stillAdmin);
+  const caller = callerInOrganization(c.var.actor, c.var.organization.id);
+  const outcome = await resendFailedEmail(c.var.db, c.var.organization.id, c.req.valid("param").id, caller, stillAdmin);
   // Refused at write: the caller's level lost meanwhile, else the e-mail no longer failed.
   if (outcome === "refused") throw (await levelRefusal(c, MembershipLevel.admin)) ?? notFailed();
   if (outcome === "not_found") throw notFound();
   if (outcome === "not_failed") throw notFailed();
   if (outcome === "expired") throw conflict("This invite has expired: invite again to send a new one.");
   enqueueInviteEmails(c, [outcome.invite]);
-  return c.json(toInvite(outcome.invite, outcome.createdBy), 202);
+  return c.json(toInvite(outcome.shown, outcome.createdBy), 202);
 };
 
 /**

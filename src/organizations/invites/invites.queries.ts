@@ -97,16 +97,18 @@ export async function listInvitesPage(read: OrganizationRead, caller: CallerMemb
       .leftJoin(users, eq(users.id, invites.createdById)),
   ]);
   const listed = pageOf(newestFirst, page, rows, (row) => row.invite);
-  const seen = ({ invite, access }: (typeof listed.rows)[number]) => ({
-    ...invite,
-    privateProjectAccess: access === null ? null : (JSON.parse(access) as InviteRow["privateProjectAccess"]),
-  });
   return {
     count: total?.value ?? 0,
-    invites: listed.rows.map((row) => toInvite(seen(row), row.createdBy)),
+    invites: listed.rows.map((row) => toInvite(asSeen(row.invite, row.access), row.createdBy)),
     links: listed.links,
   };
 }
+
+/** The invite with its `private_project_access` as `accessSeenBy` read it for the caller. */
+const asSeen = (invite: InviteRow, access: string | null): InviteRow => ({
+  ...invite,
+  privateProjectAccess: access === null ? null : (JSON.parse(access) as InviteRow["privateProjectAccess"]),
+});
 
 /** A project named in an invite, with the inviter's access rule on it (their own, else its default). */
 type InvitableProject = { id: number; inviterRule: AccessLevelOf<"project"> | null };
@@ -334,21 +336,26 @@ export async function deleteInviteOf(
 }
 
 /** Why an invite's e-mail cannot be sent again, or its row pending again. */
-type ResendOutcome = { invite: InviteRow; createdBy: UserRow | null } | "not_found" | "not_failed" | "expired";
+type ResendOutcome =
+  | { invite: InviteRow; shown: InviteRow; createdBy: UserRow | null }
+  | "not_found"
+  | "not_failed"
+  | "expired";
 
 /**
  * A failed e-mail made pending again, its attempts counted from zero: only a `failed` one (which
  * keeps its sealed e-mail), of an unexpired invite; the update re-checks the status, so two
- * requests queue it once.
+ * requests queue it once. `shown`: the invite as the list shows it to the caller.
  */
 export async function resendFailedEmail(
   db: Database,
   organizationId: string,
   inviteId: string,
+  caller: CallerMembership,
   heldWhile: SQL,
 ): Promise<ResendOutcome | "refused"> {
   const [found] = await db
-    .select({ invite: invites, createdBy: userBasicColumns(users) })
+    .select({ invite: invites, createdBy: userBasicColumns(users), access: accessSeenBy(caller) })
     .from(invites)
     .leftJoin(users, eq(users.id, invites.createdById))
     .where(and(eq(invites.id, inviteId), eq(invites.organizationId, organizationId)));
@@ -361,5 +368,5 @@ export async function resendFailedEmail(
     .set({ emailStatus: "pending", emailAttempts: 0, emailNextAttemptAt: now, updatedAt: now })
     .where(and(eq(invites.id, inviteId), eq(invites.emailStatus, "failed"), heldWhile))
     .returning();
-  return invite ? { invite, createdBy: found.createdBy } : "refused";
+  return invite ? { invite, shown: asSeen(invite, found.access), createdBy: found.createdBy } : "refused";
 }

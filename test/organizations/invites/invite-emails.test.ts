@@ -8,7 +8,7 @@ import { EMAIL_ATTEMPTS } from "../../../src/organizations/invites/invite-email-
 import type { InviteEmailMessage } from "../../../src/organizations/invites/invite-emails";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../../support/error-bodies";
-import { addMember, api, db, errorBody, setupOrganization } from "../../support/harness";
+import { addMember, api, createProject, db, errorBody, setupOrganization } from "../../support/harness";
 import {
   daysAgo,
   FAKE_TRANSPORT_TOKEN,
@@ -334,6 +334,25 @@ describe("invite e-mails", () => {
       .where(eq(schema.invites.id, failed.body.id));
     expect((await resend(failed.body.id)).body.detail).toBe("This invite has expired: invite again to send a new one.");
     expect(await listedStatus(organization, key, failed.body.id)).toBe("failed");
+  });
+
+  it("answers the invite sent again as the list shows it: no deleted project in its project access", async () => {
+    const { organization, key } = await setupOrganization();
+    useEmailTransport();
+    capturedMessages();
+    const kept = await createProject(organization.id, { name: "Kept", access_control: true });
+    const gone = await createProject(organization.id, { name: "Gone", access_control: true });
+    const failed = await postInvite(organization, key, {
+      target_email: "b@example.com",
+      private_project_access: [
+        { id: gone.id, level: "member" },
+        { id: kept.id, level: "admin" },
+      ],
+    });
+    await db.update(schema.invites).set({ emailStatus: "failed" }).where(eq(schema.invites.id, failed.body.id));
+    expect((await api("DELETE", `/api/projects/${gone.id}`, { key })).status).toBe(204);
+    const resent = await api("POST", `${invitesPath(organization.id)}/${failed.body.id}/resend_email`, { key });
+    expect([resent.status, resent.body.private_project_access]).toEqual([202, [{ id: kept.id, level: "admin" }]]);
   });
 
   it("sends nothing with send_email false (not_sent), or with no transport configured (not_configured)", async () => {
