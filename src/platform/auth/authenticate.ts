@@ -112,8 +112,12 @@ async function findKey(c: Context<AppEnv>, secureValue: string, service: boolean
  * key, and every location's entry of a busy key ends at once), and the next miss puts it again.
  */
 async function cacheThenRecheck(env: AppEnv["Bindings"], key: CachedKey) {
-  await cacheKey(env.API_KEY_CACHE, key);
-  await forgetIfChanged(env, key);
+  try {
+    await cacheKey(env.API_KEY_CACHE, key);
+  } finally {
+    // Even after a put that failed: it may have landed.
+    await forgetIfChanged(env, key);
+  }
 }
 
 /** Work after the response: a failure is a log line, never a rejection left unhandled. */
@@ -229,9 +233,16 @@ async function recordUse(env: AppEnv["Bindings"], key: CachedKey) {
  * stale key stays cached. After the response: the request in flight was admitted as it was read.
  */
 async function forgetIfChanged(env: AppEnv["Bindings"], cached: CachedKey) {
-  const fresh = await loadKey(drizzle(env.DB), cached.secureValue, cached.kind === "service");
-  if (!fresh || grantsOf(fresh) !== grantsOf(cached))
-    await env.API_KEY_CACHE.delete(apiKeyCacheKey(cached.secureValue));
+  const entry = apiKeyCacheKey(cached.secureValue);
+  let fresh: CachedKey | null;
+  try {
+    fresh = await loadKey(drizzle(env.DB), cached.secureValue, cached.kind === "service");
+  } catch (error) {
+    // Unchecked, the entry goes: a failure costs the next request a lookup, never a stale grant.
+    await env.API_KEY_CACHE.delete(entry);
+    throw error;
+  }
+  if (!fresh || grantsOf(fresh) !== grantsOf(cached)) await env.API_KEY_CACHE.delete(entry);
 }
 
 /** What a cached entry decides, as one comparable string. */

@@ -23,12 +23,21 @@ type HourCount = { hourEnd: number; count: number };
  * is deleted when the hour ends, so that it never grows.
  */
 export class ApiKeyHourCounter extends DurableObject<Bindings> {
-  /** Counts `requests` more of the key's (an isolate reports its requests in flight together). */
-  async count(requests = 1): Promise<HourCount> {
+  /**
+   * Counts `requests` more of the key's (an isolate reports its requests in flight together). A
+   * report is numbered by its reporter (`batch`): one sent again after a failure that came after
+   * it was counted is answered, not counted twice.
+   */
+  async count(requests = 1, batch?: ReportBatch): Promise<HourCount> {
     const now = Date.now();
     const hourEnd = windowEnd(now, HOUR_MS);
     const stored = this.ctx.storage.kv.get<HourCount>("hour");
     const before = stored?.hourEnd === hourEnd ? stored.count : 0;
+    if (batch !== undefined) {
+      const last = this.ctx.storage.kv.get<{ hourEnd: number; sequence: number }>(`reporter:${batch.reporter}`);
+      if (last?.hourEnd === hourEnd && last.sequence >= batch.sequence) return { hourEnd, count: before };
+      this.ctx.storage.kv.put(`reporter:${batch.reporter}`, { hourEnd, sequence: batch.sequence });
+    }
     const count = before + requests;
     this.ctx.storage.kv.put<HourCount>("hour", { hourEnd, count });
     // The hour's first requests: when it ends, nothing of it is worth keeping.
@@ -47,8 +56,31 @@ export class ApiKeyHourCounter extends DurableObject<Bindings> {
  * which `unsent` are not yet on their way to it. Admitting against both makes the isolate exact
  * for its own requests, however many are in flight.
  */
-type HourView = { hourEnd: number; counted: number; pending: number; unsent: number; sending: boolean };
+type HourView = {
+  hourEnd: number;
+  counted: number;
+  pending: number;
+  unsent: number;
+  sending: boolean;
+  /** This view's reports, numbered: a view made again (evicted, a new hour) has another reporter. */
+  reporter: string;
+  sequence: number;
+  /** A report whose call failed: sent again as it was before any other. */
+  retrying?: { batch: ReportBatch; requests: number };
+};
+/** A report's name, for the counter: who sent it, and its number among theirs. */
+type ReportBatch = { reporter: string; sequence: number };
 const hourViews = new IsolateMemory<string, HourView>(KEYS_REMEMBERED_AT_MOST);
+
+const newView = (hourEnd: number, counted: number): HourView => ({
+  hourEnd,
+  counted,
+  pending: 0,
+  unsent: 0,
+  sending: false,
+  reporter: crypto.randomUUID(),
+  sequence: 0,
+});
 
 /** KV: a key's hour, once used up, for the isolates that have not served the key this hour. */
 export const exhaustedHourKey = (secureValue: string) => `api_key_hour:${secureValue}`;
@@ -90,11 +122,12 @@ function hourView(secureValue: string, published: HourCount | null, now: number)
   const known = hourViews.get(secureValue, now);
   if (known !== undefined) return known;
   const hourEnd = windowEnd(now, HOUR_MS);
-  const counted = published?.hourEnd === hourEnd ? published.count : 0;
-  const view = { hourEnd, counted, pending: 0, unsent: 0, sending: false };
+  const view = newView(hourEnd, published?.hourEnd === hourEnd ? published.count : 0);
   hourViews.set(secureValue, view, hourEnd);
   return view;
 }
+
+const hasUnreported = (view: HourView) => view.retrying !== undefined || view.unsent > 0;
 
 /** A count reported by the key's counter: what the isolate now knows of that hour. */
 function learn(secureValue: string, reported: HourCount) {
@@ -103,8 +136,7 @@ function learn(secureValue: string, reported: HourCount) {
     // Reports can arrive out of order; a count only grows within an hour.
     view.counted = Math.max(view.counted, reported.count);
   } else if (view === undefined || view.hourEnd < reported.hourEnd) {
-    const view = { hourEnd: reported.hourEnd, counted: reported.count, pending: 0, unsent: 0, sending: false };
-    hourViews.set(secureValue, view, reported.hourEnd);
+    hourViews.set(secureValue, newView(reported.hourEnd, reported.count), reported.hourEnd);
   }
 }
 
@@ -117,6 +149,16 @@ const REPORT_GATHERING_MS = 100;
 /** Calls a report makes before it leaves its requests to the next report: a failing counter is not hammered. */
 const REPORT_ATTEMPTS = 3;
 
+/** The next call's batch: one that failed, again as it was, else the requests not sent yet, numbered. */
+function nextBatch(view: HourView) {
+  if (view.retrying === undefined) {
+    view.sequence += 1;
+    view.retrying = { batch: { reporter: view.reporter, sequence: view.sequence }, requests: view.unsent };
+    view.unsent = 0;
+  }
+  return view.retrying;
+}
+
 /**
  * After the response: the isolate's requests of the key are counted, and the count comes back.
  * One call at a time per key and isolate, after gathering for `REPORT_GATHERING_MS`: the requests
@@ -126,22 +168,21 @@ const REPORT_ATTEMPTS = 3;
 async function reportCounts(env: Bindings, secureValue: string, view: HourView, perHour: number) {
   view.sending = true;
   try {
-    for (let failures = 0; view.unsent > 0 && failures < REPORT_ATTEMPTS; ) {
+    for (let failures = 0; hasUnreported(view) && failures < REPORT_ATTEMPTS; ) {
       await new Promise((resolve) => setTimeout(resolve, REPORT_GATHERING_MS * (failures + 1)));
-      const requests = view.unsent;
-      view.unsent = 0;
+      const { batch, requests } = nextBatch(view);
       let reported: HourCount;
       try {
         const counter = env.API_KEY_HOUR_COUNTER.get(env.API_KEY_HOUR_COUNTER.idFromName(secureValue));
-        reported = await counter.count(requests);
+        reported = await counter.count(requests, batch);
       } catch (error) {
-        // Not counted: they stay pending here, and go with the next call (this one's, or the
-        // next request's report).
-        view.unsent += requests;
+        // Counted or not, the batch stays pending here and goes again as it was (the counter
+        // counts a number once): in this report, or in the key's next one.
         failures += 1;
         logLine("warn", { task: "report requests to the hourly counter", requests, error: errorFields(error) });
         continue;
       }
+      view.retrying = undefined;
       view.pending -= requests;
       learn(secureValue, reported);
       // Exactly one report of the hour crosses the limit: that one tells the others.
@@ -163,7 +204,12 @@ export async function admitRequest(c: Context<AppEnv>, secureValue: string, publ
   const perHour = configuredLimit(c.env.RATE_LIMIT_PER_HOUR);
   const now = Date.now();
   const view = hourView(secureValue, published, now);
-  if (view.counted + view.pending >= perHour) throw throttled(secondsUntil(view.hourEnd, now));
+  if (view.counted + view.pending >= perHour) {
+    // Refused here, but what this isolate admitted and could not report yet must still reach the
+    // counter, so that the other locations learn the hour is used up.
+    if (hasUnreported(view) && !view.sending) c.executionCtx.waitUntil(reportCounts(c.env, secureValue, view, perHour));
+    throw throttled(secondsUntil(view.hourEnd, now));
+  }
   // Reserved before the binding is awaited, so that requests in flight here see it.
   view.pending += 1;
   let withinMinute = false;

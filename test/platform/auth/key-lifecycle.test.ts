@@ -20,7 +20,7 @@ import {
 import { changedMeanwhile, expectError } from "../../support/error-bodies";
 import { apiKeyCacheKey } from "../../../src/platform/auth/api-keys";
 import { sha256Hex } from "../../../src/platform/ids";
-import { beforeWrites } from "../../support/races";
+import { beforeWrites, onBoundStatements } from "../../support/races";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -892,6 +892,59 @@ describe("the key cache failing", () => {
     expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
     expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
   });
+
+  it("a key revoked while it is cached is not left cached when the re-read after the put fails", async () => {
+    const { owner, key: ownerKey } = await setupOrganization();
+    // A key in steady use: used within the hour (no `last_used_at` write follows), not in KV now.
+    const leaked = await createApiKey(owner);
+    await db
+      .update(schema.personalApiKeys)
+      .set({ lastUsedAt: new Date(Date.now() - 60_000).toISOString() })
+      .where(eq(schema.personalApiKeys.id, leaked.id));
+    const secureValue = await sha256Hex(leaked.value);
+    const armed = { on: false, failed: 0, revoked: false };
+    // The revocation lands between the request's D1 read of the key and its KV put.
+    onBoundStatements((query, values, bound) => {
+      if (armed.revoked || !query.includes("previous_secure_value") || !values.includes(secureValue)) return bound;
+      const all = bound.all.bind(bound);
+      bound.all = (async () => {
+        const result = await all();
+        if (!armed.revoked) {
+          armed.revoked = true;
+          expect((await api("DELETE", `/api/personal_api_keys/${leaked.id}`, { key: ownerKey })).status).toBe(204);
+          armed.on = true;
+        }
+        return result;
+      }) as typeof bound.all;
+      return bound;
+    });
+    // ... and the re-read after the put fails this once.
+    const prepare = env.DB.prepare.bind(env.DB);
+    vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+      const statement = prepare(query);
+      if (!/^select/i.test(query) || !query.includes("previous_secure_value")) return statement;
+      const bind = statement.bind.bind(statement);
+      statement.bind = (...values: unknown[]) => {
+        if (armed.on && armed.failed === 0 && values.includes(secureValue)) {
+          armed.failed += 1;
+          throw new Error("D1_ERROR: Network connection lost.");
+        }
+        return bind(...values);
+      };
+      return statement;
+    });
+    // The request in flight is answered as it was read.
+    expect((await api("GET", "/api/users/@me", { key: leaked.value })).status).toBe(200);
+    await vi.waitFor(() => expect(armed.failed).toBe(1));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    vi.restoreAllMocks();
+    expect(await env.API_KEY_CACHE.get(apiKeyCacheKey(secureValue))).toBeNull();
+    const after = await api("GET", "/api/users/@me", { key: leaked.value });
+    expect([after.status, after.body]).toEqual([
+      401,
+      errorBody("authentication_error", "authentication_failed", "Personal API key is invalid."),
+    ]);
+  }, 30_000);
 
   it("recording a use never caches again a copy of the key read before a roll, even when D1 fails then", async () => {
     const { key } = await setupOrganization();

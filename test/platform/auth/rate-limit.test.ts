@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { exhaustedHourKey, publishExhausted } from "../../../src/platform/auth/rate-limit";
+import { exhaustedHourKey, publishExhausted, type ApiKeyHourCounter } from "../../../src/platform/auth/rate-limit";
 import { randomBase62, sha256Hex } from "../../../src/platform/ids";
 import { api, db, errorBody, setupOrganization } from "../../support/harness";
 import { awaitRoomInWindow, freshClientAddress, secondsLeftIn } from "../../support/rate-windows";
@@ -46,17 +46,21 @@ async function requestTimes(count: number, path: string, key: string) {
 const hourCounterOf = async (key: string) =>
   env.API_KEY_HOUR_COUNTER.get(env.API_KEY_HOUR_COUNTER.idFromName(await sha256Hex(key)));
 
-/** What the key's hourly counter holds: its entries, and when its alarm rings. */
+/**
+ * What the key's hourly counter holds: its hour's count (null: none), how many entries it keeps
+ * in all (the count, and the last report numbered by each reporter), and when its alarm rings.
+ */
 async function hourCounterStorage(key: string) {
   return runInDurableObject(await hourCounterOf(key), async (_counter, state) => ({
-    entries: [...state.storage.kv.list<{ count: number }>()].map(([, value]) => value.count),
+    count: state.storage.kv.get<{ count: number }>("hour")?.count ?? null,
+    entries: [...state.storage.kv.list()].length,
     alarm: await state.storage.getAlarm(),
   }));
 }
 
 /** The counter counts after the response: wait until it has counted `count` requests. */
 async function awaitCounted(key: string, count: number) {
-  await vi.waitFor(async () => expect((await hourCounterStorage(key)).entries).toEqual([count]));
+  await vi.waitFor(async () => expect((await hourCounterStorage(key)).count).toBe(count));
 }
 
 describe("rate limits", () => {
@@ -341,44 +345,115 @@ describe("the hourly limit, counted after the response", () => {
     const hourEnd = Date.now() - (Date.now() % 3_600_000) + 3_600_000;
     expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
     await awaitCounted(key, 1);
-    expect((await hourCounterStorage(key)).alarm).toBe(hourEnd);
+    // The count and this isolate's last report.
+    expect(await hourCounterStorage(key)).toEqual({ count: 1, entries: 2, alarm: hourEnd });
 
     expect(await runDurableObjectAlarm(await hourCounterOf(key))).toBe(true);
 
-    expect(await hourCounterStorage(key)).toEqual({ entries: [], alarm: null });
+    expect(await hourCounterStorage(key)).toEqual({ count: null, entries: 0, alarm: null });
   });
 });
 
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The key's hourly counter, as the worker calls it, through `behaviour` for this key's object
+ * only (another test's report may still be on its way to its own); `count` is the real call.
+ */
+async function counterOfKeyBehaving(
+  key: string,
+  behaviour: (call: number, count: () => Promise<unknown>) => Promise<unknown>,
+) {
+  const counters = env.API_KEY_HOUR_COUNTER;
+  const ours = counters.idFromName(await sha256Hex(key));
+  const state = { calls: 0, restore: () => (env.API_KEY_HOUR_COUNTER = counters) };
+  env.API_KEY_HOUR_COUNTER = {
+    idFromName: (name: string) => counters.idFromName(name),
+    get: (id: DurableObjectId) => ({
+      count: async (...args: Parameters<ApiKeyHourCounter["count"]>) => {
+        const real = () => counters.get(id).count(...args);
+        if (!id.equals(ours)) return real();
+        state.calls += 1;
+        return behaviour(state.calls, real);
+      },
+    }),
+  } as unknown as typeof counters;
+  return state;
+}
+
 describe("the hourly counter failing a report", () => {
-  it("counts the requests it failed to count with a later call: the limit still holds", async () => {
+  it("counts the requests of a call that failed before counting them, with a later call: the limit holds", async () => {
     configureHourlyLimit(3);
     const { key } = await setupOrganization();
     await awaitRoomInWindow(3_600_000, 15_000);
-    const counters = env.API_KEY_HOUR_COUNTER;
-    const ours = counters.idFromName(await sha256Hex(key));
-    let calls = 0;
     // The key's Durable Object fails its first call (overloaded, reset, a deploy), then answers.
-    env.API_KEY_HOUR_COUNTER = {
-      idFromName: (name: string) => counters.idFromName(name),
-      get: (id: DurableObjectId) => ({
-        count: async (requests: number) => {
-          // Only this key's counter: another test's report may still be on its way.
-          if (id.equals(ours) && (calls += 1) === 1) throw new Error("Durable Object is overloaded");
-          return counters.get(id).count(requests);
-        },
-      }),
-    } as unknown as typeof counters;
+    const counter = await counterOfKeyBehaving(key, async (call, count) => {
+      if (call === 1) throw new Error("Durable Object is overloaded");
+      return count();
+    });
     try {
       const statuses: number[] = [];
       for (let index = 0; index < 5; index += 1) {
         statuses.push((await api("GET", "/api/users/@me", { key })).status);
-        // Each request's report is back before the next request.
-        await new Promise((resolve) => setTimeout(resolve, 400));
+        await sleep(700);
       }
       expect(statuses).toEqual([200, 200, 200, 429, 429]);
-      expect(calls).toBeGreaterThan(1);
+      expect(counter.calls).toBeGreaterThan(1);
     } finally {
-      env.API_KEY_HOUR_COUNTER = counters;
+      counter.restore();
     }
-  });
+  }, 30_000);
+
+  it("counts once a call that failed after counting (its answer lost): the key gets its whole hour", async () => {
+    configureHourlyLimit(3);
+    const { key } = await setupOrganization();
+    await awaitRoomInWindow(3_600_000, 15_000);
+    const counter = await counterOfKeyBehaving(key, async (call, count) => {
+      const reported = await count();
+      if (call === 1) throw new Error("Network connection lost.");
+      return reported;
+    });
+    try {
+      const statuses: number[] = [];
+      for (let index = 0; index < 4; index += 1) {
+        statuses.push((await api("GET", "/api/users/@me", { key })).status);
+        await sleep(700);
+      }
+      expect(statuses).toEqual([200, 200, 200, 429]);
+    } finally {
+      counter.restore();
+    }
+  }, 30_000);
+
+  it("reports what a report gave up on, once the counter answers, though the isolate now refuses the key", async () => {
+    configureHourlyLimit(3);
+    const { key } = await setupOrganization();
+    await awaitRoomInWindow(3_600_000, 20_000);
+    const failing = { on: true };
+    const counter = await counterOfKeyBehaving(key, async (_call, count) => {
+      if (failing.on) throw new Error("Durable Object is overloaded. Requests queued for too long.");
+      return count();
+    });
+    try {
+      for (let index = 0; index < 3; index += 1) {
+        expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
+      }
+      // Every report has made its calls and given up.
+      await vi.waitFor(() => expect(counter.calls).toBeGreaterThanOrEqual(3), { timeout: 5_000 });
+      await sleep(1_500);
+      failing.on = false;
+      // This isolate refuses the key (it knows its three requests), and reports them: the counter
+      // publishes the hour as used up for every other isolate.
+      expect((await api("GET", "/api/users/@me", { key })).status).toBe(429);
+      await vi.waitFor(
+        async () =>
+          expect(await env.API_KEY_CACHE.get(exhaustedHourKey(await sha256Hex(key)), "json")).toMatchObject({
+            count: 3,
+          }),
+        { timeout: 3_000 },
+      );
+    } finally {
+      counter.restore();
+    }
+  }, 30_000);
 });
