@@ -250,7 +250,7 @@ describe("PostHog's web app", () => {
     expect(neither.body).toMatchObject({ code: "required", attr: "to_dashboard" });
   });
 
-  it("copies a tile to another dashboard as it sends it, camel case, no slash (dashboardLogic.copyToDashboard)", async () => {
+  it("copies a tile to another dashboard as it sends it, no slash (dashboardLogic.copyToDashboard)", async () => {
     const { project, key } = await setupOrganization();
     const dashboards = `api/environments/${project.id}/dashboards`;
     const from = await webApp("POST", dashboards, key, { name: "From" });

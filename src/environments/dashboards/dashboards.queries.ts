@@ -164,7 +164,10 @@ export function selectDashboard(
   );
 }
 
-/** The live tiles of a dashboard (or the one `tileId` names) with their insights, texts and the texts' users: one query. */
+/**
+ * The live tiles of a dashboard (or the one `tileId` names) with their insights, texts and the
+ * texts' users: one query.
+ */
 export function selectTiles(db: Database, ref: DashboardRef, tileId?: number) {
   return db
     .select({
@@ -255,7 +258,10 @@ export const moveStatements = (db: Database, scope: DashboardReadScope, sourceId
   return [source, destination, tile] as [typeof source, typeof destination, typeof tile];
 };
 
-/** The dashboard a tile is copied to (deleted ones too: 404) with its tiles, the one it is copied from, and the tile. */
+/**
+ * The dashboard a tile is copied to (deleted ones too: 404) with its tiles, the one it is copied
+ * from, and the tile.
+ */
 export const copyStatements = (db: Database, scope: DashboardReadScope, destinationId: number, copy: CopyTileInput) => {
   const destination = selectDashboard(db, scope, destinationId, { includeDeleted: true });
   const destinationTiles = selectTiles(db, destinationId);

@@ -274,7 +274,7 @@ describe("a dashboard write sent twice at once, as a retry racing its first atte
     }).toEqual({ statuses: [200, 404], versions: [before[0]! + 1, before[1]! + 1], moved: 1 });
   });
 
-  it("copy_tile of one insight sent twice at once copies it once: the second answers 400 and makes no version", async () => {
+  it("copy_tile of one insight sent twice at once copies it once: the second is 400, with no version", async () => {
     const team = await setupOrganization();
     const source = await createDashboard(team.key, team.project.id, { name: "Source", use_template: "DEFAULT_APP" });
     const destination = await createDashboard(team.key, team.project.id, { name: "Destination" });
@@ -500,9 +500,10 @@ describe("a dashboard copy judged on its source as read", () => {
 });
 
 describe("a tile copy judged on its source as read", () => {
-  it("a none rule on the source given meanwhile refuses the copy (404), as a moment later, and copies nothing", async () => {
+  it("a none rule on the source given meanwhile refuses the copy (404), as a moment later", async () => {
     const { organization, project, key } = await setupOrganization();
-    const sourcePath = `${dashboardsPath(project.id)}/${(await createDashboard(key, project.id, { name: "Source" })).id}`;
+    const source = await createDashboard(key, project.id, { name: "Source" });
+    const sourcePath = `${dashboardsPath(project.id)}/${source.id}`;
     const noted = await api("PATCH", sourcePath, { key, body: { tiles: [{ text: { body: "for admins only" } }] } });
     expect(noted.status).toBe(200);
     const destination = await createDashboard(key, project.id, { name: "Destination" });
@@ -531,7 +532,8 @@ describe("a tile copy judged on its source as read", () => {
 
   it("a tile removed from the source meanwhile is not copied (404)", async () => {
     const { project, key } = await setupOrganization();
-    const sourcePath = `${dashboardsPath(project.id)}/${(await createDashboard(key, project.id, { name: "Source" })).id}`;
+    const source = await createDashboard(key, project.id, { name: "Source" });
+    const sourcePath = `${dashboardsPath(project.id)}/${source.id}`;
     const noted = await api("PATCH", sourcePath, { key, body: { tiles: [{ text: { body: "soon gone" } }] } });
     const tileId = noted.body.tiles[0].id;
     const destination = await createDashboard(key, project.id, { name: "Destination" });

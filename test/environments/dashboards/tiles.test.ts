@@ -479,7 +479,7 @@ describe("POST .../dashboards/:id/copy_tile refusals", () => {
     expect(await tilesOf(key, destinationPath)).toEqual([]);
   });
 
-  it("answers 404 for an unknown, foreign, deleted or hidden source, a tile not on it, or a deleted destination", async () => {
+  it("answers 404 for a source unknown, foreign, deleted or hidden, a tile off it, a destination deleted", async () => {
     const { key, organization, project, id, tiles, destination, destinationPath, copyPath, body } = await toCopy();
     const member = await addMember(organization.id, MembershipLevel.member);
     const otherProject = await createProject(organization.id);
@@ -510,7 +510,7 @@ describe("POST .../dashboards/:id/copy_tile refusals", () => {
     expect(await tilesOf(key, `${dashboardsPath(project.id)}/${destination.id}`)).toBeUndefined();
   });
 
-  it("answers 403 without an edit right on the destination, or without dashboard:write; 401 without a key", async () => {
+  it("answers 403 without an edit right on the destination or dashboard:write; 401 without a key", async () => {
     const { key, organization, project, owner, copyPath, destinationPath, body } = await toCopy();
     const member = await addMember(organization.id, MembershipLevel.member);
     const locked = await createDashboard(key, project.id, { name: "Locked", restriction_level: 37 });
