@@ -922,47 +922,95 @@ describe("batch export writes: the caller still sees the project when the write 
   }
 });
 
+/** An S3 destination's whole configuration, for tests of one of its fields. */
+const S3_FIELDS = {
+  bucket_name: "b",
+  region: "us-east-1",
+  prefix: "",
+  aws_access_key_id: "A",
+  aws_secret_access_key: "S",
+};
+
+/** An export named "Events", hourly, to `type` with `config`. */
+const createWithDestination = (projectId: number, key: string, type: string, config: Record<string, unknown>) =>
+  api("POST", exportsPath(projectId), {
+    key,
+    body: { name: "Events", interval: "hour", destination: { type, config } },
+  });
+
+describe("a batch export's endpoint URL", () => {
+  it("is at most 2,000 characters, as a webhook's: 400 past it, naming the field", async () => {
+    const { project, key } = await setupOrganization();
+    const long = `https://minio.example.com/${"p".repeat(2000)}`;
+    for (const [type, config, attr] of [
+      ["S3Compatible", { ...S3_FIELDS, endpoint_url: long }, "endpoint_url"],
+      ["HTTP", { url: long, token: "t" }, "url"],
+    ] as const) {
+      const created = await createWithDestination(project.id, key, type, config);
+      expectError(
+        created,
+        400,
+        errorBody(
+          "validation_error",
+          "max_length",
+          "Ensure this field has no more than 2000 characters.",
+          `destination.config.${attr}`,
+        ),
+      );
+    }
+  });
+});
+
 describe("credentials in a batch export's destination URL", () => {
   it("are refused, as a webhook's are: they would be kept and shown in the clear", async () => {
     const { project, key } = await setupOrganization();
     const credentialed = "https://exporter:hunter2-basic-auth@ingest.example.com/batch";
-    const s3 = {
-      bucket_name: "b",
-      region: "us-east-1",
-      prefix: "",
-      aws_access_key_id: "A",
-      aws_secret_access_key: "S",
-    };
     const destinations = [
       { type: "HTTP", config: { url: credentialed, token: "sealed-token" }, attr: "url" },
-      { type: "S3Compatible", config: { ...s3, endpoint_url: credentialed }, attr: "endpoint_url" },
-      { type: "S3", config: { ...s3, endpoint_url: credentialed }, attr: "endpoint_url" },
+      { type: "S3Compatible", config: { ...S3_FIELDS, endpoint_url: credentialed }, attr: "endpoint_url" },
+      { type: "S3", config: { ...S3_FIELDS, endpoint_url: credentialed }, attr: "endpoint_url" },
       // The legacy type takes any text: credentials without a scheme, too.
-      { type: "S3", config: { ...s3, endpoint_url: "//minioadmin:s3cr3t@minio.example.com" }, attr: "endpoint_url" },
-      { type: "S3", config: { ...s3, endpoint_url: "minioadmin:s3cr3t@minio.example.com" }, attr: "endpoint_url" },
-      // As the URL standard reads them: slashes after `https:` and spaces around are forgiven.
       {
         type: "S3",
-        config: { ...s3, endpoint_url: "https:/minioadmin:s3cr3t@minio.example.com" },
+        config: { ...S3_FIELDS, endpoint_url: "//minioadmin:s3cr3t@minio.example.com" },
         attr: "endpoint_url",
       },
       {
         type: "S3",
-        config: { ...s3, endpoint_url: " https://minioadmin:s3cr3t@minio.example.com" },
+        config: { ...S3_FIELDS, endpoint_url: "minioadmin:s3cr3t@minio.example.com" },
+        attr: "endpoint_url",
+      },
+      // As the URL standard reads them: slashes after `https:` and spaces around are forgiven.
+      {
+        type: "S3",
+        config: { ...S3_FIELDS, endpoint_url: "https:/minioadmin:s3cr3t@minio.example.com" },
+        attr: "endpoint_url",
+      },
+      {
+        type: "S3",
+        config: { ...S3_FIELDS, endpoint_url: " https://minioadmin:s3cr3t@minio.example.com" },
         attr: "endpoint_url",
       },
       {
         type: "S3Compatible",
-        config: { ...s3, endpoint_url: "https:///minioadmin:s3cr3t@minio.example.com" },
+        config: { ...S3_FIELDS, endpoint_url: "https:///minioadmin:s3cr3t@minio.example.com" },
         attr: "endpoint_url",
       },
       { type: "HTTP", config: { url: "https:///exporter:s3cr3t@ingest.example.com/batch", token: "t" }, attr: "url" },
       // Before a host the URL standard refuses, which the exporters' parser still reads past.
-      { type: "S3", config: { ...s3, endpoint_url: "https://u:s3cr3t@minio.example.com:99999" }, attr: "endpoint_url" },
-      { type: "S3", config: { ...s3, endpoint_url: "https://u:s3cr3t@minio example.com" }, attr: "endpoint_url" },
       {
         type: "S3",
-        config: { ...s3, endpoint_url: "\u00a0https://u:s3cr3t@minio.example.com\u3000" },
+        config: { ...S3_FIELDS, endpoint_url: "https://u:s3cr3t@minio.example.com:99999" },
+        attr: "endpoint_url",
+      },
+      {
+        type: "S3",
+        config: { ...S3_FIELDS, endpoint_url: "https://u:s3cr3t@minio example.com" },
+        attr: "endpoint_url",
+      },
+      {
+        type: "S3",
+        config: { ...S3_FIELDS, endpoint_url: "\u00a0https://u:s3cr3t@minio.example.com\u3000" },
         attr: "endpoint_url",
       },
       // Behind a backslash, which ends the URL standard's host but not the exporters'.
@@ -974,20 +1022,17 @@ describe("credentials in a batch export's destination URL", () => {
       // And the control characters it drops before a URL.
       {
         type: "S3",
-        config: { ...s3, endpoint_url: "\u0001//minioadmin:s3cr3t@minio.example.com" },
+        config: { ...S3_FIELDS, endpoint_url: "\u0001//minioadmin:s3cr3t@minio.example.com" },
         attr: "endpoint_url",
       },
       {
         type: "S3",
-        config: { ...s3, endpoint_url: "\u001fminio\tadmin:s3cr3t@minio.example.com" },
+        config: { ...S3_FIELDS, endpoint_url: "\u001fminio\tadmin:s3cr3t@minio.example.com" },
         attr: "endpoint_url",
       },
     ];
     for (const { type, config, attr } of destinations) {
-      const created = await api("POST", `/api/environments/${project.id}/batch_exports`, {
-        key,
-        body: { name: "Events", interval: "hour", destination: { type, config } },
-      });
+      const created = await createWithDestination(project.id, key, type, config);
       expectError(
         created,
         400,

@@ -45,16 +45,26 @@ const authorityOf = (text: string) =>
  * and newlines the URL standard drops within.
  */
 const withoutCredentials = (value: string | null | undefined) => {
-  const text = (value ?? "")
-    .replace(/[\t\n\r]/g, "")
-    .replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, "")
-    .trim();
+  const text = trimControls((value ?? "").replace(/[\t\n\r]/g, "")).trim();
   return text === "" || !(authorityOf(text).includes("@") || parsedWithCredentials(text));
 };
+
+/**
+ * `text` without the controls and spaces (U+0000 to U+0020) at either end, as the URL standard
+ * drops them: a loop, where an end-anchored pattern would retry from every space of a long run.
+ */
+function trimControls(text: string) {
+  let start = 0;
+  let end = text.length;
+  while (start < end && text.charCodeAt(start) <= 0x20) start += 1;
+  while (end > start && text.charCodeAt(end - 1) <= 0x20) end -= 1;
+  return text.slice(start, end);
+}
 const NO_CREDENTIALS = { error: "The URL may not carry credentials." };
 /** Where an export connects: http(s), without credentials (its secrets are fields of their own). */
 const endpointUrl = z
   .url({ protocol: /^https?$/, error: "Enter a valid URL." })
+  .max(2000)
   .refine(withoutCredentials, NO_CREDENTIALS);
 
 const postgresConfig = {

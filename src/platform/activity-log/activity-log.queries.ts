@@ -95,7 +95,7 @@ function filtersOf(organizationId: string | SQL, query: ActivityLogQuery): (SQL 
 export const namedUser = (user: string) => (USER_ID.test(user) ? eq(users.id, Number(user)) : eq(users.uuid, user));
 
 /** `?scopes=A,B`: the kinds named, blanks and repeats dropped; none named matches nothing, as an unknown kind does. */
-const scopesOf = (scopes: string) => [
+export const scopesOf = (scopes: string) => [
   ...new Set(
     scopes
       .split(",")

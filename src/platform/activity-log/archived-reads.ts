@@ -8,6 +8,7 @@ import {
   namedUser,
   offsetOf,
   pageSizeOf,
+  scopesOf,
   type ActivityLogSource,
   type PageRow,
 } from "./activity-log.queries";
@@ -54,17 +55,25 @@ const SEGMENTS_READ_AT_ONCE = 10;
 /** A page's filters, applied to archived entries as the page's SQL applies them to those kept here. */
 type ArchivedFilter = Omit<ActivityLogQuery, "user" | "limit"> & { userId?: number | null };
 
-const scopeList = (scopes: string) => scopes.split(",").map((scope) => scope.trim());
-
-const matches = (row: EntryRow, filter: ArchivedFilter) =>
-  (filter.scope === undefined || row.scope === filter.scope) &&
-  (filter.scopes === undefined || scopeList(filter.scopes).includes(row.scope)) &&
-  (filter.item_id === undefined || row.itemId === filter.item_id) &&
-  (filter.userId === undefined || row.userId === filter.userId) &&
-  (filter.activity === undefined || row.activity === filter.activity) &&
-  (filter.after === undefined || row.createdAt > new Date(filter.after).toISOString()) &&
-  (filter.before === undefined || row.createdAt < new Date(filter.before).toISOString()) &&
-  (filter.page !== undefined || filter.cursor === undefined || row.seq < Number(filter.cursor));
+/**
+ * The filter as a test of one entry, its values read once a page, not once an entry (a page may
+ * read 50,000 entries, and `?scopes=` name 2,000 kinds).
+ */
+function entryTest(filter: ArchivedFilter): (row: EntryRow) => boolean {
+  const scopes = filter.scopes === undefined ? undefined : new Set(scopesOf(filter.scopes));
+  const after = filter.after === undefined ? undefined : new Date(filter.after).toISOString();
+  const before = filter.before === undefined ? undefined : new Date(filter.before).toISOString();
+  const below = filter.page !== undefined || filter.cursor === undefined ? undefined : Number(filter.cursor);
+  return (row) =>
+    (filter.scope === undefined || row.scope === filter.scope) &&
+    (scopes === undefined || scopes.has(row.scope)) &&
+    (filter.item_id === undefined || row.itemId === filter.item_id) &&
+    (filter.userId === undefined || row.userId === filter.userId) &&
+    (filter.activity === undefined || row.activity === filter.activity) &&
+    (after === undefined || row.createdAt > after) &&
+    (before === undefined || row.createdAt < before) &&
+    (below === undefined || row.seq < below);
+}
 
 /** No filter at all: the archive's entries are counted from its index, unread. */
 const unfiltered = (filter: ArchivedFilter, reader: ArchiveReader) =>
@@ -93,6 +102,7 @@ async function archivedEntries(
   wanted: number,
 ): Promise<{ rows: EntryRow[]; resumeAt: number | null }> {
   const after = filter.after === undefined ? undefined : new Date(filter.after).toISOString();
+  const matches = entryTest(filter);
   const rows: EntryRow[] = [];
   const readable = segments.slice(0, SEGMENTS_PER_PAGE);
   let next = 0;
@@ -110,7 +120,7 @@ async function archivedEntries(
       next += 1;
     }
     const contents = await Promise.all(group.map((segment) => readSegment(reader.bucket, segment)));
-    const matching = contents.flatMap((content) => content.rows.filter((row) => matches(row, filter)).reverse());
+    const matching = contents.flatMap((content) => content.rows.filter(matches).reverse());
     rows.push(...(await keptBy(reader, matching)));
   }
   const more = !ended && rows.length < wanted && segments.length > SEGMENTS_PER_PAGE;
