@@ -33,12 +33,15 @@ export class ApiKeyHourCounter extends DurableObject<Bindings> {
     const hourEnd = windowEnd(now, HOUR_MS);
     const stored = this.ctx.storage.kv.get<HourCount>("hour");
     const before = stored?.hourEnd === hourEnd ? stored.count : 0;
-    if (batch !== undefined) {
-      const last = this.ctx.storage.kv.get<{ hourEnd: number; sequence: number }>(`reporter:${batch.reporter}`);
-      if (last?.hourEnd === hourEnd && last.sequence >= batch.sequence) return { hourEnd, count: before };
-      this.ctx.storage.kv.put(`reporter:${batch.reporter}`, { hourEnd, sequence: batch.sequence });
-    }
     const count = before + requests;
+    if (batch !== undefined) {
+      const name = `reporter:${batch.reporter}`;
+      const last = this.ctx.storage.kv.get<{ hourEnd: number; sequence: number; count?: number }>(name);
+      // Answered with the count it made then, so that the one report that crossed the limit is
+      // still known as that one, however many were counted since.
+      if (last?.hourEnd === hourEnd && last.sequence >= batch.sequence) return { hourEnd, count: last.count ?? before };
+      this.ctx.storage.kv.put(name, { hourEnd, sequence: batch.sequence, count });
+    }
     this.ctx.storage.kv.put<HourCount>("hour", { hourEnd, count });
     // The hour's first requests: when it ends, nothing of it is worth keeping.
     if (before === 0) await this.ctx.storage.setAlarm(hourEnd);

@@ -362,7 +362,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 async function counterOfKeyBehaving(
   key: string,
-  behaviour: (call: number, count: () => Promise<unknown>) => Promise<unknown>,
+  behaviour: (call: number, count: () => Promise<unknown>, id: DurableObjectId) => Promise<unknown>,
 ) {
   const counters = env.API_KEY_HOUR_COUNTER;
   const ours = counters.idFromName(await sha256Hex(key));
@@ -374,7 +374,7 @@ async function counterOfKeyBehaving(
         const real = () => counters.get(id).count(...args);
         if (!id.equals(ours)) return real();
         state.calls += 1;
-        return behaviour(state.calls, real);
+        return behaviour(state.calls, real, id);
       },
     }),
   } as unknown as typeof counters;
@@ -423,6 +423,42 @@ describe("the hourly counter failing a report", () => {
     } finally {
       counter.restore();
     }
+  }, 30_000);
+
+  it("publishes the hour used up when the report that crossed it lost its answer and others counted since", async () => {
+    configureHourlyLimit(3);
+    const { key } = await setupOrganization();
+    await awaitRoomInWindow(3_600_000, 20_000);
+    const counters = env.API_KEY_HOUR_COUNTER;
+    const counter = await counterOfKeyBehaving(key, async (call, count, id) => {
+      const reported = await count();
+      if (call === 3) {
+        // The third report crossed the limit (3), but its answer was lost; meanwhile another
+        // location reported a request it admitted before it knew (4: not the crossing one).
+        await counters.get(id).count(1, { reporter: "another-location", sequence: 1 });
+        throw new Error("Network connection lost.");
+      }
+      return reported;
+    });
+    try {
+      for (let index = 0; index < 3; index += 1) {
+        expect((await api("GET", "/api/users/@me", { key })).status).toBe(200);
+        await sleep(700);
+      }
+      // Sent again as it was, the third report is answered with the count it made (3): still the
+      // one that crossed the limit, it tells the other locations.
+      await vi.waitFor(() => expect(counter.calls).toBeGreaterThanOrEqual(4), { timeout: 3_000 });
+      await vi.waitFor(
+        async () =>
+          expect(await env.API_KEY_CACHE.get(exhaustedHourKey(await sha256Hex(key)), "json")).toMatchObject({
+            count: 3,
+          }),
+        { timeout: 3_000 },
+      );
+    } finally {
+      counter.restore();
+    }
+    expect((await hourCounterStorage(key)).count).toBe(4);
   }, 30_000);
 
   it("reports what a report gave up on, once the counter answers, though the isolate now refuses the key", async () => {
