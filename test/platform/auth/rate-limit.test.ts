@@ -381,6 +381,14 @@ async function counterOfKeyBehaving(
   return state;
 }
 
+/** Until the key's hour is published used up in KV, at `count`, for the isolates that have not served it. */
+const awaitPublishedUsedUp = async (key: string, count: number) =>
+  vi.waitFor(
+    async () =>
+      expect(await env.API_KEY_CACHE.get(exhaustedHourKey(await sha256Hex(key)), "json")).toMatchObject({ count }),
+    { timeout: 3_000 },
+  );
+
 describe("the hourly counter failing a report", () => {
   it("counts the requests of a call that failed before counting them, with a later call: the limit holds", async () => {
     configureHourlyLimit(3);
@@ -425,7 +433,7 @@ describe("the hourly counter failing a report", () => {
     }
   }, 30_000);
 
-  it("publishes the hour used up when the report that crossed it lost its answer and others counted since", async () => {
+  it("publishes the hour used up when the report that crossed it lost its answer, others counted since", async () => {
     configureHourlyLimit(3);
     const { key } = await setupOrganization();
     await awaitRoomInWindow(3_600_000, 20_000);
@@ -448,13 +456,7 @@ describe("the hourly counter failing a report", () => {
       // Sent again as it was, the third report is answered with the count it made (3): still the
       // one that crossed the limit, it tells the other locations.
       await vi.waitFor(() => expect(counter.calls).toBeGreaterThanOrEqual(4), { timeout: 3_000 });
-      await vi.waitFor(
-        async () =>
-          expect(await env.API_KEY_CACHE.get(exhaustedHourKey(await sha256Hex(key)), "json")).toMatchObject({
-            count: 3,
-          }),
-        { timeout: 3_000 },
-      );
+      await awaitPublishedUsedUp(key, 3);
     } finally {
       counter.restore();
     }
@@ -481,13 +483,7 @@ describe("the hourly counter failing a report", () => {
       // This isolate refuses the key (it knows its three requests), and reports them: the counter
       // publishes the hour as used up for every other isolate.
       expect((await api("GET", "/api/users/@me", { key })).status).toBe(429);
-      await vi.waitFor(
-        async () =>
-          expect(await env.API_KEY_CACHE.get(exhaustedHourKey(await sha256Hex(key)), "json")).toMatchObject({
-            count: 3,
-          }),
-        { timeout: 3_000 },
-      );
+      await awaitPublishedUsedUp(key, 3);
     } finally {
       counter.restore();
     }
