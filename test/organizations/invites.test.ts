@@ -477,6 +477,51 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     }
   });
 
+  it("records each open invite it replaces as cancelled, as a DELETE does, combined or not", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const otherAdmin = await addMember(organization.id, MembershipLevel.admin);
+    const replaced = await insertInvite(organization.id, otherAdmin.user, { targetEmail: "r@example.com", level: 8 });
+    const combined = await insertInvite(organization.id, owner, { targetEmail: "c@example.com", level: 8 });
+    const log = async () =>
+      (await api("GET", `/api/organizations/${organization.id}/activity_log?scope=OrganizationInvite`, { key })).body
+        .results as { activity: string; item_id: string; detail: { name: string } }[];
+    const before = (await log()).length;
+    for (const body of [
+      { target_email: "r@example.com", send_email: false },
+      { target_email: "c@example.com", send_email: false, combine_pending_invites: true },
+    ]) {
+      expect((await api("POST", invitesPath(organization.id), { key, body })).status).toBe(201);
+    }
+    const appended = (await log()).slice(0, -before || undefined);
+    const sent = await accessListedBy(organization.id, key);
+    expect(Object.keys(sent).sort()).toEqual(["c@example.com", "r@example.com"]);
+    expect(
+      appended
+        .map((entry) => [entry.activity, entry.item_id, entry.detail.name])
+        .filter(([activity]) => activity === "cancelled"),
+    ).toEqual([
+      ["cancelled", combined.id, "c@example.com"],
+      ["cancelled", replaced.id, "r@example.com"],
+    ]);
+  });
+
+  it("refuses (409) an invite racing one it would replace unread: none goes without its entry", async () => {
+    const { organization, key } = await setupOrganization();
+    const body = { target_email: "racing@example.com", send_email: false };
+    const otherAdmin = await addMember(organization.id, MembershipLevel.admin);
+    // Another admin's invite lands between this one's reads (no open invite then) and its write.
+    const ran = beforeWrites([
+      [
+        /^delete from "invites"/,
+        async () => (await api("POST", invitesPath(organization.id), { key: otherAdmin.key, body })).status,
+      ],
+    ]);
+    const sent = await api("POST", invitesPath(organization.id), { key, body });
+    vi.restoreAllMocks();
+    expect([ran, sent.status]).toEqual([[201], 409]);
+    expect(Object.keys(await accessListedBy(organization.id, key))).toEqual(["racing@example.com"]);
+  });
+
   it("lets a member replace only their own open invites: another's stays, as DELETE leaves it to admins", async () => {
     const { organization, owner, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);

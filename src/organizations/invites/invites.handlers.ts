@@ -157,7 +157,17 @@ async function createInvites(
       membersMayInvite,
     ),
   )!;
-  const combining = inputs.filter((input) => input.combine_pending_invites).map((input) => input.target_email);
+  // The open invites each new one replaces, as read: each is cancelled, with its entry.
+  const replaced = inputs
+    .flatMap((input) => context.pendingByEmail.get(input.target_email) ?? [])
+    .map(({ id }) => ({
+      id,
+      entry: inviteActivity.record(
+        c,
+        "cancelled",
+        inviteItem({ id, organizationId: organization.id }, inviteEmailInBatch(id)),
+      ),
+    }));
   await replaceInvites(
     db,
     organization.id,
@@ -168,10 +178,7 @@ async function createInvites(
       stillAdmin: callerStillAdmin(c.var.actor, organization.id),
       stillMayInvite,
     },
-    {
-      emails: combining,
-      readIds: combining.flatMap((email) => (context.pendingByEmail.get(email) ?? []).map((invite) => invite.id)),
-    },
+    replaced,
   )
     .catch((error: unknown) => {
       throw invitedMeanwhile(error) ? changedMeanwhile("invite") : error;

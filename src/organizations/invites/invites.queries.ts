@@ -258,7 +258,7 @@ export async function replaceInvites(
   rows: InviteRow[],
   entries: Statement[],
   replacer: { userId: number; stillAdmin: SQL; stillMayInvite: SQL },
-  combined: { emails: string[]; readIds: string[] },
+  replaced: { id: string; entry: Statement }[],
 ) {
   const emails = rows.map((row) => row.targetEmail);
   const ofEmails = and(eq(invites.organizationId, organizationId), inArray(invites.targetEmail, emails));
@@ -266,23 +266,34 @@ export async function replaceInvites(
     ofEmails,
     or(replacer.stillAdmin, eq(invites.createdById, replacer.userId), lte(invites.createdAt, unexpiredInvitesSince())),
   );
-  // Combined invites were merged from the open ones as read: one sent since (its level, its
-  // projects) would be replaced unmerged. Its row is then set NULL where the column refuses it,
-  // failing the batch (`invitedMeanwhile`), before anything is deleted.
+  // The open invites for these e-mails were read (and combined, when asked): one sent since, that
+  // this write would replace, would go unmerged and without its entry. Its row is then set NULL
+  // where the column refuses it, failing the batch (`invitedMeanwhile`), before anything is deleted.
   const sentSinceRead = db
     .update(invites)
     .set({ updatedAt: sql<string>`null` })
     .where(
       and(
-        eq(invites.organizationId, organizationId),
-        inArray(invites.targetEmail, combined.emails),
+        replaceable,
         gt(invites.createdAt, unexpiredInvitesSince()),
-        notInArray(invites.id, combined.readIds),
+        notInArray(
+          invites.id,
+          replaced.map((invite) => invite.id),
+        ),
       ),
     );
+  // Each open invite replaced is cancelled, as a DELETE cancels it: its entry appended while it is
+  // still there and still the caller's to replace (touched first, as `deleteInviteOf` does).
+  const cancellations = replaced.flatMap(({ id, entry }) => [
+    db
+      .update(invites)
+      .set({ updatedAt: sql<string>`${invites.updatedAt}` })
+      .where(and(eq(invites.id, id), replaceable)),
+    entry,
+  ]);
   await db.batch([
-    // Matches nothing when nothing is combined (an empty list is false).
     sentSinceRead,
+    ...cancellations,
     db.delete(invites).where(replaceable),
     // Each row only while the caller may still send it, and while its e-mail is still no member's
     // (a replaced invite may have been accepted since the checks): else NULL, which the column refuses.
