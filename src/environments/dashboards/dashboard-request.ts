@@ -1,4 +1,6 @@
+import type { z } from "@hono/zod-openapi";
 import { sql } from "drizzle-orm";
+import type { BatchResponse } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { dashboardCollaborators, dashboards } from "../../db/schema";
 import {
@@ -14,6 +16,7 @@ import { notFound, permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
 import { peekJsonBody } from "../../platform/request-body";
 import { projectRead, routeReads } from "../../platform/route-context";
+import type { Database } from "../../platform/db";
 import { kindRuleOfMember } from "../../platform/access-rules/member-rule";
 import {
   callerStillProjectAdmin,
@@ -34,7 +37,7 @@ import {
   type DashboardRow,
   type DashboardScope,
   type DashboardToCopy,
-  type TileMove,
+  type Statement,
   type TileRow,
 } from "./dashboards.queries";
 import { CopyTileInput, CreateDashboardInput, MoveTileInput } from "./dashboards.schema";
@@ -212,47 +215,40 @@ export async function readDashboardToCopy(
   return row ? { row, tiles } : undefined;
 }
 
-/** The tile to move and both dashboards, read with the project (`move_tile`). */
-export const tileToMove = routeReads(async (c) => {
-  const body = await peekJsonBody(c, MoveTileInput);
-  const results = await projectRead(c, (environmentId) =>
-    body === undefined
-      ? []
-      : moveStatements(c.var.db, readScopeOf(c, environmentId), parseDashboardId(c.req.param("id") ?? ""), body),
-  );
-  return { body, results };
-});
-
-/** What a tile move reads: with the project, when the body was read then, else now. */
-export async function readTileMove(c: Context<AppEnv>, scope: DashboardScope, sourceId: number, move: TileMove) {
-  const { body, results } = tileToMove.results(c);
-  if (body?.tile.id === move.tile.id && body.toDashboard === move.toDashboard && results.length === 3) return results;
-  return c.var.db.batch(moveStatements(c.var.db, scope, sourceId, move));
-}
-
-/** The tile to copy, both dashboards and the destination's tiles, read with the project (`copy_tile`). */
-export const tileToCopy = routeReads(async (c) => {
-  const body = await peekJsonBody(c, CopyTileInput);
-  const results = await projectRead(c, (environmentId) =>
-    body === undefined
-      ? []
-      : copyStatements(c.var.db, readScopeOf(c, environmentId), parseDashboardId(c.req.param("id") ?? ""), body),
-  );
-  return { body, results };
-});
-
-/** What a tile copy reads: with the project, when the body was read then, else now. */
-export async function readTileCopy(
-  c: Context<AppEnv>,
-  scope: DashboardScope,
-  destinationId: number,
-  copy: CopyTileInput,
+/**
+ * A tile write's reads, which its body names (`move_tile`, `copy_tile`): made in the round trip that
+ * resolves the project when the body can be read then (`reads`), else by the handler (`read`), the
+ * same statements either way.
+ */
+function readsNamedByBody<S extends z.ZodType, T extends [Statement, ...Statement[]]>(
+  schema: S,
+  statements: (db: Database, scope: DashboardReadScope, dashboardId: number, body: z.output<S>) => T,
 ) {
-  const { body, results } = tileToCopy.results(c);
-  const same = body?.fromDashboardId === copy.fromDashboardId && body.tileId === copy.tileId;
-  if (same && results.length === 4) return results;
-  return c.var.db.batch(copyStatements(c.var.db, scope, destinationId, copy));
+  const reads = routeReads(async (c) => {
+    const body = await peekJsonBody(c, schema);
+    const id = parseDashboardId(c.req.param("id") ?? "");
+    const results = await projectRead(c, (environmentId) =>
+      body === undefined ? [] : statements(c.var.db, readScopeOf(c, environmentId), id, body),
+    );
+    return { body, results };
+  });
+  async function read(c: Context<AppEnv>, scope: DashboardScope, dashboardId: number, sent: z.output<S>) {
+    const { body, results } = reads.results(c);
+    if (body !== undefined && JSON.stringify(body) === JSON.stringify(sent)) return results as BatchResponse<T>;
+    return c.var.db.batch(statements(c.var.db, scope, dashboardId, sent));
+  }
+  return { reads, read };
 }
+
+/** The tile to move and both dashboards (`move_tile`). */
+const tileMove = readsNamedByBody(MoveTileInput, moveStatements);
+export const tileToMove = tileMove.reads;
+export const readTileMove = tileMove.read;
+
+/** The tile to copy, both dashboards and the destination's tiles (`copy_tile`). */
+const tileCopy = readsNamedByBody(CopyTileInput, copyStatements);
+export const tileToCopy = tileCopy.reads;
+export const readTileCopy = tileCopy.read;
 
 /** The dashboard the path names, its tiles and the version to restore, read with the project. */
 export const versionToRestore = routeReads((c) => {
