@@ -270,6 +270,37 @@ describe("PostHog's web app", () => {
     expect((await webApp("GET", `${dashboards}/${from.body.id}`, key)).body.tiles).toEqual([tile]);
   });
 
+  it("duplicates a tile as it sends it, moving the tiles below down (dashboardLogic.duplicateTile)", async () => {
+    const { project, key } = await setupOrganization();
+    const dashboards = `api/environments/${project.id}/dashboards`;
+    const created = await webApp("POST", dashboards, key, { name: "Notes" });
+    const item = `${dashboards}/${created.body.id}`;
+    const withTiles = await webApp("PATCH", item, key, {
+      tiles: [
+        { text: { body: "Top" }, layouts: { sm: { x: 0, y: 0, w: 12, h: 2 } } },
+        { text: { body: "Below" }, layouts: { sm: { x: 0, y: 2, w: 12, h: 2 } } },
+      ],
+    });
+    const [top, below] = withTiles.body.tiles;
+    // The whole tile, its text reduced to its body, placed under it; the tile under it moved down.
+    const duplicated = await webApp("PATCH", item, key, {
+      duplicate_tiles: [{ ...top, text: { body: top.text.body }, layouts: { sm: { x: 0, y: 2, w: 12, h: 2 } } }],
+      tiles: [{ id: below.id, layouts: { sm: { x: 0, y: 4, w: 12, h: 2 } } }],
+    });
+    expect(duplicated.status, duplicated.text.slice(0, 300)).toBe(200);
+    expect(
+      duplicated.body.tiles.map((tile: { text: { body: string }; layouts: { sm: { y: number } } }) => [
+        tile.text.body,
+        tile.layouts.sm.y,
+      ]),
+    ).toEqual([
+      ["Top", 0],
+      ["Top", 2],
+      ["Below", 4],
+    ]);
+    expect(duplicated.body.tiles[1].id).not.toBe(top.id);
+  });
+
   it("filters the activity side panel by a member, by the user's numeric id (sidePanelActivityLogic)", async () => {
     const { organization, owner, project, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.admin);

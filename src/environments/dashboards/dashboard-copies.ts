@@ -7,7 +7,7 @@ import { isAdmin } from "../../platform/levels";
 import { callerStillMayCopy, readDashboardToCopy } from "./dashboard-request";
 import { rightsOn } from "./dashboard-response";
 import { stackedLayouts } from "./dashboard-versions";
-import type { DashboardScope, NewTile, NewTileContent, TileRow } from "./dashboards.queries";
+import type { DashboardScope, NewTile, NewTileContent, TileDisplay, TileRow } from "./dashboards.queries";
 import type { CreateDashboardInput } from "./dashboards.schema";
 
 /** How much of an insight's name a note names it by. */
@@ -52,6 +52,14 @@ export function copiedContent(
 
 const isPlaced = (layouts: TileLayouts) => Object.keys(layouts).length > 0;
 
+/** A tile's colour and display settings, which its copies keep. */
+export const copiedDisplay = ({ tile }: TileRow): TileDisplay => ({
+  color: tile.color,
+  showDescription: tile.showDescription,
+  transparentBackground: tile.transparentBackground,
+  filtersOverrides: tile.filtersOverrides,
+});
+
 /**
  * The live tiles of a dashboard as new tiles of another one, each where it was, with its colour
  * and display settings; a tile stored without a place goes on the grid's first free row.
@@ -63,12 +71,7 @@ function copiedTiles(tiles: TileRow[], duplicateContent: boolean, sameProject: b
   return tiles.map((row) => ({
     content: copiedContent(row, duplicateContent, sameProject),
     layouts: isPlaced(row.tile.layouts) ? row.tile.layouts : free[next++]!,
-    display: {
-      color: row.tile.color,
-      showDescription: row.tile.showDescription,
-      transparentBackground: row.tile.transparentBackground,
-      filtersOverrides: row.tile.filtersOverrides,
-    },
+    display: copiedDisplay(row),
   }));
 }
 

@@ -6,7 +6,7 @@ import { isNotNullViolationOf, type Database } from "../../platform/db";
 import { personOf, type AppEnv } from "../../platform/env";
 import { notFound, validationError } from "../../platform/errors";
 import type { ProjectTree } from "../project-trees";
-import { copiedContent } from "./dashboard-copies";
+import { copiedContent, copiedDisplay } from "./dashboard-copies";
 import {
   callerStillMayCopy,
   dashboardOfPath,
@@ -90,12 +90,7 @@ export const copyDashboardTile: RouteHandler<CopyTileRoute, AppEnv> = async (c) 
   const copied: NewTile = {
     content: copiedContent(tile, false, true),
     layouts: layouts!,
-    display: {
-      color: tile.tile.color,
-      showDescription: tile.tile.showDescription,
-      transparentBackground: tile.tile.transparentBackground,
-      filtersOverrides: tile.tile.filtersOverrides,
-    },
+    display: copiedDisplay(tile),
   };
   const onDashboard = { dashboard_id: destinationId };
   const writes = [

@@ -195,6 +195,7 @@ export function updateSummary(current: { row: DashboardRow; tiles: TileRow[] }, 
     input.deleted === false && deleted ? "restored the dashboard" : undefined,
     ...changedFields(current.row, input).map((field) => `changed ${field}`),
     ...tileChanges(current.tiles, input.tiles),
+    input.duplicate_tiles?.length ? `duplicated ${plural(input.duplicate_tiles.length, "tile")}` : undefined,
   ].filter((part) => part !== undefined);
   if (parts.length === 0) return undefined;
   const line = parts.join(", ");

@@ -41,7 +41,7 @@ import {
   scopeOf,
   visibleDashboard,
 } from "./dashboard-request";
-import { copyStartingPoint } from "./dashboard-copies";
+import { copiedContent, copiedDisplay, copyStartingPoint } from "./dashboard-copies";
 import { refusalInEnvironment } from "../../platform/route-context/project";
 import { DASHBOARD_TEMPLATES, type DashboardTemplate } from "./dashboard-templates";
 import { rightsOn, toDashboard, toDashboardListItem } from "./dashboard-response";
@@ -82,6 +82,7 @@ import {
 import {
   MAX_LIVE_TILES,
   type CreateDashboardInput,
+  type DuplicateTiles,
   type TileInput,
   type UpdateDashboardInput,
 } from "./dashboards.schema";
@@ -331,8 +332,8 @@ const inTilesList: TileAttr = (index) => `tiles.${index}`;
 const fieldOf = (attr: string, field: string) => (attr === "" ? field : `${attr}.${field}`);
 
 /**
- * Statements for PATCH `tiles`, each write followed by its entry in the activity log; every
- * change is validated before anything is written.
+ * Statements for PATCH `tiles` and `duplicate_tiles`, each write followed by its entry in the
+ * activity log; every change is validated before anything is written.
  */
 function tileChangeStatements(
   c: Context<AppEnv>,
@@ -340,12 +341,30 @@ function tileChangeStatements(
   current: DashboardWithTiles,
   changes: TileInput[],
   attrOf: TileAttr = inTilesList,
+  duplicates: DuplicateTiles = [],
 ) {
   const db = c.var.db;
   const shown = new Map(current.tiles.map((row) => [row.tile.id, row]));
   const dashboardId = current.row.dashboard.id;
   const onDashboard = { dashboard_id: dashboardId };
-  return placeUnplaced(current, changes).flatMap((change, index): Statement[] => {
+  // A copy is a new tile: placed where it is sent, else with the tiles added without a place.
+  const placed = placeUnplaced(current, [...changes, ...duplicates.map(({ layouts }) => ({ layouts }))]);
+  const removed = new Set(changes.flatMap((change) => (change.deleted ? [change.id] : [])));
+  const copies = duplicates.flatMap(({ id }, index): Statement[] => {
+    const source = removed.has(id) ? undefined : shown.get(id);
+    if (!source)
+      throw validationError("invalid_input", `Tile ${id} is not on this dashboard.`, `duplicate_tiles.${index}.id`);
+    const copy: NewTile = {
+      content: copiedContent(source, true, true),
+      layouts: placed[changes.length + index]!.layouts!,
+      display: copiedDisplay(source),
+    };
+    return [
+      ...insertTilesStatements(db, scope.environmentId, dashboardId, personOf(c.var.actor), [copy]),
+      tileActivity.record(c, "created", tileItem(c.var.project, dashboardId, newestTileId, onDashboard)),
+    ];
+  });
+  const edits = placed.slice(0, changes.length).flatMap((change, index): Statement[] => {
     const attr = attrOf(index);
     if (change.id === undefined) {
       if (!change.text) {
@@ -373,6 +392,7 @@ function tileChangeStatements(
       : tileActivity.changed(c, "updated", item, trackedTileFields(existing), trackedTileFields(existing, change));
     return writes.length === 0 || !entry ? writes : [...writes, entry];
   });
+  return [...edits, ...copies];
 }
 
 /**
@@ -533,7 +553,7 @@ export async function writeDashboardUpdate(
   // whatever the tag, even one that reads as no change. Tiles sent as they were read change nothing:
   // written, they would undo (unchecked, as the update below matches no row once the version moved)
   // what another request changed meanwhile.
-  const tileStatements = tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf);
+  const tileStatements = tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf, input.duplicate_tiles);
   const tileWrites = summary === undefined ? [] : tileStatements;
   const expected = expectedVersion(c, current.row.dashboard);
 
@@ -568,11 +588,12 @@ export async function writeDashboardUpdate(
     ...deletionStatements(db, current.row, input),
   ];
   const addsTiles = (input.tiles ?? []).some((change) => change.id === undefined);
-  if (addsTiles) writes.push(tileLimitGuard(db, id));
+  const copiesTiles = (input.duplicate_tiles ?? []).length > 0;
+  if (addsTiles || copiesTiles) writes.push(tileLimitGuard(db, id));
   if (summary !== undefined) writes.push(...versionStatements(db, id, authorOf(c), summary, expected));
   const updated = await withinTileLimit(
     c,
-    "tiles",
+    addsTiles || !copiesTiles ? "tiles" : "duplicate_tiles",
     writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }),
   );
   if (!updated) throw notFound();

@@ -96,8 +96,30 @@ const TileChanges = z
     return new Set(ids).size === ids.length;
   }, "tiles must name each tile ID once");
 
+/**
+ * PostHog's `duplicate_tiles`: tiles of this dashboard to copy onto it. Its web app sends each tile
+ * whole, as it read it; only `id` and `layouts` are read.
+ */
+const DuplicateTiles = z
+  .array(
+    z.object({
+      id: z.number().int().openapi({ description: "A live tile of this dashboard." }),
+      layouts: LayoutsInput.optional().openapi({
+        description: "Where the copy goes; absent or `{}`: the first free row.",
+      }),
+    }),
+  )
+  .max(MAX_LIVE_TILES);
+export type DuplicateTiles = z.infer<typeof DuplicateTiles>;
+
 export const UpdateDashboardInput = z
-  .object({ ...DashboardFields, tiles: TileChanges.optional() })
+  .object({
+    ...DashboardFields,
+    tiles: TileChanges.optional(),
+    duplicate_tiles: DuplicateTiles.optional().openapi({
+      description: "Tiles of this dashboard to copy onto it: a copy of each insight (`<name> (Copy)`) or text.",
+    }),
+  })
   .openapi("UpdateDashboard");
 export type UpdateDashboardInput = z.infer<typeof UpdateDashboardInput>;
 

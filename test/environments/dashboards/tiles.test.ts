@@ -15,7 +15,16 @@ import {
   NOT_AUTHENTICATED,
   NOT_FOUND,
 } from "../../support/error-bodies";
-import { addMember, api, createApiKey, createProject, db, errorBody, setupOrganization } from "../../support/harness";
+import {
+  addMember,
+  api,
+  createApiKey,
+  createProject,
+  db,
+  errorBody,
+  ISO_TIMESTAMP,
+  setupOrganization,
+} from "../../support/harness";
 import {
   createDashboard,
   dashboardBody,
@@ -546,5 +555,147 @@ describe("POST .../dashboards/:id/copy_tile refusals", () => {
       invalid("max_length", "A dashboard holds at most 500 tiles.", "tileId"),
     );
     expect(await tilesOf(key, destinationPath)).toHaveLength(500);
+  }, 30_000);
+});
+
+describe.each(["environments", "projects"])("PATCH /api/%s/:project_id/dashboards/:id with duplicate_tiles", (tree) => {
+  const THIRD_ROW = { sm: { x: 0, y: 10, w: 6, h: 5 }, xs: { x: 0, y: 10, w: 6, h: 5 } };
+
+  it("copies a text tile onto its dashboard: a new text, the tile's style, on the first free row", async () => {
+    const { key, owner, organization, project, id, path, tiles, tilePath } = await dashboardWithTwoNotes(tree);
+    const styled = { color: "blue", show_description: true, filters_overrides: { date_from: "-7d" } };
+    expect((await api("PATCH", tilePath, { key, body: styled })).status).toBe(200);
+    // PostHog's web app sends the tile whole, as it read it.
+    const read = (await api("GET", path, { key })).body;
+    const response = await api("PATCH", path, { key, body: { duplicate_tiles: [{ ...read.tiles[0], layouts: {} }] } });
+    expect([response.status, response.headers.get("ETag")]).toEqual([200, `W/"${id}.4"`]);
+    expect(response.body).toEqual(
+      dashboardBody(owner, {
+        id,
+        name: "Notes",
+        team_id: project.id,
+        tiles: [
+          textTileBody(owner, "first", { id: tiles[0]!.id, ...styled, order: 0 }),
+          textTileBody(owner, "second", { id: tiles[1]!.id, layouts: SECOND_ROW, order: 1 }),
+          textTileBody(owner, "first", { ...styled, layouts: THIRD_ROW, order: 2 }),
+        ],
+      }),
+    );
+    const copy = response.body.tiles[2];
+    expect([copy.id, copy.text.id]).not.toContain(tiles[0]!.id);
+    expect(copy.text.id).not.toBe(tiles[0]!.text!.id);
+    const versions = await api("GET", `${path}/versions?limit=1`, { key });
+    expect(versions.body.results[0]).toMatchObject({ version: 4, summary: "Duplicated 1 tile" });
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?limit=1`, { key });
+    expect(log.body.results).toEqual([
+      activityEntry(response, {
+        organizationId: organization.id,
+        projectId: project.id,
+        user: owner,
+        apiKeyId: await keyIdOf(owner),
+        scope: "DashboardTile",
+        activity: "created",
+        itemId: String(copy.id),
+        name: "first",
+        changes: null,
+        context: { dashboard_id: id },
+      }),
+    ]);
+    // Its own text: editing the copy leaves the original as it was.
+    const edited = await api("PATCH", `${path}/tiles/${copy.id}`, { key, body: { text: { body: "copy, edited" } } });
+    expect(edited.body.tiles.map((tile: Tile) => tile.text!.body)).toEqual(["first", "second", "copy, edited"]);
+  });
+
+  it("copies an insight tile as a new insight named '<name> (Copy)', where the body places it", async () => {
+    const { key, project } = await setupOrganization();
+    const templated = await createDashboard(key, project.id, { use_template: "DEFAULT_APP" });
+    const path = `${dashboardsPath(project.id, tree)}/${templated.id}`;
+    const source = (await api("GET", path, { key })).body.tiles.find((tile: Tile) => tile.text === null);
+    const placed = { sm: { x: 0, y: 40, w: 6, h: 5 } };
+    const response = await api("PATCH", path, {
+      key,
+      body: { duplicate_tiles: [{ id: source.id, layouts: placed }, { id: source.id }] },
+    });
+    expect(response.status).toBe(200);
+    const copies = response.body.tiles.filter((tile: { insight: { name: string } | null }) =>
+      tile.insight?.name.endsWith("(Copy)"),
+    );
+    const copyOf = (layouts: unknown) => ({
+      ...source,
+      id: expect.any(Number),
+      order: expect.any(Number),
+      layouts,
+      insight: {
+        ...source.insight,
+        id: expect.any(Number),
+        short_id: expect.any(String),
+        name: `${source.insight.name} (Copy)`,
+        created_at: expect.stringMatching(ISO_TIMESTAMP),
+        updated_at: expect.stringMatching(ISO_TIMESTAMP),
+      },
+    });
+    expect(copies).toEqual([copyOf(placed), copyOf(expect.objectContaining({ sm: GRID_BOX }))]);
+    // Two new insights, neither the source's.
+    const ids = new Set([source.insight.id, ...copies.map((tile: { insight: { id: number } }) => tile.insight.id)]);
+    expect(ids.size).toBe(3);
+  });
+});
+
+describe("PATCH .../dashboards/:id with duplicate_tiles refusals", () => {
+  it("answers 400 naming the field for a tile off the dashboard or an invalid entry; copies nothing", async () => {
+    const { key, project, path, tiles } = await dashboardWithTwoNotes();
+    const other = await createDashboard(key, project.id, { use_template: "DEFAULT_APP" });
+    for (const [body, error] of [
+      [
+        { duplicate_tiles: [{ id: 999999 }] },
+        invalid("invalid_input", "Tile 999999 is not on this dashboard.", "duplicate_tiles.0.id"),
+      ],
+      [
+        { duplicate_tiles: [{ id: tiles[0]!.id }, { id: other.tiles[0]!.id }] },
+        invalid("invalid_input", `Tile ${other.tiles[0]!.id} is not on this dashboard.`, "duplicate_tiles.1.id"),
+      ],
+      [
+        { tiles: [{ id: tiles[0]!.id, deleted: true }], duplicate_tiles: [{ id: tiles[0]!.id }] },
+        invalid("invalid_input", `Tile ${tiles[0]!.id} is not on this dashboard.`, "duplicate_tiles.0.id"),
+      ],
+      [{ duplicate_tiles: true }, invalid("invalid_input", "Expected array, received boolean.", "duplicate_tiles")],
+      [{ duplicate_tiles: [{}] }, invalid("required", "This field is required.", "duplicate_tiles.0.id")],
+      [
+        { duplicate_tiles: [{ id: tiles[0]!.id, layouts: [] }] },
+        invalid("invalid_input", "Expected record, received list.", "duplicate_tiles.0.layouts"),
+      ],
+    ] as const) {
+      const response = await api("PATCH", path, { key, body });
+      expect({ body, status: response.status, error: response.body }).toEqual({ body, status: 400, error });
+    }
+    const read = await api("GET", path, { key });
+    expect([read.body.tiles.length, read.headers.get("ETag")]).toEqual([2, expect.stringMatching(/\.2"$/)]);
+  });
+
+  it("answers 403 without an edit right, 412 on a stale tag, 400 past 500 tiles, 404 once deleted", async () => {
+    const { key, organization, project, id, path, tiles } = await dashboardWithTwoNotes();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const body = { duplicate_tiles: [{ id: tiles[0]!.id }] };
+    await api("PATCH", path, { key, body: { restriction_level: 37 } });
+    expectError(await api("PATCH", path, { key: member.key, body }), 403, NO_EDIT_RIGHT);
+    expectError(
+      await api("PATCH", path, { key, headers: { "If-Match": `W/"${id}.1"` }, body }),
+      412,
+      PRECONDITION_FAILED,
+    );
+    const now = nowIso();
+    const textIds = await insertTexts(project.id, 498);
+    await insertRows(
+      schema.dashboardTiles,
+      textIds.map((textId) => ({ dashboardId: id, textId, createdAt: now })),
+    );
+    expectError(
+      await api("PATCH", path, { key, body }),
+      400,
+      invalid("max_length", "A dashboard holds at most 500 tiles.", "duplicate_tiles"),
+    );
+    expect((await api("GET", path, { key })).body.tiles).toHaveLength(500);
+    await api("PATCH", path, { key, body: { deleted: true } });
+    expectError(await api("PATCH", path, { key, body }), 404, NOT_FOUND);
   }, 30_000);
 });
