@@ -7,6 +7,7 @@ import { inviteActivity, inviteItem } from "../organizations/invites/invites.act
 import { membershipActivity } from "../organizations/members/members.activity";
 import type { ActivityActor, ReadInBatch } from "../platform/activity-log/record";
 import type { MembershipLevel } from "../platform/levels";
+import { personalApiKeyActivity } from "../personal-api-keys/personal-api-keys.activity";
 import { toPersonalApiKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { mintApiKey } from "../platform/auth/api-keys";
 import { authenticateRequest } from "../platform/auth/authenticate";
@@ -32,6 +33,7 @@ import {
   keyPolicyChangedAtSignup,
   signUpAndJoin,
   type JoinEntries,
+  type NewUserEntries,
 } from "./signup.queries";
 import type { acceptInvite, acceptInviteByBody, previewInvite } from "./signup.routes";
 import type { SignupInput } from "./signup.schema";
@@ -149,7 +151,7 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
           addressProven: found.addressProven,
         },
         { ...key, expiresAt, lifetimeDays: found.keyLifetimeDays },
-        entriesFor,
+        newUserEntries(c, invite),
       ),
     accountExists,
     found.keyLifetimeDays,
@@ -161,20 +163,47 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
   };
 }
 
+type JoiningUser = { id: number | ReadInBatch; uuid: string };
+
+/** The joining user, as the entries of their joining name them: with their key if they sent one, else none. */
+const joiningActor = (c: Context<AppEnv>, caller: Actor | null, user: JoiningUser): ActivityActor => ({
+  userId: user.id,
+  apiKeyId: caller?.keyId ?? null,
+  isSystem: false,
+  requestId: c.get("requestId") ?? null,
+});
+
+/**
+ * A new account's entries in the invite's organization: the first key it is given (which reaches
+ * that organization alone), then its joining (`joinEntries`), made by the new user without a key.
+ */
+const newUserEntries =
+  (c: Context<AppEnv>, invite: FoundInvite["invite"]) =>
+  (user: JoiningUser): NewUserEntries => ({
+    keyCreated: (key) =>
+      personalApiKeyActivity.record(
+        c,
+        "created",
+        {
+          organizationId: invite.organizationId,
+          itemId: key.id,
+          name: key.label,
+          context: { scopes: ["*"], scoped_organizations: [], scoped_teams: [] },
+        },
+        joiningActor(c, null, user),
+      ),
+    join: joinEntries(c, invite, null)(user),
+  });
+
 /**
  * The invite's acceptance and the membership's joining, in the invite's organization, made by
  * the joining user: with their key if they sent one, else none (a new account has no key yet).
  */
 const joinEntries =
   (c: Context<AppEnv>, invite: FoundInvite["invite"], caller: Actor | null) =>
-  (user: { id: number | ReadInBatch; uuid: string }): JoinEntries =>
+  (user: JoiningUser): JoinEntries =>
   (membershipId) => {
-    const actor: ActivityActor = {
-      userId: user.id,
-      apiKeyId: caller?.keyId ?? null,
-      isSystem: false,
-      requestId: c.get("requestId") ?? null,
-    };
+    const actor = joiningActor(c, caller, user);
     const joinedItem = {
       organizationId: invite.organizationId,
       itemId: membershipId,

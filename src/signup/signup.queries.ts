@@ -102,6 +102,9 @@ const organizationLive = (organizationId: string) =>
 /** The joining's entries in the activity log, for the membership it creates. */
 export type JoinEntries = (membershipId: string) => { joined: Statement; accepted: Statement };
 
+/** A new user's entries: their first key's creation, then their joining's. */
+export type NewUserEntries = { keyCreated: (key: { id: string; label: string }) => Statement; join: JoinEntries };
+
 /**
  * Membership at the invite's level, its private project access, and no more invites for the
  * e-mail; the membership's joining is recorded right after its insert, the invite's acceptance
@@ -224,11 +227,13 @@ export async function signUpAndJoin(
   invite: InviteRow,
   names: NewUser,
   key: NewKey,
-  entriesFor: (user: { id: SQL; uuid: string }) => JoinEntries,
+  entriesFor: (user: { id: SQL; uuid: string }) => NewUserEntries,
 ) {
   const now = nowIso();
   const uuid = uuid7();
+  const keyId = uuid7();
   const userId = sql<number>`(select ${users.id} from ${users} where ${users.uuid} = ${uuid})`;
+  const entries = entriesFor({ id: userId, uuid });
   const [[user], [personalApiKey]] = await db.batch([
     db
       .insert(users)
@@ -245,7 +250,7 @@ export async function signUpAndJoin(
     db
       .insert(personalApiKeys)
       .values({
-        id: uuid7(),
+        id: keyId,
         userId,
         label: FIRST_KEY_LABEL,
         secureValue: key.secureValue,
@@ -262,7 +267,8 @@ export async function signUpAndJoin(
         createdAt: now,
       })
       .returning(),
-    ...joinStatements(db, invite, userId, entriesFor({ id: userId, uuid })),
+    entries.keyCreated({ id: keyId, label: FIRST_KEY_LABEL }),
+    ...joinStatements(db, invite, userId, entries.join),
   ]);
   if (!user || !personalApiKey) throw new Error("the new user or key was not returned");
   return { user, personalApiKey };

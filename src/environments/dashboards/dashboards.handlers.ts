@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, exists, sql, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
 import { authenticate } from "../../platform/auth/authenticate";
@@ -473,11 +473,16 @@ function existingTileStatements(
       const message = `Text ${change.text.id} is not this tile's text.`;
       throw validationError("invalid_input", message, fieldOf(attr, "text.id"));
     }
+    // Only while the tile still shows it here: a text moved to another dashboard meanwhile is that one's to edit.
+    const stillHere = db
+      .select({ id: dashboardTiles.id })
+      .from(dashboardTiles)
+      .where(and(thisTile, eq(dashboardTiles.textId, texts.id)));
     statements.push(
       db
         .update(texts)
         .set({ body: change.text.body, lastModifiedById: userId, lastModifiedAt: nowIso() })
-        .where(eq(texts.id, existing.text.id)),
+        .where(and(eq(texts.id, existing.text.id), exists(stillHere))),
     );
   }
   return statements;

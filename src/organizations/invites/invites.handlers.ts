@@ -144,7 +144,13 @@ async function createInvites(
     context.inviter,
   );
   const rows = issued.map(({ row }) => row);
-  const entries = rows.map((row) => inviteActivity.record(c, "created", inviteItem(row, row.targetEmail)));
+  // What the invite grants on joining, so that the log traces a level or project access back to it.
+  const entries = rows.map((row) =>
+    inviteActivity.record(c, "created", {
+      ...inviteItem(row, row.targetEmail),
+      context: { level: row.level, private_project_access: row.privateProjectAccess },
+    }),
+  );
   // Held at write to what the invites were judged on: who may invite (members only while the
   // organization still lets them), and no level above the caller's.
   const highestLevel = Math.max(...invites.map((invite) => invite.level));

@@ -98,8 +98,11 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
   },
   "OrganizationMembership.left": { description: "A member left the organization or was removed.", ...membership },
   "OrganizationInvite.created": {
-    description: "Someone was invited by e-mail (the token is never recorded).",
+    description:
+      "Someone was invited by e-mail (the token is never recorded), with the level and private project access " +
+      "their joining grants.",
     ...invite,
+    context: { level: 1, private_project_access: [{ id: 7, level: "member" }] },
   },
   "OrganizationInvite.cancelled": { description: "An invite was cancelled before it was accepted.", ...invite },
   "OrganizationInvite.accepted": {

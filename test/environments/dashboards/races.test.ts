@@ -613,3 +613,32 @@ describe("a dashboard PATCH whose tiles change nothing as read", () => {
     });
   });
 });
+
+describe("a tile's text edit racing the tile's move to another dashboard", () => {
+  it("edits nothing on the dashboard the tile went to, which the caller may not edit, and logs nothing", async () => {
+    const { key, organization, project, sourcePath, tile } = await twoDashboards();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    // Only its editors (the owner) edit this one: the member does not.
+    const locked = await createDashboard(key, project.id, { name: "Locked", restriction_level: 37 });
+    const lockedPath = `${dashboardsPath(project.id)}/${locked.id}`;
+    expect((await api("PATCH", lockedPath, { key: member.key, body: { name: "x" } })).status).toBe(403);
+    // The owner moves the tile to the locked dashboard between the member's read and write.
+    const ran = beforeWrites([
+      [
+        /^update "texts"/,
+        () =>
+          api("PATCH", `${sourcePath}/move_tile`, { key, body: { tile: { id: tile.id }, to_dashboard: locked.id } }),
+      ],
+    ]);
+    await api("PATCH", sourcePath, {
+      key: member.key,
+      body: { tiles: [{ id: tile.id, text: { body: "by the member" } }] },
+    });
+    vi.restoreAllMocks();
+    expect((ran[0] as { status: number }).status).toBe(200);
+    const onLocked = (await api("GET", lockedPath, { key })).body.tiles as Tile[];
+    expect(onLocked.map((each) => [each.id, each.text?.body])).toEqual([[tile.id, "note"]]);
+    const entries = await logOf(key, project.id, "DashboardTile");
+    expect(entries.map((entry) => entry.activity)).not.toContain("updated");
+  });
+});

@@ -156,6 +156,7 @@ describe("invites", () => {
         activity: "created",
         itemId: single.response.body.id,
         name: "ann@example.com",
+        context: { level: MembershipLevel.member, private_project_access: null },
       }),
     ]);
 
@@ -176,6 +177,7 @@ describe("invites", () => {
             activity: "created",
             itemId: invite.id,
             name: invite.target_email,
+            context: { level: MembershipLevel.member, private_project_access: null },
           }),
         ),
       ),
@@ -217,7 +219,7 @@ describe("invites", () => {
 });
 
 describe("signup by invite", () => {
-  it("a new user's signup records the invite accepted and the membership joined, by that user", async () => {
+  it("a new user's signup records their first key, their joining and the invite accepted, by them", async () => {
     const team = await setupOrganization();
     const invite = await insertInvite(team.organization.id, team.owner, { targetEmail: "eve@example.com" });
     const { response, entries } = await entriesAppendedBy(
@@ -231,7 +233,17 @@ describe("signup by invite", () => {
       .from(schema.organizationMemberships)
       .where(eq(schema.organizationMemberships.userId, user!.id));
     const common = { organizationId: team.organization.id, user: user!, apiKeyId: null };
+    const firstKey = response.body.personal_api_key;
     expect(entries).toEqual([
+      // The first key it is given, which reaches this organization: its revocation is recorded here too.
+      expectedEntry(response, {
+        ...common,
+        scope: "PersonalAPIKey",
+        activity: "created",
+        itemId: firstKey.id,
+        name: firstKey.label,
+        context: { scopes: ["*"], scoped_organizations: [], scoped_teams: [] },
+      }),
       expectedEntry(response, {
         ...common,
         scope: "OrganizationMembership",
@@ -251,6 +263,30 @@ describe("signup by invite", () => {
     const log = JSON.stringify(await logOf(team));
     expect(log).not.toContain(invite.token);
     expect(log).not.toContain(response.body.personal_api_key.value);
+  });
+
+  it("what a joining grants is traced to its invite's entry: the level and the private project access", async () => {
+    const team = await setupOrganization();
+    const secret = await createProject(team.organization.id, { name: "Secret", access_control: true });
+    const access = [{ id: secret.id, level: "admin" }];
+    const { response, entries } = await entriesAppendedBy(
+      () => logOf(team),
+      () =>
+        api("POST", invitesPath(team), {
+          key: team.key,
+          body: { target_email: "fay@example.com", level: MembershipLevel.admin, private_project_access: access },
+        }),
+    );
+    expect(response.status).toBe(201);
+    expect(entries).toEqual([
+      await byOwner(team, response, {
+        scope: "OrganizationInvite",
+        activity: "created",
+        itemId: response.body.id,
+        name: "fay@example.com",
+        context: { level: MembershipLevel.admin, private_project_access: access },
+      }),
+    ]);
   });
 
   it("an existing user's acceptance is made by them and their key; a used token records nothing", async () => {
