@@ -67,9 +67,23 @@ export async function recordSharedView(db: Database, dashboardId: number, viewed
     .set({ viewCount: sql`${sharingConfigurations.viewCount} + 1`, lastViewedAt: viewedAt })
     .where(eq(sharingConfigurations.dashboardId, dashboardId));
   if (viewer === null) return view;
+  // Only while the address is still on the list: taking it off deletes its row, which a view
+  // recorded just after must not bring back.
+  const stillAllowed = sql`exists (select 1 from json_each(${sharingConfigurations.allowedEmails})
+    where value = ${viewer})`;
   const viewerView = db
     .insert(shareViewerViews)
-    .values({ dashboardId, email: viewer, viewCount: 1, lastViewedAt: viewedAt })
+    .select(
+      db
+        .select({
+          dashboardId: sharingConfigurations.dashboardId,
+          email: sql<string>`${viewer}`.as("email"),
+          viewCount: sql<number>`1`.as("view_count"),
+          lastViewedAt: sql<string>`${viewedAt}`.as("last_viewed_at"),
+        })
+        .from(sharingConfigurations)
+        .where(and(eq(sharingConfigurations.dashboardId, dashboardId), stillAllowed)),
+    )
     .onConflictDoUpdate({
       target: [shareViewerViews.dashboardId, shareViewerViews.email],
       set: { viewCount: sql`${shareViewerViews.viewCount} + 1`, lastViewedAt: viewedAt },

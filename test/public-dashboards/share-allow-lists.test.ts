@@ -510,3 +510,28 @@ describe("a share link's e-mail allow-list changed by two editors at once", () =
     expect((await api("GET", jsonPath, { headers: bob })).status).toBe(401);
   });
 });
+
+describe("a verified view recorded after its address was taken off the list", () => {
+  it("leaves no verified viewer off the list: the view's own row lands only while the address is listed", async () => {
+    const { key, sharingPath, token } = await setupAllowList();
+    const jsonPath = `/shared/${token}.json`;
+    const messages = capturedMessages();
+    await api("POST", jsonPath, { body: { email: "ada@example.com" } });
+    const { code } = await deliveredLink(messages);
+    const session = (await api("POST", jsonPath, { body: { code } })).body.shareToken as string;
+    // Ada's view is served; the owner takes her off the list before the view is recorded (after the response).
+    const ran = beforeWrites([
+      [
+        /^update "sharing_configurations" set "view_count"/,
+        async () => (await api("PATCH", sharingPath, { key, body: { allowed_emails: ["lin@example.com"] } })).status,
+      ],
+    ]);
+    const viewed = await api("GET", jsonPath, { headers: { Authorization: `Bearer ${session}` } });
+    expect(viewed.status).toBe(200);
+    await vi.waitFor(async () => expect(ran).toEqual([200]));
+    await vi.waitFor(async () => expect((await api("GET", sharingPath, { key })).body.view_count).toBe(1));
+    vi.restoreAllMocks();
+    const sharing = await api("GET", sharingPath, { key });
+    expect([sharing.body.allowed_emails, sharing.body.verified_viewers]).toEqual([["lin@example.com"], []]);
+  });
+});

@@ -1,8 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, eq, sql } from "drizzle-orm";
-import { dashboards, dashboardTiles } from "../../db/schema";
+import { and, sql } from "drizzle-orm";
+import { dashboardTiles } from "../../db/schema";
 import { etagOf, expectedVersion } from "../../platform/conditional-requests";
-import { isNotNullViolationOf, type Database } from "../../platform/db";
 import { personOf, type AppEnv } from "../../platform/env";
 import { notFound, validationError } from "../../platform/errors";
 import type { ProjectTree } from "../project-trees";
@@ -20,7 +19,14 @@ import { stackedLayouts } from "./dashboard-versions";
 import { versionStatements } from "./dashboard-versions.queries";
 import { newestTileId, tileActivity, tileItem } from "./dashboards.activity";
 import { authorOf, raiseTileWrite, withinTileLimit, writeDashboardUpdate } from "./dashboards.handlers";
-import { insertTilesStatements, tileLimitGuard, writeAndReadDashboard, type NewTile } from "./dashboards.queries";
+import {
+  insertTilesStatements,
+  insightOnceGuard,
+  isInsightShownTwice,
+  tileLimitGuard,
+  writeAndReadDashboard,
+  type NewTile,
+} from "./dashboards.queries";
 import type { dashboardRoutes } from "./dashboards.routes";
 
 type UpdateTileRoute = ReturnType<typeof dashboardRoutes<ProjectTree>>["updateTile"];
@@ -102,30 +108,10 @@ export const copyDashboardTile: RouteHandler<CopyTileRoute, AppEnv> = async (c) 
     ...versionStatements(db, destinationId, authorOf(c), "Added 1 tile (a copy)", expected),
   ];
   const written = writeAndReadDashboard(db, scope, destinationId, writes).catch((error: unknown) => {
-    if (isNotNullViolationOf(error, dashboards.name))
-      throw validationError("invalid_input", INSIGHT_ALREADY_THERE, "tileId");
+    if (isInsightShownTwice(error)) throw validationError("invalid_input", INSIGHT_ALREADY_THERE, "tileId");
     throw error;
   });
   const updated = await withinTileLimit(c, "tileId", written);
   if (!updated) throw notFound();
   return c.json(toDashboard(updated, scope.caller), 200, { ETag: etagOf(updated.row.dashboard) });
 };
-
-/**
- * Past one live tile of the insight on the dashboard, the dashboard's name set to null, which the
- * column refuses: two copies of one insight sent at once do not both land.
- */
-function insightOnceGuard(db: Database, dashboardId: number, insightId: number) {
-  const tilesOfInsight = db.$count(
-    dashboardTiles,
-    and(
-      eq(dashboardTiles.dashboardId, dashboardId),
-      eq(dashboardTiles.insightId, insightId),
-      eq(dashboardTiles.deleted, false),
-    ),
-  );
-  return db
-    .update(dashboards)
-    .set({ name: sql`case when ${tilesOfInsight} <= 1 then ${dashboards.name} end` })
-    .where(eq(dashboards.id, dashboardId));
-}

@@ -4,7 +4,7 @@ import { dashboards, dashboardTiles, texts } from "../../db/schema";
 import { etagOf, expectedVersion } from "../../platform/conditional-requests";
 import type { Database } from "../../platform/db";
 import { personOf, type AppEnv } from "../../platform/env";
-import { notFound, permissionDenied } from "../../platform/errors";
+import { changedMeanwhile, notFound, permissionDenied } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { projectRead } from "../../platform/route-context";
@@ -37,6 +37,8 @@ import {
 } from "./dashboard-versions.queries";
 import { authorOf, whileLive, restrictionWhileEditor, trackedTileFields, withinTileLimit } from "./dashboards.handlers";
 import {
+  insightOnceGuard,
+  isInsightShownTwice,
   selectDashboard,
   tileLimitGuard,
   writeAndReadDashboard,
@@ -129,6 +131,11 @@ function restoredTile(
   }
   return statements;
 }
+
+/** The insights a version's tiles show, each once. */
+const restoredInsights = (snapshot: DashboardSnapshot) => [
+  ...new Set(snapshot.tiles.flatMap((tile) => (tile.insight_id === null ? [] : [tile.insight_id]))),
+];
 
 function assertMayRestore(
   row: DashboardRow,
@@ -226,9 +233,15 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
     ...removeAdded,
     ...restoreTiles,
     tileLimitGuard(db, id),
+    // Its insights, as read, on no other live tile: a copy of one landed meanwhile refuses the restore (409).
+    ...restoredInsights(snapshot).map((insightId) => insightOnceGuard(db, id, insightId)),
     ...versionStatements(db, id, authorOf(c), `Restored version ${number}`, expected),
   ];
-  const restored = await withinTileLimit(c, "version", writeAndReadDashboard(db, scope, id, writes));
+  const written = writeAndReadDashboard(db, scope, id, writes).catch((error: unknown) => {
+    if (isInsightShownTwice(error)) throw changedMeanwhile("dashboard");
+    throw error;
+  });
+  const restored = await withinTileLimit(c, "version", written);
   if (!restored) throw notFound();
   return c.json(toDashboard(restored, scope.caller), 200, { ETag: etagOf(restored.row.dashboard) });
 };

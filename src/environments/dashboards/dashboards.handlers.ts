@@ -13,7 +13,7 @@ import {
   preconditionFailed,
 } from "../../platform/conditional-requests";
 import { personOf, type AppEnv } from "../../platform/env";
-import { ApiError, notFound, permissionDenied, validationError } from "../../platform/errors";
+import { ApiError, changedOrGone, notFound, permissionDenied, validationError } from "../../platform/errors";
 import { normalizeTags, splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
@@ -49,6 +49,11 @@ import {
   ACCESS_WRITE_INTERVAL_MS,
   deleteInsightsOnlyOn,
   insertTilesStatements,
+  insightOnceGuard,
+  isInsightShownTwice,
+  isDashboardNotAsRead,
+  dashboardLive,
+  stillAsRead,
   dashboardPage,
   toDashboardPage,
   newestDashboardId,
@@ -349,11 +354,15 @@ function tileChangeStatements(
   const onDashboard = { dashboard_id: dashboardId };
   // A copy is a new tile: placed where it is sent, else with the tiles added without a place.
   const placed = placeUnplaced(current, [...changes, ...duplicates.map(({ layouts }) => ({ layouts }))]);
-  const removed = new Set(changes.flatMap((change) => (change.deleted ? [change.id] : [])));
+  const changed = new Map(changes.flatMap((change) => (change.id === undefined ? [] : [[change.id, change]])));
   const copies = duplicates.flatMap(({ id }, index): Statement[] => {
-    const source = removed.has(id) ? undefined : shown.get(id);
-    if (!source)
+    const read = shown.get(id);
+    const change = changed.get(id);
+    if (!read || change?.deleted) {
       throw validationError("invalid_input", `Tile ${id} is not on this dashboard.`, `duplicate_tiles.${index}.id`);
+    }
+    // Applied after `tiles`: a tile the same PATCH changes is copied as the change leaves it.
+    const source = change ? asChangedBy(read, change) : read;
     const copy: NewTile = {
       content: copiedContent(source, true, true),
       layouts: placed[changes.length + index]!.layouts!,
@@ -426,6 +435,23 @@ const tileDisplay = (change: TileInput): TileDisplay => ({
   transparentBackground: change.transparent_background,
   filtersOverrides: change.filters_overrides,
 });
+
+/** A tile as `change` leaves it: its display settings and its text's body. */
+function asChangedBy(row: TileRow, change: TileInput): TileRow {
+  const kept = <T>(sent: T | undefined, stored: T) => (sent === undefined ? stored : sent);
+  const { tile, text } = row;
+  return {
+    ...row,
+    tile: {
+      ...tile,
+      color: kept(change.color, tile.color),
+      showDescription: kept(change.show_description, tile.showDescription),
+      transparentBackground: kept(change.transparent_background, tile.transparentBackground),
+      filtersOverrides: kept(change.filters_overrides, tile.filtersOverrides),
+    },
+    text: text && change.text ? { ...text, body: change.text.body } : text,
+  };
+}
 
 /** A tile's tracked fields as the API names them; with `change`, as the change leaves them. */
 export function trackedTileFields({ tile, text }: TileRow, change: TileInput = {}) {
@@ -563,12 +589,20 @@ export async function writeDashboardUpdate(
   const expected = expectedVersion(c, current.row.dashboard);
 
   // A PATCH that changes nothing as read writes nothing but holds the caller's edit right (a change
-  // meanwhile stays); one that changes something, only from the version read (`If-Match`'s).
+  // meanwhile stays); one that changes something, only from the version read (`If-Match`'s), on the
+  // dashboard still live (unless it deletes or restores it itself) and showing the tiles it names.
+  const held = stillAsRead(id, {
+    live: input.deleted === undefined,
+    tileIds: [
+      ...(input.tiles ?? []).flatMap((change) => (change.id === undefined ? [] : [change.id])),
+      ...(input.duplicate_tiles ?? []).map((duplicate) => duplicate.id),
+    ],
+  });
   const updateDashboard =
     summary === undefined
       ? db
           .update(dashboards)
-          .set({ restrictionLevel: restrictionWhileEditor(c, current.row.dashboard) })
+          .set({ restrictionLevel: restrictionWhileEditor(c, current.row.dashboard), creationMode: held })
           .where(eq(dashboards.id, id))
       : db
           .update(dashboards)
@@ -582,6 +616,7 @@ export async function writeDashboardUpdate(
             dataColorThemeId: input.data_color_theme_id,
             quickFilterIds: input.quick_filter_ids,
             lastModifiedAt: nowIso(),
+            creationMode: held,
             ...nextVersion,
           })
           .where(and(eq(dashboards.id, id), versionIs(expected)));
@@ -596,11 +631,13 @@ export async function writeDashboardUpdate(
   const copiesTiles = (input.duplicate_tiles ?? []).length > 0;
   if (addsTiles || copiesTiles) writes.push(tileLimitGuard(db, id));
   if (summary !== undefined) writes.push(...versionStatements(db, id, authorOf(c), summary, expected));
-  const updated = await withinTileLimit(
-    c,
-    addsTiles || !copiesTiles ? "tiles" : "duplicate_tiles",
-    writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }),
+  const written = writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }).catch(
+    async (error: unknown) => {
+      if (isDashboardNotAsRead(error)) throw await changedOrGone(db, dashboardLive(id), "dashboard");
+      throw error;
+    },
   );
+  const updated = await withinTileLimit(c, addsTiles || !copiesTiles ? "tiles" : "duplicate_tiles", written);
   if (!updated) throw notFound();
   return updated;
 }
@@ -617,13 +654,9 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   if (!rightsOn(destination, scope.caller).canEdit) {
     throw permissionDenied("You don't have edit permissions for the destination dashboard.");
   }
-  if (moving.alreadyOnDestination) {
-    throw validationError(
-      "invalid_input",
-      "The destination dashboard already shows this tile's insight or text.",
-      field,
-    );
-  }
+  const alreadyThere = () =>
+    validationError("invalid_input", "The destination dashboard already shows this tile's insight or text.", field);
+  if (moving.alreadyOnDestination) throw alreadyThere();
   const moveTile = db
     .update(dashboardTiles)
     .set({ dashboardId: destinationId })
@@ -664,10 +697,16 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
     moveTile,
     entry,
     guard,
+    // The insight as read not on the destination: one copied there meanwhile refuses the move, as a moment later.
+    ...(moving.tile.insightId === null ? [] : [insightOnceGuard(db, destinationId, moving.tile.insightId)]),
     ...versionStatements(db, sourceId, author, `Moved tile ${tile.id} to dashboard ${destinationId}`, expected),
     ...versionStatements(db, destinationId, author, `Received tile ${tile.id} from dashboard ${sourceId}`),
   ];
-  const moved = await withinTileLimit(c, field, writeAndReadDashboard(db, scope, sourceId, writes));
+  const written = writeAndReadDashboard(db, scope, sourceId, writes).catch((error: unknown) => {
+    if (isInsightShownTwice(error)) throw alreadyThere();
+    throw error;
+  });
+  const moved = await withinTileLimit(c, field, written);
   if (!moved) throw notFound();
   return c.json(toDashboard(moved, scope.caller), 200, { ETag: etagOf(moved.row.dashboard) });
 };

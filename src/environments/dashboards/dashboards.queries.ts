@@ -29,7 +29,7 @@ import {
   selectedProjectFields,
 } from "../../platform/route-context/project";
 import { prepared } from "../../platform/prepared";
-import { inJsonList, type Database } from "../../platform/db";
+import { inJsonList, isNotNullViolationOf, type Database } from "../../platform/db";
 import { holdsIgnoringCase } from "../../platform/text-search";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import {
@@ -618,6 +618,57 @@ export function tileLimitGuard(db: Database, dashboardId: number) {
     .set({ lastModifiedAt: sql`case when ${liveTiles} <= ${MAX_LIVE_TILES} then ${dashboards.lastModifiedAt} end` })
     .where(eq(dashboards.id, dashboardId));
 }
+
+/**
+ * Past one live tile of the insight on the dashboard, the dashboard's name set to null, which the
+ * column refuses (`isInsightShownTwice`): writes that each add a tile of one insight at once (a
+ * copy, a move, a restore) do not all land.
+ */
+export function insightOnceGuard(db: Database, dashboardId: number, insightId: number) {
+  const tilesOfInsight = db.$count(
+    dashboardTiles,
+    and(
+      eq(dashboardTiles.dashboardId, dashboardId),
+      eq(dashboardTiles.insightId, insightId),
+      eq(dashboardTiles.deleted, false),
+    ),
+  );
+  return db
+    .update(dashboards)
+    .set({ name: sql`case when ${tilesOfInsight} <= 1 then ${dashboards.name} end` })
+    .where(eq(dashboards.id, dashboardId));
+}
+
+/**
+ * A dashboard write's hold on the dashboard as it read it, as the value its update sets
+ * `creation_mode` to: NULL, which the column refuses (`isDashboardNotAsRead`), unless the
+ * dashboard is still live (`live`) and every tile the write names is still a live tile of it, so
+ * that an edit or copy of a tile removed or moved meanwhile lands nothing. An update of a column
+ * no index and no trigger holds, so that the hold writes no row of its own.
+ */
+export function stillAsRead(dashboardId: number, { live, tileIds }: { live: boolean; tileIds: number[] }) {
+  const ids = [...new Set(tileIds)];
+  const liveTiles = sql`(select count(*) from ${dashboardTiles} where ${and(
+    eq(dashboardTiles.dashboardId, dashboardId),
+    inJsonList(dashboardTiles.id, ids),
+    eq(dashboardTiles.deleted, false),
+  )})`;
+  const holds = and(
+    live ? eq(dashboards.deleted, false) : undefined,
+    ids.length === 0 ? undefined : sql`${liveTiles} = ${ids.length}`,
+  );
+  return holds === undefined ? undefined : sql<"default">`case when ${holds} then ${dashboards.creationMode} end`;
+}
+
+/** Whether a batch failed on `stillAsRead`. */
+export const isDashboardNotAsRead = (error: unknown) => isNotNullViolationOf(error, dashboards.creationMode);
+
+/** Whether the dashboard is still live: what tells a write refused by `stillAsRead` 404 from 409. */
+export const dashboardLive = (dashboardId: number) =>
+  sql`exists (select 1 from ${dashboards} where ${dashboards.id} = ${dashboardId} and ${dashboards.deleted} = 0)`;
+
+/** Whether a batch failed on `insightOnceGuard`. */
+export const isInsightShownTwice = (error: unknown) => isNotNullViolationOf(error, dashboards.name);
 
 /** Live tiles matching `where`, under the aliases `otherTiles` and `otherDashboards` (for EXISTS tests). */
 function liveTilesWhere(db: Database, where: SQL | undefined) {

@@ -7,7 +7,7 @@ import { ProjectParams } from "../../platform/route-context";
 import type { ProjectTree } from "../project-trees";
 import { creationReads, dashboardOfPath, tileToCopy, tileToMove, versionToRestore } from "./dashboard-request";
 import { DashboardVersion, DashboardVersionItem } from "./dashboard-versions";
-import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
+import { apiRoute, changedMeanwhileResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import {
   CopyTileInput,
   CreateDashboardInput,
@@ -97,7 +97,11 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       description:
         "Dashboards are never deleted outright: `DELETE` answers 405 with an empty body and `Allow: GET, PATCH`.",
       request: { params: DashboardParams, headers: ifMatch, body: jsonBody(UpdateDashboardInput) },
-      responses: { 200: { ...json(Dashboard, "The dashboard"), headers: etag }, 412: preconditionFailed },
+      responses: {
+        200: { ...json(Dashboard, "The dashboard"), headers: etag },
+        409: changedMeanwhileResponse,
+        412: preconditionFailed,
+      },
     }),
     moveTile: apiRoute({
       ...common,
@@ -143,7 +147,11 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
         "As the tile's entry in a dashboard PATCH's `tiles`: a new version of the dashboard, checked against " +
         "the dashboard's `If-Match`. `layouts: {}` places the tile on the grid's first free row.",
       request: { params: TileParams, headers: ifMatch, body: jsonBody(UpdateTileInput) },
-      responses: { 200: { ...json(Dashboard, "The dashboard"), headers: etag }, 412: preconditionFailed },
+      responses: {
+        200: { ...json(Dashboard, "The dashboard"), headers: etag },
+        409: changedMeanwhileResponse,
+        412: preconditionFailed,
+      },
     }),
     reorderTiles: apiRoute({
       ...common,
@@ -185,7 +193,11 @@ export function dashboardRoutes<T extends ProjectTree>(tree: T) {
       serviceKeys: true,
       summary: "Make the dashboard as a version left it again, as a new version",
       request: { params: VersionParams, headers: ifMatch },
-      responses: { 200: { ...json(Dashboard, "The dashboard"), headers: etag }, 412: preconditionFailed },
+      responses: {
+        200: { ...json(Dashboard, "The dashboard"), headers: etag },
+        409: changedMeanwhileResponse,
+        412: preconditionFailed,
+      },
     }),
   };
 }

@@ -614,31 +614,187 @@ describe("a dashboard PATCH whose tiles change nothing as read", () => {
   });
 });
 
-describe("a tile's text edit racing the tile's move to another dashboard", () => {
-  it("edits nothing on the dashboard the tile went to, which the caller may not edit, and logs nothing", async () => {
-    const { key, organization, project, sourcePath, tile } = await twoDashboards();
-    const member = await addMember(organization.id, MembershipLevel.member);
-    // Only its editors (the owner) edit this one: the member does not.
-    const locked = await createDashboard(key, project.id, { name: "Locked", restriction_level: 37 });
-    const lockedPath = `${dashboardsPath(project.id)}/${locked.id}`;
+const CHANGED_MEANWHILE = {
+  type: "conflict",
+  code: "conflict",
+  detail: "The dashboard was changed by another request meanwhile. Try again.",
+  attr: null,
+};
+
+/** A dashboard with two text tiles, and a dashboard only its owner edits (restriction 37). */
+async function notesAndLocked() {
+  const team = await setupOrganization();
+  const notes = await createDashboard(team.key, team.project.id, { name: "Notes" });
+  const path = `${dashboardsPath(team.project.id)}/${notes.id}`;
+  const added = await api("PATCH", path, {
+    key: team.key,
+    body: { tiles: [{ text: { body: "first" } }, { text: { body: "second" } }] },
+  });
+  expect(added.status).toBe(200);
+  const locked = await createDashboard(team.key, team.project.id, { name: "Locked", restriction_level: 37 });
+  const member = await addMember(team.organization.id, MembershipLevel.member);
+  return {
+    ...team,
+    member,
+    path,
+    locked,
+    lockedPath: `${dashboardsPath(team.project.id)}/${locked.id}`,
+    tiles: added.body.tiles as Tile[],
+  };
+}
+
+const summariesOf = async (key: string, path: string) =>
+  ((await api("GET", `${path}/versions?limit=10`, { key })).body.results as { summary: string }[]).map(
+    (version) => version.summary,
+  );
+
+describe("a dashboard PATCH naming a tile that leaves the dashboard meanwhile (409, nothing written)", () => {
+  it("a text edit racing the tile's move to a dashboard the caller may not edit edits nothing there", async () => {
+    const { key, project, member, path, locked, lockedPath, tiles } = await notesAndLocked();
+    const tile = tiles[0]!;
     expect((await api("PATCH", lockedPath, { key: member.key, body: { name: "x" } })).status).toBe(403);
-    // The owner moves the tile to the locked dashboard between the member's read and write.
+    const move = { tile: { id: tile.id }, to_dashboard: locked.id };
     const ran = beforeWrites([
-      [
-        /^update "texts"/,
-        () =>
-          api("PATCH", `${sourcePath}/move_tile`, { key, body: { tile: { id: tile.id }, to_dashboard: locked.id } }),
-      ],
+      [/^update "texts"/, async () => (await api("PATCH", `${path}/move_tile`, { key, body: move })).status],
     ]);
-    await api("PATCH", sourcePath, {
+    const edited = await api("PATCH", path, {
       key: member.key,
       body: { tiles: [{ id: tile.id, text: { body: "by the member" } }] },
     });
     vi.restoreAllMocks();
-    expect((ran[0] as { status: number }).status).toBe(200);
+    expect([ran, edited.status, edited.body]).toEqual([[200], 409, CHANGED_MEANWHILE]);
     const onLocked = (await api("GET", lockedPath, { key })).body.tiles as Tile[];
-    expect(onLocked.map((each) => [each.id, each.text?.body])).toEqual([[tile.id, "note"]]);
-    const entries = await logOf(key, project.id, "DashboardTile");
-    expect(entries.map((entry) => entry.activity)).not.toContain("updated");
+    expect(onLocked.map((each) => [each.id, each.text?.body])).toEqual([[tile.id, "first"]]);
+    expect((await logOf(key, project.id, "DashboardTile")).map((entry) => entry.activity)).not.toContain("updated");
+    // No version of the source says a text was edited.
+    expect(await summariesOf(key, path)).toEqual([
+      `Moved tile ${tile.id} to dashboard ${locked.id}`,
+      "Added 2 tiles",
+      "Created",
+    ]);
+  });
+
+  it("a text edit racing the tile's removal edits nothing and logs nothing after the removal", async () => {
+    const { key, project, path, tiles } = await notesAndLocked();
+    const tile = tiles[0]!;
+    const ran = beforeWrites([
+      [
+        /^update "texts"/,
+        async () => (await api("PATCH", `${path}/tiles/${tile.id}`, { key, body: { deleted: true } })).status,
+      ],
+    ]);
+    const edited = await api("PATCH", path, {
+      key,
+      body: { tiles: [{ id: tile.id, text: { body: "after removal" } }] },
+    });
+    vi.restoreAllMocks();
+    expect([ran, edited.status]).toEqual([[200], 409]);
+    const entries = (await logOf(key, project.id, "DashboardTile")).filter(
+      (entry) => entry.item_id === String(tile.id),
+    );
+    expect(entries.map((entry) => entry.activity)).toEqual(["deleted", "created"]);
+  });
+
+  it("duplicate_tiles racing the tile's removal or its move copies nothing", async () => {
+    const { key, member, path, locked, tiles } = await notesAndLocked();
+    const [first, second] = tiles;
+    const remove = () => api("PATCH", `${path}/tiles/${first!.id}`, { key, body: { deleted: true } });
+    const removed = beforeWrites([[/^update "dashboards"/, async () => (await remove()).status]]);
+    const copied = await api("PATCH", path, { key, body: { duplicate_tiles: [{ id: first!.id }] } });
+    vi.restoreAllMocks();
+    expect([removed, copied.status]).toEqual([[200], 409]);
+    const move = { tile: { id: second!.id }, to_dashboard: locked.id };
+    const moved = beforeWrites([
+      [/^update "dashboards"/, async () => (await api("PATCH", `${path}/move_tile`, { key, body: move })).status],
+    ]);
+    const copiedByMember = await api("PATCH", path, {
+      key: member.key,
+      body: { duplicate_tiles: [{ id: second!.id }] },
+    });
+    vi.restoreAllMocks();
+    expect([moved, copiedByMember.status]).toEqual([[200], 409]);
+    expect((await api("GET", path, { key })).body.tiles).toEqual([]);
+  });
+
+  it("duplicate_tiles (or a new tile) racing the dashboard's soft delete answers 404, adds nothing", async () => {
+    const { key, project, path, tiles } = await notesAndLocked();
+    const ran = beforeWrites([
+      [/^update "dashboards"/, async () => (await api("PATCH", path, { key, body: { deleted: true } })).status],
+    ]);
+    const copied = await api("PATCH", path, { key, body: { duplicate_tiles: [{ id: tiles[0]!.id }] } });
+    vi.restoreAllMocks();
+    expect([ran, copied.status]).toEqual([[200], 404]);
+    expect((await api("PATCH", path, { key, body: { deleted: false } })).status).toBe(200);
+    const raced = beforeWrites([
+      [/^update "dashboards"/, async () => (await api("PATCH", path, { key, body: { deleted: true } })).status],
+    ]);
+    const added = await api("PATCH", path, { key, body: { tiles: [{ text: { body: "new" } }] } });
+    vi.restoreAllMocks();
+    expect([raced, added.status]).toEqual([[200], 404]);
+    const restored = await api("PATCH", path, { key, body: { deleted: false } });
+    expect((restored.body.tiles as Tile[]).map((tile) => tile.text?.body)).toEqual(["first", "second"]);
+    const created = (await logOf(key, project.id, "DashboardTile")).filter((entry) => entry.activity === "created");
+    expect(created).toHaveLength(2);
+  });
+});
+
+describe("a tile landing twice on one dashboard through racing writes", () => {
+  it("a move racing a copy of the same insight to the destination is 400: the insight lands once", async () => {
+    const { key, project } = await setupOrganization();
+    const source = await createDashboard(key, project.id, { name: "Source", use_template: "DEFAULT_APP" });
+    const destination = await createDashboard(key, project.id, { name: "Destination" });
+    const sourcePath = `${dashboardsPath(project.id)}/${source.id}`;
+    const destinationPath = `${dashboardsPath(project.id)}/${destination.id}`;
+    const tile = source.tiles.find((shown) => shown.insight !== null)!;
+    const copy = { fromDashboardId: source.id, tileId: tile.id };
+    const ran = beforeWrites([
+      [
+        /^update "dashboard_tiles"/,
+        async () => (await api("POST", `${destinationPath}/copy_tile`, { key, body: copy })).status,
+      ],
+    ]);
+    const moved = await api("PATCH", `${sourcePath}/move_tile`, {
+      key,
+      body: { tile: { id: tile.id }, to_dashboard: destination.id },
+    });
+    vi.restoreAllMocks();
+    expect([ran, moved.status, moved.body.attr]).toEqual([[200], 400, "to_dashboard"]);
+    const shown = (await api("GET", destinationPath, { key })).body.tiles as { insight: { id: number } | null }[];
+    expect(shown.filter((each) => each.insight?.id === tile.insight!.id)).toHaveLength(1);
+    expect((await api("GET", sourcePath, { key })).body.tiles.map((each: { id: number }) => each.id)).toContain(
+      tile.id,
+    );
+  });
+
+  it("a version restore racing a copy of an insight it brings back answers 409: the insight lands once", async () => {
+    const { key, project } = await setupOrganization();
+    const board = await createDashboard(key, project.id, { name: "Board", use_template: "DEFAULT_APP" });
+    const other = await createDashboard(key, project.id, { name: "Other" });
+    const boardPath = `${dashboardsPath(project.id)}/${board.id}`;
+    const tile = board.tiles.find((shown) => shown.insight !== null)!;
+    const copied = await api("POST", `${dashboardsPath(project.id)}/${other.id}/copy_tile`, {
+      key,
+      body: { fromDashboardId: board.id, tileId: tile.id },
+    });
+    const otherTile = (copied.body.tiles as { id: number }[])[0]!;
+    expect((await api("PATCH", boardPath, { key, body: { tiles: [{ id: tile.id, deleted: true }] } })).status).toBe(
+      200,
+    );
+    const back = { fromDashboardId: other.id, tileId: otherTile.id };
+    const ran = beforeWrites([
+      [
+        /^insert into "dashboard_versions"/,
+        async () => (await api("POST", `${boardPath}/copy_tile`, { key, body: back })).status,
+      ],
+    ]);
+    const restored = await api("POST", `${boardPath}/versions/1/restore`, { key });
+    vi.restoreAllMocks();
+    expect([ran, restored.status, restored.body.code]).toEqual([[200], 409, "conflict"]);
+    const shown = (await api("GET", boardPath, { key })).body.tiles as { insight: { id: number } | null }[];
+    expect(shown.filter((each) => each.insight?.id === tile.insight!.id)).toHaveLength(1);
+    // Sent again, it restores: the copy added since the version goes.
+    expect((await api("POST", `${boardPath}/versions/1/restore`, { key })).status).toBe(200);
+    const again = (await api("GET", boardPath, { key })).body.tiles as { id: number; insight: { id: number } | null }[];
+    expect(again.filter((each) => each.insight?.id === tile.insight!.id).map((each) => each.id)).toEqual([tile.id]);
   });
 });

@@ -699,3 +699,26 @@ describe("PATCH .../dashboards/:id with duplicate_tiles refusals", () => {
     expectError(await api("PATCH", path, { key, body }), 404, NOT_FOUND);
   }, 30_000);
 });
+
+describe("PATCH .../dashboards/:id with tiles and duplicate_tiles together", () => {
+  it("copies a tile the same PATCH changes as the change leaves it: duplicate_tiles come after tiles", async () => {
+    const { key, owner, path, tiles } = await dashboardWithTwoNotes();
+    const response = await api("PATCH", path, {
+      key,
+      body: {
+        tiles: [{ id: tiles[0]!.id, color: "blue", text: { body: "first, edited" } }],
+        duplicate_tiles: [{ id: tiles[0]!.id }],
+      },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.tiles).toEqual([
+      textTileBody(owner, "first, edited", { id: tiles[0]!.id, color: "blue", order: 0 }),
+      textTileBody(owner, "second", { id: tiles[1]!.id, layouts: SECOND_ROW, order: 1 }),
+      textTileBody(owner, "first, edited", {
+        color: "blue",
+        layouts: { sm: { x: 0, y: 10, w: 6, h: 5 }, xs: { x: 0, y: 10, w: 6, h: 5 } },
+        order: 2,
+      }),
+    ]);
+  });
+});
