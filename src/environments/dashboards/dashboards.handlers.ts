@@ -1,6 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { and, eq, exists, sql, type SQL } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
 import { authenticate } from "../../platform/auth/authenticate";
@@ -436,9 +436,11 @@ const tileDisplay = (change: TileInput): TileDisplay => ({
   filtersOverrides: change.filters_overrides,
 });
 
+/** A value a change sends, or, not sent (undefined), the one stored. */
+const kept = <T>(sent: T | undefined, stored: T) => (sent === undefined ? stored : sent);
+
 /** A tile as `change` leaves it: its display settings and its text's body. */
 function asChangedBy(row: TileRow, change: TileInput): TileRow {
-  const kept = <T>(sent: T | undefined, stored: T) => (sent === undefined ? stored : sent);
   const { tile, text } = row;
   return {
     ...row,
@@ -455,7 +457,6 @@ function asChangedBy(row: TileRow, change: TileInput): TileRow {
 
 /** A tile's tracked fields as the API names them; with `change`, as the change leaves them. */
 export function trackedTileFields({ tile, text }: TileRow, change: TileInput = {}) {
-  const kept = <T>(sent: T | undefined, stored: T) => (sent === undefined ? stored : sent);
   return {
     layouts: change.layouts ?? tile.layouts,
     color: kept(change.color, tile.color),
@@ -499,16 +500,12 @@ function existingTileStatements(
       const message = `Text ${change.text.id} is not this tile's text.`;
       throw validationError("invalid_input", message, fieldOf(attr, "text.id"));
     }
-    // Only while the tile still shows it here: a text moved to another dashboard meanwhile is that one's to edit.
-    const stillHere = db
-      .select({ id: dashboardTiles.id })
-      .from(dashboardTiles)
-      .where(and(thisTile, eq(dashboardTiles.textId, texts.id)));
+    // The tile is still here when this runs: the dashboard's update before it holds that (`stillAsRead`).
     statements.push(
       db
         .update(texts)
         .set({ body: change.text.body, lastModifiedById: userId, lastModifiedAt: nowIso() })
-        .where(and(eq(texts.id, existing.text.id), exists(stillHere))),
+        .where(eq(texts.id, existing.text.id)),
     );
   }
   return statements;
