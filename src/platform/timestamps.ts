@@ -22,12 +22,26 @@ const ISO_8601 = [
 const WITH_ZONE = /(?:Z|[+-]\d\d:\d\d)$/;
 
 /**
+ * DRF's other spellings of the same ISO 8601 times, as the patterns above read them: a comma
+ * before the fraction of a second (`12:00:00,5`), an offset of hours alone or without its colon
+ * (`+02`, `+0200`).
+ */
+const canonicalIso = (value: string) =>
+  value
+    .replace(/(T\d\d:\d\d:\d\d),(\d)/, "$1.$2")
+    .replace(
+      /(T\d\d:\d\d(?::\d\d(?:\.\d+)?)?[+-]\d\d):?(\d\d)?$/,
+      (_, time: string, minutes?: string) => `${time}:${minutes ?? "00"}`,
+    );
+
+/**
  * DRF's wording for a date-time it cannot read; stored and returned in UTC with `Z`. A time whose
  * UTC form leaves the years 1 to 9999 (`9999-12-31T23:59:59-05:00`) is refused: its ISO form
  * (`+010000-...`) is no RFC 3339 date-time, and stored times are compared as text.
  */
 export const TimestampInput = z
   .string()
+  .overwrite(canonicalIso)
   .refine((value) => ISO_8601.some((pattern) => pattern.test(value)), {
     error:
       "Datetime has wrong format. Use one of these formats instead: YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z].",

@@ -382,6 +382,10 @@ describe("times", () => {
       "2027-06-01T12:00+02:00",
       "2027-06-01T12:00",
       "2027-06-01T12:00:30.5",
+      // ISO 8601's other spellings, which DRF reads too: an hours-only offset, one without its colon, a decimal comma.
+      "2027-06-01T12:00:00+02",
+      "2027-06-01T12:00-0130",
+      "2027-06-01T12:00:00,5Z",
     ]) {
       const response = await api("POST", "/api/personal_api_keys", {
         key: team.key,
@@ -394,14 +398,19 @@ describe("times", () => {
       [201, "2027-06-01T10:00:00.000Z"],
       [201, "2027-06-01T12:00:00.000Z"],
       [201, "2027-06-01T12:00:30.500Z"],
+      [201, "2027-06-01T10:00:00.000Z"],
+      [201, "2027-06-01T13:30:00.000Z"],
+      [201, "2027-06-01T12:00:00.500Z"],
     ]);
     const after = encodeURIComponent("2026-01-01T00:00+01:00");
     const log = await api("GET", `/api/organizations/${team.organization.id}/activity_log?after=${after}`, {
       key: team.key,
     });
     expect(log.status).toBe(200);
-    // Still refused: a date alone, hours alone, a lower-case `t`, seconds past 59, February 30th.
+    // Still refused: a date alone, hours alone, a lower-case `t`, seconds past 59, February 30th, a bare comma.
     for (const expires_at of [
+      "2027-06-01T12:00:00,Z",
+      "2027-06-01T12:00+2",
       "2027-06-01",
       "2027-06-01T12Z",
       "2027-06-01t12:00Z",
