@@ -128,13 +128,14 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
   const scopedOrganizations = [...new Set(input.scoped_organizations)];
   const scopedTeams = [...new Set(input.scoped_teams)];
   assertFutureExpiry(input.expires_at);
-  assertWithinCallerKey(actor, scopes, scopedOrganizations, storedTime(input.expires_at));
   const {
     memberOf: reachable,
     lifetimes,
     keyCount,
     projectOrganizations,
   } = await assertCallerBelongs(db, actor, scopedOrganizations, scopedTeams);
+  const reach = { organizations: scopedOrganizations, teams: scopedTeams, projectOrganizations };
+  assertWithinCallerKey(actor, scopes, reach, storedTime(input.expires_at));
   assertLifetimeWithinPolicy(input.expires_at ?? null, lifetimes);
   if (keyCount >= MAX_KEYS_PER_USER) throw tooManyKeys();
 
@@ -200,12 +201,7 @@ export function assertCurrentValue(actor: Actor) {
  * works only for its overlap: otherwise whoever held it could roll the key again and keep the only
  * value that works. (A key scoped to projects never gets here: key routes are organization-level.)
  */
-export function assertWithinCallerKey(
-  actor: Actor,
-  scopes: string[],
-  organizations: string[],
-  expiresAt: string | null,
-) {
+export function assertWithinCallerKey(actor: Actor, scopes: string[], reach: KeyReach, expiresAt: string | null) {
   assertCurrentValue(actor);
   if (actor.keyExpiresAt !== null && (expiresAt === null || expiresAt > actor.keyExpiresAt)) {
     throw permissionDenied("API key cannot grant access beyond its own expiry");
@@ -216,9 +212,19 @@ export function assertWithinCallerKey(
     }
   }
   const within = actor.scopedOrganizations;
-  if (within.length > 0 && (organizations.length === 0 || organizations.some((id) => !within.includes(id)))) {
+  if (within.length > 0 && !organizationsOf(reach).every((id) => id !== undefined && within.includes(id))) {
     throw permissionDenied("API key cannot grant access to organizations outside its own scope");
   }
+}
+
+/** What a key reaches: its organizations, else the organizations of its projects (`projectOrganizations`, as read). */
+type KeyReach = { organizations: string[]; teams: number[]; projectOrganizations: ProjectOrganizations };
+
+/** The organizations a key reaches (undefined: a project not read); none named: all (refused to a scoped caller). */
+function organizationsOf({ organizations, teams, projectOrganizations }: KeyReach): (string | undefined)[] {
+  if (organizations.length > 0) return organizations;
+  if (teams.length > 0) return teams.map((id) => projectOrganizations.get(id));
+  return [undefined];
 }
 
 /** The organizations whose admins blocked the calling key: read with the key routes' own reads. */
@@ -398,7 +404,12 @@ async function keyAndReach(db: Database, actor: Actor, id: string, { evenIfBlock
       ),
   ]);
   if (!key) throw notFound();
-  assertWithinCallerKey(actor, key.scopes, key.scopedOrganizations, key.expiresAt);
+  const reach = {
+    organizations: key.scopedOrganizations,
+    teams: key.scopedTeams,
+    projectOrganizations: organizationsOfProjects(projectsNamed),
+  };
+  assertWithinCallerKey(actor, key.scopes, reach, key.expiresAt);
   // A project marked for deletion is reached no more (as the routes and the `api_keys` list read it).
   const liveProjectOrganizations = projectsNamed.filter(({ live }) => live).map(({ organizationId }) => organizationId);
   const reaches = scopingReaches(
@@ -411,7 +422,7 @@ async function keyAndReach(db: Database, actor: Actor, id: string, { evenIfBlock
     key,
     reachable: reached.map(({ id }) => id),
     lifetimes: reached.map(({ lifetime }) => lifetime),
-    projectOrganizations: organizationsOfProjects(projectsNamed),
+    projectOrganizations: reach.projectOrganizations,
   };
 }
 
@@ -441,7 +452,6 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     : key.scopedOrganizations;
   const scopedTeams = input.scoped_teams ? [...new Set(input.scoped_teams)] : key.scopedTeams;
   const expiresAt = input.expires_at === undefined ? key.expiresAt : storedTime(input.expires_at);
-  assertWithinCallerKey(actor, scopes, scopedOrganizations, expiresAt);
   const {
     memberOf: reachedAfter,
     lifetimes,
@@ -450,6 +460,8 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     organizations: input.scoped_organizations !== undefined,
     teams: input.scoped_teams !== undefined,
   });
+  const reach = { organizations: scopedOrganizations, teams: scopedTeams, projectOrganizations: namedAfter };
+  assertWithinCallerKey(actor, scopes, reach, expiresAt);
   const projectOrganizations = new Map([...namedBefore, ...namedAfter]);
   // Each organization the key reached before or reaches now learns of the change.
   const reachable = [...new Set([...reachedBefore, ...reachedAfter])];

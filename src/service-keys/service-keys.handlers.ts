@@ -114,7 +114,8 @@ async function assertProjectsOfOrganization(db: Database, organizationId: string
  */
 function assertWithinCaller(c: Context<AppEnv>, scopes: string[], expiresAt: string | null) {
   const { actor, organization } = c.var;
-  assertWithinCallerKey(actor, scopes, [organization.id], expiresAt);
+  const reach = { organizations: [organization.id], teams: [], projectOrganizations: new Map() };
+  assertWithinCallerKey(actor, scopes, reach, expiresAt);
   assertServiceKeyWithinCeiling(actor, organization, scopes);
 }
 

@@ -151,6 +151,41 @@ describe("POST /api/personal_api_keys", () => {
     expect(keys.filter((key) => key.scopedTeams.includes(elsewhere.project.id))).toEqual([]);
   });
 
+  it("lets a key scoped to organizations make and manage a key naming only projects of them", async () => {
+    const { organization, owner, project } = await setupOrganization();
+    const elsewhere = await setupOrganization();
+    await addMembership(elsewhere.organization.id, owner, MembershipLevel.owner);
+    const limited = await createApiKey(owner, { scopedOrganizations: [organization.id] });
+    // A key naming one of its projects reaches that organization alone: no more than the calling key.
+    const created = await api("POST", "/api/personal_api_keys", {
+      key: limited.value,
+      body: { label: "one project", scopes: ["*"], scoped_teams: [project.id] },
+    });
+    expect([created.status, created.body.scoped_teams]).toEqual([201, [project.id]]);
+    const patched = await api("PATCH", `/api/personal_api_keys/${created.body.id}`, {
+      key: limited.value,
+      body: { label: "renamed" },
+    });
+    const rolled = await api("POST", `/api/personal_api_keys/${created.body.id}/roll`, { key: limited.value });
+    const revoked = await api("DELETE", `/api/personal_api_keys/${created.body.id}`, { key: limited.value });
+    expect([patched.status, rolled.status, revoked.status]).toEqual([200, 200, 204]);
+    // One naming only another organization's project is still outside it.
+    const outside = await api("POST", "/api/personal_api_keys", {
+      key: limited.value,
+      body: { label: "elsewhere", scopes: ["*"], scoped_teams: [elsewhere.project.id] },
+    });
+    expect([outside.status, outside.body.detail]).toEqual([
+      403,
+      "API key cannot grant access to organizations outside its own scope",
+    ]);
+    const theirs = await createApiKey(owner, { scopedTeams: [elsewhere.project.id] });
+    const widened = await api("PATCH", `/api/personal_api_keys/${theirs.id}`, {
+      key: limited.value,
+      body: { label: "x" },
+    });
+    expect(widened.status).toBe(404);
+  });
+
   it("validates each field", async () => {
     const { key } = await setupOrganization();
     const other = await setupOrganization();
