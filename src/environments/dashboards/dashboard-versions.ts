@@ -5,6 +5,7 @@ import { toUserBasic, UserBasic } from "../../platform/user-basic";
 import type { DashboardSnapshot, TileSnapshot, VersionRow, VersionWithSnapshot } from "./dashboard-versions.queries";
 import type { DashboardRow, TileRow } from "./dashboards.queries";
 import type { UpdateDashboardInput } from "./dashboards.schema";
+import { canonicalJson } from "../../platform/json-equality";
 
 /** PostHog's grid: 12 columns on small screens and up (`sm`), one column of 6 below (`xs`). */
 const TILE_WIDTH = 6;
@@ -133,7 +134,7 @@ export const reorderedLayouts = (index: number): TileLayouts => ({
   xs: { x: 0, y: index * TILE_HEIGHT, w: TILE_WIDTH, h: TILE_HEIGHT },
 });
 
-const same = (left: unknown, right: unknown) => JSON.stringify(left) === JSON.stringify(right);
+const same = (left: unknown, right: unknown) => canonicalJson(left) === canonicalJson(right);
 
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? "" : "s"}`;
 

@@ -5,6 +5,7 @@ import { activityLog, activityLogAnchors, activityLogSegments } from "../../db/s
 import type { Database } from "../db";
 import { personOf, type AppEnv } from "../env";
 import { uuid7 } from "../ids";
+import { canonicalJson } from "../json-equality";
 import type { ActivityOf, ActivityScope } from "./vocabulary";
 
 /** PostHog's `Change`: one field of an item, before and after. */
@@ -171,7 +172,7 @@ export function recordActivity(
   return activityStatement(c.var.db, actor, entry);
 }
 
-const sameValue = (left: unknown, right: unknown) => JSON.stringify(left ?? null) === JSON.stringify(right ?? null);
+const sameValue = (left: unknown, right: unknown) => canonicalJson(left ?? null) === canonicalJson(right ?? null);
 
 /**
  * The fields of an update that changed, in `fields` order; a secret field says only that it

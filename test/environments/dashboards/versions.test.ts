@@ -225,6 +225,34 @@ const heavyTile = () => ({
   filters_overrides: { note: "x".repeat(65_000) },
 });
 
+describe("a PATCH sending JSON values with their keys in another order", () => {
+  it("changes nothing: no version, no new ETag, no entry (an object's members are unordered)", async () => {
+    const { key, organization, project } = await setupOrganization();
+    const created = await createDashboard(key, project.id, { name: "Board", breakdown_colors: { a: 1, b: 2 } });
+    const path = `${dashboardsPath(project.id)}/${created.id}`;
+    const layouts = { sm: { x: 0, y: 0, w: 6, h: 5 } };
+    const added = await api("PATCH", path, { key, body: { tiles: [{ text: { body: "note" }, layouts }] } });
+    const tile = added.body.tiles[0] as { id: number };
+    const log = async () =>
+      (await api("GET", `/api/organizations/${organization.id}/activity_log`, { key })).body.results.length;
+    const entries = await log();
+    const colours = await api("PATCH", path, { key, body: { breakdown_colors: { b: 2, a: 1 } } });
+    const reordered = { sm: { h: 5, w: 6, y: 0, x: 0 } };
+    const laidOut = await api("PATCH", path, { key, body: { tiles: [{ id: tile.id, layouts: reordered }] } });
+    expect([colours.status, laidOut.status, laidOut.headers.get("ETag")]).toEqual([
+      200,
+      200,
+      added.headers.get("ETag"),
+    ]);
+    const versions = await api("GET", `${path}/versions`, { key });
+    expect(versions.body.results.map((version: { summary: string }) => version.summary)).toEqual([
+      "Added 1 tile",
+      "Created",
+    ]);
+    expect(await log()).toBe(entries);
+  });
+});
+
 describe("a dashboard's size", () => {
   it("keeps to 1 MiB of fields and tiles, as its snapshot stores them: a PATCH past it is 400", async () => {
     const { key, project } = await setupOrganization();
