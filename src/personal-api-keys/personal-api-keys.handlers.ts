@@ -213,9 +213,11 @@ export function assertWithinCallerKey(actor: Actor, scopes: string[], reach: Key
   }
   const within = actor.scopedOrganizations;
   if (within.length > 0 && !organizationsOf(reach).every((id) => id !== undefined && within.includes(id))) {
-    throw permissionDenied("API key cannot grant access to organizations outside its own scope");
+    throw outsideScope();
   }
 }
+
+const outsideScope = () => permissionDenied("API key cannot grant access to organizations outside its own scope");
 
 /** What a key reaches: its organizations, else the organizations of its projects (`projectOrganizations`, as read). */
 type KeyReach = { organizations: string[]; teams: number[]; projectOrganizations: ProjectOrganizations };
@@ -301,6 +303,11 @@ async function assertCallerBelongs(
   teams: number[],
   sent = { organizations: true, teams: true },
 ) {
+  // A key scoped to organizations learns nothing of the others: an organization outside them, or
+  // no scoping at all, is refused before anything is read, and a project is found only within them.
+  const within = actor.scopedOrganizations;
+  const unscoped = namedOrganizations.length === 0 && teams.length === 0;
+  if (within.length > 0 && (unscoped || namedOrganizations.some((id) => !within.includes(id)))) throw outsideScope();
   // No id named: a constant false, which SQLite answers without reading a row (an empty JSON
   // list would walk every row the caller can see).
   const [memberOf, existingOrganizations, visibleTeams, existingTeams, [holder], blocking] = await db.batch([
@@ -327,7 +334,15 @@ async function assertCallerBelongs(
       .select({ id: projects.id, organizationId: projects.organizationId })
       .from(projects)
       .innerJoin(organizationMemberships, membershipOfCaller(actor.userId))
-      .where(teams.length > 0 ? and(projectVisible, inJsonList(projects.id, teams)) : sql`0`),
+      .where(
+        teams.length > 0
+          ? and(
+              projectVisible,
+              inJsonList(projects.id, teams),
+              within.length > 0 ? inJsonList(projects.organizationId, within) : undefined,
+            )
+          : sql`0`,
+      ),
     db
       .select({ organizationId: projects.organizationId })
       .from(projects)
@@ -344,16 +359,13 @@ async function assertCallerBelongs(
     );
   }
   if (visibleTeams.length !== (sent.teams ? teams.length : existingTeams.length)) {
+    // To a key scoped to organizations, a project outside them is answered as one not found: 403 alike.
+    if (within.length > 0) throw outsideScope();
     throw validationError(
       "invalid_input",
       "You must be a member of all projects that you are scoping the key to.",
       "scoped_teams",
     );
-  }
-  // A key scoped to organizations names no project outside them either, in a key it writes.
-  const within = actor.scopedOrganizations;
-  if (within.length > 0 && visibleTeams.some(({ organizationId }) => !within.includes(organizationId))) {
-    throw permissionDenied("API key cannot grant access to organizations outside its own scope");
   }
   const reaches = scopingReaches(
     namedOrganizations,

@@ -30,7 +30,7 @@ const canonicalIso = (value: string) =>
   value
     .replace(/(T\d\d:\d\d:\d\d),(\d)/, "$1.$2")
     .replace(
-      /(T\d\d:\d\d(?::\d\d(?:\.\d+)?)?[+-]\d\d):?(\d\d)?$/,
+      /(T\d\d:\d\d(?::\d\d(?:\.\d+)?)?[+-]\d\d)(?::?(\d\d))?$/,
       (_, time: string, minutes?: string) => `${time}:${minutes ?? "00"}`,
     );
 

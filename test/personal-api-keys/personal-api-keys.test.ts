@@ -186,6 +186,41 @@ describe("POST /api/personal_api_keys", () => {
     expect(widened.status).toBe(404);
   });
 
+  it("tells a key scoped to organizations nothing of its user's others: outside ids answer 403 alike", async () => {
+    const { organization, owner } = await setupOrganization();
+    const joined = await setupOrganization();
+    await addMembership(joined.organization.id, owner, MembershipLevel.member);
+    const stranger = await setupOrganization();
+    const limited = await createApiKey(owner, { scopedOrganizations: [organization.id] });
+    const probe = (scoping: Record<string, unknown>) =>
+      api("POST", "/api/personal_api_keys", {
+        key: limited.value,
+        body: { label: "probe", scopes: ["*"], ...scoping },
+      });
+    const outside = errorBody(
+      "authentication_error",
+      "permission_denied",
+      "API key cannot grant access to organizations outside its own scope",
+    );
+    // Whether its user belongs to an organization, or sees a project, the key does not reach is not its to learn.
+    for (const scoping of [
+      { scoped_organizations: [joined.organization.id] },
+      { scoped_organizations: [stranger.organization.id] },
+      { scoped_teams: [joined.project.id] },
+      { scoped_teams: [stranger.project.id] },
+      { scoped_teams: [999999] },
+      { scoped_organizations: [organization.id], scoped_teams: [joined.project.id] },
+      { scoped_organizations: [organization.id], scoped_teams: [stranger.project.id] },
+    ]) {
+      const response = await probe(scoping);
+      expect({ scoping, status: response.status, body: response.body }).toEqual({
+        scoping,
+        status: 403,
+        body: outside,
+      });
+    }
+  });
+
   it("validates each field", async () => {
     const { key } = await setupOrganization();
     const other = await setupOrganization();

@@ -587,9 +587,13 @@ export async function writeDashboardUpdate(
 
   // A PATCH that changes nothing as read writes nothing but holds the caller's edit right (a change
   // meanwhile stays); one that changes something, only from the version read (`If-Match`'s), on the
-  // dashboard still live (unless it deletes or restores it itself) and showing the tiles it names.
+  // dashboard still deleted or not as read (unless it flips that itself) and showing the tiles it names.
   const held = stillAsRead(id, {
-    live: input.deleted === undefined,
+    // Unless it deletes or restores the dashboard itself (`deletionFlip`): sending the state read is no flip.
+    deleted:
+      input.deleted === undefined || input.deleted === current.row.dashboard.deleted
+        ? current.row.dashboard.deleted
+        : undefined,
     tileIds: [
       ...(input.tiles ?? []).flatMap((change) => (change.id === undefined ? [] : [change.id])),
       ...(input.duplicate_tiles ?? []).map((duplicate) => duplicate.id),

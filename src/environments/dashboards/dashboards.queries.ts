@@ -642,11 +642,12 @@ export function insightOnceGuard(db: Database, dashboardId: number, insightId: n
 /**
  * A dashboard write's hold on the dashboard as it read it, as the value its update sets
  * `creation_mode` to: NULL, which the column refuses (`isDashboardNotAsRead`), unless the
- * dashboard is still live (`live`) and every tile the write names is still a live tile of it, so
- * that an edit or copy of a tile removed or moved meanwhile lands nothing. An update of a column
- * no index and no trigger holds, so that the hold writes no row of its own.
+ * dashboard is still deleted or not as read (`deleted`, when given) and every tile the write
+ * names is still a live tile of it, so that an edit or copy of a tile removed or moved meanwhile
+ * lands nothing. An update of a column no index and no trigger holds, so that the hold writes no
+ * row of its own.
  */
-export function stillAsRead(dashboardId: number, { live, tileIds }: { live: boolean; tileIds: number[] }) {
+export function stillAsRead(dashboardId: number, { deleted, tileIds }: { deleted?: boolean; tileIds: number[] }) {
   const ids = [...new Set(tileIds)];
   const liveTiles = sql`(select count(*) from ${dashboardTiles} where ${and(
     eq(dashboardTiles.dashboardId, dashboardId),
@@ -654,7 +655,7 @@ export function stillAsRead(dashboardId: number, { live, tileIds }: { live: bool
     eq(dashboardTiles.deleted, false),
   )})`;
   const holds = and(
-    live ? eq(dashboards.deleted, false) : undefined,
+    deleted === undefined ? undefined : eq(dashboards.deleted, deleted),
     ids.length === 0 ? undefined : sql`${liveTiles} = ${ids.length}`,
   );
   return holds === undefined ? undefined : sql<"default">`case when ${holds} then ${dashboards.creationMode} end`;

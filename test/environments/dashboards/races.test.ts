@@ -738,6 +738,25 @@ describe("a dashboard PATCH naming a tile that leaves the dashboard meanwhile (4
   });
 });
 
+describe("a dashboard PATCH sending the deleted state it read, racing a soft delete", () => {
+  it("answers 404 and renames nothing: it does not edit a dashboard deleted meanwhile", async () => {
+    const { key, project } = await setupOrganization();
+    const board = await createDashboard(key, project.id, { name: "Board" });
+    const path = `${dashboardsPath(project.id)}/${board.id}`;
+    const ran = beforeWrites([
+      [/^update "dashboards"/, async () => (await api("PATCH", path, { key, body: { deleted: true } })).status],
+    ]);
+    const renamed = await api("PATCH", path, { key, body: { deleted: false, name: "Renamed" } });
+    vi.restoreAllMocks();
+    expect([ran, renamed.status]).toEqual([[200], 404]);
+    expect((await api("PATCH", path, { key, body: { deleted: false } })).body.name).toBe("Board");
+    // Sending `deleted: true` again to a deleted dashboard is still a PATCH it answers (200).
+    await api("PATCH", path, { key, body: { deleted: true } });
+    const again = await api("PATCH", path, { key, body: { deleted: true } });
+    expect([again.status, again.body.deleted]).toEqual([200, true]);
+  });
+});
+
 describe("a tile landing twice on one dashboard through racing writes", () => {
   it("a move racing a copy of the same insight to the destination is 400: the insight lands once", async () => {
     const { key, project } = await setupOrganization();
