@@ -219,14 +219,24 @@ export function assertWithinCallerKey(actor: Actor, scopes: string[], reach: Key
 
 const outsideScope = () => permissionDenied("API key cannot grant access to organizations outside its own scope");
 
-/** What a key reaches: its organizations, else the organizations of its projects (`projectOrganizations`, as read). */
-type KeyReach = { organizations: string[]; teams: number[]; projectOrganizations: ProjectOrganizations };
+/**
+ * What a key reaches: its organizations, else the organizations of its projects (`projectOrganizations`,
+ * as read). `stored`: the key as it is stored, not as a body names it.
+ */
+type KeyReach = {
+  organizations: string[];
+  teams: number[];
+  projectOrganizations: ProjectOrganizations;
+  stored?: boolean;
+};
 
 /** The organizations a key reaches (undefined: a project not read); none named: all (refused to a scoped caller). */
-function organizationsOf({ organizations, teams, projectOrganizations }: KeyReach): (string | undefined)[] {
+function organizationsOf({ organizations, teams, projectOrganizations, stored }: KeyReach): (string | undefined)[] {
   if (organizations.length > 0) return organizations;
-  if (teams.length > 0) return teams.map((id) => projectOrganizations.get(id));
-  return [undefined];
+  if (teams.length === 0) return [undefined];
+  const found = teams.map((id) => projectOrganizations.get(id));
+  // A stored key's project deleted since reaches nothing (project ids are never reused).
+  return stored ? found.filter((id) => id !== undefined) : found;
 }
 
 /** The organizations whose admins blocked the calling key: read with the key routes' own reads. */
@@ -420,6 +430,7 @@ async function keyAndReach(db: Database, actor: Actor, id: string, { evenIfBlock
     organizations: key.scopedOrganizations,
     teams: key.scopedTeams,
     projectOrganizations: organizationsOfProjects(projectsNamed),
+    stored: true,
   };
   assertWithinCallerKey(actor, key.scopes, reach, key.expiresAt);
   // A project marked for deletion is reached no more (as the routes and the `api_keys` list read it).
@@ -472,7 +483,11 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
     organizations: input.scoped_organizations !== undefined,
     teams: input.scoped_teams !== undefined,
   });
-  const reach = { organizations: scopedOrganizations, teams: scopedTeams, projectOrganizations: namedAfter };
+  // Projects the body names, as the caller sees them; else the key's own, as stored (marked for deletion too).
+  const reach =
+    input.scoped_teams === undefined
+      ? { organizations: scopedOrganizations, teams: scopedTeams, projectOrganizations: namedBefore, stored: true }
+      : { organizations: scopedOrganizations, teams: scopedTeams, projectOrganizations: namedAfter };
   assertWithinCallerKey(actor, scopes, reach, expiresAt);
   const projectOrganizations = new Map([...namedBefore, ...namedAfter]);
   // Each organization the key reached before or reaches now learns of the change.

@@ -10,6 +10,7 @@ import {
   createApiKey,
   createProject,
   db,
+  deleteProjectRow,
   errorBody,
   ISO_TIMESTAMP,
   setupOrganization,
@@ -219,6 +220,27 @@ describe("POST /api/personal_api_keys", () => {
         body: outside,
       });
     }
+  });
+
+  it("lets a key scoped to organizations manage its user's key naming a project being deleted or gone", async () => {
+    const { organization, owner, project } = await setupOrganization();
+    const marked = await createProject(organization.id, { name: "marked" });
+    const gone = await createProject(organization.id, { name: "gone" });
+    const limited = await createApiKey(owner, { scopedOrganizations: [organization.id] });
+    const withMarked = await createApiKey(owner, { scopedTeams: [project.id, marked.id] });
+    const withGone = await createApiKey(owner, { scopedTeams: [project.id, gone.id] });
+    await env.DB.prepare("update projects set deletion_scheduled_at = ? where id = ?")
+      .bind(new Date().toISOString(), marked.id)
+      .run();
+    await deleteProjectRow(gone.id);
+    // Each reaches this organization alone (a project deleted since reaches nothing): the key may manage them.
+    const relabelled = await api("PATCH", `/api/personal_api_keys/${withMarked.id}`, {
+      key: limited.value,
+      body: { label: "renamed" },
+    });
+    expect([relabelled.status, relabelled.body.label]).toEqual([200, "renamed"]);
+    const revoked = await api("DELETE", `/api/personal_api_keys/${withGone.id}`, { key: limited.value });
+    expect(revoked.status).toBe(204);
   });
 
   it("validates each field", async () => {
