@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { experimental_readRawConfig } from "wrangler";
 import { describe, expect, it } from "vitest";
 import { configProblems } from "../../scripts/check-config.mjs";
+import { MINUTE_LIMIT, MINUTE_MS } from "../../src/platform/auth/minute-limit";
 
 /** The parts of wrangler.toml the tests spoil. */
 type Fields = Record<string, string>;
@@ -28,6 +29,16 @@ describe("the deploy configuration check", () => {
     expect(Object.keys(raw.env)).toEqual(["staging", "production"]);
     expect(configProblems(raw)).toEqual([]);
     expect(readFileSync(CONFIG_PATH, "utf8")).not.toMatch(/database_id|^id\s*=/m);
+  });
+
+  it("holds each environment's per-minute key limiter to the limit the code reports (@current, Retry-After)", () => {
+    const raw = config();
+    for (const target of [raw, ...Object.values(raw.env)]) {
+      const limiter = target.ratelimits.find((binding) => binding.name === "API_KEY_MINUTE_LIMITER") as unknown as {
+        simple: { limit: number; period: number };
+      };
+      expect(limiter.simple).toEqual({ limit: MINUTE_LIMIT, period: MINUTE_MS / 1000 });
+    }
   });
 
   it("fails a zero-filled id, wherever it is", () => {

@@ -4,13 +4,10 @@ import type { AppEnv, Bindings } from "../env";
 import { throttled } from "../errors";
 import { IsolateMemory } from "../isolate-memory";
 import { errorFields, logLine } from "../log";
+import { MINUTE_LIMIT, MINUTE_MS } from "./minute-limit";
 import { secondsUntil, windowEnd } from "./windows";
 
 const HOUR_MS = 3_600_000;
-/** The period of `API_KEY_MINUTE_LIMITER` (wrangler.toml). */
-const MINUTE_MS = 60_000;
-/** The limit of `API_KEY_MINUTE_LIMITER` (wrangler.toml): the binding does not tell it. */
-const MINUTE_LIMIT = 480;
 const KEYS_REMEMBERED_AT_MOST = 10_000;
 
 /** A key's requests counted so far in the clock hour that ends at `hourEnd` (epoch ms). */
