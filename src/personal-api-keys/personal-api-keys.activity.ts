@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { personalApiKeys } from "../db/schema";
+import type { ActivityActor } from "../platform/activity-log/record";
 import { resourceActivity } from "../platform/activity-log/resource-activity";
 import type { AppEnv } from "../platform/env";
 import type { ActivityOf } from "../platform/activity-log/vocabulary";
@@ -36,7 +37,7 @@ export function reachSeenBy<T extends { scoped_organizations: string[]; scoped_t
  * A key belongs to a user, not to an organization: its entry goes into each organization it can
  * reach (`reachable`: the organizations it reaches that its user belongs to), one statement
  * each, chained after the write, with the reach that organization may see. None when the user
- * belongs to no organization.
+ * belongs to no organization. `actor`: who made it, when not the request's caller (a sign-up).
  */
 export function personalApiKeyEntries(
   c: Context<AppEnv>,
@@ -44,14 +45,20 @@ export function personalApiKeyEntries(
   key: Pick<KeyRow, "id" | "label" | "scopes" | "scopedOrganizations" | "scopedTeams">,
   reachable: readonly string[],
   projectOrganizations: ProjectOrganizations,
+  actor?: ActivityActor,
 ): BatchItem<"sqlite">[] {
   const reach = { scoped_organizations: key.scopedOrganizations, scoped_teams: key.scopedTeams };
   return reachable.map((organizationId) =>
-    personalApiKeyActivity.record(c, activity, {
-      organizationId,
-      itemId: key.id,
-      name: key.label,
-      context: { scopes: key.scopes, ...reachSeenBy(organizationId, reach, projectOrganizations) },
-    }),
+    personalApiKeyActivity.record(
+      c,
+      activity,
+      {
+        organizationId,
+        itemId: key.id,
+        name: key.label,
+        context: { scopes: key.scopes, ...reachSeenBy(organizationId, reach, projectOrganizations) },
+      },
+      actor,
+    ),
   );
 }

@@ -7,7 +7,7 @@ import { inviteActivity, inviteItem } from "../organizations/invites/invites.act
 import { membershipActivity } from "../organizations/members/members.activity";
 import type { ActivityActor, ReadInBatch } from "../platform/activity-log/record";
 import type { MembershipLevel } from "../platform/levels";
-import { personalApiKeyActivity } from "../personal-api-keys/personal-api-keys.activity";
+import { personalApiKeyEntries } from "../personal-api-keys/personal-api-keys.activity";
 import { toPersonalApiKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { mintApiKey } from "../platform/auth/api-keys";
 import { authenticateRequest } from "../platform/auth/authenticate";
@@ -181,15 +181,12 @@ const newUserEntries =
   (c: Context<AppEnv>, invite: FoundInvite["invite"]) =>
   (user: JoiningUser): NewUserEntries => ({
     keyCreated: (key) =>
-      personalApiKeyActivity.record(
+      personalApiKeyEntries(
         c,
         "created",
-        {
-          organizationId: invite.organizationId,
-          itemId: key.id,
-          name: key.label,
-          context: { scopes: ["*"], scoped_organizations: [], scoped_teams: [] },
-        },
+        { ...key, scopes: ["*"], scopedOrganizations: [], scopedTeams: [] },
+        [invite.organizationId],
+        new Map(),
         joiningActor(c, null, user),
       ),
     join: joinEntries(c, invite, null)(user),

@@ -103,7 +103,7 @@ const organizationLive = (organizationId: string) =>
 export type JoinEntries = (membershipId: string) => { joined: Statement; accepted: Statement };
 
 /** A new user's entries: their first key's creation, then their joining's. */
-export type NewUserEntries = { keyCreated: (key: { id: string; label: string }) => Statement; join: JoinEntries };
+export type NewUserEntries = { keyCreated: (key: { id: string; label: string }) => Statement[]; join: JoinEntries };
 
 /**
  * Membership at the invite's level, its private project access, and no more invites for the
@@ -267,7 +267,7 @@ export async function signUpAndJoin(
         createdAt: now,
       })
       .returning(),
-    entries.keyCreated({ id: keyId, label: FIRST_KEY_LABEL }),
+    ...entries.keyCreated({ id: keyId, label: FIRST_KEY_LABEL }),
     ...joinStatements(db, invite, userId, entries.join),
   ]);
   if (!user || !personalApiKey) throw new Error("the new user or key was not returned");

@@ -1,6 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { and, sql } from "drizzle-orm";
-import { dashboardTiles } from "../../db/schema";
+import { and } from "drizzle-orm";
 import { etagOf, expectedVersion } from "../../platform/conditional-requests";
 import { personOf, type AppEnv } from "../../platform/env";
 import { notFound, validationError } from "../../platform/errors";
@@ -24,6 +23,7 @@ import {
   insightOnceGuard,
   isInsightShownTwice,
   tileLimitGuard,
+  tileLiveOn,
   writeAndReadDashboard,
   type NewTile,
 } from "./dashboards.queries";
@@ -85,9 +85,7 @@ export const copyDashboardTile: RouteHandler<CopyTileRoute, AppEnv> = async (c) 
     environmentId: scope.environmentId,
     organizationId: c.var.project.organizationId,
   };
-  const tileStillOnSource = sql`exists (select 1 from ${dashboardTiles} where ${dashboardTiles.id} = ${copy.tileId}
-    and ${dashboardTiles.dashboardId} = ${copy.fromDashboardId} and ${dashboardTiles.deleted} = 0)`;
-  const sourceHeld = and(callerStillMayCopy(c, held, true), tileStillOnSource);
+  const sourceHeld = and(callerStillMayCopy(c, held, true), tileLiveOn(copy.tileId, copy.fromDashboardId));
   const raise = raiseTileWrite(c, destination.dashboard, expected, sourceHeld);
   const [layouts] = stackedLayouts(
     destinationTiles.map((shown) => shown.tile.layouts),

@@ -54,6 +54,7 @@ import {
   isDashboardNotAsRead,
   dashboardLive,
   stillAsRead,
+  tileLiveOn,
   dashboardPage,
   toDashboardPage,
   newestDashboardId,
@@ -673,13 +674,11 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
   const expected = expectedVersion(c, sourceRow.dashboard);
   // Only while the tile is still a live tile of the source: the same move sent twice at once
   // moves it once, and the second answers 404 with nothing written.
-  const tileStillOnSource = sql`exists (select 1 from ${dashboardTiles} where ${dashboardTiles.id} = ${tile.id}
-    and ${dashboardTiles.dashboardId} = ${sourceId} and ${dashboardTiles.deleted} = 0)`;
   const raiseSource = db
     .update(dashboards)
     .set({
       ...nextVersion,
-      deleted: whileLive(tileStillOnSource),
+      deleted: whileLive(tileLiveOn(tile.id, sourceId)),
       restrictionLevel: restrictionWhileEditor(c, sourceRow.dashboard),
     })
     .where(and(eq(dashboards.id, sourceId), versionIs(expected)));

@@ -664,6 +664,11 @@ export function stillAsRead(dashboardId: number, { deleted, tileIds }: { deleted
 /** Whether a batch failed on `stillAsRead`. */
 export const isDashboardNotAsRead = (error: unknown) => isNotNullViolationOf(error, dashboards.creationMode);
 
+/** Whether tile `tileId` is still a live tile of dashboard `dashboardId`: what a tile move or copy holds. */
+export const tileLiveOn = (tileId: number, dashboardId: number) =>
+  sql`exists (select 1 from ${dashboardTiles} where ${dashboardTiles.id} = ${tileId}
+    and ${dashboardTiles.dashboardId} = ${dashboardId} and ${dashboardTiles.deleted} = 0)`;
+
 /** Whether the dashboard is still live: what tells a write refused by `stillAsRead` 404 from 409. */
 export const dashboardLive = (dashboardId: number) =>
   sql`exists (select 1 from ${dashboards} where ${dashboards.id} = ${dashboardId} and ${dashboards.deleted} = 0)`;
