@@ -92,7 +92,9 @@ const READS: Request[] = [
  * The dashboards list filtered: by a search read from the trigram index (one match in each
  * organization, the same in upper case, and "seeded 1", which matches 1 dashboard of 10 and 1,111
  * of 10,000), by a tag read from the tag index (one match), and by a search too short for a
- * trigram, which tests each dashboard along the list until the page is full.
+ * trigram, which tests each dashboard along the list until the page is full. The members list
+ * searched the same ways: the owner's e-mail (one match), "seed-1" (many: the seeded members'
+ * e-mails hold their ids) and a search too short for a trigram.
  */
 const FILTERS: Request[] = [
   get("GET .../dashboards?search=shared board", (o) => `${environment(o)}/dashboards?search=shared%20board`),
@@ -100,6 +102,9 @@ const FILTERS: Request[] = [
   get("GET .../dashboards?search=seeded 1&limit=10", (o) => `${environment(o)}/dashboards?search=seeded%201&limit=10`),
   get("GET .../dashboards?tags=measured", (o) => `${environment(o)}/dashboards?tags=measured`),
   get("GET .../dashboards?search=sh (short: no trigram)", (o) => `${environment(o)}/dashboards?search=sh`),
+  get("GET .../members?search=<owner's e-mail>", (o) => `${organization(o)}/members?search=${o.owner.email}`),
+  get("GET .../members?search=seed-1&limit=10", (o) => `${organization(o)}/members?search=seed-1&limit=10`),
+  get("GET .../members?search=se (short: no trigram)", (o) => `${organization(o)}/members?search=se`),
 ];
 
 const S3_EXPORT = {
@@ -348,7 +353,7 @@ it("every read and one write per resource, 10 vs 10,000 rows of each kind", asyn
   );
   report("Retrievals", [SMALL, LARGE], [...read, ...publicPages]);
   report(
-    "Dashboards filtered (by their indexes; a search under 3 characters along the list)",
+    "Dashboards and members filtered (by their indexes; a search under 3 characters along the list)",
     [SMALL, LARGE],
     filtered,
   );

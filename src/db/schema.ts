@@ -106,6 +106,11 @@ export const organizations = sqliteTable(
   ],
 );
 
+/**
+ * A user's place in an organization. Each one's user's names and e-mail are indexed for the
+ * members' `?search=` in `members_search`, an FTS5 table keyed by the membership's rowid, kept by
+ * triggers (migrations/ only).
+ */
 export const organizationMemberships = sqliteTable(
   "organization_memberships",
   {

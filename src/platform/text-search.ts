@@ -1,4 +1,29 @@
-import { sql, type SQLWrapper } from "drizzle-orm";
+import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
+
+/**
+ * `?search=` as the lists read it: trimmed, its first 200 characters (PostHog's cap: longer text
+ * is cut, not refused; a phrase also costs FTS5 its length times the places its trigrams occur in
+ * a row), or none.
+ */
+export const searchText = (sent: string | undefined) => [...(sent?.trim() ?? "")].slice(0, 200).join("") || undefined;
+
+/** FTS5's trigram tokenizer matches a phrase of at least this many characters (see migrations/). */
+const TRIGRAM = 3;
+
+/** The search where it is long enough for a trigram index; a shorter one is tested on each row read. */
+export const indexedSearch = (search: string | undefined) =>
+  search !== undefined && [...search].length >= TRIGRAM ? search : undefined;
+
+/**
+ * The FTS5 query (an expression) of the rows of one scope (each index row holds its scope, as
+ * `<id>`, in its `scope` column; `scope` may be a query of it) whose `columns` hold `search`: one
+ * quoted phrase, so that nothing in it is FTS5 syntax. The trigram tokenizer matches any substring, case ignored.
+ */
+export function trigramMatch(scope: SQL | string | number, columns: string[], search: string): SQL {
+  const rest = `>" AND {${columns.join(" ")}} : "${search.replace(/"/g, '""')}"`;
+  // A number is written into the text here: D1 may bind it as a real, which SQLite writes `5.0`.
+  return typeof scope === "object" ? sql`('scope : "<' || ${scope} || ${rest})` : sql`${`scope : "<${scope}${rest}`}`;
+}
 
 /**
  * Whether `text` (an expression) holds `search`, case ignored: SQLite's lower() and upper() fold
@@ -6,7 +31,7 @@ import { sql, type SQLWrapper } from "drizzle-orm";
  * upper-cased one (`élo` finds `Élodie` as `ÉLO` in `ÉLODIE`), and with both sides folded by
  * SQLite (`ÉLISée` finds `Élisée`: the accented letters as the name writes them). Only a text whose
  * accented letters mix cases, searched with them in other cases, is missed. A scan of each row
- * read: for short searches, or lists already bounded (an organization's members).
+ * read: for searches too short for a trigram index.
  */
 export const holdsIgnoringCase = (text: SQLWrapper, search: string) =>
   sql`(instr(lower(${text}), ${search.toLowerCase()}) > 0 or instr(upper(${text}), ${search.toUpperCase()}) > 0

@@ -176,6 +176,46 @@ describe("GET /api/organizations/:organization_id/members", () => {
     expect(long.body.count).toBe(0);
   });
 
+  it("keeps ?search= current as users rename themselves, leave and come back, and through @current", async () => {
+    const { organization, key } = await setupOrganization();
+    const other = await setupOrganization();
+    const tag = organization.id.replace(/-/g, "");
+    const user = await createUser({ firstName: "Quentin", lastName: `Old${tag}` });
+    const userKey = (await createApiKey(user)).value;
+    const membership = await addMembership(organization.id, user, MembershipLevel.member);
+    await addMembership(other.organization.id, user, MembershipLevel.member);
+    const search = async (text: string, path = membersPath(organization.id)) =>
+      (await api("GET", `${path}?search=${encodeURIComponent(text)}`, { key })).body;
+    expect((await search(`old${tag}`)).results).toEqual([expectedMember(membership, user)]);
+
+    const renamed = await api("PATCH", "/api/users/@me/", { key: userKey, body: { last_name: `New${tag}` } });
+    expect(renamed.status).toBe(200);
+    const [current] = await db.select().from(schema.users).where(eq(schema.users.id, user.id));
+    expect(await search(`Old${tag}`)).toEqual({ count: 0, next: null, previous: null, results: [] });
+    expect(await search(`NEW${tag}`)).toEqual({
+      count: 1,
+      next: null,
+      previous: null,
+      results: [expectedMember(membership, current!)],
+    });
+    // The other organization's row was renamed too; its owner finds them there, not here.
+    const there = await api("GET", `${membersPath(other.organization.id)}?search=new${tag}`, { key: other.key });
+    expect(there.body.count).toBe(1);
+    // `@current` (the owner's one organization) searches that organization's members.
+    expect((await search(`new${tag}`, "/api/organizations/@current/members")).count).toBe(1);
+
+    const removed = await api("DELETE", memberPath(organization.id, user.uuid), { key });
+    expect(removed.status).toBe(204);
+    expect((await search(`new${tag}`)).count).toBe(0);
+    const back = await addMembership(organization.id, current!, MembershipLevel.member);
+    expect(await search(`new${tag}`)).toEqual({
+      count: 1,
+      next: null,
+      previous: null,
+      results: [expectedMember(back, current!)],
+    });
+  });
+
   it("lists earliest joined first with ?order=joined_at, and latest first otherwise", async () => {
     const { organization, key, owner } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);

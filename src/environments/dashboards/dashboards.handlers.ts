@@ -5,6 +5,7 @@ import { createMiddleware } from "hono/factory";
 import { dashboards, dashboardTiles, texts } from "../../db/schema";
 import { authenticate } from "../../platform/auth/authenticate";
 import { inJsonList, isNotNullViolation, isNotNullViolationOf, whileHolds, type Database } from "../../platform/db";
+import { searchText } from "../../platform/text-search";
 import {
   etagOf,
   expectedVersion,
@@ -63,7 +64,6 @@ import {
   selectDashboard,
   selectTiles,
   tileLimitGuard,
-  searchText,
   writeAndReadDashboard,
   type DashboardRow,
   type DashboardScope,

@@ -30,7 +30,7 @@ import {
 } from "../../platform/route-context/project";
 import { prepared } from "../../platform/prepared";
 import { inJsonList, isNotNullViolationOf, type Database } from "../../platform/db";
-import { holdsIgnoringCase } from "../../platform/text-search";
+import { holdsIgnoringCase, indexedSearch, trigramMatch } from "../../platform/text-search";
 import { nowIso, randomBase62 } from "../../platform/ids";
 import {
   counterOf,
@@ -301,23 +301,11 @@ function notHiddenByRule(scope: DashboardListScope): SQL {
   );
 }
 
-/** FTS5's trigram tokenizer matches a phrase of at least this many characters (see migrations/). */
-const TRIGRAM = 3;
-
 /**
- * What a search reads: its first 200 characters (as the members' search), in a dashboard's name
- * and the first 1,000 characters of its description (which the index holds, migrations/0043): a
- * phrase costs FTS5 its length times the places its trigrams occur in a row.
+ * A search reads the first 1,000 characters of a dashboard's description (which the index holds,
+ * migrations/0043) and its name.
  */
-const MAX_SEARCH_LENGTH = 200;
 const SEARCHED_DESCRIPTION_LENGTH = 1000;
-
-/** The search as it is read: trimmed, at most `MAX_SEARCH_LENGTH` characters, or none. */
-export const searchText = (sent: string | undefined) =>
-  [...(sent?.trim() ?? "")].slice(0, MAX_SEARCH_LENGTH).join("") || undefined;
-
-const searchesIndex = (search: string | undefined): search is string =>
-  search !== undefined && [...search].length >= TRIGRAM;
 
 /**
  * The ids (`"id"`) of the environment's live dashboards the indexes select, or undefined where no
@@ -330,8 +318,9 @@ function indexedMatches(environmentId: number, { search, tags }: DashboardListFi
     sql`select ${distinct} ${dashboardTags.dashboardId} as "id" from ${dashboardTags}
       where ${dashboardTags.environmentId} = ${environmentId} and ${inJsonList(dashboardTags.tag, tags ?? [])}`;
   const byTags = tags !== undefined && tags.length > 0;
-  if (!searchesIndex(search)) return byTags ? tagged(sql`distinct`) : undefined;
-  const phrase = `scope : "<${environmentId}>" AND {name description} : "${search.replace(/"/g, '""')}"`;
+  const indexed = indexedSearch(search);
+  if (!indexed) return byTags ? tagged(sql`distinct`) : undefined;
+  const phrase = trigramMatch(environmentId, ["name", "description"], indexed);
   return sql`select rowid as "id" from dashboards_search where dashboards_search match ${phrase}
     ${byTags ? sql`and rowid in (${tagged(sql``)})` : sql``}`;
 }
@@ -368,7 +357,7 @@ function listConditions(
   if (filters.pinned !== undefined) conditions.push(eq(dashboards.pinned, filters.pinned));
   if (matches) conditions.push(sql`${dashboards.id} in (${matches})`);
   const { search } = filters;
-  if (search && [...search].length < TRIGRAM) {
+  if (search && !indexedSearch(search)) {
     const description = sql`substr(${dashboards.description}, 1, ${SEARCHED_DESCRIPTION_LENGTH})`;
     conditions.push(sql`(${holdsIgnoringCase(dashboards.name, search)} or ${holdsIgnoringCase(description, search)})`);
   }
@@ -464,7 +453,7 @@ function dashboardPageStatements(db: Database, scope: DashboardListScope, page: 
   const visible = dashboardsVisibleDespiteKindRule(scope);
   const matches = indexedMatches(scope.environmentId, filters);
   // A search too short for the index is tested on each row (`listConditions`): counted with them.
-  const shortSearch = filters.search !== undefined && !searchesIndex(filters.search);
+  const shortSearch = filters.search !== undefined && !indexedSearch(filters.search);
   const onlyIndexed = matches && filters.pinned === undefined && !shortSearch;
   const total = unfiltered
     ? sql<number>`(case when ${hiddenByKindRule(scope)} then (select count(*) from (${visible}))

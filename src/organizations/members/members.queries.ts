@@ -18,7 +18,7 @@ import type { OrganizationRef } from "../../platform/route-context/organization"
 import { MembershipLevel } from "../../platform/levels";
 import { counterOf, joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
 import { toUserBasic, userBasicColumns, type UserBasicRow } from "../../platform/user-basic";
-import { holdsIgnoringCase } from "../../platform/text-search";
+import { holdsIgnoringCase, indexedSearch, searchText, trigramMatch } from "../../platform/text-search";
 import type { Member } from "./members.schema";
 import { enabledWebhooksCreatedBy } from "../webhooks/webhook-creators";
 
@@ -60,19 +60,23 @@ const earliestJoinedFirst: ListOrder = [
   [organizationMemberships.id, "asc"],
 ];
 
-/** PostHog's cap on `?search=`: longer text is cut, not refused. */
-const MAX_SEARCH_LENGTH = 200;
-
 /**
- * Members whose first name, last name or e-mail holds `search`, case ignored (e-mails are stored
- * lower-cased). Each member of the organization walked is one lookup of its user, so a search
- * reads at most the organization's members, never other users.
+ * Members whose first name, last name or e-mail holds `search`, case ignored. A search of 3
+ * characters or more is read from the trigram index `members_search` (migrations/0047: a row per
+ * membership, its rowid the membership's), the organization's matches alone; the membership's own
+ * organization is still the condition that keeps other organizations' members out. A shorter one
+ * tests each member walked (e-mails are stored lower-cased).
  */
-function memberMatching(search: string): SQL {
-  const text = search.slice(0, MAX_SEARCH_LENGTH);
+function memberMatching(organizationId: OrganizationRef, search: string): SQL {
+  const indexed = indexedSearch(search);
+  if (indexed) {
+    const phrase = trigramMatch(organizationId, ["first_name", "last_name", "email"], indexed);
+    return sql`${organizationMemberships}.rowid in
+      (select rowid from members_search where members_search match ${phrase})`;
+  }
   return sql`exists (select 1 from ${users} where ${users.id} = ${organizationMemberships.userId}
-    and (${holdsIgnoringCase(users.firstName, text)} or ${holdsIgnoringCase(users.lastName, text)}
-      or instr(${users.email}, ${text.toLowerCase()}) > 0))`;
+    and (${holdsIgnoringCase(users.firstName, search)} or ${holdsIgnoringCase(users.lastName, search)}
+      or instr(${users.email}, ${search.toLowerCase()}) > 0))`;
 }
 
 /**
@@ -84,13 +88,16 @@ type MemberFilters = { email?: string; search?: string; updated_after?: string; 
 export async function listMembersPage(read: OrganizationRead, page: Page, filters: MemberFilters) {
   const { db, organizationId } = read;
   const { email, order: sent } = filters;
-  const search = filters.search?.trim();
+  const search = searchText(filters.search);
   const order = sent === "joined_at" ? earliestJoinedFirst : latestJoinedFirst;
   const where = and(
-    eq(organizationMemberships.organizationId, organizationId),
+    // Where the search index selects the members, they are read by rowid, not along the list's index (`+`).
+    indexedSearch(search)
+      ? sql`+${organizationMemberships.organizationId} = ${organizationId}`
+      : eq(organizationMemberships.organizationId, organizationId),
     // An equality, so that the (organization, user) index finds the one member it can be.
     !email ? undefined : eq(organizationMemberships.userId, userWithEmail(db, email)),
-    !search ? undefined : memberMatching(search),
+    !search ? undefined : memberMatching(organizationId, search),
     // Stored times are ISO text in UTC: the time sent, in that form, compares as they do.
     !filters.updated_after
       ? undefined
