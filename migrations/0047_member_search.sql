@@ -3,7 +3,10 @@
 -- organization (`<id>`), so that a search reads its matches in that organization and never walks
 -- its members. Contentless: removing a row takes the values it was indexed with, which are the
 -- user's current ones, since a change of them re-indexes each of the user's memberships. Users
--- are never deleted.
+-- are never deleted. Keyed by the membership's rowid, which SQLite keeps as long as no VACUUM
+-- rebuilds the table (nothing here runs one); after one, `INSERT INTO members_search
+-- (members_search) VALUES ('delete-all')` and the INSERT below rebuild the index. A search still
+-- keeps only rows of the organization it names, whatever the index says.
 CREATE VIRTUAL TABLE members_search USING fts5(
   scope, first_name, last_name, email, content='', columnsize=0, tokenize='trigram'
 );
