@@ -109,7 +109,9 @@ export const organizations = sqliteTable(
 /**
  * A user's place in an organization. Each one's user's names and e-mail are indexed for the
  * members' `?search=` in `members_search`, an FTS5 table keyed by the membership's rowid, kept by
- * triggers (migrations/ only).
+ * triggers (migrations/ only). A migration that rebuilds this table (drizzle-kit's copy into
+ * `__new_organization_memberships`) renumbers the rowids: it must rebuild that index after it, as
+ * migrations/0047_member_search.sql says.
  */
 export const organizationMemberships = sqliteTable(
   "organization_memberships",

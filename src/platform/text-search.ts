@@ -1,3 +1,4 @@
+import { z } from "@hono/zod-openapi";
 import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 
 /**
@@ -14,16 +15,27 @@ const TRIGRAM = 3;
 export const indexedSearch = (search: string | undefined) =>
   search !== undefined && [...search].length >= TRIGRAM ? search : undefined;
 
+/** Text as FTS5 reads it inside a quoted phrase: quotes doubled, and no NUL, which would end the query. */
+const quoted = (text: string) => text.replace(/"/g, '""').replace(/\0/g, "\uFFFD");
+
 /**
  * The FTS5 query (an expression) of the rows of one scope (each index row holds its scope, as
- * `<id>`, in its `scope` column; `scope` may be a query of it) whose `columns` hold `search`: one
- * quoted phrase, so that nothing in it is FTS5 syntax. The trigram tokenizer matches any substring, case ignored.
+ * `<id>`, in its `scope` column; `scope` may be a query of it, which matches nothing where it
+ * finds none) whose `columns` hold `search`: quoted phrases, so that nothing in the scope or the
+ * search is FTS5 syntax. The trigram tokenizer matches any substring, case ignored.
  */
 export function trigramMatch(scope: SQL | string | number, columns: string[], search: string): SQL {
-  const rest = `>" AND {${columns.join(" ")}} : "${search.replace(/"/g, '""')}"`;
+  const rest = `>" AND {${columns.join(" ")}} : "${quoted(search)}"`;
   // A number is written into the text here: D1 may bind it as a real, which SQLite writes `5.0`.
-  return typeof scope === "object" ? sql`('scope : "<' || ${scope} || ${rest})` : sql`${`scope : "<${scope}${rest}`}`;
+  if (typeof scope !== "object") return sql`${`scope : "<${quoted(String(scope))}${rest}`}`;
+  return sql`('scope : "<' || replace(coalesce(${scope}, ''), '"', '""') || ${rest})`;
 }
+
+/** `?search=`'s schema: DRF's refusal of a NUL, which FTS5 would read as the end of its query. */
+export const SearchQuery = z
+  .string()
+  .refine((value) => !value.includes("\u0000"), { error: "Null characters are not allowed." })
+  .optional();
 
 /**
  * Whether `text` (an expression) holds `search`, case ignored: SQLite's lower() and upper() fold

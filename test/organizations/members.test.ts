@@ -216,6 +216,52 @@ describe("GET /api/organizations/:organization_id/members", () => {
     });
   });
 
+  it("refuses a NUL character in ?search= with a 400, as the dashboards' search does", async () => {
+    const { organization, key } = await setupOrganization();
+    // FTS5 reads a NUL as the end of its query.
+    for (const search of ["ab%00c", "abc%00", "%00%00%00"]) {
+      const response = await api("GET", `${membersPath(organization.id)}?search=${search}`, { key });
+      expect([response.status, response.body], search).toEqual([
+        400,
+        errorBody("validation_error", "invalid_input", "Null characters are not allowed.", "search"),
+      ]);
+    }
+  });
+
+  it("answers 404 for an organization id holding a quote or a NUL, searched or not", async () => {
+    const { key } = await setupOrganization();
+    // The search index's query names the organization in quotes; it runs in the batch that refuses.
+    for (const id of ['x"', "@current%22", "abc%00", 'x" OR email : "com']) {
+      const path = `${membersPath(id.includes("%") ? id : encodeURIComponent(id))}?search=abc`;
+      const response = await api("GET", path, { key });
+      expect([response.status, response.body], id).toEqual([404, notFound]);
+      const short = await api("GET", path.replace("search=abc", "search=ab"), { key });
+      expect([short.status, short.body], `${id} (short search)`).toEqual([404, notFound]);
+    }
+  });
+
+  it("answers 404 for @current, searched or not, when the caller has no organization in reach", async () => {
+    const lone = await createUser();
+    const loneKey = (await createApiKey(lone)).value;
+    for (const query of ["", "?search=ab", "?search=abc"]) {
+      const response = await api("GET", `/api/organizations/@current/members${query}`, { key: loneKey });
+      expect([response.status, response.body], `no organization ${query}`).toEqual([404, notFound]);
+    }
+    // A key scoped to an organization its user has left (they are a member elsewhere).
+    const left = await setupOrganization();
+    const elsewhere = await setupOrganization();
+    const user = await createUser();
+    await addMembership(left.organization.id, user, MembershipLevel.member);
+    await addMembership(elsewhere.organization.id, user, MembershipLevel.member);
+    const scoped = (await createApiKey(user, { scopedOrganizations: [left.organization.id] })).value;
+    const whole = (await createApiKey(user)).value;
+    expect((await api("DELETE", `${memberPath(left.organization.id, "@me")}`, { key: whole })).status).toBe(204);
+    for (const query of ["", "?search=ab", "?search=abc"]) {
+      const response = await api("GET", `/api/organizations/@current/members${query}`, { key: scoped });
+      expect([response.status, response.body], `scoped key ${query}`).toEqual([404, notFound]);
+    }
+  });
+
   it("lists earliest joined first with ?order=joined_at, and latest first otherwise", async () => {
     const { organization, key, owner } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { conditionalRequestsOpenApi } from "../../platform/conditional-requests";
 import { dashboardPathId, integerPathId } from "../../platform/path-ids";
 import { booleanQuery } from "../../platform/input-limits";
+import { SearchQuery } from "../../platform/text-search";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { ProjectParams } from "../../platform/route-context";
 import type { ProjectTree } from "../project-trees";
@@ -28,16 +29,11 @@ const { etag, ifMatch, preconditionFailed } = conditional;
 
 const ListQuery = PaginationQuery.extend({
   pinned: booleanQuery("Only pinned dashboards (`true`, or `1`) or only the others (`false`, or `0`)."),
-  search: z
-    .string()
-    // DRF's words; FTS5 would read a NUL as the end of the query.
-    .refine((value) => !value.includes("\u0000"), { error: "Null characters are not allowed." })
-    .optional()
-    .openapi({
-      description:
-        "Part of the name or of the description's first 1,000 characters, ignoring case " +
-        "(its first 200 characters are searched).",
-    }),
+  search: SearchQuery.openapi({
+    description:
+      "Part of the name or of the description's first 1,000 characters, ignoring case " +
+      "(its first 200 characters are searched).",
+  }),
   tags: z.string().optional().openapi({ description: "Comma-separated tags; dashboards with any of them." }),
 });
 

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { TimestampInput } from "../../platform/timestamps";
+import { SearchQuery } from "../../platform/text-search";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
 import { memberReads } from "./members.queries";
 import { Member, MemberParams, MemberUpdate } from "./members.schema";
@@ -18,14 +19,11 @@ export const listMembers = apiRoute({
     params: OrganizationParams,
     query: PaginationQuery.extend({
       email: z.string().optional().openapi({ description: "Only the member with this e-mail (case ignored)." }),
-      search: z
-        .string()
-        .optional()
-        .openapi({
-          description:
-            "Only members whose first name, last name or e-mail contains this text, case ignored " +
-            "(its first 200 characters).",
-        }),
+      search: SearchQuery.openapi({
+        description:
+          "Only members whose first name, last name or e-mail contains this text, case ignored " +
+          "(its first 200 characters).",
+      }),
       updated_after: TimestampInput.optional().openapi({
         description: "Only members whose membership changed after this time, as PostHog's web app refreshes its list.",
         example: "2026-01-01T00:00:00Z",
