@@ -4,7 +4,7 @@ import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
 import { integerOrCurrentPathId } from "../platform/path-ids";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
 import { MembershipLevel } from "../platform/levels";
-import { Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
+import { ChangeOrganizationInput, Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
 
 const conditional = conditionalRequestsOpenApi("project");
 
@@ -89,4 +89,21 @@ export const deleteAccessibleProject = apiRoute({
   summary: "Delete a project (admin or owner of its organization), as the organization's route does",
   request: { params: ProjectIdParams, headers: conditional.ifMatch },
   responses: { 204: { description: "Deleted" }, 412: conditional.preconditionFailed },
+});
+
+/**
+ * PostHog's web app moves a project here (its settings' danger zone). Admin or owner of both
+ * organizations; not with a service key, which belongs to one organization.
+ */
+export const changeProjectOrganization = apiRoute({
+  method: "post",
+  path: "/api/projects/{id}/change_organization",
+  scope: "project:write",
+  tags: ["projects"],
+  summary: "Move a project, with its environment, dashboards and batch exports, to another organization",
+  request: { params: ProjectIdParams, body: jsonBody(ChangeOrganizationInput) },
+  responses: {
+    200: { ...jsonResponse(Project, "The project, in its new organization"), headers: conditional.etag },
+    409: conflictResponse,
+  },
 });

@@ -1,6 +1,13 @@
 import { createRouter } from "../platform/router";
-import { deleteProject, listProjects, retrieveProject, updateProject } from "./accessible-projects.handlers";
 import {
+  changeOrganization,
+  deleteProject,
+  listProjects,
+  retrieveProject,
+  updateProject,
+} from "./accessible-projects.handlers";
+import {
+  changeProjectOrganization,
   createProjectInCurrentOrganization,
   deleteAccessibleProject,
   listAccessibleProjects,
@@ -45,7 +52,8 @@ export const projectsRouter = createRouter()
   .openapi(retrieveAccessibleProject, retrieveProject)
   .openapi(updateAccessibleProject, updateProject)
   .openapi(replaceAccessibleProject, updateProject)
-  .openapi(deleteAccessibleProject, deleteProject);
+  .openapi(deleteAccessibleProject, deleteProject)
+  .openapi(changeProjectOrganization, changeOrganization);
 
 export const environmentRouter = createRouter()
   .openapi(retrieveEnvironment, retrieveCallerEnvironment)

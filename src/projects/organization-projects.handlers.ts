@@ -87,12 +87,7 @@ async function insertProject(c: Context<AppEnv>, organizationId: string, input: 
       statements.selectOrganization,
     ]);
     if (!organization) throw notFound();
-    if (!project) {
-      throw permissionDenied(
-        "You have reached the maximum limit of allowed projects for your current plan " +
-          `(${MAX_PROJECTS_PER_ORGANIZATION}).`,
-      );
-    }
+    if (!project) throw projectLimitReached();
     return project;
   } catch (error) {
     if (isUniqueViolation(error) && input.name !== undefined) throw duplicateName(input.name);
@@ -112,7 +107,12 @@ const settingsTooLarge = () =>
     `A project's settings may hold at most ${MAX_PROJECT_SETTINGS_BYTES} bytes in all, serialized.`,
   );
 
-const duplicateName = (name: string) =>
+export const projectLimitReached = () =>
+  permissionDenied(
+    `You have reached the maximum limit of allowed projects for your current plan (${MAX_PROJECTS_PER_ORGANIZATION}).`,
+  );
+
+export const duplicateName = (name: string) =>
   conflict(`There is already a project called "${name}" in this organization. Choose a different name.`);
 
 /**

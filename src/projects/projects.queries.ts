@@ -98,10 +98,10 @@ function defaultProjectName(organizationId: string): SQL<string> {
  * The organization still has room: checked by the INSERT itself, so parallel creates cannot pass
  * it together (the trigger counts each insert before the next statement runs).
  */
-const belowProjectLimit = sql`${organizations.projectCount} < ${MAX_PROJECTS_PER_ORGANIZATION}`;
+export const belowProjectLimit = sql`${organizations.projectCount} < ${MAX_PROJECTS_PER_ORGANIZATION}`;
 
 /** The organization, unless its deletion began: a write racing the DELETE adds nothing to it. */
-const liveOrganization = (organizationId: string) =>
+export const liveOrganization = (organizationId: string) =>
   and(eq(organizations.id, organizationId), isNull(organizations.deletionScheduledAt));
 
 /**

@@ -209,6 +209,18 @@ export const ProjectUpdateInput = z
   .openapi("ProjectUpdate");
 export type ProjectUpdateInput = z.infer<typeof ProjectUpdateInput>;
 
+/** `POST /api/projects/{id}/change_organization`: the organization the project moves to. */
+export const ChangeOrganizationInput = z
+  .object({
+    // Optional, as in PostHog: left out, it names no organization of the caller's (400 after the checks of the key).
+    organization_id: z
+      .string()
+      .optional()
+      .openapi({ description: "The organization to move the project to (its id)." }),
+  })
+  .openapi("ProjectChangeOrganization");
+export type ChangeOrganizationInput = z.infer<typeof ChangeOrganizationInput>;
+
 export const Project = ProjectListItem.extend({
   ...projectSettingsOutput,
   created_at: Timestamp,

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { addMember, api, setupOrganization } from "../support/harness";
+import { addMember, addMembership, api, setupOrganization } from "../support/harness";
 
 /*
  * Each list's `count` is a counter its triggers keep (migration list_counters). After writes of
@@ -212,6 +212,18 @@ describe("list counters", () => {
       send("PATCH", `${environment}/dashboards/${dashboards[0]!.body.id}`, { deleted: true }),
     ]);
 
+    // A project moved to another organization of the owner's with its export (their counts move
+    // with them), and moved again where it already is (refused).
+    const destination = await setupOrganization();
+    await addMembership(destination.organization.id, team.owner, MembershipLevel.admin);
+    const moving = await send("POST", `${organization}/projects`, { name: "Moving" });
+    await send("POST", `/api/environments/${moving.body.id}/batch_exports`, { ...S3_EXPORT, name: "Moves along" });
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      await send("POST", `/api/projects/${moving.body.id}/change_organization`, {
+        organization_id: destination.organization.id,
+      });
+    }
+
     // A cascade: deleting another organization takes its invites, projects and exports along.
     const other = await setupOrganization();
     const otherOrganization = `/api/organizations/${other.organization.id}`;
@@ -232,8 +244,9 @@ describe("list counters", () => {
     // Refused: the bad bulk, the second delete of an invite, the duplicate domain, the taken project
     // name, the export without destination and its second delete, the dashboard named 42, the bad
     // scope and the revoked key, the URL that is none and the deleted webhook, the removed member,
-    // one of the racing deletes of one export, the taken role name and the two second places in a role.
-    expect(statuses.filter((status) => status >= 400 && status < 500).length).toBe(16);
+    // one of the racing deletes of one export, the taken role name and the two second places in a role,
+    // the second move.
+    expect(statuses.filter((status) => status >= 400 && status < 500).length).toBe(17);
     expect(statuses.filter((status) => status >= 500)).toEqual([]);
     expect(await countersThatDrifted()).toEqual([]);
     expect(await exercisedCounters()).toEqual(COUNTERS.map(([table, column]) => `${table}.${column}`));

@@ -341,6 +341,24 @@ describe("PostHog's web app", () => {
     expect([there.status, there.body.organization]).toEqual([201, elsewhere.organization.id]);
   });
 
+  it("moves a project to another organization, then switches to it (projectLogic.moveProject)", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const created = await webApp("POST", "api/projects/", key, { name: "To move" });
+    const target = await setupOrganization();
+    await addMembership(target.organization.id, owner, MembershipLevel.admin);
+    // api.create(`api/projects/${project.id}/change_organization`, { organization_id }): no slash.
+    const moved = await webApp("POST", `api/projects/${created.body.id}/change_organization`, key, {
+      organization_id: target.organization.id,
+    });
+    expect(moved.status, moved.text.slice(0, 300)).toBe(200);
+    expect(moved.body).toMatchObject({ id: created.body.id, name: "To move", organization: target.organization.id });
+    const switched = await webApp("PATCH", "api/users/@me/", key, { set_current_organization: target.organization.id });
+    expect(switched.status).toBe(200);
+    expect(switched.body.organization.id).toBe(target.organization.id);
+    const left = await webApp("GET", `api/organizations/${organization.id}/projects`, key);
+    expect(left.body.results.map((project: { id: number }) => project.id)).not.toContain(created.body.id);
+  });
+
   it("creates personal API keys from the app's presets, with PostHog's scopes (personalAPIKeysLogic)", async () => {
     const { key } = await setupOrganization();
     // API_KEY_SCOPE_PRESETS, posted with the form's other values: `local_evaluation`, and

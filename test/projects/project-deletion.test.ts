@@ -1,3 +1,4 @@
+import { S3_EXPORT } from "../support/projects";
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { eq } from "drizzle-orm";
@@ -18,15 +19,6 @@ type Organization = Awaited<ReturnType<typeof setupOrganization>>;
 afterEach(() => {
   vi.restoreAllMocks();
 });
-
-const S3_EXPORT = {
-  name: "Events to S3",
-  interval: "hour",
-  destination: {
-    type: "S3",
-    config: { bucket_name: "b", region: "us-east-1", prefix: "p/", aws_access_key_id: "A", aws_secret_access_key: "s" },
-  },
-};
 
 /** A second project with a dashboard and a batch export, through the API. */
 async function projectWithRows(organization: Organization) {

@@ -1,6 +1,16 @@
 import { expect } from "vitest";
 import { ISO_TIMESTAMP, UUID } from "./harness";
 
+/** A batch export's body with an S3 destination, as the projects' tests create one. */
+export const S3_EXPORT = {
+  name: "Events to S3",
+  interval: "hour",
+  destination: {
+    type: "S3",
+    config: { bucket_name: "b", region: "us-east-1", prefix: "p/", aws_access_key_id: "A", aws_secret_access_key: "s" },
+  },
+};
+
 /** Every request field of a project at its default. */
 const PROJECT_REQUEST_DEFAULTS = {
   product_description: null,

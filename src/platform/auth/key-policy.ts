@@ -200,6 +200,23 @@ export const keyOutlivesLifetimeIn = (userId: number, organizationId: string) =>
     })})`;
 
 /**
+ * Whether a personal key of a member of `organizationId` scoped to project `projectId` outlives
+ * that organization's lifetime limit: moving the project there gives such keys the organization as
+ * new reach. Nothing is read where the organization has no limit.
+ */
+export const keyOutlivesLifetimeThroughProject = (projectId: number, organizationId: string) => sql<boolean>`exists (
+  select 1 from ${organizations}
+    join ${organizationMemberships} on ${organizationMemberships.organizationId} = ${organizations.id}
+    join ${personalApiKeys} on ${personalApiKeys.userId} = ${organizationMemberships.userId}
+  where ${organizations.id} = ${organizationId} and ${organizations.apiKeyMaxLifetimeDays} is not null
+    and exists (select 1 from json_each(${personalApiKeys.scopedTeams}) as team where team.value = ${projectId})
+    and (json_array_length(${personalApiKeys.scopedOrganizations}) = 0
+      or exists (select 1 from json_each(${personalApiKeys.scopedOrganizations}) as named
+        where named.value = ${organizationId}))
+    and (${personalApiKeys.expiresAt} is null or ${personalApiKeys.expiresAt} >
+      strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || ${organizations.apiKeyMaxLifetimeDays} || ' days')))`;
+
+/**
  * Whether a key of `userId` written with `key`'s expiry and reach would outlive the limit of an
  * organization it reaches, among the user's memberships when the write runs: a write checked
  * (`assertLifetimeWithinPolicy`) on memberships read before a join landed is held by it, as the

@@ -72,6 +72,13 @@ export function assertProjectInKeyScope(actor: Actor, projectId: number) {
   }
 }
 
+/** Moving a project to another organization with a key: an organization-level act on both, within its scope. */
+export function assertKeyMayMoveProject(actor: Actor, from: string, to: string) {
+  assertKeyReaches(actor, "organization");
+  assertOrganizationInKeyScope(actor, from);
+  assertOrganizationInKeyScope(actor, to);
+}
+
 /** Joining an organization by invite with a key: an organization-level act, within the key's scope. */
 export function assertKeyMayJoin(actor: Actor, organizationId: string) {
   assertKeyReaches(actor, "organization");

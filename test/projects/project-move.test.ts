@@ -1,0 +1,267 @@
+import { and, eq } from "drizzle-orm";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import * as schema from "../../src/db/schema";
+import { MembershipLevel } from "../../src/platform/levels";
+import { nowIso, uuid7 } from "../../src/platform/ids";
+import {
+  addMember,
+  addMembership,
+  api,
+  createApiKey,
+  createProject,
+  db,
+  errorBody,
+  grantProjectAccess,
+  setupOrganization,
+} from "../support/harness";
+import { S3_EXPORT } from "../support/projects";
+import { beforeWrites } from "../support/races";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const movePath = (projectId: number | string) => `/api/projects/${projectId}/change_organization/`;
+const badRequest = (detail: string, attr: string | null = null) =>
+  errorBody("validation_error", "invalid_input", detail, attr);
+const NOT_IN_BOTH = "You must be an admin or owner of both the source and target organizations to move a project.";
+const NOT_ADMIN_OF_BOTH = "You must be an admin of both the source and target organizations to move a project.";
+const notFound = errorBody("invalid_request", "not_found", "Not found.");
+const forbidden = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
+
+/** Two organizations the owner of the first is an admin of, and a second project in the first to move. */
+async function setupMove() {
+  const from = await setupOrganization();
+  const to = await setupOrganization();
+  await addMembership(to.organization.id, from.owner, MembershipLevel.admin);
+  const project = await createProject(from.organization.id, { name: `Moving ${from.organization.id.slice(-6)}` });
+  return { from, to, project, key: from.key };
+}
+
+const organizationOf = async (projectId: number) =>
+  (await db.select().from(schema.projects).where(eq(schema.projects.id, projectId)))[0]!.organizationId;
+
+const organizationCounts = async (organizationId: string) => {
+  const [row] = await db.select().from(schema.organizations).where(eq(schema.organizations.id, organizationId));
+  return { projects: row!.projectCount, exports: row!.batchExportCount };
+};
+
+describe("POST /api/projects/:id/change_organization", () => {
+  it("moves a project with what is in it, answers it as the new organization shows it, and logs it in both", async () => {
+    const { from, to, project, key } = await setupMove();
+    const stayer = await addMember(from.organization.id, MembershipLevel.member);
+    const both = await addMember(from.organization.id, MembershipLevel.member);
+    await addMembership(to.organization.id, both.user, MembershipLevel.member);
+    await grantProjectAccess(project.id, stayer.membership.id, "member");
+    const dashboard = await api("POST", `/api/environments/${project.id}/dashboards/`, {
+      key,
+      body: { name: "Moved along", restriction_level: 37 },
+    });
+    expect(dashboard.status).toBe(201);
+    for (const member of [stayer, both]) {
+      const added = await api("POST", `/api/projects/${project.id}/dashboards/${dashboard.body.id}/collaborators/`, {
+        key,
+        body: { user_uuid: member.user.uuid, level: 37 },
+      });
+      expect(added.status).toBe(201);
+    }
+    const created = await api("POST", `/api/environments/${project.id}/batch_exports`, { key, body: S3_EXPORT });
+    expect(created.status).toBe(201);
+    const countsBefore = [await organizationCounts(from.organization.id), await organizationCounts(to.organization.id)];
+
+    const moved = await api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } });
+    expect(moved.status).toBe(200);
+    const read = await api("GET", `/api/projects/${project.id}/`, { key });
+    expect(read.status).toBe(200);
+    expect(moved.body).toEqual(read.body);
+    expect(moved.body.organization).toBe(to.organization.id);
+    expect(moved.headers.get("etag")).toBe(read.headers.get("etag"));
+    expect(await organizationOf(project.id)).toBe(to.organization.id);
+
+    // Its lists and counts follow it.
+    const ids = async (organizationId: string) =>
+      (await api("GET", `/api/organizations/${organizationId}/projects/`, { key })).body.results.map(
+        (item: { id: number }) => item.id,
+      );
+    expect(await ids(from.organization.id)).not.toContain(project.id);
+    expect(await ids(to.organization.id)).toContain(project.id);
+    expect([await organizationCounts(from.organization.id), await organizationCounts(to.organization.id)]).toEqual([
+      { projects: countsBefore[0]!.projects - 1, exports: countsBefore[0]!.exports - 1 },
+      { projects: countsBefore[1]!.projects + 1, exports: countsBefore[1]!.exports + 1 },
+    ]);
+    const exportsOf = async (organizationId: string) =>
+      (await api("GET", `/api/organizations/${organizationId}/batch_exports/`, { key })).body.results.map(
+        (item: { id: string }) => item.id,
+      );
+    expect(await exportsOf(to.organization.id)).toContain(created.body.id);
+    expect(await exportsOf(from.organization.id)).not.toContain(created.body.id);
+    const [environment] = await db.select().from(schema.environments).where(eq(schema.environments.id, project.id));
+    expect(environment!.organizationId).toBe(to.organization.id);
+
+    // The old organization's rules and its members who are not in the new one stay behind.
+    const rules = await db
+      .select()
+      .from(schema.accessControls)
+      .where(eq(schema.accessControls.environmentId, project.id));
+    expect(rules.filter((rule) => rule.organizationMembershipId !== null)).toEqual([]);
+    const collaborators = await api(
+      "GET",
+      `/api/projects/${project.id}/dashboards/${dashboard.body.id}/collaborators/`,
+      {
+        key,
+      },
+    );
+    expect(collaborators.body.map((item: { user: { uuid: string } }) => item.user.uuid)).toEqual([both.user.uuid]);
+    // The member of the old organization alone no longer sees it.
+    expect((await api("GET", `/api/projects/${project.id}/`, { key: stayer.key })).status).toBe(404);
+
+    // One entry in each organization's log, as PostHog's: the organization it left and the one it joined.
+    for (const organizationId of [from.organization.id, to.organization.id]) {
+      const [entry] = await db
+        .select()
+        .from(schema.activityLog)
+        .where(and(eq(schema.activityLog.organizationId, organizationId), eq(schema.activityLog.scope, "Project")))
+        .orderBy(schema.activityLog.seq)
+        .then((rows) => rows.filter((row) => row.itemId === String(project.id)).slice(-1));
+      expect(entry, organizationId).toMatchObject({ activity: "updated", projectId: project.id });
+      expect(JSON.parse(entry!.detail)).toEqual({
+        name: project.name,
+        changes: [
+          {
+            type: "Project",
+            action: "changed",
+            field: "organization_id",
+            before: from.organization.id,
+            after: to.organization.id,
+          },
+        ],
+        context: null,
+      });
+    }
+  });
+
+  it("refuses in PostHog's words: not an admin of both, not a member, unknown or the same organization", async () => {
+    const { from, to, project, key } = await setupMove();
+    const stranger = await setupOrganization();
+    const memberThere = await setupOrganization();
+    await addMembership(memberThere.organization.id, from.owner, MembershipLevel.member);
+    const cases: [unknown, number, unknown][] = [
+      [{ organization_id: stranger.organization.id }, 400, badRequest(NOT_IN_BOTH)],
+      [{ organization_id: uuid7() }, 400, badRequest(NOT_IN_BOTH)],
+      [{ organization_id: "not-an-id" }, 400, badRequest(NOT_IN_BOTH)],
+      [{ organization_id: memberThere.organization.id }, 400, badRequest(NOT_ADMIN_OF_BOTH)],
+      [{ organization_id: from.organization.id }, 400, badRequest("Project is already in the target organization.")],
+      [{}, 400, badRequest(NOT_IN_BOTH)],
+      [{ organization_id: 7 }, 400, expect.objectContaining({ attr: "organization_id" })],
+    ];
+    for (const [body, status, answer] of cases) {
+      const response = await api("POST", movePath(project.id), { key, body });
+      expect([response.status, response.body], JSON.stringify(body)).toEqual([status, answer]);
+    }
+    // An admin of the new organization who is a plain member of the old one.
+    const plain = await addMember(from.organization.id, MembershipLevel.member);
+    await addMembership(to.organization.id, plain.user, MembershipLevel.admin);
+    const byMember = await api("POST", movePath(project.id), {
+      key: plain.key,
+      body: { organization_id: to.organization.id },
+    });
+    expect([byMember.status, byMember.body]).toEqual([400, badRequest(NOT_ADMIN_OF_BOTH)]);
+    expect(await organizationOf(project.id)).toBe(from.organization.id);
+  });
+
+  it("answers 404 for a project the caller does not see, and 403 to keys that may not move it", async () => {
+    const { from, to, project, key } = await setupMove();
+    const body = { organization_id: to.organization.id };
+    const other = await setupOrganization();
+    for (const id of [other.project.id, 999_999_999]) {
+      const response = await api("POST", movePath(id), { key, body });
+      expect([response.status, response.body]).toEqual([404, notFound]);
+    }
+    const scopedToProject = (await createApiKey(from.owner, { scopedTeams: [project.id] })).value;
+    const scopedToSource = (await createApiKey(from.owner, { scopedOrganizations: [from.organization.id] })).value;
+    const readOnly = (await createApiKey(from.owner, { scopes: ["project:read"] })).value;
+    const refusals: [string, string][] = [
+      [scopedToProject, "API key with scoped projects are only supported on project-based views."],
+      [scopedToSource, "API key does not have access to the requested organization"],
+      [readOnly, "API key missing required scope 'project:write'"],
+    ];
+    for (const [refused, detail] of refusals) {
+      const response = await api("POST", movePath(project.id), { key: refused, body });
+      expect([response.status, response.body], detail).toEqual([403, forbidden(detail)]);
+    }
+    const service = await api("POST", `/api/organizations/${from.organization.id}/service_keys`, {
+      key,
+      body: { label: "Automation", scopes: ["*"] },
+    });
+    expect(service.status).toBe(201);
+    const byService = await api("POST", movePath(project.id), { key: service.body.value, body });
+    expect([byService.status, byService.body.code]).toEqual([403, "permission_denied"]);
+    expect(await organizationOf(project.id)).toBe(from.organization.id);
+  });
+
+  it("holds the new organization's rules: its project names, its project limit, its keys' lifetime limit", async () => {
+    const { from, to, project, key } = await setupMove();
+    const body = { organization_id: to.organization.id };
+    await createProject(to.organization.id, { name: project.name.toUpperCase() });
+    const taken = await api("POST", movePath(project.id), { key, body });
+    expect([taken.status, taken.body.detail]).toEqual([
+      409,
+      `There is already a project called "${project.name}" in this organization. Choose a different name.`,
+    ]);
+    await db
+      .delete(schema.projects)
+      .where(
+        and(
+          eq(schema.projects.organizationId, to.organization.id),
+          eq(schema.projects.name, project.name.toUpperCase()),
+        ),
+      );
+    await db
+      .update(schema.organizations)
+      .set({ projectCount: 2000 })
+      .where(eq(schema.organizations.id, to.organization.id));
+    const full = await api("POST", movePath(project.id), { key, body });
+    expect([full.status, full.body.code]).toEqual([403, "permission_denied"]);
+    await db
+      .update(schema.organizations)
+      .set({ projectCount: 1 })
+      .where(eq(schema.organizations.id, to.organization.id));
+    // A member of the new organization whose key reaches the project and never expires.
+    const member = await addMember(to.organization.id, MembershipLevel.member);
+    await createApiKey(member.user, { scopedTeams: [project.id] });
+    await db
+      .update(schema.organizations)
+      .set({ apiKeyMaxLifetimeDays: 30 })
+      .where(eq(schema.organizations.id, to.organization.id));
+    const outliving = await api("POST", movePath(project.id), { key, body });
+    expect([outliving.status, outliving.body.code]).toEqual([400, "invalid_input"]);
+    expect(outliving.body.detail).toContain("api_key_max_lifetime_days");
+    expect(await organizationOf(project.id)).toBe(from.organization.id);
+    expect(await organizationCounts(from.organization.id)).toMatchObject({ projects: 2 });
+  });
+
+  it("changes nothing when the caller is demoted in the new organization between the read and the write", async () => {
+    const { from, to, project, key } = await setupMove();
+    beforeWrites([
+      [
+        /update "projects" set "organization_id"/,
+        () =>
+          db
+            .update(schema.organizationMemberships)
+            .set({ level: MembershipLevel.member, updatedAt: nowIso() })
+            .where(
+              and(
+                eq(schema.organizationMemberships.organizationId, to.organization.id),
+                eq(schema.organizationMemberships.userId, from.owner.id),
+              ),
+            ),
+      ],
+    ]);
+    const response = await api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } });
+    expect([response.status, response.body]).toEqual([400, badRequest(NOT_ADMIN_OF_BOTH)]);
+    expect(await organizationOf(project.id)).toBe(from.organization.id);
+    const [environment] = await db.select().from(schema.environments).where(eq(schema.environments.id, project.id));
+    expect(environment!.organizationId).toBe(from.organization.id);
+    expect(await organizationCounts(to.organization.id)).toMatchObject({ projects: 1 });
+  });
+});
