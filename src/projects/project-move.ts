@@ -41,7 +41,8 @@ const moveHolds = (actor: Actor, project: ReadProject, to: string) => ({
 
 /** The project, unless it was deleted meanwhile: what a move that matched nothing is told apart by. */
 export const projectStillLive = (projectId: number) =>
-  sql`exists (select 1 from ${projects} where ${projects.id} = ${projectId} and ${projects.deletionScheduledAt} is null)`;
+  sql`exists (select 1 from ${projects}
+    where ${projects.id} = ${projectId} and ${projects.deletionScheduledAt} is null)`;
 
 export const isMoverLevelLost = (error: unknown) => isNotNullViolationOf(error, projects.updatedAt);
 export const isDestinationGone = (error: unknown) => isNotNullViolationOf(error, projects.timezone);

@@ -47,7 +47,7 @@ const organizationCounts = async (organizationId: string) => {
 };
 
 describe("POST /api/projects/:id/change_organization", () => {
-  it("moves a project with what is in it, answers it as the new organization shows it, and logs it in both", async () => {
+  it("moves a project with what is in it, answers it as its new organization shows it, logs it in both", async () => {
     const { from, to, project, key } = await setupMove();
     const stayer = await addMember(from.organization.id, MembershipLevel.member);
     const both = await addMember(from.organization.id, MembershipLevel.member);
