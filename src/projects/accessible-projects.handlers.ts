@@ -130,12 +130,13 @@ export const changeOrganization: RouteHandler<typeof changeProjectOrganization, 
     });
   const results = await db
     .batch([
-      move.counts,
       move.environments,
       move.exports,
       move.rules,
+      move.kindRules,
       move.collaborators,
       move.project,
+      move.counts,
       entry(from),
       entry(to),
     ])

@@ -2,6 +2,7 @@ import { and, eq, inArray, isNotNull, isNull, or, sql } from "drizzle-orm";
 import {
   accessControls,
   batchExports,
+  resourceAccessControls,
   dashboardCollaborators,
   dashboards,
   environments,
@@ -54,10 +55,11 @@ export const isKeyLifetimeExceeded = (error: unknown) => isNotNullViolationOf(er
  * it is written first, each only while the project is still as it was read (its organization,
  * version and liveness: the state the project's own UPDATE then changes, in the same
  * transaction), then the project itself, whose UPDATE refuses the whole batch (a NOT NULL column,
- * `moveHolds`) when a condition no longer holds. What moves: its environments and batch exports
- * (their organization, and the organizations' counts); what stays behind: the access rules of
- * the old organization's members and roles on it (their memberships and roles are the old
- * organization's) and the dashboard collaborators who are not members of the new one.
+ * `moveHolds`) when a condition no longer holds, and then the organizations' counts. What moves:
+ * its environments and batch exports (their organization, and the counts); what stays behind: the
+ * access rules of the old organization's members and roles on it and its resources, of both
+ * kinds (their memberships and roles are the old organization's), and the dashboard collaborators
+ * who are not members of the new one.
  */
 export function moveProjectStatements(db: Database, actor: Actor, project: ReadProject, to: string) {
   const from = project.organizationId;
@@ -70,14 +72,6 @@ export function moveProjectStatements(db: Database, actor: Actor, project: ReadP
   const holds = moveHolds(actor, project, to);
   const now = nowIso();
   return {
-    counts: db
-      .update(organizations)
-      .set({
-        projectCount: sql`${organizations.projectCount} + (case when ${organizations.id} = ${to} then 1 else -1 end)`,
-        batchExportCount: sql`${organizations.batchExportCount}
-          + (case when ${organizations.id} = ${to} then 1 else -1 end) * ${liveExports}`,
-      })
-      .where(and(inArray(organizations.id, [from, to]), asRead)),
     environments: db
       .update(environments)
       .set({ organizationId: to })
@@ -92,6 +86,15 @@ export function moveProjectStatements(db: Database, actor: Actor, project: ReadP
         and(
           inArray(accessControls.environmentId, ofProject),
           or(isNotNull(accessControls.organizationMembershipId), isNotNull(accessControls.roleId)),
+          asRead,
+        ),
+      ),
+    kindRules: db
+      .delete(resourceAccessControls)
+      .where(
+        and(
+          inArray(resourceAccessControls.environmentId, ofProject),
+          or(isNotNull(resourceAccessControls.organizationMembershipId), isNotNull(resourceAccessControls.roleId)),
           asRead,
         ),
       ),
@@ -125,5 +128,15 @@ export function moveProjectStatements(db: Database, actor: Actor, project: ReadP
         ),
       )
       .returning(),
+    // Right after the project's UPDATE, and only if it moved the project (`changes()`): its room
+    // in the destination was judged on the count before it.
+    counts: db
+      .update(organizations)
+      .set({
+        projectCount: sql`${organizations.projectCount} + (case when ${organizations.id} = ${to} then 1 else -1 end)`,
+        batchExportCount: sql`${organizations.batchExportCount}
+          + (case when ${organizations.id} = ${to} then 1 else -1 end) * ${liveExports}`,
+      })
+      .where(and(inArray(organizations.id, [from, to]), sql`changes() > 0`)),
   };
 }

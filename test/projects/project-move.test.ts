@@ -264,4 +264,108 @@ describe("POST /api/projects/:id/change_organization", () => {
     expect(environment!.organizationId).toBe(from.organization.id);
     expect(await organizationCounts(to.organization.id)).toMatchObject({ projects: 1 });
   });
+  it("leaves the old organization's members' and roles' rules on kinds of resources behind", async () => {
+    const { from, to, project, key } = await setupMove();
+    const stayer = await addMember(from.organization.id, MembershipLevel.member);
+    const role = await api("POST", `/api/organizations/${from.organization.id}/roles`, {
+      key,
+      body: { name: "Old support" },
+    });
+    expect(role.status).toBe(201);
+    const rulesPath = `/api/projects/${project.id}/resource_access_controls`;
+    for (const body of [
+      { resource: "dashboard", organization_member: stayer.membership.id, access_level: "editor" },
+      { resource: "dashboard", role: role.body.id, access_level: "viewer" },
+      { resource: "activity_log", access_level: "viewer" },
+    ]) {
+      const written = await api("PUT", rulesPath, { key, body });
+      expect(written.status, JSON.stringify(body)).toBe(200);
+    }
+
+    const moved = await api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } });
+    expect(moved.status).toBe(200);
+
+    // A plain member of the new organization, never a member of the old one, reads the project's rules.
+    const newcomer = await addMember(to.organization.id, MembershipLevel.member);
+    const read = await api("GET", rulesPath, { key: newcomer.key });
+    expect(read.status).toBe(200);
+    const named = read.body.access_controls.filter(
+      (rule: { organization_member: string | null; role: string | null }) =>
+        rule.organization_member !== null || rule.role !== null,
+    );
+    // The old organization's membership and role ids are not shown in the new organization.
+    expect(named).toEqual([]);
+    // Only the default for everyone moves with the project.
+    expect(read.body.access_controls.map((rule: { resource: string }) => rule.resource)).toEqual(["activity_log"]);
+  });
+
+  it("shows none of the old organization's log through the moved project's log", async () => {
+    const { from, to, project, key } = await setupMove();
+    const stayer = await addMember(from.organization.id, MembershipLevel.member);
+    // Before the move: a rule naming a member of the old organization, logged there (with their e-mail).
+    const rule = await api("PUT", `/api/projects/${project.id}/resource_access_controls`, {
+      key,
+      body: { resource: "dashboard", organization_member: stayer.membership.id, access_level: "editor" },
+    });
+    expect(rule.status).toBe(200);
+    const oldLog = await api("GET", `/api/organizations/${from.organization.id}/activity_log?scope=AccessControl`, {
+      key,
+    });
+    expect(oldLog.status).toBe(200);
+    const oldEntry = oldLog.body.results[0] as { id: string };
+    expect(JSON.stringify(oldEntry)).toContain(stayer.user.email);
+
+    const moved = await api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } });
+    expect(moved.status).toBe(200);
+
+    // A plain member of the new organization (never in the old one) sees the project and its log.
+    const newcomer = await addMember(to.organization.id, MembershipLevel.member);
+    const list = await api("GET", `/api/projects/${project.id}/activity_log`, { key: newcomer.key });
+    expect(list.status).toBe(200);
+    // The old organization's entries about it, and the e-mails in them, stay in its log.
+    expect(list.body.results.map((entry: { id: string }) => entry.id)).not.toContain(oldEntry.id);
+    expect(list.text).not.toContain(stayer.user.email);
+    const byId = await api("GET", `/api/projects/${project.id}/activity_log/${oldEntry.id}`, { key: newcomer.key });
+    expect([byId.status, byId.text.includes(stayer.user.email)]).toEqual([404, false]);
+  });
+
+  it("accepts a destination one project below its limit, as a create there is", async () => {
+    const { to, project, key } = await setupMove();
+    await db
+      .update(schema.organizations)
+      .set({ projectCount: 1999 })
+      .where(eq(schema.organizations.id, to.organization.id));
+    const moved = await api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } });
+    expect([moved.status, moved.body.detail]).toEqual([200, undefined]);
+  });
+
+  it("refuses a batch export created while its project moves (409): none is left in the old organization", async () => {
+    const { from, to, project, key } = await setupMove();
+    const stayer = await addMember(from.organization.id, MembershipLevel.member);
+    // The project moves between the export's read of the project (in the old organization) and its insert.
+    const moves = beforeWrites([
+      [
+        /insert into "batch_exports"/,
+        () => api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } }),
+      ],
+    ]);
+    const created = await api("POST", `/api/environments/${project.id}/batch_exports`, { key, body: S3_EXPORT });
+    vi.restoreAllMocks();
+    expect((moves[0] as { status: number }).status).toBe(200);
+    expect([created.status, created.body.detail]).toEqual([
+      409,
+      "The project was changed by another request meanwhile. Try again.",
+    ]);
+    const rows = await db.select().from(schema.batchExports).where(eq(schema.batchExports.environmentId, project.id));
+    expect(rows).toEqual([]);
+    // Sent again, it is made in the project as it now is: an export of the new organization.
+    const again = await api("POST", `/api/environments/${project.id}/batch_exports`, { key, body: S3_EXPORT });
+    expect(again.status).toBe(201);
+    const [row] = await db.select().from(schema.batchExports).where(eq(schema.batchExports.id, again.body.id));
+    expect(row!.organizationId).toBe(to.organization.id);
+    const seen = await api("GET", `/api/organizations/${from.organization.id}/batch_exports/${again.body.id}`, {
+      key: stayer.key,
+    });
+    expect(seen.status).toBe(404);
+  });
 });

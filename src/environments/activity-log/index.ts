@@ -43,9 +43,17 @@ const readerInEnvironment = (actor: Actor, environmentId: number) => ({
   projectLevel: projectLevelInEnvironment(actor, environmentId),
 });
 
-/** The project's entries the caller sees in its log. */
+/**
+ * The project's entries the caller sees in its log: those of its organization's log alone. A
+ * project moved from another organization (`change_organization`) left its earlier entries in
+ * that organization's log, which is that organization's to read.
+ */
 const visibleInProjectLog = (actor: Actor, environmentId: number) =>
-  and(ofEnvironmentProject(environmentId), dashboardEntriesVisibleTo(readerInEnvironment(actor, environmentId)));
+  and(
+    ofEnvironmentProject(environmentId),
+    eq(activityLog.organizationId, organizationOfEnvironment(environmentId)),
+    dashboardEntriesVisibleTo(readerInEnvironment(actor, environmentId)),
+  );
 
 /**
  * `include_organization_scoped=1`: the project's entries and those of its organization that name
