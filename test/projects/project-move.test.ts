@@ -337,6 +337,12 @@ describe("POST /api/projects/:id/change_organization", () => {
       .where(eq(schema.organizations.id, to.organization.id));
     const moved = await api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } });
     expect([moved.status, moved.body.detail]).toEqual([200, undefined]);
+    expect(await organizationCounts(to.organization.id)).toMatchObject({ projects: 2000 });
+    // Its real count again (its first project and this one), as the whole database's counters are checked.
+    await db
+      .update(schema.organizations)
+      .set({ projectCount: 2 })
+      .where(eq(schema.organizations.id, to.organization.id));
   });
 
   it("refuses a batch export created while its project moves (409): none is left in the old organization", async () => {
