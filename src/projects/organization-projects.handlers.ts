@@ -13,15 +13,14 @@ import { pageEnvelope, readPage } from "../platform/pagination";
 import { organizationRead } from "../platform/route-context";
 import { callerStillAdmin, levelLost } from "../platform/route-context/organization";
 import { callerStillProjectAdmin, refusalInEnvironment } from "../platform/route-context/project";
-import {
-  projectOfPath,
-  readProjectOfPath,
-  type createProject,
-  type deleteProject,
-  type listProjects,
-  type retrieveProject,
-  type updateProject as updateProjectRoute,
+import type {
+  createProject,
+  deleteProject,
+  listProjects,
+  retrieveProject,
+  updateProject as updateProjectRoute,
 } from "./organization-projects.routes";
+import { projectOfPath, readProjectOfPath } from "./organization-projects.request";
 import { scheduleDeletionStatements } from "./project-deletion";
 import { etagOf, expectedVersion, failsOnStaleVersion, versionedAnswer } from "../platform/conditional-requests";
 import {

@@ -2,22 +2,10 @@ import { MembershipLevel } from "../platform/levels";
 import { PaginationQuery, paginated } from "../platform/pagination";
 import { integerOrCurrentPathId } from "../platform/path-ids";
 import { apiRoute, conflictResponse, jsonResponse as json, jsonBody } from "../platform/route";
-import type { Context } from "hono";
-import type { AppEnv } from "../platform/env";
-import { OrganizationParams, organizationRead, routeReads } from "../platform/route-context";
+import { OrganizationParams } from "../platform/route-context";
 import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
 import { Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
-import { projectIdOfPath, selectProjectOfOrganization } from "./projects.queries";
-
-/** The project the path names with the caller's level in it, read with the membership. */
-export function readProjectOfPath(c: Context<AppEnv>) {
-  const read = organizationRead(c);
-  const project = projectIdOfPath(c.var.actor, c.req.param("id") ?? "");
-  return read.batch([selectProjectOfOrganization(read.db, c.var.actor, read.requested, project)]);
-}
-
-/** A PATCH's project, read before its body. */
-export const projectOfPath = routeReads(readProjectOfPath);
+import { projectOfPath } from "./organization-projects.request";
 
 const ProjectParams = OrganizationParams.extend({
   id: integerOrCurrentPathId("Project id, or `@current`."),

@@ -21,7 +21,8 @@ import {
 import { openDestination, sealDestination } from "./destination-secrets";
 import type { DestinationType } from "./destinations";
 import * as queries from "./batch-exports.queries";
-import { batchExportOfPath, readBatchExportOfPath, type BatchExportRoutes } from "./batch-exports.routes";
+import type { BatchExportRoutes } from "./batch-exports.routes";
+import { batchExportOfPath, readBatchExportOfPath } from "./batch-exports.request";
 import { toBatchExport } from "./batch-exports.schema";
 
 type Handler<R extends keyof BatchExportRoutes> = RouteHandler<BatchExportRoutes[R], AppEnv>;

@@ -1,8 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import type { AppEnv } from "../../platform/env";
 import { paginated, PaginationQuery } from "../../platform/pagination";
-import { ProjectParams, projectRead, routeReads } from "../../platform/route-context";
+import { ProjectParams } from "../../platform/route-context";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import type { ProjectTree } from "../project-trees";
 import {
@@ -12,18 +10,9 @@ import {
   BatchExportUpdateInput,
   PausedState,
 } from "./batch-exports.schema";
-import { liveInProject, selectBatchExport } from "./batch-exports.queries";
+import { batchExportOfPath } from "./batch-exports.request";
 
 const BatchExportParams = ProjectParams.extend({ id: z.string().openapi({ description: "Batch export id." }) });
-
-/** The live export the path names in the environment, read with the project. */
-export function readBatchExportOfPath(c: Context<AppEnv>) {
-  const id = c.req.param("id") ?? "";
-  return projectRead(c, (environmentId) => [selectBatchExport(c.var.db, liveInProject(environmentId, id))]);
-}
-
-/** A PATCH's export, read before its body. */
-export const batchExportOfPath = routeReads(readBatchExportOfPath);
 
 export function batchExportRoutes(tree: ProjectTree) {
   const collection = `${tree}/{project_id}/batch_exports` as const;

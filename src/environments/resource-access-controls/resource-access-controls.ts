@@ -7,38 +7,25 @@ import {
   checkedSubject,
   sameSubject,
   toAccessControlRule,
-  type RuleSubject,
 } from "../../platform/access-controls/rule-subject";
 import { personOf, type AppEnv } from "../../platform/env";
 import { isNotNullViolation } from "../../platform/db";
 import { permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
-import { peekJsonBody } from "../../platform/request-body";
-import { ProjectParams, projectRead, routeReads } from "../../platform/route-context";
+import { ProjectParams, projectRead } from "../../platform/route-context";
 import { callerStillProjectAdmin, refusalInEnvironment } from "../../platform/route-context/project";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import { createRouter } from "../../platform/router";
 import { subjectOf } from "../../platform/access-controls/rule-subject";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import * as queries from "./resource-access-controls.queries";
+import { typeRuleToPut } from "./resource-access-controls.request";
 import {
   checkedResourceType,
   checkedTypeLevel,
   PutResourceAccessControlInput,
   RESOURCE_TYPE_LEVELS,
 } from "./resource-access-controls.schema";
-
-/** The rule a PUT body names (its kind and subject), read with the project: the write is the second round trip. */
-const typeRuleToPut = routeReads(async (c) => {
-  const body = await peekJsonBody(c, PutResourceAccessControlInput);
-  const resource = body?.resource ?? "";
-  const subject: RuleSubject = { membershipId: body?.organization_member ?? null, roleId: body?.role ?? null };
-  return {
-    resource,
-    subject,
-    results: await projectRead(c, (environmentId) => [...queries.putReads(c.var.db, environmentId, resource, subject)]),
-  };
-});
 
 function routerFor(tree: ProjectTree) {
   const path = `${tree}/{project_id}/resource_access_controls`;

@@ -13,7 +13,8 @@ import {
   refusedWhenLevelLost,
 } from "../../platform/route-context/organization";
 import { insertBlock, keyOwnerLevel, listKeysReaching, toOrganizationApiKey } from "./api-keys.queries";
-import { keyToBlock, type blockApiKey, type listApiKeys } from "./api-keys.routes";
+import type { blockApiKey, listApiKeys } from "./api-keys.routes";
+import { keyToBlock } from "./api-keys.request";
 
 export const listOrganizationApiKeys: RouteHandler<typeof listApiKeys, AppEnv> = async (c) => {
   const page = readPage(c);

@@ -2,9 +2,9 @@ import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, jsonResponse } from "../../platform/route";
-import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
-import { selectKeyToBlock } from "./api-keys.queries";
+import { OrganizationParams } from "../../platform/route-context";
 import { OrganizationApiKey } from "./api-keys.schema";
+import { keyToBlock } from "./api-keys.request";
 
 const collection = "/api/organizations/{organization_id}/api_keys";
 const KeyParams = OrganizationParams.extend({ id: z.string().openapi({ description: "The key's id." }) });
@@ -20,13 +20,6 @@ export const listApiKeys = apiRoute({
   summary: "Every key that can reach the organization: members' personal keys and service keys, newest first",
   request: { params: OrganizationParams, query: PaginationQuery },
   responses: { 200: jsonResponse(paginated(OrganizationApiKey), "A page of keys, masked") },
-});
-
-/** The key the path names, read with the caller's membership. */
-export const keyToBlock = routeReads(async (c) => {
-  const read = organizationRead(c);
-  const [[key]] = await read.batch([selectKeyToBlock(read, c.req.param("id") ?? "")]);
-  return key;
 });
 
 export const blockApiKey = apiRoute({

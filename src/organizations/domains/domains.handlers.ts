@@ -12,7 +12,7 @@ import { lookupTxtRecords } from "../../platform/dns";
 import { domainSettings, NEW_DOMAIN } from "./domain-settings";
 import { domainActivity, domainItem, domainNameInBatch, trackedDomainFields } from "./domains.activity";
 import * as queries from "./domains.queries";
-import { domainOfPath, readDomainOfPath } from "./domains.routes";
+import { domainOfPath, readDomainOfPath } from "./domains.request";
 import type * as routes from "./domains.routes";
 import { toDomain } from "./domains.schema";
 

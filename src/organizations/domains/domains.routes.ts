@@ -1,12 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import type { AppEnv } from "../../platform/env";
 import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse as json } from "../../platform/route";
-import { selectDomain } from "./domains.queries";
 import { Domain, DomainCreateInput, DomainFullInput, DomainUpdateInput } from "./domains.schema";
+import { domainOfPath } from "./domains.request";
 
 const DomainParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Domain id." }) });
 
@@ -48,15 +46,6 @@ export const retrieveDomain = apiRoute({
   request: { params: DomainParams },
   responses: { 200: json(Domain, "The domain") },
 });
-
-/** The domain the path names, read in the round trip that resolves the organization. */
-export function readDomainOfPath(c: Context<AppEnv>) {
-  const read = organizationRead(c);
-  return read.batch([selectDomain(read, c.req.param("id") ?? "")]);
-}
-
-/** A PATCH's or a verification's domain, read before its body. */
-export const domainOfPath = routeReads(readDomainOfPath);
 
 export const updateDomain = apiRoute({
   method: "patch",

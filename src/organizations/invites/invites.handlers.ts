@@ -31,15 +31,8 @@ import {
 } from "./invites.queries";
 import { mintInviteToken } from "./invite-tokens";
 import { inviteActivity, inviteEmailInBatch, inviteItem } from "./invites.activity";
-import {
-  bulkInviteReads,
-  oneInviteReads,
-  type createInvite,
-  type createInvitesInBulk,
-  type deleteInvite,
-  type listInvites,
-  type resendInviteEmail,
-} from "./invites.routes";
+import { bulkInviteReads, oneInviteReads } from "./invites.request";
+import type { createInvite, createInvitesInBulk, deleteInvite, listInvites, resendInviteEmail } from "./invites.routes";
 import type { CreatedInvite, EmailStatus, InviteInput } from "./invites.schema";
 import { assertDistinctEmails, assertInvitable, combineWithPending, type AttrOf } from "./invites.rules";
 

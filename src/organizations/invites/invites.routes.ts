@@ -1,11 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
-import { peekJsonBody } from "../../platform/request-body";
+import { OrganizationParams } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { noStore } from "../../platform/response-headers";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
-import { inputsOf, inviteContextStatements, type PreloadedInviteContext } from "./invites.queries";
+import { bulkInviteReads, oneInviteReads } from "./invites.request";
 import { requireInvitePermission } from "./invites.rules";
 import { BulkInviteInput, CreatedInvite, Invite, InviteInput, InviteParams } from "./invites.schema";
 
@@ -20,20 +19,6 @@ export const listInvites = apiRoute({
   request: { params: OrganizationParams, query: PaginationQuery },
   responses: { 200: jsonResponse(paginated(Invite), "A page of invites") },
 });
-
-/**
- * The organization and what validating the invites needs, as the body will read them, in one
- * round trip: the write is the second.
- */
-const inviteReads = (schema: z.ZodType<InviteInput | InviteInput[]>) =>
-  routeReads(async (c): Promise<PreloadedInviteContext> => {
-    const body = await peekJsonBody(c, schema);
-    const read = organizationRead(c);
-    const statements = inviteContextStatements(read.db, read.organizationId, c.var.actor.userId, inputsOf(body));
-    return { body, results: await read.batch(statements) };
-  });
-export const oneInviteReads = inviteReads(InviteInput);
-export const bulkInviteReads = inviteReads(BulkInviteInput);
 
 export const createInvite = apiRoute({
   method: "post",

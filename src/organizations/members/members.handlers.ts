@@ -9,7 +9,8 @@ import { callerStillAtLeast, levelRefusal } from "../../platform/route-context/o
 import { MembershipLevel } from "../../platform/levels";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { deleteMembership, listMembersPage, rolesAsRead, setMemberLevel, toMember } from "./members.queries";
-import { memberOfPath, type listMembers, type removeMember, type updateMember } from "./members.routes";
+import type { listMembers, removeMember, updateMember } from "./members.routes";
+import { memberOfPath } from "./members.request";
 import { memberLeft, membershipActivity, membershipItem } from "./members.activity";
 import { disableWebhooksOfFormerAdmin } from "../webhooks/webhook-creators";
 import { assertCanChangeLevel, assertCanEditOther, assertCanRemove } from "./members.rules";

@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { TimestampInput } from "../../platform/timestamps";
 import { SearchQuery } from "../../platform/text-search";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../../platform/route";
-import { memberReads } from "./members.queries";
 import { Member, MemberParams, MemberUpdate } from "./members.schema";
+import { memberOfPath } from "./members.request";
 
 export const listMembers = apiRoute({
   method: "get",
@@ -34,20 +34,6 @@ export const listMembers = apiRoute({
     }),
   },
   responses: { 200: jsonResponse(paginated(Member), "A page of members") },
-});
-
-const ME = "@me";
-
-/**
- * The member the path names (`@me`: the caller) and how many owners the organization has, read
- * in the round trip that resolves the organization.
- */
-export const memberOfPath = routeReads((c) => {
-  const requested = c.req.param("user__uuid") ?? "";
-  const read = organizationRead(c);
-  return read.batch([
-    ...memberReads(read.db, read.organizationId, requested === ME ? c.var.actor.userUuid : requested),
-  ]);
 });
 
 /** PATCH, and PostHog's PUT, which takes the same fields (none required, those left out kept). */

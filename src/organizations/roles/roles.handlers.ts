@@ -17,7 +17,7 @@ import {
   readRoleOfPath,
   roleMembershipOfPath,
   roleOfPath,
-} from "./roles.routes";
+} from "./roles.request";
 import type * as routes from "./roles.routes";
 
 /** A route's handler (`routes` also holds the reads declared beside the routes). */

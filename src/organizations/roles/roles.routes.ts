@@ -1,11 +1,8 @@
-import type { Context } from "hono";
-import type { AppEnv } from "../../platform/env";
 import { MembershipLevel } from "../../platform/levels";
 import { paginated, PaginationQuery } from "../../platform/pagination";
-import { peekJsonBody } from "../../platform/request-body";
-import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
-import { newRoleMembershipReads, roleReads, selectRoleMembership } from "./roles.queries";
+import { newRoleMembershipOfBody, roleMembershipOfPath, roleOfPath } from "./roles.request";
 import {
   Role,
   RoleInput,
@@ -21,8 +18,6 @@ import {
 const tags = ["roles"];
 const ROLES = "/api/organizations/{organization_id}/roles";
 const MEMBERSHIPS = `${ROLES}/{role_id}/role_memberships`;
-
-const pathParam = (c: Context<AppEnv>, name: string) => c.req.param(name) ?? "";
 
 export const listRoles = apiRoute({
   method: "get",
@@ -57,15 +52,6 @@ export const retrieveRole = apiRoute({
   request: { params: RoleParams },
   responses: { 200: json(Role, "The role") },
 });
-
-/** The role the path names, with its members, read in the round trip that resolves the organization. */
-export function readRoleOfPath(c: Context<AppEnv>) {
-  const read = organizationRead(c);
-  return read.batch([...roleReads(read.db, read.organizationId, pathParam(c, "id"))]);
-}
-
-/** A rename's role, read before its body. */
-export const roleOfPath = routeReads(readRoleOfPath);
 
 export const updateRole = apiRoute({
   method: "patch",
@@ -103,19 +89,6 @@ export const listRoleMemberships = apiRoute({
   responses: { 200: json(paginated(RoleMembership), "A page of the role's memberships") },
 });
 
-/** The role and the member a new role membership names (the body's `user_uuid`), read with the organization. */
-export const newRoleMembershipOfBody = routeReads(async (c) => {
-  const body = await peekJsonBody(c, RoleMembershipInput);
-  const read = organizationRead(c);
-  const userUuid = body?.user_uuid ?? "";
-  return {
-    userUuid,
-    results: await read.batch([
-      ...newRoleMembershipReads(read.db, read.organizationId, pathParam(c, "role_id"), userUuid),
-    ]),
-  };
-});
-
 export const createRoleMembership = apiRoute({
   method: "post",
   path: MEMBERSHIPS,
@@ -138,22 +111,6 @@ export const retrieveRoleMembership = apiRoute({
   summary: "Retrieve a role membership",
   request: { params: RoleMembershipParams },
   responses: { 200: json(RoleMembership, "The role membership") },
-});
-
-/** The role membership the path names, read with the organization. */
-export function readRoleMembershipOfPath(c: Context<AppEnv>) {
-  const read = organizationRead(c);
-  return read.batch([selectRoleMembership(read.db, read.organizationId, pathParam(c, "role_id"), pathParam(c, "id"))]);
-}
-
-/** A removal's membership (with the role's name, for its entry), read before the write. */
-export const roleMembershipOfPath = routeReads(async (c) => {
-  const read = organizationRead(c);
-  const [role] = roleReads(read.db, read.organizationId, pathParam(c, "role_id"));
-  return read.batch([
-    selectRoleMembership(read.db, read.organizationId, pathParam(c, "role_id"), pathParam(c, "id")),
-    role,
-  ]);
 });
 
 export const deleteRoleMembership = apiRoute({

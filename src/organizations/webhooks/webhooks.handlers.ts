@@ -27,20 +27,19 @@ import {
   type WebhookRow,
 } from "./webhooks.queries";
 import { redeliver, sendTestEvent } from "./deliveries";
-import {
-  readWebhookOfPath,
-  webhookOfPath,
-  type createWebhook,
-  type deleteWebhook,
-  type listDeliveries,
-  type listWebhooks,
-  type redeliverDelivery,
-  type retrieveWebhook,
-  type recoverDeliveries,
-  type rotateSecret,
-  type testWebhook,
-  type updateWebhook,
+import type {
+  createWebhook,
+  deleteWebhook,
+  listDeliveries,
+  listWebhooks,
+  redeliverDelivery,
+  retrieveWebhook,
+  recoverDeliveries,
+  rotateSecret,
+  testWebhook,
+  updateWebhook,
 } from "./webhooks.routes";
+import { readWebhookOfPath, webhookOfPath } from "./webhooks.request";
 import { sendFirstStep } from "../../platform/stepped-deletion";
 
 /** The webhook the path names, with its creator, read with the membership (`webhookOfPath`). */

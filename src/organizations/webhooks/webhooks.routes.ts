@@ -1,11 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import type { AppEnv } from "../../platform/env";
 import { MembershipLevel } from "../../platform/levels";
-import { OrganizationParams, organizationRead, routeReads } from "../../platform/route-context";
+import { OrganizationParams } from "../../platform/route-context";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { noStore } from "../../platform/response-headers";
-import { ofOrganization, selectWebhooksWithCreator } from "./webhooks.queries";
 import {
   apiRoute,
   changedMeanwhileResponse,
@@ -25,6 +22,7 @@ import {
   WebhookUpdateInput,
   WebhookWithSecret,
 } from "./webhooks.schema";
+import { webhookOfPath } from "./webhooks.request";
 
 const WebhookParams = OrganizationParams.extend({ id: z.string().openapi({ description: "Webhook id." }) });
 const DeliveryParams = WebhookParams.extend({
@@ -36,16 +34,6 @@ const item = `${collection}/{id}` as const;
 
 // Webhooks are for admins and owners, reading them included: they say where the organization's events go.
 const common = { context: "organization" as const, level: MembershipLevel.admin, tags: ["webhooks"] };
-
-/** The webhook the path names, with its creator, read in the round trip that resolves the organization. */
-export function readWebhookOfPath(c: Context<AppEnv>) {
-  const read = organizationRead(c);
-  const webhookId = c.req.param("id") ?? "";
-  return read.batch([selectWebhooksWithCreator(read.db).where(ofOrganization(read.organizationId, webhookId))]);
-}
-
-/** A write's webhook, read before its body. */
-export const webhookOfPath = routeReads(readWebhookOfPath);
 
 /** Writes to the webhook in the path read it with the membership. */
 const ofPath = { ...common, reads: webhookOfPath };

@@ -28,7 +28,8 @@ import {
   toCollaborator,
   type Candidate,
 } from "./collaborators.queries";
-import { collaborationOfPath, collaborationToAdd, type collaboratorRoutes } from "./collaborators.routes";
+import { collaborationOfPath, collaborationToAdd } from "./collaborators.request";
+import type { collaboratorRoutes } from "./collaborators.routes";
 import { collaboratorActivity, collaboratorItem } from "./collaborators.activity";
 
 type CollaboratorRoutes = ReturnType<typeof collaboratorRoutes<ProjectTree>>;

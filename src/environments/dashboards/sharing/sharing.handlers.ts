@@ -39,7 +39,8 @@ import {
   upsertSharing,
 } from "./sharing.queries";
 import { hashSharePassword } from "./share-password-hash";
-import { sharingOfPath, type sharingRoutes } from "./sharing.routes";
+import type { sharingRoutes } from "./sharing.routes";
+import { sharingOfPath } from "./sharing.request";
 import { SHARING_SETTINGS_KEYS } from "./sharing.schema";
 import { sharingActivity, sharingEntries, sharingItem } from "./sharing.activity";
 

@@ -1,8 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { projectRead, routeReads } from "../../../platform/route-context";
-import { parseDashboardId, readScopeOf } from "../dashboard-request";
-import { selectDashboard } from "../dashboards.queries";
-import { selectPublicSharingAllowed, selectSharePasswords, selectSharing } from "./sharing.queries";
 import { apiRoute, changedMeanwhileResponse, jsonBody, jsonResponse as json } from "../../../platform/route";
 import { noStore } from "../../../platform/response-headers";
 import type { ProjectTree } from "../../project-trees";
@@ -13,21 +9,7 @@ import {
   SharingParams,
   UpdateSharingInput,
 } from "./sharing.schema";
-
-/**
- * The dashboard the path names, whether the organization allows public sharing (and its longest
- * link lifetime), and the dashboard's configuration with its passwords, read in the round trip
- * that resolves the project (the writes).
- */
-export const sharingOfPath = routeReads((c) => {
-  const dashboardId = parseDashboardId(c.req.param("dashboard_id") ?? "");
-  return projectRead(c, (environmentId) => [
-    selectDashboard(c.var.db, readScopeOf(c, environmentId), dashboardId),
-    selectPublicSharingAllowed(c.var.db, environmentId),
-    selectSharing(c.var.db, dashboardId),
-    selectSharePasswords(c.var.db, dashboardId),
-  ]);
-});
+import { sharingOfPath } from "./sharing.request";
 
 /** Their answers carry the link's access token (or a new password): no cache may keep them. */
 const carriesSecret = [noStore];
