@@ -12,6 +12,7 @@ import {
 } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
+import { activityLog } from "../db/schema";
 
 /**
  * Every query goes through the query builders: the relational API (`db.query`, which needs the
@@ -184,11 +185,23 @@ function failedConstraint(error: unknown, kind: "UNIQUE" | "NOT NULL" | "FOREIGN
 
 export const isUniqueViolation = (error: unknown) => failedConstraint(error, "UNIQUE");
 
-/** Lets a batch take a value from a row that must still exist: no row, no value, no batch. */
-export const isNotNullViolation = (error: unknown) => failedConstraint(error, "NOT NULL");
+/**
+ * Lets a batch take a value from a row that must still exist: no row, no value, no batch. Not an
+ * activity entry refused because its project moved meanwhile (`isEntryProjectMoved`): that one is
+ * the request's 409 wherever it happens, never a write's own refusal.
+ */
+export const isNotNullViolation = (error: unknown) =>
+  failedConstraint(error, "NOT NULL") && !isEntryProjectMoved(error);
 
 /** A column as SQLite's constraint messages name it. */
 const qualifiedName = (column: Column) => `${getTableName(column.table)}.${column.name}`;
+
+/**
+ * An activity entry refused because the project it names moved to another organization meanwhile
+ * (`organizationHeld`, src/platform/activity-log/record.ts): `onError` answers 409.
+ */
+export const isEntryProjectMoved = (error: unknown) =>
+  errorMessage(error).includes(`NOT NULL constraint failed: ${qualifiedName(activityLog.organizationId)}`);
 
 /** A NOT NULL failure of `column` alone: a batch with several `whileHolds` tells which refused. */
 export const isNotNullViolationOf = (error: unknown, column: Column) =>

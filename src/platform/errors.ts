@@ -3,7 +3,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { z } from "@hono/zod-openapi";
 import { sql, type SQL } from "drizzle-orm";
-import { isForeignKeyViolation, isValueTooBig, type Database } from "./db";
+import { isEntryProjectMoved, isForeignKeyViolation, isValueTooBig, type Database } from "./db";
 import type { AppEnv } from "./env";
 
 /** PostHog's error body: `{type, code, detail, attr}`, the first error only. */
@@ -107,6 +107,8 @@ export function onError(error: Error, c: Context<AppEnv>) {
   }
   // What the request names was deleted between its checks and its write: gone, as it now is.
   if (isForeignKeyViolation(error)) return errorResponse(c, notFound());
+  // The project the write's entry names moved to another organization meanwhile (`organizationHeld`).
+  if (isEntryProjectMoved(error)) return errorResponse(c, changedMeanwhile("project"));
   if (isValueTooBig(error)) {
     return errorResponse(
       c,

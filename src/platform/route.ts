@@ -159,9 +159,26 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
       ...readJsonBody,
       ...(route.method === "post" ? [idempotentRetries] : []),
     ] as const,
-    responses: { ...errorResponses, ...route.responses },
+    responses: {
+      ...errorResponses,
+      ...(writesOnProject(route.method, route.path, context) ? { 409: projectMovedResponse } : {}),
+      ...route.responses,
+    },
   });
 }
+
+/**
+ * A write on a project, or on what is in it: its project may move to another organization between
+ * its read and its write (`change_organization`), which refuses it with 409 (src/platform/errors.ts).
+ */
+const writesOnProject = (method: string, path: string, context: ContextKind | undefined) =>
+  method !== "get" &&
+  (context === "project" ||
+    /^\/api\/(environments\/\{|projects\/\{|organizations\/\{organization_id\}\/projects\/\{)/.test(path));
+
+const projectMovedResponse = errorResponse(
+  "Changed by another request meanwhile (the project moved to another organization); try again.",
+);
 
 /** A route without a key says what it does in its description, as a route with one says its scope. */
 type PublicRouteConfig = Omit<RouteConfig, "middleware" | "security"> & {

@@ -127,6 +127,7 @@ export const changeOrganization: RouteHandler<typeof changeProjectOrganization, 
       scope: "Project",
       activity: "updated",
       changes,
+      projectLeft: organizationId === from,
     });
   const results = await db
     .batch([

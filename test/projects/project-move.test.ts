@@ -374,4 +374,94 @@ describe("POST /api/projects/:id/change_organization", () => {
     });
     expect(seen.status).toBe(404);
   });
+  it("refuses a dashboard rename that would land after the move with its entry in the old organization", async () => {
+    const { from, to, project, key } = await setupMove();
+    const oldAdmin = await addMember(from.organization.id, MembershipLevel.admin);
+    const dashboard = await api("POST", `/api/environments/${project.id}/dashboards/`, {
+      key,
+      body: { name: "Before the move" },
+    });
+    expect(dashboard.status).toBe(201);
+    // The move lands between the PATCH's read (project in the old organization) and its write.
+    const ran = beforeWrites([
+      [
+        /update "dashboards" set/,
+        () => api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } }),
+      ],
+    ]);
+    const renamed = await api("PATCH", `/api/environments/${project.id}/dashboards/${dashboard.body.id}/`, {
+      key,
+      body: { name: "Secret plan of the new organization" },
+    });
+    vi.restoreAllMocks();
+    expect((ran[0] as { status: number }).status).toBe(200);
+    // An admin of the old organization alone must learn nothing of the project after it left.
+    const oldLog = await api("GET", `/api/organizations/${from.organization.id}/activity_log`, { key: oldAdmin.key });
+    expect(oldLog.status).toBe(200);
+    expect(oldLog.text).not.toContain("Secret plan of the new organization");
+    // The rename is refused as the project changed meanwhile: sent again, it lands in the new organization.
+    expect([renamed.status, renamed.body.detail]).toEqual([
+      409,
+      "The project was changed by another request meanwhile. Try again.",
+    ]);
+    const again = await api("PATCH", `/api/environments/${project.id}/dashboards/${dashboard.body.id}/`, {
+      key,
+      body: { name: "Secret plan of the new organization" },
+    });
+    expect(again.status).toBe(200);
+    const projectLog = await api("GET", `/api/projects/${project.id}/activity_log`, { key });
+    expect(projectLog.text).toContain("Secret plan of the new organization");
+  });
+
+  it("refuses a rule naming an old organization's member that would land on the moved project", async () => {
+    const { from, to, project, key } = await setupMove();
+    const stayer = await addMember(from.organization.id, MembershipLevel.member);
+    const rulesPath = `/api/projects/${project.id}/resource_access_controls`;
+    const ran = beforeWrites([
+      [
+        /insert into "resource_access_controls"/,
+        () => api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } }),
+      ],
+    ]);
+    const put = await api("PUT", rulesPath, {
+      key,
+      body: { resource: "dashboard", organization_member: stayer.membership.id, access_level: "editor" },
+    });
+    vi.restoreAllMocks();
+    expect((ran[0] as { status: number }).status).toBe(200);
+    const newcomer = await addMember(to.organization.id, MembershipLevel.member);
+    const read = await api("GET", rulesPath, { key: newcomer.key });
+    expect(read.status).toBe(200);
+    // The old organization's membership id is not shown in the new organization.
+    expect(read.text).not.toContain(stayer.membership.id);
+    expect(put.status).toBe(409);
+  });
+
+  it("keeps the old organization's entries about a private project from its plain member after the move", async () => {
+    const { from, to, key } = await setupMove();
+    const secret = await createProject(from.organization.id, { name: "Secret moving", access_control: true });
+    // A plain member of the old organization without access to the private project, admin of the new one.
+    const member = await addMember(from.organization.id, MembershipLevel.member);
+    await addMembership(to.organization.id, member.user, MembershipLevel.admin);
+    const dashboard = await api("POST", `/api/environments/${secret.id}/dashboards/`, {
+      key,
+      body: { name: "Hidden roadmap of the old organization" },
+    });
+    expect(dashboard.status).toBe(201);
+    const feed = async () => {
+      await api("GET", `/api/organizations/${from.organization.id}/activity_log/verify`, { key });
+      const read = await api("GET", `/api/organizations/${from.organization.id}/events?limit=1000`, {
+        key: member.key,
+      });
+      expect(read.status).toBe(200);
+      return read.text;
+    };
+    expect(await feed()).not.toContain("Hidden roadmap of the old organization");
+
+    const moved = await api("POST", movePath(secret.id), { key, body: { organization_id: to.organization.id } });
+    expect(moved.status).toBe(200);
+    // The old organization's entries about the project stay for its admins (docs/activity-log.md):
+    // its plain member, whom it hid them from, does not read them through their level in the new one.
+    expect(await feed()).not.toContain("Hidden roadmap of the old organization");
+  });
 });

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { activityLog, activityLogAnchors, activityLogSegments } from "../../db/schema";
-import type { Database } from "../db";
+import { activityLog, activityLogAnchors, activityLogSegments, projects } from "../../db/schema";
+import { whileHolds, type Database } from "../db";
 import { personOf, type AppEnv } from "../env";
 import { uuid7 } from "../ids";
 import { canonicalJson } from "../json-equality";
@@ -38,6 +38,8 @@ export type ReadInBatch = SQL;
 export type ActivityEntry<S extends ActivityScope = ActivityScope> = {
   organizationId: string;
   projectId?: number | null | ReadInBatch;
+  /** The project's move out of this organization: its project is in another one when the entry is appended. */
+  projectLeft?: boolean;
   /** The dashboard the entry is about (itself, a tile, a collaborator, its sharing or rules). */
   dashboardId?: number | null | ReadInBatch;
   scope: S;
@@ -95,6 +97,22 @@ const valueOrRead = (value: string | number | null | ReadInBatch) =>
   value instanceof SQL ? sql`(${value})` : sql`${value}`;
 
 /**
+ * The entry's organization, while the project it names (as a number: one the request read) is
+ * still in it: a project moved to another organization meanwhile (`change_organization`) refuses
+ * the entry with NULL, and with it the whole batch (409: `onError`), so that no write
+ * lands on the project with its entry in the organization it left. `projectLeft`: the move's own
+ * entry in that organization.
+ */
+function organizationHeld(entry: ActivityEntry): SQL<string> {
+  if (typeof entry.projectId !== "number" || entry.projectLeft) return sql<string>`${entry.organizationId}`;
+  return whileHolds(
+    entry.organizationId,
+    sql`exists (select 1 from ${projects} where ${projects.id} = ${entry.projectId}
+      and ${projects.organizationId} = ${entry.organizationId})`,
+  );
+}
+
+/**
  * The statement that appends `entry`, to be placed in the same `db.batch` as the write it
  * describes, right after it: it inserts only if that statement changed a row (`changes()`), so
  * a conditional write that matched nothing records nothing. Entries placed one after another are
@@ -118,7 +136,7 @@ export function activityStatement(db: Database, actor: ActivityActor, entry: Act
     db
       .select({
         id: sql<string>`${uuid7()}`.as("id"),
-        organizationId: sql<string>`${entry.organizationId}`.as("organization_id"),
+        organizationId: organizationHeld(entry).as("organization_id"),
         seq: nextSeq.as("seq"),
         projectId: sql<number | null>`${valueOrRead(entry.projectId ?? null)}`.as("project_id"),
         dashboardId: sql<number | null>`${valueOrRead(entry.dashboardId ?? null)}`.as("dashboard_id"),

@@ -41,10 +41,18 @@ const levelInEntryProject = (actor: Actor) =>
     join ${projects} on ${membershipOfCaller(actor.userId)}
     where ${projects.id} = ${activityLog.projectId})`;
 
-/** The entry's project is one the caller sees (`projectVisible`, as every project route decides). */
+/**
+ * The entry's project is one the caller sees (`projectVisible`, as every project route decides),
+ * in the organization whose log holds the entry: a project moved to another organization leaves
+ * its earlier entries to the old organization's admins.
+ */
 const entryProjectVisible = (actor: Actor) =>
   sql`exists (select 1 from ${projects} join ${membershipsOf(actor)} on ${membershipOfCaller(actor.userId)}
-    where ${and(eq(projects.id, activityLog.projectId), projectVisible)})`;
+    where ${and(
+      eq(projects.id, activityLog.projectId),
+      eq(projects.organizationId, activityLog.organizationId),
+      projectVisible,
+    )})`;
 
 /**
  * The entry's project log is not hidden from the reader by a `none` rule on it (a rule on the kind
