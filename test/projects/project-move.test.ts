@@ -464,4 +464,40 @@ describe("POST /api/projects/:id/change_organization", () => {
     // its plain member, whom it hid them from, does not read them through their level in the new one.
     expect(await feed()).not.toContain("Hidden roadmap of the old organization");
   });
+  for (const [what, rulesPath, pattern, body] of [
+    [
+      "a project rule",
+      (id: number) => `/api/projects/${id}/access_controls`,
+      /insert into "access_controls"/,
+      (membershipId: string) => ({ organization_member: membershipId, access_level: "member" }),
+    ],
+    [
+      "a rule on a kind of resources",
+      (id: number) => `/api/projects/${id}/resource_access_controls`,
+      /insert into "resource_access_controls"/,
+      (membershipId: string) => ({ resource: "dashboard", organization_member: membershipId, access_level: "editor" }),
+    ],
+  ] as const) {
+    it(`refuses ${what} of an old organization's member sent again at its level while the project moves`, async () => {
+      const { from, to, project, key } = await setupMove();
+      const stayer = await addMember(from.organization.id, MembershipLevel.member);
+      const path = rulesPath(project.id);
+      // The rule exists before the move, at the level the client sends again (a re-applied configuration).
+      const first = await api("PUT", path, { key, body: body(stayer.membership.id) });
+      expect(first.status).toBe(200);
+      const ran = beforeWrites([
+        [pattern, () => api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } })],
+      ]);
+      const again = await api("PUT", path, { key, body: body(stayer.membership.id) });
+      vi.restoreAllMocks();
+      expect((ran[0] as { status: number }).status).toBe(200);
+      // The move took the old organization's member rules off the project; this PUT, judged on the
+      // project as it was, must not put one back.
+      const newcomer = await addMember(to.organization.id, MembershipLevel.member);
+      const read = await api("GET", path, { key: newcomer.key });
+      expect(read.status).toBe(200);
+      expect(read.text).not.toContain(stayer.membership.id);
+      expect(again.status).toBe(409);
+    });
+  }
 });

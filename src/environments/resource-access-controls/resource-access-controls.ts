@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import type { RouteHandler } from "@hono/zod-openapi";
 import { AccessControls } from "../../platform/access-controls/access-controls";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
@@ -13,7 +14,7 @@ import { isNotNullViolation } from "../../platform/db";
 import { permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
 import { ProjectParams, projectRead } from "../../platform/route-context";
-import { callerStillProjectAdmin, refusalInEnvironment } from "../../platform/route-context/project";
+import { callerStillProjectAdmin, projectStillIn, refusalInEnvironment } from "../../platform/route-context/project";
 import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
 import { createRouter } from "../../platform/router";
 import { subjectOf } from "../../platform/access-controls/rule-subject";
@@ -98,11 +99,13 @@ function routerFor(tree: ProjectTree) {
       name: named?.name ?? null,
       accessLevel: level ?? existing?.accessLevel ?? null,
     };
-    // Still a project admin when the write runs: a demotion meanwhile makes it 403.
-    const stillAdmin = callerStillProjectAdmin(actor, project.environmentId);
+    // Still a project admin when the write runs, on the project still in the organization its
+    // subject was checked in: a demotion meanwhile makes it 403, a move 409.
+    const stillAdmin = sql`(${callerStillProjectAdmin(actor, project.environmentId)}
+      and ${projectStillIn(project.environmentId, project.organizationId)})`;
     const refusedWhenNoLongerAdmin = async (error: unknown): Promise<never> => {
       throw isNotNullViolation(error)
-        ? await refusalInEnvironment(db, actor, project.environmentId, notProjectAdmin)
+        ? await refusalInEnvironment(db, actor, project.environmentId, notProjectAdmin, project.organizationId)
         : error;
     };
     if (level === null) {

@@ -21,7 +21,7 @@ import {
 import { nowIso } from "../ids";
 import { peekJsonBody } from "../request-body";
 import { projectRead, routeReads } from "../route-context";
-import { refusalInEnvironment } from "../route-context/project";
+import { projectStillIn, refusalInEnvironment } from "../route-context/project";
 import { apiRoute, jsonBody, jsonResponse as json } from "../route";
 import { createRouter } from "../router";
 import { writeWithActivity } from "../activity-log/resource-activity";
@@ -264,13 +264,19 @@ export function accessControls<R extends AccessControlledResourceName, S extends
       name: named?.name ?? null,
       accessLevel: resourceLevel ?? existing?.accessLevel ?? null,
     };
-    const asManager = definition.stillManager(c, project.environmentId);
+    const asManager = sql`(${definition.stillManager(c, project.environmentId)}
+      and ${projectStillIn(project.environmentId, project.organizationId)})`;
     const stillManager = defaultRule ? sql`(${asManager} and ${defaultRule.stillMayChange(c)})` : asManager;
-    // A rule written (or removed) only while the caller is still a manager, checked by the write.
+    // A rule written (or removed) only while the caller is still a manager, checked by the write,
+    // on the project still in the organization its subject was checked in (a move meanwhile: 409).
     const refusedWhenNoLongerManager = async (error: unknown): Promise<never> => {
       if (isNotNullViolationOf(error, rules.accessLevel)) {
-        throw await refusalInEnvironment(db, actor, project.environmentId, () =>
-          permissionDenied(defaultRule?.refused ?? definition.notManager),
+        throw await refusalInEnvironment(
+          db,
+          actor,
+          project.environmentId,
+          () => permissionDenied(defaultRule?.refused ?? definition.notManager),
+          project.organizationId,
         );
       }
       throw isNotNullViolation(error) ? notFound() : error;

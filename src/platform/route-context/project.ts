@@ -10,7 +10,7 @@ import { projectVisible, projectVisibleAtLevel, type CallerMembership } from "..
 import { assertProjectInKeyScope } from "../auth/key-scoping";
 import { inJsonList, type Database } from "../db";
 import type { Actor, ProjectContext } from "../env";
-import { notFound, permissionDenied } from "../errors";
+import { changedMeanwhile, notFound, permissionDenied } from "../errors";
 import { isAdminInSql } from "../levels";
 import { prepared } from "../prepared";
 import { KEY_BLOCKED, keyBlockedCondition, type KeyPolicy } from "../auth/key-policy";
@@ -128,17 +128,35 @@ const keyNotBlockedThere = (actor: Actor) =>
   sql`not ${keyBlockedCondition(actor, organizationMemberships.organizationId)}`;
 
 /**
+ * Whether the environment's project is still in the organization the request read it in: a write
+ * held on it lands on no project moved meanwhile (`change_organization`), whose old organization's
+ * members and roles its rules would name. Refused: `refusalInEnvironment` with `readIn` says 409.
+ */
+export const projectStillIn = (environmentId: number, organizationId: string) =>
+  sql`exists (select 1 from ${environments}
+    where ${environments.id} = ${environmentId} and ${environments.organizationId} = ${organizationId})`;
+
+/**
  * Why a write held on the caller's rights in a project was refused: 404 when they no longer see
  * the project (their membership or its organization gone, a `none` rule, the project marked for
- * deletion, meanwhile: as a moment later), 403 when an admin blocked the calling key in the
- * organization meanwhile, else `refusal`. Read only on that path.
+ * deletion, meanwhile: as a moment later), 409 when it moved out of `readIn` (the organization the
+ * request read it in, where the write holds `projectStillIn`), 403 when an admin blocked the
+ * calling key in the organization meanwhile, else `refusal`. Read only on that path.
  */
-export async function refusalInEnvironment(db: Database, actor: Actor, environmentId: number, refusal: () => Error) {
+export async function refusalInEnvironment(
+  db: Database,
+  actor: Actor,
+  environmentId: number,
+  refusal: () => Error,
+  readIn?: string,
+) {
   const caller = callerAndProjectOf(actor, environmentId);
-  const row = await db.get<{ sees: number; blocked: number }>(
+  const row = await db.get<{ sees: number; blocked: number; moved: number }>(
     sql`select exists (select 1 from ${caller} and ${projectVisible}) as "sees",
-      exists (select 1 from ${caller} and not ${keyNotBlockedThere(actor)}) as "blocked"`,
+      exists (select 1 from ${caller} and not ${keyNotBlockedThere(actor)}) as "blocked",
+      ${readIn === undefined ? sql`0` : sql`not ${projectStillIn(environmentId, readIn)}`} as "moved"`,
   );
+  if (row?.moved) return changedMeanwhile("project");
   if (!row?.sees) return notFound();
   return row.blocked ? permissionDenied(KEY_BLOCKED) : refusal();
 }
