@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, isNull, or, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import {
   accessControls,
   batchExports,
@@ -40,6 +40,26 @@ const moveHolds = (actor: Actor, project: ReadProject, to: string) => ({
   keys: sql`not ${keyOutlivesLifetimeThroughProject(project.id, to)}`,
 });
 
+/**
+ * The rules of a table of rules (on resources, or on kinds of them) in the project's environments
+ * that name a member or a role: the old organization's, which the move leaves behind.
+ */
+const namedRules = (
+  db: Database,
+  rules: typeof accessControls | typeof resourceAccessControls,
+  ofProject: SQLWrapper,
+  asRead: SQL,
+) =>
+  db
+    .delete(rules)
+    .where(
+      and(
+        inArray(rules.environmentId, ofProject),
+        or(isNotNull(rules.organizationMembershipId), isNotNull(rules.roleId)),
+        asRead,
+      ),
+    );
+
 /** The project, unless it was deleted meanwhile: what a move that matched nothing is told apart by. */
 export const projectStillLive = (projectId: number) =>
   sql`exists (select 1 from ${projects}
@@ -80,24 +100,8 @@ export function moveProjectStatements(db: Database, actor: Actor, project: ReadP
       .update(batchExports)
       .set({ organizationId: to })
       .where(and(inArray(batchExports.environmentId, ofProject), asRead)),
-    rules: db
-      .delete(accessControls)
-      .where(
-        and(
-          inArray(accessControls.environmentId, ofProject),
-          or(isNotNull(accessControls.organizationMembershipId), isNotNull(accessControls.roleId)),
-          asRead,
-        ),
-      ),
-    kindRules: db
-      .delete(resourceAccessControls)
-      .where(
-        and(
-          inArray(resourceAccessControls.environmentId, ofProject),
-          or(isNotNull(resourceAccessControls.organizationMembershipId), isNotNull(resourceAccessControls.roleId)),
-          asRead,
-        ),
-      ),
+    rules: namedRules(db, accessControls, ofProject, asRead),
+    kindRules: namedRules(db, resourceAccessControls, ofProject, asRead),
     collaborators: db.delete(dashboardCollaborators).where(
       and(
         inArray(

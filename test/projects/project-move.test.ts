@@ -38,6 +38,25 @@ async function setupMove() {
   return { from, to, project, key: from.key };
 }
 
+/**
+ * `request`, with the project's move to `to` landing between its reads and its write (the first
+ * batch whose SQL matches `write`); the move itself lands.
+ */
+async function duringMove<T>(
+  setup: { project: { id: number }; to: { organization: { id: string } }; key: string },
+  write: RegExp,
+  request: () => Promise<T>,
+) {
+  const { project, to, key } = setup;
+  const ran = beforeWrites([
+    [write, () => api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } })],
+  ]);
+  const answer = await request();
+  vi.restoreAllMocks();
+  expect((ran[0] as { status: number }).status).toBe(200);
+  return answer;
+}
+
 const organizationOf = async (projectId: number) =>
   (await db.select().from(schema.projects).where(eq(schema.projects.id, projectId)))[0]!.organizationId;
 
@@ -349,15 +368,9 @@ describe("POST /api/projects/:id/change_organization", () => {
     const { from, to, project, key } = await setupMove();
     const stayer = await addMember(from.organization.id, MembershipLevel.member);
     // The project moves between the export's read of the project (in the old organization) and its insert.
-    const moves = beforeWrites([
-      [
-        /insert into "batch_exports"/,
-        () => api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } }),
-      ],
-    ]);
-    const created = await api("POST", `/api/environments/${project.id}/batch_exports`, { key, body: S3_EXPORT });
-    vi.restoreAllMocks();
-    expect((moves[0] as { status: number }).status).toBe(200);
+    const created = await duringMove({ project, to, key }, /insert into "batch_exports"/, () =>
+      api("POST", `/api/environments/${project.id}/batch_exports`, { key, body: S3_EXPORT }),
+    );
     expect([created.status, created.body.detail]).toEqual([
       409,
       "The project was changed by another request meanwhile. Try again.",
@@ -383,18 +396,12 @@ describe("POST /api/projects/:id/change_organization", () => {
     });
     expect(dashboard.status).toBe(201);
     // The move lands between the PATCH's read (project in the old organization) and its write.
-    const ran = beforeWrites([
-      [
-        /update "dashboards" set/,
-        () => api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } }),
-      ],
-    ]);
-    const renamed = await api("PATCH", `/api/environments/${project.id}/dashboards/${dashboard.body.id}/`, {
-      key,
-      body: { name: "Secret plan of the new organization" },
-    });
-    vi.restoreAllMocks();
-    expect((ran[0] as { status: number }).status).toBe(200);
+    const renamed = await duringMove({ project, to, key }, /update "dashboards" set/, () =>
+      api("PATCH", `/api/environments/${project.id}/dashboards/${dashboard.body.id}/`, {
+        key,
+        body: { name: "Secret plan of the new organization" },
+      }),
+    );
     // An admin of the old organization alone must learn nothing of the project after it left.
     const oldLog = await api("GET", `/api/organizations/${from.organization.id}/activity_log`, { key: oldAdmin.key });
     expect(oldLog.status).toBe(200);
@@ -417,18 +424,12 @@ describe("POST /api/projects/:id/change_organization", () => {
     const { from, to, project, key } = await setupMove();
     const stayer = await addMember(from.organization.id, MembershipLevel.member);
     const rulesPath = `/api/projects/${project.id}/resource_access_controls`;
-    const ran = beforeWrites([
-      [
-        /insert into "resource_access_controls"/,
-        () => api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } }),
-      ],
-    ]);
-    const put = await api("PUT", rulesPath, {
-      key,
-      body: { resource: "dashboard", organization_member: stayer.membership.id, access_level: "editor" },
-    });
-    vi.restoreAllMocks();
-    expect((ran[0] as { status: number }).status).toBe(200);
+    const put = await duringMove({ project, to, key }, /insert into "resource_access_controls"/, () =>
+      api("PUT", rulesPath, {
+        key,
+        body: { resource: "dashboard", organization_member: stayer.membership.id, access_level: "editor" },
+      }),
+    );
     const newcomer = await addMember(to.organization.id, MembershipLevel.member);
     const read = await api("GET", rulesPath, { key: newcomer.key });
     expect(read.status).toBe(200);
@@ -485,12 +486,9 @@ describe("POST /api/projects/:id/change_organization", () => {
       // The rule exists before the move, at the level the client sends again (a re-applied configuration).
       const first = await api("PUT", path, { key, body: body(stayer.membership.id) });
       expect(first.status).toBe(200);
-      const ran = beforeWrites([
-        [pattern, () => api("POST", movePath(project.id), { key, body: { organization_id: to.organization.id } })],
-      ]);
-      const again = await api("PUT", path, { key, body: body(stayer.membership.id) });
-      vi.restoreAllMocks();
-      expect((ran[0] as { status: number }).status).toBe(200);
+      const again = await duringMove({ project, to, key }, pattern, () =>
+        api("PUT", path, { key, body: body(stayer.membership.id) }),
+      );
       // The move took the old organization's member rules off the project; this PUT, judged on the
       // project as it was, must not put one back.
       const newcomer = await addMember(to.organization.id, MembershipLevel.member);

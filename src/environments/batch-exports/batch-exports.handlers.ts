@@ -5,7 +5,7 @@ import type { AppEnv } from "../../platform/env";
 import { callerStillSeesProject, refusalInEnvironment } from "../../platform/route-context/project";
 import { batchExports, environments } from "../../db/schema";
 import { refusedWhenNull, unchangedSinceRead } from "../../platform/db";
-import { changedMeanwhile, changedOrGone, notFound } from "../../platform/errors";
+import { changedOrGone, notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { counterOf, pageEnvelope, readPage } from "../../platform/pagination";
 import { projectRead } from "../../platform/route-context";
@@ -58,11 +58,8 @@ export const createProjectBatchExport: Handler<"create"> = async (c) => {
     values.destinationConfig,
   );
   const entry = batchExportActivity.record(c, "created", batchExportItem(c.var.project, values.id, values.name));
-  const insert = queries.insertBatchExport(c.var.db, { ...values, ...sealed }, entry, stillSeesProject(c));
   const row = await refusedWhenNull(
-    insert.catch((error: unknown) => {
-      throw queries.isOrganizationChanged(error) ? changedMeanwhile("project") : error;
-    }),
+    queries.insertBatchExport(c.var.db, { ...values, ...sealed }, entry, stillSeesProject(c)),
     projectLost(c),
   );
   return c.json(toBatchExport(row), 201);

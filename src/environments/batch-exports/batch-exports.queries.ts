@@ -1,8 +1,8 @@
 import { and, eq, getTableColumns, ne, sql, type SQL } from "drizzle-orm";
 import type { BatchItem, BatchResponse } from "drizzle-orm/batch";
-import { batchExports, environments } from "../../db/schema";
+import { batchExports } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
-import { isNotNullViolationOf, whileHolds, type Database } from "../../platform/db";
+import { whileHolds, type Database } from "../../platform/db";
 import { notFound } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
 import { joinPage, pageOf, selectCount, type ListOrder, type Page } from "../../platform/pagination";
@@ -80,21 +80,10 @@ export const selectBatchExport = (db: Database, where: SQL | undefined) =>
  * the column refuses (the caller answers 404), or, for a pause, it matches nothing.
  */
 export async function insertBatchExport(db: Database, values: BatchExportInsert, entry: Statement, allowed: SQL) {
-  // The organization as read, while the environment is still in it: a project moved meanwhile
-  // (`change_organization`) refuses the export (NOT NULL: `isOrganizationChanged`), which its entry names.
-  const stillIn = sql`exists (select 1 from ${environments} where ${environments.id} = ${values.environmentId}
-    and ${environments.organizationId} = ${values.organizationId})`;
-  const held = {
-    ...values,
-    organizationId: whileHolds(values.organizationId, stillIn),
-    name: whileHolds(values.name, allowed),
-  };
+  const held = { ...values, name: whileHolds(values.name, allowed) };
   const [row] = await writeWithActivity(db, db.insert(batchExports).values(held).returning(), entry);
   return row!;
 }
-
-/** An export's insert refused because its project moved to another organization meanwhile. */
-export const isOrganizationChanged = (error: unknown) => isNotNullViolationOf(error, batchExports.organizationId);
 
 export async function updateBatchExport(
   db: Database,

@@ -102,7 +102,7 @@ function routerFor(tree: ProjectTree) {
     // Still a project admin when the write runs, on the project still in the organization its
     // subject was checked in: a demotion meanwhile makes it 403, a move 409.
     const stillAdmin = sql`(${callerStillProjectAdmin(actor, project.environmentId)}
-      and ${projectStillIn(project.environmentId, project.organizationId)})`;
+      and ${projectStillIn(project.projectId, project.organizationId)})`;
     const refusedWhenNoLongerAdmin = async (error: unknown): Promise<never> => {
       throw isNotNullViolation(error)
         ? await refusalInEnvironment(db, actor, project.environmentId, notProjectAdmin, project.organizationId)

@@ -265,7 +265,7 @@ export function accessControls<R extends AccessControlledResourceName, S extends
       accessLevel: resourceLevel ?? existing?.accessLevel ?? null,
     };
     const asManager = sql`(${definition.stillManager(c, project.environmentId)}
-      and ${projectStillIn(project.environmentId, project.organizationId)})`;
+      and ${projectStillIn(project.projectId, project.organizationId)})`;
     const stillManager = defaultRule ? sql`(${asManager} and ${defaultRule.stillMayChange(c)})` : asManager;
     // A rule written (or removed) only while the caller is still a manager, checked by the write,
     // on the project still in the organization its subject was checked in (a move meanwhile: 409).

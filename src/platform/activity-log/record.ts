@@ -1,8 +1,9 @@
 import type { Context } from "hono";
 import { SQL, sql } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
-import { activityLog, activityLogAnchors, activityLogSegments, projects } from "../../db/schema";
+import { activityLog, activityLogAnchors, activityLogSegments } from "../../db/schema";
 import { whileHolds, type Database } from "../db";
+import { projectStillIn } from "../route-context/project";
 import { personOf, type AppEnv } from "../env";
 import { uuid7 } from "../ids";
 import { canonicalJson } from "../json-equality";
@@ -105,11 +106,7 @@ const valueOrRead = (value: string | number | null | ReadInBatch) =>
  */
 function organizationHeld(entry: ActivityEntry): SQL<string> {
   if (typeof entry.projectId !== "number" || entry.projectLeft) return sql<string>`${entry.organizationId}`;
-  return whileHolds(
-    entry.organizationId,
-    sql`exists (select 1 from ${projects} where ${projects.id} = ${entry.projectId}
-      and ${projects.organizationId} = ${entry.organizationId})`,
-  );
+  return whileHolds(entry.organizationId, projectStillIn(entry.projectId, entry.organizationId));
 }
 
 /**

@@ -168,22 +168,29 @@ export const scopingReaches =
     (scopedOrganizations.length === 0 || scopedOrganizations.includes(organizationId)) &&
     (projectOrganizations === null || projectOrganizations.includes(organizationId));
 
+/** A key's `scoped_organizations` name `organizationId`, or none (it names no organization, so all). */
+const namesOrganization = (scopedOrganizations: SQLWrapper | string, organizationId: SQLWrapper | string) =>
+  sql`(json_array_length(${scopedOrganizations}) = 0
+    or exists (select 1 from json_each(${scopedOrganizations}) as named where named.value = ${organizationId}))`;
+
 /** `scopingReaches` in SQL: a key's reach includes `organizationId`, its user a member of it or not. */
 export const reachesOrganization = (
   key: Pick<KeyReach, "scopedOrganizations" | "scopedTeams">,
   organizationId: SQLWrapper,
-) => sql`(json_array_length(${key.scopedOrganizations}) = 0
-    or exists (select 1 from json_each(${key.scopedOrganizations}) as named where named.value = ${organizationId}))
+) => sql`${namesOrganization(key.scopedOrganizations, organizationId)}
   and (json_array_length(${key.scopedTeams}) = 0
     or exists (select 1 from json_each(${key.scopedTeams}) as team
       join ${projects} on ${projects.id} = team.value
       where ${projects.organizationId} = ${organizationId} and ${projects.deletionScheduledAt} is null))`;
 
+/** An expiry beyond the `organizations` row's `api_key_max_lifetime_days` counted from now (none: beyond any). */
+const outlivesLimit = (expiresAt: KeyReach["expiresAt"]) => sql`${organizations.apiKeyMaxLifetimeDays} is not null
+  and (${expiresAt} is null or ${expiresAt} >
+    strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || ${organizations.apiKeyMaxLifetimeDays} || ' days'))`;
+
 /** The key reaches the `organizations` row in scope and outlives its `api_key_max_lifetime_days` counted from now. */
-const outlivesLimitOfOrganization = (key: KeyReach) => sql`${organizations.apiKeyMaxLifetimeDays} is not null
-  and (${key.expiresAt} is null or ${key.expiresAt} >
-    strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || ${organizations.apiKeyMaxLifetimeDays} || ' days'))
-  and ${reachesOrganization(key, organizations.id)}`;
+const outlivesLimitOfOrganization = (key: KeyReach) =>
+  sql`${outlivesLimit(key.expiresAt)} and ${reachesOrganization(key, organizations.id)}`;
 
 /**
  * Whether a personal key of `userId` reaching `organizationId` outlives its lifetime limit. Joining
@@ -208,13 +215,9 @@ export const keyOutlivesLifetimeThroughProject = (projectId: number, organizatio
   select 1 from ${organizations}
     join ${organizationMemberships} on ${organizationMemberships.organizationId} = ${organizations.id}
     join ${personalApiKeys} on ${personalApiKeys.userId} = ${organizationMemberships.userId}
-  where ${organizations.id} = ${organizationId} and ${organizations.apiKeyMaxLifetimeDays} is not null
+  where ${organizations.id} = ${organizationId} and ${outlivesLimit(personalApiKeys.expiresAt)}
     and exists (select 1 from json_each(${personalApiKeys.scopedTeams}) as team where team.value = ${projectId})
-    and (json_array_length(${personalApiKeys.scopedOrganizations}) = 0
-      or exists (select 1 from json_each(${personalApiKeys.scopedOrganizations}) as named
-        where named.value = ${organizationId}))
-    and (${personalApiKeys.expiresAt} is null or ${personalApiKeys.expiresAt} >
-      strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || ${organizations.apiKeyMaxLifetimeDays} || ' days')))`;
+    and ${namesOrganization(personalApiKeys.scopedOrganizations, organizationId)})`;
 
 /**
  * Whether a key of `userId` written with `key`'s expiry and reach would outlive the limit of an

@@ -128,13 +128,17 @@ const keyNotBlockedThere = (actor: Actor) =>
   sql`not ${keyBlockedCondition(actor, organizationMemberships.organizationId)}`;
 
 /**
- * Whether the environment's project is still in the organization the request read it in: a write
- * held on it lands on no project moved meanwhile (`change_organization`), whose old organization's
- * members and roles its rules would name. Refused: `refusalInEnvironment` with `readIn` says 409.
+ * Whether the project is still in the organization the request read it in: a write held on it (an
+ * activity entry naming it, a rule naming a member or role of that organization) lands on no
+ * project moved meanwhile (`change_organization`). Refused: 409 (`refusalInEnvironment` with
+ * `readIn`, or `onError` for an entry).
  */
-export const projectStillIn = (environmentId: number, organizationId: string) =>
-  sql`exists (select 1 from ${environments}
-    where ${environments.id} = ${environmentId} and ${environments.organizationId} = ${organizationId})`;
+export const projectStillIn = (projectId: number | SQL, organizationId: string) =>
+  sql`exists (select 1 from ${projects}
+    where ${projects.id} = ${projectId} and ${projects.organizationId} = ${organizationId})`;
+
+const projectOfEnvironment = (environmentId: number) =>
+  sql`(select ${environments.projectId} from ${environments} where ${environments.id} = ${environmentId})`;
 
 /**
  * Why a write held on the caller's rights in a project was refused: 404 when they no longer see
@@ -151,10 +155,10 @@ export async function refusalInEnvironment(
   readIn?: string,
 ) {
   const caller = callerAndProjectOf(actor, environmentId);
+  const moved = readIn === undefined ? sql`0` : sql`not ${projectStillIn(projectOfEnvironment(environmentId), readIn)}`;
   const row = await db.get<{ sees: number; blocked: number; moved: number }>(
     sql`select exists (select 1 from ${caller} and ${projectVisible}) as "sees",
-      exists (select 1 from ${caller} and not ${keyNotBlockedThere(actor)}) as "blocked",
-      ${readIn === undefined ? sql`0` : sql`not ${projectStillIn(environmentId, readIn)}`} as "moved"`,
+      exists (select 1 from ${caller} and not ${keyNotBlockedThere(actor)}) as "blocked", ${moved} as "moved"`,
   );
   if (row?.moved) return changedMeanwhile("project");
   if (!row?.sees) return notFound();
