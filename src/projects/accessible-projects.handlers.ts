@@ -5,13 +5,7 @@ import {
   patchVisibleProject,
   projectLimitReached,
 } from "./organization-projects.handlers";
-import {
-  admitVisibleProject,
-  findVisibleProject,
-  listVisibleProjects,
-  projectIdFilters,
-  selectVisibleProject,
-} from "./projects.queries";
+import { admitVisibleProject, findVisibleProject, listVisibleProjects, projectIdFilters } from "./projects.queries";
 import { toProject, toProjectListItem } from "./projects.schema";
 import { projectItem } from "./projects.activity";
 import {
@@ -23,6 +17,7 @@ import {
   projectStillLive,
   selectDestination,
 } from "./project-move";
+import { projectToMove } from "./project-move.request";
 import { recordActivity } from "../platform/activity-log/record";
 import { assertKeyPolicyAllows } from "../platform/auth/key-policy";
 import { assertKeyMayMoveProject } from "../platform/auth/key-scoping";
@@ -102,10 +97,9 @@ function moveRefusal(error: unknown, name: string): Error | undefined {
 export const changeOrganization: RouteHandler<typeof changeProjectOrganization, AppEnv> = async (c) => {
   const { db, actor } = c.var;
   const to = c.req.valid("json").organization_id ?? "";
-  const [[row], [destination]] = await db.batch([
-    selectVisibleProject(db, actor, projectIdFilters(db, actor, c.req.valid("param").id)),
-    selectDestination(db, actor, to),
-  ]);
+  const { row, peeked, destination: read } = projectToMove.results(c);
+  // A body the reads could not peek at (streamed, say) names its destination only now.
+  const [destination] = peeked === to ? [read] : await selectDestination(db, actor, to);
   const found = admitVisibleProject(actor, row);
   if (!found) throw notFound();
   const { project } = found;

@@ -4,6 +4,7 @@ import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
 import { integerOrCurrentPathId } from "../platform/path-ids";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
 import { MembershipLevel } from "../platform/levels";
+import { projectToMove } from "./project-move.request";
 import { ChangeOrganizationInput, Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
 
 const conditional = conditionalRequestsOpenApi("project");
@@ -97,11 +98,16 @@ export const deleteAccessibleProject = apiRoute({
  */
 export const changeProjectOrganization = apiRoute({
   method: "post",
-  path: "/api/projects/{id}/change_organization",
+  path: "/api/projects/{project_id}/change_organization",
   scope: "project:write",
+  context: "project",
+  reads: projectToMove,
   tags: ["projects"],
   summary: "Move a project, with its environment, dashboards and batch exports, to another organization",
-  request: { params: ProjectIdParams, body: jsonBody(ChangeOrganizationInput) },
+  request: {
+    params: z.object({ project_id: integerOrCurrentPathId("Project id, or `@current`.") }),
+    body: jsonBody(ChangeOrganizationInput),
+  },
   responses: {
     200: { ...jsonResponse(Project, "The project, in its new organization"), headers: conditional.etag },
     409: conflictResponse,

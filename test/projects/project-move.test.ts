@@ -14,6 +14,7 @@ import {
   grantProjectAccess,
   setupOrganization,
 } from "../support/harness";
+import { changedMeanwhile } from "../support/error-bodies";
 import { S3_EXPORT } from "../support/projects";
 import { beforeWrites } from "../support/races";
 
@@ -498,4 +499,78 @@ describe("POST /api/projects/:id/change_organization", () => {
       expect(again.status).toBe(409);
     });
   }
+
+  it("refuses a copy of its dashboard into a third organization that would land after the move (409)", async () => {
+    const { from, to, project, key } = await setupMove();
+    // Admin of the old organization and of a third one, a plain member of the new one.
+    const copier = await addMember(from.organization.id, MembershipLevel.admin);
+    await addMembership(to.organization.id, copier.user, MembershipLevel.member);
+    const third = await setupOrganization();
+    await addMembership(third.organization.id, copier.user, MembershipLevel.admin);
+    const source = await api("POST", `/api/environments/${project.id}/dashboards/`, {
+      key,
+      body: { name: "Roadmap", description: "for the new organization's eyes" },
+    });
+    expect(source.status).toBe(201);
+    const copyPath = `/api/environments/${third.project.id}/dashboards/`;
+    const copy = { name: "Copied out", use_dashboard: source.body.id };
+
+    // Judged on the read in the old organization, where the copier is an admin; landing after the
+    // move, it would copy a dashboard of an organization where they are not.
+    const raced = await duringMove({ project, to, key }, /insert into "dashboards"/, () =>
+      api("POST", copyPath, { key: copier.key, body: copy }),
+    );
+    expect([raced.status, raced.body]).toEqual([409, changedMeanwhile("project")]);
+    // Sent again, it is judged in the new organization.
+    const again = await api("POST", copyPath, { key: copier.key, body: copy });
+    expect([again.status, again.body]).toEqual([
+      403,
+      forbidden("Copying a dashboard to another project needs admin rights in the organizations of both projects."),
+    ]);
+    const copies = await db
+      .select()
+      .from(schema.dashboards)
+      .where(and(eq(schema.dashboards.environmentId, third.project.id), eq(schema.dashboards.name, copy.name)));
+    expect(copies).toEqual([]);
+  });
+
+  it("replays a kept move only to a caller who still sees the project, and not after @current changed", async () => {
+    const { from, to, project, key } = await setupMove();
+    const body = { organization_id: to.organization.id };
+    const headers = { "Idempotency-Key": "move-once" };
+    const moved = await api("POST", movePath(project.id), { key, headers, body });
+    expect(moved.status).toBe(200);
+    const replayed = await api("POST", movePath(project.id), { key, headers, body });
+    expect([replayed.status, replayed.headers.get("Idempotent-Replayed"), replayed.body]).toEqual([
+      200,
+      "true",
+      moved.body,
+    ]);
+    // Removed from the new organization, the mover no longer sees the project: no replay of it.
+    await db
+      .delete(schema.organizationMemberships)
+      .where(
+        and(
+          eq(schema.organizationMemberships.userId, from.owner.id),
+          eq(schema.organizationMemberships.organizationId, to.organization.id),
+        ),
+      );
+    const refused = await api("POST", movePath(project.id), { key, headers, body });
+    expect([refused.status, refused.body, refused.headers.get("Idempotent-Replayed")]).toEqual([404, notFound, null]);
+
+    // `@current` is part of the request: after the caller switched project, the same key and body is another one.
+    const first = await createProject(from.organization.id, { name: "First current" });
+    const second = await createProject(from.organization.id, { name: "Second current" });
+    const other = await setupOrganization();
+    await addMembership(other.organization.id, from.owner, MembershipLevel.admin);
+    const current = { "Idempotency-Key": "move-current" };
+    const toOther = { organization_id: other.organization.id };
+    expect((await api("PATCH", "/api/users/@me", { key, body: { set_current_team: first.id } })).status).toBe(200);
+    const movedCurrent = await api("POST", movePath("@current"), { key, headers: current, body: toOther });
+    expect([movedCurrent.status, movedCurrent.body.id]).toEqual([200, first.id]);
+    expect((await api("PATCH", "/api/users/@me", { key, body: { set_current_team: second.id } })).status).toBe(200);
+    const retried = await api("POST", movePath("@current"), { key, headers: current, body: toOther });
+    expect([retried.status, retried.body.code]).toEqual([422, "idempotency_key_reused"]);
+    expect(await organizationOf(second.id)).toBe(from.organization.id);
+  });
 });

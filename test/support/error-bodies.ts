@@ -24,10 +24,10 @@ export const NO_EDIT_RIGHT = errorBody(
   "permission_denied",
   "You don't have edit permissions for this dashboard.",
 );
-/** A value over its size limit (`boundedJson`, or a merge in SQL past it). */
 /** A guarded write that lost to a concurrent one (409): the API's `changedMeanwhile(what)`. */
 export const changedMeanwhile = (what: string) =>
   errorBody("conflict", "conflict", `The ${what} was changed by another request meanwhile. Try again.`);
+/** A value over its size limit (`boundedJson`, or a merge in SQL past it). */
 export const maxLength = (detail: string, attr: string | null = null) =>
   errorBody("validation_error", "max_length", detail, attr);
 export const missingScope = (scope: string) =>

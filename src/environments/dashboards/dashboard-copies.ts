@@ -115,6 +115,7 @@ export async function copyStartingPoint(
   return {
     // The copy is written only while the caller may still copy it, as judged above.
     heldWhile: callerStillMayCopy(c, where, sameProject),
+    source: where,
     creationMode: "duplicate" as const,
     tiles: copiedTiles(tiles, input.duplicate_tiles ?? false, sameProject),
     name: "",

@@ -21,6 +21,7 @@ import { kindRuleOfMember } from "../../platform/access-rules/member-rule";
 import {
   callerStillProjectAdmin,
   callerStillSeesProject,
+  environmentStillIn,
   membershipInEnvironment,
   projectLevelInEnvironment,
   refusalInEnvironment,
@@ -126,7 +127,9 @@ export function callerStillEditorOf(c: Context<AppEnv>, dashboardId: number, cha
 /**
  * The caller may still copy dashboard `source` when the statement runs, as `copyableSource` judged
  * it on the read: live, in a project they still see (with a key not blocked there), not hidden from
- * them by a rule, and from another project only while they are an admin of both organizations.
+ * them by a rule, and from another project only while they are an admin of both organizations and
+ * that project is still in the organization it was read in (moved meanwhile, it is judged anew:
+ * `sourceMovedMeanwhile`).
  */
 export function callerStillMayCopy(
   c: Context<AppEnv>,
@@ -138,9 +141,18 @@ export function callerStillMayCopy(
     where ${dashboards.id} = ${source.id} and ${dashboards.deleted} = 0)`;
   const adminOfBoth = sameProject
     ? sql`1`
-    : sql`(${callerStillAdmin(c.var.actor, source.organizationId)}
+    : sql`(${environmentStillIn(source.environmentId, source.organizationId)}
+      and ${callerStillAdmin(c.var.actor, source.organizationId)}
       and ${callerStillAdmin(c.var.actor, c.var.project.organizationId)})`;
   return sql`(${live} and ${seesProject} and ${dashboardVisibleInSql(caller, dashboard)} and ${adminOfBoth})`;
+}
+
+/** Whether a copy refused by `callerStillMayCopy` met its source's project moved out of the organization read. */
+export async function sourceMovedMeanwhile(db: Database, source: { environmentId: number; organizationId: string }) {
+  const row = await db.get<{ moved: number }>(
+    sql`select not ${environmentStillIn(source.environmentId, source.organizationId)} as "moved"`,
+  );
+  return row?.moved === 1;
 }
 
 /**

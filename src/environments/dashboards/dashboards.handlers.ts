@@ -14,7 +14,14 @@ import {
   preconditionFailed,
 } from "../../platform/conditional-requests";
 import { personOf, type AppEnv } from "../../platform/env";
-import { ApiError, changedOrGone, notFound, permissionDenied, validationError } from "../../platform/errors";
+import {
+  ApiError,
+  changedMeanwhile,
+  changedOrGone,
+  notFound,
+  permissionDenied,
+  validationError,
+} from "../../platform/errors";
 import { normalizeTags, splitQueryList } from "../../platform/input-limits";
 import { nowIso } from "../../platform/ids";
 import { pageEnvelope, readPage } from "../../platform/pagination";
@@ -40,6 +47,7 @@ import {
   readScopeOf,
   readTileMove,
   scopeOf,
+  sourceMovedMeanwhile,
   visibleDashboard,
 } from "./dashboard-request";
 import { copiedContent, copiedDisplay, copyStartingPoint } from "./dashboard-copies";
@@ -231,6 +239,7 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
       // A copy or template whose first version would pass the size of one: 400 on what brought it.
       if (isSnapshotTooLarge(error)) throw snapshotTooLarge(input.use_dashboard ? "use_dashboard" : "use_template");
       if (isNotNullViolationOf(error, dashboards.description)) {
+        if ("source" in start && (await sourceMovedMeanwhile(db, start.source))) throw changedMeanwhile("project");
         throw validationError("invalid_input", "Invalid value provided", "use_dashboard");
       }
       if (!isNotNullViolationOf(error, dashboards.name)) throw error;

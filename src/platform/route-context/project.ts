@@ -140,6 +140,10 @@ export const projectStillIn = (projectId: number | SQL, organizationId: string) 
 const projectOfEnvironment = (environmentId: number) =>
   sql`(select ${environments.projectId} from ${environments} where ${environments.id} = ${environmentId})`;
 
+/** `projectStillIn` of an environment's project: a write that reads another project than its path's holds it. */
+export const environmentStillIn = (environmentId: number, organizationId: string) =>
+  projectStillIn(projectOfEnvironment(environmentId), organizationId);
+
 /**
  * Why a write held on the caller's rights in a project was refused: 404 when they no longer see
  * the project (their membership or its organization gone, a `none` rule, the project marked for
@@ -155,7 +159,7 @@ export async function refusalInEnvironment(
   readIn?: string,
 ) {
   const caller = callerAndProjectOf(actor, environmentId);
-  const moved = readIn === undefined ? sql`0` : sql`not ${projectStillIn(projectOfEnvironment(environmentId), readIn)}`;
+  const moved = readIn === undefined ? sql`0` : sql`not ${environmentStillIn(environmentId, readIn)}`;
   const row = await db.get<{ sees: number; blocked: number; moved: number }>(
     sql`select exists (select 1 from ${caller} and ${projectVisible}) as "sees",
       exists (select 1 from ${caller} and not ${keyNotBlockedThere(actor)}) as "blocked", ${moved} as "moved"`,

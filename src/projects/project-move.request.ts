@@ -1,0 +1,28 @@
+import { eq } from "drizzle-orm";
+import { environments, projects } from "../db/schema";
+import { peekJsonBody } from "../platform/request-body";
+import { projectRead, routeReads } from "../platform/route-context";
+import { selectDestination } from "./project-move";
+import { selectVisibleProject } from "./projects.queries";
+import { ChangeOrganizationInput } from "./projects.schema";
+
+/**
+ * The project the path names, as read, and the caller's membership of the organization the body
+ * names, read with the project's context: a kept answer of the move is replayed only to a caller
+ * who still sees the project, and a retry after `@current` changed is another request.
+ */
+export const projectToMove = routeReads(async (c) => {
+  const body = await peekJsonBody(c, ChangeOrganizationInput);
+  const peeked = body?.organization_id ?? "";
+  const { db, actor } = c.var;
+  const [[row], [destination]] = await projectRead(c, (environmentId) => [
+    selectVisibleProject(db, actor, [
+      eq(
+        projects.id,
+        db.select({ id: environments.projectId }).from(environments).where(eq(environments.id, environmentId)),
+      ),
+    ]),
+    selectDestination(db, actor, peeked),
+  ]);
+  return { row, peeked, destination };
+});
