@@ -77,9 +77,13 @@ export const changedMeanwhile = (what: string) =>
  * Why a write guarded on its row as read matched nothing: 404 when the row is gone meanwhile
  * (`stillThere`, an `exists` on it, is false), as a moment later; else 409. Read only on that path.
  */
-export async function changedOrGone(db: Database, stillThere: SQL, what: string): Promise<ApiError> {
+export const changedOrGone = (db: Database, stillThere: SQL, what: string): Promise<ApiError> =>
+  goneOr(db, stillThere, () => changedMeanwhile(what));
+
+/** `refusal` while the row is still there (`stillThere`), else 404, as a moment later. Read only on that path. */
+export async function goneOr(db: Database, stillThere: SQL, refusal: () => ApiError): Promise<ApiError> {
   const row = await db.get<{ there: number }>(sql`select ${stillThere} as "there"`);
-  return row?.there ? changedMeanwhile(what) : notFound();
+  return row?.there ? refusal() : notFound();
 }
 export const throttled = (retryAfterSeconds: number) =>
   new ApiError(429, "throttled", `Request was throttled. Expected available in ${retryAfterSeconds} seconds.`, null, {

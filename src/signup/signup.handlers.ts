@@ -27,6 +27,7 @@ import { SERVICE_KEY_REFUSED } from "../platform/route";
 import { toUserBasic } from "../platform/user-basic";
 import {
   findInviteForSignup,
+  grantedByJoining,
   joinAsExistingUser,
   keyJoinRefused,
   keyLifetimeJoinRefused,
@@ -209,7 +210,12 @@ const joinEntries =
     };
     return {
       joined: membershipActivity.record(c, "joined", joinedItem, actor),
-      accepted: inviteActivity.record(c, "accepted", inviteItem(invite, invite.targetEmail), actor),
+      accepted: inviteActivity.record(
+        c,
+        "accepted",
+        { ...inviteItem(invite, invite.targetEmail), context: grantedByJoining(membershipId) },
+        actor,
+      ),
     };
   };
 

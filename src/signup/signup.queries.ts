@@ -99,6 +99,20 @@ const organizationLive = (organizationId: string) =>
   sql`(select ${organizations.deletionScheduledAt} from ${organizations}
     where ${organizations.id} = ${organizationId}) is null`;
 
+/**
+ * What a joining granted, read when its last entry is appended: the new membership's level (the
+ * invite's, or less when its inviter was demoted meanwhile) and the project access its rules give
+ * (the invite's, less the projects deleted, made private to the inviter or moved meanwhile).
+ */
+export const grantedByJoining = (membershipId: string) => ({
+  level: sql<number>`select ${organizationMemberships.level} from ${organizationMemberships}
+    where ${organizationMemberships.id} = ${membershipId}`,
+  private_project_access: sql`json((select json_group_array(json_object('id', "id", 'level', "level")) from
+    (select cast(${accessControls.resourceId} as integer) as "id", ${accessControls.accessLevel} as "level"
+      from ${accessControls} where ${accessControls.organizationMembershipId} = ${membershipId}
+        and ${accessControls.resource} = 'project' order by 1)))`,
+});
+
 /** The joining's entries in the activity log, for the membership it creates. */
 export type JoinEntries = (membershipId: string) => { joined: Statement; accepted: Statement };
 

@@ -41,6 +41,15 @@ async function membershipIdOf(organizationId: string, email: string, key: string
   return response.body.results[0].id;
 }
 
+/** The context of the invite's `OrganizationInvite.accepted` entry: what the joining granted. */
+async function acceptedContext(organizationId: string, inviteId: string, key: string) {
+  const path = `/api/organizations/${organizationId}/activity_log?scope=OrganizationInvite&item_id=${inviteId}`;
+  const log = await api("GET", path, { key });
+  const accepted = log.body.results.filter((entry: { activity: string }) => entry.activity === "accepted");
+  expect(accepted).toHaveLength(1);
+  return accepted[0].detail.context;
+}
+
 async function inviteEmails(organizationId: string, key: string) {
   const response = await api("GET", `/api/organizations/${organizationId}/invites`, { key });
   return response.body.results.map((invite: { target_email: string }) => invite.target_email);
@@ -230,6 +239,35 @@ describe("POST /api/signup/:token, as a new user", () => {
     expect(
       hiddenRules.body.access_controls.map((rule: { organization_member: string }) => rule.organization_member),
     ).toEqual([inviter.membership.id]);
+    // The log says what the joining granted, not what the invite asked for.
+    expect(await acceptedContext(organization.id, invite.id, key)).toEqual({
+      level: MembershipLevel.member,
+      private_project_access: [{ id: wasAdmin.id, level: "member" }],
+    });
+  });
+
+  it("grants the level its inviter has now at most, and the log says which", async () => {
+    const { organization, key } = await setupOrganization();
+    const inviter = await addMember(organization.id, MembershipLevel.owner);
+    const email = `demoted-inviter-${organization.id.slice(-6)}@example.com`;
+    const invite = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key: inviter.key,
+      body: { target_email: email, level: MembershipLevel.owner },
+    });
+    expect(invite.status).toBe(201);
+    const demoted = await api("PATCH", `/api/organizations/${organization.id}/members/${inviter.user.uuid}`, {
+      key,
+      body: { level: MembershipLevel.admin },
+    });
+    expect(demoted.status).toBe(200);
+
+    expect((await api("POST", signupPath(invite.body.token), { body: {} })).status).toBe(201);
+    const members = await api("GET", `/api/organizations/${organization.id}/members?email=${email}`, { key });
+    expect(members.body.results.map((member: { level: number }) => member.level)).toEqual([MembershipLevel.admin]);
+    expect(await acceptedContext(organization.id, invite.body.id, key)).toEqual({
+      level: MembershipLevel.admin,
+      private_project_access: [],
+    });
   });
 
   it("grants nothing from an invite whose inviter has left the organization: 404, no membership", async () => {

@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { and, or, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { AppEnv } from "../../platform/env";
-import { changedMeanwhile, conflict, notFound } from "../../platform/errors";
+import { changedMeanwhile, conflict, goneOr, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";
 import {
   callerInOrganization,
@@ -23,6 +23,7 @@ import {
   listInvitesPage,
   inviteContextFor,
   replaceInvites,
+  inviteStillThere,
   resendFailedEmail,
   toInvite,
   type InviteContext,
@@ -76,9 +77,15 @@ const notFailed = () => conflict("Only an invite e-mail that failed can be sent 
 export const resendOrganizationInviteEmail: RouteHandler<typeof resendInviteEmail, AppEnv> = async (c) => {
   const stillAdmin = callerStillAdmin(c.var.actor, c.var.organization.id);
   const caller = callerInOrganization(c.var.actor, c.var.organization.id);
-  const outcome = await resendFailedEmail(c.var.db, c.var.organization.id, c.req.valid("param").id, caller, stillAdmin);
-  // Refused at write: the caller's level lost meanwhile, else the e-mail no longer failed.
-  if (outcome === "refused") throw (await levelRefusal(c, MembershipLevel.admin)) ?? notFailed();
+  const { id } = c.req.valid("param");
+  const outcome = await resendFailedEmail(c.var.db, c.var.organization.id, id, caller, stillAdmin);
+  // Refused at write: the caller's level lost meanwhile, else the invite deleted or its e-mail no longer failed.
+  if (outcome === "refused") {
+    throw (
+      (await levelRefusal(c, MembershipLevel.admin)) ??
+      (await goneOr(c.var.db, inviteStillThere(c.var.organization.id, id), notFailed))
+    );
+  }
   if (outcome === "not_found") throw notFound();
   if (outcome === "not_failed") throw notFailed();
   if (outcome === "expired") throw conflict("This invite has expired: invite again to send a new one.");

@@ -60,7 +60,8 @@ export function disableWebhooksOfFormerAdmin(
       c.var.db,
       { ...webhook, organizationId },
       { reason: REASON },
-      { actor, condition: sql`not ${isAdminInSql(creatorLevel)}` },
+      // Still theirs: one another admin turned on or redirected meanwhile answers to that admin now.
+      { actor, condition: and(eq(webhooks.createdById, creatorUserId), sql`not ${isAdminInSql(creatorLevel)}`) },
     ),
   );
   return { consequences, holds: noWebhookEnabledSince(organizationId, creatorUserId, created) };

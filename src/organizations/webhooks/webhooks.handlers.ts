@@ -1,4 +1,4 @@
-import type { RouteHandler } from "@hono/zod-openapi";
+import type { RouteHandler, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { and, eq, sql } from "drizzle-orm";
 import { users, webhooks } from "../../db/schema";
@@ -27,6 +27,7 @@ import {
   type WebhookRow,
 } from "./webhooks.queries";
 import { redeliver, sendTestEvent } from "./deliveries";
+import type { WebhookUpdateInput } from "./webhooks.schema";
 import type {
   createWebhook,
   deleteWebhook,
@@ -135,14 +136,7 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
       failingSince: answerable ? null : undefined,
       updatedAt: after.updatedAt,
     })
-    .where(
-      and(
-        ofOrganization(current.organizationId, current.id),
-        // A URL sent as it was read makes no one answerable: only while it is still that one (a
-        // redirect meanwhile makes the same PATCH a redirect, whose sender answers for it: 409).
-        input.url !== undefined && !answerable ? eq(webhooks.url, current.url) : undefined,
-      ),
-    )
+    .where(and(ofOrganization(current.organizationId, current.id), sentFieldsAsRead(input, current, answerable)))
     .returning();
   const entry = webhookActivity.changed(
     c,
@@ -155,6 +149,22 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
   if (!row) throw await changedOrGone(db, webhookLive(current.organizationId, current.id), "webhook");
   return c.json(toWebhook(row, owner), 200);
 };
+
+/**
+ * What the PATCH sends is still as it read it, and so is the webhook's creator when it takes the
+ * webhook over: its entry's "before" is what the write replaces. A field changed meanwhile (the
+ * webhook turned off by a demotion or a gone receiver, another admin's redirect) is 409, to be
+ * sent again; a change of a field it does not send is kept, not undone.
+ */
+function sentFieldsAsRead(input: z.output<typeof WebhookUpdateInput>, current: WebhookRow, answerable: boolean) {
+  return and(
+    input.url === undefined ? undefined : eq(webhooks.url, current.url),
+    input.enabled === undefined ? undefined : eq(webhooks.enabled, current.enabled),
+    input.description === undefined ? undefined : sql`${webhooks.description} is ${current.description}`,
+    input.events === undefined ? undefined : sql`json(${webhooks.events}) = json(${JSON.stringify(current.events)})`,
+    answerable ? sql`${webhooks.createdById} is ${current.createdById}` : undefined,
+  );
+}
 
 /** Who turns a webhook on or redirects it (none for a service key), read only then: its creator from then on. */
 async function userOrNull(db: AppEnv["Variables"]["db"], userId: number | null) {

@@ -106,8 +106,11 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
   },
   "OrganizationInvite.cancelled": { description: "An invite was cancelled before it was accepted.", ...invite },
   "OrganizationInvite.accepted": {
-    description: "An invite was accepted; the new member's `OrganizationMembership.joined` comes with it.",
+    description:
+      "An invite was accepted; the new member's `OrganizationMembership.joined` comes with it. The level and " +
+      "private project access the joining granted: the invite's, or less when its inviter lost rights meanwhile.",
     ...invite,
+    context: { level: 1, private_project_access: [{ id: 7, level: "member" }] },
   },
   "OrganizationDomain.created": { description: "An authentication domain was added.", ...domain },
   "OrganizationDomain.updated": {

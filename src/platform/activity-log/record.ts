@@ -49,6 +49,7 @@ export type ActivityEntry<S extends ActivityScope = ActivityScope> = {
   /** The item's human name (a dashboard's name, a member's e-mail). */
   name?: string | null | ReadInBatch;
   changes?: Change[] | null;
+  /** A value of it may be read in the batch too: what the write granted, say. */
   context?: Record<string, unknown> | null;
 };
 
@@ -81,21 +82,33 @@ function boundedChanges(changes: Change[] | null): Change[] | null {
   return bounded;
 }
 
+/** A value bound as a parameter, or an expression read in the batch (parenthesized: it may be a subquery). */
+const valueOrRead = (value: string | number | null | ReadInBatch) =>
+  value instanceof SQL ? sql`(${value})` : sql`${value}`;
+
 /**
- * `detail` as stored text. A name read in the batch is put in by SQLite's `json_object`, which
- * writes the same compact JSON as `JSON.stringify`.
+ * `detail` as stored text. A name or a context value read in the batch is put in by SQLite's
+ * `json_object`, which writes the same compact JSON as `JSON.stringify` (a value read must be
+ * JSON itself, `json(...)`, or a scalar).
  */
 function detailOf(entry: ActivityEntry): SQL | string {
   const changes = boundedChanges(entry.changes ?? null);
   const context = entry.context ?? null;
-  if (!(entry.name instanceof SQL)) return JSON.stringify({ name: entry.name ?? null, changes, context });
-  return sql`json_object('name', (${entry.name}), 'changes', json(${JSON.stringify(changes)}),
-    'context', json(${JSON.stringify(context)}))`;
+  const contextRead = context !== null && Object.values(context).some((value) => value instanceof SQL);
+  if (!(entry.name instanceof SQL) && !contextRead) {
+    return JSON.stringify({ name: entry.name ?? null, changes, context });
+  }
+  const contextSql = contextRead
+    ? sql`json_object(${sql.join(
+        Object.entries(context).map(([key, value]) =>
+          value instanceof SQL ? sql`${key}, (${value})` : sql`${key}, json(${JSON.stringify(value)})`,
+        ),
+        sql`, `,
+      )})`
+    : sql`json(${JSON.stringify(context)})`;
+  return sql`json_object('name', ${valueOrRead(entry.name ?? null)}, 'changes', json(${JSON.stringify(changes)}),
+    'context', ${contextSql})`;
 }
-
-/** A value bound as a parameter, or an expression read in the batch (parenthesized: it may be a subquery). */
-const valueOrRead = (value: string | number | null | ReadInBatch) =>
-  value instanceof SQL ? sql`(${value})` : sql`${value}`;
 
 /**
  * The entry's organization, while the project it names (as a number: one the request read) is

@@ -119,37 +119,60 @@ describe("invites judged on the caller's level as read", () => {
   });
 });
 
-describe("resending an invite e-mail, judged on the caller's level as read", () => {
-  it("an admin demoted meanwhile queues no e-mail again (resend_email is admin-only)", async () => {
-    const { organization, owner, key } = await setupOrganization();
-    const admin = await addMember(organization.id, MembershipLevel.admin);
-    const invite = await insertInvite(organization.id, owner, {
-      sendEmail: true,
-      emailStatus: "failed",
-      emailOutbox: "enc:v1:00000000:sealed",
-    });
-    // resend_email reads the invite, then updates it outside a batch: the demotion lands in between.
-    const demotion: number[] = [];
+describe("resending an invite e-mail, judged on the invite and the caller's level as read", () => {
+  /**
+   * `meanwhile` runs once, between resend_email's read of the invite and its update (made outside
+   * a batch); its status is in the list returned.
+   */
+  function beforeResendWrite(meanwhile: () => Promise<number>) {
+    const ran: number[] = [];
     onBoundStatements((query, _values, bound) => {
-      if (demotion.length > 0 || !/^update "invites" set "email_status"/.test(query)) return bound;
+      if (ran.length > 0 || !/^update "invites" set "email_status"/.test(query)) return bound;
       for (const method of ["all", "run", "raw", "first"] as const) {
         const original = (bound[method] as (...args: unknown[]) => Promise<unknown>).bind(bound);
         (bound as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
-          if (demotion.length === 0) {
-            const path = memberPath(organization.id, admin.user.uuid);
-            demotion.push((await api("PATCH", path, { key, body: { level: MembershipLevel.member } })).status);
-          }
+          if (ran.length === 0) ran.push(await meanwhile());
           return original(...args);
         };
       }
       return bound;
     });
+    return ran;
+  }
+
+  const failedInvite = (organizationId: string, owner: Parameters<typeof insertInvite>[1]) =>
+    insertInvite(organizationId, owner, {
+      sendEmail: true,
+      emailStatus: "failed",
+      emailOutbox: "enc:v1:00000000:sealed",
+    });
+
+  it("an admin demoted meanwhile queues no e-mail again (resend_email is admin-only)", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const invite = await failedInvite(organization.id, owner);
+    const path = memberPath(organization.id, admin.user.uuid);
+    const demotion = beforeResendWrite(
+      async () => (await api("PATCH", path, { key, body: { level: MembershipLevel.member } })).status,
+    );
     const resent = await api("POST", `${invitesPath(organization.id)}/${invite.id}/resend_email`, { key: admin.key });
     vi.restoreAllMocks();
     expect(demotion).toEqual([200]);
     expectError(resent, 403, INSUFFICIENT_LEVEL);
     const listed = await api("GET", invitesPath(organization.id), { key });
     expect(listed.body.results[0].email_status).toBe("failed");
+  });
+
+  it("an invite cancelled meanwhile is 404, as a moment later", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const invite = await failedInvite(organization.id, owner);
+    const invitePath = `${invitesPath(organization.id)}/${invite.id}`;
+    const cancelled = beforeResendWrite(async () => (await api("DELETE", invitePath, { key })).status);
+    const resent = await api("POST", `${invitePath}/resend_email`, { key });
+    vi.restoreAllMocks();
+    expect(cancelled).toEqual([204]);
+    expectError(resent, 404, NOT_FOUND);
+    expectError(await api("POST", `${invitePath}/resend_email`, { key }), 404, NOT_FOUND);
   });
 });
 

@@ -418,6 +418,94 @@ describe("a webhook's creator demoted at the same moment", () => {
   });
 });
 
+describe("a webhook taken over by another admin while its creator is demoted", () => {
+  it("stays enabled: it answers to the admin who turned it on, not to its former creator", async () => {
+    const organization = await setupOrganization();
+    const former = await addMember(organization.organization.id, MembershipLevel.admin);
+    const taker = await addMember(organization.organization.id, MembershipLevel.admin);
+    const created = await api("POST", webhooksPath(organization), {
+      key: former.key,
+      body: { url: RECEIVER, events: ["*"] },
+    });
+    expect(created.status).toBe(201);
+    const path = `${webhooksPath(organization)}/${created.body.id}`;
+    // The demotion reads the former creator's webhooks; before its write, another admin turns the
+    // webhook on, and so becomes its creator.
+    const ran = beforeWrites([
+      [
+        /^update "organization_memberships" set "level"/,
+        async () => (await api("PATCH", path, { key: taker.key, body: { enabled: true } })).status,
+      ],
+    ]);
+    const memberPath = `/api/organizations/${organization.organization.id}/members/${former.user.uuid}`;
+    const demoted = await api("PATCH", memberPath, { key: organization.key, body: { level: MembershipLevel.member } });
+    vi.restoreAllMocks();
+    expect([ran, demoted.status]).toEqual([[200], 200]);
+    const webhook = (await api("GET", path, { key: organization.key })).body;
+    expect([webhook.created_by, webhook.enabled]).toEqual([userBasic(taker.user), true]);
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook`, {
+      key: organization.key,
+    });
+    expect(log.body.results.map((entry: { activity: string }) => entry.activity)).not.toContain("disabled");
+  });
+});
+
+describe("a webhook PATCH racing another change of what it sends", () => {
+  type Entry = { activity: string; detail: { changes: { field: string; before: unknown; after: unknown }[] | null } };
+
+  const entriesOf = async (organization: Organization, id: string) => {
+    const path = `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook&item_id=${id}`;
+    const log = await api("GET", path, { key: organization.key });
+    expect(log.status).toBe(200);
+    return log.body.results as Entry[];
+  };
+  const enabledChange = (before: boolean, after: boolean) =>
+    expect.objectContaining({ field: "enabled", before, after });
+
+  it("is refused (409) when its receiver turned it off meanwhile; sent again, it is logged as turned on", async () => {
+    receiver(410);
+    const organization = await setupOrganization();
+    const webhook = await subscribe(organization, { url: `${RECEIVER}/gone-then-back`, events: ["*"] });
+    const deliveryId = await seedPendingDelivery(organization, webhook.id, { seq: 6100 });
+    const path = `${webhooksPath(organization)}/${webhook.id}`;
+    // Read as on; a delivery answered 410 turns it off before the PATCH's write lands.
+    const consumed = beforeWrites([[/^update "webhooks" set "url"/, () => consume(deliveryId, 1).then(() => "done")]]);
+    const raced = await api("PATCH", path, { key: organization.key, body: { enabled: true } });
+    vi.restoreAllMocks();
+    expect(consumed).toEqual(["done"]);
+    expect([raced.status, raced.body]).toEqual([409, changedMeanwhile("webhook")]);
+    expect((await api("GET", path, { key: organization.key })).body.enabled).toBe(false);
+    expect((await entriesOf(organization, webhook.id))[0]!.activity).toBe("disabled");
+
+    const again = await api("PATCH", path, { key: organization.key, body: { enabled: true } });
+    expect([again.status, again.body.enabled]).toEqual([200, true]);
+    const [newest] = await entriesOf(organization, webhook.id);
+    expect([newest!.activity, newest!.detail.changes]).toEqual([
+      "updated",
+      expect.arrayContaining([enabledChange(false, true)]),
+    ]);
+  });
+
+  it("is refused (409) when another admin turned it on meanwhile: the log and the webhook agree", async () => {
+    const organization = await setupOrganization();
+    const admin = await addMember(organization.organization.id, MembershipLevel.admin);
+    const { id } = await subscribe(organization, { enabled: false });
+    const path = `${webhooksPath(organization)}/${id}`;
+    const ran = beforeWrites([
+      [
+        /^update "webhooks" set "url"/,
+        async () => (await api("PATCH", path, { key: admin.key, body: { enabled: true } })).status,
+      ],
+    ]);
+    const raced = await api("PATCH", path, { key: organization.key, body: { enabled: false } });
+    vi.restoreAllMocks();
+    expect([ran, raced.status, raced.body]).toEqual([[200], 409, changedMeanwhile("webhook")]);
+    expect((await api("GET", path, { key: organization.key })).body.enabled).toBe(true);
+    const [newest] = await entriesOf(organization, id);
+    expect(newest!.detail.changes).toEqual(expect.arrayContaining([enabledChange(false, true)]));
+  });
+});
+
 describe("a webhook deleted by an admin demoted meanwhile", () => {
   it("is not deleted: 403, as a moment later", async () => {
     const organization = await setupOrganization();
