@@ -11,6 +11,12 @@ import { restoreTestDoubles, useEmailTransport } from "../../support/people";
 const sharingPath = (projectId: number | string, dashboardId: number, tree = "environments") =>
   `${dashboardsPath(projectId, tree)}/${dashboardId}/sharing`;
 const TOKEN = /^[A-Za-z0-9_-]{30}$/;
+const PASSWORD_PROTECTION_OFF = errorBody(
+  "validation_error",
+  "invalid_input",
+  "Password protection must be enabled before creating passwords",
+  "password_required",
+);
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
 const NO_EDIT_RIGHT = errorBody(
   "authentication_error",
@@ -206,6 +212,14 @@ describe("answers that carry a secret", () => {
 describe("a sharing write, judged on the dashboard it read", () => {
   afterEach(() => vi.restoreAllMocks());
 
+  /** Each write of a link: its PATCH, a refresh, a password made and one deleted. */
+  const sharingWrites = (path: string, passwordId: string): [string, string, unknown][] => [
+    ["PATCH", path, { enabled: true }],
+    ["POST", `${path}/refresh`, undefined],
+    ["POST", `${path}/passwords`, { raw_password: "another-password-2" }],
+    ["DELETE", `${path}/passwords/${passwordId}`, undefined],
+  ];
+
   /** An owner's dashboard, its link password-protected with one password, and a plain member, its editor. */
   async function sharedWithEditor() {
     const team = await setupSharedDashboard();
@@ -230,12 +244,7 @@ describe("a sharing write, judged on the dashboard it read", () => {
   it("lands only while the caller may still edit: after a lock meanwhile each write is 403", async () => {
     const { key, path, editor, passwordId, lockMeanwhile } = await sharedWithEditor();
     const before = (await api("GET", path, { key })).body;
-    const writes: [string, string, unknown][] = [
-      ["PATCH", path, { enabled: true }],
-      ["POST", `${path}/refresh`, undefined],
-      ["POST", `${path}/passwords`, { raw_password: "another-password-2" }],
-      ["DELETE", `${path}/passwords/${passwordId}`, undefined],
-    ];
+    const writes = sharingWrites(path, passwordId);
     for (const [method, writePath, body] of writes) {
       const ran = lockMeanwhile();
       const written = await api(method, writePath, { key: editor.key, body });
@@ -246,6 +255,45 @@ describe("a sharing write, judged on the dashboard it read", () => {
       await api("PATCH", path.replace(/\/sharing$/, ""), { key, body: { restriction_level: 21 } });
     }
     expect((await api("GET", path, { key })).body).toEqual(before);
+  });
+
+  it("lands only while the dashboard is not deleted: deleted meanwhile, each write is 404", async () => {
+    const { key, path, passwordId, project, dashboard } = await sharedWithEditor();
+    const dashboardPath = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const before = (await api("GET", path, { key })).body;
+    const writes = sharingWrites(path, passwordId);
+    for (const [method, writePath, body] of writes) {
+      const ran = beforeWrites([
+        [
+          /^(insert into "sharing_configurations"|insert into "share_passwords"|delete from "share_passwords")/,
+          async () => (await api("PATCH", dashboardPath, { key, body: { deleted: true } })).status,
+        ],
+      ]);
+      const written = await api(method, writePath, { key, body });
+      vi.restoreAllMocks();
+      expect(ran, `${method} ${writePath}`).toEqual([200]);
+      expect([written.status, written.body], `${method} ${writePath}`).toEqual([404, NOT_FOUND]);
+      // Restored, as it was deleted: its link as it was.
+      expect((await api("PATCH", dashboardPath, { key, body: { deleted: false } })).status).toBe(200);
+    }
+    expect((await api("GET", path, { key })).body).toEqual(before);
+    expect((await api("GET", `/shared/${before.access_token}.json`)).status).toBe(404);
+  });
+
+  it("makes a password only while the link still requires one: turned off meanwhile, 400", async () => {
+    const { key, path } = await sharedWithEditor();
+    const ran = beforeWrites([
+      [
+        /^insert into "share_passwords"/,
+        async () => (await api("PATCH", path, { key, body: { password_required: false } })).status,
+      ],
+    ]);
+    const created = await api("POST", `${path}/passwords`, { key, body: { raw_password: "correct horse" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(created, 400, PASSWORD_PROTECTION_OFF);
+    const after = (await api("GET", path, { key })).body;
+    expect([after.password_required, after.share_passwords.length]).toEqual([false, 1]);
   });
 
   it("turns the link on only while the organization allows public links: off meanwhile, 403", async () => {

@@ -30,6 +30,8 @@ import {
   selectVerifiedViewers,
   sharingWriteHeld,
   isBothProtections,
+  isDashboardDeletedMeanwhile,
+  isPasswordProtectionOff,
   isLifetimeChanged,
   lifetimeAsRead,
   notBothProtections,
@@ -67,14 +69,17 @@ export const retrieveDashboardSharing: Handler<"retrieve"> = async (c) => {
 };
 
 /**
- * A sharing write whose guard (`sharingWriteHeld`) failed: the caller lost the edit right, or the
- * organization turned public links off, between the request's read and its write.
+ * A sharing write whose guard (`sharingWriteHeld`) failed: the caller lost the edit right, the
+ * dashboard was deleted (404, as a moment later), or the organization turned public links off,
+ * between the request's read and its write; or a password whose link stopped requiring one.
  */
 const refusedWhenRightLost =
   (c: Context<AppEnv>) =>
   async (error: unknown): Promise<never> => {
     if (isNotNullViolationOf(error, dashboards.restrictionLevel)) throw await editRightLost(c);
+    if (isDashboardDeletedMeanwhile(error)) throw notFound();
     if (isNotNullViolationOf(error, dashboards.sharingEnabled)) throw PUBLIC_SHARING_DISABLED();
+    if (isPasswordProtectionOff(error)) throw passwordProtectionOff();
     throw error;
   };
 
@@ -217,14 +222,15 @@ export const refreshDashboardSharing: Handler<"refresh"> = async (c) => {
   return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);
 };
 
+const passwordProtectionOff = () =>
+  validationError(
+    "invalid_input",
+    "Password protection must be enabled before creating passwords",
+    "password_required",
+  );
+
 const passwordProtected = (current: SharingRow | undefined) => {
-  if (!current?.passwordRequired) {
-    throw validationError(
-      "invalid_input",
-      "Password protection must be enabled before creating passwords",
-      "password_required",
-    );
-  }
+  if (!current?.passwordRequired) throw passwordProtectionOff();
   return current;
 };
 

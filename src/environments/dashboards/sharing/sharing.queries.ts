@@ -45,7 +45,11 @@ export const selectSharePasswords = (db: Database, dashboardId: number) =>
  */
 export const MAX_SHARE_PASSWORDS = 10;
 
-/** The password, while the link holds fewer than `MAX_SHARE_PASSWORDS` (else the batch fails: NOT NULL). */
+/**
+ * The password, while the link holds fewer than `MAX_SHARE_PASSWORDS` (else the batch fails: NOT
+ * NULL of `dashboard_id`) and still requires a password, as it was read (else NOT NULL of
+ * `password_hash`: `isPasswordProtectionOff`): a password is never made for a link open to all.
+ */
 export function insertSharePassword(
   db: Database,
   row: {
@@ -59,8 +63,14 @@ export function insertSharePassword(
 ) {
   const held = db.$count(sharePasswords, eq(sharePasswords.dashboardId, row.dashboardId));
   const dashboardId = whileHolds(row.dashboardId, sql`${held} < ${MAX_SHARE_PASSWORDS}`);
-  return db.insert(sharePasswords).values({ ...row, dashboardId });
+  const protectedLink = sql`exists (select 1 from ${sharingConfigurations}
+    where ${sharingConfigurations.dashboardId} = ${row.dashboardId} and ${sharingConfigurations.passwordRequired} = 1)`;
+  const passwordHash = whileHolds(row.passwordHash, protectedLink);
+  return db.insert(sharePasswords).values({ ...row, dashboardId, passwordHash });
 }
+
+/** A password refused because the link's password protection was turned off meanwhile (`insertSharePassword`). */
+export const isPasswordProtectionOff = (error: unknown) => isNotNullViolationOf(error, sharePasswords.passwordHash);
 
 export const deleteSharePassword = (db: Database, dashboardId: number, passwordId: string) =>
   db
@@ -143,7 +153,8 @@ const newViewerSessionSecret = () => randomUrlSafeToken(32);
 
 /**
  * Before a write of a dashboard's sharing: the dashboard's row, rewritten only while `stillEditor`
- * holds (else NOT NULL of its restriction level fails the batch), with its copy of `enabled`, which
+ * holds (else NOT NULL of its restriction level fails the batch) and it is not deleted (else NOT
+ * NULL of its last modification), with its copy of `enabled`, which
  * its lists read, when that changes (this is the only write of it): turned on only while the
  * organization allows public links (else NOT NULL of the copy fails the batch).
  */
@@ -160,10 +171,15 @@ export function sharingWriteHeld(
     .update(dashboards)
     .set({
       restrictionLevel: whileHolds(sql<number>`${dashboards.restrictionLevel}`, stillEditor),
+      // Still live: a soft delete meanwhile refuses the write (NOT NULL: `isDashboardDeletedMeanwhile`).
+      lastModifiedAt: whileHolds(sql<string>`${dashboards.lastModifiedAt}`, sql`${dashboards.deleted} = 0`),
       sharingEnabled: enabled ? whileHolds(sql<boolean>`1`, allowed) : enabled,
     })
     .where(eq(dashboards.id, dashboard.id));
 }
+
+/** A sharing write refused by `sharingWriteHeld` because its dashboard was deleted meanwhile. */
+export const isDashboardDeletedMeanwhile = (error: unknown) => isNotNullViolationOf(error, dashboards.lastModifiedAt);
 
 /**
  * After a write of a link's protection, in its batch: the link ends with passwords or with an
