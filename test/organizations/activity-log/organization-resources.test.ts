@@ -258,6 +258,8 @@ describe("signup by invite", () => {
         activity: "accepted",
         itemId: invite.id,
         name: "eve@example.com",
+        // What the joining granted: the invite's level, no project access.
+        context: { level: MembershipLevel.member, private_project_access: [] },
       }),
     ]);
     const log = JSON.stringify(await logOf(team));
@@ -320,6 +322,8 @@ describe("signup by invite", () => {
         activity: "accepted",
         itemId: invite.id,
         name: joiner.owner.email,
+        // What the joining granted: the invite's level, no project access.
+        context: { level: MembershipLevel.member, private_project_access: [] },
       }),
     ]);
     await expectNothingAppended(
