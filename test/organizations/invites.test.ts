@@ -27,6 +27,7 @@ import {
   insertInvite,
   restoreTestDoubles,
   useEmailTransport,
+  INVITE_WRITE,
 } from "../support/people";
 import * as schema from "../../src/db/schema";
 import { expectError } from "../support/error-bodies";
@@ -512,7 +513,7 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     // Another admin's invite lands between this one's reads (no open invite then) and its write.
     const ran = beforeWrites([
       [
-        /^delete from "invites"/,
+        INVITE_WRITE,
         async () => (await api("POST", invitesPath(organization.id), { key: otherAdmin.key, body })).status,
       ],
     ]);
@@ -571,7 +572,7 @@ describe("POST /api/organizations/:organization_id/invites", () => {
     const body = { target_email: "racing@example.com" };
     // The owner's invite lands between the member's reads (no open invite then) and their write.
     const ran = beforeWrites([
-      [/^delete from "invites"/, async () => (await api("POST", invitesPath(organization.id), { key, body })).body],
+      [INVITE_WRITE, async () => (await api("POST", invitesPath(organization.id), { key, body })).body],
     ]);
     const members = await api("POST", invitesPath(organization.id), { key: member.key, body });
     vi.restoreAllMocks();
@@ -1226,7 +1227,7 @@ describe("an invite replacing another, sent by an admin demoted meanwhile", () =
     const memberPath = `/api/organizations/${organization.id}/members/${admin.user.uuid}`;
     const demote = async () =>
       (await api("PATCH", memberPath, { key, body: { level: MembershipLevel.member } })).status;
-    const demotion = beforeWrites([[/^delete from "invites"/, demote]]);
+    const demotion = beforeWrites([[INVITE_WRITE, demote]]);
     const replacing = await api("POST", invitesPath, {
       key: admin.key,
       body: { target_email: "boss@example.com", level: MembershipLevel.member, send_email: false },

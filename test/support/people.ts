@@ -43,6 +43,13 @@ export async function insertInvite(
   return { ...invite!, token: token.value };
 }
 
+/**
+ * An invite write's batch (`beforeWrites`): the open invites to its e-mails it replaces, deleted by
+ * e-mail. Not the stepped deletes of an organization being deleted in the background, which a
+ * looser pattern would catch instead.
+ */
+export const INVITE_WRITE = /^delete from "invites" where .*"target_email"/;
+
 export const daysAgo = (days: number, extraMs = 0) =>
   new Date(Date.now() - days * 24 * 60 * 60 * 1000 - extraMs).toISOString();
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { changedMeanwhile, expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../../support/error-bodies";
 import { addMember, api, createProject, errorBody, setupOrganization } from "../../support/harness";
-import { insertInvite, restoreTestDoubles } from "../../support/people";
+import { insertInvite, INVITE_WRITE, restoreTestDoubles } from "../../support/people";
 import { beforeWrites, onBoundStatements } from "../../support/races";
 
 /*
@@ -73,7 +73,7 @@ describe("invites judged on the caller's level as read", () => {
     expect(settings.status).toBe(200);
     const demotion = beforeWrites([
       [
-        /^delete from "invites"/,
+        INVITE_WRITE,
         async () =>
           (
             await api("PATCH", memberPath(organization.id, admin.user.uuid), {
@@ -103,10 +103,7 @@ describe("invites judged on the caller's level as read", () => {
     const { organization, key } = await setupOrganization();
     const member = await addMember(organization.id, MembershipLevel.member);
     const removal = beforeWrites([
-      [
-        /^delete from "invites"/,
-        async () => (await api("DELETE", memberPath(organization.id, member.user.uuid), { key })).status,
-      ],
+      [INVITE_WRITE, async () => (await api("DELETE", memberPath(organization.id, member.user.uuid), { key })).status],
     ]);
     const invited = await api("POST", invitesPath(organization.id), {
       key: member.key,
@@ -234,7 +231,7 @@ describe("combine_pending_invites racing another invite to the e-mail", () => {
     // after the combining request read the pending invites (none then) and before its write.
     const ran = beforeWrites([
       [
-        /^delete from "invites"/,
+        INVITE_WRITE,
         async () =>
           (
             await api("POST", `/api/organizations/${organization.id}/invites`, {
@@ -281,7 +278,7 @@ describe("an invite racing the acceptance of the invite it replaces", () => {
     // after the POST read the members (not one of them yet) and before it writes.
     const ran = beforeWrites([
       [
-        /^delete from "invites"/,
+        INVITE_WRITE,
         async () => (await api("POST", "/api/signup", { body: { token: first.token, first_name: "Quick" } })).status,
       ],
     ]);
