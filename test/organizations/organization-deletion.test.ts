@@ -268,9 +268,10 @@ describe("the archive during an organization's deletion", () => {
     vi.spyOn(env.BACKGROUND_JOBS, "send").mockResolvedValue(NOT_SENT);
     expect((await api("DELETE", `/api/organizations/${organization.id}`, { key })).status).toBe(204);
     // The step has looked for segments (none yet); the cron archives before the step's deletes.
-    const ran = beforeWrites([
-      [/^delete from "dashboards"/, () => archiveActivityLog(db, env.ACTIVITY_LOG_ARCHIVE, 30)],
-    ]);
+    const ran = beforeWrites(
+      [[/^delete from "dashboards"/, () => archiveActivityLog(db, env.ACTIVITY_LOG_ARCHIVE, 30)]],
+      { steppedDeletions: true },
+    );
     await consumeAttempt("background-jobs", { kind: "delete_organization", organizationId: organization.id }, 1);
     // The pass ran, and left the organization being deleted alone.
     expect(ran).toEqual([0]);

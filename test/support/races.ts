@@ -5,21 +5,32 @@ import { vi } from "vitest";
 const sqlOf = (statement: D1PreparedStatement) => String((statement as unknown as { statement: string }).statement);
 
 /**
+ * A step of a stepped deletion (`deleteSome`): work in the background, which an earlier file's
+ * deletion may still be doing while a test waits for a request's write to the same table.
+ */
+const STEPPED_DELETION = /^delete from "(\w+)" where "\1"\."id" in \(select "id" from "\1" where /;
+
+/**
  * Races made deterministic: the first batch whose SQL matches a hook's pattern runs the hook's
  * `meanwhile` (another request, to its end) before it goes on. The request whose write that is has
  * read all it read before, so `meanwhile` lands between its reads and its write, as a concurrent
- * request's may. Returns what each `meanwhile` gave, in the order they ended; `vi.restoreAllMocks()`
- * ends the spying.
+ * request's may. Steps of stepped deletions match no pattern unless `steppedDeletions` says they are
+ * the writes waited for. Returns what each `meanwhile` gave, in the order they ended;
+ * `vi.restoreAllMocks()` ends the spying.
  */
-export function beforeWrites(hooks: [RegExp, () => Promise<unknown>][]) {
+export function beforeWrites(hooks: [RegExp, () => Promise<unknown>][], { steppedDeletions = false } = {}) {
   const ran: unknown[] = [];
   const pending = [...hooks];
   const withSession = env.DB.withSession.bind(env.DB);
+  const awaited = (query: string, pattern: RegExp) =>
+    pattern.test(query) && (steppedDeletions || !STEPPED_DELETION.test(query));
   vi.spyOn(env.DB, "withSession").mockImplementation((constraint) => {
     const session = withSession(constraint);
     const batch = session.batch.bind(session);
     session.batch = async <T>(statements: D1PreparedStatement[]) => {
-      const index = pending.findIndex(([pattern]) => statements.some((statement) => pattern.test(sqlOf(statement))));
+      const index = pending.findIndex(([pattern]) =>
+        statements.some((statement) => awaited(sqlOf(statement), pattern)),
+      );
       if (index >= 0) {
         const [[, meanwhile]] = pending.splice(index, 1) as [[RegExp, () => Promise<unknown>]];
         ran.push(await meanwhile());
