@@ -188,21 +188,13 @@ export const retrieveCallingApiKey: RouteHandler<typeof retrieveCurrentKey, AppE
   return c.json({ ...toPersonalApiKey(row), owner_kind: "user" as const, rate_limits: keyRateLimits(c.env) }, 200);
 };
 
-/** A value a roll replaced works only for its overlap, and manages no key: not even a revocation. */
-export function assertCurrentValue(actor: Actor) {
-  if (actor.replacedValue) {
-    throw permissionDenied("A key's replaced value cannot manage keys: use the key's current value");
-  }
-}
-
 /**
  * A key never mints, changes, rolls or revokes a key that could do more than itself: scopes are a
- * ceiling, and so are its organizations and its expiry. Nor does a value a roll replaced, which
- * works only for its overlap: otherwise whoever held it could roll the key again and keep the only
- * value that works. (A key scoped to projects never gets here: key routes are organization-level.)
+ * ceiling, and so are its organizations and its expiry (a value a roll replaced manages no key at
+ * all: `managesKeys` on the route). A key scoped to projects never gets here: key routes are
+ * organization-level.
  */
 export function assertWithinCallerKey(actor: Actor, scopes: string[], reach: KeyReach, expiresAt: string | null) {
-  assertCurrentValue(actor);
   if (actor.keyExpiresAt !== null && (expiresAt === null || expiresAt > actor.keyExpiresAt)) {
     throw permissionDenied("API key cannot grant access beyond its own expiry");
   }

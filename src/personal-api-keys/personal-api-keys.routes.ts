@@ -25,6 +25,7 @@ export const listKeys = apiRoute({
 export const createKey = apiRoute({
   method: "post",
   path: "/api/personal_api_keys",
+  managesKeys: true,
   scope: "personal_api_key:write",
   middleware: [noStore],
   tags: ["personal_api_keys"],
@@ -58,6 +59,7 @@ export const retrieveKey = apiRoute({
 export const deleteKey = apiRoute({
   method: "delete",
   path: "/api/personal_api_keys/{id}",
+  managesKeys: true,
   scope: "personal_api_key:write",
   tags: ["personal_api_keys"],
   summary: "Revoke a key at once",
@@ -68,6 +70,7 @@ export const deleteKey = apiRoute({
 export const updateKey = apiRoute({
   method: "patch",
   path: "/api/personal_api_keys/{id}",
+  managesKeys: true,
   scope: "personal_api_key:write",
   tags: ["personal_api_keys"],
   summary: "Change a key's label, scopes, scoping or expiry; it applies at once",
@@ -78,6 +81,7 @@ export const updateKey = apiRoute({
 export const rollKey = apiRoute({
   method: "post",
   path: "/api/personal_api_keys/{id}/roll",
+  managesKeys: true,
   scope: "personal_api_key:write",
   middleware: [noStore],
   tags: ["personal_api_keys"],

@@ -115,6 +115,19 @@ type ContextConfig =
       reads?: RouteReads<unknown>;
     };
 
+/** Why a value a roll replaced is refused: it works only for its overlap, and manages no key (docs/keys.md). */
+export const REPLACED_VALUE_REFUSED = "A key's replaced value cannot manage keys: use the key's current value";
+
+/**
+ * A route that makes, changes, rolls, revokes or blocks a key refuses a value a roll replaced:
+ * whoever held a leaked one could otherwise roll the key again and keep the only value that works,
+ * or cut other keys off.
+ */
+const refuseReplacedValue = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.var.actor.replacedValue) throw permissionDenied(REPLACED_VALUE_REFUSED);
+  await next();
+});
+
 type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> &
   ContextConfig & {
     /**
@@ -127,6 +140,8 @@ type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> &
      * Routes that act on people, ownership or keys never do (docs/keys.md, "Service keys").
      */
     serviceKeys?: boolean;
+    /** Whether it makes, changes, rolls, revokes or blocks a key: a value a roll replaced may not call it. */
+    managesKeys?: boolean;
     /** Further checks, run in order after authentication, scope, key scoping and the context. */
     middleware?: MiddlewareHandler<AppEnv>[];
   };
@@ -137,13 +152,14 @@ type ApiRouteConfig = Omit<RouteConfig, "middleware" | "security"> &
  * (`x-minimum-level`), so that no handler checks them by hand.
  */
 export function apiRoute<const R extends ApiRouteConfig>(config: R) {
-  const { scope, middleware = [], context, level, reads, serviceKeys = false, ...route } = config;
+  const { scope, middleware = [], context, level, reads, serviceKeys = false, managesKeys = false, ...route } = config;
   const contextCheck = context === undefined ? [] : [requireContext(context, level, route.method !== "get", reads)];
   const scopes = scopesOf(scope);
   return createRoute({
     ...route,
     ...(level === undefined ? {} : { "x-minimum-level": level }),
     ...(serviceKeys ? { "x-service-keys": true } : {}),
+    ...(managesKeys ? { "x-manages-keys": true } : {}),
     operationId: route.operationId ?? operationIdFor(route.method, route.path),
     description: [requirementsOf(scopes, level), route.description].filter(Boolean).join("\n\n"),
     security: [{ PersonalAPIKey: [...scopes] }],
@@ -154,6 +170,7 @@ export function apiRoute<const R extends ApiRouteConfig>(config: R) {
       requireScopes(scopes),
       requireKeyReach(routeReach(route.method, route.path)),
       admitServiceKeys(serviceKeys),
+      ...(managesKeys ? [refuseReplacedValue] : []),
       ...contextCheck,
       ...middleware,
       ...readJsonBody,

@@ -2,7 +2,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { organizations, projects, serviceApiKeys } from "../db/schema";
-import { assertCurrentValue, assertWithinCallerKey } from "../personal-api-keys/personal-api-keys.handlers";
+import { assertWithinCallerKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
 import { SERVICE_KEY_PREFIX } from "../platform/auth/api-keys";
 import { assertLifetimeWithinPolicy, assertServiceKeyWithinCeiling } from "../platform/auth/key-policy";
@@ -318,9 +318,6 @@ export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) =
 
 export const deleteOrganizationServiceKey: Handler<"deleteServiceKey"> = async (c) => {
   const { db, organization } = c.var;
-  // Not held to the caller's scopes (revoking gives no one anything), but a leaked replaced value
-  // must not stop the organization's automation.
-  assertCurrentValue(c.var.actor);
   const key = await keyOfPath(c);
   // Only while the caller is still an admin (and their key not blocked) when the delete runs.
   const stillAdmin = callerStillAdmin(c.var.actor, organization.id);

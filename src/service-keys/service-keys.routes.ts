@@ -32,6 +32,7 @@ export const listServiceKeys = apiRoute({
 export const createServiceKey = apiRoute({
   method: "post",
   path: collection,
+  managesKeys: true,
   scope: "organization:write",
   context: "organization",
   level: MembershipLevel.admin,
@@ -70,6 +71,7 @@ export const retrieveServiceKey = apiRoute({
 export const updateServiceKey = apiRoute({
   method: "patch",
   path: `${collection}/{id}`,
+  managesKeys: true,
   scope: "organization:write",
   context: "organization",
   level: MembershipLevel.admin,
@@ -82,6 +84,7 @@ export const updateServiceKey = apiRoute({
 export const rollServiceKey = apiRoute({
   method: "post",
   path: `${collection}/{id}/roll`,
+  managesKeys: true,
   scope: "organization:write",
   context: "organization",
   level: MembershipLevel.admin,
@@ -95,6 +98,7 @@ export const rollServiceKey = apiRoute({
 export const deleteServiceKey = apiRoute({
   method: "delete",
   path: `${collection}/{id}`,
+  managesKeys: true,
   scope: "organization:write",
   context: "organization",
   level: MembershipLevel.admin,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { SERVICE_KEY_REFUSED } from "../../src/platform/route";
+import { REPLACED_VALUE_REFUSED, SERVICE_KEY_REFUSED } from "../../src/platform/route";
 import {
   addMember,
   addMembership,
@@ -20,12 +20,14 @@ type Operation = {
   scopes: string[];
   minimumLevel: number | undefined;
   serviceKeys: boolean;
+  managesKeys: boolean;
 };
 
 type PublishedOperation = {
   security?: Record<string, string[]>[];
   "x-minimum-level"?: number;
   "x-service-keys"?: boolean;
+  "x-manages-keys"?: boolean;
 };
 
 /** Every authenticated operation, as the OpenAPI document publishes it. */
@@ -43,6 +45,7 @@ async function authenticatedOperations(): Promise<Operation[]> {
         scopes: operation.security?.[0]?.PersonalAPIKey ?? [],
         minimumLevel: operation["x-minimum-level"],
         serviceKeys: operation["x-service-keys"] === true,
+        managesKeys: operation["x-manages-keys"] === true,
       })),
   );
 }
@@ -295,6 +298,32 @@ describe("every authenticated route", () => {
       expect(response.status, label(operation)).toBe(200);
     }
   }, 30_000);
+
+  it("refuses a value a roll replaced on every write of a key, and marks each such route", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const tenant = { organizationId: organization.id, projectId: project.id };
+    const created = await api("POST", "/api/personal_api_keys", { key, body: { label: "Rolled", scopes: ["*"] } });
+    const rolled = await api("POST", `/api/personal_api_keys/${created.body.id}/roll`, {
+      key,
+      body: { overlap_seconds: 600 },
+    });
+    expect([created.status, rolled.status]).toEqual([201, 200]);
+    const replaced = created.body.value as string;
+    const operations = await authenticatedOperations();
+    // Every write under a path of keys (personal, service, an organization's view of its members' keys).
+    const keyWrites = operations.filter(
+      (operation) =>
+        operation.method !== "GET" && /\/(personal_api_keys|service_keys|api_keys)(\/|$)/.test(operation.path),
+    );
+    expect(keyWrites.filter((operation) => !operation.managesKeys).map(label)).toEqual([]);
+    expect(operations.filter((operation) => operation.managesKeys)).toEqual(keyWrites);
+    for (const operation of keyWrites) {
+      const response = await call(operation, tenant, replaced);
+      expect([response.status, response.body], label(operation)).toEqual([403, denied(REPLACED_VALUE_REFUSED)]);
+    }
+    // The replaced value still reads, within its overlap.
+    expect((await api("GET", "/api/personal_api_keys/@current", { key: replaced })).status).toBe(200);
+  });
 
   it("answers 403 to a plain member on every route that needs a higher level, before looking anything up", async () => {
     const { organization, project } = await setupOrganization();

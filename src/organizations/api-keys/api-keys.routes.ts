@@ -25,6 +25,7 @@ export const listApiKeys = apiRoute({
 export const blockApiKey = apiRoute({
   method: "delete",
   path: `${collection}/{id}`,
+  managesKeys: true,
   scope: "organization:write",
   context: "organization",
   level: MembershipLevel.admin,
