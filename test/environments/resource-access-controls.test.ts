@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
 import { addMember, api, createApiKey, errorBody, ISO_TIMESTAMP, setupOrganization, UUID } from "../support/harness";
-import { expectError, missingScope, NO_EDIT_RIGHT, NOT_AUTHENTICATED, NOT_FOUND } from "../support/error-bodies";
+import {
+  changedMeanwhile,
+  expectError,
+  missingScope,
+  NO_EDIT_RIGHT,
+  NOT_AUTHENTICATED,
+  NOT_FOUND,
+} from "../support/error-bodies";
 import { createDashboard, dashboardsPath } from "./dashboard-fixtures";
 import { beforeWrites } from "../support/races";
 
@@ -588,5 +595,32 @@ describe("a rule on the activity log", () => {
     const read = await api("GET", logPath, { key: member.key });
     expect(read.body.results.map((entry: { scope: string }) => entry.scope)).toContain("Dashboard");
     expect(await feed(member.key)).toContain("Dashboard.created");
+  });
+});
+
+describe("a rule on a kind written while another write of it lands", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("is refused (409) when the rule it read as missing was created meanwhile", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const rulesPath = path("projects", project.id);
+    const body = (level: string) => ({
+      resource: "dashboard",
+      access_level: level,
+      organization_member: member.membership.id,
+    });
+    const ran = beforeWrites([
+      [
+        /insert into "resource_access_controls"/,
+        async () => (await api("PUT", rulesPath, { key, body: body("viewer") })).status,
+      ],
+    ]);
+    const raced = await api("PUT", rulesPath, { key, body: body("editor") });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(raced, 409, changedMeanwhile("access control"));
+    const rules = (await api("GET", rulesPath, { key })).body.access_controls;
+    expect(rules.map((rule: { access_level: string }) => rule.access_level)).toEqual(["viewer"]);
   });
 });

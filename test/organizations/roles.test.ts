@@ -577,3 +577,31 @@ describe("role writes by an admin demoted between the request's read and its wri
     expect(names).toEqual(["Contractors"]);
   });
 });
+
+describe("a role renamed while another rename lands", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("is refused (409): the log never says it renamed a name the role no longer had", async () => {
+    const { organization, key } = await setupOrganization();
+    const role = await api("POST", rolesPath(organization.id), { key, body: { name: "Alpha" } });
+    expect(role.status).toBe(201);
+    const rolePath = `${rolesPath(organization.id)}/${role.body.id}`;
+    const ran = beforeWrites([
+      [/^update "roles"/, async () => (await api("PATCH", rolePath, { key, body: { name: "Beta" } })).status],
+    ]);
+    const raced = await api("PATCH", rolePath, { key, body: { name: "Gamma" } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(raced, 409, changedMeanwhile("role"));
+    const again = await api("PATCH", rolePath, { key, body: { name: "Gamma" } });
+    expect([again.status, again.body.name]).toEqual([200, "Gamma"]);
+    const renames = (await activity(organization.id, key, "Role"))
+      .filter((entry) => entry.activity === "updated")
+      .map((entry) => entry.detail.changes)
+      .reverse();
+    expect(renames).toEqual([
+      [expect.objectContaining({ field: "name", before: "Alpha", after: "Beta" })],
+      [expect.objectContaining({ field: "name", before: "Beta", after: "Gamma" })],
+    ]);
+  });
+});

@@ -17,7 +17,7 @@ import {
 } from "../support/harness";
 import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
 import { beforeWrites } from "../support/races";
-import { expectError } from "../support/error-bodies";
+import { changedMeanwhile, expectError } from "../support/error-bodies";
 
 const NOT_FOUND = errorBody("invalid_request", "not_found", "Not found.");
 const denied = (detail: string) => errorBody("authentication_error", "permission_denied", detail);
@@ -665,6 +665,92 @@ describe("a dashboard rule's removal", () => {
     const left = await api("GET", rules, { key });
     expect(left.body.access_controls).toEqual(
       expect.arrayContaining([expect.objectContaining({ ...hiddenRule, access_level: "none" })]),
+    );
+  });
+});
+
+describe("a rule written while another write of it lands", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  type Entry = { activity: string; item_id: string; detail: { context: { access_level: string | null } } };
+
+  /** A project, a member, the project's rules' path, and a PUT body for the member's rule. */
+  async function projectWithMember() {
+    const team = await setupOrganization();
+    const member = await addMember(team.organization.id, MembershipLevel.member);
+    const rulesPath = `/api/projects/${team.project.id}/access_controls`;
+    const body = (level: string | null) => ({ access_level: level, organization_member: member.membership.id });
+    const entries = async () =>
+      (
+        (await api("GET", `/api/projects/${team.project.id}/activity_log?scope=AccessControl`, { key: team.key })).body
+          .results as Entry[]
+      )
+        .map((entry) => [entry.activity, entry.item_id, entry.detail.context.access_level])
+        .reverse();
+    const rules = async () =>
+      ((await api("GET", rulesPath, { key: team.key })).body.access_controls as { id: string; access_level: string }[])
+        .filter((rule) => rule.access_level !== undefined)
+        .map((rule) => [rule.id, rule.access_level]);
+    return { ...team, rulesPath, body, entries, rules };
+  }
+
+  it("is refused (409) when the rule it read as missing was created meanwhile: one created entry", async () => {
+    const { key, rulesPath, body, entries } = await projectWithMember();
+    const ran = beforeWrites([
+      [/insert into "access_controls"/, async () => (await api("PUT", rulesPath, { key, body: body("member") })).body],
+    ]);
+    const raced = await api("PUT", rulesPath, { key, body: body("admin") });
+    vi.restoreAllMocks();
+    const created = ran[0] as { id: string };
+    expectError(raced, 409, changedMeanwhile("access control"));
+    expect(await entries()).toEqual([["created", created.id, "member"]]);
+    // Sent again, it is an update of the rule as it now is.
+    expect((await api("PUT", rulesPath, { key, body: body("admin") })).status).toBe(200);
+    expect((await entries()).at(-1)).toEqual(["updated", created.id, "admin"]);
+  });
+
+  it("removes no rule created meanwhile (409), and updates none removed meanwhile (409)", async () => {
+    const { key, rulesPath, body, entries } = await projectWithMember();
+    const created = beforeWrites([
+      [/delete from "access_controls"/, async () => (await api("PUT", rulesPath, { key, body: body("admin") })).body],
+    ]);
+    const removal = await api("PUT", rulesPath, { key, body: body(null) });
+    vi.restoreAllMocks();
+    const rule = created[0] as { id: string };
+    expectError(removal, 409, changedMeanwhile("access control"));
+    expect(await entries()).toEqual([["created", rule.id, "admin"]]);
+
+    const removed = beforeWrites([
+      [/insert into "access_controls"/, async () => (await api("PUT", rulesPath, { key, body: body(null) })).status],
+    ]);
+    const update = await api("PUT", rulesPath, { key, body: body("member") });
+    vi.restoreAllMocks();
+    expect(removed).toEqual([204]);
+    expectError(update, 409, changedMeanwhile("access control"));
+    expect(await entries()).toEqual([
+      ["created", rule.id, "admin"],
+      ["deleted", rule.id, "admin"],
+    ]);
+  });
+
+  it("names a role deleted meanwhile as the body's 400, not a 404 for the project", async () => {
+    const { organization, key, rulesPath } = await projectWithMember();
+    const role = await api("POST", `/api/organizations/${organization.id}/roles`, { key, body: { name: "Doomed" } });
+    expect(role.status).toBe(201);
+    const deletion = beforeWrites([
+      [
+        /insert into "access_controls"/,
+        async () =>
+          (await api("DELETE", `/api/organizations/${organization.id}/roles/${role.body.id}`, { key })).status,
+      ],
+    ]);
+    const put = await api("PUT", rulesPath, { key, body: { access_level: "admin", role: role.body.id } });
+    vi.restoreAllMocks();
+    expect(deletion).toEqual([204]);
+    expectError(
+      put,
+      400,
+      errorBody("validation_error", "does_not_exist", `Invalid pk "${role.body.id}" - object does not exist.`, "role"),
     );
   });
 });

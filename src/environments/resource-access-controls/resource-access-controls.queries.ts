@@ -31,9 +31,12 @@ export function putReads(db: Database, environmentId: number, resource: string, 
 
 type TypeRuleTarget = { environmentId: number; resource: string; subject: RuleSubject };
 
+/** The target's one rule, as SQL. */
+export const typeRuleOf = (target: TypeRuleTarget) => ruleOf(target.environmentId, target.resource, target.subject);
+
 /** The rule's id, read after the upsert that wrote it (for its entry). */
 export const typeRuleIdInBatch = (target: TypeRuleTarget): SQL =>
-  sql`select ${rules.id} from ${rules} where ${ruleOf(target.environmentId, target.resource, target.subject)} limit 1`;
+  sql`select ${rules.id} from ${rules} where ${typeRuleOf(target)} limit 1`;
 
 /**
  * Writes the rule, whether or not it existed, and reads it back: statements for one batch. The

@@ -10,14 +10,16 @@ import {
   toAccessControlRule,
 } from "../../platform/access-controls/rule-subject";
 import { personOf, type AppEnv } from "../../platform/env";
-import { isNotNullViolation } from "../../platform/db";
+import { isForeignKeyViolation, isNotNullViolation } from "../../platform/db";
 import { permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
 import { ProjectParams, projectRead } from "../../platform/route-context";
 import { callerStillProjectAdmin, projectStillIn, refusalInEnvironment } from "../../platform/route-context/project";
-import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
+import { apiRoute, changedMeanwhileResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { createRouter } from "../../platform/router";
 import { subjectOf } from "../../platform/access-controls/rule-subject";
+import { ruleAsRead, ruleChangedMeanwhile, subjectGoneMeanwhile } from "../../platform/access-controls/rule-as-read";
+import { resourceAccessControls as rules } from "../../db/schema";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import * as queries from "./resource-access-controls.queries";
 import { typeRuleToPut } from "./resource-access-controls.request";
@@ -57,7 +59,11 @@ function routerFor(tree: ProjectTree) {
       "a member out of the project's activity log. The other kinds are stored and returned for PostHog's " +
       "clients and act on nothing here, `project` included, as in PostHog.",
     request: { params: ProjectParams, body: jsonBody(PutResourceAccessControlInput) },
-    responses: { 200: json(AccessControlRule, "The rule"), 204: { description: "The rule was removed" } },
+    responses: {
+      200: json(AccessControlRule, "The rule"),
+      204: { description: "The rule was removed" },
+      409: changedMeanwhileResponse,
+    },
   });
 
   /** One round trip with the key warm: the project and its rules. */
@@ -101,12 +107,18 @@ function routerFor(tree: ProjectTree) {
     };
     // Still a project admin when the write runs, on the project still in the organization its
     // subject was checked in: a demotion meanwhile makes it 403, a move 409.
-    const stillAdmin = sql`(${callerStillProjectAdmin(actor, project.environmentId)}
+    // And the rule as read: another write of it meanwhile makes it 409.
+    const asRead = ruleAsRead(rules, queries.typeRuleOf(target), existing);
+    const admin = sql`(${callerStillProjectAdmin(actor, project.environmentId)}
       and ${projectStillIn(project.projectId, project.organizationId)})`;
+    const stillAdmin = sql`(${admin} and ${asRead})`;
     const refusedWhenNoLongerAdmin = async (error: unknown): Promise<never> => {
-      throw isNotNullViolation(error)
-        ? await refusalInEnvironment(db, actor, project.environmentId, notProjectAdmin, project.organizationId)
-        : error;
+      if (isForeignKeyViolation(error)) throw (await subjectGoneMeanwhile(db, project.environmentId, subject)) ?? error;
+      if (!isNotNullViolation(error)) throw error;
+      throw (
+        (await ruleChangedMeanwhile(db, asRead, admin)) ??
+        (await refusalInEnvironment(db, actor, project.environmentId, notProjectAdmin, project.organizationId))
+      );
     };
     if (level === null) {
       const entry = ruleWriteEntry(c, project, description, existing, null);

@@ -1,6 +1,6 @@
 import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../platform/env";
-import { notFound, validationError } from "../../platform/errors";
+import { changedOrGone, notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull } from "../../platform/db";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { nameKey } from "../../platform/names";
@@ -68,10 +68,11 @@ export const updateOrganizationRole: Handler<"updateRole"> = async (c) => {
   const item = roleItem(organization.id, role.id, name);
   const entry = roleActivity.changed(c, "updated", item, { name: role.name }, { name });
   const renamed = await refusedWhenNull(
-    queries.renameRole(db, organization.id, role.id, name, entry, callerStillAdmin(c.var.actor, organization.id)),
+    queries.renameRole(db, organization.id, role, name, entry, callerStillAdmin(c.var.actor, organization.id)),
     levelLost(c),
   );
-  if (!renamed) throw notFound();
+  // Renamed meanwhile (409: sent again, it renames the role from its new name) or deleted (404).
+  if (!renamed) throw await changedOrGone(db, queries.roleStillThere(organization.id, role.id), "role");
   return c.json(queries.toRole(renamed, members), 200);
 };
 

@@ -142,7 +142,7 @@ export async function insertRole(db: Database, role: typeof roles.$inferInsert, 
 export async function renameRole(
   db: Database,
   organizationId: string,
-  id: string,
+  role: { id: string; name: string },
   name: string,
   entry: Statement | undefined,
   allowed: SQL,
@@ -151,7 +151,8 @@ export async function renameRole(
     const update = db
       .update(roles)
       .set({ name: whileHolds(name, allowed), nameKey: nameKey(name) })
-      .where(roleOfOrganization(organizationId, id))
+      // Only from the name read, which its entry says it replaced: none when renamed meanwhile.
+      .where(and(roleOfOrganization(organizationId, role.id), eq(roles.name, role.name)))
       .returning();
     const [[row]] = entry ? await db.batch([update, entry]) : await db.batch([update]);
     return row;
@@ -160,6 +161,10 @@ export async function renameRole(
     throw error;
   }
 }
+
+/** Whether the role is still there, for a refused write's answer. */
+export const roleStillThere = (organizationId: string, id: string) =>
+  sql`exists (select 1 from ${roles} where ${roleOfOrganization(organizationId, id)})`;
 
 /**
  * The role, its entry, then its rules (on resources and on kinds of resources) and its

@@ -1,7 +1,7 @@
 import { MembershipLevel } from "../../platform/levels";
 import { paginated, PaginationQuery } from "../../platform/pagination";
 import { OrganizationParams } from "../../platform/route-context";
-import { apiRoute, jsonBody, jsonResponse as json } from "../../platform/route";
+import { apiRoute, changedMeanwhileResponse, jsonBody, jsonResponse as json } from "../../platform/route";
 import { newRoleMembershipOfBody, roleMembershipOfPath, roleOfPath } from "./roles.request";
 import {
   Role,
@@ -63,7 +63,7 @@ export const updateRole = apiRoute({
   tags,
   summary: "Rename a role (admin or owner)",
   request: { params: RoleParams, body: jsonBody(RoleUpdateInput) },
-  responses: { 200: json(Role, "The role") },
+  responses: { 200: json(Role, "The role"), 409: changedMeanwhileResponse },
 });
 
 export const deleteRole = apiRoute({

@@ -3,7 +3,7 @@ import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { accessControls as rules } from "../../db/schema";
-import { isNotNullViolation, isNotNullViolationOf, whileHolds, type Database } from "../db";
+import { isForeignKeyViolation, isNotNullViolation, isNotNullViolationOf, whileHolds, type Database } from "../db";
 import { personOf, type AppEnv } from "../env";
 import { notFound, permissionDenied, validationError } from "../errors";
 import {
@@ -22,10 +22,11 @@ import { nowIso } from "../ids";
 import { peekJsonBody } from "../request-body";
 import { projectRead, routeReads } from "../route-context";
 import { projectStillIn, refusalInEnvironment } from "../route-context/project";
-import { apiRoute, jsonBody, jsonResponse as json } from "../route";
+import { apiRoute, changedMeanwhileResponse, jsonBody, jsonResponse as json } from "../route";
 import { createRouter } from "../router";
 import { writeWithActivity } from "../activity-log/resource-activity";
 import { newRuleColumns, ruleIdInBatch, ruleWriteEntry } from "./access-controls.activity";
+import { ruleAsRead, ruleChangedMeanwhile, subjectGoneMeanwhile } from "./rule-as-read";
 import {
   RESOURCE_ACCESS_LEVELS,
   type AccessControlledResourceName,
@@ -215,7 +216,11 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     serviceKeys: true,
     summary: `Set a member's, a role's or everyone's access level on the ${definition.resource}; null removes the rule`,
     request: { params: definition.params, body: jsonBody(PutAccessControlInput) },
-    responses: { 200: json(AccessControlRule, "The rule"), 204: { description: "The rule was removed" } },
+    responses: {
+      200: json(AccessControlRule, "The rule"),
+      204: { description: "The rule was removed" },
+      409: changedMeanwhileResponse,
+    },
   });
 
   /** One round trip with the key warm: the project, the resource and its rules in one batch. */
@@ -266,19 +271,26 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     };
     const asManager = sql`(${definition.stillManager(c, project.environmentId)}
       and ${projectStillIn(project.projectId, project.organizationId)})`;
-    const stillManager = defaultRule ? sql`(${asManager} and ${defaultRule.stillMayChange(c)})` : asManager;
+    const asRead = ruleAsRead(rules, ruleOfTarget, existing);
+    const manager = defaultRule ? sql`(${asManager} and ${defaultRule.stillMayChange(c)})` : asManager;
+    const stillManager = sql`(${manager} and ${asRead})`;
     // A rule written (or removed) only while the caller is still a manager, checked by the write,
-    // on the project still in the organization its subject was checked in (a move meanwhile: 409).
+    // on the project still in the organization its subject was checked in (a move meanwhile: 409),
+    // and while the rule is as read (another write of it meanwhile: 409).
     const refusedWhenNoLongerManager = async (error: unknown): Promise<never> => {
       if (isNotNullViolationOf(error, rules.accessLevel)) {
-        throw await refusalInEnvironment(
-          db,
-          actor,
-          project.environmentId,
-          () => permissionDenied(defaultRule?.refused ?? definition.notManager),
-          project.organizationId,
+        throw (
+          (await ruleChangedMeanwhile(db, asRead, manager)) ??
+          (await refusalInEnvironment(
+            db,
+            actor,
+            project.environmentId,
+            () => permissionDenied(defaultRule?.refused ?? definition.notManager),
+            project.organizationId,
+          ))
         );
       }
+      if (isForeignKeyViolation(error)) throw (await subjectGoneMeanwhile(db, project.environmentId, subject)) ?? error;
       throw isNotNullViolation(error) ? notFound() : error;
     };
     if (resourceLevel === null) {
