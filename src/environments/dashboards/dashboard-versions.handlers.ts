@@ -40,6 +40,7 @@ import { authorOf, whileLive, restrictionWhileEditor, trackedTileFields, withinT
 import {
   insightOnceGuard,
   isInsightShownTwice,
+  restoreInsightsOn,
   selectDashboard,
   tileLimitGuard,
   writeAndReadDashboard,
@@ -233,6 +234,9 @@ export const restoreDashboardVersion: Handler<"restoreVersion"> = async (c) => {
     ...(entry ? [entry] : []),
     ...removeAdded,
     ...restoreTiles,
+    // The insights its tiles show, deleted since with a dashboard that showed them too: back with
+    // them, as a dashboard's restore brings its own back, so that the dashboard is the version.
+    restoreInsightsOn(db, id),
     tileLimitGuard(db, id),
     // Its insights, as read, on no other live tile: a copy of one landed meanwhile refuses the restore (409).
     ...restoredInsights(snapshot).map((insightId) => insightOnceGuard(db, id, insightId)),

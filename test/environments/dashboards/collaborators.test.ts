@@ -308,6 +308,29 @@ const collaboratorUuids = async (path: string, key: string) =>
   );
 
 describe("collaborator writes, judged on the row they read", () => {
+  it("adds no collaborator to a dashboard unlocked meanwhile: 400, as a moment later", async () => {
+    const { key, path, friend } = await lockedDashboardWithCollaborator();
+    const ran = beforeWrites([
+      [
+        /^insert into "dashboard_collaborators"/,
+        async () => (await api("PATCH", path, { key, body: { restriction_level: 21 } })).status,
+      ],
+    ]);
+    const added = await api("POST", `${path}/collaborators`, { key, body: { user_uuid: friend.user.uuid, level: 37 } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(
+      added,
+      400,
+      errorBody(
+        "validation_error",
+        "invalid_input",
+        "Cannot add collaborators to a dashboard on the lowest restriction level.",
+      ),
+    );
+    expect(await collaboratorUuids(path, key)).not.toContain(friend.user.uuid);
+  });
+
   it.each(["the collaborator's removal", "a viewer rule"] as const)(
     "adds no collaborator once the caller lost the edit right: after %s meanwhile, 403",
     async (takeaway) => {

@@ -607,3 +607,31 @@ describe("a change of the restriction level, judged on the caller read", () => {
     expect((await api("GET", path, { key })).body.restriction_level).toBe(21);
   });
 });
+
+describe("a restore of a version whose insight was deleted since", () => {
+  it("brings the insight back with its tile: the dashboard shows what the version it writes lists", async () => {
+    const { key, project } = await setupOrganization();
+    const base = dashboardsPath(project.id);
+    type Tile = { id: number; insight: { id: number } | null };
+    const original = await api("POST", base, { key, body: { use_template: "DEFAULT_APP" } });
+    // A copy in the same project shows the same insights.
+    const copy = await api("POST", base, { key, body: { use_dashboard: original.body.id } });
+    expect([original.status, copy.status]).toEqual([201, 201]);
+    const tile = (original.body.tiles as Tile[]).find((shown) => shown.insight !== null)!;
+    // Version 2 of the original: that tile removed. Then the copy goes, with the insights only it showed.
+    const removed = await api("PATCH", `${base}/${original.body.id}`, {
+      key,
+      body: { tiles: [{ id: tile.id, deleted: true }] },
+    });
+    const gone = await api("PATCH", `${base}/${copy.body.id}`, { key, body: { deleted: true, delete_insights: true } });
+    expect([removed.status, gone.status]).toEqual([200, 200]);
+
+    const restored = await api("POST", `${base}/${original.body.id}/versions/1/restore`, { key });
+    expect(restored.status).toBe(200);
+    const shown = (restored.body.tiles as Tile[]).map((one) => one.id).sort();
+    expect(shown).toContain(tile.id);
+    const latest = (await api("GET", `${base}/${original.body.id}/versions?limit=1`, { key })).body.results[0];
+    const written = await api("GET", `${base}/${original.body.id}/versions/${latest.version}`, { key });
+    expect((written.body.dashboard.tiles as { id: number }[]).map((one) => one.id).sort()).toEqual(shown);
+  });
+});

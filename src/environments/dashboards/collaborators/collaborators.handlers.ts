@@ -23,6 +23,7 @@ import { selectDashboard, type DashboardRow } from "../dashboards.queries";
 import {
   deleteCollaborator,
   insertCollaborator,
+  isUnlockedMeanwhile,
   selectCandidate,
   selectCollaborators,
   toCollaborator,
@@ -49,15 +50,15 @@ export const listDashboardCollaborators: Handler<"list"> = async (c) => {
 
 const invalid = (detail: string, attr: string | null) => validationError("invalid_input", detail, attr);
 
+const notLocked = () => invalid("Cannot add collaborators to a dashboard on the lowest restriction level.", null);
+
 /** PostHog's checks on a new collaborator, in its order, each with its own message. */
 function assertMayCollaborate(
   dashboard: DashboardRow["dashboard"],
   level: number,
   candidate: Candidate | undefined,
 ): asserts candidate is Candidate {
-  if (dashboard.restrictionLevel <= RestrictionLevel.everyoneCanEdit) {
-    throw invalid("Cannot add collaborators to a dashboard on the lowest restriction level.", null);
-  }
+  if (dashboard.restrictionLevel <= RestrictionLevel.everyoneCanEdit) throw notLocked();
   if (level !== PrivilegeLevel.canEdit)
     throw invalid("Only edit access can be explicitly specified currently.", "level");
   // Someone outside the organization is answered as no one: the answer never tells who exists elsewhere.
@@ -104,6 +105,8 @@ export const addDashboardCollaborator: Handler<"add"> = async (c) => {
   } catch (error) {
     // The caller lost the edit right since the dashboard was read.
     if (isNotNullViolationOf(error, dashboardCollaborators.level)) throw await editRightLost(c);
+    // Unlocked since the dashboard was read: as a moment later.
+    if (isUnlockedMeanwhile(error)) throw notLocked();
     // The unique index decides, so that two concurrent adds cannot both succeed.
     if (isUniqueViolation(error)) throw invalid("User already is a collaborator.", "user_uuid");
     // Removed from the organization since the candidate was read.

@@ -1,8 +1,9 @@
 import { and, asc, eq, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import { dashboardCollaborators, dashboards, environments, organizationMemberships, users } from "../../../db/schema";
+import { RestrictionLevel } from "../../../platform/access-rules/dashboard-rights";
 import { ruleOfMember } from "../../../platform/access-rules/member-rule";
-import { whileHolds, type Database } from "../../../platform/db";
+import { isNotNullViolationOf, whileHolds, type Database } from "../../../platform/db";
 import { nowIso } from "../../../platform/ids";
 import { toUserBasic, userBasicColumns } from "../../../platform/user-basic";
 import type { Collaborator } from "./collaborators.schema";
@@ -83,8 +84,13 @@ export async function insertCollaborator(
   const userId = whileHolds(collaborator.userId, stillMember);
   // And only while the caller may still edit the dashboard: else the level is NULL.
   const level = whileHolds(collaborator.level, callerMayEdit);
+  // And only while the dashboard is still above the lowest restriction level, where collaborators
+  // mean nothing and none can be removed: unlocked meanwhile, `added_at` is NULL (`isUnlockedMeanwhile`).
+  const locked = sql`exists (select 1 from ${dashboards} where ${dashboards.id} = ${collaborator.dashboardId}
+    and ${dashboards.restrictionLevel} > ${RestrictionLevel.everyoneCanEdit})`;
+  const addedAt = whileHolds(now, locked);
   const [, , rows] = await db.batch([
-    db.insert(dashboardCollaborators).values({ ...collaborator, userId, level, addedAt: now, updatedAt: now }),
+    db.insert(dashboardCollaborators).values({ ...collaborator, userId, level, addedAt, updatedAt: now }),
     entry,
     selectCollaborators(db, environmentId, collaborator.dashboardId, collaborator.id),
   ]);
@@ -92,6 +98,9 @@ export async function insertCollaborator(
   if (!created) throw new Error("the new collaborator was not read back");
   return created;
 }
+
+/** A collaborator refused because its dashboard went to the lowest restriction level meanwhile (`insertCollaborator`). */
+export const isUnlockedMeanwhile = (error: unknown) => isNotNullViolationOf(error, dashboardCollaborators.addedAt);
 
 /** The user's collaboration on the dashboard, with the user: read with the dashboard, before removing it. */
 export function selectCollaboration(db: Database, dashboardId: number, userUuid: string) {
