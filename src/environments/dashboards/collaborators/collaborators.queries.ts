@@ -99,7 +99,7 @@ export async function insertCollaborator(
   return created;
 }
 
-/** A collaborator refused because its dashboard went to the lowest restriction level meanwhile (`insertCollaborator`). */
+/** A collaborator refused: its dashboard went to the lowest restriction level meanwhile (`insertCollaborator`). */
 export const isUnlockedMeanwhile = (error: unknown) => isNotNullViolationOf(error, dashboardCollaborators.addedAt);
 
 /** The user's collaboration on the dashboard, with the user: read with the dashboard, before removing it. */
