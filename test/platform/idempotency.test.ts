@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import worker from "../../src/index";
 import { IDEMPOTENCY_TTL_MS } from "../../src/platform/idempotency";
+import { REPLACED_VALUE_REFUSED } from "../../src/platform/route";
 import { sha256Hex } from "../../src/platform/ids";
 import { dashboardsPath } from "../environments/dashboard-fixtures";
 import { keyIdOf } from "../support/activity-log";
@@ -181,10 +182,18 @@ describe("Idempotency-Key on POST", () => {
       });
     const rolled = await roll();
     expect(rolled.status).toBe(200);
-    // Whoever holds the leaked old value, still working through the overlap, sends the same request.
+    // Whoever holds the leaked old value, still working through the overlap, sends the same request:
+    // refused before any kept answer is looked at, since a replaced value manages no key.
     const replayed = await roll();
-    expectError(replayed, 409, NOT_KEPT);
+    expectError(replayed, 403, errorBody("authentication_error", "permission_denied", REPLACED_VALUE_REFUSED));
     expect(JSON.stringify(replayed.body)).not.toContain(rolled.body.value);
+    // The key's current value, retrying the same request, is told its answer was not kept: a secret.
+    const retried = await api("POST", `/api/personal_api_keys/${keyId}/roll`, {
+      key: rolled.body.value,
+      body: { overlap_seconds: 600 },
+      headers: { "Idempotency-Key": "roll-1" },
+    });
+    expectError(retried, 409, NOT_KEPT);
   });
 
   it("keeps no answer over 64 KiB, and still runs nothing twice", async () => {
