@@ -5,7 +5,7 @@ import { organizationMemberships, organizations, users } from "../db/schema";
 import { etagOf, expectedVersion, failsOnStaleVersion, versionedAnswer } from "../platform/conditional-requests";
 import { isUniqueViolation, refusedWhenNull } from "../platform/db";
 import type { AppEnv } from "../platform/env";
-import { notFound } from "../platform/errors";
+import { changedMeanwhile, notFound } from "../platform/errors";
 import { nowIso, randomBase62, uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
 import { keyPolicyChangeJudgedOnRead } from "../platform/auth/key-policy";
@@ -23,6 +23,7 @@ import {
   slugify,
   takenSlugs,
   toOrganizationObject,
+  isSettingChangedMeanwhile,
   updateOrganizationSettings,
 } from "./organizations.queries";
 import type {
@@ -158,7 +159,7 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
   // owner's tightening meanwhile is not undone (412, as a stale If-Match).
   const expected = expectedVersion(c, current) ?? (judgedOnRead ? current.version : undefined);
   const stillAtLevel = callerStillAtLeast(actor, organizationId, current.level);
-  const update = updateOrganizationSettings(db, organizationId, input, stillAtLevel, expected);
+  const update = updateOrganizationSettings(db, organizationId, input, stillAtLevel, before, expected);
   const reads = organizationObjectStatements(db, actor, organizationId);
   // Nothing tracked changed: no entry, and the batch reads back as before.
   // A caller no longer at the level the change was judged on writes nothing (NOT NULL: 403).
@@ -168,7 +169,10 @@ export const updateCallerOrganization: RouteHandler<typeof updateOrganization, A
       entry
         ? db.batch([update, entry, ...reads]).then(([, , ...readBack]) => readBack)
         : db.batch([update, ...reads]).then(([, ...readBack]) => readBack),
-    ),
+    ).catch((error: unknown) => {
+      // The caller's level is checked first (its column comes first): then a setting sent changed meanwhile.
+      throw isSettingChangedMeanwhile(error) ? changedMeanwhile("organization") : error;
+    }),
     levelLost(c),
   );
   const organization = toOrganizationObject([rows, projectRows]);

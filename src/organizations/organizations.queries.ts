@@ -1,7 +1,7 @@
 import { and, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { organizationMemberships, organizations, projects, users } from "../db/schema";
 import { raisedVersion } from "../platform/conditional-requests";
-import { whileHolds, type Database } from "../platform/db";
+import { isNotNullViolationOf, stillAsRead, whileHolds, type Database } from "../platform/db";
 import { jsonRow, rowFromJson } from "../platform/json-rows";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
@@ -222,13 +222,40 @@ export function firstFreeSlug(base: string, taken: Set<string>): string {
  * Only the fields sent change; `updated_at` and the version move with them (with `expected`, only
  * from that version: `raisedVersion`). A statement for the caller's batch.
  */
+/** Each setting a PATCH may send, by its name in the API, and the column that keeps it. */
+const SETTING_COLUMNS = {
+  name: organizations.name,
+  logo_media_id: organizations.logoMediaId,
+  is_member_join_email_enabled: organizations.isMemberJoinEmailEnabled,
+  enforce_2fa: organizations.enforce2fa,
+  members_can_invite: organizations.membersCanInvite,
+  members_can_use_personal_api_keys: organizations.membersCanUsePersonalApiKeys,
+  allow_publicly_shared_resources: organizations.allowPubliclySharedResources,
+  activity_log_retention_days: organizations.activityLogRetentionDays,
+  share_link_max_lifetime_days: organizations.shareLinkMaxLifetimeDays,
+  personal_api_key_max_scopes: organizations.personalApiKeyMaxScopes,
+  api_key_max_lifetime_days: organizations.apiKeyMaxLifetimeDays,
+} as const;
+
+/**
+ * Writes the settings sent, only while `allowed` holds and each of them is still as read (`read`,
+ * by API name): else `updated_at` is NULL (`isSettingChangedMeanwhile`), so that an entry worked out
+ * against the settings read never misses a change the write makes.
+ */
 export function updateOrganizationSettings(
   db: Database,
   organizationId: string,
   input: OrganizationUpdateInput,
   allowed: SQL,
+  read: Record<string, unknown>,
   expected?: number,
 ) {
+  const sent = Object.entries(SETTING_COLUMNS).filter(
+    ([name]) => input[name as keyof OrganizationUpdateInput] !== undefined,
+  );
+  // A write pinned to the version read (`If-Match`, or a policy change judged on it) holds all of it: 412.
+  const asRead = expected === undefined ? stillAsRead(sent.map(([name, column]) => [column, read[name]])) : undefined;
+  const now = nowIso();
   return db
     .update(organizations)
     .set({
@@ -245,8 +272,11 @@ export function updateOrganizationSettings(
       shareLinkMaxLifetimeDays: input.share_link_max_lifetime_days,
       personalApiKeyMaxScopes: input.personal_api_key_max_scopes,
       apiKeyMaxLifetimeDays: input.api_key_max_lifetime_days,
-      updatedAt: nowIso(),
+      updatedAt: asRead ? whileHolds(now, asRead) : now,
       version: raisedVersion(organizations.version, expected),
     })
     .where(eq(organizations.id, organizationId));
 }
+
+/** An organization PATCH refused because a setting it sends was changed meanwhile (`updateOrganizationSettings`). */
+export const isSettingChangedMeanwhile = (error: unknown) => isNotNullViolationOf(error, organizations.updatedAt);

@@ -2,7 +2,7 @@ import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
 import { MembershipLevel } from "../platform/levels";
 import { OrganizationParams } from "../platform/route-context";
 import { paginated, PaginationQuery } from "../platform/pagination";
-import { apiRoute, jsonBody, jsonResponse } from "../platform/route";
+import { apiRoute, changedMeanwhileResponse, jsonBody, jsonResponse } from "../platform/route";
 import {
   Organization,
   OrganizationFullInput,
@@ -57,6 +57,7 @@ export const updateOrganization = apiRoute({
   request: { params: OrganizationParams, headers: conditional.ifMatch, body: jsonBody(OrganizationUpdateInput) },
   responses: {
     200: { ...jsonResponse(Organization, "The organization"), headers: conditional.etag },
+    409: changedMeanwhileResponse,
     412: conditional.preconditionFailed,
   },
 });
@@ -72,6 +73,7 @@ export const replaceOrganization = apiRoute({
   request: { params: OrganizationParams, headers: conditional.ifMatch, body: jsonBody(OrganizationFullInput) },
   responses: {
     200: { ...jsonResponse(Organization, "The organization"), headers: conditional.etag },
+    409: changedMeanwhileResponse,
     412: conditional.preconditionFailed,
   },
 });

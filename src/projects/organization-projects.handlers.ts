@@ -6,7 +6,14 @@ import { projects } from "../db/schema";
 import { fieldsAfterPatch } from "../platform/activity-log/resource-activity";
 import { type Database, isNotNullViolationOf, isUniqueViolation, isValueTooBig } from "../platform/db";
 import type { AppEnv } from "../platform/env";
-import { conflict, insufficientLevel, notFound, permissionDenied, validationError } from "../platform/errors";
+import {
+  changedMeanwhile,
+  conflict,
+  insufficientLevel,
+  notFound,
+  permissionDenied,
+  validationError,
+} from "../platform/errors";
 import { nowIso } from "../platform/ids";
 import { isAdmin } from "../platform/levels";
 import { pageEnvelope, readPage } from "../platform/pagination";
@@ -31,6 +38,7 @@ import {
   listProjectsOfOrganization,
   MAX_PROJECTS_PER_ORGANIZATION,
   isCallerRightLost,
+  isProjectChangedMeanwhile,
   isProjectGone,
   updateProjectStatements,
 } from "./projects.queries";
@@ -121,7 +129,7 @@ export const duplicateName = (name: string) =>
  */
 async function updateProject(
   db: Database,
-  projectId: number,
+  read: ProjectRow,
   input: ProjectUpdateInput,
   entry: BatchItem<"sqlite"> | undefined,
   expected?: number,
@@ -129,7 +137,7 @@ async function updateProject(
 ) {
   const { updateProject, renameEnvironment, keepPrivacyInStep, selectProject } = updateProjectStatements(
     db,
-    projectId,
+    read,
     input,
     expected,
     holds?.condition,
@@ -147,6 +155,7 @@ async function updateProject(
     if (isNotNullViolationOf(error, projects.settings) || isValueTooBig(error)) throw settingsTooLarge();
     if (isCallerRightLost(error)) throw holds ? await holds.refused() : insufficientLevel();
     if (isProjectGone(error)) throw notFound();
+    if (isProjectChangedMeanwhile(error)) throw changedMeanwhile("project");
     throw error;
   }
 }
@@ -186,7 +195,7 @@ export async function patchVisibleProject(
     before,
     fieldsAfterPatch(before, input),
   );
-  const updated = await updateProject(db, found.project.id, input, entry, expected, holds);
+  const updated = await updateProject(db, found.project, input, entry, expected, holds);
   return { project: toProject(updated, found.level), etag: { ETag: etagOf(updated) } };
 }
 

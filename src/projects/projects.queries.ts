@@ -1,9 +1,16 @@
-import { and, count, eq, isNull, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, isNull, type Column, type SQL, sql } from "drizzle-orm";
 import { accessControls, environments, organizationMemberships, organizations, projects } from "../db/schema";
 import { effectiveProjectLevel } from "../platform/access-rules/project-level";
 import { projectVisible, projectVisibleAtLevel } from "../platform/access-rules/project-visibility";
 import { assertOrganizationInKeyScope } from "../platform/auth/key-scoping";
-import { boundAs, type Database, isNotNullViolationOf, jsonObjectWithKeys, whileHolds } from "../platform/db";
+import {
+  boundAs,
+  type Database,
+  isNotNullViolationOf,
+  jsonObjectWithKeys,
+  stillAsRead,
+  whileHolds,
+} from "../platform/db";
 import type { Actor } from "../platform/env";
 import { newProjectTokens, nowIso, uuid7 } from "../platform/ids";
 import { nameKey } from "../platform/names";
@@ -184,13 +191,35 @@ export function insertProjectStatements(db: Database, organizationId: string, in
  * by key in SQL) and the version raised (with `expected`, only from that version:
  * `raisedVersion`), the environment's name kept equal to the project's, and the project read back.
  */
+/**
+ * The columns a PATCH sends still as read (its settings whole, when it sends one of them), unless it
+ * is pinned to the version read (`If-Match`: 412 then). Else `timezone` is NULL
+ * (`isProjectChangedMeanwhile`): its entry, worked out against the project read, misses no change.
+ */
+function sentAsRead(input: ProjectUpdateInput, read: typeof projects.$inferSelect, sentSettings: object) {
+  const columns: [unknown, Column, unknown][] = [
+    [input.name, projects.name, read.name],
+    [input.timezone, projects.timezone, read.timezone],
+    [input.access_control, projects.accessControl, read.accessControl],
+    [input.is_demo, projects.isDemo, read.isDemo],
+    [input.completed_snippet_onboarding, projects.completedSnippetOnboarding, read.completedSnippetOnboarding],
+    [input.has_completed_onboarding_for, projects.hasCompletedOnboardingFor, read.hasCompletedOnboardingFor],
+    [Object.keys(sentSettings).length > 0 ? sentSettings : undefined, projects.settings, read.settings],
+  ];
+  return stillAsRead(columns.filter(([sent]) => sent !== undefined).map(([, column, value]) => [column, value]));
+}
+
+/** A project PATCH refused because a field it sends was changed meanwhile (`updateProjectStatements`). */
+export const isProjectChangedMeanwhile = (error: unknown) => isNotNullViolationOf(error, projects.timezone);
+
 export function updateProjectStatements(
   db: Database,
-  projectId: number,
+  read: typeof projects.$inferSelect,
   input: ProjectUpdateInput,
   expected?: number,
   holds?: SQL,
 ) {
+  const projectId = read.id;
   const {
     name,
     completed_snippet_onboarding,
@@ -202,6 +231,7 @@ export function updateProjectStatements(
   } = input;
   const sentSettings = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
   const mergedSettings = jsonObjectWithKeys(projects.settings, sentSettings);
+  const asRead = expected === undefined ? sentAsRead(input, read, sentSettings) : undefined;
   const updateProject = db
     .update(projects)
     .set({
@@ -209,7 +239,7 @@ export function updateProjectStatements(
       // it): else NULL, which the column refuses, and the whole batch fails (`isProjectGone`).
       name: whileHolds(name ?? sql<string>`${projects.name}`, isNull(projects.deletionScheduledAt)),
       ...(name === undefined ? {} : { nameKey: nameKey(name) }),
-      timezone,
+      timezone: asRead ? whileHolds(timezone ?? sql<string>`${projects.timezone}`, asRead) : timezone,
       accessControl: access_control,
       isDemo: is_demo,
       completedSnippetOnboarding: completed_snippet_onboarding,

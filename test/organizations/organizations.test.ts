@@ -2,7 +2,7 @@ import { count, eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
-import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
+import { changedMeanwhile, expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../support/error-bodies";
 import {
   addMember,
   addMembership,
@@ -521,5 +521,40 @@ describe("concurrent creates of one organization name", () => {
     );
     expect(responses.map((response) => response.status)).toEqual(Array(12).fill(201));
     expect(new Set(responses.map((response) => response.body.slug)).size).toBe(12);
+  });
+});
+
+describe("an organization PATCH over a setting changed meanwhile", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("is refused (409) rather than put the setting back unlogged; sent again, it lands with its entry", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const path = `/api/organizations/${organization.id}`;
+    // The admin read public links as allowed; the owner turns them off before the admin's write lands.
+    const ran = beforeWrites([
+      [
+        /^update "organizations"/,
+        async () => (await api("PATCH", path, { key, body: { allow_publicly_shared_resources: false } })).status,
+      ],
+    ]);
+    const raced = await api("PATCH", path, { key: admin.key, body: { allow_publicly_shared_resources: true } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(raced, 409, changedMeanwhile("organization"));
+    expect((await api("GET", path, { key })).body.allow_publicly_shared_resources).toBe(false);
+
+    const again = await api("PATCH", path, { key: admin.key, body: { allow_publicly_shared_resources: true } });
+    expect([again.status, again.body.allow_publicly_shared_resources]).toEqual([200, true]);
+    const log = await api("GET", `${path}/activity_log?scope=Organization`, { key });
+    const changes = log.body.results
+      .filter((entry: { activity: string }) => entry.activity === "updated")
+      .map((entry: { detail: { changes: { field: string; before: unknown; after: unknown }[] } }) =>
+        entry.detail.changes.map(({ field, before, after }) => [field, before, after]),
+      );
+    expect(changes).toEqual([
+      [["allow_publicly_shared_resources", false, true]],
+      [["allow_publicly_shared_resources", true, false]],
+    ]);
   });
 });

@@ -1,5 +1,14 @@
-import { describe, expect, it, vi } from "vitest";
-import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND, maxLength } from "../support/error-bodies";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { MembershipLevel } from "../../src/platform/levels";
+import {
+  changedMeanwhile,
+  expectError,
+  INSUFFICIENT_LEVEL,
+  missingScope,
+  NOT_FOUND,
+  maxLength,
+} from "../support/error-bodies";
+import { beforeWrites } from "../support/races";
 import {
   addMember,
   api,
@@ -347,5 +356,30 @@ describe("the settings of PostHog's current Team and Project", () => {
       ...expected,
       user_access_level: "member",
     });
+  });
+});
+
+describe.each(PROJECT_PATHS)("a PATCH over a field changed meanwhile, through the $tree path", ({ path }) => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("is refused (409) rather than make public unlogged a project made private meanwhile", async () => {
+    const { organization, key } = await setupOrganization();
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const project = await createProject(organization.id, { name: "Turned private" });
+    const projectPath = path({ id: project.id, organizationId: organization.id });
+    const ran = beforeWrites([
+      [
+        /^update "projects"/,
+        async () => (await api("PATCH", projectPath, { key, body: { access_control: true } })).status,
+      ],
+    ]);
+    const raced = await api("PATCH", projectPath, { key: admin.key, body: { access_control: false } });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200]);
+    expectError(raced, 409, changedMeanwhile("project"));
+    expect((await api("GET", projectPath, { key })).body.access_control).toBe(true);
+    // Sent again, it is judged on the project as it is, and logged.
+    const again = await api("PATCH", projectPath, { key: admin.key, body: { access_control: false } });
+    expect([again.status, again.body.access_control]).toEqual([200, false]);
   });
 });
