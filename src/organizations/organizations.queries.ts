@@ -1,7 +1,7 @@
 import { and, eq, gte, lt, or, sql, type SQL } from "drizzle-orm";
 import { organizationMemberships, organizations, projects, users } from "../db/schema";
 import { raisedVersion } from "../platform/conditional-requests";
-import { isNotNullViolationOf, stillAsRead, whileHolds, type Database } from "../platform/db";
+import { isNotNullViolationOf, unchangedSinceRead, whileHolds, type Database } from "../platform/db";
 import { jsonRow, rowFromJson } from "../platform/json-rows";
 import type { Actor } from "../platform/env";
 import { nowIso } from "../platform/ids";
@@ -254,7 +254,8 @@ export function updateOrganizationSettings(
     ([name]) => input[name as keyof OrganizationUpdateInput] !== undefined,
   );
   // A write pinned to the version read (`If-Match`, or a policy change judged on it) holds all of it: 412.
-  const asRead = expected === undefined ? stillAsRead(sent.map(([name, column]) => [column, read[name]])) : undefined;
+  const asRead =
+    expected === undefined ? unchangedSinceRead(sent.map(([name, column]) => [column, read[name]])) : undefined;
   const now = nowIso();
   return db
     .update(organizations)

@@ -231,14 +231,6 @@ export const isValueTooBig = (error: unknown) => /SQLITE_TOOBIG|string or blob t
  */
 export const whileHolds = <T>(value: T, condition: SQL) => sql<T>`(select ${value} where ${condition})`;
 
-/**
- * Each column still holds the value a request read (`is`, so that nulls compare; bound as the column
- * binds it, JSON and booleans included): held by a PATCH over the fields it sends, so that its
- * entry says what it replaced. Undefined when it sends none.
- */
-export const stillAsRead = (read: [Column, unknown][]): SQL | undefined =>
-  and(...read.map(([column, value]) => sql`${column} is ${sql.param(value, column)}`));
-
 /** `write`, or `refusal` when its batch failed on a NOT NULL (a `whileHolds` condition, or a row read gone). */
 export async function refusedWhenNull<T>(write: Promise<T>, refusal: () => Error | Promise<Error>): Promise<T> {
   try {

@@ -8,7 +8,7 @@ import {
   type Database,
   isNotNullViolationOf,
   jsonObjectWithKeys,
-  stillAsRead,
+  unchangedSinceRead,
   whileHolds,
 } from "../platform/db";
 import type { Actor } from "../platform/env";
@@ -206,7 +206,7 @@ function sentAsRead(input: ProjectUpdateInput, read: typeof projects.$inferSelec
     [input.has_completed_onboarding_for, projects.hasCompletedOnboardingFor, read.hasCompletedOnboardingFor],
     [Object.keys(sentSettings).length > 0 ? sentSettings : undefined, projects.settings, read.settings],
   ];
-  return stillAsRead(columns.filter(([sent]) => sent !== undefined).map(([, column, value]) => [column, value]));
+  return unchangedSinceRead(columns.filter(([sent]) => sent !== undefined).map(([, column, value]) => [column, value]));
 }
 
 /** A project PATCH refused because a field it sends was changed meanwhile (`updateProjectStatements`). */

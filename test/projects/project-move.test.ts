@@ -58,6 +58,14 @@ async function duringMove<T>(
   return answer;
 }
 
+/** The old organization's membership id is not shown to a member of the new one reading `path`. */
+async function expectUnseenInNewOrganization(organizationId: string, path: string, membershipId: string) {
+  const newcomer = await addMember(organizationId, MembershipLevel.member);
+  const read = await api("GET", path, { key: newcomer.key });
+  expect(read.status).toBe(200);
+  expect(read.text).not.toContain(membershipId);
+}
+
 const organizationOf = async (projectId: number) =>
   (await db.select().from(schema.projects).where(eq(schema.projects.id, projectId)))[0]!.organizationId;
 
@@ -431,11 +439,7 @@ describe("POST /api/projects/:id/change_organization", () => {
         body: { resource: "dashboard", organization_member: stayer.membership.id, access_level: "editor" },
       }),
     );
-    const newcomer = await addMember(to.organization.id, MembershipLevel.member);
-    const read = await api("GET", rulesPath, { key: newcomer.key });
-    expect(read.status).toBe(200);
-    // The old organization's membership id is not shown in the new organization.
-    expect(read.text).not.toContain(stayer.membership.id);
+    await expectUnseenInNewOrganization(to.organization.id, rulesPath, stayer.membership.id);
     expect(put.status).toBe(409);
   });
 
@@ -492,10 +496,7 @@ describe("POST /api/projects/:id/change_organization", () => {
       );
       // The move took the old organization's member rules off the project; this PUT, judged on the
       // project as it was, must not put one back.
-      const newcomer = await addMember(to.organization.id, MembershipLevel.member);
-      const read = await api("GET", path, { key: newcomer.key });
-      expect(read.status).toBe(200);
-      expect(read.text).not.toContain(stayer.membership.id);
+      await expectUnseenInNewOrganization(to.organization.id, path, stayer.membership.id);
       expect(again.status).toBe(409);
     });
   }

@@ -1,13 +1,13 @@
 import type { RouteHandler, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, sql, type Column } from "drizzle-orm";
 import { users, webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { callerStillAdmin, levelLost, levelRefusal } from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
 import { personOf, type AppEnv } from "../../platform/env";
 import { changedOrGone, conflict, notFound, validationError } from "../../platform/errors";
-import { refusedWhenNull, whileHolds } from "../../platform/db";
+import { refusedWhenNull, unchangedSinceRead, whileHolds } from "../../platform/db";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { organizationRead } from "../../platform/route-context";
 import { pageEnvelope, readPage } from "../../platform/pagination";
@@ -157,13 +157,14 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
  * sent again; a change of a field it does not send is kept, not undone.
  */
 function sentFieldsAsRead(input: z.output<typeof WebhookUpdateInput>, current: WebhookRow, answerable: boolean) {
-  return and(
-    input.url === undefined ? undefined : eq(webhooks.url, current.url),
-    input.enabled === undefined ? undefined : eq(webhooks.enabled, current.enabled),
-    input.description === undefined ? undefined : sql`${webhooks.description} is ${current.description}`,
-    input.events === undefined ? undefined : sql`json(${webhooks.events}) = json(${JSON.stringify(current.events)})`,
-    answerable ? sql`${webhooks.createdById} is ${current.createdById}` : undefined,
-  );
+  const columns: [unknown, Column, unknown][] = [
+    [input.url, webhooks.url, current.url],
+    [input.enabled, webhooks.enabled, current.enabled],
+    [input.description, webhooks.description, current.description],
+    [input.events, webhooks.events, current.events],
+    [answerable || undefined, webhooks.createdById, current.createdById],
+  ];
+  return unchangedSinceRead(columns.filter(([sent]) => sent !== undefined).map(([, column, read]) => [column, read]));
 }
 
 /** Who turns a webhook on or redirects it (none for a service key), read only then: its creator from then on. */
