@@ -160,7 +160,8 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
     if (asJson) throw notAuthenticated();
     return c.html(lockedPage(c, shared, accessToken, nonce), 200);
   }
-  if (countsAsView(c.req.header("CF-Connecting-IP"), shared.dashboard.id, visitor.viewer)) {
+  // A HEAD (a link checker, a preview's probe) shows no one the dashboard.
+  if (c.req.method === "GET" && countsAsView(c.req.header("CF-Connecting-IP"), shared.dashboard.id, visitor.viewer)) {
     c.executionCtx.waitUntil(recordSharedView(c.var.db, shared.dashboard.id, nowIso(), visitor.viewer));
   }
   const found = toSharedDashboard(shared);

@@ -167,6 +167,17 @@ describe("share link views", () => {
     expect((await api("GET", sharingPath, { key })).body.view_count).toBe(2);
   });
 
+  it("counts no HEAD of the page or its JSON: a link checker's probe shows no one the dashboard", async () => {
+    const { key, sharingPath, token } = await setupLink();
+    const from = { headers: { "CF-Connecting-IP": freshClientAddress() } };
+    expect((await api("HEAD", `/shared/${token}`, from)).status).toBe(200);
+    expect((await api("HEAD", `/shared/${token}.json`, from)).status).toBe(200);
+    await api("GET", `/shared/${token}.json`, { headers: { "CF-Connecting-IP": freshClientAddress() } });
+    await vi.waitFor(async () => expect((await api("GET", sharingPath, { key })).body.view_count).toBe(1));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await api("GET", sharingPath, { key })).body.view_count).toBe(1);
+  });
+
   it("counts views of the page and its JSON after the response, with no visitor data", async () => {
     const { key, sharingPath, token } = await setupLink();
     await browse(`/shared/${token}`);
