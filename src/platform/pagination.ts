@@ -307,9 +307,14 @@ function compareText(a: string, b: string): number {
  * A page: absolute `next`/`previous` links that keep the other query parameters, or null. The
  * links carry cursors from the page's edge rows (`pageOf`), so that following them reads a page
  * from those rows instead of skipping `offset` rows: `next` past the last row,
- * `previous` before the first (when a whole page lies before it).
+ * `previous` before the first (when a whole page lies before it). An empty page read before a
+ * cursor (every row before it went) leads to the list's first page.
  */
 export function pageEnvelope<T>(c: Context<AppEnv>, page: Page, count: number, results: T[], links: PageLinks) {
+  // Empty with a page after it: read before a cursor, and no row precedes that cursor's row now.
+  if (results.length === 0 && links.hasNext) {
+    return { count, next: pageUrl(c, { limit: page.limit, offset: 0 }), previous: null, results };
+  }
   const nextOffset = page.offset + page.limit;
   const previousOffset = Math.max(0, page.offset - page.limit);
   // Even on a short page (one reached by `previous` after rows before it went): offset alone would skip.

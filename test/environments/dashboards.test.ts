@@ -663,6 +663,26 @@ describe("following a dashboard list's links while it changes", () => {
     const forward = await api("GET", relative(back.body.next), { key });
     expect(names(forward.body)).toEqual(["f", "h"]);
   });
+
+  it("leads an empty page reached by previous to the list's start: every row before the cursor went", async () => {
+    const { key, project } = await setupOrganization();
+    const path = `/api/environments/${project.id}/dashboards`;
+    const ids: Record<string, number> = {};
+    for (const name of ["b", "d", "f", "h"]) ids[name] = (await api("POST", path, { key, body: { name } })).body.id;
+    const relative = (link: string) => link.replace("http://localhost", "");
+    const names = (body: { results: { name: string }[] }) => body.results.map((item) => item.name);
+    const second = await api("GET", relative((await api("GET", `${path}?limit=2`, { key })).body.next), { key });
+    for (const name of ["b", "d"]) await api("PATCH", `${path}/${ids[name]}`, { key, body: { deleted: true } });
+    const back = await api("GET", relative(second.body.previous), { key });
+    expect(back.body).toEqual({
+      count: 2,
+      next: `http://localhost${path}?limit=2&offset=0`,
+      previous: null,
+      results: [],
+    });
+    const forward = await api("GET", relative(back.body.next), { key });
+    expect(names(forward.body)).toEqual(["f", "h"]);
+  });
 });
 
 describe("GET /api/environments/:project_id/dashboards/:id", () => {
