@@ -1,5 +1,9 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { assertOrganizationInKeyScope, assertProjectInKeyScope } from "../platform/auth/key-scoping";
+import {
+  assertKeyReachesAnyOrganization,
+  assertOrganizationInKeyScope,
+  assertProjectInKeyScope,
+} from "../platform/auth/key-scoping";
 import type { Context } from "hono";
 import type { AppEnv } from "../platform/env";
 import { refusedWhenNull } from "../platform/db";
@@ -54,7 +58,10 @@ async function currentChoices(c: Context<AppEnv>, input: CurrentUserUpdate) {
   if (organizationId !== undefined && !found.organization)
     throw doesNotExist(organizationId, "set_current_organization");
   if (projectId !== undefined) {
-    if (!found.project) throw doesNotExist(projectId, "set_current_team");
+    if (!found.project) {
+      assertKeyReachesAnyOrganization(c.var.actor);
+      throw doesNotExist(projectId, "set_current_team");
+    }
     assertOrganizationInKeyScope(c.var.actor, found.project.organizationId);
     return { organizationId: found.project.organizationId, projectId: found.project.id };
   }

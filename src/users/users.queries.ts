@@ -8,14 +8,13 @@ import {
 } from "../organizations/organizations.queries";
 import { toOrganizationBasic, toTeamBasic } from "../organizations/organizations.schema";
 import { projectListColumns, selectVisibleProject } from "../projects/projects.queries";
-import { projectVisible } from "../platform/access-rules/project-visibility";
 import { inJsonList, jsonObjectWithKeys, type Database } from "../platform/db";
 import { jsonWithinLimit } from "../platform/input-limits";
 import { jsonRows } from "../platform/json-rows";
 import { prepared } from "../platform/prepared";
 import type { Actor } from "../platform/env";
-import { callerMemberships, CURRENT, membershipsOf } from "../platform/route-context/organization";
-import { currentProjectId, membershipOfCaller } from "../platform/route-context/project";
+import { callerMemberships, CURRENT } from "../platform/route-context/organization";
+import { currentProjectId } from "../platform/route-context/project";
 import { USER_PREFERENCE_KEYS, toCurrentUser, type CurrentUserUpdate, type PendingInvite } from "./users.schema";
 
 /**
@@ -95,12 +94,11 @@ const currentUserStatements = prepared((db: Database, actor: Actor, unexpiredSin
     .where(callerMemberships(actor, CURRENT))
     // Creation order: organization ids are UUIDv7 (time first), read along the user's membership index.
     .orderBy(asc(organizationMemberships.organizationId));
+  // `currentProjectId` picks only a project the caller sees.
   const team = db
     .select({ project: projectListColumns })
     .from(projects)
-    .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
-    .where(and(projectVisible, eq(projects.id, currentProjectId(db, actor))))
-    .limit(1);
+    .where(eq(projects.id, currentProjectId(db, actor)));
   const user = db
     .select({
       user: users,

@@ -468,6 +468,32 @@ describe("PATCH /api/users/@me", () => {
     );
   });
 
+  it("refuses to a key scoped to organizations every project it cannot find alike (403)", async () => {
+    const { first, second, user } = await userWithTwoOrganizations();
+    const stranger = await setupOrganization();
+    const hidden = await createProject(first.organization.id, { name: "Hidden", access_control: true });
+    const member = await createUser();
+    await addMembership(first.organization.id, member, 1);
+    const scoped = await createApiKey(user, { scopedOrganizations: [first.organization.id] });
+    const memberScoped = await createApiKey(member, { scopedOrganizations: [first.organization.id] });
+    const outsideScope = errorBody(
+      "authentication_error",
+      "permission_denied",
+      "API key does not have access to the requested organization",
+    );
+    const choices: [string, number][] = [
+      [scoped.value, second.project.id],
+      [scoped.value, stranger.project.id],
+      [scoped.value, 987_654_321],
+      [memberScoped.value, hidden.id],
+    ];
+    for (const [caller, project] of choices) {
+      const body = { set_current_team: project, first_name: "Changed" };
+      expectError(await api("PATCH", "/api/users/@me", { key: caller, body }), 403, outsideScope);
+    }
+    expect((await api("GET", "/api/users/@me", { key: scoped.value })).body.first_name).toBe(user.firstName);
+  });
+
   it("refuses organizations the caller is not in and projects they cannot see with 400, changing nothing", async () => {
     const { key, organization } = await setupOrganization();
     const other = await setupOrganization();
@@ -601,7 +627,7 @@ describe("@current reads", () => {
     };
   }
 
-  it("take one round trip once the key's choice is known; follow a new choice or a newly private project", async () => {
+  it("take one round trip once the choice is known; follow a new one, and find none once it is private", async () => {
     const { first, second, key } = await userWithTwoOrganizations();
     for (const [project, name] of [
       [first.project, "In first"],
@@ -626,8 +652,32 @@ describe("@current reads", () => {
       body: { access_control: true },
     });
     expect(hidden.status).toBe(200);
+    // No project of the current organization is left to them, and none of another stands in for it.
+    expectError(await api("GET", "/api/environments/@current/dashboards", { key }), 404, NOT_FOUND);
+    expect((await api("GET", "/api/users/@me", { key })).body).toMatchObject({
+      team: null,
+      organization: { id: second.organization.id, teams: [], projects: [] },
+    });
+    await api("PATCH", "/api/users/@me", { key, body: { set_current_organization: first.organization.id } });
     expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 2 });
-    expect(await currentDashboard(key)).toEqual({ name: ["In first"], queries: 1 });
+  });
+
+  it("keeps @current's project in the current organization: a choice moved out of it is not current", async () => {
+    const first = await setupOrganization();
+    const second = await setupOrganization();
+    await addMembership(second.organization.id, first.owner, MembershipLevel.admin);
+    const key = first.key;
+    const later = await createProject(first.organization.id, { name: "Later" });
+    await api("PATCH", "/api/users/@me", { key, body: { set_current_team: later.id } });
+    const moved = await api("POST", `/api/projects/${later.id}/change_organization/`, {
+      key,
+      body: { organization_id: second.organization.id },
+    });
+    expect(moved.status).toBe(200);
+    const me = await api("GET", "/api/users/@me", { key });
+    expect(me.body.organization.id).toBe(first.organization.id);
+    expect(me.body.team).toEqual(teamBasic(first.project));
+    expect((await api("GET", "/api/projects/@current", { key })).body.id).toBe(first.project.id);
   });
 });
 

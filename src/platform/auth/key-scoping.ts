@@ -66,6 +66,14 @@ export function assertOrganizationInKeyScope(actor: Actor, organizationId: strin
   }
 }
 
+/**
+ * A thing named by id that the caller cannot find: to a key scoped to organizations it may lie in
+ * another of its user's, so it is refused as those are (403), and the key learns nothing of them.
+ */
+export function assertKeyReachesAnyOrganization(actor: Actor) {
+  if (actor.scopedOrganizations.length > 0) throw permissionDenied(ORGANIZATION_OUT_OF_SCOPE);
+}
+
 export function assertProjectInKeyScope(actor: Actor, projectId: number) {
   if (actor.scopedTeams.length > 0 && !actor.scopedTeams.includes(projectId)) {
     throw permissionDenied(PROJECT_OUT_OF_SCOPE);

@@ -63,27 +63,24 @@ export function parseProjectId(actor: Actor, value: string): number {
 
 /**
  * The project `@current` picks, as a scalar subquery: the one the user chose (PATCH
- * `/api/users/@me`), else the first of the current organization, else the first in creation
- * order, among the projects the caller sees within the key's scope (and `within`, if given).
- * Choices the key's scope or the project's privacy rule out are skipped, so the current project
- * and the current organization agree whenever the key allows it. No step sorts every project the
- * caller sees: the choice is read by its id, the current organization's first along its creation
- * index, and `coalesce` stops at the first step that finds one (the last step sorts, reached only
- * when the caller sees no project of the current organization).
+ * `/api/users/@me`), else the first in creation order, among the projects of the current
+ * organization the caller sees within the key's scope (and `within`, if given); null when they
+ * see none there. So the current project and the current organization always agree: a choice
+ * moved to another organization, outside the key's scope or made private is skipped. The choice
+ * is read by its id, the first along the organization's creation index.
  */
 export function currentProjectId(db: Database, actor: Actor, within?: SQL) {
-  const firstVisible = (filter: SQL | undefined) =>
+  const currentOrganization = eq(projects.organizationId, sql`(${callerOrganizationId(db, actor, CURRENT)})`);
+  const firstVisible = (filter?: SQL) =>
     db
       .select({ id: projects.id })
       .from(projects)
       .innerJoin(membershipsOf(actor), membershipOfCaller(actor.userId))
-      .where(and(projectVisible, filter, within, ...projectsInKeyScope(actor)))
+      .where(and(projectVisible, currentOrganization, filter, within, ...projectsInKeyScope(actor)))
       .orderBy(asc(projects.createdAt), asc(projects.id))
       .limit(1);
   const chosen = sql`(select ${users.currentProjectId} from ${users} where ${users.id} = ${actor.userId})`;
-  return sql<number>`coalesce((${firstVisible(eq(projects.id, chosen))}),
-    (${firstVisible(eq(projects.organizationId, sql`(${callerOrganizationId(db, actor, CURRENT)})`))}),
-    (${firstVisible(undefined)}))`;
+  return sql<number>`coalesce((${firstVisible(eq(projects.id, chosen))}), (${firstVisible()}))`;
 }
 
 /** The environment `@current` picks: the first of the current project. */
