@@ -17,6 +17,7 @@ import {
   projectStillLive,
   selectDestination,
 } from "./project-move";
+import { projectOfEnvironmentPath } from "./organization-projects.request";
 import { projectToMove } from "./project-move.request";
 import { recordActivity } from "../platform/activity-log/record";
 import { assertKeyPolicyAllows } from "../platform/auth/key-policy";
@@ -45,19 +46,14 @@ export const retrieveProject: RouteHandler<typeof retrieveAccessibleProject, App
   const found = await findVisibleProject(
     c.var.db,
     c.var.actor,
-    projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id),
+    projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id),
   );
   if (!found) throw notFound();
   return versionedAnswer(c, found.project, toProject(found.project, found.level));
 };
 
 export const updateProject: RouteHandler<typeof updateAccessibleProject, AppEnv> = async (c) => {
-  const found = await findVisibleProject(
-    c.var.db,
-    c.var.actor,
-    projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id),
-  );
-  const updated = await patchVisibleProject(c, found, c.req.valid("json"));
+  const updated = await patchVisibleProject(c, projectOfEnvironmentPath.results(c), c.req.valid("json"));
   return c.json(updated.project, 200, updated.etag);
 };
 
@@ -65,7 +61,7 @@ export const deleteProject: RouteHandler<typeof deleteAccessibleProject, AppEnv>
   const found = await findVisibleProject(
     c.var.db,
     c.var.actor,
-    projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").id),
+    projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id),
   );
   await deleteVisibleProject(c, found);
   return c.body(null, 204);

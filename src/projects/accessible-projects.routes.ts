@@ -4,12 +4,13 @@ import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
 import { integerOrCurrentPathId } from "../platform/path-ids";
 import { apiRoute, conflictResponse, jsonBody, jsonResponse } from "../platform/route";
 import { MembershipLevel } from "../platform/levels";
+import { projectOfEnvironmentPath } from "./organization-projects.request";
 import { projectToMove } from "./project-move.request";
 import { ChangeOrganizationInput, Project, ProjectInput, ProjectListItem, ProjectUpdateInput } from "./projects.schema";
 
 const conditional = conditionalRequestsOpenApi("project");
 
-const ProjectIdParams = z.object({ id: integerOrCurrentPathId("Project id, or `@current`.") });
+const ProjectIdParams = z.object({ project_id: integerOrCurrentPathId("Project id, or `@current`.") });
 
 export const listAccessibleProjects = apiRoute({
   method: "get",
@@ -42,7 +43,7 @@ export const createProjectInCurrentOrganization = apiRoute({
 
 export const retrieveAccessibleProject = apiRoute({
   method: "get",
-  path: "/api/projects/{id}",
+  path: "/api/projects/{project_id}",
   scope: "project:read",
   serviceKeys: true,
   tags: ["projects"],
@@ -58,9 +59,11 @@ export const retrieveAccessibleProject = apiRoute({
 const accessibleProjectUpdate = <const M extends "patch" | "put">(method: M, summary: string) =>
   apiRoute({
     method,
-    path: "/api/projects/{id}",
+    path: "/api/projects/{project_id}",
     scope: "project:write",
     serviceKeys: true,
+    context: "project",
+    reads: projectOfEnvironmentPath,
     tags: ["projects"],
     summary,
     request: { params: ProjectIdParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },
@@ -83,7 +86,7 @@ export const replaceAccessibleProject = accessibleProjectUpdate(
 
 export const deleteAccessibleProject = apiRoute({
   method: "delete",
-  path: "/api/projects/{id}",
+  path: "/api/projects/{project_id}",
   scope: "project:write",
   serviceKeys: true,
   tags: ["projects"],
@@ -105,7 +108,7 @@ export const changeProjectOrganization = apiRoute({
   tags: ["projects"],
   summary: "Move a project, with its environment, dashboards and batch exports, to another organization",
   request: {
-    params: z.object({ project_id: integerOrCurrentPathId("Project id, or `@current`.") }),
+    params: ProjectIdParams,
     body: jsonBody(ChangeOrganizationInput),
   },
   responses: {

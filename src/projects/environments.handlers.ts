@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { deleteVisibleProject, patchVisibleProject } from "./organization-projects.handlers";
+import { projectOfEnvironmentPath } from "./organization-projects.request";
 import { findVisibleProject, projectIdFilters } from "./projects.queries";
 import { toProject, type Project } from "./projects.schema";
 import { versionedAnswer } from "../platform/conditional-requests";
@@ -21,9 +22,7 @@ export const retrieveCallerEnvironment: RouteHandler<typeof retrieveEnvironment,
 };
 
 export const updateCallerEnvironment: RouteHandler<typeof updateEnvironment, AppEnv> = async (c) => {
-  const filters = projectIdFilters(c.var.db, c.var.actor, c.req.valid("param").project_id);
-  const found = await findVisibleProject(c.var.db, c.var.actor, filters);
-  const updated = await patchVisibleProject(c, found, c.req.valid("json"));
+  const updated = await patchVisibleProject(c, projectOfEnvironmentPath.results(c), c.req.valid("json"));
   return c.json(toEnvironment(updated.project), 200, updated.etag);
 };
 

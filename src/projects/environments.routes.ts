@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { projectOfEnvironmentPath } from "./organization-projects.request";
 import { Project, ProjectUpdateInput } from "./projects.schema";
 import { conditionalRequestsOpenApi } from "../platform/conditional-requests";
 import { ProjectParams } from "../platform/route-context";
@@ -35,6 +36,8 @@ const environmentUpdate = <const M extends "patch" | "put">(method: M, summary: 
     path: "/api/environments/{project_id}",
     scope: "project:write",
     serviceKeys: true,
+    context: "project",
+    reads: projectOfEnvironmentPath,
     tags: ["environments"],
     summary,
     request: { params: ProjectParams, headers: conditional.ifMatch, body: jsonBody(ProjectUpdateInput) },

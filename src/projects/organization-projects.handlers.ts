@@ -200,8 +200,7 @@ export async function patchVisibleProject(
 }
 
 export const updateOrganizationProject: RouteHandler<typeof updateProjectRoute, AppEnv> = async (c) => {
-  const [[row]] = projectOfPath.results(c);
-  const updated = await patchVisibleProject(c, admitVisibleProject(c.var.actor, row), c.req.valid("json"));
+  const updated = await patchVisibleProject(c, projectOfPath.results(c), c.req.valid("json"));
   return c.json(updated.project, 200, updated.etag);
 };
 
@@ -242,7 +241,6 @@ export async function deleteVisibleProject(c: Context<AppEnv>, found: Awaited<Re
 }
 
 export const deleteOrganizationProject: RouteHandler<typeof deleteProject, AppEnv> = async (c) => {
-  const [[row]] = projectOfPath.results(c);
-  await deleteVisibleProject(c, admitVisibleProject(c.var.actor, row));
+  await deleteVisibleProject(c, projectOfPath.results(c));
   return c.body(null, 204);
 };

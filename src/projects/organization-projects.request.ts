@@ -1,7 +1,13 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../platform/env";
-import { organizationRead, routeReads } from "../platform/route-context";
-import { projectIdOfPath, selectProjectOfOrganization } from "./projects.queries";
+import { organizationRead, projectRead, routeReads } from "../platform/route-context";
+import type { Actor, AppEnv } from "../platform/env";
+import { notFound } from "../platform/errors";
+import {
+  admitVisibleProject,
+  projectIdOfPath,
+  selectProjectOfEnvironment,
+  selectProjectOfOrganization,
+} from "./projects.queries";
 
 /** The project the path names with the caller's level in it, read with the membership. */
 export function readProjectOfPath(c: Context<AppEnv>) {
@@ -10,5 +16,25 @@ export function readProjectOfPath(c: Context<AppEnv>) {
   return read.batch([selectProjectOfOrganization(read.db, c.var.actor, read.requested, project)]);
 }
 
-/** A PATCH's project, read before its body. */
-export const projectOfPath = routeReads(readProjectOfPath);
+/** A row of the project a write's path names, if the caller sees it; else 404, before the body is read. */
+function admitted(actor: Actor, row: Parameters<typeof admitVisibleProject>[1]) {
+  const found = admitVisibleProject(actor, row);
+  if (!found) throw notFound();
+  return found;
+}
+
+/** A write's project, read before its body. */
+export const projectOfPath = routeReads(async (c) => {
+  const [[row]] = await readProjectOfPath(c);
+  return admitted(c.var.actor, row);
+});
+
+/**
+ * A write's project named by an environment path (`/api/environments/{project_id}`,
+ * `/api/projects/{project_id}`), read with its context before its body: 404 and 403 come first.
+ */
+export const projectOfEnvironmentPath = routeReads(async (c) => {
+  const { db, actor } = c.var;
+  const [[row]] = await projectRead(c, (environmentId) => [selectProjectOfEnvironment(db, actor, environmentId)]);
+  return admitted(actor, row);
+});

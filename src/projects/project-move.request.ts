@@ -1,9 +1,7 @@
-import { eq } from "drizzle-orm";
-import { environments, projects } from "../db/schema";
 import { peekJsonBody } from "../platform/request-body";
 import { projectRead, routeReads } from "../platform/route-context";
 import { selectDestination } from "./project-move";
-import { selectVisibleProject } from "./projects.queries";
+import { selectProjectOfEnvironment } from "./projects.queries";
 import { ChangeOrganizationInput } from "./projects.schema";
 
 /**
@@ -16,12 +14,7 @@ export const projectToMove = routeReads(async (c) => {
   const peeked = body?.organization_id ?? "";
   const { db, actor } = c.var;
   const [[row], [destination]] = await projectRead(c, (environmentId) => [
-    selectVisibleProject(db, actor, [
-      eq(
-        projects.id,
-        db.select({ id: environments.projectId }).from(environments).where(eq(environments.id, environmentId)),
-      ),
-    ]),
+    selectProjectOfEnvironment(db, actor, environmentId),
     selectDestination(db, actor, peeked),
   ]);
   return { row, peeked, destination };

@@ -453,6 +453,15 @@ export async function findVisibleProject(db: Database, actor: Actor, filters: SQ
   return admitVisibleProject(actor, row);
 }
 
+/** The project of the environment a path names, as `selectVisibleProject` reads it. */
+export const selectProjectOfEnvironment = (db: Database, actor: Actor, environmentId: number) =>
+  selectVisibleProject(db, actor, [
+    eq(
+      projects.id,
+      db.select({ id: environments.projectId }).from(environments).where(eq(environments.id, environmentId)),
+    ),
+  ]);
+
 /** A row of `selectVisibleProject`, refused as `findVisibleProject` refuses it. */
 export function admitVisibleProject<
   T extends {

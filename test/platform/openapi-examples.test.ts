@@ -99,8 +99,8 @@ const REFUSED_EXAMPLES = [
   // settings null: "Invalid settings format" (see the test below).
   ["PATCH", "/api/environments/{project_id}/dashboards/{dashboard_id}/sharing"],
   // timezone "string": "\"string\" is not a valid choice."
-  ["PATCH", "/api/projects/{id}"],
-  ["PUT", "/api/projects/{id}"],
+  ["PATCH", "/api/projects/{project_id}"],
+  ["PUT", "/api/projects/{project_id}"],
   ["PATCH", "/api/environments/{project_id}"],
 ] as const;
 

@@ -182,6 +182,28 @@ describe.each(PROJECT_PATHS)("PATCH a project through the $tree path", ({ tree, 
     );
     await expectKeyAndMembershipRequired("PATCH", path(other.project), { name: "x" });
   });
+
+  it("answers 404 and 403 before a 400 about the body, with PATCH and PUT alike", async () => {
+    const { organization, owner, project, key } = await setupOrganization();
+    const other = await setupOrganization();
+    const hidden = await createProject(organization.id, { name: "Hidden", access_control: true });
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const scoped = await createApiKey(owner, { scopedTeams: [project.id] });
+    const outOfScope =
+      tree === "organization"
+        ? "API key with scoped projects are only supported on project-based views."
+        : "API key does not have access to the requested project";
+    const badBody = { name: 5 };
+    for (const method of ["PATCH", "PUT"]) {
+      expectError(await api(method, path(other.project), { key, body: badBody }), 404, NOT_FOUND);
+      expectError(await api(method, path(hidden), { key: member.key, body: badBody }), 404, NOT_FOUND);
+      expectError(
+        await api(method, path(hidden), { key: scoped.value, body: badBody }),
+        403,
+        errorBody("authentication_error", "permission_denied", outOfScope),
+      );
+    }
+  });
 });
 
 describe("the settings of PostHog's current Team and Project", () => {
