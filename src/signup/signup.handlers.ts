@@ -64,7 +64,7 @@ async function findInvite(c: Context<AppEnv>, token: string) {
 }
 
 export const previewSignup: RouteHandler<typeof previewInvite, AppEnv> = async (c) => {
-  const { invite, organizationName } = await findInvite(c, c.req.valid("param").token);
+  const { invite, organizationName, levelGranted } = await findInvite(c, c.req.valid("param").token);
   if (isInviteExpired(invite.createdAt)) throw expired();
   return c.json(
     {
@@ -72,7 +72,7 @@ export const previewSignup: RouteHandler<typeof previewInvite, AppEnv> = async (
       target_email: maskEmail(invite.targetEmail),
       first_name: invite.firstName,
       organization_name: organizationName,
-      level: invite.level as MembershipLevel,
+      level: levelGranted as MembershipLevel,
     },
     200,
   );

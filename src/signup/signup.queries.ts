@@ -37,6 +37,11 @@ export async function findInviteForSignup(db: Database, tokenHash: string) {
         invite: invites,
         organizationName: organizations.name,
         keyLifetimeDays: organizations.apiKeyMaxLifetimeDays,
+        // What joining would grant now (`levelGranted`): `inviteOpens` holds the inviter there.
+        levelGranted: sql<number>`min(${invites.level}, (${db
+          .select({ level: inviter.level })
+          .from(inviter)
+          .where(and(eq(inviter.organizationId, invites.organizationId), eq(inviter.userId, invites.createdById)))}))`,
       })
       .from(invites)
       .innerJoin(organizations, eq(organizations.id, invites.organizationId))

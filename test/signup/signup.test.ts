@@ -725,6 +725,12 @@ describe("an invite's level when it is redeemed", () => {
       body: { level: MembershipLevel.member },
     });
     expect(demoted.status).toBe(200);
+    // The preview shows the level joining would grant, not the one the invite asked.
+    const previewed = async (token: string) => (await api("GET", `/api/signup/${token}`)).body.level;
+    expect([await previewed(fromDemoted), await previewed(fromKept)]).toEqual([
+      MembershipLevel.member,
+      MembershipLevel.admin,
+    ]);
 
     expect(await joinedLevel(organization.id, key, fromDemoted, "demoted-owner-alt@example.com")).toBe(
       MembershipLevel.member,
