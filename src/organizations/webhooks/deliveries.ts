@@ -174,13 +174,15 @@ function recordAttempt(db: Database, delivery: DeliveryRow, attempt: Attempt, ou
 /** A pending delivery, by id: what an attempt's outcome is written to. */
 const pendingDelivery = (id: string) => and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.status, "pending"));
 
-/** A delivery whose entry has left the database: failed, with why, and no further attempt. */
-const entryGone = (now: string) => ({
+/** A delivery settled unsent: failed, with why, and no further attempt. */
+const settledUnsent = (lastError: string, now: string) => ({
   status: "failed" as const,
-  lastError: "The event's entry was archived or pruned: it can no longer be delivered.",
+  lastError,
   nextAttemptAt: null,
   updatedAt: now,
 });
+const ENTRY_GONE = "The event's entry was archived or pruned: it can no longer be delivered.";
+const UNSUBSCRIBED = "The webhook no longer subscribes to this event: it was not sent.";
 
 /**
  * Delivers one message's delivery, then acks it or retries it as the schedule says (`message.attempts` is the attempt's
@@ -206,9 +208,12 @@ async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
   ]);
   if (!row || row.delivery.status !== "pending" || !row.webhook.enabled) return message.ack();
   const { entry } = row;
-  if (!entry) {
-    // Archived or pruned since (a redelivery or recovery of an old event): settled, not left pending.
-    await db.update(webhookDeliveries).set(entryGone(nowIso())).where(pendingDelivery(row.delivery.id));
+  // Archived or pruned since (a redelivery or recovery of an old event), or taken out of the
+  // webhook's events since it was enqueued: settled, not left pending, and never sent.
+  const unsubscribed = !matches(row.webhook.events, row.delivery.event);
+  if (!entry || unsubscribed) {
+    const why = entry ? UNSUBSCRIBED : ENTRY_GONE;
+    await db.update(webhookDeliveries).set(settledUnsent(why, nowIso())).where(pendingDelivery(row.delivery.id));
     return message.ack();
   }
   const body = JSON.stringify(eventPayload({ ...row, entry }));

@@ -212,6 +212,53 @@ describe("background work on webhooks, at least once", () => {
   }, 60_000);
 });
 
+describe("a delivery of an event the webhook no longer subscribes to", () => {
+  const UNSUBSCRIBED = "The webhook no longer subscribes to this event: it was not sent.";
+
+  /** A webhook taking every event, a delivery of `Organization.updated` made then, and a PATCH narrowing it. */
+  async function narrowedAfter(delivery: Parameters<typeof seedPendingDelivery>[2]) {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"] });
+    const deliveryId = await seedPendingDelivery(organization, id, delivery);
+    const patched = await api("PATCH", `${webhooksPath(organization)}/${id}`, {
+      key: organization.key,
+      body: { events: ["OrganizationMembership.updated"] },
+    });
+    expect(patched.status).toBe(200);
+    return { organization, webhookId: id, deliveryId };
+  }
+
+  it("is settled unsent when its message comes: pending, it is not posted", async () => {
+    const { deliveryId } = await narrowedAfter({ seq: 5000 });
+    const received = receiver(200);
+    const attempt = await consume(deliveryId, 1);
+    expect(attempt.explicitAcks).toEqual(["message"]);
+    expect(received).toEqual([]);
+    expect(await storedDelivery(deliveryId)).toMatchObject({
+      status: "failed",
+      nextAttemptAt: null,
+      lastError: UNSUBSCRIBED,
+    });
+  });
+
+  it("is not posted when retried either: the retry is accepted, and settled unsent", async () => {
+    const { organization, webhookId, deliveryId } = await narrowedAfter({
+      seq: 5001,
+      status: "failed",
+      attempts: 8,
+      nextAttemptAt: null,
+    });
+    const retried = await api("POST", `${webhooksPath(organization)}/${webhookId}/deliveries/${deliveryId}/retry`, {
+      key: organization.key,
+    });
+    expect(retried.status).toBe(202);
+    const received = receiver(200);
+    await consume(deliveryId, 1);
+    expect(received).toEqual([]);
+    expect(await storedDelivery(deliveryId)).toMatchObject({ status: "failed", lastError: UNSUBSCRIBED });
+  });
+});
+
 describe("a redelivery whose message the queue refuses", () => {
   it("is answered 202 (it is pending: the cron's sweep sends it), not 500, and keeps its Idempotency-Key", async () => {
     const organization = await setupOrganization();

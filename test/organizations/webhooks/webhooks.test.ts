@@ -961,7 +961,7 @@ describe("deliveries", () => {
       url: "https://internal.example.com/hook",
       events: ["Dashboard.updated"],
     });
-    const deliveryId = await seedPendingDelivery(organization, id);
+    const deliveryId = await seedPendingDelivery(organization, id, { event: "Dashboard.updated" });
     const posted: string[] = [];
     vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
       const url = new Request(input, init).url;
@@ -1348,7 +1348,7 @@ describe("a redelivery of a delivery pending when it ran and finished just after
     const organization = await setupOrganization();
     const { organization: org, key } = organization;
     const webhook = await subscribe(organization);
-    const deliveryId = await seedPendingDelivery(organization, webhook.id);
+    const deliveryId = await seedPendingDelivery(organization, webhook.id, { event: "OrganizationMembership.updated" });
     receiver(200);
     // The consumer finishes the delivery between the redelivery's update (which skips it: pending)
     // and its read of it.
