@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { asc, eq } from "drizzle-orm";
+import { asc, desc, eq } from "drizzle-orm";
 import { expect } from "vitest";
 import * as schema from "../../src/db/schema";
 import { sealChain } from "../../src/platform/activity-log/chain";
@@ -26,15 +26,40 @@ export async function seedEntries(organizationId: string, count: number, spacing
   while ((await sealChain(db, organizationId)) > 0);
 }
 
+/**
+ * `count` sealed entries, one every `spacing` ms from `start` (ms), their ids UUIDv7 of their own
+ * times, as the Worker mints them: what an entry's URL finds its archived segment by.
+ */
+export async function seedEntriesWithTimedIds(organizationId: string, count: number, spacing: number, start: number) {
+  await env.DB.prepare(
+    `with recursive n(i) as (select 1 union all select i + 1 from n where i < ?2),
+       t(i, ms, hex) as (select i, ?3 + (i - 1) * ?4, printf('%012x', ?3 + (i - 1) * ?4) from n)
+     insert into activity_log (id, organization_id, seq, is_system, activity, scope, item_id, detail, created_at, hash)
+     select substr(hex, 1, 8) || '-' || substr(hex, 9, 4) || '-7' || printf('%03x', i % 4096) || '-8'
+         || substr(lower(hex(randomblob(2))), 1, 3) || '-' || lower(hex(randomblob(6))),
+       ?1, i, 1, 'updated', 'Organization', ?1, '{"name":"entry ' || i || '","changes":null,"context":null}',
+       strftime('%Y-%m-%dT%H:%M:%fZ', ms / 1000.0, 'unixepoch'), null
+     from t`,
+  )
+    .bind(organizationId, count, start, spacing)
+    .run();
+  while ((await sealChain(db, organizationId)) > 0);
+}
+
 /** The organization's oldest entry still in D1 (lowest `seq`). */
-export async function firstEntryOf(organizationId: string) {
-  const [first] = await db
+export const firstEntryOf = (organizationId: string) => entryAtEnd(organizationId, asc);
+
+/** The organization's newest entry still in D1 (highest `seq`). */
+export const lastEntryOf = (organizationId: string) => entryAtEnd(organizationId, desc);
+
+async function entryAtEnd(organizationId: string, order: typeof asc) {
+  const [entry] = await db
     .select()
     .from(schema.activityLog)
     .where(eq(schema.activityLog.organizationId, organizationId))
-    .orderBy(asc(schema.activityLog.seq))
+    .orderBy(order(schema.activityLog.seq))
     .limit(1);
-  return first!;
+  return entry!;
 }
 
 /** The id of the user's (first) key: the one their requests in a test are made with. */

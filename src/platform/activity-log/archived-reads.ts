@@ -1,4 +1,4 @@
-import { and, desc, eq, lte, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, lte, sql, type SQL } from "drizzle-orm";
 import { activityLog, activityLogSegments, users } from "../../db/schema";
 import type { Database } from "../db";
 import type { OrganizationRef } from "../route-context/organization";
@@ -212,9 +212,6 @@ export async function pageAcrossArchive(
 
 /** How far an entry's time (the database's clock) may be from its id's (the Worker's, as it built the write). */
 const ID_TIME_TOLERANCE = 5 * 60_000;
-/** Segments an entry's URL looks in at most: those around its id's time (a few minutes of entries). */
-const SEGMENTS_AROUND_ID = 4;
-
 /** The time in a UUIDv7 (its first 48 bits, milliseconds), or null for another id. */
 function timeOfId(id: string): number | null {
   const hex = id.toLowerCase().replaceAll("-", "");
@@ -223,30 +220,48 @@ function timeOfId(id: string): number | null {
 
 /**
  * The organization's segments that may hold the entry `id`, read in the caller's round trip: entry
- * ids are UUIDv7, so the id tells when the entry was written, and the segments starting before then
- * (give or take the clocks' tolerance) are one seek of the (organization, first time) index.
+ * ids are UUIDv7, so the id tells when the entry was written, and the segments whose entries span
+ * that time (give or take the clocks' tolerance) are one range of the (organization, first time)
+ * index: a segment holds one UTC day's entries, so it began on the day of that time's earliest.
  */
 export function selectSegmentsAroundId(db: Database, organizationId: OrganizationRef, id: string) {
   const time = timeOfId(id);
-  const latest = time === null ? undefined : new Date(time + ID_TIME_TOLERANCE).toISOString();
+  const window = time === null ? undefined : idTimeWindow(time);
   return db
     .select()
     .from(activityLogSegments)
     .where(
       and(
         eq(activityLogSegments.organizationId, organizationId),
-        latest === undefined ? sql`0` : lte(activityLogSegments.firstCreatedAt, latest),
+        window === undefined
+          ? sql`0`
+          : and(
+              gte(activityLogSegments.firstCreatedAt, `${window.earliest.slice(0, 10)}T00:00:00.000Z`),
+              lte(activityLogSegments.firstCreatedAt, window.latest),
+              gte(activityLogSegments.lastCreatedAt, window.earliest),
+            ),
       ),
     )
-    .orderBy(desc(activityLogSegments.firstCreatedAt))
-    .limit(SEGMENTS_AROUND_ID);
+    .orderBy(desc(activityLogSegments.firstCreatedAt));
+}
+
+const idTimeWindow = (time: number) => ({
+  earliest: new Date(time - ID_TIME_TOLERANCE).toISOString(),
+  latest: new Date(time + ID_TIME_TOLERANCE).toISOString(),
+});
+
+/** How far a segment's time range lies from `time`: 0 when it spans it. */
+function distanceFrom(time: number, segment: SegmentRow) {
+  const [first, last] = [Date.parse(segment.firstCreatedAt), Date.parse(segment.lastCreatedAt)];
+  return time < first ? first - time : time > last ? time - last : 0;
 }
 
 /**
  * The archived entry `id` among `segments` (`selectSegmentsAroundId`), with its user, if `where`
- * (a condition on the log's columns: who sees it) keeps it; else null. Reads the segments whose
- * time range is within the tolerance of the id's, then one query, also when no entry has the id:
- * a hidden entry's 404 costs the round trips of an unknown one's.
+ * (a condition on the log's columns: who sees it) keeps it; else null. Reads the segments nearest
+ * the id's time first, a few at a time (a busy organization writes many in a few minutes), then
+ * one query, also when no entry has the id: a hidden entry's 404 costs the D1 round trips of an
+ * unknown one's.
  */
 export async function archivedEntry(
   reader: ArchiveReader,
@@ -255,10 +270,13 @@ export async function archivedEntry(
 ): Promise<PageRow | null> {
   const time = timeOfId(id);
   if (time === null) return null;
-  const earliest = new Date(time - ID_TIME_TOLERANCE).toISOString();
-  const around = segments.filter((segment) => segment.lastCreatedAt >= earliest);
-  const contents = await Promise.all(around.map((segment) => readSegment(reader.bucket, segment)));
-  const found = contents.flatMap((content) => content.rows).find((row) => row.id === id);
+  const nearestFirst = [...segments].sort((a, b) => distanceFrom(time, a) - distanceFrom(time, b));
+  let found: EntryRow | undefined;
+  for (let at = 0; at < nearestFirst.length && !found; at += SEGMENTS_READ_AT_ONCE) {
+    const read = nearestFirst.slice(at, at + SEGMENTS_READ_AT_ONCE);
+    const contents = await Promise.all(read.map((segment) => readSegment(reader.bucket, segment)));
+    found = contents.flatMap((content) => content.rows).find((row) => row.id === id);
+  }
   const candidates = found && (!reader.of || reader.of(found)) ? [found] : [];
   const [visible, ...authors] = await reader.db.batch([
     selectArchivedMatching(reader.db, candidates, reader.where),

@@ -10,7 +10,12 @@ import { sealChain } from "../../../src/platform/activity-log/chain";
 import { pruneArchivedSegments } from "../../../src/platform/activity-log/retention";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { expectError, NOT_FOUND } from "../../support/error-bodies";
-import { firstEntryOf, seedEntries as seedEntriesOf } from "../../support/activity-log";
+import {
+  firstEntryOf,
+  lastEntryOf,
+  seedEntries as seedEntriesOf,
+  seedEntriesWithTimedIds,
+} from "../../support/activity-log";
 import { addMember, api, createProject, createUser, db, setupOrganization } from "../../support/harness";
 import { beforeWrites } from "../../support/races";
 
@@ -722,6 +727,25 @@ describe("archived entries a caller may not see", () => {
     expectError(unknown, 404, NOT_FOUND);
     expect(hidden.headers.get("Server-Timing")).toBe(unknown.headers.get("Server-Timing"));
   });
+});
+
+describe("an archived entry's own URL", () => {
+  it("finds it among many segments of a few minutes: a busy organization's thousands of entries after it", async () => {
+    const organization = await setupOrganization();
+    const organizationId = organization.organization.id;
+    await env.DB.prepare("delete from activity_log where organization_id = ?").bind(organizationId).run();
+    // 5,000 entries of one UTC day 40 days ago, one every 50 ms: five segments within 4 minutes.
+    const noon = Math.floor((Date.now() - 40 * DAY) / DAY) * DAY + DAY / 2;
+    await seedEntriesWithTimedIds(organizationId, 5000, 50, noon);
+    const [first, last] = [await firstEntryOf(organizationId), await lastEntryOf(organizationId)];
+    while ((await keptEntries(organization)).length > 0) await archiveActivityLog(db, env.ACTIVITY_LOG_ARCHIVE, 30);
+    expect(await segmentsOf(organization)).toHaveLength(5);
+    for (const entry of [first, last]) {
+      const archived = await api("GET", `${logPath(organization)}/${entry.id}`, { key: organization.key });
+      expect(archived.status).toBe(200);
+      expect(archived.body).toMatchObject({ id: entry.id, seq: entry.seq });
+    }
+  }, 120_000);
 });
 
 describe("two cron runs archiving at once", () => {
