@@ -130,6 +130,8 @@ export const changeOrganization: RouteHandler<typeof changeProjectOrganization, 
       move.counts,
       entry(from),
       entry(to),
+      // Last: the entries are written only while the statement before them changed a row.
+      move.mover,
     ])
     .catch((error: unknown) => {
       throw moveRefusal(error, project.name) ?? error;

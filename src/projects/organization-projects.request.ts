@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import { organizationRead, projectRead, routeReads } from "../platform/route-context";
 import type { Actor, AppEnv } from "../platform/env";
-import { notFound } from "../platform/errors";
+import { insufficientLevel, notFound } from "../platform/errors";
+import { isAdmin } from "../platform/levels";
 import {
   admitVisibleProject,
   projectIdOfPath,
@@ -16,10 +17,14 @@ export function readProjectOfPath(c: Context<AppEnv>) {
   return read.batch([selectProjectOfOrganization(read.db, c.var.actor, read.requested, project)]);
 }
 
-/** A row of the project a write's path names, if the caller sees it; else 404, before the body is read. */
+/**
+ * A row of the project a write's path names, if the caller sees it and is its admin (every write
+ * here is an admin's), before the body is read: 404 and 403 come before a 400 about the body.
+ */
 function admitted(actor: Actor, row: Parameters<typeof admitVisibleProject>[1]) {
   const found = admitVisibleProject(actor, row);
   if (!found) throw notFound();
+  if (!isAdmin(found.level)) throw insufficientLevel();
   return found;
 }
 

@@ -9,6 +9,7 @@ import {
   organizationMemberships,
   organizations,
   projects,
+  users,
 } from "../db/schema";
 import { keyOutlivesLifetimeThroughProject } from "../platform/auth/key-policy";
 import { type Database, isNotNullViolationOf, whileHolds } from "../platform/db";
@@ -142,5 +143,17 @@ export function moveProjectStatements(db: Database, actor: Actor, project: ReadP
           + (case when ${organizations.id} = ${to} then 1 else -1 end) * ${liveExports}`,
       })
       .where(and(inArray(organizations.id, [from, to]), sql`changes() > 0`)),
+    // A mover who moved their current project follows it: `@current` stays that project, in its new
+    // organization (a retry of `@current/change_organization` names it still, and is replayed).
+    mover: db
+      .update(users)
+      .set({ currentOrganizationId: to })
+      .where(
+        and(
+          eq(users.id, actor.userId),
+          eq(users.currentProjectId, project.id),
+          sql`exists (select 1 from ${projects} where ${projects.id} = ${project.id} and ${projects.organizationId} = ${to})`,
+        ),
+      ),
   };
 }

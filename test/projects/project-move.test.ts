@@ -574,4 +574,33 @@ describe("POST /api/projects/:id/change_organization", () => {
     expect([retried.status, retried.body.code]).toEqual([422, "idempotency_key_reused"]);
     expect(await organizationOf(second.id)).toBe(from.organization.id);
   });
+
+  it("takes its mover's current organization along with their current project: @current stays it, a retry replays", async () => {
+    const { from, to, project, key } = await setupMove();
+    const other = await addMember(from.organization.id, MembershipLevel.admin);
+    for (const caller of [key, other.key]) {
+      const chosen = await api("PATCH", "/api/users/@me", { key: caller, body: { set_current_team: project.id } });
+      expect(chosen.status).toBe(200);
+    }
+    const headers = { "Idempotency-Key": "move-current-once" };
+    const body = { organization_id: to.organization.id };
+    const moved = await api("POST", movePath("@current"), { key, headers, body });
+    expect([moved.status, moved.body.id]).toEqual([200, project.id]);
+    expect((await api("GET", "/api/users/@me", { key })).body).toMatchObject({
+      team: { id: project.id, organization: to.organization.id },
+      organization: { id: to.organization.id },
+    });
+    // The answer was lost: the very same request, nothing switched, is replayed.
+    const retried = await api("POST", movePath("@current"), { key, headers, body });
+    expect([retried.status, retried.headers.get("Idempotent-Replayed"), retried.body]).toEqual([
+      200,
+      "true",
+      moved.body,
+    ]);
+    // Another member who had it as current stays in their organization, at its first project.
+    expect((await api("GET", "/api/users/@me", { key: other.key })).body).toMatchObject({
+      team: { id: from.project.id },
+      organization: { id: from.organization.id },
+    });
+  });
 });

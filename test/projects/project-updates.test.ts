@@ -185,6 +185,7 @@ describe.each(PROJECT_PATHS)("PATCH a project through the $tree path", ({ tree, 
 
   it("answers 404 and 403 before a 400 about the body, with PATCH and PUT alike", async () => {
     const { organization, owner, project, key } = await setupOrganization();
+    const plain = await addMember(organization.id, MembershipLevel.member);
     const other = await setupOrganization();
     const hidden = await createProject(organization.id, { name: "Hidden", access_control: true });
     const member = await addMember(organization.id, MembershipLevel.member);
@@ -197,6 +198,7 @@ describe.each(PROJECT_PATHS)("PATCH a project through the $tree path", ({ tree, 
     for (const method of ["PATCH", "PUT"]) {
       expectError(await api(method, path(other.project), { key, body: badBody }), 404, NOT_FOUND);
       expectError(await api(method, path(hidden), { key: member.key, body: badBody }), 404, NOT_FOUND);
+      expectError(await api(method, path(project), { key: plain.key, body: badBody }), 403, INSUFFICIENT_LEVEL);
       expectError(
         await api(method, path(hidden), { key: scoped.value, body: badBody }),
         403,

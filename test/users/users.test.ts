@@ -663,14 +663,14 @@ describe("@current reads", () => {
   });
 
   it("keeps @current's project in the current organization: a choice moved out of it is not current", async () => {
-    const first = await setupOrganization();
-    const second = await setupOrganization();
-    await addMembership(second.organization.id, first.owner, MembershipLevel.admin);
-    const key = first.key;
+    const { first, second, key } = await userWithTwoOrganizations();
     const later = await createProject(first.organization.id, { name: "Later" });
     await api("PATCH", "/api/users/@me", { key, body: { set_current_team: later.id } });
+    // Another admin of both organizations moves it (a mover's own current organization follows it).
+    const mover = await addMember(first.organization.id, MembershipLevel.admin);
+    await addMembership(second.organization.id, mover.user, MembershipLevel.admin);
     const moved = await api("POST", `/api/projects/${later.id}/change_organization/`, {
-      key,
+      key: mover.key,
       body: { organization_id: second.organization.id },
     });
     expect(moved.status).toBe(200);
