@@ -152,7 +152,8 @@ export function moveProjectStatements(db: Database, actor: Actor, project: ReadP
         and(
           eq(users.id, actor.userId),
           eq(users.currentProjectId, project.id),
-          sql`exists (select 1 from ${projects} where ${projects.id} = ${project.id} and ${projects.organizationId} = ${to})`,
+          sql`exists (select 1 from ${projects}
+            where ${projects.id} = ${project.id} and ${projects.organizationId} = ${to})`,
         ),
       ),
   };

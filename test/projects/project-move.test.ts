@@ -575,7 +575,7 @@ describe("POST /api/projects/:id/change_organization", () => {
     expect(await organizationOf(second.id)).toBe(from.organization.id);
   });
 
-  it("takes its mover's current organization along with their current project: @current stays it, a retry replays", async () => {
+  it("takes its mover's current organization along with their current project: a retry replays", async () => {
     const { from, to, project, key } = await setupMove();
     const other = await addMember(from.organization.id, MembershipLevel.admin);
     for (const caller of [key, other.key]) {
