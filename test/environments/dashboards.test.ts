@@ -970,6 +970,10 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
     expect((await api("GET", path, { key })).body).toEqual(NOT_FOUND);
     expect((await api("GET", dashboardsPath(project.id), { key })).body.count).toBe(0);
     expect((await api("PATCH", path, { key, body: { name: "Ghost" } })).status).toBe(404);
+    // Deleting it again changes nothing else: a re-delete carrying other fields is 404 too.
+    const ghost = { deleted: true, name: "Ghost", tiles: [{ text: { body: "added while deleted" } }] };
+    expect((await api("PATCH", path, { key, body: ghost })).body).toEqual(NOT_FOUND);
+    expect((await api("PATCH", path, { key, body: { deleted: true } })).status).toBe(200);
     expect(
       (
         await api("PATCH", `${path}/move_tile`, {

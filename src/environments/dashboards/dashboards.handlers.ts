@@ -559,13 +559,19 @@ function dashboardEntries(c: Context<AppEnv>, current: DashboardRow, input: Upda
   return entry ? [entry] : [];
 }
 
+const DELETION_FIELDS = ["deleted", "delete_insights"];
+const restoresOrReDeletes = (input: UpdateDashboardInput) =>
+  input.deleted === false ||
+  (input.deleted === true &&
+    Object.entries(input).every(([field, value]) => value === undefined || DELETION_FIELDS.includes(field)));
+
 export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   const input = c.req.valid("json");
   const scope = scopeOf(c);
   const [[row], tiles] = dashboardOfPath.results(c);
   const current = row && { row, tiles };
-  // A deleted dashboard is gone except to the PATCH that restores (or re-deletes) it.
-  if (!current || (current.row.dashboard.deleted && input.deleted === undefined)) throw notFound();
+  // A deleted dashboard is gone except to the PATCH that restores it, or re-deletes it and no more.
+  if (!current || (current.row.dashboard.deleted && !restoresOrReDeletes(input))) throw notFound();
   visibleDashboard(c, current.row);
   assertMayUpdate(current.row, scope, input);
   const updated = await writeDashboardUpdate(c, current, input);
