@@ -1,3 +1,5 @@
+import type { Context } from "hono";
+import type { AppEnv } from "./env";
 import { errorFields, logLine } from "./log";
 
 /**
@@ -28,6 +30,23 @@ export async function settledEach<T, R>(
     logLine("error", { task, ...describe(items[index]!), error: errorFields(outcome.reason) });
     return [];
   });
+}
+
+/**
+ * Work left for after the response (`waitUntil`): a failure is one JSON line naming the request,
+ * `task` and `fields` (a failed query's SQL, never its values), never a rejection left unhandled,
+ * which the runtime would print as plain text with everything the query bound.
+ */
+export function afterResponse(
+  c: Context<AppEnv>,
+  task: string,
+  work: Promise<unknown>,
+  fields: Record<string, unknown> = {},
+  level: "warn" | "error" = "warn",
+) {
+  c.executionCtx.waitUntil(
+    work.catch((error: unknown) => logLine(level, { task, ...fields, error: errorFields(error) })),
+  );
 }
 
 /** `runEach` over organization ids. */

@@ -1,3 +1,4 @@
+import { afterResponse } from "../platform/background";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { every } from "hono/combine";
@@ -162,7 +163,9 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
   }
   // A HEAD (a link checker, a preview's probe) shows no one the dashboard.
   if (c.req.method === "GET" && countsAsView(c.req.header("CF-Connecting-IP"), shared.dashboard.id, visitor.viewer)) {
-    c.executionCtx.waitUntil(recordSharedView(c.var.db, shared.dashboard.id, nowIso(), visitor.viewer));
+    afterResponse(c, "record share view", recordSharedView(c.var.db, shared.dashboard.id, nowIso(), visitor.viewer), {
+      dashboard_id: shared.dashboard.id,
+    });
   }
   const found = toSharedDashboard(shared);
   return asJson ? c.json(found, 200) : c.html(sharedDashboardPage(found, nonce), 200);

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { oneLine, type EmailMessage } from "../platform/email-transport";
 import type { AppEnv } from "../platform/env";
 import { randomUrlSafeToken, sha256Hex, uuid7 } from "../platform/ids";
-import { errorFields, logLine } from "../platform/log";
+import { afterResponse } from "../platform/background";
 import { publicUrl } from "../platform/public-url";
 import { loadKeyring, seal } from "../platform/secrets";
 import { insertViewerLink, type SharedDashboardRow } from "./shared.queries";
@@ -72,13 +72,11 @@ export function issueViewerLinkAfterResponse(
   accessToken: string,
   email: string,
 ) {
-  c.executionCtx.waitUntil(
-    issueViewerLink(c, shared, accessToken, email).catch((error: unknown) =>
-      logLine("error", {
-        task: "share link e-mail",
-        dashboard_id: shared.dashboard.id,
-        error: errorFields(error),
-      }),
-    ),
+  afterResponse(
+    c,
+    "share link e-mail",
+    issueViewerLink(c, shared, accessToken, email),
+    { dashboard_id: shared.dashboard.id },
+    "error",
   );
 }

@@ -254,6 +254,108 @@ describe("the request log of a failure", () => {
   });
 });
 
+describe("work left for after the response", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  /** Every console line, and the JSON warn or error lines of request `requestId` once written (or none in 2 s). */
+  function capturedLines() {
+    const lines: string[] = [];
+    for (const method of ["log", "warn", "error"] as const) {
+      vi.spyOn(console, method).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(" ")));
+    }
+    const failuresOf = async (requestId: string) => {
+      const failures = () =>
+        lines
+          .flatMap((line) => (line.startsWith("{") ? [JSON.parse(line) as Record<string, unknown>] : []))
+          .filter((line) => line.request_id === requestId && line.level !== "info");
+      for (let attempt = 0; attempt < 40 && failures().length === 0; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return failures();
+    };
+    return { lines, failuresOf };
+  }
+
+  /** Statements matching `pattern` fail as D1 does when unavailable, on the binding and on sessions alike. */
+  function failingStatements(pattern: RegExp) {
+    const unavailable = async () => {
+      throw new Error("D1_ERROR: the database is unavailable");
+    };
+    const failing = (bound: D1PreparedStatement) =>
+      Object.assign(bound, { all: unavailable, raw: unavailable, first: unavailable, run: unavailable });
+    const prepare = env.DB.prepare.bind(env.DB);
+    vi.spyOn(env.DB, "prepare").mockImplementation((query: string) => {
+      const statement = prepare(query);
+      const bind = statement.bind.bind(statement);
+      if (pattern.test(query)) statement.bind = (...values: unknown[]) => failing(bind(...values));
+      return statement;
+    });
+    onBoundStatements((query, _values, bound) => (pattern.test(query) ? failing(bound) : bound));
+  }
+
+  /** KV writes of keys starting with one of `prefixes` refused, as KV refuses a second write within a second. */
+  function refusedKvWrites(prefixes: string[]) {
+    const put = env.API_KEY_CACHE.put.bind(env.API_KEY_CACHE);
+    vi.spyOn(env.API_KEY_CACHE, "put").mockImplementation(async (name, ...rest) => {
+      if (prefixes.some((prefix) => String(name).startsWith(prefix))) {
+        throw new Error("KV PUT failed: 429 Too Many Requests");
+      }
+      return put(name, ...rest);
+    });
+  }
+
+  it("logs a failed write one JSON line naming the request and the task, never the values it bound", async () => {
+    const { key, project } = await setupOrganization();
+    const dashboard = await api("POST", `/api/environments/${project.id}/dashboards`, { key, body: { name: "Seen" } });
+    const sharing = await api("PATCH", `/api/environments/${project.id}/dashboards/${dashboard.body.id}/sharing`, {
+      key,
+      body: { enabled: true },
+    });
+    const capture = capturedLines();
+    failingStatements(/last_accessed_at|"view_count"/);
+    const requests = [
+      ["access", `/api/environments/${project.id}/dashboards/${dashboard.body.id}`, key, "record dashboard access"],
+      ["view", `/shared/${sharing.body.access_token}.json`, undefined, "record share view"],
+    ] as const;
+    for (const [id, path, caller, task] of requests) {
+      expect((await api("GET", path, { key: caller, headers: { "X-Request-Id": id } })).status).toBe(200);
+      expect(await capture.failuresOf(id)).toEqual([
+        expect.objectContaining({ level: "warn", task, error: expect.objectContaining({ name: "DrizzleQueryError" }) }),
+      ]);
+    }
+    expect(capture.lines.join("\n")).not.toContain("params:");
+  });
+
+  it("logs a KV write refused after the response: @current's guess, a key's used-up hour", async () => {
+    const { key } = await setupOrganization();
+    const capture = capturedLines();
+    refusedKvWrites(["current_environment:", "api_key_hour:"]);
+    const current = await api("GET", "/api/projects/@current/dashboards", {
+      key,
+      headers: { "X-Request-Id": "guess" },
+    });
+    expect(current.status).toBe(200);
+    expect(await capture.failuresOf("guess")).toEqual([
+      expect.objectContaining({ level: "warn", task: "remember current environment" }),
+    ]);
+
+    const limitAtStart = env.RATE_LIMIT_PER_HOUR;
+    env.RATE_LIMIT_PER_HOUR = "2";
+    try {
+      const other = await setupOrganization();
+      for (const id of ["hour-1", "hour-2"]) {
+        expect((await api("GET", "/api/users/@me", { key: other.key, headers: { "X-Request-Id": id } })).status).toBe(
+          200,
+        );
+      }
+      const failures = [...(await capture.failuresOf("hour-2")), ...(await capture.failuresOf("hour-1"))];
+      expect(failures).toEqual([expect.objectContaining({ level: "warn", task: "publish an exhausted hour" })]);
+    } finally {
+      env.RATE_LIMIT_PER_HOUR = limitAtStart;
+    }
+  });
+});
+
 describe("PUBLIC_BASE_URL", () => {
   it("is the origin of pagination links and of the OpenAPI servers", async () => {
     const { organization, key } = await setupOrganization();

@@ -1,3 +1,4 @@
+import { afterResponse } from "../../platform/background";
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { and, eq, sql, type SQL } from "drizzle-orm";
@@ -132,7 +133,9 @@ export const retrieveEnvironmentDashboard: Handler<"retrieve"> = async (c) => {
   const scope = scopeOf(c);
   const { lastAccessedAt } = found.row.dashboard;
   if (!lastAccessedAt || Date.now() - Date.parse(lastAccessedAt) > ACCESS_WRITE_INTERVAL_MS) {
-    c.executionCtx.waitUntil(recordDashboardAccess(c.env.DB, found.row.dashboard.id));
+    afterResponse(c, "record dashboard access", recordDashboardAccess(c.env.DB, found.row.dashboard.id), {
+      dashboard_id: found.row.dashboard.id,
+    });
   }
   if (isNotModified(c, found.row.dashboard)) return notModified(c, found.row.dashboard);
   return c.json(toDashboard(found, scope.caller), 200, { ETag: etagOf(found.row.dashboard) });

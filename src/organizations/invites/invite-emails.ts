@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { errorFields, logLine } from "../../platform/log";
+import { afterResponse } from "../../platform/background";
 import type { AppEnv, Bindings } from "../../platform/env";
 import { emailTransportConfigured, oneLine, quoted, type EmailMessage } from "../../platform/email-transport";
 import { publicUrl } from "../../platform/public-url";
@@ -65,12 +65,8 @@ const sealEmail = (keyring: Keyring, inviteId: string, email: EmailMessage) =>
 export function enqueueInviteEmails(c: Context<AppEnv>, rows: InviteRow[]) {
   const pending = rows.filter((row) => row.emailStatus === "pending");
   if (pending.length === 0) return;
-  c.executionCtx.waitUntil(
-    sendInviteEmailMessages(
-      c.env,
-      pending.map((row) => row.id),
-    ).catch((error: unknown) => logLine("error", { task: "enqueue invite e-mails", error: errorFields(error) })),
-  );
+  const ids = pending.map((row) => row.id);
+  afterResponse(c, "enqueue invite e-mails", sendInviteEmailMessages(c.env, ids), {}, "error");
 }
 
 /** Queues take at most 100 messages per `sendBatch`. */

@@ -1,4 +1,4 @@
-import { errorFields, logLine } from "../log";
+import { afterResponse } from "../background";
 import { eq, or } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import type { Context } from "hono";
@@ -63,7 +63,7 @@ export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   await admitRequest(c, secureValue, published);
 
   if (!lastUsedAt || Date.now() - Date.parse(lastUsedAt) > LAST_USED_WRITE_INTERVAL_MS) {
-    c.executionCtx.waitUntil(afterResponse("record key use", recordUse(c.env, key)));
+    afterResponse(c, "record key use", recordUse(c.env, key));
   }
   return actor;
 }
@@ -103,7 +103,7 @@ async function findKey(c: Context<AppEnv>, secureValue: string, service: boolean
     rememberUnknown(secureValue);
     return null;
   }
-  c.executionCtx.waitUntil(afterResponse("cache key", cacheThenRecheck(c.env, loaded)));
+  afterResponse(c, "cache key", cacheThenRecheck(c.env, loaded));
   return loaded;
 }
 
@@ -119,10 +119,6 @@ async function cacheThenRecheck(env: AppEnv["Bindings"], key: CachedKey) {
     await forgetIfChanged(env, key);
   }
 }
-
-/** Work after the response: a failure is a log line, never a rejection left unhandled. */
-const afterResponse = (task: string, work: Promise<unknown>) =>
-  work.catch((error: unknown) => logLine("warn", { task, error: errorFields(error as Error) }));
 
 async function readCachedKey(cache: KVNamespace, secureValue: string) {
   return cache.get<CachedKey>(apiKeyCacheKey(secureValue), "json");

@@ -187,7 +187,10 @@ async function reportCounts(env: Bindings, secureValue: string, view: HourView, 
       learn(secureValue, reported);
       // Exactly one report of the hour crosses the limit: that one tells the others.
       if (reported.count >= perHour && reported.count - requests < perHour) {
-        await publishExhausted(env, secureValue, reported);
+        // A failure here (KV takes one write a second per key) leaves the other isolates to learn it from the counter.
+        await publishExhausted(env, secureValue, reported).catch((error: unknown) =>
+          logLine("warn", { task: "publish an exhausted hour", error: errorFields(error) }),
+        );
       }
     }
   } finally {

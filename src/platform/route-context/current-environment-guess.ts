@@ -1,3 +1,4 @@
+import { afterResponse } from "../background";
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
 
@@ -37,11 +38,11 @@ export function rememberCurrentEnvironment(c: Context<AppEnv>, environmentId: nu
   const known = guesses.get(keyId);
   keepInIsolate(keyId, environmentId);
   if (known === environmentId) return;
-  c.executionCtx.waitUntil(
-    c.env.API_KEY_CACHE.put(currentEnvironmentGuessKey(keyId), String(environmentId), {
-      expirationTtl: GUESS_TTL_SECONDS,
-    }),
-  );
+  // KV takes one write a second per key: a busy key's may be refused, and the next read guesses again.
+  const put = c.env.API_KEY_CACHE.put(currentEnvironmentGuessKey(keyId), String(environmentId), {
+    expirationTtl: GUESS_TTL_SECONDS,
+  });
+  afterResponse(c, "remember current environment", put);
 }
 
 function keepInIsolate(keyId: string, environmentId: number) {
