@@ -12,7 +12,7 @@ import { nowIso } from "../../platform/ids";
 import { logLine } from "../../platform/log";
 import { loadKeyring, unseal } from "../../platform/secrets";
 import { outboxContext, sendInviteEmailMessages, type InviteEmailMessage } from "./invite-emails";
-import { inviteOpens } from "./invites.queries";
+import { INVITE_VALIDITY_MS, inviteOpens } from "./invites.queries";
 
 /**
  * The delay before each attempt after the first (which is immediate): 30 s, 5 min, 30 min, 2 h.
@@ -41,14 +41,18 @@ export async function deliverInviteEmail(env: Bindings, message: Message<InviteE
       attempts: invites.emailAttempts,
       outbox: invites.emailOutbox,
       opens: sql<boolean>`${inviteOpens}`.mapWith(Boolean),
+      expired: sql<boolean>`${invites.createdAt} <= ${new Date(Date.now() - INVITE_VALIDITY_MS).toISOString()}`.mapWith(
+        Boolean,
+      ),
     })
     .from(invites)
     .where(eq(invites.id, inviteId));
   if (!invite || invite.status !== "pending" || invite.outbox === null) return message.ack();
   const stillPending = and(eq(invites.id, inviteId), eq(invites.emailStatus, "pending"));
-  // The invite opens nothing any more (its inviter left, its organization is being deleted): its
-  // e-mail, in the organization's name and with the inviter's message, is not sent.
-  if (!invite.opens) {
+  // The invite opens nothing any more (its inviter left, its organization is being deleted, it
+  // expired while its message waited): its e-mail, in the organization's name and with the
+  // inviter's message, is not sent.
+  if (!invite.opens || invite.expired) {
     await db
       .update(invites)
       .set({ emailStatus: "failed", emailNextAttemptAt: null, emailOutbox: null, updatedAt: nowIso() })

@@ -493,6 +493,30 @@ describe("the e-mail of an invite that opens nothing", () => {
     }
     expect(posted.count()).toBe(0);
   });
+
+  it("is not sent once the invite has expired: a message the cron sends again days later opens nothing", async () => {
+    const { organization, key } = await setupOrganization({ name: "Acme" });
+    useEmailTransport();
+    capturedMessages();
+    const invite = await postInvite(organization, key, { target_email: "late-reader@example.com" });
+    expect(invite.body.email_status).toBe("pending");
+    // Sent four days ago by an owner of a week: past its 3 days, and opening nothing else would refuse.
+    const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
+    await db
+      .update(schema.invites)
+      .set({ createdAt: daysAgo(4) })
+      .where(eq(schema.invites.id, invite.body.id));
+    await db
+      .update(schema.organizationMemberships)
+      .set({ joinedAt: daysAgo(7) })
+      .where(eq(schema.organizationMemberships.organizationId, organization.id));
+
+    const posted = transport(200);
+    const consumed = await consume("invite-emails", invite.body.id, 1);
+    expect(consumed.explicitAcks).toEqual(["message"]);
+    expect(await storedInvite(invite.body.id)).toMatchObject({ emailStatus: "failed", emailOutbox: null });
+    expect(posted.count()).toBe(0);
+  });
 });
 
 describe("the e-mail transport's credentials in a log line", () => {
