@@ -374,6 +374,28 @@ describe("a share link's e-mail allow-list: the public view", () => {
     const newPath = `/shared/${refreshed.body.access_token}.json`;
     expect([await statusOf(ada, newPath), await statusOf(lin, newPath)]).toEqual([401, 401]);
   });
+
+  it("takes back the unused one-time links of an address taken off the list, and all with a refresh", async () => {
+    const { key, sharingPath, token } = await setupAllowList();
+    const messages = capturedMessages();
+    const invalidLink = { status: 401, code: "invalid_link" };
+    const unlock = async (path: string, code: string) => {
+      const answer = await api("POST", `/shared/${path}.json`, { body: { code } });
+      return { status: answer.status, code: answer.body.code };
+    };
+    await api("POST", `/shared/${token}.json`, { body: { email: "ada@example.com" } });
+    const { code } = await deliveredLink(messages);
+    // Off the list and on it again: the code e-mailed before opens nothing.
+    await api("PATCH", sharingPath, { key, body: { allowed_emails: ["lin@example.com"] } });
+    await api("PATCH", sharingPath, { key, body: { allowed_emails: ["lin@example.com", "ada@example.com"] } });
+    expect(await unlock(token, code)).toEqual(invalidLink);
+
+    // A code e-mailed for the token before a refresh opens nothing under the new one.
+    await api("POST", `/shared/${token}.json`, { body: { email: "lin@example.com" } });
+    const forLin = await deliveredLink(messages, 1);
+    const refreshed = await api("POST", `${sharingPath}/refresh`, { key });
+    expect(await unlock(refreshed.body.access_token, forLin.code)).toEqual(invalidLink);
+  });
 });
 
 describe("a share link's one-time link e-mails on the queue", () => {
@@ -391,8 +413,9 @@ describe("a share link's one-time link e-mails on the queue", () => {
     expect((await api("PATCH", sharingPath, { key, body: { enabled: false } })).status).toBe(200);
     expect((await consumeAttempt("invite-emails", toLin!, 1)).explicitAcks).toEqual(["message"]);
     expect(posted).toEqual([]);
-    // Their e-mails are dropped from the rows, tokens and all.
-    expect((await storedLinks(dashboard.id)).map((link) => link.emailOutbox)).toEqual([null, null]);
+    // Ada's link went with her address; Lin's e-mail is dropped from its row, token and all.
+    const links = await storedLinks(dashboard.id);
+    expect(links.map((link) => [link.email, link.emailOutbox])).toEqual([["lin@example.com", null]]);
   });
 
   it("has a one-line subject and text: a dashboard name stored with a line break starts no header", async () => {

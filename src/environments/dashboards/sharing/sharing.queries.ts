@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, not, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, isNull, not, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import {
@@ -7,6 +7,7 @@ import {
   organizations,
   sharePasswords,
   sharingConfigurations,
+  shareViewerLinks,
   shareViewerViews,
   users,
   type SharingSettings,
@@ -99,6 +100,25 @@ const deleteViewsOffTheList = (db: Database, dashboardId: number, allowedEmails:
         allowedEmails === null ? undefined : not(inJsonList(shareViewerViews.email, allowedEmails)),
       ),
     );
+
+/**
+ * The one-time links not used yet that a write takes back: all of them when the token changes (a
+ * link is for the token it was e-mailed with), else those of addresses it takes off the list (or
+ * all, when it lifts the list), so that listing an address again brings back none of its codes.
+ */
+function deleteLinksTakenBack(db: Database, dashboardId: number, changes: SharingChanges) {
+  const { accessToken, allowedEmails } = changes;
+  if (accessToken === undefined && allowedEmails === undefined) return [];
+  const offTheList =
+    accessToken !== undefined || allowedEmails === null || allowedEmails === undefined
+      ? undefined
+      : not(inJsonList(shareViewerLinks.email, allowedEmails));
+  return [
+    db
+      .delete(shareViewerLinks)
+      .where(and(eq(shareViewerLinks.dashboardId, dashboardId), isNull(shareViewerLinks.usedAt), offTheList)),
+  ];
+}
 
 export const toSharePassword = (row: SharePasswordRow): SharePassword => ({
   id: row.id,
@@ -272,6 +292,7 @@ export async function upsertSharing(
     write,
     ...alongside,
     ...viewsOffTheList,
+    ...deleteLinksTakenBack(db, dashboardId, changes),
     selectSharing(db, dashboardId),
     selectSharePasswords(db, dashboardId),
     selectVerifiedViewers(db, dashboardId),
