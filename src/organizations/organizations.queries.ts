@@ -218,10 +218,6 @@ export function firstFreeSlug(base: string, taken: Set<string>): string {
   }
 }
 
-/**
- * Only the fields sent change; `updated_at` and the version move with them (with `expected`, only
- * from that version: `raisedVersion`). A statement for the caller's batch.
- */
 /** Each setting a PATCH may send, by its name in the API, and the column that keeps it. */
 const SETTING_COLUMNS = {
   name: organizations.name,
@@ -238,9 +234,11 @@ const SETTING_COLUMNS = {
 } as const;
 
 /**
- * Writes the settings sent, only while `allowed` holds and each of them is still as read (`read`,
- * by API name): else `updated_at` is NULL (`isSettingChangedMeanwhile`), so that an entry worked out
- * against the settings read never misses a change the write makes.
+ * Only the fields sent change; `updated_at` and the version move with them (with `expected`, only
+ * from that version: `raisedVersion`). Written only while `allowed` holds and each setting sent is
+ * still as read (`read`, by API name): else `updated_at` is NULL (`isSettingChangedMeanwhile`), so
+ * that an entry worked out against the settings read never misses a change the write makes. A
+ * statement for the caller's batch.
  */
 export function updateOrganizationSettings(
   db: Database,

@@ -187,11 +187,6 @@ export function insertProjectStatements(db: Database, organizationId: string, in
 }
 
 /**
- * A PATCH of a project as statements of one atomic batch: the fields sent (settings merged key
- * by key in SQL) and the version raised (with `expected`, only from that version:
- * `raisedVersion`), the environment's name kept equal to the project's, and the project read back.
- */
-/**
  * The columns a PATCH sends still as read (its settings whole, when it sends one of them), unless it
  * is pinned to the version read (`If-Match`: 412 then). Else `timezone` is NULL
  * (`isProjectChangedMeanwhile`): its entry, worked out against the project read, misses no change.
@@ -212,6 +207,11 @@ function sentAsRead(input: ProjectUpdateInput, read: typeof projects.$inferSelec
 /** A project PATCH refused because a field it sends was changed meanwhile (`updateProjectStatements`). */
 export const isProjectChangedMeanwhile = (error: unknown) => isNotNullViolationOf(error, projects.timezone);
 
+/**
+ * A PATCH of a project as statements of one atomic batch: the fields sent (settings merged key
+ * by key in SQL) and the version raised (with `expected`, only from that version:
+ * `raisedVersion`), the environment's name kept equal to the project's, and the project read back.
+ */
 export function updateProjectStatements(
   db: Database,
   read: typeof projects.$inferSelect,

@@ -630,13 +630,20 @@ describe("GET /api/environments/:project_id/dashboards", () => {
 });
 
 describe("following a dashboard list's links while it changes", () => {
-  it("walks back to the first row when rows were added before the page meanwhile", async () => {
+  /** Dashboards b, d, f and h, and the second page of two (f, h), reached through `next`. */
+  async function secondPageOfFour() {
     const { key, project } = await setupOrganization();
     const path = `/api/environments/${project.id}/dashboards`;
-    for (const name of ["b", "d", "f", "h"]) await api("POST", path, { key, body: { name } });
-    const relative = (link: string) => link.replace("http://localhost", "");
-    const names = (body: { results: { name: string }[] }) => body.results.map((item) => item.name);
+    const ids: Record<string, number> = {};
+    for (const name of ["b", "d", "f", "h"]) ids[name] = (await api("POST", path, { key, body: { name } })).body.id;
     const second = await api("GET", relative((await api("GET", `${path}?limit=2`, { key })).body.next), { key });
+    return { key, path, ids, second };
+  }
+  const relative = (link: string) => link.replace("http://localhost", "");
+  const names = (body: { results: { name: string }[] }) => body.results.map((item) => item.name);
+
+  it("walks back to the first row when rows were added before the page meanwhile", async () => {
+    const { key, path, second } = await secondPageOfFour();
     expect(names(second.body)).toEqual(["f", "h"]);
     await api("POST", path, { key, body: { name: "e" } });
     const back = await api("GET", relative(second.body.previous), { key });
@@ -648,13 +655,7 @@ describe("following a dashboard list's links while it changes", () => {
   });
 
   it("keeps a short page's cursor on its next link: from a page reached by previous, no row is skipped", async () => {
-    const { key, project } = await setupOrganization();
-    const path = `/api/environments/${project.id}/dashboards`;
-    const ids: Record<string, number> = {};
-    for (const name of ["b", "d", "f", "h"]) ids[name] = (await api("POST", path, { key, body: { name } })).body.id;
-    const relative = (link: string) => link.replace("http://localhost", "");
-    const names = (body: { results: { name: string }[] }) => body.results.map((item) => item.name);
-    const second = await api("GET", relative((await api("GET", `${path}?limit=2`, { key })).body.next), { key });
+    const { key, path, ids, second } = await secondPageOfFour();
     expect(names(second.body)).toEqual(["f", "h"]);
     // A dashboard before the page goes meanwhile: walking back gives a short page.
     await api("PATCH", `${path}/${ids.b}`, { key, body: { deleted: true } });
@@ -665,13 +666,7 @@ describe("following a dashboard list's links while it changes", () => {
   });
 
   it("leads an empty page reached by previous to the list's start: every row before the cursor went", async () => {
-    const { key, project } = await setupOrganization();
-    const path = `/api/environments/${project.id}/dashboards`;
-    const ids: Record<string, number> = {};
-    for (const name of ["b", "d", "f", "h"]) ids[name] = (await api("POST", path, { key, body: { name } })).body.id;
-    const relative = (link: string) => link.replace("http://localhost", "");
-    const names = (body: { results: { name: string }[] }) => body.results.map((item) => item.name);
-    const second = await api("GET", relative((await api("GET", `${path}?limit=2`, { key })).body.next), { key });
+    const { key, path, ids, second } = await secondPageOfFour();
     for (const name of ["b", "d"]) await api("PATCH", `${path}/${ids[name]}`, { key, body: { deleted: true } });
     const back = await api("GET", relative(second.body.previous), { key });
     expect(back.body).toEqual({

@@ -85,6 +85,15 @@ export async function seedPendingDelivery(
 export const storedDelivery = async (deliveryId: string) =>
   (await db.select().from(schema.webhookDeliveries).where(eq(schema.webhookDeliveries.id, deliveryId)))[0]!;
 
+/** The delivery's message consumed: acked, nothing posted, and the delivery settled failed for `reason`. */
+export async function expectSettledUnsent(deliveryId: string, reason: string) {
+  const received = receiver(200);
+  const attempt = await consume(deliveryId, 1);
+  expect(attempt.explicitAcks).toEqual(["message"]);
+  expect(received).toEqual([]);
+  expect(await storedDelivery(deliveryId)).toMatchObject({ status: "failed", nextAttemptAt: null, lastError: reason });
+}
+
 /** The delivery's message handed to the consumer as its `attempt`-th attempt. */
 export const consume = (deliveryId: string, attempt: number) =>
   consumeAttempt<DeliveryMessage>("webhook-deliveries", { deliveryId }, attempt);

@@ -12,7 +12,7 @@ import { nowIso } from "../../platform/ids";
 import { logLine } from "../../platform/log";
 import { loadKeyring, unseal } from "../../platform/secrets";
 import { outboxContext, sendInviteEmailMessages, type InviteEmailMessage } from "./invite-emails";
-import { INVITE_VALIDITY_MS, inviteOpens } from "./invites.queries";
+import { inviteOpens, isInviteExpired } from "./invites.queries";
 
 /**
  * The delay before each attempt after the first (which is immediate): 30 s, 5 min, 30 min, 2 h.
@@ -41,9 +41,7 @@ export async function deliverInviteEmail(env: Bindings, message: Message<InviteE
       attempts: invites.emailAttempts,
       outbox: invites.emailOutbox,
       opens: sql<boolean>`${inviteOpens}`.mapWith(Boolean),
-      expired: sql<boolean>`${invites.createdAt} <= ${new Date(Date.now() - INVITE_VALIDITY_MS).toISOString()}`.mapWith(
-        Boolean,
-      ),
+      createdAt: invites.createdAt,
     })
     .from(invites)
     .where(eq(invites.id, inviteId));
@@ -52,7 +50,7 @@ export async function deliverInviteEmail(env: Bindings, message: Message<InviteE
   // The invite opens nothing any more (its inviter left, its organization is being deleted, it
   // expired while its message waited): its e-mail, in the organization's name and with the
   // inviter's message, is not sent.
-  if (!invite.opens || invite.expired) {
+  if (!invite.opens || isInviteExpired(invite.createdAt)) {
     await db
       .update(invites)
       .set({ emailStatus: "failed", emailNextAttemptAt: null, emailOutbox: null, updatedAt: nowIso() })

@@ -354,16 +354,16 @@ type ResendOutcome =
   | "not_failed"
   | "expired";
 
-/**
- * A failed e-mail made pending again, its attempts counted from zero: only a `failed` one (which
- * keeps its sealed e-mail), of an unexpired invite; the update re-checks the status, so two
- * requests queue it once. `shown`: the invite as the list shows it to the caller.
- */
 /** Whether the invite is still there, for a refused write's answer. */
 export const inviteStillThere = (organizationId: string, inviteId: string) =>
   sql`exists (select 1 from ${invites}
     where ${invites.id} = ${inviteId} and ${invites.organizationId} = ${organizationId})`;
 
+/**
+ * A failed e-mail made pending again, its attempts counted from zero: only a `failed` one (which
+ * keeps its sealed e-mail), of an unexpired invite; the update re-checks the status, so two
+ * requests queue it once. `shown`: the invite as the list shows it to the caller.
+ */
 export async function resendFailedEmail(
   db: Database,
   organizationId: string,

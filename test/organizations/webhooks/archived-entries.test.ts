@@ -6,7 +6,7 @@ import { sweepWebhooks } from "../../../src/organizations/webhooks/deliveries";
 import { archiveActivityLog } from "../../../src/platform/activity-log/archive";
 import { firstEntryOf, seedEntries } from "../../support/activity-log";
 import { api, db, setupOrganization } from "../../support/harness";
-import { consume, receiver, storedDelivery, subscribe, webhooksPath, type Organization } from "../../support/webhooks";
+import { expectSettledUnsent, subscribe, webhooksPath, type Organization } from "../../support/webhooks";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -49,16 +49,7 @@ describe("a delivery whose entry was archived since", () => {
       },
     );
     expect(redelivered.status).toBe(202);
-    const received = receiver(200);
-    const attempt = await consume(deliveryId, 1);
-
-    expect(attempt.explicitAcks).toEqual(["message"]);
-    expect(received).toEqual([]);
-    expect(await storedDelivery(deliveryId)).toMatchObject({
-      status: "failed",
-      nextAttemptAt: null,
-      lastError: "The event's entry was archived or pruned: it can no longer be delivered.",
-    });
+    await expectSettledUnsent(deliveryId, "The event's entry was archived or pruned: it can no longer be delivered.");
     // Settled: the cron's sweep has nothing to send again.
     expect(await sweepWebhooks(env)).toBe(0);
   });

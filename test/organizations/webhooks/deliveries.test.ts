@@ -15,6 +15,7 @@ import { beforeWrites } from "../../support/races";
 import {
   consume,
   eventually,
+  expectSettledUnsent,
   receiver,
   seedPendingDelivery,
   storedDelivery,
@@ -230,15 +231,7 @@ describe("a delivery of an event the webhook no longer subscribes to", () => {
 
   it("is settled unsent when its message comes: pending, it is not posted", async () => {
     const { deliveryId } = await narrowedAfter({ seq: 5000 });
-    const received = receiver(200);
-    const attempt = await consume(deliveryId, 1);
-    expect(attempt.explicitAcks).toEqual(["message"]);
-    expect(received).toEqual([]);
-    expect(await storedDelivery(deliveryId)).toMatchObject({
-      status: "failed",
-      nextAttemptAt: null,
-      lastError: UNSUBSCRIBED,
-    });
+    await expectSettledUnsent(deliveryId, UNSUBSCRIBED);
   });
 
   it("is not posted when retried either: the retry is accepted, and settled unsent", async () => {
@@ -252,10 +245,7 @@ describe("a delivery of an event the webhook no longer subscribes to", () => {
       key: organization.key,
     });
     expect(retried.status).toBe(202);
-    const received = receiver(200);
-    await consume(deliveryId, 1);
-    expect(received).toEqual([]);
-    expect(await storedDelivery(deliveryId)).toMatchObject({ status: "failed", lastError: UNSUBSCRIBED });
+    await expectSettledUnsent(deliveryId, UNSUBSCRIBED);
   });
 });
 

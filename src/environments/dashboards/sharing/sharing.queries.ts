@@ -90,16 +90,15 @@ export const selectVerifiedViewers = (db: Database, dashboardId: number) =>
     .orderBy(desc(shareViewerViews.lastViewedAt), asc(shareViewerViews.email))
     .limit(MAX_ALLOWED_EMAILS);
 
-/** The views of the addresses no longer on the allow-list (all of them when it is lifted). */
+/** Rows of addresses no longer on the allow-list: all of them when it is lifted (null). */
+const offTheList = (email: SQLiteColumn, allowedEmails: string[] | null) =>
+  allowedEmails === null ? undefined : not(inJsonList(email, allowedEmails));
+
+/** The views of the addresses no longer on the allow-list. */
 const deleteViewsOffTheList = (db: Database, dashboardId: number, allowedEmails: string[] | null) =>
   db
     .delete(shareViewerViews)
-    .where(
-      and(
-        eq(shareViewerViews.dashboardId, dashboardId),
-        allowedEmails === null ? undefined : not(inJsonList(shareViewerViews.email, allowedEmails)),
-      ),
-    );
+    .where(and(eq(shareViewerViews.dashboardId, dashboardId), offTheList(shareViewerViews.email, allowedEmails)));
 
 /**
  * The one-time links not used yet that a write takes back: all of them when the token changes (a
@@ -109,14 +108,11 @@ const deleteViewsOffTheList = (db: Database, dashboardId: number, allowedEmails:
 function deleteLinksTakenBack(db: Database, dashboardId: number, changes: SharingChanges) {
   const { accessToken, allowedEmails } = changes;
   if (accessToken === undefined && allowedEmails === undefined) return [];
-  const offTheList =
-    accessToken !== undefined || allowedEmails === null || allowedEmails === undefined
-      ? undefined
-      : not(inJsonList(shareViewerLinks.email, allowedEmails));
+  const taken = accessToken === undefined ? offTheList(shareViewerLinks.email, allowedEmails ?? null) : undefined;
   return [
     db
       .delete(shareViewerLinks)
-      .where(and(eq(shareViewerLinks.dashboardId, dashboardId), isNull(shareViewerLinks.usedAt), offTheList)),
+      .where(and(eq(shareViewerLinks.dashboardId, dashboardId), isNull(shareViewerLinks.usedAt), taken)),
   ];
 }
 
