@@ -1,7 +1,12 @@
 import { and, asc, eq, gt, lt, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { activityLog, activityLogAnchors, activityLogExports } from "../../db/schema";
-import { readSegment, selectSegmentsBetween, type SegmentRow } from "../../platform/activity-log/archive";
+import {
+  readSegment,
+  segmentsReadAtOnce,
+  selectSegmentsBetween,
+  type SegmentRow,
+} from "../../platform/activity-log/archive";
 import { previousHashOf, sealChain } from "../../platform/activity-log/chain";
 import { CONTENT_TYPES, exportRecord, formatLines, type ExportFormat } from "../../platform/activity-log/export-format";
 import { inJsonList, primaryDatabase, type Database } from "../../platform/db";
@@ -111,8 +116,8 @@ export async function writeExportPart(env: Bindings, job: ExportPart): Promise<S
   let rows: { entry: EntryRow; previousHash: string | null }[];
   let windowEnd = scanEnd;
   if (archived.length > 0) {
-    // Archived: this part reads segments only (at most 10), the entries kept here come after.
-    const read = archived.slice(0, SEGMENTS_PER_PART);
+    // Archived: this part reads segments only (one read's worth), the entries kept here come after.
+    const read = segmentsReadAtOnce(archived);
     windowEnd = Math.min(scanEnd, read.at(-1)!.lastSeq);
     rows = (await archivedPartEntries(env.ACTIVITY_LOG_ARCHIVE, read, row, windowEnd)).slice(0, ENTRIES_PER_PART);
   } else {

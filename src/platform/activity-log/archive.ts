@@ -95,6 +95,26 @@ export async function readSegment(bucket: R2Bucket, segment: SegmentRow): Promis
   }
 }
 
+/** Segments read at once at most, and their text (as their `bytes` record): a Worker has 128 MB. */
+const SEGMENTS_READ_AT_ONCE = 10;
+const SEGMENT_BYTES_READ_AT_ONCE = 16 * 1024 * 1024;
+
+/**
+ * The first of `segments` that one read holds: up to 10, while their text stays within 16 MiB, and
+ * at least one. A segment holds 1,000 entries of up to 16 KiB of changes each: ten such at once,
+ * parsed, would not fit in a Worker's memory; a day's few hundred small entries read ten at once.
+ */
+export function segmentsReadAtOnce(segments: SegmentRow[]): SegmentRow[] {
+  let bytes = 0;
+  let count = 0;
+  for (const segment of segments) {
+    bytes += segment.bytes;
+    if (count === SEGMENTS_READ_AT_ONCE || (count > 0 && bytes > SEGMENT_BYTES_READ_AT_ONCE)) break;
+    count += 1;
+  }
+  return segments.slice(0, count);
+}
+
 /** The organization's segments after its retention anchor (what retention has not deleted), in order. */
 export const selectSegments = (db: Database, organizationId: string | SQL<string>) =>
   db

@@ -13,7 +13,15 @@ import {
   type PageRow,
 } from "./activity-log.queries";
 import type { ActivityLogQuery } from "./activity-log.schema";
-import { authorStatements, readSegment, selectSegmentsBelow, withAuthors, withUsers, type SegmentRow } from "./archive";
+import {
+  authorStatements,
+  readSegment,
+  segmentsReadAtOnce,
+  selectSegmentsBelow,
+  withAuthors,
+  withUsers,
+  type SegmentRow,
+} from "./archive";
 
 type EntryRow = typeof activityLog.$inferSelect;
 
@@ -48,11 +56,10 @@ export const selectArchivedMatching = (db: Database, entries: EntryRow[], where:
     .where(where);
 
 /**
- * Segments one page of the log reads at most (a quiet organization's segments hold a day each), and
- * at once: a cursor page that filters most entries out may end early, its `next` going on.
+ * Segments one page of the log reads at most (a quiet organization's segments hold a day each): a
+ * cursor page that filters most entries out may end early, its `next` going on.
  */
 const SEGMENTS_PER_PAGE = 50;
-const SEGMENTS_READ_AT_ONCE = 10;
 
 /** A page's filters, applied to archived entries as the page's SQL applies them to those kept here. */
 type ArchivedFilter = Omit<ActivityLogQuery, "user" | "limit"> & { userId?: number | null };
@@ -92,41 +99,47 @@ const unfiltered = (filter: ArchivedFilter, reader: ArchiveReader) =>
 export type ArchiveReader = { bucket: R2Bucket; db: Database; where?: SQL; of?: (entry: EntryRow) => boolean };
 
 /**
- * Up to `wanted` archived entries the filters and the source's `where` keep, newest first: every
- * archived entry is older than those kept here (archiving takes the chain's prefix). Reads at most
- * 50 of `segments` (`pageStatements`), 10 at once, with one query per 10 for `where`; `resumeAt`
- * is where a cursor page goes on when they were not enough to fill it.
+ * The archived entries the filters and the source's `where` keep, newest first, up to `wanted` of
+ * them (every archived entry is older than those kept here: archiving takes the chain's prefix):
+ * how many (`matched`), and those at positions `keep` among them, the rest not held. Reads at most
+ * 50 of `segments` (`pageStatements`), as many at once as `segmentsReadAtOnce` lets, with one
+ * query a read for `where`; `resumeAt` is where a cursor page goes on when they were not enough.
  */
 async function archivedEntries(
   reader: ArchiveReader,
   segments: SegmentRow[],
   filter: ArchivedFilter,
   wanted: number,
-): Promise<{ rows: EntryRow[]; resumeAt: number | null }> {
+  keep = { from: 0, to: wanted },
+): Promise<{ rows: EntryRow[]; matched: number; resumeAt: number | null }> {
   const after = filter.after === undefined ? undefined : new Date(filter.after).toISOString();
   const matches = entryTest(filter);
   const rows: EntryRow[] = [];
+  let matched = 0;
   const readable = segments.slice(0, SEGMENTS_PER_PAGE);
   let next = 0;
   let ended = false;
-  while (!ended && next < readable.length && rows.length < wanted) {
-    // As many as the page may still need, unfiltered (each holds `entries`), up to 10 at once.
+  while (!ended && next < readable.length && matched < wanted) {
+    // As many as the page may still need, unfiltered (each holds `entries`), as one read holds.
     const group: SegmentRow[] = [];
     let holding = 0;
-    while (next < readable.length && group.length < SEGMENTS_READ_AT_ONCE && holding < wanted - rows.length) {
-      const segment = readable[next]!;
+    for (const segment of segmentsReadAtOnce(readable.slice(next))) {
       ended = after !== undefined && segment.lastCreatedAt <= after;
-      if (ended) break;
+      if (ended || holding >= wanted - matched) break;
       group.push(segment);
       holding += segment.entries;
-      next += 1;
     }
+    next += group.length;
     const contents = await Promise.all(group.map((segment) => readSegment(reader.bucket, segment)));
     const matching = contents.flatMap((content) => content.rows.filter(matches).reverse());
-    rows.push(...(await keptBy(reader, matching)));
+    for (const row of await keptBy(reader, matching)) {
+      if (matched === wanted) break;
+      if (matched >= keep.from && matched < keep.to) rows.push(row);
+      matched += 1;
+    }
   }
-  const more = !ended && rows.length < wanted && segments.length > SEGMENTS_PER_PAGE;
-  return { rows: rows.slice(0, wanted), resumeAt: more ? readable.at(-1)!.firstSeq : null };
+  const more = !ended && matched < wanted && segments.length > SEGMENTS_PER_PAGE;
+  return { rows, matched, resumeAt: more ? readable.at(-1)!.firstSeq : null };
 }
 
 /**
@@ -194,17 +207,18 @@ export async function pageAcrossArchive(
   // Archived entries before the page's own, and through its end (one more: is there a next page?).
   const skipped = Math.max(0, offset - keptCount);
   const through = offset + size + 1 - keptCount;
-  let archived: EntryRow[];
+  // Only the page's part is held: a count may go through 10,000 entries.
+  const keep = { from: skipped, to: skipped + size + 1 - rows.length };
+  let part: EntryRow[];
   let archivedCount: number;
   if (unfiltered(filter, reader)) {
     const read = segments.slice(0, SEGMENTS_PER_PAGE);
     archivedCount = read.reduce((sum, segment) => sum + segment.entries, 0);
-    archived = through > 0 ? (await archivedEntries(reader, read, filter, through)).rows : [];
+    part = through > 0 ? (await archivedEntries(reader, read, filter, through, keep)).rows : [];
   } else {
-    archived = (await archivedEntries(reader, segments, filter, COUNT_CAP - keptCount)).rows;
-    archivedCount = archived.length;
+    const archived = await archivedEntries(reader, segments, filter, COUNT_CAP - keptCount, keep);
+    [part, archivedCount] = [archived.rows, archived.matched];
   }
-  const part = archived.slice(skipped, skipped + size + 1 - rows.length);
   return {
     rows: [...rows, ...(await withUsers(reader.db, part))],
     counted: [{ count: Math.min(COUNT_CAP, keptCount + archivedCount) }],
@@ -274,8 +288,9 @@ export async function archivedEntry(
   if (time === null) return null;
   const nearestFirst = [...segments].sort((a, b) => distanceFrom(time, a) - distanceFrom(time, b));
   let found: EntryRow | undefined;
-  for (let at = 0; at < nearestFirst.length && !found; at += SEGMENTS_READ_AT_ONCE) {
-    const read = nearestFirst.slice(at, at + SEGMENTS_READ_AT_ONCE);
+  for (let at = 0; at < nearestFirst.length && !found; ) {
+    const read = segmentsReadAtOnce(nearestFirst.slice(at));
+    at += read.length;
     const contents = await Promise.all(read.map((segment) => readSegment(reader.bucket, segment)));
     found = contents.flatMap((content) => content.rows).find((row) => row.id === id);
   }

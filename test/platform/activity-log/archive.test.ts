@@ -748,6 +748,68 @@ describe("an archived entry's own URL", () => {
   }, 120_000);
 });
 
+describe("archived segments too large to read together", () => {
+  /** The most reads of the bucket in flight at once while `read` runs. */
+  async function mostReadAtOnce(read: () => Promise<unknown>) {
+    const get = env.ACTIVITY_LOG_ARCHIVE.get.bind(env.ACTIVITY_LOG_ARCHIVE);
+    let inFlight = 0;
+    let most = 0;
+    vi.spyOn(env.ACTIVITY_LOG_ARCHIVE, "get").mockImplementation((async (key: string, options?: R2GetOptions) => {
+      most = Math.max(most, (inFlight += 1));
+      try {
+        return await get(key, options);
+      } finally {
+        inFlight -= 1;
+      }
+    }) as R2Bucket["get"]);
+    try {
+      await read();
+    } finally {
+      vi.restoreAllMocks();
+    }
+    return most;
+  }
+
+  it("are read one at a time (pages, counts, an entry's URL, exports), and small ones ten at once", async () => {
+    const organization = await setupOrganization();
+    const organizationId = organization.organization.id;
+    await env.DB.prepare("delete from activity_log where organization_id = ?").bind(organizationId).run();
+    // 40 entries, two a day from 60 days ago: 20 segments of a day each, all past the hot window.
+    await seedEntriesWithTimedIds(organizationId, 40, DAY / 2, Date.now() - 60 * DAY);
+    const first = await firstEntryOf(organizationId);
+    const reads = {
+      page: () => api("GET", `${logPath(organization)}?limit=1000`, { key: organization.key }),
+      filtered: () => api("GET", `${logPath(organization)}?page=2&limit=5&activity=updated`, { key: organization.key }),
+      entry: () => api("GET", `${logPath(organization)}/${first.id}`, { key: organization.key }),
+    };
+    const before = {
+      page: (await reads.page()).body,
+      filtered: (await reads.filtered()).body,
+      entry: (await reads.entry()).body,
+    };
+    while ((await keptEntries(organization)).length > 0) await archiveActivityLog(db, env.ACTIVITY_LOG_ARCHIVE, 30);
+    expect(await segmentsOf(organization)).toHaveLength(20);
+    const range = [new Date(Date.now() - 90 * DAY).toISOString(), new Date().toISOString()] as const;
+    const exportedBefore = await exported(organization, ...range);
+
+    // As they are (a few hundred bytes each): ten at once.
+    expect(await mostReadAtOnce(reads.page)).toBe(10);
+    // As if each held 1,000 entries of 10 MiB in all: one at a time, and the same answers.
+    await db
+      .update(schema.activityLogSegments)
+      .set({ bytes: 10 * 1024 * 1024 })
+      .where(eq(schema.activityLogSegments.organizationId, organizationId));
+    for (const name of ["page", "filtered", "entry"] as const) {
+      let response: Awaited<ReturnType<(typeof reads)[typeof name]>> | undefined;
+      expect(await mostReadAtOnce(async () => (response = await reads[name]())), name).toBe(1);
+      expect([response!.status, response!.body], name).toEqual([200, before[name]]);
+    }
+    let file = "";
+    expect(await mostReadAtOnce(async () => (file = await exported(organization, ...range)))).toBe(1);
+    expect(file).toBe(exportedBefore);
+  }, 120_000);
+});
+
 describe("two cron runs archiving at once", () => {
   it("keeps an archived segment's object when two cron runs archive the same day at once", async () => {
     const organization = await setupOrganization();
