@@ -130,10 +130,22 @@ function withoutMalformed(received: MessageBatch<unknown>): MessageBatch<unknown
 
 /**
  * The queue handler: webhook deliveries, e-mails (invites', share links'), their dead letters, and
- * background jobs' steps.
+ * background jobs' steps. A batch whose handling fails as a whole (a dead-letter batch's one
+ * statement, when D1 cannot be reached) is one JSON line and its messages not yet settled again
+ * later, as a throw would have them, but without the runtime's plain-text report of the error
+ * (a failed query's values in it).
  */
 export async function consumeQueue(received: MessageBatch<unknown>, env: Bindings) {
   const batch = withoutMalformed(received);
+  try {
+    await handleBatch(batch, env);
+  } catch (error) {
+    logLine("error", { task: "queue batch", messages: batch.messages.length, error: errorFields(error) });
+    batch.retryAll();
+  }
+}
+
+async function handleBatch(batch: MessageBatch<unknown>, env: Bindings) {
   // Before the e-mails: their dead-letter queue's name starts with theirs.
   if (batch.queue.startsWith(INVITE_EMAIL_DEAD_LETTERS_QUEUE)) {
     await recordEmailDeadLetters(batch as MessageBatch<EmailQueueMessage>, env);

@@ -29,4 +29,34 @@ describe("the queue consumer", () => {
     const [row] = await db.select().from(schema.invites).where(eq(schema.invites.id, invite.body.id));
     expect(row!.emailStatus).toBe("sent");
   });
+
+  it("logs a batch it cannot handle (D1 out of reach) as one JSON line and retries it, never throws", async () => {
+    const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const withSession = env.DB.withSession.bind(env.DB);
+    vi.spyOn(env.DB, "withSession").mockImplementation((constraint) => {
+      const session = withSession(constraint);
+      vi.spyOn(session, "prepare").mockImplementation(() => {
+        throw new Error("D1_ERROR: Network connection lost.");
+      });
+      return session;
+    });
+    const batch = createMessageBatch<unknown>("webhook-deliveries-dead-letters", [
+      { id: "dead", timestamp: new Date(), attempts: 1, body: { deliveryId: crypto.randomUUID() } },
+    ]);
+    await expect(worker.queue(batch as MessageBatch<unknown>, env)).resolves.toBeUndefined();
+    vi.mocked(env.DB.withSession).mockRestore();
+    const result = await getQueueResult(batch, createExecutionContext());
+    expect([result.explicitAcks, result.ackAll, result.retryBatch.retry]).toEqual([[], false, true]);
+    const lines = errors.mock.calls.map(([line]) => JSON.parse(String(line)));
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: "error",
+        queue: "webhook-deliveries-dead-letters",
+        run_id: expect.any(String),
+        task: "queue batch",
+        messages: 1,
+        error: expect.objectContaining({ message: "D1_ERROR: Network connection lost." }),
+      }),
+    ]);
+  });
 });
