@@ -124,7 +124,7 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
   assertAcceptable(found, caller);
   const { invite, account } = found;
 
-  const entriesFor = joinEntries(c, invite, caller);
+  const entriesFor = joinEntries(c, found, caller);
   if (account) {
     const entries = entriesFor(account.user);
     const { addressProven } = found;
@@ -152,7 +152,7 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
           addressProven: found.addressProven,
         },
         { ...key, expiresAt, lifetimeDays: found.keyLifetimeDays },
-        newUserEntries(c, invite),
+        newUserEntries(c, found),
       ),
     accountExists,
     found.keyLifetimeDays,
@@ -179,26 +179,27 @@ const joiningActor = (c: Context<AppEnv>, caller: Actor | null, user: JoiningUse
  * that organization alone), then its joining (`joinEntries`), made by the new user without a key.
  */
 const newUserEntries =
-  (c: Context<AppEnv>, invite: FoundInvite["invite"]) =>
+  (c: Context<AppEnv>, found: FoundInvite) =>
   (user: JoiningUser): NewUserEntries => ({
     keyCreated: (key) =>
       personalApiKeyEntries(
         c,
         "created",
         { ...key, scopes: ["*"], scopedOrganizations: [], scopedTeams: [] },
-        [invite.organizationId],
+        [found.invite.organizationId],
         new Map(),
         joiningActor(c, null, user),
       ),
-    join: joinEntries(c, invite, null)(user),
+    join: joinEntries(c, found, null)(user),
   });
 
 /**
- * The invite's acceptance and the membership's joining, in the invite's organization, made by
- * the joining user: with their key if they sent one, else none (a new account has no key yet).
+ * The invite's acceptance, the membership's joining and the other invites' cancellation, in the
+ * invite's organization, made by the joining user: with their key if they sent one, else none (a
+ * new account has no key yet).
  */
 const joinEntries =
-  (c: Context<AppEnv>, invite: FoundInvite["invite"], caller: Actor | null) =>
+  (c: Context<AppEnv>, { invite, otherInviteIds }: FoundInvite, caller: Actor | null) =>
   (user: JoiningUser): JoinEntries =>
   (membershipId) => {
     const actor = joiningActor(c, caller, user);
@@ -216,6 +217,15 @@ const joinEntries =
         { ...inviteItem(invite, invite.targetEmail), context: grantedByJoining(membershipId) },
         actor,
       ),
+      cancelled: otherInviteIds.map((id) => ({
+        id,
+        entry: inviteActivity.record(
+          c,
+          "cancelled",
+          inviteItem({ id, organizationId: invite.organizationId }, invite.targetEmail),
+          actor,
+        ),
+      })),
     };
   };
 

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, lte, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, lte, ne, or, sql, type Column, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   invites,
@@ -31,7 +31,7 @@ const tokenOf = (tokenHash: string) => or(eq(invites.tokenHash, tokenHash), eq(i
  * unique index on users.email serves the lookup.
  */
 export async function findInviteForSignup(db: Database, tokenHash: string) {
-  const [[found], [account]] = await db.batch([
+  const [[found], [account], others] = await db.batch([
     db
       .select({
         invite: invites,
@@ -58,9 +58,30 @@ export async function findInviteForSignup(db: Database, tokenHash: string) {
         ),
       )
       .where(eq(users.email, invitedBy(tokenHash, invites.targetEmail))),
+    // The organization's other invites for the e-mail (one a member sent beside an admin's, say):
+    // joining cancels them.
+    db
+      .select({ id: invites.id })
+      .from(invites)
+      .where(
+        and(
+          eq(invites.organizationId, invitedBy(tokenHash, invites.organizationId)),
+          eq(invites.targetEmail, invitedBy(tokenHash, invites.targetEmail)),
+          ne(invites.id, invitedBy(tokenHash, invites.id)),
+        ),
+      )
+      .limit(MAX_OTHER_INVITES),
   ]);
-  return found ? { ...found, account, addressProven: found.invite.mailedTokenHash === tokenHash } : undefined;
+  if (!found) return undefined;
+  const otherInviteIds = others.map((other) => other.id);
+  return { ...found, account, otherInviteIds, addressProven: found.invite.mailedTokenHash === tokenHash };
 }
+
+/**
+ * Other invites for the e-mail a joining cancels at most: one per inviter, as an invite replaces
+ * its inviter's earlier ones. Any beyond stay, as do any sent after the read: each names a member.
+ */
+const MAX_OTHER_INVITES = 100;
 
 /**
  * A value of the invite row, read inside the statement. In the joining batch this is what
@@ -118,16 +139,23 @@ export const grantedByJoining = (membershipId: string) => ({
         and ${accessControls.resource} = 'project' order by 1)))`,
 });
 
-/** The joining's entries in the activity log, for the membership it creates. */
-export type JoinEntries = (membershipId: string) => { joined: Statement; accepted: Statement };
+/**
+ * The joining's entries in the activity log, for the membership it creates, and each other invite
+ * it cancels (`otherInviteIds`, as read) with its entry.
+ */
+export type JoinEntries = (membershipId: string) => {
+  joined: Statement;
+  accepted: Statement;
+  cancelled: { id: string; entry: Statement }[];
+};
 
 /** A new user's entries: their first key's creation, then their joining's. */
 export type NewUserEntries = { keyCreated: (key: { id: string; label: string }) => Statement[]; join: JoinEntries };
 
 /**
- * Membership at the invite's level, its private project access, and no more invites for the
- * e-mail; the membership's joining is recorded right after its insert, the invite's acceptance
- * right after the invites are deleted.
+ * Membership at the invite's level, its private project access, and the invite and the others for
+ * the e-mail gone; the membership's joining is recorded right after its insert, each other
+ * invite's cancellation before the delete, the invite's acceptance right after it.
  */
 function joinStatements(
   db: Database,
@@ -138,7 +166,7 @@ function joinStatements(
 ) {
   const now = nowIso();
   const membershipId = uuid7();
-  const { joined, accepted } = entries(membershipId);
+  const { joined, accepted, cancelled } = entries(membershipId);
   // One JSON parameter for the whole list (D1 binds at most 100 per statement), each with its rule's id.
   const accessList = (invite.privateProjectAccess ?? []).map((item) => ({ ...item, ruleId: uuid7() }));
   const access = sql`json_each(${JSON.stringify(accessList)}) as access`;
@@ -198,9 +226,22 @@ function joinStatements(
     }),
     joined,
     ...(accessList.length === 0 ? [] : [projectRules]),
+    // Each other invite is cancelled with its entry, appended while it is still there (touched first).
+    ...cancelled.flatMap(({ id, entry }) => [
+      db
+        .update(invites)
+        .set({ updatedAt: sql<string>`${invites.updatedAt}` })
+        .where(eq(invites.id, id)),
+      entry,
+    ]),
     db
       .delete(invites)
-      .where(and(eq(invites.organizationId, invite.organizationId), eq(invites.targetEmail, invite.targetEmail))),
+      .where(
+        and(
+          eq(invites.organizationId, invite.organizationId),
+          inJsonList(invites.id, [invite.id, ...cancelled.map(({ id }) => id)]),
+        ),
+      ),
     accepted,
   ] as const;
 }

@@ -21,7 +21,7 @@ import {
 } from "../support/harness";
 import { changedMeanwhile, expectError } from "../support/error-bodies";
 import { organizationBasic } from "../support/organizations";
-import { daysAgo, insertInvite, restoreTestDoubles } from "../support/people";
+import { daysAgo, INVITE_WRITE, insertInvite, restoreTestDoubles } from "../support/people";
 import { beforeWrites } from "../support/races";
 
 afterEach(restoreTestDoubles);
@@ -442,6 +442,44 @@ describe("POST /api/signup/:token, as a new user", () => {
     expect(response.status).toBe(400);
     expect(response.body).toEqual(errorBody("validation_error", code, detail, attr));
     expect((await api("GET", signupPath(invite.token))).status).toBe(200);
+  });
+});
+
+describe("the other invites for the e-mail", () => {
+  it("are cancelled by a joining, each with its entry: a member's invite beside an admin's one", async () => {
+    const { organization, key } = await setupOrganization();
+    const invitesPath = `/api/organizations/${organization.id}/invites`;
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const body = { target_email: `both-${crypto.randomUUID()}@example.com`, send_email: false };
+    // The owner's admin invite lands between the member's reads and write: both stand.
+    const ran = beforeWrites([
+      [
+        INVITE_WRITE,
+        async () => (await api("POST", invitesPath, { key, body: { ...body, level: MembershipLevel.admin } })).body,
+      ],
+    ]);
+    const membersInvite = await api("POST", invitesPath, { key: member.key, body });
+    vi.restoreAllMocks();
+    const [ownersInvite] = ran as [{ id: string }];
+    expect(membersInvite.status).toBe(201);
+    const listed = (await api("GET", invitesPath, { key })).body.results as { id: string }[];
+    expect(listed.map((invite) => invite.id).sort()).toEqual([ownersInvite.id, membersInvite.body.id].sort());
+
+    const joined = await api("POST", "/api/signup", { body: { token: membersInvite.body.token } });
+    expect(joined.status).toBe(201);
+    expect((await api("GET", invitesPath, { key })).body.results).toEqual([]);
+    const log = await api("GET", `/api/organizations/${organization.id}/activity_log?scope=OrganizationInvite`, {
+      key,
+    });
+    const entries = (log.body.results as { activity: string; item_id: string; user: { uuid: string } | null }[]).map(
+      (entry) => [entry.item_id, entry.activity, entry.user?.uuid ?? null],
+    );
+    expect(entries).toEqual([
+      [membersInvite.body.id, "accepted", joined.body.user.uuid],
+      [ownersInvite.id, "cancelled", joined.body.user.uuid],
+      [membersInvite.body.id, "created", member.user.uuid],
+      [ownersInvite.id, "created", expect.any(String)],
+    ]);
   });
 });
 
