@@ -2,6 +2,7 @@ import { createRoute, type RouteConfig, type z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { authenticate } from "./auth/authenticate";
+import { REPLACED_VALUE_REFUSED } from "./auth/key-policy";
 import { requireKeyReach, routeReach } from "./auth/key-scoping";
 import { assertScope, type Scope } from "./auth/scopes";
 import type { AppEnv } from "./env";
@@ -115,13 +116,10 @@ type ContextConfig =
       reads?: RouteReads<unknown>;
     };
 
-/** Why a value a roll replaced is refused: it works only for its overlap, and manages no key (docs/keys.md). */
-export const REPLACED_VALUE_REFUSED = "A key's replaced value cannot manage keys: use the key's current value";
-
 /**
  * A route that makes, changes, rolls, revokes or blocks a key refuses a value a roll replaced:
  * whoever held a leaked one could otherwise roll the key again and keep the only value that works,
- * or cut other keys off.
+ * or cut other keys off (the organization's key policy refuses it too: `keyPolicyChangeJudgedOnRead`).
  */
 const refuseReplacedValue = createMiddleware<AppEnv>(async (c, next) => {
   if (c.var.actor.replacedValue) throw permissionDenied(REPLACED_VALUE_REFUSED);

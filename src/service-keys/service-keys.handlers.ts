@@ -29,7 +29,12 @@ import { changedMeanwhile, changedOrGone, notFound, validationError } from "../p
 import { uuid7 } from "../platform/ids";
 import { MembershipLevel } from "../platform/levels";
 import { organizationRead } from "../platform/route-context";
-import { callerStillAdmin, levelRefusal, refusedWhenLevelLost } from "../platform/route-context/organization";
+import {
+  callerStillAdmin,
+  callerStillAtLeast,
+  levelRefusal,
+  refusedWhenLevelLost,
+} from "../platform/route-context/organization";
 import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { serviceKeyActivity } from "./service-keys.activity";
 import type * as routes from "./service-keys.routes";
@@ -145,7 +150,7 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
   const values = {
     ...row,
     organizationId: whileHolds(organization.id, belowLimit),
-    label: labelWhileAdmin(c, row.label),
+    label: labelWhileLevelHolds(c, row.label),
     maskValue: whileHolds(row.maskValue, keyPolicyAsRead(c)),
   };
   await refusedWhenNull(
@@ -159,7 +164,7 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
         context: entryContext(row),
       }),
     )
-      .catch(refusedWhenNoLongerAdmin(c))
+      .catch(refusedWhenLevelChanged(c))
       .catch(refusedWhenPolicyChanged),
     tooManyServiceKeys,
   );
@@ -167,12 +172,16 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
 };
 
 /**
- * A key's label as a write sets it (`label`, else the one it has), only while the caller is still
- * an admin when the write runs: a key made, widened or rolled by an admin demoted meanwhile would
- * outlive their demotion. Else NULL, which the column refuses (`refusedWhenNoLongerAdmin`).
+ * A key's label as a write sets it (`label`, else the one it has), only while the caller still
+ * holds the level the checks were judged on when the write runs (an admin's, or an owner's, whom
+ * the scope ceiling does not hold): a key made, widened or rolled by a caller demoted meanwhile
+ * would outlive their demotion. Else NULL, which the column refuses (`refusedWhenLevelChanged`).
  */
-const labelWhileAdmin = (c: Context<AppEnv>, label?: string) =>
-  whileHolds(label ?? sql<string>`${serviceApiKeys.label}`, callerStillAdmin(c.var.actor, c.var.organization.id));
+const labelWhileLevelHolds = (c: Context<AppEnv>, label?: string) =>
+  whileHolds(
+    label ?? sql<string>`${serviceApiKeys.label}`,
+    callerStillAtLeast(c.var.actor, c.var.organization.id, c.var.organization.level),
+  );
 
 /**
  * The organization's key policy is still the one the checks read (`assertWithinCaller`,
@@ -192,8 +201,8 @@ async function refusedWhenPolicyChanged(error: unknown): Promise<never> {
   throw isNotNullViolationOf(error, serviceApiKeys.maskValue) ? changedMeanwhile("organization's key policy") : error;
 }
 
-/** A key write refused by `labelWhileAdmin`: 403, or 404 once the caller is no longer a member (`levelLost`). */
-const refusedWhenNoLongerAdmin = (c: Context<AppEnv>) => refusedWhenLevelLost(c, serviceApiKeys.label);
+/** A key write refused by `labelWhileLevelHolds`: 403, or 404 once the caller is no longer a member (`levelLost`). */
+const refusedWhenLevelChanged = (c: Context<AppEnv>) => refusedWhenLevelLost(c, serviceApiKeys.label);
 
 const tooManyServiceKeys = () =>
   validationError(
@@ -255,7 +264,7 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
     db,
     db
       .update(serviceApiKeys)
-      .set({ label: labelWhileAdmin(c, after.label), scopes, scopedTeams, expiresAt: after.expiresAt })
+      .set({ label: labelWhileLevelHolds(c, after.label), scopes, scopedTeams, expiresAt: after.expiresAt })
       // Only over the key as read (its value, and every field the checks above were judged on): a
       // change landing meanwhile (a narrowing, a roll) is not undone but answered 409.
       .where(
@@ -277,7 +286,7 @@ export const updateOrganizationServiceKey: Handler<"updateServiceKey"> = async (
       before,
       fieldsAfterPatch(before, trackedFields(after)),
     ),
-  ).catch(refusedWhenNoLongerAdmin(c));
+  ).catch(refusedWhenLevelChanged(c));
   if (!updated) throw await changedOrGone(db, keyExists(organization.id, key.id), "key");
   await forgetCachedKey(c.env, key);
   return c.json(toServiceKey(after), 200);
@@ -294,7 +303,7 @@ export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) =
     db,
     db
       .update(serviceApiKeys)
-      .set({ ...changes, label: labelWhileAdmin(c) })
+      .set({ ...changes, label: labelWhileLevelHolds(c) })
       .where(
         and(
           keyOf(organization.id, key.id),
@@ -310,7 +319,7 @@ export const rollOrganizationServiceKey: Handler<"rollServiceKey"> = async (c) =
       name: key.label,
       context,
     }),
-  ).catch(refusedWhenNoLongerAdmin(c));
+  ).catch(refusedWhenLevelChanged(c));
   if (!rolled) throw await changedOrGone(db, keyExists(organization.id, key.id), "key");
   await forgetCachedKey(c.env, key);
   return c.json({ ...toServiceKey({ ...key, ...changes }), value }, 200);

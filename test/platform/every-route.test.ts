@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MembershipLevel } from "../../src/platform/levels";
-import { REPLACED_VALUE_REFUSED, SERVICE_KEY_REFUSED } from "../../src/platform/route";
+import { REPLACED_VALUE_REFUSED } from "../../src/platform/auth/key-policy";
+import { SERVICE_KEY_REFUSED } from "../../src/platform/route";
 import {
   addMember,
   addMembership,

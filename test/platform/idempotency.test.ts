@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import worker from "../../src/index";
 import { IDEMPOTENCY_TTL_MS } from "../../src/platform/idempotency";
-import { REPLACED_VALUE_REFUSED } from "../../src/platform/route";
+import { REPLACED_VALUE_REFUSED } from "../../src/platform/auth/key-policy";
 import { sha256Hex } from "../../src/platform/ids";
 import { dashboardsPath } from "../environments/dashboard-fixtures";
 import { keyIdOf } from "../support/activity-log";

@@ -105,10 +105,20 @@ function loosensKeyPolicy(before: KeyPolicyFields, change: Partial<KeyPolicyFiel
   );
 }
 
+/** Why a value a roll replaced is refused: it works only for its overlap, and manages no key (docs/keys.md). */
+export const REPLACED_VALUE_REFUSED = "A key's replaced value cannot manage keys: use the key's current value";
+
+/** Whether `change` sets a field of the policy to another value than it holds. */
+const changesKeyPolicy = (before: KeyPolicyFields, change: Partial<KeyPolicyFields>) =>
+  (Object.keys(change) as (keyof KeyPolicyFields)[]).some(
+    (field) => change[field] !== undefined && JSON.stringify(change[field]) !== JSON.stringify(before[field]),
+  );
+
 /**
  * Who may change the policy: anyone who may change the organization may tighten it; only an
- * owner's own key loosens it. Anyone else held to it could free themselves, or a service key they
- * make, from it. Returns whether the change was judged on the policy as read (anyone but an
+ * owner's own key loosens it (anyone else held to it could free themselves, or a service key they
+ * make, from it); no value a roll replaced changes it, which would cut the organization's other
+ * keys off as revoking them would. Returns whether the change was judged on the policy as read (anyone but an
  * owner's key changing it): it must then be written only over that version of the organization.
  */
 export function keyPolicyChangeJudgedOnRead(
@@ -117,6 +127,7 @@ export function keyPolicyChangeJudgedOnRead(
   before: KeyPolicyFields,
   change: Partial<KeyPolicyFields>,
 ): boolean {
+  if (actor.replacedValue && changesKeyPolicy(before, change)) throw permissionDenied(REPLACED_VALUE_REFUSED);
   if (actor.kind === "user" && level >= MembershipLevel.owner) return false;
   if (loosensKeyPolicy(before, change)) {
     throw permissionDenied("Only an owner can loosen this organization's key policy.");

@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import { describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
-import { reachesOrganization, scopingReaches } from "../../../src/platform/auth/key-policy";
+import { REPLACED_VALUE_REFUSED, reachesOrganization, scopingReaches } from "../../../src/platform/auth/key-policy";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { activityEntry, keyIdOf } from "../../support/activity-log";
 import {
@@ -31,6 +31,7 @@ const beyondCeiling = (scope: string) =>
     "This organization's key policy (personal_api_key_max_scopes) does not allow personal API keys " +
       `the scope '${scope}'.`,
   );
+const REPLACED_VALUE = denied(REPLACED_VALUE_REFUSED);
 const BLOCKED = denied("An admin of this organization revoked this personal API key's access to it.");
 const inDays = (days: number) => new Date(Date.now() + days * 24 * 60 * 60 * 1000).toISOString();
 
@@ -482,6 +483,98 @@ describe("a key policy change below owner", () => {
     expect(ran).toEqual([200]);
     expect(stale.status).toBe(412);
     expect((await api("GET", path, { key })).body.personal_api_key_max_scopes).toEqual(["organization:read"]);
+  });
+});
+
+describe("a value a roll replaced", () => {
+  it("changes no key policy (403), which would cut the organization's keys off; re-sending it works", async () => {
+    const { organization, key: ownerKey } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const admin = await addMember(organization.id, MembershipLevel.admin);
+    const created = await api("POST", "/api/personal_api_keys", {
+      key: ownerKey,
+      body: { label: "ops", scopes: ["*"] },
+    });
+    const replaced = created.body.value as string;
+    const rolled = await api("POST", `/api/personal_api_keys/${created.body.id}/roll`, {
+      key: ownerKey,
+      body: { overlap_seconds: 3600 },
+    });
+    expect(rolled.status).toBe(200);
+    const path = organizationPath(organization.id);
+    const before = (await api("GET", path, { key: ownerKey })).body;
+    for (const body of [
+      { members_can_use_personal_api_keys: false },
+      { personal_api_key_max_scopes: ["user:read"] },
+      { api_key_max_lifetime_days: 30 },
+    ]) {
+      expectError(await api("PATCH", path, { key: replaced, body }), 403, REPLACED_VALUE);
+    }
+    expect((await api("GET", path, { key: ownerKey })).body).toEqual(before);
+    const projects = `${path}/projects`;
+    expect((await api("GET", projects, { key: member.key })).status).toBe(200);
+    expect((await api("GET", projects, { key: admin.key })).status).toBe(200);
+    // The policy as it is, sent again with another change (as a client's PUT sends every field): no change to it.
+    const renamed = await api("PATCH", path, {
+      key: replaced,
+      body: {
+        name: "Renamed",
+        members_can_use_personal_api_keys: before.members_can_use_personal_api_keys,
+        personal_api_key_max_scopes: before.personal_api_key_max_scopes,
+        api_key_max_lifetime_days: before.api_key_max_lifetime_days,
+      },
+    });
+    expect([renamed.status, renamed.body.name]).toEqual([200, "Renamed"]);
+  });
+});
+
+describe("an owner demoted to admin between a service key write's read and its write", () => {
+  it("makes, widens or rolls no service key beyond the ceiling it was exempt from only as an owner", async () => {
+    const { organization, key: firstOwnerKey } = await setupOrganization();
+    const owner = await addMember(organization.id, MembershipLevel.owner);
+    const serviceKeysPath = `/api/organizations/${organization.id}/service_keys`;
+    const within = await api("POST", serviceKeysPath, {
+      key: firstOwnerKey,
+      body: { label: "within", scopes: ["organization:read"] },
+    });
+    const beyond = await api("POST", serviceKeysPath, {
+      key: firstOwnerKey,
+      body: { label: "beyond", scopes: ["dashboard:write"] },
+    });
+    expect([within.status, beyond.status]).toEqual([201, 201]);
+    const ceiling = await api("PATCH", organizationPath(organization.id), {
+      key: firstOwnerKey,
+      body: { personal_api_key_max_scopes: ["organization:write"] },
+    });
+    expect(ceiling.status).toBe(200);
+    const memberPath = `/api/organizations/${organization.id}/members/${owner.user.uuid}`;
+    const setLevel = async (level: MembershipLevel) =>
+      (await api("PATCH", memberPath, { key: firstOwnerKey, body: { level } })).status;
+    const writes: [RegExp, string, string, unknown][] = [
+      [/^insert into "service_api_keys"/, "POST", serviceKeysPath, { label: "minted", scopes: ["dashboard:write"] }],
+      [/^update "service_api_keys"/, "PATCH", `${serviceKeysPath}/${within.body.id}`, { scopes: ["dashboard:write"] }],
+      [/^update "service_api_keys"/, "POST", `${serviceKeysPath}/${beyond.body.id}/roll`, {}],
+    ];
+    for (const [write, method, path, body] of writes) {
+      const ran = beforeWrites([[write, () => setLevel(MembershipLevel.admin)]]);
+      const response = await api(method, path, { key: owner.key, body });
+      vi.restoreAllMocks();
+      expect(ran, `${method} ${path}`).toEqual([200]);
+      // Judged as an owner (not held to the ceiling), written as an admin (held to it): refused.
+      expectError(response, 403, INSUFFICIENT_LEVEL);
+      expect(await setLevel(MembershipLevel.owner)).toBe(200);
+    }
+    const listed = (await api("GET", serviceKeysPath, { key: firstOwnerKey })).body as {
+      label: string;
+      scopes: string[];
+      mask_value: string;
+    }[];
+    expect(listed.map(({ label, scopes, mask_value }) => [label, scopes, mask_value]).sort()).toEqual(
+      [
+        ["beyond", ["dashboard:write"], beyond.body.mask_value],
+        ["within", ["organization:read"], within.body.mask_value],
+      ].sort(),
+    );
   });
 });
 
