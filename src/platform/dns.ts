@@ -21,13 +21,18 @@ const DnsJsonResponse = z.object({
   Answer: z.array(z.object({ type: z.number(), data: z.string() })).optional(),
 });
 
+/** Data that is quoted strings only, one or more, spaces between: nothing outside the quotes. */
+const QUOTED_STRINGS = /^\s*"(?:[^"\\]|\\.)*"(?:\s*"(?:[^"\\]|\\.)*")*\s*$/;
+
 /**
  * A TXT record's text. Resolvers give it as one or more quoted strings (long records are split
- * into 255-byte strings, which join into one value); some leave the quotes off.
+ * into 255-byte strings, which join into one value); some leave the quotes off, and then the data
+ * is the text as it is, quotes it holds included: a record that merely contains a quoted value is
+ * not that value.
  */
 function txtText(data: string): string {
-  const strings = data.match(/"(?:[^"\\]|\\.)*"/g);
-  if (!strings) return data;
+  if (!QUOTED_STRINGS.test(data)) return data;
+  const strings = data.match(/"(?:[^"\\]|\\.)*"/g) ?? [];
   return strings.map((quoted) => quoted.slice(1, -1).replace(/\\(.)/g, "$1")).join("");
 }
 

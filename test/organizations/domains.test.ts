@@ -612,6 +612,19 @@ describe("POST /api/organizations/:organization_id/domains/:id/verify", () => {
     expect(unquoted.body.is_verified).toBe(true);
   });
 
+  it("does not verify with a record that merely contains the challenge, quoted among other text", async () => {
+    const { organization, key } = await setupOrganization();
+    const created = await createDomain(organization.id, key);
+    // Unquoted as a whole, as some resolvers serve TXT data: the record is this text, not the challenge.
+    fakeResolver(dnsJson(txtAnswer("x", `site-note: "${created.verification_challenge}" (copied)`)));
+    const response = await api("POST", `${domainsPath(organization.id)}/${created.id}/verify`, { key });
+    expect([response.status, response.body.is_verified]).toEqual([200, false]);
+    vi.restoreAllMocks();
+    expect((await api("GET", `${domainsPath(organization.id)}/${created.id}`, { key })).body).toEqual(
+      domainBody(created, { last_verification_retry: expect.stringMatching(ISO_TIMESTAMP) }),
+    );
+  });
+
   it.each([
     ["a wrong value", dnsJson(txtAnswer("x", '"some-other-challenge"'))],
     ["no TXT record", dnsJson({ Status: 0, Answer: [{ name: "x", type: 5, TTL: 60, data: "alias.example.com." }] })],
