@@ -269,6 +269,13 @@ describe("POST /api/environments/:project_id/batch_exports", () => {
       "start_at must be before end_at.",
     ),
     invalid("hogql_query", { hogql_query: 42 }, "invalid_input", "Expected string, received number."),
+    invalid("hogql_query", { model: "hogql" }, "required", "hogql_query is required when model is hogql."),
+    invalid(
+      "hogql_query",
+      { model: "hogql", hogql_query: " " },
+      "required",
+      "hogql_query is required when model is hogql.",
+    ),
     invalid("timezone", { timezone: "Mars/Olympus" }, "invalid_choice", '"Mars/Olympus" is not a valid choice.'),
   ])("refuses a bad %s (400) and creates nothing", async (attr, body, code, detail) => {
     const { project, key } = await setupOrganization();
@@ -709,6 +716,12 @@ describe("PATCH /api/environments/:project_id/batch_exports/:id", () => {
     ["destination.type", { destination: { type: "Kafka" } }, "invalid_choice", '"Kafka" is not a valid choice.'],
     ["interval", { interval: "year" }, "invalid_choice", '"year" is not a valid choice.'],
     ["model", { model: "groups" }, "invalid_choice", '"groups" is not a valid choice.'],
+    [
+      "model",
+      { model: "hogql", hogql_query: "SELECT 1" },
+      "invalid_input",
+      "A batch export's model cannot be changed to or from hogql. Create a new batch export instead.",
+    ],
     ["start_at", { start_at: "2027-01-01T00:00:00Z" }, "invalid_input", "start_at must be before end_at."],
     ["name", { name: "" }, "blank", "This field may not be blank."],
   ])("refuses a bad %s (400) and changes nothing", async (attr, body, code, detail) => {

@@ -286,4 +286,45 @@ describe("PostHog's MCP server: values its tools' schemas allow", () => {
     expect(kept.status).toBe(200);
     expect(kept.body.name).toBe("Named");
   });
+
+  // services/mcp/src/generated/batch_exports/api.ts: the create and update bodies' `model` is one of events,
+  // persons, sessions or hogql ("The hogql model exports the results of hogql_query", which it requires).
+  it("batch-export-create and -update take model hogql with its hogql_query", async () => {
+    const { project, key } = await setupOrganization();
+    const collection = `/api/projects/${project.id}/batch_exports/`;
+    const destination = {
+      type: "AwsS3",
+      integration_id: 7,
+      config: { bucket_name: "b", region: "eu-west-1", prefix: "" },
+    };
+    const query = "SELECT event, timestamp FROM events";
+    const created = await decoded("POST", collection, key, BATCH_EXPORT, {
+      body: { name: "Query", model: "hogql", destination, interval: "hour", hogql_query: query, hogql_modifiers: {} },
+    });
+    expect(created).toMatchObject({ model: "hogql", hogql_query: query });
+    const edited = await mcp("PATCH", `${collection}${created.id}/`, key, {
+      body: { hogql_query: `${query} LIMIT 5` },
+    });
+    expect([edited.status, edited.body.model, edited.body.hogql_query]).toEqual([200, "hogql", `${query} LIMIT 5`]);
+    // As in PostHog, a query's export does not become a model's: a new export is made instead.
+    const switched = await mcp("PATCH", `${collection}${created.id}/`, key, { body: { model: "events" } });
+    expect([switched.status, switched.body.attr]).toEqual([400, "model"]);
+  });
+
+  // The same file: the AwsS3 destination's config has `legacy_parquet_extension: zod.boolean().optional()`.
+  it("batch-export-create and -update take the AwsS3 config's legacy_parquet_extension", async () => {
+    const { project, key } = await setupOrganization();
+    const collection = `/api/projects/${project.id}/batch_exports/`;
+    const config = { bucket_name: "b", region: "us-east-1", prefix: "events/", file_format: "Parquet" };
+    const created = await decoded("POST", collection, key, BATCH_EXPORT, {
+      body: { name: "Parquet", interval: "hour", destination: { type: "AwsS3", config } },
+    });
+    const updated = await mcp("PATCH", `${collection}${created.id}/`, key, {
+      body: { destination: { type: "AwsS3", config: { ...config, legacy_parquet_extension: false } } },
+    });
+    expect([updated.status, updated.body.destination.config]).toEqual([
+      200,
+      { ...config, legacy_parquet_extension: false },
+    ]);
+  });
 });

@@ -7,12 +7,21 @@ import type { BatchExportChanges } from "./batch-exports.queries";
 import type { BatchExportCreateInput, BatchExportRow, BatchExportUpdateInput } from "./batch-exports.schema";
 import { configKeptFor, parseDestinationConfig, type DestinationConfig, type DestinationType } from "./destinations";
 
-type Schedule = { type: DestinationType; model: string; startAt: string | null; endAt: string | null };
+type Schedule = {
+  type: DestinationType;
+  model: string;
+  hogqlQuery: string;
+  startAt: string | null;
+  endAt: string | null;
+};
 
 /** Rules across fields, checked on the export as it will be after a create or update. */
-function assertConsistent({ type, model, startAt, endAt }: Schedule) {
+function assertConsistent({ type, model, hogqlQuery, startAt, endAt }: Schedule) {
   if (type === "HTTP" && model !== "events") {
     throw validationError("invalid_input", "HTTP batch exports only support the events model.", "model");
+  }
+  if (model === "hogql" && hogqlQuery.trim() === "") {
+    throw validationError("required", "hogql_query is required when model is hogql.", "hogql_query");
   }
   if (startAt !== null && endAt !== null && startAt >= endAt) {
     throw validationError("invalid_input", "start_at must be before end_at.", "start_at");
@@ -62,7 +71,7 @@ export function newBatchExport(
   const config = parseDestinationConfig(type, input.destination.config);
   const startAt = toUtc(input.start_at);
   const endAt = toUtc(input.end_at);
-  assertConsistent({ type, model: input.model, startAt, endAt });
+  assertConsistent({ type, model: input.model, hogqlQuery: input.hogql_query, startAt, endAt });
   assertOffsetsFit({ interval: input.interval, offsetDay: input.offset_day, offsetHour: input.offset_hour });
   return {
     id: uuid7(),
@@ -108,9 +117,18 @@ export function batchExportChanges(
   // Each PATCH within the limit must not add up past it.
   const config = withinJsonLimit(parseDestinationConfig(type, merged), "destination.config");
   const model = input.model ?? current.model;
+  // A query's export and a model's are different exports, as in PostHog.
+  if (model !== current.model && (model === "hogql" || current.model === "hogql")) {
+    throw validationError(
+      "invalid_input",
+      "A batch export's model cannot be changed to or from hogql. Create a new batch export instead.",
+      "model",
+    );
+  }
   const startAt = input.start_at === undefined ? current.startAt : toUtc(input.start_at);
   const endAt = input.end_at === undefined ? current.endAt : toUtc(input.end_at);
-  assertConsistent({ type, model, startAt, endAt });
+  const hogqlQuery = input.hogql_query ?? current.hogqlQuery;
+  assertConsistent({ type, model, hogqlQuery, startAt, endAt });
   const offsets = offsetsAfter(current, input);
   assertOffsetsFit(offsets);
   const pausing = input.paused === true && !current.paused;

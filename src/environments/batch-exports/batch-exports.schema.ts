@@ -7,7 +7,8 @@ import { visibleName } from "../../platform/names";
 import { Timestamp, TimestampInput } from "../../platform/timestamps";
 
 const INTERVALS = ["hour", "day", "week", "every 5 minutes", "every 15 minutes"] as const;
-const MODELS = ["events", "persons", "sessions"] as const;
+/** `hogql` exports the results of `hogql_query`, which it requires. */
+const MODELS = ["events", "persons", "sessions", "hogql"] as const;
 
 const Interval = z.enum(INTERVALS);
 const Model = z.enum(MODELS);

@@ -89,6 +89,8 @@ const s3Config = {
   compression: z.enum(["gzip", "brotli", "zstd", "lz4", "snappy"]).nullable().optional(),
   file_format: z.enum(["JSONLines", "Parquet"]).optional(),
   max_file_size_mb: z.number().int().positive().nullable().optional(),
+  // Whether Parquet files keep their codec in their extension (PostHog's older names); stored and returned.
+  legacy_parquet_extension: z.boolean().optional(),
 };
 const awsEncryption = {
   encryption: z.enum(["AES256", "aws:kms"]).nullable().optional(),
