@@ -6,6 +6,7 @@ import type { AppEnv } from "./env";
 import { ApiError, parseError, unsupportedMediaType, validationError } from "./errors";
 
 const MAX_BODY_BYTES = 1024 * 1024;
+const WRITE_METHODS = ["POST", "PUT", "PATCH"];
 /** Deeper JSON is refused before validation: nothing stored needs more, and deep values blow stacks. */
 const MAX_JSON_DEPTH = 32;
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
@@ -15,15 +16,30 @@ const LONE_SURROGATE = /\p{Cs}/u;
 const payloadTooLarge = () => new ApiError(413, "payload_too_large", "Request body is too large (over 1 MiB).");
 
 /**
- * hono's `bodyLimit` counts bytes as they arrive (chunked bodies included) and stops reading past
- * the limit, so an oversized body never sits in memory whole.
+ * hono's `bodyLimit` refuses a Content-Length past the limit and counts the bytes of a body sent
+ * without one (chunked) as they arrive, stopping past the limit, so an oversized body never sits
+ * in memory whole.
  */
-export const limitBodySize = bodyLimit({
+const limitByHeaderOrCount = bodyLimit({
   maxSize: MAX_BODY_BYTES,
   onError: () => {
     throw payloadTooLarge();
   },
 });
+
+/**
+ * The bytes read, counted too: a Content-Length that understates them is not taken at its word
+ * (Cloudflare holds a request from the Internet to its header; a caller inside the runtime need not).
+ */
+const limitBytesRead = createMiddleware<AppEnv>(async (c, next) => {
+  if (WRITE_METHODS.includes(c.req.method) && (await c.req.arrayBuffer()).byteLength > MAX_BODY_BYTES) {
+    throw payloadTooLarge();
+  }
+  await next();
+});
+
+/** The size limit on a write's body, before anything reads it. */
+export const limitBodySize = [limitByHeaderOrCount, limitBytesRead] as const;
 
 /**
  * Strings that SQLite would store as invalid UTF-8 (lone surrogates), numbers JSON cannot hold
@@ -88,8 +104,6 @@ function parseJsonText(text: string, mediaType: string): unknown {
   return body;
 }
 
-const WRITE_METHODS = ["POST", "PUT", "PATCH"];
-
 /**
  * Parses a JSON body once, for every route: a body that is not JSON (or not UTF-8, or holds lone
  * surrogates, or is nested too deep) is 400 `parse_error`, and an empty body counts as `{}` (as
@@ -117,7 +131,7 @@ const parseJsonBody = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /** The size limit while reading, then parsing: the last middleware of every route. */
-export const readJsonBody = [limitBodySize, parseJsonBody] as const;
+export const readJsonBody = [...limitBodySize, parseJsonBody] as const;
 
 /**
  * The body as the route's `schema` will validate it, read ahead of the access checks so that a
@@ -139,7 +153,10 @@ export async function peekJsonBody<S extends z.ZodType>(
     return undefined;
   }
   try {
-    const parsed = schema.safeParse(JSON.parse(decodeUtf8(await c.req.arrayBuffer())));
+    const bytes = await c.req.arrayBuffer();
+    // More than its Content-Length said: the size limit answers it.
+    if (bytes.byteLength > MAX_BODY_BYTES) return undefined;
+    const parsed = schema.safeParse(JSON.parse(decodeUtf8(bytes)));
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

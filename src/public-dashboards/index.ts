@@ -176,7 +176,7 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
  * the same size limit (413).
  */
 const checkedBody = createMiddleware<AppEnv>(async (c, next) =>
-  isJsonRequest(c) ? every(...readJsonBody)(c, next) : limitBodySize(c, next),
+  every(...(isJsonRequest(c) ? readJsonBody : limitBodySize))(c, next),
 );
 
 /** A form hono cannot read (a multipart body without its boundary, or cut short) is the visitor's error. */

@@ -158,6 +158,26 @@ describe("body size", () => {
     expect(await databaseDigest()).toEqual(before);
   });
 
+  it("counts the bytes of a body whose Content-Length understates them: 413, nothing changed", async () => {
+    const { key } = await setupOrganization();
+    const oversized = JSON.stringify({ first_name: "Oversized", padding: "x".repeat(2 * 1024 * 1024) });
+    await markKeysUsed();
+    const before = await databaseDigest();
+    // A route whose body is read ahead of its checks (`@me`'s choices), and one whose body is read after them.
+    for (const [method, path] of [
+      ["PATCH", "/api/users/@me"],
+      ["POST", "/api/organizations"],
+    ] as const) {
+      const sent = await api(method, path, { key, body: oversized, headers: { "Content-Length": "20" } });
+      expectError(
+        sent,
+        413,
+        errorBody("invalid_request", "payload_too_large", "Request body is too large (over 1 MiB)."),
+      );
+    }
+    expect(await databaseDigest()).toEqual(before);
+  });
+
   it("reads a chunked body within the limit as any other", async () => {
     const { key } = await setupOrganization();
     const text = new TextEncoder().encode(JSON.stringify({ name: "Chunked" }));
