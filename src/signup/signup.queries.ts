@@ -61,15 +61,17 @@ export async function findInviteForSignup(db: Database, tokenHash: string) {
     // The organization's other invites for the e-mail (one a member sent beside an admin's, say):
     // joining cancels them.
     db
-      .select({ id: invites.id })
+      .select({ id: otherInvite.id })
       .from(invites)
-      .where(
+      .innerJoin(
+        otherInvite,
         and(
-          eq(invites.organizationId, invitedBy(tokenHash, invites.organizationId)),
-          eq(invites.targetEmail, invitedBy(tokenHash, invites.targetEmail)),
-          ne(invites.id, invitedBy(tokenHash, invites.id)),
+          eq(otherInvite.organizationId, invites.organizationId),
+          eq(otherInvite.targetEmail, invites.targetEmail),
+          ne(otherInvite.id, invites.id),
         ),
       )
+      .where(tokenOf(tokenHash))
       .limit(MAX_OTHER_INVITES),
   ]);
   if (!found) return undefined;
@@ -96,6 +98,7 @@ const invitedBy = (tokenHash: string, column: Column) =>
   sql`(select ${column} from ${invites} where ${tokenOf(tokenHash)})`;
 
 const inviter = alias(organizationMemberships, "inviter");
+const otherInvite = alias(invites, "other_invite");
 /**
  * The level an invite's project access grants when it is redeemed: what it names, held again to
  * what the inviter may grant now (`grantableLevel`).
@@ -234,14 +237,9 @@ function joinStatements(
         .where(eq(invites.id, id)),
       entry,
     ]),
-    db
-      .delete(invites)
-      .where(
-        and(
-          eq(invites.organizationId, invite.organizationId),
-          inJsonList(invites.id, [invite.id, ...cancelled.map(({ id }) => id)]),
-        ),
-      ),
+    // By id alone (each was read as one of the organization's): along the primary key, not every
+    // invite of the organization.
+    db.delete(invites).where(inJsonList(invites.id, [invite.id, ...cancelled.map(({ id }) => id)])),
     accepted,
   ] as const;
 }
