@@ -16,7 +16,8 @@ const listWithoutBlanks = idList(boundedText().nullable())
   .nullable()
   .optional()
   .default([]);
-const jsonList = idList(storedJson).nullable().optional().default([]);
+/** A list of opaque JSON is opaque JSON: 64 KiB for the whole, as any other. */
+const jsonList = boundedJson(idList(z.unknown())).nullable().optional().default([]);
 const configObject = boundedJsonObject().optional().default({});
 
 /**

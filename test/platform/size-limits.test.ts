@@ -184,7 +184,7 @@ describe("sizes of stored fields: 400 max_length naming the field, nothing store
   });
 
   it("projects: settings objects and lists", async () => {
-    const { organization, key } = await setupOrganization();
+    const { organization, project, key } = await setupOrganization();
     const path = `/api/organizations/${organization.id}/projects`;
     await expectEachRefused(key, [
       { method: "POST", path, body: { test_account_filters: [bigObject()] }, error: tooBig("test_account_filters") },
@@ -197,6 +197,19 @@ describe("sizes of stored fields: 400 max_length naming the field, nothing store
       },
       { method: "POST", path, body: { app_urls: ids(1001).map(String) }, error: tooMany("app_urls", 1000) },
       { method: "POST", path, body: { app_urls: [text(65537)] }, error: tooLong("app_urls.0") },
+      // A list of opaque JSON is one value: 64 KiB in all, however small each entry.
+      {
+        method: "POST",
+        path,
+        body: { session_recording_url_trigger_config: [{ url: text(40_000) }, { url: text(40_000) }] },
+        error: tooBig("session_recording_url_trigger_config"),
+      },
+      {
+        method: "PATCH",
+        path: `${path}/${project.id}`,
+        body: { session_recording_url_blocklist_config: [{ url: text(40_000) }, { url: text(40_000) }] },
+        error: tooBig("session_recording_url_blocklist_config"),
+      },
     ]);
   });
 });

@@ -19,19 +19,32 @@ import {
   setupOrganization,
 } from "../support/harness";
 import { expectKeyAndMembershipRequired } from "../support/people";
-import { expectedProject, PROJECT_PATHS } from "../support/projects";
+import {
+  expectedProject,
+  OPAQUE_LIST_SETTINGS,
+  OPAQUE_OBJECT_SETTINGS,
+  OPAQUE_SETTINGS,
+  PROJECT_PATHS,
+} from "../support/projects";
 import { emulateD1TooBig } from "../support/d1-limits";
 
 const SETTINGS_TOO_LARGE = "A project's settings may hold at most 1048576 bytes in all, serialized.";
 
 /**
- * A body whose `session_recording_url_trigger_config` holds `count` lists of 2,900 × `1e20`: 4
- * bytes each as sent, 21 once written back (100000000000000000000).
+ * A body whose first `count` (at most 25) opaque settings each hold 2,900 × `1e20`: 4 bytes each
+ * as sent, 21 once written back (100000000000000000000), so about 64 KB each; and `padding`
+ * strings of 62,000 characters in `app_urls`, as long sent as stored.
  */
-function growingSettings(count: number) {
+function growingSettings(count: number, padding = 0) {
   const list = `[${Array.from({ length: 2_900 }, () => "1e20").join(",")}]`;
-  const lists = Array.from({ length: count }, () => list).join(",");
-  return `{"name": "Grown", "session_recording_url_trigger_config": [${lists}]}`;
+  const fields = [
+    ...OPAQUE_SETTINGS.map((field) => `"${field}": ${list}`),
+    // Within a list: a list of opaque JSON takes 1,000 entries at most.
+    ...OPAQUE_LIST_SETTINGS.map((field) => `"${field}": [${list}]`),
+    ...OPAQUE_OBJECT_SETTINGS.map((field) => `"${field}": {"values": ${list}}`),
+  ].slice(0, count);
+  const urls = JSON.stringify(Array.from({ length: padding }, (_, index) => String(index % 10).repeat(62_000)));
+  return `{"name": "Grown", ${fields.join(", ")}, "app_urls": ${urls}}`;
 }
 
 type ProjectRow = Awaited<ReturnType<typeof createProject>>;
@@ -296,14 +309,14 @@ describe("the settings of PostHog's current Team and Project", () => {
   it("answer 400, not 500, and write nothing, where what is sent grows past D1's largest value (2 MB)", async () => {
     const { key, organization, project } = await setupOrganization();
     emulateD1TooBig();
-    // About 2.6 MB once written back: D1 refuses to bind it (create) or to merge it (PATCH).
+    // About 2.2 MB once written back (1 MB as sent): D1 refuses to bind it (create) or to merge it (PATCH).
     const created = await api("POST", `/api/organizations/${organization.id}/projects`, {
       key,
-      body: growingSettings(40),
+      body: growingSettings(25, 10),
     });
     const updated = await api("PATCH", `/api/projects/${project.id}`, {
       key,
-      body: growingSettings(40).replace(`"name": "Grown", `, ""),
+      body: growingSettings(25, 10).replace(`"name": "Grown", `, ""),
     });
     vi.restoreAllMocks();
     expectError(created, 400, maxLength(SETTINGS_TOO_LARGE));

@@ -159,3 +159,35 @@ export const PROJECT_PATHS = [
   { tree: "projects", path: (project: ProjectPathRow) => `/api/projects/${project.id}` },
   { tree: "environments", path: (project: ProjectPathRow) => `/api/environments/${project.id}` },
 ] as const;
+
+/** Project settings that take any JSON value, each bounded alone (64 KiB serialized). */
+export const OPAQUE_SETTINGS = [
+  "test_account_filters",
+  "path_cleaning_filters",
+  "data_attributes",
+  "correlation_config",
+  "autocapture_web_vitals_allowed_metrics",
+  "autocapture_exceptions_errors_to_ignore",
+  "session_recording_linked_flag",
+  "session_recording_network_payload_capture_config",
+  "session_replay_config",
+  "survey_config",
+  "extra_settings",
+  "modifiers",
+  "session_recording_masking_config",
+  "session_recording_trigger_groups",
+  "conversations_settings",
+  "logs_settings",
+  "onboarding_tasks",
+  "has_completed_onboarding_for",
+];
+/** Those that take a list of any JSON (1,000 entries at most), bounded alone too. */
+export const OPAQUE_LIST_SETTINGS = ["session_recording_url_trigger_config", "session_recording_url_blocklist_config"];
+/** Those that take any JSON object, bounded alone too. */
+export const OPAQUE_OBJECT_SETTINGS = [
+  "revenue_analytics_config",
+  "marketing_analytics_config",
+  "customer_analytics_config",
+  "workflows_config",
+  "feature_flag_policy_config",
+];
