@@ -1,8 +1,9 @@
-import { eq, sql } from "drizzle-orm";
+import { and, eq, ne, sql } from "drizzle-orm";
 import { environments, projects } from "../db/schema";
 import type { AccessControlDefinition } from "../platform/access-controls/access-controls";
 import { raisedVersion } from "../platform/conditional-requests";
 import type { Database } from "../platform/db";
+import { projectActivity, projectItem } from "./projects.activity";
 import { isAdmin } from "../platform/levels";
 import { callerStillProjectAdmin } from "../platform/route-context/project";
 import { callerStillAdmin } from "../platform/route-context/organization";
@@ -41,11 +42,26 @@ export const projectAccessControl: AccessControlDefinition<"project", ReturnType
     refused: PRIVACY_NEEDS_ORGANIZATION_ADMIN,
   },
   // `access_control` (a private project) is the default rule's `none`, kept in step for readers:
-  // a change of the project's own fields, so of its version.
-  onDefaultChange: (db, resourceId, level) => [
-    db
-      .update(projects)
-      .set({ accessControl: level === "none", version: raisedVersion(projects.version) })
-      .where(eq(projects.id, sql`cast(${resourceId} as integer)`)),
-  ],
+  // a change of the project's own fields, so of its version, and logged as a PATCH of it is.
+  onDefaultChange: (c, resourceId, level) => {
+    const { organizationId, projectId } = c.var.project;
+    const isPrivate = level === "none";
+    return [
+      c.var.db
+        .update(projects)
+        .set({ accessControl: isPrivate, version: raisedVersion(projects.version) })
+        .where(and(eq(projects.id, sql`cast(${resourceId} as integer)`), ne(projects.accessControl, isPrivate))),
+      projectActivity.changed(
+        c,
+        "updated",
+        projectItem(
+          organizationId,
+          projectId,
+          sql`select ${projects.name} from ${projects} where ${projects.id} = ${projectId}`,
+        ),
+        { access_control: !isPrivate },
+        { access_control: isPrivate },
+      )!,
+    ];
+  },
 };

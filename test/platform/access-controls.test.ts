@@ -347,6 +347,28 @@ describe("project access controls", () => {
     expect((await api("GET", projectPath, { key })).body.access_control).toBe(false);
   });
 
+  it("logs a privacy change through the default rule as a PATCH of the project logs it: Project.updated", async () => {
+    const { key, organization, project } = await setupTeam();
+    const rulesPath = `/api/projects/${project.id}/access_controls`;
+    const projectEntries = async () => {
+      const log = await api("GET", `/api/organizations/${organization.id}/activity_log?scope=Project`, { key });
+      return (log.body.results as { activity: string; item_id: string; detail: { changes: unknown[] } }[])
+        .filter((entry) => entry.activity === "updated")
+        .map((entry) => [entry.item_id, entry.detail.changes]);
+    };
+    const privacy = (before: boolean, after: boolean) => [
+      String(project.id),
+      [{ type: "Project", action: "changed", field: "access_control", before, after }],
+    ];
+    expect((await api("PUT", rulesPath, { key, body: { access_level: "none" } })).status).toBe(200);
+    expect(await projectEntries()).toEqual([privacy(false, true)]);
+    // The same rule again changes nothing, and logs nothing.
+    expect((await api("PUT", rulesPath, { key, body: { access_level: "none" } })).status).toBe(200);
+    expect(await projectEntries()).toEqual([privacy(false, true)]);
+    expect((await api("PUT", rulesPath, { key, body: { access_level: null } })).status).toBe(204);
+    expect(await projectEntries()).toEqual([privacy(true, false), privacy(false, true)]);
+  });
+
   it("treats a project created with access_control: true as default none, admin rules as project admins", async () => {
     const { key, organization, member } = await setupTeam();
     const secret = await createProject(organization.id, { name: "Secret", access_control: true });

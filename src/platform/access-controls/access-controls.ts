@@ -58,8 +58,8 @@ export type AccessControlDefinition<R extends AccessControlledResourceName, S ex
   read: (c: Context<AppEnv>, environmentId: number) => { statement: S; resourceId: ResourceId };
   /** The caller's level from the read's rows, once the project is resolved; 404 when it is not theirs to see. */
   levelOf: (c: Context<AppEnv>, rows: Awaited<S>) => AccessLevelOf<R>;
-  /** Statements that keep the resource in step with its default rule (a private project). */
-  onDefaultChange?: (db: Database, resourceId: ResourceId, level: AccessLevelOf<R> | null) => Statement[];
+  /** Statements that keep the resource in step with its default rule (a private project), with their entries. */
+  onDefaultChange?: (c: Context<AppEnv>, resourceId: ResourceId, level: AccessLevelOf<R> | null) => Statement[];
   /**
    * Who may change the default rule, where it means more than a rule (a project made private or
    * public): judged on the read, and held by the write as `stillManager` is.
@@ -261,7 +261,7 @@ export function accessControls<R extends AccessControlledResourceName, S extends
     const isDefault = named === null;
     const defaultRule = isDefault ? definition.defaultRule : undefined;
     if (defaultRule && !defaultRule.mayChange(c)) throw permissionDenied(defaultRule.refused);
-    const keepInStep = isDefault ? (definition.onDefaultChange?.(db, resourceId, resourceLevel) ?? []) : [];
+    const keepInStep = isDefault ? (definition.onDefaultChange?.(c, resourceId, resourceLevel) ?? []) : [];
     const ruleDescription = {
       resource: definition.resource,
       resourceId: storedResourceId?.value ?? "",
