@@ -84,6 +84,8 @@ export const deleteOrganization = apiRoute({
   scope: "organization:write",
   context: "organization",
   level: MembershipLevel.owner,
+  // It revokes the organization's service keys and closes it to every other key.
+  managesKeys: true,
   tags: ["organizations"],
   summary: "Delete an organization (owner): closed to everyone at once, its rows removed in the background",
   request: { params: OrganizationParams, headers: conditional.ifMatch },

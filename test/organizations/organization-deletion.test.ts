@@ -7,7 +7,8 @@ import * as schema from "../../src/db/schema";
 import worker from "../../src/index";
 import { MembershipLevel } from "../../src/platform/levels";
 import { AUTHENTICATION_FAILED, expectError, NOT_FOUND } from "../support/error-bodies";
-import { addMember, api, db, setupOrganization } from "../support/harness";
+import { addMember, api, db, errorBody, setupOrganization } from "../support/harness";
+import { REPLACED_VALUE_REFUSED } from "../../src/platform/auth/key-policy";
 import { seedEntries } from "../support/activity-log";
 import { insertInvite } from "../support/people";
 import { consumeAttempt } from "../support/queues";
@@ -255,6 +256,27 @@ describe("deleting an organization", () => {
     expect(step.explicitAcks).toEqual(["message"]);
     expect(await rowsOf(organization.id)).toEqual(before);
     expect((await api("GET", `/api/organizations/${organization.id}`, { key })).status).toBe(200);
+  });
+});
+
+describe("a value a roll replaced", () => {
+  it("deletes no organization (403): that would revoke its service keys and close it to every key", async () => {
+    const { organization, key } = await setupOrganization();
+    const created = await api("POST", "/api/personal_api_keys", { key, body: { label: "ops", scopes: ["*"] } });
+    const rolled = await api("POST", `/api/personal_api_keys/${created.body.id}/roll`, {
+      key,
+      body: { overlap_seconds: 3600 },
+    });
+    const serviceKey = await api("POST", `/api/organizations/${organization.id}/service_keys`, {
+      key,
+      body: { label: "ci", scopes: ["organization:read"] },
+    });
+    expect([created.status, rolled.status, serviceKey.status]).toEqual([201, 200, 201]);
+    const deleted = await api("DELETE", `/api/organizations/${organization.id}`, { key: created.body.value });
+    expectError(deleted, 403, errorBody("authentication_error", "permission_denied", REPLACED_VALUE_REFUSED));
+    expect((await api("GET", `/api/organizations/${organization.id}`, { key })).status).toBe(200);
+    const serviceKeys = await api("GET", `/api/organizations/${organization.id}/service_keys`, { key });
+    expect(serviceKeys.body.map((listed: { id: string }) => listed.id)).toEqual([serviceKey.body.id]);
   });
 });
 

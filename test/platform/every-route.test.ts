@@ -312,10 +312,12 @@ describe("every authenticated route", () => {
     expect([created.status, rolled.status]).toEqual([201, 200]);
     const replaced = created.body.value as string;
     const operations = await authenticatedOperations();
-    // Every write under a path of keys (personal, service, an organization's view of its members' keys).
+    // Every write under a path of keys (personal, service, an organization's view of its members' keys),
+    // and an organization's deletion, which revokes its service keys and closes it to every other key.
     const keyWrites = operations.filter(
       (operation) =>
-        operation.method !== "GET" && /\/(personal_api_keys|service_keys|api_keys)(\/|$)/.test(operation.path),
+        (operation.method !== "GET" && /\/(personal_api_keys|service_keys|api_keys)(\/|$)/.test(operation.path)) ||
+        (operation.method === "DELETE" && operation.path === "/api/organizations/{organization_id}"),
     );
     expect(keyWrites.filter((operation) => !operation.managesKeys).map(label)).toEqual([]);
     expect(operations.filter((operation) => operation.managesKeys)).toEqual(keyWrites);
