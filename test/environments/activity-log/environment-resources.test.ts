@@ -59,16 +59,17 @@ async function entriesAppendedBy<T>(
 
 type Response = Awaited<ReturnType<typeof api>>;
 
-/** `write` succeeds with `status` and appends exactly the entry `expected` describes. */
+/** `write` succeeds with `status` and appends exactly the entry, or the entries, `expected` describes. */
 async function expectRecorded(
   team: Organization,
   write: () => Promise<Response>,
   status: number,
-  expected: (response: Response) => Expected,
+  expected: (response: Response) => Expected | Expected[],
 ) {
   const { result, entries } = await entriesAppendedBy(team, write);
   expect(result.status, result.text).toBe(status);
-  expect(entries).toEqual([await expectedEntry(team, result, expected(result))]);
+  const described = [expected(result)].flat();
+  expect(entries).toEqual(await Promise.all(described.map((entry) => expectedEntry(team, result, entry))));
   return result;
 }
 
@@ -645,43 +646,57 @@ describe("access controls", () => {
     );
 
     const projectRules = `/api/environments/${team.project.id}/access_controls`;
+    // The project's privacy follows its default rule, logged as a PATCH of `access_control` logs it.
+    const privacy = (before: boolean, after: boolean): Expected => ({
+      scope: "Project",
+      activity: "updated",
+      itemId: String(team.project.id),
+      name: team.project.name,
+      changes: [change("Project", "access_control", before, after)],
+    });
     // A public project has no default rule: making it private creates one.
     const defaultRule = await expectRecorded(
       team,
       () => api("PUT", projectRules, { key: team.key, body: { access_level: "none" } }),
       200,
-      (response) => ({
-        scope: "AccessControl",
-        activity: "created",
-        itemId: response.body.id,
-        name: null,
-        context: {
-          resource: "project",
-          resource_id: String(team.project.id),
-          organization_member: null,
-          role: null,
-          access_level: "none",
+      (response) => [
+        {
+          scope: "AccessControl",
+          activity: "created",
+          itemId: response.body.id,
+          name: null,
+          context: {
+            resource: "project",
+            resource_id: String(team.project.id),
+            organization_member: null,
+            role: null,
+            access_level: "none",
+          },
         },
-      }),
+        privacy(false, true),
+      ],
     );
     await expectRecorded(
       team,
       () => api("PUT", projectRules, { key: team.key, body: { access_level: "member" } }),
       200,
-      () => ({
-        scope: "AccessControl",
-        activity: "updated",
-        itemId: defaultRule.body.id,
-        name: null,
-        changes: [change("AccessControl", "access_level", "none", "member")],
-        context: {
-          resource: "project",
-          resource_id: String(team.project.id),
-          organization_member: null,
-          role: null,
-          access_level: "member",
+      () => [
+        {
+          scope: "AccessControl",
+          activity: "updated",
+          itemId: defaultRule.body.id,
+          name: null,
+          changes: [change("AccessControl", "access_level", "none", "member")],
+          context: {
+            resource: "project",
+            resource_id: String(team.project.id),
+            organization_member: null,
+            role: null,
+            access_level: "member",
+          },
         },
-      }),
+        privacy(true, false),
+      ],
     );
     expect((await projectLog(team)).filter((entry) => entry.scope === "AccessControl")).toHaveLength(5);
   });
