@@ -1,3 +1,4 @@
+import { resourceActivity } from "../../platform/activity-log/resource-activity";
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { eq } from "drizzle-orm";
@@ -42,6 +43,9 @@ function toExport(c: Context<AppEnv>, row: ExportRow, createdBy: UserRow | null)
   };
 }
 
+/** An export is logged as it starts: the log records who copied it out, and which part of it. */
+const exportActivity = resourceActivity("ActivityLogExport", { fields: [] });
+
 export const createActivityLogExport: RouteHandler<typeof createExport, AppEnv> = async (c) => {
   const input = c.req.valid("json");
   const { db, actor } = c.var;
@@ -56,8 +60,18 @@ export const createActivityLogExport: RouteHandler<typeof createExport, AppEnv> 
   };
   // Made only while the caller is still an admin (removed or demoted meanwhile: 404 or 403).
   const stillAdmin = callerStillAdmin(actor, row.organizationId);
-  const [[created], [creator]] = await db
-    .batch([insertExport(db, row, nowIso(), stillAdmin), db.select().from(users).where(eq(users.id, actor.userId))])
+  const entry = exportActivity.record(c, "created", {
+    organizationId: row.organizationId,
+    itemId: row.id,
+    name: row.format,
+    context: { from: new Date(row.from).toISOString(), to: new Date(row.to).toISOString(), scopes: row.scopes },
+  });
+  const [[created], , [creator]] = await db
+    .batch([
+      insertExport(db, row, nowIso(), stillAdmin),
+      entry,
+      db.select().from(users).where(eq(users.id, actor.userId)),
+    ])
     .catch((error: unknown) => {
       if (isAnotherExportRunning(error)) throw conflict("An export of this organization is still running.");
       throw error;

@@ -112,6 +112,12 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
     ...invite,
     context: { level: 1, private_project_access: [{ id: 7, level: "member" }] },
   },
+  "ActivityLogExport.created": {
+    description: "An export of the activity log was started: which format, time range and scopes.",
+    name: "ndjson",
+    item: "01a2f3c4-9999-7000-8000-00000000012a",
+    context: { from: "2026-01-01T00:00:00.000Z", to: "2026-02-01T00:00:00.000Z", scopes: null },
+  },
   "OrganizationDomain.created": { description: "An authentication domain was added.", ...domain },
   "OrganizationDomain.updated": {
     description:

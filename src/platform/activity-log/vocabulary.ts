@@ -27,6 +27,8 @@ export const ACTIVITIES_BY_SCOPE = {
   Role: ["created", "updated", "deleted"],
   RoleMembership: ["created", "deleted"],
   Webhook: ["created", "updated", "deleted", "secret_rotated", "disabled"],
+  // Who copied the log out, and which of it: the trail of the trail.
+  ActivityLogExport: ["created"],
 } as const;
 
 export type ActivityScope = keyof typeof ACTIVITIES_BY_SCOPE;

@@ -137,11 +137,23 @@ describe("activity-log exports", () => {
       .trimEnd()
       .split("\n")
       .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const [entry] = (
-      await api("GET", `/api/organizations/${organization.organization.id}/activity_log?limit=1`, {
+    // The newest entry is the export's own (who copied the log out); the one before it, the file's last.
+    const [own, entry] = (
+      await api("GET", `/api/organizations/${organization.organization.id}/activity_log?limit=2`, {
         key: organization.key,
       })
     ).body.results;
+    expect(own).toMatchObject({
+      scope: "ActivityLogExport",
+      activity: "created",
+      item_id: created.body.id,
+      seq: 10_001,
+      user: { uuid: organization.owner.uuid },
+      detail: {
+        name: "ndjson",
+        context: { from: "2026-01-01T00:00:00.000Z", to: "2027-01-01T00:00:00.000Z", scopes: null },
+      },
+    });
     expect(lines.at(-1)).toMatchObject({
       id: entry.id,
       seq: entry.seq,
