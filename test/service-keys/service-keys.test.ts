@@ -211,6 +211,7 @@ describe("service keys", () => {
     const byKey = log.body.results.filter((entry: { api_key_id: string }) => entry.api_key_id === serviceKey.id);
     expect(byKey.map((entry: { scope: string; activity: string }) => `${entry.scope}.${entry.activity}`)).toEqual([
       "Project.deleted",
+      "ActivityLogExport.created",
       "Webhook.created",
       "Dashboard.created",
       "Project.updated",
