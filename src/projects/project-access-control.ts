@@ -3,11 +3,11 @@ import { environments, projects } from "../db/schema";
 import type { AccessControlDefinition } from "../platform/access-controls/access-controls";
 import { raisedVersion } from "../platform/conditional-requests";
 import type { Database } from "../platform/db";
-import { projectActivity, projectItem } from "./projects.activity";
 import { isAdmin } from "../platform/levels";
 import { callerStillProjectAdmin } from "../platform/route-context/project";
 import { callerStillAdmin } from "../platform/route-context/organization";
 import { ProjectParams } from "../platform/route-context";
+import { projectActivity, projectItem } from "./projects.activity";
 
 export const PRIVACY_NEEDS_ORGANIZATION_ADMIN =
   "Your organization access level is insufficient to configure project access restrictions.";

@@ -16,7 +16,7 @@ const listWithoutBlanks = idList(boundedText().nullable())
   .nullable()
   .optional()
   .default([]);
-/** A list of opaque JSON is opaque JSON: 64 KiB for the whole, as any other. */
+/** A list of opaque JSON is one opaque value: 64 KiB for the whole list, as every other. */
 const jsonList = boundedJson(idList(z.unknown())).nullable().optional().default([]);
 const configObject = boundedJsonObject().optional().default({});
 

@@ -1,9 +1,9 @@
-import { resourceActivity } from "../../platform/activity-log/resource-activity";
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { eq } from "drizzle-orm";
 import { activityLogExports, users } from "../../db/schema";
 import { CONTENT_TYPES, type ExportFormat } from "../../platform/activity-log/export-format";
+import { resourceActivity } from "../../platform/activity-log/resource-activity";
 import { personOf, type AppEnv } from "../../platform/env";
 import { conflict, notFound } from "../../platform/errors";
 import { nowIso, uuid7 } from "../../platform/ids";

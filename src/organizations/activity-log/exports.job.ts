@@ -56,7 +56,7 @@ function selectPartEntries(db: Database, row: ExportRow, windowEnd: number) {
     .limit(ENTRIES_PER_PART);
 }
 
-/** Archived segments one part reads at most. */
+/** Archived segments one part looks at most (it reads as many of them as `segmentsReadAtOnce` lets). */
 const SEGMENTS_PER_PART = 10;
 
 /**

@@ -501,7 +501,6 @@ describe("the e-mail of an invite that opens nothing", () => {
     const invite = await postInvite(organization, key, { target_email: "late-reader@example.com" });
     expect(invite.body.email_status).toBe("pending");
     // Sent four days ago by an owner of a week: past its 3 days, and opening nothing else would refuse.
-    const daysAgo = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
     await db
       .update(schema.invites)
       .set({ createdAt: daysAgo(4) })
