@@ -10,6 +10,7 @@ import type { MembershipLevel } from "../platform/levels";
 import { personalApiKeyEntries } from "../personal-api-keys/personal-api-keys.activity";
 import { toPersonalApiKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { mintApiKey } from "../platform/auth/api-keys";
+import { forgetRevokedKey } from "../platform/auth/key-lifecycle";
 import { authenticateRequest } from "../platform/auth/authenticate";
 import { assertAddressMayLookUp, refusal } from "../platform/auth/refused-keys";
 import { assertKeyMayJoin } from "../platform/auth/key-scoping";
@@ -24,8 +25,11 @@ import { isNotNullViolation, isUniqueViolation } from "../platform/db";
 import type { Actor, AppEnv } from "../platform/env";
 import { changedMeanwhile, notFound, permissionDenied, validationError } from "../platform/errors";
 import { SERVICE_KEY_REFUSED } from "../platform/route";
+import { currentEnvironmentGuessKey } from "../platform/route-context/current-environment-guess";
 import { toUserBasic } from "../platform/user-basic";
 import {
+  claimAndJoin,
+  claimRefused,
   findInviteForSignup,
   grantedByJoining,
   joinAsExistingUser,
@@ -91,13 +95,19 @@ async function optionalCaller(c: Context<AppEnv>): Promise<Actor | null> {
   return actor;
 }
 
+/**
+ * An account made for the address with a token that proved nothing (the inviter's), which the
+ * address's owner takes with the token only the e-mail carried (`claim`).
+ */
+const claimable = (found: FoundInvite) => found.addressProven && found.account?.user.isEmailVerified === false;
+
 /** PostHog's order of checks and codes. */
 function assertAcceptable(found: FoundInvite, caller: Actor | null) {
   if (caller && found.account?.user.id !== caller.userId) {
     throw validationError("invalid_recipient", "This invite is intended for another email address.");
   }
   if (isInviteExpired(found.invite.createdAt)) throw expired();
-  if (!caller && found.account) throw accountExists();
+  if (!caller && found.account && !claimable(found)) throw accountExists();
   if (found.account?.membershipId) throw alreadyMember();
 }
 
@@ -124,6 +134,7 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
   assertAcceptable(found, caller);
   const { invite, account } = found;
 
+  if (account && !caller) return claim(c, found, account.user, names);
   const entriesFor = joinEntries(c, found, caller);
   if (account) {
     const entries = entriesFor(account.user);
@@ -164,6 +175,44 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
   };
 }
 
+/**
+ * The address's owner takes the unproven account made for it: its keys (whoever made them) are
+ * revoked, and the answer is a new user's, with the account's first key after the claim.
+ */
+async function claim(
+  c: Context<AppEnv>,
+  found: FoundInvite,
+  account: JoiningUser & { id: number },
+  names: SignupInput,
+) {
+  const key = await mintApiKey();
+  const expiresAt = latestExpiryAllowed(found.keyLifetimeDays);
+  const claimed = await joining(
+    () =>
+      claimAndJoin(
+        c.var.db,
+        found.invite,
+        account.id,
+        { firstName: names.first_name, lastName: names.last_name },
+        { ...key, expiresAt, lifetimeDays: found.keyLifetimeDays },
+        newUserEntries(c, found, { claimed: true })(account),
+      ).catch((error: unknown) => {
+        // Proven meanwhile (another claim won): the account is its owner's now.
+        throw claimRefused(error) ? accountExists() : error;
+      }),
+    accountExists,
+    found.keyLifetimeDays,
+  );
+  await Promise.all(
+    claimed.revoked.map((revoked) => forgetRevokedKey(c.env, revoked, currentEnvironmentGuessKey(revoked.id))),
+  );
+  return {
+    user: toUserBasic(claimed.user),
+    organization_id: found.invite.organizationId,
+    personal_api_key: { ...toPersonalApiKey(claimed.personalApiKey), value: key.value },
+  };
+}
+
 type JoiningUser = { id: number | ReadInBatch; uuid: string };
 
 /** The joining user, as the entries of their joining name them: with their key if they sent one, else none. */
@@ -174,12 +223,15 @@ const joiningActor = (c: Context<AppEnv>, caller: Actor | null, user: JoiningUse
   requestId: c.get("requestId") ?? null,
 });
 
+/** `claimed`: the joining user took an unproven account made for their address (`claim`). */
+type JoiningHow = { claimed?: boolean };
+
 /**
  * A new account's entries in the invite's organization: the first key it is given (which reaches
  * that organization alone), then its joining (`joinEntries`), made by the new user without a key.
  */
 const newUserEntries =
-  (c: Context<AppEnv>, found: FoundInvite) =>
+  (c: Context<AppEnv>, found: FoundInvite, how: JoiningHow = {}) =>
   (user: JoiningUser): NewUserEntries => ({
     keyCreated: (key) =>
       personalApiKeyEntries(
@@ -190,7 +242,7 @@ const newUserEntries =
         new Map(),
         joiningActor(c, null, user),
       ),
-    join: joinEntries(c, found, null)(user),
+    join: joinEntries(c, found, null, how)(user),
   });
 
 /**
@@ -199,7 +251,7 @@ const newUserEntries =
  * new account has no key yet).
  */
 const joinEntries =
-  (c: Context<AppEnv>, { invite, otherInviteIds }: FoundInvite, caller: Actor | null) =>
+  (c: Context<AppEnv>, { invite, otherInviteIds }: FoundInvite, caller: Actor | null, how: JoiningHow = {}) =>
   (user: JoiningUser): JoinEntries =>
   (membershipId) => {
     const actor = joiningActor(c, caller, user);
@@ -207,7 +259,7 @@ const joinEntries =
       organizationId: invite.organizationId,
       itemId: membershipId,
       name: invite.targetEmail,
-      context: { user_uuid: user.uuid },
+      context: { user_uuid: user.uuid, ...(how.claimed ? { account_claimed: true } : {}) },
     };
     return {
       joined: membershipActivity.record(c, "joined", joinedItem, actor),

@@ -276,6 +276,26 @@ type NewKey = { secureValue: string; maskValue: string; expiresAt: string | null
 /** Whether a sign-up's write failed on the organization's key lifetime limit changed since its read. */
 export const keyPolicyChangedAtSignup = (error: unknown) => isNotNullViolationOf(error, personalApiKeys.maskValue);
 
+/** A first key's row, its expiry following the organization's limit as read: one set meanwhile refuses the batch. */
+function firstKey(invite: InviteRow, id: string, userId: SQL | number, key: NewKey, now: string, label: SQL | string) {
+  return {
+    id,
+    userId,
+    label,
+    secureValue: key.secureValue,
+    maskValue: whileHolds(
+      key.maskValue,
+      sql`(select ${organizations.apiKeyMaxLifetimeDays} from ${organizations}
+        where ${organizations.id} = ${invite.organizationId}) is ${key.lifetimeDays}`,
+    ),
+    scopes: ["*"],
+    scopedOrganizations: [],
+    scopedTeams: [],
+    expiresAt: key.expiresAt,
+    createdAt: now,
+  };
+}
+
 /**
  * The user, their first key (`*`) and the membership: all in one atomic batch. `entriesFor`
  * gets the new user (their id read in the batch) and gives the joining's entries.
@@ -307,23 +327,7 @@ export async function signUpAndJoin(
       .returning(),
     db
       .insert(personalApiKeys)
-      .values({
-        id: keyId,
-        userId,
-        label: FIRST_KEY_LABEL,
-        secureValue: key.secureValue,
-        // Its expiry follows the organization's limit as read: one set meanwhile refuses the batch.
-        maskValue: whileHolds(
-          key.maskValue,
-          sql`(select ${organizations.apiKeyMaxLifetimeDays} from ${organizations}
-            where ${organizations.id} = ${invite.organizationId}) is ${key.lifetimeDays}`,
-        ),
-        scopes: ["*"],
-        scopedOrganizations: [],
-        scopedTeams: [],
-        expiresAt: key.expiresAt,
-        createdAt: now,
-      })
+      .values(firstKey(invite, keyId, userId, key, now, FIRST_KEY_LABEL))
       .returning(),
     ...entries.keyCreated({ id: keyId, label: FIRST_KEY_LABEL }),
     ...joinStatements(db, invite, userId, entries.join),
@@ -331,3 +335,51 @@ export async function signUpAndJoin(
   if (!user || !personalApiKey) throw new Error("the new user or key was not returned");
   return { user, personalApiKey };
 }
+
+/**
+ * The address's owner, proving it with the e-mail's own token, takes the account someone made for
+ * it with a token that proved nothing: every key of the account is revoked, the address is marked
+ * proven (with the names sent, if any), and they get a first key and the membership, in one atomic
+ * batch. Only while the account is still unproven: one proven meanwhile (another claim) gives the
+ * first key no label, which the column refuses (`claimRefused`). Returns the revoked keys' values,
+ * whose cached copies the caller forgets.
+ */
+export async function claimAndJoin(
+  db: Database,
+  invite: InviteRow,
+  userId: number,
+  names: { firstName?: string; lastName?: string },
+  key: NewKey,
+  entries: NewUserEntries,
+) {
+  const now = nowIso();
+  const keyId = uuid7();
+  const unproven = sql`(select not ${users.isEmailVerified} from ${users} where ${users.id} = ${userId})`;
+  const label = whileHolds(FIRST_KEY_LABEL, unproven);
+  const [[personalApiKey], revoked, [user]] = await db.batch([
+    db
+      .insert(personalApiKeys)
+      .values(firstKey(invite, keyId, userId, key, now, label))
+      .returning(),
+    db
+      .delete(personalApiKeys)
+      .where(and(eq(personalApiKeys.userId, userId), ne(personalApiKeys.id, keyId)))
+      .returning({
+        id: personalApiKeys.id,
+        secureValue: personalApiKeys.secureValue,
+        previousSecureValue: personalApiKeys.previousSecureValue,
+      }),
+    db
+      .update(users)
+      .set({ isEmailVerified: true, firstName: names.firstName, lastName: names.lastName })
+      .where(eq(users.id, userId))
+      .returning(),
+    ...entries.keyCreated({ id: keyId, label: FIRST_KEY_LABEL }),
+    ...joinStatements(db, invite, userId, entries.join),
+  ]);
+  if (!user || !personalApiKey) throw new Error("the claimed user or key was not returned");
+  return { user, personalApiKey, revoked };
+}
+
+/** Whether a claim's write failed because the account was proven meanwhile (`claimAndJoin`'s hold). */
+export const claimRefused = (error: unknown) => isNotNullViolationOf(error, personalApiKeys.label);

@@ -23,6 +23,7 @@ import {
   expectAttemptsBeforeDeadLetters,
   retryDelays,
 } from "../../support/queues";
+import { beforeWrites } from "../../support/races";
 import { eventually, receiver } from "../../support/webhooks";
 
 afterEach(restoreTestDoubles);
@@ -407,7 +408,7 @@ describe("an address", () => {
     const invite = await postInvite(inviting.organization, inviting.key, { target_email: address });
     expect(invite.status).toBe(201);
     const [email] = await eventually(async () => (mail.count() > 0 ? mail.emails() : undefined));
-    return { handedOver: invite.body.token as string, mailed: mailedToken(email!.body.text)! };
+    return { handedOver: invite.body.token as string, mailed: mailedToken(email!.body.text)!, inviting };
   }
 
   /** An invite to `address` from another organization, which its user's pending invites may list. */
@@ -457,6 +458,89 @@ describe("an address", () => {
     expect(joined.status).toBe(201);
     expect(joined.body.user.is_email_verified).toBe(true);
     expect((await api("GET", "/api/users/@me", { key })).body.is_email_verified).toBe(true);
+  });
+
+  /** An account made for `address` with the token its inviter was answered, and a second key its maker added. */
+  async function squatted(address: string) {
+    const { handedOver, inviting } = await invitedByEmail(address);
+    const signup = await api("POST", "/api/signup", { body: { token: handedOver, first_name: "Squatter" } });
+    expect([signup.status, signup.body.user.is_email_verified]).toEqual([201, false]);
+    const first: string = signup.body.personal_api_key.value;
+    const added = await api("POST", "/api/personal_api_keys", { key: first, body: { label: "spare", scopes: ["*"] } });
+    expect(added.status).toBe(201);
+    return { uuid: signup.body.user.uuid as string, keys: [first, added.body.value as string], inviting };
+  }
+
+  it("is taken back from an account made with the inviter's token: keys revoked, owner given a key", async () => {
+    const address = `claimed-${crypto.randomUUID()}@example.com`;
+    const account = await squatted(address);
+
+    const { mailed, inviting } = await invitedByEmail(address);
+    const claim = await api("POST", "/api/signup", { body: { token: mailed, first_name: "Owner" } });
+
+    expect(claim.status).toBe(201);
+    expect(claim.body).toMatchObject({
+      user: { uuid: account.uuid, email: address, first_name: "Owner", is_email_verified: true },
+      organization_id: inviting.organization.id,
+      personal_api_key: { label: "First key (signed up by invite)", scopes: ["*"], value: expect.any(String) },
+    });
+    for (const key of account.keys) expect((await api("GET", "/api/users/@me", { key })).status).toBe(401);
+    const me = await api("GET", "/api/users/@me", { key: claim.body.personal_api_key.value });
+    expect(me.body).toMatchObject({ uuid: account.uuid, is_email_verified: true });
+    // The account's memberships stay: the organization its maker joined it to, and the new one.
+    expect(me.body.organizations).toHaveLength(2);
+    const keys = await api("GET", "/api/personal_api_keys", { key: claim.body.personal_api_key.value });
+    expect(keys.body.map((key: { label: string }) => key.label)).toEqual(["First key (signed up by invite)"]);
+    const log = await api(
+      "GET",
+      `/api/organizations/${inviting.organization.id}/activity_log?scope=OrganizationMembership`,
+      {
+        key: inviting.key,
+      },
+    );
+    expect(log.body.results).toEqual([
+      expect.objectContaining({
+        activity: "joined",
+        user: expect.objectContaining({ uuid: account.uuid }),
+        detail: expect.objectContaining({ context: { user_uuid: account.uuid, account_claimed: true } }),
+      }),
+    ]);
+  });
+
+  it("is not taken from an account whose address is proven: the e-mail's token answers account_exists", async () => {
+    const address = `kept-${crypto.randomUUID()}@example.com`;
+    const first = await invitedByEmail(address);
+    const signup = await api("POST", "/api/signup", { body: { token: first.mailed } });
+    expect(signup.body.user.is_email_verified).toBe(true);
+
+    const second = await invitedByEmail(address);
+    const claim = await api("POST", "/api/signup", { body: { token: second.mailed } });
+
+    expect(claim.status).toBe(400);
+    expect(claim.body.code).toBe("account_exists");
+    expect((await api("GET", "/api/users/@me", { key: signup.body.personal_api_key.value })).status).toBe(200);
+    expect((await api("GET", `/api/signup/${second.mailed}`)).status).toBe(200);
+  });
+
+  it("is taken once when another e-mail's token claims it meanwhile: the later claim gets account_exists", async () => {
+    const address = `raced-${crypto.randomUUID()}@example.com`;
+    const account = await squatted(address);
+    const [later, earlier] = [(await invitedByEmail(address)).mailed, (await invitedByEmail(address)).mailed];
+    const claimOf = (token: string) => api("POST", "/api/signup", { body: { token } });
+    const meanwhile = beforeWrites([
+      [/^delete from "personal_api_keys" where \("personal_api_keys"\."user_id"/, () => claimOf(earlier)],
+    ]);
+
+    const lost = await claimOf(later);
+
+    vi.restoreAllMocks();
+    const [won] = meanwhile as [Awaited<ReturnType<typeof claimOf>>];
+    expect(won.status).toBe(201);
+    expect([lost.status, lost.body.code]).toEqual([400, "account_exists"]);
+    const me = await api("GET", "/api/users/@me", { key: won.body.personal_api_key.value });
+    expect(me.body).toMatchObject({ uuid: account.uuid, is_email_verified: true });
+    const keys = await api("GET", "/api/personal_api_keys", { key: won.body.personal_api_key.value });
+    expect(keys.body).toHaveLength(1);
   });
 });
 
