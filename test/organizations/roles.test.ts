@@ -460,6 +460,40 @@ describe("a member removed while their roles change", () => {
     // Role.deleted stands for the membership; no RoleMembership.deleted follows it.
     expect(await log(organization.id, key)).toEqual([["created", joined.id]]);
   });
+
+  it("is not added to a role once removed meanwhile: 400 on user_uuid as later; role gone 404", async () => {
+    const { organization, key } = await setupOrganization();
+    const role = await createRole(organization.id, key, "Engineering");
+    const ada = await addMember(organization.id, MembershipLevel.member);
+    const add = (roleId: string) =>
+      api("POST", membershipsPath(organization.id, roleId), { key, body: { user_uuid: ada.user.uuid } });
+    const ran = beforeWrites([
+      [/^insert into "role_memberships"/, async () => (await removal(organization.id, ada.user.uuid, key)).status],
+    ]);
+    const refused = await add(role.id);
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    const userGone = errorBody("validation_error", "does_not_exist", "User does not exist.", "user_uuid");
+    expect([refused.status, refused.body]).toEqual([400, userGone]);
+    expect((await add(role.id)).body).toEqual(userGone);
+
+    const other = await createRole(organization.id, key, "Design");
+    const bob = await addMember(organization.id, MembershipLevel.member);
+    const roleDeleted = beforeWrites([
+      [
+        /^insert into "role_memberships"/,
+        async () => (await api("DELETE", `${rolesPath(organization.id)}/${other.id}`, { key })).status,
+      ],
+    ]);
+    const gone = await api("POST", membershipsPath(organization.id, other.id), {
+      key,
+      body: { user_uuid: bob.user.uuid },
+    });
+    vi.restoreAllMocks();
+    expect(roleDeleted).toEqual([204]);
+    expect([gone.status, gone.body]).toEqual([404, NOT_FOUND]);
+    expect(await log(organization.id, key)).toEqual([]);
+  });
 });
 
 describe("a role membership added by an admin demoted meanwhile", () => {

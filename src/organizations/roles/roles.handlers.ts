@@ -94,6 +94,8 @@ export const listOrganizationRoleMemberships: Handler<"listRoleMemberships"> = a
   return c.json(pageEnvelope(c, page, result.count, result.memberships, result.links), 200);
 };
 
+const userDoesNotExist = () => validationError("does_not_exist", "User does not exist.", "user_uuid");
+
 export const createOrganizationRoleMembership: Handler<"createRoleMembership"> = async (c) => {
   const { user_uuid } = c.req.valid("json");
   const { role_id } = c.req.valid("param");
@@ -104,7 +106,7 @@ export const createOrganizationRoleMembership: Handler<"createRoleMembership"> =
       ? preloaded.results
       : await db.batch([...queries.newRoleMembershipReads(db, organization.id, role_id, user_uuid)]);
   if (!role) throw notFound();
-  if (!member) throw validationError("does_not_exist", "User does not exist.", "user_uuid");
+  if (!member) throw userDoesNotExist();
   const id = uuid7();
   const joinedAt = nowIso();
   const entry = roleMembershipActivity.record(c, "created", roleMembershipItem(organization.id, id, role, member.user));
@@ -115,7 +117,11 @@ export const createOrganizationRoleMembership: Handler<"createRoleMembership"> =
     queries.insertRoleMembership(db, organization.id, row, entry, callerStillAdmin(c.var.actor, organization.id)),
     levelLost(c),
   );
-  if (!inserted) throw notFound();
+  if (!inserted) {
+    // Gone meanwhile: the role (404), or the member (400, as the same request answers a moment later).
+    const [[roleNow]] = await db.batch([...queries.newRoleMembershipReads(db, organization.id, role_id, user_uuid)]);
+    throw roleNow ? userDoesNotExist() : notFound();
+  }
   return c.json(
     {
       id,
