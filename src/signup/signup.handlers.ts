@@ -31,6 +31,7 @@ import {
   claimAndJoin,
   claimRefused,
   findInviteForSignup,
+  strictestKeyLifetime,
   grantedByJoining,
   joinAsExistingUser,
   keyJoinRefused,
@@ -186,7 +187,8 @@ async function claim(
   names: SignupInput,
 ) {
   const key = await mintApiKey();
-  const expiresAt = latestExpiryAllowed(found.keyLifetimeDays);
+  // Unlike a new user's, this first key reaches the account's other organizations too.
+  const expiresAt = latestExpiryAllowed(await strictestKeyLifetime(c.var.db, account.id, found.invite.organizationId));
   const claimed = await joining(
     () =>
       claimAndJoin(

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, lte, ne, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, lte, min, ne, or, sql, type Column, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   invites,
@@ -15,7 +15,7 @@ import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
 import { ruleOfMember } from "../platform/access-rules/member-rule";
 import { grantableLevelInSql } from "../platform/access-rules/grantable-level";
 import { inviteOpens, type InviteRow } from "../organizations/invites/invites.queries";
-import { keyOutlivesLifetimeIn } from "../platform/auth/key-policy";
+import { keyOutlivesLifetimeIn, keyWouldOutliveLifetime } from "../platform/auth/key-policy";
 
 type Statement = BatchItem<"sqlite">;
 
@@ -276,18 +276,27 @@ type NewKey = { secureValue: string; maskValue: string; expiresAt: string | null
 /** Whether a sign-up's write failed on the organization's key lifetime limit changed since its read. */
 export const keyPolicyChangedAtSignup = (error: unknown) => isNotNullViolationOf(error, personalApiKeys.maskValue);
 
-/** A first key's row, its expiry following the organization's limit as read: one set meanwhile refuses the batch. */
-function firstKey(invite: InviteRow, id: string, userId: SQL | number, key: NewKey, now: string, label: SQL | string) {
+/**
+ * A first key's row, its expiry following the organization's limit as read: one set meanwhile
+ * refuses the batch, as does `holds`, when given, failing.
+ */
+function firstKey(
+  invite: InviteRow,
+  id: string,
+  userId: SQL | number,
+  key: NewKey,
+  now: string,
+  label: SQL | string,
+  holds?: SQL,
+) {
+  const limitAsRead = sql`(select ${organizations.apiKeyMaxLifetimeDays} from ${organizations}
+    where ${organizations.id} = ${invite.organizationId}) is ${key.lifetimeDays}`;
   return {
     id,
     userId,
     label,
     secureValue: key.secureValue,
-    maskValue: whileHolds(
-      key.maskValue,
-      sql`(select ${organizations.apiKeyMaxLifetimeDays} from ${organizations}
-        where ${organizations.id} = ${invite.organizationId}) is ${key.lifetimeDays}`,
-    ),
+    maskValue: whileHolds(key.maskValue, holds ? and(limitAsRead, holds)! : limitAsRead),
     scopes: ["*"],
     scopedOrganizations: [],
     scopedTeams: [],
@@ -356,10 +365,12 @@ export async function claimAndJoin(
   const keyId = uuid7();
   const unproven = sql`(select not ${users.isEmailVerified} from ${users} where ${users.id} = ${userId})`;
   const label = whileHolds(FIRST_KEY_LABEL, unproven);
+  // The account's other organizations' limits too (as they are now): the key reaches them all.
+  const theirLimits = sql`not ${keyWouldOutliveLifetime(userId, { ...key, scopedOrganizations: [], scopedTeams: [] })}`;
   const [[personalApiKey], revoked, [user]] = await db.batch([
     db
       .insert(personalApiKeys)
-      .values(firstKey(invite, keyId, userId, key, now, label))
+      .values(firstKey(invite, keyId, userId, key, now, label, theirLimits))
       .returning(),
     db
       .delete(personalApiKeys)
@@ -379,6 +390,29 @@ export async function claimAndJoin(
   ]);
   if (!user || !personalApiKey) throw new Error("the claimed user or key was not returned");
   return { user, personalApiKey, revoked };
+}
+
+/**
+ * The strictest key lifetime limit (days) among the organization and those the user belongs to:
+ * a key reaching them all expires within it. Null: none has a limit.
+ */
+export async function strictestKeyLifetime(db: Database, userId: number, organizationId: string) {
+  const [row] = await db
+    .select({ days: min(organizations.apiKeyMaxLifetimeDays) })
+    .from(organizations)
+    .where(
+      or(
+        eq(organizations.id, organizationId),
+        inArray(
+          organizations.id,
+          db
+            .select({ id: organizationMemberships.organizationId })
+            .from(organizationMemberships)
+            .where(eq(organizationMemberships.userId, userId)),
+        ),
+      ),
+    );
+  return row?.days ?? null;
 }
 
 /** Whether a claim's write failed because the account was proven meanwhile (`claimAndJoin`'s hold). */

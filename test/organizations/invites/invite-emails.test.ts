@@ -461,12 +461,20 @@ describe("an address", () => {
   });
 
   /** An account made for `address` with the token its inviter was answered, and a second key its maker added. */
-  async function squatted(address: string) {
+  async function squatted(address: string, policy: Record<string, unknown> = {}) {
     const { handedOver, inviting } = await invitedByEmail(address);
+    const orgPath = `/api/organizations/${inviting.organization.id}`;
+    expect((await api("PATCH", orgPath, { key: inviting.key, body: policy })).status).toBe(200);
     const signup = await api("POST", "/api/signup", { body: { token: handedOver, first_name: "Squatter" } });
     expect([signup.status, signup.body.user.is_email_verified]).toEqual([201, false]);
     const first: string = signup.body.personal_api_key.value;
-    const added = await api("POST", "/api/personal_api_keys", { key: first, body: { label: "spare", scopes: ["*"] } });
+    const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+    const spare = {
+      label: "spare",
+      scopes: ["*"],
+      ...(policy.api_key_max_lifetime_days ? { expires_at: expiresAt } : {}),
+    };
+    const added = await api("POST", "/api/personal_api_keys", { key: first, body: spare });
     expect(added.status).toBe(201);
     return { uuid: signup.body.user.uuid as string, keys: [first, added.body.value as string], inviting };
   }
@@ -505,6 +513,19 @@ describe("an address", () => {
         detail: expect.objectContaining({ context: { user_uuid: account.uuid, account_claimed: true } }),
       }),
     ]);
+  });
+
+  it("is given a first key within the key lifetime limit of every organization the account belongs to", async () => {
+    const address = `limited-${crypto.randomUUID()}@example.com`;
+    await squatted(address, { api_key_max_lifetime_days: 7 });
+
+    const { mailed } = await invitedByEmail(address);
+    const claim = await api("POST", "/api/signup", { body: { token: mailed } });
+
+    expect(claim.status).toBe(201);
+    const expiresAt = Date.parse(claim.body.personal_api_key.expires_at);
+    expect(expiresAt).toBeGreaterThan(Date.now() + 6 * 86_400_000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 7 * 86_400_000);
   });
 
   it("is not taken from an account whose address is proven: the e-mail's token answers account_exists", async () => {
