@@ -100,11 +100,13 @@ async function enqueuePass(env: Bindings, db: Database, organizationId: string) 
         updatedAt: now,
       })),
   );
+  // Only a webhook whose events are still the ones matched: one changed meanwhile stays where it
+  // was, and the next pass (the change's own) matches these entries again with its new events.
   const advance = subscribed.map((webhook) =>
     db
       .update(webhooks)
       .set({ lastEnqueuedSeq: sql`max(${webhooks.lastEnqueuedSeq}, ${last.seq})` })
-      .where(eq(webhooks.id, webhook.id)),
+      .where(and(eq(webhooks.id, webhook.id), eq(webhooks.events, webhook.events))),
   );
   // Many entries times many webhooks: chunked, as D1 binds at most 100 parameters a statement.
   const inserts = chunkForInsert(webhookDeliveries, rows).map((chunk) =>

@@ -1,6 +1,6 @@
 import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { eq, like } from "drizzle-orm";
+import { and, eq, isNotNull, like } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
 import worker from "../../../src/index";
@@ -11,7 +11,7 @@ import { sha256Hex } from "../../../src/platform/ids";
 import { seedEntries } from "../../support/activity-log";
 import { api, db, setupOrganization } from "../../support/harness";
 import { consumeDeadLetter } from "../../support/queues";
-import { beforeWrites } from "../../support/races";
+import { beforeWrites, onBoundStatements, waitingFor } from "../../support/races";
 import {
   consume,
   eventually,
@@ -267,5 +267,82 @@ describe("a redelivery whose message the queue refuses", () => {
     expect((await storedDelivery(deliveryId)).status).toBe("pending");
     const again = await api("POST", path, { key: organization.key, headers });
     expect([again.status, again.headers.get("Idempotent-Replayed")]).toEqual([202, "true"]);
+  });
+});
+
+describe("an outbox pass racing a change of a webhook's events", () => {
+  it("does not skip, for good, an entry the new events match when it read the webhook before the change", async () => {
+    const organization = await setupOrganization();
+    const organizationId = organization.organization.id;
+    const webhook = await subscribe(organization, { events: ["OrganizationMembership.updated"] });
+    // The pass after its creation is done: the webhook is caught up.
+    await eventually(async () => {
+      const [row] = await db.select().from(schema.webhooks).where(eq(schema.webhooks.id, webhook.id));
+      return row!.lastEnqueuedSeq > 0 || undefined;
+    });
+    captured(env.WEBHOOK_DELIVERIES);
+
+    // A pass (another request's, after its response) has read the webhook, with its old events.
+    // Meanwhile an admin adds `Organization.updated` to them (200), then renames the organization
+    // (200): that entry is written after the webhook subscribes to it, and is sealed before the
+    // pass reads the log. The passes after those two requests come a moment after the first
+    // pass's write.
+    let hooked = false;
+    let passDone = false;
+    let endPass!: () => void;
+    const passEnded = new Promise<void>((resolve) => (endPass = resolve));
+    const statuses: number[] = [];
+    onBoundStatements((query, values, bound) => {
+      if (!hooked && /from "activity_log" where .*"hash" is not null/.test(query) && values[0] === organizationId) {
+        hooked = true;
+        const meanwhile = (async () => {
+          const patched = await api("PATCH", `${webhooksPath(organization)}/${webhook.id}`, {
+            key: organization.key,
+            body: { events: ["OrganizationMembership.updated", "Organization.updated"] },
+          });
+          const renamed = await api("PATCH", `/api/organizations/${organizationId}`, {
+            key: organization.key,
+            body: { name: "Renamed" },
+          });
+          statuses.push(patched.status, renamed.status);
+          await eventually(async () => {
+            const sealed = await db
+              .select()
+              .from(schema.activityLog)
+              .where(
+                and(
+                  eq(schema.activityLog.organizationId, organizationId),
+                  eq(schema.activityLog.scope, "Organization"),
+                  isNotNull(schema.activityLog.hash),
+                ),
+              );
+            return sealed.length > 0 || undefined;
+          });
+        })();
+        return waitingFor(meanwhile, bound);
+      }
+      const readsWebhooks =
+        /^select .* from "webhooks" where \("webhooks"\."organization_id" = \? and "webhooks"\."enabled" = \?\)/;
+      if (hooked && !passDone && readsWebhooks.test(query) && values[0] === organizationId) {
+        return waitingFor(passEnded, bound);
+      }
+      return bound;
+    });
+    await enqueueDeliveries(env, primaryDatabase(env), organizationId);
+    passDone = true;
+    endPass();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    vi.restoreAllMocks();
+    expect(statuses).toEqual([200, 200]);
+    // And the cron, which catches up lost passes.
+    captured(env.WEBHOOK_DELIVERIES);
+    await runCron();
+
+    const listed = await api("GET", `${webhooksPath(organization)}/${webhook.id}/deliveries`, {
+      key: organization.key,
+    });
+    expect(listed.status).toBe(200);
+    // The rename happened after the webhook subscribed to `Organization.updated`: it is delivered.
+    expect(listed.body.results.map((delivery: { event: string }) => delivery.event)).toContain("Organization.updated");
   });
 });
