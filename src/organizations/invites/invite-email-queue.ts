@@ -162,7 +162,9 @@ const DEAD_LETTER_LOST_AFTER_MS = 60 * 60_000;
  */
 export async function sweepInviteEmails(env: Bindings) {
   const db = primaryDatabase(env);
-  const lost = await db
+  // Claimed as they are read (their attempt time moved to now), so that a run at the same time, or
+  // the next one while the message waits on the queue, does not send a second message.
+  const lostOnes = db
     .select({ id: invites.id })
     .from(invites)
     .where(
@@ -173,6 +175,11 @@ export async function sweepInviteEmails(env: Bindings) {
       ),
     )
     .limit(SWEEP_LIMIT);
+  const lost = await db
+    .update(invites)
+    .set({ emailNextAttemptAt: nowIso() })
+    .where(sql`${invites.id} in (select "id" from (${lostOnes}))`)
+    .returning({ id: invites.id });
   await sendInviteEmailMessages(
     env,
     lost.map(({ id }) => id),

@@ -388,19 +388,27 @@ export async function sweepWebhooks(env: Bindings) {
       // would otherwise fill the limit, run after run, and hide a lost pass past them.
       .where(and(eq(webhooks.enabled, true), lt(webhooks.lastEnqueuedSeq, newestSealedSeq)))
       .limit(SWEEP_LIMIT),
+    // Claimed as they are read (their attempt time moved to now), so that a run at the same time,
+    // or the next one while the message waits on the queue, does not send a second message.
     db
-      .select(scheduled)
-      .from(webhookDeliveries)
+      .update(webhookDeliveries)
+      .set({ nextAttemptAt: now })
       .where(
-        and(
-          eq(webhookDeliveries.status, "pending"),
-          lt(webhookDeliveries.nextAttemptAt, new Date(Date.now() - LOST_AFTER_MS).toISOString()),
-          // A disabled webhook's deliveries wait, pending, for it to be enabled again: re-sending
-          // them would only have them acked unsent, every run, crowding out the lost ones.
-          sql`${webhookDeliveries.webhookId} in (select ${webhooks.id} from ${webhooks} where ${webhooks.enabled})`,
-        ),
+        sql`${webhookDeliveries.id} in (select "id" from (${db
+          .select({ id: webhookDeliveries.id })
+          .from(webhookDeliveries)
+          .where(
+            and(
+              eq(webhookDeliveries.status, "pending"),
+              lt(webhookDeliveries.nextAttemptAt, new Date(Date.now() - LOST_AFTER_MS).toISOString()),
+              // A disabled webhook's deliveries wait, pending, for it to be enabled again: re-sending
+              // them would only have them acked unsent, every run, crowding out the lost ones.
+              sql`${webhookDeliveries.webhookId} in (select ${webhooks.id} from ${webhooks} where ${webhooks.enabled})`,
+            ),
+          )
+          .limit(SWEEP_LIMIT)}))`,
       )
-      .limit(SWEEP_LIMIT),
+      .returning(scheduled),
     db
       .update(webhookDeliveries)
       .set({ status: "failed", updatedAt: now })

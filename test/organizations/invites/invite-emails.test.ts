@@ -397,6 +397,26 @@ describe("invite e-mails", () => {
     expect(await listedStatus(organization, key, exhausted.body.id)).toBe("failed");
     expect(await listedStatus(organization, key, recent.body.id)).toBe("pending");
   });
+
+  it("the cron re-sends a lost message once, for two runs at once and for the next while it waits", async () => {
+    const { organization, key } = await setupOrganization();
+    useEmailTransport();
+    const messages = capturedMessages();
+    const lost = await postInvite(organization, key, { target_email: "lost@example.com" });
+    await db
+      .update(schema.invites)
+      .set({ emailNextAttemptAt: new Date(Date.now() - 3_600_000).toISOString() })
+      .where(eq(schema.invites.id, lost.body.id));
+    messages.length = 0;
+    const cron = () => worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+
+    await Promise.all([cron(), cron()]);
+    await cron();
+
+    // Two messages would each send the e-mail: only a transport honouring Idempotency-Key drops one.
+    expect(messages).toEqual([{ inviteId: lost.body.id }]);
+    expect(await listedStatus(organization, key, lost.body.id)).toBe("pending");
+  });
 });
 
 describe("an address", () => {

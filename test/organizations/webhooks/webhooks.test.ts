@@ -775,6 +775,27 @@ describe("deliveries", () => {
     expect(row).toMatchObject({ status: "pending", attempts: 0 });
   });
 
+  it("re-sends a lost delivery's message once, for two cron runs at once and for the next while it waits", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["*"] });
+    const anHourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    const lost = await seedPendingDelivery(organization, id, { seq: 1_000, nextAttemptAt: anHourAgo });
+    const sent = vi.spyOn(env.WEBHOOK_DELIVERIES, "sendBatch").mockResolvedValue({
+      metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } },
+    });
+    const cron = () => worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+
+    await Promise.all([cron(), cron()]);
+    await cron();
+
+    // Each message is a schedule of attempts of its own: two would post the event twice.
+    const resent = sent.mock.calls.flatMap(([messages]) =>
+      [...messages].map((message) => (message.body as { deliveryId: string }).deliveryId),
+    );
+    expect(resent.filter((deliveryId) => deliveryId === lost)).toHaveLength(1);
+    expect(await storedDelivery(lost)).toMatchObject({ status: "pending", attempts: 0 });
+  });
+
   it("honours a 429's or 503's Retry-After within the schedule: a longer wait, never past 12 hours", async () => {
     const organization = await setupOrganization();
     const { id } = await subscribe(organization, { events: ["*"] });
