@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gte, lt, sql, type SQL } from "drizzle-orm";
 import { webhookDeliveries } from "../../db/schema";
 import { primaryDatabase } from "../../platform/db";
 import type { Bindings } from "../../platform/env";
@@ -14,8 +14,11 @@ type Recovery = Extract<BackgroundJob, { kind: "recover_deliveries" }>;
  * pending again with the schedule from its start, and their messages sent; then the next step.
  * The update only takes deliveries still failed, so a step run twice sends none of them twice;
  * one lost before its messages leaves them pending, and the cron's sweep sends them.
+ *
+ * The request runs the first step itself, `held` to what it judged (the caller still an admin):
+ * when that no longer holds, nothing is recovered and the answer says so (`refused`).
  */
-export async function recoverStep(env: Bindings, job: Recovery): Promise<StepOutcome> {
+export async function recoverStep(env: Bindings, job: Recovery, held?: SQL): Promise<StepOutcome & { refused?: true }> {
   const db = primaryDatabase(env);
   const now = nowIso();
   const next = db
@@ -34,14 +37,18 @@ export async function recoverStep(env: Bindings, job: Recovery): Promise<StepOut
     )
     .orderBy(asc(webhookDeliveries.createdAt), asc(webhookDeliveries.id))
     .limit(MESSAGES_PER_SEND);
-  const [selected, recovered] = await db.batch([
+  const [[holds], selected, recovered] = await db.batch([
+    db.select({ held: sql<number>`${held ?? sql`1`}` }).from(sql`(select 1)`),
     next,
     db
       .update(webhookDeliveries)
       .set({ status: "pending", nextAttemptAt: now, retryUntil: retryUntilFrom(now), updatedAt: now })
-      .where(and(sql`${webhookDeliveries.id} in (select "id" from (${next}))`, eq(webhookDeliveries.status, "failed")))
+      .where(
+        and(sql`${webhookDeliveries.id} in (select "id" from (${next}))`, eq(webhookDeliveries.status, "failed"), held),
+      )
       .returning({ id: webhookDeliveries.id, retryUntil: webhookDeliveries.retryUntil }),
   ]);
+  if (!holds?.held) return { refused: true };
   await sendDeliveryMessages(env, recovered);
   const last = selected.at(-1);
   if (selected.length === MESSAGES_PER_SEND && last) {

@@ -27,6 +27,7 @@ import {
   type WebhookRow,
 } from "./webhooks.queries";
 import { redeliver, sendTestEvent } from "./deliveries";
+import { recoverStep } from "./recoveries";
 import type { WebhookUpdateInput } from "./webhooks.schema";
 import type {
   createWebhook,
@@ -260,8 +261,9 @@ export const testWebhookReceiver: RouteHandler<typeof testWebhook, AppEnv> = asy
   c.json(await sendTestEvent(c.env, webhookOfRequest(c).webhook), 200);
 
 /**
- * Failed deliveries created in [since, until) are sent again in the background, 100 per step
- * (`recoverStep`); the answer says what was asked. A disabled webhook sends nothing: 409.
+ * Failed deliveries created in [since, until) are sent again, 100 per step (`recoverStep`): the
+ * first in the request, while the caller is still an admin and the webhook live, as judged; the
+ * others in the background. The answer says what was asked. A disabled webhook sends nothing: 409.
  */
 export const recoverWebhookDeliveries: RouteHandler<typeof recoverDeliveries, AppEnv> = async (c) => {
   const input = c.req.valid("json");
@@ -269,6 +271,12 @@ export const recoverWebhookDeliveries: RouteHandler<typeof recoverDeliveries, Ap
   if (!webhook.enabled) throw conflict("The webhook is disabled: enable it (PATCH) before recovering its deliveries.");
   const since = new Date(input.since).toISOString();
   const until = new Date(input.until ?? Date.now()).toISOString();
-  await c.env.BACKGROUND_JOBS.send({ kind: "recover_deliveries", webhookId: webhook.id, since, until, after: null });
+  const held = and(
+    callerStillAdmin(c.var.actor, webhook.organizationId),
+    webhookLive(webhook.organizationId, webhook.id),
+  );
+  const job = { kind: "recover_deliveries", webhookId: webhook.id, since, until, after: null } as const;
+  const { refused } = await recoverStep(c.env, job, held);
+  if (refused) throw (await levelRefusal(c, MembershipLevel.admin)) ?? notFound();
   return c.json({ webhook_id: webhook.id, since, until }, 202);
 };

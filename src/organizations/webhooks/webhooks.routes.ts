@@ -158,7 +158,7 @@ export const recoverDeliveries = apiRoute({
   path: `${item}/recover`,
   scope: "webhook:write",
   serviceKeys: true,
-  summary: "Send again, in the background, the failed deliveries created since a time",
+  summary: "Send again the failed deliveries created since a time: the first 100 at once, the rest in the background",
   request: { params: WebhookParams, body: jsonBody(RecoverInput) },
   responses: { 202: json(Recovery, "What will be sent again"), 409: conflictResponse },
 });

@@ -16,6 +16,7 @@ import {
   receiver,
   RECEIVER,
   seedPendingDelivery,
+  storedDelivery,
   subscribe,
   webhooksPath,
   type Organization,
@@ -230,6 +231,41 @@ describe("recovering a webhook's failed deliveries", () => {
     const accepted = await api("POST", path, { key: organization.key, body: { since: SINCE } });
     expect(accepted.status).toBe(202);
     expect(Date.now() - Date.parse(accepted.body.until)).toBeLessThan(5_000);
+  });
+
+  it("is refused (403) to an admin demoted meanwhile: no failed delivery is made pending again", async () => {
+    const organization = await setupOrganization();
+    const admin = await addMember(organization.organization.id, MembershipLevel.admin);
+    const { id } = await subscribe(organization, { events: ["*"] });
+    const failed = await seedPendingDelivery(organization, id, { seq: 4_000, status: "failed", attempts: 8 });
+    const sent = vi.spyOn(env.WEBHOOK_DELIVERIES, "sendBatch");
+    const demotion = beforeWrites([
+      [
+        /^update "webhook_deliveries" set "status"/,
+        async () =>
+          (
+            await api("PATCH", `/api/organizations/${organization.organization.id}/members/${admin.user.uuid}`, {
+              key: organization.key,
+              body: { level: MembershipLevel.member },
+            })
+          ).status,
+      ],
+    ]);
+
+    const refused = await api("POST", `${webhooksPath(organization)}/${id}/recover`, {
+      key: admin.key,
+      body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+    });
+
+    vi.restoreAllMocks();
+    expect(demotion).toEqual([200]);
+    expectError(refused, 403, INSUFFICIENT_LEVEL);
+    expect(await storedDelivery(failed)).toMatchObject({ status: "failed", attempts: 8 });
+    // The demotion's own event was enqueued; the failed delivery was not.
+    const resent = sent.mock.calls.flatMap(([messages]) =>
+      [...messages].map((message) => (message.body as { deliveryId: string }).deliveryId),
+    );
+    expect(resent).not.toContain(failed);
   });
 });
 
