@@ -30,12 +30,15 @@ async function join(event) {
     const value = String(fields.get(name) ?? "").trim();
     if (value && !apiKey) body[name] = value;
   }
+  if (fields.get("claim_account") && !apiKey) body.claim_account = true;
   form.querySelector("button").disabled = true;
   const response = await fetch("/api/signup", { method: "POST", headers, body: JSON.stringify(body) });
   const answer = await response.json().catch(() => ({}));
   form.querySelector("button").disabled = false;
   if (response.status !== 201) {
     show(answer.detail ?? `The invite could not be accepted (HTTP ${response.status}).`);
+    // An account exists for the address, its address not proven: its owner may take it over.
+    if (answer.attr === "claim_account") document.getElementById("claim").hidden = false;
     return;
   }
   form.hidden = true;

@@ -102,13 +102,17 @@ async function optionalCaller(c: Context<AppEnv>): Promise<Actor | null> {
  */
 const claimable = (found: FoundInvite) => found.addressProven && found.account?.user.isEmailVerified === false;
 
-/** PostHog's order of checks and codes. */
-function assertAcceptable(found: FoundInvite, caller: Actor | null) {
+/**
+ * PostHog's order of checks and codes. A claim is only made when asked for (`claim_account`):
+ * the address's owner may have made the account, handed the inviter's token, and use its keys.
+ */
+function assertAcceptable(found: FoundInvite, caller: Actor | null, claimAsked: boolean) {
   if (caller && found.account?.user.id !== caller.userId) {
     throw validationError("invalid_recipient", "This invite is intended for another email address.");
   }
   if (isInviteExpired(found.invite.createdAt)) throw expired();
   if (!caller && found.account && !claimable(found)) throw accountExists();
+  if (!caller && found.account && !claimAsked) throw claimNotAsked();
   if (found.account?.membershipId) throw alreadyMember();
 }
 
@@ -117,25 +121,33 @@ const accountExists = () =>
     "account_exists",
     "An account with this email address already exists. Accept the invite with that account's personal API key.",
   );
+const claimNotAsked = () =>
+  validationError(
+    "account_exists",
+    "An account with this email address already exists, its address not proven. Accept the invite with that " +
+      "account's personal API key; or, if you did not make it, send claim_account: true to take it over (every key " +
+      "it has is revoked).",
+    "claim_account",
+  );
 const alreadyMember = () => validationError("user_already_member", "You already are a member of this organization.");
 
 export const signUpWithInvite: RouteHandler<typeof acceptInvite, AppEnv> = async (c) =>
   c.json(await join(c, c.req.valid("param").token, c.req.valid("json")), 201);
 
 export const signUpWithInviteInBody: RouteHandler<typeof acceptInviteByBody, AppEnv> = async (c) => {
-  const { token, ...names } = c.req.valid("json");
-  return c.json(await join(c, token, names), 201);
+  const { token, ...input } = c.req.valid("json");
+  return c.json(await join(c, token, input), 201);
 };
 
 /** Joins the organization of the invite `token` accepts, as `acceptInvite` describes. */
-async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
+async function join(c: Context<AppEnv>, token: string, input: SignupInput) {
   const caller = await optionalCaller(c);
   const found = await findInvite(c, token);
   if (caller) assertKeyMayJoin(caller, found.invite.organizationId);
-  assertAcceptable(found, caller);
+  assertAcceptable(found, caller, input.claim_account === true);
   const { invite, account } = found;
 
-  if (account && !caller) return claim(c, found, account.user, names);
+  if (account && !caller) return claim(c, found, account.user, input);
   const entriesFor = joinEntries(c, found, caller);
   if (account) {
     const entries = entriesFor(account.user);
@@ -159,8 +171,8 @@ async function join(c: Context<AppEnv>, token: string, names: SignupInput) {
         c.var.db,
         invite,
         {
-          firstName: names.first_name ?? invite.firstName,
-          lastName: names.last_name ?? "",
+          firstName: input.first_name ?? invite.firstName,
+          lastName: input.last_name ?? "",
           addressProven: found.addressProven,
         },
         { ...key, expiresAt, lifetimeDays: found.keyLifetimeDays },

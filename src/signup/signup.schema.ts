@@ -27,6 +27,14 @@ export const SignupInput = z
       .optional()
       .openapi({ description: "New users only; defaults to the invite's." }),
     last_name: visibleName(z.string().trim().max(150)).optional().openapi({ description: "New users only." }),
+    claim_account: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          "With the invite e-mail's own token and no key: take over the account that exists for the address " +
+          "without its address proven (made with a token its inviter was answered). Every key it has is revoked.",
+      }),
   })
   .openapi("SignupInput");
 export type SignupInput = z.infer<typeof SignupInput>;

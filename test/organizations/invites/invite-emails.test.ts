@@ -504,7 +504,9 @@ describe("an address", () => {
     const account = await squatted(address);
 
     const { mailed, inviting } = await invitedByEmail(address);
-    const claim = await api("POST", "/api/signup", { body: { token: mailed, first_name: "Owner" } });
+    const claim = await api("POST", "/api/signup", {
+      body: { token: mailed, first_name: "Owner", claim_account: true },
+    });
 
     expect(claim.status).toBe(201);
     expect(claim.body).toMatchObject({
@@ -535,12 +537,38 @@ describe("an address", () => {
     ]);
   });
 
+  it("is not taken unless asked: account_exists names claim_account, and the account and its keys stay", async () => {
+    const address = `unasked-${crypto.randomUUID()}@example.com`;
+    const account = await squatted(address);
+    const { mailed } = await invitedByEmail(address);
+
+    for (const body of [{ token: mailed }, { token: mailed, claim_account: false }]) {
+      const refused = await api("POST", "/api/signup", { body });
+      expect([refused.status, refused.body]).toEqual([
+        400,
+        errorBody(
+          "validation_error",
+          "account_exists",
+          "An account with this email address already exists, its address not proven. Accept the invite with that " +
+            "account's personal API key; or, if you did not make it, send claim_account: true to take it over " +
+            "(every key it has is revoked).",
+          "claim_account",
+        ),
+      ]);
+    }
+    const notBoolean = await api("POST", "/api/signup", { body: { token: mailed, claim_account: "true" } });
+    expect([notBoolean.status, notBoolean.body.attr]).toEqual([400, "claim_account"]);
+    for (const key of account.keys) {
+      expect((await api("GET", "/api/users/@me", { key })).body).toMatchObject({ is_email_verified: false });
+    }
+  });
+
   it("is given a first key within the key lifetime limit of every organization the account belongs to", async () => {
     const address = `limited-${crypto.randomUUID()}@example.com`;
     await squatted(address, { api_key_max_lifetime_days: 7 });
 
     const { mailed } = await invitedByEmail(address);
-    const claim = await api("POST", "/api/signup", { body: { token: mailed } });
+    const claim = await api("POST", "/api/signup", { body: { token: mailed, claim_account: true } });
 
     expect(claim.status).toBe(201);
     const expiresAt = Date.parse(claim.body.personal_api_key.expires_at);
@@ -555,7 +583,7 @@ describe("an address", () => {
     expect(signup.body.user.is_email_verified).toBe(true);
 
     const second = await invitedByEmail(address);
-    const claim = await api("POST", "/api/signup", { body: { token: second.mailed } });
+    const claim = await api("POST", "/api/signup", { body: { token: second.mailed, claim_account: true } });
 
     expect(claim.status).toBe(400);
     expect(claim.body.code).toBe("account_exists");
@@ -567,7 +595,7 @@ describe("an address", () => {
     const address = `raced-${crypto.randomUUID()}@example.com`;
     const account = await squatted(address);
     const [later, earlier] = [(await invitedByEmail(address)).mailed, (await invitedByEmail(address)).mailed];
-    const claimOf = (token: string) => api("POST", "/api/signup", { body: { token } });
+    const claimOf = (token: string) => api("POST", "/api/signup", { body: { token, claim_account: true } });
     const meanwhile = beforeWrites([
       [/^delete from "personal_api_keys" where \("personal_api_keys"\."user_id"/, () => claimOf(earlier)],
     ]);
