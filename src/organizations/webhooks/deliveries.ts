@@ -4,6 +4,7 @@ import { and, asc, eq, gt, isNotNull, isNull, lt, lte, ne, sql, type SQL } from 
 import { activityLog, serviceApiKeys, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { entryServiceKey, serviceKeyOfEntry } from "../../platform/activity-log/activity-log.queries";
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
+import { sealOrganizations } from "../../platform/activity-log/after-response";
 import { eachMessage, forEachOrganization } from "../../platform/background";
 import { chunkForInsert, inJsonList, isForeignKeyViolation, primaryDatabase, type Database } from "../../platform/db";
 import type { Bindings } from "../../platform/env";
@@ -223,10 +224,11 @@ async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
   const attempt = await post(env, row.webhook.url, headers, body);
   const outcome = outcomeOf(attempt, message.attempts);
   const now = nowIso();
-  await db.batch([
-    recordAttempt(db, row.delivery, attempt, outcome, now),
-    ...webhookHealth(db, row.webhook, attempt, now),
-  ]);
+  const health = webhookHealth(db, row.webhook, attempt, now);
+  await db.batch([recordAttempt(db, row.delivery, attempt, outcome, now), ...health.statements]);
+  // A `Webhook.disabled` entry was appended, no request's seal follows it: sealed here, so that it
+  // reaches the events feed and the other webhooks now, not at the next write or cron run.
+  if (health.mayDisable) await sealOrganizations(env, [row.webhook.organizationId]);
   if (outcome.kind === "retry") message.retry({ delaySeconds: outcome.delaySeconds });
   // Past `max_retries`, Queues moves the message to the dead-letter queue.
   else if (outcome.kind === "exhausted") message.retry();
@@ -244,9 +246,10 @@ async function deliver(env: Bindings, message: Message<DeliveryMessage>) {
 function webhookHealth(db: Database, webhook: WebhookRow, attempt: Attempt, now: string) {
   const condition = eq(webhooks.url, webhook.url);
   const ofWebhook = and(eq(webhooks.id, webhook.id), condition);
-  if (attempt.ok) return [db.update(webhooks).set({ failingSince: null }).where(ofWebhook)];
+  if (attempt.ok) return { statements: [db.update(webhooks).set({ failingSince: null }).where(ofWebhook)] };
   if (attempt.status === 410) {
-    return disableWebhook(db, webhook, { reason: "The receiver answered 410 Gone." }, { condition });
+    const reason = { reason: "The receiver answered 410 Gone." };
+    return { statements: disableWebhook(db, webhook, reason, { condition }), mayDisable: true };
   }
   const failing = [
     db
@@ -255,13 +258,13 @@ function webhookHealth(db: Database, webhook: WebhookRow, attempt: Attempt, now:
       .where(ofWebhook),
   ];
   const failingSince = webhook.failingSince ?? now;
-  if (Date.parse(now) - Date.parse(failingSince) < DISABLE_AFTER_MS) return failing;
+  if (Date.parse(now) - Date.parse(failingSince) < DISABLE_AFTER_MS) return { statements: failing };
   const cutoff = new Date(Date.parse(now) - DISABLE_AFTER_MS).toISOString();
   const context = { reason: "Every delivery failed for 3 days.", failing_since: failingSince };
-  return [
-    ...failing,
-    ...disableWebhook(db, webhook, context, { condition: and(condition, lte(webhooks.failingSince, cutoff)) }),
-  ];
+  const disabling = disableWebhook(db, webhook, context, {
+    condition: and(condition, lte(webhooks.failingSince, cutoff)),
+  });
+  return { statements: [...failing, ...disabling], mayDisable: true };
 }
 
 /**

@@ -2,7 +2,7 @@ import { createMiddleware } from "hono/factory";
 import { forEachOrganization, runEach } from "../background";
 import { primaryDatabase } from "../db";
 import type { AppEnv, Bindings } from "../env";
-import { sealChain } from "./chain";
+import { SEAL_BATCH, sealChain } from "./chain";
 import { organizationsAppendedBy } from "./record";
 
 /** What runs once entries are sealed (webhook deliveries are enqueued here). */
@@ -13,10 +13,19 @@ export function onActivitySealed(listener: SealedListener) {
   sealedListeners.push(listener);
 }
 
+/**
+ * Rounds of sealing one organization gets here: a request that appended more than a round's
+ * entries (a member with hundreds of roles removed, a dashboard restored with its tiles) has them
+ * all sealed after its response; beyond, the next write or cron run seals the rest.
+ */
+const SEAL_ROUNDS = 10;
+
 /** Seals the chains of these organizations at the primary, then tells the listeners. */
 export async function sealOrganizations(env: Bindings, organizationIds: string[]) {
   const db = primaryDatabase(env);
-  await forEachOrganization("seal activity log", organizationIds, (organizationId) => sealChain(db, organizationId));
+  await forEachOrganization("seal activity log", organizationIds, async (organizationId) => {
+    for (let round = 0; round < SEAL_ROUNDS && (await sealChain(db, organizationId)) === SEAL_BATCH; round += 1);
+  });
   await runEach(
     "after activity sealed",
     sealedListeners,

@@ -8,8 +8,8 @@ type EntryRow = typeof activityLog.$inferSelect;
 /** The previous hash of an organization's first entry. */
 const GENESIS_HASH = "0".repeat(64);
 
-/** Entries sealed per round trip; the next pass (the next write, or the cron) takes the rest. */
-const SEAL_BATCH = 200;
+/** Entries sealed per round trip (`sealChain`). */
+export const SEAL_BATCH = 200;
 
 /**
  * What an entry's hash covers: every stored column but the hash, with the keys in alphabetical
@@ -149,7 +149,11 @@ export async function verdictOf(rows: EntryRow[], previous: ChainLink, checked: 
   const sealed = rows.slice(0, sealedCount);
   const entries = checked + sealed.length;
   const { end, firstInvalid } = await walkChain(previous, sealed);
-  if (firstInvalid !== null) return { valid: false, entries, first_invalid: firstInvalid, head: null };
+  // The entries not sealed yet must follow on, number after number: one missing before them is
+  // an entry deleted (and it would stop every seal after it).
+  const gap = rows.slice(sealedCount).findIndex((row, index) => row.seq !== end.seq + 1 + index);
+  const invalidAt = firstInvalid ?? (gap === -1 ? null : end.seq + 1 + gap);
+  if (invalidAt !== null) return { valid: false, entries, first_invalid: invalidAt, head: null };
   return { valid: true, entries, first_invalid: null, head: entries === 0 ? null : end };
 }
 

@@ -1,6 +1,6 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { and, eq } from "drizzle-orm";
+import { and, eq, gt } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
 import worker from "../../../src/index";
@@ -436,6 +436,57 @@ describe("the hash chain", () => {
     expect((await verify(organization)).first_invalid).toBe(2);
     await db.delete(schema.activityLog).where(entryAt(2));
     expect(await verify(organization)).toEqual({ valid: false, entries: 3, first_invalid: 2, head: null });
+  });
+
+  it("says where an entry was deleted before entries not sealed yet, which no seal passes", async () => {
+    const organization = await setupOrganization();
+    await promoteMembers(organization, 4);
+    const ofOrganization = eq(schema.activityLog.organizationId, organization.organization.id);
+    // Entry 2 deleted while 3 and 4 await their seal (as right after two writes).
+    await db.delete(schema.activityLog).where(and(ofOrganization, eq(schema.activityLog.seq, 2)));
+    await db
+      .update(schema.activityLog)
+      .set({ hash: null })
+      .where(and(ofOrganization, gt(schema.activityLog.seq, 2)));
+
+    expect(await verify(organization)).toEqual({ valid: false, entries: 1, first_invalid: 2, head: null });
+  });
+
+  it("seals every entry a request appended after its response: a member with 210 roles removed", async () => {
+    const organization = await setupOrganization();
+    const organizationId = organization.organization.id;
+    const member = await addMember(organizationId, MembershipLevel.member);
+    const now = new Date().toISOString();
+    const roles = Array.from({ length: 210 }, (_, index) => ({
+      id: crypto.randomUUID(),
+      organizationId,
+      name: `Role ${index}`,
+      nameKey: `role ${index}`,
+      createdAt: now,
+    }));
+    for (let start = 0; start < roles.length; start += 10) {
+      const some = roles.slice(start, start + 10);
+      await db.insert(schema.roles).values(some);
+      await db.insert(schema.roleMemberships).values(
+        some.map((role) => ({
+          id: crypto.randomUUID(),
+          roleId: role.id,
+          organizationMembershipId: member.membership.id,
+          joinedAt: now,
+          updatedAt: now,
+        })),
+      );
+    }
+
+    const removed = await api("DELETE", memberPath(organizationId, member.user.uuid), { key: organization.key });
+
+    expect(removed.status).toBe(204);
+    const unsealed = async () => {
+      const page = await api("GET", `${logPath(organizationId)}?limit=1000`, { key: organization.key });
+      expect(page.body.results).toHaveLength(211);
+      return (page.body.results as { hash: string | null }[]).filter((entry) => entry.hash === null).length;
+    };
+    await expect.poll(unsealed, { timeout: 5_000, interval: 50 }).toBe(0);
   });
 
   it("stays one gapless chain under concurrent writers", async () => {
