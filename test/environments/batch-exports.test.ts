@@ -167,6 +167,40 @@ describe("POST /api/environments/:project_id/batch_exports", () => {
     expect(await storedConfig(response.body.id)).toEqual(config);
   });
 
+  it("takes a whole number or a yes/no sent as text, as PostHog's forms send them, and stores it typed", async () => {
+    const { project, key } = await setupOrganization();
+    const postgres = { user: "u", password: "pw", host: "db.example.com", database: "d" };
+    const response = await api("POST", exportsPath(project.id), {
+      key,
+      body: {
+        ...S3_EXPORT,
+        destination: { type: "Postgres", config: { ...postgres, port: " 5432 ", has_self_signed_cert: "True" } },
+      },
+    });
+    expect(response.status).toBe(201);
+    const shown = { host: "db.example.com", database: "d", port: 5432, has_self_signed_cert: true };
+    expect(response.body.destination).toEqual({ type: "Postgres", config: shown });
+    expect(await storedConfig(response.body.id)).toEqual({ ...postgres, port: 5432, has_self_signed_cert: true });
+  });
+
+  it("takes the event names PostHog takes in every config, and Redshift's INSERT mode", async () => {
+    const { project, key } = await setupOrganization();
+    const events = { exclude_events: ["$feature_flag_called"], include_events: ["$pageview"] };
+    const redshift = { user: "u", password: "pw", host: "rs.example.com", database: "dev", mode: "INSERT" };
+    for (const [type, config] of [
+      ["S3", { ...S3_CONFIG, ...events }],
+      ["NoOp", events],
+      ["Redshift", redshift],
+    ] as const) {
+      const response = await api("POST", exportsPath(project.id), {
+        key,
+        body: { ...S3_EXPORT, destination: { type, config } },
+      });
+      expect(response.status).toBe(201);
+      expect(await storedConfig(response.body.id)).toEqual(config);
+    }
+  });
+
   const invalid = (
     attr: string,
     change: Record<string, unknown>,
@@ -223,10 +257,35 @@ describe("POST /api/environments/:project_id/batch_exports", () => {
     invalid(
       "destination.config.port",
       {
-        destination: { type: "Postgres", config: { user: "u", password: "p", host: "h", database: "d", port: "5432" } },
+        destination: { type: "Postgres", config: { user: "u", password: "p", host: "h", database: "d", port: "54x" } },
       },
       "invalid_input",
       "Expected number, received string.",
+    ),
+    invalid(
+      "destination.config.has_self_signed_cert",
+      {
+        destination: {
+          type: "Postgres",
+          config: { user: "u", password: "p", host: "h", database: "d", has_self_signed_cert: "maybe" },
+        },
+      },
+      "invalid_input",
+      "Expected boolean, received string.",
+    ),
+    invalid(
+      "destination.config.mode",
+      {
+        destination: { type: "Redshift", config: { user: "u", password: "p", host: "h", database: "d", mode: "COPY" } },
+      },
+      "invalid_choice",
+      '"COPY" is not a valid choice.',
+    ),
+    invalid(
+      "destination.config.exclude_events",
+      s3With({ ...S3_CONFIG, exclude_events: "$pageview" }),
+      "invalid_input",
+      "Expected array, received string.",
     ),
     invalid(
       "destination.config.token",

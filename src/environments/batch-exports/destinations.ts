@@ -22,7 +22,24 @@ export type DestinationConfig = Record<string, unknown>;
 
 const nonBlank = z.string().min(1);
 const optionalText = z.string().nullable().optional();
-const port = z.number().int().min(1).max(65535).optional();
+
+/**
+ * PostHog converts a text sent for a whole-number or yes/no field (`"5432"`, `"true"`), as its web
+ * app's forms send them: so do we, for the texts that clearly are one; any other is still refused.
+ */
+const wholeNumberText = /^\s*[+-]?\d{1,15}\s*$/;
+const YES_NO_TEXTS: Record<string, boolean> = { y: true, yes: true, t: true, true: true, on: true, "1": true };
+for (const no of ["n", "no", "f", "false", "off", "0"]) YES_NO_TEXTS[no] = false;
+const fromText = <T extends z.ZodType>(convert: (text: string) => unknown, schema: T) =>
+  z.preprocess((value) => (typeof value === "string" ? (convert(value) ?? value) : value), schema);
+const wholeNumber = <T extends z.ZodType>(schema: T) =>
+  fromText((text) => (wholeNumberText.test(text) ? Number(text) : undefined), schema);
+const yesNo = () => fromText((text) => YES_NO_TEXTS[text.trim().toLowerCase()], z.boolean()).optional();
+
+const port = wholeNumber(z.number().int().min(1).max(65535)).optional();
+/** Event names an export leaves out, or keeps alone (PostHog's inputs every destination takes). */
+const eventNames = z.array(z.string().max(400)).max(1000).nullable().optional();
+const eventFilters = { exclude_events: eventNames, include_events: eventNames };
 
 /** Parsed as the URL standard parses an address, or a link on a page, with a user or password. */
 const parsedWithCredentials = (text: string) =>
@@ -68,6 +85,7 @@ const endpointUrl = z
   .refine(withoutCredentials, NO_CREDENTIALS);
 
 const postgresConfig = {
+  ...eventFilters,
   user: nonBlank,
   password: z.string(),
   host: nonBlank,
@@ -75,12 +93,13 @@ const postgresConfig = {
   port,
   schema: z.string().optional(),
   table_name: z.string().optional(),
-  has_self_signed_cert: z.boolean().optional(),
+  has_self_signed_cert: yesNo(),
 };
 
 type Destination = { config: z.ZodObject; secrets: readonly string[]; endpoints: readonly string[] };
 
 const s3Config = {
+  ...eventFilters,
   bucket_name: nonBlank,
   region: nonBlank,
   prefix: z.string(),
@@ -88,9 +107,9 @@ const s3Config = {
   aws_secret_access_key: optionalText,
   compression: z.enum(["gzip", "brotli", "zstd", "lz4", "snappy"]).nullable().optional(),
   file_format: z.enum(["JSONLines", "Parquet"]).optional(),
-  max_file_size_mb: z.number().int().positive().nullable().optional(),
+  max_file_size_mb: wholeNumber(z.number().int().positive().nullable()).optional(),
   // Whether Parquet files keep their codec in their extension (PostHog's older names); stored and returned.
-  legacy_parquet_extension: z.boolean().optional(),
+  legacy_parquet_extension: yesNo(),
 };
 const awsEncryption = {
   encryption: z.enum(["AES256", "aws:kms"]).nullable().optional(),
@@ -110,7 +129,7 @@ const DESTINATIONS: Record<DestinationType, Destination> = {
       ...s3Config,
       ...awsEncryption,
       endpoint_url: optionalText.refine(withoutCredentials, NO_CREDENTIALS),
-      use_virtual_style_addressing: z.boolean().optional(),
+      use_virtual_style_addressing: yesNo(),
     }),
     secrets: s3Secrets,
     endpoints: ["endpoint_url"],
@@ -121,13 +140,14 @@ const DESTINATIONS: Record<DestinationType, Destination> = {
     config: z.object({
       ...s3Config,
       endpoint_url: endpointUrl,
-      use_virtual_style_addressing: z.boolean().optional(),
+      use_virtual_style_addressing: yesNo(),
     }),
     secrets: s3Secrets,
     endpoints: ["endpoint_url"],
   },
   Snowflake: {
     config: z.object({
+      ...eventFilters,
       account: nonBlank,
       user: nonBlank,
       database: nonBlank,
@@ -148,6 +168,8 @@ const DESTINATIONS: Record<DestinationType, Destination> = {
     config: z.object({
       ...postgresConfig,
       properties_data_type: z.enum(["varchar", "super"]).optional(),
+      // PostHog's COPY mode stages files in S3 with credentials of its own: not taken here.
+      mode: z.enum(["INSERT"]).optional(),
       aws_access_key_id: optionalText,
       aws_secret_access_key: optionalText,
     }),
@@ -156,6 +178,7 @@ const DESTINATIONS: Record<DestinationType, Destination> = {
   },
   BigQuery: {
     config: z.object({
+      ...eventFilters,
       project_id: nonBlank,
       dataset_id: nonBlank,
       private_key: nonBlank,
@@ -163,20 +186,21 @@ const DESTINATIONS: Record<DestinationType, Destination> = {
       token_uri: nonBlank,
       client_email: nonBlank,
       table_id: z.string().optional(),
-      use_json_type: z.boolean().optional(),
+      use_json_type: yesNo(),
     }),
     secrets: ["private_key", "private_key_id", "client_email", "token_uri"],
     endpoints: ["token_uri"],
   },
   HTTP: {
     config: z.object({
+      ...eventFilters,
       url: endpointUrl,
       token: nonBlank,
     }),
     secrets: ["token"],
     endpoints: ["url"],
   },
-  NoOp: { config: z.object({}), secrets: [], endpoints: [] },
+  NoOp: { config: z.object(eventFilters), secrets: [], endpoints: [] },
 };
 
 /** For the OpenAPI document: what each destination type requires. */
