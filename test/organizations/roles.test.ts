@@ -4,6 +4,7 @@ import * as schema from "../../src/db/schema";
 import { MembershipLevel } from "../../src/platform/levels";
 import {
   addMember,
+  addMembership,
   api,
   createApiKey,
   db,
@@ -459,6 +460,29 @@ describe("a member removed while their roles change", () => {
     expect((await removal(organization.id, ada.user.uuid, key)).status).toBe(204);
     // Role.deleted stands for the membership; no RoleMembership.deleted follows it.
     expect(await log(organization.id, key)).toEqual([["created", joined.id]]);
+  });
+
+  it("is not added to a role under a membership it left meanwhile, and back under a new one: 409", async () => {
+    const { organization, key } = await setupOrganization();
+    const role = await createRole(organization.id, key, "Engineering");
+    const ada = await addMember(organization.id, MembershipLevel.member);
+    const add = () =>
+      api("POST", membershipsPath(organization.id, role.id), { key, body: { user_uuid: ada.user.uuid } });
+    const ran = beforeWrites([
+      [
+        /^insert into "role_memberships"/,
+        async () => {
+          const left = await removal(organization.id, ada.user.uuid, key);
+          await addMembership(organization.id, ada.user, MembershipLevel.member);
+          return left.status;
+        },
+      ],
+    ]);
+    const raced = await add();
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    expect([raced.status, raced.body]).toEqual([409, CHANGED]);
+    expect((await add()).status).toBe(201);
   });
 
   it("is not added to a role once removed meanwhile: 400 on user_uuid as later; role gone 404", async () => {

@@ -1,6 +1,6 @@
 import type { RouteConfig, RouteHandler } from "@hono/zod-openapi";
 import type { AppEnv } from "../../platform/env";
-import { changedOrGone, notFound, validationError } from "../../platform/errors";
+import { changedMeanwhile, changedOrGone, notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull } from "../../platform/db";
 import { nowIso, uuid7 } from "../../platform/ids";
 import { nameKey } from "../../platform/names";
@@ -118,9 +118,13 @@ export const createOrganizationRoleMembership: Handler<"createRoleMembership"> =
     levelLost(c),
   );
   if (!inserted) {
-    // Gone meanwhile: the role (404), or the member (400, as the same request answers a moment later).
-    const [[roleNow]] = await db.batch([...queries.newRoleMembershipReads(db, organization.id, role_id, user_uuid)]);
-    throw roleNow ? userDoesNotExist() : notFound();
+    // Changed meanwhile: the role gone (404), the member gone (400), or the member left and came
+    // back under a new membership (409): each as the same request answers a moment later, or to retry.
+    const [[roleNow], [memberNow]] = await db.batch([
+      ...queries.newRoleMembershipReads(db, organization.id, role_id, user_uuid),
+    ]);
+    if (!roleNow) throw notFound();
+    throw memberNow ? changedMeanwhile("member") : userDoesNotExist();
   }
   return c.json(
     {
