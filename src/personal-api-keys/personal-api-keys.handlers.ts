@@ -1,10 +1,13 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { and, count, desc, eq, isNull, sql } from "drizzle-orm";
 import { organizationMemberships, organizations, personalApiKeyBlocks, personalApiKeys, projects } from "../db/schema";
 import {
   assertLifetimeWithinPolicy,
+  callingKeyLive,
   keyWouldOutliveLifetime,
   reachesOrganization,
+  refusalOfGoneKey,
   scopingReaches,
 } from "../platform/auth/key-policy";
 import { API_KEY_PREFIX } from "../platform/auth/api-keys";
@@ -164,7 +167,7 @@ export const createPersonalApiKey: RouteHandler<typeof createKey, AppEnv> = asyn
       }),
       ...personalApiKeyEntries(c, "created", row, reachable, projectOrganizations),
     )
-      .catch(refusedWhenBlocked)
+      .catch(refusedWhenBlocked(c))
       .catch(refusedWhenReachGrew),
     tooManyKeys,
   );
@@ -255,13 +258,15 @@ const blockedIn = () =>
 type Scoping = { scopedOrganizations: string[]; scopedTeams: number[] };
 
 /**
- * A key's label as a write sets it (`label`, else the one it has), only while the calling key is
- * blocked in no organization the keys `scopings` reach when the write runs: `assertNotBlockedIn`
- * judged the read, and a block landing meanwhile (in an organization its user joined meanwhile,
- * too) must stop the write too. Else NULL, which the column refuses (`refusedWhenBlocked`).
+ * A key's label as a write sets it (`label`, else the one it has), only while the calling key still
+ * holds its value (`callingKeyLive`) and is blocked in no organization the keys `scopings` reach
+ * when the write runs: `assertNotBlockedIn` judged the read, and a block landing meanwhile (in an
+ * organization its user joined meanwhile, too) must stop the write too. Else NULL, which the
+ * column refuses (`refusedWhenBlocked`).
  */
 function labelWhileNotBlocked(actor: Actor, scopings: Scoping[], label?: string) {
-  return whileHolds(label ?? sql<string>`${personalApiKeys.label}`, notBlockedIn(actor, scopings));
+  const holds = and(callingKeyLive(actor), notBlockedIn(actor, scopings))!;
+  return whileHolds(label ?? sql<string>`${personalApiKeys.label}`, holds);
 }
 
 /** The calling key is blocked in no organization a key of `scopings` reaches when the statement runs. */
@@ -279,9 +284,13 @@ const notBlockedIn = (actor: Actor, scopings: Scoping[]) => {
     where ${personalApiKeyBlocks.keyId} = ${actor.keyId} and (${sql.join(reached, sql` or `)}))`;
 };
 
-async function refusedWhenBlocked(error: unknown): Promise<never> {
-  throw isNotNullViolationOf(error, personalApiKeys.label) ? blockedIn() : error;
-}
+/** A write `labelWhileNotBlocked` refused: 401 when the calling key lost its value meanwhile, else 403. */
+const refusedWhenBlocked =
+  (c: Context<AppEnv>) =>
+  async (error: unknown): Promise<never> => {
+    if (!isNotNullViolationOf(error, personalApiKeys.label)) throw error;
+    throw (await refusalOfGoneKey(c.var.db, c.var.actor)) ?? blockedIn();
+  };
 
 /** A new key refused because its owner joined an organization meanwhile whose lifetime limit it outlives. */
 async function refusedWhenReachGrew(error: unknown): Promise<never> {
@@ -533,7 +542,7 @@ export const updatePersonalApiKey: RouteHandler<typeof updateKey, AppEnv> = asyn
         reachSeenBy(organizationId, trackedFields(after), projectOrganizations),
       ),
     ),
-  ).catch(refusedWhenBlocked);
+  ).catch(refusedWhenBlocked(c));
   if (!updated) throw await changedOrGone(db, ownKeyExists(actor, id), "key");
   await forgetCachedKey(c.env, key);
   return c.json(toPersonalApiKey(after), 200);
@@ -570,7 +579,7 @@ export const rollPersonalApiKey: RouteHandler<typeof rollKey, AppEnv> = async (c
     ...reachable.map((organizationId) =>
       personalApiKeyActivity.record(c, "rolled", { organizationId, itemId: key.id, name: key.label, context }),
     ),
-  ).catch(refusedWhenBlocked);
+  ).catch(refusedWhenBlocked(c));
   if (!rolled) throw await changedOrGone(db, ownKeyExists(actor, id), "key");
   await forgetCachedKey(c.env, key);
   return c.json({ ...toPersonalApiKey(after), value }, 200);

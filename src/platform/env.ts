@@ -56,6 +56,12 @@ export type Actor = {
   keyExpiresAt: string | null;
   /** The value presented is the one a roll replaced (in its overlap): it works, but manages no key. */
   replacedValue: boolean;
+  /**
+   * The hash of the value presented. Writes that make or change keys, or join an organization,
+   * hold to it still being the key's (`callingKeyLive`): a revocation, roll or account claim
+   * landing meanwhile refuses them. Never logged.
+   */
+  secureValue: string;
   /** The scopes the route requires (`apiRoute` sets them): what an organization's key policy is checked against. */
   requestScopes?: readonly string[];
 };

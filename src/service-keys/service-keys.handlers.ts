@@ -5,7 +5,12 @@ import { organizations, projects, serviceApiKeys } from "../db/schema";
 import { assertWithinCallerKey } from "../personal-api-keys/personal-api-keys.handlers";
 import { fieldsAfterPatch, writeWithActivity } from "../platform/activity-log/resource-activity";
 import { SERVICE_KEY_PREFIX } from "../platform/auth/api-keys";
-import { assertLifetimeWithinPolicy, assertServiceKeyWithinCeiling } from "../platform/auth/key-policy";
+import {
+  assertLifetimeWithinPolicy,
+  assertServiceKeyWithinCeiling,
+  callingKeyLive,
+  refusalOfGoneKey,
+} from "../platform/auth/key-policy";
 import {
   assertFutureExpiry,
   forgetCachedKey,
@@ -180,7 +185,8 @@ export const createOrganizationServiceKey: Handler<"createServiceKey"> = async (
 const labelWhileLevelHolds = (c: Context<AppEnv>, label?: string) =>
   whileHolds(
     label ?? sql<string>`${serviceApiKeys.label}`,
-    callerStillAtLeast(c.var.actor, c.var.organization.id, c.var.organization.level),
+    // And while the calling key holds its value: one revoked or rolled meanwhile makes no key.
+    and(callingKeyLive(c.var.actor), callerStillAtLeast(c.var.actor, c.var.organization.id, c.var.organization.level))!,
   );
 
 /**
@@ -201,8 +207,19 @@ async function refusedWhenPolicyChanged(error: unknown): Promise<never> {
   throw isNotNullViolationOf(error, serviceApiKeys.maskValue) ? changedMeanwhile("organization's key policy") : error;
 }
 
-/** A key write refused by `labelWhileLevelHolds`: 403, or 404 once the caller is no longer a member (`levelLost`). */
-const refusedWhenLevelChanged = (c: Context<AppEnv>) => refusedWhenLevelLost(c, serviceApiKeys.label);
+/**
+ * A key write refused by `labelWhileLevelHolds`: 401 when the calling key lost its value meanwhile,
+ * else 403, or 404 once the caller is no longer a member (`levelLost`).
+ */
+const refusedWhenLevelChanged =
+  (c: Context<AppEnv>) =>
+  async (error: unknown): Promise<never> => {
+    if (isNotNullViolationOf(error, serviceApiKeys.label)) {
+      const gone = await refusalOfGoneKey(c.var.db, c.var.actor);
+      if (gone) throw gone;
+    }
+    return refusedWhenLevelLost(c, serviceApiKeys.label)(error);
+  };
 
 const tooManyServiceKeys = () =>
   validationError(

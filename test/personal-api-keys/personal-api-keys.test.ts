@@ -16,7 +16,7 @@ import {
   setupOrganization,
   UUID,
 } from "../support/harness";
-import { expectCreatedUpTo } from "../support/error-bodies";
+import { AUTHENTICATION_FAILED, expectCreatedUpTo } from "../support/error-bodies";
 import { insertInvite } from "../support/people";
 import { beforeWrites } from "../support/races";
 
@@ -777,5 +777,42 @@ describe("a key blocked in an organization its user joins while the key's write 
       detail: BLOCKED_REACH,
       reachesA: null,
     });
+  });
+});
+
+describe("a key revoked or rolled while its key write runs", () => {
+  it("makes, changes or rolls no key (401): none outlives the value that asked", async () => {
+    const { owner, key } = await setupOrganization();
+    const other = await createApiKey(owner, { scopes: ["organization:read"] });
+    const otherPath = `/api/personal_api_keys/${other.id}`;
+    const writes: [RegExp, string, string, unknown][] = [
+      [/^insert into "personal_api_keys"/, "POST", "/api/personal_api_keys", { label: "fresh", scopes: ["*"] }],
+      [/^update "personal_api_keys"/, "PATCH", otherPath, { label: "renamed" }],
+      [/^update "personal_api_keys"/, "POST", `${otherPath}/roll`, {}],
+    ];
+    for (const [write, method, path, body] of writes) {
+      for (const loseValue of ["revoke", "roll"] as const) {
+        const calling = await createApiKey(owner);
+        const callingPath = `/api/personal_api_keys/${calling.id}`;
+        const manager = await createApiKey(owner);
+        const lose = () =>
+          loseValue === "revoke"
+            ? api("DELETE", callingPath, { key: manager.value })
+            : api("POST", `${callingPath}/roll`, { key: manager.value, body: {} });
+        const ran = beforeWrites([[write, async () => (await lose()).status]]);
+        const refused = await api(method, path, { key: calling.value, body });
+        vi.restoreAllMocks();
+        const what = `${method} ${path} (${loseValue})`;
+        expect(ran, what).toEqual([loseValue === "revoke" ? 204 : 200]);
+        expect([refused.status, refused.body], what).toEqual([401, AUTHENTICATION_FAILED]);
+        if (loseValue === "roll") await api("DELETE", callingPath, { key: manager.value });
+        await api("DELETE", `/api/personal_api_keys/${manager.id}`, { key: manager.value });
+      }
+    }
+    const labels = (await api("GET", "/api/personal_api_keys", { key })).body.map(
+      (key: { label: string }) => key.label,
+    );
+    expect(labels).not.toContain("fresh");
+    expect(labels).not.toContain("renamed");
   });
 });

@@ -20,6 +20,7 @@ const actorOf = (userId: number, scopedTeams: number[] = []): Actor => ({
   scopedTeams,
   keyExpiresAt: null,
   replacedValue: false,
+  secureValue: `hash-${userId}`,
 });
 
 /** Users by id, or `@current` (the actor's own), or within a list: a builder of every shape `prepared` tells apart. */

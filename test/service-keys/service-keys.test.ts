@@ -8,6 +8,7 @@ import { SERVICE_KEY_REFUSED } from "../../src/platform/route";
 import {
   addMember,
   api,
+  createApiKey,
   createProject,
   db,
   deleteProjectRow,
@@ -367,6 +368,33 @@ describe("service key writes by an admin demoted between the request's read and 
     // Neither widened nor rolled: as created, its value masked.
     const { value, ...masked } = owners.body;
     expect(listed.body).toEqual([masked]);
+    expect(masked.mask_value).toBe(`${value.slice(0, 4)}...${value.slice(-4)}`);
+  });
+});
+
+describe("service key writes by a personal key revoked between the request's read and its write", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("make, widen or roll no key (401): none outlives the value that asked", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const existing = await createServiceKey(organization.id, key, { scopes: ["organization:read"] });
+    const keyPath = `${keysPath(organization.id)}/${existing.body.id}`;
+    const writes: [RegExp, string, string, unknown][] = [
+      [/^insert into "service_api_keys"/, "POST", keysPath(organization.id), { label: "Mine", scopes: ["*"] }],
+      [/^update "service_api_keys"/, "PATCH", keyPath, { scopes: ["*"] }],
+      [/^update "service_api_keys"/, "POST", `${keyPath}/roll`, {}],
+    ];
+    for (const [write, method, path, body] of writes) {
+      const calling = await createApiKey(owner);
+      const revoke = () => api("DELETE", `/api/personal_api_keys/${calling.id}`, { key });
+      const ran = beforeWrites([[write, async () => (await revoke()).status]]);
+      const refused = await api(method, path, { key: calling.value, body });
+      vi.restoreAllMocks();
+      expect(ran, `${method} ${path}`).toEqual([204]);
+      expect([refused.status, refused.body], `${method} ${path}`).toEqual([401, INVALID]);
+    }
+    const { value, ...masked } = existing.body;
+    expect((await api("GET", keysPath(organization.id), { key })).body).toEqual([masked]);
     expect(masked.mask_value).toBe(`${value.slice(0, 4)}...${value.slice(-4)}`);
   });
 });

@@ -55,7 +55,7 @@ export async function authenticateRequest(c: Context<AppEnv>): Promise<Actor> {
   if (!key || !constantTimeEqual(key.secureValue, secureValue)) throw await refusal(c);
   // Checked on every request, from KV too: the cached entry carries the expiry.
   if (key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.now()) throw apiKeyExpired();
-  const { secureValue: _secureValue, lastUsedAt, expiresAt, ...rest } = key;
+  const { lastUsedAt, expiresAt, ...rest } = key;
   const actor: Actor = { ...rest, keyExpiresAt: expiresAt };
   // Known before the limits are checked, so that the log line of a 429 names the key throttled.
   c.set("actor", actor);

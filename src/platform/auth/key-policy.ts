@@ -5,9 +5,11 @@ import {
   personalApiKeyBlocks,
   personalApiKeys,
   projects,
+  serviceApiKeys,
 } from "../../db/schema";
+import type { Database } from "../db";
 import type { Actor } from "../env";
-import { permissionDenied, validationError } from "../errors";
+import { type ApiError, authenticationFailed, permissionDenied, validationError } from "../errors";
 import { isAdmin, MembershipLevel } from "../levels";
 import { scopesGrant } from "./scopes";
 
@@ -30,6 +32,27 @@ const PERSONAL_KEYS_NOT_ALLOWED = "Your organization does not allow members usin
 export const KEY_BLOCKED = "An admin of this organization revoked this personal API key's access to it.";
 const beyondScopeCeiling = (scope: string) =>
   `This organization's key policy (personal_api_key_max_scopes) does not allow personal API keys the scope '${scope}'.`;
+
+/**
+ * The calling key still holds the value presented when the statement runs. A write that makes,
+ * changes or rolls a key, or joins an organization, holds to it: one landing after the key was
+ * revoked, rolled or its account claimed would leave whoever held it a key, or a place, that
+ * outlives it.
+ */
+export const callingKeyLive = (actor: Actor) => {
+  const table = actor.kind === "service" ? serviceApiKeys : personalApiKeys;
+  return sql<boolean>`exists (select 1 from ${table} where ${table.id} = ${actor.keyId}
+    and ${actor.secureValue} in (${table.secureValue}, ${table.previousSecureValue}))`;
+};
+
+/**
+ * A write held to `callingKeyLive` was refused: 401, as the key's next request is answered, when
+ * the key no longer holds its value; else null (another hold refused it). Read only on that path.
+ */
+export async function refusalOfGoneKey(db: Database, actor: Actor): Promise<ApiError | null> {
+  const row = await db.get<{ live: number }>(sql`select ${callingKeyLive(actor)} as "live"`);
+  return row?.live ? null : authenticationFailed();
+}
 
 /** Whether the calling personal key is blocked in `organizationId`, as a condition (a service key never is). */
 export const keyBlockedCondition = (actor: Actor, organizationId: SQLWrapper | string) =>
