@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import { sql } from "drizzle-orm";
+import { and, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { inviteTokenHash } from "../organizations/invites/invite-tokens";
 import { isInviteExpired } from "../organizations/invites/invites.queries";
@@ -15,10 +15,12 @@ import { authenticateRequest } from "../platform/auth/authenticate";
 import { assertAddressMayLookUp, refusal } from "../platform/auth/refused-keys";
 import { assertKeyMayJoin } from "../platform/auth/key-scoping";
 import {
+  callingKeyLive,
   KEY_BLOCKED,
   keyBlockedCondition,
   keysOutliveLifetime,
   latestExpiryAllowed,
+  refusalOfGoneKey,
 } from "../platform/auth/key-policy";
 import { assertScope } from "../platform/auth/scopes";
 import { isNotNullViolation, isUniqueViolation } from "../platform/db";
@@ -31,7 +33,7 @@ import {
   claimAndJoin,
   claimRefused,
   findInviteForSignup,
-  strictestKeyLifetime,
+  organizationsOfUser,
   grantedByJoining,
   joinAsExistingUser,
   keyJoinRefused,
@@ -149,13 +151,19 @@ async function join(c: Context<AppEnv>, token: string, input: SignupInput) {
 
   if (account && !caller) return claim(c, found, account.user, input);
   const entriesFor = joinEntries(c, found, caller);
-  if (account) {
+  if (account && caller) {
     const entries = entriesFor(account.user);
     const { addressProven } = found;
-    // A key an admin blocked in the organization (its holder removed since, and invited again) joins nothing.
-    const keyNotBlocked = caller ? sql`not ${keyBlockedCondition(caller, invite.organizationId)}` : sql`1`;
+    // A key an admin blocked in the organization (its holder removed since, and invited again)
+    // joins nothing, nor one revoked or rolled meanwhile (or its account claimed): 401 then.
+    const keyHolds = and(callingKeyLive(caller), sql`not ${keyBlockedCondition(caller, invite.organizationId)}`)!;
     await joining(
-      () => joinAsExistingUser(c.var.db, invite, account.user.id, entries, addressProven, keyNotBlocked),
+      () =>
+        joinAsExistingUser(c.var.db, invite, account.user.id, entries, addressProven, keyHolds).catch(
+          async (error: unknown) => {
+            throw (keyJoinRefused(error) && (await refusalOfGoneKey(c.var.db, caller))) || error;
+          },
+        ),
       alreadyMember,
       found.keyLifetimeDays,
     );
@@ -199,8 +207,12 @@ async function claim(
   names: SignupInput,
 ) {
   const key = await mintApiKey();
-  // Unlike a new user's, this first key reaches the account's other organizations too.
-  const expiresAt = latestExpiryAllowed(await strictestKeyLifetime(c.var.db, account.id, found.invite.organizationId));
+  // Unlike a new user's, this first key reaches the account's other organizations too: it expires
+  // within the strictest of their limits, and its creation is recorded in each of them.
+  const others = await organizationsOfUser(c.var.db, account.id);
+  const limits = [found.keyLifetimeDays, ...others.map((other) => other.lifetimeDays)];
+  const strictest = limits.reduce<number | null>((a, b) => (a === null ? b : b === null ? a : Math.min(a, b)), null);
+  const expiresAt = latestExpiryAllowed(strictest);
   const claimed = await joining(
     () =>
       claimAndJoin(
@@ -209,7 +221,7 @@ async function claim(
         account.id,
         { firstName: names.first_name, lastName: names.last_name },
         { ...key, expiresAt, lifetimeDays: found.keyLifetimeDays },
-        newUserEntries(c, found, { claimed: true })(account),
+        newUserEntries(c, found, { claimedIn: others.map((other) => other.id) })(account),
       ).catch((error: unknown) => {
         // Proven meanwhile (another claim won): the account is its owner's now.
         throw claimRefused(error) ? accountExists() : error;
@@ -237,12 +249,16 @@ const joiningActor = (c: Context<AppEnv>, caller: Actor | null, user: JoiningUse
   requestId: c.get("requestId") ?? null,
 });
 
-/** `claimed`: the joining user took an unproven account made for their address (`claim`). */
-type JoiningHow = { claimed?: boolean };
+/**
+ * `claimedIn`: the joining user took an unproven account made for their address (`claim`), which
+ * belongs to these organizations too.
+ */
+type JoiningHow = { claimedIn?: string[] };
 
 /**
  * A new account's entries in the invite's organization: the first key it is given (which reaches
- * that organization alone), then its joining (`joinEntries`), made by the new user without a key.
+ * that organization alone; a claimed account's reaches its others too, whose logs record it as
+ * well), then its joining (`joinEntries`), made by the new user without a key.
  */
 const newUserEntries =
   (c: Context<AppEnv>, found: FoundInvite, how: JoiningHow = {}) =>
@@ -252,7 +268,7 @@ const newUserEntries =
         c,
         "created",
         { ...key, scopes: ["*"], scopedOrganizations: [], scopedTeams: [] },
-        [found.invite.organizationId],
+        [found.invite.organizationId, ...(how.claimedIn ?? [])],
         new Map(),
         joiningActor(c, null, user),
       ),
@@ -273,7 +289,7 @@ const joinEntries =
       organizationId: invite.organizationId,
       itemId: membershipId,
       name: invite.targetEmail,
-      context: { user_uuid: user.uuid, ...(how.claimed ? { account_claimed: true } : {}) },
+      context: { user_uuid: user.uuid, ...(how.claimedIn ? { account_claimed: true } : {}) },
     };
     return {
       joined: membershipActivity.record(c, "joined", joinedItem, actor),

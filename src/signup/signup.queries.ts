@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, lte, min, ne, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, lte, ne, or, sql, type Column, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   invites,
@@ -382,7 +382,14 @@ export async function claimAndJoin(
       }),
     db
       .update(users)
-      .set({ isEmailVerified: true, firstName: names.firstName, lastName: names.lastName })
+      // `@current` is the organization joined now, not one the account's earlier holder chose.
+      .set({
+        isEmailVerified: true,
+        firstName: names.firstName,
+        lastName: names.lastName,
+        currentOrganizationId: invite.organizationId,
+        currentProjectId: null,
+      })
       .where(eq(users.id, userId))
       .returning(),
     ...entries.keyCreated({ id: keyId, label: FIRST_KEY_LABEL }),
@@ -393,26 +400,15 @@ export async function claimAndJoin(
 }
 
 /**
- * The strictest key lifetime limit (days) among the organization and those the user belongs to:
- * a key reaching them all expires within it. Null: none has a limit.
+ * The organizations the user belongs to, with their key lifetime limits (days; null: none): a
+ * claimed account's first key reaches them all, so it is held to them and recorded in each.
  */
-export async function strictestKeyLifetime(db: Database, userId: number, organizationId: string) {
-  const [row] = await db
-    .select({ days: min(organizations.apiKeyMaxLifetimeDays) })
-    .from(organizations)
-    .where(
-      or(
-        eq(organizations.id, organizationId),
-        inArray(
-          organizations.id,
-          db
-            .select({ id: organizationMemberships.organizationId })
-            .from(organizationMemberships)
-            .where(eq(organizationMemberships.userId, userId)),
-        ),
-      ),
-    );
-  return row?.days ?? null;
+export async function organizationsOfUser(db: Database, userId: number) {
+  return db
+    .select({ id: organizations.id, lifetimeDays: organizations.apiKeyMaxLifetimeDays })
+    .from(organizationMemberships)
+    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+    .where(eq(organizationMemberships.userId, userId));
 }
 
 /** Whether a claim's write failed because the account was proven meanwhile (`claimAndJoin`'s hold). */

@@ -7,7 +7,7 @@ import worker from "../../../src/index";
 import { EMAIL_ATTEMPTS } from "../../../src/organizations/invites/invite-email-queue";
 import type { InviteEmailMessage } from "../../../src/organizations/invites/invite-emails";
 import { MembershipLevel } from "../../../src/platform/levels";
-import { expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../../support/error-bodies";
+import { AUTHENTICATION_FAILED, expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../../support/error-bodies";
 import { addMember, api, createProject, db, errorBody, setupOrganization } from "../../support/harness";
 import {
   daysAgo,
@@ -561,6 +561,65 @@ describe("an address", () => {
     for (const key of account.keys) {
       expect((await api("GET", "/api/users/@me", { key })).body).toMatchObject({ is_email_verified: false });
     }
+  });
+
+  it("is outlived by no key nor joining its earlier holder's key makes while the claim runs: 401", async () => {
+    const claimOf = (token: string) => api("POST", "/api/signup", { body: { token, claim_account: true } });
+    const writes: [RegExp, (key: string, theirToken: string) => ReturnType<typeof api>][] = [
+      [
+        /^insert into "personal_api_keys"/,
+        (key) => api("POST", "/api/personal_api_keys", { key, body: { label: "backdoor", scopes: ["*"] } }),
+      ],
+      [/^insert into "organization_memberships"/, (key, token) => api("POST", "/api/signup", { key, body: { token } })],
+    ];
+    for (const [statement, write] of writes) {
+      const address = `raced-${crypto.randomUUID()}@example.com`;
+      const account = await squatted(address);
+      const { mailed } = await invitedByEmail(address);
+      const theirs = await invitedByEmail(address);
+      // The earlier holder's write has authenticated and read; the claim lands before it runs.
+      const meanwhile = beforeWrites([[statement, () => claimOf(mailed)]]);
+
+      const refused = await write(account.keys[0]!, theirs.handedOver);
+
+      vi.restoreAllMocks();
+      const [claim] = meanwhile as [Awaited<ReturnType<typeof claimOf>>];
+      expect(claim.status).toBe(201);
+      expectError(refused, 401, AUTHENTICATION_FAILED);
+      const owner = claim.body.personal_api_key.value;
+      const keys = await api("GET", "/api/personal_api_keys", { key: owner });
+      expect(keys.body.map((key: { label: string }) => key.label)).toEqual(["First key (signed up by invite)"]);
+      const me = await api("GET", "/api/users/@me", { key: owner });
+      expect(me.body.organizations.map((organization: { id: string }) => organization.id)).not.toContain(
+        theirs.inviting.organization.id,
+      );
+    }
+  });
+
+  it("records its first key in every organization the account belongs to, and makes @current the new one", async () => {
+    const address = `logged-${crypto.randomUUID()}@example.com`;
+    const account = await squatted(address);
+    const { mailed, inviting } = await invitedByEmail(address);
+
+    const claim = await api("POST", "/api/signup", { body: { token: mailed, claim_account: true } });
+
+    expect(claim.status).toBe(201);
+    const keyId: string = claim.body.personal_api_key.id;
+    for (const organization of [account.inviting, inviting]) {
+      const log = await api(
+        "GET",
+        `/api/organizations/${organization.organization.id}/activity_log?scope=PersonalAPIKey`,
+        {
+          key: organization.key,
+        },
+      );
+      const created = log.body.results.filter(
+        (entry: { activity: string; item_id: string }) => entry.activity === "created" && entry.item_id === keyId,
+      );
+      expect(created).toHaveLength(1);
+    }
+    const current = await api("GET", "/api/organizations/@current", { key: claim.body.personal_api_key.value });
+    expect(current.body.id).toBe(inviting.organization.id);
   });
 
   it("is given a first key within the key lifetime limit of every organization the account belongs to", async () => {
