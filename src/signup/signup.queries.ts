@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, lte, ne, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, isNull, lte, ne, or, sql, type Column, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   invites,
@@ -210,6 +210,8 @@ function joinStatements(
             accessList.map((item) => item.id),
           ),
           eq(projects.organizationId, invite.organizationId),
+          // Nor one being deleted: gone, as everywhere else.
+          isNull(projects.deletionScheduledAt),
           isNotNull(grantable),
         ),
       ),

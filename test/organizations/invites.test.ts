@@ -30,7 +30,7 @@ import {
   INVITE_WRITE,
 } from "../support/people";
 import * as schema from "../../src/db/schema";
-import { expectError } from "../support/error-bodies";
+import { changedMeanwhile, expectError } from "../support/error-bodies";
 import { beforeWrites } from "../support/races";
 
 afterEach(restoreTestDoubles);
@@ -1238,6 +1238,24 @@ describe("an invite replacing another, sent by an admin demoted meanwhile", () =
     expect(replacing.status).toBe(201);
     const preview = await api("GET", `/api/signup/${ownersInvite.body.token}`);
     expect([preview.status, preview.body.level]).toEqual([200, MembershipLevel.owner]);
+  });
+});
+
+describe("an invite whose project is deleted between its checks and its write", () => {
+  it("is not made naming it: 409, nothing written", async () => {
+    const { organization, key } = await setupOrganization();
+    const doomed = await createProject(organization.id, { access_control: true, name: "Doomed" });
+    const ran = beforeWrites([
+      [INVITE_WRITE, async () => (await api("DELETE", `/api/projects/${doomed.id}/`, { key })).status],
+    ]);
+    const invited = await api("POST", `/api/organizations/${organization.id}/invites`, {
+      key,
+      body: { target_email: "late@example.com", private_project_access: [{ id: doomed.id, level: "member" }] },
+    });
+    vi.restoreAllMocks();
+    expect(ran).toEqual([204]);
+    expectError(invited, 409, changedMeanwhile("project"));
+    expect((await api("GET", `/api/organizations/${organization.id}/invites`, { key })).body.count).toBe(0);
   });
 });
 

@@ -213,6 +213,33 @@ describe("POST /api/signup/:token, as a new user", () => {
     expect((await api("GET", projectPath(otherSecret.id), { key: newKey })).status).toBe(404);
   });
 
+  it("grants no rule on a project being deleted since the invite was sent, nor names it as granted", async () => {
+    const { organization, owner, key } = await setupOrganization();
+    const doomed = await createProject(organization.id, { access_control: true, name: "Doomed" });
+    const kept = await createProject(organization.id, { access_control: true, name: "Kept" });
+    const invite = await insertInvite(organization.id, owner, {
+      privateProjectAccess: [
+        { id: doomed.id, level: "admin" },
+        { id: kept.id, level: "member" },
+      ],
+    });
+    expect((await api("DELETE", `/api/projects/${doomed.id}/`, { key })).status).toBe(204);
+
+    const joined = await api("POST", signupPath(invite.token), { body: {} });
+
+    expect(joined.status).toBe(201);
+    expect(await acceptedContext(organization.id, invite.id, key)).toMatchObject({
+      private_project_access: [{ id: kept.id, level: "member" }],
+    });
+    const rules = await db
+      .select({ resourceId: schema.accessControls.resourceId })
+      .from(schema.accessControls)
+      .where(
+        and(eq(schema.accessControls.resource, "project"), eq(schema.accessControls.resourceId, String(doomed.id))),
+      );
+    expect(rules).toEqual([]);
+  });
+
   it("grants no more than the inviter may grant when the invite is redeemed", async () => {
     const { organization, key } = await setupOrganization();
     const inviter = await addMember(organization.id, MembershipLevel.member);

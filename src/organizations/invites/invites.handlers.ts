@@ -20,6 +20,7 @@ import { emailStatusAtCreation, enqueueInviteEmails, withSealedEmails } from "./
 import {
   deleteInviteOf,
   invitedMeanwhile,
+  projectGoneMeanwhile,
   listInvitesPage,
   inviteContextFor,
   replaceInvites,
@@ -187,6 +188,7 @@ async function createInvites(
     replaced,
   )
     .catch((error: unknown) => {
+      if (projectGoneMeanwhile(error)) throw changedMeanwhile("project");
       throw invitedMeanwhile(error) ? changedMeanwhile("invite") : error;
     })
     .catch(refusedWhenLevelLost(c, inviteRows.organizationId));

@@ -296,20 +296,28 @@ export async function replaceInvites(
     sentSinceRead,
     ...cancellations,
     db.delete(invites).where(replaceable),
-    // Each row only while the caller may still send it, and while its e-mail is still no member's
-    // (a replaced invite may have been accepted since the checks): else NULL, which the column refuses.
+    // Each row only while the caller may still send it, while its e-mail is still no member's
+    // (a replaced invite may have been accepted since the checks), and while each project it names
+    // is still the organization's, not being deleted: else NULL, which the column refuses.
     ...chunkForInsert(invites, rows).map((chunk) =>
       db.insert(invites).values(
         chunk.map((row) => ({
           ...row,
           organizationId: whileHolds(row.organizationId, replacer.stillMayInvite),
           targetEmail: whileHolds(row.targetEmail, sql`not ${memberWithEmail(organizationId, row.targetEmail)}`),
+          level: whileHolds(row.level, namedProjectsLive(organizationId, row.privateProjectAccess)),
         })),
       ),
     ),
     ...entries,
   ]);
 }
+
+/** Every project `access` names is still the organization's and not being deleted. */
+const namedProjectsLive = (organizationId: string, access: InviteRow["privateProjectAccess"]) =>
+  sql`not exists (select 1 from json_each(${JSON.stringify((access ?? []).map(({ id }) => id))}) as named
+    where not exists (select 1 from ${projects} where ${projects.id} = named.value
+      and ${projects.organizationId} = ${organizationId} and ${projects.deletionScheduledAt} is null))`;
 
 /** Whether the organization has a member with the e-mail: one unique-index read of each table. */
 const memberWithEmail = (organizationId: string, email: string) => sql`exists (select 1 from ${users}
@@ -322,6 +330,9 @@ const memberWithEmail = (organizationId: string, email: string) => sql`exists (s
  */
 export const invitedMeanwhile = (error: unknown) =>
   isNotNullViolationOf(error, invites.updatedAt) || isNotNullViolationOf(error, invites.targetEmail);
+
+/** Whether a batch failed because a project an invite names was deleted, or moved, since the read. */
+export const projectGoneMeanwhile = (error: unknown) => isNotNullViolationOf(error, invites.level);
 
 /**
  * The invite is touched first, so that its entry (which reads its e-mail) is appended only if it

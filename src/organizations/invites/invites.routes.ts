@@ -30,7 +30,7 @@ export const createInvite = apiRoute({
   tags: ["invites"],
   summary: "Invite someone by e-mail; replaces earlier invites for the same e-mail",
   request: { params: OrganizationParams, body: jsonBody(InviteInput) },
-  responses: { 201: jsonResponse(CreatedInvite, "The invite, with its acceptance token") },
+  responses: { 201: jsonResponse(CreatedInvite, "The invite, with its acceptance token"), 409: conflictResponse },
 });
 
 export const createInvitesInBulk = apiRoute({
@@ -45,6 +45,7 @@ export const createInvitesInBulk = apiRoute({
   request: { params: OrganizationParams, body: jsonBody(BulkInviteInput) },
   responses: {
     201: jsonResponse(z.array(CreatedInvite), "The invites, in the order sent, with their acceptance tokens"),
+    409: conflictResponse,
   },
 });
 
