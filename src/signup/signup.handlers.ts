@@ -31,6 +31,7 @@ import { currentEnvironmentGuessKey } from "../platform/route-context/current-en
 import { toUserBasic } from "../platform/user-basic";
 import {
   claimAndJoin,
+  claimChangedMeanwhile,
   claimRefused,
   findInviteForSignup,
   organizationsOfUser,
@@ -156,12 +157,14 @@ async function join(c: Context<AppEnv>, token: string, input: SignupInput) {
     const { addressProven } = found;
     // A key an admin blocked in the organization (its holder removed since, and invited again)
     // joins nothing, nor one revoked or rolled meanwhile (or its account claimed): 401 then.
-    const keyHolds = and(callingKeyLive(caller), sql`not ${keyBlockedCondition(caller, invite.organizationId)}`)!;
+    const live = callingKeyLive(caller, { orReplaced: true });
+    const keyHolds = and(live, sql`not ${keyBlockedCondition(caller, invite.organizationId)}`)!;
     await joining(
       () =>
         joinAsExistingUser(c.var.db, invite, account.user.id, entries, addressProven, keyHolds).catch(
           async (error: unknown) => {
-            throw (keyJoinRefused(error) && (await refusalOfGoneKey(c.var.db, caller))) || error;
+            const gone = keyJoinRefused(error) && (await refusalOfGoneKey(c.var.db, caller, { orReplaced: true }));
+            throw gone || error;
           },
         ),
       alreadyMember,
@@ -218,11 +221,12 @@ async function claim(
       claimAndJoin(
         c.var.db,
         found.invite,
-        account.id,
+        { id: account.id, organizationIds: others.map((other) => other.id) },
         { firstName: names.first_name, lastName: names.last_name },
         { ...key, expiresAt, lifetimeDays: found.keyLifetimeDays },
         newUserEntries(c, found, { claimedIn: others.map((other) => other.id) })(account),
       ).catch((error: unknown) => {
+        if (claimChangedMeanwhile(error)) throw changedMeanwhile("account");
         // Proven meanwhile (another claim won): the account is its owner's now.
         throw claimRefused(error) ? accountExists() : error;
       }),

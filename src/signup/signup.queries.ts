@@ -358,13 +358,14 @@ export async function signUpAndJoin(
 export async function claimAndJoin(
   db: Database,
   invite: InviteRow,
-  userId: number,
+  account: { id: number; organizationIds: string[] },
   names: { firstName?: string; lastName?: string },
   key: NewKey,
   entries: NewUserEntries,
 ) {
   const now = nowIso();
   const keyId = uuid7();
+  const userId = account.id;
   const unproven = sql`(select not ${users.isEmailVerified} from ${users} where ${users.id} = ${userId})`;
   const label = whileHolds(FIRST_KEY_LABEL, unproven);
   // The account's other organizations' limits too (as they are now): the key reaches them all.
@@ -372,7 +373,12 @@ export async function claimAndJoin(
   const [[personalApiKey], revoked, [user]] = await db.batch([
     db
       .insert(personalApiKeys)
-      .values(firstKey(invite, keyId, userId, key, now, label, theirLimits))
+      .values({
+        ...firstKey(invite, keyId, userId, key, now, label, theirLimits),
+        // The account's organizations as read, whose logs record the key: one joined or left
+        // meanwhile refuses the claim (`claimChangedMeanwhile`), and a retry reads them again.
+        secureValue: whileHolds(key.secureValue, membershipsAsRead(account)),
+      })
       .returning(),
     db
       .delete(personalApiKeys)
@@ -412,6 +418,17 @@ export async function organizationsOfUser(db: Database, userId: number) {
     .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
     .where(eq(organizationMemberships.userId, userId));
 }
+
+/** The user belongs to exactly the organizations `organizationIds`. */
+const membershipsAsRead = ({ id, organizationIds }: { id: number; organizationIds: string[] }) => {
+  const ofUser = eq(organizationMemberships.userId, id);
+  return sql`(select count(*) from ${organizationMemberships} where ${ofUser}) = ${organizationIds.length}
+    and (select count(*) from ${organizationMemberships} where ${ofUser}
+      and ${inJsonList(organizationMemberships.organizationId, organizationIds)}) = ${organizationIds.length}`;
+};
+
+/** Whether a claim's write failed because the account's organizations changed since the read. */
+export const claimChangedMeanwhile = (error: unknown) => isNotNullViolationOf(error, personalApiKeys.secureValue);
 
 /** Whether a claim's write failed because the account was proven meanwhile (`claimAndJoin`'s hold). */
 export const claimRefused = (error: unknown) => isNotNullViolationOf(error, personalApiKeys.label);

@@ -791,21 +791,23 @@ describe("a key revoked or rolled while its key write runs", () => {
       [/^update "personal_api_keys"/, "POST", `${otherPath}/roll`, {}],
     ];
     for (const [write, method, path, body] of writes) {
-      for (const loseValue of ["revoke", "roll"] as const) {
+      for (const loseValue of ["revoke", "roll", "roll with an overlap"] as const) {
         const calling = await createApiKey(owner);
         const callingPath = `/api/personal_api_keys/${calling.id}`;
         const manager = await createApiKey(owner);
+        // Rolled with an overlap, the value that asked is a replaced one, which manages no key.
+        const overlap = loseValue === "roll" ? {} : { overlap_seconds: 3600 };
         const lose = () =>
           loseValue === "revoke"
             ? api("DELETE", callingPath, { key: manager.value })
-            : api("POST", `${callingPath}/roll`, { key: manager.value, body: {} });
+            : api("POST", `${callingPath}/roll`, { key: manager.value, body: overlap });
         const ran = beforeWrites([[write, async () => (await lose()).status]]);
         const refused = await api(method, path, { key: calling.value, body });
         vi.restoreAllMocks();
         const what = `${method} ${path} (${loseValue})`;
         expect(ran, what).toEqual([loseValue === "revoke" ? 204 : 200]);
         expect([refused.status, refused.body], what).toEqual([401, AUTHENTICATION_FAILED]);
-        if (loseValue === "roll") await api("DELETE", callingPath, { key: manager.value });
+        if (loseValue !== "revoke") await api("DELETE", callingPath, { key: manager.value });
         await api("DELETE", `/api/personal_api_keys/${manager.id}`, { key: manager.value });
       }
     }

@@ -372,10 +372,10 @@ describe("service key writes by an admin demoted between the request's read and 
   });
 });
 
-describe("service key writes by a personal key revoked between the request's read and its write", () => {
+describe("service key writes by a personal key revoked or rolled between the request's read and its write", () => {
   afterEach(() => vi.restoreAllMocks());
 
-  it("make, widen or roll no key (401): none outlives the value that asked", async () => {
+  it("make, widen or roll no key (401), rolled meanwhile too: none outlives the value that asked", async () => {
     const { organization, owner, key } = await setupOrganization();
     const existing = await createServiceKey(organization.id, key, { scopes: ["organization:read"] });
     const keyPath = `${keysPath(organization.id)}/${existing.body.id}`;
@@ -385,13 +385,20 @@ describe("service key writes by a personal key revoked between the request's rea
       [/^update "service_api_keys"/, "POST", `${keyPath}/roll`, {}],
     ];
     for (const [write, method, path, body] of writes) {
-      const calling = await createApiKey(owner);
-      const revoke = () => api("DELETE", `/api/personal_api_keys/${calling.id}`, { key });
-      const ran = beforeWrites([[write, async () => (await revoke()).status]]);
-      const refused = await api(method, path, { key: calling.value, body });
-      vi.restoreAllMocks();
-      expect(ran, `${method} ${path}`).toEqual([204]);
-      expect([refused.status, refused.body], `${method} ${path}`).toEqual([401, INVALID]);
+      for (const lose of ["revoke", "roll with an overlap"]) {
+        const calling = await createApiKey(owner);
+        const callingPath = `/api/personal_api_keys/${calling.id}`;
+        const loseValue = () =>
+          lose === "revoke"
+            ? api("DELETE", callingPath, { key })
+            : api("POST", `${callingPath}/roll`, { key, body: { overlap_seconds: 3600 } });
+        const ran = beforeWrites([[write, async () => (await loseValue()).status]]);
+        const refused = await api(method, path, { key: calling.value, body });
+        vi.restoreAllMocks();
+        expect(ran, `${method} ${path} (${lose})`).toEqual([lose === "revoke" ? 204 : 200]);
+        expect([refused.status, refused.body], `${method} ${path} (${lose})`).toEqual([401, INVALID]);
+        if (lose !== "revoke") await api("DELETE", callingPath, { key });
+      }
     }
     const { value, ...masked } = existing.body;
     expect((await api("GET", keysPath(organization.id), { key })).body).toEqual([masked]);

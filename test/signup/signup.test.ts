@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
+import { mintInviteToken } from "../../src/organizations/invites/invite-tokens";
 import { nowIso } from "../../src/platform/ids";
 import { KEY_BLOCKED, keysOutliveLifetime } from "../../src/platform/auth/key-policy";
 import { MembershipLevel } from "../../src/platform/levels";
@@ -948,5 +949,51 @@ describe("a key an admin blocked in the organization", () => {
     const otherKey = await createApiKey(user);
     const rejoined = await api("POST", "/api/signup", { key: otherKey.value, body: { token: invite.token } });
     expect(rejoined.status).toBe(201);
+  });
+});
+
+describe("a claim racing the account joining another organization", () => {
+  it("is refused (409), not leave that log without its first key; sent again, it records it", async () => {
+    const address = `claimed-${crypto.randomUUID()}@example.com`;
+    // An account someone made for the address: unproven, in their organization, with a key.
+    const squatting = await setupOrganization({ name: "Squatter's" });
+    const squatter = await createUser({ email: address, isEmailVerified: false });
+    await addMembership(squatting.organization.id, squatter, MembershipLevel.member);
+    const squatterKey = await createApiKey(squatter);
+    const joinedMeanwhile = await setupOrganization({ name: "Joined meanwhile" });
+    const pending = await insertInvite(joinedMeanwhile.organization.id, joinedMeanwhile.owner, {
+      targetEmail: address,
+    });
+    // The owner's invite, with the token only its e-mail carried.
+    const inviting = await setupOrganization({ name: "Inviting" });
+    const mailed = await mintInviteToken();
+    await insertInvite(inviting.organization.id, inviting.owner, {
+      targetEmail: address,
+      mailedTokenHash: mailed.hash,
+    });
+    const claim = () => api("POST", "/api/signup", { body: { token: mailed.value, claim_account: true } });
+    const ran = beforeWrites([
+      [
+        /^insert into "personal_api_keys"/,
+        async () =>
+          (await api("POST", "/api/signup", { key: squatterKey.value, body: { token: pending.token } })).status,
+      ],
+    ]);
+
+    const raced = await claim();
+
+    vi.restoreAllMocks();
+    expect(ran).toEqual([201]);
+    expectError(raced, 409, changedMeanwhile("account"));
+    const claimed = await claim();
+    expect(claimed.status).toBe(201);
+    const keyId: string = claimed.body.personal_api_key.id;
+    for (const { organization, key } of [squatting, joinedMeanwhile, inviting]) {
+      const log = await api("GET", `/api/organizations/${organization.id}/activity_log?scope=PersonalAPIKey`, { key });
+      const created = log.body.results.filter(
+        (entry: { activity: string; item_id: string }) => entry.activity === "created" && entry.item_id === keyId,
+      );
+      expect(created, organization.name).toHaveLength(1);
+    }
   });
 });

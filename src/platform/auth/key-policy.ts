@@ -35,22 +35,28 @@ const beyondScopeCeiling = (scope: string) =>
 
 /**
  * The calling key still holds the value presented when the statement runs. A write that makes,
- * changes or rolls a key, or joins an organization, holds to it: one landing after the key was
- * revoked, rolled or its account claimed would leave whoever held it a key, or a place, that
- * outlives it.
+ * changes or rolls a key holds to it being the key's current value (a replaced value manages no
+ * key, and one replaced by a roll meanwhile must not either); a joining, to it being its current
+ * or replaced value (`orReplaced`). One landing after the key was revoked, rolled or its account
+ * claimed would leave whoever held it a key, or a place, that outlives it.
  */
-export const callingKeyLive = (actor: Actor) => {
+export const callingKeyLive = (actor: Actor, { orReplaced = false } = {}) => {
   const table = actor.kind === "service" ? serviceApiKeys : personalApiKeys;
+  const values = orReplaced ? sql`${table.secureValue}, ${table.previousSecureValue}` : sql`${table.secureValue}`;
   return sql<boolean>`exists (select 1 from ${table} where ${table.id} = ${actor.keyId}
-    and ${actor.secureValue} in (${table.secureValue}, ${table.previousSecureValue}))`;
+    and ${actor.secureValue} in (${values}))`;
 };
 
 /**
  * A write held to `callingKeyLive` was refused: 401, as the key's next request is answered, when
  * the key no longer holds its value; else null (another hold refused it). Read only on that path.
  */
-export async function refusalOfGoneKey(db: Database, actor: Actor): Promise<ApiError | null> {
-  const row = await db.get<{ live: number }>(sql`select ${callingKeyLive(actor)} as "live"`);
+export async function refusalOfGoneKey(
+  db: Database,
+  actor: Actor,
+  holds: { orReplaced?: boolean } = {},
+): Promise<ApiError | null> {
+  const row = await db.get<{ live: number }>(sql`select ${callingKeyLive(actor, holds)} as "live"`);
   return row?.live ? null : authenticationFailed();
 }
 
