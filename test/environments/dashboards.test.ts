@@ -984,6 +984,28 @@ describe("PATCH /api/environments/:project_id/dashboards/:id", () => {
     expect((await api("GET", dashboardsPath(project.id), { key })).body.count).toBe(1);
   });
 
+  it("restores with the tile changes sent beside deleted: false, among the tiles it had", async () => {
+    const { key, project } = await setupOrganization();
+    const dashboard = await createDashboard(key, project.id, { name: "Restorable" });
+    const path = `${dashboardsPath(project.id)}/${dashboard.id}`;
+    const added = await api("PATCH", path, { key, body: { tiles: [{ text: { body: "kept" } }] } });
+    const kept = added.body.tiles[0];
+    expect(kept.layouts.sm).toEqual({ x: 0, y: 0, w: 6, h: 5 });
+    expect((await api("PATCH", path, { key, body: { deleted: true } })).status).toBe(200);
+
+    const restored = await api("PATCH", path, {
+      key,
+      body: { deleted: false, tiles: [{ id: kept.id, color: "blue" }, { text: { body: "new" } }] },
+    });
+
+    expect(restored.status).toBe(200);
+    expect(restored.body.deleted).toBe(false);
+    const tiles = restored.body.tiles as { id: number; color: string | null; layouts: { sm: unknown } }[];
+    expect(tiles.find((tile) => tile.id === kept.id)).toMatchObject({ color: "blue", layouts: kept.layouts });
+    // A new tile goes on the first free row below the tiles the dashboard has again.
+    expect(tiles.find((tile) => tile.id !== kept.id)?.layouts.sm).toEqual({ x: 0, y: 5, w: 6, h: 5 });
+  });
+
   it("with delete_insights soft-deletes the insights no other live tile shows; restore brings them back", async () => {
     const { key, project } = await setupOrganization();
     const dashboard = await createDashboard(key, project.id, { name: "Main", use_template: "DEFAULT_APP" });

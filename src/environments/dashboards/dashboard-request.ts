@@ -171,7 +171,7 @@ export const dashboardOfPath = routeReads((c) => {
   const id = parseDashboardId(c.req.param("id") ?? "");
   return projectRead(c, (environmentId) => [
     selectDashboard(c.var.db, readScopeOf(c, environmentId), id, { includeDeleted: true }),
-    selectTiles(c.var.db, id),
+    selectTiles(c.var.db, id, undefined, { ofDeletedDashboard: true }),
   ]);
 });
 

@@ -166,9 +166,15 @@ export function selectDashboard(
 
 /**
  * The live tiles of a dashboard (or the one `tileId` names) with their insights, texts and the
- * texts' users: one query.
+ * texts' users: one query. `ofDeletedDashboard`: those it will have again once restored, too (a
+ * PATCH restoring it changes and places tiles among them).
  */
-export function selectTiles(db: Database, ref: DashboardRef, tileId?: number) {
+export function selectTiles(
+  db: Database,
+  ref: DashboardRef,
+  tileId?: number,
+  { ofDeletedDashboard = false }: { ofDeletedDashboard?: boolean } = {},
+) {
   return db
     .select({
       tile: dashboardTiles,
@@ -187,7 +193,7 @@ export function selectTiles(db: Database, ref: DashboardRef, tileId?: number) {
       and(
         eq(dashboardTiles.dashboardId, ref),
         tileId === undefined ? undefined : eq(dashboardTiles.id, tileId),
-        liveTile,
+        ofDeletedDashboard ? eq(dashboardTiles.deleted, false) : liveTile,
         or(isNull(dashboardTiles.insightId), eq(insights.deleted, false)),
       ),
     );
