@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ACTIVITY_EVENTS } from "../../platform/activity-log/vocabulary";
+import { boundedText } from "../../platform/input-limits";
 import { UserBasic } from "../../platform/user-basic";
 import { Timestamp, TimestampInput } from "../../platform/timestamps";
 import { MAX_RECEIVER_URL_LENGTH } from "./webhook-urls";
@@ -14,7 +15,7 @@ const EventName = z
 
 const Url = z.string().max(MAX_RECEIVER_URL_LENGTH).openapi({ example: "https://hooks.example.com/posthog" });
 const Events = z.array(EventName).min(1).max(100);
-const Description = z.string().max(400);
+const Description = boundedText();
 
 export const Webhook = z
   .object({

@@ -114,6 +114,11 @@ describe("webhook subscriptions", () => {
     expect((await refused({ events: [] })).body).toMatchObject({ type: "validation_error", attr: "events" });
     expect((await refused({ url: "ftp://files.example.com" })).body).toMatchObject({ attr: "url" });
     expect((await refused({ url: "https://user:pass@hooks.example.com" })).body).toMatchObject({ attr: "url" });
+    // A description is free text, as everywhere: 65,536 characters.
+    expect((await refused({ description: "d".repeat(65_537) })).body).toMatchObject({
+      code: "max_length",
+      attr: "description",
+    });
 
     // Any value but an explicit yes keeps receivers held to public https: "false" does not allow them.
     env.WEBHOOKS_ALLOW_INSECURE = "false";
@@ -132,7 +137,8 @@ describe("webhook subscriptions", () => {
       const response = await refused({ url });
       expect({ url, status: response.status, attr: response.body.attr }).toEqual({ url, status: 400, attr: "url" });
     }
-    expect((await refused({ url: "https://hooks.example.com/posthog" })).status).toBe(201);
+    const described = await refused({ url: "https://hooks.example.com/posthog", description: "d".repeat(1000) });
+    expect([described.status, described.body.description]).toEqual([201, "d".repeat(1000)]);
     expect((await api("GET", webhooksPath(organization), { key: organization.key })).body.count).toBe(1);
     // Held to its 2,000 characters as stored: 1,992 sent, each `é` written `%C3%A9`.
     const long = await refused({ url: `https://receiver.example.com/${"é".repeat(1962)}` });
