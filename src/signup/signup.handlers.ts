@@ -21,6 +21,7 @@ import {
   keysOutliveLifetime,
   latestExpiryAllowed,
   refusalOfGoneKey,
+  strictestLifetime,
 } from "../platform/auth/key-policy";
 import { assertScope } from "../platform/auth/scopes";
 import { isNotNullViolation, isUniqueViolation } from "../platform/db";
@@ -214,8 +215,7 @@ async function claim(
   // within the strictest of their limits, and its creation is recorded in each of them.
   const others = await organizationsOfUser(c.var.db, account.id);
   const limits = [found.keyLifetimeDays, ...others.map((other) => other.lifetimeDays)];
-  const strictest = limits.reduce<number | null>((a, b) => (a === null ? b : b === null ? a : Math.min(a, b)), null);
-  const expiresAt = latestExpiryAllowed(strictest);
+  const expiresAt = latestExpiryAllowed(strictestLifetime(limits));
   const claimed = await joining(
     () =>
       claimAndJoin(

@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { invites } from "../../db/schema";
 import { inJsonList, primaryDatabase } from "../../platform/db";
 import {
@@ -178,7 +178,7 @@ export async function sweepInviteEmails(env: Bindings) {
   const lost = await db
     .update(invites)
     .set({ emailNextAttemptAt: nowIso() })
-    .where(sql`${invites.id} in (select "id" from (${lostOnes}))`)
+    .where(inArray(invites.id, lostOnes))
     .returning({ id: invites.id });
   await sendInviteEmailMessages(
     env,

@@ -1,6 +1,6 @@
 import { userBasicColumns } from "../../platform/user-basic";
 import { errorFields, logLine } from "../../platform/log";
-import { and, asc, eq, gt, isNotNull, isNull, lt, lte, ne, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, lte, ne, sql, type SQL } from "drizzle-orm";
 import { activityLog, serviceApiKeys, users, webhookDeliveries, webhooks } from "../../db/schema";
 import { entryServiceKey, serviceKeyOfEntry } from "../../platform/activity-log/activity-log.queries";
 import { eventNameOf, eventPayload } from "../../platform/activity-log/event-payload";
@@ -397,19 +397,25 @@ export async function sweepWebhooks(env: Bindings) {
       .update(webhookDeliveries)
       .set({ nextAttemptAt: now })
       .where(
-        sql`${webhookDeliveries.id} in (select "id" from (${db
-          .select({ id: webhookDeliveries.id })
-          .from(webhookDeliveries)
-          .where(
-            and(
-              eq(webhookDeliveries.status, "pending"),
-              lt(webhookDeliveries.nextAttemptAt, new Date(Date.now() - LOST_AFTER_MS).toISOString()),
-              // A disabled webhook's deliveries wait, pending, for it to be enabled again: re-sending
-              // them would only have them acked unsent, every run, crowding out the lost ones.
-              sql`${webhookDeliveries.webhookId} in (select ${webhooks.id} from ${webhooks} where ${webhooks.enabled})`,
-            ),
-          )
-          .limit(SWEEP_LIMIT)}))`,
+        inArray(
+          webhookDeliveries.id,
+          db
+            .select({ id: webhookDeliveries.id })
+            .from(webhookDeliveries)
+            .where(
+              and(
+                eq(webhookDeliveries.status, "pending"),
+                lt(webhookDeliveries.nextAttemptAt, new Date(Date.now() - LOST_AFTER_MS).toISOString()),
+                // A disabled webhook's deliveries wait, pending, for it to be enabled again: re-sending
+                // them would only have them acked unsent, every run, crowding out the lost ones.
+                inArray(
+                  webhookDeliveries.webhookId,
+                  db.select({ id: webhooks.id }).from(webhooks).where(eq(webhooks.enabled, true)),
+                ),
+              ),
+            )
+            .limit(SWEEP_LIMIT),
+        ),
       )
       .returning(scheduled),
     db

@@ -166,14 +166,20 @@ export function keyPolicyChangeJudgedOnRead(
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** The shortest of `api_key_max_lifetime_days` limits (one per organization); null when none has one. */
+export function strictestLifetime(limits: (number | null)[]): number | null {
+  const days = Math.min(...limits.filter((limit): limit is number => limit !== null));
+  return Number.isFinite(days) ? days : null;
+}
+
 /**
  * A personal key created, rolled, or given a new expiry or reach must expire within the shortest
  * `api_key_max_lifetime_days` of the organizations it reaches (`limits`, one per organization),
  * counted from now. Keys made before a limit was set keep working until one of those (docs/keys.md).
  */
 export function assertLifetimeWithinPolicy(expiresAt: string | null, limits: (number | null)[]) {
-  const days = Math.min(...limits.filter((limit): limit is number => limit !== null));
-  if (!Number.isFinite(days)) return;
+  const days = strictestLifetime(limits);
+  if (days === null) return;
   if (expiresAt === null || Date.parse(expiresAt) > Date.now() + days * DAY_MS) {
     throw validationError(
       "invalid_input",
