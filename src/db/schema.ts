@@ -657,6 +657,8 @@ export const shareViewerLinks = sqliteTable(
     expiresAt: text("expires_at").notNull(),
     usedAt: text("used_at"),
     emailOutbox: text("email_outbox"),
+    /** When the e-mail's next attempt is due while it waits (its message retrying): the cron's mark of a lost one. */
+    emailNextAttemptAt: text("email_next_attempt_at"),
   },
   (table) => [
     uniqueIndex("share_viewer_links_address_minute").on(table.dashboardId, table.email, table.issuedMinute),

@@ -14,7 +14,7 @@ import { viewerLinkOutboxContext, type ViewerLinkEmailMessage } from "./viewer-l
 const dropOutbox = (db: Database, viewerLinkId: string) =>
   db
     .update(shareViewerLinks)
-    .set({ emailOutbox: null })
+    .set({ emailOutbox: null, emailNextAttemptAt: null })
     .where(and(eq(shareViewerLinks.id, viewerLinkId), isNotNull(shareViewerLinks.emailOutbox)));
 
 /**
@@ -50,16 +50,25 @@ export async function deliverViewerLinkEmail(env: Bindings, message: Message<Vie
     error: attempt.error,
   });
   const delaySeconds = EMAIL_RETRY_DELAYS_SECONDS[message.attempts - 1];
+  // While the message waits for its retry, the cron does not take it for lost.
+  await db
+    .update(shareViewerLinks)
+    .set({ emailNextAttemptAt: retryDueAt(delaySeconds) })
+    .where(and(eq(shareViewerLinks.id, viewerLinkId), isNotNull(shareViewerLinks.emailOutbox)));
   if (delaySeconds === undefined) message.retry();
   else message.retry({ delaySeconds });
 }
+
+/** When a retry after `delaySeconds` is due; none after the last attempt (its message goes to the dead letters). */
+const retryDueAt = (delaySeconds: number | undefined) =>
+  delaySeconds === undefined ? null : new Date(Date.now() + delaySeconds * 1000).toISOString();
 
 /** The dead-letter queue's consumer for one-time links: their e-mails are dropped, each logged. */
 export async function recordViewerLinkDeadLetters(env: Bindings, viewerLinkIds: string[]) {
   if (viewerLinkIds.length === 0) return;
   const dropped = await primaryDatabase(env)
     .update(shareViewerLinks)
-    .set({ emailOutbox: null })
+    .set({ emailOutbox: null, emailNextAttemptAt: null })
     .where(and(inJsonList(shareViewerLinks.id, viewerLinkIds), isNotNull(shareViewerLinks.emailOutbox)))
     .returning({ id: shareViewerLinks.id, dashboardId: shareViewerLinks.dashboardId });
   for (const link of dropped) {
@@ -69,28 +78,35 @@ export async function recordViewerLinkDeadLetters(env: Bindings, viewerLinkIds: 
 
 /** Rows one cron run re-sends (one `sendBatch`) or deletes. */
 const SWEEP_LIMIT = 100;
-/** An unsent e-mail this old has lost its message (its first attempt is immediate). */
+/** An unsent e-mail this late past its attempt time has lost its message. */
 const LOST_AFTER_MS = 2 * 60_000;
 
 /**
- * The cron's part: one-time links still unexpired whose e-mail waits long past its first attempt
+ * The cron's part: one-time links still unexpired whose e-mail waits long past its attempt time
  * get their message again (a duplicate finds the e-mail sent and is dropped), and expired links
  * are deleted, with the address they name.
  */
 export async function sweepViewerLinks(env: Bindings) {
   const db = primaryDatabase(env);
   const now = nowIso();
-  const lost = await db
+  // Claimed as they are read (their attempt time moved to now), so that a run at the same time, or
+  // the next one while the message waits on the queue or for its retry, does not send a second.
+  const lostOnes = db
     .select({ id: shareViewerLinks.id })
     .from(shareViewerLinks)
     .where(
       and(
         gt(shareViewerLinks.expiresAt, now),
         isNotNull(shareViewerLinks.emailOutbox),
-        lt(shareViewerLinks.createdAt, new Date(Date.now() - LOST_AFTER_MS).toISOString()),
+        lt(shareViewerLinks.emailNextAttemptAt, new Date(Date.now() - LOST_AFTER_MS).toISOString()),
       ),
     )
     .limit(SWEEP_LIMIT);
+  const lost = await db
+    .update(shareViewerLinks)
+    .set({ emailNextAttemptAt: now })
+    .where(inArray(shareViewerLinks.id, lostOnes))
+    .returning({ id: shareViewerLinks.id });
   if (lost.length > 0) {
     await env.INVITE_EMAILS.sendBatch(lost.map(({ id }) => ({ body: { viewerLinkId: id } })));
   }

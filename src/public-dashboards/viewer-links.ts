@@ -60,6 +60,7 @@ async function issueViewerLink(c: Context<AppEnv>, shared: SharedDashboardRow, a
     issuedMinute: Math.floor(now / MINUTE_MS),
     createdAt: new Date(now).toISOString(),
     expiresAt,
+    emailNextAttemptAt: new Date(now).toISOString(),
     emailOutbox: await seal(keyring, JSON.stringify(message), viewerLinkOutboxContext(id)),
   });
   if (written) await c.env.INVITE_EMAILS.send({ viewerLinkId: id } satisfies ViewerLinkEmailMessage);

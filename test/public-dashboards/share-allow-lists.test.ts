@@ -482,7 +482,7 @@ describe("a share link's one-time link e-mails on the queue", () => {
     const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
     await db
       .update(schema.shareViewerLinks)
-      .set({ createdAt: minutesAgo(5) })
+      .set({ createdAt: minutesAgo(5), emailNextAttemptAt: minutesAgo(5) })
       .where(eq(schema.shareViewerLinks.id, lost!.id));
     await db
       .update(schema.shareViewerLinks)
@@ -494,6 +494,50 @@ describe("a share link's one-time link e-mails on the queue", () => {
 
     expect(messages).toEqual([{ viewerLinkId: lost!.id }]);
     expect((await storedLinks(dashboard.id)).map((link) => link.id)).toEqual([lost!.id]);
+  });
+
+  it("the cron re-sends a lost message once, for two runs at once and for the next while it waits", async () => {
+    const { token, dashboard } = await setupAllowList();
+    const messages = capturedMessages();
+    await postForm(`/shared/${token}`, { email: "ada@example.com" });
+    await eventually(async () => messages[0]);
+    const [lost] = await storedLinks(dashboard.id);
+    const fiveMinutesAgo = new Date(Date.now() - 5 * 60_000).toISOString();
+    await db
+      .update(schema.shareViewerLinks)
+      .set({ createdAt: fiveMinutesAgo, emailNextAttemptAt: fiveMinutesAgo })
+      .where(eq(schema.shareViewerLinks.id, lost!.id));
+    messages.length = 0;
+    const cron = () => worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+
+    await Promise.all([cron(), cron()]);
+    await cron();
+
+    // Two messages in flight at once could each send the e-mail.
+    expect(messages).toEqual([{ viewerLinkId: lost!.id }]);
+  });
+
+  it("the cron leaves alone an e-mail whose message waits for its retry", async () => {
+    const { token, dashboard } = await setupAllowList();
+    const messages = capturedMessages();
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    await postForm(`/shared/${token}`, { email: "ada@example.com" });
+    const message = await eventually(async () => messages[0]);
+    receiver(503);
+    // Two attempts failed: the third is due in 5 minutes.
+    expect(await retryDelays("invite-emails", message, [1, 2])).toEqual([30, 300]);
+    // The link was asked for 4 minutes ago; its message is well, waiting.
+    await db
+      .update(schema.shareViewerLinks)
+      .set({ createdAt: new Date(Date.now() - 4 * 60_000).toISOString() })
+      .where(eq(schema.shareViewerLinks.id, message!.viewerLinkId));
+    messages.length = 0;
+
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+
+    expect(messages).toEqual([]);
+    const [link] = await storedLinks(dashboard.id);
+    expect(link!.emailOutbox).not.toBeNull();
   });
 });
 
