@@ -59,7 +59,9 @@ describe("the OpenAPI document", () => {
     const document = await openApiDocument();
     const declared = document.tags.map((tag) => tag.name);
     for (const { label, operation } of operationsOf(document)) {
-      expect(declared, label).toEqual(expect.arrayContaining(operation.tags));
+      expect(declared, `${label}: add its tag to TAGS in src/openapi.ts`).toEqual(
+        expect.arrayContaining(operation.tags),
+      );
       const scope = operation.security[0]?.PersonalAPIKey?.[0];
       if (scope) expect(operation.description, label).toContain(`\`${scope}\``);
     }
