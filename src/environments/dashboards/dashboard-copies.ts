@@ -112,6 +112,8 @@ export async function copyStartingPoint(
   const { row, tiles, sameProject } = await copyableSource(c, scope, id);
   const { dashboard, source } = row;
   const where = { id: dashboard.id, environmentId: source.environmentId, organizationId: source.organizationId };
+  // The copy's log and history are read by the members of its organization: another's ids stay out.
+  const sameOrganization = source.organizationId === c.var.project.organizationId;
   return {
     // The copy is written only while the caller may still copy it, as judged above.
     heldWhile: callerStillMayCopy(c, where, sameProject),
@@ -123,6 +125,13 @@ export async function copyStartingPoint(
     tags: sameProject ? [] : dashboard.tags,
     filters: sameProject ? {} : dashboard.filters,
     variables: dashboard.variables,
-    copiedFrom: sameProject ? undefined : { source_dashboard_id: dashboard.id, source_project_id: source.projectId },
+    copiedFrom: sameProject
+      ? undefined
+      : sameOrganization
+        ? { source_dashboard_id: dashboard.id, source_project_id: source.projectId }
+        : { source_dashboard_id: null, source_project_id: null },
+    summary: sameOrganization
+      ? `Created as a copy of dashboard ${dashboard.id}`
+      : "Created as a copy of a dashboard of another organization",
   };
 }

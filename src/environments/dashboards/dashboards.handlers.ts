@@ -175,10 +175,11 @@ async function startingPoint(c: Context<AppEnv>, scope: DashboardScope, input: C
       tiles: templateTiles(found),
       name: found.name,
       description: found.description,
+      summary: `Created from template ${template}`,
     };
   }
   if (sourceId !== undefined) return copyStartingPoint(c, scope, input, sourceId);
-  return { ...empty, creationMode: "default" as const, tiles: [] };
+  return { ...empty, creationMode: "default" as const, tiles: [], summary: "Created" };
 }
 
 /** Who a version names as the author of the request's change. */
@@ -186,12 +187,6 @@ export const authorOf = (c: Context<AppEnv>): VersionAuthor => ({
   userId: personOf(c.var.actor),
   keyId: c.var.actor.keyId,
 });
-
-function creationSummary(mode: "default" | "template" | "duplicate", input: CreateDashboardInput): string {
-  if (mode === "template") return `Created from template ${input.use_template}`;
-  if (mode === "duplicate") return `Created as a copy of dashboard ${input.use_dashboard}`;
-  return "Created";
-}
 
 export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
   const input = c.req.valid("json");
@@ -235,7 +230,7 @@ export const createEnvironmentDashboard: Handler<"create"> = async (c) => {
     ...dashboardItem(c.var.project, newestDashboardId, input.name ?? start.name),
     context: start.copiedFrom,
   });
-  const version = versionStatements(db, newestDashboardId, authorOf(c), creationSummary(start.creationMode, input));
+  const version = versionStatements(db, newestDashboardId, authorOf(c), start.summary);
   const writes = [insertDashboard, entry, ...insertTiles, ...version];
   const created = await writeAndReadDashboard(db, scope, newestDashboardId, writes, { includeDeleted: true }).catch(
     async (error: unknown) => {

@@ -120,8 +120,9 @@ describe("POST .../dashboards with use_dashboard of another project", () => {
     const versions = await api("GET", `${dashboardsPath(away.project.id)}/${response.body.id}/versions`, {
       key: home.key,
     });
+    // The copy's history and log are read by the members of its organization: the other's ids stay out.
     expect(versions.body.results.map((version: { summary: string }) => version.summary)).toEqual([
-      `Created as a copy of dashboard ${source.id}`,
+      "Created as a copy of a dashboard of another organization",
     ]);
     const log = await api("GET", `/api/organizations/${away.organization.id}/activity_log?limit=1`, { key: home.key });
     expect(log.body.results).toEqual([
@@ -134,9 +135,14 @@ describe("POST .../dashboards with use_dashboard of another project", () => {
         activity: "created",
         itemId: String(response.body.id),
         name: "Growth, copied",
-        context: { source_dashboard_id: source.id, source_project_id: home.project.id },
+        context: { source_dashboard_id: null, source_project_id: null },
       }),
     ]);
+    const memberAway = await addMember(away.organization.id, MembershipLevel.member);
+    const projectLog = await api("GET", `/api/projects/${away.project.id}/activity_log?limit=1`, {
+      key: memberAway.key,
+    });
+    expect(projectLog.body.results[0].detail.context).toEqual({ source_dashboard_id: null, source_project_id: null });
     // The source is as it was.
     const sourceNow = await api("GET", source.path, { key: home.key });
     expect(sourceNow.body.tiles).toEqual(source.body.tiles);
@@ -180,6 +186,14 @@ describe("POST .../dashboards with use_dashboard of another project", () => {
     expect(response.body.tiles.map((tile: Tile) => tile.layouts)).toEqual(
       source.body.tiles.map((tile) => tile.layouts),
     );
+    // Within one organization, the copy's entry and first version name its source.
+    const log = await api("GET", `/api/projects/${other.id}/activity_log?limit=1`, { key: admin.key });
+    expect(log.body.results[0].detail.context).toEqual({
+      source_dashboard_id: source.id,
+      source_project_id: team.project.id,
+    });
+    const versions = await api("GET", `${dashboardsPath(other.id)}/${response.body.id}/versions`, { key: admin.key });
+    expect(versions.body.results[0].summary).toBe(`Created as a copy of dashboard ${source.id}`);
   });
 
   it("answers 403 to a caller who sees the source but is not admin in both organizations", async () => {
