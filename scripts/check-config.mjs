@@ -6,6 +6,8 @@
 //     of them, and the code is typed by the top level's;
 //   - every environment consumes the queues the top level does;
 //   - no two environments share a D1 database, a queue, an R2 bucket or a rate-limit namespace;
+//   - Workers Logs keeps no invocation logs: they record each request's URL, where share tokens,
+//     invite tokens, one-time codes and query-string keys travel;
 //   - worker-configuration.d.ts is what `npm run types` writes from the config as it is.
 import { spawnSync } from "node:child_process";
 import path from "node:path";
@@ -64,6 +66,12 @@ function resources(target) {
   ];
 }
 
+/** Whether Workers Logs would keep `target`'s invocation logs (an environment inherits `observability`). */
+function keepsInvocationLogs(target, topLevel) {
+  const observability = target.observability ?? topLevel.observability;
+  return observability?.enabled === true && observability.logs?.invocation_logs !== false;
+}
+
 /** What is wrong with a raw wrangler config (the object wrangler reads from the file); [] if nothing. */
 export function configProblems(config) {
   const targets = [
@@ -83,6 +91,10 @@ export function configProblems(config) {
         problems.push(
           `${name} declares ${binding}, which the top level does not (the code is typed by the top level's)`,
         );
+    if (keepsInvocationLogs(target, config))
+      problems.push(
+        `${name} keeps invocation logs (request URLs carry tokens): set observability.logs.invocation_logs = false`,
+      );
     for (const queue of queuesNotConsumed(target, environment, consumers))
       problems.push(`${name} does not consume ${queue} (environments inherit no consumers)`);
     for (const resource of new Set(resources(target))) users.set(resource, [...(users.get(resource) ?? []), name]);

@@ -41,6 +41,17 @@ describe("the deploy configuration check", () => {
     }
   });
 
+  it("fails a target keeping Workers Logs' invocation logs, which record request URLs", () => {
+    const raw = config() as Config & { observability: { logs?: { invocation_logs?: boolean } } };
+    delete raw.observability.logs;
+    expect(configProblems(raw)).toEqual(
+      ["the top level", "env.staging", "env.production"].map(
+        (name) =>
+          `${name} keeps invocation logs (request URLs carry tokens): set observability.logs.invocation_logs = false`,
+      ),
+    );
+  });
+
   it("fails a zero-filled id, wherever it is", () => {
     const raw = config();
     raw.d1_databases[0]!.database_id = "00000000-0000-0000-0000-000000000000";
