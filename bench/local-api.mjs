@@ -125,7 +125,7 @@ export async function startProject(config, devArgs = []) {
   const state = ["--persist-to", persistTo];
   wrangler(["d1", "migrations", "apply", "DB", "--local", ...state]);
   const setup = await bootstrap({ persistTo });
-  const vars = localVars({ RATE_LIMIT_PER_HOUR: String(UNREACHABLE) });
+  const vars = localVars(work, { RATE_LIMIT_PER_HOUR: String(UNREACHABLE) });
   const url = await startDev(["--config", config.file, ...state, ...vars, ...devArgs], "project");
   return { ...setup, url };
 }

@@ -12,7 +12,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { publicAddress, readTarget } from "./deploy-target.mjs";
 import { localUrl } from "./local-url.mjs";
-import { d1Execute, environmentArgs, optionValue } from "./wrangler.mjs";
+import { d1Execute, environmentArgs, scriptOptions } from "./wrangler.mjs";
 
 // Lower-cased like every stored e-mail, so that look-ups by e-mail use the unique index.
 const OWNER_EMAIL = (process.env.BOOTSTRAP_OWNER_EMAIL ?? "owner@example.com").toLowerCase();
@@ -128,13 +128,20 @@ async function welcomeUrl({ remote, persistTo, environment }) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const args = process.argv.slice(2);
-  const target = {
-    remote: args.includes("--remote"),
-    persistTo: optionValue(args, "persist-to"),
-    environment: optionValue(args, "env"),
-  };
+  let options;
+  try {
+    options = scriptOptions("bootstrap", {
+      remote: { type: "boolean" },
+      env: { type: "string" },
+      "persist-to": { type: "string" },
+      json: { type: "boolean" },
+    });
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(2);
+  }
+  const target = { remote: options.remote ?? false, persistTo: options["persist-to"], environment: options.env };
   const result = await bootstrap(target);
-  if (args.includes("--json")) console.log(JSON.stringify(result));
+  if (options.json) console.log(JSON.stringify(result));
   else printWelcome(result, await welcomeUrl(target));
 }

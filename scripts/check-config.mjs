@@ -6,6 +6,8 @@
 //     of them, and the code is typed by the top level's;
 //   - every environment consumes the queues the top level does;
 //   - no two environments share a D1 database, a queue, an R2 bucket or a rate-limit namespace;
+//   - no target declares a secret in its vars (committed, and shown in the dashboard) nor a var
+//     for local runs only (`npm start` puts those in .dev.vars);
 //   - Workers Logs keeps no invocation logs: they record each request's URL, where share tokens,
 //     invite tokens, one-time codes and query-string keys travel;
 //   - worker-configuration.d.ts is what `npm run types` writes from the config as it is.
@@ -15,6 +17,22 @@ import { pathToFileURL } from "node:url";
 import { root } from "./wrangler.mjs";
 
 const PLACEHOLDER = /^[0-]*$/;
+
+/** Set with `wrangler secret put` (docs/deploy.md), never in `[vars]`. */
+const SECRETS = ["SECRETS_ENCRYPTION_KEY", "SECRETS_ENCRYPTION_OLD_KEYS", "EMAIL_TRANSPORT_TOKEN"];
+/** For local development and tests only: deployed, they would open private receivers or count hidden rows. */
+const LOCAL_ONLY_VARS = ["WEBHOOKS_ALLOW_INSECURE", "EXPOSE_D1_COST"];
+
+/** The names of `target`'s vars that are secrets or for local runs only, each as a problem. */
+function forbiddenVars(target, name) {
+  return Object.keys(target.vars ?? {}).flatMap((variable) => {
+    if (SECRETS.includes(variable))
+      return [`${name} has the secret ${variable} in its vars: \`wrangler secret put ${variable}\` instead`];
+    if (LOCAL_ONLY_VARS.includes(variable))
+      return [`${name} sets ${variable}, which is for local runs only (.dev.vars): remove it`];
+    return [];
+  });
+}
 
 /** Every `…id` field holding a placeholder, wherever it is in the config. */
 function placeholderIds(value, where) {
@@ -37,7 +55,8 @@ function bindingNames(target) {
     ...(target.r2_buckets ?? []).map((bucket) => bucket.binding),
     ...(target.durable_objects?.bindings ?? []).map((object) => object.name),
     ...(target.ratelimits ?? []).map((limiter) => limiter.name),
-    ...Object.keys(target.vars ?? {}),
+    // Secrets and local-only vars are reported on their own (forbiddenVars), not asked for elsewhere.
+    ...Object.keys(target.vars ?? {}).filter((name) => !SECRETS.includes(name) && !LOCAL_ONLY_VARS.includes(name)),
   ]);
 }
 
@@ -83,6 +102,7 @@ export function configProblems(config) {
   const problems = placeholderIds(config, "");
   const users = new Map();
   for (const [name, target, environment] of targets) {
+    problems.push(...forbiddenVars(target, name));
     const declared = bindingNames(target);
     for (const binding of expected)
       if (!declared.has(binding)) problems.push(`${name} lacks ${binding} (environments inherit no bindings or vars)`);

@@ -24,7 +24,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { bootstrap, organizationCount, printWelcome } from "./bootstrap.mjs";
 import { publicAddress, readTarget } from "./deploy-target.mjs";
-import { environmentArgs, optionValue, root, runWrangler, wrangler } from "./wrangler.mjs";
+import { environmentArgs, root, runWrangler, scriptOptions, wrangler } from "./wrangler.mjs";
 
 const SECRET = "SECRETS_ENCRYPTION_KEY";
 
@@ -191,7 +191,7 @@ export async function deploy(environment) {
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   try {
-    await deploy(optionValue(process.argv.slice(2), "env"));
+    await deploy(scriptOptions("deploy", { env: { type: "string" } }).env);
   } catch (error) {
     console.error(`\nDeploy stopped: ${error instanceof Error ? error.message : error}`);
     process.exitCode = 1;

@@ -9,3 +9,5 @@ export type LocalServer = {
 };
 
 export function startLocalServer(options?: { vars?: Record<string, string> }): Promise<LocalServer>;
+
+export function localVars(directory: string, vars?: Record<string, string>): string[];

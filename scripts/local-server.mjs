@@ -1,7 +1,7 @@
 // A fresh local server for tests and the documentation check: its own temporary D1/KV state,
 // migrated and bootstrapped, `wrangler dev` on a free port. The same steps as `npm start`.
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -40,17 +40,21 @@ export async function waitUntilHealthy(url, server) {
 export const localListen = (port) => ["--ip", "127.0.0.1", "--port", String(port)];
 
 /**
- * `--var NAME:value` for each of `vars`, after a throwaway key for the secrets the state seals (as
- * `npm start` writes one into .dev.vars) and webhooks allowed to loopback receivers.
+ * `wrangler dev`'s `--env-file` of `vars`, after a throwaway key for the secrets the state seals
+ * (as `npm start` writes one into .dev.vars) and webhooks allowed to loopback receivers: written,
+ * owner-only, into `directory`, never on a command line, which any local user could read.
  */
-export function localVars(vars = {}) {
+export function localVars(directory, vars = {}) {
   const all = {
     SECRETS_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
     WEBHOOKS_ALLOW_INSECURE: "1",
     EXPOSE_D1_COST: "1",
     ...vars,
   };
-  return Object.entries(all).flatMap(([name, value]) => ["--var", `${name}:${value}`]);
+  const file = path.join(directory, "local.env");
+  const lines = Object.entries(all).map(([name, value]) => `${name}=${JSON.stringify(value)}\n`);
+  writeFileSync(file, lines.join(""), { mode: 0o600 });
+  return ["--env-file", file];
 }
 
 /** Ends a server started in its own process group (`quiet` or `logTo`), and what it started. */
@@ -72,7 +76,9 @@ export async function startLocalServer({ vars = {} } = {}) {
   const setup = await bootstrap({ persistTo });
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const server = wranglerInBackground(["dev", ...localListen(port), ...state, ...localVars(vars)], { quiet: true });
+  const server = wranglerInBackground(["dev", ...localListen(port), ...state, ...localVars(persistTo, vars)], {
+    quiet: true,
+  });
   try {
     await waitUntilHealthy(url, server);
   } catch (error) {

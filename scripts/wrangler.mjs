@@ -4,6 +4,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 
 export const root = fileURLToPath(new URL("..", import.meta.url));
 const env = { ...process.env, CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false" };
@@ -71,6 +72,29 @@ export function wranglerInBackground(args, { quiet = false, piped = false, logTo
   }
   child.output = () => (log === undefined ? output : readFileSync(logTo, "utf8"));
   return child;
+}
+
+/**
+ * A script's own options (node:util `parseArgs` options), strictly: an option it does not know,
+ * or one without its value, stops it before it touches anything. So does one npm took for itself:
+ * `npm run deploy --env production`, without `--`, leaves the script no `--env` (npm keeps it as
+ * `npm_config_env`), and the script would otherwise go on for the top level.
+ */
+export function scriptOptions(script, options) {
+  for (const name of Object.keys(options)) {
+    if (process.env[`npm_config_${name.replaceAll("-", "_")}`] === undefined) continue;
+    throw new Error(
+      `npm took --${name} for itself: put \`--\` before the script's options (\`npm run ${script} -- --${name} …\`)`,
+    );
+  }
+  try {
+    return parseArgs({ args: process.argv.slice(2), options, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    const known = Object.entries(options).map(([name, { type }]) => `--${name}${type === "string" ? " <value>" : ""}`);
+    throw new Error(
+      `${error instanceof Error ? error.message : error} (\`npm run ${script} -- [${known.join("] [")}]\`)`,
+    );
+  }
 }
 
 /** The value of `--name value` or `--name=value` in a wrangler argument list. */

@@ -52,6 +52,22 @@ describe("the deploy configuration check", () => {
     );
   });
 
+  it("fails a secret in vars, and a local-only var, without asking the other targets for them", () => {
+    const raw = config();
+    raw.vars.SECRETS_ENCRYPTION_KEY = "c2VjcmV0LWtleS1pbi1naXQtc2VjcmV0LWtleS1pbi1naXQ=";
+    raw.env.production!.vars.EMAIL_TRANSPORT_TOKEN = "re_live_token";
+    raw.env.staging!.vars.EXPOSE_D1_COST = "1";
+    raw.vars.WEBHOOKS_ALLOW_INSECURE = "1";
+    const secretIn = (name: string, secret: string) =>
+      `${name} has the secret ${secret} in its vars: \`wrangler secret put ${secret}\` instead`;
+    expect(configProblems(raw)).toEqual([
+      secretIn("the top level", "SECRETS_ENCRYPTION_KEY"),
+      "the top level sets WEBHOOKS_ALLOW_INSECURE, which is for local runs only (.dev.vars): remove it",
+      "env.staging sets EXPOSE_D1_COST, which is for local runs only (.dev.vars): remove it",
+      secretIn("env.production", "EMAIL_TRANSPORT_TOKEN"),
+    ]);
+  });
+
   it("fails a zero-filled id, wherever it is", () => {
     const raw = config();
     raw.d1_databases[0]!.database_id = "00000000-0000-0000-0000-000000000000";

@@ -121,12 +121,17 @@ function readAccount(): Account {
   return JSON.parse(readFileSync(accountFile, "utf8")) as Account;
 }
 
-function runDeploy(args: string[], account: Partial<Account> = {}) {
+/** `npm run deploy -- <args>`, or with `viaNpm`, `npm run deploy <args>` (npm then sees them first). */
+function runDeploy(args: string[], account: Partial<Account> = {}, { viaNpm = false } = {}) {
   writeFileSync(accountFile, JSON.stringify({ ...readAccount(), ...account, calls: [] }));
-  const result = spawnSync(process.execPath, [path.join(ROOT, "scripts", "deploy.mjs"), ...args], {
+  const [file, fileArgs] = viaNpm
+    ? ["npm", ["run", "--silent", "deploy", ...args]]
+    : [process.execPath, [path.join(ROOT, "scripts", "deploy.mjs"), ...args]];
+  const result = spawnSync(file, fileArgs, {
     cwd: ROOT,
     env: {
       ...process.env,
+      PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
       WRANGLER: path.join(directory, "wrangler"),
       STUB_ACCOUNT: accountFile,
       SECRETS_DIR: path.join(directory, "secrets"),
@@ -278,5 +283,27 @@ describe("npm run deploy", () => {
     expect(stderr).toContain("Authentication error");
     expect(stderr).toMatch(/Deploy stopped: wrangler deploy .*--env= failed/);
     expect(account.secrets).toEqual({});
+  });
+
+  it("stops before any call when npm took --env for itself (no `--`), rather than deploying the top level", () => {
+    for (const args of [["--env", "production"], ["--env=production"]]) {
+      const { status, stderr, account } = runDeploy(args, {}, { viaNpm: true });
+
+      expect([status, account.calls]).toEqual([1, []]);
+      expect(stderr).toContain("npm took --env for itself: put `--` before the script's options");
+    }
+  });
+
+  it("stops before any call on an option it does not know or --env without its value", () => {
+    for (const [args, problem] of [
+      [["--env"], "Option '--env <value>' argument missing"],
+      [["--env", "staging", "--dry-run"], "Unknown option '--dry-run'"],
+      [["staging"], "Unexpected argument 'staging'"],
+    ] as const) {
+      const { status, stderr, account } = runDeploy([...args]);
+
+      expect([status, account.calls]).toEqual([1, []]);
+      expect(stderr).toContain(`Deploy stopped: ${problem}`);
+    }
   });
 });
