@@ -132,7 +132,6 @@ export type ActivityLogQuery = z.infer<typeof ActivityLogQuery>;
 export const ProjectActivityLogQuery = ActivityLogQuery.extend({
   include_organization_scoped: z
     .string()
-    .max(10)
     .optional()
     .openapi({
       description:

@@ -389,6 +389,10 @@ describe("PostHog's page mode and filters", () => {
       "OrganizationMembership",
     ]);
     expect(await scopes(member.key, "?include_organization_scoped=1")).toEqual(["Dashboard"]);
+    // Any other value, however long, is off: never refused.
+    for (const off of ["true", "yes-please".repeat(20)]) {
+      expect(await scopes(organization.key, `?include_organization_scoped=${off}`)).toEqual(["Dashboard"]);
+    }
     const other = await setupOrganization();
     await promoteMembers(other, 1);
     expect(await scopes(organization.key, "?include_organization_scoped=1&page=1")).toHaveLength(2);
