@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, isNotNull, lt, lte } from "drizzle-orm";
+import { and, eq, gt, inArray, isNotNull, lt, lte, sql } from "drizzle-orm";
 import { shareViewerLinks } from "../db/schema";
 import { EMAIL_RETRY_DELAYS_SECONDS } from "../organizations/invites/invite-email-queue";
 import { inJsonList, primaryDatabase, type Database } from "../platform/db";
@@ -98,7 +98,11 @@ export async function sweepViewerLinks(env: Bindings) {
       and(
         gt(shareViewerLinks.expiresAt, now),
         isNotNull(shareViewerLinks.emailOutbox),
-        lt(shareViewerLinks.emailNextAttemptAt, new Date(Date.now() - LOST_AFTER_MS).toISOString()),
+        // A link written by code from before the attempt time has none: it was due when asked for.
+        lt(
+          sql`coalesce(${shareViewerLinks.emailNextAttemptAt}, ${shareViewerLinks.createdAt})`,
+          new Date(Date.now() - LOST_AFTER_MS).toISOString(),
+        ),
       ),
     )
     .limit(SWEEP_LIMIT);
