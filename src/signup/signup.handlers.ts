@@ -5,6 +5,7 @@ import { inviteTokenHash } from "../organizations/invites/invite-tokens";
 import { isInviteExpired } from "../organizations/invites/invites.queries";
 import { inviteActivity, inviteItem } from "../organizations/invites/invites.activity";
 import { membershipActivity } from "../organizations/members/members.activity";
+import { disableWebhooksOfClaimedAccount } from "../organizations/webhooks/webhook-creators";
 import type { ActivityActor, ReadInBatch } from "../platform/activity-log/record";
 import type { MembershipLevel } from "../platform/levels";
 import { personalApiKeyEntries } from "../personal-api-keys/personal-api-keys.activity";
@@ -35,7 +36,7 @@ import {
   claimChangedMeanwhile,
   claimRefused,
   findInviteForSignup,
-  organizationsOfUser,
+  accountToClaim,
   grantedByJoining,
   joinAsExistingUser,
   keyJoinRefused,
@@ -213,7 +214,7 @@ async function claim(
   const key = await mintApiKey();
   // Unlike a new user's, this first key reaches the account's other organizations too: it expires
   // within the strictest of their limits, and its creation is recorded in each of them.
-  const others = await organizationsOfUser(c.var.db, account.id);
+  const { organizations: others, enabledWebhooks } = await accountToClaim(c.var.db, account.id);
   const limits = [found.keyLifetimeDays, ...others.map((other) => other.lifetimeDays)];
   const expiresAt = latestExpiryAllowed(strictestLifetime(limits));
   const claimed = await joining(
@@ -221,10 +222,17 @@ async function claim(
       claimAndJoin(
         c.var.db,
         found.invite,
-        { id: account.id, organizationIds: others.map((other) => other.id) },
+        {
+          id: account.id,
+          organizationIds: others.map((other) => other.id),
+          enabledWebhookIds: enabledWebhooks.map((webhook) => webhook.id),
+        },
         { firstName: names.first_name, lastName: names.last_name },
         { ...key, expiresAt, lifetimeDays: found.keyLifetimeDays },
-        newUserEntries(c, found, { claimedIn: others.map((other) => other.id) })(account),
+        {
+          ...newUserEntries(c, found, { claimedIn: others.map((other) => other.id) })(account),
+          webhooksDisabled: disableWebhooksOfClaimedAccount(c, account.id, enabledWebhooks),
+        },
       ).catch((error: unknown) => {
         if (claimChangedMeanwhile(error)) throw changedMeanwhile("account");
         // Proven meanwhile (another claim won): the account is its owner's now.

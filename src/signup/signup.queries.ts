@@ -1,4 +1,4 @@
-import { and, eq, isNotNull, isNull, lte, ne, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, lte, ne, not, or, sql, type Column, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   invites,
@@ -8,6 +8,7 @@ import {
   personalApiKeys,
   projects,
   users,
+  webhooks,
 } from "../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { inJsonList, isNotNullViolationOf, whileHolds, type Database } from "../platform/db";
@@ -358,10 +359,10 @@ export async function signUpAndJoin(
 export async function claimAndJoin(
   db: Database,
   invite: InviteRow,
-  account: { id: number; organizationIds: string[] },
+  account: AccountToClaim,
   names: { firstName?: string; lastName?: string },
   key: NewKey,
-  entries: NewUserEntries,
+  entries: NewUserEntries & { webhooksDisabled: Statement[] },
 ) {
   const now = nowIso();
   const keyId = uuid7();
@@ -375,9 +376,10 @@ export async function claimAndJoin(
       .insert(personalApiKeys)
       .values({
         ...firstKey(invite, keyId, userId, key, now, label, theirLimits),
-        // The account's organizations as read, whose logs record the key: one joined or left
-        // meanwhile refuses the claim (`claimChangedMeanwhile`), and a retry reads them again.
-        secureValue: whileHolds(key.secureValue, membershipsAsRead(account)),
+        // The account's organizations as read, whose logs record the key, and its webhooks: one
+        // joined or left, or a webhook turned on, meanwhile refuses the claim
+        // (`claimChangedMeanwhile`), and a retry reads them again.
+        secureValue: whileHolds(key.secureValue, accountAsRead(account)),
       })
       .returning(),
     db
@@ -400,6 +402,10 @@ export async function claimAndJoin(
       })
       .where(eq(users.id, userId))
       .returning(),
+    // Its memberships are the owner's from now: the invites the earlier holder sent from them open
+    // nothing, as a member's who left and came back (`inviteOpens`).
+    db.update(organizationMemberships).set({ joinedAt: now }).where(eq(organizationMemberships.userId, userId)),
+    ...entries.webhooksDisabled,
     ...entries.keyCreated({ id: keyId, label: FIRST_KEY_LABEL }),
     ...joinStatements(db, invite, userId, entries.join),
   ]);
@@ -408,23 +414,52 @@ export async function claimAndJoin(
 }
 
 /**
- * The organizations the user belongs to, with their key lifetime limits (days; null: none): a
- * claimed account's first key reaches them all, so it is held to them and recorded in each.
+ * What a claim takes over, in one round trip: the organizations the account belongs to, with their
+ * key lifetime limits (days; null: none), since its first key reaches them all, so it is held to
+ * them and recorded in each; and the webhooks its earlier holder turned on there, which the claim
+ * turns off.
  */
-export async function organizationsOfUser(db: Database, userId: number) {
-  return db
-    .select({ id: organizations.id, lifetimeDays: organizations.apiKeyMaxLifetimeDays })
-    .from(organizationMemberships)
-    .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-    .where(eq(organizationMemberships.userId, userId));
+export async function accountToClaim(db: Database, userId: number) {
+  const ofUser = eq(organizationMemberships.userId, userId);
+  const [organizationsOfUser, enabledWebhooks] = await db.batch([
+    db
+      .select({ id: organizations.id, lifetimeDays: organizations.apiKeyMaxLifetimeDays })
+      .from(organizationMemberships)
+      .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
+      .where(ofUser),
+    db
+      .select({ id: webhooks.id, organizationId: webhooks.organizationId, url: webhooks.url })
+      .from(webhooks)
+      .where(
+        and(
+          inArray(
+            webhooks.organizationId,
+            db.select({ id: organizationMemberships.organizationId }).from(organizationMemberships).where(ofUser),
+          ),
+          eq(webhooks.createdById, userId),
+          eq(webhooks.enabled, true),
+        ),
+      ),
+  ]);
+  return { organizations: organizationsOfUser, enabledWebhooks };
 }
 
-/** The user belongs to exactly the organizations `organizationIds`. */
-const membershipsAsRead = ({ id, organizationIds }: { id: number; organizationIds: string[] }) => {
+export type AccountToClaim = { id: number; organizationIds: string[]; enabledWebhookIds: string[] };
+
+/**
+ * The account is as read: it belongs to exactly the organizations `organizationIds`, and its
+ * enabled webhooks are among `enabledWebhookIds` (one turned on meanwhile would stay on).
+ */
+const accountAsRead = ({ id, organizationIds, enabledWebhookIds }: AccountToClaim) => {
   const ofUser = eq(organizationMemberships.userId, id);
   return sql`(select count(*) from ${organizationMemberships} where ${ofUser}) = ${organizationIds.length}
     and (select count(*) from ${organizationMemberships} where ${ofUser}
-      and ${inJsonList(organizationMemberships.organizationId, organizationIds)}) = ${organizationIds.length}`;
+      and ${inJsonList(organizationMemberships.organizationId, organizationIds)}) = ${organizationIds.length}
+    and not exists (select 1 from ${webhooks} where ${and(
+      eq(webhooks.createdById, id),
+      eq(webhooks.enabled, true),
+      not(inJsonList(webhooks.id, enabledWebhookIds)),
+    )})`;
 };
 
 /** Whether a claim's write failed because the account's organizations changed since the read. */

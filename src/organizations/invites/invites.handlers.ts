@@ -8,9 +8,12 @@ import {
   callerInOrganization,
   callerStillAdmin,
   callerStillAtLeast,
+  levelLost,
   levelRefusal,
   refusedWhenLevelLost,
 } from "../../platform/route-context/organization";
+import { callingKeyLive, refusalOfGoneKey } from "../../platform/auth/key-policy";
+import { isNotNullViolationOf } from "../../platform/db";
 import { MembershipLevel } from "../../platform/levels";
 import { projectVisibleTo } from "../../platform/access-rules/project-visibility";
 import { invites as inviteRows, organizations } from "../../db/schema";
@@ -153,16 +156,22 @@ async function createInvites(
     }),
   );
   // Held at write to what the invites were judged on: who may invite (members only while the
-  // organization still lets them), and no level above the caller's.
+  // organization still lets them), and no level above the caller's; and to the caller's key still
+  // being theirs: a key revoked meanwhile (a claim of its account included), or one a location's
+  // cache still admits for a minute, sends no invite, which would let its holder back in.
   const highestLevel = Math.max(...invites.map((invite) => invite.level));
   const membersMayInvite = sql`(select ${organizations.membersCanInvite} from ${organizations}
     where ${organizations.id} = ${organization.id})`;
-  const stillMayInvite = or(
-    callerStillAtLeast(c.var.actor, organization.id, Math.max(MembershipLevel.admin, highestLevel)),
-    and(
-      callerStillAtLeast(c.var.actor, organization.id, Math.max(MembershipLevel.member, highestLevel)),
-      membersMayInvite,
+  const stillMayInvite = and(
+    or(
+      callerStillAtLeast(c.var.actor, organization.id, Math.max(MembershipLevel.admin, highestLevel)),
+      and(
+        callerStillAtLeast(c.var.actor, organization.id, Math.max(MembershipLevel.member, highestLevel)),
+        membersMayInvite,
+      ),
     ),
+    // A value a roll replaced still works through its overlap, as on every route.
+    callingKeyLive(c.var.actor, { orReplaced: true }),
   )!;
   // The open invites each new one replaces, as read: each is cancelled, with its entry.
   const replaced = inputs
@@ -191,7 +200,12 @@ async function createInvites(
       if (projectGoneMeanwhile(error)) throw changedMeanwhile("project");
       throw invitedMeanwhile(error) ? changedMeanwhile("invite") : error;
     })
-    .catch(refusedWhenLevelLost(c, inviteRows.organizationId));
+    .catch(async (error: unknown) => {
+      if (isNotNullViolationOf(error, inviteRows.organizationId)) {
+        throw (await refusalOfGoneKey(db, c.var.actor, { orReplaced: true })) ?? (await levelLost(c)());
+      }
+      throw error;
+    });
   enqueueInviteEmails(c, rows);
   return issued.map(({ row, token }) => ({ ...toInvite(row, context.inviter), token }));
 }

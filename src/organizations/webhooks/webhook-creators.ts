@@ -11,6 +11,7 @@ type Statement = BatchItem<"sqlite">;
 type CreatedWebhook = { id: string; url: string };
 
 const REASON = "Its creator is no longer an admin of the organization.";
+const CLAIMED_REASON = "Its creator's account was taken over by the owner of its e-mail address.";
 
 /** The enabled webhooks a user created in an organization: read with the membership a write changes. */
 export const enabledWebhooksCreatedBy = (db: Database, organizationId: string | SQL, userId: number | SQL) =>
@@ -66,3 +67,29 @@ export function disableWebhooksOfFormerAdmin(
   );
   return { consequences, holds: noWebhookEnabledSince(organizationId, creatorUserId, created) };
 }
+
+/**
+ * The webhooks an account's earlier holder turned on, read before its owner claims it: turned off
+ * by the claim (each while still that account's), each with `Webhook.disabled` by the system. They
+ * send the organizations' events to receivers the earlier holder chose; the owner may turn them on
+ * again. Their organizations' chains are sealed after the response: the claim's key entries there
+ * registered them.
+ */
+export const disableWebhooksOfClaimedAccount = (
+  c: Context<AppEnv>,
+  userId: number,
+  enabled: (CreatedWebhook & { organizationId: string })[],
+): Statement[] => {
+  const actor = { ...SYSTEM_ACTOR, requestId: c.var.requestId ?? null };
+  return enabled.flatMap((webhook) =>
+    disableWebhook(
+      c.var.db,
+      webhook,
+      { reason: CLAIMED_REASON },
+      {
+        actor,
+        condition: eq(webhooks.createdById, userId),
+      },
+    ),
+  );
+};

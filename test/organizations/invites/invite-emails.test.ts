@@ -7,12 +7,30 @@ import worker from "../../../src/index";
 import { EMAIL_ATTEMPTS } from "../../../src/organizations/invites/invite-email-queue";
 import type { InviteEmailMessage } from "../../../src/organizations/invites/invite-emails";
 import { MembershipLevel } from "../../../src/platform/levels";
-import { AUTHENTICATION_FAILED, expectError, INSUFFICIENT_LEVEL, NOT_FOUND } from "../../support/error-bodies";
-import { addMember, api, createProject, db, errorBody, setupOrganization } from "../../support/harness";
+import {
+  AUTHENTICATION_FAILED,
+  changedMeanwhile,
+  expectError,
+  INSUFFICIENT_LEVEL,
+  NOT_FOUND,
+} from "../../support/error-bodies";
+import {
+  addMember,
+  addMembership,
+  api,
+  createApiKey,
+  createProject,
+  createUser,
+  db,
+  errorBody,
+  setupOrganization,
+} from "../../support/harness";
+import { mintInviteToken } from "../../../src/organizations/invites/invite-tokens";
 import {
   daysAgo,
   FAKE_TRANSPORT_TOKEN,
   FAKE_TRANSPORT_URL,
+  insertInvite,
   restoreTestDoubles,
   useEmailTransport,
 } from "../../support/people";
@@ -24,7 +42,7 @@ import {
   retryDelays,
 } from "../../support/queues";
 import { beforeWrites } from "../../support/races";
-import { eventually, receiver } from "../../support/webhooks";
+import { eventually, RECEIVER, receiver } from "../../support/webhooks";
 
 afterEach(restoreTestDoubles);
 
@@ -669,6 +687,116 @@ describe("an address", () => {
     expect(me.body).toMatchObject({ uuid: account.uuid, is_email_verified: true });
     const keys = await api("GET", "/api/personal_api_keys", { key: won.body.personal_api_key.value });
     expect(keys.body).toHaveLength(1);
+  });
+});
+
+describe("an account's earlier holder, once its address's owner has claimed it", () => {
+  /**
+   * An account made for `address` without proving it, admin of the organization `held`, with a
+   * key; and the address's owner's invite to another organization, with the token only its e-mail carried.
+   */
+  async function squattedAdmin() {
+    const address = `claimed-${crypto.randomUUID()}@example.com`;
+    const held = await setupOrganization({ name: "Held" });
+    const squatter = await createUser({ email: address, isEmailVerified: false });
+    await addMembership(held.organization.id, squatter, MembershipLevel.admin);
+    const squatterKey = (await createApiKey(squatter)).value;
+    const inviting = await setupOrganization({ name: "Inviting" });
+    const mailed = await mintInviteToken();
+    await insertInvite(inviting.organization.id, inviting.owner, {
+      targetEmail: address,
+      mailedTokenHash: mailed.hash,
+    });
+    const claim = () => api("POST", "/api/signup", { body: { token: mailed.value, claim_account: true } });
+    return { address, held, squatterKey, claim };
+  }
+
+  const inviteFrom = (organizationId: string, key: string) =>
+    api("POST", `/api/organizations/${organizationId}/invites`, {
+      key,
+      body: {
+        target_email: `other-${crypto.randomUUID()}@example.com`,
+        level: MembershipLevel.admin,
+        send_email: false,
+      },
+    });
+
+  it("gets no way back through an invite they sent from it: it opens nothing", async () => {
+    const { address, held, squatterKey, claim } = await squattedAdmin();
+    const sent = await inviteFrom(held.organization.id, squatterKey);
+    expect(sent.status).toBe(201);
+    const claimedAfter = new Date().toISOString();
+
+    expect((await claim()).status).toBe(201);
+
+    expectError(await api("POST", "/api/signup", { body: { token: sent.body.token } }), 404, NOT_FOUND);
+    // The membership is the owner's from the claim on, as a member's who came back is from then.
+    const members = await api("GET", `/api/organizations/${held.organization.id}/members`, { key: held.key });
+    const claimed = members.body.results.find((member: { user: { email: string } }) => member.user.email === address);
+    expect(claimed.joined_at >= claimedAfter).toBe(true);
+  });
+
+  it("sends no invite with their key while the claim lands: 401", async () => {
+    const { held, squatterKey, claim } = await squattedAdmin();
+    const meanwhile = beforeWrites([[/^insert into "invites"/, () => claim()]]);
+
+    const refused = await inviteFrom(held.organization.id, squatterKey);
+
+    vi.restoreAllMocks();
+    const [claimed] = meanwhile as [Awaited<ReturnType<typeof claim>>];
+    expect(claimed.status).toBe(201);
+    expectError(refused, 401, AUTHENTICATION_FAILED);
+    const invites = await api("GET", `/api/organizations/${held.organization.id}/invites`, { key: held.key });
+    expect(invites.body.results).toEqual([]);
+  });
+
+  it("has their webhooks turned off, each with Webhook.disabled by the system", async () => {
+    const { held, squatterKey, claim } = await squattedAdmin();
+    const created = await api("POST", `/api/organizations/${held.organization.id}/webhooks`, {
+      key: squatterKey,
+      body: { url: `${RECEIVER}/squatter`, events: ["*"] },
+    });
+    expect(created.status).toBe(201);
+
+    expect((await claim()).status).toBe(201);
+
+    const webhookPath = `/api/organizations/${held.organization.id}/webhooks/${created.body.id}`;
+    expect((await api("GET", webhookPath, { key: held.key })).body.enabled).toBe(false);
+    const log = await api("GET", `/api/organizations/${held.organization.id}/activity_log?scope=Webhook`, {
+      key: held.key,
+    });
+    expect(log.body.results[0]).toMatchObject({
+      activity: "disabled",
+      item_id: created.body.id,
+      is_system: true,
+      detail: { context: { reason: "Its creator's account was taken over by the owner of its e-mail address." } },
+    });
+  });
+
+  it("turning a webhook on while the claim is read makes it answer 409, and a retry turns it off", async () => {
+    const { held, squatterKey, claim } = await squattedAdmin();
+    const meanwhile = beforeWrites([
+      [
+        /^insert into "personal_api_keys"/,
+        () =>
+          api("POST", `/api/organizations/${held.organization.id}/webhooks`, {
+            key: squatterKey,
+            body: { url: `${RECEIVER}/late`, events: ["*"] },
+          }),
+      ],
+    ]);
+
+    const refused = await claim();
+
+    vi.restoreAllMocks();
+    const [late] = meanwhile as [Awaited<ReturnType<typeof api>>];
+    expect(late.status).toBe(201);
+    expectError(refused, 409, changedMeanwhile("account"));
+    expect((await claim()).status).toBe(201);
+    const webhook = await api("GET", `/api/organizations/${held.organization.id}/webhooks/${late.body.id}`, {
+      key: held.key,
+    });
+    expect(webhook.body.enabled).toBe(false);
   });
 });
 
