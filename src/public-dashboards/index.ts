@@ -24,7 +24,13 @@ import {
   sharedOpenLinkPage,
   sharedPasswordPage,
 } from "./shared-page";
-import { readSharedDashboard, recordSharedView, useViewerLink, type SharedDashboardRow } from "./shared.queries";
+import {
+  readSharedDashboard,
+  readSharedTiles,
+  recordSharedView,
+  useViewerLink,
+  type SharedDashboardRow,
+} from "./shared.queries";
 import {
   newShareSession,
   passwordCredential,
@@ -167,7 +173,12 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
       dashboard_id: shared.dashboard.id,
     });
   }
-  const found = toSharedDashboard(shared);
+  // A locked link's tiles were left out of the link's read: its visitor has a session now.
+  const tiles =
+    sessionCredentials(shared) === undefined
+      ? shared.tiles
+      : await readSharedTiles(createDatabase(primarySession(c.env.DB), c.var.meter), shared.dashboard.id);
+  const found = toSharedDashboard({ ...shared, tiles });
   return asJson ? c.json(found, 200) : c.html(sharedDashboardPage(found, nonce), 200);
 }
 

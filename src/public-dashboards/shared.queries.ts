@@ -24,11 +24,16 @@ const linkMayOpen = and(
  * only while the dashboard is live, its project not being deleted, and its organization allows
  * public links. Whether the link is
  * enabled, unexpired and unlocked is the caller's to decide from `sharing`. The token is found
- * through its unique index.
+ * through its unique index. The tiles only of a link open to anyone who has it: a locked link's
+ * (a password, an allow-list) are read once a visitor's session opens it (`readSharedTiles`), so
+ * that its form costs a few rows however large the dashboard.
  */
 export async function readSharedDashboard(db: Database, accessToken: string) {
   const sharedDashboardId = sql`(select ${sharingConfigurations.dashboardId} from ${sharingConfigurations}
     where ${sharingConfigurations.accessToken} = ${accessToken})`;
+  const openDashboardId = sql`(select ${sharingConfigurations.dashboardId} from ${sharingConfigurations}
+    where ${sharingConfigurations.accessToken} = ${accessToken}
+      and not ${sharingConfigurations.passwordRequired} and ${sharingConfigurations.allowedEmails} is null)`;
   const [[shared], tiles, passwords] = await db.batch([
     db
       .select({
@@ -48,7 +53,7 @@ export async function readSharedDashboard(db: Database, accessToken: string) {
       .innerJoin(projects, eq(projects.id, environments.projectId))
       .innerJoin(organizations, eq(organizations.id, environments.organizationId))
       .where(and(eq(sharingConfigurations.accessToken, accessToken), linkMayOpen)),
-    selectTiles(db, sharedDashboardId),
+    selectTiles(db, openDashboardId),
     db
       .select({ id: sharePasswords.id, passwordHash: sharePasswords.passwordHash })
       .from(sharePasswords)
@@ -56,6 +61,10 @@ export async function readSharedDashboard(db: Database, accessToken: string) {
   ]);
   return shared ? { ...shared, tiles: tiles as TileRow[], passwords } : undefined;
 }
+
+/** The tiles of a locked link's dashboard, for a visitor whose session opened it. */
+export const readSharedTiles = async (db: Database, dashboardId: number) =>
+  (await selectTiles(db, dashboardId)) as TileRow[];
 
 /**
  * One more view of the link, at `viewedAt`, and of the verified `viewer`'s address if any: run

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import { randomBase62 } from "../../src/platform/ids";
 import { limitedAs } from "../../src/platform/auth/refused-keys";
-import { api, db, errorBody, ISO_TIMESTAMP, setupOrganization } from "../support/harness";
+import { api, db, errorBody, ISO_TIMESTAMP, readCost, setupOrganization } from "../support/harness";
+import { chunkForInsert } from "../../src/platform/db";
 import { expectCreatedUpTo } from "../support/error-bodies";
 import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
 import { awaitRoomInWindow, freshClientAddress } from "../support/rate-windows";
@@ -234,6 +235,25 @@ describe("password-protected share links", () => {
     expect(deleted.status).toBe(204);
     expect((await api("DELETE", `${sharingPath}/passwords/${created.body.id}`, { key })).status).toBe(404);
     expect((await api("GET", sharingPath, { key })).body.share_passwords).toHaveLength(1);
+  });
+
+  it("answers its form without reading the dashboard's tiles, which it reads once a session opens it", async () => {
+    const { token, dashboard } = await setupProtected();
+    const now = new Date().toISOString();
+    const tiles = Array.from({ length: 200 }, () => ({ dashboardId: dashboard.id as number, createdAt: now }));
+    for (const chunk of chunkForInsert(schema.dashboardTiles, tiles))
+      await db.insert(schema.dashboardTiles).values(chunk);
+
+    // Anyone who has the link may load its form, as often as they like: a few rows each time.
+    const form = await exports.default.fetch(new Request(`http://localhost/shared/${token}`));
+    expect([form.status, (await form.text()).includes('name="password"')]).toEqual([200, true]);
+    expect(readCost(form.headers).rowsRead).toBeLessThanOrEqual(20);
+
+    const unlocked = await api("POST", `/shared/${token}.json`, { body: { password: "correct horse" } });
+    const session = { Authorization: `Bearer ${unlocked.body.shareToken}` };
+    const opened = await api("GET", `/shared/${token}.json`, { headers: session });
+    expect(opened.status).toBe(200);
+    expect(opened.body.dashboard.tiles).toHaveLength(200);
   });
 
   it("holds at most 10 passwords, however many are created at once", async () => {
