@@ -88,7 +88,9 @@ function resources(target) {
 /** Whether Workers Logs would keep `target`'s invocation logs (an environment inherits `observability`). */
 function keepsInvocationLogs(target, topLevel) {
   const observability = target.observability ?? topLevel.observability;
-  return observability?.enabled === true && observability.logs?.invocation_logs !== false;
+  // Workers Logs is on with `observability.enabled`, or with `observability.logs.enabled` alone.
+  const logsOn = observability?.enabled === true || observability?.logs?.enabled === true;
+  return logsOn && observability.logs?.invocation_logs !== false;
 }
 
 /** What is wrong with a raw wrangler config (the object wrangler reads from the file); [] if nothing. */

@@ -402,12 +402,14 @@ export async function claimAndJoin(
       })
       .where(eq(users.id, userId))
       .returning(),
-    // Its memberships are the owner's from now: the invites the earlier holder sent from them open
-    // nothing, as a member's who left and came back (`inviteOpens`).
-    db.update(organizationMemberships).set({ joinedAt: now }).where(eq(organizationMemberships.userId, userId)),
-    ...entries.webhooksDisabled,
     ...entries.keyCreated({ id: keyId, label: FIRST_KEY_LABEL }),
     ...joinStatements(db, invite, userId, entries.join),
+    // Last, as each entry above follows the write it records (`changes()`): the invites the
+    // earlier holder sent are no one's now, so they open nothing (`inviteOpens` needs their inviter
+    // a member), every one written before this whatever its clock said, and one their key sends
+    // later is refused (`callingKeyLive`); and their webhooks are turned off, each with its entry.
+    db.update(invites).set({ createdById: null, updatedAt: now }).where(eq(invites.createdById, userId)),
+    ...entries.webhooksDisabled,
   ]);
   if (!user || !personalApiKey) throw new Error("the claimed user or key was not returned");
   return { user, personalApiKey, revoked };

@@ -42,8 +42,17 @@ describe("the deploy configuration check", () => {
   });
 
   it("fails a target keeping Workers Logs' invocation logs, which record request URLs", () => {
-    const raw = config() as Config & { observability: { logs?: { invocation_logs?: boolean } } };
+    type Observability = { enabled?: boolean; logs?: { enabled?: boolean; invocation_logs?: boolean } };
+    const raw = config() as Config & { observability: Observability };
     delete raw.observability.logs;
+    expect(configProblems(raw)).toEqual(
+      ["the top level", "env.staging", "env.production"].map(
+        (name) =>
+          `${name} keeps invocation logs (request URLs carry tokens): set observability.logs.invocation_logs = false`,
+      ),
+    );
+    // Turned on by its logs alone, as wrangler also takes it.
+    raw.observability = { logs: { enabled: true } };
     expect(configProblems(raw)).toEqual(
       ["the top level", "env.staging", "env.production"].map(
         (name) =>

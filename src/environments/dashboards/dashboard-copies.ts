@@ -112,8 +112,6 @@ export async function copyStartingPoint(
   const { row, tiles, sameProject } = await copyableSource(c, scope, id);
   const { dashboard, source } = row;
   const where = { id: dashboard.id, environmentId: source.environmentId, organizationId: source.organizationId };
-  // The copy's log and history are read by the members of its organization: another's ids stay out.
-  const sameOrganization = source.organizationId === c.var.project.organizationId;
   return {
     // The copy is written only while the caller may still copy it, as judged above.
     heldWhile: callerStillMayCopy(c, where, sameProject),
@@ -125,13 +123,11 @@ export async function copyStartingPoint(
     tags: sameProject ? [] : dashboard.tags,
     filters: sameProject ? {} : dashboard.filters,
     variables: dashboard.variables,
-    copiedFrom: sameProject
-      ? undefined
-      : sameOrganization
-        ? { source_dashboard_id: dashboard.id, source_project_id: source.projectId }
-        : { source_dashboard_id: null, source_project_id: null },
-    summary: sameOrganization
+    // The copy's log and history are read by whoever sees its project, who may not see the
+    // source's (another organization's, or one hidden from them): the source's ids stay out.
+    copiedFrom: sameProject ? undefined : { source_dashboard_id: null, source_project_id: null },
+    summary: sameProject
       ? `Created as a copy of dashboard ${dashboard.id}`
-      : "Created as a copy of a dashboard of another organization",
+      : "Created as a copy of a dashboard of another project",
   };
 }

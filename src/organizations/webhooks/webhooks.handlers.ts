@@ -5,7 +5,8 @@ import { users, webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
 import { callerStillAdmin, levelLost, levelRefusal } from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
-import { personOf, type AppEnv } from "../../platform/env";
+import { personOf, type Actor, type AppEnv } from "../../platform/env";
+import { callingKeyLive, refusalOfGoneKey } from "../../platform/auth/key-policy";
 import { changedOrGone, conflict, notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull, unchangedSinceRead, whileHolds } from "../../platform/db";
 import { nowIso, uuid7 } from "../../platform/ids";
@@ -74,7 +75,7 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
     createdById: personOf(c.var.actor),
   };
   const db = c.var.db;
-  const makerMay = callerStillAdmin(c.var.actor, organizationId);
+  const makerMay = adminWithLiveKey(c.var.actor, organizationId);
   const [[row], , [creator]] = await refusedWhenNull(
     db.batch([
       insertWebhookBelowLimit(db, webhook, nowIso(), makerMay),
@@ -82,7 +83,7 @@ export const createOrganizationWebhook: RouteHandler<typeof createWebhook, AppEn
       webhookActivity.record(c, "created", webhookItem({ id, organizationId, url })),
       db.select().from(users).where(eq(users.id, c.var.actor.userId)),
     ]),
-    levelLost(c),
+    keyGoneOrLevelLost(c),
   );
   if (!row) {
     throw validationError(
@@ -126,7 +127,7 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
     .set({
       url: whileHolds(
         input.url === undefined ? sql<string>`${webhooks.url}` : url,
-        callerStillAdmin(c.var.actor, current.organizationId),
+        adminWithLiveKey(c.var.actor, current.organizationId),
       ),
       events: input.events,
       enabled: input.enabled,
@@ -146,10 +147,23 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
     trackedWebhookFields(toWebhook(current, createdBy)),
     trackedWebhookFields(toWebhook(after, owner)),
   );
-  const [row] = await refusedWhenNull(writeWithActivity(db, update, entry), levelLost(c));
+  const [row] = await refusedWhenNull(writeWithActivity(db, update, entry), keyGoneOrLevelLost(c));
   if (!row) throw await changedOrGone(db, webhookLive(current.organizationId, current.id), "webhook");
   return c.json(toWebhook(row, owner), 200);
 };
+
+/**
+ * A webhook sends the organization's every event where its maker chose: it is made, turned on or
+ * pointed elsewhere only while the caller is an admin, and with a key still theirs (one revoked,
+ * its account claimed included, that a location's cache still admits for a minute, does none of it).
+ */
+function adminWithLiveKey(actor: Actor, organizationId: string) {
+  return and(callerStillAdmin(actor, organizationId), callingKeyLive(actor, { orReplaced: true }))!;
+}
+
+/** Why `adminWithLiveKey` refused: 401 for the key, else `levelLost`'s 404 or 403. */
+const keyGoneOrLevelLost = (c: Context<AppEnv>) => async () =>
+  (await refusalOfGoneKey(c.var.db, c.var.actor, { orReplaced: true })) ?? (await levelLost(c)());
 
 /**
  * What the PATCH sends is still as it read it, and so is the webhook's creator when it takes the

@@ -130,15 +130,18 @@ export type ActivityLogQuery = z.infer<typeof ActivityLogQuery>;
 
 /** A project's log also takes PostHog's `include_organization_scoped=1`: entries of the organization itself. */
 export const ProjectActivityLogQuery = ActivityLogQuery.extend({
+  // Sent twice it is not `1`: off, as any other value.
   include_organization_scoped: z
-    .string()
+    .union([z.string(), z.array(z.string())])
     .optional()
     .openapi({
+      type: "string",
       description:
         "`1`: also the entries of the project's organization that name no project, for the organization's " +
         "admins and owners (others see no such entry, as in the organization's log); any other value: not.",
       example: "1",
-    }),
+    })
+    .transform((value) => (value === "1" ? "1" : undefined)),
 });
 
 export const ChainVerdict = z

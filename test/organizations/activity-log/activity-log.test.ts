@@ -390,7 +390,7 @@ describe("PostHog's page mode and filters", () => {
     ]);
     expect(await scopes(member.key, "?include_organization_scoped=1")).toEqual(["Dashboard"]);
     // Any other value, however long, is off: never refused.
-    for (const off of ["true", "yes-please".repeat(20)]) {
+    for (const off of ["true", "yes-please".repeat(20), "1&include_organization_scoped=2"]) {
       expect(await scopes(organization.key, `?include_organization_scoped=${off}`)).toEqual(["Dashboard"]);
     }
     const other = await setupOrganization();

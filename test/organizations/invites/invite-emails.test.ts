@@ -26,6 +26,8 @@ import {
   setupOrganization,
 } from "../../support/harness";
 import { mintInviteToken } from "../../../src/organizations/invites/invite-tokens";
+import { apiKeyCacheKey } from "../../../src/platform/auth/api-keys";
+import { sha256Hex } from "../../../src/platform/ids";
 import {
   daysAgo,
   FAKE_TRANSPORT_TOKEN,
@@ -708,7 +710,7 @@ describe("an account's earlier holder, once its address's owner has claimed it",
       mailedTokenHash: mailed.hash,
     });
     const claim = () => api("POST", "/api/signup", { body: { token: mailed.value, claim_account: true } });
-    return { address, held, squatterKey, claim };
+    return { held, squatterKey, claim };
   }
 
   const inviteFrom = (organizationId: string, key: string) =>
@@ -722,18 +724,33 @@ describe("an account's earlier holder, once its address's owner has claimed it",
     });
 
   it("gets no way back through an invite they sent from it: it opens nothing", async () => {
-    const { address, held, squatterKey, claim } = await squattedAdmin();
+    const { held, squatterKey, claim } = await squattedAdmin();
     const sent = await inviteFrom(held.organization.id, squatterKey);
     expect(sent.status).toBe(201);
-    const claimedAfter = new Date().toISOString();
 
     expect((await claim()).status).toBe(201);
 
     expectError(await api("POST", "/api/signup", { body: { token: sent.body.token } }), 404, NOT_FOUND);
-    // The membership is the owner's from the claim on, as a member's who came back is from then.
-    const members = await api("GET", `/api/organizations/${held.organization.id}/members`, { key: held.key });
-    const claimed = members.body.results.find((member: { user: { email: string } }) => member.user.email === address);
-    expect(claimed.joined_at >= claimedAfter).toBe(true);
+    // No one's invite now: listed for the organization's admins without its sender.
+    const invites = await api("GET", `/api/organizations/${held.organization.id}/invites`, { key: held.key });
+    expect(
+      invites.body.results.map((invite: { id: string; created_by: unknown }) => [invite.id, invite.created_by]),
+    ).toEqual([[sent.body.id, null]]);
+  });
+
+  it("gets no way back through an invite their key sends between the claim's read and its write", async () => {
+    const { held, squatterKey, claim } = await squattedAdmin();
+    const meanwhile = beforeWrites([
+      [/^insert into "personal_api_keys"/, () => inviteFrom(held.organization.id, squatterKey)],
+    ]);
+
+    const claimed = await claim();
+
+    vi.restoreAllMocks();
+    expect(claimed.status).toBe(201);
+    const [sent] = meanwhile as [Awaited<ReturnType<typeof api>>];
+    expect(sent.status).toBe(201);
+    expectError(await api("POST", "/api/signup", { body: { token: sent.body.token } }), 404, NOT_FOUND);
   });
 
   it("sends no invite with their key while the claim lands: 401", async () => {
@@ -771,6 +788,33 @@ describe("an account's earlier holder, once its address's owner has claimed it",
       is_system: true,
       detail: { context: { reason: "Its creator's account was taken over by the owner of its e-mail address." } },
     });
+    // The claim's other entries there stand beside it: its first key's creation.
+    const keys = await api("GET", `/api/organizations/${held.organization.id}/activity_log?scope=PersonalAPIKey`, {
+      key: held.key,
+    });
+    expect(keys.body.results.map((entry: { activity: string }) => entry.activity)).toContain("created");
+  });
+
+  it("turns no webhook on again, nor sends an invite, with their key still cached at another location: 401", async () => {
+    const { held, squatterKey, claim } = await squattedAdmin();
+    const hooks = `/api/organizations/${held.organization.id}/webhooks`;
+    const created = await api("POST", hooks, { key: squatterKey, body: { url: `${RECEIVER}/earlier`, events: ["*"] } });
+    expect(created.status).toBe(201);
+    // The key's cache entry, as another location's KV keeps it for up to a minute after a revocation.
+    const entryName = apiKeyCacheKey(await sha256Hex(squatterKey));
+    const cached = await eventually(async () => (await env.API_KEY_CACHE.get(entryName)) ?? undefined);
+    expect((await claim()).status).toBe(201);
+    await env.API_KEY_CACHE.put(entryName, cached, { expirationTtl: 60 });
+
+    const turnedOn = await api("PATCH", `${hooks}/${created.body.id}`, { key: squatterKey, body: { enabled: true } });
+    const another = await api("POST", hooks, { key: squatterKey, body: { url: `${RECEIVER}/another`, events: ["*"] } });
+    const invited = await inviteFrom(held.organization.id, squatterKey);
+
+    for (const refused of [turnedOn, another, invited]) expectError(refused, 401, AUTHENTICATION_FAILED);
+    const listed = await api("GET", hooks, { key: held.key });
+    expect(
+      listed.body.results.map((webhook: { id: string; enabled: boolean }) => [webhook.id, webhook.enabled]),
+    ).toEqual([[created.body.id, false]]);
   });
 
   it("turning a webhook on while the claim is read makes it answer 409, and a retry turns it off", async () => {
