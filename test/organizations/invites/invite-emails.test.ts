@@ -795,7 +795,7 @@ describe("an account's earlier holder, once its address's owner has claimed it",
     expect(keys.body.results.map((entry: { activity: string }) => entry.activity)).toContain("created");
   });
 
-  it("turns no webhook on again, nor sends an invite, with their key still cached at another location: 401", async () => {
+  it("turns no webhook on again nor sends an invite with their key still cached elsewhere: 401", async () => {
     const { held, squatterKey, claim } = await squattedAdmin();
     const hooks = `/api/organizations/${held.organization.id}/webhooks`;
     const created = await api("POST", hooks, { key: squatterKey, body: { url: `${RECEIVER}/earlier`, events: ["*"] } });
