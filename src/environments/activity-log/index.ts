@@ -14,6 +14,7 @@ import {
   pageStatements,
   selectSegmentsAroundId,
   type ArchiveReader,
+  type PageReads,
 } from "../../platform/activity-log/archived-reads";
 import { dashboardEntriesVisibleTo } from "../../platform/activity-log/visibility";
 import type { Actor, AppEnv } from "../../platform/env";
@@ -31,6 +32,9 @@ import { createRouter } from "../../platform/router";
 import { underEveryTree, type ProjectTree } from "../project-trees";
 import { projectActivityLogEntryRoute, projectActivityLogRoute } from "./activity-log.routes";
 import { thisRequestUrl } from "../../platform/public-url";
+
+/** The statements of one page (`pageStatements`): the page, its count, the archive's segments, the filter's user. */
+const PAGE_READS = 4;
 
 /** The environment's organization, as SQL read in the same statement as the environment. */
 const organizationOfEnvironment = (environmentId: number) =>
@@ -64,19 +68,26 @@ const visibleInProjectLog = (actor: Actor, environmentId: number) =>
  */
 const withOrganizationEntries = (actor: Actor, environmentId: number) =>
   and(
-    eq(activityLog.organizationId, organizationOfEnvironment(environmentId)),
+    // No organization for a member, so that SQLite seeks nothing: they get none of its entries,
+    // and their page is the project's own (`listProjectActivityLog` reads both).
+    eq(
+      activityLog.organizationId,
+      sql`(select case when ${callerIsAdminThere(actor, environmentId)}
+        then ${organizationOfEnvironment(environmentId)} end)`,
+    ),
     or(
       and(
         sql`+${activityLog.projectId} = (select project_id from environments where id = ${environmentId})`,
         dashboardEntriesVisibleTo(readerInEnvironment(actor, environmentId)),
       ),
-      and(
-        sql`+${activityLog.projectId} is null`,
-        isAdminInSql(sql`(select ${organizationMemberships.level} from ${membershipsOf(actor)}
-          where ${organizationMemberships.id} = ${membershipInEnvironment(actor, environmentId)})`),
-      ),
+      sql`+${activityLog.projectId} is null`,
     ),
   );
+
+/** The caller is an admin of the environment's organization, as SQL read in the same statement. */
+const callerIsAdminThere = (actor: Actor, environmentId: number) =>
+  isAdminInSql(sql`(select ${organizationMemberships.level} from ${membershipsOf(actor)}
+    where ${organizationMemberships.id} = ${membershipInEnvironment(actor, environmentId)})`);
 
 /**
  * Where the project's archived entries are, and which of them the caller sees: `where`, read in
@@ -109,20 +120,29 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
   const query = c.req.valid("query");
   const { actor } = c.var;
   // A key scoped to projects reaches no organization-level entry, as the organization's log refuses it.
-  const withOrganization = query.include_organization_scoped === "1" && actor.scopedTeams.length === 0;
-  const visible = (environmentId: number) =>
-    withOrganization ? withOrganizationEntries(actor, environmentId) : visibleInProjectLog(actor, environmentId);
-  const [[rule], ...reads] = await projectRead(c, (environmentId) => [
+  const askedForOrganization = query.include_organization_scoped === "1" && actor.scopedTeams.length === 0;
+  const pageOf = (environmentId: number, where: SQL | undefined) =>
+    pageStatements(c.var.db, { organizationId: organizationOfEnvironment(environmentId), where }, query);
+  // Asked for the organization's entries, the page along the organization's log (an admin's, read
+  // only for one) and the project's own (a member's); which one is the caller's is read with them.
+  const [[rule], [caller], ...reads] = await projectRead(c, (environmentId) => [
     selectKindRuleOfCaller(c.var.db, "activity_log", actor, environmentId),
-    ...pageStatements(
-      c.var.db,
-      { organizationId: organizationOfEnvironment(environmentId), where: visible(environmentId) },
-      query,
-    ),
+    c.var.db.select({ isAdmin: sql<number>`${callerIsAdminThere(actor, environmentId)}` }).from(sql`(select 1)`),
+    ...pageOf(environmentId, visibleInProjectLog(actor, environmentId)),
+    ...(askedForOrganization ? pageOf(environmentId, withOrganizationEntries(actor, environmentId)) : []),
   ]);
   assertMayReadLog(c, rule?.level ?? null);
-  const archive = projectArchive(c, visible(c.var.project.environmentId), withOrganization);
-  const page = await pageAcrossArchive(archive, query, reads);
+  const withOrganization = askedForOrganization && Boolean(caller?.isAdmin);
+  const environmentId = c.var.project.environmentId;
+  const visible = withOrganization
+    ? withOrganizationEntries(actor, environmentId)
+    : visibleInProjectLog(actor, environmentId);
+  const archive = projectArchive(c, visible, withOrganization);
+  const page = await pageAcrossArchive(
+    archive,
+    query,
+    (withOrganization ? reads.slice(PAGE_READS) : reads.slice(0, PAGE_READS)) as PageReads,
+  );
   return c.json(activityPageEnvelope(thisRequestUrl(c), query, page.rows, page.counted, page.resumeAt), 200);
 };
 

@@ -174,7 +174,7 @@ export const pageStatements = (db: Database, source: ActivityLogSource, query: A
       .where(query.user === undefined ? sql`0` : namedUser(query.user)),
   ] as const;
 
-type PageReads = [PageRow[], { count: number }[], SegmentRow[], { id: number }[]];
+export type PageReads = [PageRow[], { count: number }[], SegmentRow[], { id: number }[]];
 
 /** A page with its count, and where a cursor page goes on when the archive it read ran short. */
 type PageAcross = { rows: PageRow[]; counted: { count: number }[]; resumeAt: number | null };

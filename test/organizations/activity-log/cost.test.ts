@@ -198,6 +198,29 @@ describe("reading a log of 10,000 entries", () => {
     }
   });
 
+  it("include_organization_scoped=1 costs a member a page behind 2,000 entries of the organization alone", async () => {
+    const team = await setupOrganization();
+    const plain = await addMember(team.organization.id, MembershipLevel.member);
+    await seedEntries(team.organization.id, team.project.id, team.owner.id, team.owner.id, 3_000);
+    // The newest 2,000 name no project: the organization's own (its members joining, its settings).
+    await env.DB.prepare("update activity_log set project_id = null where organization_id = ? and seq > 1000")
+      .bind(team.organization.id)
+      .run();
+    const path = `/api/environments/${team.project.id}/activity_log?limit=20&include_organization_scoped=1`;
+    for (const [key, projectIds] of [
+      [plain.key, [team.project.id]],
+      [team.key, [null]],
+    ] as const) {
+      await api("GET", "/api/users/@me", { key }); // the key's cache entry, warm
+      const response = await api("GET", path, { key });
+      expect(response.body.results).toHaveLength(20);
+      expect([
+        ...new Set(response.body.results.map((entry: { project_id: number | null }) => entry.project_id)),
+      ]).toEqual(projectIds);
+      expect(response.cost.rowsRead).toBeLessThanOrEqual(PAGE_BOUND(20));
+    }
+  });
+
   it("appending an entry reads a handful of rows whatever the log's length", async () => {
     const other = await addMember(organization.organization.id, MembershipLevel.member);
     const response = await api(
