@@ -82,7 +82,8 @@ async function openLink(c: Context<AppEnv>) {
   assertAddressMayLookUp(c);
   // From the primary, never a read replica: one behind it would still open a link just refreshed,
   // paused or locked, which the owner expects to end at once (as a key read for a revocation).
-  const shared = await readSharedDashboard(createDatabase(primarySession(c.env.DB), c.var.meter), accessToken);
+  const primary = createDatabase(primarySession(c.env.DB), c.var.meter);
+  const shared = await readSharedDashboard(primary, accessToken);
   const nonce = c.get("secureHeadersNonce") ?? "";
   // Found through the index, then compared in constant time: the index alone is not the check.
   if (!shared || !constantTimeEqual(shared.sharing.accessToken, accessToken)) {
@@ -101,7 +102,7 @@ async function openLink(c: Context<AppEnv>) {
     if (asJson) throw notFound();
     return { closed: c.html(sharedClosedPage(state, nonce), state === "expired" ? 410 : 404) };
   }
-  return { shared, asJson, accessToken, nonce };
+  return { shared, asJson, accessToken, nonce, primary };
 }
 
 /** A session's credential; a verified viewer's names the address it proved. */
@@ -161,7 +162,7 @@ function lockedPage(c: Context<AppEnv>, shared: SharedDashboardRow, accessToken:
 async function serveSharedDashboard(c: Context<AppEnv>) {
   const link = await openLink(c);
   if ("closed" in link) return link.closed;
-  const { shared, asJson, accessToken, nonce } = link;
+  const { shared, asJson, accessToken, nonce, primary } = link;
   const visitor = await visitorOf(c, shared, accessToken);
   if (!visitor) {
     if (asJson) throw notAuthenticated();
@@ -175,9 +176,7 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
   }
   // A locked link's tiles were left out of the link's read: its visitor has a session now.
   const tiles =
-    sessionCredentials(shared) === undefined
-      ? shared.tiles
-      : await readSharedTiles(createDatabase(primarySession(c.env.DB), c.var.meter), shared.dashboard.id);
+    sessionCredentials(shared) === undefined ? shared.tiles : await readSharedTiles(primary, shared.dashboard.id);
   const found = toSharedDashboard({ ...shared, tiles });
   return asJson ? c.json(found, 200) : c.html(sharedDashboardPage(found, nonce), 200);
 }

@@ -1,6 +1,6 @@
 import { and, eq, gt, inArray, isNotNull, lt, lte, sql } from "drizzle-orm";
 import { shareViewerLinks } from "../db/schema";
-import { EMAIL_RETRY_DELAYS_SECONDS } from "../organizations/invites/invite-email-queue";
+import { EMAIL_RETRY_DELAYS_SECONDS, retryDueAt } from "../organizations/invites/invite-email-queue";
 import { inJsonList, primaryDatabase, type Database } from "../platform/db";
 import { emailTransportConfigured, sendEmail, type EmailMessage } from "../platform/email-transport";
 import type { Bindings } from "../platform/env";
@@ -53,15 +53,11 @@ export async function deliverViewerLinkEmail(env: Bindings, message: Message<Vie
   // While the message waits for its retry, the cron does not take it for lost.
   await db
     .update(shareViewerLinks)
-    .set({ emailNextAttemptAt: retryDueAt(delaySeconds) })
+    .set({ emailNextAttemptAt: retryDueAt(message.attempts) })
     .where(and(eq(shareViewerLinks.id, viewerLinkId), isNotNull(shareViewerLinks.emailOutbox)));
   if (delaySeconds === undefined) message.retry();
   else message.retry({ delaySeconds });
 }
-
-/** When a retry after `delaySeconds` is due; none after the last attempt (its message goes to the dead letters). */
-const retryDueAt = (delaySeconds: number | undefined) =>
-  delaySeconds === undefined ? null : new Date(Date.now() + delaySeconds * 1000).toISOString();
 
 /** The dead-letter queue's consumer for one-time links: their e-mails are dropped, each logged. */
 export async function recordViewerLinkDeadLetters(env: Bindings, viewerLinkIds: string[]) {

@@ -422,29 +422,34 @@ export async function claimAndJoin(
  * turns off.
  */
 export async function accountToClaim(db: Database, userId: number) {
-  const ofUser = eq(organizationMemberships.userId, userId);
   const [organizationsOfUser, enabledWebhooks] = await db.batch([
     db
       .select({ id: organizations.id, lifetimeDays: organizations.apiKeyMaxLifetimeDays })
       .from(organizationMemberships)
       .innerJoin(organizations, eq(organizations.id, organizationMemberships.organizationId))
-      .where(ofUser),
+      .where(eq(organizationMemberships.userId, userId)),
     db
       .select({ id: webhooks.id, organizationId: webhooks.organizationId, url: webhooks.url })
       .from(webhooks)
-      .where(
-        and(
-          inArray(
-            webhooks.organizationId,
-            db.select({ id: organizationMemberships.organizationId }).from(organizationMemberships).where(ofUser),
-          ),
-          eq(webhooks.createdById, userId),
-          eq(webhooks.enabled, true),
-        ),
-      ),
+      .where(enabledWebhooksOf(userId)),
   ]);
   return { organizations: organizationsOfUser, enabledWebhooks };
 }
+
+/**
+ * The enabled webhooks the user made, sought in their organizations along each one's webhooks
+ * (a webhook has no index by its maker; one of an organization they left was turned off then).
+ */
+const enabledWebhooksOf = (userId: number) =>
+  and(
+    inArray(
+      webhooks.organizationId,
+      sql`(select ${organizationMemberships.organizationId} from ${organizationMemberships}
+        where ${organizationMemberships.userId} = ${userId})`,
+    ),
+    eq(webhooks.createdById, userId),
+    eq(webhooks.enabled, true),
+  );
 
 export type AccountToClaim = { id: number; organizationIds: string[]; enabledWebhookIds: string[] };
 
@@ -458,8 +463,7 @@ const accountAsRead = ({ id, organizationIds, enabledWebhookIds }: AccountToClai
     and (select count(*) from ${organizationMemberships} where ${ofUser}
       and ${inJsonList(organizationMemberships.organizationId, organizationIds)}) = ${organizationIds.length}
     and not exists (select 1 from ${webhooks} where ${and(
-      eq(webhooks.createdById, id),
-      eq(webhooks.enabled, true),
+      enabledWebhooksOf(id),
       not(inJsonList(webhooks.id, enabledWebhookIds)),
     )})`;
 };

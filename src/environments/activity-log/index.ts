@@ -33,9 +33,6 @@ import { underEveryTree, type ProjectTree } from "../project-trees";
 import { projectActivityLogEntryRoute, projectActivityLogRoute } from "./activity-log.routes";
 import { thisRequestUrl } from "../../platform/public-url";
 
-/** The statements of one page (`pageStatements`): the page, its count, the archive's segments, the filter's user. */
-const PAGE_READS = 4;
-
 /** The environment's organization, as SQL read in the same statement as the environment. */
 const organizationOfEnvironment = (environmentId: number) =>
   sql<string>`(select ${environments.organizationId} from ${environments} where ${environments.id} = ${environmentId})`;
@@ -138,10 +135,12 @@ const listProjectActivityLog: RouteHandler<ReturnType<typeof projectActivityLogR
     ? withOrganizationEntries(actor, environmentId)
     : visibleInProjectLog(actor, environmentId);
   const archive = projectArchive(c, visible, withOrganization);
+  // The project's page first, then the organization's when asked for: each as long as the other.
+  const pageLength = askedForOrganization ? reads.length / 2 : reads.length;
   const page = await pageAcrossArchive(
     archive,
     query,
-    (withOrganization ? reads.slice(PAGE_READS) : reads.slice(0, PAGE_READS)) as PageReads,
+    (withOrganization ? reads.slice(pageLength) : reads.slice(0, pageLength)) as PageReads,
   );
   return c.json(activityPageEnvelope(thisRequestUrl(c), query, page.rows, page.counted, page.resumeAt), 200);
 };

@@ -26,6 +26,12 @@ export const EMAIL_RETRY_DELAYS_SECONDS = [30, 5 * 60, 30 * 60, 2 * 3_600] as co
  */
 export const EMAIL_ATTEMPTS = EMAIL_RETRY_DELAYS_SECONDS.length + 1;
 
+/** When the retry after the `attempt`-th attempt is due; none after the last (its message goes to the dead letters). */
+export function retryDueAt(attempt: number, from = Date.now()) {
+  const delaySeconds = EMAIL_RETRY_DELAYS_SECONDS[attempt - 1];
+  return delaySeconds === undefined ? null : new Date(from + delaySeconds * 1000).toISOString();
+}
+
 /**
  * Sends one message's invite e-mail, then acks it, or retries it after the schedule's next delay
  * (past the last attempt, a retry without delay: Queues moves it to the dead-letter queue).
@@ -85,8 +91,7 @@ export async function deliverInviteEmail(env: Bindings, message: Message<InviteE
     .update(invites)
     .set({
       emailAttempts: invite.attempts + 1,
-      emailNextAttemptAt:
-        delaySeconds === undefined ? null : new Date(Date.parse(now) + delaySeconds * 1000).toISOString(),
+      emailNextAttemptAt: retryDueAt(message.attempts, Date.parse(now)),
       updatedAt: now,
     })
     .where(stillPending);

@@ -8,11 +8,11 @@ import {
   callerInOrganization,
   callerStillAdmin,
   callerStillAtLeast,
-  levelLost,
+  keyGoneOrLevelLost,
   levelRefusal,
   refusedWhenLevelLost,
 } from "../../platform/route-context/organization";
-import { callingKeyLive, refusalOfGoneKey } from "../../platform/auth/key-policy";
+import { callingKeyLive } from "../../platform/auth/key-policy";
 import { isNotNullViolationOf } from "../../platform/db";
 import { MembershipLevel } from "../../platform/levels";
 import { projectVisibleTo } from "../../platform/access-rules/project-visibility";
@@ -201,10 +201,7 @@ async function createInvites(
       throw invitedMeanwhile(error) ? changedMeanwhile("invite") : error;
     })
     .catch(async (error: unknown) => {
-      if (isNotNullViolationOf(error, inviteRows.organizationId)) {
-        throw (await refusalOfGoneKey(db, c.var.actor, { orReplaced: true })) ?? (await levelLost(c)());
-      }
-      throw error;
+      throw isNotNullViolationOf(error, inviteRows.organizationId) ? await keyGoneOrLevelLost(c)() : error;
     });
   enqueueInviteEmails(c, rows);
   return issued.map(({ row, token }) => ({ ...toInvite(row, context.inviter), token }));

@@ -11,6 +11,9 @@ type Statement = BatchItem<"sqlite">;
 type CreatedWebhook = { id: string; url: string };
 
 const REASON = "Its creator is no longer an admin of the organization.";
+
+/** The service, in the log, acting within the request that caused it. */
+const systemActorOf = (c: Context<AppEnv>) => ({ ...SYSTEM_ACTOR, requestId: c.var.requestId ?? null });
 const CLAIMED_REASON = "Its creator's account was taken over by the owner of its e-mail address.";
 
 /** The enabled webhooks a user created in an organization: read with the membership a write changes. */
@@ -55,7 +58,7 @@ export function disableWebhooksOfFormerAdmin(
     where ${organizationMemberships.organizationId} = ${organizationId}
       and ${organizationMemberships.userId} = ${creatorUserId})`;
   // The organization's chain is sealed after the response: the membership change's own entry registered it.
-  const actor = { ...SYSTEM_ACTOR, requestId: c.var.requestId ?? null };
+  const actor = systemActorOf(c);
   const consequences = created.flatMap((webhook) =>
     disableWebhook(
       c.var.db,
@@ -80,7 +83,7 @@ export const disableWebhooksOfClaimedAccount = (
   userId: number,
   enabled: (CreatedWebhook & { organizationId: string })[],
 ): Statement[] => {
-  const actor = { ...SYSTEM_ACTOR, requestId: c.var.requestId ?? null };
+  const actor = systemActorOf(c);
   return enabled.flatMap((webhook) =>
     disableWebhook(
       c.var.db,

@@ -3,10 +3,15 @@ import type { Context } from "hono";
 import { and, eq, sql, type Column } from "drizzle-orm";
 import { users, webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
-import { callerStillAdmin, levelLost, levelRefusal } from "../../platform/route-context/organization";
+import {
+  callerStillAdmin,
+  keyGoneOrLevelLost,
+  levelLost,
+  levelRefusal,
+} from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
 import { personOf, type Actor, type AppEnv } from "../../platform/env";
-import { callingKeyLive, refusalOfGoneKey } from "../../platform/auth/key-policy";
+import { callingKeyLive } from "../../platform/auth/key-policy";
 import { changedOrGone, conflict, notFound, validationError } from "../../platform/errors";
 import { refusedWhenNull, unchangedSinceRead, whileHolds } from "../../platform/db";
 import { nowIso, uuid7 } from "../../platform/ids";
@@ -160,10 +165,6 @@ export const updateOrganizationWebhook: RouteHandler<typeof updateWebhook, AppEn
 function adminWithLiveKey(actor: Actor, organizationId: string) {
   return and(callerStillAdmin(actor, organizationId), callingKeyLive(actor, { orReplaced: true }))!;
 }
-
-/** Why `adminWithLiveKey` refused: 401 for the key, else `levelLost`'s 404 or 403. */
-const keyGoneOrLevelLost = (c: Context<AppEnv>) => async () =>
-  (await refusalOfGoneKey(c.var.db, c.var.actor, { orReplaced: true })) ?? (await levelLost(c)());
 
 /**
  * What the PATCH sends is still as it read it, and so is the webhook's creator when it takes the

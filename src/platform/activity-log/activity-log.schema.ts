@@ -130,7 +130,7 @@ export type ActivityLogQuery = z.infer<typeof ActivityLogQuery>;
 
 /** A project's log also takes PostHog's `include_organization_scoped=1`: entries of the organization itself. */
 export const ProjectActivityLogQuery = ActivityLogQuery.extend({
-  // Sent twice it is not `1`: off, as any other value.
+  // Sent twice it is not `1`: off, as every other value is.
   include_organization_scoped: z
     .union([z.string(), z.array(z.string())])
     .optional()

@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import type { Actor, AppEnv } from "../env";
 import { insufficientLevel, notFound, permissionDenied } from "../errors";
 import { prepared } from "../prepared";
-import { assertKeyPolicyAllows, KEY_BLOCKED, keyBlockedIn, type KeyPolicy } from "../auth/key-policy";
+import { assertKeyPolicyAllows, KEY_BLOCKED, keyBlockedIn, refusalOfGoneKey, type KeyPolicy } from "../auth/key-policy";
 import { MembershipLevel } from "../levels";
 
 export const CURRENT = "@current";
@@ -71,6 +71,13 @@ export const callerStillAdmin = (actor: Actor, organizationId: OrganizationRef) 
  */
 export const levelLost = (c: Context<AppEnv>) => async () =>
   (await levelRefusal(c, MembershipLevel.member)) ?? insufficientLevel();
+
+/**
+ * Why a write held to the caller's level and to their key (`callingKeyLive`, a replaced value
+ * within its overlap) was refused: 401 for a key no longer theirs, else `levelLost`'s 404 or 403.
+ */
+export const keyGoneOrLevelLost = (c: Context<AppEnv>) => async () =>
+  (await refusalOfGoneKey(c.var.db, c.var.actor, { orReplaced: true })) ?? (await levelLost(c)());
 
 /** A write held to the caller's level that a NOT NULL `column` refused (`whileHolds`): `levelLost`'s 404 or 403. */
 export const refusedWhenLevelLost =
