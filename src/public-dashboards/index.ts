@@ -27,6 +27,7 @@ import {
 import {
   readSharedDashboard,
   readSharedTiles,
+  type OpenedWith,
   recordSharedView,
   useViewerLink,
   type SharedDashboardRow,
@@ -144,10 +145,17 @@ async function visitorOf(c: Context<AppEnv>, shared: SharedDashboardRow, accessT
   if (credentials === undefined) return { viewer: null };
   for (const session of presentedSessions(c)) {
     const credential = await shareSessionCredential(session, accessToken, credentials, nowSeconds());
-    if (credential) return { viewer: credential.email ?? null };
+    if (credential) return { viewer: credential.email ?? null, credential };
   }
   return undefined;
 }
+
+/** What the visitor's session was checked against, for the locked link's second read to hold. */
+const openedWith = ({ sharing }: SharedDashboardRow, credential: Credential): OpenedWith => ({
+  accessToken: sharing.accessToken,
+  ...(sharing.passwordRequired ? { passwordId: credential.id } : { email: credential.email }),
+  viewerSecret: sharing.viewerSessionSecret,
+});
 
 const pagePathOf = (accessToken: string) => `/shared/${accessToken}`;
 
@@ -176,7 +184,14 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
   }
   // A locked link's tiles were left out of the link's read: its visitor has a session now.
   const tiles =
-    sessionCredentials(shared) === undefined ? shared.tiles : await readSharedTiles(primary, shared.dashboard.id);
+    visitor.credential === undefined
+      ? shared.tiles
+      : await readSharedTiles(primary, openedWith(shared, visitor.credential), nowIso());
+  // The link stopped opening with the visitor's credential since it was read: as a refreshed link's old token does.
+  if (!tiles) {
+    if (asJson) throw notFound();
+    return c.html(sharedNotFoundPage(nonce), 404);
+  }
   const found = toSharedDashboard({ ...shared, tiles });
   return asJson ? c.json(found, 200) : c.html(sharedDashboardPage(found, nonce), 200);
 }

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, eq, exists, gt, isNull, or, sql, type SQLWrapper } from "drizzle-orm";
 import {
   dashboards,
   environments,
@@ -18,6 +18,29 @@ const linkMayOpen = and(
   isNull(projects.deletionScheduledAt),
   eq(organizations.allowPubliclySharedResources, true),
 );
+
+/** `linkMayOpen`, for a sharing configuration read without its dashboard's joins. */
+const linkMayOpenHere = (db: Database) =>
+  exists(
+    db
+      .select({ one: sql`1` })
+      .from(dashboards)
+      .innerJoin(environments, eq(environments.id, dashboards.environmentId))
+      .innerJoin(projects, eq(projects.id, environments.projectId))
+      .innerJoin(organizations, eq(organizations.id, environments.organizationId))
+      .where(and(eq(dashboards.id, sharingConfigurations.dashboardId), linkMayOpen)),
+  );
+
+/** The address (a value, or a column) is on the link's allow-list. */
+const onAllowList = (email: SQLWrapper | string | undefined) =>
+  sql`exists (select 1 from json_each(${sharingConfigurations.allowedEmails}) where value = ${email})`;
+
+/** The link is on and unexpired at `now` (ISO timestamps compare as text). */
+const linkOnAt = (now: string) =>
+  and(
+    eq(sharingConfigurations.enabled, true),
+    or(isNull(sharingConfigurations.expiresAt), gt(sharingConfigurations.expiresAt, now)),
+  );
 
 /**
  * The dashboard a public link shows, its tiles and its share passwords' hashes, in one round trip:
@@ -62,9 +85,39 @@ export async function readSharedDashboard(db: Database, accessToken: string) {
   return shared ? { ...shared, tiles: tiles as TileRow[], passwords } : undefined;
 }
 
-/** The tiles of a locked link's dashboard, for a visitor whose session opened it. */
-export const readSharedTiles = async (db: Database, dashboardId: number) =>
-  (await selectTiles(db, dashboardId)) as TileRow[];
+/** What a visitor's session was checked against on the link's first read. */
+export type OpenedWith = { accessToken: string; passwordId?: string; email?: string; viewerSecret: string | null };
+
+/**
+ * The tiles of a locked link's dashboard, for a visitor whose session opened it, read only while
+ * the link still opens as it did on its first read: the same token, enabled, unexpired at `now`,
+ * and still holding the visitor's credential (their password, or their address on the list with
+ * the same viewer secret). Undefined once a refresh, a pause or a credential's removal landed in
+ * between: nothing written after the revoke answered reaches the old session.
+ */
+export async function readSharedTiles(db: Database, opened: OpenedWith, now: string) {
+  const credentialHolds =
+    opened.passwordId === undefined
+      ? sql`not ${sharingConfigurations.passwordRequired}
+          and ${sharingConfigurations.viewerSessionSecret} = ${opened.viewerSecret}
+          and ${onAllowList(opened.email)}`
+      : sql`${sharingConfigurations.passwordRequired} and exists (select 1 from ${sharePasswords}
+          where ${sharePasswords.id} = ${opened.passwordId}
+            and ${sharePasswords.dashboardId} = ${sharingConfigurations.dashboardId})`;
+  const stillOpen = db
+    .select({ dashboardId: sharingConfigurations.dashboardId })
+    .from(sharingConfigurations)
+    .where(
+      and(
+        eq(sharingConfigurations.accessToken, opened.accessToken),
+        linkOnAt(now),
+        credentialHolds,
+        linkMayOpenHere(db),
+      ),
+    );
+  const [open, tiles] = await db.batch([stillOpen, selectTiles(db, sql`(${stillOpen})`)]);
+  return open.length > 0 ? (tiles as TileRow[]) : undefined;
+}
 
 /**
  * One more view of the link, at `viewedAt`, and of the verified `viewer`'s address if any: run
@@ -78,8 +131,7 @@ export async function recordSharedView(db: Database, dashboardId: number, viewed
   if (viewer === null) return view;
   // Only while the address is still on the list: taking it off deletes its row, which a view
   // recorded just after must not bring back.
-  const stillAllowed = sql`exists (select 1 from json_each(${sharingConfigurations.allowedEmails})
-    where value = ${viewer})`;
+  const stillAllowed = onAllowList(viewer);
   const viewerView = db
     .insert(shareViewerViews)
     .select(
@@ -136,18 +188,12 @@ export async function readViewerLinkEmail(db: Database, viewerLinkId: string, no
   const openToAddress = db
     .select({ one: sql`1` })
     .from(sharingConfigurations)
-    .innerJoin(dashboards, eq(dashboards.id, sharingConfigurations.dashboardId))
-    .innerJoin(environments, eq(environments.id, dashboards.environmentId))
-    .innerJoin(projects, eq(projects.id, environments.projectId))
-    .innerJoin(organizations, eq(organizations.id, environments.organizationId))
     .where(
       and(
         eq(sharingConfigurations.dashboardId, shareViewerLinks.dashboardId),
-        linkMayOpen,
-        eq(sharingConfigurations.enabled, true),
-        sql`(${sharingConfigurations.expiresAt} is null or ${sharingConfigurations.expiresAt} > ${now})`,
-        sql`exists (select 1 from json_each(${sharingConfigurations.allowedEmails})
-          where value = ${shareViewerLinks.email})`,
+        linkMayOpenHere(db),
+        linkOnAt(now),
+        onAllowList(shareViewerLinks.email),
       ),
     );
   const [link] = await db

@@ -279,6 +279,26 @@ describe("a share link's e-mail allow-list: the public view", () => {
     expect([reused.status, reused.body]).toEqual([401, INVALID_LINK]);
   });
 
+  it("answers a view 404 when the viewer's address was taken off the list between its two reads", async () => {
+    const { key, token, sharingPath } = await setupAllowList();
+    const messages = capturedMessages();
+    await api("POST", `/shared/${token}.json`, { body: { email: "ada@example.com" } });
+    const unlocked = await api("POST", `/shared/${token}.json`, {
+      body: { code: (await deliveredLink(messages)).code },
+    });
+    const bearer = { Authorization: `Bearer ${unlocked.body.shareToken}` };
+    const meanwhile = beforeWrites([
+      [
+        /"sharing_configurations"\."enabled" = /,
+        async () => (await api("PATCH", sharingPath, { key, body: { allowed_emails: ["lin@example.com"] } })).status,
+      ],
+    ]);
+    const view = await api("GET", `/shared/${token}.json`, { headers: bearer });
+    expect(meanwhile).toEqual([200]);
+    vi.restoreAllMocks();
+    expect([view.status, view.body]).toEqual([404, NOT_FOUND]);
+  });
+
   it("refuses a one-time link past its 15 minutes, and does not send its e-mail any more", async () => {
     const { token, dashboard } = await setupAllowList();
     const messages = capturedMessages();

@@ -7,6 +7,7 @@ import { limitedAs } from "../../src/platform/auth/refused-keys";
 import { api, db, errorBody, ISO_TIMESTAMP, readCost, setupOrganization } from "../support/harness";
 import { chunkForInsert } from "../../src/platform/db";
 import { expectCreatedUpTo } from "../support/error-bodies";
+import { beforeWrites } from "../support/races";
 import { createDashboard, dashboardsPath } from "../environments/dashboard-fixtures";
 import { awaitRoomInWindow, freshClientAddress } from "../support/rate-windows";
 
@@ -254,6 +255,42 @@ describe("password-protected share links", () => {
     const opened = await api("GET", `/shared/${token}.json`, { headers: session });
     expect(opened.status).toBe(200);
     expect(opened.body.dashboard.tiles).toHaveLength(200);
+  });
+
+  // The second read of a locked link (its tiles, once a session opened it) holds what the first read judged.
+  type Revoke = (sharingPath: string, passwordId: string) => { method: string; path: string; body?: unknown };
+  const revokes: [string, Revoke][] = [
+    ["refreshed", (sharingPath) => ({ method: "POST", path: `${sharingPath}/refresh` })],
+    ["paused", (sharingPath) => ({ method: "PATCH", path: sharingPath, body: { enabled: false } })],
+    [
+      "stripped of the visitor's password",
+      (sharingPath, passwordId) => ({ method: "DELETE", path: `${sharingPath}/passwords/${passwordId}` }),
+    ],
+  ];
+  it.each(revokes)("answers a view 404 when its link was %s between its two reads", async (_revoke, revokeCall) => {
+    const { key, token, sharingPath, dashboard, project, created } = await setupProtected();
+    const unlocked = await api("POST", `/shared/${token}.json`, { body: { password: "correct horse" } });
+    const session = { Authorization: `Bearer ${unlocked.body.shareToken}` };
+    const { method, path, body } = revokeCall(sharingPath, created.body.id);
+    const meanwhile = beforeWrites([
+      [
+        /"sharing_configurations"\."enabled" = /,
+        async () => [
+          (await api(method, path, { key, body })).status,
+          (
+            await api("PATCH", `${dashboardsPath(project.id)}/${dashboard.id}`, {
+              key,
+              body: { tiles: [{ text: { body: "Written after the revoke" } }] },
+            })
+          ).status,
+        ],
+      ],
+    ]);
+    const view = await api("GET", `/shared/${token}.json`, { headers: session });
+    expect(meanwhile).toEqual([[method === "DELETE" ? 204 : 200, 200]]);
+    vi.restoreAllMocks();
+    expect([view.status, view.body]).toEqual([404, NOT_FOUND]);
+    expect(view.text).not.toContain("Written after the revoke");
   });
 
   it("holds at most 10 passwords, however many are created at once", async () => {
