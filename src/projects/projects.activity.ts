@@ -7,8 +7,15 @@ import { type Project, ProjectUpdateInput } from "./projects.schema";
 /** The fields a PATCH can change (its privacy, `access_control`, among them); never a project's tokens. */
 const PROJECT_TRACKED_FIELDS = Object.keys(ProjectUpdateInput.shape);
 
-/** Projects are created and updated; an entry names the project and carries its id as `project_id`. */
-export const projectActivity = resourceActivity("Project", { fields: PROJECT_TRACKED_FIELDS });
+/**
+ * Projects are created and updated; an entry names the project and carries its id as `project_id`.
+ * A Slack incoming-webhook URL lets whoever holds it post to the channel: its entries say only
+ * that it changed, so that neither the log nor what it feeds to receivers keeps one replaced.
+ */
+export const projectActivity = resourceActivity("Project", {
+  fields: PROJECT_TRACKED_FIELDS,
+  secretFields: ["slack_incoming_webhook"],
+});
 
 /** The tracked fields of a project as the API shows it. */
 export const trackedProjectFields = (project: Project): Record<string, unknown> =>

@@ -56,6 +56,12 @@ type TrackedExport = {
   destinationConfig: DestinationConfig;
 };
 
+/** The secrets of a `type` destination a PATCH sent, as fields of the entry: changed whenever sent. */
+export const sentDestinationSecrets = (type: string, sentConfig: Record<string, unknown> | undefined) =>
+  secretFields(type as DestinationType)
+    .filter((field) => sentConfig !== undefined && field in sentConfig)
+    .map(secretConfigField);
+
 /** The tracked fields of an export as the API names them, secrets included for comparison. */
 export function trackedBatchExportFields(row: TrackedExport): Record<string, unknown> {
   const type = row.destinationType as DestinationType;

@@ -16,6 +16,7 @@ import {
   batchExportAfter,
   batchExportItem,
   batchExportNameInBatch,
+  sentDestinationSecrets,
   trackedBatchExportFields,
 } from "./batch-exports.activity";
 import { openDestination, sealDestination } from "./destination-secrets";
@@ -77,7 +78,8 @@ export const updateProjectBatchExport: Handler<"update"> = async (c) => {
   if (!current) throw notFound();
   const keyring = await loadKeyring(c.env);
   const opened = { ...current, destinationConfig: await openDestination(keyring, current) };
-  const changes = batchExportChanges(opened, c.req.valid("json"), nowIso());
+  const input = c.req.valid("json");
+  const changes = batchExportChanges(opened, input, nowIso());
   const sealed = await sealDestination(keyring, current.id, changes.destinationType, changes.destinationConfig);
   // The stored config was merged as read; every write moves last_updated_at, so a write in
   // between makes this one match nothing rather than drop what the other wrote.
@@ -89,6 +91,7 @@ export const updateProjectBatchExport: Handler<"update"> = async (c) => {
     batchExportItem(c.var.project, current.id, after.name),
     trackedBatchExportFields(opened),
     trackedBatchExportFields(after),
+    sentDestinationSecrets(after.destinationType, input.destination?.config),
   );
   const updated = await refusedWhenNull(
     queries.updateBatchExport(c.var.db, and(where, unchanged), { ...changes, ...sealed }, entry, stillSeesProject(c)),

@@ -137,7 +137,9 @@ export const EVENT_EXAMPLES: Record<EventName, EventExample> = {
     project: true,
   },
   "Project.updated": {
-    description: "A project's settings changed, its privacy (`access_control`) among them.",
+    description:
+      "A project's settings changed, its privacy (`access_control`) among them; " +
+      "its Slack incoming-webhook URL only as `masked`.",
     name: "Mobile app",
     item: "7",
     project: true,

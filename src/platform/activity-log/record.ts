@@ -204,7 +204,9 @@ const sameValue = (left: unknown, right: unknown) => canonicalJson(left ?? null)
 
 /**
  * The fields of an update that changed, in `fields` order; a secret field says only that it
- * changed. Values are compared as JSON (API shapes: objects and lists compare by content).
+ * changed. Values are compared as JSON (API shapes: objects and lists compare by content). A
+ * secret the request sent (`sentSecrets`) counts as changed whether or not it matched the stored
+ * one: compared, its entry's absence would confirm a guess of it to anyone who reads the log.
  */
 export function changesBetween(
   type: ActivityScope,
@@ -212,9 +214,10 @@ export function changesBetween(
   after: Record<string, unknown>,
   fields: readonly string[],
   secretFields: readonly string[] = [],
+  sentSecrets: readonly string[] = [],
 ): Change[] {
   return fields
-    .filter((field) => !sameValue(before[field], after[field]))
+    .filter((field) => sentSecrets.includes(field) || !sameValue(before[field], after[field]))
     .map((field) =>
       secretFields.includes(field)
         ? { type, action: "changed", field, before: MASKED, after: MASKED }

@@ -22,15 +22,16 @@ export function resourceActivity<S extends ActivityScope>(scope: S, { fields, se
     record(c: Context<AppEnv>, activity: ActivityOf<S>, item: ActivityItem, actor?: ActivityActor) {
       return recordActivity(c, { ...item, scope, activity }, actor);
     },
-    /** An update's entry with what changed; none when nothing tracked changed. */
+    /** An update's entry with what changed; none when nothing tracked changed (a secret sent always did). */
     changed(
       c: Context<AppEnv>,
       activity: ActivityOf<S>,
       item: ActivityItem,
       before: Record<string, unknown>,
       after: Record<string, unknown>,
+      sentSecrets: readonly string[] = [],
     ): BatchItem<"sqlite"> | undefined {
-      const changes = changesBetween(scope, before, after, fields, secretFields);
+      const changes = changesBetween(scope, before, after, fields, secretFields, sentSecrets);
       return changes.length === 0 ? undefined : recordActivity(c, { ...item, scope, activity, changes });
     },
   };

@@ -193,6 +193,31 @@ describe("batch exports", () => {
     await expectNoSecretIn(team, [...Object.values(S3_SECRETS), "rotated-logged-never"]);
   });
 
+  // Were a secret sent again compared with the stored one, a right guess would leave no entry and a
+  // wrong one would: whoever may edit the export and read the log, without ever seeing it, could test guesses.
+  it("records a destination secret sent as changed whether or not it matched the stored one", async () => {
+    const team = await setupOrganization();
+    const created = await api("POST", exportsPath(team.project.id), { key: team.key, body: S3_EXPORT });
+    const path = `${exportsPath(team.project.id)}/${created.body.id}`;
+    const masked = {
+      type: "BatchExport",
+      action: "changed",
+      field: "destination.config.aws_secret_access_key",
+      before: MASKED,
+      after: MASKED,
+    };
+    // The stored value (a right guess), then another: the same entry each time.
+    for (const guess of [S3_SECRETS.aws_secret_access_key, "a-wrong-guess"]) {
+      await expectRecorded(
+        team,
+        () =>
+          api("PATCH", path, { key: team.key, body: { destination: { config: { aws_secret_access_key: guess } } } }),
+        200,
+        () => exportEntry(created.body.id, "updated", "Events to S3", [masked]),
+      );
+    }
+  });
+
   it("records pausing and unpausing from the organization, with the export's project", async () => {
     const team = await setupOrganization();
     const other = await createProject(team.organization.id);

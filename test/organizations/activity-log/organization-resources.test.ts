@@ -495,6 +495,36 @@ describe("projects", () => {
     expect(log).not.toContain(created.response.body.api_token);
   });
 
+  it("records a Slack incoming-webhook URL (its holder posts to the channel) as changed, never its value", async () => {
+    const team = await setupOrganization();
+    const url = "https://hooks.slack.com/services/T0000/B0000/posts-to-the-channel";
+    const item = { scope: "Project", itemId: String(team.project.id), projectId: team.project.id };
+    for (const value of [url, null]) {
+      const updated = await entriesAppendedBy(
+        () => logOf(team),
+        () =>
+          api("PATCH", `/api/environments/${team.project.id}`, {
+            key: team.key,
+            body: { slack_incoming_webhook: value },
+          }),
+      );
+      expect(updated.response.status).toBe(200);
+      expect(updated.entries).toEqual([
+        await byOwner(team, updated.response, {
+          ...item,
+          activity: "updated",
+          name: team.project.name,
+          changes: [
+            { type: "Project", action: "changed", field: "slack_incoming_webhook", before: MASKED, after: MASKED },
+          ],
+        }),
+      ]);
+    }
+    const feed = await api("GET", `${organizationPath(team)}/events`, { key: team.key });
+    expect(feed.status).toBe(200);
+    expect(JSON.stringify([await logOf(team), feed.body])).not.toContain("posts-to-the-channel");
+  });
+
   it("a duplicate name (409), an invalid body (400) or an unknown project (404) records nothing", async () => {
     const team = await setupOrganization();
     const projects = `${organizationPath(team)}/projects`;
