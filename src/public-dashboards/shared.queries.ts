@@ -1,4 +1,4 @@
-import { and, eq, exists, gt, isNull, or, sql, type SQLWrapper } from "drizzle-orm";
+import { and, eq, exists, gt, isNull, notExists, or, sql, type SQLWrapper } from "drizzle-orm";
 import {
   dashboards,
   environments,
@@ -154,9 +154,33 @@ export async function recordSharedView(db: Database, dashboardId: number, viewed
 
 type NewViewerLink = typeof shareViewerLinks.$inferInsert;
 
-/** A one-time link, unless its address already got one for this link in the same minute: its id, if written. */
-export const insertViewerLink = (db: Database, link: NewViewerLink) =>
-  db.insert(shareViewerLinks).values(link).onConflictDoNothing().returning({ id: shareViewerLinks.id });
+/**
+ * A one-time link for the link `accessToken`, unless its address already got one for this link in
+ * the same minute: whether it was written. Written after the response, so a refresh or the
+ * address's removal may have landed since the request was read; each deletes the link's unused
+ * codes, and so, in the same batch, does the write, so that none is e-mailed for a token refreshed
+ * away or to an address taken off the list.
+ */
+export async function insertViewerLink(db: Database, link: NewViewerLink, accessToken: string) {
+  const stillAsked = db
+    .select({ one: sql`1` })
+    .from(sharingConfigurations)
+    .where(
+      and(
+        eq(sharingConfigurations.dashboardId, link.dashboardId),
+        eq(sharingConfigurations.accessToken, accessToken),
+        onAllowList(link.email),
+      ),
+    );
+  const [written, withdrawn] = await db.batch([
+    db.insert(shareViewerLinks).values(link).onConflictDoNothing().returning({ id: shareViewerLinks.id }),
+    db
+      .delete(shareViewerLinks)
+      .where(and(eq(shareViewerLinks.id, link.id), notExists(stillAsked)))
+      .returning({ id: shareViewerLinks.id }),
+  ]);
+  return written.length > 0 && withdrawn.length === 0;
+}
 
 /**
  * Uses the one-time link whose token hashes to `tokenHash`, on this link's dashboard, if it is

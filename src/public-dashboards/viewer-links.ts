@@ -52,17 +52,21 @@ async function issueViewerLink(c: Context<AppEnv>, shared: SharedDashboardRow, a
   url.searchParams.set(VIEWER_CODE_PARAMETER, token);
   const message = composeViewerLinkEmail(email, shared.dashboard.name, url.toString(), expiresAt);
   const keyring = await loadKeyring(c.env);
-  const [written] = await insertViewerLink(c.var.db, {
-    id,
-    dashboardId: shared.dashboard.id,
-    email,
-    tokenHash: await sha256Hex(token),
-    issuedMinute: Math.floor(now / MINUTE_MS),
-    createdAt: new Date(now).toISOString(),
-    expiresAt,
-    emailNextAttemptAt: new Date(now).toISOString(),
-    emailOutbox: await seal(keyring, JSON.stringify(message), viewerLinkOutboxContext(id)),
-  });
+  const written = await insertViewerLink(
+    c.var.db,
+    {
+      id,
+      dashboardId: shared.dashboard.id,
+      email,
+      tokenHash: await sha256Hex(token),
+      issuedMinute: Math.floor(now / MINUTE_MS),
+      createdAt: new Date(now).toISOString(),
+      expiresAt,
+      emailNextAttemptAt: new Date(now).toISOString(),
+      emailOutbox: await seal(keyring, JSON.stringify(message), viewerLinkOutboxContext(id)),
+    },
+    accessToken,
+  );
   if (written) await c.env.INVITE_EMAILS.send({ viewerLinkId: id } satisfies ViewerLinkEmailMessage);
 }
 

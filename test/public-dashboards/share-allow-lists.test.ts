@@ -418,6 +418,37 @@ describe("a share link's e-mail allow-list: the public view", () => {
   });
 });
 
+describe("a one-time link asked for just before its link changed", () => {
+  // The link is written after the answer: a change that landed in between must take it back as it
+  // takes back the codes already written, or its e-mail carries a dead link, or reaches an address
+  // no longer listed once it is listed again.
+  it.each([
+    ["the link was refreshed", { method: "POST", path: "/refresh", body: undefined }],
+    [
+      "the address was taken off the list",
+      { method: "PATCH", path: "", body: { allowed_emails: ["lin@example.com"] } },
+    ],
+  ])("writes no link and sends nothing when %s meanwhile", async (_change, change) => {
+    const { key, token, sharingPath, dashboard } = await setupAllowList();
+    const messages = capturedMessages();
+    const changed = beforeWrites([
+      [
+        /^insert into "share_viewer_links"/,
+        async () => (await api(change.method, `${sharingPath}${change.path}`, { key, body: change.body })).status,
+      ],
+    ]);
+    expect((await api("POST", `/shared/${token}.json`, { body: { email: "ada@example.com" } })).status).toBe(202);
+    expect(await eventually(async () => changed[0] as number | undefined)).toBe(200);
+    // The write, right after the change, and what would follow it: its message on the queue.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const links = await db
+      .select()
+      .from(schema.shareViewerLinks)
+      .where(eq(schema.shareViewerLinks.dashboardId, dashboard.id));
+    expect([links, messages]).toEqual([[], []]);
+  });
+});
+
 describe("a share link's one-time link e-mails on the queue", () => {
   it("sends nothing to an address taken off the list, or once the link is paused, before it went out", async () => {
     const { token, sharingPath, key, dashboard } = await setupAllowList();
