@@ -20,8 +20,10 @@ const SHAPES_KEPT_AT_MOST = 256;
  * a value. A builder wrapped here may use values only as bound SQL values (a list whole, never its
  * items or its length), and must take anything else it reads (the time, say) as an argument. Each
  * shape is built twice, with two sentinel sets: a value that changed the SQL text, or that reached
- * a bound parameter in another form than its own, is refused on the spot, so a misuse fails the
- * first request of that shape, in tests too.
+ * a bound parameter in another form than its own, is refused on the spot, so those misuses fail
+ * the first request of that shape, in tests too. A builder that branches on a value (compares it,
+ * clamps it, tests it for zero) may pass that check with the sentinels, which are negative numbers
+ * and strings no client sends: keep such decisions out of wrapped builders.
  */
 export function prepared<A extends unknown[], R extends Built>(
   build: (db: Database, ...args: A) => R,
@@ -97,6 +99,8 @@ function describe(args: unknown[]): { shape: string; values: Value[] } {
       values.push(leaf);
       return Array.isArray(leaf) ? `list of ${typeof leaf[0]}` : typeof leaf;
     }),
+    // JSON writes an undefined item as null: kept apart, they are two shapes.
+    (_key, item: unknown) => (item === undefined ? "\u0000undefined" : item),
   );
   return { shape, values };
 }

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { users } from "../../src/db/schema";
 import { createDatabase, D1Meter, inJsonList, type Database } from "../../src/platform/db";
@@ -66,6 +66,28 @@ describe("prepared statements", () => {
     expect((await preparedUsers(db, actorOf(second.id), second.id, undefined)).map((row) => row.id)).toEqual([
       second.id,
     ]);
+  });
+
+  it("build an argument's null and its undefined as two shapes", async () => {
+    const db = database();
+    const user = await createUser({ lastLogin: null });
+    const byLogin = prepared((db: Database, id: number, login: string | null | undefined) =>
+      db
+        .select({ id: users.id })
+        .from(users)
+        .where(
+          and(
+            eq(users.id, id),
+            login === undefined ? undefined : login === null ? isNull(users.lastLogin) : eq(users.lastLogin, login),
+          ),
+        ),
+    );
+    expect(await byLogin(db, user.id, undefined)).toEqual([{ id: user.id }]);
+    expect(await byLogin(db, user.id, null)).toEqual([{ id: user.id }]);
+    await db.update(users).set({ lastLogin: new Date().toISOString() }).where(eq(users.id, user.id));
+    // Were null served undefined's statement (no condition), it would still find the user.
+    expect(await byLogin(db, user.id, undefined)).toEqual([{ id: user.id }]);
+    expect(await byLogin(db, user.id, null)).toEqual([]);
   });
 
   it("bind each value once, however often the statement reads it; a quoted ? is no parameter", async () => {
