@@ -106,6 +106,12 @@ function callerOnDashboardInSql(c: Context<AppEnv>, environmentId: number, dashb
   return { caller, dashboard, seesProject: callerStillSeesProject(actor, environmentId) };
 }
 
+/** The caller still sees the dashboard when the statement runs (`dashboardVisibleInSql`): a read that writes. */
+export function callerStillSeesDashboard(c: Context<AppEnv>, dashboardId: number) {
+  const { caller, dashboard, seesProject } = callerOnDashboardInSql(c, c.var.project.environmentId, dashboardId);
+  return sql`(${seesProject} and ${dashboardVisibleInSql(caller, dashboard)})`;
+}
+
 /** The caller still manages the dashboard when the statement runs (`dashboardManagerInSql`). */
 export function callerStillManagerOf(c: Context<AppEnv>, environmentId: number, dashboardId: number) {
   const { caller, dashboard, seesProject } = callerOnDashboardInSql(c, environmentId, dashboardId);

@@ -280,6 +280,35 @@ describe("a sharing write, judged on the dashboard it read", () => {
     expect((await api("GET", `/shared/${before.access_token}.json`)).status).toBe(404);
   });
 
+  it("makes a link on a first read only while the reader still sees the dashboard: else 404, no token", async () => {
+    const { organization, project, key } = await setupOrganization();
+    const member = await addMember(organization.id, MembershipLevel.member);
+    const dashboardPath = (id: number) => `${dashboardsPath(project.id)}/${id}`;
+    const meanwhile: [string, (id: number) => ReturnType<typeof api>][] = [
+      // Deleted first: the removal ends the member's reads.
+      ["deleted", (id) => api("PATCH", dashboardPath(id), { key, body: { deleted: true } })],
+      ["removed", () => api("DELETE", `/api/organizations/${organization.id}/members/${member.user.uuid}`, { key })],
+    ];
+    for (const [what, change] of meanwhile) {
+      const dashboard = await createDashboard(key, project.id, { name: `Confidential, ${what}` });
+      const path = `${dashboardPath(dashboard.id)}/sharing`;
+      // A first read makes the link; someone turns it on meanwhile, after the change.
+      const ran = beforeWrites([
+        [
+          /^insert into "sharing_configurations"/,
+          async () => [
+            (await change(dashboard.id)).status,
+            (await api("PATCH", path, { key, body: { enabled: true } })).status,
+          ],
+        ],
+      ]);
+      const read = await api("GET", path, { key: member.key });
+      vi.restoreAllMocks();
+      expect(ran, what).toEqual([[what === "removed" ? 204 : 200, what === "removed" ? 200 : 404]]);
+      expect([read.status, read.body], what).toEqual([404, NOT_FOUND]);
+    }
+  });
+
   it("makes a password only while the link still requires one: turned off meanwhile, 400", async () => {
     const { key, path } = await sharedWithEditor();
     const ran = beforeWrites([

@@ -11,6 +11,7 @@ import type { ProjectTree } from "../../project-trees";
 import type { Context } from "hono";
 import {
   callerStillEditorOf,
+  callerStillSeesDashboard,
   editableDashboard,
   editRightLost,
   parseDashboardId,
@@ -63,10 +64,24 @@ export const retrieveDashboardSharing: Handler<"retrieve"> = async (c) => {
     selectSharePasswords(db, dashboardId),
     selectVerifiedViewers(db, dashboardId),
   ]);
-  const access = accessTo(c, visibleDashboard(c, dashboard));
-  const read = sharing ? { row: sharing, passwords, viewers } : await upsertSharing(db, dashboardId);
-  return c.json(toSharingConfiguration(read, access), 200);
+  const visible = visibleDashboard(c, dashboard);
+  const read = sharing ? { row: sharing, passwords, viewers } : await firstSharing(c, visible);
+  return c.json(toSharingConfiguration(read, accessTo(c, visible)), 200);
 };
+
+/**
+ * A dashboard's first read of its sharing makes its configuration (its token), as PostHog's does:
+ * only while the caller still sees the dashboard, live. Removed or hidden since the request's read,
+ * they get 404, as a moment later, and not a link someone may have turned on meanwhile.
+ */
+const firstSharing = (c: Context<AppEnv>, { dashboard }: DashboardRow) =>
+  upsertSharing(c.var.db, dashboard.id, {}, [
+    sharingWriteHeld(c.var.db, dashboard, callerStillSeesDashboard(c, dashboard.id)),
+  ]).catch((error: unknown) => {
+    if (isNotNullViolationOf(error, dashboards.restrictionLevel) || isDashboardDeletedMeanwhile(error))
+      throw notFound();
+    throw error;
+  });
 
 /**
  * A sharing write whose guard (`sharingWriteHeld`) failed: the caller lost the edit right, the
