@@ -176,12 +176,6 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
     if (asJson) throw notAuthenticated();
     return c.html(lockedPage(c, shared, accessToken, nonce), 200);
   }
-  // A HEAD (a link checker, a preview's probe) shows no one the dashboard.
-  if (c.req.method === "GET" && countsAsView(c.req.header("CF-Connecting-IP"), shared.dashboard.id, visitor.viewer)) {
-    afterResponse(c, "record share view", recordSharedView(c.var.db, shared.dashboard.id, nowIso(), visitor.viewer), {
-      dashboard_id: shared.dashboard.id,
-    });
-  }
   // A locked link's tiles were left out of the link's read: its visitor has a session now.
   const tiles =
     visitor.credential === undefined
@@ -191,6 +185,12 @@ async function serveSharedDashboard(c: Context<AppEnv>) {
   if (!tiles) {
     if (asJson) throw notFound();
     return c.html(sharedNotFoundPage(nonce), 404);
+  }
+  // A view is a dashboard served; a HEAD (a link checker, a preview's probe) shows no one the dashboard.
+  if (c.req.method === "GET" && countsAsView(c.req.header("CF-Connecting-IP"), shared.dashboard.id, visitor.viewer)) {
+    afterResponse(c, "record share view", recordSharedView(c.var.db, shared.dashboard.id, nowIso(), visitor.viewer), {
+      dashboard_id: shared.dashboard.id,
+    });
   }
   const found = toSharedDashboard({ ...shared, tiles });
   return asJson ? c.json(found, 200) : c.html(sharedDashboardPage(found, nonce), 200);

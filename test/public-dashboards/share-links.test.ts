@@ -267,31 +267,41 @@ describe("password-protected share links", () => {
       (sharingPath, passwordId) => ({ method: "DELETE", path: `${sharingPath}/passwords/${passwordId}` }),
     ],
   ];
-  it.each(revokes)("answers a view 404 when its link was %s between its two reads", async (_revoke, revokeCall) => {
-    const { key, token, sharingPath, dashboard, project, created } = await setupProtected();
-    const unlocked = await api("POST", `/shared/${token}.json`, { body: { password: "correct horse" } });
-    const session = { Authorization: `Bearer ${unlocked.body.shareToken}` };
-    const { method, path, body } = revokeCall(sharingPath, created.body.id);
-    const meanwhile = beforeWrites([
-      [
-        /"sharing_configurations"\."enabled" = /,
-        async () => [
-          (await api(method, path, { key, body })).status,
-          (
-            await api("PATCH", `${dashboardsPath(project.id)}/${dashboard.id}`, {
-              key,
-              body: { tiles: [{ text: { body: "Written after the revoke" } }] },
-            })
-          ).status,
+  it.each(revokes)(
+    "answers a view 404, counted as none, when its link was %s between its two reads",
+    async (_, revokeCall) => {
+      const { key, token, sharingPath, dashboard, project, created } = await setupProtected();
+      const unlocked = await api("POST", `/shared/${token}.json`, { body: { password: "correct horse" } });
+      const session = { Authorization: `Bearer ${unlocked.body.shareToken}`, "CF-Connecting-IP": freshClientAddress() };
+      const { method, path, body } = revokeCall(sharingPath, created.body.id);
+      const meanwhile = beforeWrites([
+        [
+          /"sharing_configurations"\."enabled" = /,
+          async () => [
+            (await api(method, path, { key, body })).status,
+            (
+              await api("PATCH", `${dashboardsPath(project.id)}/${dashboard.id}`, {
+                key,
+                body: { tiles: [{ text: { body: "Written after the revoke" } }] },
+              })
+            ).status,
+          ],
         ],
-      ],
-    ]);
-    const view = await api("GET", `/shared/${token}.json`, { headers: session });
-    expect(meanwhile).toEqual([[method === "DELETE" ? 204 : 200, 200]]);
-    vi.restoreAllMocks();
-    expect([view.status, view.body]).toEqual([404, NOT_FOUND]);
-    expect(view.text).not.toContain("Written after the revoke");
-  });
+      ]);
+      const view = await api("GET", `/shared/${token}.json`, { headers: session });
+      expect(meanwhile).toEqual([[method === "DELETE" ? 204 : 200, 200]]);
+      vi.restoreAllMocks();
+      expect([view.status, view.body]).toEqual([404, NOT_FOUND]);
+      expect(view.text).not.toContain("Written after the revoke");
+      // A view is counted after the response: give it the time to land, were it recorded.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const views = await db
+        .select({ count: schema.sharingConfigurations.viewCount, last: schema.sharingConfigurations.lastViewedAt })
+        .from(schema.sharingConfigurations)
+        .where(eq(schema.sharingConfigurations.dashboardId, dashboard.id));
+      expect(views).toEqual([{ count: 0, last: null }]);
+    },
+  );
 
   it("holds at most 10 passwords, however many are created at once", async () => {
     const { key, sharingPath } = await setupProtected();
