@@ -1,6 +1,6 @@
 import { createScheduledController } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../src/db/schema";
 import worker from "../../src/index";
@@ -416,6 +416,44 @@ describe("a share link's e-mail allow-list: the public view", () => {
     const refreshed = await api("POST", `${sharingPath}/refresh`, { key });
     expect(await unlock(refreshed.body.access_token, forLin.code)).toEqual(invalidLink);
   });
+});
+
+describe("expired one-time links", () => {
+  // Anyone with an allow-listed link may ask for links, 30 a minute from each client address: a
+  // cron run (every 10 minutes) must delete more than one address asks for meanwhile.
+  it("are all deleted by a cron run, more of them than a client address may ask for between two runs", async () => {
+    const { key, project } = await setupOrganization();
+    useEmailTransport();
+    capturedMessages();
+    // Two links, 100 addresses listed (a list's most) and 20: 120 links asked for.
+    const listed = Array.from({ length: 100 }, (_, index) => `viewer${index}@example.com`);
+    const asked: [string, string][] = [];
+    const dashboardIds: number[] = [];
+    for (const list of [listed, listed.slice(0, 20)]) {
+      const dashboard = await createDashboard(key, project.id, { name: "Quarterly" });
+      const sharingPath = `${dashboardsPath(project.id)}/${dashboard.id}/sharing`;
+      const sharing = await api("PATCH", sharingPath, { key, body: { enabled: true, allowed_emails: list } });
+      expect(sharing.status).toBe(200);
+      dashboardIds.push(dashboard.id);
+      asked.push(...list.map((email): [string, string] => [sharing.body.access_token, email]));
+    }
+    const addresses = Array.from({ length: 5 }, freshClientAddress);
+    for (const [index, [token, email]] of asked.entries()) {
+      const answer = await postForm(`/shared/${token}`, { email }, { "CF-Connecting-IP": addresses[index % 5]! });
+      expect(answer.status).toBe(200);
+    }
+    const links = () =>
+      db.select().from(schema.shareViewerLinks).where(inArray(schema.shareViewerLinks.dashboardId, dashboardIds));
+    await vi.waitFor(async () => expect(await links()).toHaveLength(120), { timeout: 10_000 });
+    const minutesAgo = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
+    await db
+      .update(schema.shareViewerLinks)
+      .set({ createdAt: minutesAgo(20), expiresAt: minutesAgo(5), emailOutbox: null, emailNextAttemptAt: null })
+      .where(inArray(schema.shareViewerLinks.dashboardId, dashboardIds));
+
+    await worker.scheduled(createScheduledController({ cron: "*/10 * * * *" }), env);
+    expect(await links()).toEqual([]);
+  }, 60_000);
 });
 
 describe("a one-time link asked for just before its link changed", () => {
