@@ -775,8 +775,10 @@ describe("archived segments too large to read together", () => {
     const organization = await setupOrganization();
     const organizationId = organization.organization.id;
     await env.DB.prepare("delete from activity_log where organization_id = ?").bind(organizationId).run();
-    // 40 entries, two a day from 60 days ago: 20 segments of a day each, all past the hot window.
-    await seedEntriesWithTimedIds(organizationId, 40, DAY / 2, Date.now() - 60 * DAY);
+    // 40 entries, two a UTC day (at 01:00 and 13:00) from 60 days ago: 20 segments of a day each,
+    // all past the hot window. Begun at any other hour, they would straddle 21 days after noon.
+    const startOfDay = Math.floor((Date.now() - 60 * DAY) / DAY) * DAY;
+    await seedEntriesWithTimedIds(organizationId, 40, DAY / 2, startOfDay + DAY / 24);
     const first = await firstEntryOf(organizationId);
     const reads = {
       // The seeded entries (scope Organization), not the exports' own entries appended meanwhile.
