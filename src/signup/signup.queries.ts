@@ -1,4 +1,4 @@
-import { and, eq, inArray, isNotNull, isNull, lte, ne, not, or, sql, type Column, type SQL } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, lte, ne, or, sql, type Column, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import {
   invites,
@@ -12,6 +12,7 @@ import {
 } from "../db/schema";
 import type { BatchItem } from "drizzle-orm/batch";
 import { inJsonList, isNotNullViolationOf, whileHolds, type Database } from "../platform/db";
+import { enabledWebhooksMadeBy, noWebhookEnabledBeyond } from "../organizations/webhooks/webhook-creators";
 import { newDistinctId, nowIso, uuid7 } from "../platform/ids";
 import { ruleOfMember } from "../platform/access-rules/member-rule";
 import { grantableLevelInSql } from "../platform/access-rules/grantable-level";
@@ -441,14 +442,13 @@ export async function accountToClaim(db: Database, userId: number) {
  * (a webhook has no index by its maker; one of an organization they left was turned off then).
  */
 const enabledWebhooksOf = (userId: number) =>
-  and(
+  enabledWebhooksMadeBy(
+    userId,
     inArray(
       webhooks.organizationId,
       sql`(select ${organizationMemberships.organizationId} from ${organizationMemberships}
         where ${organizationMemberships.userId} = ${userId})`,
     ),
-    eq(webhooks.createdById, userId),
-    eq(webhooks.enabled, true),
   );
 
 export type AccountToClaim = { id: number; organizationIds: string[]; enabledWebhookIds: string[] };
@@ -462,10 +462,7 @@ const accountAsRead = ({ id, organizationIds, enabledWebhookIds }: AccountToClai
   return sql`(select count(*) from ${organizationMemberships} where ${ofUser}) = ${organizationIds.length}
     and (select count(*) from ${organizationMemberships} where ${ofUser}
       and ${inJsonList(organizationMemberships.organizationId, organizationIds)}) = ${organizationIds.length}
-    and not exists (select 1 from ${webhooks} where ${and(
-      enabledWebhooksOf(id),
-      not(inJsonList(webhooks.id, enabledWebhookIds)),
-    )})`;
+    and ${noWebhookEnabledBeyond(enabledWebhooksOf(id), enabledWebhookIds)}`;
 };
 
 /** Whether a claim's write failed because the account's organizations changed since the read. */

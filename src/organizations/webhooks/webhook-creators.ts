@@ -1,8 +1,8 @@
-import { and, eq, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, not, sql, type SQL } from "drizzle-orm";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { Context } from "hono";
 import { organizationMemberships, webhooks } from "../../db/schema";
-import type { Database } from "../../platform/db";
+import { inJsonList, type Database } from "../../platform/db";
 import type { AppEnv } from "../../platform/env";
 import { isAdminInSql } from "../../platform/levels";
 import { disableWebhook, SYSTEM_ACTOR } from "./webhooks.queries";
@@ -16,30 +16,23 @@ const REASON = "Its creator is no longer an admin of the organization.";
 const systemActorOf = (c: Context<AppEnv>) => ({ ...SYSTEM_ACTOR, requestId: c.var.requestId ?? null });
 const CLAIMED_REASON = "Its creator's account was taken over by the owner of its e-mail address.";
 
+/** The webhooks `userId` made and has turned on, in the organizations `inOrganizations` picks. */
+export const enabledWebhooksMadeBy = (userId: number | SQL, inOrganizations: SQL) =>
+  and(inOrganizations, eq(webhooks.createdById, userId), eq(webhooks.enabled, true));
+
+/**
+ * No webhook of `enabled` beyond those read (`readIds`): one made or turned on since would stay
+ * enabled after a write that turns the read ones off, which must not hold then (409, to be retried).
+ */
+export const noWebhookEnabledBeyond = (enabled: SQL | undefined, readIds: string[]) =>
+  sql`not exists (select 1 from ${webhooks} where ${and(enabled, not(inJsonList(webhooks.id, readIds)))})`;
+
 /** The enabled webhooks a user created in an organization: read with the membership a write changes. */
 export const enabledWebhooksCreatedBy = (db: Database, organizationId: string | SQL, userId: number | SQL) =>
   db
     .select({ id: webhooks.id, url: webhooks.url })
     .from(webhooks)
-    .where(
-      and(eq(webhooks.organizationId, organizationId), eq(webhooks.createdById, userId), eq(webhooks.enabled, true)),
-    );
-
-/**
- * The creator's enabled webhooks are still those `created` lists (read before a write that demotes
- * or removes them): else one made or turned on meanwhile would stay enabled, and the write must
- * not hold (409, to be retried).
- */
-const noWebhookEnabledSince = (organizationId: string, creatorUserId: number, created: CreatedWebhook[]) =>
-  sql`not exists (select 1 from ${webhooks} where ${and(
-    eq(webhooks.organizationId, organizationId),
-    eq(webhooks.createdById, creatorUserId),
-    eq(webhooks.enabled, true),
-    notInArray(
-      webhooks.id,
-      created.map(({ id }) => id),
-    ),
-  )})`;
+    .where(enabledWebhooksMadeBy(userId, eq(webhooks.organizationId, organizationId)));
 
 /**
  * A webhook receives every event of its organization, so it lives only as long as its creator
@@ -68,7 +61,11 @@ export function disableWebhooksOfFormerAdmin(
       { actor, condition: and(eq(webhooks.createdById, creatorUserId), sql`not ${isAdminInSql(creatorLevel)}`) },
     ),
   );
-  return { consequences, holds: noWebhookEnabledSince(organizationId, creatorUserId, created) };
+  const holds = noWebhookEnabledBeyond(
+    enabledWebhooksMadeBy(creatorUserId, eq(webhooks.organizationId, organizationId)),
+    created.map(({ id }) => id),
+  );
+  return { consequences, holds };
 }
 
 /**
