@@ -22,12 +22,39 @@ const quote = (value) => `'${String(value).replaceAll("'", "''")}'`;
 /** Imported when needed: Node runs TypeScript from 22.18 on, and scripts/toolchain.mjs says so first. */
 const workerModules = () => Promise.all([import("../src/platform/auth/api-keys.ts"), import("../src/platform/ids.ts")]);
 
+/**
+ * The key's `PersonalAPIKey.created` in each organization of its owner (an all-scopes key reaches
+ * them all), as the API records one, but by the service (`is_system`): the operator made it, not
+ * the owner. Numbered after the organization's last entry as src/platform/activity-log/record.ts
+ * numbers them; the chain seals it with the next write or read of the log. Entry ids: one uuid7
+ * made unique per organization by the membership's row number.
+ */
+function keyCreatedEntries(keyId, ownerOfFirst, entryId) {
+  const detail = JSON.stringify({
+    name: "bootstrap",
+    changes: null,
+    context: { scopes: ["*"], scoped_organizations: [], scoped_teams: [] },
+  });
+  return `INSERT INTO activity_log (id, organization_id, seq, project_id, dashboard_id, user_id, api_key_id,
+    is_system, activity, scope, item_id, detail, request_id, created_at, hash)
+  SELECT substr(${quote(entryId)}, 1, 24) || printf('%012x', m.rowid), m.organization_id,
+    max(
+      coalesce((SELECT seq FROM activity_log WHERE organization_id = m.organization_id ORDER BY seq DESC LIMIT 1), 0),
+      coalesce((SELECT max(last_seq) FROM activity_log_segments WHERE organization_id = m.organization_id), 0),
+      coalesce((SELECT seq FROM activity_log_anchors WHERE organization_id = m.organization_id), 0)
+    ) + 1,
+    NULL, NULL, NULL, NULL, 1, 'created', 'PersonalAPIKey', ${quote(keyId)}, ${quote(detail)}, NULL,
+    strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), NULL
+  FROM organization_memberships m WHERE m.user_id = (${ownerOfFirst});`;
+}
+
 function bootstrapSql({ secureValue, maskValue }, { newDistinctId, newProjectTokens, uuid7 }) {
   const now = new Date().toISOString();
   const firstOrganization = "(SELECT id FROM organizations ORDER BY created_at, id LIMIT 1)";
   const ownerOfFirst = `SELECT user_id FROM organization_memberships
     WHERE organization_id = ${firstOrganization} AND level = 15 ORDER BY joined_at LIMIT 1`;
   const projectUuid = uuid7();
+  const keyId = uuid7();
   const tokens = newProjectTokens();
   return `
 INSERT INTO organizations (id, name, slug, created_at, updated_at)
@@ -50,8 +77,9 @@ INSERT INTO environments (id, project_id, organization_id, name, created_at)
   SELECT id, id, organization_id, name, created_at FROM projects WHERE uuid = ${quote(projectUuid)};
 INSERT INTO personal_api_keys
   (id, user_id, label, secure_value, mask_value, scopes, scoped_organizations, scoped_teams, created_at)
-  SELECT ${quote(uuid7())}, (${ownerOfFirst}), 'bootstrap', ${quote(secureValue)}, ${quote(maskValue)},
+  SELECT ${quote(keyId)}, (${ownerOfFirst}), 'bootstrap', ${quote(secureValue)}, ${quote(maskValue)},
     '["*"]', '[]', '[]', ${quote(now)};
+${keyCreatedEntries(keyId, ownerOfFirst, uuid7())}
 SELECT o.id AS organization_id,
   (SELECT id FROM projects WHERE organization_id = o.id ORDER BY created_at, id LIMIT 1) AS project_id,
   u.uuid AS user_uuid, u.email AS user_email

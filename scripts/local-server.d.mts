@@ -5,6 +5,8 @@ export type LocalServer = {
   organization_id: string;
   project_id: number;
   user: { uuid: string; email: string };
+  /** The server's D1/KV state folder. */
+  persistTo: string;
   stop(): Promise<void>;
 };
 

@@ -67,7 +67,8 @@ export function stopServer(server) {
 
 /**
  * Starts a server; `vars` become `--var NAME:value`. Resolves once `/healthz` answers, with
- * `url`, the bootstrap's `api_key`, `organization_id`, `project_id`, `user`, and `stop()`.
+ * `url`, the bootstrap's `api_key`, `organization_id`, `project_id`, `user`, the state folder
+ * (`persistTo`), and `stop()`.
  */
 export async function startLocalServer({ vars = {} } = {}) {
   const persistTo = mkdtempSync(path.join(tmpdir(), "posthog-org-api-"));
@@ -88,6 +89,7 @@ export async function startLocalServer({ vars = {} } = {}) {
   return {
     ...setup,
     url,
+    persistTo,
     async stop() {
       await stopServer(server);
       rmSync(persistTo, { recursive: true, force: true });

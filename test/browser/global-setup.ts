@@ -7,6 +7,7 @@ declare module "vitest" {
     serverUrl: string;
     apiKey: string;
     mailUrl: string;
+    statePath: string;
   }
 }
 
@@ -20,6 +21,7 @@ export default async function setup(project: TestProject) {
   project.provide("serverUrl", server.url);
   project.provide("apiKey", server.api_key);
   project.provide("mailUrl", mail.url);
+  project.provide("statePath", server.persistTo);
   return async () => {
     await server.stop();
     await mail.close();

@@ -31,9 +31,17 @@ export function outputPath(name: string): string {
   return path.join(OUTPUT_DIRECTORY, name);
 }
 
-/** The server the global set-up started for this run, its bootstrap key, and its e-mail catcher. */
+/**
+ * The server the global set-up started for this run, its bootstrap key, its e-mail catcher, and
+ * its state folder (for `npm run bootstrap -- --persist-to`).
+ */
 export function localServer() {
-  return { url: inject("serverUrl"), apiKey: inject("apiKey"), mailUrl: inject("mailUrl") };
+  return {
+    url: inject("serverUrl"),
+    apiKey: inject("apiKey"),
+    mailUrl: inject("mailUrl"),
+    statePath: inject("statePath"),
+  };
 }
 
 export type OfflineBrowser = {
