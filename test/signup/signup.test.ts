@@ -525,13 +525,44 @@ describe("the first key and the organization's key lifetime", () => {
     expect(joined.status).toBe(201);
     const expiresAt = Date.parse(joined.body.personal_api_key.expires_at);
     const thirtyDays = 30 * 24 * 3_600_000;
-    expect(expiresAt).toBeGreaterThanOrEqual(before + thirtyDays);
-    expect(expiresAt).toBeLessThanOrEqual(Date.now() + thirtyDays);
+    // A minute under the limit, for the database's clock, which the write checks it by.
+    expect(expiresAt).toBeGreaterThanOrEqual(before + thirtyDays - 60_000);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + thirtyDays - 60_000);
     // Without a limit, the first key does not expire.
     const open = await setupOrganization();
     const openInvite = await insertInvite(open.organization.id, open.owner, { targetEmail: "open@example.com" });
     const joinedOpen = await api("POST", signupPath(openInvite.token), { body: {} });
     expect(joinedOpen.body.personal_api_key.expires_at).toBeNull();
+  });
+});
+
+describe("the first key of a claim and the organization's key lifetime", () => {
+  it("is within the limit though the Worker's clock runs a little ahead of the database's", async () => {
+    const address = `claimed-${crypto.randomUUID()}@example.com`;
+    const squatting = await setupOrganization({ name: "Squatter's" });
+    const squatter = await createUser({ email: address, isEmailVerified: false });
+    await addMembership(squatting.organization.id, squatter, MembershipLevel.member);
+    const inviting = await setupOrganization({ name: "Inviting" });
+    const policy = await api("PATCH", `/api/organizations/${inviting.organization.id}`, {
+      key: inviting.key,
+      body: { api_key_max_lifetime_days: 30 },
+    });
+    expect(policy.status).toBe(200);
+    const mailed = await mintInviteToken();
+    await insertInvite(inviting.organization.id, inviting.owner, {
+      targetEmail: address,
+      mailedTokenHash: mailed.hash,
+    });
+    // Two clocks: this Worker's, two seconds ahead, and D1's, which the write's check reads.
+    vi.useFakeTimers({ now: Date.now() + 2_000, toFake: ["Date"] });
+
+    const claimed = await api("POST", "/api/signup", { body: { token: mailed.value, claim_account: true } });
+
+    vi.useRealTimers();
+    expect(claimed.status).toBe(201);
+    const expiresAt = Date.parse(claimed.body.personal_api_key.expires_at);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 30 * 86_400_000);
+    expect(expiresAt).toBeGreaterThan(Date.now() + 30 * 86_400_000 - 5 * 60_000);
   });
 });
 

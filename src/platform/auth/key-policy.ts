@@ -284,6 +284,15 @@ export const keyWouldOutliveLifetime = (
       scopedTeams: JSON.stringify(key.scopedTeams),
     })})`;
 
-/** The latest expiry an organization's `api_key_max_lifetime_days` allows a key made now; null: no limit. */
+/**
+ * A minute under the limit: the write checks the expiry against the database's clock
+ * (`outlivesLimit`), which may run behind the Worker's.
+ */
+const CLOCK_MARGIN_MS = 60_000;
+
+/**
+ * The latest expiry an organization's `api_key_max_lifetime_days` allows a key made now (a minute
+ * under it: `CLOCK_MARGIN_MS`); null: no limit.
+ */
 export const latestExpiryAllowed = (days: number | null) =>
-  days === null ? null : new Date(Date.now() + days * DAY_MS).toISOString();
+  days === null ? null : new Date(Date.now() + days * DAY_MS - CLOCK_MARGIN_MS).toISOString();
