@@ -3,12 +3,7 @@ import type { Context } from "hono";
 import { and, eq, sql, type Column } from "drizzle-orm";
 import { users, webhooks } from "../../db/schema";
 import { writeWithActivity } from "../../platform/activity-log/resource-activity";
-import {
-  callerStillAdmin,
-  keyGoneOrLevelLost,
-  levelLost,
-  levelRefusal,
-} from "../../platform/route-context/organization";
+import { callerStillAdmin, keyGoneOrLevelLost, levelRefusal } from "../../platform/route-context/organization";
 import { MembershipLevel } from "../../platform/levels";
 import { personOf, type Actor, type AppEnv } from "../../platform/env";
 import { callingKeyLive } from "../../platform/auth/key-policy";
@@ -229,8 +224,9 @@ export const rotateWebhookSecret: RouteHandler<typeof rotateSecret, AppEnv> = as
       c.var.db
         .update(webhooks)
         .set({
-          // Only while the caller is still an admin: a new signing secret is a lasting credential.
-          sealedSecret: whileHolds(sealedSecret, callerStillAdmin(c.var.actor, current.organizationId)),
+          // Only while the caller is still an admin, with a key still theirs: a new signing secret is
+          // a lasting credential, which a key revoked a moment ago must not take away with it.
+          sealedSecret: whileHolds(sealedSecret, adminWithLiveKey(c.var.actor, current.organizationId)),
           // SQLite computes every SET from the row before the update: this is the replaced secret.
           previousSealedSecret: overlap > 0 ? sql`${webhooks.sealedSecret}` : null,
           previousSecretExpiresAt: overlap > 0 ? new Date(Date.parse(now) + overlap * 1000).toISOString() : null,
@@ -240,7 +236,7 @@ export const rotateWebhookSecret: RouteHandler<typeof rotateSecret, AppEnv> = as
         .returning(),
       webhookActivity.record(c, "secret_rotated", { ...webhookItem(current), context: { overlap_seconds: overlap } }),
     ),
-    levelLost(c),
+    keyGoneOrLevelLost(c),
   );
   if (!row) throw notFound();
   return c.json({ ...toWebhook(row, createdBy), secret }, 200);

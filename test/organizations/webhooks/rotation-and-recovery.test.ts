@@ -5,14 +5,23 @@ import { Webhook as StandardWebhook } from "standardwebhooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import * as schema from "../../../src/db/schema";
 import worker from "../../../src/index";
+import { apiKeyCacheKey } from "../../../src/platform/auth/api-keys";
 import { inJsonList } from "../../../src/platform/db";
+import { sha256Hex } from "../../../src/platform/ids";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { keyIdOf } from "../../support/activity-log";
-import { expectError, INSUFFICIENT_LEVEL, missingScope, NOT_FOUND } from "../../support/error-bodies";
+import {
+  AUTHENTICATION_FAILED,
+  expectError,
+  INSUFFICIENT_LEVEL,
+  missingScope,
+  NOT_FOUND,
+} from "../../support/error-bodies";
 import { addMember, api, createApiKey, db, ISO_TIMESTAMP, setupOrganization } from "../../support/harness";
 import { beforeWrites } from "../../support/races";
 import {
   consume,
+  eventually,
   receiver,
   RECEIVER,
   seedPendingDelivery,
@@ -296,5 +305,31 @@ describe("webhooks: an admin demoted meanwhile gets no signing secret", () => {
     expect(demotion).toEqual([200]);
     expect([rotated.status, rotated.body]).toEqual([403, INSUFFICIENT_LEVEL]);
     expect(await sealedSecret()).toEqual([before]);
+  });
+});
+
+describe("rotating a webhook's secret with a key revoked a moment ago", () => {
+  it("is refused (401) while another location's cache still admits the key: a signing secret outlives it", async () => {
+    const organization = await setupOrganization();
+    const { id } = await subscribe(organization, { events: ["OrganizationMembership.updated"] });
+    const hook = `${webhooksPath(organization)}/${id}`;
+    // A key of the owner's, used once (so a location caches it), then revoked.
+    const leaked = await createApiKey(organization.owner);
+    expect((await api("GET", hook, { key: leaked.value })).status).toBe(200);
+    const entryName = apiKeyCacheKey(await sha256Hex(leaked.value));
+    const cached = await eventually(async () => (await env.API_KEY_CACHE.get(entryName)) ?? undefined);
+    expect((await api("DELETE", `/api/personal_api_keys/${leaked.id}`, { key: organization.key })).status).toBe(204);
+    // As another location's KV keeps it for up to a minute after the revocation.
+    await env.API_KEY_CACHE.put(entryName, cached, { expirationTtl: 60 });
+
+    const rotated = await api("POST", `${hook}/rotate_secret`, { key: leaked.value, body: {} });
+
+    expectError(rotated, 401, AUTHENTICATION_FAILED);
+    const log = await api("GET", `/api/organizations/${organization.organization.id}/activity_log?scope=Webhook`, {
+      key: organization.key,
+    });
+    expect(log.body.results.map((entry: { activity: string }) => entry.activity)).toEqual(["created"]);
+    // The receiver's secret is the one it had: the owner's own rotation still answers with a new one.
+    expect((await rotate(organization, id, {})).status).toBe(200);
   });
 });
