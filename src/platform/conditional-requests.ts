@@ -3,7 +3,7 @@ import { sql } from "drizzle-orm";
 import { isNotNullViolationOf } from "./db";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
-import { ApiError, ErrorBody } from "./errors";
+import { ApiError, changedMeanwhile, ErrorBody } from "./errors";
 
 /** A versioned resource: its id (a uuid or a number) and its version. */
 export type Versioned = { id: string | number; version: number };
@@ -73,6 +73,38 @@ export async function failsOnStaleVersion<T>(version: SQLiteColumn, write: Promi
     return await write;
   } catch (error) {
     throw isNotNullViolationOf(error, version) ? preconditionFailed() : error;
+  }
+}
+
+/**
+ * A write without `If-Match` that another write, landing between its read and it, made stale: it
+ * held to what it read (the version, say) and so wrote nothing (`judgedOnLatest`).
+ */
+export class StaleRead extends Error {}
+
+/** Reads `judgedOnLatest` makes before it gives up with a 409. */
+const READS_AT_MOST = 3;
+
+/**
+ * Last writer wins, without `If-Match`: `write` is judged on `read` and holds to it; when it
+ * throws `StaleRead`, it is judged again (`again`) on `readAgain()`, as if the request had come
+ * after the write that made it stale, so that its entry in the activity log says what it changed (nothing
+ * when another wrote the same meanwhile). After `READS_AT_MOST` stale reads in a row, 409.
+ */
+export async function judgedOnLatest<Read, Result>(
+  read: Read,
+  readAgain: () => Promise<Read>,
+  write: (read: Read, again: boolean) => Promise<Result>,
+  what: string,
+): Promise<Result> {
+  for (let reads = 1; ; reads += 1) {
+    try {
+      return await write(read, reads > 1);
+    } catch (error) {
+      if (!(error instanceof StaleRead)) throw error;
+      if (reads === READS_AT_MOST) throw changedMeanwhile(what);
+    }
+    read = await readAgain();
   }
 }
 

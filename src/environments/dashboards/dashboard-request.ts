@@ -38,6 +38,7 @@ import {
   type DashboardRow,
   type DashboardScope,
   type DashboardToCopy,
+  type DashboardWithTiles,
   type Statement,
   type TileRow,
 } from "./dashboards.queries";
@@ -169,17 +170,25 @@ export async function sourceMovedMeanwhile(db: Database, source: { environmentId
 export const editRightLost = (c: Context<AppEnv>): Promise<Error> =>
   refusalInEnvironment(c.var.db, c.var.actor, c.var.project.environmentId, () => permissionDenied(NO_EDIT_RIGHT));
 
-/**
- * The dashboard the path names (deleted included: a PATCH restores) and its tiles, read in the
- * round trip that resolves the project.
- */
-export const dashboardOfPath = routeReads((c) => {
-  const id = parseDashboardId(c.req.param("id") ?? "");
-  return projectRead(c, (environmentId) => [
+/** A dashboard (deleted included: a PATCH restores) and its tiles. */
+const dashboardAndTiles = (c: Context<AppEnv>, environmentId: number, id: number) =>
+  [
     selectDashboard(c.var.db, readScopeOf(c, environmentId), id, { includeDeleted: true }),
     selectTiles(c.var.db, id, undefined, { ofDeletedDashboard: true }),
-  ]);
+  ] as [ReturnType<typeof selectDashboard>, ReturnType<typeof selectTiles>];
+
+/** The dashboard the path names and its tiles, read in the round trip that resolves the project. */
+export const dashboardOfPath = routeReads((c) => {
+  const id = parseDashboardId(c.req.param("id") ?? "");
+  return projectRead(c, (environmentId) => dashboardAndTiles(c, environmentId, id));
 });
+
+/** The dashboard of the path as read again by a write whose first read went stale (`judgedOnLatest`). */
+export async function dashboardOfPathAgain(c: Context<AppEnv>): Promise<DashboardWithTiles | undefined> {
+  const id = parseDashboardId(c.req.param("id") ?? "");
+  const [[row], tiles] = await c.var.db.batch(dashboardAndTiles(c, c.var.project.environmentId, id));
+  return row && { row, tiles };
+}
 
 /**
  * What creating a dashboard reads with the project (POST): the caller's rule on every dashboard

@@ -1,20 +1,21 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import { and } from "drizzle-orm";
-import { etagOf, expectedVersion } from "../../platform/conditional-requests";
+import { etagOf, expectedVersion, judgedOnLatest } from "../../platform/conditional-requests";
 import { personOf, type AppEnv } from "../../platform/env";
-import { notFound, validationError } from "../../platform/errors";
+import { changedMeanwhile, notFound, validationError } from "../../platform/errors";
 import type { ProjectTree } from "../project-trees";
 import { copiedContent, copiedDisplay } from "./dashboard-copies";
 import {
   callerStillMayCopy,
   dashboardOfPath,
+  dashboardOfPathAgain,
   editableDashboard,
   parseDashboardId,
   readTileCopy,
   scopeOf,
 } from "./dashboard-request";
 import { rightsOn, toDashboard } from "./dashboard-response";
-import { stackedLayouts } from "./dashboard-versions";
+import { changesAsRead, stackedLayouts } from "./dashboard-versions";
 import { versionStatements } from "./dashboard-versions.queries";
 import { newestTileId, tileActivity, tileItem } from "./dashboards.activity";
 import { authorOf, raiseTileWrite, withinTileLimit, writeDashboardUpdate } from "./dashboards.handlers";
@@ -25,6 +26,7 @@ import {
   tileLimitGuard,
   tileLiveOn,
   writeAndReadDashboard,
+  type DashboardWithTiles,
   type NewTile,
 } from "./dashboards.queries";
 import type { dashboardRoutes } from "./dashboards.routes";
@@ -39,11 +41,16 @@ export const updateDashboardTile: RouteHandler<UpdateTileRoute, AppEnv> = async 
   const change = c.req.valid("json");
   const tileId = parseDashboardId(c.req.valid("param").tile_id);
   const [[row], tiles] = dashboardOfPath.results(c);
-  if (row?.dashboard.deleted) throw notFound();
-  const current = { row: editableDashboard(c, row), tiles };
-  // Another dashboard's tile, or one removed, is not found on this one.
-  if (!tiles.some(({ tile }) => tile.id === tileId)) throw notFound();
-  const updated = await writeDashboardUpdate(c, current, { tiles: [{ ...change, id: tileId }] }, () => "");
+  const first = row && { row, tiles };
+  const input = { tiles: [{ ...change, id: tileId }] };
+  const update = (current: DashboardWithTiles | undefined, again: boolean) => {
+    if (!current || current.row.dashboard.deleted) throw notFound();
+    editableDashboard(c, current.row);
+    // Another dashboard's tile, or one removed, is not found on this one (409 when it left meanwhile).
+    if (!current.tiles.some(({ tile }) => tile.id === tileId)) throw again ? changedMeanwhile("dashboard") : notFound();
+    return writeDashboardUpdate(c, current, again && first ? changesAsRead(first, input) : input, () => "");
+  };
+  const updated = await judgedOnLatest(first, () => dashboardOfPathAgain(c), update, "dashboard");
   return c.json(toDashboard(updated, scopeOf(c).caller), 200, { ETag: etagOf(updated.row.dashboard) });
 };
 

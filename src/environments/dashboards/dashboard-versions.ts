@@ -4,7 +4,7 @@ import { Timestamp } from "../../platform/timestamps";
 import { toUserBasic, UserBasic } from "../../platform/user-basic";
 import type { DashboardSnapshot, TileSnapshot, VersionRow, VersionWithSnapshot } from "./dashboard-versions.queries";
 import type { DashboardRow, TileRow } from "./dashboards.queries";
-import type { UpdateDashboardInput } from "./dashboards.schema";
+import type { TileInput, UpdateDashboardInput } from "./dashboards.schema";
 import { canonicalJson } from "../../platform/json-equality";
 
 /** PostHog's grid: 12 columns on small screens and up (`sm`), one column of 6 below (`xs`). */
@@ -186,6 +186,44 @@ function tileChanges(tiles: TileRow[], changes: UpdateDashboardInput["tiles"] = 
     [restyled, `restyled ${plural(restyled, "tile")}`],
   ];
   return parts.filter(([count]) => count > 0).map(([, part]) => part);
+}
+
+/** Whether a tile change changes its tile as read (a new tile, a removal, or a field it sends anew). */
+function changesTile(shown: Map<number, TileRow>, change: TileInput): boolean {
+  const existing = change.id === undefined ? undefined : shown.get(change.id);
+  if (!existing || change.deleted) return true;
+  const { tile, text } = existing;
+  const sent: [unknown, unknown][] = [
+    [change.layouts, tile.layouts],
+    [change.color, tile.color],
+    [change.show_description, tile.showDescription],
+    [change.transparent_background, tile.transparentBackground],
+    [change.filters_overrides, tile.filtersOverrides],
+  ];
+  return (
+    (change.text !== undefined && change.text.body !== text?.body) ||
+    sent.some(([given, stored]) => given !== undefined && !same(given, stored))
+  );
+}
+
+/**
+ * The part of a PATCH that changes the dashboard as read: what it meant to change, which is
+ * applied again over a change that landed between its read and its write (`judgedOnLatest`). A
+ * value sent as read (the deleted state, a restriction level, a tile's layouts) is no change then
+ * either: it does not undo what landed meanwhile.
+ */
+export function changesAsRead(current: { row: DashboardRow; tiles: TileRow[] }, input: UpdateDashboardInput) {
+  const changed = new Set(changedFields(current.row, input));
+  const shown = new Map(current.tiles.map((row) => [row.tile.id, row]));
+  const meant: UpdateDashboardInput = {
+    ...Object.fromEntries(Object.entries(input).filter(([field]) => changed.has(field))),
+    tiles: input.tiles?.filter((change) => changesTile(shown, change)),
+    duplicate_tiles: input.duplicate_tiles,
+  };
+  if (input.deleted !== undefined && input.deleted !== current.row.dashboard.deleted) {
+    return { ...meant, deleted: input.deleted, delete_insights: input.delete_insights };
+  }
+  return meant;
 }
 
 /** A PATCH's version summary, or undefined when it changes nothing (no version then). */

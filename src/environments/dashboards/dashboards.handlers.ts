@@ -3,7 +3,7 @@ import type { RouteHandler } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
-import { dashboards, dashboardTiles, texts } from "../../db/schema";
+import { dashboards, dashboardTiles, texts, type TileLayouts } from "../../db/schema";
 import { authenticate } from "../../platform/auth/authenticate";
 import { inJsonList, isNotNullViolation, isNotNullViolationOf, whileHolds, type Database } from "../../platform/db";
 import { searchText } from "../../platform/text-search";
@@ -11,8 +11,10 @@ import {
   etagOf,
   expectedVersion,
   isNotModified,
+  judgedOnLatest,
   notModified,
   preconditionFailed,
+  StaleRead,
 } from "../../platform/conditional-requests";
 import { personOf, type AppEnv } from "../../platform/env";
 import {
@@ -38,6 +40,7 @@ import {
 import {
   assertMayCreateDashboards,
   dashboardOfPath,
+  dashboardOfPathAgain,
   editableDashboard,
   callerStillCreatorIn,
   callerStillEditorOf,
@@ -83,8 +86,9 @@ import {
   type TileRow,
 } from "./dashboards.queries";
 import type { ProjectTree } from "../project-trees";
+import { canonicalJson } from "../../platform/json-equality";
 import type { dashboardRoutes } from "./dashboards.routes";
-import { reorderedLayouts, stackedLayouts, updateSummary } from "./dashboard-versions";
+import { changesAsRead, reorderedLayouts, stackedLayouts, updateSummary } from "./dashboard-versions";
 import {
   isSnapshotTooLarge,
   isStaleVersion,
@@ -567,14 +571,36 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
   const input = c.req.valid("json");
   const scope = scopeOf(c);
   const [[row], tiles] = dashboardOfPath.results(c);
-  const current = row && { row, tiles };
-  // A deleted dashboard is gone except to the PATCH that restores it, or re-deletes it and no more.
-  if (!current || (current.row.dashboard.deleted && !restoresOrReDeletes(input))) throw notFound();
-  visibleDashboard(c, current.row);
-  assertMayUpdate(current.row, scope, input);
-  const updated = await writeDashboardUpdate(c, current, input);
+  const first = row && { row, tiles };
+  const update = (current: DashboardWithTiles | undefined, again: boolean) => {
+    const sent = again && first ? changesAsRead(first, input) : input;
+    // A deleted dashboard is gone except to the PATCH that restores it, or re-deletes it and no more.
+    if (!current || (current.row.dashboard.deleted && !restoresOrReDeletes(sent))) throw notFound();
+    visibleDashboard(c, current.row);
+    if (again) assertTilesStillThere(current, sent);
+    assertMayUpdate(current.row, scope, sent);
+    return writeDashboardUpdate(c, current, sent);
+  };
+  const updated = await judgedOnLatest(first, () => dashboardOfPathAgain(c), update, "dashboard");
   return c.json(toDashboard(updated, scope.caller), 200, { ETag: etagOf(updated.row.dashboard) });
 };
+
+/**
+ * Read again (`judgedOnLatest`): a tile the PATCH names that left the dashboard meanwhile is 409,
+ * as a write held to it.
+ */
+export function assertTilesStillThere(current: DashboardWithTiles, input: UpdateDashboardInput) {
+  const live = new Set(current.tiles.map(({ tile }) => tile.id));
+  const named = [
+    ...(input.tiles ?? []).flatMap((change) => (change.id === undefined ? [] : [change.id])),
+    ...(input.duplicate_tiles ?? []).map((duplicate) => duplicate.id),
+  ];
+  if (named.some((tileId) => !live.has(tileId))) throw changedMeanwhile("dashboard");
+}
+
+/** A write that lost its version to another change: without `If-Match`, a `StaleRead` (else a 412, later). */
+const staleWithoutIfMatch = (expected: number | undefined, error: unknown) =>
+  expected === undefined && isStaleVersion(error) ? new StaleRead() : error;
 
 /**
  * A PATCH of a dashboard the caller may update, its tiles' changes included: one batch with its
@@ -598,11 +624,14 @@ export async function writeDashboardUpdate(
   const tileStatements = tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf, input.duplicate_tiles);
   const tileWrites = summary === undefined ? [] : tileStatements;
   const expected = expectedVersion(c, current.row.dashboard);
+  // Without `If-Match`, a change still holds to the version read: lost to another change, it is
+  // judged again on the dashboard as that one left it (`StaleRead`: `judgedOnLatest`).
+  const held = expected ?? (summary === undefined ? undefined : current.row.dashboard.version);
 
   // A PATCH that changes nothing as read writes nothing but holds the caller's edit right (a change
   // meanwhile stays); one that changes something, only from the version read (`If-Match`'s), on the
   // dashboard still deleted or not as read (unless it flips that itself) and showing the tiles it names.
-  const held = stillAsRead(id, {
+  const asRead = stillAsRead(id, {
     // Unless it deletes or restores the dashboard itself (`deletionFlip`): sending the state read is no flip.
     deleted:
       input.deleted === undefined || input.deleted === current.row.dashboard.deleted
@@ -617,7 +646,7 @@ export async function writeDashboardUpdate(
     summary === undefined
       ? db
           .update(dashboards)
-          .set({ restrictionLevel: restrictionWhileEditor(c, current.row.dashboard), creationMode: held })
+          .set({ restrictionLevel: restrictionWhileEditor(c, current.row.dashboard), creationMode: asRead })
           .where(eq(dashboards.id, id))
       : db
           .update(dashboards)
@@ -631,10 +660,10 @@ export async function writeDashboardUpdate(
             dataColorThemeId: input.data_color_theme_id,
             quickFilterIds: input.quick_filter_ids,
             lastModifiedAt: nowIso(),
-            creationMode: held,
+            creationMode: asRead,
             ...nextVersion,
           })
-          .where(and(eq(dashboards.id, id), versionIs(expected)));
+          .where(and(eq(dashboards.id, id), versionIs(held)));
   const writes = [
     ...deletionFlip(c, current.row, input),
     updateDashboard,
@@ -645,11 +674,11 @@ export async function writeDashboardUpdate(
   const addsTiles = (input.tiles ?? []).some((change) => change.id === undefined);
   const copiesTiles = (input.duplicate_tiles ?? []).length > 0;
   if (addsTiles || copiesTiles) writes.push(tileLimitGuard(db, id));
-  if (summary !== undefined) writes.push(...versionStatements(db, id, authorOf(c), summary, expected));
+  if (summary !== undefined) writes.push(...versionStatements(db, id, authorOf(c), summary, held));
   const written = writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }).catch(
     async (error: unknown) => {
       if (isDashboardNotAsRead(error)) throw await changedOrGone(db, dashboardLive(id), "dashboard");
-      throw error;
+      throw staleWithoutIfMatch(expected, error);
     },
   );
   const updated = await withinTileLimit(c, addsTiles || !copiesTiles ? "tiles" : "duplicate_tiles", written);
@@ -726,42 +755,77 @@ export const moveDashboardTile: Handler<"moveTile"> = async (c) => {
 
 /**
  * PostHog's `reorder_tiles`: the tiles named, in that order, two a row on small screens (one
- * below), whatever their sizes were. One statement sets every layout.
+ * below), whatever their sizes were. One statement sets every layout; an order already in place
+ * changes nothing, so it writes nothing (but holds the caller's edit right), as a PATCH.
  */
 export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
   const { tile_order: order } = c.req.valid("json");
   const scope = scopeOf(c);
   const db = c.var.db;
   const id = parseDashboardId(c.req.valid("param").id);
-  const [[row], tiles] = dashboardOfPath.results(c);
-  if (row?.dashboard.deleted) throw notFound();
-  const current = editableDashboard(c, row);
   if (new Set(order).size !== order.length) {
     throw validationError("invalid_input", "tile_order must contain unique tile IDs", "tile_order");
   }
-  const live = new Set(tiles.map(({ tile }) => tile.id));
-  const missing = order.filter((tileId) => !live.has(tileId)).sort((left, right) => left - right);
-  if (missing.length > 0) {
-    throw new ApiError(404, "not_found", `Tile IDs not found on this dashboard: [${missing.join(", ")}]`);
-  }
-  const expected = expectedVersion(c, current.dashboard);
-  const layouts = JSON.stringify(Object.fromEntries(order.map((tileId, index) => [tileId, reorderedLayouts(index)])));
+  const reordered = order.map((tileId, index) => [tileId, reorderedLayouts(index)] as const);
+  const reorder = async (read: DashboardWithTiles | undefined) => {
+    if (read?.row.dashboard.deleted) throw notFound();
+    const current = editableDashboard(c, read?.row);
+    const layoutsOf = new Map(read?.tiles.map(({ tile }) => [tile.id, tile.layouts]));
+    const missing = order.filter((tileId) => !layoutsOf.has(tileId)).sort((left, right) => left - right);
+    if (missing.length > 0) {
+      throw new ApiError(404, "not_found", `Tile IDs not found on this dashboard: [${missing.join(", ")}]`);
+    }
+    const expected = expectedVersion(c, current.dashboard);
+    const inPlace = reordered.every(
+      ([tileId, layouts]) => canonicalJson(layoutsOf.get(tileId)) === canonicalJson(layouts),
+    );
+    const writes = inPlace
+      ? [
+          db
+            .update(dashboards)
+            .set({ restrictionLevel: restrictionWhileEditor(c, current.dashboard) })
+            .where(eq(dashboards.id, id)),
+        ]
+      : reorderStatements(c, current.dashboard, reordered, expected ?? current.dashboard.version);
+    const written = writeAndReadDashboard(db, scope, id, writes).catch((error: unknown) => {
+      throw staleWithoutIfMatch(expected, error);
+    });
+    const answer = await withinTileLimit(c, "tile_order", written);
+    if (!answer) throw notFound();
+    return answer;
+  };
+  const [[row], tiles] = dashboardOfPath.results(c);
+  const answer = await judgedOnLatest(row && { row, tiles }, () => dashboardOfPathAgain(c), reorder, "dashboard");
+  return c.json(toDashboard(answer, scope.caller), 200, { ETag: etagOf(answer.row.dashboard) });
+};
+
+/** `reorder_tiles`' writes, from version `held` only: the layouts, the version, and the dashboard's entry. */
+function reorderStatements(
+  c: Context<AppEnv>,
+  dashboard: DashboardRow["dashboard"],
+  reordered: (readonly [number, TileLayouts])[],
+  held: number,
+): Statement[] {
+  const db = c.var.db;
+  const order = reordered.map(([tileId]) => tileId);
+  const layouts = JSON.stringify(Object.fromEntries(reordered));
   const setLayouts = db
     .update(dashboardTiles)
     .set({ layouts: sql`json_extract(${layouts}, '$."' || ${dashboardTiles.id} || '"')` })
-    .where(and(eq(dashboardTiles.dashboardId, id), inJsonList(dashboardTiles.id, order)));
-  const raise = raiseTileWrite(c, current.dashboard, expected);
+    .where(and(eq(dashboardTiles.dashboardId, dashboard.id), inJsonList(dashboardTiles.id, order)));
   const summary = `Reordered ${order.length === 1 ? "1 tile" : `${order.length} tiles`}`;
   // The dashboard's entry (and its webhook): its tiles' order is what changed.
   const entry = dashboardActivity.record(c, "updated", {
-    ...dashboardItem(c.var.project, id, current.dashboard.name),
+    ...dashboardItem(c.var.project, dashboard.id, dashboard.name),
     context: { tile_order: order },
   });
-  const writes = [raise, entry, setLayouts, ...versionStatements(db, id, authorOf(c), summary, expected)];
-  const reordered = await withinTileLimit(c, "tile_order", writeAndReadDashboard(db, scope, id, writes));
-  if (!reordered) throw notFound();
-  return c.json(toDashboard(reordered, scope.caller), 200, { ETag: etagOf(reordered.row.dashboard) });
-};
+  return [
+    raiseTileWrite(c, dashboard, held),
+    entry,
+    setLayouts,
+    ...versionStatements(db, dashboard.id, authorOf(c), summary, held),
+  ];
+}
 
 /**
  * PostHog never hard-deletes a dashboard: DELETE is 405 with an empty body for any id, once the

@@ -4,7 +4,7 @@ import * as schema from "../../../src/db/schema";
 import { addMember, addMembership, api, db, setupOrganization } from "../../support/harness";
 import { MembershipLevel } from "../../../src/platform/levels";
 import { beforeWrites } from "../../support/races";
-import { NOT_FOUND } from "../../support/error-bodies";
+import { changedMeanwhile, expectError, NOT_FOUND } from "../../support/error-bodies";
 import { createDashboard, dashboardsPath } from "../dashboard-fixtures";
 
 const memberPath = (organizationId: string, uuid: string) => `/api/organizations/${organizationId}/members/${uuid}`;
@@ -815,5 +815,110 @@ describe("a tile landing twice on one dashboard through racing writes", () => {
     expect((await api("POST", `${boardPath}/versions/1/restore`, { key })).status).toBe(200);
     const again = (await api("GET", boardPath, { key })).body.tiles as { id: number; insight: { id: number } | null }[];
     expect(again.filter((each) => each.insight?.id === tile.insight!.id).map((each) => each.id)).toEqual([tile.id]);
+  });
+});
+
+type TeamEntry = { seq: number; scope: string; activity: string; request_id: string; detail: { changes: unknown } };
+type Team = Awaited<ReturnType<typeof setupOrganization>>;
+
+async function lastSeq(team: Team) {
+  const log = await api("GET", `/api/organizations/${team.organization.id}/activity_log?limit=1`, { key: team.key });
+  return (log.body.results[0]?.seq ?? 0) as number;
+}
+
+async function entriesAfter(team: Team, seq: number): Promise<TeamEntry[]> {
+  const log = await api("GET", `/api/organizations/${team.organization.id}/activity_log?limit=1000`, {
+    key: team.key,
+  });
+  expect(log.status).toBe(200);
+  return (log.body.results as TeamEntry[]).filter((entry) => entry.seq > seq).reverse();
+}
+
+/** `first` is sent; `meanwhile` runs whole between its reads and its write (its entry's insert). */
+async function raced(team: Team, first: () => ReturnType<typeof api>, meanwhile: () => ReturnType<typeof api>) {
+  const before = await lastSeq(team);
+  const ran = beforeWrites([[/insert into "activity_log"/, meanwhile]]);
+  const response = await first();
+  vi.restoreAllMocks();
+  const [other] = ran as [Awaited<ReturnType<typeof api>>];
+  return { response, other, entries: await entriesAfter(team, before) };
+}
+
+describe("a dashboard write landing between another's read and its write (no If-Match)", () => {
+  it("of two identical PATCHes at once, records one change: judged again, the second changes nothing", async () => {
+    const team = await setupOrganization();
+    const created = await createDashboard(team.key, team.project.id, { name: "Weekly" });
+    const path = `${dashboardsPath(team.project.id)}/${created.id}`;
+    const patch = () => api("PATCH", path, { key: team.key, body: { description: "Checked" } });
+    const { response, other, entries } = await raced(team, patch, patch);
+    expect(other.status).toBe(200);
+    expect(response.status).toBe(200);
+    // Both land (last writer wins); the one whose read went stale is judged again on the
+    // dashboard as the other left it, where it changes nothing: no entry, no version.
+    expect(entries.map((entry) => `${entry.scope}.${entry.activity}`)).toEqual(["Dashboard.updated"]);
+  });
+
+  it("is applied over it, judged again: its entry records the `before` it replaced", async () => {
+    const team = await setupOrganization();
+    const created = await createDashboard(team.key, team.project.id, { name: "Weekly" });
+    const path = `${dashboardsPath(team.project.id)}/${created.id}`;
+    const { response, other, entries } = await raced(
+      team,
+      () => api("PATCH", path, { key: team.key, body: { name: "Monthly" } }),
+      () => api("PATCH", path, { key: team.key, body: { name: "Daily" } }),
+    );
+    expect([other.status, response.status]).toEqual([200, 200]);
+    expect((await api("GET", path, { key: team.key })).body.name).toBe("Monthly");
+    const mine = entries.find((entry) => entry.request_id === response.headers.get("X-Request-Id"));
+    // The name went Weekly -> Daily (the other request), then Daily -> Monthly (this one).
+    expect(mine?.detail.changes).toEqual([
+      { type: "Dashboard", action: "changed", field: "name", before: "Daily", after: "Monthly" },
+    ]);
+  });
+
+  it("answers 409 and writes nothing when it loses three times in a row", async () => {
+    const team = await setupOrganization();
+    const created = await createDashboard(team.key, team.project.id, { name: "Weekly" });
+    const path = `${dashboardsPath(team.project.id)}/${created.id}`;
+    const setDescription = (text: string) => async () =>
+      (await api("PATCH", path, { key: team.key, body: { description: text } })).status;
+    // Each of its writes (its SQL sets the name; the others' do not) meets another change first.
+    const renaming = /^update "dashboards" set "name"/;
+    const ran = beforeWrites([
+      [renaming, setDescription("one")],
+      [renaming, setDescription("two")],
+      [renaming, setDescription("three")],
+    ]);
+
+    const renamed = await api("PATCH", path, { key: team.key, body: { name: "Monthly" } });
+
+    vi.restoreAllMocks();
+    expect(ran).toEqual([200, 200, 200]);
+    expectError(renamed, 409, changedMeanwhile("dashboard"));
+    const stored = (await api("GET", path, { key: team.key })).body;
+    expect([stored.name, stored.description]).toEqual(["Weekly", "three"]);
+  });
+
+  it("of two identical tile PATCHes at once, records the tile's change once", async () => {
+    const team = await setupOrganization();
+    const created = await createDashboard(team.key, team.project.id, { name: "Tiles" });
+    const path = `${dashboardsPath(team.project.id)}/${created.id}`;
+    await api("PATCH", path, { key: team.key, body: { tiles: [{ text: { body: "Note" } }] } });
+    const tileId = (await api("GET", path, { key: team.key })).body.tiles[0].id;
+    const patch = () => api("PATCH", `${path}/tiles/${tileId}`, { key: team.key, body: { color: "red" } });
+    const { response, other, entries } = await raced(team, patch, patch);
+    expect([other.status, response.status]).toEqual([200, 200]);
+    expect(entries.map((entry) => `${entry.scope}.${entry.activity}`)).toEqual(["DashboardTile.updated"]);
+  });
+
+  it("of two sharing PATCHes turning a link on at once, records SharingConfiguration.enabled once", async () => {
+    const team = await setupOrganization();
+    const created = await createDashboard(team.key, team.project.id, { name: "Shared" });
+    const path = `${dashboardsPath(team.project.id)}/${created.id}/sharing`;
+    const enable = () => api("PATCH", path, { key: team.key, body: { enabled: true } });
+    const { response, other, entries } = await raced(team, enable, enable);
+    expect([other.status, response.status]).toEqual([200, 200]);
+    // The link was turned on once: one entry, one event for webhooks.
+    expect(entries.map((entry) => `${entry.scope}.${entry.activity}`)).toEqual(["SharingConfiguration.enabled"]);
   });
 });

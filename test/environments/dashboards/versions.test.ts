@@ -635,3 +635,26 @@ describe("a restore of a version whose insight was deleted since", () => {
     expect((written.body.dashboard.tiles as { id: number }[]).map((one) => one.id).sort()).toEqual(shown);
   });
 });
+
+describe("reorder_tiles with the order already in place", () => {
+  it("changes nothing: no entry, no version, the same ETag", async () => {
+    const team = await setupOrganization();
+    const created = await createDashboard(team.key, team.project.id, { use_template: "DEFAULT_APP" });
+    const path = `${dashboardsPath(team.project.id)}/${created.id}`;
+    const order = ((await api("GET", path, { key: team.key })).body.tiles as Tile[]).map((tile) => tile.id).reverse();
+    const first = await api("POST", `${path}/reorder_tiles`, { key: team.key, body: { tile_order: order } });
+    expect(first.status).toBe(200);
+    const logPath = `/api/environments/${team.project.id}/activity_log?scope=Dashboard`;
+    const entriesBefore = (await api("GET", logPath, { key: team.key })).body.results;
+
+    const again = await api("POST", `${path}/reorder_tiles`, { key: team.key, body: { tile_order: order } });
+
+    expect(again.status).toBe(200);
+    expect(again.body.tiles).toEqual(first.body.tiles);
+    expect(again.headers.get("ETag")).toBe(first.headers.get("ETag"));
+    expect((await api("GET", logPath, { key: team.key })).body.results).toEqual(entriesBefore);
+    const versions = await api("GET", `${path}/versions`, { key: team.key });
+    expect(versions.body.results[0].summary).toBe(`Reordered ${order.length} tiles`);
+    expect(versions.body.results[0].version).toBe(Number(/\.(\d+)"$/.exec(first.headers.get("ETag")!)![1]));
+  });
+});

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { resourceActivity } from "../../../platform/activity-log/resource-activity";
 import type { AppEnv, ProjectContext } from "../../../platform/env";
 import type { DashboardRow } from "../dashboards.queries";
-import type { SharingRow } from "./sharing.queries";
+import type { TrackedSharing } from "./sharing.queries";
 
 /**
  * A dashboard's sharing is enabled, disabled, its settings updated, its token refreshed. The
@@ -22,14 +22,6 @@ export const sharingItem = (project: ProjectContext, dashboard: DashboardRow["da
   context: { dashboard_id: dashboard.id },
 });
 
-type TrackedSharing = {
-  enabled: boolean;
-  settings: SharingRow["settings"];
-  expiresAt: string | null;
-  passwordRequired: boolean;
-  allowedEmails: string[] | null;
-};
-
 const tracked = ({ settings, expiresAt, passwordRequired, allowedEmails }: TrackedSharing) => ({
   settings,
   expires_at: expiresAt,
@@ -38,23 +30,16 @@ const tracked = ({ settings, expiresAt, passwordRequired, allowedEmails }: Track
 });
 
 /**
- * What a PATCH records, from the configuration as read (none yet: disabled, no settings) to
- * `after`: enabling or disabling it, and the change of its tracked fields.
+ * What a PATCH records, from the configuration as read (`sharingAsRead`) to `after`: enabling or
+ * disabling it, and the change of its tracked fields.
  */
 export function sharingEntries(
   c: Context<AppEnv>,
   dashboard: DashboardRow["dashboard"],
-  current: SharingRow | undefined,
+  before: TrackedSharing,
   after: TrackedSharing,
 ) {
   const item = sharingItem(c.var.project, dashboard);
-  const before = current ?? {
-    enabled: false,
-    settings: {},
-    expiresAt: null,
-    passwordRequired: false,
-    allowedEmails: null,
-  };
   const entries = [
     after.enabled && !before.enabled ? sharingActivity.record(c, "enabled", item) : undefined,
     !after.enabled && before.enabled ? sharingActivity.record(c, "disabled", item) : undefined,

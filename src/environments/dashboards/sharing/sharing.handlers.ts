@@ -1,5 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { SharingSettings } from "../../../db/schema";
+import { judgedOnLatest, StaleRead } from "../../../platform/conditional-requests";
 import { emailTransportConfigured } from "../../../platform/email-transport";
 import { personOf, type AppEnv } from "../../../platform/env";
 import { dashboards } from "../../../db/schema";
@@ -39,12 +40,15 @@ import {
   type SharingRow,
   toSharePassword,
   toSharingConfiguration,
+  isSharingChangedMeanwhile,
+  sharingAsRead,
+  UNWRITTEN_SHARING,
   upsertSharing,
 } from "./sharing.queries";
 import { hashSharePassword } from "./share-password-hash";
 import type { sharingRoutes } from "./sharing.routes";
-import { sharingOfPath } from "./sharing.request";
-import { SHARING_SETTINGS_KEYS } from "./sharing.schema";
+import { sharingOfPath, sharingOfPathAgain } from "./sharing.request";
+import { SHARING_SETTINGS_KEYS, type UpdateSharingInput } from "./sharing.schema";
 import { sharingActivity, sharingEntries, sharingItem } from "./sharing.activity";
 
 type SharingRoutes = ReturnType<typeof sharingRoutes<ProjectTree>>;
@@ -169,28 +173,46 @@ function assertAllowListPossible(
 
 export const updateDashboardSharing: Handler<"update"> = async (c) => {
   const input = c.req.valid("json");
-  const dashboardId = parseDashboardId(c.req.valid("param").dashboard_id);
-  const db = c.var.db;
-  const [[dashboard], [organization], [current]] = sharingOfPath.results(c);
-  const editable = editableDashboard(c, dashboard);
-  const { dashboard: shared } = editable;
   const settings = input.settings === undefined ? undefined : parseSettings(input.settings);
-  if (input.enabled === true && !organization?.allowed) {
-    throw PUBLIC_SHARING_DISABLED();
-  }
-  const expiresAt = expiryOf(
-    input.expires_at,
-    input.enabled === true,
-    current?.expiresAt ?? null,
-    organization?.maxDays ?? null,
-  );
   const allowedEmails = allowListOf(input.allowed_emails);
+  const update = async ([[dashboard], [organization], [current]]: SharingReads) => {
+    const editable = editableDashboard(c, dashboard);
+    if (input.enabled === true && !organization?.allowed) throw PUBLIC_SHARING_DISABLED();
+    const sharing = await writeSharingUpdate(c, editable.dashboard, organization?.maxDays ?? null, current, {
+      ...input,
+      settings,
+      allowed_emails: allowedEmails,
+    });
+    return toSharingConfiguration(sharing, accessTo(c, editable));
+  };
+  return c.json(await judgedOnLatest(sharingOfPath.results(c), () => sharingOfPathAgain(c), update, "sharing"), 200);
+};
+
+type SharingReads = Awaited<ReturnType<typeof sharingOfPathAgain>>;
+
+type SharingUpdate = Omit<UpdateSharingInput, "settings"> & { settings: SharingSettings | undefined };
+
+/**
+ * A sharing PATCH judged on the configuration `current` as read, which it holds to
+ * (`sharingAsRead`: else `StaleRead`, and it is judged again), with its entries.
+ */
+async function writeSharingUpdate(
+  c: Context<AppEnv>,
+  shared: DashboardRow["dashboard"],
+  maxDays: number | null,
+  current: SharingRow | undefined,
+  input: SharingUpdate,
+) {
+  const db = c.var.db;
+  const { settings, allowed_emails: allowedEmails } = input;
+  const expiresAt = expiryOf(input.expires_at, input.enabled === true, current?.expiresAt ?? null, maxDays);
+  const before = current ?? UNWRITTEN_SHARING;
   const after = {
-    enabled: input.enabled ?? current?.enabled ?? false,
-    settings: settings ?? current?.settings ?? {},
-    expiresAt: expiresAt === undefined ? (current?.expiresAt ?? null) : expiresAt,
-    passwordRequired: input.password_required ?? current?.passwordRequired ?? false,
-    allowedEmails: allowedEmails === undefined ? (current?.allowedEmails ?? null) : allowedEmails,
+    enabled: input.enabled ?? before.enabled,
+    settings: settings ?? before.settings,
+    expiresAt: expiresAt === undefined ? before.expiresAt : expiresAt,
+    passwordRequired: input.password_required ?? before.passwordRequired,
+    allowedEmails: allowedEmails === undefined ? before.allowedEmails : allowedEmails,
   };
   assertAllowListPossible(c, after.passwordRequired, after.allowedEmails, allowedEmails);
   const changes = {
@@ -200,27 +222,26 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
     passwordRequired: input.password_required,
     allowedEmails,
   };
-  const entries = sharingEntries(c, shared, current, after);
-  const guard = sharingWriteHeld(db, shared, callerStillEditorOf(c, dashboardId), input.enabled);
+  const guard = sharingWriteHeld(db, shared, callerStillEditorOf(c, shared.id), input.enabled);
   // Judged on the configuration as read: a change of either protection holds the rule on what it leaves, too.
   const protects = input.password_required !== undefined || allowedEmails !== undefined;
   // Enabling a link, or setting its expiry, is judged on the organization's lifetime limit as read: it holds it.
   const capped = input.enabled === true || input.expires_at !== undefined;
   const holds = [
     guard,
-    ...(protects ? [notBothProtections(db, dashboardId)] : []),
-    ...(capped ? [lifetimeAsRead(db, shared, organization?.maxDays ?? null)] : []),
-    ...entries,
+    ...(protects ? [notBothProtections(db, shared.id)] : []),
+    ...(capped ? [lifetimeAsRead(db, shared, maxDays)] : []),
+    ...sharingEntries(c, shared, before, after),
   ];
-  const sharing = await upsertSharing(db, dashboardId, changes, holds)
+  return upsertSharing(db, shared.id, changes, holds, [sharingAsRead(db, shared.id, before)])
     .catch((error: unknown) => {
+      if (isSharingChangedMeanwhile(error)) throw new StaleRead();
       if (isBothProtections(error)) throw bothProtections(allowedEmails);
       if (isLifetimeChanged(error)) throw changedMeanwhile("organization's share link lifetime limit");
       throw error;
     })
     .catch(refusedWhenRightLost(c));
-  return c.json(toSharingConfiguration(sharing, accessTo(c, editable)), 200);
-};
+}
 
 /** A new token at once: PostHog keeps the old one for 5 minutes, but a refresh usually answers a leak. */
 export const refreshDashboardSharing: Handler<"refresh"> = async (c) => {

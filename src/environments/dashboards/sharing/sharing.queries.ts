@@ -194,6 +194,42 @@ export function sharingWriteHeld(
     .where(eq(dashboards.id, dashboard.id));
 }
 
+/** What a sharing PATCH judges its change on, and its entries' "before": the link's settings as read. */
+export type TrackedSharing = Pick<
+  SharingRow,
+  "enabled" | "settings" | "expiresAt" | "passwordRequired" | "allowedEmails"
+>;
+
+/** The settings of a link never written yet: disabled, open, without expiry. */
+export const UNWRITTEN_SHARING: TrackedSharing = {
+  enabled: false,
+  settings: {},
+  expiresAt: null,
+  passwordRequired: false,
+  allowedEmails: null,
+};
+
+/**
+ * Before a sharing PATCH's write: the link is still as read (`read`: a link never written reads
+ * as the defaults), else NOT NULL of `enabled` fails the whole batch (`isSharingChangedMeanwhile`),
+ * and the PATCH is judged again on what landed meanwhile.
+ */
+export function sharingAsRead(db: Database, dashboardId: number, read: TrackedSharing) {
+  const column = sharingConfigurations;
+  const allowList = read.allowedEmails === null ? null : JSON.stringify(read.allowedEmails);
+  const asRead = sql`${column.enabled} = ${read.enabled ? 1 : 0}
+    and json(${column.settings}) = json(${JSON.stringify(read.settings)})
+    and ${column.expiresAt} is ${read.expiresAt}
+    and ${column.passwordRequired} = ${read.passwordRequired ? 1 : 0}
+    and json(${column.allowedEmails}) is json(${allowList})`;
+  return db
+    .update(sharingConfigurations)
+    .set({ enabled: whileHolds(sql<boolean>`${column.enabled}`, asRead) })
+    .where(eq(sharingConfigurations.dashboardId, dashboardId));
+}
+
+export const isSharingChangedMeanwhile = (error: unknown) => isNotNullViolationOf(error, sharingConfigurations.enabled);
+
 /** A sharing write refused by `sharingWriteHeld` because its dashboard was deleted meanwhile. */
 export const isDashboardDeletedMeanwhile = (error: unknown) => isNotNullViolationOf(error, dashboards.lastModifiedAt);
 
@@ -254,6 +290,7 @@ export async function upsertSharing(
   dashboardId: number,
   changes: SharingChanges = {},
   alongside: BatchItem<"sqlite">[] = [],
+  before: BatchItem<"sqlite">[] = [],
 ): Promise<SharingRead> {
   const insert = db.insert(sharingConfigurations).values({
     dashboardId,
@@ -284,8 +321,11 @@ export async function upsertSharing(
     : insert.onConflictDoNothing();
   const viewsOffTheList =
     changes.allowedEmails === undefined ? [] : [deleteViewsOffTheList(db, dashboardId, changes.allowedEmails)];
+  // `before` holds what the write was judged on, so it runs first.
+  const [first = write, ...rest] = [...before, write];
   const results = await db.batch([
-    write,
+    first,
+    ...rest,
     ...alongside,
     ...viewsOffTheList,
     ...deleteLinksTakenBack(db, dashboardId, changes),
