@@ -43,6 +43,7 @@ describe("npm run bootstrap", () => {
       unread: false,
       organization_id: first,
       project_id: null,
+      dashboard_id: null,
       was_impersonated: false,
       is_system: true,
       activity: "created",

@@ -71,6 +71,8 @@ export async function keyIdOf(user: TestUser): Promise<string> {
 export type ExpectedActivity = {
   organizationId: string;
   projectId: number | null;
+  /** The dashboard an entry about a dashboard or its parts names; none otherwise. */
+  dashboardId?: number;
   user: TestUser;
   apiKeyId: string | null;
   scope: string;
@@ -89,6 +91,7 @@ export function activityEntry(response: { headers: Headers }, expected: Expected
     unread: false,
     organization_id: expected.organizationId,
     project_id: expected.projectId,
+    dashboard_id: expected.dashboardId ?? null,
     was_impersonated: false,
     is_system: false,
     activity: expected.activity,

@@ -24,6 +24,7 @@ export function toActivityLogEntry({ entry: row, user, serviceKey }: PageRow): A
     unread: false,
     organization_id: row.organizationId,
     project_id: row.projectId,
+    dashboard_id: row.dashboardId,
     was_impersonated: false,
     is_system: row.isSystem,
     activity: row.activity,

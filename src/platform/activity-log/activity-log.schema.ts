@@ -35,6 +35,15 @@ export const ActivityLogEntry = z
     unread: z.boolean(),
     organization_id: z.string().uuid(),
     project_id: z.number().int().nullable(),
+    dashboard_id: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({
+        description:
+          "The dashboard the entry is about (the dashboard itself, a tile, a collaborator, its sharing or " +
+          "a rule on it); null otherwise. The entry's `hash` covers it, as every stored field.",
+      }),
     was_impersonated: z.boolean(),
     is_system: z.boolean(),
     activity: z.string(),

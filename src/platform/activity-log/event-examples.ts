@@ -12,6 +12,8 @@ type EventExample = {
   item: string;
   /** A project's event carries its `project_id`. */
   project?: boolean;
+  /** An event about a dashboard or its parts carries its `dashboard_id`. */
+  dashboard?: number;
   /** Done by the service itself (`is_system`, no user). */
   system?: boolean;
   changes?: Change[];
@@ -23,7 +25,7 @@ const changed = (type: ActivityScope, field: string, before: unknown, after: unk
   { type, action: "changed", field, before, after },
 ];
 
-const dashboard = { name: "Weekly KPIs", item: "42", project: true } as const;
+const dashboard = { name: "Weekly KPIs", item: "42", project: true, dashboard: 42 } as const;
 const webhook = { name: "https://hooks.example.com/posthog", item: "01a2f3c4-2222-7000-8000-0000000000b2" } as const;
 const batchExport = { name: "Events to S3", item: "01a2f3c4-3333-7000-8000-0000000000c3", project: true } as const;
 const membership = {
@@ -43,18 +45,32 @@ const key = {
   item: "01a2f3c4-7777-7000-8000-000000000107",
   context: { scopes: ["dashboard:read"], scoped_organizations: [], scoped_teams: [] },
 } as const;
-const tile = { name: "Signups this week", item: "1207", project: true, context: { dashboard_id: 42 } } as const;
+const tile = {
+  name: "Signups this week",
+  item: "1207",
+  project: true,
+  dashboard: 42,
+  context: { dashboard_id: 42 },
+} as const;
 const collaborator = {
   name: "ada@example.com",
   item: "01a2f3c4-8888-7000-8000-000000000118",
   project: true,
+  dashboard: 42,
   context: { dashboard_id: 42, user_uuid: USER_UUID, level: 37 },
 } as const;
-const sharing = { name: "Weekly KPIs", item: "42", project: true, context: { dashboard_id: 42 } } as const;
+const sharing = {
+  name: "Weekly KPIs",
+  item: "42",
+  project: true,
+  dashboard: 42,
+  context: { dashboard_id: 42 },
+} as const;
 const rule = {
   name: "Weekly KPIs",
   item: "01a2f3c4-9999-7000-8000-000000000129",
   project: true,
+  dashboard: 42,
   context: {
     resource: "dashboard",
     resource_id: "42",

@@ -33,7 +33,7 @@ function exampleEntry(event: EventName): typeof activityLog.$inferSelect {
     organizationId: "01a2f3c4-0000-7000-8000-000000000001",
     seq: 42,
     projectId: example.project ? 7 : null,
-    dashboardId: null,
+    dashboardId: example.dashboard ?? null,
     userId: example.system ? null : EXAMPLE_USER.id,
     apiKeyId: example.system ? null : "01a2f3c4-7777-7000-8000-000000000107",
     isSystem: example.system ?? false,

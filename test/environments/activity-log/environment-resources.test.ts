@@ -291,6 +291,7 @@ describe("dashboards", () => {
     scope: "Dashboard",
     activity,
     itemId: String(id),
+    dashboardId: id,
     name,
     changes,
   });
@@ -362,6 +363,7 @@ describe("dashboards", () => {
       scope: "DashboardTile",
       activity,
       itemId: String(id),
+      dashboardId: source.body.id,
       name,
       context: onSource,
       ...extra,
@@ -423,7 +425,11 @@ describe("dashboards", () => {
       team,
       () => api("PATCH", destinationPath, { key: team.key, body: { tiles: [{ id: tileId, deleted: true }] } }),
       200,
-      () => tileEntry(tileId, "deleted", "Hello there", { context: { dashboard_id: destination.body.id } }),
+      () =>
+        tileEntry(tileId, "deleted", "Hello there", {
+          dashboardId: destination.body.id,
+          context: { dashboard_id: destination.body.id },
+        }),
     );
   });
 
@@ -480,6 +486,7 @@ describe("dashboard collaborators", () => {
       scope: "DashboardCollaborator",
       activity,
       itemId: id,
+      dashboardId: dashboard.body.id,
       name: member.user.email,
       context: { dashboard_id: dashboard.body.id, user_uuid: member.user.uuid, level: 37 },
     });
@@ -527,6 +534,7 @@ describe("dashboard sharing", () => {
       scope: "SharingConfiguration",
       activity,
       itemId: String(dashboard.body.id),
+      dashboardId: dashboard.body.id,
       name: "Shared board",
       changes,
       context: { dashboard_id: dashboard.body.id },
@@ -594,6 +602,7 @@ describe("access controls", () => {
       scope: "AccessControl",
       activity,
       itemId: id,
+      dashboardId: dashboard.body.id,
       name: member.user.email,
       changes,
       context: {

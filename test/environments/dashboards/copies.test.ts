@@ -131,6 +131,7 @@ describe("POST .../dashboards with use_dashboard of another project", () => {
         projectId: away.project.id,
         user: home.owner,
         apiKeyId: await keyIdOf(home.owner),
+        dashboardId: response.body.id,
         scope: "Dashboard",
         activity: "created",
         itemId: String(response.body.id),

@@ -86,6 +86,7 @@ describe("the organization's activity log", () => {
           unread: false,
           organization_id: organization.organization.id,
           project_id: null,
+          dashboard_id: null,
           was_impersonated: false,
           is_system: false,
           activity: "updated",

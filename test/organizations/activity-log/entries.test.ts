@@ -67,6 +67,7 @@ describe("an entry's own URL", () => {
       projectId: organization.project.id,
       user: organization.owner,
       apiKeyId: await keyIdOf(organization.owner),
+      dashboardId,
       scope: "Dashboard",
       activity: "created",
       itemId: String(dashboardId),

@@ -346,3 +346,65 @@ describe("an outbox pass racing a change of a webhook's events", () => {
     expect(listed.body.results.map((delivery: { event: string }) => delivery.event)).toContain("Organization.updated");
   });
 });
+
+describe("a receiver holding consecutive deliveries", () => {
+  it("recomputes each entry's hash from the previous one's, dashboards' entries included", async () => {
+    const organization = await setupOrganization();
+    const projectId = organization.project.id;
+    const { id } = await subscribe(organization, { events: ["*"] });
+    const received = receiver(200);
+    const dashboard = await api("POST", `/api/environments/${projectId}/dashboards`, {
+      key: organization.key,
+      body: { name: "Weekly" },
+    });
+    expect(dashboard.status).toBe(201);
+    const sharingPath = `/api/environments/${projectId}/dashboards/${dashboard.body.id}/sharing`;
+    expect((await api("PATCH", sharingPath, { key: organization.key, body: { enabled: true } })).status).toBe(200);
+    const deliveriesPath = `${webhooksPath(organization)}/${id}/deliveries`;
+    // Webhook.created, Dashboard.created, SharingConfiguration.enabled.
+    const deliveries: { id: string }[] = await eventually(async () => {
+      const { results, count } = (await api("GET", deliveriesPath, { key: organization.key })).body;
+      const done = results.every((delivery: { status: string }) => delivery.status === "succeeded");
+      return count >= 3 && done ? results : undefined;
+    });
+    type Delivered = Record<string, unknown> & {
+      type: string;
+      seq: number;
+      hash: string;
+      user: { id: number } | null;
+      detail: { name: unknown; changes: unknown; context: unknown };
+    };
+    const payloads = deliveries
+      .map(({ id }) => JSON.parse(received.find((post) => post.headers["webhook-id"] === id)!.body) as Delivered)
+      .sort((left, right) => left.seq - right.seq);
+
+    const checked = [];
+    let previousHash = payloads[0]!.hash;
+    for (const entry of payloads.slice(1)) {
+      const { detail, user } = entry;
+      // docs/activity-log.md, "Tamper evidence": the canonical JSON of the fields an entry carries.
+      const canonical = {
+        activity: entry.activity,
+        api_key_id: entry.api_key_id,
+        created_at: entry.created_at,
+        dashboard_id: entry.dashboard_id,
+        detail: JSON.stringify({ name: detail.name, changes: detail.changes, context: detail.context }),
+        id: entry.id,
+        is_system: entry.is_system,
+        item_id: entry.item_id,
+        organization_id: entry.organization_id,
+        project_id: entry.project_id,
+        request_id: entry.request_id,
+        scope: entry.scope,
+        seq: entry.seq,
+        user_id: user?.id ?? null,
+      };
+      checked.push([entry.type, (await sha256Hex(previousHash + JSON.stringify(canonical))) === entry.hash]);
+      previousHash = entry.hash;
+    }
+    expect(checked).toEqual([
+      ["Dashboard.created", true],
+      ["SharingConfiguration.enabled", true],
+    ]);
+  });
+});
