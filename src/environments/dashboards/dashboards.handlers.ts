@@ -479,7 +479,28 @@ export function trackedTileFields({ tile, text }: TileRow, change: TileInput = {
   };
 }
 
-/** Removing a tile, or editing its layouts, colour and text body. */
+/** SQLite's form of a nullable boolean, as bound. */
+const flag = (value: boolean | null) => (value === null ? null : value ? 1 : 0);
+const jsonText = (value: unknown) => (value === null ? null : JSON.stringify(value));
+
+/**
+ * The tile's layouts and display settings are still as read: else its write leaves `deleted` NULL,
+ * which the column refuses (`isTileNotAsRead`), so that its entry's "before" is what it replaces.
+ */
+const tileAsRead = ({ tile }: TileRow) => sql`json(${dashboardTiles.layouts}) = json(${JSON.stringify(tile.layouts)})
+  and ${dashboardTiles.color} is ${tile.color}
+  and ${dashboardTiles.showDescription} is ${flag(tile.showDescription)}
+  and ${dashboardTiles.transparentBackground} is ${flag(tile.transparentBackground)}
+  and json(${dashboardTiles.filtersOverrides}) is json(${jsonText(tile.filtersOverrides)})`;
+
+/** A tile's write refused because the tile (or its text) changed since the read: `tileAsRead`. */
+const isTileNotAsRead = (error: unknown) =>
+  isNotNullViolationOf(error, dashboardTiles.deleted) || isNotNullViolationOf(error, texts.body);
+
+/**
+ * Removing a tile, or editing its layouts, colour and text body: an edit only while the tile (or
+ * its text) is as read (`tileAsRead`).
+ */
 function existingTileStatements(
   db: Database,
   userId: number | null,
@@ -500,7 +521,7 @@ function existingTileStatements(
     statements.push(
       db
         .update(dashboardTiles)
-        .set({ layouts: change.layouts, ...display })
+        .set({ layouts: change.layouts, ...display, deleted: whileHolds(sql<boolean>`0`, tileAsRead(existing)) })
         .where(thisTile),
     );
   }
@@ -513,10 +534,11 @@ function existingTileStatements(
       throw validationError("invalid_input", message, fieldOf(attr, "text.id"));
     }
     // The tile is still here when this runs: the dashboard's update before it holds that (`stillAsRead`).
+    const bodyAsRead = sql`${texts.body} = ${existing.text.body}`;
     statements.push(
       db
         .update(texts)
-        .set({ body: change.text.body, lastModifiedById: userId, lastModifiedAt: nowIso() })
+        .set({ body: whileHolds(change.text.body, bodyAsRead), lastModifiedById: userId, lastModifiedAt: nowIso() })
         .where(eq(texts.id, existing.text.id)),
     );
   }
@@ -624,9 +646,13 @@ export async function writeDashboardUpdate(
   const tileStatements = tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf, input.duplicate_tiles);
   const tileWrites = summary === undefined ? [] : tileStatements;
   const expected = expectedVersion(c, current.row.dashboard);
-  // Without `If-Match`, a change still holds to the version read: lost to another change, it is
-  // judged again on the dashboard as that one left it (`StaleRead`: `judgedOnLatest`).
-  const held = expected ?? (summary === undefined ? undefined : current.row.dashboard.version);
+  const fieldEntries = dashboardEntries(c, current.row, input);
+  // Without `If-Match`, a change of the dashboard's fields holds to the version read (a tile's
+  // edit, to the tile as read: `tileAsRead`), so that its entry's "before" is what it replaced: lost
+  // to another change, it is judged again on the dashboard as that one left it (`StaleRead`:
+  // `judgedOnLatest`). Other writes (tiles added, removed or edited) land whatever changed meanwhile.
+  const held =
+    expected ?? (summary !== undefined && fieldEntries.length > 0 ? current.row.dashboard.version : undefined);
 
   // A PATCH that changes nothing as read writes nothing but holds the caller's edit right (a change
   // meanwhile stays); one that changes something, only from the version read (`If-Match`'s), on the
@@ -667,7 +693,7 @@ export async function writeDashboardUpdate(
   const writes = [
     ...deletionFlip(c, current.row, input),
     updateDashboard,
-    ...dashboardEntries(c, current.row, input),
+    ...fieldEntries,
     ...tileWrites,
     ...deletionStatements(db, current.row, input),
   ];
@@ -678,6 +704,7 @@ export async function writeDashboardUpdate(
   const written = writeAndReadDashboard(db, scope, id, writes, { includeDeleted: true }).catch(
     async (error: unknown) => {
       if (isDashboardNotAsRead(error)) throw await changedOrGone(db, dashboardLive(id), "dashboard");
+      if (isTileNotAsRead(error)) throw expected === undefined ? new StaleRead() : preconditionFailed();
       throw staleWithoutIfMatch(expected, error);
     },
   );

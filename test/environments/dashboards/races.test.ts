@@ -922,3 +922,26 @@ describe("a dashboard write landing between another's read and its write (no If-
     expect(entries.map((entry) => `${entry.scope}.${entry.activity}`)).toEqual(["SharingConfiguration.enabled"]);
   });
 });
+
+describe("parallel writes to one dashboard without If-Match", () => {
+  it("all land, each tile's change recorded once, though each but the first is judged again", async () => {
+    const team = await setupOrganization();
+    const created = await createDashboard(team.key, team.project.id, { name: "Busy" });
+    const path = `${dashboardsPath(team.project.id)}/${created.id}`;
+    const notes = Array.from({ length: 8 }, (_, index) => ({ text: { body: `note ${index}` } }));
+    const tiles = (await api("PATCH", path, { key: team.key, body: { tiles: notes } })).body.tiles as Tile[];
+    const before = await lastSeq(team);
+
+    const responses = await Promise.all(
+      tiles.map((tile) => api("PATCH", `${path}/tiles/${tile.id}`, { key: team.key, body: { color: "red" } })),
+    );
+
+    expect(responses.map((response) => response.status)).toEqual(tiles.map(() => 200));
+    const stored = (await api("GET", path, { key: team.key })).body.tiles as { color: string }[];
+    expect(stored.map((tile) => tile.color)).toEqual(tiles.map(() => "red"));
+    const entries = await entriesAfter(team, before);
+    expect(entries.map((entry) => `${entry.scope}.${entry.activity}`)).toEqual(
+      tiles.map(() => "DashboardTile.updated"),
+    );
+  });
+});
