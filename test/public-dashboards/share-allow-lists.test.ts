@@ -639,8 +639,8 @@ describe("a share link's e-mail allow-list changed by two editors at once", () =
     const jsonPath = `/shared/${token}.json`;
     const messages = capturedMessages();
     let bob: Record<string, string> = {};
-    // An editor sends the list as Ada alone, as it read it; meanwhile (after that PATCH read the
-    // list, before it writes) another editor adds Bob, and Bob opens a session with his one-time link.
+    // An editor adds Carol to the list it read (Ada alone); meanwhile (after that PATCH read the list,
+    // before it writes) another editor adds Bob, and Bob opens a session with his one-time link.
     beforeWrites([
       [
         /insert into "sharing_configurations"/,
@@ -656,9 +656,11 @@ describe("a share link's e-mail allow-list changed by two editors at once", () =
         },
       ],
     ]);
-    const adaOnly = await api("PATCH", sharingPath, { key, body: { allowed_emails: ["ada@example.com"] } });
+    const withCarol = { allowed_emails: ["ada@example.com", "carol@example.com"] };
+    const adaAndCarol = await api("PATCH", sharingPath, { key, body: withCarol });
     vi.restoreAllMocks();
-    expect(adaOnly.body.allowed_emails).toEqual(["ada@example.com"]);
+    // Read again, the editor's list (a change from what it read) replaces the stored one, Bob's.
+    expect(adaAndCarol.body.allowed_emails).toEqual(["ada@example.com", "carol@example.com"]);
     expect((await api("GET", jsonPath, { headers: bob })).status).toBe(401);
 
     // Listed again, Bob verifies his address again: the session the list dropped stays ended.

@@ -188,22 +188,27 @@ function tileChanges(tiles: TileRow[], changes: UpdateDashboardInput["tiles"] = 
   return parts.filter(([count]) => count > 0).map(([, part]) => part);
 }
 
-/** Whether a tile change changes its tile as read (a new tile, a removal, or a field it sends anew). */
-function changesTile(shown: Map<number, TileRow>, change: TileInput): boolean {
+/** A value sent, unless it is the one read (undefined then: not sent). */
+const unlessAsRead = <T>(sent: T | undefined, read: unknown) =>
+  sent === undefined || same(sent, read) ? undefined : sent;
+
+/**
+ * What a tile change changes of its tile as read, field by field: a new tile or a removal whole;
+ * an edit without the values it sent as read; undefined when that leaves nothing.
+ */
+function tileChangeAsRead(shown: Map<number, TileRow>, change: TileInput): TileInput | undefined {
   const existing = change.id === undefined ? undefined : shown.get(change.id);
-  if (!existing || change.deleted) return true;
+  if (!existing || change.deleted) return change;
   const { tile, text } = existing;
-  const sent: [unknown, unknown][] = [
-    [change.layouts, tile.layouts],
-    [change.color, tile.color],
-    [change.show_description, tile.showDescription],
-    [change.transparent_background, tile.transparentBackground],
-    [change.filters_overrides, tile.filtersOverrides],
-  ];
-  return (
-    (change.text !== undefined && change.text.body !== text?.body) ||
-    sent.some(([given, stored]) => given !== undefined && !same(given, stored))
-  );
+  const fields = {
+    layouts: unlessAsRead(change.layouts, tile.layouts),
+    color: unlessAsRead(change.color, tile.color),
+    show_description: unlessAsRead(change.show_description, tile.showDescription),
+    transparent_background: unlessAsRead(change.transparent_background, tile.transparentBackground),
+    filters_overrides: unlessAsRead(change.filters_overrides, tile.filtersOverrides),
+    text: change.text !== undefined && change.text.body !== text?.body ? change.text : undefined,
+  };
+  return Object.values(fields).some((value) => value !== undefined) ? { id: change.id, ...fields } : undefined;
 }
 
 /**
@@ -217,7 +222,7 @@ export function changesAsRead(current: { row: DashboardRow; tiles: TileRow[] }, 
   const shown = new Map(current.tiles.map((row) => [row.tile.id, row]));
   const meant: UpdateDashboardInput = {
     ...Object.fromEntries(Object.entries(input).filter(([field]) => changed.has(field))),
-    tiles: input.tiles?.filter((change) => changesTile(shown, change)),
+    tiles: input.tiles?.flatMap((change) => tileChangeAsRead(shown, change) ?? []),
     duplicate_tiles: input.duplicate_tiles,
   };
   if (input.deleted !== undefined && input.deleted !== current.row.dashboard.deleted) {
@@ -225,6 +230,13 @@ export function changesAsRead(current: { row: DashboardRow; tiles: TileRow[] }, 
   }
   return meant;
 }
+
+/**
+ * Whether a PATCH changes the dashboard itself as read (a field, or its deleted state), beyond
+ * its tiles: such a change holds to the version read.
+ */
+export const changesDashboardItself = (row: DashboardRow, input: UpdateDashboardInput) =>
+  changedFields(row, input).length > 0 || (input.deleted !== undefined && input.deleted !== row.dashboard.deleted);
 
 /** A PATCH's version summary, or undefined when it changes nothing (no version then). */
 export function updateSummary(current: { row: DashboardRow; tiles: TileRow[] }, input: UpdateDashboardInput) {

@@ -88,7 +88,13 @@ import {
 import type { ProjectTree } from "../project-trees";
 import { canonicalJson } from "../../platform/json-equality";
 import type { dashboardRoutes } from "./dashboards.routes";
-import { changesAsRead, reorderedLayouts, stackedLayouts, updateSummary } from "./dashboard-versions";
+import {
+  changesAsRead,
+  changesDashboardItself,
+  reorderedLayouts,
+  stackedLayouts,
+  updateSummary,
+} from "./dashboard-versions";
 import {
   isSnapshotTooLarge,
   isStaleVersion,
@@ -646,13 +652,12 @@ export async function writeDashboardUpdate(
   const tileStatements = tileChangeStatements(c, scope, current, input.tiles ?? [], attrOf, input.duplicate_tiles);
   const tileWrites = summary === undefined ? [] : tileStatements;
   const expected = expectedVersion(c, current.row.dashboard);
-  const fieldEntries = dashboardEntries(c, current.row, input);
-  // Without `If-Match`, a change of the dashboard's fields holds to the version read (a tile's
-  // edit, to the tile as read: `tileAsRead`), so that its entry's "before" is what it replaced: lost
-  // to another change, it is judged again on the dashboard as that one left it (`StaleRead`:
-  // `judgedOnLatest`). Other writes (tiles added, removed or edited) land whatever changed meanwhile.
-  const held =
-    expected ?? (summary !== undefined && fieldEntries.length > 0 ? current.row.dashboard.version : undefined);
+  // Without `If-Match`, a change of the dashboard itself (its fields, its deleted state) holds to
+  // the version read (a tile's edit, to the tile as read: `tileAsRead`), so that its entry and
+  // version say what it replaced: lost to another change, it is judged again on the dashboard as
+  // that one left it (`StaleRead`: `judgedOnLatest`). Tiles added or removed land whatever changed.
+  const itself = summary !== undefined && changesDashboardItself(current.row, input);
+  const held = expected ?? (itself ? current.row.dashboard.version : undefined);
 
   // A PATCH that changes nothing as read writes nothing but holds the caller's edit right (a change
   // meanwhile stays); one that changes something, only from the version read (`If-Match`'s), on the
@@ -693,7 +698,7 @@ export async function writeDashboardUpdate(
   const writes = [
     ...deletionFlip(c, current.row, input),
     updateDashboard,
-    ...fieldEntries,
+    ...dashboardEntries(c, current.row, input),
     ...tileWrites,
     ...deletionStatements(db, current.row, input),
   ];

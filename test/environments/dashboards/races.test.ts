@@ -945,3 +945,85 @@ describe("parallel writes to one dashboard without If-Match", () => {
     );
   });
 });
+
+describe("a write read again (no If-Match): what it sent as read undoes nothing", () => {
+  it("a sharing PATCH read again applies what it meant to change: a link turned off meanwhile stays off", async () => {
+    const { key, project } = await setupOrganization();
+    const board = await createDashboard(key, project.id, { name: "Shared" });
+    const path = `${dashboardsPath(project.id)}/${board.id}/sharing`;
+    expect((await api("PATCH", path, { key, body: { enabled: true } })).status).toBe(200);
+    // Between this PATCH's read (enabled, settings {}) and its write, another turns the link off.
+    const ran = beforeWrites([
+      [
+        /^update "sharing_configurations" set "enabled"/,
+        async () => (await api("PATCH", path, { key, body: { enabled: false } })).status,
+      ],
+    ]);
+    // It sends the state it read (enabled) along with what it changes (the settings), as a client
+    // sending its form whole does.
+    const mine = await api("PATCH", path, { key, body: { enabled: true, settings: { whitelabel: true } } });
+    vi.restoreAllMocks();
+    expect([ran, mine.status]).toEqual([[200], 200]);
+    const after = (await api("GET", path, { key })).body;
+    // What it meant to change lands; `enabled: true`, sent as read, undoes nothing: the link stays off.
+    expect({ enabled: after.enabled, settings: after.settings }).toEqual({
+      enabled: false,
+      settings: { whitelabel: true },
+    });
+  });
+
+  it("a tile PATCH read again applies only what it meant to change: a move made meanwhile stays", async () => {
+    const { key, project } = await setupOrganization();
+    const board = await createDashboard(key, project.id, { name: "Tiles" });
+    const path = `${dashboardsPath(project.id)}/${board.id}`;
+    const added = await api("PATCH", path, { key, body: { tiles: [{ text: { body: "Note" } }] } });
+    const tile = added.body.tiles[0] as { id: number; layouts: unknown };
+    const tilePath = `${path}/tiles/${tile.id}`;
+    const movedMeanwhile = { sm: { x: 6, y: 0, w: 6, h: 5 } };
+    const ran = beforeWrites([
+      [
+        /^update "dashboard_tiles" set "layouts"/,
+        async () => (await api("PATCH", tilePath, { key, body: { layouts: movedMeanwhile } })).status,
+      ],
+    ]);
+    // It colours the tile, sending its layouts as read, as a client sending the tile whole does.
+    const mine = await api("PATCH", tilePath, { key, body: { layouts: tile.layouts, color: "blue" } });
+    vi.restoreAllMocks();
+    expect([ran, mine.status]).toEqual([[200], 200]);
+    const [stored] = (await api("GET", path, { key })).body.tiles as { color: string | null; layouts: unknown }[];
+    // "A value sent as read (... a tile's layouts) is no change then either": the move stays.
+    expect({ color: stored!.color, layouts: stored!.layouts }).toEqual({ color: "blue", layouts: movedMeanwhile });
+  });
+
+  it("two identical PATCHes of the dashboard itself (a field, deleted) at once make one version", async () => {
+    const { key, project } = await setupOrganization();
+    const board = await createDashboard(key, project.id, { name: "Doomed" });
+    const path = `${dashboardsPath(project.id)}/${board.id}`;
+    const summaries = async () =>
+      ((await api("GET", `${path}/versions`, { key })).body.results as { summary: string }[]).map(
+        (version) => version.summary,
+      );
+    // Two identical PATCHes of quick_filter_ids at once: the second, judged on the dashboard as the
+    // first left it, changes nothing, so it should make no version.
+    const filters = () => api("PATCH", path, { key, body: { quick_filter_ids: ["a"] } });
+    const raced = beforeWrites([[/insert into "dashboard_versions"/, async () => (await filters()).status]]);
+    const filtered = await filters();
+    vi.restoreAllMocks();
+    expect([raced, filtered.status]).toEqual([[200], 200]);
+    expect(await summaries()).toEqual(["Changed quick_filter_ids", "Created"]);
+    // Two soft deletes at once: one deletion, one version (the activity log already has one entry).
+    const remove = () => api("PATCH", path, { key, body: { deleted: true } });
+    const ran = beforeWrites([[/^update "dashboards" set "deleted"/, async () => (await remove()).status]]);
+    const removed = await remove();
+    vi.restoreAllMocks();
+    expect([ran, removed.status]).toEqual([[200], 200]);
+    // Restored (once, alone) so that its versions can be listed.
+    expect((await api("PATCH", path, { key, body: { deleted: false } })).status).toBe(200);
+    expect(await summaries()).toEqual([
+      "Restored the dashboard",
+      "Deleted the dashboard",
+      "Changed quick_filter_ids",
+      "Created",
+    ]);
+  });
+});

@@ -1,6 +1,7 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { SharingSettings } from "../../../db/schema";
 import { judgedOnLatest, StaleRead } from "../../../platform/conditional-requests";
+import { canonicalJson } from "../../../platform/json-equality";
 import { emailTransportConfigured } from "../../../platform/email-transport";
 import { personOf, type AppEnv } from "../../../platform/env";
 import { dashboards } from "../../../db/schema";
@@ -42,6 +43,7 @@ import {
   toSharingConfiguration,
   isSharingChangedMeanwhile,
   sharingAsRead,
+  type TrackedSharing,
   UNWRITTEN_SHARING,
   upsertSharing,
 } from "./sharing.queries";
@@ -172,21 +174,34 @@ function assertAllowListPossible(
 }
 
 export const updateDashboardSharing: Handler<"update"> = async (c) => {
-  const input = c.req.valid("json");
-  const settings = input.settings === undefined ? undefined : parseSettings(input.settings);
-  const allowedEmails = allowListOf(input.allowed_emails);
-  const update = async ([[dashboard], [organization], [current]]: SharingReads) => {
+  const json = c.req.valid("json");
+  const settings = json.settings === undefined ? undefined : parseSettings(json.settings);
+  const input: SharingUpdate = { ...json, settings, allowed_emails: allowListOf(json.allowed_emails) };
+  const first = sharingOfPath.results(c);
+  const update = async ([[dashboard], [organization], [current]]: SharingReads, again: boolean) => {
     const editable = editableDashboard(c, dashboard);
-    if (input.enabled === true && !organization?.allowed) throw PUBLIC_SHARING_DISABLED();
-    const sharing = await writeSharingUpdate(c, editable.dashboard, organization?.maxDays ?? null, current, {
-      ...input,
-      settings,
-      allowed_emails: allowedEmails,
-    });
+    // Read again, it applies what it meant to change: a value sent as read undoes nothing.
+    const sent = again ? sharingChangesAsRead(first[2][0] ?? UNWRITTEN_SHARING, input) : input;
+    if (sent.enabled === true && !organization?.allowed) throw PUBLIC_SHARING_DISABLED();
+    const sharing = await writeSharingUpdate(c, editable.dashboard, organization?.maxDays ?? null, current, sent);
     return toSharingConfiguration(sharing, accessTo(c, editable));
   };
-  return c.json(await judgedOnLatest(sharingOfPath.results(c), () => sharingOfPathAgain(c), update, "sharing"), 200);
+  return c.json(await judgedOnLatest(first, () => sharingOfPathAgain(c), update, "sharing"), 200);
 };
+
+/** The values of a sharing PATCH that differ from the configuration `read`: what it meant to change. */
+function sharingChangesAsRead(read: TrackedSharing, input: SharingUpdate): SharingUpdate {
+  const expiry = input.expires_at && new Date(input.expires_at).toISOString();
+  const unlessAsRead = <T>(sent: T | undefined, stored: unknown) =>
+    sent === undefined || canonicalJson(sent) === canonicalJson(stored) ? undefined : sent;
+  return {
+    enabled: unlessAsRead(input.enabled, read.enabled),
+    settings: unlessAsRead(input.settings, read.settings),
+    expires_at: expiry === undefined || expiry === read.expiresAt ? undefined : input.expires_at,
+    password_required: unlessAsRead(input.password_required, read.passwordRequired),
+    allowed_emails: unlessAsRead(input.allowed_emails, read.allowedEmails),
+  };
+}
 
 type SharingReads = Awaited<ReturnType<typeof sharingOfPathAgain>>;
 
