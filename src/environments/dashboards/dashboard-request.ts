@@ -16,7 +16,7 @@ import { notFound, permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
 import { peekJsonBody } from "../../platform/request-body";
 import { projectRead, routeReads } from "../../platform/route-context";
-import type { Database } from "../../platform/db";
+import { createDatabase, primarySession, type Database } from "../../platform/db";
 import { kindRuleOfMember } from "../../platform/access-rules/member-rule";
 import {
   callerStillProjectAdmin,
@@ -171,22 +171,26 @@ export const editRightLost = (c: Context<AppEnv>): Promise<Error> =>
   refusalInEnvironment(c.var.db, c.var.actor, c.var.project.environmentId, () => permissionDenied(NO_EDIT_RIGHT));
 
 /** A dashboard (deleted included: a PATCH restores) and its tiles. */
-const dashboardAndTiles = (c: Context<AppEnv>, environmentId: number, id: number) =>
+const dashboardAndTiles = (c: Context<AppEnv>, db: Database, environmentId: number, id: number) =>
   [
-    selectDashboard(c.var.db, readScopeOf(c, environmentId), id, { includeDeleted: true }),
-    selectTiles(c.var.db, id, undefined, { ofDeletedDashboard: true }),
+    selectDashboard(db, readScopeOf(c, environmentId), id, { includeDeleted: true }),
+    selectTiles(db, id, undefined, { ofDeletedDashboard: true }),
   ] as [ReturnType<typeof selectDashboard>, ReturnType<typeof selectTiles>];
 
 /** The dashboard the path names and its tiles, read in the round trip that resolves the project. */
 export const dashboardOfPath = routeReads((c) => {
   const id = parseDashboardId(c.req.param("id") ?? "");
-  return projectRead(c, (environmentId) => dashboardAndTiles(c, environmentId, id));
+  return projectRead(c, (environmentId) => dashboardAndTiles(c, c.var.db, environmentId, id));
 });
 
-/** The dashboard of the path as read again by a write whose first read went stale (`judgedOnLatest`). */
+/**
+ * The dashboard of the path as read again by a write whose first read went stale
+ * (`judgedOnLatest`): at the primary, which holds the write that made it stale.
+ */
 export async function dashboardOfPathAgain(c: Context<AppEnv>): Promise<DashboardWithTiles | undefined> {
   const id = parseDashboardId(c.req.param("id") ?? "");
-  const [[row], tiles] = await c.var.db.batch(dashboardAndTiles(c, c.var.project.environmentId, id));
+  const primary = createDatabase(primarySession(c.env.DB), c.var.meter);
+  const [[row], tiles] = await primary.batch(dashboardAndTiles(c, primary, c.var.project.environmentId, id));
   return row && { row, tiles };
 }
 

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { createDatabase, primarySession, type Database } from "../../../platform/db";
 import type { AppEnv } from "../../../platform/env";
 import { projectRead, routeReads } from "../../../platform/route-context";
 import { parseDashboardId, readScopeOf } from "../dashboard-request";
@@ -9,13 +10,13 @@ import { selectPublicSharingAllowed, selectSharePasswords, selectSharing } from 
  * The dashboard the path names, whether the organization allows public sharing (and its longest
  * link lifetime), and the dashboard's configuration with its passwords.
  */
-function sharingReads(c: Context<AppEnv>, environmentId: number) {
+function sharingReads(c: Context<AppEnv>, db: Database, environmentId: number) {
   const dashboardId = parseDashboardId(c.req.param("dashboard_id") ?? "");
   return [
-    selectDashboard(c.var.db, readScopeOf(c, environmentId), dashboardId),
-    selectPublicSharingAllowed(c.var.db, environmentId),
-    selectSharing(c.var.db, dashboardId),
-    selectSharePasswords(c.var.db, dashboardId),
+    selectDashboard(db, readScopeOf(c, environmentId), dashboardId),
+    selectPublicSharingAllowed(db, environmentId),
+    selectSharing(db, dashboardId),
+    selectSharePasswords(db, dashboardId),
   ] as [
     ReturnType<typeof selectDashboard>,
     ReturnType<typeof selectPublicSharingAllowed>,
@@ -25,7 +26,15 @@ function sharingReads(c: Context<AppEnv>, environmentId: number) {
 }
 
 /** `sharingReads`, in the round trip that resolves the project (the writes). */
-export const sharingOfPath = routeReads((c) => projectRead(c, (environmentId) => sharingReads(c, environmentId)));
+export const sharingOfPath = routeReads((c) =>
+  projectRead(c, (environmentId) => sharingReads(c, c.var.db, environmentId)),
+);
 
-/** `sharingReads` again, for a write whose first read went stale (`judgedOnLatest`). */
-export const sharingOfPathAgain = (c: Context<AppEnv>) => c.var.db.batch(sharingReads(c, c.var.project.environmentId));
+/**
+ * `sharingReads` again, for a write whose first read went stale (`judgedOnLatest`): at the
+ * primary, which holds the write that made it stale.
+ */
+export function sharingOfPathAgain(c: Context<AppEnv>) {
+  const primary = createDatabase(primarySession(c.env.DB), c.var.meter);
+  return primary.batch(sharingReads(c, primary, c.var.project.environmentId));
+}
