@@ -4,6 +4,7 @@ import { isNotNullViolationOf } from "./db";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import { ApiError, changedMeanwhile, ErrorBody } from "./errors";
+import { sameJson } from "./json-equality";
 
 /** A versioned resource: its id (a uuid or a number) and its version. */
 export type Versioned = { id: string | number; version: number };
@@ -81,6 +82,10 @@ export async function failsOnStaleVersion<T>(version: SQLiteColumn, write: Promi
  * held to what it read (the version, say) and so wrote nothing (`judgedOnLatest`).
  */
 export class StaleRead extends Error {}
+
+/** A value a write sent, unless it is the one read (undefined then: as if not sent): what it meant to change. */
+export const unlessAsRead = <T>(sent: T | undefined, read: unknown) =>
+  sent === undefined || sameJson(sent, read) ? undefined : sent;
 
 /** Reads `judgedOnLatest` makes before it gives up with a 409. */
 const READS_AT_MOST = 3;

@@ -8,3 +8,6 @@ export const canonicalJson = (value: unknown): string | undefined =>
       ? Object.fromEntries(Object.entries(item).sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0)))
       : item,
   );
+
+/** Whether two values are equal as JSON. */
+export const sameJson = (left: unknown, right: unknown) => canonicalJson(left) === canonicalJson(right);

@@ -1,6 +1,7 @@
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { setMetric } from "hono/timing";
-import { createDatabase, D1Meter, openSession } from "./db";
+import { createDatabase, D1Meter, openSession, primarySession } from "./db";
 import { isExplicitYes, type AppEnv } from "./env";
 
 /** Sent with every answer that touched D1; sent back, it makes a read at least that fresh. */
@@ -20,6 +21,12 @@ const REFUSALS = new Set([401, 403, 404]);
  * index, matches hidden names), and what it read would spell them out.
  */
 const costExposed = (env: AppEnv["Bindings"]) => isExplicitYes(env.EXPOSE_D1_COST);
+
+/**
+ * The request's reads at the primary database, which holds the latest write (the request's own
+ * session may read a replica), counted in its cost as the others.
+ */
+export const primaryOfRequest = (c: Context<AppEnv>) => createDatabase(primarySession(c.env.DB), c.var.meter);
 
 /**
  * Builds the request's database once, reports what it cost in `Server-Timing` (through hono's

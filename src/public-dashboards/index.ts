@@ -5,7 +5,7 @@ import { every } from "hono/combine";
 import { createMiddleware } from "hono/factory";
 import { NONCE, secureHeaders } from "hono/secure-headers";
 import { sharePasswordMatches } from "../environments/dashboards/sharing/share-password-hash";
-import { createDatabase, primarySession } from "../platform/db";
+import { primaryOfRequest } from "../platform/request-context";
 import type { AppEnv } from "../platform/env";
 import { assertAddressMayLookUp, countAsRefusal, refusal } from "../platform/auth/refused-keys";
 import { ApiError, notAuthenticated, notFound, parseError, validationError } from "../platform/errors";
@@ -83,7 +83,7 @@ async function openLink(c: Context<AppEnv>) {
   assertAddressMayLookUp(c);
   // From the primary, never a read replica: one behind it would still open a link just refreshed,
   // paused or locked, which the owner expects to end at once (as a key read for a revocation).
-  const primary = createDatabase(primarySession(c.env.DB), c.var.meter);
+  const primary = primaryOfRequest(c);
   const shared = await readSharedDashboard(primary, accessToken);
   const nonce = c.get("secureHeadersNonce") ?? "";
   // Found through the index, then compared in constant time: the index alone is not the check.

@@ -16,7 +16,8 @@ import { notFound, permissionDenied } from "../../platform/errors";
 import { isAdmin } from "../../platform/levels";
 import { peekJsonBody } from "../../platform/request-body";
 import { projectRead, routeReads } from "../../platform/route-context";
-import { createDatabase, primarySession, type Database } from "../../platform/db";
+import type { Database } from "../../platform/db";
+import { primaryOfRequest } from "../../platform/request-context";
 import { kindRuleOfMember } from "../../platform/access-rules/member-rule";
 import {
   callerStillProjectAdmin,
@@ -189,7 +190,7 @@ export const dashboardOfPath = routeReads((c) => {
  */
 export async function dashboardOfPathAgain(c: Context<AppEnv>): Promise<DashboardWithTiles | undefined> {
   const id = parseDashboardId(c.req.param("id") ?? "");
-  const primary = createDatabase(primarySession(c.env.DB), c.var.meter);
+  const primary = primaryOfRequest(c);
   const [[row], tiles] = await primary.batch(dashboardAndTiles(c, primary, c.var.project.environmentId, id));
   return row && { row, tiles };
 }

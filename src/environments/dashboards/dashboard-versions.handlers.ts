@@ -6,7 +6,7 @@ import type { Database } from "../../platform/db";
 import { personOf, type AppEnv } from "../../platform/env";
 import { changedMeanwhile, notFound, permissionDenied } from "../../platform/errors";
 import { nowIso } from "../../platform/ids";
-import { canonicalJson } from "../../platform/json-equality";
+import { sameJson } from "../../platform/json-equality";
 import { pageEnvelope, readPage } from "../../platform/pagination";
 import { projectRead } from "../../platform/route-context";
 import type { ProjectTree } from "../project-trees";
@@ -104,7 +104,7 @@ function restoredTile(
   };
   // Scoped to the dashboard: a tile moved to another one since stays there.
   const thisTile = and(eq(dashboardTiles.id, tile.id), eq(dashboardTiles.dashboardId, dashboardId));
-  if (canonicalJson(current) !== canonicalJson(fields)) {
+  if (!sameJson(current, fields)) {
     statements.push(
       db
         .update(dashboardTiles)

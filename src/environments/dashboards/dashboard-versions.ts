@@ -5,7 +5,8 @@ import { toUserBasic, UserBasic } from "../../platform/user-basic";
 import type { DashboardSnapshot, TileSnapshot, VersionRow, VersionWithSnapshot } from "./dashboard-versions.queries";
 import type { DashboardRow, TileRow } from "./dashboards.queries";
 import type { TileInput, UpdateDashboardInput } from "./dashboards.schema";
-import { canonicalJson } from "../../platform/json-equality";
+import { unlessAsRead } from "../../platform/conditional-requests";
+import { sameJson } from "../../platform/json-equality";
 
 /** PostHog's grid: 12 columns on small screens and up (`sm`), one column of 6 below (`xs`). */
 const TILE_WIDTH = 6;
@@ -134,8 +135,6 @@ export const reorderedLayouts = (index: number): TileLayouts => ({
   xs: { x: 0, y: index * TILE_HEIGHT, w: TILE_WIDTH, h: TILE_HEIGHT },
 });
 
-const same = (left: unknown, right: unknown) => canonicalJson(left) === canonicalJson(right);
-
 const plural = (count: number, noun: string) => `${count} ${noun}${count === 1 ? "" : "s"}`;
 
 /** The dashboard fields a PATCH changes, as the API names them. */
@@ -150,7 +149,7 @@ function changedFields({ dashboard }: DashboardRow, input: UpdateDashboardInput)
     ["data_color_theme_id", input.data_color_theme_id, dashboard.dataColorThemeId],
     ["quick_filter_ids", input.quick_filter_ids, dashboard.quickFilterIds],
   ];
-  return fields.filter(([, given, stored]) => given !== undefined && !same(given, stored)).map(([name]) => name);
+  return fields.filter(([, given, stored]) => given !== undefined && !sameJson(given, stored)).map(([name]) => name);
 }
 
 /** What a PATCH's tiles do, counted by kind. */
@@ -168,7 +167,7 @@ function tileChanges(tiles: TileRow[], changes: UpdateDashboardInput["tiles"] = 
       continue;
     }
     const { tile, text } = existing;
-    if (change.layouts !== undefined && !same(change.layouts, tile.layouts)) laidOut += 1;
+    if (change.layouts !== undefined && !sameJson(change.layouts, tile.layouts)) laidOut += 1;
     if (change.text && change.text.body !== text?.body) edited += 1;
     const display: [unknown, unknown][] = [
       [change.color, tile.color],
@@ -176,7 +175,7 @@ function tileChanges(tiles: TileRow[], changes: UpdateDashboardInput["tiles"] = 
       [change.transparent_background, tile.transparentBackground],
       [change.filters_overrides, tile.filtersOverrides],
     ];
-    if (display.some(([given, stored]) => given !== undefined && !same(given, stored))) restyled += 1;
+    if (display.some(([given, stored]) => given !== undefined && !sameJson(given, stored))) restyled += 1;
   }
   const parts: [number, string][] = [
     [added, `added ${plural(added, "tile")}`],
@@ -187,10 +186,6 @@ function tileChanges(tiles: TileRow[], changes: UpdateDashboardInput["tiles"] = 
   ];
   return parts.filter(([count]) => count > 0).map(([, part]) => part);
 }
-
-/** A value sent, unless it is the one read (undefined then: not sent). */
-const unlessAsRead = <T>(sent: T | undefined, read: unknown) =>
-  sent === undefined || same(sent, read) ? undefined : sent;
 
 /**
  * What a tile change changes of its tile as read, field by field: a new tile or a removal whole;

@@ -86,7 +86,7 @@ import {
   type TileRow,
 } from "./dashboards.queries";
 import type { ProjectTree } from "../project-trees";
-import { canonicalJson } from "../../platform/json-equality";
+import { sameJson } from "../../platform/json-equality";
 import type { dashboardRoutes } from "./dashboards.routes";
 import {
   changesAsRead,
@@ -617,7 +617,7 @@ export const updateEnvironmentDashboard: Handler<"update"> = async (c) => {
  * Read again (`judgedOnLatest`): a tile the PATCH names that left the dashboard meanwhile is 409,
  * as a write held to it.
  */
-export function assertTilesStillThere(current: DashboardWithTiles, input: UpdateDashboardInput) {
+function assertTilesStillThere(current: DashboardWithTiles, input: UpdateDashboardInput) {
   const live = new Set(current.tiles.map(({ tile }) => tile.id));
   const named = [
     ...(input.tiles ?? []).flatMap((change) => (change.id === undefined ? [] : [change.id])),
@@ -808,9 +808,7 @@ export const reorderDashboardTiles: Handler<"reorderTiles"> = async (c) => {
       throw new ApiError(404, "not_found", `Tile IDs not found on this dashboard: [${missing.join(", ")}]`);
     }
     const expected = expectedVersion(c, current.dashboard);
-    const inPlace = reordered.every(
-      ([tileId, layouts]) => canonicalJson(layoutsOf.get(tileId)) === canonicalJson(layouts),
-    );
+    const inPlace = reordered.every(([tileId, layouts]) => sameJson(layoutsOf.get(tileId), layouts));
     const writes = inPlace
       ? [
           db

@@ -14,7 +14,7 @@ import {
   selectSegmentsAroundId,
 } from "../../platform/activity-log/archived-reads";
 import { chainStatements, sealChain, type ChainVerdict } from "../../platform/activity-log/chain";
-import { createDatabase } from "../../platform/db";
+import { primaryOfRequest } from "../../platform/request-context";
 import type { AppEnv } from "../../platform/env";
 import { notFound } from "../../platform/errors";
 import { organizationRead } from "../../platform/route-context";
@@ -41,7 +41,7 @@ export const listOrganizationActivityLog: RouteHandler<typeof listActivityLog, A
  * missing may belong to a segment that left the chain between the two reads.
  */
 export const verifyOrganizationActivityLog: RouteHandler<typeof verifyActivityLog, AppEnv> = async (c) => {
-  const primary = createDatabase(c.env.DB.withSession("first-primary"), c.var.meter);
+  const primary = primaryOfRequest(c);
   const read = organizationRead(c, primary);
   const [rows, [anchor], segments] = await read.batch([
     ...chainStatements(primary, read.organizationId),

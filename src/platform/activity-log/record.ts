@@ -6,7 +6,7 @@ import { whileHolds, type Database } from "../db";
 import { projectStillIn } from "../route-context/project";
 import { personOf, type AppEnv } from "../env";
 import { uuid7 } from "../ids";
-import { canonicalJson } from "../json-equality";
+import { sameJson } from "../json-equality";
 import type { ActivityOf, ActivityScope } from "./vocabulary";
 
 /** PostHog's `Change`: one field of an item, before and after. */
@@ -200,7 +200,7 @@ export function recordActivity(
   return activityStatement(c.var.db, actor, entry);
 }
 
-const sameValue = (left: unknown, right: unknown) => canonicalJson(left ?? null) === canonicalJson(right ?? null);
+const sameValue = (left: unknown, right: unknown) => sameJson(left ?? null, right ?? null);
 
 /**
  * The fields of an update that changed, in `fields` order; a secret field says only that it

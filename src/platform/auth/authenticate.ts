@@ -8,7 +8,7 @@ import { personalApiKeys, serviceApiKeys, users } from "../../db/schema";
 import type { Actor, AppEnv } from "../env";
 import { apiKeyExpired, notAuthenticated } from "../errors";
 import { constantTimeEqual, nowIso, sha256Hex } from "../ids";
-import { createDatabase, primarySession } from "../db";
+import { primaryOfRequest } from "../request-context";
 import { peekJsonBody } from "../request-body";
 import { apiKeyCacheKey, isServiceKey, isWellFormedApiKey, KEY_PARAMETER } from "./api-keys";
 import { admitRequest, publishedHour } from "./rate-limit";
@@ -98,7 +98,7 @@ async function findKey(c: Context<AppEnv>, secureValue: string, service: boolean
   assertAddressMayLookUp(c);
   // From the primary, never a read replica: a replica behind it would still admit a key just
   // revoked (and cache it again), or refuse one just made.
-  const loaded = await loadKey(createDatabase(primarySession(c.env.DB), c.var.meter), secureValue, service);
+  const loaded = await loadKey(primaryOfRequest(c), secureValue, service);
   if (!loaded) {
     rememberUnknown(secureValue);
     return null;

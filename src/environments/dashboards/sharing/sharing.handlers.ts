@@ -1,7 +1,6 @@
 import type { RouteHandler } from "@hono/zod-openapi";
 import type { SharingSettings } from "../../../db/schema";
-import { judgedOnLatest, StaleRead } from "../../../platform/conditional-requests";
-import { canonicalJson } from "../../../platform/json-equality";
+import { judgedOnLatest, StaleRead, unlessAsRead } from "../../../platform/conditional-requests";
 import { emailTransportConfigured } from "../../../platform/email-transport";
 import { personOf, type AppEnv } from "../../../platform/env";
 import { dashboards } from "../../../db/schema";
@@ -192,8 +191,6 @@ export const updateDashboardSharing: Handler<"update"> = async (c) => {
 /** The values of a sharing PATCH that differ from the configuration `read`: what it meant to change. */
 function sharingChangesAsRead(read: TrackedSharing, input: SharingUpdate): SharingUpdate {
   const expiry = input.expires_at && new Date(input.expires_at).toISOString();
-  const unlessAsRead = <T>(sent: T | undefined, stored: unknown) =>
-    sent === undefined || canonicalJson(sent) === canonicalJson(stored) ? undefined : sent;
   return {
     enabled: unlessAsRead(input.enabled, read.enabled),
     settings: unlessAsRead(input.settings, read.settings),

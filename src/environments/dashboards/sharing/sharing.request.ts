@@ -1,5 +1,6 @@
 import type { Context } from "hono";
-import { createDatabase, primarySession, type Database } from "../../../platform/db";
+import type { Database } from "../../../platform/db";
+import { primaryOfRequest } from "../../../platform/request-context";
 import type { AppEnv } from "../../../platform/env";
 import { projectRead, routeReads } from "../../../platform/route-context";
 import { parseDashboardId, readScopeOf } from "../dashboard-request";
@@ -35,6 +36,6 @@ export const sharingOfPath = routeReads((c) =>
  * primary, which holds the write that made it stale.
  */
 export function sharingOfPathAgain(c: Context<AppEnv>) {
-  const primary = createDatabase(primarySession(c.env.DB), c.var.meter);
+  const primary = primaryOfRequest(c);
   return primary.batch(sharingReads(c, primary, c.var.project.environmentId));
 }
